@@ -37,6 +37,19 @@ TEST(CompatTables, EveryFrameworkCudaVersionHasADriverRow) {
   }
 }
 
+// The CUDA 8.0-9.2 rows were added for the framework rows that name them; each must carry
+// a real source (not an UNVERIFIED marker) and NVIDIA's values.
+TEST(CompatTables, OldCudaDriverRowsAreSourced) {
+  const CompatTables& t = tables();
+  for (std::size_t r = 0; r < t.cuda_driver.rows.size(); ++r) {
+    EXPECT_EQ(t.cuda_driver.cell(r, "notes").find("UNVERIFIED"), std::string::npos) << "row " << r + 2;
+  }
+  EXPECT_EQ(t.min_driver(*Version::parse("9.2"))->str(), "396.26");
+  EXPECT_EQ(t.min_driver(*Version::parse("9.1"))->str(), "390.46");
+  EXPECT_EQ(t.min_driver(*Version::parse("9.0"))->str(), "384.81");
+  EXPECT_EQ(t.min_driver(*Version::parse("8.0"))->str(), "367.48");
+}
+
 TEST(CompatTables, Lookups) {
   const CompatTables& t = tables();
   EXPECT_EQ(t.min_driver(*Version::parse("12.2"))->str(), "535.54.03");
