@@ -1,12 +1,11 @@
 // TFRecord reader and writer over zlib's gz* stream API (transparent for uncompressed
-// files; GZIP) or zlib's inflate/deflate on a FILE (ZLIB), with a table-driven CRC-32C. The length CRC is checked before the length is
+// files; GZIP) or zlib's inflate/deflate on a FILE (ZLIB), with core's CRC-32C. The length CRC is checked before the length is
 // trusted, so a corrupt header never leads to a huge allocation.
 #include "nnfit/io/tfrecord.h"
 
 #include <zlib.h>
 
 #include <algorithm>
-#include <array>
 #include <cstring>
 
 #include "nnfit/core/error.h"
@@ -14,20 +13,9 @@
 namespace nnfit::io {
 namespace {
 
-constexpr std::uint32_t kMaskDelta = 0xa282ead8u;
 constexpr std::uint64_t kMaxRecordBytes = std::uint64_t{1} << 32;  // sanity bound after the CRC
 constexpr const char* kCorruptHint =
     "the file is corrupt or not a TFRecord file; if it is GZIP or ZLIB compressed, say so";
-
-std::array<std::uint32_t, 256> make_table() {
-  std::array<std::uint32_t, 256> t{};
-  for (std::uint32_t i = 0; i < 256; ++i) {
-    std::uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82f63b78u : c >> 1;
-    t[i] = c;
-  }
-  return t;
-}
 
 std::uint64_t load_le64(const unsigned char* p) {
   std::uint64_t v = 0;
@@ -46,16 +34,6 @@ void store_le32(unsigned char* p, std::uint32_t v) {
 }
 
 }  // namespace
-
-std::uint32_t crc32c(const void* data, std::size_t size) {
-  static const std::array<std::uint32_t, 256> table = make_table();
-  const auto* p = static_cast<const unsigned char*>(data);
-  std::uint32_t c = 0xffffffffu;
-  for (std::size_t i = 0; i < size; ++i) c = table[(c ^ p[i]) & 0xff] ^ (c >> 8);
-  return c ^ 0xffffffffu;
-}
-
-std::uint32_t mask_crc(std::uint32_t crc) { return ((crc >> 15) | (crc << 17)) + kMaskDelta; }
 
 TfRecordReader::TfRecordReader(std::string path, Compression compression) : path_(std::move(path)) {
   if (compression == Compression::zlib) {

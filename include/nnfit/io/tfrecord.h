@@ -10,12 +10,13 @@
 #include <string_view>
 #include <vector>
 
+#include "nnfit/core/crc32c.h"
+
 namespace nnfit::io {
 
-// CRC-32C (Castagnoli), as TF: crc32c("123456789") == 0xE3069283.
-std::uint32_t crc32c(const void* data, std::size_t size);
-// TF's mask: rotate right 15, add 0xA282EAD8 (so CRCs of CRC-bearing data stay useful).
-std::uint32_t mask_crc(std::uint32_t crc);
+// The CRC-32C and its mask are core's (nnfit/core/crc32c.h), shared with tfevents.
+using nnfit::crc32c;
+using nnfit::mask_crc;
 
 // automatic: gzip is sniffed from its magic, anything else read as uncompressed. ZLIB
 // streams (RFC 1950, TF's compression_type="ZLIB") carry no reliable magic, so they must be
