@@ -93,7 +93,7 @@ Subcommand add_doctor_command(CLI::App& parent) {
   app->add_flag("--json", args->json, "print {\"checks\": [...], \"facts\": {...}} instead of the checklist");
   app->add_option("--root", args->root, "probe this directory tree instead of / (containers, images); skips library loading");
   app->add_option("--env", args->envs, "a virtual or conda environment to inspect (repeatable)");
-  app->add_option("--data-dir", args->data_dir, "compatibility tables folder (default: the build's data/compat)");
+  app->add_option("--data-dir", args->data_dir, "compatibility tables folder (default: ../share/nnfit/compat beside an installed nnfit, else the source tree's data/compat)");
   app->add_option("--target", args->target, "propose the newest version that works here: tensorflow, torch or jax")
       ->check(CLI::IsMember({"tensorflow", "torch", "jax"}));
   app->add_option("--write-env", args->write_env, "with --target: write the proposal as a pinned conda environment.yml");

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -226,6 +227,23 @@ CompatTables load_compat_tables(const std::string& dir) {
   return t;
 }
 
-std::string default_compat_dir() { return NNFIT_COMPAT_DIR; }
+std::string source_compat_dir() { return NNFIT_COMPAT_DIR; }
+
+std::string find_compat_dir(const std::string& executable) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  // Relative to the binary, as CMake's GNUInstallDirs lays out an install: bin/ and share/.
+  fs::path installed = fs::path(executable).parent_path() / ".." / "share" / "nnfit" / "compat";
+  if (!executable.empty() && fs::is_regular_file(installed / "cuda_driver.csv", ec)) {
+    return installed.lexically_normal().string();
+  }
+  return source_compat_dir();
+}
+
+std::string default_compat_dir() {
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return find_compat_dir(ec ? std::string() : exe.string());
+}
 
 }  // namespace nnfit::doctor

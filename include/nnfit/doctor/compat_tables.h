@@ -55,8 +55,14 @@ struct CompatTables {
 // Loads every table from `dir`; throws DataError naming the file when one is missing
 // or malformed.
 CompatTables load_compat_tables(const std::string& dir);
-// The directory compiled in at build time (the source tree's data/compat); the CLI's
-// --data-dir overrides it. See docs/design/doctor.md.
+// Where the tables are when --data-dir is not given (docs/design/doctor.md, "Where the
+// binary finds them"): find_compat_dir() for the running executable (/proc/self/exe).
 std::string default_compat_dir();
+// The first directory holding cuda_driver.csv of: <dir of executable>/../share/nnfit/compat
+// (an installed binary, `cmake --install`), then the source tree's data/compat compiled
+// in. When neither holds it, the compiled-in one, so the error names a real path.
+std::string find_compat_dir(const std::string& executable);
+// The compiled-in source-tree directory.
+std::string source_compat_dir();
 
 }  // namespace nnfit::doctor
