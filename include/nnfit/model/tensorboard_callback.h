@@ -1,0 +1,63 @@
+// Keras's TensorBoard callback, for epoch scalars: every epoch writes each epoch-log key
+// as `epoch_<key>` at step = epoch (0-based, as Keras's fit passes it) into
+// LOG_DIR/train/, and each `val_<key>` as `epoch_<key>` into LOG_DIR/validation/, so the
+// train and validation curves overlay under one tag (keras/src/callbacks/tensorboard.py,
+// _log_epoch_metrics). nnfit's timing keys go the same way: samples_per_s ->
+// epoch_samples_per_s, input_wait_fraction, memory_peak_bytes, train_seconds. NaN values
+// are skipped. Tags and files are listed in docs/outputs.md.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nnfit/model/callbacks.h"
+#include "nnfit/nn/optimizer.h"
+
+namespace nnfit {
+
+namespace profile {
+class EventFileWriter;
+}
+
+struct TensorBoardOptions {
+  // Keras also logs optimizer.learning_rate at each epoch end as epoch_learning_rate.
+  // nnfit's epoch logs carry no learning rate, so pass the optimizer's schedule (after
+  // compile: model.compile_options().optimizer.learning_rate); it is evaluated, as Keras
+  // reads it, at the optimizer iterations done so far (initial_iteration plus the batches
+  // this callback has seen). Null: epoch_learning_rate is written only when the epoch logs
+  // carry a "learning_rate" key.
+  std::shared_ptr<const LearningRateSchedule> learning_rate;
+  std::int64_t initial_iteration = 0;  // iterations the model had run before this callback
+};
+
+// Owns its event files (one per run directory, opened on first use, closed by
+// on_train_end(), so a second fit() starts new files as Keras does). Not thread-safe: fit
+// calls it from one thread. Errors writing the logs throw DataError naming the file.
+class TensorBoard final : public Callback {
+ public:
+  explicit TensorBoard(std::string log_dir, TensorBoardOptions options = {});
+  ~TensorBoard() override;
+  TensorBoard(const TensorBoard&) = delete;
+  TensorBoard& operator=(const TensorBoard&) = delete;
+
+  void on_train_batch_end(std::int64_t batch, const Logs& logs) override;
+  void on_epoch_end(std::int64_t epoch, const Logs& logs) override;
+  void on_train_end() override;
+
+  const std::string& log_dir() const { return log_dir_; }
+  std::string train_dir() const;       // LOG_DIR/train
+  std::string validation_dir() const;  // LOG_DIR/validation
+  // Event files this callback has written (train first), in the order opened.
+  const std::vector<std::string>& event_files() const { return event_files_; }
+
+ private:
+  profile::EventFileWriter& writer(std::unique_ptr<profile::EventFileWriter>& w, const std::string& dir);
+  std::string log_dir_;
+  TensorBoardOptions options_;
+  std::int64_t iterations_ = 0;  // batches seen, all fits
+  std::unique_ptr<profile::EventFileWriter> train_, validation_;
+  std::vector<std::string> event_files_;
+};
+
+}  // namespace nnfit
