@@ -18,6 +18,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist # /usr/share/datasets/fashion-mnist
   python3
+  python3-venv          # tests/profile/tensorboard_reads_test.py makes ~/.venvs/tb (tensorboard from PyPI) itself
 )
 # libopenblas0-pthread: Debian's python3-torch calls the system BLAS, which is the
 # netlib reference BLAS unless OpenBLAS is installed (PyTorch's MLP then runs ~5x slower,

@@ -1,0 +1,83 @@
+// Writes TensorBoard logs the way a user's training would, for tensorboard_reads_test.sh:
+// trains a tiny MLP for 3 epochs with validation and the TensorBoard callback into LOG_DIR,
+// exports a Chrome trace of ranges placed around the epochs, and prints what TensorBoard
+// should find (History, learning rates, file paths) as JSON on stdout.
+//
+// usage: nnfit_write_tensorboard_logs LOG_DIR
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "nnfit/core/trace.h"
+#include "nnfit/model/sequential.h"
+#include "nnfit/model/tensorboard_callback.h"
+#include "nnfit/nn/layers.h"
+#include "nnfit/profile/chrome_trace.h"
+
+namespace {
+
+class EpochRanges final : public nnfit::Callback {
+ public:
+  void on_epoch_begin(std::int64_t epoch) override { range_ = std::make_unique<nnfit::TraceRange>("epoch", "fit", epoch); }
+  void on_train_batch_end(std::int64_t batch, const nnfit::Logs&) override { nnfit::TraceRange r("batch_end", "callback", batch); }
+  void on_epoch_end(std::int64_t, const nnfit::Logs&) override { range_.reset(); }
+
+ private:
+  std::unique_ptr<nnfit::TraceRange> range_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s LOG_DIR\n", argv[0]);
+    return 2;
+  }
+  using namespace nnfit;
+  try {
+    Sequential model("tb_demo");
+    model.set_input_shape(Shape{4});
+    model.add(std::make_unique<Dense>("dense", DenseOptions{8, "relu"}));
+    model.add(std::make_unique<Dense>("dense_1", DenseOptions{2}));
+    CompileOptions co;
+    co.optimizer.name = "sgd";
+    co.optimizer.learning_rate = std::make_shared<ExponentialDecay>(0.1, 4, 0.5, false);
+    co.loss = Loss::from_name("sparse_categorical_crossentropy", true);
+    co.metrics = {"accuracy"};
+    model.compile(co);
+    const std::int64_t n = 64;
+    Tensor x = Tensor::zeros(Shape{n, 4}, DType::f32);
+    Tensor y = Tensor::zeros(Shape{n}, DType::i32);
+    std::mt19937 rng(7);
+    for (std::int64_t i = 0; i < n * 4; ++i) x.data<float>()[i] = static_cast<float>(rng() % 100) / 100.0f;
+    for (std::int64_t i = 0; i < n; ++i) y.data<std::int32_t>()[i] = x.data<float>()[i * 4] > 0.5f;
+
+    TensorBoard tb(argv[1], {.learning_rate = model.compile_options().optimizer.learning_rate});
+    EpochRanges ranges;
+    FitOptions fo;
+    fo.epochs = 3;
+    fo.batch_size = 16;
+    fo.validation_data = std::make_pair(x, y);
+    fo.callbacks = {&ranges, &tb};
+    trace::start();
+    History h = model.fit(x, y, fo);
+    trace::stop();
+    const std::string trace_path = profile::write_chrome_trace(trace::collect(), argv[1]);
+
+    nlohmann::json out;
+    out["event_files"] = tb.event_files();
+    out["trace_file"] = trace_path;
+    for (std::size_t e = 0; e < h.epochs.size(); ++e) {
+      nlohmann::json logs = nlohmann::json::object();
+      for (const auto& [k, v] : h.epochs[e]) logs[k] = v;
+      out["epochs"].push_back(logs);
+      const auto iterations = static_cast<std::int64_t>((e + 1) * 4);  // 64 rows / batch 16
+      out["learning_rate"].push_back((*co.optimizer.learning_rate)(iterations));
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nnfit_write_tensorboard_logs: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
