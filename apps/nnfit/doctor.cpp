@@ -2,6 +2,8 @@
 // tables and print a ✓ / ! / ✗ checklist or --json. Exit code 0 when nothing fails, 1 when
 // a check fails, 2 for a usage or internal error (the doctor's own errors never escape as
 // a crash: a broken table or an exception inside a probe is reported and exits 2).
+#include <oneapi/dnnl/dnnl.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -46,6 +48,14 @@ int run_doctor(const DoctorArgs& args) {
     options.load_libraries = !args.no_load;
     doctor::Facts facts = doctor::probe(options);
     facts.nnfit.version = NNFIT_VERSION;
+    // Note [oneDNN versions from the CLI]: the doctor module depends on core only, so the
+    // CLI, which links oneDNN through the backend, says what it was built with and loaded.
+    facts.onednn.compiled = std::to_string(DNNL_VERSION_MAJOR) + "." + std::to_string(DNNL_VERSION_MINOR) + "." +
+                            std::to_string(DNNL_VERSION_PATCH);
+    if (const dnnl_version_t* v = dnnl_version()) {
+      facts.onednn.loaded = std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+    }
+    facts.onednn.loaded_path = doctor::library_path_of(reinterpret_cast<const void*>(&dnnl_version));
 #ifdef _OPENMP
     facts.nnfit.openmp_version = std::to_string(_OPENMP);  // the spec's date, e.g. 201511 = OpenMP 4.5
 #endif
@@ -97,7 +107,7 @@ Subcommand add_doctor_command(CLI::App& parent) {
   app->add_option("--target", args->target, "propose the newest version that works here: tensorflow, torch or jax")
       ->check(CLI::IsMember({"tensorflow", "torch", "jax"}));
   app->add_option("--write-env", args->write_env, "with --target: write the proposal as a pinned conda environment.yml");
-  app->add_flag("--no-load", args->no_load, "do not dlopen NVML or cuDNN");
+  app->add_flag("--no-load", args->no_load, "do not dlopen NVML or cuDNN, nor run mpirun --version");
   return {app, [args] { return run_doctor(*args); }};
 }
 

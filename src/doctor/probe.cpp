@@ -53,6 +53,8 @@ Facts probe(const ProbeOptions& options) {
   probe_driver(fs, options, facts);
   probe_cuda(fs, options, facts);
   probe_python(fs, options, facts);
+  probe_mpi(fs, options, facts);
+  probe_onednn(fs, facts);
   facts.nnfit.cpu_features = cpu_features();
   for (const auto& [k, v] : options.env) {
     bool declared = false;

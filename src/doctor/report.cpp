@@ -60,6 +60,18 @@ nlohmann::ordered_json facts_json(const Facts& f) {
     j["python_envs"].push_back(
         {{"kind", e.kind}, {"path", e.path}, {"python_version", e.python_version}, {"packages", pk}});
   }
+  j["mpi"] = {{"mpirun", f.mpi.mpirun},
+              {"mpirun_implementation", f.mpi.mpirun_implementation},
+              {"mpirun_version", f.mpi.mpirun_version},
+              {"mpirun_source", f.mpi.mpirun_source},
+              {"header", f.mpi.header},
+              {"header_implementation", f.mpi.header_implementation},
+              {"header_version", f.mpi.header_version},
+              {"libraries", f.mpi.libraries}};
+  j["onednn"] = {{"compiled", f.onednn.compiled},           {"loaded", f.onednn.loaded},
+                 {"loaded_path", f.onednn.loaded_path},     {"loader_soname", f.onednn.loader_soname},
+                 {"loader_path", f.onednn.loader_path},     {"loader_version", f.onednn.loader_version},
+                 {"header", f.onednn.header},               {"header_version", f.onednn.header_version}};
   j["nnfit"] = {{"version", f.nnfit.version},
                 {"backends", f.nnfit.backends},
                 {"cpu_features", f.nnfit.cpu_features},

@@ -2,7 +2,6 @@
 // environment variables that select them.
 #include <set>
 
-#include "nnfit/core/env_flags.h"
 #include "rules_util.h"
 
 namespace nnfit::doctor {
@@ -273,44 +272,6 @@ void check_env_vars(const Facts& facts, std::vector<Check>& out) {
                    "LD_LIBRARY_PATH has " + foreign[0] + " but CUDA_HOME is " + home_tk +
                        ": programs built against one load the other's libraries",
                    "export LD_LIBRARY_PATH=" + home_tk + "/lib64"});
-  }
-}
-
-void check_nnfit(const Facts& facts, std::vector<Check>& out) {
-  const NnfitFacts& n = facts.nnfit;
-  // Appending piecewise (not `sep + word`) also keeps GCC 12's -Wrestrict false positive away.
-  auto append = [](std::string& list, const char* sep, const std::string& word) {
-    if (!list.empty()) list += sep;
-    list += word;
-  };
-  std::string features, backends, compiled, flags;
-  for (const auto& f : n.cpu_features) append(features, " ", f);
-  for (const auto& b : n.backends) {
-    append(backends, "; ", b);
-    if (b.find(" not compiled") == std::string::npos) append(compiled, " ", b.substr(0, b.find(' ')));
-  }
-  for (const auto& [k, v] : n.env_flags) append(flags, " ", k + "=" + v);
-  out.push_back({"nnfit", Status::kOk,
-                 "nnfit " + (n.version.empty() ? std::string("(library)") : n.version) + " (backends: " +
-                     (compiled.empty() ? std::string("?") : compiled) + "; CPU: " +
-                     (features.empty() ? std::string("baseline") : features) + ")",
-                 "backends: " + (backends.empty() ? std::string("not reported") : backends) +
-                     "; CPU features: " + (features.empty() ? std::string("none detected") : features) +
-                     "; OpenMP: " + (n.openmp_version.empty() ? std::string("not reported") : n.openmp_version) +
-                     "; NNFIT_* set: " + (flags.empty() ? std::string("none") : flags),
-                 ""});
-  // A misspelled flag is silently ignored by everything else; say so here.
-  for (const auto& [name, value] : n.env_flags) {
-    bool declared = false;
-    for (const EnvFlag& f : env_flags()) declared = declared || f.name == name;
-    if (!declared && name.rfind("NNFIT_", 0) == 0) {
-      std::string known;
-      for (const EnvFlag& f : env_flags()) {
-        if (f.name.rfind("NNFIT_", 0) == 0) known += (known.empty() ? "" : ", ") + std::string(f.name);
-      }
-      out.push_back({"env:" + name, Status::kWarn, name + " is not an nnfit flag; it has no effect",
-                     "nnfit reads only declared flags: " + known, "unset " + name + " or correct its spelling"});
-    }
   }
 }
 

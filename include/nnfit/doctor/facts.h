@@ -74,11 +74,38 @@ struct PythonEnvFacts {
   const PackageFacts* find(const std::string& name) const;
 };
 
+// MPI, found without initializing it (docs/design/doctor.md, "MPI"): the first mpirun on
+// PATH, the mpi.h a compiler sees first, and the libmpi sonames the loader finds.
+struct MpiFacts {
+  std::string mpirun;                 // in-root path of the first mpirun/mpiexec on PATH, resolved
+  std::string mpirun_implementation;  // "Open MPI", "MPICH", "Intel MPI"; empty when unknown
+  std::string mpirun_version;         // from `mpirun --version` (this machine only), else the path
+  std::string mpirun_source;          // "mpirun --version" or "file name"
+  std::string header;                 // first mpi.h found
+  std::string header_implementation;
+  std::string header_version;
+  std::vector<std::string> libraries;  // "libmpi.so.40" found by the loader, in search order
+  bool found() const { return !mpirun.empty() || !header.empty() || !libraries.empty(); }
+};
+
+// oneDNN: what nnfit was built with and what its process loaded are filled by the CLI
+// (the doctor module depends on core only, Note [oneDNN versions from the CLI]); the probe
+// adds what the loader resolves for libdnnl.so.N on the probed root and its header.
+struct OneDnnFacts {
+  std::string compiled;        // DNNL_VERSION_* nnfit was compiled with, "2.6.3"
+  std::string loaded;          // dnnl_version() of the library this nnfit process loaded
+  std::string loaded_path;     // the file that library came from (dladdr)
+  std::string loader_soname;   // newest libdnnl.so.N the loader search finds, "libdnnl.so.2"
+  std::string loader_path;     // the file it resolves to, "/usr/lib/x86_64-linux-gnu/libdnnl.so.2.6"
+  std::string loader_version;  // from that file name, "2.6"; empty when the name has none
+  std::string header;          // dnnl_version.h found (a development package)
+  std::string header_version;
+};
+
 struct NnfitFacts {
   std::string version;
   std::vector<std::string> backends;  // "cpu", "cuda"
   std::string cuda_compiled;          // empty when built without CUDA
-  std::string onednn_version;
   std::string openmp_version;         // _OPENMP date, "201511"
   std::vector<std::string> cpu_features;  // "avx2", "avx512f", "avx512_bf16", "amx"
   std::map<std::string, std::string> env_flags;  // NNFIT_* and other declared flags set in the process
@@ -103,6 +130,8 @@ struct Facts {
   std::map<std::string, std::string> env_resolved;
   std::vector<std::string> ld_library_path_resolved;
   std::vector<PythonEnvFacts> envs;
+  MpiFacts mpi;
+  OneDnnFacts onednn;
   NnfitFacts nnfit;
   std::vector<ProbeProblem> problems;
 };

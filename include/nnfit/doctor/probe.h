@@ -19,7 +19,7 @@ struct ProbeOptions {
   std::map<std::string, std::string> env;
   // Extra virtual environments (--env), as paths inside `root`.
   std::vector<std::string> venvs;
-  // dlopen NVML and cuDNN; ignored (false) unless root is "/".
+  // dlopen NVML and cuDNN and run `mpirun --version`; ignored (false) unless root is "/".
   bool load_libraries = true;
 };
 
@@ -27,5 +27,9 @@ std::map<std::string, std::string> process_environment();
 
 // requires: nothing; ensures: never throws on anything found on disk.
 Facts probe(const ProbeOptions& options);
+
+// The shared object a symbol of this process comes from ("" when not from one): the CLI
+// passes &dnnl_version to record which libdnnl its process really loaded.
+std::string library_path_of(const void* symbol);
 
 }  // namespace nnfit::doctor

@@ -1,0 +1,155 @@
+// Rules about nnfit itself and the CPU-side libraries around it: the nnfit check (version,
+// backends, CPU features, OpenMP, oneDNN, MPI, NNFIT_* flags), a misspelled flag, an
+// mpirun from another MPI than the mpi.h programs compile against, and a oneDNN older
+// than the one nnfit was built with.
+#include "nnfit/core/env_flags.h"
+#include "rules_util.h"
+
+namespace nnfit::doctor {
+namespace {
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// MPICH and Intel MPI share one ABI and launcher protocol (Hydra/PMI); Open MPI differs.
+std::string mpi_family(const std::string& implementation) {
+  if (implementation == "Open MPI") return "Open MPI";
+  if (implementation == "MPICH" || implementation == "Intel MPI") return "MPICH";
+  return "";
+}
+
+std::string with_version(const std::string& name, const std::string& version) {
+  return version.empty() ? name : name + " " + version;
+}
+
+std::string library_implementation(const std::string& path) {
+  bool open_mpi = ends_with(path, "libmpi.so.40") || ends_with(path, "libmpi.so.20");
+  return path.substr(path.rfind('/') + 1) + (open_mpi ? " (Open MPI)" : " (MPICH ABI)");
+}
+
+// Short, for the check's title: "Open MPI 4.1.4", "MPICH 4.0.2 (mpi.h only)", "none".
+std::string mpi_summary(const MpiFacts& m) {
+  if (!m.mpirun.empty()) {
+    // Without --version output (--root, --no-load), a header of the same MPI tells the version.
+    std::string version = m.mpirun_version;
+    if (version.empty() && m.header_implementation == m.mpirun_implementation) version = m.header_version;
+    return with_version(m.mpirun_implementation.empty() ? "unknown" : m.mpirun_implementation, version);
+  }
+  if (!m.header.empty()) return with_version(m.header_implementation, m.header_version) + " (mpi.h only)";
+  if (!m.libraries.empty()) return library_implementation(m.libraries[0]);
+  return "none";
+}
+
+std::string mpi_detail(const MpiFacts& m) {
+  if (!m.found()) return "no mpirun on PATH, no mpi.h, no libmpi found by the loader";
+  std::string d;
+  if (!m.mpirun.empty()) {
+    d += "mpirun " + m.mpirun + " (" + with_version(m.mpirun_implementation.empty() ? "unknown" : m.mpirun_implementation,
+                                                  m.mpirun_version) + ", from its " + m.mpirun_source + ")";
+  }
+  if (!m.header.empty()) {
+    d += (d.empty() ? "" : ", ") + std::string("mpi.h ") + m.header + " (" +
+         with_version(m.header_implementation, m.header_version) + ")";
+  }
+  for (const auto& l : m.libraries) d += (d.empty() ? "" : ", ") + library_implementation(l) + " in " + l.substr(0, l.rfind('/'));
+  return d;
+}
+
+std::string onednn_summary(const OneDnnFacts& o) {
+  if (!o.compiled.empty() && !o.loaded.empty()) {
+    return o.compiled == o.loaded ? "oneDNN " + o.compiled : "oneDNN built " + o.compiled + ", loaded " + o.loaded;
+  }
+  if (!o.compiled.empty()) return "oneDNN built " + o.compiled;
+  if (!o.loader_soname.empty()) return "oneDNN " + (o.loader_version.empty() ? o.loader_soname : o.loader_version) + " on the system";
+  return "oneDNN not reported";
+}
+
+std::string onednn_detail(const OneDnnFacts& o) {
+  std::string d = "built with " + (o.compiled.empty() ? std::string("(not reported)") : o.compiled) + ", loaded " +
+                  (o.loaded.empty() ? std::string("(not reported)") : o.loaded +
+                   (o.loaded_path.empty() ? "" : " from " + o.loaded_path));
+  d += "; the loader resolves " +
+       (o.loader_soname.empty() ? std::string("no libdnnl.so.N")
+                                : o.loader_soname + " -> " + o.loader_path +
+                                      (o.loader_version.empty() ? "" : " (" + o.loader_version + ")"));
+  if (!o.header.empty()) d += "; header " + o.header + " (" + o.header_version + ")";
+  return d;
+}
+
+void check_mpi(const Facts& facts, std::vector<Check>& out) {
+  const MpiFacts& m = facts.mpi;
+  std::string run = mpi_family(m.mpirun_implementation), build = mpi_family(m.header_implementation);
+  if (run.empty() || build.empty() || run == build) return;
+  std::string bin = m.mpirun.substr(0, m.mpirun.rfind('/'));
+  std::string want = m.header_implementation == "Open MPI" ? "mpirun.openmpi" : "mpirun.mpich";
+  out.push_back({"mpi", Status::kWarn,
+                 "mpirun is " + m.mpirun_implementation + "'s but mpi.h is " + m.header_implementation + "'s",
+                 "mpirun (" + m.mpirun + ") and the mpi.h programs compile against (" + m.header + ", " +
+                     with_version(m.header_implementation, m.header_version) +
+                     ") come from different MPI implementations: a program built with this mpi.h and launched "
+                     "with this mpirun starts as N separate processes that all report rank 0 of 1, or fails in "
+                     "MPI_Init",
+                 "launch with " + m.header_implementation + "'s mpirun (Debian/Ubuntu: sudo update-alternatives --set mpirun "
+                     "/usr/bin/" + want + "), or put its bin/ directory ahead of " + bin + " on PATH"});
+}
+
+void check_onednn(const Facts& facts, std::vector<Check>& out) {
+  const OneDnnFacts& o = facts.onednn;
+  auto built = Version::parse(o.compiled), loaded = Version::parse(o.loaded);
+  if (!built || !loaded) return;
+  if (!(Version({loaded->major(), loaded->minor()}) < Version({built->major(), built->minor()}))) return;
+  out.push_back({"onednn", Status::kWarn,
+                 "nnfit was built with oneDNN " + o.compiled + " but loads " + o.loaded,
+                 "the libdnnl found at run time" + (o.loaded_path.empty() ? std::string() : " (" + o.loaded_path + ")") +
+                     " is older than the headers nnfit was compiled with: primitives or fixes of " +
+                     built->major_minor() + " are missing, and a missing symbol aborts at first use",
+                 "install oneDNN " + built->major_minor() + " or newer where the loader finds it (Debian: sudo apt install "
+                     "libdnnl" + std::to_string(built->major()) + "), or rebuild nnfit against the oneDNN you have"});
+}
+
+}  // namespace
+
+void check_nnfit(const Facts& facts, std::vector<Check>& out) {
+  const NnfitFacts& n = facts.nnfit;
+  // Appending piecewise (not `sep + word`) also keeps GCC 12's -Wrestrict false positive away.
+  auto append = [](std::string& list, const char* sep, const std::string& word) {
+    if (!list.empty()) list += sep;
+    list += word;
+  };
+  std::string features, backends, compiled, flags;
+  for (const auto& f : n.cpu_features) append(features, " ", f);
+  for (const auto& b : n.backends) {
+    append(backends, "; ", b);
+    if (b.find(" not compiled") == std::string::npos) append(compiled, " ", b.substr(0, b.find(' ')));
+  }
+  for (const auto& [k, v] : n.env_flags) append(flags, " ", k + "=" + v);
+  out.push_back({"nnfit", Status::kOk,
+                 "nnfit " + (n.version.empty() ? std::string("(library)") : n.version) + " (backends: " +
+                     (compiled.empty() ? std::string("?") : compiled) + "; CPU: " +
+                     (features.empty() ? std::string("baseline") : features) + "; " + onednn_summary(facts.onednn) +
+                     "; MPI: " + mpi_summary(facts.mpi) + ")",
+                 "backends: " + (backends.empty() ? std::string("not reported") : backends) +
+                     "; CPU features: " + (features.empty() ? std::string("none detected") : features) +
+                     "; OpenMP: " + (n.openmp_version.empty() ? std::string("not reported") : n.openmp_version) +
+                     "; oneDNN: " + onednn_detail(facts.onednn) + "; MPI: " + mpi_detail(facts.mpi) +
+                     "; NNFIT_* set: " + (flags.empty() ? std::string("none") : flags),
+                 ""});
+  check_onednn(facts, out);
+  check_mpi(facts, out);
+  // A misspelled flag is silently ignored by everything else; say so here.
+  for (const auto& [name, value] : n.env_flags) {
+    bool declared = false;
+    for (const EnvFlag& f : env_flags()) declared = declared || f.name == name;
+    if (!declared && name.rfind("NNFIT_", 0) == 0) {
+      std::string known;
+      for (const EnvFlag& f : env_flags()) {
+        if (f.name.rfind("NNFIT_", 0) == 0) known += (known.empty() ? "" : ", ") + std::string(f.name);
+      }
+      out.push_back({"env:" + name, Status::kWarn, name + " is not an nnfit flag; it has no effect",
+                     "nnfit reads only declared flags: " + known, "unset " + name + " or correct its spelling"});
+    }
+  }
+}
+
+}  // namespace nnfit::doctor
