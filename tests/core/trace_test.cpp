@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <string>
 #include <thread>
@@ -138,6 +139,31 @@ TEST(Trace, RangesOpenAcrossStopAndCollect) {
   ASSERT_EQ(after.events.size(), 2u);  // their ends still land once they close
   EXPECT_STREQ(after.events[0].name, "spans_stop");
   EXPECT_EQ(after.open_events, 0);
+}
+
+TEST(Trace, CollectWhileThreadsRecord) {
+  trace::start({.capacity_events = 1 << 16, .chunk_events = 64});
+  std::atomic<bool> go{true};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&go] {
+      for (int i = 0; go.load() && i < 20000; ++i) {
+        TraceRange outer("outer");
+        TraceRange inner("inner");
+      }
+    });
+  }
+  std::size_t last = 0;
+  for (int k = 0; k < 20; ++k) {
+    trace::Collected c = trace::collect();
+    EXPECT_GE(c.events.size(), last);  // a snapshot only grows while recording
+    last = c.events.size();
+    expect_nested(c.events);
+  }
+  go = false;
+  for (auto& th : threads) th.join();
+  trace::stop();
+  EXPECT_EQ(trace::collect().open_events, 0);
 }
 
 TEST(Trace, ANewSessionForgetsTheLastOne) {
