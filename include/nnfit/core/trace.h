@@ -17,7 +17,7 @@ namespace trace {
 
 struct Options {
   // Events the session can hold over all threads; past it events are dropped and counted.
-  std::int64_t capacity_events = std::int64_t{1} << 18;  // 256 Ki events, 10 MiB
+  std::int64_t capacity_events = std::int64_t{1} << 18;  // 256 Ki events of 48 bytes: 12 MiB
   // Events per chunk; a thread takes one chunk at a time from the session's pool.
   std::int64_t chunk_events = 1024;
 };
