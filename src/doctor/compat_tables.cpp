@@ -5,6 +5,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "nnfit/core/error.h"
@@ -196,6 +197,81 @@ Version CompatTables::newest_known_cudnn() const {
   return best;
 }
 
+namespace {
+
+// The text of a cell outside parentheses: "9.17.0 (for CUDA 13.x)" -> "9.17.0 ",
+// "12.x (12.0-12.4); 11.8 (+11.x ...)" -> "12.x ; 11.8 ".
+std::string outside_parens(const std::string& cell) {
+  std::string out;
+  int depth = 0;
+  for (char c : cell) {
+    if (c == '(') ++depth;
+    else if (c == ')') depth = depth > 0 ? depth - 1 : 0;
+    else if (depth == 0) out += c;
+  }
+  return out;
+}
+
+// Does a cudnn_version cell ("9.5.0 / 9.5.1", "9.11.0 - 9.16.x", "8.9.0-8.9.4", "8.8.x")
+// name the major.minor of `v`? Releases are matched by major.minor: patch releases of one
+// cuDNN minor ship for the same CUDA majors.
+bool cudnn_cell_covers(const std::string& cell, const Version& v) {
+  Version want({v.major(), v.minor()});
+  static const std::regex kRange(R"((\d+)\.(\d+)[.\dx]*\s*-\s*(\d+)\.(\d+))"), kOne(R"((\d+)\.(\d+))");
+  std::string text = outside_parens(cell);
+  std::smatch m;
+  std::string rest = text;
+  while (std::regex_search(rest, m, kRange)) {
+    Version lo({std::stoi(m[1]), std::stoi(m[2])}), hi({std::stoi(m[3]), std::stoi(m[4])});
+    if (!(want < lo) && !(hi < want)) return true;
+    rest = m.prefix().str() + " " + m.suffix().str();
+  }
+  for (std::sregex_iterator it(rest.begin(), rest.end(), kOne), end; it != end; ++it) {
+    if (Version({std::stoi((*it)[1]), std::stoi((*it)[2])}) == want) return true;
+  }
+  return false;
+}
+
+std::vector<int> cuda_majors_in(const std::string& cell) {
+  static const std::regex kCuda(R"((\d+)\.(\d+|x))");
+  std::vector<int> out;
+  std::string text = outside_parens(cell);
+  for (std::sregex_iterator it(text.begin(), text.end(), kCuda), end; it != end; ++it) {
+    int major = std::stoi((*it)[1]);
+    if (major >= 7 && std::find(out.begin(), out.end(), major) == out.end()) out.push_back(major);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> CompatTables::cudnn_cuda_majors(const Version& cudnn) const {
+  std::vector<int> out;
+  for (std::size_t r = 0; r < cudnn_cuda.rows.size(); ++r) {
+    if (!cudnn_cell_covers(cudnn_cuda.cell(r, "cudnn_version"), cudnn)) continue;
+    for (int major : cuda_majors_in(cudnn_cuda.cell(r, "cuda_versions_supported"))) {
+      if (std::find(out.begin(), out.end(), major) == out.end()) out.push_back(major);
+    }
+  }
+  std::sort(out.rbegin(), out.rend());
+  return out;
+}
+
+std::string CompatTables::newest_cudnn_for_cuda(int cuda_major) const {
+  std::string best_cell;
+  std::optional<Version> best;
+  for (std::size_t r = 0; r < cudnn_cuda.rows.size(); ++r) {
+    auto majors = cuda_majors_in(cudnn_cuda.cell(r, "cuda_versions_supported"));
+    if (std::find(majors.begin(), majors.end(), cuda_major) == majors.end()) continue;
+    auto v = Version::parse(cudnn_cuda.cell(r, "cudnn_version"));
+    if (v && (!best || *best < *v)) {
+      best = v;
+      best_cell = cudnn_cuda.cell(r, "cudnn_version");
+    }
+  }
+  return best_cell;
+}
+
 CompatTables load_compat_tables(const std::string& dir) {
   auto load = [&](const std::string& name) {
     std::string path = dir + "/" + name;
@@ -224,6 +300,7 @@ CompatTables load_compat_tables(const std::string& dir) {
     t.tensorflow_gpu.column(c);
   }
   for (const char* c : {"torch_version", "python_versions", "cuda_versions"}) t.pytorch_cuda.column(c);
+  for (const char* c : {"cudnn_version", "cuda_versions_supported"}) t.cudnn_cuda.column(c);
   return t;
 }
 

@@ -86,6 +86,50 @@ void add_library(Facts& facts, LibraryFacts lib) {
   facts.libraries.push_back(std::move(lib));
 }
 
+// The CUDA major a cuDNN installation was built for, when its packaging says so: the
+// nvidia-cudnn-cuNN dist-info of a toolkit assembled from wheels, or, for system headers,
+// the Debian/Ubuntu dev package that owns them (libcudnn9-dev-cuda-12, or libcudnn8-dev
+// whose version ends "+cuda12.2"). The header itself does not say.
+void cudnn_variant(const RootFs& fs, const std::string& include_dir, int cudnn_major, LibraryFacts& lib) {
+  std::string prefix = include_dir.substr(0, include_dir.rfind("/include"));
+  if (prefix != "/usr") {
+    for (const std::string& dir : {prefix + "/dist-info", prefix}) {
+      for (const auto& entry : fs.list(dir)) {
+        auto [name, version] = dist_info_name(entry);
+        auto v = Version::parse(version);
+        if (!ends_with(entry, ".dist-info") || !starts_with(name, "nvidia-cudnn-cu") || !v || v->major() != cudnn_major) {
+          continue;
+        }
+        lib.cuda_major = name.substr(std::string("nvidia-cudnn-cu").size());
+        lib.cuda_major_source = dir + "/" + entry;
+        return;
+      }
+    }
+    return;
+  }
+  auto status = fs.read("/var/lib/dpkg/status", 64 << 20);
+  if (!status) return;
+  static const std::regex kPackage(R"((^|\n)Package: libcudnn(\d+)-dev(-cuda-(\d+))?\n)"),
+      kVersion(R"(\nVersion: [^\n+]*(\+cuda(\d+))?)");
+  std::size_t start = 0;
+  while (start < status->size()) {
+    std::size_t end = status->find("\n\n", start);
+    if (end == std::string::npos) end = status->size();
+    std::string stanza = status->substr(start, end - start);
+    start = end + 2;
+    std::smatch m;
+    if (!std::regex_search(stanza, m, kPackage) || std::stoi(m[2]) != cudnn_major) continue;
+    if (stanza.find("\nStatus: install ok installed") == std::string::npos) continue;
+    std::string package = "libcudnn" + m[2].str() + "-dev" + m[3].str();
+    std::string major = m[4];
+    if (major.empty() && std::regex_search(stanza, m, kVersion) && m[2].matched) major = m[2];
+    if (major.empty()) continue;
+    lib.cuda_major = major;
+    lib.cuda_major_source = "/var/lib/dpkg/status (" + package + ")";
+    return;
+  }
+}
+
 void probe_headers(const RootFs& fs, const std::string& include_dir, Facts& facts) {
   if (auto text = fs.read(include_dir + "/cudnn_version.h")) {
     std::string a = macro_value(*text, "CUDNN_MAJOR"), b = macro_value(*text, "CUDNN_MINOR"),
@@ -93,7 +137,9 @@ void probe_headers(const RootFs& fs, const std::string& include_dir, Facts& fact
     if (a.empty()) {
       fs.problem(include_dir + "/cudnn_version.h", "no CUDNN_MAJOR macro");
     } else {
-      add_library(facts, {"cudnn", a + "." + b + "." + c, include_dir + "/cudnn_version.h", "header"});
+      LibraryFacts lib{"cudnn", a + "." + b + "." + c, include_dir + "/cudnn_version.h", "header", "", ""};
+      cudnn_variant(fs, include_dir, std::stoi(a), lib);
+      add_library(facts, lib);
     }
   } else if (auto old = fs.read(include_dir + "/cudnn.h")) {
     std::string a = macro_value(*old, "CUDNN_MAJOR");  // cuDNN <= 7 kept the macros here

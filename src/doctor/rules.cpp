@@ -47,6 +47,7 @@ std::vector<Check> run_rules(const Facts& facts, const CompatTables& tables) {
   check_gpus(facts, tables, checks);
   check_toolkits(facts, tables, checks);
   check_libraries(facts, tables, checks);
+  check_cudnn_toolkits(facts, tables, checks);
   check_env_vars(facts, checks);
   check_python(facts, tables, checks);
   for (const auto& p : facts.problems) {

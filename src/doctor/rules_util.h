@@ -21,6 +21,7 @@ void check_driver(const Facts& facts, const CompatTables& tables, std::vector<Ch
 void check_gpus(const Facts& facts, const CompatTables& tables, std::vector<Check>& out);
 void check_toolkits(const Facts& facts, const CompatTables& tables, std::vector<Check>& out);
 void check_libraries(const Facts& facts, const CompatTables& tables, std::vector<Check>& out);
+void check_cudnn_toolkits(const Facts& facts, const CompatTables& tables, std::vector<Check>& out);
 void check_env_vars(const Facts& facts, std::vector<Check>& out);
 void check_python(const Facts& facts, const CompatTables& tables, std::vector<Check>& out);
 void check_nnfit(const Facts& facts, std::vector<Check>& out);

@@ -50,6 +50,13 @@ struct CompatTables {
   std::optional<std::size_t> pytorch_row(const Version& torch) const;
   // The newest cuDNN version the cudnn table knows.
   Version newest_known_cudnn() const;
+  // The CUDA majors cuDNN major.minor of `cudnn` was released for (cudnn_cuda.csv rows
+  // whose cudnn_version names it or a range holding it, with a retrieved CUDA list);
+  // empty when no such row.
+  std::vector<int> cudnn_cuda_majors(const Version& cudnn) const;
+  // The newest cuDNN release the table lists for CUDA major `cuda_major`, as its cell says
+  // ("9.17.0 (for CUDA 13.x)"); empty when none.
+  std::string newest_cudnn_for_cuda(int cuda_major) const;
 };
 
 // Loads every table from `dir`; throws DataError naming the file when one is missing

@@ -51,6 +51,11 @@ struct LibraryFacts {
   std::string version;  // "9.19.0"
   std::string path;     // header or dist-info it came from
   std::string source;   // "header", "dist-info", "cudnnGetVersion"
+  // The CUDA major the build is for, when something says so (cuDNN: the toolkit's
+  // nvidia-cudnn-cuNN dist-info, or the Debian package libcudnnN-dev-cuda-NN /
+  // libcudnn8-dev "+cudaNN.M"); empty when unknown.
+  std::string cuda_major;
+  std::string cuda_major_source;
 };
 
 struct PackageFacts {
