@@ -139,13 +139,23 @@ int run_train(const TrainArgs& args) {
   model->set_seed(cfg.seed);
   with_file(cfg.model_where, [&] { model->compile(cfg.compile); });
 
-  auto [x, y] = load_split(cfg.train, *model, cfg.compile.loss);
   FitOptions fit;
   fit.epochs = cfg.epochs;
-  fit.batch_size = cfg.batch_size;
+  fit.batch_size = cfg.train.pipeline ? cfg.train.pipeline->batch_size(cfg.batch_size) : cfg.batch_size;
   fit.shuffle = cfg.shuffle;
   fit.seed = cfg.seed;
-  if (cfg.validation) fit.validation_data = load_split(*cfg.validation, *model, cfg.compile.loss);
+  std::pair<Tensor, Tensor> train_tensors;
+  std::optional<data::Dataset> train_dataset;
+  if (cfg.train.files) {
+    train_tensors = load_split(*cfg.train.files, *model, cfg.compile.loss);
+  } else {
+    train_dataset = build_pipeline(*cfg.train.pipeline, cfg.batch_size, cfg.seed);
+  }
+  if (cfg.validation && cfg.validation->files) {
+    fit.validation_data = load_split(*cfg.validation->files, *model, cfg.compile.loss);
+  } else if (cfg.validation) {
+    fit.validation_dataset = build_pipeline(*cfg.validation->pipeline, cfg.batch_size, cfg.seed);
+  }
 
   ProgressBar progress(stdout);
   std::unique_ptr<MetricsJsonWriter> metrics;
@@ -155,11 +165,21 @@ int run_train(const TrainArgs& args) {
     fit.callbacks.push_back(&progress);
   }
   if (!args.metrics_json.empty()) {
-    metrics = std::make_unique<MetricsJsonWriter>(args.metrics_json, *model, cfg.batch_size);
+    metrics = std::make_unique<MetricsJsonWriter>(args.metrics_json, *model, fit.batch_size);
     fit.callbacks.push_back(metrics.get());
   }
   try {
-    model->fit(x, y, fit);
+    if (train_dataset || fit.validation_dataset) {
+      // What a pipeline yields is only seen while training: an element that does not fit
+      // the model is bad data met at run time (exit 1), named by split and batch.
+      try {
+        train_dataset ? model->fit(*train_dataset, fit) : model->fit(train_tensors.first, train_tensors.second, fit);
+      } catch (const InvalidArgument& e) {
+        throw Error(cfg.path + ": " + e.what(), e.hint());
+      }
+    } else {
+      model->fit(train_tensors.first, train_tensors.second, fit);
+    }
   } catch (const Unsupported& e) {
     // Raised while running, it is a runtime failure (exit 1), not a config error.
     throw Error(e.what(), e.hint());

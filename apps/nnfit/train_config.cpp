@@ -3,133 +3,11 @@
 // model/keras_config.h, which check them against what Keras writes.
 #include "train_config.h"
 
-#include <filesystem>
-#include <fstream>
-#include <initializer_list>
-#include <nlohmann/json.hpp>
-#include <sstream>
-#include <string_view>
-
-#include "nnfit/core/env_flags.h"
-#include "nnfit/core/error.h"
+#include "config_section.h"
 #include "nnfit/model/keras_config.h"
 
 namespace nnfit::cli {
 namespace {
-
-using json = nlohmann::json;
-
-std::string read_text(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw InvalidArgument(path + ": cannot read " + what + ": " +
-                          (std::filesystem::exists(path) ? "permission denied" : "no such file"));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-json parse_file(const std::string& path, const char* what) {
-  const std::string text = read_text(path, what);
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    std::string msg = e.what();
-    const std::string marker = "parse error at ";
-    auto at = msg.find(marker);
-    if (at != std::string::npos) msg = msg.substr(at + marker.size());
-    throw InvalidArgument(path + ": invalid JSON: " + msg);
-  }
-}
-
-class Section {
- public:
-  Section(const std::string& file, std::string path, const json& obj) : file_(file), path_(std::move(path)), obj_(obj) {
-    if (!obj.is_object()) fail("expected a JSON object, got " + std::string(obj.type_name()));
-  }
-
-  [[noreturn]] void fail(const std::string& msg, const std::string& key = {}, std::string hint = {}) const {
-    std::string at = path_.empty() ? key : (key.empty() ? path_ : path_ + "." + key);
-    throw InvalidArgument(file_ + ": " + (at.empty() ? "" : at + ": ") + msg, std::move(hint));
-  }
-
-  void check_keys(std::initializer_list<std::string_view> allowed) const {
-    for (const auto& [key, value] : obj_.items()) {
-      bool known = false;
-      std::string list;
-      for (std::string_view k : allowed) {
-        known = known || k == key;
-        list += (list.empty() ? "" : ", ") + std::string(k);
-      }
-      if (!known) fail("unknown key", key, "known keys here: " + list);
-    }
-  }
-
-  const json* find(const char* key) const {
-    auto it = obj_.find(key);
-    return it == obj_.end() || it->is_null() ? nullptr : &*it;
-  }
-  const json& require(const char* key) const {
-    const json* v = find(key);
-    if (!v) fail(std::string("missing required key \"") + key + "\"");
-    return *v;
-  }
-  Section section(const char* key) const { return Section(file_, path_.empty() ? key : path_ + "." + key, require(key)); }
-
-  std::int64_t integer(const char* key, std::int64_t fallback, std::int64_t min) const {
-    const json* v = find(key);
-    if (!v) return fallback;
-    if (!v->is_number_integer() || v->get<std::int64_t>() < min) {
-      fail("expected an integer >= " + std::to_string(min) + ", got " + v->dump(), key);
-    }
-    return v->get<std::int64_t>();
-  }
-  bool boolean(const char* key, bool fallback) const {
-    const json* v = find(key);
-    if (!v) return fallback;
-    if (!v->is_boolean()) fail("expected true or false, got " + v->dump(), key);
-    return v->get<bool>();
-  }
-  std::string string(const char* key) const {
-    const json& v = require(key);
-    if (!v.is_string()) fail("expected a string, got " + v.dump(), key);
-    return v.get<std::string>();
-  }
-  std::string key_path(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
-  const std::string& file() const { return file_; }
-
- private:
-  const std::string& file_;
-  std::string path_;
-  const json& obj_;
-};
-
-// `${NAME}` expands to the env flag NAME (declared in core/env_flags) or its default.
-std::string expand(const Section& s, const char* key, std::string text) {
-  for (std::size_t at = text.find("${"); at != std::string::npos; at = text.find("${", at)) {
-    std::size_t end = text.find('}', at);
-    if (end == std::string::npos) s.fail("unterminated ${ in \"" + text + "\"", key);
-    const std::string name = text.substr(at + 2, end - at - 2);
-    std::optional<std::string> value;
-    std::string known;
-    for (const EnvFlag& f : env_flags()) {
-      if (f.name == name) value = env_flag(name).value_or(std::string(f.default_value));
-      known += (known.empty() ? "" : ", ") + std::string(f.name);
-    }
-    if (!value) s.fail("unknown variable ${" + name + "}", key, "variables: " + known);
-    if (value->empty()) s.fail("${" + name + "} is not set", key);
-    text.replace(at, end - at + 1, *value);
-    at += value->size();
-  }
-  return text;
-}
-
-std::string resolve(const Section& s, const char* key) {
-  std::filesystem::path p = expand(s, key, s.string(key));
-  if (p.is_relative()) p = std::filesystem::path(s.file()).parent_path() / p;
-  return p.lexically_normal().string();
-}
 
 // fit.memory: {"limit": SIZE (string or integer bytes), "preallocate": FRACTION (number
 // or string such as "50%")}.
@@ -159,9 +37,15 @@ MemorySettings read_memory(const Section& s) {
   return m;
 }
 
-DataFiles read_data_files(const Section& s) {
-  s.check_keys({"images", "labels"});
-  return {resolve(s, "images"), resolve(s, "labels")};
+DataSpec read_data(const Section& s) {
+  DataSpec d;
+  if (s.find("source") || s.find("pipeline")) {
+    d.pipeline = read_pipeline(s);
+  } else {
+    s.check_keys({"images", "labels"});
+    d.files = DataFiles{resolve(s, "images"), resolve(s, "labels")};
+  }
+  return d;
 }
 
 }  // namespace
@@ -185,8 +69,8 @@ TrainConfig read_train_config(const std::string& path) {
 
   const Section data = top.section("data");
   data.check_keys({"train", "validation"});
-  cfg.train = read_data_files(data.section("train"));
-  if (data.find("validation")) cfg.validation = read_data_files(data.section("validation"));
+  cfg.train = read_data(data.section("train"));
+  if (data.find("validation")) cfg.validation = read_data(data.section("validation"));
 
   const Section compile = top.section("compile");
   compile.check_keys({"optimizer", "loss", "metrics"});

@@ -9,6 +9,7 @@
 
 #include "nnfit/memory/memory_policy.h"
 #include "nnfit/model/sequential.h"
+#include "pipeline_config.h"
 
 namespace nnfit::cli {
 
@@ -17,12 +18,19 @@ struct DataFiles {
   std::string labels;
 };
 
+// One split: the IDX shorthand ({"images", "labels"}: loaded whole, scaled by 1/255,
+// shuffled each epoch and batched, in memory) or a pipeline ({"source", "pipeline"}).
+struct DataSpec {
+  std::optional<DataFiles> files;
+  std::optional<PipelineSpec> pipeline;
+};
+
 struct TrainConfig {
   std::string path;         // the config file, as given
   std::string model_json;   // the Keras model object as JSON text
   std::string model_where;  // the file to name in model errors
-  DataFiles train;
-  std::optional<DataFiles> validation;
+  DataSpec train;
+  std::optional<DataSpec> validation;
   CompileOptions compile;
   std::int64_t epochs = 1;
   std::int64_t batch_size = 32;  // Keras's defaults

@@ -62,7 +62,7 @@ std::string ProgressBar::line(std::int64_t done, const Logs& logs, bool final) c
     s += format_duration(eta);
   }
   for (const auto& [k, v] : logs) {
-    if (k == "train_seconds" || k == "samples_per_s") continue;
+    if (k == "train_seconds" || k == "samples_per_s" || k == "input_wait_fraction" || k == "memory_peak_bytes") continue;
     char buf[64];
     std::snprintf(buf, sizeof buf, " - %s: %.4f", k.c_str(), v);
     s += buf;

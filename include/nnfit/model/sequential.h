@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "nnfit/backend/backend.h"
+#include "nnfit/data/dataset.h"
 #include "nnfit/model/callbacks.h"
 #include "nnfit/nn/layer.h"
 #include "nnfit/nn/loss.h"
@@ -28,16 +29,24 @@ struct CompileOptions {
 
 struct FitOptions {
   std::int64_t epochs = 1;
+  // Tensors: the batch size. A dataset brings its own batches (as in Keras); this is then
+  // the batch size planned before the first step (other sizes are planned when met).
   std::int64_t batch_size = 32;      // Keras's default
-  bool shuffle = true;
+  bool shuffle = true;               // tensors only; a dataset shuffles itself
   std::uint64_t seed = 0;
-  // Validation data (x, y); evaluated after each epoch when set.
+  // Validation data, evaluated after each epoch: tensors (x, y) in batches of batch_size,
+  // or a dataset of (x, y) batches. At most one of the two.
   std::optional<std::pair<Tensor, Tensor>> validation_data;
+  std::optional<data::Dataset> validation_dataset;
   std::vector<Callback*> callbacks;  // not owned
 };
 
+// Epoch logs hold Keras's keys ("loss", "accuracy", "val_loss", ...) and nnfit's:
+// "train_seconds" (wall time of the epoch's training steps, input waits included),
+// "samples_per_s", "input_wait_fraction" (the share of train_seconds spent waiting for
+// the next batch) and "memory_peak_bytes" (the allocator's peak so far).
 struct History {
-  std::vector<Logs> epochs;          // one per epoch, Keras's keys plus timing
+  std::vector<Logs> epochs;          // one per epoch
 };
 
 // What the planner knows about a model's memory for one batch size. The five parts add
@@ -91,8 +100,16 @@ class Sequential {
   // requires: compiled. x: [N, input_shape...] f32; y: targets (class ids as any integer
   // or float type for sparse losses, f32 otherwise).
   History fit(const Tensor& x, const Tensor& y, const FitOptions& options);
+  // requires: compiled. Trains on a dataset whose elements are (x, y) batches: x
+  // [B, input_shape...] f32, y as above; one pass of the dataset is one epoch (tf.data's
+  // model: shuffle and repeat belong to the pipeline). The pipeline runs its own threads
+  // (prefetch, parallel map) beside the compute threads; the time the loop waits for a
+  // batch is reported as "input_wait_fraction". throws: InvalidArgument naming the
+  // element that does not fit the model, DataError from the pipeline.
+  History fit(const data::Dataset& train, const FitOptions& options);
   // Loss and metrics over (x, y), like Keras's evaluate(return_dict=True).
   Logs evaluate(const Tensor& x, const Tensor& y, std::int64_t batch_size = 32);
+  Logs evaluate(const data::Dataset& data);
   Tensor predict(const Tensor& x, std::int64_t batch_size = 32);
   // Keras's summary table.
   std::string summary() const;
@@ -113,7 +130,13 @@ class Sequential {
  private:
   struct Programs;
   struct Entry;
+  struct EpochFeed;
   void check_built() const;
+  // The epoch loop both fit() overloads share; `feed` hands out each epoch's batches.
+  History train_loop(const FitOptions& options, std::int64_t steps_per_epoch, EpochFeed& feed);
+  Logs validate(const FitOptions& options);
+  // Copies a dataset element (x, y) into the inputs of the program for its batch size.
+  Entry& stage_element(const data::Element& element, bool training, std::int64_t index);
   // The program for (training, batch), planned on first use; with `bind` the arena grows
   // to fit and the program is bound to it.
   Entry& entry(bool training, std::int64_t batch, bool bind = true);

@@ -1,0 +1,383 @@
+// Sequential's loops: fit (from tensors or from a Dataset), evaluate and predict. Each
+// step stages a batch into the inputs of the program planned for its size and runs it;
+// the programs were planned before the first step where the batch sizes are known.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+
+#include "model/sequential_impl.h"
+#include "nnfit/core/env_flags.h"
+#include "nnfit/core/error.h"
+#include "nnfit/data/in_memory_dataset.h"
+#include "nnfit/nn/metrics.h"
+
+namespace nnfit {
+
+namespace {
+
+// Writes n samples of targets y into dst in the dtype and shape the loss wants (`want`,
+// whose first axis is the batch): class ids -> int32, else float32. With classes > 0,
+// class ids must lie in [0, classes).
+void convert_targets(const Tensor& y, const TensorDesc& want, std::int64_t n, void* dst, std::int64_t classes = 0) {
+  NNFIT_CHECK(y.shape().rank() >= 1 && y.shape()[0] == n, InvalidArgument, "targets have shape ",
+              y.shape().to_string(), " but the inputs have ", n, " samples");
+  const std::int64_t per = want.shape.rank() > 0 && want.shape[0] > 0 ? want.shape.numel() / want.shape[0] : 1;
+  NNFIT_CHECK(y.numel() == n * per, InvalidArgument, "targets of shape ", y.shape().to_string(),
+              " do not match the model output ", Shape(want.shape).to_string(),
+              want.dtype == DType::i32 ? " (sparse losses want one class id per sample)" : "");
+  const std::int64_t total = n * per;
+  auto convert = [&](auto read) {
+    for (std::int64_t i = 0; i < total; ++i) {
+      double v = read(i);
+      if (want.dtype == DType::i32) {
+        NNFIT_CHECK(v == std::floor(v), InvalidArgument, "class id ", v, " at row ", i, " is not an integer");
+        NNFIT_CHECK(classes <= 0 || (v >= 0 && v < static_cast<double>(classes)), InvalidArgument, "class id ", v,
+                    " at row ", i, " is outside [0, ", classes, "): the model's output has ", classes, " classes");
+        static_cast<std::int32_t*>(dst)[i] = static_cast<std::int32_t>(v);
+      } else {
+        static_cast<float*>(dst)[i] = static_cast<float>(v);
+      }
+    }
+  };
+  switch (y.dtype()) {
+    case DType::f32: convert([&](std::int64_t i) { return static_cast<double>(y.data<float>()[i]); }); break;
+    case DType::i32: convert([&](std::int64_t i) { return static_cast<double>(y.data<std::int32_t>()[i]); }); break;
+    case DType::i64: convert([&](std::int64_t i) { return static_cast<double>(y.data<std::int64_t>()[i]); }); break;
+    case DType::u8: convert([&](std::int64_t i) { return static_cast<double>(y.data<std::uint8_t>()[i]); }); break;
+    default: throw InvalidArgument("targets of dtype " + std::string(dtype_name(y.dtype())) + " are not supported");
+  }
+}
+
+// Targets for all n samples in a fresh tensor (the in-memory path converts once).
+Tensor prepare_targets(const Tensor& y, const TensorDesc& want, std::int64_t n) {
+  std::vector<std::int64_t> dims{n};
+  dims.insert(dims.end(), want.shape.dims().begin() + 1, want.shape.dims().end());
+  Tensor out = Tensor::zeros(Shape(dims), want.dtype);
+  convert_targets(y, TensorDesc{Shape(dims), want.dtype}, n, out.raw());
+  return out;
+}
+
+Tensor prepare_inputs(const Tensor& x, const Shape& input_shape) {
+  NNFIT_CHECK(x.dtype() == DType::f32, InvalidArgument, "inputs must be float32, got ", dtype_name(x.dtype()),
+              "; convert them first (images: scale uint8 by 1/255)");
+  NNFIT_CHECK(x.shape().rank() >= 1, InvalidArgument, "inputs need a batch axis");
+  std::int64_t n = x.shape()[0];
+  NNFIT_CHECK(x.numel() == n * input_shape.numel(), InvalidArgument, "inputs of shape ", x.shape().to_string(),
+              " do not match the model's input shape ", input_shape.to_string());
+  std::vector<std::int64_t> dims{n};
+  dims.insert(dims.end(), input_shape.dims().begin(), input_shape.dims().end());
+  return x.reshape(Shape(dims));
+}
+
+TensorDesc one_prediction(const Shape& output_shape) {
+  std::vector<std::int64_t> od{1};
+  od.insert(od.end(), output_shape.dims().begin(), output_shape.dims().end());
+  return TensorDesc{Shape(od), DType::f32};
+}
+
+std::vector<Metric> make_metrics(const CompileOptions& co, const TensorDesc& pred1) {
+  std::vector<Metric> metrics;
+  for (const std::string& m : co.metrics) metrics.emplace_back(m, co.loss, pred1);
+  return metrics;
+}
+
+// Inputs reshaped to the model's input and targets in the loss's dtype: what the
+// in-memory fit and evaluate start from.
+struct PreparedData {
+  Tensor x, y;
+  std::int64_t n = 0;
+};
+
+PreparedData prepare_data(const Tensor& x_in, const Tensor& y_in, const Shape& input_shape, const Shape& output_shape,
+                          const CompileOptions& co, const char* empty_message) {
+  PreparedData d;
+  d.x = prepare_inputs(x_in, input_shape);
+  d.n = d.x.shape()[0];
+  NNFIT_CHECK(d.n > 0, InvalidArgument, empty_message);
+  d.y = prepare_targets(y_in, co.loss.target_desc(one_prediction(output_shape)), d.n);
+  return d;
+}
+
+}  // namespace
+
+// How the epoch loop gets its batches: begin(epoch) starts a pass; next(rows) stages the
+// next batch into its program's inputs and returns that entry and its rows (nullptr at
+// the end of the pass). The loop counts the time next() takes as input wait.
+struct Sequential::EpochFeed {
+  std::function<void(std::int64_t epoch)> begin;
+  std::function<Entry*(std::int64_t& rows)> next;
+};
+
+Sequential::Entry& Sequential::stage_element(const data::Element& element, bool training, std::int64_t index) {
+  const char* what = training ? "training" : "validation";
+  NNFIT_CHECK(element.size() >= 2, InvalidArgument, what, " batch ", index + 1, " has ", element.size(),
+              " component(s); fit and evaluate need (x, y)");
+  const Tensor& x = element[0];
+  const Tensor& y = element[1];
+  NNFIT_CHECK(x.dtype() == DType::f32, InvalidArgument, what, " batch ", index + 1, ": inputs are ",
+              dtype_name(x.dtype()), ", the model takes float32; add a map that converts them (normalize, ",
+              "convert_image_dtype or cast)");
+  NNFIT_CHECK(x.shape() != input_shape_ && x.shape().rank() >= 1, InvalidArgument, what, " batch ", index + 1,
+              ": inputs of shape ", x.shape().to_string(), " are single samples; batch the dataset first");
+  // Like fit(x, y), any layout with the model's per-sample size is taken ([B, 28, 28] for
+  // a [28, 28, 1] input).
+  const std::int64_t rows = x.shape()[0];
+  NNFIT_CHECK(rows > 0 && x.numel() == rows * input_shape_.numel(), InvalidArgument, what, " batch ", index + 1,
+              ": inputs of shape ", x.shape().to_string(), " do not match the model's input shape ",
+              input_shape_.to_string(), " per sample");
+  Entry& e = entry(training, rows);
+  std::memcpy(e.program.data(e.x), x.raw(), x.nbytes());
+  if (e.y >= 0) {
+    try {
+      const Shape out = output_shape();
+      convert_targets(y, e.program.graph().desc(e.y), rows, e.program.data(e.y), out.rank() > 0 ? out.dim(-1) : 0);
+    } catch (const InvalidArgument& err) {
+      throw InvalidArgument(std::string(what) + " batch " + std::to_string(index + 1) + ": " + err.what());
+    }
+  }
+  return e;
+}
+
+History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per_epoch, EpochFeed& feed) {
+  NNFIT_CHECK(!(options.validation_data && options.validation_dataset), InvalidArgument,
+              "give validation_data or validation_dataset, not both");
+  std::vector<Metric> metrics = make_metrics(compile_options_, one_prediction(output_shape()));
+  const bool kernel_times = env_flag_enabled("NNFIT_KERNEL_TIMES");
+  const std::int64_t timed_batch = options.batch_size;
+  if (kernel_times) entry(true, timed_batch).program.set_timing(true);
+  std::int64_t timed_steps = 0;
+
+  History history;
+  for (Callback* cb : options.callbacks) cb->on_train_begin(options.epochs, steps_per_epoch);
+  StepContext ctx;
+  ctx.seed = seed_;
+  ctx.training = true;
+  for (std::int64_t epoch = 0; epoch < options.epochs; ++epoch) {
+    for (Callback* cb : options.callbacks) cb->on_epoch_begin(epoch);
+    for (Metric& m : metrics) m.reset();
+    feed.begin(epoch);
+    double loss_sum = 0, train_seconds = 0, wait_seconds = 0;
+    std::int64_t seen = 0;
+    Logs batch_logs;
+    for (std::int64_t s = 0;; ++s) {
+      const double t0 = now_s();
+      std::int64_t rows = 0;
+      Entry* e = feed.next(rows);
+      const double t1 = now_s();
+      if (!e) break;
+      wait_seconds += t1 - t0;
+      ctx.step = iterations_;
+      ctx.learning_rate = static_cast<float>(optimizer_->learning_rate(iterations_));
+      e->program.run(ctx);
+      ++iterations_;
+      if (rows == timed_batch) ++timed_steps;
+      train_seconds += now_s() - t0;
+      float loss = *static_cast<const float*>(e->program.data(e->loss));
+      NNFIT_CHECK(std::isfinite(loss), InvalidArgument, "the loss became ", loss, " at epoch ", epoch + 1, ", step ", s + 1,
+                  "; lower the learning rate or check the data for NaN/inf");
+      loss_sum += static_cast<double>(loss) * static_cast<double>(rows);
+      seen += rows;
+      const float* pred = static_cast<const float*>(e->program.data(e->pred));
+      for (Metric& m : metrics) m.update(pred, e->program.data(e->y), rows, e->program.graph().desc(e->pred));
+      if (!options.callbacks.empty()) {
+        batch_logs.clear();
+        for (const Metric& m : metrics) batch_logs.push_back({m.name(), m.result()});
+        batch_logs.push_back({"loss", loss_sum / static_cast<double>(seen)});
+        for (Callback* cb : options.callbacks) cb->on_train_batch_end(s, batch_logs);
+      }
+    }
+    NNFIT_CHECK(seen > 0, InvalidArgument, "epoch ", epoch + 1, " had no training batches; the dataset is empty",
+                " (a pipeline that is not repeated is consumed once per epoch)");
+    Logs logs;
+    for (const Metric& m : metrics) logs.push_back({m.name(), m.result()});
+    logs.push_back({"loss", loss_sum / static_cast<double>(seen)});
+    for (const auto& [k, val] : validate(options)) logs.push_back({"val_" + k, val});
+    logs.push_back({"train_seconds", train_seconds});
+    logs.push_back({"samples_per_s", static_cast<double>(seen) / train_seconds});
+    logs.push_back({"input_wait_fraction", train_seconds > 0 ? wait_seconds / train_seconds : 0.0});
+    logs.push_back({"memory_peak_bytes", static_cast<double>(memory_stats().peak_bytes)});
+    history.epochs.push_back(logs);
+    for (Callback* cb : options.callbacks) cb->on_epoch_end(epoch, logs);
+  }
+  for (Callback* cb : options.callbacks) cb->on_train_end();
+  if (kernel_times) {
+    Program& prog = entry(true, timed_batch).program;
+    double total = 0;
+    for (double t : prog.step_seconds()) total += t;
+    std::fprintf(stderr, "nnfit: kernel times over %lld steps of batch %lld (%.3f ms/step):\n",
+                 static_cast<long long>(timed_steps), static_cast<long long>(timed_batch),
+                 total * 1e3 / static_cast<double>(std::max<std::int64_t>(1, timed_steps)));
+    for (std::size_t i = 0; i < prog.steps().size(); ++i) {
+      const PlannedStep& st = prog.steps()[i];
+      std::fprintf(stderr, "  %6.1f%%  %-45s %s\n", 100.0 * prog.step_seconds()[i] / std::max(total, 1e-12),
+                   prog.graph().node(st.node).name.c_str(), st.impl.c_str());
+    }
+    prog.set_timing(false);
+  }
+  return history;
+}
+
+Logs Sequential::validate(const FitOptions& options) {
+  if (options.validation_dataset) return evaluate(*options.validation_dataset);
+  if (options.validation_data) {
+    return evaluate(options.validation_data->first, options.validation_data->second, options.batch_size);
+  }
+  return {};
+}
+
+History Sequential::fit(const Tensor& x_in, const Tensor& y_in, const FitOptions& options) {
+  check_built();
+  NNFIT_CHECK(options.batch_size > 0, InvalidArgument, "batch_size must be positive, got ", options.batch_size);
+  NNFIT_CHECK(options.epochs >= 0, InvalidArgument, "epochs must be >= 0, got ", options.epochs);
+  PreparedData d = prepare_data(x_in, y_in, input_shape_, output_shape(), compile_options_, "no training samples");
+  const std::int64_t n = d.n;
+  data::InMemoryDataset ds(d.x, d.y);
+
+  const std::int64_t bs = std::min(options.batch_size, n);
+  const std::int64_t steps = (n + bs - 1) / bs;
+  const std::int64_t last = n - (steps - 1) * bs;
+  // Plan everything before the first step: the full batch, then the remainder.
+  entry(true, bs);
+  if (last != bs) entry(true, last);
+  if (options.validation_data) {
+    std::int64_t vn = options.validation_data->first.shape()[0];
+    if (vn > 0) {
+      std::int64_t vb = std::min(bs, vn);
+      entry(false, vb);
+      if (vn % vb) entry(false, vn % vb);
+    }
+  }
+  FitOptions o = options;
+  o.batch_size = bs;
+  std::optional<data::InMemoryDataset::BatchIterator> it;
+  std::int64_t step = 0;
+  EpochFeed feed;
+  feed.begin = [&](std::int64_t epoch) {
+    it.emplace(ds.batches(bs, options.shuffle, options.seed, epoch));
+    step = 0;
+  };
+  feed.next = [&](std::int64_t& rows) -> Entry* {
+    if (step == steps) return nullptr;
+    Entry& e = entry(true, ++step < steps ? bs : last);
+    rows = it->next(e.program.data(e.x), e.program.data(e.y));
+    NNFIT_CHECK(rows == (step < steps ? bs : last), InvalidArgument, "internal: batch of ", rows, " rows at step ", step);
+    return &e;
+  };
+  return train_loop(o, steps, feed);
+}
+
+History Sequential::fit(const data::Dataset& train, const FitOptions& options) {
+  check_built();
+  NNFIT_CHECK(options.batch_size > 0, InvalidArgument, "batch_size must be positive, got ", options.batch_size);
+  NNFIT_CHECK(options.epochs >= 0, InvalidArgument, "epochs must be >= 0, got ", options.epochs);
+  NNFIT_CHECK(train.cardinality() != data::kInfiniteCardinality, InvalidArgument,
+              "the training dataset is infinite (repeat() without a count); one pass is one epoch, so drop the "
+              "repeat or follow it with take(steps_per_epoch)");
+  // Plan the expected batch size now, so the memory footprint is known before the first
+  // step; a partial last batch is planned when it first arrives.
+  entry(true, options.batch_size);
+  if (options.validation_dataset) entry(false, options.batch_size);
+  std::unique_ptr<data::Iterator> it;
+  std::int64_t index = 0;
+  EpochFeed feed;
+  feed.begin = [&](std::int64_t) {
+    it.reset();  // join the previous pass's threads before starting the next
+    it = train.make_iterator();
+    index = 0;
+  };
+  feed.next = [&](std::int64_t& rows) -> Entry* {
+    std::optional<data::Element> el = it->next();
+    if (!el) return nullptr;
+    Entry& e = stage_element(*el, /*training=*/true, index++);
+    rows = (*el)[0].shape()[0];
+    return &e;
+  };
+  const std::int64_t steps = train.cardinality() >= 0 ? train.cardinality() : 0;
+  History h = train_loop(options, steps, feed);
+  it.reset();
+  return h;
+}
+
+Logs Sequential::evaluate(const Tensor& x_in, const Tensor& y_in, std::int64_t batch_size) {
+  check_built();
+  NNFIT_CHECK(batch_size > 0, InvalidArgument, "batch_size must be positive, got ", batch_size);
+  PreparedData d = prepare_data(x_in, y_in, input_shape_, output_shape(), compile_options_, "no samples to evaluate");
+  const std::int64_t n = d.n;
+  data::InMemoryDataset ds(d.x, d.y);
+  std::vector<Metric> metrics = make_metrics(compile_options_, one_prediction(output_shape()));
+  const std::int64_t bs = std::min(batch_size, n);
+  auto it = ds.batches(bs, false, 0, 0);
+  StepContext ctx;
+  ctx.training = false;
+  double loss_sum = 0;
+  std::int64_t seen = 0;
+  while (seen < n) {
+    std::int64_t rows = std::min(bs, n - seen);
+    Entry& e = entry(false, rows);
+    std::int64_t got = it.next(e.program.data(e.x), e.program.data(e.y));
+    NNFIT_CHECK(got == rows, InvalidArgument, "internal: evaluation batch of ", got, " rows, expected ", rows);
+    e.program.run(ctx);
+    loss_sum += static_cast<double>(*static_cast<const float*>(e.program.data(e.loss))) * static_cast<double>(rows);
+    const float* pred = static_cast<const float*>(e.program.data(e.pred));
+    for (Metric& m : metrics) m.update(pred, e.program.data(e.y), rows, e.program.graph().desc(e.pred));
+    seen += rows;
+  }
+  Logs logs;
+  for (const Metric& m : metrics) logs.push_back({m.name(), m.result()});
+  logs.push_back({"loss", loss_sum / static_cast<double>(n)});
+  return logs;
+}
+
+Logs Sequential::evaluate(const data::Dataset& data) {
+  check_built();
+  std::vector<Metric> metrics = make_metrics(compile_options_, one_prediction(output_shape()));
+  StepContext ctx;
+  ctx.training = false;
+  double loss_sum = 0;
+  std::int64_t seen = 0, index = 0;
+  auto it = data.make_iterator();
+  while (std::optional<data::Element> el = it->next()) {
+    Entry& e = stage_element(*el, /*training=*/false, index++);
+    const std::int64_t rows = (*el)[0].shape()[0];
+    e.program.run(ctx);
+    loss_sum += static_cast<double>(*static_cast<const float*>(e.program.data(e.loss))) * static_cast<double>(rows);
+    const float* pred = static_cast<const float*>(e.program.data(e.pred));
+    for (Metric& m : metrics) m.update(pred, e.program.data(e.y), rows, e.program.graph().desc(e.pred));
+    seen += rows;
+  }
+  NNFIT_CHECK(seen > 0, InvalidArgument, "no samples to evaluate: the dataset is empty");
+  Logs logs;
+  for (const Metric& m : metrics) logs.push_back({m.name(), m.result()});
+  logs.push_back({"loss", loss_sum / static_cast<double>(seen)});
+  return logs;
+}
+
+Tensor Sequential::predict(const Tensor& x_in, std::int64_t batch_size) {
+  check_built();
+  NNFIT_CHECK(batch_size > 0, InvalidArgument, "batch_size must be positive, got ", batch_size);
+  Tensor x = prepare_inputs(x_in, input_shape_);
+  const std::int64_t n = x.shape()[0];
+  Shape out = output_shape();
+  std::vector<std::int64_t> od{n};
+  od.insert(od.end(), out.dims().begin(), out.dims().end());
+  Tensor result = Tensor::zeros(Shape(od), DType::f32);
+  const std::size_t x_row = n ? x.nbytes() / static_cast<std::size_t>(n) : 0;
+  const std::size_t o_row = static_cast<std::size_t>(out.numel()) * sizeof(float);
+  StepContext ctx;
+  ctx.training = false;
+  for (std::int64_t start = 0; start < n; start += batch_size) {
+    std::int64_t rows = std::min(batch_size, n - start);
+    Entry& e = entry(false, rows);
+    std::memcpy(e.program.data(e.x), static_cast<const char*>(x.raw()) + static_cast<std::size_t>(start) * x_row,
+                static_cast<std::size_t>(rows) * x_row);
+    if (e.y >= 0) std::memset(e.program.data(e.y), 0, e.program.graph().desc(e.y).bytes());
+    e.program.run(ctx);
+    std::memcpy(static_cast<char*>(result.raw()) + static_cast<std::size_t>(start) * o_row, e.program.data(e.pred),
+                static_cast<std::size_t>(rows) * o_row);
+  }
+  return result;
+}
+
+}  // namespace nnfit

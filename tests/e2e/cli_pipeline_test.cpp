@@ -1,0 +1,101 @@
+// `nnfit train` with input pipelines in data.train / data.validation: a full pipeline
+// trains and reports input_wait_fraction; every malformed pipeline is one error line
+// naming the key (exit 2), and bad data met while training is a runtime failure (exit 1).
+#include "cli_fixture.h"
+
+namespace {
+
+using namespace nnfit_test;
+namespace fs = std::filesystem;
+
+std::string idx_source(const std::string& images = "images.idx", const std::string& labels = "labels.idx") {
+  return R"({"format": "idx", "images": ")" + images + R"(", "labels": ")" + labels + R"("})";
+}
+
+std::string pipeline(const std::string& stages, const std::string& source = idx_source()) {
+  return R"({"source": )" + source + R"(, "pipeline": [)" + stages + "]}";
+}
+
+const char* const kFull =
+    R"({"map": "normalize", "scale": 0.00392156862745098, "num_parallel_calls": "AUTOTUNE"}, {"cache": ""},)"
+    R"( {"shuffle": 6}, {"batch": true}, {"prefetch": "AUTOTUNE"})";
+
+TEST_F(CliTest, FullPipelineTrainsAndReportsInputWait) {
+  const fs::path metrics = dir_ / "metrics.json";
+  const std::string train = pipeline(kFull);
+  const std::string val = pipeline(R"({"map": "normalize", "scale": 0.00392156862745098}, {"batch": 3})");
+  const Result r = run("train " + config_with_data(model(), train, val).string() + " --threads 1 --metrics-json " +
+                       metrics.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string m = slurp(metrics);
+  for (const char* key : {"\"batch_size\": 4", "\"epoch\": 2", "\"input_wait_fraction\"", "\"val_accuracy\""}) {
+    EXPECT_NE(m.find(key), std::string::npos) << key << " not in:\n" << m;
+  }
+}
+
+TEST_F(CliTest, PipelineWithoutBatchIsBatchedWithFitsBatchSize) {
+  const fs::path metrics = dir_ / "metrics.json";
+  const std::string train = pipeline(R"({"map": "normalize", "scale": 0.00392156862745098}, {"repeat": 2})");
+  const Result r = run("train " + config_with_data(model(), train, train).string() +
+                       " --quiet --epochs 1 --batch-size 5 --metrics-json " + metrics.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string m = slurp(metrics);
+  EXPECT_NE(m.find("\"batch_size\": 5"), std::string::npos) << m;
+  // 12 samples (6, repeated twice) trained in the epoch.
+  EXPECT_NE(m.find("\"epoch\": 1"), std::string::npos) << m;
+}
+
+TEST_F(CliTest, AugmentingPipelineRuns) {
+  const std::string train = pipeline(
+      R"({"map": "normalize", "scale": 0.00392156862745098}, {"map": "reshape", "shape": [4, 4, 1]},)"
+      R"( {"map": "random_flip_left_right", "seed": 3, "num_parallel_calls": 2},)"
+      R"( {"map": "random_brightness", "max_delta": 0.1}, {"batch": 2})");
+  const Result r = run("train " + config_with_data(model(), train, train).string() + " --quiet --epochs 1");
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+TEST_F(CliTest, UnknownTransformationIsAConfigError) {
+  const std::string train = pipeline(R"({"map": "normalize"}, {"shuffel": 10})");
+  expect_error(config_with_data(model(), train, train), 2, {"config.json", "data.train.pipeline[1]", "transformation"});
+}
+
+TEST_F(CliTest, UnknownMapFunctionIsAConfigError) {
+  const std::string train = pipeline(R"({"map": "normalise"})");
+  expect_error(config_with_data(model(), train, train), 2, {"data.train.pipeline[0].map", "normalise"});
+}
+
+TEST_F(CliTest, BadPipelineValuesAreConfigErrors) {
+  expect_error(config_with_data(model(), pipeline(R"({"prefetch": "AUTO"})"), pipeline("")), 2,
+               {"data.train.pipeline[0].prefetch", "AUTOTUNE"});
+  expect_error(config_with_data(model(), pipeline(""), pipeline(R"({"shuffle": 0})")), 2,
+               {"data.validation.pipeline[0].shuffle", ">= 1"});
+  expect_error(config_with_data(model(), pipeline(R"({"batch": 4, "drop": true})"), pipeline("")), 2,
+               {"data.train.pipeline[0].drop", "unknown key"});
+  expect_error(config_with_data(model(), pipeline(R"({"map": "normalize", "scale": "big"})"), pipeline("")), 2,
+               {"data.train.pipeline[0].scale", "number"});
+  expect_error(config_with_data(model(), pipeline(R"({"take": 2, "skip": 1})"), pipeline("")), 2,
+               {"data.train.pipeline[0]", "one transformation per entry"});
+  expect_error(config_with_data(model(), pipeline("", R"({"format": "parquet", "path": "x"})"), pipeline("")), 2,
+               {"data.train.source.format", "parquet"});
+  expect_error(config_with_data(model(), pipeline("", R"({"format": "idx", "images": "images.idx"})"), pipeline("")),
+               2, {"data.train.source", "labels"});
+}
+
+TEST_F(CliTest, PipelineThatDoesNotConvertToFloatIsARuntimeError) {
+  // uint8 images reach the model: the error says which batch and what to add.
+  const std::string train = pipeline(R"({"batch": 2})");
+  expect_error(config_with_data(model(), train, train), 1, {"config.json", "training batch 1", "uint8", "normalize"});
+}
+
+TEST_F(CliTest, PipelineLabelOutOfRangeIsARuntimeError) {
+  write_file(dir_ / "labels7.idx", idx_u8({6}, {0, 1, 7, 0, 1, 2}));
+  const std::string train = pipeline(R"({"map": "normalize"}, {"batch": 2})", idx_source("images.idx", "labels7.idx"));
+  expect_error(config_with_data(model(), train, train), 1, {"training batch 2", "class id 7", "[0, 3)"});
+}
+
+TEST_F(CliTest, PipelineMissingFileNamesThePath) {
+  const std::string train = pipeline(R"({"batch": 2})", idx_source("nope.idx"));
+  expect_error(config_with_data(model(), train, train), 1, {(dir_ / "nope.idx").string()});
+}
+
+}  // namespace
