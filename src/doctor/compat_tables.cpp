@@ -17,6 +17,20 @@
 namespace nnfit::doctor {
 namespace {
 
+std::vector<std::string> split_cell(const std::string& cell, char sep) {
+  std::vector<std::string> out;
+  std::string item;
+  for (char c : cell + sep) {
+    if (c != sep) {
+      if (c != ' ') item += c;
+    } else if (!item.empty()) {
+      out.push_back(item);
+      item.clear();
+    }
+  }
+  return out;
+}
+
 std::string upper(std::string s) {
   for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
@@ -91,7 +105,7 @@ CsvTable parse_csv(const std::string& text, const std::string& file) {
 }
 
 std::vector<const CsvTable*> CompatTables::all() const {
-  return {&cuda_driver, &cudnn_cuda, &gpu_arch, &gpu_models, &tensorflow_gpu, &pytorch_cuda, &jax_cuda};
+  return {&cuda_driver, &cudnn_cuda, &gpu_arch, &gpu_models, &tensorflow_gpu, &pytorch_cuda, &pytorch_archs, &jax_cuda};
 }
 
 std::optional<Version> CompatTables::min_driver(const Version& cuda) const {
@@ -272,6 +286,65 @@ std::string CompatTables::newest_cudnn_for_cuda(int cuda_major) const {
   return best_cell;
 }
 
+namespace {
+
+Version major_minor(const Version& v) { return Version({v.major(), v.minor()}); }
+
+// "13:13.0;12:12.3" -> the version after "<major>:".
+std::optional<Version> by_major(const std::string& cell, int major) {
+  for (const auto& item : split_cell(cell, ';')) {
+    std::size_t colon = item.find(':');
+    if (colon != std::string::npos && item.substr(0, colon) == std::to_string(major)) {
+      return Version::parse(item.substr(colon + 1));
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> CompatTables::torch_archs(const Version& torch, const Version& cuda) const {
+  std::string variant = "cu" + std::to_string(cuda.major()) + std::to_string(cuda.minor());
+  Version want = major_minor(torch);
+  for (std::size_t r = 0; r < pytorch_archs.rows.size(); ++r) {
+    auto lo = Version::parse(pytorch_archs.cell(r, "torch_min")), hi = Version::parse(pytorch_archs.cell(r, "torch_max"));
+    if (!lo || !hi || want < *lo || *hi < want || pytorch_archs.cell(r, "cuda_variant") != variant) continue;
+    std::vector<std::string> out = split_cell(pytorch_archs.cell(r, "archs"), ';');
+    if (!pytorch_archs.cell(r, "ptx").empty()) out.push_back(pytorch_archs.cell(r, "ptx"));
+    return out;
+  }
+  return {};
+}
+
+std::vector<Version> CompatTables::torch_arch_variants(const Version& torch) const {
+  std::vector<Version> out;
+  Version want = major_minor(torch);
+  for (std::size_t r = 0; r < pytorch_archs.rows.size(); ++r) {
+    auto lo = Version::parse(pytorch_archs.cell(r, "torch_min")), hi = Version::parse(pytorch_archs.cell(r, "torch_max"));
+    const std::string& tag = pytorch_archs.cell(r, "cuda_variant");  // "cu128"
+    if (!lo || !hi || want < *lo || *hi < want || tag.size() < 5) continue;
+    out.push_back(Version({std::stoi(tag.substr(2, 2)), std::stoi(tag.substr(4))}));
+  }
+  return out;
+}
+
+std::optional<std::size_t> CompatTables::jax_row(const Version& jax) const {
+  for (std::size_t r = 0; r < jax_cuda.rows.size(); ++r) {
+    auto lo = Version::parse(jax_cuda.cell(r, "jax_min"));
+    auto below = Version::parse(jax_cuda.cell(r, "jax_below"));
+    if (lo && !(jax < *lo) && (!below || jax < *below)) return r;
+  }
+  return std::nullopt;
+}
+
+std::optional<Version> CompatTables::jax_cuda_build(std::size_t row, int major) const {
+  return by_major(jax_cuda.cell(row, "cuda_builds"), major);
+}
+
+std::optional<Version> CompatTables::jax_min_compute_capability(std::size_t row, int major) const {
+  return by_major(jax_cuda.cell(row, "min_cc"), major);
+}
+
 CompatTables load_compat_tables(const std::string& dir) {
   auto load = [&](const std::string& name) {
     std::string path = dir + "/" + name;
@@ -291,6 +364,7 @@ CompatTables load_compat_tables(const std::string& dir) {
   t.gpu_models = load("gpu_models.csv");
   t.tensorflow_gpu = load("tensorflow_gpu.csv");
   t.pytorch_cuda = load("pytorch_cuda.csv");
+  t.pytorch_archs = load("pytorch_archs.csv");
   t.jax_cuda = load("jax_cuda.csv");
   // Touch the columns the rules use, so a renamed column fails at load, not mid-report.
   for (const char* c : {"cuda_version", "min_driver_linux", "kind", "source_url"}) t.cuda_driver.column(c);
@@ -301,6 +375,8 @@ CompatTables load_compat_tables(const std::string& dir) {
   }
   for (const char* c : {"torch_version", "python_versions", "cuda_versions"}) t.pytorch_cuda.column(c);
   for (const char* c : {"cudnn_version", "cuda_versions_supported"}) t.cudnn_cuda.column(c);
+  for (const char* c : {"torch_min", "torch_max", "cuda_variant", "archs", "ptx"}) t.pytorch_archs.column(c);
+  for (const char* c : {"jax_min", "jax_below", "cuda_builds", "min_cc"}) t.jax_cuda.column(c);
   return t;
 }
 

@@ -77,10 +77,17 @@ void scan_site(const RootFs& fs, const std::string& site, PythonEnvFacts& env) {
     if (starts_with(name, "tensorflow") || name == "tf-nightly") read_tf_build_info(fs, site, pkg);
     if (name == "torch") read_torch_version(fs, site, pkg);
     static const std::regex kJaxPlugin(R"(jax-cuda(\d+)-(plugin|pjrt))");
+    // Monolithic CUDA jaxlibs (up to 0.4.29) carry the build in the local version:
+    // "0.4.13+cuda12.cudnn89".
+    static const std::regex kJaxlibCuda(R"(\+cuda(\d+)(\.cudnn(\d)(\d+))?)");
     std::smatch m;
     if (std::regex_match(name, m, kJaxPlugin)) {
       pkg.cuda_build = true;
       pkg.cuda_version = m[1];
+    } else if (name == "jaxlib" && std::regex_search(version, m, kJaxlibCuda)) {
+      pkg.cuda_build = true;
+      pkg.cuda_version = m[1];
+      if (m[2].matched) pkg.cudnn_version = m[3].str() + "." + m[4].str();
     }
     env.packages.push_back(pkg);
   }

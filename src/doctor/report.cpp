@@ -41,7 +41,12 @@ nlohmann::ordered_json facts_json(const Facts& f) {
   j["nvcc_on_path"] = f.nvcc_on_path;
   j["libraries"] = json::array();
   for (const auto& l : f.libraries) {
-    j["libraries"].push_back({{"name", l.name}, {"version", l.version}, {"path", l.path}, {"source", l.source}});
+    json lib = {{"name", l.name}, {"version", l.version}, {"path", l.path}, {"source", l.source}};
+    if (!l.cuda_major.empty()) {
+      lib["cuda_major"] = l.cuda_major;
+      lib["cuda_major_source"] = l.cuda_major_source;
+    }
+    j["libraries"].push_back(lib);
   }
   j["loader_finds"] = f.loader_finds;
   j["env"] = f.env;

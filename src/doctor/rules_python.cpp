@@ -20,6 +20,7 @@ bool is_framework(const std::string& name) {
 
 bool is_tensorflow(const std::string& name) { return name.rfind("tensorflow", 0) == 0; }
 bool is_torch(const std::string& name) { return name == "torch" || name == "pytorch"; }
+bool is_jax(const std::string& name) { return name == "jaxlib" || name.rfind("jax-cuda", 0) == 0; }
 
 std::vector<Version> versions_in(const std::string& text) {
   std::vector<Version> out;
@@ -64,6 +65,38 @@ std::optional<Version> torch_variant_for_driver(const Facts& facts, const Compat
     if (best) return best;
   }
   return std::nullopt;
+}
+
+// Does an arch list have SASS a GPU of compute capability code `cc` (86) runs: same major,
+// not newer (cubins run on later minors of their major)?
+bool has_sass_for(const std::vector<std::string>& archs, int cc) {
+  for (const auto& a : archs) {
+    auto n = Version::parse(a.substr(a.find('_') + 1));
+    if (a.rfind("sm_", 0) == 0 && n && n->major() / 10 == cc / 10 && n->major() <= cc) return true;
+  }
+  return false;
+}
+
+// A torch wheel whose published arch list (pytorch_archs.csv) has SASS for `cc` and whose
+// CUDA the driver runs: another variant of the installed release first, else the newest
+// release in the table with one. Empty when none.
+std::string torch_arch_fix(const Facts& facts, const CompatTables& tables, const PackageFacts& p, int cc) {
+  auto installed = Version::parse(p.version);
+  std::vector<std::pair<Version, std::string>> releases;  // release, pin
+  if (installed) releases.push_back({*installed, public_version(p.version)});
+  for (std::size_t r = 0; r < tables.pytorch_archs.rows.size(); ++r) {
+    if (auto v = Version::parse(tables.pytorch_archs.cell(r, "torch_max"))) releases.push_back({*v, v->str() + ".*"});
+  }
+  bool driver = facts.driver.loaded && !facts.driver.version.empty();
+  for (const auto& [release, pin] : releases) {
+    std::optional<Version> best;
+    for (const auto& variant : tables.torch_arch_variants(release)) {
+      bool runs = !driver || driver_supports(facts, tables, variant).status != Status::kFail;
+      if (runs && has_sass_for(tables.torch_archs(release, variant), cc) && (!best || *best < variant)) best = variant;
+    }
+    if (best) return "pip install torch==" + pin + " --index-url https://download.pytorch.org/whl/" + cu_tag(*best);
+  }
+  return "";
 }
 
 void check_driver_for(const Facts& facts, const CompatTables& tables, const PythonEnvFacts& env,
@@ -142,11 +175,35 @@ void check_arch_for(const Facts& facts, const CompatTables& tables, const Python
                      "install a build made with CUDA <= " + range->last->str()});
       continue;
     }
-    if (p.cuda_archs.empty()) continue;
+    // JAX states a lowest compute capability per CUDA major instead of an arch list.
+    if (is_jax(p.name)) {
+      auto pv = Version::parse(p.version);
+      auto row = pv ? tables.jax_row(*pv) : std::nullopt;
+      auto min_cc = row ? tables.jax_min_compute_capability(*row, cuda.major()) : std::nullopt;
+      if (min_cc && *cc < *min_cc) {
+        out.push_back({id, Status::kFail, who + " has no kernels for GPU " + std::to_string(gpu.index) + " (" + gpu.name + ")",
+                       "JAX's CUDA " + std::to_string(cuda.major()) + " wheels of release " + pv->str() +
+                           " are built for compute capability >= " + min_cc->str() + " (data/compat/jax_cuda.csv); GPU " +
+                           std::to_string(gpu.index) + " is " + gpu.compute_capability,
+                       "no JAX CUDA wheel covers compute capability " + gpu.compute_capability +
+                           ": run JAX on the CPU (pip install jax) or build jaxlib from source for sm_" +
+                           std::to_string(cc->major() * 10 + cc->minor())});
+      }
+      continue;
+    }
+    // PyTorch's version.py has no arch list: its published one per wheel variant stands in.
+    std::vector<std::string> archs = p.cuda_archs;
+    std::string archs_from;
+    auto tv = Version::parse(p.version);
+    if (archs.empty() && p.name == "torch" && tv) {
+      archs = tables.torch_archs(*tv, mm);
+      archs_from = " (PyTorch's published list for " + tv->major_minor() + " " + cu_tag(mm) + ")";
+    }
+    if (archs.empty()) continue;
     int want = cc->major() * 10 + cc->minor();
     bool sass = false, ptx = false;
     int lowest = 1 << 30;
-    for (const auto& a : p.cuda_archs) {
+    for (const auto& a : archs) {
       std::size_t us = a.find('_');
       auto n = Version::parse(a.substr(us + 1));
       if (!n) continue;
@@ -155,22 +212,27 @@ void check_arch_for(const Facts& facts, const CompatTables& tables, const Python
       if (a.rfind("sm_", 0) == 0 && code / 10 == want / 10 && code <= want) sass = true;
       if (a.rfind("compute_", 0) == 0 && code <= want) ptx = true;
     }
-    std::string archs;
-    for (const auto& a : p.cuda_archs) archs += (archs.empty() ? "" : " ") + a;
+    std::string list;
+    for (const auto& a : archs) list += (list.empty() ? "" : " ") + a;
+    list += archs_from;
+    std::string fix = "use a build that lists sm_" + std::to_string(want);
+    if (!sass && p.name == "torch") {
+      if (std::string t = torch_arch_fix(facts, tables, p, want); !t.empty()) fix = t;
+    }
     if (sass) {
       out.push_back({id, Status::kOk, who + " has kernels for GPU " + std::to_string(gpu.index),
-                     "built for " + archs, ""});
+                     "built for " + list, ""});
     } else if (ptx) {
       out.push_back({id, Status::kWarn, who + " has only PTX for GPU " + std::to_string(gpu.index) + " (" + gpu.name + ")",
-                     "built for " + archs + ": no SASS for compute capability " + gpu.compute_capability +
+                     "built for " + list + ": no SASS for compute capability " + gpu.compute_capability +
                          "; the driver JIT-compiles PTX at start-up (minutes, cached), and PTX from an older "
                          "toolchain can fail with CUDA_ERROR_INVALID_PTX",
-                     "use a build that lists sm_" + std::to_string(want)});
+                     fix});
     } else {
       out.push_back({id, Status::kFail, who + " has no kernels for GPU " + std::to_string(gpu.index) + " (" + gpu.name + ")",
-                     "built for " + archs + "; compute capability " + gpu.compute_capability +
+                     "built for " + list + "; compute capability " + gpu.compute_capability +
                          (want < lowest ? " is older than every target" : " is not covered and there is no PTX to JIT"),
-                     "use a build that lists sm_" + std::to_string(want)});
+                     fix});
     }
   }
 }
@@ -394,6 +456,15 @@ void check_python(const Facts& facts, const CompatTables& tables, std::vector<Ch
       auto cuda = Version::parse(p.cuda_version);
       std::string built = "built for CUDA " + (p.cuda_version.empty() ? "?" : p.cuda_version) +
                           (p.cudnn_version.empty() ? "" : ", cuDNN " + p.cudnn_version);
+      // A JAX wheel names only its CUDA major; jax_cuda.csv says which CUDA that release's
+      // wheels of the major were built with, which is what the driver must run.
+      if (auto pv = Version::parse(p.version); is_jax(p.name) && cuda && pv) {
+        auto row = tables.jax_row(*pv);
+        if (auto b = row ? tables.jax_cuda_build(*row, cuda->major()) : std::nullopt) {
+          built += " (JAX " + pv->str() + "'s CUDA " + std::to_string(cuda->major()) + " wheels: CUDA " + b->major_minor() + ")";
+          cuda = b;
+        }
+      }
       std::string title = who + ": CUDA build";
       auto fv = Version::parse(p.version);
       if (fv && is_torch(p.name) && p.name == "torch") {

@@ -26,7 +26,7 @@ struct CsvTable {
 CsvTable parse_csv(const std::string& text, const std::string& file);
 
 struct CompatTables {
-  CsvTable cuda_driver, cudnn_cuda, gpu_arch, gpu_models, tensorflow_gpu, pytorch_cuda, jax_cuda;
+  CsvTable cuda_driver, cudnn_cuda, gpu_arch, gpu_models, tensorflow_gpu, pytorch_cuda, pytorch_archs, jax_cuda;
 
   std::vector<const CsvTable*> all() const;
   // Minimum Linux driver for a CUDA major.minor (its GA release); nullopt if unknown.
@@ -48,6 +48,20 @@ struct CompatTables {
   // Row index in tensorflow_gpu / pytorch_cuda for a release, matching major.minor.
   std::optional<std::size_t> tensorflow_row(const Version& tf) const;
   std::optional<std::size_t> pytorch_row(const Version& torch) const;
+  // The GPU code the wheel variant `cuda` (12.8 -> cu128) of torch release `torch` ships,
+  // per pytorch_archs.csv: "sm_75", ..., and "compute_120" when it carries PTX; empty
+  // when the table has no row for the pair.
+  std::vector<std::string> torch_archs(const Version& torch, const Version& cuda) const;
+  // The CUDA versions of the variants pytorch_archs.csv lists for a torch release.
+  std::vector<Version> torch_arch_variants(const Version& torch) const;
+  // The jax_cuda.csv row whose [jax_min, jax_below) holds `jax` (open-ended when
+  // jax_below is empty); nullopt when none.
+  std::optional<std::size_t> jax_row(const Version& jax) const;
+  // From that row: the CUDA version the CUDA-`major` wheels were built with (or the
+  // minimum they need where the source gives only that), and the lowest compute
+  // capability they are built for. nullopt when the row does not say.
+  std::optional<Version> jax_cuda_build(std::size_t row, int major) const;
+  std::optional<Version> jax_min_compute_capability(std::size_t row, int major) const;
   // The newest cuDNN version the cudnn table knows.
   Version newest_known_cudnn() const;
   // The CUDA majors cuDNN major.minor of `cudnn` was released for (cudnn_cuda.csv rows
