@@ -35,6 +35,28 @@ TEST(CompatTables, EveryFrameworkCudaVersionHasADriverRow) {
   for (std::size_t r = 0; r < t.pytorch_cuda.rows.size(); ++r) {
     check(t.pytorch_cuda.cell(r, "cuda_versions"), "torch " + t.pytorch_cuda.cell(r, "torch_version"));
   }
+  for (std::size_t r = 0; r < t.jax_cuda.rows.size(); ++r) {
+    check(t.jax_cuda.cell(r, "cuda_builds"), "jax " + t.jax_cuda.cell(r, "jax_min"));
+  }
+}
+
+// pytorch_archs.csv rows name a variant the release really has (pytorch_cuda.csv), and
+// every arch is an sm_XX / compute_XX target.
+TEST(CompatTables, TorchArchRowsMatchTheReleaseTable) {
+  const CompatTables& t = tables();
+  std::regex arch(R"((sm|compute)_\d{2,3})");
+  for (std::size_t r = 0; r < t.pytorch_archs.rows.size(); ++r) {
+    for (const char* bound : {"torch_min", "torch_max"}) {
+      Version torch = *Version::parse(t.pytorch_archs.cell(r, bound));
+      auto row = t.pytorch_row(torch);
+      ASSERT_TRUE(row.has_value()) << "torch " << torch.str();
+      std::string tag = t.pytorch_archs.cell(r, "cuda_variant");
+      std::string cuda = tag.substr(2, 2) + "." + tag.substr(4);
+      EXPECT_NE(t.pytorch_cuda.cell(*row, "cuda_versions").find(cuda), std::string::npos)
+          << "torch " << torch.str() << " has no " << tag;
+      for (const auto& a : t.torch_archs(torch, *Version::parse(cuda))) EXPECT_TRUE(std::regex_match(a, arch)) << a;
+    }
+  }
 }
 
 // The CUDA 8.0-9.2 rows were added for the framework rows that name them; each must carry
