@@ -97,13 +97,11 @@ bool parse_mpirun_version(const std::string& text, std::string& implementation, 
 
 void probe_mpi(const RootFs& fs, const ProbeOptions& options, Facts& facts) {
   MpiFacts& mpi = facts.mpi;
-  std::string bin_dir;
   if (auto it = options.env.find("PATH"); it != options.env.end()) {
     for (const auto& d : split(it->second, ':')) {
       for (const char* name : {"mpirun", "mpiexec"}) {
         if (d.empty() || !mpi.mpirun.empty() || !fs.exists(d + "/" + name) || fs.is_dir(d + "/" + name)) continue;
         mpi.mpirun = fs.resolve(d + "/" + name);
-        bin_dir = d;
       }
     }
   }
@@ -120,13 +118,21 @@ void probe_mpi(const RootFs& fs, const ProbeOptions& options, Facts& facts) {
       }
     }
   }
-  // The header a compiler sees first: Debian's alternative, the default include dirs,
-  // then each implementation's own directory and the one beside the mpirun found.
-  std::vector<std::string> headers = {
+  // The header programs compile against: the one under the mpirun's own prefix (its
+  // mpicc is on PATH beside it), Debian's alternative, the default include dirs, then
+  // each implementation's own directory.
+  std::vector<std::string> headers;
+  // An MPI installed under its own prefix (/opt/openmpi/bin/mpirun) keeps mpi.h in
+  // <prefix>/include; the resolved mpirun finds it even when PATH names a symlink.
+  if (std::size_t bin = mpi.mpirun.rfind("/bin/"); bin != std::string::npos && mpi.mpirun.substr(0, bin) != "/usr") {
+    headers.push_back(mpi.mpirun.substr(0, bin) + "/include/mpi.h");
+  }
+  for (const char* h : {
       "/usr/include/x86_64-linux-gnu/mpi/mpi.h", "/usr/include/mpi.h", "/usr/local/include/mpi.h",
       "/usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h", "/usr/include/x86_64-linux-gnu/mpich/mpi.h",
-      "/usr/include/openmpi-x86_64/mpi.h", "/usr/include/mpich-x86_64/mpi.h", "/opt/openmpi/include/mpi.h"};
-  if (!bin_dir.empty()) headers.push_back(bin_dir + "/../include/mpi.h");
+      "/usr/include/openmpi-x86_64/mpi.h", "/usr/include/mpich-x86_64/mpi.h", "/opt/openmpi/include/mpi.h"}) {
+    headers.push_back(h);
+  }
   for (const auto& h : headers) {
     auto text = fs.read(h);
     if (!text) continue;
@@ -147,6 +153,14 @@ void probe_mpi(const RootFs& fs, const ProbeOptions& options, Facts& facts) {
     mpi.header_implementation = impl;
     mpi.header_version = version;
     break;
+  }
+  // An mpirun whose name says nothing (/opt/ompi-5.0.3/bin/mpirun) is the MPI of the mpi.h
+  // under its own prefix.
+  std::size_t bin = mpi.mpirun.rfind("/bin/");
+  if (mpi.mpirun_implementation.empty() && bin != std::string::npos && !mpi.header.empty() &&
+      mpi.header == fs.resolve(mpi.mpirun.substr(0, bin) + "/include/mpi.h")) {
+    mpi.mpirun_implementation = mpi.header_implementation;
+    mpi.mpirun_source = "mpi.h under its prefix";
   }
   // Open MPI 3-5 ship libmpi.so.40 (2.x: .so.20); MPICH and Intel MPI share the MPICH ABI,
   // libmpi.so.12 / libmpich.so.12.

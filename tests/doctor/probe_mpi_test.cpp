@@ -76,6 +76,25 @@ TEST(DoctorMpi, IntelMpiAndMpichShareAnAbiSoNoWarning) {
   EXPECT_EQ(r.problems(), Problems{"warn driver"});
 }
 
+// Open MPI built from source into its own prefix: the mpirun's name says nothing, the
+// mpi.h under the same prefix does.
+TEST(DoctorMpi, SourceBuiltOpenMpiUnderItsOwnPrefix) {
+  FakeRoot root;
+  root.write("/opt/ompi-5.0.3/bin/mpirun", "");
+  root.write("/opt/ompi-5.0.3/include/mpi.h",
+             "#define OMPI_MAJOR_VERSION 5\n#define OMPI_MINOR_VERSION 0\n#define OMPI_RELEASE_VERSION 3\n");
+  root.symlink("/usr/local/bin/mpirun", "/opt/ompi-5.0.3/bin/mpirun");
+  // Debian's MPICH headers are installed too; the mpi.h beside the mpirun comes first.
+  root.write("/usr/include/x86_64-linux-gnu/mpich/mpi.h", "#define MPICH_VERSION \"4.0\"\n");
+  DoctorRun r = run_doctor(root, {{"PATH", "/usr/local/bin:/usr/bin"}});
+  EXPECT_EQ(r.facts.mpi.mpirun, "/opt/ompi-5.0.3/bin/mpirun");
+  EXPECT_EQ(r.facts.mpi.mpirun_implementation, "Open MPI");
+  EXPECT_EQ(r.facts.mpi.mpirun_source, "mpi.h under its prefix");
+  EXPECT_EQ(r.facts.mpi.header, "/opt/ompi-5.0.3/include/mpi.h");
+  EXPECT_NE(r.find("nnfit")->title.find("; MPI: Open MPI 5.0.3)"), std::string::npos) << r.find("nnfit")->title;
+  EXPECT_EQ(r.problems(), Problems{"warn driver"});
+}
+
 TEST(DoctorMpi, NoMpiIsAFactNotAProblem) {
   FakeRoot root;
   root.mkdir("/usr/bin");

@@ -84,7 +84,7 @@ struct PythonEnvFacts {
 struct MpiFacts {
   std::string mpirun;                 // in-root path of the first mpirun/mpiexec on PATH, resolved
   std::string mpirun_implementation;  // "Open MPI", "MPICH", "Intel MPI"; empty when unknown
-  std::string mpirun_version;         // from `mpirun --version` (this machine only), else the path
+  std::string mpirun_version;         // from `mpirun --version` (this machine only), else empty
   std::string mpirun_source;          // "mpirun --version" or "file name"
   std::string header;                 // first mpi.h found
   std::string header_implementation;
