@@ -146,7 +146,7 @@ void probe_headers(const RootFs& fs, const std::string& include_dir, Facts& fact
     if (!a.empty()) {
       add_library(facts, {"cudnn", a + "." + macro_value(*old, "CUDNN_MINOR") + "." +
                               macro_value(*old, "CUDNN_PATCHLEVEL"),
-                          include_dir + "/cudnn.h", "header"});
+                          include_dir + "/cudnn.h", "header", "", ""});
     }
   }
   if (auto text = fs.read(include_dir + "/cublas_api.h")) {
@@ -154,14 +154,14 @@ void probe_headers(const RootFs& fs, const std::string& include_dir, Facts& fact
     if (!a.empty()) {
       add_library(facts, {"cublas", a + "." + macro_value(*text, "CUBLAS_VER_MINOR") + "." +
                               macro_value(*text, "CUBLAS_VER_PATCH"),
-                          include_dir + "/cublas_api.h", "header"});
+                          include_dir + "/cublas_api.h", "header", "", ""});
     }
   }
   if (auto text = fs.read(include_dir + "/nccl.h")) {
     std::string a = macro_value(*text, "NCCL_MAJOR");
     if (!a.empty()) {
       add_library(facts, {"nccl", a + "." + macro_value(*text, "NCCL_MINOR") + "." + macro_value(*text, "NCCL_PATCH"),
-                          include_dir + "/nccl.h", "header"});
+                          include_dir + "/nccl.h", "header", "", ""});
     }
   }
 }
@@ -223,7 +223,7 @@ void probe_cudnn_runtime(Facts& facts) {
                                     : std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 100) + "." +
                                           std::to_string(v % 100);
       std::string where = facts.loader_finds.count(soname) ? facts.loader_finds.at(soname) + "/" + soname : soname;
-      add_library(facts, {"cudnn", text, where, "cudnnGetVersion"});
+      add_library(facts, {"cudnn", text, where, "cudnnGetVersion", "", ""});
     }
     dlclose(lib);
     return;
