@@ -31,7 +31,10 @@ Subcommand add_plan_command(CLI::App& parent);
 // `nnfit doctor [--json] [--root DIR] [--env PATH]... [--target FRAMEWORK [--write-env FILE]]`
 Subcommand add_doctor_command(CLI::App& parent);
 
-// `nnfit data inspect PATH [--take N] [--json]`
+// `nnfit data inspect PATH [--take N] [--json]`, `nnfit data bench CONFIG.json [--split S]
+//  [--epochs N] [--compute-threads N] [--json]`
 Subcommand add_data_command(CLI::App& parent);
+// The `bench` subcommand of `data` (data_bench.cpp).
+Subcommand add_data_bench_command(CLI::App& data);
 
 }  // namespace nnfit::cli

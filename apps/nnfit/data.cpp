@@ -188,7 +188,11 @@ Subcommand add_data_command(CLI::App& parent) {
   inspect->add_option("path", args->path, "the file")->required();
   inspect->add_option("--take", args->take, "how many records to print (default 3)");
   inspect->add_flag("--json", args->json, "print {path, format, records, element_spec, first} as JSON");
-  return {data, [args, inspect] { return inspect->parsed() ? run_inspect(*args) : 2; }};
+  Subcommand bench = add_data_bench_command(*data);
+  return {data, [args, inspect, bench] {
+            if (inspect->parsed()) return run_inspect(*args);
+            return bench.app->parsed() ? bench.run() : 2;
+          }};
 }
 
 }  // namespace nnfit::cli

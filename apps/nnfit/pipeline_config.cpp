@@ -323,12 +323,7 @@ data::Dataset::MapFn map_fn(const StageSpec& st, std::uint64_t fit_seed) {
   const std::string& fn = st.fn;
   if (fn == "normalize") {
     return on([st](const Tensor& t, const data::Element&) {
-      Tensor x = data::cast(t, DType::f32);
-      if (st.scale != 1.0f) {
-        Tensor y = Tensor::zeros(x.shape(), DType::f32);
-        for (std::int64_t i = 0; i < x.numel(); ++i) y.data<float>()[i] = x.data<float>()[i] * st.scale;
-        x = y;
-      }
+      Tensor x = data::rescale(t, st.scale);
       if (st.mean == std::vector<float>{0.0f} && st.stddev == std::vector<float>{1.0f}) return x;
       return data::normalize(x, st.mean, st.stddev);
     });
@@ -440,7 +435,7 @@ data::Dataset build_pipeline(const PipelineSpec& spec, std::int64_t batch_size, 
     try {
       if (op == "map") {
         name = "map(" + st.fn + ")";
-        data::MapOptions mo{st.parallel, st.deterministic};
+        data::MapOptions mo{st.parallel, st.deterministic, name};
         const data::ElementSpec out = map_spec(st, ds.element_spec());
         if (is_random(st)) {
           // enumerate puts the index first; move it last for the map, then drop it.

@@ -172,10 +172,18 @@ int run_train(const TrainArgs& args) {
     if (train_dataset || fit.validation_dataset) {
       // What a pipeline yields is only seen while training: an element that does not fit
       // the model is bad data met at run time (exit 1), named by split and batch.
+      if (env_flag_enabled("NNFIT_VERBOSE")) {
+        fit.autotune.log = [](const std::string& line) { std::fprintf(stderr, "nnfit: autotune: %s\n", line.c_str()); };
+      }
+      History h;
       try {
-        train_dataset ? model->fit(*train_dataset, fit) : model->fit(train_tensors.first, train_tensors.second, fit);
+        h = train_dataset ? model->fit(*train_dataset, fit) : model->fit(train_tensors.first, train_tensors.second, fit);
       } catch (const InvalidArgument& e) {
         throw Error(cfg.path + ": " + e.what(), e.hint());
+      }
+      if (!args.quiet && !h.autotune_summary.empty()) {
+        std::printf("autotune: %s (%zu change%s; NNFIT_VERBOSE=1 logs each)\n", h.autotune_summary.c_str(),
+                    h.autotune_decisions.size(), h.autotune_decisions.size() == 1 ? "" : "s");
       }
     } else {
       model->fit(train_tensors.first, train_tensors.second, fit);

@@ -32,12 +32,17 @@ Tensor::Tensor(std::shared_ptr<Buffer> buffer, Shape shape, DType dtype, std::si
 }
 
 Tensor Tensor::zeros(Shape shape, DType dtype) {
+  Tensor t = uninitialized(std::move(shape), dtype);
+  std::memset(t.buffer_->data(), 0, t.buffer_->bytes());
+  return t;
+}
+
+Tensor Tensor::uninitialized(Shape shape, DType dtype) {
   std::size_t bytes = static_cast<std::size_t>(shape.numel()) * dtype_size(dtype);
   std::size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded == 0) rounded = 64;
   void* p = std::aligned_alloc(64, rounded);
   if (p == nullptr) throw OutOfMemory("host allocation of " + std::to_string(rounded) + " bytes failed");
-  std::memset(p, 0, rounded);
   auto buf = std::make_shared<Buffer>(p, rounded, Device{}, [](void* q) { std::free(q); });
   return Tensor(std::move(buf), std::move(shape), dtype);
 }

@@ -15,7 +15,7 @@ Tensor stack(const std::vector<Tensor>& parts, const std::string& who, std::size
   const Tensor& first = parts.front();
   std::vector<std::int64_t> dims{static_cast<std::int64_t>(parts.size())};
   dims.insert(dims.end(), first.shape().dims().begin(), first.shape().dims().end());
-  Tensor out = Tensor::zeros(Shape(std::move(dims)), first.dtype());
+  Tensor out = Tensor::uninitialized(Shape(std::move(dims)), first.dtype());
   const std::size_t bytes = first.nbytes();
   auto* dst = static_cast<char*>(out.raw());
   for (std::size_t i = 0; i < parts.size(); ++i) {

@@ -4,6 +4,7 @@
 // keyed by that number. Deterministic mode hands them out in sequence order; otherwise the
 // earliest finished result goes first. At most 2 x threads elements are in flight, which
 // bounds memory and keeps a slow element from letting the others run far ahead.
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <map>
@@ -12,6 +13,7 @@
 
 #include "data/element_util.h"
 #include "nnfit/core/error.h"
+#include "nnfit/data/autotune.h"
 
 namespace nnfit::data {
 namespace {
@@ -31,16 +33,26 @@ class SequentialMapIterator final : public Iterator {
   Dataset::MapFn fn_;
 };
 
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 // Owns its worker threads; the consumer side (next) is single-threaded like any iterator.
+// With an Autotuner knob it starts knob->max workers, of which only the first
+// knob->value take work (the others sleep until the knob grows), and reports its
+// consumer's waits and its workers' busy time to the knob.
 class ParallelMapIterator final : public Iterator {
  public:
-  ParallelMapIterator(std::unique_ptr<Iterator> input, Dataset::MapFn fn, int threads,
-                      bool deterministic)
+  ParallelMapIterator(std::unique_ptr<Iterator> input, Dataset::MapFn fn, int threads, bool deterministic,
+                      std::shared_ptr<AutotuneKnob> knob)
       : input_(std::move(input)),
         fn_(std::move(fn)),
         deterministic_(deterministic),
-        capacity_(2 * static_cast<std::int64_t>(threads)) {
-    for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+        threads_(knob ? knob->max : threads),
+        knob_(std::move(knob)) {
+    if (knob_) knob_->active = true;
+    for (int i = 0; i < threads_; ++i) workers_.emplace_back([this, i] { work(i); });
   }
 
   ~ParallelMapIterator() override {
@@ -50,9 +62,21 @@ class ParallelMapIterator final : public Iterator {
     }
     work_cv_.notify_all();
     for (std::thread& t : workers_) t.join();
+    if (knob_) knob_->active = false;
   }
 
   std::optional<Element> next() override {
+    if (!knob_) return take();
+    AutotuneKnob::Wait wait(*knob_);
+    std::optional<Element> e = take();
+    if (e) ++knob_->elements;
+    return e;
+  }
+
+ private:
+  int allowed() const { return knob_ ? knob_->value.load(std::memory_order_relaxed) : threads_; }
+
+  std::optional<Element> take() {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       auto it = deterministic_ ? done_.find(next_out_) : done_.begin();
@@ -73,20 +97,24 @@ class ParallelMapIterator final : public Iterator {
     }
   }
 
- private:
   struct Result {
     std::optional<Element> value;
     std::exception_ptr error;
   };
 
-  void work() {
+  void work(int index) {
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mu_);
-        work_cv_.wait(lock, [&] { return cancelled_ || input_end_ || outstanding_ < capacity_; });
+        auto ready = [&] {
+          return cancelled_ || input_end_ || (index < allowed() && outstanding_ < 2 * std::int64_t{allowed()});
+        };
+        // A knob can grow without a notification: parked workers look again every 20 ms.
+        while (!ready()) work_cv_.wait_for(lock, std::chrono::milliseconds(knob_ ? 20 : 1000));
         if (cancelled_ || input_end_) return;
         ++outstanding_;
       }
+      const std::int64_t busy_start = knob_ ? now_ns() : 0;
       std::int64_t seq;
       Result r;
       bool end = false;
@@ -119,18 +147,20 @@ class ParallelMapIterator final : public Iterator {
           r.error = std::current_exception();
         }
       }
+      if (knob_) knob_->busy_ns += now_ns() - busy_start;
       {
         std::lock_guard<std::mutex> lock(mu_);
         done_.emplace(seq, std::move(r));
       }
-      ready_cv_.notify_all();
+      ready_cv_.notify_one();  // the only waiter is the consumer
     }
   }
 
   std::unique_ptr<Iterator> input_;  // guarded by input_mu_
   Dataset::MapFn fn_;
   const bool deterministic_;
-  const std::int64_t capacity_;
+  const int threads_;
+  const std::shared_ptr<AutotuneKnob> knob_;
   std::mutex input_mu_;
   std::int64_t next_seq_ = 0;  // guarded by input_mu_
 
@@ -156,10 +186,15 @@ class MapNode final : public DatasetNode {
     if (options_.num_parallel_calls == 0) {
       return std::make_unique<SequentialMapIterator>(input_.make_iterator(), fn_);
     }
+    std::shared_ptr<AutotuneKnob> knob;
+    if (options_.num_parallel_calls == kAutotune && Autotuner::current()) {
+      Autotuner& tuner = *Autotuner::current();
+      knob = tuner.knob(this, AutotuneKnob::Kind::parallelism, options_.name, 1, tuner.cpu_budget());
+    }
     const int threads = options_.num_parallel_calls == kAutotune ? detail::autotune_threads()
                                                                  : options_.num_parallel_calls;
-    return std::make_unique<ParallelMapIterator>(input_.make_iterator(), fn_, threads,
-                                                 options_.deterministic);
+    return std::make_unique<ParallelMapIterator>(input_.make_iterator(), fn_, threads, options_.deterministic,
+                                                 std::move(knob));
   }
 
  private:

@@ -1,9 +1,10 @@
 // prefetch: a background thread owned by the iterator pulls elements from the input into
 // a bounded queue, so producing element i+1.. overlaps with the consumer using element i.
 // Errors are queued like elements and rethrown to the consumer in order. With kAutotune
-// the buffer starts at 1 and doubles (up to kMaxAutotuneBuffer) whenever the consumer
-// finds it empty, as tf.data's PrefetchAutotuner does, until the Autotuner (issue 3)
-// takes over the knob.
+// under an Autotuner the buffer size is its knob (it starts at 1; the tuner grows it
+// within the RAM budget, and this stage reports its consumer's waits and element sizes);
+// without one, the buffer starts at 1 and doubles (up to kMaxAutotuneBuffer) whenever
+// the consumer finds it empty, as tf.data's PrefetchAutotuner does.
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -12,19 +13,28 @@
 
 #include "data/element_util.h"
 #include "nnfit/core/error.h"
+#include "nnfit/data/autotune.h"
 
 namespace nnfit::data {
 namespace {
 
 constexpr std::size_t kMaxAutotuneBuffer = 64;
 
+std::int64_t element_bytes(const Element& e) {
+  std::int64_t n = 0;
+  for (const Tensor& t : e) n += static_cast<std::int64_t>(t.nbytes());
+  return n;
+}
+
 // The consumer side is single-threaded; the producer thread is joined on destruction.
 class PrefetchIterator final : public Iterator {
  public:
-  PrefetchIterator(std::unique_ptr<Iterator> in, int buffer_size)
+  PrefetchIterator(std::unique_ptr<Iterator> in, int buffer_size, std::shared_ptr<AutotuneKnob> knob)
       : in_(std::move(in)),
-        autotune_(buffer_size == kAutotune),
-        capacity_(autotune_ ? 1 : static_cast<std::size_t>(buffer_size)) {
+        autotune_(buffer_size == kAutotune && !knob),
+        knob_(std::move(knob)),
+        capacity_(knob_ ? static_cast<std::size_t>(knob_->value.load()) : autotune_ ? 1 : static_cast<std::size_t>(buffer_size)) {
+    if (knob_) knob_->active = true;
     producer_ = std::thread([this] { produce(); });
   }
   ~PrefetchIterator() override {
@@ -34,19 +44,32 @@ class PrefetchIterator final : public Iterator {
     }
     space_cv_.notify_all();
     producer_.join();
+    if (knob_) knob_->active = false;
   }
 
   std::optional<Element> next() override {
     std::unique_lock<std::mutex> lock(mu_);
+    if (knob_ && capacity_ != static_cast<std::size_t>(knob_->value.load())) {
+      capacity_ = static_cast<std::size_t>(knob_->value.load());
+      space_cv_.notify_one();
+    }
     if (queue_.empty() && !end_ && autotune_ && capacity_ < kMaxAutotuneBuffer) {
       capacity_ *= 2;
       space_cv_.notify_one();
+    }
+    if (knob_ && queue_.empty() && !end_) {
+      AutotuneKnob::Wait wait(*knob_);
+      ready_cv_.wait(lock, [&] { return !queue_.empty() || end_; });
     }
     ready_cv_.wait(lock, [&] { return !queue_.empty() || end_; });
     if (queue_.empty()) return std::nullopt;
     Slot s = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();
+    if (knob_ && s.value) {
+      ++knob_->elements;
+      knob_->element_bytes = element_bytes(*s.value);
+    }
     space_cv_.notify_one();
     if (s.error) std::rethrow_exception(s.error);
     return std::move(s.value);
@@ -91,7 +114,8 @@ class PrefetchIterator final : public Iterator {
   }
 
   std::unique_ptr<Iterator> in_;  // used only by the producer thread
-  const bool autotune_;
+  const bool autotune_;                       // doubling on empty reads (no tuner)
+  const std::shared_ptr<AutotuneKnob> knob_;  // the tuner's knob, or null
   mutable std::mutex mu_;  // guards the members below
   std::condition_variable space_cv_, ready_cv_;
   std::size_t capacity_;
@@ -108,7 +132,12 @@ class PrefetchNode final : public DatasetNode {
   std::int64_t cardinality() const override { return input_.cardinality(); }
   std::string name() const override { return "prefetch"; }
   std::unique_ptr<Iterator> make_iterator() const override {
-    return std::make_unique<PrefetchIterator>(input_.make_iterator(), buffer_size_);
+    std::shared_ptr<AutotuneKnob> knob;
+    if (buffer_size_ == kAutotune && Autotuner::current()) {
+      knob = Autotuner::current()->knob(this, AutotuneKnob::Kind::buffer, "prefetch", 1,
+                                        static_cast<int>(kMaxAutotuneBuffer));
+    }
+    return std::make_unique<PrefetchIterator>(input_.make_iterator(), buffer_size_, std::move(knob));
   }
 
  private:

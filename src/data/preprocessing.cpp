@@ -63,6 +63,22 @@ Tensor cast(const Tensor& t, DType dtype) {
   return out;
 }
 
+Tensor rescale(const Tensor& t, float scale, float offset) {
+  Tensor out = Tensor::uninitialized(t.shape(), DType::f32);
+  float* o = out.data<float>();
+  const std::int64_t n = t.numel();
+  if (t.dtype() == DType::u8) {
+    const std::uint8_t* in = t.data<std::uint8_t>();
+    for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<float>(in[i]) * scale + offset;
+  } else if (t.dtype() == DType::f32) {
+    const float* in = t.data<float>();
+    for (std::int64_t i = 0; i < n; ++i) o[i] = in[i] * scale + offset;
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<float>(get(t, i)) * scale + offset;
+  }
+  return out;
+}
+
 Tensor convert_image_dtype(const Tensor& t, DType dtype) {
   if (t.dtype() == DType::u8 && dtype == DType::f32) {
     Tensor out = Tensor::zeros(t.shape(), dtype);

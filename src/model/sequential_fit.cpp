@@ -140,7 +140,8 @@ Sequential::Entry& Sequential::stage_element(const data::Element& element, bool 
   return e;
 }
 
-History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per_epoch, EpochFeed& feed) {
+History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per_epoch, EpochFeed& feed,
+                               data::Autotuner* tuner) {
   NNFIT_CHECK(!(options.validation_data && options.validation_dataset), InvalidArgument,
               "give validation_data or validation_dataset, not both");
   std::vector<Metric> metrics = make_metrics(compile_options_, one_prediction(output_shape()));
@@ -193,7 +194,7 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
     Logs logs;
     for (const Metric& m : metrics) logs.push_back({m.name(), m.result()});
     logs.push_back({"loss", loss_sum / static_cast<double>(seen)});
-    for (const auto& [k, val] : validate(options)) logs.push_back({"val_" + k, val});
+    for (const auto& [k, val] : validate(options, tuner)) logs.push_back({"val_" + k, val});
     logs.push_back({"train_seconds", train_seconds});
     logs.push_back({"samples_per_s", static_cast<double>(seen) / train_seconds});
     logs.push_back({"input_wait_fraction", train_seconds > 0 ? wait_seconds / train_seconds : 0.0});
@@ -219,8 +220,8 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
   return history;
 }
 
-Logs Sequential::validate(const FitOptions& options) {
-  if (options.validation_dataset) return evaluate(*options.validation_dataset);
+Logs Sequential::validate(const FitOptions& options, data::Autotuner* tuner) {
+  if (options.validation_dataset) return evaluate_dataset(*options.validation_dataset, tuner);
   if (options.validation_data) {
     return evaluate(options.validation_data->first, options.validation_data->second, options.batch_size);
   }
@@ -265,7 +266,7 @@ History Sequential::fit(const Tensor& x_in, const Tensor& y_in, const FitOptions
     NNFIT_CHECK(rows == (step < steps ? bs : last), InvalidArgument, "internal: batch of ", rows, " rows at step ", step);
     return &e;
   };
-  return train_loop(o, steps, feed);
+  return train_loop(o, steps, feed, nullptr);
 }
 
 History Sequential::fit(const data::Dataset& train, const FitOptions& options) {
@@ -279,12 +280,15 @@ History Sequential::fit(const data::Dataset& train, const FitOptions& options) {
   // step; a partial last batch is planned when it first arrives.
   entry(true, options.batch_size);
   if (options.validation_dataset) entry(false, options.batch_size);
+  data::AutotuneOptions ao = options.autotune;
+  if (ao.compute_threads == 0) ao.compute_threads = num_threads();
+  data::Autotuner tuner(ao);
   std::unique_ptr<data::Iterator> it;
   std::int64_t index = 0;
   EpochFeed feed;
   feed.begin = [&](std::int64_t) {
     it.reset();  // join the previous pass's threads before starting the next
-    it = train.make_iterator();
+    it = tuner.make_iterator(train);
     index = 0;
   };
   feed.next = [&](std::int64_t& rows) -> Entry* {
@@ -295,8 +299,10 @@ History Sequential::fit(const data::Dataset& train, const FitOptions& options) {
     return &e;
   };
   const std::int64_t steps = train.cardinality() >= 0 ? train.cardinality() : 0;
-  History h = train_loop(options, steps, feed);
+  History h = train_loop(options, steps, feed, &tuner);
   it.reset();
+  h.autotune_summary = tuner.summary();
+  h.autotune_decisions = tuner.decisions();
   return h;
 }
 
@@ -330,14 +336,19 @@ Logs Sequential::evaluate(const Tensor& x_in, const Tensor& y_in, std::int64_t b
   return logs;
 }
 
-Logs Sequential::evaluate(const data::Dataset& data) {
+Logs Sequential::evaluate(const data::Dataset& data) { return evaluate_dataset(data, nullptr); }
+
+Logs Sequential::evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner) {
   check_built();
   std::vector<Metric> metrics = make_metrics(compile_options_, one_prediction(output_shape()));
   StepContext ctx;
   ctx.training = false;
   double loss_sum = 0;
   std::int64_t seen = 0, index = 0;
-  auto it = data.make_iterator();
+  std::unique_ptr<data::Iterator> it;
+  std::optional<data::Autotuner> own;
+  if (!tuner) tuner = &own.emplace();
+  it = tuner->make_iterator(data);
   while (std::optional<data::Element> el = it->next()) {
     Entry& e = stage_element(*el, /*training=*/false, index++);
     const std::int64_t rows = (*el)[0].shape()[0];

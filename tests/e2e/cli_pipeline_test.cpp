@@ -99,3 +99,29 @@ TEST_F(CliTest, PipelineMissingFileNamesThePath) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(CliTest, DataBenchPrintsStagesAndAutotuneChoices) {
+  const std::string train = pipeline(kFull);
+  const fs::path cfg = config_with_data(model(), train, train);
+  Result r = run("data bench " + cfg.string() + " --epochs 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* s : {"epoch 1:", "epoch 2:", "source: idx", "map(normalize)", "cache", "shuffle", "batch",
+                        "prefetch(AUTOTUNE)", "autotune: "}) {
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << " not in:\n" << r.out;
+  }
+  r = run("data bench " + cfg.string() + " --epochs 1 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* s : {"\"config\"", "\"split\": \"train\"", "\"cpu_budget\"", "\"ram_budget_bytes\"", "\"epochs\"",
+                        "\"samples\": 6", "\"stages\"", "\"elements_per_s\"", "\"next_seconds\"", "\"autotune\"",
+                        "\"summary\"", "\"decisions\""}) {
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << " not in:\n" << r.out;
+  }
+}
+
+TEST_F(CliTest, DataBenchOfTheShorthandSaysHowToDescribeAPipeline) {
+  expect_error_of("data bench " + config(model()).string(), 2, {"data.train", "shorthand"});
+}
+
+}  // namespace

@@ -48,6 +48,8 @@ class Tensor {
 
   // A zero-filled host tensor from 64-byte aligned heap memory (tests, data, staging).
   static Tensor zeros(Shape shape, DType dtype = DType::f32);
+  // The same without the fill, for buffers the caller overwrites whole (batching, decoding).
+  static Tensor uninitialized(Shape shape, DType dtype = DType::f32);
 
   bool defined() const { return buffer_ != nullptr; }
   const Shape& shape() const { return shape_; }

@@ -63,6 +63,7 @@ class DatasetNode {
 struct MapOptions {
   int num_parallel_calls = 0;  // 0: sequential on the consumer thread; N threads; kAutotune
   bool deterministic = true;   // false: a parallel map yields elements as they finish
+  std::string name = "map";    // how stats and the Autotuner's log name the stage
 };
 
 struct ShuffleOptions {

@@ -19,6 +19,8 @@ Tensor cast(const Tensor& t, DType dtype);
 // tf.image.convert_image_dtype: u8 <-> f32 with scaling to [0, 1] (u8 -> f32 divides by
 // 255; f32 -> u8 multiplies by 255 and saturates); other pairs behave like cast.
 Tensor convert_image_dtype(const Tensor& t, DType dtype);
+// Keras's Rescaling: x * scale + offset as f32, in one pass (u8 images: scale 1/255).
+Tensor rescale(const Tensor& t, float scale, float offset = 0.0f);
 // (x - mean[c]) / stddev[c] over the last axis (one value each = all channels), as f32.
 // throws: InvalidArgument if the sizes do not match the channel count or a stddev is 0.
 Tensor normalize(const Tensor& t, const std::vector<float>& mean, const std::vector<float>& stddev);

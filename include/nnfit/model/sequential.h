@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "nnfit/backend/backend.h"
+#include "nnfit/data/autotune.h"
 #include "nnfit/data/dataset.h"
 #include "nnfit/model/callbacks.h"
 #include "nnfit/nn/layer.h"
@@ -39,6 +40,9 @@ struct FitOptions {
   std::optional<std::pair<Tensor, Tensor>> validation_data;
   std::optional<data::Dataset> validation_dataset;
   std::vector<Callback*> callbacks;  // not owned
+  // How a dataset's AUTOTUNE knobs are tuned: budgets (default: the cores the compute
+  // threads leave, at least one; half of the available RAM) and where decisions go.
+  data::AutotuneOptions autotune;
 };
 
 // Epoch logs hold Keras's keys ("loss", "accuracy", "val_loss", ...) and nnfit's:
@@ -47,6 +51,10 @@ struct FitOptions {
 // the next batch) and "memory_peak_bytes" (the allocator's peak so far).
 struct History {
   std::vector<Logs> epochs;          // one per epoch
+  // fit(Dataset): the AUTOTUNE choices at the end ("map(normalize) num_parallel_calls=1,
+  // prefetch buffer_size=2") and every decision on the way; empty without AUTOTUNE.
+  std::string autotune_summary;
+  std::vector<std::string> autotune_decisions;
 };
 
 // What the planner knows about a model's memory for one batch size. The five parts add
@@ -133,8 +141,10 @@ class Sequential {
   struct EpochFeed;
   void check_built() const;
   // The epoch loop both fit() overloads share; `feed` hands out each epoch's batches.
-  History train_loop(const FitOptions& options, std::int64_t steps_per_epoch, EpochFeed& feed);
-  Logs validate(const FitOptions& options);
+  History train_loop(const FitOptions& options, std::int64_t steps_per_epoch, EpochFeed& feed,
+                     data::Autotuner* tuner);
+  Logs validate(const FitOptions& options, data::Autotuner* tuner);
+  Logs evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner);
   // Copies a dataset element (x, y) into the inputs of the program for its batch size.
   Entry& stage_element(const data::Element& element, bool training, std::int64_t index);
   // The program for (training, batch), planned on first use; with `bind` the arena grows

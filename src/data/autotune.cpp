@@ -1,0 +1,266 @@
+// The Autotuner: knob registry, the decision loop and the root iterator that measures
+// the training loop's own wait.
+//
+// Note [Autotune policy]. Every interval the tuner looks at the window since its last
+// decision. The signal is the root consumer's wait (the training loop blocked in next()):
+//   * Above 1% of the window, the pipeline is too slow. The bottleneck is the knob whose
+//     own consumer waited the largest share of the window: a parallel map gains one
+//     thread if the maps' threads together stay within the CPU budget; failing that, a
+//     prefetch buffer doubles if all buffers stay within the RAM budget (estimated from
+//     the size of the last element through it). One change per window, so the effect of
+//     each is measured before the next.
+//   * Below 0.5% for 10 windows running, the pipeline keeps up with room to spare, and a
+//     map whose threads were busy less than half the time gives one back (never below
+//     one) so the compute threads get the core. Buffers never shrink (memory is cheap,
+//     a burst is not).
+// This is tf.data's hill climb on output latency, simplified to greedy single steps
+// driven by measured waits instead of an analytical model; docs/design/data.md.
+#include "nnfit/data/autotune.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "data/element_util.h"
+
+namespace nnfit::data {
+namespace {
+
+thread_local Autotuner* tls_current = nullptr;
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int available_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return 1;
+}
+
+std::int64_t mem_available_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::int64_t kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit) {
+    if (key == "MemAvailable:") return kb * 1024;
+  }
+  return std::int64_t{1} << 30;  // unknown: assume 1 GiB
+}
+
+std::string knob_label(const AutotuneKnob& k) {
+  return k.name + (k.kind == AutotuneKnob::Kind::parallelism ? " num_parallel_calls" : " buffer_size");
+}
+
+std::string percent(double share) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * share);
+  return buf;
+}
+
+}  // namespace
+
+AutotuneKnob::Wait::Wait(AutotuneKnob& k) : k_(k), start_(now_ns()) { k_.waiting_since_ns = start_; }
+
+AutotuneKnob::Wait::~Wait() {
+  k_.consumer_wait_ns += now_ns() - start_;
+  k_.waiting_since_ns = 0;
+}
+
+std::int64_t AutotuneKnob::wait_ns_at(std::int64_t now) const {
+  const std::int64_t since = waiting_since_ns;
+  return consumer_wait_ns + (since > 0 ? std::max<std::int64_t>(0, now - since) : 0);
+}
+
+namespace {
+
+// The root of a tuned pipeline: times the consumer's waits into the tuner's root knob.
+class RootIterator final : public Iterator {
+ public:
+  RootIterator(std::unique_ptr<Iterator> in, std::shared_ptr<AutotuneKnob> root)
+      : in_(std::move(in)), root_(std::move(root)) {
+    root_->active = true;
+  }
+  ~RootIterator() override { root_->active = false; }
+  std::optional<Element> next() override {
+    AutotuneKnob::Wait wait(*root_);
+    auto e = in_->next();
+    if (e) ++root_->elements;
+    return e;
+  }
+
+ private:
+  std::unique_ptr<Iterator> in_;
+  std::shared_ptr<AutotuneKnob> root_;
+};
+
+}  // namespace
+
+Autotuner::Autotuner(AutotuneOptions options)
+    : options_(std::move(options)),
+      cpu_budget_(options_.cpu_budget > 0 ? options_.cpu_budget
+                                          : std::max(1, available_cores() - std::max(0, options_.compute_threads))),
+      ram_budget_(options_.ram_budget_bytes > 0 ? options_.ram_budget_bytes : mem_available_bytes() / 2) {
+  knobs_.push_back(Tracked{this, std::make_shared<AutotuneKnob>()});  // the root
+  knobs_.back().knob->name = "input";
+  last_tick_ns_ = now_ns();
+  thread_ = std::thread([this] { loop(); });
+}
+
+Autotuner::~Autotuner() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  stop_cv_.notify_all();
+  thread_.join();
+}
+
+Autotuner* Autotuner::current() { return tls_current; }
+
+std::unique_ptr<Iterator> Autotuner::make_iterator(const Dataset& dataset) {
+  Autotuner* saved = tls_current;
+  tls_current = this;
+  std::unique_ptr<Iterator> it;
+  try {
+    it = dataset.make_iterator();
+  } catch (...) {
+    tls_current = saved;
+    throw;
+  }
+  tls_current = saved;
+  std::shared_ptr<AutotuneKnob> root;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    root = knobs_.front().knob;
+  }
+  return std::make_unique<RootIterator>(std::move(it), root);
+}
+
+std::shared_ptr<AutotuneKnob> Autotuner::knob(const void* node, AutotuneKnob::Kind kind, const std::string& name,
+                                              int initial, int max) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Tracked& t : knobs_) {
+    if (t.node == node && t.knob->kind == kind) return t.knob;
+  }
+  auto k = std::make_shared<AutotuneKnob>();
+  k->kind = kind;
+  k->name = name;
+  k->min = 1;
+  k->max = std::max(1, max);
+  k->value = std::clamp(initial, 1, k->max);
+  knobs_.push_back(Tracked{node, k});
+  return k;
+}
+
+void Autotuner::record(const std::string& line) {
+  decisions_.push_back(line);
+  if (options_.log) options_.log(line);
+}
+
+void Autotuner::tick() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::int64_t now = now_ns();
+  const double window = static_cast<double>(std::max<std::int64_t>(1, now - last_tick_ns_));
+  last_tick_ns_ = now;
+  // Shares of the window, per knob, since the last tick.
+  struct Seen {
+    Tracked* t;
+    double wait, busy_per_thread;
+  };
+  std::vector<Seen> seen;
+  for (Tracked& t : knobs_) {
+    AutotuneKnob& k = *t.knob;
+    const std::int64_t wait = k.wait_ns_at(now), busy = k.busy_ns, elements = k.elements;
+    // A wait that ended between reading its start and its sum can count twice; clamp.
+    Seen s{&t, std::clamp(static_cast<double>(wait - t.last_wait) / window, 0.0, 1.0),
+           static_cast<double>(busy - t.last_busy) / window / std::max(1, k.value.load())};
+    const bool moved = elements != t.last_elements;
+    t.last_wait = std::max(wait, t.last_wait);
+    t.last_busy = busy;
+    t.last_elements = elements;
+    if (k.active && (moved || s.wait > 0)) seen.push_back(s);
+  }
+  Tracked& root = knobs_.front();
+  const auto root_seen = std::find_if(seen.begin(), seen.end(), [&](const Seen& s) { return s.t == &root; });
+  if (root_seen == seen.end()) return;  // nothing consumed in this window
+  const double root_wait = root_seen->wait;
+  int threads = 0;
+  std::int64_t buffered = 0;
+  for (const Tracked& t : knobs_) {
+    if (!t.knob->active || &t == &root) continue;
+    if (t.knob->kind == AutotuneKnob::Kind::parallelism) threads += t.knob->value;
+    if (t.knob->kind == AutotuneKnob::Kind::buffer) buffered += t.knob->value * t.knob->element_bytes;
+  }
+
+  if (root_wait >= 0.005) root.quiet_rounds = 0;
+  if (root_wait > 0.01) {
+    // The bottleneck: the knob whose consumer waited the most, among those that can grow.
+    const Seen* best = nullptr;
+    for (const Seen& s : seen) {
+      AutotuneKnob& k = *s.t->knob;
+      if (s.t == &root || s.wait <= 0.01 || k.value >= k.max) continue;
+      if (k.kind == AutotuneKnob::Kind::parallelism && threads + 1 > cpu_budget_) continue;
+      if (k.kind == AutotuneKnob::Kind::buffer && buffered + k.value * k.element_bytes > ram_budget_) continue;
+      // Threads before buffers: a map that cannot keep up is not helped by a deeper queue.
+      auto rank = [](const Seen& x) { return std::make_pair(x.t->knob->kind == AutotuneKnob::Kind::parallelism, x.wait); };
+      if (!best || rank(s) > rank(*best)) best = &s;
+    }
+    if (!best) return;
+    AutotuneKnob& k = *best->t->knob;
+    const int from = k.value;
+    const int to = k.kind == AutotuneKnob::Kind::parallelism ? from + 1 : std::min(k.max, from * 2);
+    k.value = to;
+    record(knob_label(k) + " " + std::to_string(from) + " -> " + std::to_string(to) + " (training waited " +
+           percent(root_wait) + " of the last " + std::to_string(static_cast<int>(window / 1e6)) + " ms; its consumer " +
+           percent(best->wait) + ")");
+    return;
+  }
+  if (root_wait < 0.005 && ++root.quiet_rounds >= 10) {
+    root.quiet_rounds = 0;
+    for (const Seen& s : seen) {
+      AutotuneKnob& k = *s.t->knob;
+      if (k.kind != AutotuneKnob::Kind::parallelism || k.value <= 1 || s.busy_per_thread >= 0.5) continue;
+      const int from = k.value;
+      k.value = from - 1;
+      record(knob_label(k) + " " + std::to_string(from) + " -> " + std::to_string(from - 1) + " (threads busy " +
+             percent(s.busy_per_thread) + "; training did not wait)");
+      return;
+    }
+  }
+}
+
+void Autotuner::loop() {
+  const auto interval = std::chrono::duration<double>(options_.interval_seconds);
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_cv_.wait_for(lock, interval, [&] { return stop_; })) {
+    lock.unlock();
+    tick();
+    lock.lock();
+  }
+}
+
+std::string Autotuner::summary() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::ostringstream s;
+  bool first = true;
+  for (std::size_t i = 1; i < knobs_.size(); ++i) {
+    const AutotuneKnob& k = *knobs_[i].knob;
+    s << (first ? "" : ", ") << knob_label(k) << "=" << k.value.load();
+    first = false;
+  }
+  return s.str();
+}
+
+std::vector<std::string> Autotuner::decisions() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return decisions_;
+}
+
+}  // namespace nnfit::data
