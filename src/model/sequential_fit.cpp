@@ -141,7 +141,7 @@ Sequential::Entry& Sequential::stage_element(const data::Element& element, bool 
 }
 
 History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per_epoch, EpochFeed& feed,
-                               data::Autotuner* tuner) {
+                               data::Autotuner* validation_tuner) {
   NNFIT_CHECK(!(options.validation_data && options.validation_dataset), InvalidArgument,
               "give validation_data or validation_dataset, not both");
   std::vector<Metric> metrics = make_metrics(compile_options_, one_prediction(output_shape()));
@@ -194,7 +194,7 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
     Logs logs;
     for (const Metric& m : metrics) logs.push_back({m.name(), m.result()});
     logs.push_back({"loss", loss_sum / static_cast<double>(seen)});
-    for (const auto& [k, val] : validate(options, tuner)) logs.push_back({"val_" + k, val});
+    for (const auto& [k, val] : validate(options, validation_tuner)) logs.push_back({"val_" + k, val});
     logs.push_back({"train_seconds", train_seconds});
     logs.push_back({"samples_per_s", static_cast<double>(seen) / train_seconds});
     logs.push_back({"input_wait_fraction", train_seconds > 0 ? wait_seconds / train_seconds : 0.0});
@@ -299,10 +299,21 @@ History Sequential::fit(const data::Dataset& train, const FitOptions& options) {
     return &e;
   };
   const std::int64_t steps = train.cardinality() >= 0 ? train.cardinality() : 0;
-  History h = train_loop(options, steps, feed, &tuner);
+  // The validation pipeline gets its own tuner: its waits are not the training loop's.
+  std::optional<data::Autotuner> val_tuner;
+  if (options.validation_dataset) {
+    data::AutotuneOptions vao = ao;
+    if (ao.log) vao.log = [log = ao.log](const std::string& line) { log("validation: " + line); };
+    val_tuner.emplace(vao);
+  }
+  History h = train_loop(options, steps, feed, val_tuner ? &*val_tuner : nullptr);
   it.reset();
   h.autotune_summary = tuner.summary();
   h.autotune_decisions = tuner.decisions();
+  if (val_tuner && !val_tuner->summary().empty()) {
+    h.autotune_summary += (h.autotune_summary.empty() ? "" : "; ") + std::string("validation: ") + val_tuner->summary();
+    for (const std::string& d : val_tuner->decisions()) h.autotune_decisions.push_back("validation: " + d);
+  }
   return h;
 }
 

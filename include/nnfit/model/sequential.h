@@ -142,7 +142,7 @@ class Sequential {
   void check_built() const;
   // The epoch loop both fit() overloads share; `feed` hands out each epoch's batches.
   History train_loop(const FitOptions& options, std::int64_t steps_per_epoch, EpochFeed& feed,
-                     data::Autotuner* tuner);
+                     data::Autotuner* validation_tuner);
   Logs validate(const FitOptions& options, data::Autotuner* tuner);
   Logs evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner);
   // Copies a dataset element (x, y) into the inputs of the program for its batch size.
