@@ -9,7 +9,8 @@
 //     prefetch buffer doubles if all buffers stay within the RAM budget (estimated from
 //     the size of the last element through it). One change per window, so the effect of
 //     each is measured before the next.
-//   * Below 0.5% for 10 windows running, the pipeline keeps up with room to spare, and a
+//   * Below 0.5% for 10 windows running (windows lengthen from 10 ms to the interval while
+//     nothing changes), the pipeline keeps up with room to spare, and a
 //     map whose threads were busy less than half the time gives one back (never below
 //     one) so the compute threads get the core. Buffers never shrink (memory is cheap,
 //     a burst is not).
@@ -236,13 +237,20 @@ void Autotuner::tick() {
   }
 }
 
+// Windows start short (10 ms, or the configured interval if shorter) so a pipeline is
+// tuned within its first tens of milliseconds, and double while nothing changes, up to
+// the configured interval; a decision shortens them again to measure its effect quickly.
 void Autotuner::loop() {
-  const auto interval = std::chrono::duration<double>(options_.interval_seconds);
+  const double longest = options_.interval_seconds;
+  const double shortest = std::min(0.01, longest);
+  double interval = shortest;
   std::unique_lock<std::mutex> lock(mu_);
-  while (!stop_cv_.wait_for(lock, interval, [&] { return stop_; })) {
+  while (!stop_cv_.wait_for(lock, std::chrono::duration<double>(interval), [&] { return stop_; })) {
+    const std::size_t before = decisions_.size();
     lock.unlock();
     tick();
     lock.lock();
+    interval = decisions_.size() != before ? shortest : std::min(longest, 2 * interval);
   }
 }
 

@@ -35,7 +35,7 @@ struct AutotuneOptions {
   int compute_threads = 0;
   // Bytes AUTOTUNE prefetch buffers may hold together; 0: half of MemAvailable.
   std::int64_t ram_budget_bytes = 0;
-  double interval_seconds = 0.05;  // how often the tuner decides
+  double interval_seconds = 0.05;  // the longest window between decisions (they start at 10 ms)
   // Called with one line per decision ("map(normalize): num_parallel_calls 1 -> 2 ...").
   std::function<void(const std::string&)> log;
 };
