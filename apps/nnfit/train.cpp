@@ -17,6 +17,7 @@
 #include "nnfit/io/idx.h"
 #include "nnfit/model/callbacks.h"
 #include "nnfit/model/keras_config.h"
+#include "nnfit/model/tensorboard_callback.h"
 #include "train_config.h"
 
 namespace nnfit::cli {
@@ -27,6 +28,7 @@ struct TrainArgs {
   std::int64_t epochs = 0, batch_size = 0, seed = 0;
   int threads = 0;
   std::string metrics_json;
+  std::string logdir;
   bool quiet = false;
   MemoryFlags memory;
   CLI::Option* epochs_opt = nullptr;
@@ -168,6 +170,13 @@ int run_train(const TrainArgs& args) {
     metrics = std::make_unique<MetricsJsonWriter>(args.metrics_json, *model, fit.batch_size);
     fit.callbacks.push_back(metrics.get());
   }
+  std::unique_ptr<TensorBoard> tensorboard;
+  if (!args.logdir.empty()) {
+    TensorBoardOptions tb;
+    tb.learning_rate = model->compile_options().optimizer.learning_rate;
+    tensorboard = std::make_unique<TensorBoard>(args.logdir, tb);
+    fit.callbacks.push_back(tensorboard.get());
+  }
   try {
     if (train_dataset || fit.validation_dataset) {
       // What a pipeline yields is only seen while training: an element that does not fit
@@ -210,6 +219,8 @@ Subcommand add_train_command(CLI::App& parent) {
       ->check(CLI::PositiveNumber);
   app->add_option("--metrics-json", args->metrics_json,
                   "Rewrite this JSON file after every epoch with timings, memory and metrics (docs/cli.md)");
+  app->add_option("--logdir", args->logdir,
+                  "Write TensorBoard logs here: LOGDIR/train and LOGDIR/validation event files (docs/outputs.md)");
   add_memory_flags(*app, args->memory);
   app->add_flag("--quiet,-q", args->quiet, "Print neither the model summary nor the progress bar");
   return {app, [args] { return run_train(*args); }};

@@ -1,7 +1,10 @@
-// `nnfit train` with input pipelines in data.train / data.validation: a full pipeline
-// trains and reports input_wait_fraction; every malformed pipeline is one error line
+// `nnfit train` with input pipelines in data.train / data.validation (and `nnfit data
+// bench`, `--logdir`): a full pipeline trains and reports input_wait_fraction; every malformed pipeline is one error line
 // naming the key (exit 2), and bad data met while training is a runtime failure (exit 1).
+#include <map>
+
 #include "cli_fixture.h"
+#include "nnfit/profile/event_file_reader.h"
 
 namespace {
 
@@ -122,6 +125,38 @@ TEST_F(CliTest, DataBenchPrintsStagesAndAutotuneChoices) {
 
 TEST_F(CliTest, DataBenchOfTheShorthandSaysHowToDescribeAPipeline) {
   expect_error_of("data bench " + config(model()).string(), 2, {"data.train", "shorthand"});
+}
+
+}  // namespace
+
+namespace {
+
+// --logdir: TensorBoard event files in LOGDIR/train and LOGDIR/validation with Keras's
+// tags at step = epoch, including the pipeline's input wait.
+TEST_F(CliTest, LogdirWritesTensorBoardEventFiles) {
+  const std::string train = pipeline(kFull);
+  const fs::path logdir = dir_ / "logs";
+  const Result r = run("train " + config_with_data(model(), train, train).string() + " --quiet --logdir " +
+                       logdir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* run : {"train", "validation"}) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(logdir / run)) files.push_back(e.path());
+    ASSERT_EQ(files.size(), 1u) << run;
+    EXPECT_EQ(files[0].filename().string().rfind("events.out.tfevents.", 0), 0u) << files[0];
+    const auto contents = nnfit::profile::read_event_file(files[0].string());
+    EXPECT_EQ(contents.file_version, "brain.Event:2");
+    std::map<std::string, std::vector<std::int64_t>> steps;
+    for (const auto& s : contents.scalars) steps[s.tag].push_back(s.step);
+    const std::vector<std::int64_t> two{0, 1};
+    EXPECT_EQ(steps["epoch_loss"], two) << run;
+    EXPECT_EQ(steps["epoch_accuracy"], two) << run;
+    if (std::string(run) == "train") {
+      EXPECT_EQ(steps["epoch_learning_rate"], two);
+      EXPECT_EQ(steps["epoch_input_wait_fraction"], two);
+      EXPECT_EQ(steps["epoch_samples_per_s"], two);
+    }
+  }
 }
 
 }  // namespace
