@@ -1,6 +1,7 @@
-// `nnfit train` with input pipelines in data.train / data.validation (and `nnfit data
-// bench`, `--logdir`): a full pipeline trains and reports input_wait_fraction; every malformed pipeline is one error line
-// naming the key (exit 2), and bad data met while training is a runtime failure (exit 1).
+// `nnfit train` with input pipelines in data.train / data.validation, `nnfit data bench`
+// and `--logdir`: a full pipeline trains and reports input_wait_fraction; every malformed
+// pipeline is one error line naming the key (exit 2), and bad data met while training is
+// a runtime failure (exit 1).
 #include <map>
 
 #include "cli_fixture.h"
