@@ -89,13 +89,14 @@ def run_nnfit(args, model):
     with tempfile.TemporaryDirectory() as tmp:
         metrics = Path(tmp) / "metrics.json"
         run([str(binary), "train", str(config), "--epochs", str(args.epochs), "--threads", str(args.threads),
-             "--metrics-json", str(metrics)], args.timeout)
+             "--batch-size", "128", "--metrics-json", str(metrics)], args.timeout)
         try:
             data = json.loads(metrics.read_text())
         except (OSError, json.JSONDecodeError) as e:
             raise RunError(f"nnfit wrote no readable --metrics-json file ({e})")
     try:
-        epochs = [{"samples_per_s": float(e["samples_per_s"]), "test_acc": e.get("val_accuracy")}
+        epochs = [{"samples_per_s": float(e["samples_per_s"]), "test_acc": e.get("val_accuracy"),
+                   "input_wait": e.get("input_wait_fraction")}
                   for e in data["epochs"]]
     except (KeyError, TypeError, ValueError) as e:
         raise RunError(f"nnfit metrics JSON lacks epochs[].samples_per_s ({e!r})")
@@ -151,10 +152,13 @@ def write_report(args, results, versions, notes, started, load_before, command):
         f"Training samples/s per framework: median over rounds of the per-run median over epochs 2..{args.epochs} "
         f"(epoch 1 is warm-up{'; with one epoch it is all there is' if args.epochs == 1 else ''}). "
         f"{args.rounds} round(s), frameworks run alternately within each round, {args.threads} threads each, "
-        "batch 128, Adam 1e-3. Test accuracy: median over rounds of the last epoch's.",
+        "batch 128, Adam 1e-3. Test accuracy: median over rounds of the last epoch's. nnfit trains "
+        "`examples/fashion_mnist_{mlp,cnn}.json` (input pipeline: normalize, cache, shuffle, batch, prefetch "
+        "AUTOTUNE) with `--batch-size 128`; its input wait is the median over the steady epochs of "
+        "`input_wait_fraction` (the share of training time spent waiting for the next batch).",
         "",
-        "| model | nnfit samples/s | PyTorch | Keras | nnfit/PyTorch | nnfit/Keras | test acc nnfit | PyTorch | Keras |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| model | nnfit samples/s | PyTorch | Keras | nnfit/PyTorch | nnfit/Keras | nnfit input wait | test acc nnfit | PyTorch | Keras |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for model in args.models:
         rate, acc = {}, {}
@@ -163,8 +167,11 @@ def write_report(args, results, versions, notes, started, load_before, command):
             rate[f] = statistics.median(steady_throughput(r) for r in runs) if runs else None
             accs = [r[-1]["test_acc"] for r in runs if r[-1]["test_acc"] is not None]
             acc[f] = statistics.median(accs) if accs else None
+        waits = [e["input_wait"] for r in results.get((model, "nnfit"), []) for e in (r[1:] or r)
+                 if e.get("input_wait") is not None]
+        wait = f"{100 * statistics.median(waits):.2f}%" if waits else "—"
         lines.append(f"| {model} | {fmt_rate(rate['nnfit'])} | {fmt_rate(rate['pytorch'])} | {fmt_rate(rate['keras'])} | "
-                     f"{fmt_ratio(rate['nnfit'], rate['pytorch'])} | {fmt_ratio(rate['nnfit'], rate['keras'])} | "
+                     f"{fmt_ratio(rate['nnfit'], rate['pytorch'])} | {fmt_ratio(rate['nnfit'], rate['keras'])} | {wait} | "
                      f"{fmt_acc(acc['nnfit'])} | {fmt_acc(acc['pytorch'])} | {fmt_acc(acc['keras'])} |")
     lines += ["", "## How it was measured", "",
               f"- machine: {machine_description()}; load average before the run: "

@@ -5,7 +5,10 @@
 // decision. The signal is the root consumer's wait (the training loop blocked in next()):
 //   * Above 1% of the window, the pipeline is too slow. The bottleneck is the knob whose
 //     own consumer waited the largest share of the window: a parallel map gains one
-//     thread if the maps' threads together stay within the CPU budget; failing that, a
+//     thread (up to the CPU budget for one map) if its workers and the other maps'
+//     together used less than the budget minus a quarter core of CPU time in the window
+//     (thread CPU time, so workers blocked on a slow upstream stage or on the input lock
+//     do not count as busy); failing that, a
 //     prefetch buffer doubles if all buffers stay within the RAM budget (estimated from
 //     the size of the last element through it). One change per window, so the effect of
 //     each is measured before the next.
@@ -192,12 +195,17 @@ void Autotuner::tick() {
   const auto root_seen = std::find_if(seen.begin(), seen.end(), [&](const Seen& s) { return s.t == &root; });
   if (root_seen == seen.end()) return;  // nothing consumed in this window
   const double root_wait = root_seen->wait;
-  int threads = 0;
+  // CPU in use by the maps' workers (their thread CPU time over the window) and bytes the
+  // prefetch buffers may hold.
+  double busy_cores = 0;
+  for (const Seen& s : seen) {
+    if (s.t != &root && s.t->knob->kind == AutotuneKnob::Kind::parallelism) busy_cores += s.busy_per_thread * s.t->knob->value;
+  }
   std::int64_t buffered = 0;
   for (const Tracked& t : knobs_) {
-    if (!t.knob->active || &t == &root) continue;
-    if (t.knob->kind == AutotuneKnob::Kind::parallelism) threads += t.knob->value;
-    if (t.knob->kind == AutotuneKnob::Kind::buffer) buffered += t.knob->value * t.knob->element_bytes;
+    if (t.knob->active && &t != &root && t.knob->kind == AutotuneKnob::Kind::buffer) {
+      buffered += t.knob->value * t.knob->element_bytes;
+    }
   }
 
   if (root_wait >= 0.005) root.quiet_rounds = 0;
@@ -207,7 +215,8 @@ void Autotuner::tick() {
     for (const Seen& s : seen) {
       AutotuneKnob& k = *s.t->knob;
       if (s.t == &root || s.wait <= 0.01 || k.value >= k.max) continue;
-      if (k.kind == AutotuneKnob::Kind::parallelism && threads + 1 > cpu_budget_) continue;
+      // Another thread only where the budget has a quarter core left unused.
+      if (k.kind == AutotuneKnob::Kind::parallelism && busy_cores > cpu_budget_ - 0.25) continue;
       if (k.kind == AutotuneKnob::Kind::buffer && buffered + k.value * k.element_bytes > ram_budget_) continue;
       // Threads before buffers: a map that cannot keep up is not helped by a deeper queue.
       auto rank = [](const Seen& x) { return std::make_pair(x.t->knob->kind == AutotuneKnob::Kind::parallelism, x.wait); };

@@ -59,7 +59,7 @@ ImageFolder image_folder_dataset(const std::string& directory, const ImageFolder
                                                  static_cast<std::size_t>(*e[1].data<std::int64_t>()));
                           return Element{io::read_image(path, channels), e[2]};
                         },
-                        {.num_parallel_calls = options.num_parallel_calls, .deterministic = true},
+                        {.num_parallel_calls = options.num_parallel_calls, .deterministic = true, .name = "map(decode)"},
                         ElementSpec{{DType::u8, Shape{-1, -1, channels == 0 ? -1 : channels}}, {DType::i64, Shape{}}});
   return out;
 }

@@ -4,6 +4,8 @@
 // keyed by that number. Deterministic mode hands them out in sequence order; otherwise the
 // earliest finished result goes first. At most 2 x threads elements are in flight, which
 // bounds memory and keeps a slow element from letting the others run far ahead.
+#include <time.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -33,9 +35,12 @@ class SequentialMapIterator final : public Iterator {
   Dataset::MapFn fn_;
 };
 
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+// CPU time this thread has used: what a worker really costs, without its blocked waits
+// (for the input lock, for a slow upstream stage).
+std::int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 // Owns its worker threads; the consumer side (next) is single-threaded like any iterator.
@@ -114,7 +119,7 @@ class ParallelMapIterator final : public Iterator {
         if (cancelled_ || input_end_) return;
         ++outstanding_;
       }
-      const std::int64_t busy_start = knob_ ? now_ns() : 0;
+      const std::int64_t busy_start = knob_ ? thread_cpu_ns() : 0;
       std::int64_t seq;
       Result r;
       bool end = false;
@@ -147,7 +152,7 @@ class ParallelMapIterator final : public Iterator {
           r.error = std::current_exception();
         }
       }
-      if (knob_) knob_->busy_ns += now_ns() - busy_start;
+      if (knob_) knob_->busy_ns += thread_cpu_ns() - busy_start;
       {
         std::lock_guard<std::mutex> lock(mu_);
         done_.emplace(seq, std::move(r));
