@@ -1,11 +1,51 @@
 // batch: stacks batch_size consecutive elements into one (a new leading dimension). The
 // last, partial batch is kept unless drop_remainder. Elements must agree in shape
-// (padded_batch handles ragged ones).
+// (padded_batch handles ragged ones). Over a row stream the rows are gathered straight
+// into the batch (Note [Row streams]).
+#include <cstring>
+
 #include "data/element_util.h"
+#include "data/rows.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit::data {
 namespace {
+
+// Batches gathered straight from a row table (Note [Row streams]): one copy per row and
+// component into the batch's tensors, no per-element tensors.
+class RowBatchIterator final : public Iterator {
+ public:
+  RowBatchIterator(RowStream stream, std::int64_t n, bool drop) : s_(std::move(stream)), n_(n), drop_(drop) {
+    indices_.reserve(static_cast<std::size_t>(n));
+  }
+  std::optional<Element> next() override {
+    indices_.clear();
+    while (static_cast<std::int64_t>(indices_.size()) < n_) {
+      std::optional<std::int64_t> i = s_.rows->next();
+      if (!i) break;
+      indices_.push_back(*i);
+    }
+    if (indices_.empty() || (drop_ && static_cast<std::int64_t>(indices_.size()) < n_)) return std::nullopt;
+    const RowTable& t = *s_.table;
+    Element out;
+    for (std::size_t c = 0; c < t.spec().size(); ++c) {
+      std::vector<std::int64_t> dims{static_cast<std::int64_t>(indices_.size())};
+      dims.insert(dims.end(), t.spec()[c].shape.dims().begin(), t.spec()[c].shape.dims().end());
+      Tensor b = Tensor::uninitialized(Shape(std::move(dims)), t.spec()[c].dtype);
+      const std::size_t bytes = t.row_bytes(c);
+      auto* dst = static_cast<char*>(b.raw());
+      for (std::size_t k = 0; k < indices_.size(); ++k) std::memcpy(dst + k * bytes, t.row(indices_[k], c), bytes);
+      out.push_back(std::move(b));
+    }
+    return out;
+  }
+
+ private:
+  RowStream s_;
+  std::int64_t n_;
+  bool drop_;
+  std::vector<std::int64_t> indices_;
+};
 
 class BatchNode final : public DatasetNode {
  public:
@@ -23,6 +63,9 @@ class BatchNode final : public DatasetNode {
   std::string name() const override { return "batch"; }
 
   std::unique_ptr<Iterator> make_iterator() const override {
+    if (std::unique_ptr<RowStream> rows = input_.node()->make_row_stream()) {
+      return std::make_unique<RowBatchIterator>(std::move(*rows), batch_size_, drop_remainder_);
+    }
     class It final : public Iterator {
      public:
       It(std::unique_ptr<Iterator> in, std::int64_t n, bool drop) : in_(std::move(in)), n_(n), drop_(drop) {}

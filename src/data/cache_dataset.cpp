@@ -7,12 +7,14 @@
 //
 // File layout (little-endian): "NNFITCACHE1\n", then per element: u32 components, per
 // component: u8 dtype, u32 rank, i64 dims[rank], raw bytes.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 
 #include "data/element_util.h"
+#include "data/rows.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit::data {
@@ -44,6 +46,43 @@ class CacheNode final : public DatasetNode {
   const ElementSpec& element_spec() const override { return input_.element_spec(); }
   std::int64_t cardinality() const override { return input_.cardinality(); }
   std::string name() const override { return "cache"; }
+
+  // Once complete in memory, the cached elements are the table when they all have the
+  // spec's fixed shapes (Note [Row streams]).
+  std::unique_ptr<RowStream> make_row_stream() const override {
+    if (!filename_.empty()) return nullptr;
+    std::shared_ptr<const Elements> memory;
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      memory = state_->memory;
+    }
+    if (!memory) return nullptr;
+    for (const ComponentSpec& c : element_spec()) {
+      if (c.shape.rank() > 0 && *std::min_element(c.shape.dims().begin(), c.shape.dims().end()) < 0) return nullptr;
+    }
+    class Table final : public RowTable {
+     public:
+      Table(std::shared_ptr<const Elements> e, ElementSpec spec) : RowTable(std::move(spec)), elements_(std::move(e)) {}
+      std::int64_t rows() const override { return static_cast<std::int64_t>(elements_->size()); }
+      const void* row(std::int64_t i, std::size_t c) const override {
+        return (*elements_)[static_cast<std::size_t>(i)][c].raw();
+      }
+
+     private:
+      std::shared_ptr<const Elements> elements_;
+    };
+    auto table = std::make_shared<Table>(memory, element_spec());
+    for (const Element& e : *memory) {
+      if (e.size() != table->spec().size()) return nullptr;
+      for (std::size_t c = 0; c < e.size(); ++c) {
+        if (e[c].nbytes() != table->row_bytes(c) || e[c].dtype() != table->spec()[c].dtype) return nullptr;
+      }
+    }
+    auto s = std::make_unique<RowStream>();
+    s->rows = sequential_rows(table->rows());
+    s->table = std::move(table);
+    return s;
+  }
 
   std::unique_ptr<Iterator> make_iterator() const override {
     if (filename_.empty()) {

@@ -2,11 +2,38 @@
 // transformations that return new Datasets live one per file (<name>_dataset.cpp).
 #include "nnfit/data/dataset.h"
 
+#include <algorithm>
 #include <sstream>
 
+#include "data/rows.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit::data {
+
+std::unique_ptr<RowStream> DatasetNode::make_row_stream() const { return nullptr; }
+
+RowTable::RowTable(ElementSpec spec) : spec_(std::move(spec)) {
+  for (const ComponentSpec& c : spec_) {
+    NNFIT_CHECK(c.shape.rank() == 0 || *std::min_element(c.shape.dims().begin(), c.shape.dims().end()) >= 0,
+                InvalidArgument, "internal: a row table needs fixed shapes, got ", c.shape.to_string());
+    row_bytes_.push_back(static_cast<std::size_t>(c.shape.numel()) * dtype_size(c.dtype));
+  }
+}
+
+std::unique_ptr<RowIterator> sequential_rows(std::int64_t count) {
+  class It final : public RowIterator {
+   public:
+    explicit It(std::int64_t n) : n_(n) {}
+    std::optional<std::int64_t> next() override {
+      if (i_ >= n_) return std::nullopt;
+      return i_++;
+    }
+
+   private:
+    std::int64_t n_, i_ = 0;
+  };
+  return std::make_unique<It>(count);
+}
 
 std::string to_string(const ElementSpec& spec) {
   std::ostringstream out;

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "data/element_util.h"
+#include "data/rows.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit::data {
@@ -47,6 +48,35 @@ class MeasureNode final : public DatasetNode {
       std::shared_ptr<StageStats> stats_;
     };
     return std::make_unique<It>(input_.make_iterator(), stats_);
+  }
+
+  // Counts and times the indices of a row stream as it would the elements.
+  std::unique_ptr<RowStream> make_row_stream() const override {
+    std::unique_ptr<RowStream> s = input_.node()->make_row_stream();
+    if (!s) return nullptr;
+    class It final : public RowIterator {
+     public:
+      It(std::unique_ptr<RowIterator> in, std::shared_ptr<StageStats> stats) : in_(std::move(in)), stats_(std::move(stats)) {}
+      std::optional<std::int64_t> next() override {
+        const std::int64_t start = now_ns();
+        std::optional<std::int64_t> i = in_->next();
+        const std::int64_t end = now_ns();
+        stats_->wait_ns += end - start;
+        if (i) {
+          ++stats_->elements;
+          std::int64_t zero = 0;
+          stats_->first_ns.compare_exchange_strong(zero, end);
+          stats_->last_ns = end;
+        }
+        return i;
+      }
+
+     private:
+      std::unique_ptr<RowIterator> in_;
+      std::shared_ptr<StageStats> stats_;
+    };
+    s->rows = std::make_unique<It>(std::move(s->rows), stats_);
+    return s;
   }
 
  private:

@@ -3,15 +3,53 @@
 // uses std::mt19937_64 seeded from (seed, epoch) with a rejection-sampled bound, so a
 // seeded run repeats exactly on any platform. Each make_iterator() is one epoch: with
 // reshuffle_each_iteration the epoch number advances (an atomic counter in the node),
-// otherwise every pass uses epoch 0 and yields the same order.
+// otherwise every pass uses epoch 0 and yields the same order. Over a row stream it
+// shuffles indices the same way (Note [Row streams]).
 #include <atomic>
 #include <random>
 
 #include "data/element_util.h"
+#include "data/rows.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit::data {
 namespace {
+
+// The buffered draw, over elements or over row indices (Note [Row streams]): the same
+// fills and the same draws, so both give the same order.
+template <typename T>
+class ShuffleBuffer {
+ public:
+  ShuffleBuffer(std::size_t buffer_size, std::uint64_t seed, std::uint64_t epoch) : buffer_size_(buffer_size) {
+    std::seed_seq seq{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
+                      static_cast<std::uint32_t>(epoch), static_cast<std::uint32_t>(epoch >> 32)};
+    rng_.seed(seq);
+  }
+  // pull() gives the input's next value or nullopt at its end.
+  template <typename Pull>
+  std::optional<T> next(Pull&& pull) {
+    while (!input_end_ && buffer_.size() < buffer_size_) {
+      std::optional<T> v = pull();
+      if (!v) {
+        input_end_ = true;
+        break;
+      }
+      buffer_.push_back(std::move(*v));
+    }
+    if (buffer_.empty()) return std::nullopt;
+    const std::size_t i = detail::bounded(rng_, buffer_.size());
+    std::swap(buffer_[i], buffer_.back());
+    T out = std::move(buffer_.back());
+    buffer_.pop_back();
+    return out;
+  }
+
+ private:
+  std::size_t buffer_size_;
+  std::mt19937_64 rng_;
+  std::vector<T> buffer_;
+  bool input_end_ = false;
+};
 
 class ShuffleNode final : public DatasetNode {
  public:
@@ -22,43 +60,44 @@ class ShuffleNode final : public DatasetNode {
   std::string name() const override { return "shuffle"; }
 
   std::unique_ptr<Iterator> make_iterator() const override {
-    const std::uint64_t epoch = reshuffle_ ? epochs_.fetch_add(1) : 0;
     class It final : public Iterator {
      public:
       It(std::unique_ptr<Iterator> in, std::size_t buffer_size, std::uint64_t seed, std::uint64_t epoch)
-          : in_(std::move(in)), buffer_size_(buffer_size) {
-        std::seed_seq seq{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
-                          static_cast<std::uint32_t>(epoch), static_cast<std::uint32_t>(epoch >> 32)};
-        rng_.seed(seq);
-      }
+          : in_(std::move(in)), buffer_(buffer_size, seed, epoch) {}
       std::optional<Element> next() override {
-        while (!input_end_ && buffer_.size() < buffer_size_) {
-          auto e = in_->next();
-          if (!e) {
-            input_end_ = true;
-            break;
-          }
-          buffer_.push_back(std::move(*e));
-        }
-        if (buffer_.empty()) return std::nullopt;
-        const std::size_t i = detail::bounded(rng_, buffer_.size());
-        std::swap(buffer_[i], buffer_.back());
-        Element out = std::move(buffer_.back());
-        buffer_.pop_back();
-        return out;
+        return buffer_.next([&] { return in_->next(); });
       }
 
      private:
       std::unique_ptr<Iterator> in_;
-      std::size_t buffer_size_;
-      std::mt19937_64 rng_;
-      std::vector<Element> buffer_;
-      bool input_end_ = false;
+      ShuffleBuffer<Element> buffer_;
     };
-    return std::make_unique<It>(input_.make_iterator(), static_cast<std::size_t>(buffer_size_), seed_, epoch);
+    auto in = input_.make_iterator();
+    return std::make_unique<It>(std::move(in), static_cast<std::size_t>(buffer_size_), seed_, next_epoch());
+  }
+
+  std::unique_ptr<RowStream> make_row_stream() const override {
+    std::unique_ptr<RowStream> s = input_.node()->make_row_stream();
+    if (!s) return nullptr;  // the epoch advances only for a pass that happens
+    class It final : public RowIterator {
+     public:
+      It(std::unique_ptr<RowIterator> in, std::size_t buffer_size, std::uint64_t seed, std::uint64_t epoch)
+          : in_(std::move(in)), buffer_(buffer_size, seed, epoch) {}
+      std::optional<std::int64_t> next() override {
+        return buffer_.next([&] { return in_->next(); });
+      }
+
+     private:
+      std::unique_ptr<RowIterator> in_;
+      ShuffleBuffer<std::int64_t> buffer_;
+    };
+    s->rows = std::make_unique<It>(std::move(s->rows), static_cast<std::size_t>(buffer_size_), seed_, next_epoch());
+    return s;
   }
 
  private:
+  std::uint64_t next_epoch() const { return reshuffle_ ? epochs_.fetch_add(1) : 0; }
+
   Dataset input_;
   std::int64_t buffer_size_;
   std::uint64_t seed_;

@@ -1,6 +1,7 @@
 // from_tensor_slices: element i is row i of every tensor, as views sharing the tensors'
 // buffers (no copy), so a slice dataset over a 47 MB image tensor costs nothing to build.
 #include "data/element_util.h"
+#include "data/rows.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit::data {
@@ -42,6 +43,25 @@ class TensorSlicesNode final : public DatasetNode {
       std::int64_t i_ = 0;
     };
     return std::make_unique<It>(tensors_);
+  }
+
+  // The tensors themselves are the table (Note [Row streams]).
+  std::unique_ptr<RowStream> make_row_stream() const override {
+    class Table final : public RowTable {
+     public:
+      Table(const std::vector<Tensor>& t, ElementSpec spec) : RowTable(std::move(spec)), tensors_(t) {}
+      std::int64_t rows() const override { return tensors_[0].shape()[0]; }
+      const void* row(std::int64_t i, std::size_t c) const override {
+        return static_cast<const char*>(tensors_[c].raw()) + static_cast<std::size_t>(i) * row_bytes(c);
+      }
+
+     private:
+      std::vector<Tensor> tensors_;
+    };
+    auto s = std::make_unique<RowStream>();
+    s->table = std::make_shared<Table>(tensors_, spec_);
+    s->rows = sequential_rows(tensors_[0].shape()[0]);
+    return s;
   }
 
  private:

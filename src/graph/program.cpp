@@ -29,6 +29,34 @@ void Program::bind(void* arena) {
   }
 }
 
+void Program::set_input(int value, const void* data) {
+  NNFIT_CHECK(in_begin_.size() == steps_.size(), InvalidArgument, "Program::set_input before bind()");
+  const Value& v = graph_.value(value);
+  const long long base = value < static_cast<int>(value_offset_.size()) ? value_offset_[static_cast<std::size_t>(value)] : -1;
+  NNFIT_CHECK(v.kind == ValueKind::input && base >= 0, InvalidArgument, "set_input: '", v.name,
+              "' is not an input held in the arena");
+  // Inputs live the whole step (the planner never reuses their slots), so whatever the
+  // schedule reads or writes inside the slot is the input or a view of it.
+  const long long end = base + static_cast<long long>(graph_.desc(value).bytes());
+  const char* target = data ? static_cast<const char*>(data) : static_cast<const char*>(arena_) + base;
+  auto place = [&](int w) -> const char* {
+    const long long off = w >= 0 && w < static_cast<int>(value_offset_.size()) ? value_offset_[static_cast<std::size_t>(w)] : -1;
+    if (graph_.value(w).kind == ValueKind::variable || off < base || off >= end) return nullptr;
+    return target + (off - base);
+  };
+  std::size_t in = 0, out = 0;
+  for (const PlannedStep& s : steps_) {
+    for (int w : s.inputs) {
+      if (const char* p = place(w)) in_ptrs_[in] = p;
+      ++in;
+    }
+    for (int w : s.outputs) {
+      if (const char* p = place(w)) out_ptrs_[out] = const_cast<char*>(p);
+      ++out;
+    }
+  }
+}
+
 void Program::run(const StepContext& ctx) {
   NNFIT_CHECK(in_begin_.size() == steps_.size(), InvalidArgument, "Program::run before bind()");
   for (std::size_t i = 0; i < steps_.size(); ++i) {

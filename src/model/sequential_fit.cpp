@@ -128,7 +128,9 @@ Sequential::Entry& Sequential::stage_element(const data::Element& element, bool 
               ": inputs of shape ", x.shape().to_string(), " do not match the model's input shape ",
               input_shape_.to_string(), " per sample");
   Entry& e = entry(training, rows);
-  std::memcpy(e.program.data(e.x), x.raw(), x.nbytes());
+  // The batch is read where the pipeline made it; the caller keeps `element` alive
+  // through the step.
+  e.program.set_input(e.x, x.raw());
   if (e.y >= 0) {
     try {
       const Shape out = output_shape();
@@ -262,6 +264,7 @@ History Sequential::fit(const Tensor& x_in, const Tensor& y_in, const FitOptions
   feed.next = [&](std::int64_t& rows) -> Entry* {
     if (step == steps) return nullptr;
     Entry& e = entry(true, ++step < steps ? bs : last);
+    e.program.set_input(e.x, nullptr);  // rows are gathered into the arena slot
     rows = it->next(e.program.data(e.x), e.program.data(e.y));
     NNFIT_CHECK(rows == (step < steps ? bs : last), InvalidArgument, "internal: batch of ", rows, " rows at step ", step);
     return &e;
@@ -284,18 +287,20 @@ History Sequential::fit(const data::Dataset& train, const FitOptions& options) {
   if (ao.compute_threads == 0) ao.compute_threads = num_threads();
   data::Autotuner tuner(ao);
   std::unique_ptr<data::Iterator> it;
+  std::optional<data::Element> current;  // the batch being trained on (the program reads it)
   std::int64_t index = 0;
   EpochFeed feed;
   feed.begin = [&](std::int64_t) {
+    current.reset();
     it.reset();  // join the previous pass's threads before starting the next
     it = tuner.make_iterator(train);
     index = 0;
   };
   feed.next = [&](std::int64_t& rows) -> Entry* {
-    std::optional<data::Element> el = it->next();
-    if (!el) return nullptr;
-    Entry& e = stage_element(*el, /*training=*/true, index++);
-    rows = (*el)[0].shape()[0];
+    current = it->next();
+    if (!current) return nullptr;
+    Entry& e = stage_element(*current, /*training=*/true, index++);
+    rows = (*current)[0].shape()[0];
     return &e;
   };
   const std::int64_t steps = train.cardinality() >= 0 ? train.cardinality() : 0;
@@ -307,6 +312,7 @@ History Sequential::fit(const data::Dataset& train, const FitOptions& options) {
     val_tuner.emplace(vao);
   }
   History h = train_loop(options, steps, feed, val_tuner ? &*val_tuner : nullptr);
+  current.reset();
   it.reset();
   h.autotune_summary = tuner.summary();
   h.autotune_decisions = tuner.decisions();
@@ -333,6 +339,7 @@ Logs Sequential::evaluate(const Tensor& x_in, const Tensor& y_in, std::int64_t b
   while (seen < n) {
     std::int64_t rows = std::min(bs, n - seen);
     Entry& e = entry(false, rows);
+    e.program.set_input(e.x, nullptr);
     std::int64_t got = it.next(e.program.data(e.x), e.program.data(e.y));
     NNFIT_CHECK(got == rows, InvalidArgument, "internal: evaluation batch of ", got, " rows, expected ", rows);
     e.program.run(ctx);
@@ -392,6 +399,7 @@ Tensor Sequential::predict(const Tensor& x_in, std::int64_t batch_size) {
   for (std::int64_t start = 0; start < n; start += batch_size) {
     std::int64_t rows = std::min(batch_size, n - start);
     Entry& e = entry(false, rows);
+    e.program.set_input(e.x, nullptr);
     std::memcpy(e.program.data(e.x), static_cast<const char*>(x.raw()) + static_cast<std::size_t>(start) * x_row,
                 static_cast<std::size_t>(rows) * x_row);
     if (e.y >= 0) std::memset(e.program.data(e.y), 0, e.program.graph().desc(e.y).bytes());

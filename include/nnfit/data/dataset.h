@@ -48,6 +48,8 @@ class Iterator {
   virtual std::optional<Element> next() = 0;
 };
 
+struct RowStream;  // src/data/rows.h: Note [Row streams]
+
 // The node behind a Dataset handle. Implementations are immutable after construction
 // (state that spans epochs, such as shuffle's epoch counter or cache contents, is guarded
 // internally), so a node may be shared by many datasets and iterators on any thread.
@@ -58,6 +60,9 @@ class DatasetNode {
   virtual std::int64_t cardinality() const = 0;
   virtual std::unique_ptr<Iterator> make_iterator() const = 0;
   virtual std::string name() const = 0;  // "batch", "map", ... for stats and errors
+  // A pass as row indices into a table of fixed-shape elements, for the stages that can
+  // be fused over one (Note [Row streams]); null where the node cannot (the default).
+  virtual std::unique_ptr<RowStream> make_row_stream() const;
 };
 
 struct MapOptions {

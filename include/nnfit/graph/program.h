@@ -61,6 +61,13 @@ class Program {
 
   // Where a graph value lives after bind(): arena offset or the variable's buffer.
   void* data(int value) const;
+  // Makes run() read input `value` from `data` instead of its arena slot (so a batch the
+  // input pipeline prepared is used where it lies, without a copy); values planned onto
+  // the input's slot (reshape aliases) follow. nullptr goes back to the slot, which
+  // data(value) always names. requires: bind() (bind() resets to the slot); data holds
+  // the input's bytes and stays unchanged while run() executes. throws: InvalidArgument
+  // if value is not an input with an arena slot.
+  void set_input(int value, const void* data);
   const std::vector<PlannedStep>& steps() const { return steps_; }
   // Per-step wall-time accumulation (off by default; costs two clock reads per kernel).
   void set_timing(bool on) { timing_ = on; step_seconds_.assign(steps_.size(), 0.0); }
