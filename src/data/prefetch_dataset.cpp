@@ -65,12 +65,15 @@ class PrefetchIterator final : public Iterator {
     if (queue_.empty()) return std::nullopt;
     Slot s = std::move(queue_.front());
     queue_.pop_front();
+    // Wake the producer once the buffer is down to half, not for every element: it then
+    // refills in one run, and a cheap pipeline does not pay a thread wake-up per element.
+    const bool wake = queue_.size() <= capacity_ / 2;
     lock.unlock();
     if (knob_ && s.value) {
       ++knob_->elements;
       knob_->element_bytes = element_bytes(*s.value);
     }
-    space_cv_.notify_one();
+    if (wake) space_cv_.notify_one();
     if (s.error) std::rethrow_exception(s.error);
     return std::move(s.value);
   }
