@@ -15,6 +15,7 @@
 
 #include "data/element_util.h"
 #include "nnfit/core/error.h"
+#include "nnfit/core/trace.h"
 #include "nnfit/data/autotune.h"
 
 namespace nnfit::data {
@@ -27,6 +28,7 @@ class SequentialMapIterator final : public Iterator {
   std::optional<Element> next() override {
     auto e = input_->next();
     if (!e) return std::nullopt;
+    TraceRange range("map", "data");
     return fn_(std::move(*e));
   }
 
@@ -108,6 +110,7 @@ class ParallelMapIterator final : public Iterator {
   };
 
   void work(int index) {
+    trace::set_thread_name("data/map worker " + std::to_string(index));
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mu_);
@@ -127,6 +130,7 @@ class ParallelMapIterator final : public Iterator {
         std::lock_guard<std::mutex> input_lock(input_mu_);
         seq = next_seq_++;
         try {
+          TraceRange range("map/input", "data");
           r.value = input_->next();
           end = !r.value;
         } catch (...) {
@@ -146,6 +150,7 @@ class ParallelMapIterator final : public Iterator {
       }
       if (!r.error) {
         try {
+          TraceRange range("map", "data", seq);
           r.value = fn_(std::move(*r.value));
         } catch (...) {
           r.value.reset();

@@ -13,6 +13,7 @@
 
 #include "data/element_util.h"
 #include "nnfit/core/error.h"
+#include "nnfit/core/trace.h"
 #include "nnfit/data/autotune.h"
 
 namespace nnfit::data {
@@ -90,6 +91,7 @@ class PrefetchIterator final : public Iterator {
   };
 
   void produce() {
+    trace::set_thread_name("data/prefetch");
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mu_);
@@ -98,6 +100,7 @@ class PrefetchIterator final : public Iterator {
       }
       Slot s;
       try {
+        TraceRange range("prefetch/produce", "data");
         s.value = in_->next();
       } catch (...) {
         s.error = std::current_exception();

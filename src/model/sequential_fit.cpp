@@ -5,13 +5,19 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
 
 #include "model/sequential_impl.h"
 #include "nnfit/core/env_flags.h"
 #include "nnfit/core/error.h"
+#include "nnfit/core/trace.h"
 #include "nnfit/data/in_memory_dataset.h"
 #include "nnfit/nn/metrics.h"
+#include "nnfit/profile/chrome_trace.h"
+#include "nnfit/profile/step_log.h"
 
 namespace nnfit {
 
@@ -100,6 +106,120 @@ PreparedData prepare_data(const Tensor& x_in, const Tensor& y_in, const Shape& i
   return d;
 }
 
+
+// Note [Step breakdown]: with a log dir, fit times each step in parts that do not overlap:
+// the wait in the feed's next() (input), the program's kernels split by phase (the
+// Program reads the clock once per kernel; Note [Step phases] in program.cpp) and the
+// callbacks. h2d is 0 on CPU (the program reads the batch where the pipeline made it)
+// and allreduce 0 until dist/ lands. Lines are buffered and written at each epoch end,
+// with ops.json (per-node kernel time and FLOPs, for the compute-bound evidence of
+// `nnfit profile`) and pipeline.json (the pipeline's measure() points).
+struct ProfileFiles {
+  std::string steps, ops, pipeline;
+  static ProfileFiles open(const std::string& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec || !std::filesystem::is_directory(dir)) {
+      throw DataError(dir, -1, "cannot create the log directory" + (ec ? ": " + ec.message() : std::string()));
+    }
+    return {dir + "/steps.jsonl", dir + "/ops.json", dir + "/pipeline.json"};
+  }
+};
+
+struct TimedProgram {
+  Program* program = nullptr;
+  std::int64_t batch = 0;
+  std::int64_t runs = 0;
+};
+
+std::int64_t to_us(double seconds) { return static_cast<std::int64_t>(seconds * 1e6 + 0.5); }
+
+// Multiply-adds x 2 of the ops whose cost is their arithmetic (matmul, convolution and
+// their gradients), from the shapes; 0 for the others (bandwidth-bound elementwise ops).
+double node_flops(const Graph& g, const Node& n) {
+  auto desc = [&](int v) -> const Shape& { return g.desc(v).shape; };
+  if ((n.op == "matmul" || n.op == "fused_matmul") && n.inputs.size() >= 2) {
+    const Shape& a = desc(n.inputs[0]);
+    if (a.rank() < 2) return 0;
+    const std::int64_t k = n.attrs.i_or("transpose_a", 0) ? a.dim(-2) : a.dim(-1);
+    return 2.0 * static_cast<double>(desc(n.outputs[0]).numel()) * static_cast<double>(k);
+  }
+  if ((n.op == "conv2d" || n.op == "fused_conv2d") && n.inputs.size() >= 2) {
+    const Shape& w = desc(n.inputs[1]);  // HWIO
+    if (w.rank() != 4) return 0;
+    return 2.0 * static_cast<double>(desc(n.outputs[0]).numel()) * static_cast<double>(w[0] * w[1] * w[2]);
+  }
+  if (n.op == "conv2d_backprop_input" && n.inputs.size() >= 2) {  // (dy, kernel)
+    const Shape& w = desc(n.inputs[1]);
+    if (w.rank() != 4) return 0;
+    return 2.0 * static_cast<double>(desc(n.inputs[0]).numel()) * static_cast<double>(w[0] * w[1] * w[2]);
+  }
+  if (n.op == "conv2d_backprop_filter" && n.inputs.size() >= 2) {  // (x, dy) -> dkernel HWIO
+    const Shape& w = desc(n.outputs[0]);
+    if (w.rank() != 4) return 0;
+    return 2.0 * static_cast<double>(desc(n.inputs[1]).numel()) * static_cast<double>(w[0] * w[1] * w[2]);
+  }
+  return 0;
+}
+
+// Writes `text` to `path` through `path.tmp` and a rename (a reader never sees half a file).
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) throw DataError(tmp, -1, "cannot open for writing");
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !ok) throw DataError(tmp, -1, "write failed");
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw DataError(path, -1, "cannot rename " + tmp + " onto it");
+}
+
+const char* phase_name(StepPhase p) {
+  return p == StepPhase::forward ? "forward" : p == StepPhase::backward ? "backward" : "update";
+}
+
+// LOG_DIR/ops.json: every node of the timed training programs, summed over programs by
+// name (a partial last batch has its own program); docs/cli.md describes the keys.
+void write_ops_json(const std::string& path, const std::vector<TimedProgram>& timed, int threads,
+                    const std::string& device) {
+  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+  std::map<std::string, std::size_t> index;
+  std::int64_t steps = 0;
+  for (const TimedProgram& tp : timed) {
+    steps += tp.runs;
+    const Program& prog = *tp.program;
+    for (std::size_t i = 0; i < prog.steps().size(); ++i) {
+      const PlannedStep& st = prog.steps()[i];
+      const Node& node = prog.graph().node(st.node);
+      auto [it, added] = index.emplace(node.name, ops.size());
+      if (added) {
+        ops.push_back({{"name", node.name}, {"op", node.op}, {"impl", st.impl},
+                       {"phase", phase_name(prog.phase(i))}, {"calls", 0}, {"seconds", 0.0}, {"flops", 0.0}});
+      }
+      nlohmann::ordered_json& o = ops[it->second];
+      o["calls"] = o["calls"].get<std::int64_t>() + tp.runs;
+      o["seconds"] = o["seconds"].get<double>() + prog.step_seconds()[i];
+      o["flops"] = o["flops"].get<double>() + node_flops(prog.graph(), node) * static_cast<double>(tp.runs);
+    }
+  }
+  nlohmann::ordered_json doc = {{"threads", threads}, {"device", device}, {"steps", steps}, {"ops", ops}};
+  write_file_atomically(path, doc.dump(1) + "\n");
+}
+
+// LOG_DIR/pipeline.json: the training pipeline's measure() points after `epoch`.
+void write_pipeline_json(const std::string& path,
+                         const std::vector<std::pair<std::string, std::shared_ptr<data::StageStats>>>& stages,
+                         std::int64_t epoch) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& [name, st] : stages) {
+    if (!st) continue;
+    list.push_back({{"name", name},
+                    {"elements", st->elements.load()},
+                    {"elements_per_s", st->elements_per_second()},
+                    {"next_seconds", static_cast<double>(st->wait_ns.load()) * 1e-9}});
+  }
+  nlohmann::ordered_json doc = {{"epochs", epoch + 1}, {"stages", list}};
+  write_file_atomically(path, doc.dump(1) + "\n");
+}
+
 }  // namespace
 
 // How the epoch loop gets its batches: begin(epoch) starts a pass; next(rows) stages the
@@ -146,50 +266,111 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
                                data::Autotuner* validation_tuner) {
   NNFIT_CHECK(!(options.validation_data && options.validation_dataset), InvalidArgument,
               "give validation_data or validation_dataset, not both");
+  NNFIT_CHECK(options.profile_steps.empty() || !options.log_dir.empty(), InvalidArgument,
+              "profile_steps \"", options.profile_steps, "\" needs a log_dir to write the trace to");
   std::vector<Metric> metrics = make_metrics(compile_options_, one_prediction(output_shape()));
   const bool kernel_times = env_flag_enabled("NNFIT_KERNEL_TIMES");
   const std::int64_t timed_batch = options.batch_size;
   if (kernel_times) entry(true, timed_batch).program.set_timing(true);
   std::int64_t timed_steps = 0;
 
+  // Profiling (Note [Step breakdown]): with a log dir every step's parts go to steps.jsonl
+  // and the training programs time their kernels; profile_steps brackets a trace session.
+  const bool log_steps = !options.log_dir.empty();
+  std::optional<profile::StepRange> trace_steps;
+  if (!options.profile_steps.empty()) trace_steps = profile::parse_step_range(options.profile_steps);
+  std::unique_ptr<profile::StepLogWriter> step_log;
+  ProfileFiles files;
+  if (log_steps) {
+    files = ProfileFiles::open(options.log_dir);
+    step_log = std::make_unique<profile::StepLogWriter>(files.steps, /*append=*/iterations_ > 0);
+  }
+  std::vector<TimedProgram> timed;  // the training programs fit turned timing on for
+  bool tracing = false;             // our trace session is running
+  auto finish_trace = [&] {
+    if (!tracing) return;
+    tracing = false;
+    trace::stop();
+    profile::write_chrome_trace(trace::collect(), options.log_dir);
+  };
+
   History history;
-  for (Callback* cb : options.callbacks) cb->on_train_begin(options.epochs, steps_per_epoch);
+  auto call_callbacks = [&](auto&& hook) {
+    for (std::size_t i = 0; i < options.callbacks.size(); ++i) {
+      TraceRange r("callback", "callback", static_cast<std::int64_t>(i));
+      hook(options.callbacks[i]);
+    }
+  };
+  call_callbacks([&](Callback* cb) { cb->on_train_begin(options.epochs, steps_per_epoch); });
   StepContext ctx;
   ctx.seed = seed_;
   ctx.training = true;
   for (std::int64_t epoch = 0; epoch < options.epochs; ++epoch) {
-    for (Callback* cb : options.callbacks) cb->on_epoch_begin(epoch);
+    call_callbacks([&](Callback* cb) { cb->on_epoch_begin(epoch); });
     for (Metric& m : metrics) m.reset();
     feed.begin(epoch);
     double loss_sum = 0, train_seconds = 0, wait_seconds = 0;
     std::int64_t seen = 0;
     Logs batch_logs;
     for (std::int64_t s = 0;; ++s) {
-      const double t0 = now_s();
-      std::int64_t rows = 0;
-      Entry* e = feed.next(rows);
-      const double t1 = now_s();
-      if (!e) break;
-      wait_seconds += t1 - t0;
-      ctx.step = iterations_;
-      ctx.learning_rate = static_cast<float>(optimizer_->learning_rate(iterations_));
-      e->program.run(ctx);
-      ++iterations_;
-      if (rows == timed_batch) ++timed_steps;
-      train_seconds += now_s() - t0;
-      float loss = *static_cast<const float*>(e->program.data(e->loss));
-      NNFIT_CHECK(std::isfinite(loss), InvalidArgument, "the loss became ", loss, " at epoch ", epoch + 1, ", step ", s + 1,
-                  "; lower the learning rate or check the data for NaN/inf");
-      loss_sum += static_cast<double>(loss) * static_cast<double>(rows);
-      seen += rows;
-      const float* pred = static_cast<const float*>(e->program.data(e->pred));
-      for (Metric& m : metrics) m.update(pred, e->program.data(e->y), rows, e->program.graph().desc(e->pred));
-      if (!options.callbacks.empty()) {
-        batch_logs.clear();
-        for (const Metric& m : metrics) batch_logs.push_back({m.name(), m.result()});
-        batch_logs.push_back({"loss", loss_sum / static_cast<double>(seen)});
-        for (Callback* cb : options.callbacks) cb->on_train_batch_end(s, batch_logs);
+      const std::int64_t global_step = iterations_ + 1;
+      if (trace_steps && global_step == trace_steps->first && !trace::running()) {
+        trace::start();
+        tracing = true;
       }
+      profile::StepRecord rec;
+      Entry* e = nullptr;
+      std::int64_t rows = 0;
+      {
+        TraceRange step_range("train_step", "fit", global_step);
+        const double t0 = now_s();
+        {
+          TraceRange wait_range("input_wait", "fit", global_step);
+          e = feed.next(rows);
+        }
+        const double t1 = now_s();
+        if (!e) break;
+        wait_seconds += t1 - t0;
+        if (log_steps && !e->program.timing()) {
+          e->program.set_timing(true);
+          timed.push_back({&e->program, rows, 0});
+        }
+        ctx.step = iterations_;
+        ctx.learning_rate = static_cast<float>(optimizer_->learning_rate(iterations_));
+        e->program.run(ctx);
+        ++iterations_;
+        if (rows == timed_batch) ++timed_steps;
+        train_seconds += now_s() - t0;
+        float loss = *static_cast<const float*>(e->program.data(e->loss));
+        NNFIT_CHECK(std::isfinite(loss), InvalidArgument, "the loss became ", loss, " at epoch ", epoch + 1, ", step ",
+                    s + 1, "; lower the learning rate or check the data for NaN/inf");
+        loss_sum += static_cast<double>(loss) * static_cast<double>(rows);
+        seen += rows;
+        const float* pred = static_cast<const float*>(e->program.data(e->pred));
+        for (Metric& m : metrics) m.update(pred, e->program.data(e->y), rows, e->program.graph().desc(e->pred));
+        const double t2 = now_s();
+        if (!options.callbacks.empty()) {
+          batch_logs.clear();
+          for (const Metric& m : metrics) batch_logs.push_back({m.name(), m.result()});
+          batch_logs.push_back({"loss", loss_sum / static_cast<double>(seen)});
+          call_callbacks([&](Callback* cb) { cb->on_train_batch_end(s, batch_logs); });
+        }
+        if (log_steps) {
+          rec.step = global_step;
+          rec.input_wait_us = to_us(t1 - t0);
+          if (e->program.timing()) {
+            const auto phase_ns = e->program.take_phase_ns();
+            rec.forward_us = (phase_ns[0] + 500) / 1000;
+            rec.backward_us = (phase_ns[1] + 500) / 1000;
+            rec.update_us = (phase_ns[2] + 500) / 1000;
+          }
+          rec.callbacks_us = options.callbacks.empty() ? 0 : to_us(now_s() - t2);
+          rec.memory_in_use_bytes = memory_stats().in_use_bytes;
+          for (TimedProgram& tp : timed) tp.runs += &e->program == tp.program;
+        }
+      }
+      if (log_steps) step_log->add(rec);
+      if (tracing && global_step >= trace_steps->last) finish_trace();
     }
     NNFIT_CHECK(seen > 0, InvalidArgument, "epoch ", epoch + 1, " had no training batches; the dataset is empty",
                 " (a pipeline that is not repeated is consumed once per epoch)");
@@ -202,9 +383,18 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
     logs.push_back({"input_wait_fraction", train_seconds > 0 ? wait_seconds / train_seconds : 0.0});
     logs.push_back({"memory_peak_bytes", static_cast<double>(memory_stats().peak_bytes)});
     history.epochs.push_back(logs);
-    for (Callback* cb : options.callbacks) cb->on_epoch_end(epoch, logs);
+    if (log_steps) {
+      step_log->flush();
+      write_ops_json(files.ops, timed, num_threads(), device().to_string());
+      if (!options.pipeline_stages.empty()) write_pipeline_json(files.pipeline, options.pipeline_stages, epoch);
+    }
+    call_callbacks([&](Callback* cb) { cb->on_epoch_end(epoch, logs); });
   }
-  for (Callback* cb : options.callbacks) cb->on_train_end();
+  call_callbacks([&](Callback* cb) { cb->on_train_end(); });
+  finish_trace();  // a range past the last step ends with training
+  for (const TimedProgram& tp : timed) {
+    if (!(kernel_times && tp.program == &entry(true, timed_batch).program)) tp.program->set_timing(false);
+  }
   if (kernel_times) {
     Program& prog = entry(true, timed_batch).program;
     double total = 0;

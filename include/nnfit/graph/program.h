@@ -10,7 +10,9 @@
 //
 // Thread safety: a Program runs on one thread at a time.
 #pragma once
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +39,11 @@ struct PlannedStep {
   std::vector<int> inputs, outputs;
   std::size_t workspace_offset = 0, workspace_bytes = 0;
 };
+
+// The part of a training step a planned step belongs to (Note [Step phases] in
+// program.cpp): the forward pass and the loss, the backward pass, the optimizer update.
+enum class StepPhase : std::uint8_t { forward = 0, backward = 1, update = 2 };
+inline constexpr std::size_t kNumStepPhases = 3;
 
 struct PlanOptions {
   DeviceType device = DeviceType::cpu;
@@ -69,9 +76,17 @@ class Program {
   // if value is not an input with an arena slot.
   void set_input(int value, const void* data);
   const std::vector<PlannedStep>& steps() const { return steps_; }
-  // Per-step wall-time accumulation (off by default; costs two clock reads per kernel).
-  void set_timing(bool on) { timing_ = on; step_seconds_.assign(steps_.size(), 0.0); }
+  // Per-step wall-time accumulation, off by default. When on, run() reads the clock once
+  // per kernel (a kernel's end is the next one's start) and adds each kernel's time to
+  // step_seconds() and to its phase's phase_ns(). Turning it on zeroes both.
+  void set_timing(bool on);
+  bool timing() const { return timing_; }
   const std::vector<double>& step_seconds() const { return step_seconds_; }
+  // Nanoseconds spent in each StepPhase's kernels (timing on) since set_timing(true) or
+  // the last take_phase_ns(), which returns them and starts again from zero.
+  std::array<std::int64_t, kNumStepPhases> take_phase_ns();
+  // The phase of steps()[step] (Note [Step phases]).
+  StepPhase phase(std::size_t step) const;
   const std::vector<ArenaSlot>& slots() const { return slots_; }
   const Graph& graph() const { return graph_; }
 
@@ -90,6 +105,11 @@ class Program {
   std::vector<std::size_t> in_begin_, out_begin_;
   bool timing_ = false;
   std::vector<double> step_seconds_;
+  std::array<std::int64_t, kNumStepPhases> phase_ns_{};
+  // Per step, built by bind(): the phase, and the node's name for its trace range
+  // (interned: static lifetime, as TraceRange requires; Note [Kernel range names]).
+  std::vector<StepPhase> phases_;
+  std::vector<const char*> trace_names_;
 };
 
 // Compiles `graph` (taken by value: the program keeps it). Throws Unsupported when an op

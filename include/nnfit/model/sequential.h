@@ -43,6 +43,20 @@ struct FitOptions {
   // How a dataset's AUTOTUNE knobs are tuned: budgets (default: the cores the compute
   // threads leave, at least one; half of the available RAM) and where decisions go.
   data::AutotuneOptions autotune;
+  // Profiling (docs/design/profile.md). With a log dir, every training step appends its
+  // breakdown to LOG_DIR/steps.jsonl (truncated when the model's first step is in this
+  // fit, appended to when the model has trained before), and at each epoch end fit
+  // rewrites LOG_DIR/ops.json (per-op kernel times and FLOPs) and, when pipeline_stages
+  // are given, LOG_DIR/pipeline.json. The same directory the TensorBoard callback takes.
+  std::string log_dir;
+  // Global steps to trace, "10-20" (from 1, inclusive) or "15"; "" traces nothing. The
+  // trace starts before the first step's input wait and stops after the last step's
+  // callbacks (or at the end of training), then goes to
+  // LOG_DIR/train/plugins/profile/<timestamp>/<host>.trace.json.gz. requires: log_dir.
+  std::string profile_steps;
+  // Named measure() points of the training pipeline (stage outputs, in pipeline order),
+  // written to LOG_DIR/pipeline.json at each epoch end; `nnfit train` fills them.
+  std::vector<std::pair<std::string, std::shared_ptr<data::StageStats>>> pipeline_stages;
 };
 
 // Epoch logs hold Keras's keys ("loss", "accuracy", "val_loss", ...) and nnfit's:
