@@ -21,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -44,20 +45,37 @@ def find_peers_dir(explicit):
                      + ", ".join(map(str, candidates)) + "; pass --peers-dir")
 
 
-def run(cmd, timeout_s, env=None):
-    """Runs cmd from the repository root; returns stdout; raises RunError with stderr's tail."""
+def run(cmd, timeout_s, env=None, usage=None):
+    """Runs cmd from the repository root; returns stdout; raises RunError with stderr's tail.
+    With a dict `usage`, stores the child's peak resident set in usage["peak_rss_bytes"]
+    (ru_maxrss from wait4, the kernel's own figure for that process)."""
     t0 = time.perf_counter()
     try:
-        p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout_s, env=env)
-    except subprocess.TimeoutExpired:
-        raise RunError(f"timed out after {timeout_s} s: {shlex.join(map(str, cmd))}")
+        p = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     except OSError as e:
         raise RunError(f"cannot run {cmd[0]}: {e}")
+    out, err = [], []
+    readers = [threading.Thread(target=lambda f, acc: acc.append(f.read()), args=(p.stdout, out)),
+               threading.Thread(target=lambda f, acc: acc.append(f.read()), args=(p.stderr, err))]
+    for t in readers:
+        t.start()
+    timer = threading.Timer(timeout_s, p.kill)
+    timer.start()
+    _, status, rusage = os.wait4(p.pid, 0)
+    timer.cancel()
+    for t in readers:
+        t.join()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    stdout, stderr = "".join(out), "".join(err)
+    if time.perf_counter() - t0 >= timeout_s:
+        raise RunError(f"timed out after {timeout_s} s: {shlex.join(map(str, cmd))}")
     if p.returncode != 0:
-        tail = "\n".join((p.stderr or p.stdout).strip().splitlines()[-15:])
+        tail = "\n".join((stderr or stdout).strip().splitlines()[-15:])
         raise RunError(f"exit code {p.returncode}: {shlex.join(map(str, cmd))}\n{tail}")
+    if usage is not None:
+        usage["peak_rss_bytes"] = rusage.ru_maxrss * 1024
     print(f"    ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
-    return p.stdout
+    return stdout
 
 
 def parse_peer_output(stdout):
@@ -88,8 +106,9 @@ def run_nnfit(args, model):
     config = REPO / "examples" / f"fashion_mnist_{model}.json"
     with tempfile.TemporaryDirectory() as tmp:
         metrics = Path(tmp) / "metrics.json"
+        usage = {}
         run([str(binary), "train", str(config), "--epochs", str(args.epochs), "--threads", str(args.threads),
-             "--batch-size", "128", "--metrics-json", str(metrics)], args.timeout)
+             "--batch-size", "128", "--metrics-json", str(metrics)], args.timeout, usage=usage)
         try:
             data = json.loads(metrics.read_text())
         except (OSError, json.JSONDecodeError) as e:
@@ -102,6 +121,9 @@ def run_nnfit(args, model):
         raise RunError(f"nnfit metrics JSON lacks epochs[].samples_per_s ({e!r})")
     if not epochs:
         raise RunError("nnfit metrics JSON has no epochs")
+    epochs[-1]["memory"] = {"peak_rss_bytes": usage.get("peak_rss_bytes"),
+                            "planned_peak_bytes": data.get("planned_peak_bytes"),
+                            "peak_memory_bytes": data.get("peak_memory_bytes")}
     return epochs, data.get("version", "nnfit")
 
 
@@ -110,7 +132,11 @@ def run_peer(args, framework, model):
         cmd = [TORCH_PYTHON, str(args.peers_dir / "torch_fmnist.py"), model, str(args.epochs), str(args.threads)]
     else:
         cmd = [str(KERAS_PYTHON), str(args.peers_dir / "keras_fmnist.py"), model, str(args.epochs), str(args.threads)]
-    return parse_peer_output(run(cmd, args.timeout))
+    usage = {}
+    epochs, version = parse_peer_output(run(cmd, args.timeout, usage=usage))
+    if epochs:
+        epochs[-1]["memory"] = {"peak_rss_bytes": usage.get("peak_rss_bytes")}
+    return epochs, version
 
 
 def steady_throughput(epochs):
@@ -173,6 +199,19 @@ def write_report(args, results, versions, notes, started, load_before, command):
         lines.append(f"| {model} | {fmt_rate(rate['nnfit'])} | {fmt_rate(rate['pytorch'])} | {fmt_rate(rate['keras'])} | "
                      f"{fmt_ratio(rate['nnfit'], rate['pytorch'])} | {fmt_ratio(rate['nnfit'], rate['keras'])} | {wait} | "
                      f"{fmt_acc(acc['nnfit'])} | {fmt_acc(acc['pytorch'])} | {fmt_acc(acc['keras'])} |")
+    lines += ["", "Memory of the same runs (median over rounds): nnfit's planned peak and its allocator's measured "
+              "peak (everything nnfit allocates for training), and each process's peak resident set (`ru_maxrss` "
+              "from `wait4`: data set, libraries and interpreter included).", "",
+              "| model | nnfit planned peak | nnfit measured peak | nnfit peak RSS | PyTorch peak RSS | Keras peak RSS |",
+              "|---|---:|---:|---:|---:|---:|"]
+    def mem(model, f, key):
+        vals = [r[-1].get("memory", {}).get(key) for r in results.get((model, f), [])]
+        vals = [v for v in vals if v]
+        return f"{statistics.median(vals) / 2**20:.1f} MiB" if vals else "—"
+    for model in args.models:
+        lines.append(f"| {model} | {mem(model, 'nnfit', 'planned_peak_bytes')} | {mem(model, 'nnfit', 'peak_memory_bytes')} | "
+                     f"{mem(model, 'nnfit', 'peak_rss_bytes')} | {mem(model, 'pytorch', 'peak_rss_bytes')} | "
+                     f"{mem(model, 'keras', 'peak_rss_bytes')} |")
     lines += ["", "## How it was measured", "",
               f"- machine: {machine_description()}; load average before the run: "
               + ", ".join(f"{x:.2f}" for x in load_before),

@@ -143,6 +143,10 @@ void print_text(const json& out) {
   for (const json& c : out["element_spec"]) std::printf("  %s\n", c.dump().c_str());
   std::printf("first:\n");
   for (const json& r : out["first"]) std::printf("  %s\n", r.dump().c_str());
+  if (out.contains("text_columns")) {
+    std::printf("text columns (not loadable: nnfit has no string dtype):\n");
+    for (const json& c : out["text_columns"]) std::printf("  %s\n", c.dump().c_str());
+  }
 }
 
 int run_inspect(const InspectArgs& args) {
@@ -157,10 +161,27 @@ int run_inspect(const InspectArgs& args) {
   } else if (format == "idx") {
     describe_arrays(out, {{"array", io::read_idx(args.path)}}, args.take);
   } else if (format == "csv") {
-    io::CsvTable t = io::read_csv(args.path);
+    // Column types inferred from the values (the first 1000 rows); text columns cannot be
+    // loaded (no string dtype) and are listed apart.
+    io::CsvOptions o;
+    json text = json::array();
+    const io::CsvSchema schema = io::infer_csv_schema(args.path);
+    for (const io::CsvColumnGuess& g : schema.columns) {
+      if (g.dtype) {
+        o.select_columns.push_back(g.name);
+        o.column_dtypes[g.name] = *g.dtype;
+      } else {
+        text.push_back({{"name", g.name}, {"example", g.example}});
+      }
+    }
     std::vector<std::pair<std::string, Tensor>> cols;
-    for (std::size_t c = 0; c < t.names.size(); ++c) cols.emplace_back(t.names[c], t.columns[c]);
-    describe_arrays(out, cols, args.take);
+    if (!o.select_columns.empty()) {
+      io::CsvTable t = io::read_csv(args.path, o);
+      for (std::size_t c = 0; c < t.names.size(); ++c) cols.emplace_back(t.names[c], t.columns[c]);
+    }
+    if (!cols.empty()) describe_arrays(out, cols, args.take);
+    out["records"] = schema.rows;
+    if (!text.empty()) out["text_columns"] = text;
   } else if (format == "image") {
     const Tensor img = io::read_image(args.path);
     out["records"] = 1;

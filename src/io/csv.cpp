@@ -4,6 +4,7 @@
 // record (DataError's offset) and name the line and column in the message.
 #include "nnfit/io/csv.h"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <iterator>
@@ -176,6 +177,43 @@ CsvTable read_csv(const std::string& path, const CsvOptions& options) {
     }
   }
   return table;
+}
+
+CsvSchema infer_csv_schema(const std::string& path, char delimiter, std::int64_t max_rows) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DataError(path, -1, "cannot open CSV file", "check the path exists and is readable");
+  std::string text(std::istreambuf_iterator<char>(in), {});
+  if (text.starts_with("\xEF\xBB\xBF")) text.replace(0, 3, 3, ' ');
+  std::vector<Record> records = split(text, delimiter, path);
+  if (records.empty()) throw DataError(path, 0, "line 1: no header row (the file is empty)", "the first line must name the columns");
+  std::vector<CsvColumnGuess> cols;
+  for (const Field& f : records[0].fields) cols.push_back({std::string(trim(f.text)), std::nullopt, {}});
+  // Per column: can every value seen so far be a bool word, an int64, a float32?
+  std::vector<bool> as_bool(cols.size(), true), as_int(cols.size(), true), as_float(cols.size(), true);
+  const std::size_t last = std::min(records.size(), static_cast<std::size_t>(std::max<std::int64_t>(1, max_rows)) + 1);
+  for (std::size_t r = 1; r < last; ++r) {
+    const Record& rec = records[r];
+    if (rec.fields.size() != cols.size()) {
+      throw DataError(path, rec.offset, "line " + std::to_string(rec.line) + ": " + std::to_string(rec.fields.size()) +
+                                            " fields, but the header has " + std::to_string(cols.size()));
+    }
+    for (std::size_t c = 0; c < cols.size(); ++c) {
+      const std::string_view v = trim(rec.fields[c].text);
+      if (r == 1) cols[c].example = std::string(v);
+      std::int64_t i = 0;
+      float x = 0;
+      as_bool[c] = as_bool[c] && (v == "true" || v == "false" || v == "True" || v == "False" || v == "TRUE" || v == "FALSE");
+      as_int[c] = as_int[c] && parse_number(v, i);
+      as_float[c] = as_float[c] && parse_number(v, x);
+    }
+  }
+  for (std::size_t c = 0; c < cols.size(); ++c) {
+    if (last <= 1) cols[c].dtype = DType::f32;  // no rows: read_csv's default
+    else if (as_bool[c]) cols[c].dtype = DType::boolean;
+    else if (as_int[c]) cols[c].dtype = DType::i64;
+    else if (as_float[c]) cols[c].dtype = DType::f32;
+  }
+  return {std::move(cols), static_cast<std::int64_t>(records.size()) - 1};
 }
 
 }  // namespace nnfit::io

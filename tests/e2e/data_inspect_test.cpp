@@ -1,4 +1,5 @@
-// `nnfit data inspect`: JSON output for the real TFX TFRecord sample and an .npy file,
+// `nnfit data inspect`: JSON output for the real TFX TFRecord sample, an .npy file and a
+// CSV with inferred column types,
 // and a corrupt TFRecord giving the one-line DataError with file and offset, exit code 1.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -51,6 +52,34 @@ TEST(DataInspect, TfxExamplesAsJson) {
   EXPECT_EQ(j["element_spec"].size(), 5u);
   ASSERT_EQ(j["first"].size(), 2u);
   EXPECT_TRUE(j["first"][0].contains("species"));
+}
+
+TEST(DataInspect, CsvColumnTypesAreInferredAndTextColumnsListed) {
+  const fs::path p = temp_dir() / "t.csv";
+  std::ofstream(p) << "id,weight,species,ok\n1,2.5,adelie,true\n2,4,gentoo,false\n3,-1e3,chinstrap,TRUE\n";
+  const Result r = run("data inspect " + p.string() + " --take 1 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["format"], "csv");
+  EXPECT_EQ(j["records"], 3);
+  ASSERT_EQ(j["element_spec"].size(), 3u);
+  EXPECT_EQ(j["element_spec"][0]["dtype"], "int64");
+  EXPECT_EQ(j["element_spec"][1]["dtype"], "float32");
+  EXPECT_EQ(j["element_spec"][2]["name"], "ok");
+  EXPECT_EQ(j["element_spec"][2]["dtype"], "bool");
+  ASSERT_EQ(j["text_columns"].size(), 1u);
+  EXPECT_EQ(j["text_columns"][0]["name"], "species");
+  EXPECT_EQ(j["text_columns"][0]["example"], "adelie");
+  EXPECT_EQ(j["first"][0]["weight"][0], 2.5);
+}
+
+TEST(DataInspect, CsvWithARaggedRowNamesTheLine) {
+  const fs::path p = temp_dir() / "bad.csv";
+  std::ofstream(p) << "a,b\n1,2\n3\n";
+  const Result r = run("data inspect " + p.string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("line 3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("bad.csv"), std::string::npos) << r.err;
 }
 
 TEST(DataInspect, NpyShapeAndValues) {

@@ -97,3 +97,38 @@ TEST(Csv, StructuralErrors) {
 
 }  // namespace
 }  // namespace nnfit::io
+
+namespace nnfit::io {
+namespace {
+
+TEST(CsvInfer, NarrowestTypeThatParsesEveryValue) {
+  const std::string path = write_csv("infer.csv", "i,f,b,t,mixed\n+1,1,true,x,1\n-2,2.5,FALSE,y,2\n3,1e3,True,z,a\n");
+  const CsvSchema s = infer_csv_schema(path);
+  EXPECT_EQ(s.rows, 3);
+  ASSERT_EQ(s.columns.size(), 5u);
+  EXPECT_EQ(s.columns[0].dtype, DType::i64);
+  EXPECT_EQ(s.columns[1].dtype, DType::f32);
+  EXPECT_EQ(s.columns[2].dtype, DType::boolean);
+  EXPECT_EQ(s.columns[3].dtype, std::nullopt);
+  EXPECT_EQ(s.columns[4].dtype, std::nullopt) << "a text value in any row makes the column text";
+  EXPECT_EQ(s.columns[3].example, "x");
+  // Only the first max_rows rows decide: here the text value comes later.
+  EXPECT_EQ(infer_csv_schema(path, ',', 2).columns[4].dtype, DType::i64);
+}
+
+TEST(CsvInfer, BadInput) {
+  EXPECT_THROW(infer_csv_schema(write_csv("empty.csv", "")), DataError);
+  EXPECT_THROW(infer_csv_schema("/nonexistent/x.csv"), DataError);
+  try {
+    infer_csv_schema(write_csv("ragged.csv", "a,b\n1,2\n3\n"));
+    ADD_FAILURE() << "no error";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("line 3"), std::string::npos) << e.what();
+  }
+  const CsvSchema header_only = infer_csv_schema(write_csv("header.csv", "a,b\n"));
+  EXPECT_EQ(header_only.rows, 0);
+  EXPECT_EQ(header_only.columns[1].dtype, DType::f32);
+}
+
+}  // namespace
+}  // namespace nnfit::io
