@@ -22,7 +22,8 @@ struct Subcommand {
 };
 
 // `nnfit train CONFIG.json [--epochs N] [--batch-size N] [--seed N] [--threads N]
-//  [--metrics-json PATH] [--memory-limit SIZE] [--memory-preallocate FRACTION] [--quiet]`
+//  [--metrics-json PATH] [--logdir DIR [--profile-steps 10-20]] [--memory-limit SIZE]
+//  [--memory-preallocate FRACTION] [--quiet]`
 Subcommand add_train_command(CLI::App& parent);
 
 // `nnfit plan CONFIG.json [--batch-sizes 32,128] [--memory-limit SIZE] [--json]`
@@ -36,5 +37,8 @@ Subcommand add_doctor_command(CLI::App& parent);
 Subcommand add_data_command(CLI::App& parent);
 // The `bench` subcommand of `data` (data_bench.cpp).
 Subcommand add_data_bench_command(CLI::App& data);
+
+// `nnfit profile LOGDIR [--json] [--peak-gflops X]`
+Subcommand add_profile_command(CLI::App& parent);
 
 }  // namespace nnfit::cli

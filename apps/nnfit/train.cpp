@@ -18,6 +18,7 @@
 #include "nnfit/model/callbacks.h"
 #include "nnfit/model/keras_config.h"
 #include "nnfit/model/tensorboard_callback.h"
+#include "nnfit/profile/step_log.h"
 #include "train_config.h"
 
 namespace nnfit::cli {
@@ -29,6 +30,7 @@ struct TrainArgs {
   int threads = 0;
   std::string metrics_json;
   std::string logdir;
+  std::string profile_steps;
   bool quiet = false;
   MemoryFlags memory;
   CLI::Option* epochs_opt = nullptr;
@@ -129,6 +131,13 @@ void with_file(const std::string& file, F&& f) {
 }
 
 int run_train(const TrainArgs& args) {
+  if (!args.profile_steps.empty()) {
+    if (args.logdir.empty()) {
+      throw InvalidArgument("--profile-steps " + args.profile_steps + " needs --logdir DIR to write the trace to",
+                            "add --logdir DIR; the trace goes to DIR/train/plugins/profile/<timestamp>/");
+    }
+    profile::parse_step_range(args.profile_steps);  // a malformed range fails before any work
+  }
   TrainConfig cfg = read_train_config(args.config);
   if (*args.epochs_opt) cfg.epochs = args.epochs;
   if (*args.batch_size_opt) cfg.batch_size = args.batch_size;
@@ -151,7 +160,10 @@ int run_train(const TrainArgs& args) {
   if (cfg.train.files) {
     train_tensors = load_split(*cfg.train.files, *model, cfg.compile.loss);
   } else {
-    train_dataset = build_pipeline(*cfg.train.pipeline, cfg.batch_size, cfg.seed);
+    // With a log dir the stages are measured for LOGDIR/pipeline.json (nnfit profile).
+    PipelineProbe probe;
+    train_dataset = build_pipeline(*cfg.train.pipeline, cfg.batch_size, cfg.seed, args.logdir.empty() ? nullptr : &probe);
+    for (std::size_t i = 0; i < probe.names.size(); ++i) fit.pipeline_stages.emplace_back(probe.names[i], probe.stats[i]);
   }
   if (cfg.validation && cfg.validation->files) {
     fit.validation_data = load_split(*cfg.validation->files, *model, cfg.compile.loss);
@@ -176,6 +188,8 @@ int run_train(const TrainArgs& args) {
     tb.learning_rate = model->compile_options().optimizer.learning_rate;
     tensorboard = std::make_unique<TensorBoard>(args.logdir, tb);
     fit.callbacks.push_back(tensorboard.get());
+    fit.log_dir = args.logdir;
+    fit.profile_steps = args.profile_steps;
   }
   try {
     if (train_dataset || fit.validation_dataset) {
@@ -220,7 +234,11 @@ Subcommand add_train_command(CLI::App& parent) {
   app->add_option("--metrics-json", args->metrics_json,
                   "Rewrite this JSON file after every epoch with timings, memory and metrics (docs/cli.md)");
   app->add_option("--logdir", args->logdir,
-                  "Write TensorBoard logs here: LOGDIR/train and LOGDIR/validation event files (docs/outputs.md)");
+                  "Write TensorBoard logs and the per-step breakdown here: LOGDIR/train, LOGDIR/validation, "
+                  "LOGDIR/steps.jsonl, ops.json, pipeline.json (docs/outputs.md); read them with 'nnfit profile'");
+  app->add_option("--profile-steps", args->profile_steps,
+                  "Trace these global steps, e.g. 10-20 (from 1, inclusive), into "
+                  "LOGDIR/train/plugins/profile/<timestamp>/<host>.trace.json.gz; needs --logdir");
   add_memory_flags(*app, args->memory);
   app->add_flag("--quiet,-q", args->quiet, "Print neither the model summary nor the progress bar");
   return {app, [args] { return run_train(*args); }};

@@ -1,0 +1,319 @@
+// `nnfit profile LOGDIR [--json] [--peak-gflops X]`: reads what a training run with --logdir
+// left (steps.jsonl, ops.json, pipeline.json), prints the mean step and its breakdown and
+// names the bottleneck: exactly one of input-bound, compute-bound, memory-bound,
+// synchronization-bound, with the evidence (Note [Profile verdict]). The compute ceiling is
+// measured here, once per invocation, with oneDNN's sgemm at the run's thread count.
+#include <oneapi/dnnl/dnnl.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "commands.h"
+#include "nnfit/backend/backend.h"
+#include "nnfit/core/error.h"
+#include "nnfit/profile/step_log.h"
+
+namespace nnfit::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+
+struct ProfileArgs {
+  std::string log_dir;
+  bool json = false;
+  double peak_gflops = 0;  // 0: measure
+};
+
+// Note [Profile verdict]: the shares are of the mean step (the sum of its parts). Input
+// (waiting for a batch, plus the host-to-device copy) at or above kInputBound of the step
+// makes the run input-bound, as TF's profiler calls a run "highly input-bound" past 20%;
+// else all-reduce at or above the same share makes it synchronization-bound. Otherwise the
+// step is in its kernels, and the question is what bounds them: when the ops whose cost is
+// arithmetic (matmul, convolution and their gradients) take at least half of the kernel
+// time it is compute-bound, else memory-bound (elementwise ops, reductions, optimizer
+// updates: bandwidth, not FLOPs, sets their speed).
+constexpr double kInputBound = 0.20;
+constexpr double kSyncBound = 0.20;
+constexpr double kFlopOpsShare = 0.50;
+
+ordered_json read_json(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw DataError(p.string(), -1, "cannot open");
+  try {
+    return ordered_json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(p.string(), -1, std::string("not valid JSON: ") + e.what(),
+                    "it is rewritten at each epoch end; run the training again");
+  }
+}
+
+// GFLOP/s of oneDNN's f32 sgemm, 1024^3, at `threads`: the ceiling kernels are judged by.
+double measure_peak_gflops(int threads) {
+  auto backend = make_cpu_backend();
+  if (threads > 0) backend->set_num_threads(threads);
+  const dnnl_dim_t n = 1024;
+  std::vector<float> a(static_cast<std::size_t>(n * n), 0.5f), b(a.size(), 0.25f), c(a.size(), 0.0f);
+  auto gemm = [&] {
+    if (dnnl_sgemm('N', 'N', n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n) != dnnl_success) {
+      throw BackendError("oneDNN sgemm failed while measuring the peak");
+    }
+  };
+  for (int i = 0; i < 2; ++i) gemm();
+  double best = 0;
+  for (int round = 0; round < 3; ++round) {  // the best of 3: the machine may be shared
+    const auto t0 = std::chrono::steady_clock::now();
+    const int reps = 4;
+    for (int i = 0; i < reps; ++i) gemm();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::max(best, 2.0 * n * n * n * reps / s / 1e9);
+  }
+  return best;
+}
+
+// What to change when stage `name` is the slowest (pipeline stage names as nnfit train
+// gives them: "source: idx", "map(normalize)", "batch", "prefetch", ...).
+std::string stage_advice(const std::string& name) {
+  if (name.rfind("map", 0) == 0) {
+    return "run it on more threads (num_parallel_calls: \"AUTOTUNE\" or a larger number), cache() its output "
+           "if it is deterministic, or make the function cheaper";
+  }
+  if (name.rfind("source", 0) == 0) {
+    return "cache() right after the source (in memory or to a file), read from faster storage, or split the "
+           "files and interleave them";
+  }
+  if (name == "shuffle") return "use a smaller shuffle buffer, or shuffle file names and a smaller buffer";
+  if (name == "batch" || name == "padded_batch") return "batch before costly per-element maps (vectorize them)";
+  if (name == "prefetch") return "raise buffer_size (or \"AUTOTUNE\") and check the stage before it";
+  return "move it off the training thread (map with num_parallel_calls, then prefetch) or cache before it";
+}
+
+struct Part {
+  const char* key;
+  double mean_us;
+};
+
+int run_profile(const ProfileArgs& args) {
+  const fs::path dir = args.log_dir;
+  if (!fs::is_directory(dir)) {
+    throw DataError(args.log_dir, -1, "no such log directory", "give the --logdir of an 'nnfit train' run");
+  }
+  const fs::path steps_path = dir / "steps.jsonl";
+  if (!fs::exists(steps_path)) {
+    throw DataError(steps_path.string(), -1, "no step log in this directory",
+                    "train with 'nnfit train CONFIG --logdir " + args.log_dir + "' first; it writes steps.jsonl");
+  }
+  const std::vector<profile::StepRecord> all = profile::read_step_log(steps_path.string());
+  if (all.empty()) throw DataError(steps_path.string(), 0, "the step log has no steps");
+  // The first step plans kernels and touches memory for the first time: left out when
+  // there are others.
+  const std::size_t skip = all.size() >= 3 ? 1 : 0;
+  const double used = static_cast<double>(all.size() - skip);
+  std::vector<Part> parts = {{"input_wait_us", 0}, {"h2d_us", 0},    {"forward_us", 0},   {"backward_us", 0},
+                             {"allreduce_us", 0},  {"update_us", 0}, {"callbacks_us", 0}};
+  std::int64_t memory_max = 0;
+  for (std::size_t i = skip; i < all.size(); ++i) {
+    const profile::StepRecord& r = all[i];
+    const std::int64_t v[] = {r.input_wait_us, r.h2d_us, r.forward_us, r.backward_us, r.allreduce_us, r.update_us, r.callbacks_us};
+    for (std::size_t k = 0; k < parts.size(); ++k) parts[k].mean_us += static_cast<double>(v[k]) / used;
+    memory_max = std::max(memory_max, r.memory_in_use_bytes);
+  }
+  double step_us = 0;
+  for (const Part& p : parts) step_us += p.mean_us;
+  auto share = [&](double us) { return step_us > 0 ? us / step_us : 0.0; };
+  const double input_share = share(parts[0].mean_us + parts[1].mean_us);
+  const double sync_share = share(parts[4].mean_us);
+  const double kernel_us = parts[2].mean_us + parts[3].mean_us + parts[5].mean_us;
+
+  ordered_json out;
+  out["log_dir"] = args.log_dir;
+  out["steps"] = all.size();
+  out["steps_used"] = all.size() - skip;
+  out["mean_step_us"] = step_us;
+  ordered_json breakdown = ordered_json::object(), fractions = ordered_json::object();
+  for (const Part& p : parts) {
+    breakdown[p.key] = p.mean_us;
+    fractions[std::string(p.key).substr(0, std::string(p.key).size() - 3)] = share(p.mean_us);
+  }
+  out["breakdown_us"] = breakdown;
+  out["fractions"] = fractions;
+  out["memory_in_use_bytes_max"] = memory_max;
+
+  // Per-op figures (ops.json) and the pipeline's stages (pipeline.json), when present.
+  ordered_json ops_doc, pipe_doc;
+  if (fs::exists(dir / "ops.json")) ops_doc = read_json(dir / "ops.json");
+  if (fs::exists(dir / "pipeline.json")) pipe_doc = read_json(dir / "pipeline.json");
+  double flop_op_seconds = 0, op_seconds = 0;
+  std::vector<ordered_json> ops;
+  std::int64_t op_steps = 0;
+  int threads = 0;
+  if (ops_doc.is_object()) {
+    try {
+      op_steps = ops_doc.at("steps").get<std::int64_t>();
+      threads = ops_doc.at("threads").get<int>();
+      for (const auto& o : ops_doc.at("ops")) {
+        const double s = o.at("seconds").get<double>();
+        op_seconds += s;
+        if (o.at("flops").get<double>() > 0) flop_op_seconds += s;
+        ops.push_back(o);
+      }
+    } catch (const nlohmann::json::exception& e) {
+      throw DataError((dir / "ops.json").string(), -1, std::string("unexpected content: ") + e.what());
+    }
+  }
+  const double flop_share = op_seconds > 0 ? flop_op_seconds / op_seconds : 0.0;
+
+  std::string verdict;
+  std::vector<std::string> evidence;
+  char buf[512];
+  auto pct = [](double f) { return 100.0 * f; };
+  if (input_share >= kInputBound && input_share >= sync_share) {
+    verdict = "input-bound";
+    std::snprintf(buf, sizeof buf, "the training loop waited for input %.1f%% of the step (%.3f ms of %.3f ms; input-bound from %.0f%%)",
+                  pct(input_share), (parts[0].mean_us + parts[1].mean_us) / 1e3, step_us / 1e3, pct(kInputBound));
+    evidence.push_back(buf);
+  } else if (sync_share >= kSyncBound) {
+    verdict = "synchronization-bound";
+    std::snprintf(buf, sizeof buf, "gradient all-reduce took %.1f%% of the step (%.3f ms)", pct(sync_share),
+                  parts[4].mean_us / 1e3);
+    evidence.push_back(buf);
+  } else {
+    verdict = op_seconds <= 0 || flop_share >= kFlopOpsShare ? "compute-bound" : "memory-bound";
+    std::snprintf(buf, sizeof buf, "kernels took %.1f%% of the step (forward %.3f ms, backward %.3f ms, update %.3f ms); input wait %.1f%%",
+                  pct(share(kernel_us)), parts[2].mean_us / 1e3, parts[3].mean_us / 1e3, parts[5].mean_us / 1e3,
+                  pct(input_share));
+    evidence.push_back(buf);
+    if (op_seconds > 0) {
+      std::snprintf(buf, sizeof buf, "matmul and convolution kernels are %.1f%% of kernel time (%s from %.0f%%)",
+                    pct(flop_share), verdict == "compute-bound" ? "compute-bound" : "memory-bound below", pct(kFlopOpsShare));
+      evidence.push_back(buf);
+    } else {
+      evidence.push_back("no ops.json in the log directory: kernels are not split by op");
+    }
+  }
+
+  // Input-bound evidence: the slowest pipeline stage by its own time in next() (its
+  // measure point's time minus the one before it, which includes the stages upstream).
+  ordered_json slowest = nullptr;
+  if (verdict == "input-bound") {
+    if (pipe_doc.is_object() && pipe_doc.contains("stages") && !pipe_doc["stages"].empty()) {
+      double before = 0, best = -1, total_own = 0;
+      ordered_json stages = ordered_json::array();
+      for (const auto& st : pipe_doc["stages"]) {
+        const double cum = st.value("next_seconds", 0.0);
+        const double own = std::max(0.0, cum - before);
+        before = cum;
+        total_own += own;
+        const std::int64_t n = st.value("elements", std::int64_t{0});
+        ordered_json s = {{"name", st.value("name", "?")}, {"own_seconds", own}, {"elements", n},
+                          {"own_us_per_element", n > 0 ? own * 1e6 / static_cast<double>(n) : 0.0}};
+        if (own > best) {
+          best = own;
+          slowest = s;
+        }
+        stages.push_back(s);
+      }
+      slowest["share_of_pipeline"] = total_own > 0 ? best / total_own : 0.0;
+      slowest["advice"] = stage_advice(slowest["name"].get<std::string>());
+      out["pipeline_stages"] = stages;
+      std::snprintf(buf, sizeof buf, "slowest pipeline stage: %s, %.1f%% of the pipeline's own time (%.1f us per element it yields)",
+                    slowest["name"].get<std::string>().c_str(), pct(slowest["share_of_pipeline"].get<double>()),
+                    slowest["own_us_per_element"].get<double>());
+      evidence.push_back(buf);
+      evidence.push_back("change: " + slowest["advice"].get<std::string>());
+    } else {
+      evidence.push_back("no pipeline.json (in-memory data or an older run): per-stage figures are missing; train "
+                         "from a data pipeline with --logdir to see which stage is slow");
+    }
+  }
+  out["slowest_stage"] = slowest;
+
+  // Compute evidence: the heaviest ops and their achieved FLOP/s against the measured peak.
+  ordered_json heavy = ordered_json::array();
+  if (!ops.empty() && (verdict == "compute-bound" || verdict == "memory-bound")) {
+    std::sort(ops.begin(), ops.end(), [](const ordered_json& a, const ordered_json& b) {
+      return a["seconds"].get<double>() > b["seconds"].get<double>();
+    });
+    double peak = args.peak_gflops;
+    std::string peak_source = "given with --peak-gflops";
+    if (peak <= 0) {
+      peak = measure_peak_gflops(threads);
+      peak_source = "measured now: oneDNN f32 sgemm 1024x1024x1024, best of 3, " + std::to_string(threads) + " thread(s)";
+    }
+    out["peak"] = {{"gflops_per_s", peak}, {"source", peak_source}};
+    const double steps = static_cast<double>(std::max<std::int64_t>(1, op_steps));
+    for (std::size_t i = 0; i < ops.size() && i < 5; ++i) {
+      const ordered_json& o = ops[i];
+      const double s = o["seconds"].get<double>(), f = o["flops"].get<double>();
+      ordered_json h = {{"name", o["name"]}, {"op", o["op"]}, {"phase", o["phase"]},
+                        {"us_per_step", s * 1e6 / steps}, {"share_of_kernels", op_seconds > 0 ? s / op_seconds : 0.0},
+                        {"flops_per_step", f / steps}};
+      if (f > 0 && s > 0) {
+        h["gflops_per_s"] = f / s / 1e9;
+        h["fraction_of_peak"] = f / s / 1e9 / peak;
+      } else {
+        h["gflops_per_s"] = nullptr;
+        h["fraction_of_peak"] = nullptr;
+      }
+      heavy.push_back(h);
+    }
+  }
+  out["heaviest_ops"] = heavy;
+  out["verdict"] = verdict;
+  out["evidence"] = evidence;
+
+  if (args.json) {
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%s: %zu steps (%zu used; the first is warm-up)\n", args.log_dir.c_str(), all.size(), all.size() - skip);
+  std::printf("mean step %.3f ms\n", step_us / 1e3);
+  for (const Part& p : parts) {
+    std::string name(p.key);
+    name = name.substr(0, name.size() - 3);
+    std::printf("  %-12s %9.3f ms %6.1f%%\n", name.c_str(), p.mean_us / 1e3, pct(share(p.mean_us)));
+  }
+  std::printf("memory in use: up to %.1f MiB\n", static_cast<double>(memory_max) / (1 << 20));
+  std::printf("\nverdict: %s\n", verdict.c_str());
+  for (const std::string& e : evidence) std::printf("  %s\n", e.c_str());
+  if (!heavy.empty()) {
+    std::printf("\nheaviest ops (peak %.1f GFLOP/s, %s):\n", out["peak"]["gflops_per_s"].get<double>(),
+                out["peak"]["source"].get<std::string>().c_str());
+    std::printf("  %-40s %-9s %10s %7s %10s %7s\n", "op", "phase", "us/step", "share", "GFLOP/s", "peak");
+    for (const auto& h : heavy) {
+      std::string gf = "-", pk = "-";
+      if (!h["gflops_per_s"].is_null()) {
+        std::snprintf(buf, sizeof buf, "%.1f", h["gflops_per_s"].get<double>());
+        gf = buf;
+        std::snprintf(buf, sizeof buf, "%.1f%%", pct(h["fraction_of_peak"].get<double>()));
+        pk = buf;
+      }
+      std::printf("  %-40s %-9s %10.1f %6.1f%% %10s %7s\n", h["name"].get<std::string>().c_str(),
+                  h["phase"].get<std::string>().c_str(), h["us_per_step"].get<double>(),
+                  pct(h["share_of_kernels"].get<double>()), gf.c_str(), pk.c_str());
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+Subcommand add_profile_command(CLI::App& parent) {
+  auto args = std::make_shared<ProfileArgs>();
+  CLI::App* app = parent.add_subcommand(
+      "profile", "Summarize a training run's --logdir: mean step, its breakdown and the bottleneck (docs/cli.md)");
+  app->add_option("logdir", args->log_dir, "the --logdir of an 'nnfit train' run")->required();
+  app->add_flag("--json", args->json, "print the summary as JSON (docs/cli.md)");
+  app->add_option("--peak-gflops", args->peak_gflops,
+                  "the machine's compute ceiling in GFLOP/s (default: measured with oneDNN's sgemm)")
+      ->check(CLI::PositiveNumber);
+  return {app, [args] { return run_profile(*args); }};
+}
+
+}  // namespace nnfit::cli

@@ -1,0 +1,169 @@
+// `nnfit train --logdir --profile-steps` and `nnfit profile`: a deliberately input-bound
+// run (a map that sleeps 5 ms per batch) is called input-bound with that map named as the
+// slowest stage; a wide MLP on in-memory data is called compute-bound with its matmuls
+// among the heaviest ops; flags and bad logs fail with one clear line and the documented
+// exit code.
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "cli_fixture.h"
+#include "nnfit/data/dataset.h"
+#include "nnfit/model/sequential.h"
+#include "nnfit/nn/layers.h"
+#include "nnfit/profile/step_log.h"
+
+namespace {
+
+using namespace nnfit_test;
+using nlohmann::json;
+
+std::unique_ptr<nnfit::Sequential> mlp(std::int64_t in, std::vector<std::int64_t> hidden) {
+  using namespace nnfit;
+  auto model = std::make_unique<Sequential>("m");
+  model->set_input_shape(Shape{in});
+  for (std::size_t i = 0; i < hidden.size(); ++i) {
+    model->add(std::make_unique<Dense>("dense_" + std::to_string(i), DenseOptions{hidden[i], "relu"}));
+  }
+  model->add(std::make_unique<Dense>("logits", DenseOptions{4}));
+  CompileOptions co;
+  co.optimizer.name = "sgd";
+  co.loss = Loss::from_name("sparse_categorical_crossentropy", true);
+  model->compile(co);
+  // One compute thread: on a shared 2-core machine, OpenMP barriers of 2 threads can make
+  // tiny kernels take milliseconds and blur the verdict the tests check.
+  model->set_num_threads(1);
+  return model;
+}
+
+std::pair<nnfit::Tensor, nnfit::Tensor> random_data(std::int64_t n, std::int64_t in) {
+  using namespace nnfit;
+  Tensor x = Tensor::zeros(Shape{n, in}, DType::f32);
+  Tensor y = Tensor::zeros(Shape{n}, DType::i32);
+  std::mt19937 rng(5);
+  for (std::int64_t i = 0; i < n * in; ++i) x.data<float>()[i] = static_cast<float>(rng() % 100) / 100.0f;
+  for (std::int64_t i = 0; i < n; ++i) y.data<std::int32_t>()[i] = static_cast<std::int32_t>(rng() % 4);
+  return {x, y};
+}
+
+class CliProfileTest : public CliTest {
+ protected:
+  json profile_json(const fs::path& log_dir, const std::string& extra = "--peak-gflops 100") {
+    const Result r = run("profile " + log_dir.string() + " --json " + extra);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return json::parse(r.out);
+  }
+};
+
+TEST_F(CliProfileTest, SlowMapIsInputBoundAndNamedAsTheSlowStage) {
+  using namespace nnfit;
+  auto model = mlp(8, {16});
+  auto [x, y] = random_data(256, 8);
+  FitOptions fo;
+  fo.epochs = 2;
+  fo.batch_size = 32;
+  fo.log_dir = (dir_ / "logs").string();
+  std::vector<std::shared_ptr<data::StageStats>> st(4);
+  for (auto& s : st) s = std::make_shared<data::StageStats>();
+  data::Dataset ds = data::Dataset::from_tensor_slices({x, y})
+                         .measure(st[0])
+                         .batch(32)
+                         .measure(st[1])
+                         .map(
+                             [](data::Element e) {
+                               std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                               return e;
+                             },
+                             data::MapOptions{0, true, "slow"})
+                         .measure(st[2])
+                         .prefetch(2)
+                         .measure(st[3]);
+  fo.pipeline_stages = {{"source: tensors", st[0]}, {"batch", st[1]}, {"map(slow)", st[2]}, {"prefetch", st[3]}};
+  model->fit(ds, fo);
+  const json p = profile_json(dir_ / "logs");
+  EXPECT_EQ(p["verdict"], "input-bound") << p.dump(1);
+  ASSERT_TRUE(p["slowest_stage"].is_object()) << p.dump(1);
+  EXPECT_EQ(p["slowest_stage"]["name"], "map(slow)");
+  EXPECT_NE(p["slowest_stage"]["advice"].get<std::string>().find("num_parallel_calls"), std::string::npos);
+  EXPECT_GT(p["fractions"]["input_wait"].get<double>(), 0.5);
+  EXPECT_EQ(p["steps"], 16);
+  // The text form says the same.
+  const Result text = run("profile " + (dir_ / "logs").string() + " --peak-gflops 100");
+  EXPECT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("verdict: input-bound"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("slowest pipeline stage: map(slow)"), std::string::npos) << text.out;
+}
+
+TEST_F(CliProfileTest, WideMlpOnInMemoryDataIsComputeBoundWithItsMatmulsOnTop) {
+  using namespace nnfit;
+  auto model = mlp(256, {512, 512});
+  auto [x, y] = random_data(2048, 256);
+  FitOptions fo;
+  fo.batch_size = 256;
+  fo.log_dir = (dir_ / "logs").string();
+  model->fit(x, y, fo);
+  // Measure the peak here (once) to cover that path.
+  const json p = profile_json(dir_ / "logs", "");
+  EXPECT_EQ(p["verdict"], "compute-bound") << p.dump(1);
+  EXPECT_TRUE(p["slowest_stage"].is_null());
+  ASSERT_FALSE(p["heaviest_ops"].empty());
+  const json& top = p["heaviest_ops"][0];
+  EXPECT_TRUE(top["op"] == "matmul" || top["op"] == "fused_matmul") << top.dump();
+  EXPECT_GT(top["gflops_per_s"].get<double>(), 0.5);
+  EXPECT_GT(top["fraction_of_peak"].get<double>(), 0.0);
+  EXPECT_GT(p["peak"]["gflops_per_s"].get<double>(), 1.0);
+  EXPECT_NE(p["peak"]["source"].get<std::string>().find("measured"), std::string::npos);
+  for (const char* k : {"log_dir", "steps", "steps_used", "mean_step_us", "breakdown_us", "fractions",
+                        "memory_in_use_bytes_max", "slowest_stage", "heaviest_ops", "verdict", "evidence", "peak"}) {
+    EXPECT_TRUE(p.contains(k)) << k;
+  }
+}
+
+TEST_F(CliProfileTest, TrainWritesStepsPipelineAndATraceOfTheAskedSteps) {
+  const std::string train = R"({"source": {"format": "idx", "images": "images.idx", "labels": "labels.idx"}, )"
+                            R"("pipeline": [{"map": "normalize", "scale": 0.00392156862745098}, {"batch": 2}, {"prefetch": 2}]})";
+  const fs::path cfg = config_with_data(model(), train, train, R"({"epochs": 2, "batch_size": 2, "seed": 1})");
+  const fs::path logs = dir_ / "logs";
+  const Result r = run("train " + cfg.string() + " --quiet --logdir " + logs.string() + " --profile-steps 2-4");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nnfit::profile::read_step_log((logs / "steps.jsonl").string()).size(), 6u);  // 2 epochs x 3 batches
+  const json pipe = json::parse(slurp(logs / "pipeline.json"));
+  EXPECT_EQ(pipe["epochs"], 2);
+  ASSERT_GE(pipe["stages"].size(), 4u);
+  EXPECT_EQ(pipe["stages"][0]["name"], "source: idx");
+  EXPECT_EQ(pipe["stages"][1]["name"], "map(normalize)");
+  int traces = 0;
+  for (const auto& f : fs::recursive_directory_iterator(logs / "train" / "plugins" / "profile")) {
+    traces += f.path().string().ends_with(".trace.json.gz");
+  }
+  EXPECT_EQ(traces, 1);
+  const Result p = run("profile " + logs.string() + " --peak-gflops 100");
+  EXPECT_EQ(p.code, 0) << p.err;
+  EXPECT_NE(p.out.find("verdict: "), std::string::npos);
+}
+
+TEST_F(CliProfileTest, ProfileStepsFlagErrors) {
+  const fs::path cfg = config(model());
+  expect_error(cfg, 2, {"--profile-steps 2-4 needs --logdir"}, "--profile-steps 2-4");
+  expect_error(cfg, 2, {"profile steps \"4-2\"", "expected FIRST-LAST"}, "--logdir " + (dir_ / "l").string() + " --profile-steps 4-2");
+  expect_error(cfg, 2, {"profile steps \"ten\"", "is not a step number"}, "--logdir " + (dir_ / "l").string() + " --profile-steps ten");
+  EXPECT_FALSE(fs::exists(dir_ / "l"));  // nothing ran
+}
+
+TEST_F(CliProfileTest, BadLogDirectories) {
+  expect_error_of("profile " + (dir_ / "nope").string(), 1, {"no such log directory"});
+  fs::create_directories(dir_ / "empty");
+  expect_error_of("profile " + (dir_ / "empty").string(), 1, {"steps.jsonl", "no step log"});
+  fs::create_directories(dir_ / "bad");
+  const std::string good = R"({"step":1,"input_wait_us":1,"h2d_us":0,"forward_us":1,"backward_us":1,"allreduce_us":0,"update_us":1,"callbacks_us":0,"memory_in_use_bytes":1})";
+  write_file(dir_ / "bad" / "steps.jsonl", good + "\n" + good.substr(0, 40));
+  expect_error_of("profile " + (dir_ / "bad").string(), 1, {"steps.jsonl", "line 2", "truncated"});
+  write_file(dir_ / "bad" / "steps.jsonl", good + "\n" + good + "\n{\"step\":3,oops}\n");
+  expect_error_of("profile " + (dir_ / "bad").string(), 1, {"steps.jsonl", "line 3", "expected a quoted key"});
+  write_file(dir_ / "bad" / "steps.jsonl", "");
+  expect_error_of("profile " + (dir_ / "bad").string(), 1, {"no steps"});
+  expect_error_of("profile", 2, {"logdir"});
+}
+
+}  // namespace
