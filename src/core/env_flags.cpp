@@ -21,6 +21,9 @@ const std::vector<EnvFlag>& env_flags() {
        "the C++ API, fit.memory and --memory-limit take precedence"},
       {"NNFIT_MEMORY_PREALLOCATE", "",
        "reserve this FRACTION of total memory up front (0.5 or 50%); default: grow on demand"},
+      {"NNFIT_PIPELINE_RAM_LIMIT", "",
+       "SIZE the input pipelines' in-memory caches and shuffle buffers may hold together; default: half of "
+       "the available memory"},
       {"TF_FORCE_GPU_ALLOW_GROWTH", "",
        "accepted for TensorFlow users: true or false; nnfit grows on demand unless told to preallocate"},
       {"FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist",

@@ -15,6 +15,7 @@
 
 #include "data/element_util.h"
 #include "data/rows.h"
+#include "nnfit/data/ram_budget.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit::data {
@@ -182,6 +183,10 @@ class CacheNode final : public DatasetNode {
       if (out_.is_open()) {
         write_element(out_, *e);
       } else {
+        std::int64_t bytes = 0;
+        for (const Tensor& t : *e) bytes += static_cast<std::int64_t>(t.nbytes());
+        ram_->add(bytes, "cache to a file instead ({\"cache\": \"PATH\"}, Dataset::cache(path)): the second epoch "
+                         "reads it back without decoding again; or raise NNFIT_PIPELINE_RAM_LIMIT");
         recorded_.push_back(*e);
       }
       return e;
@@ -197,13 +202,18 @@ class CacheNode final : public DatasetNode {
         return;
       }
       std::lock_guard<std::mutex> lock(state_->mu);
-      if (!state_->memory) state_->memory = std::make_shared<const Elements>(std::move(recorded_));
+      if (state_->memory) return;
+      // The reservation lives as long as the cached elements do.
+      std::shared_ptr<RamReservation> ram(std::move(ram_));
+      state_->memory = std::shared_ptr<const Elements>(new Elements(std::move(recorded_)),
+                                                       [ram](const Elements* p) { delete p; });
     }
 
     std::shared_ptr<State> state_;
     std::string filename_;
     std::unique_ptr<Iterator> in_;
     Elements recorded_;
+    std::unique_ptr<RamReservation> ram_ = std::make_unique<RamReservation>("cache (in memory)");
     std::string tmp_;
     std::ofstream out_;
     bool done_ = false;

@@ -10,6 +10,7 @@
 
 #include "data/element_util.h"
 #include "data/rows.h"
+#include "nnfit/data/ram_budget.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit::data {
@@ -60,17 +61,36 @@ class ShuffleNode final : public DatasetNode {
   std::string name() const override { return "shuffle"; }
 
   std::unique_ptr<Iterator> make_iterator() const override {
+    // The buffer's elements count against the pipelines' RAM budget (ram_budget.h).
     class It final : public Iterator {
      public:
       It(std::unique_ptr<Iterator> in, std::size_t buffer_size, std::uint64_t seed, std::uint64_t epoch)
-          : in_(std::move(in)), buffer_(buffer_size, seed, epoch) {}
+          : in_(std::move(in)), buffer_(buffer_size, seed, epoch), buffer_size_(buffer_size) {}
       std::optional<Element> next() override {
-        return buffer_.next([&] { return in_->next(); });
+        std::optional<Element> out = buffer_.next([&]() -> std::optional<Element> {
+          std::optional<Element> e = in_->next();
+          if (e) {
+            const std::int64_t b = bytes(*e);
+            ram_.add(b, "use a smaller shuffle buffer than " + std::to_string(buffer_size_) +
+                            " elements, shuffle before a decoding map (file names are small), or raise "
+                            "NNFIT_PIPELINE_RAM_LIMIT");
+          }
+          return e;
+        });
+        if (out) ram_.sub(bytes(*out));
+        return out;
       }
 
      private:
+      static std::int64_t bytes(const Element& e) {
+        std::int64_t n = 0;
+        for (const Tensor& t : e) n += static_cast<std::int64_t>(t.nbytes());
+        return n;
+      }
       std::unique_ptr<Iterator> in_;
       ShuffleBuffer<Element> buffer_;
+      std::size_t buffer_size_;
+      RamReservation ram_{"shuffle buffer"};
     };
     auto in = input_.make_iterator();
     return std::make_unique<It>(std::move(in), static_cast<std::size_t>(buffer_size_), seed_, next_epoch());
