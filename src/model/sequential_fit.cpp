@@ -128,8 +128,8 @@ struct ProfileFiles {
 
 struct TimedProgram {
   Program* program = nullptr;
-  std::int64_t batch = 0;
   std::int64_t runs = 0;
+  bool ours = false;  // fit turned its timing on (NNFIT_KERNEL_TIMES may have done it)
 };
 
 std::int64_t to_us(double seconds) { return static_cast<std::int64_t>(seconds * 1e6 + 0.5); }
@@ -285,7 +285,7 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
     files = ProfileFiles::open(options.log_dir);
     step_log = std::make_unique<profile::StepLogWriter>(files.steps, /*append=*/iterations_ > 0);
   }
-  std::vector<TimedProgram> timed;  // the training programs fit turned timing on for
+  std::vector<TimedProgram> timed;  // the training programs whose kernels ops.json sums
   bool tracing = false;             // our trace session is running
   auto finish_trace = [&] {
     if (!tracing) return;
@@ -293,6 +293,18 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
     trace::stop();
     profile::write_chrome_trace(trace::collect(), options.log_dir);
   };
+  // When training throws (a NaN loss, bad data), the session and the kernel timers must
+  // not outlive this fit: a later fit or evaluate would pay for them.
+  struct ProfileCleanup {
+    bool& tracing;
+    std::vector<TimedProgram>& timed;
+    ~ProfileCleanup() {
+      if (tracing) trace::stop();
+      for (const TimedProgram& tp : timed) {
+        if (tp.ours) tp.program->set_timing(false);
+      }
+    }
+  } cleanup{tracing, timed};
 
   History history;
   auto call_callbacks = [&](auto&& hook) {
@@ -331,9 +343,10 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
         const double t1 = now_s();
         if (!e) break;
         wait_seconds += t1 - t0;
-        if (log_steps && !e->program.timing()) {
-          e->program.set_timing(true);
-          timed.push_back({&e->program, rows, 0});
+        if (log_steps && std::none_of(timed.begin(), timed.end(), [&](const TimedProgram& tp) { return tp.program == &e->program; })) {
+          const bool ours = !e->program.timing();
+          if (ours) e->program.set_timing(true);
+          timed.push_back({&e->program, 0, ours});
         }
         ctx.step = iterations_;
         ctx.learning_rate = static_cast<float>(optimizer_->learning_rate(iterations_));
@@ -392,9 +405,6 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
   }
   call_callbacks([&](Callback* cb) { cb->on_train_end(); });
   finish_trace();  // a range past the last step ends with training
-  for (const TimedProgram& tp : timed) {
-    if (!(kernel_times && tp.program == &entry(true, timed_batch).program)) tp.program->set_timing(false);
-  }
   if (kernel_times) {
     Program& prog = entry(true, timed_batch).program;
     double total = 0;

@@ -164,6 +164,28 @@ TEST(ProfileFit, ProfileStepsNeedALogDirAndAValidRange) {
   EXPECT_FALSE(trace::running());
 }
 
+// A fit that fails mid-trace stops its session (a later fit can trace again).
+TEST(ProfileFit, AFailingFitStopsItsTraceSession) {
+  TempDir dir;
+  auto model = make_mlp();
+  auto [x, y] = data(64);
+  int batches = 0;
+  data::Dataset bad = data::Dataset::from_tensor_slices({x, y}).batch(8).map([&](data::Element e) {
+    if (++batches == 3) throw DataError("bad.bin", 24, "corrupt record");
+    return e;
+  });
+  FitOptions fo;
+  fo.batch_size = 8;
+  fo.log_dir = dir.path().string();
+  fo.profile_steps = "1-5";
+  EXPECT_THROW(model->fit(bad, fo), DataError);
+  EXPECT_FALSE(trace::running());
+  data::Dataset good = data::Dataset::from_tensor_slices({x, y}).batch(8);
+  fo.profile_steps = "3-4";  // global steps: the failed fit ran 2
+  model->fit(good, fo);
+  EXPECT_FALSE(trace::running());
+}
+
 // The traced steps of a dataset fit: a trace file with exactly those train_step ranges,
 // kernel ranges named after nodes inside them, pipeline ranges on their own threads, and
 // every thread's ranges nested.
