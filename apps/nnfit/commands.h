@@ -41,4 +41,7 @@ Subcommand add_data_bench_command(CLI::App& data);
 // `nnfit profile LOGDIR [--json] [--peak-gflops X]`
 Subcommand add_profile_command(CLI::App& parent);
 
+// `nnfit monitor [--interval 1s] [--count N] [--json] [--nvml LIB]`
+Subcommand add_monitor_command(CLI::App& parent);
+
 }  // namespace nnfit::cli
