@@ -17,6 +17,7 @@
 #include "nnfit/data/in_memory_dataset.h"
 #include "nnfit/nn/metrics.h"
 #include "nnfit/profile/chrome_trace.h"
+#include "nnfit/profile/xplane.h"
 #include "nnfit/profile/step_log.h"
 
 namespace nnfit {
@@ -291,7 +292,11 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
     if (!tracing) return;
     tracing = false;
     trace::stop();
-    profile::write_chrome_trace(trace::collect(), options.log_dir);
+    // The Chrome trace (Perfetto, chrome://tracing, profile plugin <= 2.19) and beside it
+    // the XSpace current profile plugins (XProf) read.
+    const trace::Collected collected = trace::collect();
+    const std::string chrome = profile::write_chrome_trace(collected, options.log_dir);
+    profile::write_xplane(collected, std::filesystem::path(chrome).parent_path().string());
   };
   // When training throws (a NaN loss, bad data), the session and the kernel timers must
   // not outlive this fit: a later fit or evaluate would pay for them.
