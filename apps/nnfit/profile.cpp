@@ -285,7 +285,9 @@ int run_profile(const ProfileArgs& args) {
   if (!heavy.empty()) {
     std::printf("\nheaviest ops (peak %.1f GFLOP/s, %s):\n", out["peak"]["gflops_per_s"].get<double>(),
                 out["peak"]["source"].get<std::string>().c_str());
-    std::printf("  %-40s %-9s %10s %7s %10s %7s\n", "op", "phase", "us/step", "share", "GFLOP/s", "peak");
+    int width = 2;
+    for (const auto& h : heavy) width = std::max(width, static_cast<int>(h["name"].get<std::string>().size()));
+    std::printf("  %-*s %-9s %10s %7s %10s %7s\n", width, "op", "phase", "us/step", "share", "GFLOP/s", "peak");
     for (const auto& h : heavy) {
       std::string gf = "-", pk = "-";
       if (!h["gflops_per_s"].is_null()) {
@@ -294,7 +296,7 @@ int run_profile(const ProfileArgs& args) {
         std::snprintf(buf, sizeof buf, "%.1f%%", pct(h["fraction_of_peak"].get<double>()));
         pk = buf;
       }
-      std::printf("  %-40s %-9s %10.1f %6.1f%% %10s %7s\n", h["name"].get<std::string>().c_str(),
+      std::printf("  %-*s %-9s %10.1f %6.1f%% %10s %7s\n", width, h["name"].get<std::string>().c_str(),
                   h["phase"].get<std::string>().c_str(), h["us_per_step"].get<double>(),
                   pct(h["share_of_kernels"].get<double>()), gf.c_str(), pk.c_str());
     }
