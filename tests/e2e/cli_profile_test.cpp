@@ -151,6 +151,45 @@ TEST_F(CliProfileTest, ProfileStepsFlagErrors) {
   EXPECT_FALSE(fs::exists(dir_ / "l"));  // nothing ran
 }
 
+// The verdict rules on hand-made logs (docs/design/profile.md): all-reduce past 20% is
+// synchronization-bound; kernels mostly outside matmul/conv are memory-bound; an
+// input-bound run without pipeline.json says the per-stage figures are missing.
+std::string step_line(int step, int wait, int fwd, int bwd, int allreduce, int update) {
+  return nnfit::profile::step_json({step, wait, 0, fwd, bwd, allreduce, update, 0, 1000}) + "\n";
+}
+
+TEST_F(CliProfileTest, VerdictRulesOnHandMadeLogs) {
+  const fs::path sync = dir_ / "sync", mem = dir_ / "mem", input = dir_ / "input";
+  for (const fs::path& d : {sync, mem, input}) fs::create_directories(d);
+  std::string s, m, in;
+  for (int i = 1; i <= 5; ++i) {
+    s += step_line(i, 10, 300, 300, 400, 50);
+    m += step_line(i, 10, 300, 300, 0, 400);
+    in += step_line(i, 900, 50, 50, 0, 10);
+  }
+  write_file(sync / "steps.jsonl", s);
+  write_file(mem / "steps.jsonl", m);
+  write_file(input / "steps.jsonl", in);
+  write_file(mem / "ops.json", R"({"threads": 1, "device": "cpu:0", "steps": 5, "ops": [)"
+                                R"({"name": "dense/matmul", "op": "matmul", "impl": "x", "phase": "forward", "calls": 5, "seconds": 0.001, "flops": 1e8},)"
+                                R"({"name": "dense/kernel/adam", "op": "adam_update", "impl": "x", "phase": "update", "calls": 5, "seconds": 0.004, "flops": 0}]})");
+  json p = profile_json(sync);
+  EXPECT_EQ(p["verdict"], "synchronization-bound") << p.dump(1);
+  p = profile_json(mem);
+  EXPECT_EQ(p["verdict"], "memory-bound") << p.dump(1);
+  ASSERT_EQ(p["heaviest_ops"].size(), 2u);
+  EXPECT_EQ(p["heaviest_ops"][0]["name"], "dense/kernel/adam");
+  EXPECT_TRUE(p["heaviest_ops"][0]["gflops_per_s"].is_null());
+  EXPECT_DOUBLE_EQ(p["heaviest_ops"][1]["gflops_per_s"].get<double>(), 100.0);  // 1e8 FLOPs in 1 ms
+  EXPECT_DOUBLE_EQ(p["heaviest_ops"][1]["fraction_of_peak"].get<double>(), 1.0);  // --peak-gflops 100
+  EXPECT_EQ(p["steps_used"], 4);
+  EXPECT_DOUBLE_EQ(p["mean_step_us"].get<double>(), 1010.0);
+  p = profile_json(input);
+  EXPECT_EQ(p["verdict"], "input-bound") << p.dump(1);
+  EXPECT_TRUE(p["slowest_stage"].is_null());
+  EXPECT_NE(p["evidence"].dump().find("no pipeline.json"), std::string::npos) << p.dump(1);
+}
+
 TEST_F(CliProfileTest, BadLogDirectories) {
   expect_error_of("profile " + (dir_ / "nope").string(), 1, {"no such log directory"});
   fs::create_directories(dir_ / "empty");
