@@ -155,6 +155,8 @@ int run_train(const TrainArgs& args) {
   fit.batch_size = cfg.train.pipeline ? cfg.train.pipeline->batch_size(cfg.batch_size) : cfg.batch_size;
   fit.shuffle = cfg.shuffle;
   fit.seed = cfg.seed;
+  fit.on_oom = cfg.on_oom;
+  fit.on_note = [](const std::string& note) { std::fprintf(stderr, "nnfit: note: %s\n", note.c_str()); };
   std::pair<Tensor, Tensor> train_tensors;
   std::optional<data::Dataset> train_dataset;
   if (cfg.train.files) {

@@ -89,12 +89,16 @@ TrainConfig read_train_config(const std::string& path) {
 
   if (top.find("fit")) {
     const Section fit = top.section("fit");
-    fit.check_keys({"epochs", "batch_size", "shuffle", "seed", "memory"});
+    fit.check_keys({"epochs", "batch_size", "shuffle", "seed", "memory", "on_oom"});
     cfg.epochs = fit.integer("epochs", cfg.epochs, 1);
     cfg.batch_size = fit.integer("batch_size", cfg.batch_size, 1);
     cfg.shuffle = fit.boolean("shuffle", cfg.shuffle);
     cfg.seed = static_cast<std::uint64_t>(fit.integer("seed", 0, 0));
     if (fit.find("memory")) cfg.memory = read_memory(fit.section("memory"));
+    cfg.on_oom = fit.string_or("on_oom", "fail");
+    if (cfg.on_oom != "fail" && cfg.on_oom != "reduce_batch") {
+      fit.fail("expected \"fail\" or \"reduce_batch\", got \"" + cfg.on_oom + "\"", "on_oom");
+    }
   }
   return cfg;
 }

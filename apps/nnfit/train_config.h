@@ -37,6 +37,7 @@ struct TrainConfig {
   bool shuffle = true;
   std::uint64_t seed = 0;
   MemorySettings memory;  // fit.memory
+  std::string on_oom = "fail";  // fit.on_oom: "fail" or "reduce_batch"
 };
 
 // throws: InvalidArgument (unreadable file, JSON syntax with line/column, unknown or

@@ -130,13 +130,21 @@ std::int64_t Sequential::persistent_bytes() const {
 }
 
 Sequential::Entry& Sequential::entry(bool training, std::int64_t batch, bool bind) {
+  return entry_mode(static_cast<int>(training ? Mode::train : Mode::infer), batch, bind);
+}
+
+Sequential::Entry& Sequential::entry_mode(int mode_value, std::int64_t batch, bool bind) {
   check_built();
   Programs& p = *programs_;
-  auto key = std::make_pair(training, batch);
+  const Mode mode = static_cast<Mode>(mode_value);
+  const bool training = mode != Mode::infer;
+  auto key = std::make_pair(mode, batch);
   auto it = p.entries.find(key);
-  if (it == p.entries.end()) it = p.entries.emplace(key, plan_entry(training, batch)).first;
+  if (it == p.entries.end()) {
+    it = p.entries.emplace(key, mode == Mode::apply ? plan_apply() : plan_entry(mode_value, batch)).first;
+  }
   Entry& e = *it->second;
-  if (!bind || e.bound) return e;
+  if (!bind || e.bound || e.acc) return e;
   if (e.program.arena_bytes() > p.arena_bytes) {
     // Free the old arena before taking the larger one, so the peak is the larger alone.
     p.arena = Tensor();
@@ -168,8 +176,10 @@ Sequential::Entry& Sequential::entry(bool training, std::int64_t batch, bool bin
   return e;
 }
 
-std::unique_ptr<Sequential::Entry> Sequential::plan_entry(bool training, std::int64_t batch) {
+std::unique_ptr<Sequential::Entry> Sequential::plan_entry(int mode_value, std::int64_t batch) {
   Programs& p = *programs_;
+  const Mode mode = static_cast<Mode>(mode_value);
+  const bool training = mode != Mode::infer;
 
   auto e = std::make_unique<Entry>();
   Graph g;
@@ -201,6 +211,11 @@ std::unique_ptr<Sequential::Entry> Sequential::plan_entry(bool training, std::in
     for (std::size_t k = 0; k < vars.size(); ++k) {
       if (grads[k] < 0) continue;  // the loss does not depend on it
       e->gradient_values.push_back(grads[k]);
+      if (mode == Mode::grads) {  // kept readable after the run; no update
+        e->gradient_weights.push_back(index[k]);
+        keep.push_back(grads[k]);
+        continue;
+      }
       std::vector<int> slot_ids;
       const Weight& w = *p.trainable[index[k]];
       for (std::size_t s = 0; s < p.slots[index[k]].size(); ++s) {
@@ -217,6 +232,29 @@ std::unique_ptr<Sequential::Entry> Sequential::plan_entry(bool training, std::in
   PlanOptions po;
   po.device = backend_->device().type;
   po.keep = keep;
+  e->program = plan(std::move(g), po);
+  return e;
+}
+
+// The optimizer update alone, from gradients given as inputs (one per trainable weight):
+// what an accumulated batch ends with (Mode::apply).
+std::unique_ptr<Sequential::Entry> Sequential::plan_apply() {
+  Programs& p = *programs_;
+  auto e = std::make_unique<Entry>();
+  Graph g;
+  for (std::size_t k = 0; k < p.trainable.size(); ++k) {
+    const Weight& w = *p.trainable[k];
+    const int var = g.add_variable(w.name, w.value);
+    const int grad = g.add_input(w.name + "/grad", {w.value.shape(), DType::f32});
+    e->gradient_inputs.push_back(grad);
+    std::vector<int> slot_ids;
+    for (std::size_t s = 0; s < p.slots[k].size(); ++s) {
+      slot_ids.push_back(g.add_variable(w.name + "/slot" + std::to_string(s), p.slots[k][s]));
+    }
+    optimizer_->emit_update(g, var, grad, slot_ids, w.name);
+  }
+  PlanOptions po;
+  po.device = backend_->device().type;
   e->program = plan(std::move(g), po);
   return e;
 }

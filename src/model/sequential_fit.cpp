@@ -248,14 +248,14 @@ Sequential::Entry& Sequential::stage_element(const data::Element& element, bool 
   NNFIT_CHECK(rows > 0 && x.numel() == rows * input_shape_.numel(), InvalidArgument, what, " batch ", index + 1,
               ": inputs of shape ", x.shape().to_string(), " do not match the model's input shape ",
               input_shape_.to_string(), " per sample");
-  Entry& e = entry(training, rows);
+  Entry& e = training ? training_entry(rows) : entry(false, rows);
   // The batch is read where the pipeline made it; the caller keeps `element` alive
   // through the step.
-  e.program.set_input(e.x, x.raw());
+  e.set_x(x.raw());
   if (e.y >= 0) {
     try {
       const Shape out = output_shape();
-      convert_targets(y, e.program.graph().desc(e.y), rows, e.program.data(e.y), out.rank() > 0 ? out.dim(-1) : 0);
+      convert_targets(y, e.program.graph().desc(e.y), rows, e.y_data(), out.rank() > 0 ? out.dim(-1) : 0);
     } catch (const InvalidArgument& err) {
       throw InvalidArgument(std::string(what) + " batch " + std::to_string(index + 1) + ": " + err.what());
     }
@@ -348,24 +348,29 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
         const double t1 = now_s();
         if (!e) break;
         wait_seconds += t1 - t0;
-        if (log_steps && std::none_of(timed.begin(), timed.end(), [&](const TimedProgram& tp) { return tp.program == &e->program; })) {
+        if (log_steps && !e->acc &&
+            std::none_of(timed.begin(), timed.end(), [&](const TimedProgram& tp) { return tp.program == &e->program; })) {
           const bool ours = !e->program.timing();
           if (ours) e->program.set_timing(true);
           timed.push_back({&e->program, 0, ours});
         }
         ctx.step = iterations_;
         ctx.learning_rate = static_cast<float>(optimizer_->learning_rate(iterations_));
-        e->program.run(ctx);
+        if (e->acc) {
+          run_accumulated(*e, rows, ctx);
+        } else {
+          e->program.run(ctx);
+        }
         ++iterations_;
-        if (rows == timed_batch) ++timed_steps;
+        if (rows == timed_batch && !e->acc) ++timed_steps;
         train_seconds += now_s() - t0;
-        float loss = *static_cast<const float*>(e->program.data(e->loss));
+        float loss = e->loss_value();
         NNFIT_CHECK(std::isfinite(loss), InvalidArgument, "the loss became ", loss, " at epoch ", epoch + 1, ", step ",
                     s + 1, "; lower the learning rate or check the data for NaN/inf");
         loss_sum += static_cast<double>(loss) * static_cast<double>(rows);
         seen += rows;
-        const float* pred = static_cast<const float*>(e->program.data(e->pred));
-        for (Metric& m : metrics) m.update(pred, e->program.data(e->y), rows, e->program.graph().desc(e->pred));
+        const float* pred = e->pred_data();
+        for (Metric& m : metrics) m.update(pred, e->y_data(), rows, e->program.graph().desc(e->pred));
         const double t2 = now_s();
         if (!options.callbacks.empty()) {
           batch_logs.clear();
@@ -376,7 +381,7 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
         if (log_steps) {
           rec.step = global_step;
           rec.input_wait_us = to_us(t1 - t0);
-          if (e->program.timing()) {
+          if (!e->acc && e->program.timing()) {
             const auto phase_ns = e->program.take_phase_ns();
             rec.forward_us = (phase_ns[0] + 500) / 1000;
             rec.backward_us = (phase_ns[1] + 500) / 1000;
@@ -427,6 +432,95 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
   return history;
 }
 
+Sequential::Entry& Sequential::training_entry(std::int64_t batch) {
+  try {
+    return entry(true, batch);
+  } catch (const OutOfMemory& oom) {
+    if (!reduce_on_oom_ || batch < 2) throw;
+    Entry& e = entry(true, batch, /*bind=*/false);
+    // The largest power-of-two fraction of the batch whose gradient program fits.
+    std::int64_t micro = batch / 2;
+    for (;; micro /= 2) {
+      try {
+        entry_mode(static_cast<int>(Mode::grads), micro);
+        break;
+      } catch (const OutOfMemory&) {
+        if (micro == 1) {
+          throw OutOfMemory(std::string(oom.what()) + "; reduce_batch: not even micro-batches of 1 fit", oom.hint());
+        }
+      }
+    }
+    entry_mode(static_cast<int>(Mode::apply), 0);
+    auto a = std::make_unique<Accumulation>();
+    a->batch = batch;
+    a->micro = micro;
+    a->x = Tensor::zeros(e.program.graph().desc(e.x).shape, DType::f32);
+    a->y = Tensor::zeros(e.program.graph().desc(e.y).shape, e.program.graph().desc(e.y).dtype);
+    a->pred = Tensor::zeros(e.program.graph().desc(e.pred).shape, DType::f32);
+    for (Weight* w : programs_->trainable) a->grad_sums.push_back(Tensor::zeros(w->value.shape(), DType::f32));
+    e.acc = std::move(a);
+    bool differs = false;
+    for (const auto& l : layers_) {
+      const std::string kind = l->class_name();
+      differs = differs || kind == "Dropout" || kind == "BatchNormalization";
+    }
+    if (notes_) {
+      notes_->push_back("batch " + std::to_string(batch) + " does not fit (" + oom.what() + "); training on micro-batches of " +
+                        std::to_string(micro) + " with gradient accumulation, so the effective batch stays " +
+                        std::to_string(batch) +
+                        (differs ? "; Dropout/BatchNormalization see micro-batches, so results differ from a full batch"
+                                 : "; results match a full batch within float rounding"));
+      if (on_note_) on_note_(notes_->back());
+    }
+    return e;
+  }
+}
+
+void Sequential::run_accumulated(Entry& e, std::int64_t rows, const StepContext& ctx) {
+  Accumulation& a = *e.acc;
+  Programs& p = *programs_;
+  const Graph& full = e.program.graph();
+  const std::size_t x_row = full.desc(e.x).bytes() / static_cast<std::size_t>(a.batch);
+  const std::size_t y_row = full.desc(e.y).bytes() / static_cast<std::size_t>(a.batch);
+  const std::size_t pred_row = full.desc(e.pred).bytes() / static_cast<std::size_t>(a.batch);
+  const char* x = static_cast<const char*>(a.x_ext ? a.x_ext : a.x.raw());
+  a.x_ext = nullptr;
+  for (Tensor& g : a.grad_sums) std::memset(g.raw(), 0, g.nbytes());
+  double loss_sum = 0;
+  std::int64_t index = 0;
+  for (std::int64_t off = 0; off < rows; off += a.micro, ++index) {
+    const std::int64_t r = std::min(a.micro, rows - off);
+    Entry& m = entry_mode(static_cast<int>(Mode::grads), r);
+    m.program.set_input(m.x, x + static_cast<std::size_t>(off) * x_row);
+    std::memcpy(m.program.data(m.y), static_cast<const char*>(a.y.raw()) + static_cast<std::size_t>(off) * y_row,
+                static_cast<std::size_t>(r) * y_row);
+    StepContext mc = ctx;
+    mc.step = ctx.step + (index << 40);  // a dropout stream of its own per micro-batch
+    m.program.run(mc);
+    loss_sum += static_cast<double>(*static_cast<const float*>(m.program.data(m.loss))) * static_cast<double>(r);
+    std::memcpy(static_cast<char*>(a.pred.raw()) + static_cast<std::size_t>(off) * pred_row, m.program.data(m.pred),
+                static_cast<std::size_t>(r) * pred_row);
+    // Each micro-batch's gradient is of its mean loss: weight it by its rows.
+    for (std::size_t k = 0; k < m.gradient_values.size(); ++k) {
+      float* sum = a.grad_sums[m.gradient_weights[k]].data<float>();
+      const float* g = static_cast<const float*>(m.program.data(m.gradient_values[k]));
+      const std::int64_t n = a.grad_sums[m.gradient_weights[k]].numel();
+      const float w = static_cast<float>(r);
+      for (std::int64_t i = 0; i < n; ++i) sum[i] += w * g[i];
+    }
+    m.program.set_input(m.x, nullptr);
+  }
+  Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0);
+  const float inv = 1.0f / static_cast<float>(rows);
+  for (std::size_t k = 0; k < p.trainable.size(); ++k) {
+    float* dst = static_cast<float*>(apply.program.data(apply.gradient_inputs[k]));
+    const float* sum = a.grad_sums[k].data<float>();
+    for (std::int64_t i = 0; i < a.grad_sums[k].numel(); ++i) dst[i] = sum[i] * inv;
+  }
+  apply.program.run(ctx);
+  a.loss = static_cast<float>(loss_sum / static_cast<double>(rows));
+}
+
 Logs Sequential::validate(const FitOptions& options, data::Autotuner* tuner) {
   if (options.validation_dataset) return evaluate_dataset(*options.validation_dataset, tuner);
   if (options.validation_data) {
@@ -446,9 +540,23 @@ History Sequential::fit(const Tensor& x_in, const Tensor& y_in, const FitOptions
   const std::int64_t bs = std::min(options.batch_size, n);
   const std::int64_t steps = (n + bs - 1) / bs;
   const std::int64_t last = n - (steps - 1) * bs;
+  std::vector<std::string> notes;
+  NNFIT_CHECK(options.on_oom == "fail" || options.on_oom == "reduce_batch", InvalidArgument, "on_oom must be ",
+              "\"fail\" or \"reduce_batch\", got \"", options.on_oom, "\"");
+  reduce_on_oom_ = options.on_oom == "reduce_batch";
+  notes_ = &notes;
+  on_note_ = options.on_note;
+  struct OomReset {
+    Sequential* m;
+    ~OomReset() {
+      m->reduce_on_oom_ = false;
+      m->notes_ = nullptr;
+      m->on_note_ = nullptr;
+    }
+  } oom_reset{this};
   // Plan everything before the first step: the full batch, then the remainder.
-  entry(true, bs);
-  if (last != bs) entry(true, last);
+  training_entry(bs);
+  if (last != bs) training_entry(last);
   if (options.validation_data) {
     std::int64_t vn = options.validation_data->first.shape()[0];
     if (vn > 0) {
@@ -468,13 +576,14 @@ History Sequential::fit(const Tensor& x_in, const Tensor& y_in, const FitOptions
   };
   feed.next = [&](std::int64_t& rows) -> Entry* {
     if (step == steps) return nullptr;
-    Entry& e = entry(true, ++step < steps ? bs : last);
-    e.program.set_input(e.x, nullptr);  // rows are gathered into the arena slot
-    rows = it->next(e.program.data(e.x), e.program.data(e.y));
+    Entry& e = training_entry(++step < steps ? bs : last);
+    rows = it->next(e.x_data(), e.y_data());  // rows are gathered into the input slot
     NNFIT_CHECK(rows == (step < steps ? bs : last), InvalidArgument, "internal: batch of ", rows, " rows at step ", step);
     return &e;
   };
-  return train_loop(o, steps, feed, nullptr);
+  History h = train_loop(o, steps, feed, nullptr);
+  h.notes = std::move(notes);
+  return h;
 }
 
 History Sequential::fit(const data::Dataset& train, const FitOptions& options) {
@@ -484,9 +593,23 @@ History Sequential::fit(const data::Dataset& train, const FitOptions& options) {
   NNFIT_CHECK(train.cardinality() != data::kInfiniteCardinality, InvalidArgument,
               "the training dataset is infinite (repeat() without a count); one pass is one epoch, so drop the "
               "repeat or follow it with take(steps_per_epoch)");
+  std::vector<std::string> notes;
+  NNFIT_CHECK(options.on_oom == "fail" || options.on_oom == "reduce_batch", InvalidArgument, "on_oom must be ",
+              "\"fail\" or \"reduce_batch\", got \"", options.on_oom, "\"");
+  reduce_on_oom_ = options.on_oom == "reduce_batch";
+  notes_ = &notes;
+  on_note_ = options.on_note;
+  struct OomReset {
+    Sequential* m;
+    ~OomReset() {
+      m->reduce_on_oom_ = false;
+      m->notes_ = nullptr;
+      m->on_note_ = nullptr;
+    }
+  } oom_reset{this};
   // Plan the expected batch size now, so the memory footprint is known before the first
   // step; a partial last batch is planned when it first arrives.
-  entry(true, options.batch_size);
+  training_entry(options.batch_size);
   if (options.validation_dataset) entry(false, options.batch_size);
   data::AutotuneOptions ao = options.autotune;
   if (ao.compute_threads == 0) ao.compute_threads = num_threads();
@@ -521,6 +644,7 @@ History Sequential::fit(const data::Dataset& train, const FitOptions& options) {
   it.reset();
   h.autotune_summary = tuner.summary();
   h.autotune_decisions = tuner.decisions();
+  h.notes = std::move(notes);
   if (val_tuner && !val_tuner->summary().empty()) {
     h.autotune_summary += (h.autotune_summary.empty() ? "" : "; ") + std::string("validation: ") + val_tuner->summary();
     for (const std::string& d : val_tuner->decisions()) h.autotune_decisions.push_back("validation: " + d);

@@ -22,15 +22,49 @@ inline double now_s() {
 
 // Everything planned for one model: programs by (training, batch size), the shared arena,
 // optimizer slots and the constant that seeds autodiff.
+// What an entry's program computes: inference, a training step (forward, backward and the
+// optimizer update), only the weight gradients of a micro-batch, or only the update from
+// given gradients (the last two make a batch that does not fit: fit(on_oom="reduce_batch")).
+enum class Mode { infer = 0, train = 1, grads = 2, apply = 3 };
+
+// A training batch run as micro-batches with gradient accumulation: rows are staged here
+// (or read where the pipeline made them), each micro-batch's gradients are summed weighted
+// by its rows, and one update applies their mean, which is the full batch's gradient.
+struct Sequential::Accumulation {
+  std::int64_t batch = 0, micro = 0;
+  Tensor x, y, pred;                  // host staging for the whole batch
+  const void* x_ext = nullptr;        // the batch's inputs where they lie, for one step
+  std::vector<Tensor> grad_sums;      // per trainable weight (undefined: no gradient)
+  float loss = 0;
+};
+
 struct Sequential::Entry {
-  Program program;
+  Program program;  // for an accumulating entry: planned for the whole batch, never bound
   int x = -1, y = -1, loss = -1, pred = -1;
   std::vector<int> gradient_values;  // weight gradients, for the plan breakdown
+  std::vector<std::size_t> gradient_weights;  // Mode::grads: trainable index of each gradient
+  std::vector<int> gradient_inputs;           // Mode::apply: the input of each trainable weight, or -1
   bool bound = false;                // bound to the current arena
+  std::unique_ptr<Accumulation> acc;  // set: this batch runs as micro-batches
+
+  // Where a feed writes the batch's input rows and targets; where training reads the
+  // outputs after the step.
+  void* x_data() {
+    if (acc) return acc->x.raw();
+    program.set_input(x, nullptr);
+    return program.data(x);
+  }
+  void set_x(const void* data) {
+    if (acc) acc->x_ext = data;
+    else program.set_input(x, data);
+  }
+  void* y_data() { return acc ? acc->y.raw() : program.data(y); }
+  const float* pred_data() const { return static_cast<const float*>(acc ? acc->pred.raw() : program.data(pred)); }
+  float loss_value() const { return acc ? acc->loss : *static_cast<const float*>(program.data(loss)); }
 };
 
 struct Sequential::Programs {
-  std::map<std::pair<bool, std::int64_t>, std::unique_ptr<Entry>> entries;
+  std::map<std::pair<Mode, std::int64_t>, std::unique_ptr<Entry>> entries;
   Tensor arena;
   std::size_t arena_bytes = 0;
   std::vector<Weight*> trainable;             // in layer order

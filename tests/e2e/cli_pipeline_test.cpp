@@ -3,6 +3,7 @@
 // pipeline is one error line naming the key (exit 2), and bad data met while training is
 // a runtime failure (exit 1).
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "cli_fixture.h"
 #include "nnfit/profile/event_file_reader.h"
@@ -158,6 +159,32 @@ TEST_F(CliTest, LogdirWritesTensorBoardEventFiles) {
       EXPECT_EQ(steps["epoch_samples_per_s"], two);
     }
   }
+}
+
+}  // namespace
+
+namespace {
+
+// fit.on_oom = "reduce_batch" under a --memory-limit between the plans for batch 3 and 6:
+// training goes on in micro-batches and says so on stderr; a bad value is a config error.
+TEST_F(CliTest, OnOomReduceBatchTrainsInMicroBatchesAndSaysSo) {
+  const std::string fit = R"({"epochs": 1, "batch_size": 6, "seed": 1, "on_oom": "reduce_batch"})";
+  const std::string files = R"({"images": "images.idx", "labels": "labels.idx"})";
+  const fs::path cfg = config_with_data(model(), files, files, fit);
+  Result r = run("plan " + cfg.string() + " --batch-sizes 3,6 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto plan = nlohmann::json::parse(r.out);
+  const std::int64_t p3 = plan["batches"][0]["peak_bytes"], p6 = plan["batches"][1]["peak_bytes"];
+  ASSERT_LT(p3, p6);
+  const std::string limit = std::to_string((p3 + p6) / 2);
+  r = run("train " + cfg.string() + " --quiet --memory-limit " + limit);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("nnfit: note: batch 6 does not fit"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("micro-batches of 3"), std::string::npos) << r.err;
+  // Without the option the same limit is an out-of-memory failure naming what fits.
+  const fs::path strict = config_with_data(model(), files, files, R"({"epochs": 1, "batch_size": 6})");
+  expect_error(strict, 1, {"out of memory", "batch size 6"}, "--memory-limit " + limit);
+  expect_error(config_with_data(model(), files, files, R"({"on_oom": "shrink"})"), 2, {"fit.on_oom", "reduce_batch"});
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 // Thread safety: none; one model is used from one thread.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,6 +22,8 @@
 #include "nnfit/nn/optimizer.h"
 
 namespace nnfit {
+
+struct StepContext;  // backend/kernel.h
 
 struct CompileOptions {
   OptimizerOptions optimizer;
@@ -40,6 +43,14 @@ struct FitOptions {
   std::optional<std::pair<Tensor, Tensor>> validation_data;
   std::optional<data::Dataset> validation_dataset;
   std::vector<Callback*> callbacks;  // not owned
+  // What to do when a training batch does not fit the memory limit: "fail" (the default:
+  // OutOfMemory, with the largest batch that fits) or "reduce_batch": run it as the
+  // largest power-of-two fraction of it that fits, accumulating gradients so the effective
+  // batch stays batch_size (History::notes says so, and whether Dropout or
+  // BatchNormalization make the result differ from a full batch).
+  std::string on_oom = "fail";
+  // Called with each note as it is made (History::notes keeps them too); may be empty.
+  std::function<void(const std::string&)> on_note;
   // How a dataset's AUTOTUNE knobs are tuned: budgets (default: the cores the compute
   // threads leave, at least one; half of the available RAM) and where decisions go.
   data::AutotuneOptions autotune;
@@ -69,6 +80,8 @@ struct History {
   // prefetch buffer_size=2") and every decision on the way; empty without AUTOTUNE.
   std::string autotune_summary;
   std::vector<std::string> autotune_decisions;
+  // What fit changed on its own and why (on_oom="reduce_batch"), one line each.
+  std::vector<std::string> notes;
 };
 
 // What the planner knows about a model's memory for one batch size. The five parts add
@@ -152,6 +165,7 @@ class Sequential {
  private:
   struct Programs;
   struct Entry;
+  struct Accumulation;
   struct EpochFeed;
   void check_built() const;
   // The epoch loop both fit() overloads share; `feed` hands out each epoch's batches.
@@ -164,7 +178,13 @@ class Sequential {
   // The program for (training, batch), planned on first use; with `bind` the arena grows
   // to fit and the program is bound to it.
   Entry& entry(bool training, std::int64_t batch, bool bind = true);
-  std::unique_ptr<Entry> plan_entry(bool training, std::int64_t batch);
+  Entry& entry_mode(int mode, std::int64_t batch, bool bind = true);
+  std::unique_ptr<Entry> plan_entry(int mode, std::int64_t batch);
+  std::unique_ptr<Entry> plan_apply();
+  // The training entry for `batch`; when it does not fit and reduce_on_oom_ is set, an
+  // accumulating entry over micro-batches (a note goes to *notes_).
+  Entry& training_entry(std::int64_t batch);
+  void run_accumulated(Entry& e, std::int64_t rows, const StepContext& ctx);
   std::int64_t persistent_bytes() const;  // weights, optimizer slots, constants
 
   std::string name_;
@@ -178,6 +198,9 @@ class Sequential {
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<Programs> programs_;
   std::int64_t iterations_ = 0;
+  bool reduce_on_oom_ = false;              // during fit: on_oom == "reduce_batch"
+  std::vector<std::string>* notes_ = nullptr;  // during fit: History::notes
+  std::function<void(const std::string&)> on_note_;  // during fit: FitOptions::on_note
 };
 
 }  // namespace nnfit
