@@ -164,6 +164,26 @@ TEST(ProfileFit, ProfileStepsNeedALogDirAndAValidRange) {
   EXPECT_FALSE(trace::running());
 }
 
+// Note [Kernel range names]: a trace collected after the model (and its programs) is gone
+// still reads the kernel names.
+TEST(ProfileFit, KernelNamesOutliveTheModel) {
+  trace::start();
+  {
+    auto model = make_mlp("sgd");
+    auto [x, y] = data(32);
+    FitOptions fo;
+    fo.batch_size = 32;
+    model->fit(x, y, fo);
+  }
+  trace::stop();
+  std::set<std::string> kernels;
+  for (const trace::Event& e : trace::collect().events) {
+    if (std::string(e.category) == "kernel") kernels.insert(e.name);
+  }
+  EXPECT_TRUE(kernels.count("dense/matmul+bias+relu"));
+  EXPECT_TRUE(kernels.count("dense/kernel/sgd"));
+}
+
 // A fit that fails mid-trace stops its session (a later fit can trace again).
 TEST(ProfileFit, AFailingFitStopsItsTraceSession) {
   TempDir dir;
