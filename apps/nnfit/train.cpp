@@ -188,6 +188,7 @@ int run_train(const TrainArgs& args) {
   if (!args.logdir.empty()) {
     TensorBoardOptions tb;
     tb.learning_rate = model->compile_options().optimizer.learning_rate;
+    tb.monitor = true;  // host CPU/RAM and GPU figures per epoch, as `nnfit monitor` shows them
     tensorboard = std::make_unique<TensorBoard>(args.logdir, tb);
     fit.callbacks.push_back(tensorboard.get());
     fit.log_dir = args.logdir;

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "nnfit/profile/event_file_writer.h"
+#include "nnfit/profile/monitor.h"
 
 namespace nnfit {
 
@@ -29,6 +30,11 @@ profile::EventFileWriter& TensorBoard::writer(std::unique_ptr<profile::EventFile
   return *w;
 }
 
+void TensorBoard::on_train_begin(std::int64_t /*epochs*/, std::int64_t /*steps_per_epoch*/) {
+  if (options_.monitor && !monitor_) monitor_ = std::make_unique<profile::Monitor>();
+  if (monitor_) monitor_->sample();  // the epoch's CPU figure counts from here
+}
+
 void TensorBoard::on_train_batch_end(std::int64_t /*batch*/, const Logs& /*logs*/) { ++iterations_; }
 
 void TensorBoard::on_epoch_end(std::int64_t epoch, const Logs& logs) {
@@ -40,6 +46,17 @@ void TensorBoard::on_epoch_end(std::int64_t epoch, const Logs& logs) {
       writer(validation_, validation_dir()).add_scalar("epoch_" + key.substr(kValPrefix.size()), value, epoch);
     } else {
       writer(train_, train_dir()).add_scalar("epoch_" + key, value, epoch);
+    }
+  }
+  if (monitor_) {
+    const profile::MonitorSample m = monitor_->sample();
+    profile::EventFileWriter& w = writer(train_, train_dir());
+    w.add_scalar("epoch_host_cpu_percent", m.host.cpu_percent, epoch);
+    w.add_scalar("epoch_host_ram_used_bytes", static_cast<double>(m.host.ram_used_bytes), epoch);
+    for (const profile::GpuSample& g : m.gpus) {
+      const std::string gpu = "epoch_gpu" + std::to_string(g.index);
+      if (g.utilization_percent >= 0) w.add_scalar(gpu + "_utilization_percent", g.utilization_percent, epoch);
+      w.add_scalar(gpu + "_memory_used_bytes", static_cast<double>(g.memory_used_bytes), epoch);
     }
   }
   if (!has_learning_rate && options_.learning_rate != nullptr) {

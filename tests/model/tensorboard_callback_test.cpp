@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -134,6 +135,43 @@ TEST(TensorBoardCallback, FitLogsItsHistoryAndEachFitStartsNewFiles) {
   model->fit(x, y, fo);
   EXPECT_EQ(tb.event_files().size(), 4u);
   EXPECT_EQ(std::distance(fs::directory_iterator(log_dir / "train"), fs::directory_iterator()), 2);
+}
+
+}  // namespace
+}  // namespace nnfit
+
+namespace nnfit {
+namespace {
+
+// With monitor, every epoch also logs the machine (the sampler behind `nnfit monitor`).
+TEST(TensorBoardCallback, MonitorLogsHostFiguresEachEpoch) {
+  Sequential model("tbm");
+  model.set_input_shape(Shape{4});
+  model.add(std::make_unique<Dense>("dense", DenseOptions{2}));
+  CompileOptions co;
+  co.optimizer.name = "sgd";
+  co.loss = Loss::from_name("sparse_categorical_crossentropy", true);
+  model.compile(co);
+  const fs::path log_dir = temp_dir("monitor");
+  TensorBoard tb(log_dir.string(), {.monitor = true});
+  FitOptions fo;
+  fo.epochs = 2;
+  fo.batch_size = 8;
+  fo.callbacks = {&tb};
+  model.fit(Tensor::zeros(Shape{32, 4}, DType::f32), Tensor::zeros(Shape{32}, DType::i32), fo);
+  auto train = scalars(log_dir / "train");
+  ASSERT_EQ(train.count("epoch_host_cpu_percent"), 1u);
+  ASSERT_EQ(train.count("epoch_host_ram_used_bytes"), 1u);
+  for (std::int64_t step : {0, 1}) {
+    const float cpu = train["epoch_host_cpu_percent"].at(step);
+    EXPECT_GE(cpu, 0.0f);
+    EXPECT_LE(cpu, 100.0f);
+    EXPECT_GT(train["epoch_host_ram_used_bytes"].at(step), 0.0f);
+  }
+  // No NVIDIA driver here: no GPU tags (a machine with one gets epoch_gpu0_...).
+  for (const auto& [tag, _] : train) {
+    if (tag.starts_with("epoch_gpu")) EXPECT_EQ(std::system("test -e /proc/driver/nvidia/version"), 0) << tag;
+  }
 }
 
 }  // namespace

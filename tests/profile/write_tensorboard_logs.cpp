@@ -16,14 +16,13 @@
 
 namespace {
 
+// Ranges of its own inside the callbacks. Each stays within its hook: fit wraps every
+// callback call in a "callback" range, so a range opened in one hook and closed in a later
+// one would cross it and break the nesting the trace must keep.
 class EpochRanges final : public nnfit::Callback {
  public:
-  void on_epoch_begin(std::int64_t epoch) override { range_ = std::make_unique<nnfit::TraceRange>("epoch", "fit", epoch); }
   void on_train_batch_end(std::int64_t batch, const nnfit::Logs&) override { nnfit::TraceRange r("batch_end", "callback", batch); }
-  void on_epoch_end(std::int64_t, const nnfit::Logs&) override { range_.reset(); }
-
- private:
-  std::unique_ptr<nnfit::TraceRange> range_;
+  void on_epoch_end(std::int64_t epoch, const nnfit::Logs&) override { nnfit::TraceRange r("epoch", "fit", epoch); }
 };
 
 }  // namespace

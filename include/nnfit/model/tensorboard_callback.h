@@ -18,6 +18,7 @@ namespace nnfit {
 
 namespace profile {
 class EventFileWriter;
+class Monitor;
 }
 
 struct TensorBoardOptions {
@@ -29,6 +30,10 @@ struct TensorBoardOptions {
   // carry a "learning_rate" key.
   std::shared_ptr<const LearningRateSchedule> learning_rate;
   std::int64_t initial_iteration = 0;  // iterations the model had run before this callback
+  // Also log the machine each epoch, from the sampler behind `nnfit monitor`: to train/,
+  // epoch_host_cpu_percent (all cores, averaged over the epoch), epoch_host_ram_used_bytes,
+  // and per NVIDIA GPU i epoch_gpu<i>_utilization_percent and epoch_gpu<i>_memory_used_bytes.
+  bool monitor = false;
 };
 
 // Owns its event files (one per run directory, opened on first use, closed by
@@ -41,6 +46,7 @@ class TensorBoard final : public Callback {
   TensorBoard(const TensorBoard&) = delete;
   TensorBoard& operator=(const TensorBoard&) = delete;
 
+  void on_train_begin(std::int64_t epochs, std::int64_t steps_per_epoch) override;
   void on_train_batch_end(std::int64_t batch, const Logs& logs) override;
   void on_epoch_end(std::int64_t epoch, const Logs& logs) override;
   void on_train_end() override;
@@ -57,6 +63,7 @@ class TensorBoard final : public Callback {
   TensorBoardOptions options_;
   std::int64_t iterations_ = 0;  // batches seen, all fits
   std::unique_ptr<profile::EventFileWriter> train_, validation_;
+  std::unique_ptr<profile::Monitor> monitor_;
   std::vector<std::string> event_files_;
 };
 
