@@ -1,6 +1,7 @@
-// Sequential's loops: fit (from tensors or from a Dataset), evaluate and predict. Each
-// step stages a batch into the inputs of the program planned for its size and runs it;
-// the programs were planned before the first step where the batch sizes are known.
+// Sequential's training loop: fit (from tensors or from a Dataset). Each step stages a
+// batch into the inputs of the program planned for its size and runs it; the programs
+// were planned before the first step where the batch sizes are known. Inference is in
+// sequential_predict.cpp, micro-batch accumulation in sequential_accumulate.cpp.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -8,9 +9,10 @@
 #include <filesystem>
 #include <functional>
 #include <map>
-#include <nlohmann/json.hpp>
 
+#include "model/fit_data.h"
 #include "model/sequential_impl.h"
+#include "model/step_profile.h"
 #include "nnfit/core/env_flags.h"
 #include "nnfit/core/error.h"
 #include "nnfit/core/trace.h"
@@ -22,206 +24,8 @@
 
 namespace nnfit {
 
-namespace {
-
-// Writes n samples of targets y into dst in the dtype and shape the loss wants (`want`,
-// whose first axis is the batch): class ids -> int32, else float32. With classes > 0,
-// class ids must lie in [0, classes).
-void convert_targets(const Tensor& y, const TensorDesc& want, std::int64_t n, void* dst, std::int64_t classes = 0) {
-  NNFIT_CHECK(y.shape().rank() >= 1 && y.shape()[0] == n, InvalidArgument, "targets have shape ",
-              y.shape().to_string(), " but the inputs have ", n, " samples");
-  const std::int64_t per = want.shape.rank() > 0 && want.shape[0] > 0 ? want.shape.numel() / want.shape[0] : 1;
-  NNFIT_CHECK(y.numel() == n * per, InvalidArgument, "targets of shape ", y.shape().to_string(),
-              " do not match the model output ", Shape(want.shape).to_string(),
-              want.dtype == DType::i32 ? " (sparse losses want one class id per sample)" : "");
-  const std::int64_t total = n * per;
-  auto convert = [&](auto read) {
-    for (std::int64_t i = 0; i < total; ++i) {
-      double v = read(i);
-      if (want.dtype == DType::i32) {
-        NNFIT_CHECK(v == std::floor(v), InvalidArgument, "class id ", v, " at row ", i, " is not an integer");
-        NNFIT_CHECK(classes <= 0 || (v >= 0 && v < static_cast<double>(classes)), InvalidArgument, "class id ", v,
-                    " at row ", i, " is outside [0, ", classes, "): the model's output has ", classes, " classes");
-        static_cast<std::int32_t*>(dst)[i] = static_cast<std::int32_t>(v);
-      } else {
-        static_cast<float*>(dst)[i] = static_cast<float>(v);
-      }
-    }
-  };
-  switch (y.dtype()) {
-    case DType::f32: convert([&](std::int64_t i) { return static_cast<double>(y.data<float>()[i]); }); break;
-    case DType::i32: convert([&](std::int64_t i) { return static_cast<double>(y.data<std::int32_t>()[i]); }); break;
-    case DType::i64: convert([&](std::int64_t i) { return static_cast<double>(y.data<std::int64_t>()[i]); }); break;
-    case DType::u8: convert([&](std::int64_t i) { return static_cast<double>(y.data<std::uint8_t>()[i]); }); break;
-    default: throw InvalidArgument("targets of dtype " + std::string(dtype_name(y.dtype())) + " are not supported");
-  }
-}
-
-// Targets for all n samples in a fresh tensor (the in-memory path converts once).
-Tensor prepare_targets(const Tensor& y, const TensorDesc& want, std::int64_t n) {
-  std::vector<std::int64_t> dims{n};
-  dims.insert(dims.end(), want.shape.dims().begin() + 1, want.shape.dims().end());
-  Tensor out = Tensor::zeros(Shape(dims), want.dtype);
-  convert_targets(y, TensorDesc{Shape(dims), want.dtype}, n, out.raw());
-  return out;
-}
-
-Tensor prepare_inputs(const Tensor& x, const Shape& input_shape) {
-  NNFIT_CHECK(x.dtype() == DType::f32, InvalidArgument, "inputs must be float32, got ", dtype_name(x.dtype()),
-              "; convert them first (images: scale uint8 by 1/255)");
-  NNFIT_CHECK(x.shape().rank() >= 1, InvalidArgument, "inputs need a batch axis");
-  std::int64_t n = x.shape()[0];
-  NNFIT_CHECK(x.numel() == n * input_shape.numel(), InvalidArgument, "inputs of shape ", x.shape().to_string(),
-              " do not match the model's input shape ", input_shape.to_string());
-  std::vector<std::int64_t> dims{n};
-  dims.insert(dims.end(), input_shape.dims().begin(), input_shape.dims().end());
-  return x.reshape(Shape(dims));
-}
-
-TensorDesc one_prediction(const Shape& output_shape) {
-  std::vector<std::int64_t> od{1};
-  od.insert(od.end(), output_shape.dims().begin(), output_shape.dims().end());
-  return TensorDesc{Shape(od), DType::f32};
-}
-
-std::vector<Metric> make_metrics(const CompileOptions& co, const TensorDesc& pred1) {
-  std::vector<Metric> metrics;
-  for (const std::string& m : co.metrics) metrics.emplace_back(m, co.loss, pred1);
-  return metrics;
-}
-
-// Inputs reshaped to the model's input and targets in the loss's dtype: what the
-// in-memory fit and evaluate start from.
-struct PreparedData {
-  Tensor x, y;
-  std::int64_t n = 0;
-};
-
-PreparedData prepare_data(const Tensor& x_in, const Tensor& y_in, const Shape& input_shape, const Shape& output_shape,
-                          const CompileOptions& co, const char* empty_message) {
-  PreparedData d;
-  d.x = prepare_inputs(x_in, input_shape);
-  d.n = d.x.shape()[0];
-  NNFIT_CHECK(d.n > 0, InvalidArgument, empty_message);
-  d.y = prepare_targets(y_in, co.loss.target_desc(one_prediction(output_shape)), d.n);
-  return d;
-}
-
-
-// Note [Step breakdown]: with a log dir, fit times each step in parts that do not overlap:
-// the wait in the feed's next() (input), the program's kernels split by phase (the
-// Program reads the clock once per kernel; Note [Step phases] in program.cpp) and the
-// callbacks. h2d is 0 on CPU (the program reads the batch where the pipeline made it)
-// and allreduce 0 until dist/ lands. Lines are buffered and written at each epoch end,
-// with ops.json (per-node kernel time and FLOPs, for the compute-bound evidence of
-// `nnfit profile`) and pipeline.json (the pipeline's measure() points).
-struct ProfileFiles {
-  std::string steps, ops, pipeline;
-  static ProfileFiles open(const std::string& dir) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec || !std::filesystem::is_directory(dir)) {
-      throw DataError(dir, -1, "cannot create the log directory" + (ec ? ": " + ec.message() : std::string()));
-    }
-    return {dir + "/steps.jsonl", dir + "/ops.json", dir + "/pipeline.json"};
-  }
-};
-
-struct TimedProgram {
-  Program* program = nullptr;
-  std::int64_t runs = 0;
-  bool ours = false;  // fit turned its timing on (NNFIT_KERNEL_TIMES may have done it)
-};
-
-std::int64_t to_us(double seconds) { return static_cast<std::int64_t>(seconds * 1e6 + 0.5); }
-
-// Multiply-adds x 2 of the ops whose cost is their arithmetic (matmul, convolution and
-// their gradients), from the shapes; 0 for the others (bandwidth-bound elementwise ops).
-double node_flops(const Graph& g, const Node& n) {
-  auto desc = [&](int v) -> const Shape& { return g.desc(v).shape; };
-  if ((n.op == "matmul" || n.op == "fused_matmul") && n.inputs.size() >= 2) {
-    const Shape& a = desc(n.inputs[0]);
-    if (a.rank() < 2) return 0;
-    const std::int64_t k = n.attrs.i_or("transpose_a", 0) ? a.dim(-2) : a.dim(-1);
-    return 2.0 * static_cast<double>(desc(n.outputs[0]).numel()) * static_cast<double>(k);
-  }
-  if ((n.op == "conv2d" || n.op == "fused_conv2d") && n.inputs.size() >= 2) {
-    const Shape& w = desc(n.inputs[1]);  // HWIO
-    if (w.rank() != 4) return 0;
-    return 2.0 * static_cast<double>(desc(n.outputs[0]).numel()) * static_cast<double>(w[0] * w[1] * w[2]);
-  }
-  if (n.op == "conv2d_backprop_input" && n.inputs.size() >= 2) {  // (dy, kernel)
-    const Shape& w = desc(n.inputs[1]);
-    if (w.rank() != 4) return 0;
-    return 2.0 * static_cast<double>(desc(n.inputs[0]).numel()) * static_cast<double>(w[0] * w[1] * w[2]);
-  }
-  if (n.op == "conv2d_backprop_filter" && n.inputs.size() >= 2) {  // (x, dy) -> dkernel HWIO
-    const Shape& w = desc(n.outputs[0]);
-    if (w.rank() != 4) return 0;
-    return 2.0 * static_cast<double>(desc(n.inputs[1]).numel()) * static_cast<double>(w[0] * w[1] * w[2]);
-  }
-  return 0;
-}
-
-// Writes `text` to `path` through `path.tmp` and a rename (a reader never sees half a file).
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) throw DataError(tmp, -1, "cannot open for writing");
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok) throw DataError(tmp, -1, "write failed");
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw DataError(path, -1, "cannot rename " + tmp + " onto it");
-}
-
-const char* phase_name(StepPhase p) {
-  return p == StepPhase::forward ? "forward" : p == StepPhase::backward ? "backward" : "update";
-}
-
-// LOG_DIR/ops.json: every node of the timed training programs, summed over programs by
-// name (a partial last batch has its own program); docs/cli.md describes the keys.
-void write_ops_json(const std::string& path, const std::vector<TimedProgram>& timed, int threads,
-                    const std::string& device) {
-  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
-  std::map<std::string, std::size_t> index;
-  std::int64_t steps = 0;
-  for (const TimedProgram& tp : timed) {
-    steps += tp.runs;
-    const Program& prog = *tp.program;
-    for (std::size_t i = 0; i < prog.steps().size(); ++i) {
-      const PlannedStep& st = prog.steps()[i];
-      const Node& node = prog.graph().node(st.node);
-      auto [it, added] = index.emplace(node.name, ops.size());
-      if (added) {
-        ops.push_back({{"name", node.name}, {"op", node.op}, {"impl", st.impl},
-                       {"phase", phase_name(prog.phase(i))}, {"calls", 0}, {"seconds", 0.0}, {"flops", 0.0}});
-      }
-      nlohmann::ordered_json& o = ops[it->second];
-      o["calls"] = o["calls"].get<std::int64_t>() + tp.runs;
-      o["seconds"] = o["seconds"].get<double>() + prog.step_seconds()[i];
-      o["flops"] = o["flops"].get<double>() + node_flops(prog.graph(), node) * static_cast<double>(tp.runs);
-    }
-  }
-  nlohmann::ordered_json doc = {{"threads", threads}, {"device", device}, {"steps", steps}, {"ops", ops}};
-  write_file_atomically(path, doc.dump(1) + "\n");
-}
-
-// LOG_DIR/pipeline.json: the training pipeline's measure() points after `epoch`.
-void write_pipeline_json(const std::string& path,
-                         const std::vector<std::pair<std::string, std::shared_ptr<data::StageStats>>>& stages,
-                         std::int64_t epoch) {
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const auto& [name, st] : stages) {
-    if (!st) continue;
-    list.push_back({{"name", name},
-                    {"elements", st->elements.load()},
-                    {"elements_per_s", st->elements_per_second()},
-                    {"next_seconds", static_cast<double>(st->wait_ns.load()) * 1e-9}});
-  }
-  nlohmann::ordered_json doc = {{"epochs", epoch + 1}, {"stages", list}};
-  write_file_atomically(path, doc.dump(1) + "\n");
-}
-
-}  // namespace
+using namespace fit_data;
+using namespace step_profile;
 
 // How the epoch loop gets its batches: begin(epoch) starts a pass; next(rows) stages the
 // next batch into its program's inputs and returns that entry and its rows (nullptr at
@@ -432,95 +236,6 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
   return history;
 }
 
-Sequential::Entry& Sequential::training_entry(std::int64_t batch) {
-  try {
-    return entry(true, batch);
-  } catch (const OutOfMemory& oom) {
-    if (!reduce_on_oom_ || batch < 2) throw;
-    Entry& e = entry(true, batch, /*bind=*/false);
-    // The largest power-of-two fraction of the batch whose gradient program fits.
-    std::int64_t micro = batch / 2;
-    for (;; micro /= 2) {
-      try {
-        entry_mode(static_cast<int>(Mode::grads), micro);
-        break;
-      } catch (const OutOfMemory&) {
-        if (micro == 1) {
-          throw OutOfMemory(std::string(oom.what()) + "; reduce_batch: not even micro-batches of 1 fit", oom.hint());
-        }
-      }
-    }
-    entry_mode(static_cast<int>(Mode::apply), 0);
-    auto a = std::make_unique<Accumulation>();
-    a->batch = batch;
-    a->micro = micro;
-    a->x = Tensor::zeros(e.program.graph().desc(e.x).shape, DType::f32);
-    a->y = Tensor::zeros(e.program.graph().desc(e.y).shape, e.program.graph().desc(e.y).dtype);
-    a->pred = Tensor::zeros(e.program.graph().desc(e.pred).shape, DType::f32);
-    for (Weight* w : programs_->trainable) a->grad_sums.push_back(Tensor::zeros(w->value.shape(), DType::f32));
-    e.acc = std::move(a);
-    bool differs = false;
-    for (const auto& l : layers_) {
-      const std::string kind = l->class_name();
-      differs = differs || kind == "Dropout" || kind == "BatchNormalization";
-    }
-    if (notes_) {
-      notes_->push_back("batch " + std::to_string(batch) + " does not fit (" + oom.what() + "); training on micro-batches of " +
-                        std::to_string(micro) + " with gradient accumulation, so the effective batch stays " +
-                        std::to_string(batch) +
-                        (differs ? "; Dropout/BatchNormalization see micro-batches, so results differ from a full batch"
-                                 : "; results match a full batch within float rounding"));
-      if (on_note_) on_note_(notes_->back());
-    }
-    return e;
-  }
-}
-
-void Sequential::run_accumulated(Entry& e, std::int64_t rows, const StepContext& ctx) {
-  Accumulation& a = *e.acc;
-  Programs& p = *programs_;
-  const Graph& full = e.program.graph();
-  const std::size_t x_row = full.desc(e.x).bytes() / static_cast<std::size_t>(a.batch);
-  const std::size_t y_row = full.desc(e.y).bytes() / static_cast<std::size_t>(a.batch);
-  const std::size_t pred_row = full.desc(e.pred).bytes() / static_cast<std::size_t>(a.batch);
-  const char* x = static_cast<const char*>(a.x_ext ? a.x_ext : a.x.raw());
-  a.x_ext = nullptr;
-  for (Tensor& g : a.grad_sums) std::memset(g.raw(), 0, g.nbytes());
-  double loss_sum = 0;
-  std::int64_t index = 0;
-  for (std::int64_t off = 0; off < rows; off += a.micro, ++index) {
-    const std::int64_t r = std::min(a.micro, rows - off);
-    Entry& m = entry_mode(static_cast<int>(Mode::grads), r);
-    m.program.set_input(m.x, x + static_cast<std::size_t>(off) * x_row);
-    std::memcpy(m.program.data(m.y), static_cast<const char*>(a.y.raw()) + static_cast<std::size_t>(off) * y_row,
-                static_cast<std::size_t>(r) * y_row);
-    StepContext mc = ctx;
-    mc.step = ctx.step + (index << 40);  // a dropout stream of its own per micro-batch
-    m.program.run(mc);
-    loss_sum += static_cast<double>(*static_cast<const float*>(m.program.data(m.loss))) * static_cast<double>(r);
-    std::memcpy(static_cast<char*>(a.pred.raw()) + static_cast<std::size_t>(off) * pred_row, m.program.data(m.pred),
-                static_cast<std::size_t>(r) * pred_row);
-    // Each micro-batch's gradient is of its mean loss: weight it by its rows.
-    for (std::size_t k = 0; k < m.gradient_values.size(); ++k) {
-      float* sum = a.grad_sums[m.gradient_weights[k]].data<float>();
-      const float* g = static_cast<const float*>(m.program.data(m.gradient_values[k]));
-      const std::int64_t n = a.grad_sums[m.gradient_weights[k]].numel();
-      const float w = static_cast<float>(r);
-      for (std::int64_t i = 0; i < n; ++i) sum[i] += w * g[i];
-    }
-    m.program.set_input(m.x, nullptr);
-  }
-  Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0);
-  const float inv = 1.0f / static_cast<float>(rows);
-  for (std::size_t k = 0; k < p.trainable.size(); ++k) {
-    float* dst = static_cast<float*>(apply.program.data(apply.gradient_inputs[k]));
-    const float* sum = a.grad_sums[k].data<float>();
-    for (std::int64_t i = 0; i < a.grad_sums[k].numel(); ++i) dst[i] = sum[i] * inv;
-  }
-  apply.program.run(ctx);
-  a.loss = static_cast<float>(loss_sum / static_cast<double>(rows));
-}
-
 Logs Sequential::validate(const FitOptions& options, data::Autotuner* tuner) {
   if (options.validation_dataset) return evaluate_dataset(*options.validation_dataset, tuner);
   if (options.validation_data) {
@@ -541,19 +256,7 @@ History Sequential::fit(const Tensor& x_in, const Tensor& y_in, const FitOptions
   const std::int64_t steps = (n + bs - 1) / bs;
   const std::int64_t last = n - (steps - 1) * bs;
   std::vector<std::string> notes;
-  NNFIT_CHECK(options.on_oom == "fail" || options.on_oom == "reduce_batch", InvalidArgument, "on_oom must be ",
-              "\"fail\" or \"reduce_batch\", got \"", options.on_oom, "\"");
-  reduce_on_oom_ = options.on_oom == "reduce_batch";
-  notes_ = &notes;
-  on_note_ = options.on_note;
-  struct OomReset {
-    Sequential* m;
-    ~OomReset() {
-      m->reduce_on_oom_ = false;
-      m->notes_ = nullptr;
-      m->on_note_ = nullptr;
-    }
-  } oom_reset{this};
+  FitScope scope(*this, options, notes);
   // Plan everything before the first step: the full batch, then the remainder.
   training_entry(bs);
   if (last != bs) training_entry(last);
@@ -594,19 +297,7 @@ History Sequential::fit(const data::Dataset& train, const FitOptions& options) {
               "the training dataset is infinite (repeat() without a count); one pass is one epoch, so drop the "
               "repeat or follow it with take(steps_per_epoch)");
   std::vector<std::string> notes;
-  NNFIT_CHECK(options.on_oom == "fail" || options.on_oom == "reduce_batch", InvalidArgument, "on_oom must be ",
-              "\"fail\" or \"reduce_batch\", got \"", options.on_oom, "\"");
-  reduce_on_oom_ = options.on_oom == "reduce_batch";
-  notes_ = &notes;
-  on_note_ = options.on_note;
-  struct OomReset {
-    Sequential* m;
-    ~OomReset() {
-      m->reduce_on_oom_ = false;
-      m->notes_ = nullptr;
-      m->on_note_ = nullptr;
-    }
-  } oom_reset{this};
+  FitScope scope(*this, options, notes);
   // Plan the expected batch size now, so the memory footprint is known before the first
   // step; a partial last batch is planned when it first arrives.
   training_entry(options.batch_size);
@@ -650,93 +341,6 @@ History Sequential::fit(const data::Dataset& train, const FitOptions& options) {
     for (const std::string& d : val_tuner->decisions()) h.autotune_decisions.push_back("validation: " + d);
   }
   return h;
-}
-
-Logs Sequential::evaluate(const Tensor& x_in, const Tensor& y_in, std::int64_t batch_size) {
-  check_built();
-  NNFIT_CHECK(batch_size > 0, InvalidArgument, "batch_size must be positive, got ", batch_size);
-  PreparedData d = prepare_data(x_in, y_in, input_shape_, output_shape(), compile_options_, "no samples to evaluate");
-  const std::int64_t n = d.n;
-  data::InMemoryDataset ds(d.x, d.y);
-  std::vector<Metric> metrics = make_metrics(compile_options_, one_prediction(output_shape()));
-  const std::int64_t bs = std::min(batch_size, n);
-  auto it = ds.batches(bs, false, 0, 0);
-  StepContext ctx;
-  ctx.training = false;
-  double loss_sum = 0;
-  std::int64_t seen = 0;
-  while (seen < n) {
-    std::int64_t rows = std::min(bs, n - seen);
-    Entry& e = entry(false, rows);
-    e.program.set_input(e.x, nullptr);
-    std::int64_t got = it.next(e.program.data(e.x), e.program.data(e.y));
-    NNFIT_CHECK(got == rows, InvalidArgument, "internal: evaluation batch of ", got, " rows, expected ", rows);
-    e.program.run(ctx);
-    loss_sum += static_cast<double>(*static_cast<const float*>(e.program.data(e.loss))) * static_cast<double>(rows);
-    const float* pred = static_cast<const float*>(e.program.data(e.pred));
-    for (Metric& m : metrics) m.update(pred, e.program.data(e.y), rows, e.program.graph().desc(e.pred));
-    seen += rows;
-  }
-  Logs logs;
-  for (const Metric& m : metrics) logs.push_back({m.name(), m.result()});
-  logs.push_back({"loss", loss_sum / static_cast<double>(n)});
-  return logs;
-}
-
-Logs Sequential::evaluate(const data::Dataset& data) { return evaluate_dataset(data, nullptr); }
-
-Logs Sequential::evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner) {
-  check_built();
-  std::vector<Metric> metrics = make_metrics(compile_options_, one_prediction(output_shape()));
-  StepContext ctx;
-  ctx.training = false;
-  double loss_sum = 0;
-  std::int64_t seen = 0, index = 0;
-  std::unique_ptr<data::Iterator> it;
-  std::optional<data::Autotuner> own;
-  if (!tuner) tuner = &own.emplace();
-  it = tuner->make_iterator(data);
-  while (std::optional<data::Element> el = it->next()) {
-    Entry& e = stage_element(*el, /*training=*/false, index++);
-    const std::int64_t rows = (*el)[0].shape()[0];
-    e.program.run(ctx);
-    loss_sum += static_cast<double>(*static_cast<const float*>(e.program.data(e.loss))) * static_cast<double>(rows);
-    const float* pred = static_cast<const float*>(e.program.data(e.pred));
-    for (Metric& m : metrics) m.update(pred, e.program.data(e.y), rows, e.program.graph().desc(e.pred));
-    seen += rows;
-  }
-  NNFIT_CHECK(seen > 0, InvalidArgument, "no samples to evaluate: the dataset is empty");
-  Logs logs;
-  for (const Metric& m : metrics) logs.push_back({m.name(), m.result()});
-  logs.push_back({"loss", loss_sum / static_cast<double>(seen)});
-  return logs;
-}
-
-Tensor Sequential::predict(const Tensor& x_in, std::int64_t batch_size) {
-  check_built();
-  NNFIT_CHECK(batch_size > 0, InvalidArgument, "batch_size must be positive, got ", batch_size);
-  Tensor x = prepare_inputs(x_in, input_shape_);
-  const std::int64_t n = x.shape()[0];
-  Shape out = output_shape();
-  std::vector<std::int64_t> od{n};
-  od.insert(od.end(), out.dims().begin(), out.dims().end());
-  Tensor result = Tensor::zeros(Shape(od), DType::f32);
-  const std::size_t x_row = n ? x.nbytes() / static_cast<std::size_t>(n) : 0;
-  const std::size_t o_row = static_cast<std::size_t>(out.numel()) * sizeof(float);
-  StepContext ctx;
-  ctx.training = false;
-  for (std::int64_t start = 0; start < n; start += batch_size) {
-    std::int64_t rows = std::min(batch_size, n - start);
-    Entry& e = entry(false, rows);
-    e.program.set_input(e.x, nullptr);
-    std::memcpy(e.program.data(e.x), static_cast<const char*>(x.raw()) + static_cast<std::size_t>(start) * x_row,
-                static_cast<std::size_t>(rows) * x_row);
-    if (e.y >= 0) std::memset(e.program.data(e.y), 0, e.program.graph().desc(e.y).bytes());
-    e.program.run(ctx);
-    std::memcpy(static_cast<char*>(result.raw()) + static_cast<std::size_t>(start) * o_row, e.program.data(e.pred),
-                static_cast<std::size_t>(rows) * o_row);
-  }
-  return result;
 }
 
 }  // namespace nnfit

@@ -38,6 +38,16 @@ struct Sequential::Accumulation {
   float loss = 0;
 };
 
+// fit()'s on_oom policy and notes, set on the model for the length of one fit.
+struct Sequential::FitScope {
+  // throws: InvalidArgument for an on_oom other than "fail" or "reduce_batch".
+  FitScope(Sequential& model, const FitOptions& options, std::vector<std::string>& notes);
+  ~FitScope();
+  FitScope(const FitScope&) = delete;
+  FitScope& operator=(const FitScope&) = delete;
+  Sequential& model;
+};
+
 struct Sequential::Entry {
   Program program;  // for an accumulating entry: planned for the whole batch, never bound
   int x = -1, y = -1, loss = -1, pred = -1;

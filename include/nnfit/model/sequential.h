@@ -166,6 +166,7 @@ class Sequential {
   struct Programs;
   struct Entry;
   struct Accumulation;
+  struct FitScope;
   struct EpochFeed;
   void check_built() const;
   // The epoch loop both fit() overloads share; `feed` hands out each epoch's batches.

@@ -1,0 +1,87 @@
+// fit_data.h: inputs, targets and metrics for fit, evaluate and predict.
+#include "model/fit_data.h"
+
+#include <cmath>
+
+#include "nnfit/core/error.h"
+
+namespace nnfit::fit_data {
+
+// Writes n samples of targets y into dst in the dtype and shape the loss wants (`want`,
+// whose first axis is the batch): class ids -> int32, else float32. With classes > 0,
+// class ids must lie in [0, classes).
+void convert_targets(const Tensor& y, const TensorDesc& want, std::int64_t n, void* dst, std::int64_t classes) {
+  NNFIT_CHECK(y.shape().rank() >= 1 && y.shape()[0] == n, InvalidArgument, "targets have shape ",
+              y.shape().to_string(), " but the inputs have ", n, " samples");
+  const std::int64_t per = want.shape.rank() > 0 && want.shape[0] > 0 ? want.shape.numel() / want.shape[0] : 1;
+  NNFIT_CHECK(y.numel() == n * per, InvalidArgument, "targets of shape ", y.shape().to_string(),
+              " do not match the model output ", Shape(want.shape).to_string(),
+              want.dtype == DType::i32 ? " (sparse losses want one class id per sample)" : "");
+  const std::int64_t total = n * per;
+  auto convert = [&](auto read) {
+    for (std::int64_t i = 0; i < total; ++i) {
+      double v = read(i);
+      if (want.dtype == DType::i32) {
+        NNFIT_CHECK(v == std::floor(v), InvalidArgument, "class id ", v, " at row ", i, " is not an integer");
+        NNFIT_CHECK(classes <= 0 || (v >= 0 && v < static_cast<double>(classes)), InvalidArgument, "class id ", v,
+                    " at row ", i, " is outside [0, ", classes, "): the model's output has ", classes, " classes");
+        static_cast<std::int32_t*>(dst)[i] = static_cast<std::int32_t>(v);
+      } else {
+        static_cast<float*>(dst)[i] = static_cast<float>(v);
+      }
+    }
+  };
+  switch (y.dtype()) {
+    case DType::f32: convert([&](std::int64_t i) { return static_cast<double>(y.data<float>()[i]); }); break;
+    case DType::i32: convert([&](std::int64_t i) { return static_cast<double>(y.data<std::int32_t>()[i]); }); break;
+    case DType::i64: convert([&](std::int64_t i) { return static_cast<double>(y.data<std::int64_t>()[i]); }); break;
+    case DType::u8: convert([&](std::int64_t i) { return static_cast<double>(y.data<std::uint8_t>()[i]); }); break;
+    default: throw InvalidArgument("targets of dtype " + std::string(dtype_name(y.dtype())) + " are not supported");
+  }
+}
+
+// Targets for all n samples in a fresh tensor (the in-memory path converts once).
+Tensor prepare_targets(const Tensor& y, const TensorDesc& want, std::int64_t n) {
+  std::vector<std::int64_t> dims{n};
+  dims.insert(dims.end(), want.shape.dims().begin() + 1, want.shape.dims().end());
+  Tensor out = Tensor::zeros(Shape(dims), want.dtype);
+  convert_targets(y, TensorDesc{Shape(dims), want.dtype}, n, out.raw());
+  return out;
+}
+
+Tensor prepare_inputs(const Tensor& x, const Shape& input_shape) {
+  NNFIT_CHECK(x.dtype() == DType::f32, InvalidArgument, "inputs must be float32, got ", dtype_name(x.dtype()),
+              "; convert them first (images: scale uint8 by 1/255)");
+  NNFIT_CHECK(x.shape().rank() >= 1, InvalidArgument, "inputs need a batch axis");
+  std::int64_t n = x.shape()[0];
+  NNFIT_CHECK(x.numel() == n * input_shape.numel(), InvalidArgument, "inputs of shape ", x.shape().to_string(),
+              " do not match the model's input shape ", input_shape.to_string());
+  std::vector<std::int64_t> dims{n};
+  dims.insert(dims.end(), input_shape.dims().begin(), input_shape.dims().end());
+  return x.reshape(Shape(dims));
+}
+
+TensorDesc one_prediction(const Shape& output_shape) {
+  std::vector<std::int64_t> od{1};
+  od.insert(od.end(), output_shape.dims().begin(), output_shape.dims().end());
+  return TensorDesc{Shape(od), DType::f32};
+}
+
+std::vector<Metric> make_metrics(const CompileOptions& co, const TensorDesc& pred1) {
+  std::vector<Metric> metrics;
+  for (const std::string& m : co.metrics) metrics.emplace_back(m, co.loss, pred1);
+  return metrics;
+}
+
+
+PreparedData prepare_data(const Tensor& x_in, const Tensor& y_in, const Shape& input_shape, const Shape& output_shape,
+                          const CompileOptions& co, const char* empty_message) {
+  PreparedData d;
+  d.x = prepare_inputs(x_in, input_shape);
+  d.n = d.x.shape()[0];
+  NNFIT_CHECK(d.n > 0, InvalidArgument, empty_message);
+  d.y = prepare_targets(y_in, co.loss.target_desc(one_prediction(output_shape)), d.n);
+  return d;
+}
+
+}  // namespace nnfit::fit_data

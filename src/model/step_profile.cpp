@@ -1,0 +1,99 @@
+// step_profile.h: ops.json and pipeline.json (Note [Step breakdown]).
+#include "model/step_profile.h"
+
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace nnfit::step_profile {
+namespace {
+
+// Multiply-adds x 2 of the ops whose cost is their arithmetic (matmul, convolution and
+// their gradients), from the shapes; 0 for the others (bandwidth-bound elementwise ops).
+double node_flops(const Graph& g, const Node& n) {
+  auto desc = [&](int v) -> const Shape& { return g.desc(v).shape; };
+  if ((n.op == "matmul" || n.op == "fused_matmul") && n.inputs.size() >= 2) {
+    const Shape& a = desc(n.inputs[0]);
+    if (a.rank() < 2) return 0;
+    const std::int64_t k = n.attrs.i_or("transpose_a", 0) ? a.dim(-2) : a.dim(-1);
+    return 2.0 * static_cast<double>(desc(n.outputs[0]).numel()) * static_cast<double>(k);
+  }
+  if ((n.op == "conv2d" || n.op == "fused_conv2d") && n.inputs.size() >= 2) {
+    const Shape& w = desc(n.inputs[1]);  // HWIO
+    if (w.rank() != 4) return 0;
+    return 2.0 * static_cast<double>(desc(n.outputs[0]).numel()) * static_cast<double>(w[0] * w[1] * w[2]);
+  }
+  if (n.op == "conv2d_backprop_input" && n.inputs.size() >= 2) {  // (dy, kernel)
+    const Shape& w = desc(n.inputs[1]);
+    if (w.rank() != 4) return 0;
+    return 2.0 * static_cast<double>(desc(n.inputs[0]).numel()) * static_cast<double>(w[0] * w[1] * w[2]);
+  }
+  if (n.op == "conv2d_backprop_filter" && n.inputs.size() >= 2) {  // (x, dy) -> dkernel HWIO
+    const Shape& w = desc(n.outputs[0]);
+    if (w.rank() != 4) return 0;
+    return 2.0 * static_cast<double>(desc(n.inputs[1]).numel()) * static_cast<double>(w[0] * w[1] * w[2]);
+  }
+  return 0;
+}
+
+// Writes `text` to `path` through `path.tmp` and a rename (a reader never sees half a file).
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) throw DataError(tmp, -1, "cannot open for writing");
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !ok) throw DataError(tmp, -1, "write failed");
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw DataError(path, -1, "cannot rename " + tmp + " onto it");
+}
+
+const char* phase_name(StepPhase p) {
+  return p == StepPhase::forward ? "forward" : p == StepPhase::backward ? "backward" : "update";
+}
+
+}  // namespace
+
+// LOG_DIR/ops.json: every node of the timed training programs, summed over programs by
+// name (a partial last batch has its own program); docs/cli.md describes the keys.
+void write_ops_json(const std::string& path, const std::vector<TimedProgram>& timed, int threads,
+                    const std::string& device) {
+  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+  std::map<std::string, std::size_t> index;
+  std::int64_t steps = 0;
+  for (const TimedProgram& tp : timed) {
+    steps += tp.runs;
+    const Program& prog = *tp.program;
+    for (std::size_t i = 0; i < prog.steps().size(); ++i) {
+      const PlannedStep& st = prog.steps()[i];
+      const Node& node = prog.graph().node(st.node);
+      auto [it, added] = index.emplace(node.name, ops.size());
+      if (added) {
+        ops.push_back({{"name", node.name}, {"op", node.op}, {"impl", st.impl},
+                       {"phase", phase_name(prog.phase(i))}, {"calls", 0}, {"seconds", 0.0}, {"flops", 0.0}});
+      }
+      nlohmann::ordered_json& o = ops[it->second];
+      o["calls"] = o["calls"].get<std::int64_t>() + tp.runs;
+      o["seconds"] = o["seconds"].get<double>() + prog.step_seconds()[i];
+      o["flops"] = o["flops"].get<double>() + node_flops(prog.graph(), node) * static_cast<double>(tp.runs);
+    }
+  }
+  nlohmann::ordered_json doc = {{"threads", threads}, {"device", device}, {"steps", steps}, {"ops", ops}};
+  write_file_atomically(path, doc.dump(1) + "\n");
+}
+
+// LOG_DIR/pipeline.json: the training pipeline's measure() points after `epoch`.
+void write_pipeline_json(const std::string& path,
+                         const std::vector<std::pair<std::string, std::shared_ptr<data::StageStats>>>& stages,
+                         std::int64_t epoch) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& [name, st] : stages) {
+    if (!st) continue;
+    list.push_back({{"name", name},
+                    {"elements", st->elements.load()},
+                    {"elements_per_s", st->elements_per_second()},
+                    {"next_seconds", static_cast<double>(st->wait_ns.load()) * 1e-9}});
+  }
+  nlohmann::ordered_json doc = {{"epochs", epoch + 1}, {"stages", list}};
+  write_file_atomically(path, doc.dump(1) + "\n");
+}
+
+}  // namespace nnfit::step_profile
