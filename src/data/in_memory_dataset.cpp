@@ -7,10 +7,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <limits>
 #include <numeric>
 #include <random>
 
+#include "data/element_util.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit::data {
@@ -33,17 +33,6 @@ void check_host_rows(const Tensor& t, const char* name) {
               " must be a host tensor, got one on ", t.device().to_string());
 }
 
-// Uniform in [0, bound) without modulo bias; bound > 0.
-std::uint64_t bounded(std::mt19937_64& rng, std::uint64_t bound) {
-  const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() -
-                              std::numeric_limits<std::uint64_t>::max() % bound;
-  std::uint64_t r;
-  do {
-    r = rng();
-  } while (r >= limit);
-  return r % bound;
-}
-
 std::vector<std::int64_t> epoch_order(std::int64_t n, bool shuffle, std::uint64_t seed,
                                       std::int64_t epoch) {
   std::vector<std::int64_t> order(static_cast<std::size_t>(n));
@@ -54,7 +43,7 @@ std::vector<std::int64_t> epoch_order(std::int64_t n, bool shuffle, std::uint64_
                     static_cast<std::uint32_t>(e), static_cast<std::uint32_t>(e >> 32)};
   std::mt19937_64 rng(seq);
   for (std::size_t i = order.size() - 1; i > 0; --i) {
-    std::swap(order[i], order[bounded(rng, i + 1)]);
+    std::swap(order[i], order[detail::bounded(rng, i + 1)]);
   }
   return order;
 }
