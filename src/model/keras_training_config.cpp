@@ -1,6 +1,9 @@
 // Keras JSON → OptimizerOptions and Loss: a name or a Keras object, checked against the
 // keys Keras writes; unset values take Keras 3's defaults.
+#include <cmath>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "model/keras_json.h"
 #include "nnfit/model/keras_config.h"
@@ -11,30 +14,94 @@ using namespace keras_json;
 
 namespace {
 
+const char* const kSchedules =
+    "ExponentialDecay, InverseTimeDecay, PolynomialDecay, PiecewiseConstantDecay, CosineDecay, CosineDecayRestarts";
+
+std::vector<double> get_numbers(const Reader& r, const std::string& path, const json& obj, const char* key) {
+  const json* v = value(obj, key);
+  if (!v || !v->is_array() || v->empty()) r.invalid(path, std::string("\"") + key + "\" must be a non-empty list of numbers");
+  std::vector<double> out;
+  for (const json& x : *v) {
+    if (!x.is_number()) r.invalid(path, std::string("\"") + key + "\" must hold numbers, got " + show(x));
+    out.push_back(x.get<double>());
+  }
+  return out;
+}
+
+// A Keras LearningRateSchedule object as keras.optimizers.schedules.serialize writes it.
+std::shared_ptr<LearningRateSchedule> read_schedule(const Reader& r, const std::string& sp, const json& v) {
+  expect_object(r, sp, v);
+  check_keys(r, sp, v, {"module", "class_name", "config", "registered_name"});
+  const std::string cls = get_string(r, sp, v, "class_name", std::nullopt);
+  const json* c = find(v, "config");
+  if (!c) r.invalid(sp, "missing required key \"config\"");
+  const std::string cp = sp + ".config";
+  expect_object(r, cp, *c);
+  auto number = [&](const char* key, std::optional<double> fallback = std::nullopt) {
+    if (!fallback && !value(*c, key)) r.invalid(cp, cls + " needs \"" + key + "\"");
+    return get_number(r, cp, *c, key, fallback.value_or(0.0));
+  };
+  auto steps = [&](const char* key) {
+    const std::int64_t n = get_int(r, cp, *c, key, std::nullopt);
+    if (n <= 0) r.invalid(cp, std::string("\"") + key + "\" must be positive, got " + std::to_string(n));
+    return n;
+  };
+  // The constructors check ranges; their messages gain the config path here.
+  auto make = [&](auto construct) -> std::shared_ptr<LearningRateSchedule> { return with_path(r, cp, cls, construct); };
+  if (cls == "ExponentialDecay" || cls == "InverseTimeDecay") {
+    check_keys(r, cp, *c, {"initial_learning_rate", "decay_steps", "decay_rate", "staircase", "name"});
+    const double initial = number("initial_learning_rate"), rate = number("decay_rate");
+    const std::int64_t n = steps("decay_steps");
+    const bool staircase = get_bool(r, cp, *c, "staircase", false);
+    if (cls == "ExponentialDecay") {
+      return make([&] { return std::make_shared<ExponentialDecay>(initial, n, rate, staircase); });
+    }
+    return make([&] { return std::make_shared<InverseTimeDecay>(initial, n, rate, staircase); });
+  }
+  if (cls == "PolynomialDecay") {
+    check_keys(r, cp, *c, {"initial_learning_rate", "decay_steps", "end_learning_rate", "power", "cycle", "name"});
+    const double initial = number("initial_learning_rate"), end = number("end_learning_rate", 0.0001);
+    const double power = number("power", 1.0);
+    const std::int64_t n = steps("decay_steps");
+    const bool cycle = get_bool(r, cp, *c, "cycle", false);
+    return make([&] { return std::make_shared<PolynomialDecay>(initial, n, end, power, cycle); });
+  }
+  if (cls == "PiecewiseConstantDecay") {
+    check_keys(r, cp, *c, {"boundaries", "values", "name"});
+    std::vector<std::int64_t> boundaries;
+    for (double b : get_numbers(r, cp, *c, "boundaries")) {
+      if (b != std::floor(b)) r.invalid(cp, "\"boundaries\" must be step numbers (integers), got " + show(b));
+      boundaries.push_back(static_cast<std::int64_t>(b));
+    }
+    const std::vector<double> values = get_numbers(r, cp, *c, "values");
+    return make([&] { return std::make_shared<PiecewiseConstantDecay>(boundaries, values); });
+  }
+  if (cls == "CosineDecay") {
+    check_keys(r, cp, *c, {"initial_learning_rate", "decay_steps", "alpha", "name", "warmup_target", "warmup_steps"});
+    const double initial = number("initial_learning_rate"), alpha = number("alpha", 0.0);
+    const std::int64_t n = steps("decay_steps");
+    std::optional<double> target;
+    if (value(*c, "warmup_target")) target = number("warmup_target");
+    const std::int64_t warmup = get_int(r, cp, *c, "warmup_steps", 0);
+    return make([&] { return std::make_shared<CosineDecay>(initial, n, alpha, target, warmup); });
+  }
+  if (cls == "CosineDecayRestarts") {
+    check_keys(r, cp, *c, {"initial_learning_rate", "first_decay_steps", "t_mul", "m_mul", "alpha", "name"});
+    const double initial = number("initial_learning_rate"), t_mul = number("t_mul", 2.0);
+    const double m_mul = number("m_mul", 1.0), alpha = number("alpha", 0.0);
+    const std::int64_t n = steps("first_decay_steps");
+    return make([&] { return std::make_shared<CosineDecayRestarts>(initial, n, t_mul, m_mul, alpha); });
+  }
+  r.unsupported(sp + ".class_name", "learning-rate schedule \"" + cls + "\" is not supported",
+                std::string("supported: ") + kSchedules);
+}
+
 std::shared_ptr<LearningRateSchedule> read_learning_rate(const Reader& r, const std::string& p, const json& v) {
   if (v.is_number()) {
     if (v.get<double>() <= 0) r.invalid(p, "\"learning_rate\" must be positive, got " + show(v));
     return std::make_shared<ConstantLearningRate>(v.get<double>());
   }
-  const std::string sp = p + ".learning_rate";
-  expect_object(r, sp, v);
-  check_keys(r, sp, v, {"module", "class_name", "config", "registered_name"});
-  const std::string cls = get_string(r, sp, v, "class_name", std::nullopt);
-  if (cls != "ExponentialDecay") {
-    r.unsupported(sp, "learning-rate schedule \"" + cls + "\" is not supported (only ExponentialDecay)");
-  }
-  const json* c = find(v, "config");
-  if (!c) r.invalid(sp, "missing required key \"config\"");
-  expect_object(r, sp + ".config", *c);
-  check_keys(r, sp + ".config", *c, {"initial_learning_rate", "decay_steps", "decay_rate", "staircase", "name"});
-  if (!value(*c, "initial_learning_rate") || !value(*c, "decay_rate")) {
-    r.invalid(sp + ".config", "ExponentialDecay needs initial_learning_rate, decay_steps and decay_rate");
-  }
-  const std::int64_t steps = get_int(r, sp + ".config", *c, "decay_steps", std::nullopt);
-  if (steps <= 0) r.invalid(sp + ".config", "\"decay_steps\" must be positive, got " + std::to_string(steps));
-  return std::make_shared<ExponentialDecay>(get_number(r, sp + ".config", *c, "initial_learning_rate", 0), steps,
-                                            get_number(r, sp + ".config", *c, "decay_rate", 0),
-                                            get_bool(r, sp + ".config", *c, "staircase", false));
+  return read_schedule(r, p + ".learning_rate", v);
 }
 
 const Keys kOptimizerCommon = {"name", "learning_rate", "lr", "decay", "weight_decay", "clipnorm",
@@ -80,13 +147,20 @@ OptimizerOptions optimizer_from_keras_json(const std::string& json_text, const s
   require_value(r, p, *c, "use_ema", false);
   require_value(r, p, *c, "amsgrad", false);
   require_value(r, p, *c, "centered", false);
-  if (get_number(r, p, *c, "decay", 0.0) != 0.0) {
-    r.unsupported(p, "Keras 2's \"decay\" is not supported", "use an ExponentialDecay learning_rate schedule");
-  }
   if (const json* lr = value(*c, "learning_rate")) {
     o.learning_rate = read_learning_rate(r, p, *lr);
   } else if (const json* lr2 = value(*c, "lr")) {
     o.learning_rate = read_learning_rate(r, p, *lr2);
+  }
+  // Keras 2's legacy "decay": lr / (1 + decay · iterations), an InverseTimeDecay with decay_steps 1.
+  if (const double decay = get_number(r, p, *c, "decay", 0.0); decay != 0.0) {
+    if (decay < 0) r.invalid(p, "\"decay\" must not be negative, got " + show(decay));
+    const json* lr = value(*c, "learning_rate") ? value(*c, "learning_rate") : value(*c, "lr");
+    if (lr && !lr->is_number()) {
+      r.invalid(p, "Keras 2's \"decay\" and a learning_rate schedule cannot be combined",
+                "drop \"decay\" or fold it into the schedule");
+    }
+    o.learning_rate = std::make_shared<InverseTimeDecay>((*o.learning_rate)(0), 1, decay, false);
   }
   if (o.name == "adamw") {
     o.weight_decay = get_number(r, p, *c, "weight_decay", 0.004);

@@ -8,31 +8,6 @@
 
 namespace nnfit {
 
-std::string ConstantLearningRate::describe() const {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%g", lr_);
-  return buf;
-}
-
-ExponentialDecay::ExponentialDecay(double initial, std::int64_t decay_steps, double decay_rate, bool staircase)
-    : initial_(initial), decay_steps_(decay_steps), decay_rate_(decay_rate), staircase_(staircase) {
-  NNFIT_CHECK(decay_steps > 0, InvalidArgument, "ExponentialDecay: decay_steps must be positive, got ", decay_steps);
-  NNFIT_CHECK(initial > 0, InvalidArgument, "ExponentialDecay: initial_learning_rate must be positive");
-}
-
-double ExponentialDecay::operator()(std::int64_t step) const {
-  double p = static_cast<double>(step) / static_cast<double>(decay_steps_);
-  if (staircase_) p = std::floor(p);
-  return initial_ * std::pow(decay_rate_, p);
-}
-
-std::string ExponentialDecay::describe() const {
-  char buf[128];
-  std::snprintf(buf, sizeof buf, "ExponentialDecay(%g, decay_steps=%lld, decay_rate=%g%s)", initial_,
-                static_cast<long long>(decay_steps_), decay_rate_, staircase_ ? ", staircase" : "");
-  return buf;
-}
-
 Optimizer::Optimizer(OptimizerOptions o) : options_(std::move(o)) {
   std::string& n = options_.name;
   for (char& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -43,7 +18,9 @@ Optimizer::Optimizer(OptimizerOptions o) : options_(std::move(o)) {
   if (!options_.learning_rate) options_.learning_rate = std::make_shared<ConstantLearningRate>(default_lr);
   if (n == "adamw" && options_.weight_decay < 0) options_.weight_decay = 0.004;
   if (n != "adamw" && options_.weight_decay < 0) options_.weight_decay = 0.0;
-  NNFIT_CHECK((*options_.learning_rate)(0) > 0, InvalidArgument, n, ": learning_rate must be positive");
+  // A schedule may start at 0 (CosineDecay warming up from 0); a constant rate may not.
+  const double lr0 = (*options_.learning_rate)(0);
+  NNFIT_CHECK(std::isfinite(lr0) && lr0 >= 0, InvalidArgument, n, ": learning_rate must not be negative, got ", lr0);
   NNFIT_CHECK(options_.momentum >= 0 && options_.momentum < 1, InvalidArgument, n, ": momentum must be in [0, 1)");
   NNFIT_CHECK(options_.beta_1 >= 0 && options_.beta_1 < 1 && options_.beta_2 >= 0 && options_.beta_2 < 1,
               InvalidArgument, n, ": beta_1 and beta_2 must be in [0, 1)");

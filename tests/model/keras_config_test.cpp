@@ -267,6 +267,30 @@ TEST(KerasOptimizer, ExponentialDecaySchedule) {
   EXPECT_NEAR((*o.learning_rate)(500), 0.001 * std::pow(0.9, 0.5), 1e-12);
 }
 
+TEST(KerasOptimizer, EverySchedule) {
+  // keras.optimizers.serialize(Adam(<schedule>)) from Keras 3.15.1, learning_rate objects only.
+  auto read = [](const std::string& schedule) {
+    return optimizer_from_keras_json(R"({"module": "keras.optimizers", "class_name": "Adam", "config": {"name": "adam", "learning_rate": )" + schedule + "}}", "o").learning_rate;
+  };
+  auto cos = read(R"json({"module": "keras.optimizers.schedules", "class_name": "CosineDecay", "config": {"initial_learning_rate": 0.0, "decay_steps": 800, "alpha": 0.0, "name": "CosineDecay", "warmup_target": 0.003, "warmup_steps": 200}, "registered_name": null})json");
+  EXPECT_NEAR((*cos)(150), 0.0022499999, 1e-9);
+  EXPECT_NEAR((*cos)(700), 0.000925974746, 1e-9);
+  auto restarts = read(R"json({"module": "keras.optimizers.schedules", "class_name": "CosineDecayRestarts", "config": {"initial_learning_rate": 0.01, "first_decay_steps": 100, "t_mul": 2.0, "m_mul": 0.5, "alpha": 0.05, "name": "SGDRDecay"}, "registered_name": null})json");
+  EXPECT_NEAR((*restarts)(301), 0.00287496345, 1e-9);
+  auto poly = read(R"json({"module": "keras.optimizers.schedules", "class_name": "PolynomialDecay", "config": {"initial_learning_rate": 0.1, "decay_steps": 300, "end_learning_rate": 0.01, "power": 1.0, "cycle": true, "name": "PolynomialDecay"}, "registered_name": null})json");
+  EXPECT_NEAR((*poly)(301), 0.0548500046, 1e-8);
+  auto inv = read(R"json({"module": "keras.optimizers.schedules", "class_name": "InverseTimeDecay", "config": {"initial_learning_rate": 0.1, "decay_steps": 100, "decay_rate": 0.5, "staircase": false, "name": "InverseTimeDecay"}, "registered_name": null})json");
+  EXPECT_NEAR((*inv)(150), 0.0571428575, 1e-8);
+  auto pw = read(R"json({"module": "keras.optimizers.schedules", "class_name": "PiecewiseConstantDecay", "config": {"boundaries": [100, 250], "values": [0.1, 0.01, 0.001], "name": "PiecewiseConstant"}, "registered_name": null})json");
+  EXPECT_DOUBLE_EQ((*pw)(100), 0.1);
+  EXPECT_DOUBLE_EQ((*pw)(101), 0.01);
+  EXPECT_DOUBLE_EQ((*pw)(251), 0.001);
+  // Keras 2's legacy "decay": lr / (1 + decay · iterations).
+  OptimizerOptions k2 = optimizer_from_keras_json(R"({"class_name": "SGD", "config": {"lr": 0.1, "decay": 0.01}})", "o");
+  EXPECT_DOUBLE_EQ((*k2.learning_rate)(0), 0.1);
+  EXPECT_DOUBLE_EQ((*k2.learning_rate)(100), 0.05);
+}
+
 TEST(KerasOptimizer, Errors) {
   std::string msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"("adagrad")", "cfg.json: compile.optimizer"); });
   EXPECT_NE(msg.find("cfg.json: compile.optimizer: unknown optimizer \"adagrad\""), std::string::npos) << msg;
@@ -276,9 +300,25 @@ TEST(KerasOptimizer, Errors) {
   msg = error_of<Unsupported>([] { optimizer_from_keras_json(R"({"class_name": "Adam", "config": {"clipnorm": 1.0}})", "o"); });
   EXPECT_NE(msg.find("clipnorm"), std::string::npos) << msg;
   msg = error_of<Unsupported>([] {
+    optimizer_from_keras_json(R"({"class_name": "SGD", "config": {"learning_rate": {"class_name": "OneCycle", "config": {}}}})", "o");
+  });
+  EXPECT_NE(msg.find("o: config.learning_rate.class_name: learning-rate schedule \"OneCycle\" is not supported"), std::string::npos) << msg;
+  msg = error_of<InvalidArgument>([] {
     optimizer_from_keras_json(R"({"class_name": "SGD", "config": {"learning_rate": {"class_name": "CosineDecay", "config": {}}}})", "o");
   });
-  EXPECT_NE(msg.find("CosineDecay"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("o: config.learning_rate.config: CosineDecay needs \"initial_learning_rate\""), std::string::npos) << msg;
+  msg = error_of<InvalidArgument>([] {
+    optimizer_from_keras_json(R"({"class_name": "Adam", "config": {"learning_rate": {"class_name": "CosineDecay", "config": {"initial_learning_rate": 0.001, "decay_steps": 100, "alpha": 2}}}})", "o");
+  });
+  EXPECT_NE(msg.find("o: config.learning_rate.config: alpha must be in [0, 1], got 2"), std::string::npos) << msg;
+  msg = error_of<InvalidArgument>([] {
+    optimizer_from_keras_json(R"({"class_name": "Adam", "config": {"learning_rate": {"class_name": "PiecewiseConstantDecay", "config": {"boundaries": [10.5], "values": [0.1, 0.01]}}}})", "o");
+  });
+  EXPECT_NE(msg.find("\"boundaries\" must be step numbers"), std::string::npos) << msg;
+  msg = error_of<InvalidArgument>([] {
+    optimizer_from_keras_json(R"({"class_name": "Adam", "config": {"learning_rate": {"class_name": "CosineDecay", "config": {"initial_learning_rate": 0.001, "decay_steps": 100}}, "decay": 0.01}})", "o");
+  });
+  EXPECT_NE(msg.find("cannot be combined"), std::string::npos) << msg;
   msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"({"class_name": "SGD", "config": {"learning_rate": -1}})", "o"); });
   EXPECT_NE(msg.find("learning_rate"), std::string::npos) << msg;
   msg = error_of<InvalidArgument>([] { optimizer_from_keras_json("{\"class_name\": ", "o"); });

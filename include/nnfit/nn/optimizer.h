@@ -7,40 +7,9 @@
 #include <vector>
 
 #include "nnfit/graph/graph.h"
+#include "nnfit/nn/lr_schedule.h"
 
 namespace nnfit {
-
-class LearningRateSchedule {
- public:
-  virtual ~LearningRateSchedule() = default;
-  // The learning rate of optimizer iteration `step` (0-based).
-  virtual double operator()(std::int64_t step) const = 0;
-  virtual std::string describe() const = 0;
-};
-
-class ConstantLearningRate final : public LearningRateSchedule {
- public:
-  explicit ConstantLearningRate(double lr) : lr_(lr) {}
-  double operator()(std::int64_t) const override { return lr_; }
-  std::string describe() const override;
-
- private:
-  double lr_;
-};
-
-// Keras ExponentialDecay: lr · decay_rate^(step / decay_steps), floored when staircase.
-class ExponentialDecay final : public LearningRateSchedule {
- public:
-  ExponentialDecay(double initial, std::int64_t decay_steps, double decay_rate, bool staircase);
-  double operator()(std::int64_t step) const override;
-  std::string describe() const override;
-
- private:
-  double initial_;
-  std::int64_t decay_steps_;
-  double decay_rate_;
-  bool staircase_;
-};
 
 struct OptimizerOptions {
   std::string name = "adam";  // sgd, adam, adamw, rmsprop
