@@ -34,7 +34,7 @@
 namespace nnfit::data {
 namespace {
 
-thread_local Autotuner* tls_current = nullptr;
+thread_local std::shared_ptr<KnobRegistry> tls_registry;
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -106,49 +106,22 @@ class RootIterator final : public Iterator {
 
 }  // namespace
 
-Autotuner::Autotuner(AutotuneOptions options)
-    : options_(std::move(options)),
-      cpu_budget_(options_.cpu_budget > 0 ? options_.cpu_budget
-                                          : std::max(1, available_cores() - std::max(0, options_.compute_threads))),
-      ram_budget_(options_.ram_budget_bytes > 0 ? options_.ram_budget_bytes : mem_available_bytes() / 2) {
+KnobRegistry::KnobRegistry(int cpu_budget, std::int64_t ram_budget_bytes)
+    : cpu_budget_(cpu_budget), ram_budget_(ram_budget_bytes) {
   knobs_.push_back(Tracked{this, std::make_shared<AutotuneKnob>()});  // the root
   knobs_.back().knob->name = "input";
-  last_tick_ns_ = now_ns();
-  thread_ = std::thread([this] { loop(); });
 }
 
-Autotuner::~Autotuner() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  stop_cv_.notify_all();
-  thread_.join();
+const std::shared_ptr<KnobRegistry>& KnobRegistry::current() { return tls_registry; }
+
+KnobRegistry::Scope::Scope(std::shared_ptr<KnobRegistry> registry) : saved_(std::move(tls_registry)) {
+  tls_registry = std::move(registry);
 }
 
-Autotuner* Autotuner::current() { return tls_current; }
+KnobRegistry::Scope::~Scope() { tls_registry = std::move(saved_); }
 
-std::unique_ptr<Iterator> Autotuner::make_iterator(const Dataset& dataset) {
-  Autotuner* saved = tls_current;
-  tls_current = this;
-  std::unique_ptr<Iterator> it;
-  try {
-    it = dataset.make_iterator();
-  } catch (...) {
-    tls_current = saved;
-    throw;
-  }
-  tls_current = saved;
-  std::shared_ptr<AutotuneKnob> root;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    root = knobs_.front().knob;
-  }
-  return std::make_unique<RootIterator>(std::move(it), root);
-}
-
-std::shared_ptr<AutotuneKnob> Autotuner::knob(const void* node, AutotuneKnob::Kind kind, const std::string& name,
-                                              int initial, int max) {
+std::shared_ptr<AutotuneKnob> KnobRegistry::knob(const void* node, AutotuneKnob::Kind kind, const std::string& name,
+                                                 int initial, int max) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const Tracked& t : knobs_) {
     if (t.node == node && t.knob->kind == kind) return t.knob;
@@ -163,6 +136,39 @@ std::shared_ptr<AutotuneKnob> Autotuner::knob(const void* node, AutotuneKnob::Ki
   return k;
 }
 
+Autotuner::Autotuner(AutotuneOptions options)
+    : options_(std::move(options)),
+      registry_(std::make_shared<KnobRegistry>(
+          options_.cpu_budget > 0 ? options_.cpu_budget
+                                  : std::max(1, available_cores() - std::max(0, options_.compute_threads)),
+          options_.ram_budget_bytes > 0 ? options_.ram_budget_bytes : mem_available_bytes() / 2)) {
+  last_tick_ns_ = now_ns();
+  thread_ = std::thread([this] { loop(); });
+}
+
+Autotuner::~Autotuner() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  stop_cv_.notify_all();
+  thread_.join();
+}
+
+std::unique_ptr<Iterator> Autotuner::make_iterator(const Dataset& dataset) {
+  std::unique_ptr<Iterator> it;
+  {
+    KnobRegistry::Scope scope(registry_);
+    it = dataset.make_iterator();
+  }
+  std::shared_ptr<AutotuneKnob> root;
+  {
+    std::lock_guard<std::mutex> lock(registry_->mu_);
+    root = registry_->knobs_.front().knob;
+  }
+  return std::make_unique<RootIterator>(std::move(it), root);
+}
+
 void Autotuner::record(const std::string& line) {
   decisions_.push_back(line);
   if (options_.log) options_.log(line);
@@ -170,16 +176,20 @@ void Autotuner::record(const std::string& line) {
 
 void Autotuner::tick() {
   std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> registry_lock(registry_->mu_);
+  std::vector<KnobRegistry::Tracked>& knobs = registry_->knobs_;
+  const int cpu_budget = registry_->cpu_budget_;
+  const std::int64_t ram_budget = registry_->ram_budget_;
   const std::int64_t now = now_ns();
   const double window = static_cast<double>(std::max<std::int64_t>(1, now - last_tick_ns_));
   last_tick_ns_ = now;
   // Shares of the window, per knob, since the last tick.
   struct Seen {
-    Tracked* t;
+    KnobRegistry::Tracked* t;
     double wait, busy_per_thread;
   };
   std::vector<Seen> seen;
-  for (Tracked& t : knobs_) {
+  for (KnobRegistry::Tracked& t : knobs) {
     AutotuneKnob& k = *t.knob;
     const std::int64_t wait = k.wait_ns_at(now), busy = k.busy_ns, elements = k.elements;
     // A wait that ended between reading its start and its sum can count twice; clamp.
@@ -191,7 +201,7 @@ void Autotuner::tick() {
     t.last_elements = elements;
     if (k.active && (moved || s.wait > 0)) seen.push_back(s);
   }
-  Tracked& root = knobs_.front();
+  KnobRegistry::Tracked& root = knobs.front();
   const auto root_seen = std::find_if(seen.begin(), seen.end(), [&](const Seen& s) { return s.t == &root; });
   if (root_seen == seen.end()) return;  // nothing consumed in this window
   const double root_wait = root_seen->wait;
@@ -202,7 +212,7 @@ void Autotuner::tick() {
     if (s.t != &root && s.t->knob->kind == AutotuneKnob::Kind::parallelism) busy_cores += s.busy_per_thread * s.t->knob->value;
   }
   std::int64_t buffered = 0;
-  for (const Tracked& t : knobs_) {
+  for (const KnobRegistry::Tracked& t : knobs) {
     if (t.knob->active && &t != &root && t.knob->kind == AutotuneKnob::Kind::buffer) {
       buffered += t.knob->value * t.knob->element_bytes;
     }
@@ -216,8 +226,8 @@ void Autotuner::tick() {
       AutotuneKnob& k = *s.t->knob;
       if (s.t == &root || s.wait <= 0.01 || k.value >= k.max) continue;
       // Another thread only where the budget has a quarter core left unused.
-      if (k.kind == AutotuneKnob::Kind::parallelism && busy_cores > cpu_budget_ - 0.25) continue;
-      if (k.kind == AutotuneKnob::Kind::buffer && buffered + k.value * k.element_bytes > ram_budget_) continue;
+      if (k.kind == AutotuneKnob::Kind::parallelism && busy_cores > cpu_budget - 0.25) continue;
+      if (k.kind == AutotuneKnob::Kind::buffer && buffered + k.value * k.element_bytes > ram_budget) continue;
       // Threads before buffers: a map that cannot keep up is not helped by a deeper queue.
       auto rank = [](const Seen& x) { return std::make_pair(x.t->knob->kind == AutotuneKnob::Kind::parallelism, x.wait); };
       if (!best || rank(s) > rank(*best)) best = &s;
@@ -264,11 +274,12 @@ void Autotuner::loop() {
 }
 
 std::string Autotuner::summary() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(registry_->mu_);
+  const std::vector<KnobRegistry::Tracked>& knobs = registry_->knobs_;
   std::ostringstream s;
   bool first = true;
-  for (std::size_t i = 1; i < knobs_.size(); ++i) {
-    const AutotuneKnob& k = *knobs_[i].knob;
+  for (std::size_t i = 1; i < knobs.size(); ++i) {
+    const AutotuneKnob& k = *knobs[i].knob;
     s << (first ? "" : ", ") << knob_label(k) << "=" << k.value.load();
     first = false;
   }

@@ -1,6 +1,7 @@
 // concatenate: every element of this dataset, then every element of the other. The specs
 // must agree in dtypes and ranks; dimensions that differ become -1.
 #include "data/element_util.h"
+#include "nnfit/data/autotune.h"
 
 namespace nnfit::data {
 namespace {
@@ -31,13 +32,14 @@ class ConcatenateNode final : public DatasetNode {
             return std::nullopt;
           }
           second_ = true;
-          in_ = b_.make_iterator();
+          in_ = tuning_.make_iterator(b_);
         }
       }
 
      private:
       std::unique_ptr<Iterator> in_;
       Dataset b_;
+      AutotuneContext tuning_;  // the second input joins the tuner of the first
       bool second_ = false;
     };
     return std::make_unique<It>(a_, b_);

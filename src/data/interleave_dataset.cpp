@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "data/element_util.h"
+#include "nnfit/data/autotune.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit::data {
@@ -35,7 +36,8 @@ class InterleaveNode final : public DatasetNode {
               auto e = in_->next();
               if (e) {
                 Dataset sub = fn_(*e);
-                slot = (parallel_ ? sub.prefetch(static_cast<int>(std::min<std::int64_t>(block_, 1024))) : sub).make_iterator();
+                slot = tuning_.make_iterator(
+                    parallel_ ? sub.prefetch(static_cast<int>(std::min<std::int64_t>(block_, 1024))) : sub);
               } else {
                 input_end_ = true;
               }
@@ -64,6 +66,7 @@ class InterleaveNode final : public DatasetNode {
       Dataset::InterleaveFn fn_;
       std::int64_t block_;
       bool parallel_;
+      AutotuneContext tuning_;  // opened inputs join the tuner this iterator was made under
       std::vector<std::unique_ptr<Iterator>> slots_;
       std::size_t cur_ = 0;
       std::int64_t taken_ = 0;

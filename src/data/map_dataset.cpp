@@ -198,7 +198,7 @@ class MapNode final : public DatasetNode {
     }
     std::shared_ptr<AutotuneKnob> knob;
     if (options_.num_parallel_calls == kAutotune && Autotuner::current()) {
-      Autotuner& tuner = *Autotuner::current();
+      KnobRegistry& tuner = *Autotuner::current();
       knob = tuner.knob(this, AutotuneKnob::Kind::parallelism, options_.name, 1, tuner.cpu_budget());
     }
     const int threads = options_.num_parallel_calls == kAutotune ? detail::autotune_threads()

@@ -2,6 +2,7 @@
 // iterator, so shuffle reshuffles and cache replays. An input that yields nothing in a
 // pass ends the repetition instead of spinning.
 #include "data/element_util.h"
+#include "nnfit/data/autotune.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit::data {
@@ -28,7 +29,7 @@ class RepeatNode final : public DatasetNode {
         for (;;) {
           if (count_ >= 0 && pass_ >= count_) return std::nullopt;
           if (!in_) {
-            in_ = input_.make_iterator();
+            in_ = tuning_.make_iterator(input_);
             produced_ = false;
           }
           auto e = in_->next();
@@ -44,6 +45,7 @@ class RepeatNode final : public DatasetNode {
 
      private:
       Dataset input_;
+      AutotuneContext tuning_;  // every pass joins the tuner this iterator was made under
       std::int64_t count_;
       std::int64_t pass_ = 0;
       bool produced_ = false;

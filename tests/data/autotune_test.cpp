@@ -166,3 +166,44 @@ TEST(Autotune, BudgetsDefaultFromTheMachine) {
 
 }  // namespace
 }  // namespace nnfit::data
+
+namespace nnfit::data {
+namespace {
+
+int knob_value(const std::string& summary, const std::string& label) {
+  const std::size_t at = summary.find(label + " num_parallel_calls=");
+  return at == std::string::npos ? 0 : std::stoi(summary.substr(at + label.size() + 20));
+}
+
+TEST(Autotune, StagesBuiltInsideNextJoinTheTuner) {
+  // repeat builds each pass's iterators inside next(), concatenate its second input's and
+  // interleave its inputs': all of them get knobs from the tuner they run under.
+  Autotuner tuner(fast_ticks(3));
+  const Dataset first = slow_map(Dataset::range(0, 60), 2, "map(repeated)").repeat(3);
+  const Dataset second = slow_map(Dataset::range(0, 60), 2, "map(second)");
+  const Dataset files = Dataset::range(0, 2).interleave(
+      [](const Element&) { return slow_map(Dataset::range(0, 60), 2, "map(file)"); }, first.element_spec(), 2, 1);
+  auto it = tuner.make_iterator(first.concatenate(second).concatenate(files));
+  std::int64_t n = 0;
+  while (it->next()) ++n;
+  EXPECT_EQ(n, 60 * 3 + 60 + 2 * 60);
+  const std::string s = tuner.summary();
+  EXPECT_GE(knob_value(s, "map(repeated)"), 2) << s;
+  EXPECT_GE(knob_value(s, "map(second)"), 2) << s;
+  EXPECT_GE(knob_value(s, "map(file)"), 2) << s;
+}
+
+TEST(Autotune, AnIteratorOutlivingItsTunerKeepsWorking) {
+  std::unique_ptr<Iterator> it;
+  {
+    Autotuner tuner(fast_ticks(2));
+    it = tuner.make_iterator(slow_map(Dataset::range(0, 5), 0).repeat(4));
+    ASSERT_TRUE(it->next());
+  }
+  std::int64_t n = 1;
+  while (it->next()) ++n;  // later passes register knobs with the registry the tuner left behind
+  EXPECT_EQ(n, 20);
+}
+
+}  // namespace
+}  // namespace nnfit::data

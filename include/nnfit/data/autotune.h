@@ -7,9 +7,12 @@
 // where the last one ended. See docs/design/data.md.
 //
 // Use: Autotuner tuner(options); auto it = tuner.make_iterator(dataset); ... The knobs
-// are registered while make_iterator builds the iterator tree; iterators built later
-// inside next() (repeat's later passes, interleave's inputs) fall back to the static
-// defaults (a map: the CPU budget; a prefetch: doubling on every empty read).
+// are registered in the tuner's KnobRegistry while make_iterator builds the iterator
+// tree. Iterators that build more iterators later, inside next() (repeat's passes,
+// interleave's inputs, concatenate's second input), capture the registry when they are
+// made and re-enter it then, so those stages are tuned too. Without a tuner AUTOTUNE
+// stages use static defaults (a map: one thread per free core; a prefetch: doubling on
+// every empty read).
 //
 // Thread safety: make_iterator from one thread at a time; everything else is safe from
 // any thread (knob values are atomics, the log is guarded).
@@ -72,6 +75,61 @@ struct AutotuneKnob {
   std::int64_t wait_ns_at(std::int64_t now_ns) const;
 };
 
+// The AUTOTUNE knobs of one tuned pipeline, and the budgets they share. Shared by the
+// Autotuner (which sets the knobs) and by every iterator that builds iterators lazily
+// (which registers more), so it outlives whichever goes first.
+class KnobRegistry {
+ public:
+  KnobRegistry(int cpu_budget, std::int64_t ram_budget_bytes);
+  // The knob for (node, kind): created on first use with value `initial` (clamped to
+  // [1, max]), then reused so its value carries over to the next epoch's iterator.
+  std::shared_ptr<AutotuneKnob> knob(const void* node, AutotuneKnob::Kind kind, const std::string& name, int initial,
+                                     int max);
+  int cpu_budget() const { return cpu_budget_; }
+  std::int64_t ram_budget_bytes() const { return ram_budget_; }
+
+  // The registry of the iterator tree being built on this thread, or null.
+  static const std::shared_ptr<KnobRegistry>& current();
+  // Makes `registry` (null: none) current on this thread for the scope's lifetime.
+  class Scope {
+   public:
+    explicit Scope(std::shared_ptr<KnobRegistry> registry);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    std::shared_ptr<KnobRegistry> saved_;
+  };
+
+ private:
+  friend class Autotuner;
+  struct Tracked {
+    const void* node;
+    std::shared_ptr<AutotuneKnob> knob;
+    std::int64_t last_wait = 0, last_busy = 0, last_elements = 0;
+    int quiet_rounds = 0;
+  };
+  const int cpu_budget_;
+  const std::int64_t ram_budget_;
+  mutable std::mutex mu_;       // guards knobs_
+  std::vector<Tracked> knobs_;  // [0] is the root: the training loop's own wait
+};
+
+// An iterator's hold on the registry current when it was made: lazily built inputs are
+// built inside it, so they join the same tuner. Holds nothing without a tuner.
+class AutotuneContext {
+ public:
+  AutotuneContext() : registry_(KnobRegistry::current()) {}
+  std::unique_ptr<Iterator> make_iterator(const Dataset& dataset) const {
+    KnobRegistry::Scope scope(registry_);
+    return dataset.make_iterator();
+  }
+
+ private:
+  std::shared_ptr<KnobRegistry> registry_;
+};
+
 class Autotuner {
  public:
   explicit Autotuner(AutotuneOptions options = {});
@@ -82,16 +140,17 @@ class Autotuner {
   // Builds the iterator with this tuner receiving the AUTOTUNE knobs it creates.
   std::unique_ptr<Iterator> make_iterator(const Dataset& dataset);
 
-  // The tuner collecting knobs on this thread (inside make_iterator), or null. Stages
-  // call knob() on it from their make_iterator.
-  static Autotuner* current();
-  // The knob for (node, kind): created on first use with value `initial`, then reused so
-  // its value carries over to the next epoch's iterator.
+  // The registry collecting knobs on this thread (inside make_iterator, or inside an
+  // AutotuneContext), or null. Stages call knob() on it from their make_iterator.
+  static KnobRegistry* current() { return KnobRegistry::current().get(); }
+  // registry().knob(...), for tests.
   std::shared_ptr<AutotuneKnob> knob(const void* node, AutotuneKnob::Kind kind, const std::string& name, int initial,
-                                     int max);
+                                     int max) {
+    return registry_->knob(node, kind, name, initial, max);
+  }
 
-  int cpu_budget() const { return cpu_budget_; }
-  std::int64_t ram_budget_bytes() const { return ram_budget_; }
+  int cpu_budget() const { return registry_->cpu_budget(); }
+  std::int64_t ram_budget_bytes() const { return registry_->ram_budget_bytes(); }
   // "map(normalize) num_parallel_calls=2, prefetch buffer_size=4": the current choices.
   std::string summary() const;
   // Every decision so far, oldest first.
@@ -100,20 +159,12 @@ class Autotuner {
   void tick();
 
  private:
-  struct Tracked {
-    const void* node;
-    std::shared_ptr<AutotuneKnob> knob;
-    std::int64_t last_wait = 0, last_busy = 0, last_elements = 0;
-    int quiet_rounds = 0;
-  };
   void loop();
   void record(const std::string& line);
 
   AutotuneOptions options_;
-  int cpu_budget_;
-  std::int64_t ram_budget_;
-  mutable std::mutex mu_;  // guards knobs_, decisions_, last_tick_ns_
-  std::vector<Tracked> knobs_;
+  std::shared_ptr<KnobRegistry> registry_;
+  mutable std::mutex mu_;  // guards decisions_, last_tick_ns_, stop_; taken before registry_->mu_
   std::vector<std::string> decisions_;
   std::int64_t last_tick_ns_ = 0;
   std::condition_variable stop_cv_;
