@@ -1,22 +1,26 @@
-// `nnfit profile LOGDIR [--json] [--peak-gflops X]`: reads what a training run with --logdir
+// `nnfit profile LOGDIR [--json] [--peak-gflops X] [--html FILE]`: reads what a training run with --logdir
 // left (steps.jsonl, ops.json, pipeline.json), prints the mean step and its breakdown and
 // names the bottleneck: exactly one of input-bound, compute-bound, memory-bound,
 // synchronization-bound, with the evidence (Note [Profile verdict]). The compute ceiling is
 // measured here, once per invocation, with oneDNN's sgemm at the run's thread count.
+// `--html FILE` also writes the report page (profile/html_report.h) with that verdict.
 #include <oneapi/dnnl/dnnl.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 #include "commands.h"
 #include "nnfit/backend/backend.h"
 #include "nnfit/core/error.h"
+#include "nnfit/profile/html_report.h"
 #include "nnfit/profile/step_log.h"
 
 namespace nnfit::cli {
@@ -29,6 +33,7 @@ struct ProfileArgs {
   std::string log_dir;
   bool json = false;
   double peak_gflops = 0;  // 0: measure
+  std::string html;        // --html FILE; empty: no page
 };
 
 // Note [Profile verdict]: the shares are of the mean step (the sum of its parts). Input
@@ -99,18 +104,10 @@ struct Part {
   double mean_us;
 };
 
-int run_profile(const ProfileArgs& args) {
+// The summary `nnfit profile` prints, as its --json object (docs/cli.md), from the step log
+// `all` (not empty) and the log directory's ops.json and pipeline.json.
+ordered_json analyze(const ProfileArgs& args, const std::vector<profile::StepRecord>& all) {
   const fs::path dir = args.log_dir;
-  if (!fs::is_directory(dir)) {
-    throw DataError(args.log_dir, -1, "no such log directory", "give the --logdir of an 'nnfit train' run");
-  }
-  const fs::path steps_path = dir / "steps.jsonl";
-  if (!fs::exists(steps_path)) {
-    throw DataError(steps_path.string(), -1, "no step log in this directory",
-                    "train with 'nnfit train CONFIG --logdir " + args.log_dir + "' first; it writes steps.jsonl");
-  }
-  const std::vector<profile::StepRecord> all = profile::read_step_log(steps_path.string());
-  if (all.empty()) throw DataError(steps_path.string(), 0, "the step log has no steps");
   // The first step plans kernels and touches memory for the first time: left out when
   // there are others.
   const std::size_t skip = all.size() >= 3 ? 1 : 0;
@@ -267,21 +264,24 @@ int run_profile(const ProfileArgs& args) {
   out["heaviest_ops"] = heavy;
   out["verdict"] = verdict;
   out["evidence"] = evidence;
+  return out;
+}
 
-  if (args.json) {
-    std::printf("%s\n", out.dump(2).c_str());
-    return 0;
+void print_summary(const ordered_json& out) {
+  char buf[64];
+  auto pct = [](double f) { return 100.0 * f; };
+  std::printf("%s: %zu steps (%zu used; the first is warm-up)\n", out["log_dir"].get<std::string>().c_str(),
+              out["steps"].get<std::size_t>(), out["steps_used"].get<std::size_t>());
+  std::printf("mean step %.3f ms\n", out["mean_step_us"].get<double>() / 1e3);
+  for (const auto& [key, mean_us] : out["breakdown_us"].items()) {
+    const std::string name = key.substr(0, key.size() - 3);
+    std::printf("  %-12s %9.3f ms %6.1f%%\n", name.c_str(), mean_us.get<double>() / 1e3,
+                pct(out["fractions"][name].get<double>()));
   }
-  std::printf("%s: %zu steps (%zu used; the first is warm-up)\n", args.log_dir.c_str(), all.size(), all.size() - skip);
-  std::printf("mean step %.3f ms\n", step_us / 1e3);
-  for (const Part& p : parts) {
-    std::string name(p.key);
-    name = name.substr(0, name.size() - 3);
-    std::printf("  %-12s %9.3f ms %6.1f%%\n", name.c_str(), p.mean_us / 1e3, pct(share(p.mean_us)));
-  }
-  std::printf("memory in use: up to %.1f MiB\n", static_cast<double>(memory_max) / (1 << 20));
-  std::printf("\nverdict: %s\n", verdict.c_str());
-  for (const std::string& e : evidence) std::printf("  %s\n", e.c_str());
+  std::printf("memory in use: up to %.1f MiB\n", static_cast<double>(out["memory_in_use_bytes_max"].get<std::int64_t>()) / (1 << 20));
+  std::printf("\nverdict: %s\n", out["verdict"].get<std::string>().c_str());
+  for (const auto& e : out["evidence"]) std::printf("  %s\n", e.get<std::string>().c_str());
+  const ordered_json& heavy = out["heaviest_ops"];
   if (!heavy.empty()) {
     std::printf("\nheaviest ops (peak %.1f GFLOP/s, %s):\n", out["peak"]["gflops_per_s"].get<double>(),
                 out["peak"]["source"].get<std::string>().c_str());
@@ -301,6 +301,101 @@ int run_profile(const ProfileArgs& args) {
                   pct(h["share_of_kernels"].get<double>()), gf.c_str(), pk.c_str());
     }
   }
+}
+
+// The verdict as the report page shows it: the --json object's fields, nothing recomputed.
+profile::ReportVerdict report_verdict(const ordered_json& out) {
+  profile::ReportVerdict v;
+  v.verdict = out["verdict"].get<std::string>();
+  for (const auto& e : out["evidence"]) v.evidence.push_back(e.get<std::string>());
+  v.steps = out["steps"].get<std::int64_t>();
+  v.steps_used = out["steps_used"].get<std::int64_t>();
+  v.mean_step_us = out["mean_step_us"].get<double>();
+  v.memory_in_use_bytes_max = out["memory_in_use_bytes_max"].get<std::int64_t>();
+  for (const auto& [key, mean_us] : out["breakdown_us"].items()) {
+    const std::string name = key.substr(0, key.size() - 3);
+    v.breakdown.push_back({name, mean_us.get<double>(), out["fractions"][name].get<double>()});
+  }
+  for (const auto& h : out["heaviest_ops"]) {
+    profile::ReportVerdict::Op op{h["name"].get<std::string>(), h["op"].get<std::string>(), h["phase"].get<std::string>(),
+                                  h["us_per_step"].get<double>(), h["share_of_kernels"].get<double>(), {}, {}};
+    if (!h["gflops_per_s"].is_null()) op.gflops_per_s = h["gflops_per_s"].get<double>();
+    if (!h["fraction_of_peak"].is_null()) op.fraction_of_peak = h["fraction_of_peak"].get<double>();
+    v.heaviest_ops.push_back(std::move(op));
+  }
+  if (out.contains("peak")) {
+    v.peak_gflops_per_s = out["peak"]["gflops_per_s"].get<double>();
+    v.peak_source = out["peak"]["source"].get<std::string>();
+  }
+  if (out.contains("pipeline_stages")) {
+    for (const auto& st : out["pipeline_stages"]) {
+      v.pipeline_stages.push_back({st["name"].get<std::string>(), st["own_seconds"].get<double>(),
+                                   st["own_us_per_element"].get<double>(), st["elements"].get<std::int64_t>()});
+    }
+  }
+  if (out["slowest_stage"].is_object()) v.slowest_stage = out["slowest_stage"]["name"].get<std::string>();
+  return v;
+}
+
+std::string local_time_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S %Z", &tm);
+  return buf;
+}
+
+int run_profile(const ProfileArgs& args) {
+  const fs::path dir = args.log_dir;
+  if (!fs::is_directory(dir)) {
+    throw DataError(args.log_dir, -1, "no such log directory", "give the --logdir of an 'nnfit train' run");
+  }
+  const bool html = !args.html.empty();
+  if (html) {
+    // Before the analysis (which may measure the peak): a path whose directory is missing
+    // fails now, not after the work. Permissions are found when the page is written.
+    const fs::path parent = fs::absolute(args.html).parent_path();
+    if (fs::is_directory(args.html)) throw DataError(args.html, -1, "cannot write the report: it is a directory", "give --html a file path");
+    if (!fs::is_directory(parent)) {
+      throw DataError(args.html, -1, "cannot write the report: no directory " + parent.string(),
+                      "give --html a path in an existing directory");
+    }
+  }
+  // Without steps.jsonl there is no summary; the page is still written (curves, and
+  // sentences saying what is missing).
+  const fs::path steps_path = dir / "steps.jsonl";
+  const bool steps_found = fs::exists(steps_path);
+  if (!steps_found && !html) {
+    throw DataError(steps_path.string(), -1, "no step log in this directory",
+                    "train with 'nnfit train CONFIG --logdir " + args.log_dir + "' first; it writes steps.jsonl");
+  }
+  std::vector<profile::StepRecord> all;
+  if (steps_found) all = profile::read_step_log(steps_path.string());
+  if (all.empty() && !html) throw DataError(steps_path.string(), 0, "the step log has no steps");
+  std::optional<ordered_json> out;
+  if (!all.empty()) out = analyze(args, all);
+
+  if (html) {
+    profile::ReportInputs in = profile::load_report_events(args.log_dir);
+    in.steps_found = steps_found;
+    in.steps = std::move(all);
+    if (out) in.verdict = report_verdict(*out);
+    profile::HtmlReportOptions options;
+    options.generator = "nnfit " NNFIT_VERSION;
+    options.generated_at = local_time_now();
+    profile::write_html_report(args.html, profile::render_html_report(in, options));
+    if (!out) {
+      std::fprintf(stderr, "nnfit: note: %s %s: the report at %s has no step breakdown, memory chart or verdict\n",
+                   steps_path.string().c_str(), steps_found ? "has no steps" : "does not exist", args.html.c_str());
+    }
+  }
+  if (out && args.json) {
+    std::printf("%s\n", out->dump(2).c_str());
+  } else if (out) {
+    print_summary(*out);
+  }
+  if (html && !args.json) std::printf("%sreport written to %s\n", out ? "\n" : "", args.html.c_str());
   return 0;
 }
 
@@ -312,6 +407,8 @@ Subcommand add_profile_command(CLI::App& parent) {
       "profile", "Summarize a training run's --logdir: mean step, its breakdown and the bottleneck (docs/cli.md)");
   app->add_option("logdir", args->log_dir, "the --logdir of an 'nnfit train' run")->required();
   app->add_flag("--json", args->json, "print the summary as JSON (docs/cli.md)");
+  app->add_option("--html", args->html,
+                  "also write a self-contained HTML report (curves, step breakdown, memory, verdict) to this file");
   app->add_option("--peak-gflops", args->peak_gflops,
                   "the machine's compute ceiling in GFLOP/s (default: measured with oneDNN's sgemm)")
       ->check(CLI::PositiveNumber);
