@@ -19,6 +19,7 @@ PACKAGES=(
   dataset-fashion-mnist # /usr/share/datasets/fashion-mnist
   python3
   python3-venv          # tests/profile/tensorboard_reads_test.py makes ~/.venvs/tb (tensorboard from PyPI) itself
+  chromium              # headless, renders the `nnfit profile --html` report in tests/e2e/html_report_browser.cpp
 )
 # libopenblas0-pthread: Debian's python3-torch calls the system BLAS, which is the
 # netlib reference BLAS unless OpenBLAS is installed (PyTorch's MLP then runs ~5x slower,
