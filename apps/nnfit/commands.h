@@ -44,4 +44,8 @@ Subcommand add_profile_command(CLI::App& parent);
 // `nnfit monitor [--interval 1s] [--count N] [--json] [--nvml LIB]`
 Subcommand add_monitor_command(CLI::App& parent);
 
+// Note [OpenMP spin] in omp_env.cpp: sets GOMP_SPINCOUNT and re-executes the program when
+// the user set neither it nor OMP_WAIT_POLICY; returns otherwise.
+void apply_openmp_spin_default(char** argv);
+
 }  // namespace nnfit::cli

@@ -64,6 +64,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nnfit::cli::apply_openmp_spin_default(argv);
   // Every error class maps to an exit code here, and nothing escapes: a user never sees
   // std::terminate.
   try {

@@ -24,6 +24,9 @@ const std::vector<EnvFlag>& env_flags() {
       {"NNFIT_PIPELINE_RAM_LIMIT", "",
        "SIZE the input pipelines' in-memory caches and shuffle buffers may hold together; default: half of "
        "the available memory"},
+      {"NNFIT_OPENMP_SPIN", "10000",
+       "the nnfit CLI's GOMP_SPINCOUNT when neither GOMP_SPINCOUNT nor OMP_WAIT_POLICY is set (a spin count, or "
+       "\"default\" for libgomp's own 300000); see docs/cli.md, Environment"},
       {"TF_FORCE_GPU_ALLOW_GROWTH", "",
        "accepted for TensorFlow users: true or false; nnfit grows on demand unless told to preallocate"},
       {"FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist",

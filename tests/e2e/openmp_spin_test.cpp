@@ -1,0 +1,52 @@
+// Note [OpenMP spin] (apps/nnfit/omp_env.cpp): the CLI gives libgomp a short spin unless
+// the user chose one. libgomp's own OMP_DISPLAY_ENV report is the witness: it prints the
+// GOMP_SPINCOUNT it actually uses, once per start.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace {
+
+// The GOMP_SPINCOUNT values libgomp reported, in order, for `nnfit --version` under `env`.
+std::vector<std::string> reported_spin_counts(const std::string& env) {
+  const std::string cmd = "env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY -u NNFIT_OPENMP_SPIN OMP_DISPLAY_ENV=VERBOSE " + env +
+                          " " + NNFIT_CLI + " --version 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  EXPECT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  while (p && std::fgets(buf, sizeof buf, p)) out += buf;
+  const int status = p ? pclose(p) : -1;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+  EXPECT_NE(out.find("nnfit "), std::string::npos) << out;
+  std::vector<std::string> counts;
+  const std::regex line(R"(GOMP_SPINCOUNT = '(\d+)')");
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), line); it != std::sregex_iterator(); ++it) {
+    counts.push_back((*it)[1]);
+  }
+  return counts;
+}
+
+TEST(OpenMpSpin, TheCliRunsWithAShortSpinByDefault) {
+  // libgomp's first start reports its default; the re-executed one runs with nnfit's.
+  const std::vector<std::string> counts = reported_spin_counts("");
+  ASSERT_FALSE(counts.empty());
+  EXPECT_EQ(counts.back(), "10000");
+}
+
+TEST(OpenMpSpin, WhatTheUserSetWins) {
+  EXPECT_EQ(reported_spin_counts("GOMP_SPINCOUNT=7"), std::vector<std::string>{"7"});
+  // OMP_WAIT_POLICY=passive means no spinning at all: libgomp reports 0, and nnfit does
+  // not start again.
+  EXPECT_EQ(reported_spin_counts("OMP_WAIT_POLICY=passive"), std::vector<std::string>{"0"});
+  EXPECT_EQ(reported_spin_counts("NNFIT_OPENMP_SPIN=default"), std::vector<std::string>{"300000"});
+  const std::vector<std::string> chosen = reported_spin_counts("NNFIT_OPENMP_SPIN=2500");
+  ASSERT_FALSE(chosen.empty());
+  EXPECT_EQ(chosen.back(), "2500");
+}
+
+}  // namespace
