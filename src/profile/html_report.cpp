@@ -141,7 +141,11 @@ std::string epoch_table(const ReportInputs& in) {
   });
   if (columns.empty()) return "";
   std::string o = "<h2 id=\"epochs\">Every epoch scalar</h2><div class=\"scroll\"><table class=\"epochs\"><tr><th>epoch</th>";
-  for (const auto& [name, values] : columns) o += "<th>" + escape(name) + "</th>";
+  for (const auto& [name, values] : columns) {
+    std::string header = escape(name);  // may break after an underscore: host_<wbr>ram_<wbr>used_<wbr>bytes
+    for (std::size_t at = header.find('_'); at != std::string::npos; at = header.find('_', at + 6)) header.insert(at + 1, "<wbr>");
+    o += "<th>" + header + "</th>";
+  }
   o += "</tr>";
   for (std::int64_t e : epochs) {
     o += "<tr><td>" + std::to_string(e + 1) + "</td>";

@@ -155,6 +155,7 @@ std::string step_time_section(const ReportInputs& in, std::size_t max_buckets) {
   c.id = "step-time";
   c.title = "Step time over training, split into its parts";
   c.x_label = "step";
+  c.x_span_ticks = true;
   c.y_label = "time per step (ms)";
   c.x_integer = true;
   c.height = 360;
@@ -173,22 +174,17 @@ std::string step_time_section(const ReportInputs& in, std::size_t max_buckets) {
     c.series.push_back(std::move(s));
   }
   if (bucketed) {
-    svg::Series slow, fast;
-    slow.name = "slowest step in bucket";
-    fast.name = "fastest step in bucket";
-    slow.color = fast.color = "#222222";
-    slow.dash = svg::Dash::dashed;
-    fast.dash = svg::Dash::dotted;
-    slow.stroke_width = fast.stroke_width = 1.2;
+    // Behind the stacked means, so what shows above them is the spikes.
+    svg::Series range;
+    range.name = "fastest to slowest step in bucket";
+    range.color = "#c8c8c8";
+    range.behind = true;
     for (const StepBucket& b : buckets) {
-      const double x = static_cast<double>(b.first_step + b.last_step) / 2;
-      slow.x.push_back(x);
-      fast.x.push_back(x);
-      slow.y.push_back(b.total_us.max / 1e3);
-      fast.y.push_back(b.total_us.min / 1e3);
+      range.x.push_back(static_cast<double>(b.first_step + b.last_step) / 2);
+      range.y_low.push_back(b.total_us.min / 1e3);
+      range.y.push_back(b.total_us.max / 1e3);
     }
-    c.series.push_back(std::move(slow));
-    c.series.push_back(std::move(fast));
+    c.series.push_back(std::move(range));
   }
   // The scale: see the file comment.
   std::vector<double> means;
@@ -211,7 +207,7 @@ std::string step_time_section(const ReportInputs& in, std::size_t max_buckets) {
   }
   std::string o = "<figure>" + svg::render_chart(c) + "</figure>";
   o += caption(bucket_caption(buckets, in.steps.size()) + " The parts' means are stacked bottom-up in the legend's order" +
-               (bucketed ? "; the lines are each bucket's slowest and fastest step." : ".") +
+               (bucketed ? "; the grey band behind them spans each bucket's fastest to slowest step." : ".") +
                (above.empty() ? "" : " " + above));
   return o;
 }
@@ -235,6 +231,7 @@ std::string memory_section(const ReportInputs& in, std::size_t max_buckets) {
   c.id = "memory";
   c.title = "Device memory in use over training";
   c.x_label = "step";
+  c.x_span_ticks = true;
   c.y_label = std::string("memory (") + unit + ")";
   c.x_integer = true;
   svg::Series range, mean, peak;

@@ -235,8 +235,14 @@ std::string render_chart(const Chart& c) {
   if (y_hi <= y_lo) y_hi = y_lo + 1;
   const std::vector<double> xt = nice_ticks(x_lo, x_hi, 8, c.x_integer);
   std::vector<double> yt = nice_ticks(y_lo, y_hi, 5);
-  // The x axis spans the data; the y axis spans its ticks (so the top gridline is labelled).
-  if (c.x_integer && x_hi - x_lo <= 2) x_lo -= 0.25, x_hi += 0.25;
+  // The x axis spans the data (or its ticks); the y axis spans its ticks (so the top
+  // gridline is labelled).
+  if (c.x_span_ticks) {  // from the tick below the data; to the tick above only when it is near
+    x_lo = xt.front();
+    if (xt.back() - x_hi <= 0.03 * (xt.back() - xt.front())) x_hi = xt.back();
+  } else if (c.x_integer && x_hi - x_lo <= 2) {
+    x_lo -= 0.25, x_hi += 0.25;
+  }
   y_lo = yt.front();
   y_hi = c.y_max ? *c.y_max : yt.back();
   auto px = [&](double x) { return kLeft + (x - x_lo) / (x_hi - x_lo) * plot_w; };
@@ -290,7 +296,11 @@ std::string render_chart(const Chart& c) {
 
   // Series, clipped to the plot.
   o += "<g clip-path=\"url(#" + escape(c.id) + "-clip)\">";
-  for (const Series& s : c.series) {
+  std::vector<const Series*> order;
+  for (const Series& s : c.series) order.push_back(&s);
+  std::stable_partition(order.begin(), order.end(), [](const Series* s) { return s->behind; });
+  for (const Series* series : order) {
+    const Series& s = *series;
     const std::size_t n = std::min(s.x.size(), s.y.size());
     o += R"(<g class="series" data-series=")" + escape(s.name) + R"(" data-points=")" + std::to_string(n) + R"(">)";
     o += "<title>" + escape(s.name) + "</title>";

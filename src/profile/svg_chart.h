@@ -37,6 +37,7 @@ struct Series {
   Hatch hatch = Hatch::none;              // bands: a pattern over the fill
   std::vector<std::string> point_titles;  // per point, shown on hover over the marker
   bool in_legend = true;
+  bool behind = false;  // drawn before the other series; the legend keeps the given order
 };
 
 struct Chart {
@@ -45,9 +46,11 @@ struct Chart {
   std::string x_label, y_label;  // axis titles, with units: "step", "time per step (ms)"
   int width = 960, height = 320;
   bool x_integer = false;        // x ticks at whole numbers only (epochs)
+  bool x_span_ticks = false;     // the x axis starts at the tick below the data (0), and ends at
+                                 // the tick above when that is within 3% (100k), else it spans the data
   bool y_from_zero = true;       // else the y axis fits the data with a margin (loss curves)
   std::optional<double> y_max;   // top of the y axis; what lies above is clipped
-  std::vector<Series> series;    // drawn in order: later series on top
+  std::vector<Series> series;    // drawn in order (those `behind` first): later series on top
 };
 
 // One <svg> element. Series without points are listed (data-points="0") but not drawn.
