@@ -34,7 +34,14 @@ void apply_openmp_spin_default(char** argv) {
   const std::optional<std::string> choice = env_flag("NNFIT_OPENMP_SPIN");
   if (choice == "default") return;
   if (setenv("GOMP_SPINCOUNT", choice && !choice->empty() ? choice->c_str() : kSpinCount, 1) != 0) return;
-  execv("/proc/self/exe", argv);
+  // The resolved path, not /proc/self/exe, so the process keeps its name ("nnfit" in ps,
+  // top and nvidia-smi rather than "exe").
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    self[n] = '\0';
+    execv(self, argv);
+  }
   // Not reached unless exec failed (no /proc, say): run on with libgomp's default.
   unsetenv("GOMP_SPINCOUNT");
 }

@@ -38,6 +38,21 @@ TEST(OpenMpSpin, TheCliRunsWithAShortSpinByDefault) {
   EXPECT_EQ(counts.back(), "10000");
 }
 
+TEST(OpenMpSpin, TheRestartedProcessKeepsItsName) {
+  // ps, top and nvidia-smi show the command name; exec through /proc/self/exe would make
+  // it "exe".
+  FILE* p = popen(("env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY sh -c 'exec " + std::string(NNFIT_CLI) +
+                   " monitor --count 1 --json' >/dev/null & sleep 0.3; cat /proc/$!/comm; wait")
+                      .c_str(),
+                  "r");
+  ASSERT_NE(p, nullptr);
+  char buf[256] = {};
+  const bool got = std::fgets(buf, sizeof buf, p) != nullptr;
+  pclose(p);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(std::string(buf), "nnfit\n");
+}
+
 TEST(OpenMpSpin, WhatTheUserSetWins) {
   EXPECT_EQ(reported_spin_counts("GOMP_SPINCOUNT=7"), std::vector<std::string>{"7"});
   // OMP_WAIT_POLICY=passive means no spinning at all: libgomp reports 0, and nnfit does
