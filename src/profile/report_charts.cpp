@@ -1,10 +1,11 @@
 // The HTML report's charts (report_charts.h). Decisions: epochs are shown from 1, as the
 // progress bar counts them (the tfevents step is the 0-based epoch); step parts are
 // stacked bottom-up in steps.jsonl's order, each with its own hatch so the bands differ
-// without colour; the step-time axis ends at 1.25x the largest bucket mean once the top 1%
-// of buckets (at least one) are left out, so one slow warm-up step (often hundreds of ms
-// while a shuffle buffer fills) does not flatten the rest; what is above the scale is
-// said in words.
+// without colour; the step-time axis ends at the larger of 4x the median bucket mean and
+// 1.1x the 90th percentile, so neither one slow warm-up step (often hundreds of ms while a
+// shuffle buffer fills) nor the spikes of a busy machine flatten the typical step into
+// the bottom pixels, while a real change of pace (a slower 30% of the run) stays in
+// view; what is above the scale is said in words.
 #include "report_charts.h"
 
 #include <algorithm>
@@ -191,8 +192,8 @@ std::string step_time_section(const ReportInputs& in, std::size_t max_buckets) {
   for (const StepBucket& b : buckets) means.push_back(b.total_us.mean / 1e3);
   std::vector<double> sorted = means;
   std::sort(sorted.begin(), sorted.end());
-  const std::size_t left_out = std::max<std::size_t>(1, sorted.size() / 100);
-  const double top = sorted.size() > left_out ? 1.25 * sorted[sorted.size() - 1 - left_out] : sorted.back();
+  const double median = sorted[(sorted.size() - 1) / 2], p90 = sorted[(sorted.size() - 1) * 9 / 10];
+  const double top = std::max(4 * median, 1.1 * p90);
   std::string above;
   if (sorted.back() > top && top > 0) {
     c.y_max = top;
