@@ -144,7 +144,7 @@ Sequential::Entry& Sequential::entry_mode(int mode_value, std::int64_t batch, bo
     it = p.entries.emplace(key, mode == Mode::apply ? plan_apply() : plan_entry(mode_value, batch)).first;
   }
   Entry& e = *it->second;
-  if (!bind || e.bound || e.acc) return e;
+  if (!bind || e.bound || e.split) return e;
   if (e.program.arena_bytes() > p.arena_bytes) {
     // Free the old arena before taking the larger one, so the peak is the larger alone.
     p.arena = Tensor();

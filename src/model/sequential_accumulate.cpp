@@ -1,5 +1,6 @@
-// fit(on_oom="reduce_batch"): a training batch that does not fit runs as micro-batches
-// with gradient accumulation (Accumulation in sequential_impl.h; docs/design/memory.md).
+// on_oom="reduce_batch": a batch that does not fit runs as micro-batches (MicroBatches in
+// sequential_impl.h; docs/design/memory.md). Training accumulates their gradients into one
+// update; inference (validation, evaluate, predict) concatenates their outputs.
 #include <algorithm>
 #include <cstring>
 
@@ -8,70 +9,111 @@
 
 namespace nnfit {
 
-Sequential::FitScope::FitScope(Sequential& m, const FitOptions& options, std::vector<std::string>& notes) : model(m) {
-  NNFIT_CHECK(options.on_oom == "fail" || options.on_oom == "reduce_batch", InvalidArgument, "on_oom must be ",
-              "\"fail\" or \"reduce_batch\", got \"", options.on_oom, "\"");
-  model.reduce_on_oom_ = options.on_oom == "reduce_batch";
-  model.notes_ = &notes;
-  model.on_note_ = options.on_note;
+Sequential::OomScope::OomScope(Sequential& m, const std::string& on_oom, std::vector<std::string>* n,
+                               std::function<void(const std::string&)> note)
+    : model(m), reduce_on_oom(m.reduce_on_oom_), notes(m.notes_), on_note(m.on_note_), scope(m.oom_scope_) {
+  NNFIT_CHECK(on_oom == "fail" || on_oom == "reduce_batch", InvalidArgument, "on_oom must be ",
+              "\"fail\" or \"reduce_batch\", got \"", on_oom, "\"");
+  model.reduce_on_oom_ = on_oom == "reduce_batch";
+  model.notes_ = n;
+  model.on_note_ = std::move(note);
+  model.oom_scope_ = ++model.oom_scopes_made_;
 }
 
-Sequential::FitScope::~FitScope() {
-  model.reduce_on_oom_ = false;
-  model.notes_ = nullptr;
-  model.on_note_ = nullptr;
+Sequential::OomScope::~OomScope() {
+  model.reduce_on_oom_ = reduce_on_oom;
+  model.notes_ = notes;
+  model.on_note_ = std::move(on_note);
+  model.oom_scope_ = scope;
 }
 
-Sequential::Entry& Sequential::training_entry(std::int64_t batch) {
-  try {
-    return entry(true, batch);
-  } catch (const OutOfMemory& oom) {
-    if (!reduce_on_oom_ || batch < 2) throw;
-    Entry& e = entry(true, batch, /*bind=*/false);
-    // The largest power-of-two fraction of the batch whose gradient program fits.
-    std::int64_t micro = batch / 2;
-    for (;; micro /= 2) {
-      try {
-        entry_mode(static_cast<int>(Mode::grads), micro);
-        break;
-      } catch (const OutOfMemory&) {
+namespace {
+
+bool micro_batches_differ(const std::vector<std::unique_ptr<Layer>>& layers) {
+  return std::any_of(layers.begin(), layers.end(), [](const auto& l) {
+    const std::string kind = l->class_name();
+    return kind == "Dropout" || kind == "BatchNormalization";
+  });
+}
+
+}  // namespace
+
+Sequential::Entry& Sequential::entry_or_split(bool training, std::int64_t batch, const char* what) {
+  const Mode mode = training ? Mode::train : Mode::infer;
+  Entry& e = entry_mode(static_cast<int>(mode), batch, /*bind=*/false);
+  // Under "fail" the full batch must fit, even if an earlier call split it.
+  if (e.split && !reduce_on_oom_) e.split.reset();
+  if (!e.split) {
+    try {
+      return entry_mode(static_cast<int>(mode), batch);
+    } catch (const OutOfMemory& oom) {
+      if (!reduce_on_oom_ || batch < 2) throw;
+      // The largest power-of-two fraction of the batch whose program fits.
+      const Mode micro_mode = training ? Mode::grads : Mode::infer;
+      std::int64_t micro = batch / 2;
+      for (;; micro /= 2) {
+        try {
+          Entry& m = entry_mode(static_cast<int>(micro_mode), micro);
+          if (!m.split) break;  // a split left over (inference): that size does not fit either
+        } catch (const OutOfMemory&) {
+        }
         if (micro == 1) {
           throw OutOfMemory(std::string(oom.what()) + "; reduce_batch: not even micro-batches of 1 fit", oom.hint());
         }
       }
+      if (training) entry_mode(static_cast<int>(Mode::apply), 0);
+      const Graph& g = e.program.graph();
+      auto s = std::make_unique<MicroBatches>();
+      s->mode = micro_mode;
+      s->batch = batch;
+      s->micro = micro;
+      s->x = Tensor::zeros(g.desc(e.x).shape, DType::f32);
+      if (e.y >= 0) s->y = Tensor::zeros(g.desc(e.y).shape, g.desc(e.y).dtype);
+      s->pred = Tensor::zeros(g.desc(e.pred).shape, DType::f32);
+      if (training) {
+        for (Weight* w : programs_->trainable) s->grad_sums.push_back(Tensor::zeros(w->value.shape(), DType::f32));
+      }
+      s->cause = oom.what();
+      e.split = std::move(s);
     }
-    entry_mode(static_cast<int>(Mode::apply), 0);
-    auto a = std::make_unique<Accumulation>();
-    a->batch = batch;
-    a->micro = micro;
-    a->x = Tensor::zeros(e.program.graph().desc(e.x).shape, DType::f32);
-    a->y = Tensor::zeros(e.program.graph().desc(e.y).shape, e.program.graph().desc(e.y).dtype);
-    a->pred = Tensor::zeros(e.program.graph().desc(e.pred).shape, DType::f32);
-    for (Weight* w : programs_->trainable) a->grad_sums.push_back(Tensor::zeros(w->value.shape(), DType::f32));
-    e.acc = std::move(a);
-    bool differs = false;
-    for (const auto& l : layers_) {
-      const std::string kind = l->class_name();
-      differs = differs || kind == "Dropout" || kind == "BatchNormalization";
+  }
+  MicroBatches& s = *e.split;
+  if (s.noted_scope != oom_scope_ && notes_) {
+    s.noted_scope = oom_scope_;
+    const std::string head = std::string(what) + " batch " + std::to_string(batch) + " does not fit (" + s.cause +
+                             "); ";
+    if (training) {
+      notes_->push_back(head + "training on micro-batches of " + std::to_string(s.micro) +
+                        " with gradient accumulation, so the effective batch stays " + std::to_string(batch) +
+                        (micro_batches_differ(layers_)
+                             ? "; Dropout/BatchNormalization see micro-batches, so results differ from a full batch"
+                             : "; results match a full batch within float rounding"));
+    } else {
+      // Inference: Dropout is off and BatchNormalization uses its moving statistics, so
+      // every row's output is its own whatever the batch.
+      notes_->push_back(head + "running it as micro-batches of " + std::to_string(s.micro) +
+                        " with the outputs concatenated; results match a full batch within float rounding");
     }
-    if (notes_) {
-      notes_->push_back("batch " + std::to_string(batch) + " does not fit (" + oom.what() + "); training on micro-batches of " +
-                        std::to_string(micro) + " with gradient accumulation, so the effective batch stays " +
-                        std::to_string(batch) +
-                        (differs ? "; Dropout/BatchNormalization see micro-batches, so results differ from a full batch"
-                                 : "; results match a full batch within float rounding"));
-      if (on_note_) on_note_(notes_->back());
-    }
-    return e;
+    if (on_note_) on_note_(notes_->back());
+  }
+  return e;
+}
+
+void Sequential::run_entry(Entry& e, std::int64_t rows, const StepContext& ctx) {
+  if (e.split) {
+    run_micro_batches(e, rows, ctx);
+  } else {
+    e.program.run(ctx);
   }
 }
 
-void Sequential::run_accumulated(Entry& e, std::int64_t rows, const StepContext& ctx) {
-  Accumulation& a = *e.acc;
+void Sequential::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ctx) {
+  MicroBatches& a = *e.split;
   Programs& p = *programs_;
+  const bool training = a.mode == Mode::grads;
   const Graph& full = e.program.graph();
   const std::size_t x_row = full.desc(e.x).bytes() / static_cast<std::size_t>(a.batch);
-  const std::size_t y_row = full.desc(e.y).bytes() / static_cast<std::size_t>(a.batch);
+  const std::size_t y_row = e.y >= 0 ? full.desc(e.y).bytes() / static_cast<std::size_t>(a.batch) : 0;
   const std::size_t pred_row = full.desc(e.pred).bytes() / static_cast<std::size_t>(a.batch);
   const char* x = static_cast<const char*>(a.x_ext ? a.x_ext : a.x.raw());
   a.x_ext = nullptr;
@@ -80,18 +122,27 @@ void Sequential::run_accumulated(Entry& e, std::int64_t rows, const StepContext&
   std::int64_t index = 0;
   for (std::int64_t off = 0; off < rows; off += a.micro, ++index) {
     const std::int64_t r = std::min(a.micro, rows - off);
-    Entry& m = entry_mode(static_cast<int>(Mode::grads), r);
+    Entry* mp = &entry_mode(static_cast<int>(a.mode), r);
+    if (mp->split) {  // a split left by an earlier call; a piece no larger than micro fits
+      mp->split.reset();
+      mp = &entry_mode(static_cast<int>(a.mode), r);
+    }
+    Entry& m = *mp;
     m.program.set_input(m.x, x + static_cast<std::size_t>(off) * x_row);
-    std::memcpy(m.program.data(m.y), static_cast<const char*>(a.y.raw()) + static_cast<std::size_t>(off) * y_row,
-                static_cast<std::size_t>(r) * y_row);
+    if (m.y >= 0 && a.y.defined()) {
+      std::memcpy(m.program.data(m.y), static_cast<const char*>(a.y.raw()) + static_cast<std::size_t>(off) * y_row,
+                  static_cast<std::size_t>(r) * y_row);
+    }
     StepContext mc = ctx;
-    mc.step = ctx.step + (index << 40);  // a dropout stream of its own per micro-batch
+    if (training) mc.step = ctx.step + (index << 40);  // a dropout stream of its own per micro-batch
     m.program.run(mc);
-    loss_sum += static_cast<double>(*static_cast<const float*>(m.program.data(m.loss))) * static_cast<double>(r);
+    if (m.loss >= 0) {
+      loss_sum += static_cast<double>(*static_cast<const float*>(m.program.data(m.loss))) * static_cast<double>(r);
+    }
     std::memcpy(static_cast<char*>(a.pred.raw()) + static_cast<std::size_t>(off) * pred_row, m.program.data(m.pred),
                 static_cast<std::size_t>(r) * pred_row);
     // Each micro-batch's gradient is of its mean loss: weight it by its rows.
-    for (std::size_t k = 0; k < m.gradient_values.size(); ++k) {
+    for (std::size_t k = 0; k < m.gradient_weights.size(); ++k) {
       float* sum = a.grad_sums[m.gradient_weights[k]].data<float>();
       const float* g = static_cast<const float*>(m.program.data(m.gradient_values[k]));
       const std::int64_t n = a.grad_sums[m.gradient_weights[k]].numel();
@@ -100,6 +151,8 @@ void Sequential::run_accumulated(Entry& e, std::int64_t rows, const StepContext&
     }
     m.program.set_input(m.x, nullptr);
   }
+  a.loss = static_cast<float>(loss_sum / static_cast<double>(rows));
+  if (!training) return;
   Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0);
   const float inv = 1.0f / static_cast<float>(rows);
   for (std::size_t k = 0; k < p.trainable.size(); ++k) {
@@ -108,7 +161,6 @@ void Sequential::run_accumulated(Entry& e, std::int64_t rows, const StepContext&
     for (std::int64_t i = 0; i < a.grad_sums[k].numel(); ++i) dst[i] = sum[i] * inv;
   }
   apply.program.run(ctx);
-  a.loss = static_cast<float>(loss_sum / static_cast<double>(rows));
 }
 
 }  // namespace nnfit

@@ -35,8 +35,8 @@ struct Sequential::EpochFeed {
   std::function<Entry*(std::int64_t& rows)> next;
 };
 
-Sequential::Entry& Sequential::stage_element(const data::Element& element, bool training, std::int64_t index) {
-  const char* what = training ? "training" : "validation";
+Sequential::Entry& Sequential::stage_element(const data::Element& element, const char* what, std::int64_t index) {
+  const bool training = std::strcmp(what, "training") == 0;
   NNFIT_CHECK(element.size() >= 2, InvalidArgument, what, " batch ", index + 1, " has ", element.size(),
               " component(s); fit and evaluate need (x, y)");
   const Tensor& x = element[0];
@@ -52,7 +52,7 @@ Sequential::Entry& Sequential::stage_element(const data::Element& element, bool 
   NNFIT_CHECK(rows > 0 && x.numel() == rows * input_shape_.numel(), InvalidArgument, what, " batch ", index + 1,
               ": inputs of shape ", x.shape().to_string(), " do not match the model's input shape ",
               input_shape_.to_string(), " per sample");
-  Entry& e = training ? training_entry(rows) : entry(false, rows);
+  Entry& e = entry_or_split(training, rows, what);
   // The batch is read where the pipeline made it; the caller keeps `element` alive
   // through the step.
   e.set_x(x.raw());
@@ -152,7 +152,7 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
         const double t1 = now_s();
         if (!e) break;
         wait_seconds += t1 - t0;
-        if (log_steps && !e->acc &&
+        if (log_steps && !e->split &&
             std::none_of(timed.begin(), timed.end(), [&](const TimedProgram& tp) { return tp.program == &e->program; })) {
           const bool ours = !e->program.timing();
           if (ours) e->program.set_timing(true);
@@ -160,13 +160,9 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
         }
         ctx.step = iterations_;
         ctx.learning_rate = static_cast<float>(optimizer_->learning_rate(iterations_));
-        if (e->acc) {
-          run_accumulated(*e, rows, ctx);
-        } else {
-          e->program.run(ctx);
-        }
+        run_entry(*e, rows, ctx);
         ++iterations_;
-        if (rows == timed_batch && !e->acc) ++timed_steps;
+        if (rows == timed_batch && !e->split) ++timed_steps;
         train_seconds += now_s() - t0;
         float loss = e->loss_value();
         NNFIT_CHECK(std::isfinite(loss), InvalidArgument, "the loss became ", loss, " at epoch ", epoch + 1, ", step ",
@@ -185,7 +181,7 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
         if (log_steps) {
           rec.step = global_step;
           rec.input_wait_us = to_us(t1 - t0);
-          if (!e->acc && e->program.timing()) {
+          if (!e->split && e->program.timing()) {
             const auto phase_ns = e->program.take_phase_ns();
             rec.forward_us = (phase_ns[0] + 500) / 1000;
             rec.backward_us = (phase_ns[1] + 500) / 1000;
@@ -237,9 +233,11 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
 }
 
 Logs Sequential::validate(const FitOptions& options, data::Autotuner* tuner) {
-  if (options.validation_dataset) return evaluate_dataset(*options.validation_dataset, tuner);
+  // Under fit's OomScope: a validation batch that does not fit is split like a training one.
+  if (options.validation_dataset) return evaluate_dataset(*options.validation_dataset, tuner, "validation");
   if (options.validation_data) {
-    return evaluate(options.validation_data->first, options.validation_data->second, options.batch_size);
+    return evaluate_tensors(options.validation_data->first, options.validation_data->second, options.batch_size,
+                            "validation");
   }
   return {};
 }
@@ -256,16 +254,16 @@ History Sequential::fit(const Tensor& x_in, const Tensor& y_in, const FitOptions
   const std::int64_t steps = (n + bs - 1) / bs;
   const std::int64_t last = n - (steps - 1) * bs;
   std::vector<std::string> notes;
-  FitScope scope(*this, options, notes);
+  OomScope scope(*this, options.on_oom, &notes, options.on_note);
   // Plan everything before the first step: the full batch, then the remainder.
-  training_entry(bs);
-  if (last != bs) training_entry(last);
+  entry_or_split(true, bs, "training");
+  if (last != bs) entry_or_split(true, last, "training");
   if (options.validation_data) {
     std::int64_t vn = options.validation_data->first.shape()[0];
     if (vn > 0) {
       std::int64_t vb = std::min(bs, vn);
-      entry(false, vb);
-      if (vn % vb) entry(false, vn % vb);
+      entry_or_split(false, vb, "validation");
+      if (vn % vb) entry_or_split(false, vn % vb, "validation");
     }
   }
   FitOptions o = options;
@@ -279,7 +277,7 @@ History Sequential::fit(const Tensor& x_in, const Tensor& y_in, const FitOptions
   };
   feed.next = [&](std::int64_t& rows) -> Entry* {
     if (step == steps) return nullptr;
-    Entry& e = training_entry(++step < steps ? bs : last);
+    Entry& e = entry_or_split(true, ++step < steps ? bs : last, "training");
     rows = it->next(e.x_data(), e.y_data());  // rows are gathered into the input slot
     NNFIT_CHECK(rows == (step < steps ? bs : last), InvalidArgument, "internal: batch of ", rows, " rows at step ", step);
     return &e;
@@ -297,11 +295,11 @@ History Sequential::fit(const data::Dataset& train, const FitOptions& options) {
               "the training dataset is infinite (repeat() without a count); one pass is one epoch, so drop the "
               "repeat or follow it with take(steps_per_epoch)");
   std::vector<std::string> notes;
-  FitScope scope(*this, options, notes);
+  OomScope scope(*this, options.on_oom, &notes, options.on_note);
   // Plan the expected batch size now, so the memory footprint is known before the first
   // step; a partial last batch is planned when it first arrives.
-  training_entry(options.batch_size);
-  if (options.validation_dataset) entry(false, options.batch_size);
+  entry_or_split(true, options.batch_size, "training");
+  if (options.validation_dataset) entry_or_split(false, options.batch_size, "validation");
   data::AutotuneOptions ao = options.autotune;
   if (ao.compute_threads == 0) ao.compute_threads = num_threads();
   data::Autotuner tuner(ao);
@@ -318,7 +316,7 @@ History Sequential::fit(const data::Dataset& train, const FitOptions& options) {
   feed.next = [&](std::int64_t& rows) -> Entry* {
     current = it->next();
     if (!current) return nullptr;
-    Entry& e = stage_element(*current, /*training=*/true, index++);
+    Entry& e = stage_element(*current, "training", index++);
     rows = (*current)[0].shape()[0];
     return &e;
   };

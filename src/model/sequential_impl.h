@@ -3,6 +3,7 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -27,50 +28,69 @@ inline double now_s() {
 // given gradients (the last two make a batch that does not fit: fit(on_oom="reduce_batch")).
 enum class Mode { infer = 0, train = 1, grads = 2, apply = 3 };
 
-// A training batch run as micro-batches with gradient accumulation: rows are staged here
-// (or read where the pipeline made them), each micro-batch's gradients are summed weighted
-// by its rows, and one update applies their mean, which is the full batch's gradient.
-struct Sequential::Accumulation {
+// A batch that does not fit, run as micro-batches (fit/evaluate/predict with
+// on_oom="reduce_batch"; docs/design/memory.md). Rows are staged here (or read where the
+// pipeline made them); each micro-batch runs the program of its size, its predictions
+// land in `pred` and its loss is weighted by its rows. Training (Mode::grads) also sums
+// each micro-batch's gradients weighted by its rows, and one update applies their mean,
+// which is the full batch's gradient; inference (Mode::infer) needs nothing more.
+struct Sequential::MicroBatches {
+  Mode mode = Mode::grads;            // the micro-batches' programs
   std::int64_t batch = 0, micro = 0;
-  Tensor x, y, pred;                  // host staging for the whole batch
-  const void* x_ext = nullptr;        // the batch's inputs where they lie, for one step
-  std::vector<Tensor> grad_sums;      // per trainable weight (undefined: no gradient)
+  Tensor x, y, pred;                  // host staging for the whole batch (y: if a loss)
+  const void* x_ext = nullptr;        // the batch's inputs where they lie, for one run
+  std::vector<Tensor> grad_sums;      // training: per trainable weight
   float loss = 0;
+  std::string cause;                  // the OutOfMemory message that made the split
+  std::uint64_t noted_scope = 0;      // the OomScope that last noted the split
 };
 
-// fit()'s on_oom policy and notes, set on the model for the length of one fit.
-struct Sequential::FitScope {
+// The on_oom policy and where notes go, set on the model for the length of one fit,
+// evaluate or predict call; the previous ones come back after (validation inside fit
+// keeps fit's).
+struct Sequential::OomScope {
   // throws: InvalidArgument for an on_oom other than "fail" or "reduce_batch".
-  FitScope(Sequential& model, const FitOptions& options, std::vector<std::string>& notes);
-  ~FitScope();
-  FitScope(const FitScope&) = delete;
-  FitScope& operator=(const FitScope&) = delete;
+  OomScope(Sequential& model, const std::string& on_oom, std::vector<std::string>* notes,
+           std::function<void(const std::string&)> on_note);
+  ~OomScope();
+  OomScope(const OomScope&) = delete;
+  OomScope& operator=(const OomScope&) = delete;
   Sequential& model;
+  bool reduce_on_oom;
+  std::vector<std::string>* notes;
+  std::function<void(const std::string&)> on_note;
+  std::uint64_t scope;
 };
 
 struct Sequential::Entry {
-  Program program;  // for an accumulating entry: planned for the whole batch, never bound
+  Program program;  // for a split entry: planned for the whole batch, never bound
   int x = -1, y = -1, loss = -1, pred = -1;
   std::vector<int> gradient_values;  // weight gradients, for the plan breakdown
   std::vector<std::size_t> gradient_weights;  // Mode::grads: trainable index of each gradient
   std::vector<int> gradient_inputs;           // Mode::apply: the input of each trainable weight, or -1
   bool bound = false;                // bound to the current arena
-  std::unique_ptr<Accumulation> acc;  // set: this batch runs as micro-batches
+  std::unique_ptr<MicroBatches> split;  // set: this batch runs as micro-batches
 
-  // Where a feed writes the batch's input rows and targets; where training reads the
-  // outputs after the step.
+  // Where a feed writes the batch's input rows and targets; where the loops read the
+  // outputs after the run.
   void* x_data() {
-    if (acc) return acc->x.raw();
+    if (split) return split->x.raw();
     program.set_input(x, nullptr);
     return program.data(x);
   }
+  // Reads the inputs from `data` for the next run (nullptr: from x_data() again).
   void set_x(const void* data) {
-    if (acc) acc->x_ext = data;
+    if (split) split->x_ext = data;
     else program.set_input(x, data);
   }
-  void* y_data() { return acc ? acc->y.raw() : program.data(y); }
-  const float* pred_data() const { return static_cast<const float*>(acc ? acc->pred.raw() : program.data(pred)); }
-  float loss_value() const { return acc ? acc->loss : *static_cast<const float*>(program.data(loss)); }
+  void* y_data() {
+    if (split) return split->y.defined() ? split->y.raw() : nullptr;
+    return y >= 0 ? program.data(y) : nullptr;
+  }
+  const float* pred_data() const {
+    return static_cast<const float*>(split ? split->pred.raw() : program.data(pred));
+  }
+  float loss_value() const { return split ? split->loss : *static_cast<const float*>(program.data(loss)); }
 };
 
 struct Sequential::Programs {

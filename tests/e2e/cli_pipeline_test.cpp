@@ -179,7 +179,7 @@ TEST_F(CliTest, OnOomReduceBatchTrainsInMicroBatchesAndSaysSo) {
   const std::string limit = std::to_string((p3 + p6) / 2);
   r = run("train " + cfg.string() + " --quiet --memory-limit " + limit);
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.err.find("nnfit: note: batch 6 does not fit"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nnfit: note: training batch 6 does not fit"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("micro-batches of 3"), std::string::npos) << r.err;
   // Without the option the same limit is an out-of-memory failure naming what fits.
   const fs::path strict = config_with_data(model(), files, files, R"({"epochs": 1, "batch_size": 6})");

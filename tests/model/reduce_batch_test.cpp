@@ -1,9 +1,12 @@
 // fit(on_oom="reduce_batch"): a limit below the plan for batch 256 makes fit train on
 // micro-batches with gradient accumulation, and the loss curve is the unconstrained run's
 // at the same effective batch (no Dropout or BatchNormalization: within float rounding);
-// with Dropout the note says results differ; without the option the OOM stands.
+// with Dropout the note says results differ; without the option the OOM stands. A
+// validation, evaluate or predict batch that does not fit runs as micro-batches with the
+// same results, noted once per call.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -110,6 +113,126 @@ TEST(ReduceBatch, DropoutMakesTheNoteSayResultsDiffer) {
   ASSERT_EQ(h.notes.size(), 1u);
   EXPECT_NE(h.notes[0].find("differ from a full batch"), std::string::npos) << h.notes[0];
   EXPECT_TRUE(std::isfinite(log_of(h.epochs[0], "loss")));
+}
+
+// A limit that fits training batches of 64 but not the inference arena of a batch of 1024.
+std::int64_t limit_for_validation(Sequential& probe) {
+  const std::int64_t p64 = probe.plan_memory(64).peak_bytes, p128 = probe.plan_memory(128).peak_bytes;
+  return (p64 + p128) / 2;
+}
+
+void expect_same_logs(const Logs& a, const Logs& b, const std::string& prefix) {
+  for (const char* k : {"loss", "accuracy"}) {
+    const std::string key = prefix + k;
+    const double va = log_of(a, key.c_str()), vb = log_of(b, key.c_str());
+    ASSERT_TRUE(std::isfinite(va)) << key;
+    EXPECT_NEAR(va, vb, 1e-5 * std::max(1.0, std::fabs(va))) << key;
+  }
+}
+
+TEST(ReduceBatch, ValidationBatchThatDoesNotFitRunsAsMicroBatches) {
+  auto probe = mlp(0);
+  const std::int64_t limit = limit_for_validation(*probe);
+  auto [x, y] = data(512);
+  auto [vx, vy] = data(2048 + 100);  // two validation batches of 1024 and one of 100
+  FitOptions fo;
+  fo.epochs = 3;
+  fo.batch_size = 64;
+  fo.validation_dataset = data::Dataset::from_tensor_slices({vx, vy}).batch(1024);
+  const data::Dataset train = data::Dataset::from_tensor_slices({x, y}).batch(64);
+
+  auto free_run = mlp(0);
+  const History a = free_run->fit(train, fo);
+  EXPECT_TRUE(a.notes.empty());
+
+  auto strict = mlp(limit);
+  EXPECT_THROW(strict->fit(train, fo), OutOfMemory);
+
+  auto reduced = mlp(limit);
+  fo.on_oom = "reduce_batch";
+  std::vector<std::string> seen;
+  fo.on_note = [&](const std::string& n) { seen.push_back(n); };
+  const History b = reduced->fit(train, fo);
+  // Training batches fit; the validation batch of 1024 is split, and that is said once.
+  if (std::getenv("NNFIT_TEST_VERBOSE")) for (const std::string& n : b.notes) std::printf("note: %s\n", n.c_str());
+  ASSERT_EQ(b.notes.size(), 1u);
+  EXPECT_EQ(seen, b.notes);
+  EXPECT_NE(b.notes[0].find("validation batch 1024 does not fit"), std::string::npos) << b.notes[0];
+  EXPECT_NE(b.notes[0].find("micro-batches of"), std::string::npos) << b.notes[0];
+  EXPECT_NE(b.notes[0].find("outputs concatenated"), std::string::npos) << b.notes[0];
+  EXPECT_LE(reduced->memory_stats().peak_bytes, limit);
+  ASSERT_EQ(a.epochs.size(), b.epochs.size());
+  for (std::size_t e = 0; e < a.epochs.size(); ++e) {
+    expect_same_logs(a.epochs[e], b.epochs[e], "");
+    expect_same_logs(a.epochs[e], b.epochs[e], "val_");
+  }
+}
+
+TEST(ReduceBatch, TensorValidationSplitsBesideTrainingBatches) {
+  // fit(x, y) validates in batches of batch_size: both the training and the validation
+  // batch of 1024 are split, each noted once.
+  auto probe = mlp(0);
+  const std::int64_t limit = limit_for_validation(*probe);
+  auto [x, y] = data(2048);
+  auto [vx, vy] = data(1024 + 64);
+  FitOptions fo;
+  fo.epochs = 2;
+  fo.batch_size = 1024;
+  fo.shuffle = false;
+  fo.validation_data = std::make_pair(vx, vy);
+  auto free_run = mlp(0);
+  const History a = free_run->fit(x, y, fo);
+  auto reduced = mlp(limit);
+  fo.on_oom = "reduce_batch";
+  const History b = reduced->fit(x, y, fo);
+  ASSERT_EQ(b.notes.size(), 2u);
+  EXPECT_NE(b.notes[0].find("training batch 1024"), std::string::npos) << b.notes[0];
+  EXPECT_NE(b.notes[1].find("validation batch 1024"), std::string::npos) << b.notes[1];
+  EXPECT_LE(reduced->memory_stats().peak_bytes, limit);
+  for (std::size_t e = 0; e < a.epochs.size(); ++e) {
+    for (const char* k : {"loss", "val_loss", "val_accuracy"}) {
+      const double va = log_of(a.epochs[e], k), vb = log_of(b.epochs[e], k);
+      EXPECT_NEAR(va, vb, 1e-4 * std::fabs(va)) << k << " epoch " << e + 1;
+    }
+  }
+}
+
+TEST(ReduceBatch, EvaluateAndPredictSplitWithTheOptionAndFailWithout) {
+  auto probe = mlp(0);
+  const std::int64_t limit = limit_for_validation(*probe);
+  auto [x, y] = data(2048 + 7);
+  auto free_run = mlp(0);
+  auto limited = mlp(limit);  // the same seed: the same weights
+  InferenceOptions io;
+  io.batch_size = 1024;
+  const Logs ea = free_run->evaluate(x, y, io);
+  const Tensor pa = free_run->predict(x, io);
+
+  EXPECT_THROW(limited->evaluate(x, y, 1024), OutOfMemory);
+  EXPECT_THROW(limited->predict(x, 1024), OutOfMemory);
+  EXPECT_THROW(limited->evaluate(data::Dataset::from_tensor_slices({x, y}).batch(1024)), OutOfMemory);
+
+  io.on_oom = "reduce_batch";
+  std::vector<std::string> notes;
+  io.on_note = [&](const std::string& n) { notes.push_back(n); };
+  const Logs eb = limited->evaluate(x, y, io);
+  ASSERT_EQ(notes.size(), 1u);  // once for the call, though two batches were split
+  EXPECT_NE(notes[0].find("evaluation batch 1024 does not fit"), std::string::npos) << notes[0];
+  expect_same_logs(ea, eb, "");
+  const Logs ec = limited->evaluate(data::Dataset::from_tensor_slices({x, y}).batch(1024), io);
+  expect_same_logs(ea, ec, "");
+  EXPECT_EQ(notes.size(), 2u);  // a new call notes the split again
+
+  const Tensor pb = limited->predict(x, io);
+  EXPECT_EQ(notes.size(), 3u);
+  ASSERT_EQ(pa.shape(), pb.shape());
+  for (std::int64_t i = 0; i < pa.numel(); ++i) EXPECT_NEAR(pa.data<float>()[i], pb.data<float>()[i], 1e-5) << i;
+  EXPECT_LE(limited->memory_stats().peak_bytes, limit);
+
+  // Without the option again, the split made earlier does not stand in for the full batch.
+  EXPECT_THROW(limited->predict(x, 1024), OutOfMemory);
+  io.on_oom = "shrink";
+  EXPECT_THROW(limited->predict(x, io), InvalidArgument);
 }
 
 TEST(ReduceBatch, UnknownPolicyIsRejected) {

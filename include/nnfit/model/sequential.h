@@ -43,11 +43,12 @@ struct FitOptions {
   std::optional<std::pair<Tensor, Tensor>> validation_data;
   std::optional<data::Dataset> validation_dataset;
   std::vector<Callback*> callbacks;  // not owned
-  // What to do when a training batch does not fit the memory limit: "fail" (the default:
+  // What to do when a batch does not fit the memory limit: "fail" (the default:
   // OutOfMemory, with the largest batch that fits) or "reduce_batch": run it as the
-  // largest power-of-two fraction of it that fits, accumulating gradients so the effective
-  // batch stays batch_size (History::notes says so, and whether Dropout or
-  // BatchNormalization make the result differ from a full batch).
+  // largest power-of-two fraction of it that fits. A training batch accumulates the
+  // micro-batches' gradients so the effective batch stays batch_size (History::notes says
+  // so, and whether Dropout or BatchNormalization make the result differ from a full
+  // batch); a validation batch concatenates their outputs (the same results; noted too).
   std::string on_oom = "fail";
   // Called with each note as it is made (History::notes keeps them too); may be empty.
   std::function<void(const std::string&)> on_note;
@@ -68,6 +69,17 @@ struct FitOptions {
   // Named measure() points of the training pipeline (stage outputs, in pipeline order),
   // written to LOG_DIR/pipeline.json at each epoch end; `nnfit train` fills them.
   std::vector<std::pair<std::string, std::shared_ptr<data::StageStats>>> pipeline_stages;
+};
+
+// evaluate() and predict() beyond Keras's batch_size: what to do when an inference batch
+// does not fit the memory limit, "fail" (the default: OutOfMemory) or "reduce_batch" (run
+// it as the largest power-of-two fraction of it that fits and concatenate the outputs, so
+// the results are the full batch's; inference needs no accumulation), and where the note
+// saying so goes (called once per call that splits a batch; may be empty).
+struct InferenceOptions {
+  std::int64_t batch_size = 32;
+  std::string on_oom = "fail";
+  std::function<void(const std::string&)> on_note;
 };
 
 // Epoch logs hold Keras's keys ("loss", "accuracy", "val_loss", ...) and nnfit's:
@@ -146,6 +158,11 @@ class Sequential {
   Logs evaluate(const Tensor& x, const Tensor& y, std::int64_t batch_size = 32);
   Logs evaluate(const data::Dataset& data);
   Tensor predict(const Tensor& x, std::int64_t batch_size = 32);
+  // The same with an on_oom policy (InferenceOptions; the overloads above "fail").
+  // throws: InvalidArgument for an on_oom other than "fail" or "reduce_batch".
+  Logs evaluate(const Tensor& x, const Tensor& y, const InferenceOptions& options);
+  Logs evaluate(const data::Dataset& data, const InferenceOptions& options);
+  Tensor predict(const Tensor& x, const InferenceOptions& options);
   // Keras's summary table.
   std::string summary() const;
 
@@ -165,27 +182,35 @@ class Sequential {
  private:
   struct Programs;
   struct Entry;
-  struct Accumulation;
-  struct FitScope;
+  struct MicroBatches;
+  struct OomScope;
   struct EpochFeed;
   void check_built() const;
   // The epoch loop both fit() overloads share; `feed` hands out each epoch's batches.
   History train_loop(const FitOptions& options, std::int64_t steps_per_epoch, EpochFeed& feed,
                      data::Autotuner* validation_tuner);
   Logs validate(const FitOptions& options, data::Autotuner* tuner);
-  Logs evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner);
-  // Copies a dataset element (x, y) into the inputs of the program for its batch size.
-  Entry& stage_element(const data::Element& element, bool training, std::int64_t index);
+  // `what` names the batches in errors and notes: "validation" or "evaluation".
+  Logs evaluate_tensors(const Tensor& x, const Tensor& y, std::int64_t batch_size, const char* what);
+  Logs evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, const char* what);
+  // Copies a dataset element (x, y) into the inputs of the program for its batch size;
+  // `what`: "training", "validation" or "evaluation".
+  Entry& stage_element(const data::Element& element, const char* what, std::int64_t index);
   // The program for (training, batch), planned on first use; with `bind` the arena grows
   // to fit and the program is bound to it.
   Entry& entry(bool training, std::int64_t batch, bool bind = true);
   Entry& entry_mode(int mode, std::int64_t batch, bool bind = true);
   std::unique_ptr<Entry> plan_entry(int mode, std::int64_t batch);
   std::unique_ptr<Entry> plan_apply();
-  // The training entry for `batch`; when it does not fit and reduce_on_oom_ is set, an
-  // accumulating entry over micro-batches (a note goes to *notes_).
-  Entry& training_entry(std::int64_t batch);
-  void run_accumulated(Entry& e, std::int64_t rows, const StepContext& ctx);
+  // The training or inference entry for `batch`, bound to the arena; when it does not fit
+  // and reduce_on_oom_ is set, an entry that runs as micro-batches (a note, once per
+  // OomScope, goes to *notes_ and on_note_; `what` names the batch in it). Under "fail" a
+  // split left by an earlier call is dropped, so the full batch fits or OutOfMemory says
+  // why. throws: OutOfMemory.
+  Entry& entry_or_split(bool training, std::int64_t batch, const char* what);
+  // Runs an entry's program, or its micro-batches for a split entry (rows: the batch's).
+  void run_entry(Entry& e, std::int64_t rows, const StepContext& ctx);
+  void run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ctx);
   std::int64_t persistent_bytes() const;  // weights, optimizer slots, constants
 
   std::string name_;
@@ -199,9 +224,12 @@ class Sequential {
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<Programs> programs_;
   std::int64_t iterations_ = 0;
-  bool reduce_on_oom_ = false;              // during fit: on_oom == "reduce_batch"
-  std::vector<std::string>* notes_ = nullptr;  // during fit: History::notes
-  std::function<void(const std::string&)> on_note_;  // during fit: FitOptions::on_note
+  // Set by an OomScope (fit, evaluate and predict with options) for its length.
+  bool reduce_on_oom_ = false;                       // on_oom == "reduce_batch"
+  std::vector<std::string>* notes_ = nullptr;        // History::notes, or the call's own
+  std::function<void(const std::string&)> on_note_;  // FitOptions/InferenceOptions::on_note
+  std::uint64_t oom_scope_ = 0;                      // which scope: a split is noted once per scope
+  std::uint64_t oom_scopes_made_ = 0;
 };
 
 }  // namespace nnfit
