@@ -122,14 +122,15 @@ std::string verdict_section(const ReportInputs& in) {
   return o;
 }
 
-// Every scalar of both runs, a row per epoch (from 1), validation columns prefixed val_.
+// Every epoch_ scalar of both runs, a row per epoch (from 1), validation columns prefixed val_.
 std::string epoch_table(const ReportInputs& in) {
   const report::TagSeries train = report::by_tag(in.train_scalars), validation = report::by_tag(in.validation_scalars);
   std::vector<std::pair<std::string, const std::map<std::int64_t, double>*>> columns;
   std::set<std::int64_t> epochs;
   for (const auto& [run, prefix] : {std::pair{&train, ""}, std::pair{&validation, "val_"}}) {
     for (const auto& [tag, values] : *run) {
-      const std::string name = tag.rfind("epoch_", 0) == 0 ? tag.substr(6) : tag;
+      if (tag.rfind("epoch_", 0) != 0) continue;  // per-batch tags (Keras's batch_loss) are not per epoch
+      const std::string name = tag.substr(6);
       columns.emplace_back(prefix + name, &values);
       for (const auto& [step, v] : values) epochs.insert(step);
     }
@@ -181,7 +182,9 @@ std::string render_html_report(const ReportInputs& in, const HtmlReportOptions& 
   o += "<header><h1>nnfit profile report</h1><p class=\"meta\">Log directory <code>" + escape(in.log_dir) + "</code>";
   if (in.steps_found) o += " · " + std::to_string(in.steps.size()) + " steps";
   std::set<std::int64_t> epochs;
-  for (const ScalarEvent& e : in.train_scalars) epochs.insert(e.step);
+  for (const ScalarEvent& e : in.train_scalars) {
+    if (e.tag.rfind("epoch_", 0) == 0) epochs.insert(e.step);
+  }
   if (!epochs.empty()) o += " · " + std::to_string(epochs.size()) + " epoch" + (epochs.size() == 1 ? "" : "s");
   o += "</p></header>\n";
   o += "<section id=\"verdict\"><h2>Where the time goes</h2>" + verdict_section(in) + "</section>\n";

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 
 #include "step_buckets.h"
@@ -133,6 +134,7 @@ std::string curves_section(const ReportInputs& in) {
       s.dash = run.dash;
       s.marker = run.marker;
       for (const auto& [step, v] : it->second) {
+        if (!std::isfinite(v)) continue;  // a diverged epoch (inf) would take the axis with it; the table shows it
         s.x.push_back(static_cast<double>(step + 1));
         s.y.push_back(v);
         s.point_titles.push_back(s.name + ", epoch " + std::to_string(step + 1) + ": " + fmt("%.6g", v));

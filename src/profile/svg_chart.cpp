@@ -216,10 +216,16 @@ std::string render_chart(const Chart& c) {
 
   // Ranges.
   double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo, y_lo = x_lo, y_hi = -x_lo;
-  for (const Series& s : c.series) {
-    for (double x : s.x) x_lo = std::min(x_lo, x), x_hi = std::max(x_hi, x);
-    for (double y : s.y) y_lo = std::min(y_lo, y), y_hi = std::max(y_hi, y);
-    for (double y : s.y_low) y_lo = std::min(y_lo, y);
+  for (const Series& s : c.series) {  // callers leave out non-finite points; guard anyway
+    for (double x : s.x) {
+      if (std::isfinite(x)) x_lo = std::min(x_lo, x), x_hi = std::max(x_hi, x);
+    }
+    for (double y : s.y) {
+      if (std::isfinite(y)) y_lo = std::min(y_lo, y), y_hi = std::max(y_hi, y);
+    }
+    for (double y : s.y_low) {
+      if (std::isfinite(y)) y_lo = std::min(y_lo, y);
+    }
   }
   if (!std::isfinite(x_lo)) x_lo = 0, x_hi = 1;
   if (!std::isfinite(y_lo)) y_lo = 0, y_hi = 1;
@@ -228,7 +234,7 @@ std::string render_chart(const Chart& c) {
   if (c.y_from_zero) {
     y_lo = std::min(0.0, y_lo);
   } else {
-    const double pad = y_hi > y_lo ? (y_hi - y_lo) * 0.08 : std::max(std::fabs(y_hi) * 0.1, 0.5);
+    const double pad = y_hi > y_lo ? (y_hi - y_lo) * 0.08 : (y_hi != 0 ? std::fabs(y_hi) * 0.1 : 1.0);
     y_lo -= pad;
     y_hi += pad;
   }

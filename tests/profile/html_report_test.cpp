@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <regex>
 
 #include "nnfit/core/error.h"
@@ -206,6 +207,18 @@ TEST(HtmlReport, AHundredThousandStepsMakeAPageOfBoundedSize) {
   const std::string fewer = render_html_report(full_inputs(100'000), {.max_buckets = 50});
   EXPECT_EQ(points(fewer, "step-time", "forward"), 50);
   EXPECT_LT(fewer.size(), large.size() / 3);
+}
+
+TEST(HtmlReport, ADivergedEpochIsLeftOffTheCurveButKeptInTheTable) {
+  ReportInputs in = full_inputs(9);
+  in.train_scalars.push_back({"epoch_loss", 3, 0, std::numeric_limits<float>::infinity()});
+  in.train_scalars.push_back({"batch_loss", 40, 0, 0.5f});  // per batch: neither a curve nor a table row
+  const std::string html = render_html_report(in);
+  EXPECT_EQ(points(html, "curve-loss", "train loss"), 3);
+  EXPECT_EQ(html.find("NaN"), std::string::npos);
+  EXPECT_NE(html.find("<td>inf</td>"), std::string::npos);
+  EXPECT_EQ(html.find("batch_loss"), std::string::npos);
+  EXPECT_EQ(html.find("<td>41</td>"), std::string::npos);
 }
 
 TEST(HtmlReport, OneSlowWarmUpStepDoesNotFlattenTheStepChart) {
