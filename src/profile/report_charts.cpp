@@ -79,7 +79,19 @@ bool is_run_figure(const std::string& tag) {
   return false;
 }
 
-std::string missing(const std::string& sentence) { return "<p class=\"missing\">" + svg::escape(sentence) + "</p>"; }
+std::string missing(const std::string& sentence) {
+  std::string out = "<p class=\"missing\">";
+  bool code = false;
+  for (char ch : svg::escape(sentence)) {
+    if (ch == '`') {
+      out += code ? "</code>" : "<code>";
+      code = !code;
+    } else {
+      out += ch;
+    }
+  }
+  return out + (code ? "</code></p>" : "</p>");
+}
 
 std::string curves_section(const ReportInputs& in) {
   std::string o;

@@ -19,7 +19,7 @@ TagSeries by_tag(const std::vector<ScalarEvent>& scalars);
 // learning rate, the monitor's host and GPU figures) rather than the loss or a metric.
 bool is_run_figure(const std::string& tag);
 
-// <p class="missing">sentence</p>, escaped.
+// <p class="missing">sentence</p>, escaped; `text` in backquotes becomes <code>text</code>.
 std::string missing(const std::string& sentence);
 
 // Loss first, then every metric: one chart each, train and validation.

@@ -139,7 +139,8 @@ TEST(HtmlReport, MissingPartsAreSentencesThatSayHowToGetThem) {
   EXPECT_NE(html.find("No TensorBoard event files in /tmp/empty/train"), std::string::npos);
   EXPECT_NE(html.find("No steps.jsonl in /tmp/empty"), std::string::npos);
   EXPECT_NE(html.find("No verdict"), std::string::npos);
-  EXPECT_NE(html.find("nnfit train CONFIG --logdir /tmp/empty"), std::string::npos);
+  EXPECT_NE(html.find("<code>nnfit train CONFIG --logdir /tmp/empty</code>"), std::string::npos);
+  EXPECT_EQ(html.find('`'), std::string::npos);
   EXPECT_GE(count(html, "class=\"missing\""), 4u);
 
   ReportInputs no_validation = full_inputs(9);
