@@ -99,15 +99,16 @@ Sequential::Entry& Sequential::entry_or_split(bool training, std::int64_t batch,
   return e;
 }
 
-void Sequential::run_entry(Entry& e, std::int64_t rows, const StepContext& ctx) {
+void Sequential::run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
   if (e.split) {
-    run_micro_batches(e, rows, ctx);
-  } else {
-    e.program.run(ctx);
+    run_micro_batches(e, rows, ctx, before_run);
+    return;
   }
+  if (before_run) before_run(e.program, false);
+  e.program.run(ctx);
 }
 
-void Sequential::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ctx) {
+void Sequential::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
   MicroBatches& a = *e.split;
   Programs& p = *programs_;
   const bool training = a.mode == Mode::grads;
@@ -135,6 +136,7 @@ void Sequential::run_micro_batches(Entry& e, std::int64_t rows, const StepContex
     }
     StepContext mc = ctx;
     if (training) mc.step = ctx.step + (index << 40);  // a dropout stream of its own per micro-batch
+    if (before_run) before_run(m.program, false);
     m.program.run(mc);
     if (m.loss >= 0) {
       loss_sum += static_cast<double>(*static_cast<const float*>(m.program.data(m.loss))) * static_cast<double>(r);
@@ -160,6 +162,7 @@ void Sequential::run_micro_batches(Entry& e, std::int64_t rows, const StepContex
     const float* sum = a.grad_sums[k].data<float>();
     for (std::int64_t i = 0; i < a.grad_sums[k].numel(); ++i) dst[i] = sum[i] * inv;
   }
+  if (before_run) before_run(apply.program, true);
   apply.program.run(ctx);
 }
 

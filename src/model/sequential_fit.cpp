@@ -3,6 +3,7 @@
 // were planned before the first step where the batch sizes are known. Inference is in
 // sequential_predict.cpp, micro-batch accumulation in sequential_accumulate.cpp.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -91,6 +92,24 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
     step_log = std::make_unique<profile::StepLogWriter>(files.steps, /*append=*/iterations_ > 0);
   }
   std::vector<TimedProgram> timed;  // the training programs whose kernels ops.json sums
+  std::int64_t logged_steps = 0;
+  // The programs the current step runs (one, or a split step's micro-batch programs and
+  // its update-only one) and whether each is all update; each is timed from its first run.
+  std::vector<std::pair<Program*, bool>> step_programs;
+  BeforeRun time_program;  // set with a log dir
+  if (log_steps) time_program = [&](Program& prog, bool update_only) {
+    auto it = std::find_if(timed.begin(), timed.end(), [&](const TimedProgram& tp) { return tp.program == &prog; });
+    if (it == timed.end()) {
+      const bool ours = !prog.timing();
+      if (ours) prog.set_timing(true);
+      timed.push_back({&prog, 0, ours, update_only});
+      it = timed.end() - 1;
+    }
+    ++it->runs;
+    if (std::none_of(step_programs.begin(), step_programs.end(), [&](const auto& sp) { return sp.first == &prog; })) {
+      step_programs.emplace_back(&prog, update_only);
+    }
+  };
   bool tracing = false;             // our trace session is running
   auto finish_trace = [&] {
     if (!tracing) return;
@@ -152,15 +171,10 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
         const double t1 = now_s();
         if (!e) break;
         wait_seconds += t1 - t0;
-        if (log_steps && !e->split &&
-            std::none_of(timed.begin(), timed.end(), [&](const TimedProgram& tp) { return tp.program == &e->program; })) {
-          const bool ours = !e->program.timing();
-          if (ours) e->program.set_timing(true);
-          timed.push_back({&e->program, 0, ours});
-        }
         ctx.step = iterations_;
         ctx.learning_rate = static_cast<float>(optimizer_->learning_rate(iterations_));
-        run_entry(*e, rows, ctx);
+        step_programs.clear();
+        run_entry(*e, rows, ctx, time_program);
         ++iterations_;
         if (rows == timed_batch && !e->split) ++timed_steps;
         train_seconds += now_s() - t0;
@@ -181,15 +195,19 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
         if (log_steps) {
           rec.step = global_step;
           rec.input_wait_us = to_us(t1 - t0);
-          if (!e->split && e->program.timing()) {
-            const auto phase_ns = e->program.take_phase_ns();
-            rec.forward_us = (phase_ns[0] + 500) / 1000;
-            rec.backward_us = (phase_ns[1] + 500) / 1000;
-            rec.update_us = (phase_ns[2] + 500) / 1000;
+          std::array<std::int64_t, kNumStepPhases> ns{};
+          for (const auto& [prog, update_only] : step_programs) {
+            const auto phase_ns = prog->take_phase_ns();
+            for (std::size_t i = 0; i < kNumStepPhases; ++i) {
+              ns[update_only ? static_cast<std::size_t>(StepPhase::update) : i] += phase_ns[i];
+            }
           }
+          rec.forward_us = (ns[0] + 500) / 1000;
+          rec.backward_us = (ns[1] + 500) / 1000;
+          rec.update_us = (ns[2] + 500) / 1000;
           rec.callbacks_us = options.callbacks.empty() ? 0 : to_us(now_s() - t2);
           rec.memory_in_use_bytes = memory_stats().in_use_bytes;
-          for (TimedProgram& tp : timed) tp.runs += &e->program == tp.program;
+          ++logged_steps;
         }
       }
       if (log_steps) step_log->add(rec);
@@ -208,7 +226,7 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
     history.epochs.push_back(logs);
     if (log_steps) {
       step_log->flush();
-      write_ops_json(files.ops, timed, num_threads(), device().to_string());
+      write_ops_json(files.ops, timed, logged_steps, num_threads(), device().to_string());
       if (!options.pipeline_stages.empty()) write_pipeline_json(files.pipeline, options.pipeline_stages, epoch);
     }
     call_callbacks([&](Callback* cb) { cb->on_epoch_end(epoch, logs); });

@@ -53,14 +53,13 @@ const char* phase_name(StepPhase p) {
 }  // namespace
 
 // LOG_DIR/ops.json: every node of the timed training programs, summed over programs by
-// name (a partial last batch has its own program); docs/cli.md describes the keys.
-void write_ops_json(const std::string& path, const std::vector<TimedProgram>& timed, int threads,
-                    const std::string& device) {
+// name (a partial last batch has its own program, so do micro-batch sizes); docs/cli.md
+// describes the keys.
+void write_ops_json(const std::string& path, const std::vector<TimedProgram>& timed, std::int64_t steps,
+                    int threads, const std::string& device) {
   nlohmann::ordered_json ops = nlohmann::ordered_json::array();
   std::map<std::string, std::size_t> index;
-  std::int64_t steps = 0;
   for (const TimedProgram& tp : timed) {
-    steps += tp.runs;
     const Program& prog = *tp.program;
     for (std::size_t i = 0; i < prog.steps().size(); ++i) {
       const PlannedStep& st = prog.steps()[i];
@@ -68,7 +67,7 @@ void write_ops_json(const std::string& path, const std::vector<TimedProgram>& ti
       auto [it, added] = index.emplace(node.name, ops.size());
       if (added) {
         ops.push_back({{"name", node.name}, {"op", node.op}, {"impl", st.impl},
-                       {"phase", phase_name(prog.phase(i))}, {"calls", 0}, {"seconds", 0.0}, {"flops", 0.0}});
+                       {"phase", phase_name(tp.update_only ? StepPhase::update : prog.phase(i))}, {"calls", 0}, {"seconds", 0.0}, {"flops", 0.0}});
       }
       nlohmann::ordered_json& o = ops[it->second];
       o["calls"] = o["calls"].get<std::int64_t>() + tp.runs;

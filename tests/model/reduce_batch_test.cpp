@@ -10,11 +10,16 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
+#include <unistd.h>
 
 #include "nnfit/core/error.h"
 #include "nnfit/model/sequential.h"
 #include "nnfit/nn/layers.h"
+#include "nnfit/profile/step_log.h"
 
 namespace nnfit {
 namespace {
@@ -233,6 +238,61 @@ TEST(ReduceBatch, EvaluateAndPredictSplitWithTheOptionAndFailWithout) {
   EXPECT_THROW(limited->predict(x, 1024), OutOfMemory);
   io.on_oom = "shrink";
   EXPECT_THROW(limited->predict(x, io), InvalidArgument);
+}
+
+TEST(ReduceBatch, AccumulatedStepsAreTimedByPhase) {
+  // steps.jsonl: a step on micro-batches has its forward, backward and update times like
+  // any other; ops.json counts every micro-batch's kernels and one update per step.
+  auto probe = mlp(0);
+  const std::int64_t limit = (probe->plan_memory(128).peak_bytes + probe->plan_memory(256).peak_bytes) / 2;
+  auto [x, y] = data(1024 + 100);  // per epoch 4 steps of 2 micro-batches, one of 100 rows that fits
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / ("nnfit_reduce_batch_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  auto m = mlp(limit);
+  FitOptions fo;
+  fo.epochs = 2;
+  fo.batch_size = 256;
+  fo.on_oom = "reduce_batch";
+  fo.log_dir = dir.string();
+  const History h = m->fit(x, y, fo);
+  ASSERT_EQ(h.notes.size(), 1u);
+
+  const std::vector<profile::StepRecord> steps = profile::read_step_log((dir / "steps.jsonl").string());
+  ASSERT_EQ(steps.size(), 10u);
+  double parts_us = 0, train_us = 0;
+  for (const profile::StepRecord& r : steps) {
+    EXPECT_GT(r.forward_us, 0) << "step " << r.step;
+    EXPECT_GT(r.backward_us, 0) << "step " << r.step;
+    EXPECT_GT(r.update_us, 0) << "step " << r.step;
+    parts_us += static_cast<double>(r.forward_us + r.backward_us + r.update_us);
+  }
+  for (const Logs& l : h.epochs) train_us += log_of(l, "train_seconds") * 1e6;
+  if (std::getenv("NNFIT_TEST_VERBOSE")) {
+    for (const profile::StepRecord& r : steps) std::printf("%s\n", profile::step_json(r).c_str());
+    std::printf("kernels %.0f us of %.0f us\n", parts_us, train_us);
+  }
+  // Kernel times are a part of the steps' wall time (rounding adds at most 1.5 us a step).
+  EXPECT_LE(parts_us, train_us + 15) << parts_us << " us of kernels in " << train_us << " us of steps";
+
+  std::ifstream in(dir / "ops.json");
+  const nlohmann::json ops = nlohmann::json::parse(in);
+  EXPECT_EQ(ops.at("steps").get<int>(), 10);
+  int updates = 0, forwards = 0;
+  for (const nlohmann::json& op : ops.at("ops")) {
+    const std::string name = op.at("name"), phase = op.at("phase");
+    if (op.at("op").get<std::string>().find("adam") != std::string::npos) {
+      ++updates;
+      EXPECT_EQ(phase, "update") << name;
+      EXPECT_EQ(op.at("calls").get<int>(), 10) << name;  // once per step, split or not
+    } else if (phase == "forward" && name.rfind("dense_1/", 0) == 0 && op.at("op") != "input") {
+      ++forwards;
+      EXPECT_EQ(op.at("calls").get<int>(), 2 * (4 * 2 + 1)) << name;  // per epoch: 4 steps of 2, one of 1
+    }
+  }
+  EXPECT_EQ(updates, 4);  // two kernels and two biases
+  EXPECT_GT(forwards, 0);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ReduceBatch, UnknownPolicyIsRejected) {

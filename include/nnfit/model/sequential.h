@@ -24,6 +24,7 @@
 namespace nnfit {
 
 struct StepContext;  // backend/kernel.h
+class Program;      // graph/program.h
 
 struct CompileOptions {
   OptimizerOptions optimizer;
@@ -208,9 +209,12 @@ class Sequential {
   // split left by an earlier call is dropped, so the full batch fits or OutOfMemory says
   // why. throws: OutOfMemory.
   Entry& entry_or_split(bool training, std::int64_t batch, const char* what);
+  // Called before each program a step runs; `update_only`: the program is all optimizer
+  // update (an accumulated step's last one), whatever its nodes' names say.
+  using BeforeRun = std::function<void(Program& program, bool update_only)>;
   // Runs an entry's program, or its micro-batches for a split entry (rows: the batch's).
-  void run_entry(Entry& e, std::int64_t rows, const StepContext& ctx);
-  void run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ctx);
+  void run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run = {});
+  void run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run);
   std::int64_t persistent_bytes() const;  // weights, optimizer slots, constants
 
   std::string name_;
