@@ -249,6 +249,10 @@ std::int64_t BfcAllocator::largest_free_locked() const {
 
 MemoryStats BfcAllocator::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
+  return stats_locked();
+}
+
+MemoryStats BfcAllocator::stats_locked() const {
   MemoryStats s = stats_;
   s.largest_free_block_bytes = largest_free_locked();
   const std::int64_t free_bytes = s.reserved_bytes - s.in_use_bytes;
@@ -262,13 +266,22 @@ void BfcAllocator::reset_peak() {
 }
 
 void BfcAllocator::throw_oom(std::size_t bytes, const std::string& why) {
+  auto details = std::make_shared<OutOfMemoryDetails>();
+  details->device = source_->device();
+  details->request_bytes = static_cast<std::int64_t>(bytes);
+  details->limit_bytes = policy_.limit_bytes;
+  details->stats = stats_locked();
+  const MemoryStats& s = details->stats;
   const std::string limit = policy_.limit_bytes > 0 ? format_bytes(policy_.limit_bytes) : "none";
-  throw OutOfMemory(source_->device().to_string() + ": out of memory allocating " +
-                        format_bytes(static_cast<std::int64_t>(bytes)) + ": " + why + " (limit " + limit + ", in use " +
-                        format_bytes(stats_.in_use_bytes) + ", reserved " + format_bytes(stats_.reserved_bytes) +
-                        ", largest free block " + format_bytes(largest_free_locked()) + ")",
+  // Built before the throw: the details are moved into the exception.
+  const std::string what = details->device.to_string() + ": out of memory allocating " +
+                           format_bytes(static_cast<std::int64_t>(bytes)) + ": " + why + " (limit " + limit +
+                           ", in use " + format_bytes(s.in_use_bytes) + ", reserved " + format_bytes(s.reserved_bytes) +
+                           ", largest free block " + format_bytes(s.largest_free_block_bytes) + ")";
+  throw OutOfMemory(what,
                     "lower the batch size ('nnfit plan CONFIG.json --memory-limit SIZE' prints the largest that "
-                    "fits) or raise the memory limit");
+                    "fits) or raise the memory limit",
+                    std::move(details));
 }
 
 }  // namespace nnfit

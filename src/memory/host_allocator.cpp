@@ -31,13 +31,14 @@ void* HostAllocator::allocate(std::size_t bytes, std::size_t alignment) {
     throw OutOfMemory("cpu:0: cannot allocate " + format_bytes(static_cast<std::int64_t>(rounded)) +
                           ": limit " + format_bytes(static_cast<std::int64_t>(limit_bytes_)) +
                           ", in use " + format_bytes(stats_.in_use_bytes),
-                      "lower the batch size or raise the memory limit");
+                      "lower the batch size or raise the memory limit", details_locked(rounded));
   }
   void* p = std::aligned_alloc(alignment, rounded);
   if (p == nullptr) {
     ++stats_.ooms;
     throw OutOfMemory("cpu:0: the system refused " + format_bytes(static_cast<std::int64_t>(rounded)) +
-                      " (in use by nnfit: " + format_bytes(stats_.in_use_bytes) + ")");
+                          " (in use by nnfit: " + format_bytes(stats_.in_use_bytes) + ")",
+                      {}, details_locked(rounded));
   }
   sizes_[p] = rounded;
   stats_.in_use_bytes += static_cast<std::int64_t>(rounded);
@@ -57,6 +58,15 @@ void HostAllocator::deallocate(void* ptr) {
   ++stats_.frees;
   sizes_.erase(it);
   std::free(ptr);
+}
+
+std::shared_ptr<const OutOfMemoryDetails> HostAllocator::details_locked(std::size_t request) const {
+  auto d = std::make_shared<OutOfMemoryDetails>();
+  d->device = device();
+  d->request_bytes = static_cast<std::int64_t>(request);
+  d->limit_bytes = static_cast<std::int64_t>(limit_bytes_);
+  d->stats = stats_;
+  return d;
 }
 
 MemoryStats HostAllocator::stats() const {

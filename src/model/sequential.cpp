@@ -163,7 +163,7 @@ Sequential::Entry& Sequential::entry_mode(int mode_value, std::int64_t batch, bo
       }
       throw OutOfMemory(std::string(oom.what()) + " for the " + (training ? "training" : "inference") +
                             " arena of model '" + name_ + "' at batch size " + std::to_string(batch),
-                        hint);
+                        hint, oom.shared_details());
     }
     p.arena_bytes = e.program.arena_bytes();
   }

@@ -58,7 +58,8 @@ Sequential::Entry& Sequential::entry_or_split(bool training, std::int64_t batch,
         } catch (const OutOfMemory&) {
         }
         if (micro == 1) {
-          throw OutOfMemory(std::string(oom.what()) + "; reduce_batch: not even micro-batches of 1 fit", oom.hint());
+          throw OutOfMemory(std::string(oom.what()) + "; reduce_batch: not even micro-batches of 1 fit", oom.hint(),
+                            oom.shared_details());
         }
       }
       if (training) entry_mode(static_cast<int>(Mode::apply), 0);

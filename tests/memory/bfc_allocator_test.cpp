@@ -1,6 +1,6 @@
 // BfcAllocator against a fake SubAllocator: split and merge, best fit, the exact limit,
-// growth, preallocation, fragmentation figures, stats invariants, release, and a
-// randomized stress test checked against a shadow model.
+// growth, preallocation, fragmentation figures, stats invariants, the details an
+// OutOfMemory carries, release, and a randomized stress test checked against a shadow model.
 #include "nnfit/memory/bfc_allocator.h"
 
 #include <gtest/gtest.h>
@@ -209,6 +209,43 @@ TEST(BfcAllocator, SourceRefusalIsAnOutOfMemoryAndFreeRegionsAreRetried) {
   src.fail = true;
   EXPECT_NO_THROW(a->deallocate(a->allocate(kMiB)));  // served from what is reserved
   EXPECT_EQ(a->stats().ooms, 1);
+}
+
+TEST(BfcAllocator, OutOfMemoryCarriesTheFiguresAsDetails) {
+  // What the message says, structured: request, device, limit and a stats snapshot taken
+  // at the refusal (the fragmented state below, ooms already counting it).
+  FakeSourceState src;
+  MemoryPolicy p;
+  p.limit_bytes = 256 * kKiB;
+  auto a = make(src, p);
+  void* b[4];
+  for (auto& x : b) x = a->allocate(64 * kKiB);
+  a->deallocate(b[0]);
+  a->deallocate(b[2]);
+  try {
+    a->allocate(100 * kKiB + 1);
+    FAIL() << "expected OutOfMemory";
+  } catch (const OutOfMemory& e) {
+    const OutOfMemoryDetails* d = e.details();
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->device, Device{});
+    EXPECT_EQ(d->request_bytes, static_cast<std::int64_t>(100 * kKiB + 64));  // rounded to 64
+    EXPECT_EQ(d->limit_bytes, p.limit_bytes);
+    EXPECT_EQ(d->stats.in_use_bytes, static_cast<std::int64_t>(128 * kKiB));
+    EXPECT_EQ(d->stats.reserved_bytes, static_cast<std::int64_t>(256 * kKiB));
+    EXPECT_EQ(d->stats.largest_free_block_bytes, static_cast<std::int64_t>(64 * kKiB));
+    EXPECT_DOUBLE_EQ(d->stats.fragmentation, 0.5);
+    EXPECT_EQ(d->stats.allocations, 4);
+    EXPECT_EQ(d->stats.frees, 2);
+    EXPECT_EQ(d->stats.ooms, 1);
+    // A copy of the exception shares the snapshot; the allocator moving on does not change it.
+    const OutOfMemory copy = e;
+    EXPECT_EQ(copy.details(), d);
+    a->deallocate(b[1]);
+    EXPECT_EQ(d->stats.in_use_bytes, static_cast<std::int64_t>(128 * kKiB));
+  }
+  EXPECT_EQ(a->stats().ooms, 1);
+  a->deallocate(b[3]);
 }
 
 TEST(BfcAllocator, ReportsFragmentation) {

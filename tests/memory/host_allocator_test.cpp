@@ -38,6 +38,11 @@ TEST(HostAllocator, HardLimitThrowsOutOfMemoryAndCounts) {
   } catch (const OutOfMemory& e) {
     EXPECT_NE(std::string(e.what()).find("limit"), std::string::npos) << e.what();
     EXPECT_FALSE(e.hint().empty());
+    ASSERT_NE(e.details(), nullptr);
+    EXPECT_EQ(e.details()->request_bytes, 256);
+    EXPECT_EQ(e.details()->limit_bytes, 4096);
+    EXPECT_EQ(e.details()->stats.in_use_bytes, 4032);
+    EXPECT_EQ(e.details()->stats.ooms, 1);
   }
   EXPECT_EQ(a.stats().ooms, 1);
   a.deallocate(p);

@@ -94,6 +94,14 @@ TEST(SequentialMemory, HardLimitFailsWithContextAndAPlanThatFitsRuns) {
     EXPECT_GT(m->plan_memory(fits + 1).peak_bytes, policy.limit_bytes);
     EXPECT_EQ(e.hint(), "batch size " + std::to_string(fits) +
                             " is the largest that fits the memory limit of 64.00 KiB; use it or raise the limit");
+    // The allocator's figures survive the context Sequential adds to the message.
+    const OutOfMemoryDetails* d = e.details();
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->device, m->device());
+    EXPECT_EQ(d->limit_bytes, policy.limit_bytes);
+    EXPECT_GT(d->request_bytes, d->limit_bytes - d->stats.in_use_bytes);
+    EXPECT_EQ(d->stats.in_use_bytes, m->memory_stats().in_use_bytes);
+    EXPECT_EQ(d->stats.ooms, 1);
   }
   EXPECT_EQ(m->memory_stats().ooms, 1);
   fo.batch_size = 16;  // the same model recovers at a batch that fits

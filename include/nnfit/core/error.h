@@ -2,9 +2,13 @@
 // a user can reach; the CLI maps these types to one line, a hint and an exit code.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+
+#include "nnfit/core/device.h"
+#include "nnfit/core/memory_stats.h"
 
 namespace nnfit {
 
@@ -31,9 +35,29 @@ class Unsupported : public Error {
   using Error::Error;
 };
 
+// What an allocator saw when it refused a request: a structured copy of the figures the
+// message names, for callers that react to them (a smaller batch, a report).
+struct OutOfMemoryDetails {
+  Device device;                  // the allocator's device
+  std::int64_t request_bytes = 0;  // the request, rounded as the allocator counts it
+  std::int64_t limit_bytes = 0;    // the policy's hard limit; 0: none
+  MemoryStats stats;              // the allocator's figures at the refusal (ooms counts it)
+};
+
 class OutOfMemory : public Error {
  public:
   using Error::Error;
+  OutOfMemory(const std::string& what, std::string hint, std::shared_ptr<const OutOfMemoryDetails> details)
+      : Error(what, std::move(hint)), details_(std::move(details)) {}
+  // Set when a device allocator refused a request (BfcAllocator, HostAllocator, the CUDA
+  // allocator), and kept by callers that add context to the message; null for failures
+  // outside one (the input pipeline's RAM budget, a host tensor's own buffer).
+  const OutOfMemoryDetails* details() const { return details_.get(); }
+  // The same details, to pass on when rethrowing with more context.
+  const std::shared_ptr<const OutOfMemoryDetails>& shared_details() const { return details_; }
+
+ private:
+  std::shared_ptr<const OutOfMemoryDetails> details_;  // shared: exceptions copy cheaply
 };
 
 // Bad or unreadable data: carries the file and byte offset where it went wrong.

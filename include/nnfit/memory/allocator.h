@@ -1,6 +1,7 @@
-// The narrow allocator interface every device's memory goes through, and the statistics
-// struct it reports. Mechanism (how bytes are obtained) stays behind the interface so the
-// BFC allocator and CUDA memory sources can replace the host allocator without callers
+// The narrow allocator interface every device's memory goes through; the statistics it
+// reports are MemoryStats (core/memory_stats.h, so that core's OutOfMemory can carry
+// them). Mechanism (how bytes are obtained) stays behind the interface so the BFC
+// allocator and CUDA memory sources can replace the host allocator without callers
 // changing.
 #pragma once
 #include <cstddef>
@@ -8,30 +9,17 @@
 #include <string>
 
 #include "nnfit/core/device.h"
+#include "nnfit/core/memory_stats.h"
 #include "nnfit/core/tensor.h"
 
 namespace nnfit {
-
-// Statistics as a first-class struct (after c10's DeviceStats).
-struct MemoryStats {
-  std::int64_t in_use_bytes = 0;
-  std::int64_t peak_bytes = 0;
-  std::int64_t reserved_bytes = 0;
-  std::int64_t allocations = 0;
-  std::int64_t frees = 0;
-  std::int64_t largest_free_block_bytes = 0;
-  std::int64_t ooms = 0;
-  // 1 - largest free block / free bytes (reserved - in use): 0 when the free memory is one
-  // block (or there is none), near 1 when it is scattered in small pieces.
-  double fragmentation = 0.0;
-};
 
 // Thread safety: implementations are safe to call from several threads.
 class Allocator {
  public:
   virtual ~Allocator() = default;
   // Returns memory aligned to `alignment` (a power of two), or throws OutOfMemory with the
-  // request, the device and the current statistics. A zero-byte request returns a unique
+  // request, the device and the current statistics (in its message and details()). A zero-byte request returns a unique
   // non-null pointer.
   virtual void* allocate(std::size_t bytes, std::size_t alignment = 64) = 0;
   // requires: ptr came from allocate() of this allocator and was not freed.

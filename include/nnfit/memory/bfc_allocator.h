@@ -87,6 +87,7 @@ class BfcAllocator final : public Allocator {
   bool grow(std::size_t bytes, std::size_t alignment);
   std::int64_t release_unused_locked();
   std::int64_t largest_free_locked() const;
+  MemoryStats stats_locked() const;
   [[noreturn]] void throw_oom(std::size_t bytes, const std::string& why);
 
   mutable std::mutex mutex_;

@@ -2,9 +2,11 @@
 // A malloc-per-request allocator kept for tests and tools that want no caching; the CPU
 // backend allocates through BfcAllocator (bfc_allocator.h).
 #pragma once
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 
+#include "nnfit/core/error.h"
 #include "nnfit/memory/allocator.h"
 
 namespace nnfit {
@@ -23,6 +25,8 @@ class HostAllocator final : public Allocator {
   Device device() const override { return Device{}; }
 
  private:
+  std::shared_ptr<const OutOfMemoryDetails> details_locked(std::size_t request) const;
+
   mutable std::mutex mutex_;
   std::size_t limit_bytes_;
   MemoryStats stats_;
