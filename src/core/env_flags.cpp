@@ -22,8 +22,8 @@ const std::vector<EnvFlag>& env_flags() {
       {"NNFIT_MEMORY_PREALLOCATE", "",
        "reserve this FRACTION of total memory up front (0.5 or 50%); default: grow on demand"},
       {"NNFIT_PIPELINE_RAM_LIMIT", "",
-       "SIZE the input pipelines' in-memory caches and shuffle buffers may hold together; default: half of "
-       "the available memory"},
+       "SIZE the input pipelines' in-memory caches, shuffle buffers and fixed-size prefetch queues may hold "
+       "together; default: half of the available memory"},
       {"NNFIT_OPENMP_SPIN", "10000",
        "the nnfit CLI's GOMP_SPINCOUNT when neither GOMP_SPINCOUNT nor OMP_WAIT_POLICY is set (a spin count, or "
        "\"default\" for libgomp's own 300000); see docs/cli.md, Environment"},

@@ -2,9 +2,12 @@
 // a bounded queue, so producing element i+1.. overlaps with the consumer using element i.
 // Errors are queued like elements and rethrown to the consumer in order. With kAutotune
 // under an Autotuner the buffer size is its knob (it starts at 1; the tuner grows it
-// within the RAM budget, and this stage reports its consumer's waits and element sizes);
+// within its RAM budget, and this stage reports its consumer's waits and element sizes);
 // without one, the buffer starts at 1 and doubles (up to kMaxAutotuneBuffer) whenever
-// the consumer finds it empty, as tf.data's PrefetchAutotuner does.
+// the consumer finds it empty, as tf.data's PrefetchAutotuner does. Without a tuner the
+// queued elements count against the pipelines' RAM budget (ram_budget.h): a static
+// prefetch(N) that would pass it fails with OutOfMemory naming the buffer and ends the
+// stream there, and the doubling stops where the next doubling would not fit.
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -15,6 +18,7 @@
 #include "nnfit/core/error.h"
 #include "nnfit/core/trace.h"
 #include "nnfit/data/autotune.h"
+#include "nnfit/data/ram_budget.h"
 
 namespace nnfit::data {
 namespace {
@@ -34,6 +38,15 @@ class PrefetchIterator final : public Iterator {
       : in_(std::move(in)),
         autotune_(buffer_size == kAutotune && !knob),
         knob_(std::move(knob)),
+        ram_(buffer_size == kAutotune ? "prefetch(AUTOTUNE) buffer (no autotuner)"
+                                      : "prefetch(" + std::to_string(buffer_size) + ") buffer"),
+        ram_hint_(buffer_size == kAutotune
+                      ? "run the pipeline under fit() or an Autotuner, which sizes the buffer within its own RAM "
+                        "budget; or raise NNFIT_PIPELINE_RAM_LIMIT"
+                      : "use a smaller prefetch buffer than " + std::to_string(buffer_size) +
+                            " elements (prefetch(1) already overlaps the next element with this one) or "
+                            "prefetch(AUTOTUNE), which the autotuner sizes within its RAM budget; or raise "
+                            "NNFIT_PIPELINE_RAM_LIMIT"),
         capacity_(knob_ ? static_cast<std::size_t>(knob_->value.load()) : autotune_ ? 1 : static_cast<std::size_t>(buffer_size)) {
     if (knob_) knob_->active = true;
     producer_ = std::thread([this] { produce(); });
@@ -54,7 +67,10 @@ class PrefetchIterator final : public Iterator {
       capacity_ = static_cast<std::size_t>(knob_->value.load());
       space_cv_.notify_one();
     }
-    if (queue_.empty() && !end_ && autotune_ && capacity_ < kMaxAutotuneBuffer) {
+    // The queue is empty, so this buffer holds nothing: double only if twice as many
+    // elements of the last one's size fit beside what the other buffers hold.
+    if (queue_.empty() && !end_ && autotune_ && capacity_ < kMaxAutotuneBuffer &&
+        pipeline_ram_in_use() + 2 * static_cast<std::int64_t>(capacity_) * last_bytes_ <= pipeline_ram_limit()) {
       capacity_ *= 2;
       space_cv_.notify_one();
     }
@@ -66,6 +82,8 @@ class PrefetchIterator final : public Iterator {
     if (queue_.empty()) return std::nullopt;
     Slot s = std::move(queue_.front());
     queue_.pop_front();
+    ram_.sub(s.bytes);
+    if (s.bytes > 0) last_bytes_ = s.bytes;
     // Wake the producer once the buffer is down to half, not for every element: it then
     // refills in one run, and a cheap pipeline does not pay a thread wake-up per element.
     const bool wake = queue_.size() <= capacity_ / 2;
@@ -88,6 +106,7 @@ class PrefetchIterator final : public Iterator {
   struct Slot {
     std::optional<Element> value;
     std::exception_ptr error;
+    std::int64_t bytes = 0;  // reserved against the RAM budget while queued
   };
 
   void produce() {
@@ -105,14 +124,25 @@ class PrefetchIterator final : public Iterator {
       } catch (...) {
         s.error = std::current_exception();
       }
-      const bool end = !s.value && !s.error;
+      bool end = !s.value && !s.error;
       {
         std::lock_guard<std::mutex> lock(mu_);
-        if (end) {
-          end_ = true;
-        } else {
-          queue_.push_back(std::move(s));
+        if (s.value && !knob_) {
+          // Under a tuner the tuner's RAM budget bounds the buffer instead.
+          try {
+            const std::int64_t b = element_bytes(*s.value);
+            ram_.add(b, ram_hint_);
+            s.bytes = b;
+          } catch (...) {
+            // The budget is a standing condition, not a bad element: the stream ends
+            // with the error rather than skip the element.
+            s.value.reset();
+            s.error = std::current_exception();
+            end = true;
+          }
         }
+        if (s.value || s.error) queue_.push_back(std::move(s));
+        if (end) end_ = true;
       }
       ready_cv_.notify_one();
       if (end) return;
@@ -124,7 +154,10 @@ class PrefetchIterator final : public Iterator {
   const std::shared_ptr<AutotuneKnob> knob_;  // the tuner's knob, or null
   mutable std::mutex mu_;  // guards the members below
   std::condition_variable space_cv_, ready_cv_;
+  RamReservation ram_;         // the queued elements' bytes (no tuner)
+  const std::string ram_hint_;
   std::size_t capacity_;
+  std::int64_t last_bytes_ = 0;  // the last element's size: what a doubling would add per slot
   std::deque<Slot> queue_;
   bool end_ = false;
   bool cancelled_ = false;

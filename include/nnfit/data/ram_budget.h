@@ -1,9 +1,11 @@
-// The host RAM the input pipelines' buffers may hold together: in-memory caches and
-// shuffle buffers reserve what they keep and release it when they drop it, so a pipeline
-// fails with a clear message instead of pushing the process into the OS's OOM killer.
-// The limit is set_pipeline_ram_limit() if called, else NNFIT_PIPELINE_RAM_LIMIT (a SIZE
-// such as 8GiB), else half of the MemAvailable seen at first use. (Prefetch buffers are
-// bounded by the Autotuner's RAM budget; batches in flight are not counted.)
+// The host RAM the input pipelines' buffers may hold together: in-memory caches, shuffle
+// buffers and prefetch queues (a static prefetch(N), or AUTOTUNE without an Autotuner)
+// reserve what they keep and release it when they drop it, so a pipeline fails with a
+// clear message instead of pushing the process into the OS's OOM killer. The limit is
+// set_pipeline_ram_limit() if called, else NNFIT_PIPELINE_RAM_LIMIT (a SIZE such as
+// 8GiB), else half of the MemAvailable seen at first use. (A prefetch(AUTOTUNE) under an
+// Autotuner is bounded by the Autotuner's own RAM budget instead; batches in flight
+// between stages are not counted.)
 //
 // Thread safety: all functions and RamReservation's methods may be called from any
 // thread (one atomic counter).
