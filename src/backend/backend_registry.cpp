@@ -4,6 +4,7 @@
 
 #if NNFIT_WITH_CUDA
 #include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_sub_allocator.h"
 #endif
 
 namespace nnfit {
@@ -21,13 +22,25 @@ std::vector<BackendInfo> backend_infos() {
   return infos;
 }
 
-std::unique_ptr<Backend> make_backend(Device device) {
-  if (device.type == DeviceType::cpu) return make_cpu_backend();
+std::unique_ptr<Backend> make_backend(Device device, const MemoryPolicy& policy) {
+  if (device.type == DeviceType::cpu) return make_cpu_backend(policy);
 #if NNFIT_WITH_CUDA
-  return make_cuda_backend(device.index);
+  return make_cuda_backend(device.index, policy);
 #else
   throw Unsupported("device " + device.to_string() + " requested but this nnfit was built without CUDA",
                     "rebuild where a CUDA toolkit is installed, or use the cpu device");
+#endif
+}
+
+std::unique_ptr<SubAllocator> make_cuda_sub_allocator(int device_index, CudaMemory kind) {
+#if NNFIT_WITH_CUDA
+  return kind == CudaMemory::device ? make_cuda_device_sub_allocator(device_index)
+                                    : make_cuda_pinned_sub_allocator(device_index);
+#else
+  throw Unsupported(std::string("CUDA ") + (kind == CudaMemory::device ? "device" : "pinned host") +
+                        " memory of cuda:" + std::to_string(device_index) +
+                        " requested but this nnfit was built without CUDA",
+                    "rebuild where a CUDA toolkit is installed, or use host memory");
 #endif
 }
 

@@ -9,6 +9,7 @@
 #include "nnfit/core/device.h"
 #include "nnfit/memory/allocator.h"
 #include "nnfit/memory/memory_policy.h"
+#include "nnfit/memory/sub_allocator.h"
 
 namespace nnfit {
 
@@ -41,8 +42,15 @@ struct BackendInfo {
 
 // What this binary was built with and what it finds at run time.
 std::vector<BackendInfo> backend_infos();
-// A backend for `device`; throws Unsupported with a hint when it is not compiled in or
-// has no device.
-std::unique_ptr<Backend> make_backend(Device device);
+// A backend for `device`, its allocator a BfcAllocator under `policy`; throws Unsupported
+// with a hint when it is not compiled in or has no device.
+std::unique_ptr<Backend> make_backend(Device device, const MemoryPolicy& policy = {});
+
+// CUDA memory sources for a BfcAllocator: device memory of cuda:`device_index`, or pinned
+// (page-locked) host memory made with it current, for asynchronous copies. The BFC
+// algorithm runs over them unchanged. throws: Unsupported with a hint when this nnfit was
+// built without CUDA or the device cannot be used (no driver, no such device).
+enum class CudaMemory { device, pinned_host };
+std::unique_ptr<SubAllocator> make_cuda_sub_allocator(int device_index, CudaMemory kind);
 
 }  // namespace nnfit

@@ -7,7 +7,8 @@
 namespace nnfit {
 
 BackendInfo cuda_backend_info();
-// Throws Unsupported naming the CUDA error when no usable device exists.
-std::unique_ptr<Backend> make_cuda_backend(int device_index);
+// Its allocator is a BfcAllocator over the device's memory under `policy`. throws:
+// Unsupported naming the CUDA error when no usable device exists.
+std::unique_ptr<Backend> make_cuda_backend(int device_index, const MemoryPolicy& policy);
 
 }  // namespace nnfit
