@@ -5,6 +5,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "nnfit/graph/op_def.h"
+
 namespace nnfit::step_profile {
 namespace {
 
@@ -36,6 +38,47 @@ double node_flops(const Graph& g, const Node& n) {
   return 0;
 }
 
+// Bytes a node's kernel reads and writes per call, from the planned shapes: every input
+// once, every output once, and every input the op mutates (optimizer slots, moving
+// averages) once more for its write back, so Adam's update of a parameter is 7 of its
+// sizes (param, grad, m, v read; param, m, v written). An output the planner placed on
+// its input's buffer (a reshape; `aliased`) is that input: not counted again, and a node
+// whose outputs all alias moves nothing. A lower bound on the traffic: a kernel that
+// re-reads tiles from memory, or uses a workspace, moves more.
+double node_bytes(const Graph& g, const Node& n, const std::vector<bool>& aliased) {
+  auto size = [&](int v) { return static_cast<double>(g.desc(v).bytes()); };
+  double out_bytes = 0;
+  bool all_alias = !n.outputs.empty();
+  for (int v : n.outputs) {
+    if (aliased[static_cast<std::size_t>(v)]) continue;
+    all_alias = false;
+    out_bytes += size(v);
+  }
+  if (all_alias) return 0;
+  double bytes = out_bytes;
+  for (int v : n.inputs) bytes += size(v);
+  for (int i : op_def(n.op).mutated_inputs) {
+    if (static_cast<std::size_t>(i) < n.inputs.size()) bytes += size(n.inputs[static_cast<std::size_t>(i)]);
+  }
+  return bytes;
+}
+
+// Per value of `prog`: whether it lives in another value's arena slot (Note [One arena per
+// program]: variables are bound outside the arena, every other value has its own slot
+// unless the planner aliased it).
+std::vector<bool> aliased_values(const Program& prog) {
+  const Graph& g = prog.graph();
+  std::vector<bool> own(static_cast<std::size_t>(g.num_values()), false);
+  for (const ArenaSlot& s : prog.slots()) {
+    if (s.value >= 0) own[static_cast<std::size_t>(s.value)] = true;
+  }
+  std::vector<bool> aliased(own.size(), false);
+  for (int v = 0; v < g.num_values(); ++v) {
+    aliased[static_cast<std::size_t>(v)] = g.value(v).kind != ValueKind::variable && !own[static_cast<std::size_t>(v)];
+  }
+  return aliased;
+}
+
 // Writes `text` to `path` through `path.tmp` and a rename (a reader never sees half a file).
 void write_file_atomically(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
@@ -61,18 +104,20 @@ void write_ops_json(const std::string& path, const std::vector<TimedProgram>& ti
   std::map<std::string, std::size_t> index;
   for (const TimedProgram& tp : timed) {
     const Program& prog = *tp.program;
+    const std::vector<bool> aliased = aliased_values(prog);
     for (std::size_t i = 0; i < prog.steps().size(); ++i) {
       const PlannedStep& st = prog.steps()[i];
       const Node& node = prog.graph().node(st.node);
       auto [it, added] = index.emplace(node.name, ops.size());
       if (added) {
         ops.push_back({{"name", node.name}, {"op", node.op}, {"impl", st.impl},
-                       {"phase", phase_name(tp.update_only ? StepPhase::update : prog.phase(i))}, {"calls", 0}, {"seconds", 0.0}, {"flops", 0.0}});
+                       {"phase", phase_name(tp.update_only ? StepPhase::update : prog.phase(i))}, {"calls", 0}, {"seconds", 0.0}, {"flops", 0.0}, {"bytes", 0.0}});
       }
       nlohmann::ordered_json& o = ops[it->second];
       o["calls"] = o["calls"].get<std::int64_t>() + tp.runs;
       o["seconds"] = o["seconds"].get<double>() + prog.step_seconds()[i];
       o["flops"] = o["flops"].get<double>() + node_flops(prog.graph(), node) * static_cast<double>(tp.runs);
+      o["bytes"] = o["bytes"].get<double>() + node_bytes(prog.graph(), node, aliased) * static_cast<double>(tp.runs);
     }
   }
   nlohmann::ordered_json doc = {{"threads", threads}, {"device", device}, {"steps", steps}, {"ops", ops}};

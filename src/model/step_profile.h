@@ -22,8 +22,8 @@ namespace nnfit::step_profile {
 // program is the update (its nodes have no backward range to place them by); the host's
 // gradient sums between them are in no part. h2d is 0 on CPU (the program reads the
 // batch where the pipeline made it) and allreduce 0 until dist/ lands. Lines are buffered
-// and written at each epoch end, with ops.json (per-node kernel time and FLOPs, for the
-// compute-bound evidence of `nnfit profile`) and pipeline.json (the pipeline's measure()
+// and written at each epoch end, with ops.json (per-node kernel time, FLOPs and bytes, for
+// the compute- and memory-bound evidence of `nnfit profile`) and pipeline.json (the pipeline's measure()
 // points).
 struct ProfileFiles {
   std::string steps, ops, pipeline;
@@ -46,8 +46,8 @@ struct TimedProgram {
 
 inline std::int64_t to_us(double seconds) { return static_cast<std::int64_t>(seconds * 1e6 + 0.5); }
 
-// ops.json: per node of the timed programs, kernel time per run, calls, phase, kernel and
-// FLOPs (docs/cli.md, "Log directory files"); `steps`: the training steps they ran in.
+// ops.json: per node of the timed programs, kernel time per run, calls, phase, kernel,
+// FLOPs and bytes (docs/cli.md, "Log directory files"); `steps`: the training steps they ran in.
 void write_ops_json(const std::string& path, const std::vector<TimedProgram>& timed, std::int64_t steps,
                     int threads, const std::string& device);
 // pipeline.json: the pipeline's measure() points after `epoch` (0-based).

@@ -133,6 +133,63 @@ TEST(ProfileFit, StepsJsonlHasExactlyTheKeysOneLinePerStep) {
   EXPECT_DOUBLE_EQ(matmul_flops, 2.0 * 100 * 2 * (8 * 16 + 16 * 3));
 }
 
+// ops.json `bytes` of a real run, a Fashion-MNIST-sized MLP (784 -> 128 -> 10, Adam): the
+// update of the 784x128 kernel reads param, grad, m and v and writes param, m and v, 7 x 4
+// bytes per weight per call; the forward matmul reads the batch, kernel and bias and writes
+// its output; a reshape the planner aliases moves nothing.
+TEST(ProfileFit, OpsJsonHasTheBytesEachNodeMoves) {
+  TempDir dir;
+  auto model = std::make_unique<Sequential>("bytes");
+  model->set_input_shape(Shape{28, 28});
+  model->add(std::make_unique<Flatten>("flatten"));
+  model->add(std::make_unique<Dense>("dense", DenseOptions{128, "relu"}));
+  model->add(std::make_unique<Dense>("dense_1", DenseOptions{10}));
+  CompileOptions co;
+  co.optimizer.name = "adam";
+  co.loss = Loss::from_name("sparse_categorical_crossentropy", true);
+  model->compile(co);
+  model->set_num_threads(1);
+  const std::int64_t rows = 96, batch = 32, steps = rows / batch;
+  Tensor x = Tensor::zeros(Shape{rows, 28, 28}, DType::f32);
+  Tensor y = Tensor::zeros(Shape{rows}, DType::i32);
+  for (std::int64_t i = 0; i < rows * 784; ++i) x.data<float>()[i] = static_cast<float>(i % 7) / 7.0f;
+  for (std::int64_t i = 0; i < rows; ++i) y.data<std::int32_t>()[i] = static_cast<std::int32_t>(i % 10);
+  FitOptions fo;
+  fo.batch_size = batch;
+  fo.log_dir = dir.path().string();
+  model->fit(x, y, fo);
+
+  const json ops = json::parse(std::ifstream(dir.path() / "ops.json"));
+  ASSERT_EQ(ops["steps"], steps);
+  std::map<std::string, json> by_name;
+  for (const json& o : ops["ops"]) {
+    ASSERT_TRUE(o.contains("bytes")) << o.dump();
+    EXPECT_GE(o["bytes"].get<double>(), 0.0) << o.dump();
+    by_name[o["name"].get<std::string>()] = o;
+  }
+  auto per_call = [&](const std::string& name) {
+    EXPECT_TRUE(by_name.count(name)) << name << " not in " << ops.dump(1);
+    const json& o = by_name[name];
+    return o["bytes"].get<double>() / o["calls"].get<double>();
+  };
+  const double kernel = 784.0 * 128 * 4, bias = 128.0 * 4;
+  EXPECT_DOUBLE_EQ(per_call("dense/kernel/adam"), 7 * kernel);
+  EXPECT_DOUBLE_EQ(per_call("dense/bias/adam"), 7 * bias);
+  EXPECT_DOUBLE_EQ(per_call("dense_1/kernel/adam"), 7 * 128.0 * 10 * 4);
+  // Forward: x (32x784), kernel, bias read; y (32x128) written.
+  EXPECT_DOUBLE_EQ(per_call("dense/matmul+bias+relu"), (batch * 784.0 + 128 * 784 + 128 + batch * 128) * 4);
+  // The kernel's gradient x^T . dy: x and dy read, a 784x128 gradient written.
+  EXPECT_DOUBLE_EQ(per_call("dense/matmul/grad_b"), (batch * 784.0 + batch * 128 + 784 * 128) * 4);
+  // The flatten is a reshape the planner places on its input's buffer: no bytes.
+  int reshapes = 0;
+  for (const auto& [name, o] : by_name) {
+    if (o["op"] != "reshape" || o["phase"] != "forward") continue;
+    ++reshapes;
+    EXPECT_EQ(o["bytes"].get<double>(), 0.0) << name;
+  }
+  EXPECT_EQ(reshapes, 1) << ops.dump(1);
+}
+
 TEST(ProfileFit, ASecondFitAppendsWithGlobalStepNumbers) {
   TempDir dir;
   auto model = make_mlp("sgd");
