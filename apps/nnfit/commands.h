@@ -38,7 +38,7 @@ Subcommand add_data_command(CLI::App& parent);
 // The `bench` subcommand of `data` (data_bench.cpp).
 Subcommand add_data_bench_command(CLI::App& data);
 
-// `nnfit profile LOGDIR [--json] [--peak-gflops X]`
+// `nnfit profile LOGDIR [--json] [--peak-gflops X] [--peak-gbps X] [--html FILE]`
 Subcommand add_profile_command(CLI::App& parent);
 
 // `nnfit monitor [--interval 1s] [--count N] [--json] [--nvml LIB]`

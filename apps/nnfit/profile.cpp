@@ -1,8 +1,9 @@
-// `nnfit profile LOGDIR [--json] [--peak-gflops X] [--html FILE]`: reads what a training run with --logdir
-// left (steps.jsonl, ops.json, pipeline.json), prints the mean step and its breakdown and
-// names the bottleneck: exactly one of input-bound, compute-bound, memory-bound,
-// synchronization-bound, with the evidence (Note [Profile verdict]). The compute ceiling is
-// measured here, once per invocation, with oneDNN's sgemm at the run's thread count.
+// `nnfit profile LOGDIR [--json] [--peak-gflops X] [--peak-gbps X] [--html FILE]`: reads
+// what a training run with --logdir left (steps.jsonl, ops.json, pipeline.json), prints the
+// mean step and its breakdown and names the bottleneck: exactly one of input-bound,
+// compute-bound, memory-bound, synchronization-bound, with the evidence (Note [Profile
+// verdict]). The ceilings are measured here, once per invocation, at the run's thread
+// count: FLOP/s with oneDNN's sgemm, memory bandwidth with a STREAM triad.
 // `--html FILE` also writes the report page (profile/html_report.h) with that verdict.
 #include <oneapi/dnnl/dnnl.h>
 
@@ -20,6 +21,7 @@
 #include "commands.h"
 #include "nnfit/backend/backend.h"
 #include "nnfit/core/error.h"
+#include "nnfit/profile/bandwidth.h"
 #include "nnfit/profile/html_report.h"
 #include "nnfit/profile/step_log.h"
 
@@ -33,6 +35,7 @@ struct ProfileArgs {
   std::string log_dir;
   bool json = false;
   double peak_gflops = 0;  // 0: measure
+  double peak_gbps = 0;    // 0: measure (when ops.json has bytes)
   std::string html;        // --html FILE; empty: no page
 };
 
@@ -43,10 +46,16 @@ struct ProfileArgs {
 // step is in its kernels, and the question is what bounds them: when the ops whose cost is
 // arithmetic (matmul, convolution and their gradients) take at least half of the kernel
 // time it is compute-bound, else memory-bound (elementwise ops, reductions, optimizer
-// updates: bandwidth, not FLOPs, sets their speed).
+// updates: bandwidth, not FLOPs, sets their speed). The evidence for memory-bound names the
+// heaviest of those ops with the bytes they move per step (ops.json `bytes`) at what rate,
+// against the host's bandwidth measured over arrays past the last-level cache; an op whose
+// data stays in cache can exceed it, and one under kSlowOp of it is said to be held back
+// by something else (its arithmetic, OpenMP's fork and join on small tensors).
 constexpr double kInputBound = 0.20;
 constexpr double kSyncBound = 0.20;
 constexpr double kFlopOpsShare = 0.50;
+constexpr double kSlowOp = 0.50;
+constexpr std::size_t kMemoryEvidenceOps = 3;
 
 ordered_json read_json(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -80,6 +89,16 @@ double measure_peak_gflops(int threads) {
     best = std::max(best, 2.0 * n * n * n * reps / s / 1e9);
   }
   return best;
+}
+
+// "1.6 MB": decimal units, as GB/s is.
+std::string format_bytes(double bytes) {
+  char buf[32];
+  if (bytes < 1e3) std::snprintf(buf, sizeof buf, "%.0f B", bytes);
+  else if (bytes < 1e6) std::snprintf(buf, sizeof buf, "%.1f kB", bytes / 1e3);
+  else if (bytes < 1e9) std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
+  else std::snprintf(buf, sizeof buf, "%.2f GB", bytes / 1e9);
+  return buf;
 }
 
 // What to change when stage `name` is the slowest (pipeline stage names as nnfit train
@@ -150,6 +169,7 @@ ordered_json analyze(const ProfileArgs& args, const std::vector<profile::StepRec
   std::vector<ordered_json> ops;
   std::int64_t op_steps = 0;
   int threads = 0;
+  bool ops_have_bytes = false;  // ops.json from before `bytes` has none
   if (ops_doc.is_object()) {
     try {
       op_steps = ops_doc.at("steps").get<std::int64_t>();
@@ -158,6 +178,10 @@ ordered_json analyze(const ProfileArgs& args, const std::vector<profile::StepRec
         const double s = o.at("seconds").get<double>();
         op_seconds += s;
         if (o.at("flops").get<double>() > 0) flop_op_seconds += s;
+        if (o.contains("bytes")) {
+          (void)o.at("bytes").get<double>();  // a number, or the catch below names the file
+          ops_have_bytes = true;
+        }
         ops.push_back(o);
       }
     } catch (const nlohmann::json::exception& e) {
@@ -231,7 +255,8 @@ ordered_json analyze(const ProfileArgs& args, const std::vector<profile::StepRec
   }
   out["slowest_stage"] = slowest;
 
-  // Compute evidence: the heaviest ops and their achieved FLOP/s against the measured peak.
+  // Compute and memory evidence: the heaviest ops, their achieved FLOP/s against the
+  // measured peak and their bytes per second against the measured bandwidth.
   ordered_json heavy = ordered_json::array();
   if (!ops.empty() && (verdict == "compute-bound" || verdict == "memory-bound")) {
     std::sort(ops.begin(), ops.end(), [](const ordered_json& a, const ordered_json& b) {
@@ -244,7 +269,28 @@ ordered_json analyze(const ProfileArgs& args, const std::vector<profile::StepRec
       peak_source = "measured now: oneDNN f32 sgemm 1024x1024x1024, best of 3, " + std::to_string(threads) + " thread(s)";
     }
     out["peak"] = {{"gflops_per_s", peak}, {"source", peak_source}};
+    // The bandwidth: given, or measured when some op has bytes to compare with it.
+    std::optional<double> bandwidth;
+    std::string bandwidth_source;
+    if (args.peak_gbps > 0) {
+      bandwidth = args.peak_gbps;
+      bandwidth_source = "given with --peak-gbps";
+    } else if (ops_have_bytes) {
+      const profile::BandwidthMeasurement m = profile::measure_host_bandwidth({std::max(1, threads), 0, 3});
+      bandwidth = m.gbps;
+      bandwidth_source = "measured now: STREAM triad over 3 arrays of " + std::to_string(m.array_bytes >> 20) +
+                         " MiB, best of 3, " + std::to_string(m.threads) + " thread(s)";
+    }
+    out["peak_gbps"] = bandwidth ? ordered_json(*bandwidth) : ordered_json(nullptr);
+    out["peak_gbps_source"] = bandwidth ? ordered_json(bandwidth_source) : ordered_json(nullptr);
     const double steps = static_cast<double>(std::max<std::int64_t>(1, op_steps));
+    // GB/s of an op with bytes (null without), and its fraction of the bandwidth.
+    auto rate = [&](const ordered_json& o) -> std::pair<ordered_json, ordered_json> {
+      const double s = o["seconds"].get<double>(), b = o.value("bytes", 0.0);
+      if (b <= 0 || s <= 0) return {nullptr, nullptr};
+      const double gbps = b / s / 1e9;
+      return {gbps, bandwidth ? ordered_json(gbps / *bandwidth) : ordered_json(nullptr)};
+    };
     for (std::size_t i = 0; i < ops.size() && i < 5; ++i) {
       const ordered_json& o = ops[i];
       const double s = o["seconds"].get<double>(), f = o["flops"].get<double>();
@@ -258,7 +304,33 @@ ordered_json analyze(const ProfileArgs& args, const std::vector<profile::StepRec
         h["gflops_per_s"] = nullptr;
         h["fraction_of_peak"] = nullptr;
       }
+      h["bytes_per_step"] = o.contains("bytes") ? ordered_json(o["bytes"].get<double>() / steps) : ordered_json(nullptr);
+      const auto [gbps, fraction] = rate(o);
+      h["gbps"] = gbps;
+      h["fraction_of_bandwidth"] = fraction;
       heavy.push_back(h);
+    }
+    if (verdict == "memory-bound") {
+      // The heaviest ops without FLOPs, what they move and how fast.
+      std::size_t named = 0;
+      for (const ordered_json& o : ops) {
+        if (named == kMemoryEvidenceOps) break;
+        const auto [gbps, fraction] = rate(o);
+        if (o["flops"].get<double>() > 0 || gbps.is_null() || fraction.is_null()) continue;
+        const double f = fraction.get<double>();
+        const char* note = f > 1         ? " (more than the memory's rate: its data stays in cache)"
+                           : f < kSlowOp ? " (under half of it: arithmetic or threading overhead, not bandwidth, limits it)"
+                                         : "";
+        std::snprintf(buf, sizeof buf, "%s moves %s per step at %.1f GB/s = %.0f%% of the %.1f GB/s %s%s",
+                      o["name"].get<std::string>().c_str(), format_bytes(o["bytes"].get<double>() / steps).c_str(),
+                      gbps.get<double>(), pct(f), *bandwidth, args.peak_gbps > 0 ? "given with --peak-gbps" : "measured", note);
+        evidence.push_back(buf);
+        ++named;
+      }
+      if (!ops_have_bytes) {
+        evidence.push_back("ops.json has no bytes per op (an older nnfit wrote it): train again to compare the bytes "
+                           "each op moves with the memory bandwidth");
+      }
     }
   }
   out["heaviest_ops"] = heavy;
@@ -283,22 +355,29 @@ void print_summary(const ordered_json& out) {
   for (const auto& e : out["evidence"]) std::printf("  %s\n", e.get<std::string>().c_str());
   const ordered_json& heavy = out["heaviest_ops"];
   if (!heavy.empty()) {
-    std::printf("\nheaviest ops (peak %.1f GFLOP/s, %s):\n", out["peak"]["gflops_per_s"].get<double>(),
-                out["peak"]["source"].get<std::string>().c_str());
+    std::string bandwidth = "bandwidth not measured: no bytes in ops.json";
+    if (!out["peak_gbps"].is_null()) {
+      std::snprintf(buf, sizeof buf, "%.1f GB/s, ", out["peak_gbps"].get<double>());
+      bandwidth = "bandwidth " + std::string(buf) + out["peak_gbps_source"].get<std::string>();
+    }
+    std::printf("\nheaviest ops (peak %.1f GFLOP/s, %s; %s):\n", out["peak"]["gflops_per_s"].get<double>(),
+                out["peak"]["source"].get<std::string>().c_str(), bandwidth.c_str());
     int width = 2;
     for (const auto& h : heavy) width = std::max(width, static_cast<int>(h["name"].get<std::string>().size()));
-    std::printf("  %-*s %-9s %10s %7s %10s %7s\n", width, "op", "phase", "us/step", "share", "GFLOP/s", "peak");
+    std::printf("  %-*s %-9s %10s %7s %10s %7s %9s %8s %7s\n", width, "op", "phase", "us/step", "share", "GFLOP/s", "peak",
+                "MB/step", "GB/s", "bw");
+    // "-" for a null figure, else `format` of it (a fraction as a percentage).
+    auto cell = [&](const ordered_json& v, const char* format, double scale) {
+      if (v.is_null()) return std::string("-");
+      std::snprintf(buf, sizeof buf, format, v.get<double>() * scale);
+      return std::string(buf);
+    };
     for (const auto& h : heavy) {
-      std::string gf = "-", pk = "-";
-      if (!h["gflops_per_s"].is_null()) {
-        std::snprintf(buf, sizeof buf, "%.1f", h["gflops_per_s"].get<double>());
-        gf = buf;
-        std::snprintf(buf, sizeof buf, "%.1f%%", pct(h["fraction_of_peak"].get<double>()));
-        pk = buf;
-      }
-      std::printf("  %-*s %-9s %10.1f %6.1f%% %10s %7s\n", width, h["name"].get<std::string>().c_str(),
+      std::printf("  %-*s %-9s %10.1f %6.1f%% %10s %7s %9s %8s %7s\n", width, h["name"].get<std::string>().c_str(),
                   h["phase"].get<std::string>().c_str(), h["us_per_step"].get<double>(),
-                  pct(h["share_of_kernels"].get<double>()), gf.c_str(), pk.c_str());
+                  pct(h["share_of_kernels"].get<double>()), cell(h["gflops_per_s"], "%.1f", 1).c_str(),
+                  cell(h["fraction_of_peak"], "%.1f%%", 100).c_str(), cell(h["bytes_per_step"], "%.3f", 1e-6).c_str(),
+                  cell(h["gbps"], "%.1f", 1).c_str(), cell(h["fraction_of_bandwidth"], "%.1f%%", 100).c_str());
     }
   }
 }
@@ -318,14 +397,21 @@ profile::ReportVerdict report_verdict(const ordered_json& out) {
   }
   for (const auto& h : out["heaviest_ops"]) {
     profile::ReportVerdict::Op op{h["name"].get<std::string>(), h["op"].get<std::string>(), h["phase"].get<std::string>(),
-                                  h["us_per_step"].get<double>(), h["share_of_kernels"].get<double>(), {}, {}};
+                                  h["us_per_step"].get<double>(), h["share_of_kernels"].get<double>(), {}, {}, {}, {}, {}};
     if (!h["gflops_per_s"].is_null()) op.gflops_per_s = h["gflops_per_s"].get<double>();
     if (!h["fraction_of_peak"].is_null()) op.fraction_of_peak = h["fraction_of_peak"].get<double>();
+    if (!h["bytes_per_step"].is_null()) op.bytes_per_step = h["bytes_per_step"].get<double>();
+    if (!h["gbps"].is_null()) op.gbps = h["gbps"].get<double>();
+    if (!h["fraction_of_bandwidth"].is_null()) op.fraction_of_bandwidth = h["fraction_of_bandwidth"].get<double>();
     v.heaviest_ops.push_back(std::move(op));
   }
   if (out.contains("peak")) {
     v.peak_gflops_per_s = out["peak"]["gflops_per_s"].get<double>();
     v.peak_source = out["peak"]["source"].get<std::string>();
+  }
+  if (out.contains("peak_gbps") && !out["peak_gbps"].is_null()) {
+    v.peak_gbps = out["peak_gbps"].get<double>();
+    v.peak_gbps_source = out["peak_gbps_source"].get<std::string>();
   }
   if (out.contains("pipeline_stages")) {
     for (const auto& st : out["pipeline_stages"]) {
@@ -411,6 +497,9 @@ Subcommand add_profile_command(CLI::App& parent) {
                   "also write a self-contained HTML report (curves, step breakdown, memory, verdict) to this file");
   app->add_option("--peak-gflops", args->peak_gflops,
                   "the machine's compute ceiling in GFLOP/s (default: measured with oneDNN's sgemm)")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--peak-gbps", args->peak_gbps,
+                  "the machine's memory bandwidth in GB/s (default: measured with a STREAM triad)")
       ->check(CLI::PositiveNumber);
   return {app, [args] { return run_profile(*args); }};
 }

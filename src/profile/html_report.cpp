@@ -97,15 +97,23 @@ std::string verdict_section(const ReportInputs& in) {
   if (!v.heaviest_ops.empty()) {
     o += "<h3>Heaviest ops</h3>";
     if (v.peak_gflops_per_s) {
-      o += "<p class=\"meta\">Peak " + escape(fmt("%.1f", *v.peak_gflops_per_s)) + " GFLOP/s (" + escape(v.peak_source) + ").</p>";
+      o += "<p class=\"meta\">Peak " + escape(fmt("%.1f", *v.peak_gflops_per_s)) + " GFLOP/s (" + escape(v.peak_source) + ").";
+      if (v.peak_gbps) {
+        o += " Memory bandwidth " + escape(fmt("%.1f", *v.peak_gbps)) + " GB/s (" + escape(v.peak_gbps_source) + ").";
+      }
+      o += "</p>";
     }
+    auto cell = [](const std::optional<double>& x, const std::string& text) { return "<td>" + (x ? escape(text) : "–") + "</td>"; };
     o += "<div class=\"scroll\"><table class=\"ops\"><tr><th class=\"name\">op</th><th class=\"name\">kind</th>"
-         "<th class=\"name\">phase</th><th>µs/step</th><th>share of kernels</th><th>GFLOP/s</th><th>of peak</th></tr>";
+         "<th class=\"name\">phase</th><th>µs/step</th><th>share of kernels</th><th>GFLOP/s</th><th>of peak</th>"
+         "<th>MB/step</th><th>GB/s</th><th>of bandwidth</th></tr>";
     for (const ReportVerdict::Op& op : v.heaviest_ops) {
       o += "<tr><td class=\"name\">" + escape(op.name) + "</td><td class=\"name\">" + escape(op.op) + "</td><td class=\"name\">" +
            escape(op.phase) + "</td><td>" + escape(fmt("%.1f", op.us_per_step)) + "</td><td>" + escape(pct(op.share_of_kernels)) +
-           "</td><td>" + (op.gflops_per_s ? escape(fmt("%.1f", *op.gflops_per_s)) : "–") + "</td><td>" +
-           (op.fraction_of_peak ? escape(pct(*op.fraction_of_peak)) : "–") + "</td></tr>";
+           "</td>" + cell(op.gflops_per_s, fmt("%.1f", op.gflops_per_s.value_or(0))) +
+           cell(op.fraction_of_peak, pct(op.fraction_of_peak.value_or(0))) +
+           cell(op.bytes_per_step, fmt("%.3f", op.bytes_per_step.value_or(0) / 1e6)) + cell(op.gbps, fmt("%.1f", op.gbps.value_or(0))) +
+           cell(op.fraction_of_bandwidth, pct(op.fraction_of_bandwidth.value_or(0))) + "</tr>";
     }
     o += "</table></div>";
   }

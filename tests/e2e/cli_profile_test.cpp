@@ -114,8 +114,15 @@ TEST_F(CliProfileTest, WideMlpOnInMemoryDataIsComputeBoundWithItsMatmulsOnTop) {
   EXPECT_GT(top["fraction_of_peak"].get<double>(), 0.0);
   EXPECT_GT(p["peak"]["gflops_per_s"].get<double>(), 1.0);
   EXPECT_NE(p["peak"]["source"].get<std::string>().find("measured"), std::string::npos);
+  // The bandwidth too, and the matmul's bytes against it.
+  EXPECT_GT(p["peak_gbps"].get<double>(), 0.5);
+  EXPECT_NE(p["peak_gbps_source"].get<std::string>().find("measured now: STREAM triad"), std::string::npos);
+  EXPECT_GT(top["bytes_per_step"].get<double>(), 256.0 * 512 * 4);  // at least its kernel
+  EXPECT_GT(top["gbps"].get<double>(), 0.0);
+  EXPECT_GT(top["fraction_of_bandwidth"].get<double>(), 0.0);
   for (const char* k : {"log_dir", "steps", "steps_used", "mean_step_us", "breakdown_us", "fractions",
-                        "memory_in_use_bytes_max", "slowest_stage", "heaviest_ops", "verdict", "evidence", "peak"}) {
+                        "memory_in_use_bytes_max", "slowest_stage", "heaviest_ops", "verdict", "evidence", "peak",
+                        "peak_gbps", "peak_gbps_source"}) {
     EXPECT_TRUE(p.contains(k)) << k;
   }
 }
@@ -182,12 +189,86 @@ TEST_F(CliProfileTest, VerdictRulesOnHandMadeLogs) {
   EXPECT_TRUE(p["heaviest_ops"][0]["gflops_per_s"].is_null());
   EXPECT_DOUBLE_EQ(p["heaviest_ops"][1]["gflops_per_s"].get<double>(), 100.0);  // 1e8 FLOPs in 1 ms
   EXPECT_DOUBLE_EQ(p["heaviest_ops"][1]["fraction_of_peak"].get<double>(), 1.0);  // --peak-gflops 100
+  // This ops.json has no `bytes` (as nnfit wrote it before it had them): read all the same,
+  // with null rates, no bandwidth measured, and the evidence saying what is missing.
+  for (const json& h : p["heaviest_ops"]) {
+    EXPECT_TRUE(h["bytes_per_step"].is_null()) << h.dump();
+    EXPECT_TRUE(h["gbps"].is_null()) << h.dump();
+    EXPECT_TRUE(h["fraction_of_bandwidth"].is_null()) << h.dump();
+  }
+  EXPECT_TRUE(p["peak_gbps"].is_null()) << p.dump(1);
+  EXPECT_NE(p["evidence"].dump().find("ops.json has no bytes per op"), std::string::npos) << p.dump(1);
   EXPECT_EQ(p["steps_used"], 4);
   EXPECT_DOUBLE_EQ(p["mean_step_us"].get<double>(), 1010.0);
   p = profile_json(input);
   EXPECT_EQ(p["verdict"], "input-bound") << p.dump(1);
   EXPECT_TRUE(p["slowest_stage"].is_null());
   EXPECT_NE(p["evidence"].dump().find("no pipeline.json"), std::string::npos) << p.dump(1);
+}
+
+// Memory-bound evidence from bytes: each op's bytes per step and GB/s, its fraction of the
+// bandwidth given with --peak-gbps, and the heaviest ops without FLOPs named with those
+// figures, in the JSON, the text and the page.
+TEST_F(CliProfileTest, MemoryBoundEvidenceIsBytesMovedAgainstTheBandwidth) {
+  const fs::path mem = dir_ / "mem";
+  fs::create_directories(mem);
+  std::string m;
+  for (int i = 1; i <= 5; ++i) m += step_line(i, 10, 300, 300, 0, 400);
+  write_file(mem / "steps.jsonl", m);
+  // Over 4 steps: adam moves 2 x 2809856 B in 0.9 ms (under half the bandwidth); grad_x
+  // 1.2 MB in 0.1 ms; matmul 2e6 B with its FLOPs; the reshape moves nothing.
+  write_file(mem / "ops.json", R"({"threads": 1, "device": "cpu:0", "steps": 4, "ops": [)"
+                               R"({"name": "dense/matmul", "op": "matmul", "impl": "x", "phase": "forward", "calls": 4, "seconds": 0.0004, "flops": 4e7, "bytes": 2e6},)"
+                               R"({"name": "flatten/reshape", "op": "reshape", "impl": "x", "phase": "forward", "calls": 4, "seconds": 0.00001, "flops": 0, "bytes": 0},)"
+                               R"({"name": "dense/relu/grad_x", "op": "activation_grad", "impl": "x", "phase": "backward", "calls": 4, "seconds": 0.0001, "flops": 0, "bytes": 1.2e6},)"
+                               R"({"name": "dense/kernel/adam", "op": "adam_update", "impl": "x", "phase": "update", "calls": 4, "seconds": 0.0009, "flops": 0, "bytes": 5619712}]})");
+  const json p = profile_json(mem, "--peak-gflops 100 --peak-gbps 20");
+  EXPECT_EQ(p["verdict"], "memory-bound") << p.dump(1);
+  EXPECT_DOUBLE_EQ(p["peak_gbps"].get<double>(), 20.0);
+  EXPECT_EQ(p["peak_gbps_source"], "given with --peak-gbps");
+  ASSERT_EQ(p["heaviest_ops"].size(), 4u) << p.dump(1);
+  const json& adam = p["heaviest_ops"][0];
+  EXPECT_EQ(adam["name"], "dense/kernel/adam");
+  EXPECT_DOUBLE_EQ(adam["bytes_per_step"].get<double>(), 1404928.0);
+  EXPECT_NEAR(adam["gbps"].get<double>(), 5619712 / 0.0009 / 1e9, 1e-9);  // 6.244 GB/s
+  EXPECT_NEAR(adam["fraction_of_bandwidth"].get<double>(), 5619712 / 0.0009 / 1e9 / 20, 1e-9);
+  const json& matmul = p["heaviest_ops"][1];
+  EXPECT_DOUBLE_EQ(matmul["bytes_per_step"].get<double>(), 5e5);
+  EXPECT_NEAR(matmul["gbps"].get<double>(), 5.0, 1e-9);
+  EXPECT_NEAR(matmul["fraction_of_bandwidth"].get<double>(), 0.25, 1e-9);
+  EXPECT_NEAR(p["heaviest_ops"][2]["fraction_of_bandwidth"].get<double>(), 0.6, 1e-9);  // 12 GB/s
+  const json& reshape = p["heaviest_ops"][3];
+  EXPECT_DOUBLE_EQ(reshape["bytes_per_step"].get<double>(), 0.0);
+  EXPECT_TRUE(reshape["gbps"].is_null());
+  EXPECT_TRUE(reshape["fraction_of_bandwidth"].is_null());
+  // Evidence: the heaviest ops without FLOPs, heaviest first; no "no bytes" line.
+  const std::vector<std::string> evidence = p["evidence"];
+  ASSERT_EQ(evidence.size(), 4u) << p.dump(1);
+  EXPECT_EQ(evidence[2], "dense/kernel/adam moves 1.4 MB per step at 6.2 GB/s = 31% of the 20.0 GB/s given with --peak-gbps "
+                         "(under half of it: arithmetic or threading overhead, not bandwidth, limits it)");
+  EXPECT_EQ(evidence[3], "dense/relu/grad_x moves 300.0 kB per step at 12.0 GB/s = 60% of the 20.0 GB/s given with --peak-gbps");
+
+  // Text: the same lines and the table's bytes columns.
+  const Result text = run("profile " + mem.string() + " --peak-gflops 100 --peak-gbps 20");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("  " + evidence[2] + "\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("bandwidth 20.0 GB/s, given with --peak-gbps"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("MB/step     GB/s      bw"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("1.405      6.2   31.2%"), std::string::npos) << text.out;
+
+  // The page's table has the same figures.
+  const fs::path page = dir_ / "report.html";
+  const Result html = run("profile " + mem.string() + " --peak-gflops 100 --peak-gbps 20 --html " + page.string());
+  ASSERT_EQ(html.code, 0) << html.err;
+  const std::string report = slurp(page);
+  EXPECT_NE(report.find("<td>1.405</td><td>6.2</td><td>31.2%</td>"), std::string::npos);
+  EXPECT_NE(report.find("Memory bandwidth 20.0 GB/s (given with --peak-gbps)."), std::string::npos);
+
+  // An op that outruns the bandwidth is said to work in cache.
+  const json fast = profile_json(mem, "--peak-gflops 100 --peak-gbps 8");
+  EXPECT_NE(fast["evidence"][3].get<std::string>().find("150% of the 8.0 GB/s given with --peak-gbps (more than the memory's rate"),
+            std::string::npos) << fast.dump(1);
+  expect_error_of("profile " + mem.string() + " --peak-gbps 0", 2, {"--peak-gbps"});
 }
 
 TEST_F(CliProfileTest, BadLogDirectories) {

@@ -131,6 +131,26 @@ TEST(HtmlReport, FullInputsDrawEveryChartWithItsSeries) {
   EXPECT_EQ(nine.find("class=\"missing\""), std::string::npos) << "nothing is missing";
 }
 
+// The heaviest-ops table: FLOP/s and bytes columns, a dash where ops.json has no figure.
+TEST(HtmlReport, HeaviestOpsShowTheirRatesAgainstPeakAndBandwidth) {
+  ReportInputs in = full_inputs(10);
+  ReportVerdict& v = *in.verdict;
+  v.heaviest_ops = {{"dense/kernel/adam", "adam_update", "update", 228.3, 0.35, {}, {}, 2809856, 12.3, 0.612},
+                    {"dense/matmul", "matmul", "forward", 50, 0.5, 12.5, 0.25, {}, {}, {}}};
+  v.peak_gbps = 20.1;
+  v.peak_gbps_source = "measured now: STREAM <triad>";
+  const std::string html = render_html_report(in);
+  const std::size_t table = html.find("<table class=\"ops\">");
+  ASSERT_NE(table, std::string::npos);
+  const std::string ops = html.substr(table, html.find("</table>", table) - table);
+  EXPECT_NE(ops.find("<th>MB/step</th><th>GB/s</th><th>of bandwidth</th></tr>"), std::string::npos) << ops;
+  EXPECT_NE(ops.find("<td>–</td><td>–</td><td>2.810</td><td>12.3</td><td>61.2%</td></tr>"), std::string::npos) << ops;
+  EXPECT_NE(ops.find("<td>12.5</td><td>25.0%</td><td>–</td><td>–</td><td>–</td></tr>"), std::string::npos) << ops;
+  EXPECT_NE(html.find("Memory bandwidth 20.1 GB/s (measured now: STREAM &lt;triad&gt;)."), std::string::npos);
+  v.peak_gbps.reset();  // an old ops.json: no bandwidth to name
+  EXPECT_EQ(render_html_report(in).find("Memory bandwidth"), std::string::npos);
+}
+
 TEST(HtmlReport, MissingPartsAreSentencesThatSayHowToGetThem) {
   ReportInputs none;
   none.log_dir = "/tmp/empty";

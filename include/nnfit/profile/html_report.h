@@ -29,6 +29,8 @@ struct ReportVerdict {
     std::string name, op, phase;
     double us_per_step = 0, share_of_kernels = 0;
     std::optional<double> gflops_per_s, fraction_of_peak;  // ops without FLOPs: none
+    std::optional<double> bytes_per_step;                  // none: ops.json without bytes
+    std::optional<double> gbps, fraction_of_bandwidth;     // ops without bytes: none; the fraction also without a bandwidth
   };
   struct Stage {
     std::string name;
@@ -44,6 +46,8 @@ struct ReportVerdict {
   std::vector<Op> heaviest_ops;
   std::optional<double> peak_gflops_per_s;
   std::string peak_source;
+  std::optional<double> peak_gbps;  // the memory bandwidth, GB/s
+  std::string peak_gbps_source;
   std::vector<Stage> pipeline_stages;  // input-bound with pipeline.json
   std::string slowest_stage;           // its name, or empty
 };
