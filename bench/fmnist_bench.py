@@ -32,6 +32,10 @@ TORCH_PYTHON = "/usr/bin/python3"  # Debian's python3-torch is only visible to t
 KERAS_PYTHON = Path.home() / ".venvs" / "peers" / "bin" / "python"
 
 
+# The peers' optimizer (../shared/bench/README.md), in Keras's serialized form.
+PEER_OPTIMIZER = {"class_name": "Adam", "config": {"learning_rate": 0.001}}
+
+
 class RunError(Exception):
     pass
 
@@ -103,8 +107,14 @@ def run_nnfit(args, model):
     if not binary.is_file():
         raise RunError(f"nnfit binary not found at {binary}; build it first: cmake --preset release && "
                        "cmake --build --preset release (or pass --nnfit PATH, or --no-nnfit to measure the peers only)")
-    config = REPO / "examples" / f"fashion_mnist_{model}.json"
+    example = REPO / "examples" / f"fashion_mnist_{model}.json"
     with tempfile.TemporaryDirectory() as tmp:
+        # The example's model and pipeline with the peers' recipe (constant Adam 1e-3), so the
+        # three frameworks run the same job whatever schedule the example itself ships with.
+        cfg = json.loads(example.read_text())
+        cfg["compile"]["optimizer"] = PEER_OPTIMIZER
+        config = Path(tmp) / example.name
+        config.write_text(json.dumps(cfg))
         metrics = Path(tmp) / "metrics.json"
         usage = {}
         run([str(binary), "train", str(config), "--epochs", str(args.epochs), "--threads", str(args.threads),
@@ -178,8 +188,9 @@ def write_report(args, results, versions, notes, started, load_before, command):
         f"Training samples/s per framework: median over rounds of the per-run median over epochs 2..{args.epochs} "
         f"(epoch 1 is warm-up{'; with one epoch it is all there is' if args.epochs == 1 else ''}). "
         f"{args.rounds} round(s), frameworks run alternately within each round, {args.threads} threads each, "
-        "batch 128, Adam 1e-3. Test accuracy: median over rounds of the last epoch's. nnfit trains "
-        "`examples/fashion_mnist_{mlp,cnn}.json` (input pipeline: normalize, cache, shuffle, batch, prefetch "
+        "batch 128, Adam 1e-3. Test accuracy: median over rounds of the last epoch's. nnfit trains the model "
+        "and input pipeline of `examples/fashion_mnist_{mlp,cnn}.json` with the peers' optimizer (constant Adam 1e-3, "
+        "whatever schedule the example ships with) (input pipeline: normalize, cache, shuffle, batch, prefetch "
         "AUTOTUNE) with `--batch-size 128`; its input wait is the median over the steady epochs of "
         "`input_wait_fraction` (the share of training time spent waiting for the next batch).",
         "",
