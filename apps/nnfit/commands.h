@@ -45,7 +45,8 @@ Subcommand add_profile_command(CLI::App& parent);
 Subcommand add_monitor_command(CLI::App& parent);
 
 // Note [OpenMP spin] in omp_env.cpp: sets GOMP_SPINCOUNT and re-executes the program when
-// the user set neither it nor OMP_WAIT_POLICY; returns otherwise.
+// the user set neither it nor OMP_WAIT_POLICY and the machine is busy (or NNFIT_OPENMP_SPIN
+// names a count); returns otherwise.
 void apply_openmp_spin_default(char** argv);
 
 }  // namespace nnfit::cli

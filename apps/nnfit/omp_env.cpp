@@ -2,20 +2,24 @@
 //
 // Note [OpenMP spin]. Between parallel regions libgomp's worker threads busy-wait for
 // GOMP_SPINCOUNT iterations (300,000 by default: milliseconds) before blocking. On a quiet
-// machine with a core per thread that costs nothing; as soon as anything else wants those
-// cores (the input pipeline's threads, another process) the spinning threads take their
-// time slices, and a thread descheduled in the middle of a region stalls its partner at
-// the next barrier for a whole slice (bench/RESULTS.md, "OpenMP spin": a 2-thread MLP
-// epoch on a loaded 2-core machine, 46 s with the default spin, 5.8 s with a short one).
+// machine with a core per thread that is what makes small steps fast: a shorter spin lets
+// workers fall asleep between kernels and the futex wake-ups cost the MLP 12-18% of its
+// throughput (bench/RESULTS.md, "OpenMP spin"). On a machine whose cores are already busy
+// the same spinning is ruinous: the spinning threads take the time slices the working ones
+// need, and a thread descheduled inside a region stalls its partner at the next barrier
+// (a 2-thread MLP epoch on a loaded 2-core machine: 46 s with the default, 5.8 s with a
+// spin of 1,000). So by default ("auto") nnfit shortens the spin only when the machine is
+// busy when it starts: a 1-minute load average at or above the cores this process may use.
 //
-// libgomp reads the variable once, in its own constructor, before main() runs; and a
-// setenv from the executable's .preinit_array is lost, because libc installs the
-// original environment after it. So when neither GOMP_SPINCOUNT nor OMP_WAIT_POLICY is
-// set, nnfit sets its default and executes itself again (same pid, same arguments, a few
-// milliseconds); the second start finds the variable set and goes on. A value the user
-// set always wins, and NNFIT_OPENMP_SPIN=default keeps libgomp's own default.
+// libgomp reads the variable once, in its own constructor, before main() runs; a setenv
+// from the executable's .preinit_array is lost, because libc installs the original
+// environment after it. So when nnfit changes it, it sets it and executes itself again
+// (same pid, same arguments, about 6 ms). A GOMP_SPINCOUNT or OMP_WAIT_POLICY the user set
+// always wins; NNFIT_OPENMP_SPIN=default never touches it, a number always sets it.
+#include <sched.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -26,14 +30,32 @@
 namespace nnfit::cli {
 
 namespace {
-constexpr const char* kSpinCount = "10000";
+
+constexpr const char* kBusySpinCount = "1000";  // libgomp's own choice when oversubscribed
+
+bool machine_is_busy() {
+  double load = 0;
+  FILE* f = std::fopen("/proc/loadavg", "r");
+  if (f == nullptr) return false;
+  const bool read = std::fscanf(f, "%lf", &load) == 1;
+  std::fclose(f);
+  cpu_set_t set;
+  if (!read || sched_getaffinity(0, sizeof set, &set) != 0) return false;
+  return load >= CPU_COUNT(&set);
+}
+
 }  // namespace
 
 void apply_openmp_spin_default(char** argv) {
   if (std::getenv("GOMP_SPINCOUNT") != nullptr || std::getenv("OMP_WAIT_POLICY") != nullptr) return;
-  const std::optional<std::string> choice = env_flag("NNFIT_OPENMP_SPIN");
+  const std::string choice = env_flag("NNFIT_OPENMP_SPIN").value_or("auto");
   if (choice == "default") return;
-  if (setenv("GOMP_SPINCOUNT", choice && !choice->empty() ? choice->c_str() : kSpinCount, 1) != 0) return;
+  std::string spin = choice;
+  if (choice == "auto" || choice.empty()) {
+    if (!machine_is_busy()) return;
+    spin = kBusySpinCount;
+  }
+  if (setenv("GOMP_SPINCOUNT", spin.c_str(), 1) != 0) return;
   // The resolved path, not /proc/self/exe, so the process keeps its name ("nnfit" in ps,
   // top and nvidia-smi rather than "exe").
   char self[4096];

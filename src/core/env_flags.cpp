@@ -24,9 +24,10 @@ const std::vector<EnvFlag>& env_flags() {
       {"NNFIT_PIPELINE_RAM_LIMIT", "",
        "SIZE the input pipelines' in-memory caches, shuffle buffers and fixed-size prefetch queues may hold "
        "together; default: half of the available memory"},
-      {"NNFIT_OPENMP_SPIN", "10000",
-       "the nnfit CLI's GOMP_SPINCOUNT when neither GOMP_SPINCOUNT nor OMP_WAIT_POLICY is set (a spin count, or "
-       "\"default\" for libgomp's own 300000); see docs/cli.md, Environment"},
+      {"NNFIT_OPENMP_SPIN", "auto",
+       "the nnfit CLI's GOMP_SPINCOUNT when neither GOMP_SPINCOUNT nor OMP_WAIT_POLICY is set: auto (1000 when "
+       "the 1-minute load average is at least the usable cores at start, else libgomp's default), default "
+       "(never change it) or a spin count; see docs/cli.md, Environment"},
       {"TF_FORCE_GPU_ALLOW_GROWTH", "",
        "accepted for TensorFlow users: true or false; nnfit grows on demand unless told to preallocate"},
       {"FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist",
