@@ -4,7 +4,7 @@
 # first and the median input wait. Settings: a spin count, "default" (libgomp's own), "passive".
 # usage: bench/openmp_spin_bench.sh mlp 3 3 default 10000 1000 passive
 cd "$(dirname "$0")/.."
-export FASHION_MNIST_DIR=/usr/share/datasets/fashion-mnist
+export FASHION_MNIST_DIR="${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}"
 model=$1; epochs=$2; rounds=$3; shift 3
 for r in $(seq $rounds); do
   for v in "$@"; do
