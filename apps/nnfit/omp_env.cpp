@@ -3,7 +3,7 @@
 // Note [OpenMP spin]. Between parallel regions libgomp's worker threads busy-wait for
 // GOMP_SPINCOUNT iterations (300,000 by default: milliseconds) before blocking. On a quiet
 // machine with a core per thread that is what makes small steps fast: a shorter spin lets
-// workers fall asleep between kernels and the futex wake-ups cost the MLP 12-18% of its
+// workers fall asleep between kernels and the futex wake-ups cost the MLP 10-16% of its
 // throughput (bench/RESULTS.md, "OpenMP spin"). On a machine whose cores are already busy
 // the same spinning is ruinous: the spinning threads take the time slices the working ones
 // need, and a thread descheduled inside a region stalls its partner at the next barrier
