@@ -1,11 +1,12 @@
 // Tensor and Buffer. Host tensors made here use 64-byte aligned memory so oneDNN and
-// vector loops see aligned rows.
+// vector loops see aligned rows; large ones are recycled (Note [Host buffer cache]).
 #include "nnfit/core/tensor.h"
 
 #include <cstdlib>
 #include <cstring>
 
 #include "nnfit/core/error.h"
+#include "nnfit/core/host_buffer_cache.h"
 
 namespace nnfit {
 
@@ -41,9 +42,9 @@ Tensor Tensor::uninitialized(Shape shape, DType dtype) {
   std::size_t bytes = static_cast<std::size_t>(shape.numel()) * dtype_size(dtype);
   std::size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded == 0) rounded = 64;
-  void* p = std::aligned_alloc(64, rounded);
+  void* p = host_buffer_cache::allocate(rounded);
   if (p == nullptr) throw OutOfMemory("host allocation of " + std::to_string(rounded) + " bytes failed");
-  auto buf = std::make_shared<Buffer>(p, rounded, Device{}, [](void* q) { std::free(q); });
+  auto buf = std::make_shared<Buffer>(p, rounded, Device{}, [rounded](void* q) { host_buffer_cache::release(q, rounded); });
   return Tensor(std::move(buf), std::move(shape), dtype);
 }
 

@@ -224,7 +224,7 @@ void Autotuner::tick() {
     const Seen* best = nullptr;
     for (const Seen& s : seen) {
       AutotuneKnob& k = *s.t->knob;
-      if (s.t == &root || s.wait <= 0.01 || k.value >= k.max) continue;
+      if (s.t == &root || s.wait <= 0.01 || k.value >= k.max || k.inline_now) continue;
       // Another thread only where the budget has a quarter core left unused.
       if (k.kind == AutotuneKnob::Kind::parallelism && busy_cores > cpu_budget - 0.25) continue;
       if (k.kind == AutotuneKnob::Kind::buffer && buffered + k.value * k.element_bytes > ram_budget) continue;
@@ -280,7 +280,7 @@ std::string Autotuner::summary() const {
   bool first = true;
   for (std::size_t i = 1; i < knobs.size(); ++i) {
     const AutotuneKnob& k = *knobs[i].knob;
-    s << (first ? "" : ", ") << knob_label(k) << "=" << k.value.load();
+    s << (first ? "" : ", ") << knob_label(k) << "=" << k.value.load() << (k.inline_now ? " (inline)" : "");
     first = false;
   }
   return s.str();

@@ -5,9 +5,19 @@
 // completes, so a pass cut short never leaves a partial cache, and a later process reuses
 // a complete one. A pass cut short records nothing (as tf.data).
 //
+// Note [Cache row storage]. In memory, elements whose spec has fixed shapes are copied
+// as they pass into contiguous chunks (one per component, 2^k rows of at most 4 MiB),
+// and later passes hand out views into them. A shuffled batch then gathers each row
+// from an address computed from its index, instead of chasing an element's vector, its
+// tensor's buffer and the bytes, three dependent cache misses per row of a table far
+// bigger than the cache: with Fashion-MNIST (188 MB of f32 images) that pointer chasing
+// was half the cost of a batch of 128. Elements that break their spec (a map that
+// declared the wrong shape) switch the record back to whole elements.
+//
 // File layout (little-endian): "NNFITCACHE1\n", then per element: u32 components, per
 // component: u8 dtype, u32 rank, i64 dims[rank], raw bytes.
 #include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -40,6 +50,65 @@ void write_element(std::ofstream& out, const Element& e) {
   }
 }
 
+bool fixed_shapes(const ElementSpec& spec) {
+  for (const ComponentSpec& c : spec) {
+    if (c.shape.rank() > 0 && *std::min_element(c.shape.dims().begin(), c.shape.dims().end()) < 0) return false;
+  }
+  return true;
+}
+
+// Rows of a fixed-shape spec in contiguous chunks (Note [Cache row storage]).
+class ChunkedRows final : public RowTable {
+ public:
+  explicit ChunkedRows(ElementSpec spec) : RowTable(std::move(spec)) {
+    std::size_t widest = 1;
+    for (std::size_t c = 0; c < spec_.size(); ++c) widest = std::max(widest, row_bytes(c));
+    while (shift_ < 20 && (std::size_t{2} << shift_) * widest <= kChunkBytes) ++shift_;
+    chunks_.resize(spec_.size());
+    bases_.resize(spec_.size());
+  }
+  std::int64_t rows() const override { return rows_; }
+  const void* row(std::int64_t i, std::size_t c) const override {
+    return bases_[c][static_cast<std::size_t>(i >> shift_)] + static_cast<std::size_t>(i & mask()) * row_bytes(c);
+  }
+  // Appends a copy of e's bytes; false (and nothing appended) if e breaks the spec.
+  bool append(const Element& e) {
+    if (e.size() != spec_.size()) return false;
+    for (std::size_t c = 0; c < e.size(); ++c) {
+      if (e[c].dtype() != spec_[c].dtype || e[c].nbytes() != row_bytes(c)) return false;
+    }
+    if ((rows_ & mask()) == 0) {
+      for (std::size_t c = 0; c < e.size(); ++c) {
+        Tensor chunk = Tensor::uninitialized(Shape{static_cast<std::int64_t>((mask() + 1) * row_bytes(c))}, DType::u8);
+        bases_[c].push_back(static_cast<char*>(chunk.raw()));
+        chunks_[c].push_back(chunk.buffer());
+      }
+    }
+    for (std::size_t c = 0; c < e.size(); ++c) std::memcpy(const_cast<void*>(row(rows_, c)), e[c].raw(), row_bytes(c));
+    ++rows_;
+    return true;
+  }
+  // Row i as an element of views into the chunks.
+  Element element(std::int64_t i) const {
+    Element e;
+    e.reserve(spec_.size());
+    for (std::size_t c = 0; c < spec_.size(); ++c) {
+      const auto chunk = static_cast<std::size_t>(i >> shift_);
+      e.emplace_back(chunks_[c][chunk], spec_[c].shape, spec_[c].dtype,
+                     static_cast<std::size_t>(i & mask()) * row_bytes(c));
+    }
+    return e;
+  }
+
+ private:
+  static constexpr std::size_t kChunkBytes = std::size_t{4} << 20;
+  std::int64_t mask() const { return (std::int64_t{1} << shift_) - 1; }
+  int shift_ = 0;  // log2 of the rows per chunk
+  std::int64_t rows_ = 0;
+  std::vector<std::vector<std::shared_ptr<Buffer>>> chunks_;  // [component][chunk]
+  std::vector<std::vector<char*>> bases_;                     // their bytes
+};
+
 class CacheNode final : public DatasetNode {
  public:
   CacheNode(Dataset input, std::string filename)
@@ -48,40 +117,18 @@ class CacheNode final : public DatasetNode {
   std::int64_t cardinality() const override { return input_.cardinality(); }
   std::string name() const override { return "cache"; }
 
-  // Once complete in memory, the cached elements are the table when they all have the
-  // spec's fixed shapes (Note [Row streams]).
+  // Once complete in memory, fixed-shape elements are a table (Note [Row streams]).
   std::unique_ptr<RowStream> make_row_stream() const override {
     if (!filename_.empty()) return nullptr;
-    std::shared_ptr<const Elements> memory;
+    std::shared_ptr<const ChunkedRows> rows;
     {
       std::lock_guard<std::mutex> lock(state_->mu);
-      memory = state_->memory;
+      rows = state_->rows;
     }
-    if (!memory) return nullptr;
-    for (const ComponentSpec& c : element_spec()) {
-      if (c.shape.rank() > 0 && *std::min_element(c.shape.dims().begin(), c.shape.dims().end()) < 0) return nullptr;
-    }
-    class Table final : public RowTable {
-     public:
-      Table(std::shared_ptr<const Elements> e, ElementSpec spec) : RowTable(std::move(spec)), elements_(std::move(e)) {}
-      std::int64_t rows() const override { return static_cast<std::int64_t>(elements_->size()); }
-      const void* row(std::int64_t i, std::size_t c) const override {
-        return (*elements_)[static_cast<std::size_t>(i)][c].raw();
-      }
-
-     private:
-      std::shared_ptr<const Elements> elements_;
-    };
-    auto table = std::make_shared<Table>(memory, element_spec());
-    for (const Element& e : *memory) {
-      if (e.size() != table->spec().size()) return nullptr;
-      for (std::size_t c = 0; c < e.size(); ++c) {
-        if (e[c].nbytes() != table->row_bytes(c) || e[c].dtype() != table->spec()[c].dtype) return nullptr;
-      }
-    }
+    if (!rows) return nullptr;
     auto s = std::make_unique<RowStream>();
-    s->rows = sequential_rows(table->rows());
-    s->table = std::move(table);
+    s->rows = sequential_rows(rows->rows());
+    s->table = std::move(rows);
     return s;
   }
 
@@ -89,17 +136,20 @@ class CacheNode final : public DatasetNode {
     if (filename_.empty()) {
       std::lock_guard<std::mutex> lock(state_->mu);
       if (state_->memory) return std::make_unique<ReplayIterator>(state_->memory);
+      if (state_->rows) return std::make_unique<ReplayRowsIterator>(state_->rows);
     } else if (std::filesystem::exists(filename_)) {
       return std::make_unique<FileReadIterator>(filename_);
     }
-    return std::make_unique<RecordingIterator>(state_, filename_, input_.make_iterator());
+    return std::make_unique<RecordingIterator>(state_, filename_, input_.make_iterator(), element_spec());
   }
 
  private:
   // Shared with recording iterators, which may outlive the node.
   struct State {
     std::mutex mu;
-    std::shared_ptr<const Elements> memory;  // guarded by mu; set once
+    // Guarded by mu; one of them is set once, when a pass completes.
+    std::shared_ptr<const Elements> memory;
+    std::shared_ptr<const ChunkedRows> rows;
   };
 
   class ReplayIterator final : public Iterator {
@@ -113,6 +163,19 @@ class CacheNode final : public DatasetNode {
    private:
     std::shared_ptr<const Elements> elements_;
     std::size_t i_ = 0;
+  };
+
+  class ReplayRowsIterator final : public Iterator {
+   public:
+    explicit ReplayRowsIterator(std::shared_ptr<const ChunkedRows> rows) : rows_(std::move(rows)) {}
+    std::optional<Element> next() override {
+      if (i_ >= rows_->rows()) return std::nullopt;
+      return rows_->element(i_++);
+    }
+
+   private:
+    std::shared_ptr<const ChunkedRows> rows_;
+    std::int64_t i_ = 0;
   };
 
   class FileReadIterator final : public Iterator {
@@ -157,8 +220,10 @@ class CacheNode final : public DatasetNode {
   // Passes the input through and records it; publishes the record only at the end.
   class RecordingIterator final : public Iterator {
    public:
-    RecordingIterator(std::shared_ptr<State> state, std::string filename, std::unique_ptr<Iterator> in)
+    RecordingIterator(std::shared_ptr<State> state, std::string filename, std::unique_ptr<Iterator> in,
+                      const ElementSpec& spec)
         : state_(std::move(state)), filename_(std::move(filename)), in_(std::move(in)) {
+      if (filename_.empty() && fixed_shapes(spec)) rows_ = std::make_unique<ChunkedRows>(spec);
       if (!filename_.empty()) {
         tmp_ = filename_ + ".tmp";
         out_.open(tmp_, std::ios::binary | std::ios::trunc);
@@ -187,7 +252,12 @@ class CacheNode final : public DatasetNode {
         for (const Tensor& t : *e) bytes += static_cast<std::int64_t>(t.nbytes());
         ram_->add(bytes, "cache to a file instead ({\"cache\": \"PATH\"}, Dataset::cache(path)): the second epoch "
                          "reads it back without decoding again; or raise NNFIT_PIPELINE_RAM_LIMIT");
-        recorded_.push_back(*e);
+        if (rows_ && !rows_->append(*e)) {
+          // The element breaks the spec: keep whole elements from here on.
+          for (std::int64_t i = 0; i < rows_->rows(); ++i) recorded_.push_back(rows_->element(i));
+          rows_.reset();
+        }
+        if (!rows_) recorded_.push_back(*e);
       }
       return e;
     }
@@ -202,9 +272,13 @@ class CacheNode final : public DatasetNode {
         return;
       }
       std::lock_guard<std::mutex> lock(state_->mu);
-      if (state_->memory) return;
       // The reservation lives as long as the cached elements do.
       std::shared_ptr<RamReservation> ram(std::move(ram_));
+      if (state_->memory || state_->rows) return;
+      if (rows_) {
+        state_->rows = std::shared_ptr<const ChunkedRows>(rows_.release(), [ram](const ChunkedRows* p) { delete p; });
+        return;
+      }
       state_->memory = std::shared_ptr<const Elements>(new Elements(std::move(recorded_)),
                                                        [ram](const Elements* p) { delete p; });
     }
@@ -212,7 +286,8 @@ class CacheNode final : public DatasetNode {
     std::shared_ptr<State> state_;
     std::string filename_;
     std::unique_ptr<Iterator> in_;
-    Elements recorded_;
+    std::unique_ptr<ChunkedRows> rows_;  // fixed-shape elements (Note [Cache row storage])
+    Elements recorded_;                   // otherwise
     std::unique_ptr<RamReservation> ram_ = std::make_unique<RamReservation>("cache (in memory)");
     std::string tmp_;
     std::ofstream out_;

@@ -28,6 +28,11 @@ std::unique_ptr<RowIterator> sequential_rows(std::int64_t count) {
       if (i_ >= n_) return std::nullopt;
       return i_++;
     }
+    std::size_t next_n(std::int64_t* out, std::size_t n) override {
+      std::size_t k = 0;
+      for (; k < n && i_ < n_; ++k) out[k] = i_++;
+      return k;
+    }
 
    private:
     std::int64_t n_, i_ = 0;

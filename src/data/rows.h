@@ -35,10 +35,46 @@ class RowTable {
 };
 
 // One pass over a table: the indices of its rows in pass order, nullopt at the end.
+// Consumers that want many indices take them in blocks with next_n, so that a stage
+// that does something per call (measure reads the clock) does it per block, not per row.
 class RowIterator {
  public:
   virtual ~RowIterator() = default;
   virtual std::optional<std::int64_t> next() = 0;
+  // Writes up to n indices to out; fewer only at the end of the pass. Returns the count.
+  virtual std::size_t next_n(std::int64_t* out, std::size_t n) {
+    std::size_t k = 0;
+    while (k < n) {
+      const std::optional<std::int64_t> i = next();
+      if (!i) break;
+      out[k++] = *i;
+    }
+    return k;
+  }
+};
+
+// Reads an input RowIterator a block at a time for a stage that consumes indices one by
+// one (shuffle), so the input sees next_n calls.
+class RowBlockReader {
+ public:
+  explicit RowBlockReader(std::unique_ptr<RowIterator> in) : in_(std::move(in)) {}
+  std::optional<std::int64_t> next() {
+    if (pos_ == size_) {
+      if (end_) return std::nullopt;
+      size_ = in_->next_n(block_, kBlock);
+      pos_ = 0;
+      end_ = size_ < kBlock;
+      if (size_ == 0) return std::nullopt;
+    }
+    return block_[pos_++];
+  }
+
+ private:
+  static constexpr std::size_t kBlock = 256;
+  std::unique_ptr<RowIterator> in_;
+  std::int64_t block_[kBlock];
+  std::size_t pos_ = 0, size_ = 0;
+  bool end_ = false;
 };
 
 struct RowStream {

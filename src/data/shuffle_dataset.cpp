@@ -104,11 +104,11 @@ class ShuffleNode final : public DatasetNode {
       It(std::unique_ptr<RowIterator> in, std::size_t buffer_size, std::uint64_t seed, std::uint64_t epoch)
           : in_(std::move(in)), buffer_(buffer_size, seed, epoch) {}
       std::optional<std::int64_t> next() override {
-        return buffer_.next([&] { return in_->next(); });
+        return buffer_.next([&] { return in_.next(); });
       }
 
      private:
-      std::unique_ptr<RowIterator> in_;
+      RowBlockReader in_;
       ShuffleBuffer<std::int64_t> buffer_;
     };
     s->rows = std::make_unique<It>(std::move(s->rows), static_cast<std::size_t>(buffer_size_), seed_, next_epoch());

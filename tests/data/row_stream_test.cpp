@@ -97,5 +97,49 @@ TEST(RowStream, RaggedCacheFallsBackToElements) {
   EXPECT_EQ(ragged.padded_batch(2).collect().size(), 2u);
 }
 
+TEST(RowStream, CacheSpanningManyChunksReplaysEveryRowExactly) {
+  // 1 MiB rows: 4 rows per 4 MiB chunk (Note [Cache row storage]), so 11 rows span 3 chunks,
+  // the last one partial.
+  constexpr std::int64_t kRows = 11, kFloats = 256 * 1024;
+  Tensor x = Tensor::zeros(Shape{kRows, kFloats}, DType::f32);
+  for (std::int64_t i = 0; i < kRows * kFloats; ++i) x.data<float>()[i] = static_cast<float>(i % 9973) + static_cast<float>(i / kFloats);
+  Tensor y = Tensor::zeros(Shape{kRows}, DType::u8);
+  for (std::int64_t i = 0; i < kRows; ++i) y.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(200 + i);
+  const Dataset cached = element_path(Dataset::from_tensor_slices({x, y})).cache();
+  const auto first = cached.collect();  // records
+  const auto second = cached.collect();  // replays views into the chunks
+  ASSERT_EQ(second.size(), static_cast<std::size_t>(kRows));
+  EXPECT_TRUE(same(first, second));
+  EXPECT_EQ(*second[10][1].data<std::uint8_t>(), 210);
+  EXPECT_EQ(second[7][0].data<float>()[kFloats - 1], static_cast<float>((7 * kFloats + kFloats - 1) % 9973) + 7.0f);
+  // Gathered in shuffled batches, rows come from the right chunk and offset.
+  const auto fused = cached.shuffle(kRows, ShuffleOptions{5}).batch(4).collect();
+  const auto plain = element_path(cached).shuffle(kRows, ShuffleOptions{5}).batch(4).collect();
+  ASSERT_EQ(fused.size(), 3u);
+  EXPECT_TRUE(same(fused, plain));
+}
+
+TEST(RowStream, CachedElementsThatBreakTheirSpecAreKeptWhole) {
+  // A map that declares Shape{3} but returns 4 floats from the fourth element on.
+  const Dataset lying = Dataset::range(0, 6)
+                            .map(
+                                [](Element e) {
+                                  const std::int64_t i = *e[0].data<std::int64_t>();
+                                  Tensor t = Tensor::zeros(Shape{i < 3 ? 3 : 4}, DType::f32);
+                                  t.data<float>()[0] = static_cast<float>(i);
+                                  return Element{t};
+                                },
+                                {}, ElementSpec{{DType::f32, Shape{3}}})
+                            .cache();
+  const auto first = lying.collect();
+  const auto second = lying.collect();
+  ASSERT_EQ(second.size(), 6u);
+  EXPECT_TRUE(same(first, second));
+  EXPECT_EQ(second[1][0].shape(), (Shape{3}));
+  EXPECT_EQ(second[5][0].shape(), (Shape{4}));
+  EXPECT_EQ(second[2][0].data<float>()[0], 2.0f);
+  EXPECT_EQ(lying.node()->make_row_stream(), nullptr) << "no table for elements that break the spec";
+}
+
 }  // namespace
 }  // namespace nnfit::data

@@ -58,6 +58,9 @@ struct AutotuneKnob {
   std::atomic<std::int64_t> element_bytes{0};     // bytes of the last element (buffer knobs)
   std::atomic<bool> active{false};                // an iterator is using it now
   std::atomic<std::int64_t> waiting_since_ns{0};  // a wait in progress (0: none)
+  // A prefetch that produces on its consumer's thread for now (Note [Prefetch inline]):
+  // its buffer is unused, so the tuner leaves it alone.
+  std::atomic<bool> inline_now{false};
 
   // Times one consumer wait; a wait still in progress counts toward the tuner's window.
   class Wait {
