@@ -30,10 +30,14 @@ using namespace step_profile;
 
 // How the epoch loop gets its batches: begin(epoch) starts a pass; next(rows) stages the
 // next batch into its program's inputs and returns that entry and its rows (nullptr at
-// the end of the pass). The loop counts the time next() takes as input wait.
+// the end of the pass). The loop counts the time next() takes as input wait. prepare
+// (optional) is called as soon as an epoch's last batch is trained, before validation,
+// when another epoch follows: a pipeline starts the next pass there, so its first
+// batches are made while validation runs instead of at the start of the next epoch.
 struct Sequential::EpochFeed {
   std::function<void(std::int64_t epoch)> begin;
   std::function<Entry*(std::int64_t& rows)> next;
+  std::function<void(std::int64_t next_epoch)> prepare;
 };
 
 Sequential::Entry& Sequential::stage_element(const data::Element& element, const char* what, std::int64_t index) {
@@ -215,6 +219,7 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
     }
     NNFIT_CHECK(seen > 0, InvalidArgument, "epoch ", epoch + 1, " had no training batches; the dataset is empty",
                 " (a pipeline that is not repeated is consumed once per epoch)");
+    if (feed.prepare && epoch + 1 < options.epochs) feed.prepare(epoch + 1);
     Logs logs;
     for (const Metric& m : metrics) logs.push_back({m.name(), m.result()});
     logs.push_back({"loss", loss_sum / static_cast<double>(seen)});
@@ -325,11 +330,20 @@ History Sequential::fit(const data::Dataset& train, const FitOptions& options) {
   std::optional<data::Element> current;  // the batch being trained on (the program reads it)
   std::int64_t index = 0;
   EpochFeed feed;
-  feed.begin = [&](std::int64_t) {
+  bool prepared = false;  // the next pass's iterator already exists
+  auto start_pass = [&] {
     current.reset();
     it.reset();  // join the previous pass's threads before starting the next
     it = tuner.make_iterator(train);
+  };
+  feed.begin = [&](std::int64_t) {
+    if (!prepared) start_pass();
+    prepared = false;
     index = 0;
+  };
+  feed.prepare = [&](std::int64_t) {
+    start_pass();
+    prepared = true;
   };
   feed.next = [&](std::int64_t& rows) -> Entry* {
     current = it->next();

@@ -4,7 +4,10 @@
 // is a clear error naming the batch.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <memory>
+#include <vector>
 #include <random>
 #include <thread>
 
@@ -117,6 +120,39 @@ TEST(FitDataset, ReportsInputWaitOfASlowPipeline) {
   EXPECT_GT(wait, 0.5);
   EXPECT_GE(wait * get(slow.epochs[0], "train_seconds"), 0.12);
   EXPECT_GT(get(slow.epochs[0], "memory_peak_bytes"), 0);
+}
+
+TEST(FitDataset, TheNextEpochsPipelineStartsBeforeValidation) {
+  // Training batches record how many validation batches had been made when they were; the
+  // validation pipeline takes 5 ms a batch. The first batch of epochs 2 and 3 must be
+  // made before that epoch's predecessor finished validating (at 4 and 8 batches).
+  auto [x, y] = data(64);
+  auto [vx, vy] = data(64, 9);
+  auto validated = std::make_shared<std::atomic<int>>(0);
+  auto seen_at_first = std::make_shared<std::vector<int>>();
+  auto batch_in_epoch = std::make_shared<int>(0);
+  FitOptions fo;
+  fo.epochs = 3;
+  fo.batch_size = 16;
+  fo.validation_dataset = data::Dataset::from_tensor_slices({vx, vy}).batch(16).map([validated](data::Element e) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ++*validated;
+    return e;
+  });
+  // Runs on the prefetch thread; batches of one pass are made in order, 4 per epoch.
+  const data::Dataset train = data::Dataset::from_tensor_slices({x, y})
+                                  .batch(16)
+                                  .map([validated, seen_at_first, batch_in_epoch](data::Element e) {
+                                    if ((*batch_in_epoch)++ % 4 == 0) seen_at_first->push_back(validated->load());
+                                    return e;
+                                  })
+                                  .prefetch(2);
+  small_mlp()->fit(train, fo);
+  ASSERT_EQ(seen_at_first->size(), 3u);
+  EXPECT_EQ((*seen_at_first)[0], 0);
+  EXPECT_LT((*seen_at_first)[1], 4) << "epoch 2's first batch waited for epoch 1's validation";
+  EXPECT_LT((*seen_at_first)[2], 8) << "epoch 3's first batch waited for epoch 2's validation";
+  EXPECT_EQ(validated->load(), 12);
 }
 
 TEST(FitDataset, PlansThePartialBatchWhenItArrivesAndKeepsThePeakExact) {
