@@ -24,6 +24,9 @@ const std::vector<EnvFlag>& env_flags() {
       {"NNFIT_PIPELINE_RAM_LIMIT", "",
        "SIZE the input pipelines' in-memory caches, shuffle buffers and fixed-size prefetch queues may hold "
        "together; default: half of the available memory"},
+      {"NNFIT_PIPELINE_SCHED", "batch",
+       "the scheduling policy of input-pipeline threads: batch (SCHED_BATCH: they never preempt the training "
+       "thread when they wake) or normal; see docs/cli.md, Environment"},
       {"NNFIT_OPENMP_SPIN", "auto",
        "the nnfit CLI's GOMP_SPINCOUNT when neither GOMP_SPINCOUNT nor OMP_WAIT_POLICY is set: auto (1000 when "
        "the 1-minute load average is at least the usable cores at start, else libgomp's default), default "

@@ -1,12 +1,19 @@
 // Shared element helpers (see element_util.h).
 #include "data/element_util.h"
 
+#include <sched.h>
+
+#include <cstdio>
 #include <cstring>
 #include <limits>
+#include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
+#include "nnfit/core/env_flags.h"
 #include "nnfit/core/error.h"
+#include "nnfit/core/trace.h"
 
 namespace nnfit::data::detail {
 
@@ -62,6 +69,31 @@ std::uint64_t bounded(std::mt19937_64& rng, std::uint64_t bound) {
     r = rng();
   } while (r >= limit);
   return r % bound;
+}
+
+// Note [Pipeline thread policy]. Pipeline threads run under SCHED_BATCH: the kernel then
+// never lets them preempt a running thread when they wake up, only at a scheduler tick
+// or on a free core. With as many compute threads as cores (nnfit's default), a prefetch
+// thread woken to refill its buffer otherwise took the core of the training thread that
+// had just woken it, inside its next() call, for the whole refill (2-6 ms every 30 or so
+// steps): the MLP example on 2 threads waited for input 5.3% of its training time
+// (median of 6 runs; 2.1-8.2%), against 0.8% (0.6-1.1%) under SCHED_BATCH, at the same
+// throughput. The pipeline still gets its fair share of the CPU; what it takes from the
+// compute threads now shows as slower steps, not as waiting (bench/RESULTS.md, "Input
+// wait during training"). NNFIT_PIPELINE_SCHED=normal keeps the default policy.
+void start_pipeline_thread(const std::string& name) {
+  trace::set_thread_name(name);
+  const std::optional<std::string> policy = env_flag("NNFIT_PIPELINE_SCHED");
+  if (policy && *policy == "normal") return;
+  if (policy && *policy != "batch") {
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      std::fprintf(stderr, "nnfit: NNFIT_PIPELINE_SCHED=%s is neither 'batch' nor 'normal'; using batch\n",
+                   policy->c_str());
+    });
+  }
+  sched_param param{};
+  sched_setscheduler(0, SCHED_BATCH, &param);  // best effort: the thread runs either way
 }
 
 int autotune_threads() {

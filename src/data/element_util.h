@@ -24,6 +24,10 @@ void fill(const Tensor& t, double value);
 std::uint64_t bounded(std::mt19937_64& rng, std::uint64_t bound);
 // Threads for num_parallel_calls = kAutotune until the Autotuner lands: one per core.
 int autotune_threads();
+// Called first thing on every pipeline thread (prefetch producers, map workers): names it
+// for traces and gives it the pipeline's scheduling policy (Note [Pipeline thread policy]
+// in element_util.cpp).
+void start_pipeline_thread(const std::string& name);
 // spec with the first dimension of every component removed / with `dim` prepended.
 ElementSpec unbatched(const ElementSpec& spec, const std::string& who);
 ElementSpec batched(const ElementSpec& spec, std::int64_t dim);

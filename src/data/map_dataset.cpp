@@ -138,7 +138,7 @@ class ParallelMapIterator final : public Iterator {
   }
 
   void work(int index) {
-    trace::set_thread_name("data/map worker " + std::to_string(index));
+    detail::start_pipeline_thread("data/map worker " + std::to_string(index));
     // Busy time for the tuner: thread CPU time, read at wake-up, when parking and every 2 ms.
     std::int64_t cpu_mark = knob_ ? thread_cpu_ns() : 0;
     auto wall_mark = std::chrono::steady_clock::now();

@@ -197,7 +197,7 @@ class PrefetchIterator final : public Iterator {
   };
 
   void produce() {
-    trace::set_thread_name("data/prefetch");
+    detail::start_pipeline_thread("data/prefetch");
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mu_);

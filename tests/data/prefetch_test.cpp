@@ -11,6 +11,9 @@
 #include <set>
 #include <thread>
 
+#include <sched.h>
+#include <stdlib.h>
+
 #include "dataset_test_util.h"
 #include "nnfit/core/error.h"
 #include "nnfit/data/autotune.h"
@@ -132,6 +135,36 @@ TEST(Prefetch, BulkWaitsDeliverEveryElementInOrderWithoutATuner) {
   while (auto e = it->next()) ASSERT_EQ(value((*e)[0]), n++);
   EXPECT_EQ(n, 500);
   EXPECT_EQ(makers.on(std::this_thread::get_id(), 0, 500), 0);
+}
+
+// Note [Pipeline thread policy]: prefetch producers and map workers run under
+// SCHED_BATCH unless NNFIT_PIPELINE_SCHED=normal; the consumer's thread is untouched.
+int policy_of_threads_making(const Dataset& ds, std::vector<int>* policies) {
+  std::mutex mu;
+  const Dataset probe = ds.map(
+      [&](Element e) {
+        std::lock_guard<std::mutex> lock(mu);
+        policies->push_back(sched_getscheduler(0));
+        return e;
+      },
+      MapOptions{2, true});
+  int n = 0;
+  for (auto it = probe.prefetch(2).make_iterator(); it->next();) ++n;
+  return n;
+}
+
+TEST(Prefetch, PipelineThreadsRunUnderSchedBatchUnlessAskedNotTo) {
+  const int before = sched_getscheduler(0);
+  std::vector<int> policies;
+  ASSERT_EQ(policy_of_threads_making(Dataset::range(0, 20), &policies), 20);
+  for (int p : policies) EXPECT_EQ(p, SCHED_BATCH);
+  EXPECT_EQ(sched_getscheduler(0), before) << "the consumer's own thread keeps its policy";
+
+  ::setenv("NNFIT_PIPELINE_SCHED", "normal", 1);
+  policies.clear();
+  ASSERT_EQ(policy_of_threads_making(Dataset::range(0, 20), &policies), 20);
+  ::unsetenv("NNFIT_PIPELINE_SCHED");
+  for (int p : policies) EXPECT_EQ(p, SCHED_OTHER);
 }
 
 }  // namespace
