@@ -190,8 +190,8 @@ def write_report(args, results, versions, notes, started, load_before, command):
         f"{args.rounds} round(s), frameworks run alternately within each round, {args.threads} threads each, "
         "batch 128, Adam 1e-3. Test accuracy: median over rounds of the last epoch's. nnfit trains the model "
         "and input pipeline of `examples/fashion_mnist_{mlp,cnn}.json` with the peers' optimizer (constant Adam 1e-3, "
-        "whatever schedule the example ships with) (input pipeline: normalize, cache, shuffle, batch, prefetch "
-        "AUTOTUNE) with `--batch-size 128`; its input wait is the median over the steady epochs of "
+        "whatever schedule the example ships with) (input pipeline: cache, shuffle, batch, normalize, "
+        "prefetch AUTOTUNE) with `--batch-size 128`; its input wait is the median over the steady epochs of "
         "`input_wait_fraction` (the share of training time spent waiting for the next batch).",
         "",
         "| model | nnfit samples/s | PyTorch | Keras | nnfit/PyTorch | nnfit/Keras | nnfit input wait | test acc nnfit | PyTorch | Keras |",
