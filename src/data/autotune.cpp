@@ -10,7 +10,9 @@
 //     (thread CPU time, so workers blocked on a slow upstream stage or on the input lock
 //     do not count as busy); failing that, a
 //     prefetch buffer doubles if all buffers stay within the RAM budget (estimated from
-//     the size of the last element through it). One change per window, so the effect of
+//     the size of the last element through it) and it has been full at its present size
+//     (its producer waited for space more than 5% of a window since it last grew): a
+//     buffer its producer never fills cannot be what the consumer waits for. One change per window, so the effect of
 //     each is measured before the next.
 //   * Below 0.5% for 10 windows running (windows lengthen from 10 ms to the interval while
 //     nothing changes), the pipeline keeps up with room to spare, and a
@@ -196,6 +198,10 @@ void Autotuner::tick() {
     Seen s{&t, std::clamp(static_cast<double>(wait - t.last_wait) / window, 0.0, 1.0),
            static_cast<double>(busy - t.last_busy) / window / std::max(1, k.value.load())};
     const bool moved = elements != t.last_elements;
+    // Full for more than 5% of a window: the producer outran its consumer there.
+    const std::int64_t full = k.full_ns;
+    if (static_cast<double>(full - t.last_full) > 0.05 * window) t.filled_since_change = true;
+    t.last_full = full;
     t.last_wait = std::max(wait, t.last_wait);
     t.last_busy = busy;
     t.last_elements = elements;
@@ -228,6 +234,10 @@ void Autotuner::tick() {
       // Another thread only where the budget has a quarter core left unused.
       if (k.kind == AutotuneKnob::Kind::parallelism && busy_cores > cpu_budget - 0.25) continue;
       if (k.kind == AutotuneKnob::Kind::buffer && buffered + k.value * k.element_bytes > ram_budget) continue;
+      // A buffer that never filled at its size since it last grew is not what the consumer
+      // waits for: its producer is simply slower (or still starting), and a deeper buffer
+      // would only hold more batches out of the cache.
+      if (k.kind == AutotuneKnob::Kind::buffer && !s.t->filled_since_change) continue;
       // Threads before buffers: a map that cannot keep up is not helped by a deeper queue.
       auto rank = [](const Seen& x) { return std::make_pair(x.t->knob->kind == AutotuneKnob::Kind::parallelism, x.wait); };
       if (!best || rank(s) > rank(*best)) best = &s;
@@ -237,6 +247,7 @@ void Autotuner::tick() {
     const int from = k.value;
     const int to = k.kind == AutotuneKnob::Kind::parallelism ? from + 1 : std::min(k.max, from * 2);
     k.value = to;
+    best->t->filled_since_change = false;
     record(knob_label(k) + " " + std::to_string(from) + " -> " + std::to_string(to) + " (training waited " +
            percent(root_wait) + " of the last " + std::to_string(static_cast<int>(window / 1e6)) + " ms; its consumer " +
            percent(best->wait) + ")");

@@ -201,7 +201,13 @@ class PrefetchIterator final : public Iterator {
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mu_);
-        space_cv_.wait(lock, [&] { return cancelled_ || (!inline_ && queue_.size() < capacity_); });
+        auto room = [&] { return cancelled_ || (!inline_ && queue_.size() < capacity_); };
+        if (knob_ && !room() && !inline_) {
+          const std::int64_t full_since = now_ns();  // the tuner's evidence that the buffer limits
+          space_cv_.wait(lock, room);
+          knob_->full_ns += now_ns() - full_since;
+        }
+        space_cv_.wait(lock, room);
         if (cancelled_) return;
         producing_ = true;
       }

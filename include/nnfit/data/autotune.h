@@ -56,6 +56,7 @@ struct AutotuneKnob {
   std::atomic<std::int64_t> busy_ns{0};           // worker time spent producing elements
   std::atomic<std::int64_t> elements{0};          // elements handed to the consumer
   std::atomic<std::int64_t> element_bytes{0};     // bytes of the last element (buffer knobs)
+  std::atomic<std::int64_t> full_ns{0};           // buffer knobs: time the producer waited for space
   std::atomic<bool> active{false};                // an iterator is using it now
   std::atomic<std::int64_t> waiting_since_ns{0};  // a wait in progress (0: none)
   // A prefetch that produces on its consumer's thread for now (Note [Prefetch inline]):
@@ -111,6 +112,8 @@ class KnobRegistry {
     const void* node;
     std::shared_ptr<AutotuneKnob> knob;
     std::int64_t last_wait = 0, last_busy = 0, last_elements = 0;
+    std::int64_t last_full = 0;
+    bool filled_since_change = false;  // a window since the last change had the buffer full
     int quiet_rounds = 0;
   };
   const int cpu_budget_;
