@@ -133,13 +133,13 @@ TEST(Autotune, LeavesABufferItsProducerNeverFillsAlone) {
   // A producer slower than its consumer at every element: the consumer waits all the time,
   // but the buffer is never full, so a deeper one could not help (Note [Autotune policy]).
   Autotuner tuner(fast_ticks(1));
-  const Dataset ds = Dataset::range(0, 60)
+  const Dataset ds = Dataset::range(0, 25)
                          .map([](Element e) {
-                           std::this_thread::sleep_for(std::chrono::milliseconds(3));
+                           std::this_thread::sleep_for(std::chrono::milliseconds(10));
                            return e;
                          })
                          .prefetch(kAutotune);
-  for (auto it = tuner.make_iterator(ds); it->next();) std::this_thread::sleep_for(std::chrono::microseconds(300));
+  for (auto it = tuner.make_iterator(ds); it->next();) std::this_thread::sleep_for(std::chrono::microseconds(100));
   const std::string s = tuner.summary();
   EXPECT_NE(s.find("prefetch buffer_size=1"), std::string::npos) << s;
   EXPECT_TRUE(tuner.decisions().empty()) << tuner.decisions().front();
