@@ -63,13 +63,22 @@ Tensor cast(const Tensor& t, DType dtype) {
   return out;
 }
 
+// The u8 -> f32 loop of rescale, the per-batch normalize of image pipelines: compiled for
+// AVX2 too and chosen at load time, since the baseline x86-64 build converts 4 bytes per
+// instruction where AVX2 converts 8 ([128, 28, 28] on this machine: 17.5 -> 7.0-8.4 us).
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void rescale_u8(const std::uint8_t* __restrict in, float* __restrict o, std::int64_t n, float scale, float offset) {
+  for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<float>(in[i]) * scale + offset;
+}
+
 Tensor rescale(const Tensor& t, float scale, float offset) {
   Tensor out = Tensor::uninitialized(t.shape(), DType::f32);
   float* o = out.data<float>();
   const std::int64_t n = t.numel();
   if (t.dtype() == DType::u8) {
-    const std::uint8_t* in = t.data<std::uint8_t>();
-    for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<float>(in[i]) * scale + offset;
+    rescale_u8(t.data<std::uint8_t>(), o, n, scale, offset);
   } else if (t.dtype() == DType::f32) {
     const float* in = t.data<float>();
     for (std::int64_t i = 0; i < n; ++i) o[i] = in[i] * scale + offset;
