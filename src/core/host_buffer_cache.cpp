@@ -88,7 +88,7 @@ void release(void* p, std::size_t bytes) {
 Stats stats() {
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mu);
-  return Stats{c.cached, kEnabled ? kLimitBytes : 0, kMinBytes, c.hits, c.misses};
+  return Stats{c.cached, kEnabled ? kLimitBytes : 0, c.hits, c.misses};
 }
 
 void trim() {

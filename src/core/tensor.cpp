@@ -44,7 +44,8 @@ Tensor Tensor::uninitialized(Shape shape, DType dtype) {
   if (rounded == 0) rounded = 64;
   void* p = host_buffer_cache::allocate(rounded);
   if (p == nullptr) throw OutOfMemory("host allocation of " + std::to_string(rounded) + " bytes failed");
-  auto buf = std::make_shared<Buffer>(p, rounded, Device{}, [rounded](void* q) { host_buffer_cache::release(q, rounded); });
+  auto buf = std::make_shared<Buffer>(p, rounded, Device{},
+                                      [rounded](void* q) { host_buffer_cache::release(q, rounded); });
   return Tensor(std::move(buf), std::move(shape), dtype);
 }
 

@@ -32,16 +32,14 @@
 #include <sstream>
 
 #include "data/element_util.h"
+#include "nnfit/core/trace.h"
 
 namespace nnfit::data {
 namespace {
 
 thread_local std::shared_ptr<KnobRegistry> tls_registry;
 
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using trace::now_ns;
 
 int available_cores() {
   cpu_set_t set;

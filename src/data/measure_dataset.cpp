@@ -1,18 +1,16 @@
 // measure: a pass-through stage that times its input's next() on the consumer thread.
 // Two steady_clock reads per element (~50 ns), negligible next to any real stage; over a
 // row stream, per block of indices (a row costs less than the clock).
-#include <chrono>
 
 #include "data/element_util.h"
+#include "nnfit/core/trace.h"
 #include "data/rows.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit::data {
 namespace {
 
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+using trace::now_ns;
 
 class MeasureNode final : public DatasetNode {
  public:

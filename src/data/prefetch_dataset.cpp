@@ -30,7 +30,6 @@
 // producer's (a training loop, which needs the overlap). Static prefetch(N) always
 // keeps its thread: it is what the user asked for.
 #include <algorithm>
-#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -50,10 +49,7 @@ constexpr std::size_t kMaxAutotuneBuffer = 64;
 constexpr std::size_t kMaxBulkWait = 8;  // Note [Prefetch handoff]
 constexpr std::int64_t kInlineBelowNs = 20000;  // Note [Prefetch inline]
 
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using trace::now_ns;
 
 // A moving average over about the last 8 samples; the first sample starts it.
 std::int64_t ewma(std::int64_t average, std::int64_t sample) {
@@ -119,7 +115,8 @@ class PrefetchIterator final : public Iterator {
     }
     if (queue_.empty() && !end_ && knob_) {
       // Note [Prefetch inline]: decided whenever the consumer finds nothing queued.
-      const bool want = inline_ ? consume_ns_ * 4 < produce_ns_ : consume_ns_ * 8 < produce_ns_ && consume_ns_ < kInlineBelowNs;
+      const bool want = inline_ ? consume_ns_ * 4 < produce_ns_
+                                : consume_ns_ * 8 < produce_ns_ && consume_ns_ < kInlineBelowNs;
       if (want != inline_) {
         inline_ = want;
         knob_->inline_now = want;

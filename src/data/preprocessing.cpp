@@ -69,7 +69,8 @@ Tensor cast(const Tensor& t, DType dtype) {
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-static void rescale_u8(const std::uint8_t* __restrict in, float* __restrict o, std::int64_t n, float scale, float offset) {
+static void rescale_u8(const std::uint8_t* __restrict in, float* __restrict o, std::int64_t n, float scale,
+                       float offset) {
   for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<float>(in[i]) * scale + offset;
 }
 

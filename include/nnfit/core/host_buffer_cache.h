@@ -15,7 +15,6 @@ void release(void* p, std::size_t bytes);
 struct Stats {
   std::size_t cached_bytes = 0;     // held for reuse now
   std::size_t limit_bytes = 0;      // the most it holds
-  std::size_t min_bytes = 0;        // smaller buffers are not cached
   long long hits = 0, misses = 0;   // cacheable allocations served from the cache, or not
 };
 Stats stats();
