@@ -12,6 +12,8 @@ set -euo pipefail
 PACKAGES=(
   build-essential g++ cmake ninja-build ccache pkg-config
   libdnnl-dev           # oneDNN (CPU backend); OpenMP is GCC's libgomp, part of g++
+  ocl-icd-opencl-dev    # Debian's oneDNN is built with its OpenCL GPU runtime: dnnl-config.cmake
+                        # calls find_package(OpenCL REQUIRED), and libdnnl-dev only recommends it
   zlib1g-dev            # gzip in io (IDX, TFRecord)
   libjpeg62-turbo-dev libpng-dev  # JPEG/PNG decoding in io (image folders)
   nlohmann-json3-dev libcli11-dev
