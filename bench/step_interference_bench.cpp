@@ -69,8 +69,8 @@ ElementSpec f32_spec(const Dataset& idx, bool batched) {
 }
 
 // The control: a map that also reads `bytes` of its own buffer per batch, so the pipeline
-// competes with the steps for the shared cache and memory bandwidth. It shows the A/B
-// can see such interference where the real pipeline causes none.
+// competes with the steps for the shared cache and memory bandwidth: the A/B must show
+// such interference when it is there, or its figure for the real pipeline means nothing.
 Dataset::MapFn streaming(std::int64_t bytes) {
   auto buffer = std::make_shared<std::vector<std::uint64_t>>(static_cast<std::size_t>(bytes / 8), 1);
   auto sink = std::make_shared<std::atomic<std::uint64_t>>(0);
