@@ -16,6 +16,8 @@ PACKAGES=(
                         # calls find_package(OpenCL REQUIRED), and libdnnl-dev only recommends it
   zlib1g-dev            # gzip in io (IDX, TFRecord)
   libjpeg62-turbo-dev libpng-dev  # JPEG/PNG decoding in io (image folders)
+  libhdf5-dev           # HDF5 C library: Keras's .h5 and model.weights.h5 (io)
+  libzip-dev            # zip containers: Keras 3's .keras files (io)
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist # /usr/share/datasets/fashion-mnist
