@@ -2,6 +2,7 @@
 #include "model/fit_data.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "nnfit/core/error.h"
 
@@ -73,14 +74,64 @@ std::vector<Metric> make_metrics(const CompileOptions& co, const TensorDesc& pre
   return metrics;
 }
 
+std::vector<OutputMetric> make_output_metrics(const CompileOptions& co, const std::vector<Shape>& output_shapes,
+                                              const std::vector<std::string>& output_names) {
+  std::vector<OutputMetric> out;
+  const bool several = output_shapes.size() > 1;
+  for (std::size_t i = 0; i < output_shapes.size(); ++i) {
+    for (const std::string& name : co.metrics) {
+      Metric m(name, co.loss_for(i), one_prediction(output_shapes[i]));
+      std::string key = several ? output_names[i] + "_" + m.name() : m.name();
+      out.push_back({i, std::move(key), std::move(m)});
+    }
+  }
+  return out;
+}
 
-PreparedData prepare_data(const Tensor& x_in, const Tensor& y_in, const Shape& input_shape, const Shape& output_shape,
+void gather_rows(const Tensor& src, const std::int64_t* idx, std::int64_t rows, void* dst) {
+  const std::int64_t n = src.shape()[0];
+  const std::size_t row = n ? src.nbytes() / static_cast<std::size_t>(n) : 0;
+  const char* s = static_cast<const char*>(src.raw());
+  char* d = static_cast<char*>(dst);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::memcpy(d + static_cast<std::size_t>(r) * row, s + static_cast<std::size_t>(idx[r]) * row, row);
+  }
+}
+
+std::vector<Tensor> prepare_all_inputs(const std::vector<Tensor>& x_in, const std::vector<Shape>& input_shapes) {
+  NNFIT_CHECK(x_in.size() == input_shapes.size(), InvalidArgument, "the model has ", input_shapes.size(),
+              " input(s) but ", x_in.size(), " input tensor(s) were given");
+  std::vector<Tensor> x;
+  for (std::size_t i = 0; i < x_in.size(); ++i) {
+    try {
+      x.push_back(prepare_inputs(x_in[i], input_shapes[i]));
+    } catch (const InvalidArgument& e) {
+      if (x_in.size() == 1) throw;
+      throw InvalidArgument("input " + std::to_string(i) + ": " + e.what(), e.hint());
+    }
+    NNFIT_CHECK(x[i].shape()[0] == x[0].shape()[0], InvalidArgument, "input ", i, " has ", x[i].shape()[0],
+                " samples but input 0 has ", x[0].shape()[0]);
+  }
+  return x;
+}
+
+PreparedData prepare_data(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y_in,
+                          const std::vector<Shape>& input_shapes, const std::vector<Shape>& output_shapes,
                           const CompileOptions& co, const char* empty_message) {
   PreparedData d;
-  d.x = prepare_inputs(x_in, input_shape);
-  d.n = d.x.shape()[0];
+  d.x = prepare_all_inputs(x_in, input_shapes);
+  d.n = d.x[0].shape()[0];
   NNFIT_CHECK(d.n > 0, InvalidArgument, empty_message);
-  d.y = prepare_targets(y_in, co.loss.target_desc(one_prediction(output_shape)), d.n);
+  NNFIT_CHECK(y_in.size() == output_shapes.size(), InvalidArgument, "the model has ", output_shapes.size(),
+              " output(s) but ", y_in.size(), " target tensor(s) were given");
+  for (std::size_t i = 0; i < y_in.size(); ++i) {
+    try {
+      d.y.push_back(prepare_targets(y_in[i], co.loss_for(i).target_desc(one_prediction(output_shapes[i])), d.n));
+    } catch (const InvalidArgument& e) {
+      if (y_in.size() == 1) throw;
+      throw InvalidArgument("targets " + std::to_string(i) + ": " + e.what(), e.hint());
+    }
+  }
   return d;
 }
 

@@ -3,10 +3,11 @@
 // Internal to the model module.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "nnfit/core/tensor.h"
-#include "nnfit/model/sequential.h"
+#include "nnfit/model/model.h"
 #include "nnfit/nn/metrics.h"
 
 namespace nnfit::fit_data {
@@ -23,14 +24,32 @@ Tensor prepare_inputs(const Tensor& x, const Shape& input_shape);
 TensorDesc one_prediction(const Shape& output_shape);
 std::vector<Metric> make_metrics(const CompileOptions& co, const TensorDesc& pred1);
 
-// Inputs reshaped to the model's input and targets in the loss's dtype: what the
-// in-memory fit and evaluate start from.
+// A metric of one output, under the key Keras logs it by: "accuracy" for a single
+// output, "<output layer>_accuracy" for several.
+struct OutputMetric {
+  std::size_t output = 0;
+  std::string key;
+  Metric metric;
+};
+// The compiled metrics for every output (output_names: Model::output_names()).
+std::vector<OutputMetric> make_output_metrics(const CompileOptions& co, const std::vector<Shape>& output_shapes,
+                                              const std::vector<std::string>& output_names);
+
+// Inputs reshaped to the model's inputs and targets in the losses' dtypes: what the
+// in-memory fit and evaluate start from. One tensor per input and per output.
 struct PreparedData {
-  Tensor x, y;
+  std::vector<Tensor> x, y;
   std::int64_t n = 0;
 };
 
-PreparedData prepare_data(const Tensor& x_in, const Tensor& y_in, const Shape& input_shape, const Shape& output_shape,
+// throws: InvalidArgument when the counts differ from the model's inputs and outputs,
+// when the tensors disagree on the number of samples, or (empty_message) there are none.
+PreparedData prepare_data(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y_in,
+                          const std::vector<Shape>& input_shapes, const std::vector<Shape>& output_shapes,
                           const CompileOptions& co, const char* empty_message);
+// Copies rows idx[0..rows) of src ([N, ...]) to dst, one after another.
+void gather_rows(const Tensor& src, const std::int64_t* idx, std::int64_t rows, void* dst);
+// Inputs only (predict). throws: as prepare_data.
+std::vector<Tensor> prepare_all_inputs(const std::vector<Tensor>& x_in, const std::vector<Shape>& input_shapes);
 
 }  // namespace nnfit::fit_data

@@ -1,7 +1,7 @@
-// Sequential::summary(): Keras 3's table, box-drawn, with parameter counts and sizes.
+// Model::summary(): Keras 3's table, box-drawn, with parameter counts and sizes.
 #include <cstdio>
 
-#include "nnfit/model/sequential.h"
+#include "nnfit/model/model.h"
 
 namespace nnfit {
 
@@ -42,29 +42,86 @@ std::string pad(const std::string& s, int width, bool right) {
 
 }  // namespace
 
-std::string Sequential::summary() const {
-  const int w1 = 33, w2 = 24, w3 = 15;
-  std::string out = "Model: \"" + name_ + "\"\n";
-  out += "\u250f" + repeat("\u2501", w1) + "\u2533" + repeat("\u2501", w2) + "\u2533" + repeat("\u2501", w3) + "\u2513\n";
-  out += "\u2503 " + pad("Layer (type)", w1 - 1, false) + "\u2503 " + pad("Output Shape", w2 - 1, false) + "\u2503 " +
-         pad("Param #", w3 - 2, true) + " \u2503\n";
-  out += "\u2521" + repeat("\u2501", w1) + "\u2547" + repeat("\u2501", w2) + "\u2547" + repeat("\u2501", w3) + "\u2529\n";
-  Shape s = input_shape_;
-  std::int64_t trainable = 0, frozen = 0;
-  for (std::size_t i = 0; i < layers_.size(); ++i) {
-    const Layer& l = *layers_[i];
-    s = l.output_shape(s);
-    std::vector<std::int64_t> dims{-1};
-    dims.insert(dims.end(), s.dims().begin(), s.dims().end());
-    for (const Weight& w : l.weights()) (w.trainable ? trainable : frozen) += w.value.numel();
-    out += "\u2502 " + pad(l.name() + " (" + l.class_name() + ")", w1 - 1, false) + "\u2502 " +
-           pad(Shape(dims).to_string(), w2 - 1, false) + "\u2502 " + pad(with_commas(l.count_params()), w3 - 2, true) +
-           " \u2502\n";
-    if (i + 1 < layers_.size()) {
-      out += "\u251c" + repeat("\u2500", w1) + "\u253c" + repeat("\u2500", w2) + "\u253c" + repeat("\u2500", w3) + "\u2524\n";
+std::string Model::summary() const {
+  const bool functional = class_name() != "Sequential";
+  const int w1 = functional ? 30 : 33, w2 = functional ? 22 : 24, w3 = functional ? 11 : 15, w4 = 24;
+  const std::vector<int> widths = functional ? std::vector<int>{w1, w2, w3, w4} : std::vector<int>{w1, w2, w3};
+  auto rule = [&](const char* left, const char* fill, const char* mid, const char* right) {
+    std::string out = left;
+    for (std::size_t i = 0; i < widths.size(); ++i) out += repeat(fill, widths[i]) + (i + 1 < widths.size() ? mid : right);
+    return out + "\n";
+  };
+  auto row = [&](const std::vector<std::string>& cells, const char* bar) {
+    std::string out;
+    for (std::size_t i = 0; i < widths.size(); ++i) {
+      const bool right = i == 2;
+      out += std::string(bar) + " " + pad(cells[i], widths[i] - (right ? 2 : 1), right) + (right ? " " : "");
     }
+    return out + bar + "\n";
+  };
+  auto shape_text = [](const Shape& s) {
+    std::string out = "(None";
+    for (std::int64_t d : s.dims()) out += ", " + std::to_string(d);
+    return out + ")";
+  };
+
+  std::string out = "Model: \"" + name_ + "\"\n";
+  out += rule("\u250f", "\u2501", "\u2533", "\u2513");
+  std::vector<std::string> head{"Layer (type)", "Output Shape", "Param #"};
+  if (functional) head.push_back("Connected to");
+  out += row(head, "\u2503");
+  out += rule("\u2521", "\u2501", "\u2547", "\u2529");
+
+  const auto shapes = graph_.infer_shapes();
+  const auto& nodes = graph_.nodes();
+  auto node_name = [&](const LayerNode& n) {
+    return n.layer ? n.layer->name() : graph_.inputs()[static_cast<std::size_t>(n.input_index)].name;
+  };
+  // One row per input (Functional) and per layer, with the first call's output shape; a
+  // shared layer lists the inputs of every call.
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < nodes.size() && functional; ++i) {
+    if (!nodes[i].layer) rows.push_back({node_name(nodes[i]) + " (InputLayer)", shape_text(shapes[i][0]), "0", "-"});
   }
-  out += "\u2514" + repeat("\u2500", w1) + "\u2534" + repeat("\u2500", w2) + "\u2534" + repeat("\u2500", w3) + "\u2518\n";
+  for (const auto& layer : graph_.layers()) {
+    std::vector<std::string> r{layer->name() + " (" + layer->class_name() + ")", "", with_commas(layer->count_params()), ""};
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (nodes[i].layer != layer.get()) continue;
+      if (r[1].empty()) {
+        for (const Shape& s : shapes[i]) r[1] += (r[1].empty() ? "" : ", ") + shape_text(s);
+      }
+      for (const TensorRef& in : nodes[i].inputs) {
+        const LayerNode& src = nodes[static_cast<std::size_t>(in.node)];
+        r[3] += (r[3].empty() ? "" : "\n") + node_name(src) + "[" + std::to_string(src.call_index) + "][" +
+                std::to_string(in.index) + "]";
+      }
+    }
+    rows.push_back(std::move(r));
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    // A cell with several lines (Connected to) continues on rows of its own.
+    std::vector<std::string> first = rows[i];
+    std::vector<std::string> rest;
+    if (functional) {
+      const std::string& all = rows[i][3];
+      std::size_t nl;
+      std::vector<std::string> parts;
+      for (std::size_t at = 0;;) {
+        nl = all.find('\n', at);
+        parts.push_back(all.substr(at, nl == std::string::npos ? std::string::npos : nl - at));
+        if (nl == std::string::npos) break;
+        at = nl + 1;
+      }
+      first[3] = parts[0];
+      rest.assign(parts.begin() + 1, parts.end());
+    }
+    out += row(first, "\u2502");
+    for (const std::string& more : rest) out += row({"", "", "", more}, "\u2502");
+    if (i + 1 < rows.size()) out += rule("\u251c", "\u2500", "\u253c", "\u2524");
+  }
+  out += rule("\u2514", "\u2500", "\u2534", "\u2518");
+  std::int64_t trainable = 0, frozen = 0;
+  for (const Weight* w : graph_.weights()) (w->trainable ? trainable : frozen) += w->value.numel();
   out += " Total params: " + with_commas(trainable + frozen) + " (" + human_bytes((trainable + frozen) * 4) + ")\n";
   out += " Trainable params: " + with_commas(trainable) + " (" + human_bytes(trainable * 4) + ")\n";
   out += " Non-trainable params: " + with_commas(frozen) + " (" + human_bytes(frozen * 4) + ")\n";

@@ -78,11 +78,45 @@ int GraphBuilder::variable(const Weight& weight) {
   return id;
 }
 
+template <typename T>
+const T& Layer::single(const std::vector<T>& inputs) const {
+  NNFIT_CHECK(inputs.size() == 1, InvalidArgument, name_, ": ", class_name(), " takes one input, got ", inputs.size());
+  return inputs[0];
+}
+
+std::vector<Shape> Layer::compute_output_shapes(const std::vector<Shape>& inputs) const {
+  return {output_shape(single(inputs))};
+}
+
+void Layer::build_for(const std::vector<Shape>& inputs, WeightFactory& weights) { build(single(inputs), weights); }
+
+std::vector<int> Layer::call_on(GraphBuilder& builder, const std::vector<int>& inputs) {
+  return {call(builder, single(inputs))};
+}
+
 void Layer::build(const Shape&, WeightFactory&) { built_ = true; }
+
+Shape Layer::output_shape(const Shape&) const {
+  throw InvalidArgument(name_ + ": " + class_name() + " takes a list of inputs");
+}
+
+int Layer::call(GraphBuilder&, int) { throw InvalidArgument(name_ + ": " + class_name() + " takes a list of inputs"); }
+
+std::vector<Weight*> Layer::all_weights() {
+  std::vector<Weight*> out;
+  for (Weight& w : weights_) out.push_back(&w);
+  return out;
+}
+
+std::vector<const Weight*> Layer::all_weights() const {
+  std::vector<const Weight*> out;
+  for (Weight* w : const_cast<Layer*>(this)->all_weights()) out.push_back(w);
+  return out;
+}
 
 std::int64_t Layer::count_params() const {
   std::int64_t n = 0;
-  for (const Weight& w : weights_) n += w.value.numel();
+  for (const Weight* w : all_weights()) n += w->value.numel();
   return n;
 }
 

@@ -57,6 +57,10 @@ class GraphBuilder {
   std::vector<std::pair<int, const Weight*>> vars_;
 };
 
+// The layer contract. Model graphs (LayerGraph) use the list forms: a layer takes one or
+// more inputs and gives one or more outputs. A single-input, single-output layer overrides
+// the single forms (build, output_shape, call) and the list forms forward to them; a layer
+// with several inputs (the merge layers) or a nested model overrides the list forms.
 class Layer {
  public:
   explicit Layer(std::string name) : name_(std::move(name)) {}
@@ -64,15 +68,29 @@ class Layer {
 
   const std::string& name() const { return name_; }
   virtual std::string class_name() const = 0;  // Keras's class name: "Dense"
-  // requires: called once, before call(). Shapes exclude the batch axis.
+
+  // List forms. Shapes exclude the batch axis; `inputs` holds one shape per input.
+  // requires: build_for is called once, before call_on; later calls of a shared layer must
+  // bring shapes its weights fit (compute_output_shapes says so, naming the layer).
+  virtual std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const;
+  virtual void build_for(const std::vector<Shape>& inputs, WeightFactory& weights);
+  // Emits this layer's nodes on input values ([batch, ...] each); returns the outputs.
+  virtual std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs);
+  virtual int num_outputs() const { return 1; }
+
+  // Single forms, for single-input layers. The defaults reject being reached (a layer
+  // overrides either these or the list forms).
   virtual void build(const Shape& input_shape, WeightFactory& weights);
-  virtual Shape output_shape(const Shape& input_shape) const = 0;
-  // Emits this layer's nodes on input value `x` ([batch, ...]); returns the output value.
-  virtual int call(GraphBuilder& builder, int x) = 0;
+  virtual Shape output_shape(const Shape& input_shape) const;
+  virtual int call(GraphBuilder& builder, int x);
 
   bool built() const { return built_; }
   std::vector<Weight>& weights() { return weights_; }
   const std::vector<Weight>& weights() const { return weights_; }
+  // Every weight the layer uses, its own and (for a nested model) its layers', in Keras's
+  // order (trainable and non-trainable as created).
+  virtual std::vector<Weight*> all_weights();
+  std::vector<const Weight*> all_weights() const;
   std::int64_t count_params() const;
 
  protected:
@@ -80,6 +98,10 @@ class Layer {
   bool built_ = false;
 
  private:
+  // The one input of a single-input layer; throws InvalidArgument naming the layer.
+  template <typename T>
+  const T& single(const std::vector<T>& inputs) const;
+
   std::string name_;
 };
 

@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <cstring>
 
-#include "model/sequential_impl.h"
+#include "model/model_impl.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit {
 
-Sequential::OomScope::OomScope(Sequential& m, const std::string& on_oom, std::vector<std::string>* n,
+Model::OomScope::OomScope(Model& m, const std::string& on_oom, std::vector<std::string>* n,
                                std::function<void(const std::string&)> note)
     : model(m), reduce_on_oom(m.reduce_on_oom_), notes(m.notes_), on_note(m.on_note_), scope(m.oom_scope_) {
   NNFIT_CHECK(on_oom == "fail" || on_oom == "reduce_batch", InvalidArgument, "on_oom must be ",
@@ -20,7 +20,7 @@ Sequential::OomScope::OomScope(Sequential& m, const std::string& on_oom, std::ve
   model.oom_scope_ = ++model.oom_scopes_made_;
 }
 
-Sequential::OomScope::~OomScope() {
+Model::OomScope::~OomScope() {
   model.reduce_on_oom_ = reduce_on_oom;
   model.notes_ = notes;
   model.on_note_ = std::move(on_note);
@@ -38,7 +38,7 @@ bool micro_batches_differ(const std::vector<std::unique_ptr<Layer>>& layers) {
 
 }  // namespace
 
-Sequential::Entry& Sequential::entry_or_split(bool training, std::int64_t batch, const char* what) {
+Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const char* what) {
   const Mode mode = training ? Mode::train : Mode::infer;
   Entry& e = entry_mode(static_cast<int>(mode), batch, /*bind=*/false);
   // Under "fail" the full batch must fit, even if an earlier call split it.
@@ -48,6 +48,10 @@ Sequential::Entry& Sequential::entry_or_split(bool training, std::int64_t batch,
       return entry_mode(static_cast<int>(mode), batch);
     } catch (const OutOfMemory& oom) {
       if (!reduce_on_oom_ || batch < 2) throw;
+      if (e.xs.size() != 1 || e.preds.size() != 1) {
+        throw OutOfMemory(std::string(oom.what()) + "; reduce_batch splits only single-input, single-output models",
+                          oom.hint(), oom.shared_details());
+      }
       // The largest power-of-two fraction of the batch whose program fits.
       const Mode micro_mode = training ? Mode::grads : Mode::infer;
       std::int64_t micro = batch / 2;
@@ -68,9 +72,9 @@ Sequential::Entry& Sequential::entry_or_split(bool training, std::int64_t batch,
       s->mode = micro_mode;
       s->batch = batch;
       s->micro = micro;
-      s->x = Tensor::zeros(g.desc(e.x).shape, DType::f32);
-      if (e.y >= 0) s->y = Tensor::zeros(g.desc(e.y).shape, g.desc(e.y).dtype);
-      s->pred = Tensor::zeros(g.desc(e.pred).shape, DType::f32);
+      s->x = Tensor::zeros(g.desc(e.xs[0]).shape, DType::f32);
+      if (!e.ys.empty()) s->y = Tensor::zeros(g.desc(e.ys[0]).shape, g.desc(e.ys[0]).dtype);
+      s->pred = Tensor::zeros(g.desc(e.preds[0]).shape, DType::f32);
       if (training) {
         for (Weight* w : programs_->trainable) s->grad_sums.push_back(Tensor::zeros(w->value.shape(), DType::f32));
       }
@@ -86,7 +90,7 @@ Sequential::Entry& Sequential::entry_or_split(bool training, std::int64_t batch,
     if (training) {
       notes_->push_back(head + "training on micro-batches of " + std::to_string(s.micro) +
                         " with gradient accumulation, so the effective batch stays " + std::to_string(batch) +
-                        (micro_batches_differ(layers_)
+                        (micro_batches_differ(graph_.layers())
                              ? "; Dropout/BatchNormalization see micro-batches, so results differ from a full batch"
                              : "; results match a full batch within float rounding"));
     } else {
@@ -100,7 +104,7 @@ Sequential::Entry& Sequential::entry_or_split(bool training, std::int64_t batch,
   return e;
 }
 
-void Sequential::run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
+void Model::run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
   if (e.split) {
     run_micro_batches(e, rows, ctx, before_run);
     return;
@@ -109,14 +113,14 @@ void Sequential::run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, 
   e.program.run(ctx);
 }
 
-void Sequential::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
+void Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
   MicroBatches& a = *e.split;
   Programs& p = *programs_;
   const bool training = a.mode == Mode::grads;
   const Graph& full = e.program.graph();
-  const std::size_t x_row = full.desc(e.x).bytes() / static_cast<std::size_t>(a.batch);
-  const std::size_t y_row = e.y >= 0 ? full.desc(e.y).bytes() / static_cast<std::size_t>(a.batch) : 0;
-  const std::size_t pred_row = full.desc(e.pred).bytes() / static_cast<std::size_t>(a.batch);
+  const std::size_t x_row = full.desc(e.xs[0]).bytes() / static_cast<std::size_t>(a.batch);
+  const std::size_t y_row = !e.ys.empty() ? full.desc(e.ys[0]).bytes() / static_cast<std::size_t>(a.batch) : 0;
+  const std::size_t pred_row = full.desc(e.preds[0]).bytes() / static_cast<std::size_t>(a.batch);
   const char* x = static_cast<const char*>(a.x_ext ? a.x_ext : a.x.raw());
   a.x_ext = nullptr;
   for (Tensor& g : a.grad_sums) std::memset(g.raw(), 0, g.nbytes());
@@ -130,9 +134,9 @@ void Sequential::run_micro_batches(Entry& e, std::int64_t rows, const StepContex
       mp = &entry_mode(static_cast<int>(a.mode), r);
     }
     Entry& m = *mp;
-    m.program.set_input(m.x, x + static_cast<std::size_t>(off) * x_row);
-    if (m.y >= 0 && a.y.defined()) {
-      std::memcpy(m.program.data(m.y), static_cast<const char*>(a.y.raw()) + static_cast<std::size_t>(off) * y_row,
+    m.program.set_input(m.xs[0], x + static_cast<std::size_t>(off) * x_row);
+    if (!m.ys.empty() && a.y.defined()) {
+      std::memcpy(m.program.data(m.ys[0]), static_cast<const char*>(a.y.raw()) + static_cast<std::size_t>(off) * y_row,
                   static_cast<std::size_t>(r) * y_row);
     }
     StepContext mc = ctx;
@@ -142,7 +146,7 @@ void Sequential::run_micro_batches(Entry& e, std::int64_t rows, const StepContex
     if (m.loss >= 0) {
       loss_sum += static_cast<double>(*static_cast<const float*>(m.program.data(m.loss))) * static_cast<double>(r);
     }
-    std::memcpy(static_cast<char*>(a.pred.raw()) + static_cast<std::size_t>(off) * pred_row, m.program.data(m.pred),
+    std::memcpy(static_cast<char*>(a.pred.raw()) + static_cast<std::size_t>(off) * pred_row, m.program.data(m.preds[0]),
                 static_cast<std::size_t>(r) * pred_row);
     // Each micro-batch's gradient is of its mean loss: weight it by its rows.
     for (std::size_t k = 0; k < m.gradient_weights.size(); ++k) {
@@ -152,7 +156,7 @@ void Sequential::run_micro_batches(Entry& e, std::int64_t rows, const StepContex
       const float w = static_cast<float>(r);
       for (std::int64_t i = 0; i < n; ++i) sum[i] += w * g[i];
     }
-    m.program.set_input(m.x, nullptr);
+    m.program.set_input(m.xs[0], nullptr);
   }
   a.loss = static_cast<float>(loss_sum / static_cast<double>(rows));
   if (!training) return;

@@ -1,4 +1,4 @@
-// Sequential's training loop: fit (from tensors or from a Dataset). Each step stages a
+// Model's training loop: fit (from tensors or from a Dataset). Each step stages a
 // batch into the inputs of the program planned for its size and runs it; the programs
 // were planned before the first step where the batch sizes are known. Inference is in
 // sequential_predict.cpp, micro-batch accumulation in sequential_accumulate.cpp.
@@ -12,7 +12,7 @@
 #include <map>
 
 #include "model/fit_data.h"
-#include "model/sequential_impl.h"
+#include "model/model_impl.h"
 #include "model/step_profile.h"
 #include "nnfit/core/env_flags.h"
 #include "nnfit/core/error.h"
@@ -34,37 +34,45 @@ using namespace step_profile;
 // (optional) is called as soon as an epoch's last batch is trained, before validation,
 // when another epoch follows: a pipeline starts the next pass there, so its first
 // batches are made while validation runs instead of at the start of the next epoch.
-struct Sequential::EpochFeed {
+struct Model::EpochFeed {
   std::function<void(std::int64_t epoch)> begin;
   std::function<Entry*(std::int64_t& rows)> next;
   std::function<void(std::int64_t next_epoch)> prepare;
 };
 
-Sequential::Entry& Sequential::stage_element(const data::Element& element, const char* what, std::int64_t index) {
+Model::Entry& Model::stage_element(const data::Element& element, const char* what, std::int64_t index) {
   const bool training = std::strcmp(what, "training") == 0;
-  NNFIT_CHECK(element.size() >= 2, InvalidArgument, what, " batch ", index + 1, " has ", element.size(),
-              " component(s); fit and evaluate need (x, y)");
-  const Tensor& x = element[0];
-  const Tensor& y = element[1];
-  NNFIT_CHECK(x.dtype() == DType::f32, InvalidArgument, what, " batch ", index + 1, ": inputs are ",
-              dtype_name(x.dtype()), ", the model takes float32; add a map that converts them (normalize, ",
-              "convert_image_dtype or cast)");
-  NNFIT_CHECK(x.shape() != input_shape_ && x.shape().rank() >= 1, InvalidArgument, what, " batch ", index + 1,
-              ": inputs of shape ", x.shape().to_string(), " are single samples; batch the dataset first");
-  // Like fit(x, y), any layout with the model's per-sample size is taken ([B, 28, 28] for
-  // a [28, 28, 1] input).
-  const std::int64_t rows = x.shape()[0];
-  NNFIT_CHECK(rows > 0 && x.numel() == rows * input_shape_.numel(), InvalidArgument, what, " batch ", index + 1,
-              ": inputs of shape ", x.shape().to_string(), " do not match the model's input shape ",
-              input_shape_.to_string(), " per sample");
+  const std::size_t n_in = num_inputs(), n_out = num_outputs();
+  NNFIT_CHECK(element.size() >= n_in + n_out, InvalidArgument, what, " batch ", index + 1, " has ", element.size(),
+              " component(s); fit and evaluate need ",
+              n_in + n_out == 2 ? std::string("(x, y)")
+                                : std::to_string(n_in + n_out) + " (one per model input, then one target per output)");
+  const std::vector<Shape> in_shapes = input_shapes();
+  const std::int64_t rows = element[0].shape().rank() >= 1 ? element[0].shape()[0] : 0;
+  for (std::size_t i = 0; i < n_in; ++i) {
+    const Tensor& x = element[i];
+    const std::string which = n_in > 1 ? " input " + std::to_string(i) : "";
+    NNFIT_CHECK(x.dtype() == DType::f32, InvalidArgument, what, " batch ", index + 1, which, ": inputs are ",
+                dtype_name(x.dtype()), ", the model takes float32; add a map that converts them (normalize, ",
+                "convert_image_dtype or cast)");
+    NNFIT_CHECK(x.shape() != in_shapes[i] && x.shape().rank() >= 1, InvalidArgument, what, " batch ", index + 1,
+                which, ": inputs of shape ", x.shape().to_string(), " are single samples; batch the dataset first");
+    // Like fit(x, y), any layout with the model's per-sample size is taken ([B, 28, 28] for
+    // a [28, 28, 1] input).
+    NNFIT_CHECK(rows > 0 && x.shape()[0] == rows && x.numel() == rows * in_shapes[i].numel(), InvalidArgument, what,
+                " batch ", index + 1, which, ": inputs of shape ", x.shape().to_string(),
+                " do not match the model's input shape ", in_shapes[i].to_string(), " per sample");
+  }
   Entry& e = entry_or_split(training, rows, what);
   // The batch is read where the pipeline made it; the caller keeps `element` alive
   // through the step.
-  e.set_x(x.raw());
-  if (e.y >= 0) {
+  for (std::size_t i = 0; i < n_in; ++i) e.set_x(element[i].raw(), i);
+  const std::vector<Shape> outs = e.ys.empty() ? std::vector<Shape>{} : output_shapes();
+  for (std::size_t i = 0; i < e.ys.size(); ++i) {
     try {
-      const Shape out = output_shape();
-      convert_targets(y, e.program.graph().desc(e.y), rows, e.y_data(), out.rank() > 0 ? out.dim(-1) : 0);
+      const Shape& out = outs[i];
+      convert_targets(element[n_in + i], e.program.graph().desc(e.ys[i]), rows, e.y_data(i),
+                      out.rank() > 0 ? out.dim(-1) : 0);
     } catch (const InvalidArgument& err) {
       throw InvalidArgument(std::string(what) + " batch " + std::to_string(index + 1) + ": " + err.what());
     }
@@ -72,13 +80,13 @@ Sequential::Entry& Sequential::stage_element(const data::Element& element, const
   return e;
 }
 
-History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per_epoch, EpochFeed& feed,
+History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoch, EpochFeed& feed,
                                data::Autotuner* validation_tuner) {
   NNFIT_CHECK(!(options.validation_data && options.validation_dataset), InvalidArgument,
               "give validation_data or validation_dataset, not both");
   NNFIT_CHECK(options.profile_steps.empty() || !options.log_dir.empty(), InvalidArgument,
               "profile_steps \"", options.profile_steps, "\" needs a log_dir to write the trace to");
-  std::vector<Metric> metrics = make_metrics(compile_options_, one_prediction(output_shape()));
+  Totals totals(*this);
   const bool kernel_times = env_flag_enabled("NNFIT_KERNEL_TIMES");
   const std::int64_t timed_batch = options.batch_size;
   if (kernel_times) entry(true, timed_batch).program.set_timing(true);
@@ -151,10 +159,9 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
   ctx.training = true;
   for (std::int64_t epoch = 0; epoch < options.epochs; ++epoch) {
     call_callbacks([&](Callback* cb) { cb->on_epoch_begin(epoch); });
-    for (Metric& m : metrics) m.reset();
+    totals.reset();
     feed.begin(epoch);
-    double loss_sum = 0, train_seconds = 0, wait_seconds = 0;
-    std::int64_t seen = 0;
+    double train_seconds = 0, wait_seconds = 0;
     Logs batch_logs;
     for (std::int64_t s = 0;; ++s) {
       const std::int64_t global_step = iterations_ + 1;
@@ -185,15 +192,10 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
         float loss = e->loss_value();
         NNFIT_CHECK(std::isfinite(loss), InvalidArgument, "the loss became ", loss, " at epoch ", epoch + 1, ", step ",
                     s + 1, "; lower the learning rate or check the data for NaN/inf");
-        loss_sum += static_cast<double>(loss) * static_cast<double>(rows);
-        seen += rows;
-        const float* pred = e->pred_data();
-        for (Metric& m : metrics) m.update(pred, e->y_data(), rows, e->program.graph().desc(e->pred));
+        totals.add(*e, rows);
         const double t2 = now_s();
         if (!options.callbacks.empty()) {
-          batch_logs.clear();
-          for (const Metric& m : metrics) batch_logs.push_back({m.name(), m.result()});
-          batch_logs.push_back({"loss", loss_sum / static_cast<double>(seen)});
+          batch_logs = totals.logs();
           call_callbacks([&](Callback* cb) { cb->on_train_batch_end(s, batch_logs); });
         }
         if (log_steps) {
@@ -217,12 +219,11 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
       if (log_steps) step_log->add(rec);
       if (tracing && global_step >= trace_steps->last) finish_trace();
     }
+    const std::int64_t seen = totals.seen;
     NNFIT_CHECK(seen > 0, InvalidArgument, "epoch ", epoch + 1, " had no training batches; the dataset is empty",
                 " (a pipeline that is not repeated is consumed once per epoch)");
     if (feed.prepare && epoch + 1 < options.epochs) feed.prepare(epoch + 1);
-    Logs logs;
-    for (const Metric& m : metrics) logs.push_back({m.name(), m.result()});
-    logs.push_back({"loss", loss_sum / static_cast<double>(seen)});
+    Logs logs = totals.logs();
     for (const auto& [k, val] : validate(options, validation_tuner)) logs.push_back({"val_" + k, val});
     logs.push_back({"train_seconds", train_seconds});
     logs.push_back({"samples_per_s", static_cast<double>(seen) / train_seconds});
@@ -255,23 +256,29 @@ History Sequential::train_loop(const FitOptions& options, std::int64_t steps_per
   return history;
 }
 
-Logs Sequential::validate(const FitOptions& options, data::Autotuner* tuner) {
+Logs Model::validate(const FitOptions& options, data::Autotuner* tuner) {
   // Under fit's OomScope: a validation batch that does not fit is split like a training one.
   if (options.validation_dataset) return evaluate_dataset(*options.validation_dataset, tuner, "validation");
   if (options.validation_data) {
-    return evaluate_tensors(options.validation_data->first, options.validation_data->second, options.batch_size,
+    return evaluate_tensors({options.validation_data->first}, {options.validation_data->second}, options.batch_size,
                             "validation");
   }
   return {};
 }
 
-History Sequential::fit(const Tensor& x_in, const Tensor& y_in, const FitOptions& options) {
+History Model::fit(const Tensor& x, const Tensor& y, const FitOptions& options) {
+  return fit(std::vector<Tensor>{x}, std::vector<Tensor>{y}, options);
+}
+
+History Model::fit(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y_in, const FitOptions& options) {
   check_built();
   NNFIT_CHECK(options.batch_size > 0, InvalidArgument, "batch_size must be positive, got ", options.batch_size);
   NNFIT_CHECK(options.epochs >= 0, InvalidArgument, "epochs must be >= 0, got ", options.epochs);
-  PreparedData d = prepare_data(x_in, y_in, input_shape_, output_shape(), compile_options_, "no training samples");
+  PreparedData d = prepare_data(x_in, y_in, input_shapes(), output_shapes(), compile_options_, "no training samples");
   const std::int64_t n = d.n;
-  data::InMemoryDataset ds(d.x, d.y);
+  // The dataset of the first input and target fixes each epoch's order; every tensor is
+  // gathered in that order.
+  data::InMemoryDataset ds(d.x[0], d.y[0]);
 
   const std::int64_t bs = std::min(options.batch_size, n);
   const std::int64_t steps = (n + bs - 1) / bs;
@@ -291,18 +298,21 @@ History Sequential::fit(const Tensor& x_in, const Tensor& y_in, const FitOptions
   }
   FitOptions o = options;
   o.batch_size = bs;
-  std::optional<data::InMemoryDataset::BatchIterator> it;
+  std::vector<std::int64_t> order;
   std::int64_t step = 0;
   EpochFeed feed;
   feed.begin = [&](std::int64_t epoch) {
-    it.emplace(ds.batches(bs, options.shuffle, options.seed, epoch));
+    order = ds.batches(bs, options.shuffle, options.seed, epoch).order();
     step = 0;
   };
   feed.next = [&](std::int64_t& rows) -> Entry* {
     if (step == steps) return nullptr;
-    Entry& e = entry_or_split(true, ++step < steps ? bs : last, "training");
-    rows = it->next(e.x_data(), e.y_data());  // rows are gathered into the input slot
-    NNFIT_CHECK(rows == (step < steps ? bs : last), InvalidArgument, "internal: batch of ", rows, " rows at step ", step);
+    const std::int64_t* idx = order.data() + step * bs;
+    rows = ++step < steps ? bs : last;
+    Entry& e = entry_or_split(true, rows, "training");
+    // Rows are gathered straight into the programs' input slots.
+    for (std::size_t i = 0; i < d.x.size(); ++i) gather_rows(d.x[i], idx, rows, e.x_data(i));
+    for (std::size_t i = 0; i < d.y.size(); ++i) gather_rows(d.y[i], idx, rows, e.y_data(i));
     return &e;
   };
   History h = train_loop(o, steps, feed, nullptr);
@@ -310,7 +320,7 @@ History Sequential::fit(const Tensor& x_in, const Tensor& y_in, const FitOptions
   return h;
 }
 
-History Sequential::fit(const data::Dataset& train, const FitOptions& options) {
+History Model::fit(const data::Dataset& train, const FitOptions& options) {
   check_built();
   NNFIT_CHECK(options.batch_size > 0, InvalidArgument, "batch_size must be positive, got ", options.batch_size);
   NNFIT_CHECK(options.epochs >= 0, InvalidArgument, "epochs must be >= 0, got ", options.epochs);

@@ -1,4 +1,4 @@
-// What sequential.cpp (building and planning) and sequential_fit.cpp (the training and
+// What model.cpp (building and planning) and model_fit.cpp (the training and
 // inference loops) share: the per-(mode, batch) planned entries and small helpers.
 #pragma once
 #include <chrono>
@@ -10,8 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "model/fit_data.h"
 #include "nnfit/graph/program.h"
-#include "nnfit/model/sequential.h"
+#include "nnfit/model/model.h"
 
 namespace nnfit {
 
@@ -34,7 +35,7 @@ enum class Mode { infer = 0, train = 1, grads = 2, apply = 3 };
 // land in `pred` and its loss is weighted by its rows. Training (Mode::grads) also sums
 // each micro-batch's gradients weighted by its rows, and one update applies their mean,
 // which is the full batch's gradient; inference (Mode::infer) needs nothing more.
-struct Sequential::MicroBatches {
+struct Model::MicroBatches {
   Mode mode = Mode::grads;            // the micro-batches' programs
   std::int64_t batch = 0, micro = 0;
   Tensor x, y, pred;                  // host staging for the whole batch (y: if a loss)
@@ -48,23 +49,27 @@ struct Sequential::MicroBatches {
 // The on_oom policy and where notes go, set on the model for the length of one fit,
 // evaluate or predict call; the previous ones come back after (validation inside fit
 // keeps fit's).
-struct Sequential::OomScope {
+struct Model::OomScope {
   // throws: InvalidArgument for an on_oom other than "fail" or "reduce_batch".
-  OomScope(Sequential& model, const std::string& on_oom, std::vector<std::string>* notes,
+  OomScope(Model& model, const std::string& on_oom, std::vector<std::string>* notes,
            std::function<void(const std::string&)> on_note);
   ~OomScope();
   OomScope(const OomScope&) = delete;
   OomScope& operator=(const OomScope&) = delete;
-  Sequential& model;
+  Model& model;
   bool reduce_on_oom;
   std::vector<std::string>* notes;
   std::function<void(const std::string&)> on_note;
   std::uint64_t scope;
 };
 
-struct Sequential::Entry {
+// A planned program and where its inputs and outputs live. A split entry (micro-batches)
+// exists only for single-input, single-output models, so its accessors serve index 0.
+struct Model::Entry {
   Program program;  // for a split entry: planned for the whole batch, never bound
-  int x = -1, y = -1, loss = -1, pred = -1;
+  std::vector<int> xs, ys, preds;    // per model input, per output (ys: when there is a loss)
+  int loss = -1;                     // the total (weighted) loss
+  std::vector<int> output_losses;    // per output, for a model with several
   std::vector<int> gradient_values;  // weight gradients, for the plan breakdown
   std::vector<std::size_t> gradient_weights;  // Mode::grads: trainable index of each gradient
   std::vector<int> gradient_inputs;           // Mode::apply: the input of each trainable weight, or -1
@@ -73,27 +78,72 @@ struct Sequential::Entry {
 
   // Where a feed writes the batch's input rows and targets; where the loops read the
   // outputs after the run.
-  void* x_data() {
+  void* x_data(std::size_t i = 0) {
     if (split) return split->x.raw();
-    program.set_input(x, nullptr);
-    return program.data(x);
+    program.set_input(xs[i], nullptr);
+    return program.data(xs[i]);
   }
-  // Reads the inputs from `data` for the next run (nullptr: from x_data() again).
-  void set_x(const void* data) {
+  // Reads input i from `data` for the next run (nullptr: from x_data() again).
+  void set_x(const void* data, std::size_t i = 0) {
     if (split) split->x_ext = data;
-    else program.set_input(x, data);
+    else program.set_input(xs[i], data);
   }
-  void* y_data() {
+  void* y_data(std::size_t i = 0) {
     if (split) return split->y.defined() ? split->y.raw() : nullptr;
-    return y >= 0 ? program.data(y) : nullptr;
+    return i < ys.size() ? program.data(ys[i]) : nullptr;
   }
-  const float* pred_data() const {
-    return static_cast<const float*>(split ? split->pred.raw() : program.data(pred));
+  const float* pred_data(std::size_t i = 0) const {
+    return static_cast<const float*>(split ? split->pred.raw() : program.data(preds[i]));
   }
+  const TensorDesc& pred_desc(std::size_t i = 0) const { return program.graph().desc(preds[i]); }
   float loss_value() const { return split ? split->loss : *static_cast<const float*>(program.data(loss)); }
+  // Output i's own loss (the total for a single-output model).
+  float output_loss_value(std::size_t i) const {
+    return output_losses.empty() ? loss_value() : *static_cast<const float*>(program.data(output_losses[i]));
+  }
 };
 
-struct Sequential::Programs {
+// Loss and metric sums over the batches of an epoch or an evaluation, and the logs they
+// give in Keras's names: metrics, then (several outputs) "<output>_loss" each, then "loss".
+struct Model::Totals {
+  std::vector<fit_data::OutputMetric> metrics;
+  std::vector<std::string> output_names;  // for several outputs
+  double loss_sum = 0;
+  std::vector<double> output_loss_sums;
+  std::int64_t seen = 0;
+
+  explicit Totals(const Model& model)
+      : metrics(fit_data::make_output_metrics(model.compile_options_, model.output_shapes(), model.output_names())) {
+    if (model.num_outputs() > 1) output_names = model.output_names();
+    output_loss_sums.assign(output_names.size(), 0.0);
+  }
+  void reset() {
+    for (auto& m : metrics) m.metric.reset();
+    loss_sum = 0;
+    output_loss_sums.assign(output_names.size(), 0.0);
+    seen = 0;
+  }
+  // After a run of `e` on `rows` rows.
+  void add(Entry& e, std::int64_t rows) {
+    const double r = static_cast<double>(rows);
+    loss_sum += static_cast<double>(e.loss_value()) * r;
+    for (std::size_t i = 0; i < output_loss_sums.size(); ++i) {
+      output_loss_sums[i] += static_cast<double>(e.output_loss_value(i)) * r;
+    }
+    for (auto& m : metrics) m.metric.update(e.pred_data(m.output), e.y_data(m.output), rows, e.pred_desc(m.output));
+    seen += rows;
+  }
+  Logs logs() const {
+    Logs out;
+    for (const auto& m : metrics) out.push_back({m.key, m.metric.result()});
+    const double n = static_cast<double>(seen > 0 ? seen : 1);
+    for (std::size_t i = 0; i < output_names.size(); ++i) out.push_back({output_names[i] + "_loss", output_loss_sums[i] / n});
+    out.push_back({"loss", loss_sum / n});
+    return out;
+  }
+};
+
+struct Model::Programs {
   std::map<std::pair<Mode, std::int64_t>, std::unique_ptr<Entry>> entries;
   Tensor arena;
   std::size_t arena_bytes = 0;

@@ -1,14 +1,14 @@
-// Sequential: compile builds weights and plans Programs per (mode, batch size) on demand,
+// Model: compile builds weights and plans Programs per (mode, batch size) on demand,
 // all over one shared arena (Note [One arena per program]); the loops that run them are in
 // sequential_fit.cpp.
-#include "nnfit/model/sequential.h"
+#include "nnfit/model/model.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
 
-#include "model/sequential_impl.h"
+#include "model/model_impl.h"
 #include "nnfit/core/env_flags.h"
 #include "nnfit/core/error.h"
 #include "nnfit/graph/autodiff.h"
@@ -18,35 +18,73 @@
 
 namespace nnfit {
 
-Sequential::Sequential(std::string name)
+Model::Model(std::string name)
     : name_(std::move(name)),
       memory_policy_(resolve_memory_policy(memory_settings_from_env())),
       backend_(make_cpu_backend(memory_policy_)) {}
 
-Sequential::~Sequential() {
+Model::Model(std::string name, LayerGraph graph) : Model(std::move(name)) {
+  graph_ = std::move(graph);
+  NNFIT_CHECK(!graph_.inputs().empty() && !graph_.outputs().empty(), InvalidArgument, "model '", name_,
+              "' needs at least one input and one output");
+}
+
+Model::~Model() {
   // Programs (and their arena) go before the layers' weights; all return to the allocator.
-  // The backend (and its allocator) is declared after the layers, so release every tensor
+  // The backend (and its allocator) is declared after the graph, so release every tensor
   // explicitly before it goes.
   programs_.reset();
-  layers_.clear();
+  graph_ = LayerGraph();
+}
+
+Sequential::Sequential(std::string name) : Model(std::move(name)) {}
+
+void Sequential::set_input_shape(Shape shape) {
+  NNFIT_CHECK(!compiled_, InvalidArgument, "model '", name(), "': set_input_shape() must come before compile()");
+  if (graph_.inputs().empty()) graph_.add_input("input_layer", std::move(shape));
+  else graph_.set_input_shape(0, std::move(shape));
 }
 
 void Sequential::add(std::unique_ptr<Layer> layer) {
   NNFIT_CHECK(!compiled_, InvalidArgument, "cannot add layer '", layer->name(), "' after compile()");
-  for (const auto& l : layers_) {
-    NNFIT_CHECK(l->name() != layer->name(), InvalidArgument, "two layers are named '", layer->name(),
-                "'; layer names must be unique");
+  NNFIT_CHECK(layer->num_outputs() == 1, InvalidArgument, layer->name(), ": a Sequential model's layers ",
+              "have one output each; use a Functional model");
+  if (graph_.inputs().empty()) graph_.add_input("input_layer", Shape{});
+  TensorRef prev = graph_.outputs().empty() ? graph_.input_ref(0) : graph_.outputs()[0];
+  Layer& l = graph_.add_layer(std::move(layer));
+  graph_.set_outputs(graph_.call(l, {prev}));
+}
+
+std::vector<Shape> Model::input_shapes() const {
+  std::vector<Shape> out;
+  for (const InputSpec& in : graph_.inputs()) out.push_back(in.shape);
+  return out;
+}
+
+std::vector<Shape> Model::output_shapes() const { return graph_.output_shapes(); }
+
+const Shape& Model::input_shape() const {
+  NNFIT_CHECK(num_inputs() == 1, InvalidArgument, "model '", name_, "' has ", num_inputs(),
+              " inputs; give one tensor per input");
+  return graph_.inputs()[0].shape;
+}
+
+Shape Model::output_shape() const {
+  NNFIT_CHECK(num_outputs() == 1, InvalidArgument, "model '", name_, "' has ", num_outputs(),
+              " outputs; give one target per output");
+  return output_shapes()[0];
+}
+
+std::vector<std::string> Model::output_names() const {
+  std::vector<std::string> names;
+  for (const TensorRef& r : graph_.outputs()) {
+    const LayerNode& n = graph_.nodes()[static_cast<std::size_t>(r.node)];
+    names.push_back(n.layer ? n.layer->name() : graph_.inputs()[static_cast<std::size_t>(n.input_index)].name);
   }
-  layers_.push_back(std::move(layer));
+  return names;
 }
 
-Shape Sequential::output_shape() const {
-  Shape s = input_shape_;
-  for (const auto& l : layers_) s = l->output_shape(s);
-  return s;
-}
-
-void Sequential::set_memory_policy(const MemoryPolicy& policy) {
+void Model::set_memory_policy(const MemoryPolicy& policy) {
   NNFIT_CHECK(!compiled_ && backend_->allocator().stats().in_use_bytes == 0, InvalidArgument, "model '", name_,
               "': set_memory_policy() must come before compile(), while nothing is allocated");
   if (policy == memory_policy_) return;
@@ -65,61 +103,58 @@ void Sequential::set_memory_policy(const MemoryPolicy& policy) {
   memory_policy_ = policy;
 }
 
-void Sequential::set_num_threads(int threads) { backend_->set_num_threads(threads); }
-int Sequential::num_threads() const { return backend_->num_threads(); }
+void Model::set_num_threads(int threads) { backend_->set_num_threads(threads); }
+int Model::num_threads() const { return backend_->num_threads(); }
 
-void Sequential::check_built() const {
+void Model::check_built() const {
   NNFIT_CHECK(compiled_, InvalidArgument, "model '", name_, "' is not compiled; call compile() first");
 }
 
-void Sequential::compile(CompileOptions options) {
-  NNFIT_CHECK(input_shape_.rank() > 0, InvalidArgument, "model '", name_,
+void Model::compile(CompileOptions options) {
+  NNFIT_CHECK(!graph_.layers().empty(), InvalidArgument, "model '", name_, "' has no layers");
+  NNFIT_CHECK(!graph_.inputs().empty() && graph_.inputs()[0].shape.rank() > 0, InvalidArgument, "model '", name_,
               "' has no input shape; give an Input layer or batch_shape on the first layer");
-  NNFIT_CHECK(!layers_.empty(), InvalidArgument, "model '", name_, "' has no layers");
+  NNFIT_CHECK(options.losses.empty() || options.losses.size() == num_outputs(), InvalidArgument, "model '", name_,
+              "' has ", num_outputs(), " outputs but ", options.losses.size(), " losses were given");
+  NNFIT_CHECK(options.loss_weights.empty() || options.loss_weights.size() == num_outputs(), InvalidArgument,
+              "model '", name_, "' has ", num_outputs(), " outputs but ", options.loss_weights.size(),
+              " loss_weights were given");
   optimizer_ = std::make_unique<Optimizer>(options.optimizer);
   compile_options_ = std::move(options);
   compile_options_.optimizer = optimizer_->options();
   programs_ = std::make_unique<Programs>();
   WeightFactory wf(backend_->allocator(), seed_);
-  Shape s = input_shape_;
-  for (auto& l : layers_) {
-    if (!l->built()) l->build(s, wf);
-    s = l->output_shape(s);
+  graph_.build(wf);
+  // Validate the losses and metrics against the outputs now, not at the first step.
+  const std::vector<Shape> outs = output_shapes();
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    std::vector<std::int64_t> dims{1};
+    dims.insert(dims.end(), outs[i].dims().begin(), outs[i].dims().end());
+    TensorDesc pred{Shape(dims), DType::f32};
+    const Loss& loss = compile_options_.loss_for(i);
+    Graph probe;
+    loss.emit(probe, probe.add_input("pred", pred), probe.add_input("y", loss.target_desc(pred)));
+    for (const std::string& m : compile_options_.metrics) Metric(m, loss, pred);
   }
-  // Validate the loss and metrics against the output now, not at the first step.
-  std::vector<std::int64_t> dims{1};
-  dims.insert(dims.end(), s.dims().begin(), s.dims().end());
-  TensorDesc pred{Shape(dims), DType::f32};
-  Graph probe;
-  compile_options_.loss.emit(probe, probe.add_input("pred", pred), probe.add_input("y", compile_options_.loss.target_desc(pred)));
-  for (const std::string& m : compile_options_.metrics) Metric(m, compile_options_.loss, pred);
 
-  for (auto& l : layers_) {
-    for (Weight& w : l->weights()) {
-      if (!w.trainable) continue;
-      programs_->trainable.push_back(&w);
-      std::vector<Tensor> sl;
-      for (int i = 0; i < optimizer_->num_slots(); ++i) sl.push_back(wf.zeros(w.value.shape()));
-      programs_->slots.push_back(std::move(sl));
-    }
+  for (Weight* w : graph_.weights()) {
+    if (!w->trainable) continue;
+    programs_->trainable.push_back(w);
+    std::vector<Tensor> sl;
+    for (int i = 0; i < optimizer_->num_slots(); ++i) sl.push_back(wf.zeros(w->value.shape()));
+    programs_->slots.push_back(std::move(sl));
   }
   programs_->one = wf.make("autodiff/one", Shape{}, "ones", 1, 1);
   compiled_ = true;
 }
 
-std::int64_t Sequential::count_params() const {
-  std::int64_t n = 0;
-  for (const auto& l : layers_) n += l->count_params();
-  return n;
-}
+std::int64_t Model::count_params() const { return graph_.count_params(); }
 
-MemoryStats Sequential::memory_stats() const { return backend_->allocator().stats(); }
+MemoryStats Model::memory_stats() const { return backend_->allocator().stats(); }
 
-std::int64_t Sequential::persistent_bytes() const {
+std::int64_t Model::persistent_bytes() const {
   std::int64_t n = 0;
-  for (const auto& l : layers_) {
-    for (const Weight& w : l->weights()) n += round64(static_cast<std::int64_t>(w.value.nbytes()));
-  }
+  for (const Weight* w : graph_.weights()) n += round64(static_cast<std::int64_t>(w->value.nbytes()));
   if (programs_) {
     for (const auto& sl : programs_->slots) {
       for (const Tensor& t : sl) n += round64(static_cast<std::int64_t>(t.nbytes()));
@@ -129,11 +164,11 @@ std::int64_t Sequential::persistent_bytes() const {
   return n;
 }
 
-Sequential::Entry& Sequential::entry(bool training, std::int64_t batch, bool bind) {
+Model::Entry& Model::entry(bool training, std::int64_t batch, bool bind) {
   return entry_mode(static_cast<int>(training ? Mode::train : Mode::infer), batch, bind);
 }
 
-Sequential::Entry& Sequential::entry_mode(int mode_value, std::int64_t batch, bool bind) {
+Model::Entry& Model::entry_mode(int mode_value, std::int64_t batch, bool bind) {
   check_built();
   Programs& p = *programs_;
   const Mode mode = static_cast<Mode>(mode_value);
@@ -176,7 +211,7 @@ Sequential::Entry& Sequential::entry_mode(int mode_value, std::int64_t batch, bo
   return e;
 }
 
-std::unique_ptr<Sequential::Entry> Sequential::plan_entry(int mode_value, std::int64_t batch) {
+std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t batch) {
   Programs& p = *programs_;
   const Mode mode = static_cast<Mode>(mode_value);
   const bool training = mode != Mode::infer;
@@ -184,18 +219,37 @@ std::unique_ptr<Sequential::Entry> Sequential::plan_entry(int mode_value, std::i
   auto e = std::make_unique<Entry>();
   Graph g;
   GraphBuilder b(g, training);
-  std::vector<std::int64_t> dims{batch};
-  dims.insert(dims.end(), input_shape_.dims().begin(), input_shape_.dims().end());
-  e->x = g.add_input("x", {Shape(dims), DType::f32});
-  int h = e->x;
-  for (auto& l : layers_) h = l->call(b, h);
-  e->pred = h;
-  std::vector<int> keep{h};
-  if (training) {
-    const Loss& loss = compile_options_.loss;
-    e->y = g.add_input("y", loss.target_desc(g.desc(h)));
-    e->loss = loss.emit(g, h, e->y);
+  for (const InputSpec& in : graph_.inputs()) {
+    std::vector<std::int64_t> dims{batch};
+    dims.insert(dims.end(), in.shape.dims().begin(), in.shape.dims().end());
+    e->xs.push_back(g.add_input(in.name, {Shape(dims), DType::f32}));
+  }
+  e->preds = graph_.emit(b, e->xs);
+  std::vector<int> keep = e->preds;
+  const bool has_loss = training || !compile_options_.loss_for(0).kind.empty();
+  if (has_loss) {
+    const std::vector<std::string> names = output_names();
+    std::vector<int> weighted;
+    for (std::size_t i = 0; i < e->preds.size(); ++i) {
+      const Loss& loss = compile_options_.loss_for(i);
+      const std::string prefix = e->preds.size() > 1 ? names[i] + "/" : "";
+      e->ys.push_back(g.add_input(prefix + "y", loss.target_desc(g.desc(e->preds[i]))));
+      const int l = loss.emit(g, e->preds[i], e->ys.back());
+      if (e->preds.size() > 1) e->output_losses.push_back(l);
+      const double w = compile_options_.loss_weight(i);
+      if (w == 1.0) {
+        weighted.push_back(l);
+      } else {
+        Attrs a;
+        a.set("factor", w);
+        weighted.push_back(g.add("scale", {l}, a, prefix + "loss_weight"));
+      }
+    }
+    e->loss = weighted.size() == 1 ? weighted[0] : g.add("add_n", weighted, {}, "total_loss");
     keep.push_back(e->loss);
+    keep.insert(keep.end(), e->output_losses.begin(), e->output_losses.end());
+  }
+  if (training) {
     int one = g.add_variable("autodiff/one", p.one);
     std::vector<int> vars;
     std::vector<std::size_t> index;
@@ -223,10 +277,6 @@ std::unique_ptr<Sequential::Entry> Sequential::plan_entry(int mode_value, std::i
       }
       optimizer_->emit_update(g, vars[k], grads[k], slot_ids, w.name);
     }
-  } else if (!compile_options_.loss.kind.empty()) {
-    e->y = g.add_input("y", compile_options_.loss.target_desc(g.desc(h)));
-    e->loss = compile_options_.loss.emit(g, h, e->y);
-    keep.push_back(e->loss);
   }
   fuse_all(g);
   PlanOptions po;
@@ -238,7 +288,7 @@ std::unique_ptr<Sequential::Entry> Sequential::plan_entry(int mode_value, std::i
 
 // The optimizer update alone, from gradients given as inputs (one per trainable weight):
 // what an accumulated batch ends with (Mode::apply).
-std::unique_ptr<Sequential::Entry> Sequential::plan_apply() {
+std::unique_ptr<Model::Entry> Model::plan_apply() {
   Programs& p = *programs_;
   auto e = std::make_unique<Entry>();
   Graph g;
@@ -259,12 +309,12 @@ std::unique_ptr<Sequential::Entry> Sequential::plan_apply() {
   return e;
 }
 
-std::int64_t Sequential::planned_peak_bytes() const {
+std::int64_t Model::planned_peak_bytes() const {
   if (!programs_) return 0;
   return persistent_bytes() + round64(static_cast<std::int64_t>(programs_->arena_bytes));
 }
 
-std::int64_t Sequential::largest_batch_size_within(std::int64_t limit_bytes, std::int64_t max_batch) {
+std::int64_t Model::largest_batch_size_within(std::int64_t limit_bytes, std::int64_t max_batch) {
   // Planned peaks grow with the batch size, so bisect; each probe plans without allocating.
   if (max_batch < 1 || plan_memory(1).peak_bytes > limit_bytes) return 0;
   std::int64_t lo = 1, hi = max_batch + 1;  // lo fits; hi does not (or is past the range)
@@ -283,14 +333,12 @@ std::int64_t Sequential::largest_batch_size_within(std::int64_t limit_bytes, std
 // (activations, their gradients, inputs, and the packing slack between the live bytes and
 // the arena size) and the autodiff constant are reported as activations, so the parts add
 // up to peak_bytes exactly.
-MemoryPlan Sequential::plan_memory(std::int64_t batch_size) {
+MemoryPlan Model::plan_memory(std::int64_t batch_size) {
   NNFIT_CHECK(batch_size >= 1, InvalidArgument, "batch size must be at least 1, got ", batch_size);
   Entry& e = entry(true, batch_size, /*bind=*/false);
   MemoryPlan m;
   m.batch_size = batch_size;
-  for (const auto& l : layers_) {
-    for (const Weight& w : l->weights()) m.weights_bytes += round64(static_cast<std::int64_t>(w.value.nbytes()));
-  }
+  for (const Weight* w : graph_.weights()) m.weights_bytes += round64(static_cast<std::int64_t>(w->value.nbytes()));
   for (const auto& sl : programs_->slots) {
     for (const Tensor& t : sl) m.optimizer_bytes += round64(static_cast<std::int64_t>(t.nbytes()));
   }

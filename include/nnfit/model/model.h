@@ -1,0 +1,285 @@
+// Model: Keras's Model, a graph of layer calls (LayerGraph: the Functional API) with
+// compile / fit / evaluate / predict / summary; Sequential is the chain built on it.
+// compile() builds the weights; fit() plans one training Program per batch size it meets
+// (the full batch and the last partial one), all sharing one arena, so the whole memory
+// footprint is known before the first step and a step allocates nothing.
+//
+// Several inputs and outputs: tensors are given in the model's input and output order
+// (Keras's lists); a dataset element is the flat tuple (x_1..x_n, y_1..y_m). Each output
+// has its loss (CompileOptions::losses, or `loss` for all) weighted by loss_weights; the
+// logs name per-output values as Keras does ("dense_1_loss", "dense_1_accuracy").
+//
+// Thread safety: none; one model is used from one thread.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nnfit/backend/backend.h"
+#include "nnfit/data/autotune.h"
+#include "nnfit/data/dataset.h"
+#include "nnfit/model/callbacks.h"
+#include "nnfit/nn/layer.h"
+#include "nnfit/nn/layer_graph.h"
+#include "nnfit/nn/loss.h"
+#include "nnfit/nn/optimizer.h"
+
+namespace nnfit {
+
+struct StepContext;  // backend/kernel.h
+class Program;      // graph/program.h
+
+struct CompileOptions {
+  OptimizerOptions optimizer;
+  Loss loss;                           // every output's loss, unless `losses` is given
+  std::vector<Loss> losses;            // one per output, in output order (Keras's list form)
+  std::vector<double> loss_weights;    // one per output; empty: 1 each
+  std::vector<std::string> metrics;    // Keras names: "accuracy", ...; for every output
+  // The loss of output i (of n).
+  const Loss& loss_for(std::size_t i) const { return losses.empty() ? loss : losses.at(i); }
+  double loss_weight(std::size_t i) const { return loss_weights.empty() ? 1.0 : loss_weights.at(i); }
+};
+
+struct FitOptions {
+  std::int64_t epochs = 1;
+  // Tensors: the batch size. A dataset brings its own batches (as in Keras); this is then
+  // the batch size planned before the first step (other sizes are planned when met).
+  std::int64_t batch_size = 32;      // Keras's default
+  bool shuffle = true;               // tensors only; a dataset shuffles itself
+  std::uint64_t seed = 0;
+  // Validation data, evaluated after each epoch: tensors (x, y) in batches of batch_size,
+  // or a dataset of (x, y) batches. At most one of the two.
+  std::optional<std::pair<Tensor, Tensor>> validation_data;
+  std::optional<data::Dataset> validation_dataset;
+  std::vector<Callback*> callbacks;  // not owned
+  // What to do when a batch does not fit the memory limit: "fail" (the default:
+  // OutOfMemory, with the largest batch that fits) or "reduce_batch": run it as the
+  // largest power-of-two fraction of it that fits. A training batch accumulates the
+  // micro-batches' gradients so the effective batch stays batch_size (History::notes says
+  // so, and whether Dropout or BatchNormalization make the result differ from a full
+  // batch); a validation batch concatenates their outputs (the same results; noted too).
+  std::string on_oom = "fail";
+  // Called with each note as it is made (History::notes keeps them too); may be empty.
+  std::function<void(const std::string&)> on_note;
+  // How a dataset's AUTOTUNE knobs are tuned: budgets (default: the cores the compute
+  // threads leave, at least one; half of the available RAM) and where decisions go.
+  data::AutotuneOptions autotune;
+  // Profiling (docs/design/profile.md). With a log dir, every training step appends its
+  // breakdown to LOG_DIR/steps.jsonl (truncated when the model's first step is in this
+  // fit, appended to when the model has trained before), and at each epoch end fit
+  // rewrites LOG_DIR/ops.json (per-op kernel times and FLOPs) and, when pipeline_stages
+  // are given, LOG_DIR/pipeline.json. The same directory the TensorBoard callback takes.
+  std::string log_dir;
+  // Global steps to trace, "10-20" (from 1, inclusive) or "15"; "" traces nothing. The
+  // trace starts before the first step's input wait and stops after the last step's
+  // callbacks (or at the end of training), then goes to
+  // LOG_DIR/train/plugins/profile/<timestamp>/<host>.trace.json.gz. requires: log_dir.
+  std::string profile_steps;
+  // Named measure() points of the training pipeline (stage outputs, in pipeline order),
+  // written to LOG_DIR/pipeline.json at each epoch end; `nnfit train` fills them.
+  std::vector<std::pair<std::string, std::shared_ptr<data::StageStats>>> pipeline_stages;
+};
+
+// evaluate() and predict() beyond Keras's batch_size: what to do when an inference batch
+// does not fit the memory limit, "fail" (the default: OutOfMemory) or "reduce_batch" (run
+// it as the largest power-of-two fraction of it that fits and concatenate the outputs, so
+// the results are the full batch's; inference needs no accumulation), and where the note
+// saying so goes (called once per call that splits a batch; may be empty).
+struct InferenceOptions {
+  std::int64_t batch_size = 32;
+  std::string on_oom = "fail";
+  std::function<void(const std::string&)> on_note;
+};
+
+// Epoch logs hold Keras's keys ("loss", "accuracy", "val_loss", ...) and nnfit's:
+// "train_seconds" (wall time of the epoch's training steps, input waits included),
+// "samples_per_s", "input_wait_fraction" (the share of train_seconds spent waiting for
+// the next batch) and "memory_peak_bytes" (the allocator's peak so far).
+struct History {
+  std::vector<Logs> epochs;          // one per epoch
+  // fit(Dataset): the AUTOTUNE choices at the end ("map(normalize) num_parallel_calls=1,
+  // prefetch buffer_size=2") and every decision on the way; empty without AUTOTUNE.
+  std::string autotune_summary;
+  std::vector<std::string> autotune_decisions;
+  // What fit changed on its own and why (on_oom="reduce_batch"), one line each.
+  std::vector<std::string> notes;
+};
+
+// What the planner knows about a model's memory for one batch size. The five parts add
+// up to peak_bytes; the arena's share is split as it is at its fullest step
+// (Note [Plan breakdown] in sequential.cpp).
+struct MemoryPlan {
+  std::int64_t batch_size = 0;
+  std::int64_t weights_bytes = 0;      // trainable and non-trainable weights
+  std::int64_t gradients_bytes = 0;    // weight gradients live at the arena's fullest step
+  std::int64_t optimizer_bytes = 0;    // optimizer slots
+  std::int64_t activations_bytes = 0;  // the rest of the arena (activations, their gradients, inputs) and constants
+  std::int64_t workspace_bytes = 0;    // kernel workspaces live at the arena's fullest step
+  std::int64_t arena_bytes = 0;        // activations, gradients, workspace, input staging
+  std::int64_t peak_bytes = 0;         // everything nnfit allocates for training
+};
+
+class Model {
+ public:
+  // A Functional model over `graph` (its inputs and outputs set).
+  Model(std::string name, LayerGraph graph);
+  virtual ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const std::string& name() const { return name_; }
+  // Keras's class name: "Functional" or "Sequential".
+  virtual std::string class_name() const { return "Functional"; }
+  const LayerGraph& graph() const { return graph_; }
+  const std::vector<std::unique_ptr<Layer>>& layers() const { return graph_.layers(); }
+  Layer* get_layer(const std::string& name) const { return graph_.find_layer(name); }
+  std::size_t num_inputs() const { return graph_.inputs().size(); }
+  std::size_t num_outputs() const { return graph_.outputs().size(); }
+  // Shapes without the batch axis, in input / output order.
+  std::vector<Shape> input_shapes() const;
+  std::vector<Shape> output_shapes() const;
+  // The single input's / output's shape. throws: InvalidArgument for a model with several.
+  const Shape& input_shape() const;
+  Shape output_shape() const;
+  // Keras's model.output_names: the layer that makes each output.
+  std::vector<std::string> output_names() const;
+
+  // How the model's device memory is obtained (growth, preallocation, hard limit). The
+  // default comes from NNFIT_MEMORY_LIMIT / NNFIT_MEMORY_PREALLOCATE; a policy set here
+  // replaces it. requires: nothing allocated yet (call before compile()). throws:
+  // InvalidArgument after compile() or for a contradictory policy (the model then keeps
+  // the default policy), OutOfMemory when a preallocation cannot be made.
+  void set_memory_policy(const MemoryPolicy& policy);
+  const MemoryPolicy& memory_policy() const { return memory_policy_; }
+
+  // Compute threads (OpenMP); 0 keeps the default.
+  void set_num_threads(int threads);
+  int num_threads() const;
+  // Seeds weight initialization (call before compile) and dropout.
+  void set_seed(std::uint64_t seed) { seed_ = seed; }
+
+  // Builds every layer's weights and the optimizer; throws InvalidArgument naming the
+  // layer whose shapes do not fit, or a loss list that does not match the outputs.
+  void compile(CompileOptions options);
+  bool compiled() const { return compiled_; }
+
+  // requires: compiled. x: [N, input_shape...] f32; y: targets (class ids as any integer
+  // or float type for sparse losses, f32 otherwise). The list forms take one tensor per
+  // input and per output, in order.
+  History fit(const Tensor& x, const Tensor& y, const FitOptions& options);
+  History fit(const std::vector<Tensor>& x, const std::vector<Tensor>& y, const FitOptions& options);
+  // requires: compiled. Trains on a dataset whose elements are (x, y) batches: x
+  // [B, input_shape...] f32, y as above; one pass of the dataset is one epoch (tf.data's
+  // model: shuffle and repeat belong to the pipeline). The pipeline runs its own threads
+  // (prefetch, parallel map) beside the compute threads; the time the loop waits for a
+  // batch is reported as "input_wait_fraction". throws: InvalidArgument naming the
+  // element that does not fit the model, DataError from the pipeline.
+  History fit(const data::Dataset& train, const FitOptions& options);
+  // Loss and metrics over (x, y), like Keras's evaluate(return_dict=True).
+  Logs evaluate(const Tensor& x, const Tensor& y, std::int64_t batch_size = 32);
+  Logs evaluate(const data::Dataset& data);
+  Tensor predict(const Tensor& x, std::int64_t batch_size = 32);
+  // The same with an on_oom policy (InferenceOptions; the overloads above "fail").
+  // throws: InvalidArgument for an on_oom other than "fail" or "reduce_batch".
+  Logs evaluate(const Tensor& x, const Tensor& y, const InferenceOptions& options);
+  Logs evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y, const InferenceOptions& options);
+  Logs evaluate(const data::Dataset& data, const InferenceOptions& options);
+  Tensor predict(const Tensor& x, const InferenceOptions& options);
+  // One output per model output, in order.
+  std::vector<Tensor> predict(const std::vector<Tensor>& x, const InferenceOptions& options);
+  // Keras's summary table (with the "Connected to" column for a Functional model).
+  std::string summary() const;
+
+  std::int64_t count_params() const;
+  // Every weight in Keras's order (layer by layer), trainable and not.
+  std::vector<Weight*> weights() const { return graph_.weights(); }
+  // The planner's memory figures for training at `batch_size` (plans; allocates nothing).
+  MemoryPlan plan_memory(std::int64_t batch_size);
+  // The allocator's figures for the model's device (device()).
+  MemoryStats memory_stats() const;
+  // The largest training batch size in [1, max_batch] whose planned peak fits
+  // `limit_bytes`, or 0 if none does (plans only; allocates nothing).
+  std::int64_t largest_batch_size_within(std::int64_t limit_bytes, std::int64_t max_batch);
+  Device device() const { return backend_->device(); }
+  // Largest `planned peak` over the programs planned so far.
+  std::int64_t planned_peak_bytes() const;
+  const CompileOptions& compile_options() const { return compile_options_; }
+
+ protected:
+  // A model whose graph a subclass fills (Sequential).
+  explicit Model(std::string name);
+  LayerGraph graph_;
+  bool compiled_ = false;
+
+ private:
+  struct Programs;
+  struct Entry;
+  struct Totals;
+  struct MicroBatches;
+  struct OomScope;
+  struct EpochFeed;
+  void check_built() const;
+  // The epoch loop both fit() overloads share; `feed` hands out each epoch's batches.
+  History train_loop(const FitOptions& options, std::int64_t steps_per_epoch, EpochFeed& feed,
+                     data::Autotuner* validation_tuner);
+  Logs validate(const FitOptions& options, data::Autotuner* tuner);
+  // `what` names the batches in errors and notes: "validation" or "evaluation".
+  Logs evaluate_tensors(const std::vector<Tensor>& x, const std::vector<Tensor>& y, std::int64_t batch_size,
+                        const char* what);
+  Logs evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, const char* what);
+  // Copies a dataset element (x, y) into the inputs of the program for its batch size;
+  // `what`: "training", "validation" or "evaluation".
+  Entry& stage_element(const data::Element& element, const char* what, std::int64_t index);
+  // The program for (training, batch), planned on first use; with `bind` the arena grows
+  // to fit and the program is bound to it.
+  Entry& entry(bool training, std::int64_t batch, bool bind = true);
+  Entry& entry_mode(int mode, std::int64_t batch, bool bind = true);
+  std::unique_ptr<Entry> plan_entry(int mode, std::int64_t batch);
+  std::unique_ptr<Entry> plan_apply();
+  // The training or inference entry for `batch`, bound to the arena; when it does not fit
+  // and reduce_on_oom_ is set, an entry that runs as micro-batches (a note, once per
+  // OomScope, goes to *notes_ and on_note_; `what` names the batch in it). Under "fail" a
+  // split left by an earlier call is dropped, so the full batch fits or OutOfMemory says
+  // why. throws: OutOfMemory.
+  Entry& entry_or_split(bool training, std::int64_t batch, const char* what);
+  // Called before each program a step runs; `update_only`: the program is all optimizer
+  // update (an accumulated step's last one), whatever its nodes' names say.
+  using BeforeRun = std::function<void(Program& program, bool update_only)>;
+  // Runs an entry's program, or its micro-batches for a split entry (rows: the batch's).
+  void run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run = {});
+  void run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run);
+  std::int64_t persistent_bytes() const;  // weights, optimizer slots, constants
+
+  std::string name_;
+  MemoryPolicy memory_policy_;
+  std::unique_ptr<Backend> backend_;
+  std::uint64_t seed_ = 0;
+  CompileOptions compile_options_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<Programs> programs_;
+  std::int64_t iterations_ = 0;
+  // Set by an OomScope (fit, evaluate and predict with options) for its length.
+  bool reduce_on_oom_ = false;                       // on_oom == "reduce_batch"
+  std::vector<std::string>* notes_ = nullptr;        // History::notes, or the call's own
+  std::function<void(const std::string&)> on_note_;  // FitOptions/InferenceOptions::on_note
+  std::uint64_t oom_scope_ = 0;                      // which scope: a split is noted once per scope
+  std::uint64_t oom_scopes_made_ = 0;
+};
+
+// Keras's Sequential: a chain of single-input layers, each called on the previous one's
+// output. The input shape may come before or after the layers (set_input_shape).
+class Sequential final : public Model {
+ public:
+  explicit Sequential(std::string name = "sequential");
+  std::string class_name() const override { return "Sequential"; }
+  // The input shape without the batch axis (from an Input layer or batch_shape).
+  void set_input_shape(Shape shape);
+  // throws: InvalidArgument after compile() or for a name already used.
+  void add(std::unique_ptr<Layer> layer);
+};
+
+}  // namespace nnfit

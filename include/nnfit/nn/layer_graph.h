@@ -1,0 +1,88 @@
+// LayerGraph: Keras's Functional graph, a directed acyclic graph of layer calls. Nodes are
+// model inputs or calls of a layer on earlier nodes' outputs; a layer called twice is
+// shared (one set of weights). A Model holds one; a nested model used as a layer
+// (NestedModel) holds one too. The graph only describes: shapes are inferred on demand,
+// weights are created by build(), and emit() writes the ops of one forward pass into a
+// compute Graph.
+//
+// Thread safety: none; built and used on one thread.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nnfit/core/dtype.h"
+#include "nnfit/core/shape.h"
+#include "nnfit/nn/layer.h"
+
+namespace nnfit {
+
+// One output of one node: Keras's keras_history (layer, node index, tensor index).
+struct TensorRef {
+  int node = -1;
+  int index = 0;
+  friend bool operator==(const TensorRef&, const TensorRef&) = default;
+};
+
+struct InputSpec {
+  std::string name;  // the InputLayer's name: "input_layer"
+  Shape shape;       // without the batch axis; rank 0 while unknown (a Sequential without one yet)
+  DType dtype = DType::f32;
+};
+
+struct LayerNode {
+  Layer* layer = nullptr;         // nullptr for a model input
+  int input_index = -1;           // which model input, for input nodes
+  std::vector<TensorRef> inputs;  // what a call reads
+  int call_index = 0;             // which call of `layer` this is (Keras's node index)
+};
+
+class LayerGraph {
+ public:
+  LayerGraph() = default;
+  LayerGraph(LayerGraph&&) = default;
+  LayerGraph& operator=(LayerGraph&&) = default;
+
+  // A model input. throws: InvalidArgument if the name is taken.
+  TensorRef add_input(std::string name, Shape shape, DType dtype = DType::f32);
+  void set_input_shape(std::size_t input, Shape shape);
+  // Takes ownership. throws: InvalidArgument if a layer or input already has the name.
+  Layer& add_layer(std::unique_ptr<Layer> layer);
+  // A call of `layer` (owned by this graph) on `inputs`; returns its outputs.
+  // throws: InvalidArgument naming the layer for an unknown layer or input reference.
+  std::vector<TensorRef> call(Layer& layer, const std::vector<TensorRef>& inputs);
+  void set_outputs(std::vector<TensorRef> outputs);
+
+  const std::vector<InputSpec>& inputs() const { return inputs_; }
+  const std::vector<TensorRef>& outputs() const { return outputs_; }
+  const std::vector<LayerNode>& nodes() const { return nodes_; }
+  // Layers in the order they were added (Keras's model.layers, inputs aside).
+  const std::vector<std::unique_ptr<Layer>>& layers() const { return layers_; }
+  Layer* find_layer(const std::string& name) const;
+  // The node of each input, by input index.
+  TensorRef input_ref(std::size_t input) const;
+
+  // Every node's output shapes (without the batch axis), by node; throws InvalidArgument
+  // naming the layer whose inputs do not fit, or when an input's shape is unknown.
+  std::vector<std::vector<Shape>> infer_shapes() const;
+  std::vector<Shape> output_shapes() const;
+  // Creates each layer's weights at its first call, for that call's input shapes.
+  void build(WeightFactory& weights);
+  bool built() const;
+  // Emits one forward pass: `input_values` are the graph values of the model inputs (in
+  // order); returns the values of the outputs. requires: built.
+  std::vector<int> emit(GraphBuilder& builder, const std::vector<int>& input_values) const;
+
+  // Every weight in layer order (nested models' weights in place), each once.
+  std::vector<Weight*> weights() const;
+  std::int64_t count_params() const;
+
+ private:
+  std::vector<InputSpec> inputs_;
+  std::vector<std::unique_ptr<Layer>> layers_;
+  std::vector<LayerNode> nodes_;
+  std::vector<int> calls_of_;  // by layer index: how many calls so far
+  std::vector<TensorRef> outputs_;
+};
+
+}  // namespace nnfit

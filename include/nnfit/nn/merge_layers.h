@@ -1,0 +1,64 @@
+// Keras's merge layers: Add, Subtract, Multiply, Average, Maximum, Minimum (element-wise
+// over inputs of one shape), Concatenate (along any axis) and Dot (batched dot product
+// along given axes). They have no weights; each takes a list of inputs.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nnfit/nn/layer.h"
+
+namespace nnfit {
+
+enum class MergeOp { add, subtract, multiply, average, maximum, minimum };
+
+// requires: inputs of one shape (Keras's broadcasting of size-1 axes is not supported and
+// is reported as such); Subtract takes exactly two.
+class Merge final : public Layer {
+ public:
+  Merge(std::string name, MergeOp op);
+  std::string class_name() const override;
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
+  void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
+  std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
+
+ private:
+  MergeOp op_;
+};
+
+// axis counts the batch axis as Keras does (-1: the last).
+class Concatenate final : public Layer {
+ public:
+  Concatenate(std::string name, std::int64_t axis = -1);
+  std::string class_name() const override { return "Concatenate"; }
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
+  void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
+  std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
+
+ private:
+  // The axis without the batch axis, for inputs of `rank` (without batch).
+  std::int64_t feature_axis(std::int64_t rank) const;
+  std::int64_t axis_;
+};
+
+// Keras's Dot: two inputs of rank 1 or 2 (without the batch axis), contracted along
+// axes[0] of the first and axes[1] of the second (counting the batch axis; negative from
+// the end). Rank-1 inputs give (1,), as Keras's batch_dot does. normalize: L2-normalize
+// both along their axes first (cosine proximity).
+class Dot final : public Layer {
+ public:
+  Dot(std::string name, std::array<std::int64_t, 2> axes, bool normalize = false);
+  std::string class_name() const override { return "Dot"; }
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
+  void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
+  std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
+
+ private:
+  // The contracted axis of input i (1-based, counting batch), checked against its rank.
+  std::int64_t axis(std::size_t i, const Shape& s) const;
+  std::array<std::int64_t, 2> axes_;
+  bool normalize_;
+};
+
+}  // namespace nnfit

@@ -1,0 +1,134 @@
+// Model's inference loops: evaluate (from tensors or a Dataset) and predict. Each
+// batch runs the inference program of its size, or, under on_oom="reduce_batch" when that
+// does not fit, its micro-batches (sequential_accumulate.cpp).
+#include <cstring>
+
+#include "model/fit_data.h"
+#include "model/model_impl.h"
+#include "nnfit/core/error.h"
+#include "nnfit/data/in_memory_dataset.h"
+
+namespace nnfit {
+
+using namespace fit_data;
+
+Logs Model::evaluate(const Tensor& x, const Tensor& y, std::int64_t batch_size) {
+  InferenceOptions o;
+  o.batch_size = batch_size;
+  return evaluate(x, y, o);
+}
+
+Logs Model::evaluate(const Tensor& x, const Tensor& y, const InferenceOptions& options) {
+  return evaluate(std::vector<Tensor>{x}, std::vector<Tensor>{y}, options);
+}
+
+Logs Model::evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y, const InferenceOptions& options) {
+  std::vector<std::string> notes;
+  OomScope scope(*this, options.on_oom, &notes, options.on_note);
+  return evaluate_tensors(x, y, options.batch_size, "evaluation");
+}
+
+Logs Model::evaluate_tensors(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y_in,
+                             std::int64_t batch_size, const char* what) {
+  check_built();
+  NNFIT_CHECK(batch_size > 0, InvalidArgument, "batch_size must be positive, got ", batch_size);
+  PreparedData d = prepare_data(x_in, y_in, input_shapes(), output_shapes(), compile_options_, "no samples to evaluate");
+  const std::int64_t n = d.n;
+  Totals totals(*this);
+  const std::int64_t bs = std::min(batch_size, n);
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
+  StepContext ctx;
+  ctx.training = false;
+  while (totals.seen < n) {
+    const std::int64_t rows = std::min(bs, n - totals.seen);
+    Entry& e = entry_or_split(false, rows, what);
+    const std::int64_t* idx = order.data() + totals.seen;
+    for (std::size_t i = 0; i < d.x.size(); ++i) gather_rows(d.x[i], idx, rows, e.x_data(i));
+    for (std::size_t i = 0; i < d.y.size() && e.y_data(i); ++i) gather_rows(d.y[i], idx, rows, e.y_data(i));
+    run_entry(e, rows, ctx);
+    totals.add(e, rows);
+  }
+  return totals.logs();
+}
+
+Logs Model::evaluate(const data::Dataset& data) { return evaluate(data, InferenceOptions{}); }
+
+Logs Model::evaluate(const data::Dataset& data, const InferenceOptions& options) {
+  std::vector<std::string> notes;
+  OomScope scope(*this, options.on_oom, &notes, options.on_note);
+  return evaluate_dataset(data, nullptr, "evaluation");
+}
+
+Logs Model::evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, const char* what) {
+  check_built();
+  Totals totals(*this);
+  StepContext ctx;
+  ctx.training = false;
+  std::int64_t index = 0;
+  std::unique_ptr<data::Iterator> it;
+  std::optional<data::Autotuner> own;
+  if (!tuner) tuner = &own.emplace();
+  it = tuner->make_iterator(data);
+  while (std::optional<data::Element> el = it->next()) {
+    Entry& e = stage_element(*el, what, index++);
+    const std::int64_t rows = (*el)[0].shape()[0];
+    run_entry(e, rows, ctx);
+    for (std::size_t i = 0; i < num_inputs(); ++i) e.set_x(nullptr, i);  // the element goes at the end of this iteration
+    totals.add(e, rows);
+  }
+  NNFIT_CHECK(totals.seen > 0, InvalidArgument, "no samples to evaluate: the dataset is empty");
+  return totals.logs();
+}
+
+Tensor Model::predict(const Tensor& x, std::int64_t batch_size) {
+  InferenceOptions o;
+  o.batch_size = batch_size;
+  return predict(x, o);
+}
+
+Tensor Model::predict(const Tensor& x, const InferenceOptions& options) {
+  NNFIT_CHECK(num_outputs() == 1, InvalidArgument, "model '", name(), "' has ", num_outputs(),
+              " outputs; use the predict overload that returns one tensor per output");
+  return predict(std::vector<Tensor>{x}, options)[0];
+}
+
+std::vector<Tensor> Model::predict(const std::vector<Tensor>& x_in, const InferenceOptions& options) {
+  check_built();
+  const std::int64_t batch_size = options.batch_size;
+  NNFIT_CHECK(batch_size > 0, InvalidArgument, "batch_size must be positive, got ", batch_size);
+  std::vector<std::string> notes;
+  OomScope scope(*this, options.on_oom, &notes, options.on_note);
+  const std::vector<Tensor> x = prepare_all_inputs(x_in, input_shapes());
+  const std::int64_t n = x[0].shape()[0];
+  std::vector<Tensor> result;
+  std::vector<std::size_t> o_row;
+  for (const Shape& out : output_shapes()) {
+    std::vector<std::int64_t> od{n};
+    od.insert(od.end(), out.dims().begin(), out.dims().end());
+    result.push_back(Tensor::zeros(Shape(od), DType::f32));
+    o_row.push_back(static_cast<std::size_t>(out.numel()) * sizeof(float));
+  }
+  StepContext ctx;
+  ctx.training = false;
+  for (std::int64_t start = 0; start < n; start += batch_size) {
+    const std::int64_t rows = std::min(batch_size, n - start);
+    Entry& e = entry_or_split(false, rows, "prediction");
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const std::size_t x_row = n ? x[i].nbytes() / static_cast<std::size_t>(n) : 0;
+      std::memcpy(e.x_data(i), static_cast<const char*>(x[i].raw()) + static_cast<std::size_t>(start) * x_row,
+                  static_cast<std::size_t>(rows) * x_row);
+    }
+    for (std::size_t i = 0; i < e.ys.size(); ++i) {
+      if (void* y = e.y_data(i)) std::memset(y, 0, e.program.graph().desc(e.ys[i]).bytes());
+    }
+    run_entry(e, rows, ctx);
+    for (std::size_t i = 0; i < result.size(); ++i) {
+      std::memcpy(static_cast<char*>(result[i].raw()) + static_cast<std::size_t>(start) * o_row[i], e.pred_data(i),
+                  static_cast<std::size_t>(rows) * o_row[i]);
+    }
+  }
+  return result;
+}
+
+}  // namespace nnfit

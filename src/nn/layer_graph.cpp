@@ -1,0 +1,157 @@
+// LayerGraph: nodes are appended in call order, so the node list is already a topological
+// order and shape inference, building and emission are single passes over it.
+#include "nnfit/nn/layer_graph.h"
+
+#include <algorithm>
+#include <set>
+
+#include "nnfit/core/error.h"
+
+namespace nnfit {
+
+TensorRef LayerGraph::add_input(std::string name, Shape shape, DType dtype) {
+  NNFIT_CHECK(!find_layer(name) && std::none_of(inputs_.begin(), inputs_.end(),
+                                                [&](const InputSpec& in) { return in.name == name; }),
+              InvalidArgument, "two layers are named '", name, "'; layer names must be unique");
+  LayerNode n;
+  n.input_index = static_cast<int>(inputs_.size());
+  inputs_.push_back({std::move(name), std::move(shape), dtype});
+  nodes_.push_back(std::move(n));
+  return {static_cast<int>(nodes_.size()) - 1, 0};
+}
+
+void LayerGraph::set_input_shape(std::size_t input, Shape shape) { inputs_.at(input).shape = std::move(shape); }
+
+Layer& LayerGraph::add_layer(std::unique_ptr<Layer> layer) {
+  const std::string& name = layer->name();
+  NNFIT_CHECK(!find_layer(name) && std::none_of(inputs_.begin(), inputs_.end(),
+                                                [&](const InputSpec& in) { return in.name == name; }),
+              InvalidArgument, "two layers are named '", name, "'; layer names must be unique");
+  layers_.push_back(std::move(layer));
+  calls_of_.push_back(0);
+  return *layers_.back();
+}
+
+Layer* LayerGraph::find_layer(const std::string& name) const {
+  for (const auto& l : layers_) {
+    if (l->name() == name) return l.get();
+  }
+  return nullptr;
+}
+
+TensorRef LayerGraph::input_ref(std::size_t input) const {
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i].input_index == static_cast<int>(input)) return {static_cast<int>(i), 0};
+  }
+  throw InvalidArgument("internal: no node for input " + std::to_string(input));
+}
+
+std::vector<TensorRef> LayerGraph::call(Layer& layer, const std::vector<TensorRef>& inputs) {
+  auto it = std::find_if(layers_.begin(), layers_.end(), [&](const auto& l) { return l.get() == &layer; });
+  NNFIT_CHECK(it != layers_.end(), InvalidArgument, layer.name(), ": the layer is not part of this model");
+  NNFIT_CHECK(!inputs.empty(), InvalidArgument, layer.name(), ": a layer call needs at least one input");
+  for (const TensorRef& in : inputs) {
+    NNFIT_CHECK(in.node >= 0 && in.node < static_cast<int>(nodes_.size()), InvalidArgument, layer.name(),
+                ": input refers to node ", in.node, ", which does not exist yet");
+    const LayerNode& src = nodes_[static_cast<std::size_t>(in.node)];
+    const int outs = src.layer ? src.layer->num_outputs() : 1;
+    NNFIT_CHECK(in.index >= 0 && in.index < outs, InvalidArgument, layer.name(), ": input refers to output ",
+                in.index, " of ", src.layer ? src.layer->name() : inputs_[static_cast<std::size_t>(src.input_index)].name,
+                ", which has ", outs);
+  }
+  LayerNode n;
+  n.layer = &layer;
+  n.inputs = inputs;
+  n.call_index = calls_of_[static_cast<std::size_t>(it - layers_.begin())]++;
+  nodes_.push_back(std::move(n));
+  std::vector<TensorRef> out;
+  for (int i = 0; i < layer.num_outputs(); ++i) out.push_back({static_cast<int>(nodes_.size()) - 1, i});
+  return out;
+}
+
+void LayerGraph::set_outputs(std::vector<TensorRef> outputs) {
+  for (const TensorRef& r : outputs) {
+    NNFIT_CHECK(r.node >= 0 && r.node < static_cast<int>(nodes_.size()), InvalidArgument,
+                "a model output refers to node ", r.node, ", which does not exist");
+  }
+  outputs_ = std::move(outputs);
+}
+
+std::vector<std::vector<Shape>> LayerGraph::infer_shapes() const {
+  std::vector<std::vector<Shape>> shapes(nodes_.size());
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const LayerNode& n = nodes_[i];
+    if (!n.layer) {
+      const InputSpec& in = inputs_[static_cast<std::size_t>(n.input_index)];
+      NNFIT_CHECK(in.shape.rank() > 0, InvalidArgument, "input '", in.name, "' has no shape; give an Input layer ",
+                  "(keras.Input(shape=...)) or batch_shape on the first layer");
+      shapes[i] = {in.shape};
+      continue;
+    }
+    std::vector<Shape> in;
+    for (const TensorRef& r : n.inputs) in.push_back(shapes[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
+    shapes[i] = n.layer->compute_output_shapes(in);
+    NNFIT_CHECK(static_cast<int>(shapes[i].size()) == n.layer->num_outputs(), InvalidArgument, "internal: ",
+                n.layer->name(), " gave ", shapes[i].size(), " output shapes for ", n.layer->num_outputs(), " outputs");
+  }
+  return shapes;
+}
+
+std::vector<Shape> LayerGraph::output_shapes() const {
+  const auto shapes = infer_shapes();
+  std::vector<Shape> out;
+  for (const TensorRef& r : outputs_) out.push_back(shapes[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
+  return out;
+}
+
+void LayerGraph::build(WeightFactory& weights) {
+  const auto shapes = infer_shapes();
+  for (const LayerNode& n : nodes_) {
+    if (!n.layer || n.layer->built()) continue;
+    std::vector<Shape> in;
+    for (const TensorRef& r : n.inputs) in.push_back(shapes[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
+    n.layer->build_for(in, weights);
+  }
+}
+
+bool LayerGraph::built() const {
+  return std::all_of(layers_.begin(), layers_.end(), [](const auto& l) { return l->built(); });
+}
+
+std::vector<int> LayerGraph::emit(GraphBuilder& builder, const std::vector<int>& input_values) const {
+  NNFIT_CHECK(input_values.size() == inputs_.size(), InvalidArgument, "internal: ", input_values.size(),
+              " input values for ", inputs_.size(), " inputs");
+  std::vector<std::vector<int>> values(nodes_.size());
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const LayerNode& n = nodes_[i];
+    if (!n.layer) {
+      values[i] = {input_values[static_cast<std::size_t>(n.input_index)]};
+      continue;
+    }
+    std::vector<int> in;
+    for (const TensorRef& r : n.inputs) in.push_back(values[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
+    values[i] = n.layer->call_on(builder, in);
+  }
+  std::vector<int> out;
+  for (const TensorRef& r : outputs_) out.push_back(values[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
+  return out;
+}
+
+std::vector<Weight*> LayerGraph::weights() const {
+  std::vector<Weight*> out;
+  std::set<const Weight*> seen;
+  for (const auto& l : layers_) {
+    for (Weight* w : l->all_weights()) {
+      if (seen.insert(w).second) out.push_back(w);
+    }
+  }
+  return out;
+}
+
+std::int64_t LayerGraph::count_params() const {
+  std::int64_t n = 0;
+  for (const Weight* w : weights()) n += w->value.numel();
+  return n;
+}
+
+}  // namespace nnfit

@@ -1,0 +1,38 @@
+// NestedModel: the inner graph's input shapes are fixed when it is read, so a call only
+// checks that it brings those shapes.
+#include "nnfit/nn/nested_model.h"
+
+#include "nnfit/core/error.h"
+
+namespace nnfit {
+
+NestedModel::NestedModel(std::string name, std::string class_name, LayerGraph graph)
+    : Layer(std::move(name)), class_name_(std::move(class_name)), graph_(std::move(graph)) {}
+
+void NestedModel::check_inputs(const std::vector<Shape>& inputs) const {
+  NNFIT_CHECK(inputs.size() == graph_.inputs().size(), InvalidArgument, name(), ": the nested model takes ",
+              graph_.inputs().size(), " input(s), got ", inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Shape& want = graph_.inputs()[i].shape;
+    NNFIT_CHECK(want.rank() == 0 || want == inputs[i], InvalidArgument, name(), ": input ", i, " has shape ",
+                inputs[i].to_string(), " but the nested model's input '", graph_.inputs()[i].name, "' is ",
+                want.to_string());
+  }
+}
+
+std::vector<Shape> NestedModel::compute_output_shapes(const std::vector<Shape>& inputs) const {
+  check_inputs(inputs);
+  return graph_.output_shapes();
+}
+
+void NestedModel::build_for(const std::vector<Shape>& inputs, WeightFactory& weights) {
+  check_inputs(inputs);
+  graph_.build(weights);
+  built_ = true;
+}
+
+std::vector<int> NestedModel::call_on(GraphBuilder& builder, const std::vector<int>& inputs) {
+  return graph_.emit(builder, inputs);
+}
+
+}  // namespace nnfit
