@@ -109,7 +109,7 @@ Result measure(int threads, const Settings& st) {
   std::ifstream in(st.model_path);
   if (!in) throw InvalidArgument("cannot read " + st.model_path + " (run from the repository's root or give --model)");
   const nlohmann::json config = nlohmann::json::parse(in);
-  std::unique_ptr<Sequential> model = sequential_from_keras_json(config.at("model").dump(), st.model_path);
+  std::unique_ptr<Model> model = model_from_keras_json(config.at("model").dump(), st.model_path);
   model->set_num_threads(threads);
   model->set_seed(1);
   CompileOptions co;

@@ -23,7 +23,7 @@ std::int64_t peak_rss_bytes() {
 
 }  // namespace
 
-MetricsJsonWriter::MetricsJsonWriter(std::string path, const Sequential& model, std::int64_t batch_size)
+MetricsJsonWriter::MetricsJsonWriter(std::string path, const Model& model, std::int64_t batch_size)
     : path_(std::move(path)), model_(model), batch_size_(batch_size) {}
 
 void MetricsJsonWriter::on_train_begin(std::int64_t, std::int64_t) {

@@ -13,7 +13,7 @@ namespace nnfit::cli {
 // Holds a reference to the model (not owned; must outlive the writer). Not thread-safe.
 class MetricsJsonWriter final : public Callback {
  public:
-  MetricsJsonWriter(std::string path, const Sequential& model, std::int64_t batch_size);
+  MetricsJsonWriter(std::string path, const Model& model, std::int64_t batch_size);
   void on_train_begin(std::int64_t epochs, std::int64_t steps_per_epoch) override;
   void on_epoch_end(std::int64_t epoch, const Logs& logs) override;
 
@@ -22,7 +22,7 @@ class MetricsJsonWriter final : public Callback {
   void write() const;
 
   std::string path_;
-  const Sequential& model_;
+  const Model& model_;
   std::int64_t batch_size_;
   std::vector<Logs> epochs_;
 };

@@ -33,7 +33,7 @@ std::vector<std::int64_t> default_batch_sizes() {
 
 // The largest batch whose planned peak fits `limit`: the largest listed size that fits,
 // then bisection up to the next listed size (peaks grow with the batch). 0 if none fits.
-std::int64_t largest_fitting(Sequential& model, const std::vector<MemoryPlan>& plans, std::int64_t limit) {
+std::int64_t largest_fitting(Model& model, const std::vector<MemoryPlan>& plans, std::int64_t limit) {
   std::int64_t lo = 0, hi = 0;  // lo fits, hi does not (0: unknown)
   for (const MemoryPlan& p : plans) {
     if (p.peak_bytes <= limit) lo = std::max(lo, p.batch_size);
@@ -62,7 +62,7 @@ std::string mib(std::int64_t b) {
 int run_plan(const PlanArgs& args) {
   const TrainConfig cfg = read_train_config(args.config);
   const MemoryPolicy budget = resolve_memory_policy(cfg.memory, cfg.path, args.memory);
-  std::unique_ptr<Sequential> model = sequential_from_keras_json(cfg.model_json, cfg.model_where);
+  std::unique_ptr<Model> model = model_from_keras_json(cfg.model_json, cfg.model_where);
   model->set_memory_policy(MemoryPolicy{});  // the budget is what we compare to, not a cap on planning
   model->set_seed(cfg.seed);
   try {

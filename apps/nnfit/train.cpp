@@ -59,7 +59,7 @@ std::string rows(std::int64_t n, const char* what) { return std::to_string(n) + 
 
 // Targets as the loss wants them: class ids (i32) for sparse losses, else f32 values
 // shaped like one prediction.
-Tensor load_targets(const Tensor& labels, const std::string& file, const Sequential& model, const Loss& loss) {
+Tensor load_targets(const Tensor& labels, const std::string& file, const Model& model, const Loss& loss) {
   const std::int64_t n = labels.shape()[0];
   std::vector<std::int64_t> pred_dims{n};
   const Shape out = model.output_shape();
@@ -95,7 +95,7 @@ Tensor load_targets(const Tensor& labels, const std::string& file, const Sequent
   return y;
 }
 
-std::pair<Tensor, Tensor> load_split(const DataFiles& files, const Sequential& model, const Loss& loss) {
+std::pair<Tensor, Tensor> load_split(const DataFiles& files, const Model& model, const Loss& loss) {
   Tensor images = io::read_idx(files.images);
   Tensor labels = io::read_idx(files.labels);
   const std::int64_t n = images.shape()[0];
@@ -144,7 +144,7 @@ int run_train(const TrainArgs& args) {
   if (*args.seed_opt) cfg.seed = static_cast<std::uint64_t>(args.seed);
 
   const MemoryPolicy memory = resolve_memory_policy(cfg.memory, cfg.path, args.memory);
-  std::unique_ptr<Sequential> model = sequential_from_keras_json(cfg.model_json, cfg.model_where);
+  std::unique_ptr<Model> model = model_from_keras_json(cfg.model_json, cfg.model_where);
   model->set_memory_policy(memory);
   model->set_num_threads(args.threads > 0 ? args.threads : default_threads());
   model->set_seed(cfg.seed);

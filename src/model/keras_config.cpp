@@ -1,4 +1,4 @@
-// Keras JSON → Sequential (the layer readers). Each Keras object is read against
+// Keras JSON → layers (the layer readers; keras_model_config.cpp reads the models). Each Keras object is read against
 // the list of keys Keras 2 or Keras 3 writes for it: a key outside that list is a typo or a
 // feature we would silently drop, so it is an error; a known key whose value nnfit does not
 // implement (regularizers, dilation, channels_first, frozen layers) is Unsupported. Shapes
@@ -7,6 +7,7 @@
 #include "nnfit/model/keras_config.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <initializer_list>
@@ -15,12 +16,12 @@
 
 #include "model/keras_json.h"
 #include "nnfit/core/error.h"
+#include "model/keras_layers.h"
 #include "nnfit/nn/layers.h"
+#include "nnfit/nn/merge_layers.h"
 
-namespace nnfit {
+namespace nnfit::keras_json {
 namespace {
-
-using namespace keras_json;
 
 // An initializer as a string or a Keras object; only argument-free ones (seed aside)
 // can be expressed by a name, so any other argument is Unsupported.
@@ -241,6 +242,33 @@ LayerPtr read_batch_norm(const Reader& r, const std::string& p, const json& c, c
   return std::make_unique<BatchNormalization>(name, o);
 }
 
+// The merge layers: Add, Subtract, ... take only the common keys.
+template <MergeOp kOp>
+LayerPtr read_merge(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon);
+  return std::make_unique<Merge>(name, kOp);
+}
+
+LayerPtr read_concatenate(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon, {"axis"});
+  return std::make_unique<Concatenate>(name, get_int(r, p, c, "axis", -1));
+}
+
+LayerPtr read_dot(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon, {"axes", "normalize"});
+  const json* a = value(c, "axes");
+  if (!a) r.invalid(p, "missing required key \"axes\"");
+  std::array<std::int64_t, 2> axes{};
+  if (a->is_number_integer()) {
+    axes = {a->get<std::int64_t>(), a->get<std::int64_t>()};
+  } else if (a->is_array() && a->size() == 2 && (*a)[0].is_number_integer() && (*a)[1].is_number_integer()) {
+    axes = {(*a)[0].get<std::int64_t>(), (*a)[1].get<std::int64_t>()};
+  } else {
+    r.invalid(p, "\"axes\" must be an integer or a list of two, got " + show(*a));
+  }
+  return std::make_unique<Dot>(name, axes, get_bool(r, p, c, "normalize", false));
+}
+
 struct LayerKind {
   const char* class_name;
   LayerReader read;
@@ -253,6 +281,10 @@ constexpr LayerKind kLayers[] = {
     {"Dropout", read_dropout},     {"Activation", read_activation},
     {"ReLU", read_relu},           {"Softmax", read_softmax},
     {"BatchNormalization", read_batch_norm},
+    {"Add", read_merge<MergeOp::add>},     {"Subtract", read_merge<MergeOp::subtract>},
+    {"Multiply", read_merge<MergeOp::multiply>}, {"Average", read_merge<MergeOp::average>},
+    {"Maximum", read_merge<MergeOp::maximum>}, {"Minimum", read_merge<MergeOp::minimum>},
+    {"Concatenate", read_concatenate}, {"Dot", read_dot},
 };
 
 // Keras's aliases for the same classes.
@@ -268,6 +300,8 @@ std::string supported_classes() {
   for (const LayerKind& k : kLayers) out += std::string(", ") + k.class_name;
   return out;
 }
+
+}  // namespace
 
 Shape read_input_layer(const Reader& r, const std::string& p, const json& c) {
   check_keys(r, p, c, {"name", "dtype", "batch_shape", "batch_input_shape", "sparse", "ragged", "optional"});
@@ -285,92 +319,28 @@ Shape read_input_layer(const Reader& r, const std::string& p, const json& c) {
   return batch_shape(r, p, *s, key);
 }
 
-}  // namespace
 
-std::unique_ptr<Sequential> sequential_from_keras_json(const std::string& json_text, const std::string& where) {
-  const Reader r{where};
-  const json root = parse(r, json_text);
-  std::string path = "model";
-  expect_object(r, path, root);
-  check_keys(r, path, root,
-             {"module", "class_name", "config", "registered_name", "build_config", "compile_config", "keras_version",
-              "backend"});
-  const std::string cls = get_string(r, path, root, "class_name", std::nullopt);
-  if (cls == "Functional" || cls == "Model") {
-    r.unsupported(path + ".class_name", "\"" + cls + "\" models are not supported yet (only Sequential)");
+std::unique_ptr<Layer> read_layer(const Reader& r, const std::string& lpath, const std::string& lcls, const json& cfg,
+                                  const std::string& name, bool custom, const std::vector<Shape>& in) {
+  const LayerKind* kind = nullptr;
+  for (const LayerKind& k : kLayers) kind = !custom && lcls == k.class_name ? &k : kind;
+  if (!kind) {
+    r.invalid(lpath, "unknown layer class \"" + lcls + "\"" + (custom ? " (a custom layer)" : ""),
+              "supported layer classes: " + supported_classes());
   }
-  if (cls != "Sequential") r.invalid(path + ".class_name", "expected \"Sequential\", got \"" + cls + "\"");
-  const json* config = find(root, "config");
-  if (!config) r.invalid(path, "missing required key \"config\"");
-  path += ".config";
-  expect_object(r, path, *config);
-  check_keys(r, path, *config, {"name", "trainable", "dtype", "layers", "build_input_shape"});
-  check_dtype(r, path, *config);
-  require_value(r, path, *config, "trainable", true);
-
-  // Input shape candidates in the order Keras itself trusts them: an explicit input, then
-  // the recorded build shape.
-  std::optional<Shape> shape;
-  if (const json* b = value(*config, "build_input_shape")) shape = batch_shape(r, path, *b, "build_input_shape");
-  if (const json* bc = value(root, "build_config"); !shape && bc && bc->is_object()) {
-    if (const json* s = value(*bc, "input_shape")) shape = batch_shape(r, "model.build_config", *s, "input_shape");
-  }
-
-  auto model = std::make_unique<Sequential>(get_string(r, path, *config, "name", "sequential"));
-  const json* layers = find(*config, "layers");
-  if (!layers || !layers->is_array() || layers->empty()) r.invalid(path, "\"layers\" must be a non-empty list");
-  std::optional<Shape> input;  // from an InputLayer or a first layer's batch_input_shape
-  std::size_t added = 0;
-  for (std::size_t i = 0; i < layers->size(); ++i) {
-    const json& entry = (*layers)[i];
-    const std::string epath = path + ".layers[" + std::to_string(i) + "]";
-    expect_object(r, epath, entry);
-    check_keys(r, epath, entry, {"module", "class_name", "config", "registered_name", "build_config"});
-    const std::string lcls = canonical_class(get_string(r, epath, entry, "class_name", std::nullopt));
-    const json* cfg = find(entry, "config");
-    if (!cfg) r.invalid(epath, "missing required key \"config\"");
-    expect_object(r, epath + ".config", *cfg);
-    const std::string name = get_string(r, epath + ".config", *cfg, "name", snake_case(lcls));
-    const std::string lpath = epath + " (" + name + ")";
-    const json* registered = value(entry, "registered_name");
-    const bool custom = registered && !(registered->is_string() && registered->get<std::string>() == lcls);
-
-    auto set_input = [&](const Shape& s, const char* what) {
-      if (added > 0 || (lcls == "InputLayer" && i > 0)) r.invalid(lpath, std::string(what) + " is only valid on the first layer");
-      if (input && *input != s) {
-        r.invalid(lpath, std::string(what) + " " + s.to_string() + " disagrees with the input shape " +
-                             input->to_string() + " given before");
-      }
-      input = s;
-      shape = s;
-    };
-    if (lcls == "InputLayer" && !custom) {
-      set_input(read_input_layer(r, lpath, *cfg), "InputLayer");
-      continue;
-    }
-    const LayerKind* kind = nullptr;
-    for (const LayerKind& k : kLayers) kind = !custom && lcls == k.class_name ? &k : kind;
-    if (!kind) {
-      r.invalid(lpath, "unknown layer class \"" + lcls + "\"" + (custom ? " (a custom layer)" : ""),
-                "supported layer classes: " + supported_classes());
-    }
-    check_dtype(r, lpath, *cfg);
-    require_value(r, lpath, *cfg, "trainable", true);
-    if (const json* b = value(*cfg, "batch_input_shape")) {
-      set_input(batch_shape(r, lpath, *b, "batch_input_shape"), "batch_input_shape");
-    }
-    if (!shape) {
-      r.invalid(lpath, "the model has no input shape",
-                "start the model with an InputLayer (keras.Input(shape=...)) or give the first layer an input shape");
-    }
-    LayerPtr layer = with_path(r, lpath, name, [&] { return kind->read(r, lpath, *cfg, name, *shape); });
-    shape = with_path(r, lpath, name, [&] { return layer->output_shape(*shape); });
-    model->add(std::move(layer));
-    ++added;
-  }
-  if (added == 0) r.invalid(path + ".layers", "the model has no layers after its InputLayer");
-  model->set_input_shape(input ? *input : *shape);
-  return model;
+  check_dtype(r, lpath, cfg);
+  require_value(r, lpath, cfg, "trainable", true);
+  const Shape one = in.size() == 1 ? in[0] : Shape{};
+  LayerPtr layer = with_path(r, lpath, name, [&] { return kind->read(r, lpath, cfg, name, one); });
+  return layer;
 }
 
-}  // namespace nnfit
+std::string canonical_layer_class(const std::string& c) { return canonical_class(c); }
+
+Shape read_batch_shape(const Reader& r, const std::string& path, const json& v, const char* key) {
+  return batch_shape(r, path, v, key);
+}
+
+void check_float32(const Reader& r, const std::string& path, const json& obj) { check_dtype(r, path, obj); }
+
+}  // namespace nnfit::keras_json

@@ -137,6 +137,12 @@ std::vector<int> LayerGraph::emit(GraphBuilder& builder, const std::vector<int>&
   return out;
 }
 
+std::vector<std::unique_ptr<Layer>> LayerGraph::release_layers() {
+  std::vector<std::unique_ptr<Layer>> out = std::move(layers_);
+  *this = LayerGraph();
+  return out;
+}
+
 std::vector<Weight*> LayerGraph::weights() const {
   std::vector<Weight*> out;
   std::set<const Weight*> seen;

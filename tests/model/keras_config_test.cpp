@@ -188,7 +188,12 @@ TEST(KerasConfigErrors, UnsupportedOptions) {
       {keras3_model("[null, 8]", layer("ReLU", R"({"name": "r", "max_value": 6.0, "negative_slope": 0.0, "threshold": 0.0})")), "max_value"},
       {keras3_model("[null, 8, 4]", layer("Softmax", R"({"name": "s", "axis": 1})")), "axis"},
       {keras3_model("[null, 8]", layer("Dense", R"({"name": "d", "units": 2, "dtype": "float16"})")), "dtype"},
-      {R"({"class_name": "Functional", "config": {"name": "f", "layers": []}})", "Functional"},
+      // Functional models read (keras_functional_test.cpp), but not where a Sequential is asked for.
+      {R"({"class_name": "Functional", "config": {"name": "f", "layers": [)"
+       R"({"class_name": "InputLayer", "name": "a", "config": {"name": "a", "batch_shape": [null, 2]}, "inbound_nodes": []},)"
+       R"({"class_name": "Dense", "name": "d", "config": {"name": "d", "units": 1}, "inbound_nodes": [[["a", 0, 0, {}]]]}],)"
+       R"("input_layers": [["a", 0, 0]], "output_layers": [["d", 0, 0]]}})",
+       "a Functional model where a Sequential one was expected"},
   };
   for (const Case& c : cases) {
     const std::string msg = error_of<Unsupported>([&] { sequential_from_keras_json(c.json, "u.json"); });

@@ -1,4 +1,4 @@
-// Reading Keras's JSON serializations: a Sequential model from `model.to_json()` (the
+// Reading Keras's JSON serializations: a Sequential or Functional model from `model.to_json()` (the
 // Keras 2 and the Keras 3 forms), an optimizer and a loss from their Keras objects or
 // names. The JSON library stays inside keras_config.cpp, so this header costs callers
 // nothing. The readers are strict: a key Keras would not write for that object is an
@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "nnfit/model/sequential.h"
+#include "nnfit/model/model.h"
 #include "nnfit/nn/loss.h"
 #include "nnfit/nn/optimizer.h"
 
@@ -26,6 +26,16 @@ namespace nnfit {
 //   `cfg.json: model.config.layers[3] (dense_1): unknown key "unitz"`.
 std::unique_ptr<Sequential> sequential_from_keras_json(const std::string& json_text,
                                                        const std::string& where);
+
+// The model `json_text` describes: a Sequential as above, or a Functional model
+// (`"class_name": "Functional"`, or "Model" in Keras <= 2.3) with its `layers`,
+// `input_layers` and `output_layers`, in Keras 3's form (inbound nodes with `args` of
+// `__keras_tensor__` objects) or Keras 2's (`[[["layer", node, tensor, {}]]]`). Models
+// nested as layers (Sequential or Functional entries) become NestedModel layers. Also
+// the merge layers: Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate, Dot.
+// throws: as sequential_from_keras_json; a call that reads a tensor no layer makes names
+//   the layer and the reference.
+std::unique_ptr<Model> model_from_keras_json(const std::string& json_text, const std::string& where);
 
 // A Keras optimizer: a name ("adam", "sgd", "rmsprop", "adamw") or an object
 // `{"class_name": "Adam", "config": {"learning_rate": 0.001, ...}}`, where learning_rate

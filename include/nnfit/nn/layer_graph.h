@@ -73,6 +73,10 @@ class LayerGraph {
   // order); returns the values of the outputs. requires: built.
   std::vector<int> emit(GraphBuilder& builder, const std::vector<int>& input_values) const;
 
+  // Hands the layers over in order and leaves the graph empty (a reader's chain becoming
+  // a Sequential).
+  std::vector<std::unique_ptr<Layer>> release_layers();
+
   // Every weight in layer order (nested models' weights in place), each once.
   std::vector<Weight*> weights() const;
   std::int64_t count_params() const;

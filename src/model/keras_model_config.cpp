@@ -1,0 +1,371 @@
+// Keras JSON → Model: Sequential and Functional configs of both generations, and models
+// nested as layers. A Functional config lists layers with their inbound nodes (Keras 2:
+// [[["layer", node, tensor, {}]]]; Keras 3: {"args": [keras tensors], "kwargs": {}});
+// calls are made once every tensor they read exists, as Keras's from_config does, so
+// the order of the layer list does not matter and a shared layer's calls keep their
+// node order. Layers themselves are read by keras_config.cpp.
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include "model/keras_layers.h"
+#include "nnfit/core/error.h"
+#include "nnfit/model/keras_config.h"
+#include "nnfit/nn/nested_model.h"
+
+namespace nnfit {
+namespace {
+
+using namespace keras_json;
+
+// Keras's keras_history: (layer name, node index, tensor index).
+using History = std::tuple<std::string, std::int64_t, std::int64_t>;
+
+struct ReadModel {
+  std::string class_name;  // "Sequential" or "Functional"
+  std::string name;
+  LayerGraph graph;
+};
+
+bool is_model_class(const std::string& cls) { return cls == "Sequential" || cls == "Functional" || cls == "Model"; }
+
+// A layer entry's common parts; `extra`: keys beyond Keras's serialization envelope.
+struct Entry {
+  std::string cls, name, path;
+  const json* cfg = nullptr;
+  const json* json_entry = nullptr;
+  bool custom = false;
+};
+
+Entry read_entry(const Reader& r, const std::string& epath, const json& entry, Keys extra) {
+  expect_object(r, epath, entry);
+  Entry e;
+  e.cls = canonical_layer_class(get_string(r, epath, entry, "class_name", std::nullopt));
+  if (is_model_class(e.cls)) {
+    check_keys(r, epath, entry, {"module", "class_name", "config", "registered_name", "build_config", "compile_config"},
+               extra);
+  } else {
+    check_keys(r, epath, entry, {"module", "class_name", "config", "registered_name", "build_config"}, extra);
+  }
+  e.cfg = find(entry, "config");
+  if (!e.cfg) r.invalid(epath, "missing required key \"config\"");
+  expect_object(r, epath + ".config", *e.cfg);
+  e.name = get_string(r, epath + ".config", *e.cfg, "name", snake_case(e.cls));
+  if (const json* n = value(entry, "name"); n && n->is_string()) e.name = n->get<std::string>();
+  e.path = epath + " (" + e.name + ")";
+  e.json_entry = &entry;
+  const json* registered = value(entry, "registered_name");
+  e.custom = registered && !(registered->is_string() && (registered->get<std::string>() == e.cls ||
+                                                          is_model_class(registered->get<std::string>())));
+  return e;
+}
+
+ReadModel read_model(const Reader& r, const std::string& path, const json& root, Keys extra,
+                     const std::optional<Shape>& nested_input);
+
+std::unique_ptr<Layer> make_layer(const Reader& r, const Entry& e, const std::vector<Shape>& in) {
+  if (is_model_class(e.cls) && !e.custom) {
+    ReadModel m = read_model(r, e.path, *e.json_entry, {"name", "inbound_nodes"},
+                             in.size() == 1 ? std::optional<Shape>(in[0]) : std::nullopt);
+    return std::make_unique<NestedModel>(e.name, m.class_name, std::move(m.graph));
+  }
+  return read_layer(r, e.path, e.cls, *e.cfg, e.name, e.custom, in);
+}
+
+std::vector<Shape> output_shapes_at(const Reader& r, const Entry& e, Layer& layer, const std::vector<Shape>& in) {
+  return with_path(r, e.path, e.name, [&] { return layer.compute_output_shapes(in); });
+}
+
+ReadModel read_sequential(const Reader& r, const std::string& path, const json& root, const json& config,
+                          const std::optional<Shape>& nested_input) {
+  check_keys(r, path, config, {"name", "trainable", "dtype", "layers", "build_input_shape"});
+  check_float32(r, path, config);
+  require_value(r, path, config, "trainable", true);
+  ReadModel m{"Sequential", get_string(r, path, config, "name", "sequential"), {}};
+  // Input shape candidates in the order Keras itself trusts them: an explicit input, then
+  // the recorded build shape, then (nested) the shape the outer model calls it with.
+  std::optional<Shape> shape;
+  if (const json* b = value(config, "build_input_shape")) shape = read_batch_shape(r, path, *b, "build_input_shape");
+  if (const json* bc = value(root, "build_config"); !shape && bc && bc->is_object()) {
+    if (const json* s = value(*bc, "input_shape")) shape = read_batch_shape(r, path + ".build_config", *s, "input_shape");
+  }
+  if (!shape) shape = nested_input;
+  const json* layers = find(config, "layers");
+  if (!layers || !layers->is_array() || layers->empty()) r.invalid(path, "\"layers\" must be a non-empty list");
+  std::optional<Shape> input;  // from an InputLayer or a first layer's batch_input_shape
+  std::string input_name = "input_layer";
+  std::vector<std::unique_ptr<Layer>> chain;
+  Shape start;  // the shape the first layer is called with
+  for (std::size_t i = 0; i < layers->size(); ++i) {
+    const Entry e = read_entry(r, path + ".layers[" + std::to_string(i) + "]", (*layers)[i], {});
+    auto set_input = [&](const Shape& s, const char* what) {
+      if (!chain.empty() || (e.cls == "InputLayer" && i > 0)) r.invalid(e.path, std::string(what) + " is only valid on the first layer");
+      if (input && *input != s) {
+        r.invalid(e.path, std::string(what) + " " + s.to_string() + " disagrees with the input shape " +
+                              input->to_string() + " given before");
+      }
+      input = s;
+      shape = s;
+    };
+    if (e.cls == "InputLayer" && !e.custom) {
+      set_input(read_input_layer(r, e.path, *e.cfg), "InputLayer");
+      input_name = e.name;
+      continue;
+    }
+    if (const json* b = value(*e.cfg, "batch_input_shape")) {
+      set_input(read_batch_shape(r, e.path, *b, "batch_input_shape"), "batch_input_shape");
+    }
+    if (!shape) {
+      r.invalid(e.path, "the model has no input shape",
+                "start the model with an InputLayer (keras.Input(shape=...)) or give the first layer an input shape");
+    }
+    if (chain.empty()) start = *shape;
+    std::unique_ptr<Layer> layer = make_layer(r, e, {*shape});
+    const std::vector<Shape> out = output_shapes_at(r, e, *layer, {*shape});
+    if (out.size() != 1) r.invalid(e.path, "a Sequential model's layers have one output each");
+    shape = out[0];
+    chain.push_back(std::move(layer));
+  }
+  if (chain.empty()) r.invalid(path + ".layers", "the model has no layers after its InputLayer");
+  TensorRef h = m.graph.add_input(input_name, start);
+  for (auto& l : chain) {
+    const std::string name = l->name();
+    Layer* added = with_path(r, path, name, [&] { return &m.graph.add_layer(std::move(l)); });
+    h = m.graph.call(*added, {h})[0];
+  }
+  m.graph.set_outputs({h});
+  return m;
+}
+
+// A tensor reference [name, node, tensor] (Keras 2 and input_layers/output_layers).
+History read_history(const Reader& r, const std::string& path, const json& v) {
+  if (!v.is_array() || v.size() < 3 || !v[0].is_string() || !v[1].is_number_integer() || !v[2].is_number_integer()) {
+    r.invalid(path, "expected a tensor reference [\"layer\", node_index, tensor_index], got " + show(v));
+  }
+  return {v[0].get<std::string>(), v[1].get<std::int64_t>(), v[2].get<std::int64_t>()};
+}
+
+// input_layers / output_layers: one reference, or a list of them (Keras 3 writes a single
+// reference for a single input).
+std::vector<History> read_endpoints(const Reader& r, const std::string& path, const json& config, const char* key) {
+  const json* v = value(config, key);
+  if (!v || !v->is_array() || v->empty()) r.invalid(path, std::string("\"") + key + "\" must be a non-empty list");
+  if ((*v)[0].is_string()) return {read_history(r, path + "." + key, *v)};
+  std::vector<History> out;
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    out.push_back(read_history(r, path + "." + key + "[" + std::to_string(i) + "]", (*v)[i]));
+  }
+  return out;
+}
+
+void require_no_kwargs(const Reader& r, const std::string& path, const json& kwargs) {
+  if (kwargs.is_null()) return;
+  expect_object(r, path, kwargs);
+  for (const auto& [k, v] : kwargs.items()) {
+    if (!v.is_null()) {
+      r.unsupported(path, "call argument \"" + k + "\" = " + show(v) + " is not supported",
+                    "nnfit calls layers on tensors only; masks and training flags come from the model");
+    }
+  }
+}
+
+// Collects the keras tensors of a Keras 3 call argument (a tensor or a list of them).
+void collect_tensors(const Reader& r, const std::string& path, const json& arg, std::vector<History>& out) {
+  if (arg.is_array()) {
+    for (std::size_t i = 0; i < arg.size(); ++i) collect_tensors(r, path + "[" + std::to_string(i) + "]", arg[i], out);
+    return;
+  }
+  if (arg.is_object() && find(arg, "class_name") && arg["class_name"] == "__keras_tensor__") {
+    const json* c = find(arg, "config");
+    const json* h = c && c->is_object() ? find(*c, "keras_history") : nullptr;
+    if (!h) r.invalid(path, "a __keras_tensor__ needs config.keras_history");
+    out.push_back(read_history(r, path + ".config.keras_history", *h));
+    return;
+  }
+  r.unsupported(path, "a call argument that is not a tensor (" + show(arg) + ") is not supported");
+}
+
+// The inbound nodes of a Functional layer entry: per call, the tensors it reads. Sets
+// *keras2 when a node has Keras 2's list form.
+std::vector<std::vector<History>> read_nodes(const Reader& r, const std::string& path, const json& entry, bool* keras2) {
+  std::vector<std::vector<History>> nodes;
+  const json* in = value(entry, "inbound_nodes");
+  if (!in) return nodes;
+  if (!in->is_array()) r.invalid(path, "\"inbound_nodes\" must be a list, got " + show(*in));
+  for (std::size_t n = 0; n < in->size(); ++n) {
+    const json& node = (*in)[n];
+    const std::string npath = path + ".inbound_nodes[" + std::to_string(n) + "]";
+    std::vector<History> refs;
+    if (node.is_object()) {  // Keras 3
+      check_keys(r, npath, node, {"args", "kwargs"});
+      if (const json* args = value(node, "args")) collect_tensors(r, npath + ".args", *args, refs);
+      if (const json* kw = value(node, "kwargs")) require_no_kwargs(r, npath + ".kwargs", *kw);
+    } else if (node.is_array()) {  // Keras 2
+      *keras2 = true;
+      for (std::size_t k = 0; k < node.size(); ++k) {
+        const std::string rpath = npath + "[" + std::to_string(k) + "]";
+        refs.push_back(read_history(r, rpath, node[k]));
+        if (node[k].size() > 3) require_no_kwargs(r, rpath + "[3]", node[k][3]);
+      }
+    } else {
+      r.invalid(npath, "expected a node (a list, or an object with \"args\"), got " + show(node));
+    }
+    if (refs.empty()) r.invalid(npath, "the call reads no tensor");
+    nodes.push_back(std::move(refs));
+  }
+  return nodes;
+}
+
+// Note [Keras 2 node indices]: Keras 3 numbers a layer's nodes within the config, from 0.
+// Keras 2 numbers them as the rebuilt layer's _inbound_nodes, and a nested model built on
+// its own Input already has node 0 (its internal one) when the outer model calls it: tf.keras
+// writes ["head", 1, 0] for the first call of a nested Sequential that starts with an
+// InputLayer. So in a Keras 2 config such a layer's calls start at node 1.
+std::int64_t keras2_node_offset(const Entry& e) {
+  if (e.custom || !is_model_class(e.cls)) return 0;
+  if (e.cls != "Sequential") return 1;
+  const json* layers = find(*e.cfg, "layers");
+  if (!layers || !layers->is_array() || layers->empty() || !(*layers)[0].is_object()) return 0;
+  const json& first = (*layers)[0];
+  const json* cfg = find(first, "config");
+  const bool input_layer = find(first, "class_name") && first["class_name"] == "InputLayer";
+  return input_layer || (cfg && cfg->is_object() && value(*cfg, "batch_input_shape")) ? 1 : 0;
+}
+
+ReadModel read_functional(const Reader& r, const std::string& path, const json& config) {
+  check_keys(r, path, config, {"name", "trainable", "layers", "input_layers", "output_layers", "dtype"});
+  require_value(r, path, config, "trainable", true);
+  ReadModel m{"Functional", get_string(r, path, config, "name", "functional"), {}};
+  const json* layers = find(config, "layers");
+  if (!layers || !layers->is_array() || layers->empty()) r.invalid(path, "\"layers\" must be a non-empty list");
+
+  struct Pending {
+    Entry entry;
+    std::vector<std::vector<History>> nodes;
+    Layer* layer = nullptr;
+    std::size_t done = 0;  // calls made
+  };
+  std::vector<Pending> pending;
+  std::map<std::string, std::size_t> by_name;
+  bool keras2 = false;
+  for (std::size_t i = 0; i < layers->size(); ++i) {
+    const std::string epath = path + ".layers[" + std::to_string(i) + "]";
+    Pending p;
+    p.entry = read_entry(r, epath, (*layers)[i], {"name", "inbound_nodes"});
+    if (!by_name.emplace(p.entry.name, i).second) r.invalid(p.entry.path, "two layers are named \"" + p.entry.name + "\"");
+    p.nodes = read_nodes(r, p.entry.path, (*layers)[i], &keras2);
+    pending.push_back(std::move(p));
+  }
+  std::map<History, TensorRef> tensors;
+  // Inputs in the order of input_layers (the model's input order).
+  for (const History& h : read_endpoints(r, path, config, "input_layers")) {
+    auto it = by_name.find(std::get<0>(h));
+    if (it == by_name.end()) r.invalid(path + ".input_layers", "no layer is named \"" + std::get<0>(h) + "\"");
+    Pending& p = pending[it->second];
+    if (p.entry.cls != "InputLayer") r.invalid(p.entry.path, "listed in input_layers but is a " + p.entry.cls);
+    tensors[{p.entry.name, 0, 0}] = m.graph.add_input(p.entry.name, read_input_layer(r, p.entry.path, *p.entry.cfg));
+    p.done = 1;
+    p.nodes.clear();
+  }
+  const auto shapes_of = [&](const std::vector<TensorRef>& refs) {
+    const auto all = m.graph.infer_shapes();
+    std::vector<Shape> out;
+    for (const TensorRef& t : refs) out.push_back(all[static_cast<std::size_t>(t.node)][static_cast<std::size_t>(t.index)]);
+    return out;
+  };
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (Pending& p : pending) {
+      while (p.entry.cls != "InputLayer" && p.done < p.nodes.size()) {
+        std::vector<TensorRef> in;
+        for (const History& h : p.nodes[p.done]) {
+          auto t = tensors.find(h);
+          if (t == tensors.end()) break;
+          in.push_back(t->second);
+        }
+        if (in.size() < p.nodes[p.done].size()) break;  // not all inputs exist yet
+        const std::vector<Shape> in_shapes = shapes_of(in);
+        if (!p.layer) {
+          std::unique_ptr<Layer> layer = make_layer(r, p.entry, in_shapes);
+          p.layer = &m.graph.add_layer(std::move(layer));
+        }
+        output_shapes_at(r, p.entry, *p.layer, in_shapes);  // a call that does not fit is named here
+        const std::vector<TensorRef> out = m.graph.call(*p.layer, in);
+        const std::int64_t node = static_cast<std::int64_t>(p.done) + (keras2 ? keras2_node_offset(p.entry) : 0);
+        for (std::size_t k = 0; k < out.size(); ++k) tensors[{p.entry.name, node, static_cast<std::int64_t>(k)}] = out[k];
+        ++p.done;
+        progress = true;
+      }
+    }
+  }
+  for (const Pending& p : pending) {
+    if (p.entry.cls == "InputLayer" && p.done == 0) {
+      r.invalid(p.entry.path, "an InputLayer that is not in input_layers", "list every model input in \"input_layers\"");
+    }
+    if (p.entry.cls != "InputLayer" && p.done < p.nodes.size()) {
+      std::string missing;
+      for (const History& h : p.nodes[p.done]) {
+        if (!tensors.count(h)) {
+          missing = "[\"" + std::get<0>(h) + "\", " + std::to_string(std::get<1>(h)) + ", " +
+                    std::to_string(std::get<2>(h)) + "]";
+        }
+      }
+      r.invalid(p.entry.path + ".inbound_nodes[" + std::to_string(p.done) + "]",
+                "reads tensor " + missing + ", which no layer of the model makes");
+    }
+  }
+  std::vector<TensorRef> outputs;
+  for (const History& h : read_endpoints(r, path, config, "output_layers")) {
+    auto t = tensors.find(h);
+    if (t == tensors.end()) {
+      r.invalid(path + ".output_layers", "output [\"" + std::get<0>(h) + "\", " + std::to_string(std::get<1>(h)) +
+                                             ", " + std::to_string(std::get<2>(h)) + "] is not made by any layer");
+    }
+    outputs.push_back(t->second);
+  }
+  m.graph.set_outputs(std::move(outputs));
+  return m;
+}
+
+ReadModel read_model(const Reader& r, const std::string& path, const json& root, Keys extra,
+                     const std::optional<Shape>& nested_input) {
+  expect_object(r, path, root);
+  check_keys(r, path, root,
+             {"module", "class_name", "config", "registered_name", "build_config", "compile_config", "keras_version",
+              "backend"},
+             extra);
+  const std::string cls = get_string(r, path, root, "class_name", std::nullopt);
+  if (!is_model_class(cls)) {
+    r.invalid(path + ".class_name", "expected \"Sequential\" or \"Functional\", got \"" + cls + "\"");
+  }
+  const json* config = find(root, "config");
+  if (!config) r.invalid(path, "missing required key \"config\"");
+  expect_object(r, path + ".config", *config);
+  if (cls == "Sequential") return read_sequential(r, path + ".config", root, *config, nested_input);
+  return read_functional(r, path + ".config", *config);
+}
+
+}  // namespace
+
+std::unique_ptr<Model> model_from_keras_json(const std::string& json_text, const std::string& where) {
+  const Reader r{where};
+  const json root = parse(r, json_text);
+  ReadModel m = read_model(r, "model", root, {}, std::nullopt);
+  if (m.class_name == "Functional") return std::make_unique<Model>(m.name, std::move(m.graph));
+  auto seq = std::make_unique<Sequential>(m.name);
+  seq->set_input_shape(m.graph.inputs()[0].shape);
+  for (auto& l : m.graph.release_layers()) seq->add(std::move(l));
+  return seq;
+}
+
+std::unique_ptr<Sequential> sequential_from_keras_json(const std::string& json_text, const std::string& where) {
+  std::unique_ptr<Model> m = model_from_keras_json(json_text, where);
+  if (auto* seq = dynamic_cast<Sequential*>(m.get())) {
+    m.release();
+    return std::unique_ptr<Sequential>(seq);
+  }
+  throw Unsupported(where + ": model: a " + m->class_name() + " model where a Sequential one was expected",
+                    "use model_from_keras_json");
+}
+
+}  // namespace nnfit

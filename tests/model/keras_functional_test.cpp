@@ -1,0 +1,139 @@
+// Functional configs as Keras writes them (fixtures/*.json, made by
+// fixtures/make_functional_json.py with Keras 3.15 and tf-keras 2.21): both generations
+// read to the same graph (shared layer, nested Sequential, merges, two outputs), and
+// every malformed connection is an error naming the layer and the reference.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "nnfit/core/error.h"
+#include "nnfit/model/keras_config.h"
+#include "nnfit/nn/nested_model.h"
+
+namespace nnfit {
+namespace {
+
+std::string fixture(const std::string& name) {
+  std::ifstream f(std::string(NNFIT_SOURCE_DIR) + "/tests/model/fixtures/" + name);
+  EXPECT_TRUE(f.good()) << name;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// The graph as text: each call "layer(inputs...)" in node order, then the outputs.
+std::string connectivity(const Model& m) {
+  const LayerGraph& g = m.graph();
+  auto name = [&](const TensorRef& r) {
+    const LayerNode& n = g.nodes()[static_cast<std::size_t>(r.node)];
+    return (n.layer ? n.layer->name() + "#" + std::to_string(n.call_index) : g.inputs()[static_cast<std::size_t>(n.input_index)].name) +
+           ":" + std::to_string(r.index);
+  };
+  std::string out;
+  for (const LayerNode& n : g.nodes()) {
+    if (!n.layer) continue;
+    out += n.layer->name() + "(";
+    for (const TensorRef& r : n.inputs) out += name(r) + " ";
+    out += ") ";
+  }
+  out += "-> ";
+  for (const TensorRef& r : g.outputs()) out += name(r) + " ";
+  return out;
+}
+
+std::string error_of(const std::string& json) {
+  try {
+    model_from_keras_json(json, "m.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
+TEST(KerasFunctional, BothGenerationsReadToTheSameGraph) {
+  for (const char* file : {"towers_keras3.json", "towers_keras2.json"}) {
+    SCOPED_TRACE(file);
+    auto m = model_from_keras_json(fixture(file), file);
+    EXPECT_EQ(m->class_name(), "Functional");
+    EXPECT_EQ(m->name(), "towers");
+    EXPECT_EQ(m->input_shapes(), (std::vector<Shape>{Shape{4}, Shape{4}}));
+    EXPECT_EQ(m->output_names(), (std::vector<std::string>{"out", "aux"}));
+    EXPECT_EQ(m->output_shapes(), (std::vector<Shape>{Shape{2}, Shape{1}}));
+    EXPECT_EQ(connectivity(*m),
+              "shared(a:0 ) shared(b:0 ) add(shared#0:0 shared#1:0 ) head(add#0:0 ) concat(add#0:0 head#0:0 ) "
+              "out(concat#0:0 ) aux(add#0:0 ) -> out#0:0 aux#0:0 ");
+    // Keras's count: shared 15, head 8, out 12, aux 4.
+    CompileOptions c;
+    c.loss = Loss::from_name("mse");
+    m->compile(c);
+    EXPECT_EQ(m->count_params(), 39);
+    auto* head = dynamic_cast<const NestedModel*>(m->get_layer("head"));
+    ASSERT_NE(head, nullptr);
+    EXPECT_EQ(head->class_name(), "Sequential");
+    EXPECT_EQ(head->graph().layers()[0]->name(), "head_dense");
+  }
+}
+
+TEST(KerasFunctional, EveryMergeLayerReads) {
+  for (const char* file : {"merges_keras3.json", "merges_keras2.json"}) {
+    SCOPED_TRACE(file);
+    auto m = model_from_keras_json(fixture(file), file);
+    std::vector<std::string> classes;
+    for (const auto& l : m->layers()) classes.push_back(l->class_name());
+    EXPECT_EQ(classes, (std::vector<std::string>{"Dense", "Dense", "Subtract", "Multiply", "Average", "Maximum",
+                                                 "Minimum", "Dot", "Concatenate", "Dense"}));
+    // Five merges of (4,) and Dot's (1,) concatenated: 21 features into y.
+    EXPECT_EQ(m->output_shapes(), (std::vector<Shape>{Shape{1}}));
+    EXPECT_EQ(m->get_layer("dot")->compute_output_shapes({Shape{4}, Shape{4}}), (std::vector<Shape>{Shape{1}}));
+  }
+}
+
+TEST(KerasFunctional, ConnectionErrorsNameTheLayerAndTheReference) {
+  using nlohmann::json;
+  const json good = json::parse(fixture("towers_keras3.json"));
+  auto layer = [](json& j, std::size_t i) -> json& { return j["config"]["layers"][i]; };
+  auto expect = [](const json& j, const std::string& needle) {
+    const std::string m = error_of(j.dump());
+    EXPECT_NE(m.find(needle), std::string::npos) << m;
+  };
+  json j = good;  // a call that reads a tensor no layer makes
+  layer(j, 3)["inbound_nodes"][0]["args"][0][1]["config"]["keras_history"][1] = 7;
+  expect(j, "layers[3] (add).inbound_nodes[0]: reads tensor [\"shared\", 7, 0], which no layer of the model makes");
+  j = good;  // an output nothing makes
+  j["config"]["output_layers"][0][0] = "nope";
+  expect(j, "output [\"nope\", 0, 0] is not made by any layer");
+  j = good;  // a keyword argument nnfit cannot honour
+  layer(j, 4)["inbound_nodes"][0]["kwargs"]["mask"] = 1;
+  expect(j, "(head).inbound_nodes[0].kwargs: call argument \"mask\" = 1 is not supported");
+  j = good;  // a call argument that is not a tensor
+  layer(j, 6)["inbound_nodes"][0]["args"][0] = 3.5;
+  expect(j, "(out).inbound_nodes[0].args[0]: a call argument that is not a tensor (3.5) is not supported");
+  j = good;  // an unknown layer class
+  layer(j, 5)["class_name"] = "Concatenat";
+  expect(j, "layers[5] (concat): unknown layer class \"Concatenat\"");
+  j = good;  // two layers with one name
+  layer(j, 7)["name"] = "out";
+  layer(j, 7)["config"]["name"] = "out";
+  expect(j, "two layers are named \"out\"");
+  j = good;  // an input layer missing from input_layers
+  j["config"]["input_layers"].erase(0);
+  expect(j, "(a): an InputLayer that is not in input_layers");
+  j = good;  // input_layers naming a layer that is not an input
+  j["config"]["input_layers"][0][0] = "shared";
+  expect(j, "(shared): listed in input_layers but is a Dense");
+  j = good;  // merge inputs of different shapes
+  layer(j, 3)["inbound_nodes"][0]["args"][0][1]["config"]["keras_history"] = {"a", 0, 0};
+  expect(j, "(add): inputs of shapes (3,) and (4,) differ");
+  json k2 = json::parse(fixture("towers_keras2.json"));  // Keras 2's list form with a bad reference
+  k2["config"]["layers"][3]["inbound_nodes"][0][0] = {"shared", 0};
+  expect(k2, "expected a tensor reference [\"layer\", node_index, tensor_index]");
+  k2 = json::parse(fixture("towers_keras2.json"));
+  k2["config"]["layers"][3]["inbound_nodes"][0][1][3] = {{"training", true}};
+  expect(k2, "(add).inbound_nodes[0][1][3]: call argument \"training\" = true is not supported");
+}
+
+}  // namespace
+}  // namespace nnfit
