@@ -108,6 +108,12 @@ std::vector<Weight*> Layer::all_weights() {
   return out;
 }
 
+std::vector<Weight*> Layer::saved_weights() {
+  std::vector<Weight*> out;
+  for (Weight& w : weights_) out.push_back(&w);
+  return out;
+}
+
 std::vector<const Weight*> Layer::all_weights() const {
   std::vector<const Weight*> out;
   for (Weight* w : const_cast<Layer*>(this)->all_weights()) out.push_back(w);

@@ -4,6 +4,7 @@
 // every malformed connection is an error naming the layer and the reference.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -133,6 +134,33 @@ TEST(KerasFunctional, ConnectionErrorsNameTheLayerAndTheReference) {
   k2 = json::parse(fixture("towers_keras2.json"));
   k2["config"]["layers"][3]["inbound_nodes"][0][1][3] = {{"training", true}};
   expect(k2, "(add).inbound_nodes[0][1][3]: call argument \"training\" = true is not supported");
+}
+
+TEST(KerasFunctional, WhatNnfitWritesReadsBackToTheSameModel) {
+  for (const char* file : {"towers_keras3.json", "towers_keras2.json", "merges_keras3.json", "merges_keras2.json"}) {
+    SCOPED_TRACE(file);
+    auto m = model_from_keras_json(fixture(file), file);
+    const std::string written = model_to_keras_json(*m);
+    auto back = model_from_keras_json(written, "written.json");
+    EXPECT_EQ(connectivity(*back), connectivity(*m));
+    EXPECT_EQ(back->summary(), m->summary());
+    EXPECT_EQ(model_to_keras_json(*back), written) << "writing is a fixed point";
+    if (const char* dir = std::getenv("NNFIT_DUMP_KERAS_JSON")) {
+      std::ofstream(std::string(dir) + "/" + file) << written;
+    }
+  }
+  auto seq = model_from_keras_json(R"({"class_name": "Sequential", "config": {"name": "s", "layers": [)"
+                                   R"({"class_name": "InputLayer", "config": {"name": "in", "batch_input_shape": [null, 8, 8, 1]}},)"
+                                   R"({"class_name": "Conv2D", "config": {"name": "c", "filters": 2, "kernel_size": [3, 3]}},)"
+                                   R"({"class_name": "BatchNormalization", "config": {"name": "bn", "center": false}},)"
+                                   R"({"class_name": "MaxPooling2D", "config": {"name": "p"}},)"
+                                   R"({"class_name": "Flatten", "config": {"name": "f"}},)"
+                                   R"({"class_name": "Dropout", "config": {"name": "d", "rate": 0.25}},)"
+                                   R"({"class_name": "Dense", "config": {"name": "o", "units": 3, "activation": "softmax"}}]}})",
+                                   "seq.json");
+  const std::string written = model_to_keras_json(*seq);
+  EXPECT_EQ(model_to_keras_json(*model_from_keras_json(written, "w.json")), written);
+  EXPECT_NE(written.find(R"("class_name":"Sequential")"), std::string::npos) << written;
 }
 
 }  // namespace

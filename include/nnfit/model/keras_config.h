@@ -50,4 +50,13 @@ OptimizerOptions optimizer_from_keras_json(const std::string& json_text, const s
 // throws: InvalidArgument / Unsupported with `<where>: ` and the key path.
 Loss loss_from_keras_json(const std::string& json_text, const std::string& where);
 
+// Keras 3's model.to_json() for `model`: a Sequential or Functional object with every
+// layer's config as Keras 3 writes it, so Keras's model_from_json (and nnfit) rebuild it.
+// throws: Unsupported for a layer kind Keras cannot express.
+std::string model_to_keras_json(const Model& model);
+// The optimizer and loss objects of Keras's compile_config (and a legacy .h5's
+// training_config), readable by optimizer_from_keras_json / loss_from_keras_json.
+std::string optimizer_to_keras_json(const OptimizerOptions& optimizer);
+std::string loss_to_keras_json(const Loss& loss);
+
 }  // namespace nnfit

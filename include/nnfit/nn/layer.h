@@ -90,6 +90,9 @@ class Layer {
   // Every weight the layer uses, its own and (for a nested model) its layers', in Keras's
   // order (trainable and non-trainable as created).
   virtual std::vector<Weight*> all_weights();
+  // The layer's own variables as Keras saves them (its `weights`, in order): what .keras
+  // and .h5 files hold for this layer. Default: weights().
+  virtual std::vector<Weight*> saved_weights();
   std::vector<const Weight*> all_weights() const;
   std::int64_t count_params() const;
 

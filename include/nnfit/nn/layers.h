@@ -19,6 +19,7 @@ struct DenseOptions {
 
 class Dense final : public Layer {
  public:
+  const DenseOptions& options() const { return options_; }
   Dense(std::string name, DenseOptions options);
   std::string class_name() const override { return "Dense"; }
   void build(const Shape& input_shape, WeightFactory& weights) override;
@@ -42,6 +43,7 @@ struct Conv2DOptions {
 
 class Conv2D final : public Layer {
  public:
+  const Conv2DOptions& options() const { return options_; }
   Conv2D(std::string name, Conv2DOptions options);
   std::string class_name() const override { return "Conv2D"; }
   void build(const Shape& input_shape, WeightFactory& weights) override;
@@ -60,6 +62,7 @@ struct Pooling2DOptions {
 
 class MaxPooling2D final : public Layer {
  public:
+  const Pooling2DOptions& options() const { return options_; }
   MaxPooling2D(std::string name, Pooling2DOptions options);
   std::string class_name() const override { return "MaxPooling2D"; }
   Shape output_shape(const Shape& input_shape) const override;
@@ -71,6 +74,7 @@ class MaxPooling2D final : public Layer {
 
 class AveragePooling2D final : public Layer {
  public:
+  const Pooling2DOptions& options() const { return options_; }
   AveragePooling2D(std::string name, Pooling2DOptions options);
   std::string class_name() const override { return "AveragePooling2D"; }
   Shape output_shape(const Shape& input_shape) const override;
@@ -93,6 +97,7 @@ class Reshape final : public Layer {
   // target_shape excludes the batch axis; one entry may be -1.
   Reshape(std::string name, std::vector<std::int64_t> target_shape);
   std::string class_name() const override { return "Reshape"; }
+  const std::vector<std::int64_t>& target_shape() const { return target_; }
   Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
 
@@ -104,6 +109,8 @@ class Dropout final : public Layer {
  public:
   Dropout(std::string name, double rate, std::int64_t seed = 0);
   std::string class_name() const override { return "Dropout"; }
+  double rate() const { return rate_; }
+  std::int64_t seed() const { return seed_; }
   Shape output_shape(const Shape& input_shape) const override { return input_shape; }
   int call(GraphBuilder& builder, int x) override;
 
@@ -116,6 +123,7 @@ class Activation final : public Layer {
  public:
   Activation(std::string name, std::string activation);
   std::string class_name() const override { return "Activation"; }
+  const std::string& activation() const { return activation_; }
   Shape output_shape(const Shape& input_shape) const override { return input_shape; }
   int call(GraphBuilder& builder, int x) override;
 
@@ -152,11 +160,15 @@ struct BatchNormalizationOptions {
 // and update the moving ones; evaluation graphs use the moving statistics.
 class BatchNormalization final : public Layer {
  public:
+  const BatchNormalizationOptions& options() const { return options_; }
   BatchNormalization(std::string name, BatchNormalizationOptions options);
   std::string class_name() const override { return "BatchNormalization"; }
   void build(const Shape& input_shape, WeightFactory& weights) override;
   Shape output_shape(const Shape& input_shape) const override { return input_shape; }
   int call(GraphBuilder& builder, int x) override;
+  // Keras's variables: gamma only with scale, beta only with center (nnfit keeps them as
+  // constants otherwise), then the moving mean and variance.
+  std::vector<Weight*> saved_weights() override;
 
  private:
   BatchNormalizationOptions options_;

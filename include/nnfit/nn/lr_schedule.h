@@ -16,6 +16,10 @@ class LearningRateSchedule {
   // The learning rate of optimizer iteration `step` (0-based).
   virtual double operator()(std::int64_t step) const = 0;
   virtual std::string describe() const = 0;
+  // Keras's serialization: a number for a constant rate, else the schedule object
+  // {"module": "keras.optimizers.schedules", "class_name": ..., "config": {...}} as JSON
+  // text, with every value exact (%.17g), so reading it back gives the same schedule.
+  virtual std::string keras_json() const = 0;
 };
 
 class ConstantLearningRate final : public LearningRateSchedule {
@@ -24,6 +28,7 @@ class ConstantLearningRate final : public LearningRateSchedule {
   explicit ConstantLearningRate(double lr);
   double operator()(std::int64_t) const override { return lr_; }
   std::string describe() const override;
+  std::string keras_json() const override;
 
  private:
   double lr_;
@@ -35,6 +40,7 @@ class ExponentialDecay final : public LearningRateSchedule {
   ExponentialDecay(double initial, std::int64_t decay_steps, double decay_rate, bool staircase);
   double operator()(std::int64_t step) const override;
   std::string describe() const override;
+  std::string keras_json() const override;
 
  private:
   double initial_;
@@ -49,6 +55,7 @@ class InverseTimeDecay final : public LearningRateSchedule {
   InverseTimeDecay(double initial, std::int64_t decay_steps, double decay_rate, bool staircase);
   double operator()(std::int64_t step) const override;
   std::string describe() const override;
+  std::string keras_json() const override;
 
  private:
   double initial_;
@@ -64,6 +71,7 @@ class PolynomialDecay final : public LearningRateSchedule {
   PolynomialDecay(double initial, std::int64_t decay_steps, double end, double power, bool cycle);
   double operator()(std::int64_t step) const override;
   std::string describe() const override;
+  std::string keras_json() const override;
 
  private:
   double initial_;
@@ -79,6 +87,7 @@ class PiecewiseConstantDecay final : public LearningRateSchedule {
   PiecewiseConstantDecay(std::vector<std::int64_t> boundaries, std::vector<double> values);
   double operator()(std::int64_t step) const override;
   std::string describe() const override;
+  std::string keras_json() const override;
 
  private:
   std::vector<std::int64_t> boundaries_;
@@ -94,6 +103,7 @@ class CosineDecay final : public LearningRateSchedule {
               std::optional<double> warmup_target = std::nullopt, std::int64_t warmup_steps = 0);
   double operator()(std::int64_t step) const override;
   std::string describe() const override;
+  std::string keras_json() const override;
 
  private:
   double initial_;
@@ -111,6 +121,7 @@ class CosineDecayRestarts final : public LearningRateSchedule {
                       double alpha = 0.0);
   double operator()(std::int64_t step) const override;
   std::string describe() const override;
+  std::string keras_json() const override;
 
  private:
   double initial_;

@@ -19,6 +19,7 @@ class Merge final : public Layer {
  public:
   Merge(std::string name, MergeOp op);
   std::string class_name() const override;
+  MergeOp op() const { return op_; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
   void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
   std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
@@ -32,6 +33,7 @@ class Concatenate final : public Layer {
  public:
   Concatenate(std::string name, std::int64_t axis = -1);
   std::string class_name() const override { return "Concatenate"; }
+  std::int64_t axis() const { return axis_; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
   void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
   std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
@@ -50,6 +52,8 @@ class Dot final : public Layer {
  public:
   Dot(std::string name, std::array<std::int64_t, 2> axes, bool normalize = false);
   std::string class_name() const override { return "Dot"; }
+  const std::array<std::int64_t, 2>& axes() const { return axes_; }
+  bool normalize() const { return normalize_; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
   void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
   std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;

@@ -39,4 +39,13 @@ int BatchNormalization::call(GraphBuilder& b, int x) {
   return out[0];
 }
 
+std::vector<Weight*> BatchNormalization::saved_weights() {
+  std::vector<Weight*> out;
+  if (options_.scale) out.push_back(&weights_[0]);
+  if (options_.center) out.push_back(&weights_[1]);
+  out.push_back(&weights_[2]);
+  out.push_back(&weights_[3]);
+  return out;
+}
+
 }  // namespace nnfit

@@ -1,0 +1,249 @@
+// Model → Keras 3 JSON: what Keras's model.to_json() writes for the same model, so Keras
+// and nnfit load each other's files. Every layer is written with the keys Keras 3.15
+// writes (defaults included), Functional graphs with Keras 3's `args` nodes; the optimizer
+// and loss as Keras serializes them in compile_config.
+#include <nlohmann/json.hpp>
+
+#include "nnfit/core/error.h"
+#include "nnfit/model/keras_config.h"
+#include "nnfit/nn/layers.h"
+#include "nnfit/nn/merge_layers.h"
+#include "nnfit/nn/nested_model.h"
+
+namespace nnfit {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json dtype_policy() {
+  return {{"module", "keras"}, {"class_name", "DTypePolicy"}, {"config", {{"name", "float32"}}}, {"registered_name", nullptr}};
+}
+
+json batch_shape(const Shape& s) {
+  json out = json::array({nullptr});
+  for (std::int64_t d : s.dims()) out.push_back(d);
+  return out;
+}
+
+// "glorot_uniform" -> GlorotUniform.
+json initializer(const std::string& name) {
+  std::string cls;
+  bool up = true;
+  for (char c : name) {
+    if (c == '_') {
+      up = true;
+      continue;
+    }
+    cls += up ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    up = false;
+  }
+  const bool seeded = name != "zeros" && name != "ones";
+  return {{"module", "keras.initializers"},
+          {"class_name", cls},
+          {"config", seeded ? json{{"seed", nullptr}} : json::object()},
+          {"registered_name", nullptr}};
+}
+
+json ints(const std::vector<std::int64_t>& v) { return json(v); }
+
+json layer_object(const std::string& cls, json config) {
+  return {{"module", "keras.layers"}, {"class_name", cls}, {"config", std::move(config)}, {"registered_name", nullptr}};
+}
+
+json common(const Layer& l) { return {{"name", l.name()}, {"trainable", true}, {"dtype", dtype_policy()}}; }
+
+json model_object(const std::string& cls, const std::string& name, const LayerGraph& g);
+
+json layer_json(const Layer& l, const std::vector<Shape>& in) {
+  json c = common(l);
+  if (auto* d = dynamic_cast<const Dense*>(&l)) {
+    const DenseOptions& o = d->options();
+    c.update({{"units", o.units}, {"activation", o.activation}, {"use_bias", o.use_bias},
+              {"kernel_initializer", initializer(o.kernel_initializer)},
+              {"bias_initializer", initializer(o.bias_initializer)}, {"kernel_regularizer", nullptr},
+              {"bias_regularizer", nullptr}, {"kernel_constraint", nullptr}, {"bias_constraint", nullptr}});
+  } else if (auto* cv = dynamic_cast<const Conv2D*>(&l)) {
+    const Conv2DOptions& o = cv->options();
+    c.update({{"filters", o.filters}, {"kernel_size", ints(o.kernel_size)}, {"strides", ints(o.strides)},
+              {"padding", o.padding}, {"data_format", "channels_last"}, {"dilation_rate", {1, 1}}, {"groups", 1},
+              {"activation", o.activation}, {"use_bias", o.use_bias},
+              {"kernel_initializer", initializer(o.kernel_initializer)},
+              {"bias_initializer", initializer(o.bias_initializer)}, {"kernel_regularizer", nullptr},
+              {"bias_regularizer", nullptr}, {"activity_regularizer", nullptr}, {"kernel_constraint", nullptr},
+              {"bias_constraint", nullptr}});
+  } else if (dynamic_cast<const MaxPooling2D*>(&l) || dynamic_cast<const AveragePooling2D*>(&l)) {
+    auto* mp = dynamic_cast<const MaxPooling2D*>(&l);
+    const Pooling2DOptions& o = mp ? mp->options() : dynamic_cast<const AveragePooling2D*>(&l)->options();
+    c.update({{"pool_size", ints(o.pool_size)}, {"padding", o.padding},
+              {"strides", ints(o.strides.empty() ? o.pool_size : o.strides)}, {"data_format", "channels_last"}});
+  } else if (dynamic_cast<const Flatten*>(&l)) {
+    c["data_format"] = "channels_last";
+  } else if (auto* r = dynamic_cast<const Reshape*>(&l)) {
+    c["target_shape"] = ints(r->target_shape());
+  } else if (auto* dr = dynamic_cast<const Dropout*>(&l)) {
+    c.update({{"rate", dr->rate()}, {"seed", dr->seed() ? json(dr->seed()) : json(nullptr)}, {"noise_shape", nullptr}});
+  } else if (auto* a = dynamic_cast<const Activation*>(&l)) {
+    c["activation"] = a->activation();
+  } else if (dynamic_cast<const ReLU*>(&l)) {
+    c.update({{"max_value", nullptr}, {"negative_slope", 0.0}, {"threshold", 0.0}});
+  } else if (dynamic_cast<const Softmax*>(&l)) {
+    c["axis"] = -1;
+  } else if (auto* bn = dynamic_cast<const BatchNormalization*>(&l)) {
+    const BatchNormalizationOptions& o = bn->options();
+    c.update({{"axis", -1}, {"momentum", o.momentum}, {"epsilon", o.epsilon}, {"center", o.center}, {"scale", o.scale},
+              {"beta_initializer", initializer("zeros")}, {"gamma_initializer", initializer("ones")},
+              {"moving_mean_initializer", initializer("zeros")}, {"moving_variance_initializer", initializer("ones")},
+              {"beta_regularizer", nullptr}, {"gamma_regularizer", nullptr}, {"beta_constraint", nullptr},
+              {"gamma_constraint", nullptr}, {"synchronized", false}});
+  } else if (dynamic_cast<const Merge*>(&l)) {
+    // the common keys only
+  } else if (auto* cat = dynamic_cast<const Concatenate*>(&l)) {
+    c["axis"] = cat->axis();
+  } else if (auto* dot = dynamic_cast<const Dot*>(&l)) {
+    c.update({{"axes", {dot->axes()[0], dot->axes()[1]}}, {"normalize", dot->normalize()}});
+  } else if (auto* nm = dynamic_cast<const NestedModel*>(&l)) {
+    return model_object(nm->class_name(), nm->name(), nm->graph());
+  } else {
+    throw Unsupported(l.name() + ": cannot write a " + l.class_name() + " layer to a Keras config");
+  }
+  json out = layer_object(l.class_name(), std::move(c));
+  if (in.size() == 1) {
+    out["build_config"] = {{"input_shape", batch_shape(in[0])}};
+  } else {
+    json shapes = json::array();
+    for (const Shape& s : in) shapes.push_back(batch_shape(s));
+    out["build_config"] = {{"input_shape", shapes}};
+  }
+  return out;
+}
+
+json input_layer(const InputSpec& in) {
+  return layer_object("InputLayer", {{"batch_shape", batch_shape(in.shape)},
+                                     {"dtype", "float32"},
+                                     {"sparse", false},
+                                     {"ragged", false},
+                                     {"name", in.name}});
+}
+
+json keras_tensor(const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes, const TensorRef& t) {
+  const LayerNode& src = g.nodes()[static_cast<std::size_t>(t.node)];
+  const std::string name = src.layer ? src.layer->name() : g.inputs()[static_cast<std::size_t>(src.input_index)].name;
+  return {{"class_name", "__keras_tensor__"},
+          {"config",
+           {{"shape", batch_shape(shapes[static_cast<std::size_t>(t.node)][static_cast<std::size_t>(t.index)])},
+            {"dtype", "float32"},
+            {"keras_history", {name, src.call_index, t.index}}}}};
+}
+
+json sequential_object(const std::string& name, const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes) {
+  json layers = json::array({input_layer(g.inputs()[0])});
+  for (std::size_t i = 0; i < g.nodes().size(); ++i) {
+    const LayerNode& n = g.nodes()[i];
+    if (!n.layer) continue;
+    std::vector<Shape> in;
+    for (const TensorRef& t : n.inputs) in.push_back(shapes[static_cast<std::size_t>(t.node)][static_cast<std::size_t>(t.index)]);
+    layers.push_back(layer_json(*n.layer, in));
+  }
+  return {{"module", "keras"},
+          {"class_name", "Sequential"},
+          {"config", {{"name", name}, {"trainable", true}, {"dtype", dtype_policy()}, {"layers", layers}}},
+          {"registered_name", nullptr},
+          {"build_config", {{"input_shape", batch_shape(g.inputs()[0].shape)}}}};
+}
+
+json functional_object(const std::string& name, const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes) {
+  json layers = json::array();
+  json input_layers = json::array();
+  for (const InputSpec& in : g.inputs()) {
+    json l = input_layer(in);
+    l["name"] = in.name;
+    l["inbound_nodes"] = json::array();
+    layers.push_back(std::move(l));
+    input_layers.push_back({in.name, 0, 0});
+  }
+  for (const auto& layer : g.layers()) {
+    json l;
+    json nodes = json::array();
+    for (const LayerNode& n : g.nodes()) {
+      if (n.layer != layer.get()) continue;
+      json args = json::array();
+      std::vector<Shape> in;
+      for (const TensorRef& t : n.inputs) {
+        args.push_back(keras_tensor(g, shapes, t));
+        in.push_back(shapes[static_cast<std::size_t>(t.node)][static_cast<std::size_t>(t.index)]);
+      }
+      // A layer of several inputs takes them as one list argument, as Keras calls merges.
+      if (n.inputs.size() > 1) args = json::array({args});
+      nodes.push_back({{"args", args}, {"kwargs", json::object()}});
+      if (l.is_null()) l = layer_json(*layer, in);
+    }
+    l["name"] = layer->name();
+    l["inbound_nodes"] = std::move(nodes);
+    layers.push_back(std::move(l));
+  }
+  json output_layers = json::array();
+  for (const TensorRef& t : g.outputs()) output_layers.push_back(keras_tensor(g, shapes, t)["config"]["keras_history"]);
+  return {{"module", "keras.src.models.functional"},
+          {"class_name", "Functional"},
+          {"config",
+           {{"name", name},
+            {"trainable", true},
+            {"layers", layers},
+            {"input_layers", g.inputs().size() == 1 ? input_layers[0] : input_layers},
+            {"output_layers", g.outputs().size() == 1 ? output_layers[0] : output_layers}}},
+          {"registered_name", "Functional"}};
+}
+
+json model_object(const std::string& cls, const std::string& name, const LayerGraph& g) {
+  const auto shapes = g.infer_shapes();
+  return cls == "Sequential" ? sequential_object(name, g, shapes) : functional_object(name, g, shapes);
+}
+
+}  // namespace
+
+std::string model_to_keras_json(const Model& model) {
+  return model_object(model.class_name(), model.name(), model.graph()).dump();
+}
+
+std::string optimizer_to_keras_json(const OptimizerOptions& o) {
+  static const std::pair<const char*, const char*> kClasses[] = {
+      {"adam", "Adam"}, {"adamw", "AdamW"}, {"sgd", "SGD"}, {"rmsprop", "RMSprop"}};
+  std::string cls;
+  for (const auto& [n, c] : kClasses) cls = o.name == n ? c : cls;
+  NNFIT_CHECK(!cls.empty(), InvalidArgument, "cannot write optimizer '", o.name, "' to a Keras config");
+  json c = {{"name", o.name},
+            {"learning_rate", o.learning_rate ? json::parse(o.learning_rate->keras_json()) : json(0.001)},
+            {"weight_decay", o.name == "adamw" ? json(o.weight_decay) : json(nullptr)},
+            {"clipnorm", nullptr},
+            {"global_clipnorm", nullptr},
+            {"clipvalue", nullptr},
+            {"use_ema", false},
+            {"ema_momentum", 0.99},
+            {"ema_overwrite_frequency", nullptr},
+            {"loss_scale_factor", nullptr},
+            {"gradient_accumulation_steps", nullptr}};
+  if (o.name == "sgd") {
+    c.update({{"momentum", o.momentum}, {"nesterov", o.nesterov}});
+  } else if (o.name == "rmsprop") {
+    c.update({{"rho", o.rho}, {"momentum", o.momentum}, {"epsilon", o.epsilon}, {"centered", false}});
+  } else {
+    c.update({{"beta_1", o.beta_1}, {"beta_2", o.beta_2}, {"epsilon", o.epsilon}, {"amsgrad", false}});
+  }
+  return json{{"module", "keras.optimizers"}, {"class_name", cls}, {"config", c}, {"registered_name", nullptr}}.dump();
+}
+
+std::string loss_to_keras_json(const Loss& loss) {
+  static const std::pair<const char*, const char*> kClasses[] = {
+      {"sparse_categorical_crossentropy", "SparseCategoricalCrossentropy"},
+      {"categorical_crossentropy", "CategoricalCrossentropy"},
+      {"binary_crossentropy", "BinaryCrossentropy"},
+      {"mean_squared_error", "MeanSquaredError"}};
+  std::string cls;
+  for (const auto& [n, c] : kClasses) cls = loss.kind == n ? c : cls;
+  NNFIT_CHECK(!cls.empty(), InvalidArgument, "cannot write loss '", loss.kind, "' to a Keras config");
+  json c = {{"name", loss.kind}, {"reduction", "sum_over_batch_size"}};
+  if (loss.kind != "mean_squared_error") c["from_logits"] = loss.from_logits;
+  return json{{"module", "keras.losses"}, {"class_name", cls}, {"config", c}, {"registered_name", nullptr}}.dump();
+}
+
+}  // namespace nnfit
