@@ -29,6 +29,13 @@ double log_value(const Logs& logs, const std::string& key, double fallback) {
   return fallback;
 }
 
+std::optional<double> find_log(const Logs& logs, const std::string& key) {
+  for (const auto& [k, v] : logs) {
+    if (k == key) return v;
+  }
+  return std::nullopt;
+}
+
 ProgressBar::ProgressBar(std::FILE* out, bool force_terminal)
     : out_(out), terminal_(force_terminal || isatty(fileno(out))) {}
 

@@ -14,6 +14,7 @@
 #include "nnfit/graph/autodiff.h"
 #include "nnfit/graph/fusion.h"
 #include "nnfit/graph/program.h"
+#include "nnfit/nn/lr_schedule.h"
 #include "nnfit/nn/metrics.h"
 
 namespace nnfit {
@@ -149,6 +150,43 @@ void Model::compile(CompileOptions options) {
 }
 
 std::int64_t Model::count_params() const { return graph_.count_params(); }
+
+std::vector<Tensor> Model::get_weights() const {
+  std::vector<Tensor> out;
+  for (const Weight* w : graph_.weights()) {
+    Tensor t = Tensor::zeros(w->value.shape(), w->value.dtype());
+    std::memcpy(t.raw(), w->value.raw(), t.nbytes());
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+void Model::set_weights(const std::vector<Tensor>& values) {
+  const std::vector<Weight*> ws = graph_.weights();
+  NNFIT_CHECK(values.size() == ws.size(), InvalidArgument, "model '", name_, "' has ", ws.size(), " weights, got ",
+              values.size(), " values");
+  for (std::size_t i = 0; i < ws.size(); ++i) {
+    NNFIT_CHECK(values[i].shape() == ws[i]->value.shape() && values[i].dtype() == ws[i]->value.dtype(), InvalidArgument,
+                ws[i]->name, ": a value of shape ", values[i].shape().to_string(), " (", dtype_name(values[i].dtype()),
+                ") for a weight of shape ", ws[i]->value.shape().to_string(), " (", dtype_name(ws[i]->value.dtype()), ")");
+  }
+  for (std::size_t i = 0; i < ws.size(); ++i) std::memcpy(ws[i]->value.raw(), values[i].raw(), values[i].nbytes());
+}
+
+double Model::learning_rate() const {
+  check_built();
+  return optimizer_->learning_rate(iterations_);
+}
+
+void Model::set_learning_rate(double learning_rate) {
+  check_built();
+  NNFIT_CHECK(dynamic_cast<const ConstantLearningRate*>(optimizer_->options().learning_rate.get()), InvalidArgument,
+              "model '", name_, "': the learning rate follows a schedule (",
+              optimizer_->options().learning_rate->describe(), ") and cannot be set; use a constant learning rate");
+  auto lr = std::make_shared<ConstantLearningRate>(learning_rate);  // throws unless positive
+  optimizer_->set_learning_rate(lr);
+  compile_options_.optimizer.learning_rate = std::move(lr);
+}
 
 MemoryStats Model::memory_stats() const { return backend_->allocator().stats(); }
 

@@ -153,11 +153,15 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
       hook(options.callbacks[i]);
     }
   };
+  NNFIT_CHECK(options.initial_epoch >= 0 && options.initial_epoch <= options.epochs, InvalidArgument,
+              "initial_epoch ", options.initial_epoch, " must lie in [0, epochs = ", options.epochs, "]");
+  stop_training_ = false;
+  for (Callback* cb : options.callbacks) cb->set_model(this);
   call_callbacks([&](Callback* cb) { cb->on_train_begin(options.epochs, steps_per_epoch); });
   StepContext ctx;
   ctx.seed = seed_;
   ctx.training = true;
-  for (std::int64_t epoch = 0; epoch < options.epochs; ++epoch) {
+  for (std::int64_t epoch = options.initial_epoch; epoch < options.epochs && !stop_training_; ++epoch) {
     call_callbacks([&](Callback* cb) { cb->on_epoch_begin(epoch); });
     totals.reset();
     feed.begin(epoch);
@@ -189,15 +193,16 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
         ++iterations_;
         if (rows == timed_batch && !e->split) ++timed_steps;
         train_seconds += now_s() - t0;
-        float loss = e->loss_value();
-        NNFIT_CHECK(std::isfinite(loss), InvalidArgument, "the loss became ", loss, " at epoch ", epoch + 1, ", step ",
-                    s + 1, "; lower the learning rate or check the data for NaN/inf");
+        const float loss = e->loss_value();
         totals.add(*e, rows);
         const double t2 = now_s();
         if (!options.callbacks.empty()) {
           batch_logs = totals.logs();
           call_callbacks([&](Callback* cb) { cb->on_train_batch_end(s, batch_logs); });
         }
+        // A callback (TerminateOnNaN) may end training on a bad loss; otherwise it is an error.
+        NNFIT_CHECK(std::isfinite(loss) || stop_training_, InvalidArgument, "the loss became ", loss, " at epoch ",
+                    epoch + 1, ", step ", s + 1, "; lower the learning rate or check the data for NaN/inf");
         if (log_steps) {
           rec.step = global_step;
           rec.input_wait_us = to_us(t1 - t0);
@@ -218,11 +223,12 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
       }
       if (log_steps) step_log->add(rec);
       if (tracing && global_step >= trace_steps->last) finish_trace();
+      if (stop_training_) break;
     }
     const std::int64_t seen = totals.seen;
     NNFIT_CHECK(seen > 0, InvalidArgument, "epoch ", epoch + 1, " had no training batches; the dataset is empty",
                 " (a pipeline that is not repeated is consumed once per epoch)");
-    if (feed.prepare && epoch + 1 < options.epochs) feed.prepare(epoch + 1);
+    if (feed.prepare && epoch + 1 < options.epochs && !stop_training_) feed.prepare(epoch + 1);
     Logs logs = totals.logs();
     for (const auto& [k, val] : validate(options, validation_tuner)) logs.push_back({"val_" + k, val});
     logs.push_back({"train_seconds", train_seconds});

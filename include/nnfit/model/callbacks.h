@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,15 +14,27 @@ namespace nnfit {
 using Logs = std::vector<std::pair<std::string, double>>;
 
 double log_value(const Logs& logs, const std::string& key, double fallback = 0.0);
+// The value under `key`, or nullopt.
+std::optional<double> find_log(const Logs& logs, const std::string& key);
 
+class Model;
+
+// Keras's Callback: hooks called by Model::fit, which sets model() first (Keras's
+// self.model) so a callback can stop training, change the learning rate, read or set the
+// weights and save the model. Epochs and batches are 0-based, as Keras passes them.
 class Callback {
  public:
   virtual ~Callback() = default;
+  void set_model(Model* model) { model_ = model; }
+  Model* model() const { return model_; }
   virtual void on_train_begin(std::int64_t /*epochs*/, std::int64_t /*steps_per_epoch*/) {}
   virtual void on_epoch_begin(std::int64_t /*epoch*/) {}
   virtual void on_train_batch_end(std::int64_t /*batch*/, const Logs& /*logs*/) {}
   virtual void on_epoch_end(std::int64_t /*epoch*/, const Logs& /*logs*/) {}
   virtual void on_train_end() {}
+
+ protected:
+  Model* model_ = nullptr;
 };
 
 // Keras's progress bar: on a terminal it redraws one line in place per batch; otherwise

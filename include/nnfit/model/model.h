@@ -56,6 +56,9 @@ struct FitOptions {
   std::optional<std::pair<Tensor, Tensor>> validation_data;
   std::optional<data::Dataset> validation_dataset;
   std::vector<Callback*> callbacks;  // not owned
+  // Keras's initial_epoch: epochs already done (a resumed run); training runs epochs
+  // initial_epoch .. epochs-1 and the logs number them from there.
+  std::int64_t initial_epoch = 0;
   // What to do when a batch does not fit the memory limit: "fail" (the default:
   // OutOfMemory, with the largest batch that fits) or "reduce_batch": run it as the
   // largest power-of-two fraction of it that fits. A training batch accumulates the
@@ -197,6 +200,22 @@ class Model {
   std::int64_t count_params() const;
   // Every weight in Keras's order (layer by layer), trainable and not.
   std::vector<Weight*> weights() const { return graph_.weights(); }
+  // Keras's get_weights / set_weights: copies of every weight's value, in weights() order.
+  // throws: InvalidArgument naming the weight whose count or shape differs.
+  std::vector<Tensor> get_weights() const;
+  void set_weights(const std::vector<Tensor>& values);
+
+  // Keras's model.stop_training: a callback sets it to end fit after the current batch
+  // or epoch; fit clears it when it starts.
+  void set_stop_training(bool stop) { stop_training_ = stop; }
+  bool stop_training() const { return stop_training_; }
+  // The optimizer's learning rate at the current iteration, and Keras's assignment of a
+  // new constant rate (ReduceLROnPlateau). requires: compiled. throws: InvalidArgument
+  // when the rate is a schedule (Keras refuses that too) or not positive.
+  double learning_rate() const;
+  void set_learning_rate(double learning_rate);
+  // Optimizer steps taken so far (Keras's optimizer.iterations).
+  std::int64_t iterations() const { return iterations_; }
   // The planner's memory figures for training at `batch_size` (plans; allocates nothing).
   MemoryPlan plan_memory(std::int64_t batch_size);
   // The allocator's figures for the model's device (device()).
@@ -262,6 +281,7 @@ class Model {
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<Programs> programs_;
   std::int64_t iterations_ = 0;
+  bool stop_training_ = false;
   // Set by an OomScope (fit, evaluate and predict with options) for its length.
   bool reduce_on_oom_ = false;                       // on_oom == "reduce_batch"
   std::vector<std::string>* notes_ = nullptr;        // History::notes, or the call's own

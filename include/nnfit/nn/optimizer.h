@@ -34,6 +34,7 @@ class Optimizer {
                    const std::string& name) const;
   double learning_rate(std::int64_t step) const { return (*options_.learning_rate)(step); }
   const OptimizerOptions& options() const { return options_; }
+  void set_learning_rate(std::shared_ptr<LearningRateSchedule> schedule) { options_.learning_rate = std::move(schedule); }
 
  private:
   OptimizerOptions options_;
