@@ -5,6 +5,11 @@ find_package(dnnl 2.6 CONFIG REQUIRED)          # libdnnl-dev
 find_package(ZLIB REQUIRED)                     # zlib1g-dev
 find_package(JPEG REQUIRED)                     # libjpeg62-turbo-dev (image decoding in io)
 find_package(PNG REQUIRED)                      # libpng-dev
+# HDF5 and libzip through pkg-config: CMake's FindHDF5 needs the C language enabled, and
+# Debian's libzip-config.cmake refers to tools (zipcmp) that libzip-dev does not install.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(HDF5 REQUIRED IMPORTED_TARGET hdf5-serial)   # libhdf5-dev (Keras .h5, model.weights.h5)
+pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)      # libzip-dev (Keras .keras archives)
 find_package(nlohmann_json 3.10 REQUIRED)       # nlohmann-json3-dev
 find_package(CLI11 CONFIG REQUIRED)             # libcli11-dev
 

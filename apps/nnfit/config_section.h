@@ -32,7 +32,16 @@ inline std::string read_text(const std::string& path, const char* what) {
 }
 
 inline json parse_file(const std::string& path, const char* what) {
+  if (std::filesystem::is_directory(path)) throw InvalidArgument(path + ": is a directory, not a " + what + " file");
   const std::string text = read_text(path, what);
+  // A model file where JSON was expected is named for what it is, not a JSON syntax error.
+  if (text.compare(0, 4, "PK\x03\x04") == 0 || text.compare(0, 8, std::string("\x89HDF\r\n\x1a\n", 8)) == 0) {
+    const bool zip = text[0] == 'P';
+    throw InvalidArgument(path + ": is a Keras " + (zip ? ".keras model file (a zip archive)" : ".h5 model file (HDF5)") +
+                              ", not a JSON " + what,
+                          std::string("a saved model goes in the config's \"model\" (\"model\": \"") + path +
+                              "\"), or run `nnfit predict " + path + "` / `nnfit evaluate " + path + "`");
+  }
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {

@@ -1,4 +1,4 @@
-// --metrics-json writer: ordered JSON, rewritten atomically (PATH.tmp + rename) after
+// --metrics-json writer: ordered JSON, rewritten atomically (io/atomic_file.h) after
 // every epoch so a crash mid-run leaves the epochs finished so far.
 #include "metrics_json_writer.h"
 
@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "nnfit/core/error.h"
+#include "nnfit/io/atomic_file.h"
 
 namespace nnfit::cli {
 namespace {
@@ -31,8 +32,8 @@ void MetricsJsonWriter::on_train_begin(std::int64_t, std::int64_t) {
   write();
 }
 
-void MetricsJsonWriter::on_epoch_end(std::int64_t, const Logs& logs) {
-  epochs_.push_back(logs);
+void MetricsJsonWriter::on_epoch_end(std::int64_t epoch, const Logs& logs) {
+  epochs_.emplace_back(epoch, logs);
   write();
 }
 
@@ -44,6 +45,9 @@ void MetricsJsonWriter::write() const {
   out["planned_peak_bytes"] = model_.planned_peak_bytes();
   out["peak_memory_bytes"] = model_.memory_stats().peak_bytes;
   out["peak_rss_bytes"] = peak_rss_bytes();
+  // A resumed run (--backup-dir) says where it picked up; its epochs continue the numbering.
+  out["initial_epoch"] = model_.fit_initial_epoch();
+  out["initial_step"] = model_.fit_initial_step();
   const MemoryStats mem = model_.memory_stats();
   nlohmann::ordered_json device;
   device["in_use_bytes"] = mem.in_use_bytes;
@@ -56,14 +60,13 @@ void MetricsJsonWriter::write() const {
   device["ooms"] = mem.ooms;
   out["memory"][model_.device().to_string()] = std::move(device);
   out["epochs"] = nlohmann::ordered_json::array();
-  for (std::size_t i = 0; i < epochs_.size(); ++i) {
-    // Epochs are counted here (from 1) rather than taken from the callback argument, so
-    // the file does not depend on whether fit() counts from 0 as Keras does.
+  for (const auto& [index, logs] : epochs_) {
+    // Numbered from 1, as the progress bar shows them (fit passes Keras's 0-based index).
     nlohmann::ordered_json e;
-    e["epoch"] = i + 1;
+    e["epoch"] = index + 1;
     // Keras's order: loss, metrics, val_loss, val_metrics; timing keys first.
     auto add = [&](auto&& wanted) {
-      for (const auto& [key, value] : epochs_[i]) {
+      for (const auto& [key, value] : logs) {
         if (!e.contains(key) && wanted(key)) e[key] = value;
       }
     };
@@ -75,16 +78,7 @@ void MetricsJsonWriter::write() const {
     add([](const std::string&) { return true; });
     out["epochs"].push_back(std::move(e));
   }
-  const std::string tmp = path_ + ".tmp";
-  const std::string text = out.dump(2) + "\n";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) throw DataError(tmp, -1, std::string("cannot write --metrics-json: ") + std::strerror(errno));
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!ok || !closed) throw DataError(tmp, -1, "cannot write --metrics-json (disk full?)");
-  if (std::rename(tmp.c_str(), path_.c_str()) != 0) {
-    throw DataError(path_, -1, std::string("cannot rename ") + tmp + " onto it: " + std::strerror(errno));
-  }
+  io::write_bytes_atomically(path_, out.dump(2) + "\n");
 }
 
 }  // namespace nnfit::cli

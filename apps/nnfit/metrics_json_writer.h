@@ -24,7 +24,7 @@ class MetricsJsonWriter final : public Callback {
   std::string path_;
   const Model& model_;
   std::int64_t batch_size_;
-  std::vector<Logs> epochs_;
+  std::vector<std::pair<std::int64_t, Logs>> epochs_;  // (0-based epoch, logs)
 };
 
 }  // namespace nnfit::cli

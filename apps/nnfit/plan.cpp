@@ -13,6 +13,8 @@
 #include "memory_flags.h"
 #include "nnfit/core/error.h"
 #include "nnfit/model/keras_config.h"
+#include "nnfit/model/saving.h"
+#include "nnfit/model/saving.h"
 #include "train_config.h"
 
 namespace nnfit::cli {
@@ -62,11 +64,23 @@ std::string mib(std::int64_t b) {
 int run_plan(const PlanArgs& args) {
   const TrainConfig cfg = read_train_config(args.config);
   const MemoryPolicy budget = resolve_memory_policy(cfg.memory, cfg.path, args.memory);
-  std::unique_ptr<Model> model = model_from_keras_json(cfg.model_json, cfg.model_where);
-  model->set_memory_policy(MemoryPolicy{});  // the budget is what we compare to, not a cap on planning
-  model->set_seed(cfg.seed);
+  auto configure = [&](Model& m) {
+    m.set_memory_policy(MemoryPolicy{});  // the budget is what we compare to, not a cap on planning
+    m.set_seed(cfg.seed);
+  };
+  std::unique_ptr<Model> model;
   try {
-    model->compile(cfg.compile);
+    if (!cfg.model_file.empty()) {
+      LoadOptions lo;
+      lo.compile = !cfg.compile;
+      lo.configure = configure;
+      model = load_model(cfg.model_file, lo);
+    } else {
+      model = model_from_keras_json(cfg.model_json, cfg.model_where);
+      configure(*model);
+    }
+    if (cfg.compile) model->compile(*cfg.compile);
+    NNFIT_CHECK(model->compiled(), InvalidArgument, "the model has no compile config; give a \"compile\" section");
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(cfg.model_where + ": " + e.what(), e.hint());
   }
@@ -99,7 +113,7 @@ int run_plan(const PlanArgs& args) {
 
   std::printf("Planned training memory of model '%s' (%lld parameters, optimizer %s) on %s, in MiB:\n",
               model->name().c_str(), static_cast<long long>(model->count_params()),
-              cfg.compile.optimizer.name.c_str(), model->device().to_string().c_str());
+              model->compile_options().optimizer.name.c_str(), model->device().to_string().c_str());
   std::printf("%10s %12s %10s %10s %10s %12s %10s\n", "batch", "peak", "weights", "gradients", "optimizer",
               "activations", "workspace");
   for (const MemoryPlan& p : plans) {

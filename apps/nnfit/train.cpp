@@ -16,7 +16,9 @@
 #include "nnfit/data/in_memory_dataset.h"
 #include "nnfit/io/idx.h"
 #include "nnfit/model/callbacks.h"
+#include "nnfit/model/checkpoint_callbacks.h"
 #include "nnfit/model/keras_config.h"
+#include "nnfit/model/saving.h"
 #include "nnfit/model/tensorboard_callback.h"
 #include "nnfit/profile/step_log.h"
 #include "train_config.h"
@@ -31,6 +33,8 @@ struct TrainArgs {
   std::string metrics_json;
   std::string logdir;
   std::string profile_steps;
+  std::string save;        // --save PATH
+  std::string backup_dir;  // --backup-dir DIR
   bool quiet = false;
   MemoryFlags memory;
   CLI::Option* epochs_opt = nullptr;
@@ -144,11 +148,28 @@ int run_train(const TrainArgs& args) {
   if (*args.seed_opt) cfg.seed = static_cast<std::uint64_t>(args.seed);
 
   const MemoryPolicy memory = resolve_memory_policy(cfg.memory, cfg.path, args.memory);
-  std::unique_ptr<Model> model = model_from_keras_json(cfg.model_json, cfg.model_where);
-  model->set_memory_policy(memory);
-  model->set_num_threads(args.threads > 0 ? args.threads : default_threads());
-  model->set_seed(cfg.seed);
-  with_file(cfg.model_where, [&] { model->compile(cfg.compile); });
+  auto configure = [&](Model& m) {
+    m.set_memory_policy(memory);
+    m.set_num_threads(args.threads > 0 ? args.threads : default_threads());
+    m.set_seed(cfg.seed);
+  };
+  std::unique_ptr<Model> model;
+  if (!cfg.model_file.empty()) {
+    // Fine-tuning a saved model: its weights, and its compile config (optimizer state
+    // included) unless the config compiles it anew.
+    LoadOptions lo;
+    lo.compile = !cfg.compile;
+    lo.configure = configure;
+    model = load_model(cfg.model_file, lo);
+    if (!model->compiled() && !cfg.compile) {
+      throw InvalidArgument(cfg.path + ": " + cfg.model_file + " has no compile config; give a \"compile\" section");
+    }
+  } else {
+    model = model_from_keras_json(cfg.model_json, cfg.model_where);
+    configure(*model);
+  }
+  if (cfg.compile) with_file(cfg.model_where, [&] { model->compile(*cfg.compile); });
+  const Loss loss = model->compile_options().loss;
 
   FitOptions fit;
   fit.epochs = cfg.epochs;
@@ -160,7 +181,7 @@ int run_train(const TrainArgs& args) {
   std::pair<Tensor, Tensor> train_tensors;
   std::optional<data::Dataset> train_dataset;
   if (cfg.train.files) {
-    train_tensors = load_split(*cfg.train.files, *model, cfg.compile.loss);
+    train_tensors = load_split(*cfg.train.files, *model, loss);
   } else {
     // With a log dir the stages are measured for LOGDIR/pipeline.json (nnfit profile).
     PipelineProbe probe;
@@ -168,11 +189,19 @@ int run_train(const TrainArgs& args) {
     for (std::size_t i = 0; i < probe.names.size(); ++i) fit.pipeline_stages.emplace_back(probe.names[i], probe.stats[i]);
   }
   if (cfg.validation && cfg.validation->files) {
-    fit.validation_data = load_split(*cfg.validation->files, *model, cfg.compile.loss);
+    fit.validation_data = load_split(*cfg.validation->files, *model, loss);
   } else if (cfg.validation) {
     fit.validation_dataset = build_pipeline(*cfg.validation->pipeline, cfg.batch_size, cfg.seed);
   }
 
+  // fit.callbacks from the config, then --backup-dir's BackupAndRestore.
+  std::vector<std::unique_ptr<Callback>> owned;
+  if (!cfg.callbacks_json.empty()) owned = callbacks_from_keras_json(cfg.callbacks_json, cfg.path + ": fit");
+  if (!args.backup_dir.empty()) {
+    BackupAndRestoreOptions bo;
+    bo.backup_dir = args.backup_dir;
+    owned.push_back(std::make_unique<BackupAndRestore>(bo));
+  }
   ProgressBar progress(stdout);
   std::unique_ptr<MetricsJsonWriter> metrics;
   if (!args.quiet) {
@@ -184,6 +213,7 @@ int run_train(const TrainArgs& args) {
     metrics = std::make_unique<MetricsJsonWriter>(args.metrics_json, *model, fit.batch_size);
     fit.callbacks.push_back(metrics.get());
   }
+  for (const auto& cb : owned) fit.callbacks.push_back(cb.get());
   std::unique_ptr<TensorBoard> tensorboard;
   if (!args.logdir.empty()) {
     TensorBoardOptions tb;
@@ -218,6 +248,10 @@ int run_train(const TrainArgs& args) {
     // Raised while running, it is a runtime failure (exit 1), not a config error.
     throw Error(e.what(), e.hint());
   }
+  if (!args.save.empty()) {
+    save_model(*model, args.save);
+    if (!args.quiet) std::printf("saved the model to %s\n", args.save.c_str());
+  }
   return 0;
 }
 
@@ -242,6 +276,11 @@ Subcommand add_train_command(CLI::App& parent) {
   app->add_option("--profile-steps", args->profile_steps,
                   "Trace these global steps, e.g. 10-20 (from 1, inclusive), into "
                   "LOGDIR/train/plugins/profile/<timestamp>/<host>.trace.json.gz; needs --logdir");
+  app->add_option("--save", args->save,
+                  "Write the trained model here; the format follows the extension: .keras, .h5, .weights.h5");
+  app->add_option("--backup-dir", args->backup_dir,
+                  "Back up the run here after every epoch (Keras's BackupAndRestore); a run restarted with the same "
+                  "directory resumes where it stopped, and a run that ends normally deletes it");
   add_memory_flags(*app, args->memory);
   app->add_flag("--quiet,-q", args->quiet, "Print neither the model summary nor the progress bar");
   return {app, [args] { return run_train(*args); }};

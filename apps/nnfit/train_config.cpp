@@ -5,6 +5,7 @@
 
 #include "config_section.h"
 #include "nnfit/model/keras_config.h"
+#include "nnfit/model/saving.h"
 
 namespace nnfit::cli {
 namespace {
@@ -57,11 +58,17 @@ TrainConfig read_train_config(const std::string& path) {
   const Section top(path, "", root);
   top.check_keys({"model", "data", "compile", "fit"});
 
-  // model: the Keras object itself, or the path of a file holding model.to_json().
+  // model: the Keras object itself, the path of a file holding model.to_json(), or the
+  // path of a saved model (.keras, .h5), recognized by its first bytes.
   const json& model = top.require("model");
   if (model.is_string()) {
     cfg.model_where = resolve(top, "model");
-    cfg.model_json = read_text(cfg.model_where, "model JSON");
+    const ModelFileKind kind = sniff_model_file(cfg.model_where);
+    if (kind == ModelFileKind::keras_zip || kind == ModelFileKind::hdf5) {
+      cfg.model_file = cfg.model_where;
+    } else {
+      cfg.model_json = read_text(cfg.model_where, "model JSON");
+    }
   } else {
     cfg.model_where = path;
     cfg.model_json = model.dump();
@@ -72,24 +79,46 @@ TrainConfig read_train_config(const std::string& path) {
   cfg.train = read_data(data.section("train"));
   if (data.find("validation")) cfg.validation = read_data(data.section("validation"));
 
-  const Section compile = top.section("compile");
-  compile.check_keys({"optimizer", "loss", "metrics"});
-  // Keras's compile() defaults to RMSprop.
-  const json* optimizer = compile.find("optimizer");
-  cfg.compile.optimizer = optimizer_from_keras_json(optimizer ? optimizer->dump() : "\"rmsprop\"",
-                                                    path + ": " + compile.key_path("optimizer"));
-  cfg.compile.loss = loss_from_keras_json(compile.require("loss").dump(), path + ": " + compile.key_path("loss"));
-  if (const json* metrics = compile.find("metrics")) {
-    if (!metrics->is_array()) compile.fail("expected a list of metric names, got " + metrics->dump(), "metrics");
-    for (const json& m : *metrics) {
-      if (!m.is_string()) compile.fail("expected a metric name, got " + m.dump(), "metrics");
-      cfg.compile.metrics.push_back(m.get<std::string>());
+  if (top.find("compile") || cfg.model_file.empty()) {
+    const Section compile = top.section("compile");
+    compile.check_keys({"optimizer", "loss", "metrics", "loss_weights"});
+    CompileOptions co;
+    // Keras's compile() defaults to RMSprop.
+    const json* optimizer = compile.find("optimizer");
+    co.optimizer = optimizer_from_keras_json(optimizer ? optimizer->dump() : "\"rmsprop\"",
+                                             path + ": " + compile.key_path("optimizer"));
+    const json& loss = compile.require("loss");
+    if (loss.is_array()) {  // one per output, in output order
+      for (const json& l : loss) co.losses.push_back(loss_from_keras_json(l.dump(), path + ": " + compile.key_path("loss")));
+      if (co.losses.empty()) compile.fail("expected at least one loss", "loss");
+      co.loss = co.losses[0];
+    } else {
+      co.loss = loss_from_keras_json(loss.dump(), path + ": " + compile.key_path("loss"));
     }
+    if (const json* weights = compile.find("loss_weights")) {
+      if (!weights->is_array()) compile.fail("expected a list of numbers, one per output, got " + weights->dump(), "loss_weights");
+      for (const json& w : *weights) {
+        if (!w.is_number()) compile.fail("expected a number, got " + w.dump(), "loss_weights");
+        co.loss_weights.push_back(w.get<double>());
+      }
+    }
+    if (const json* metrics = compile.find("metrics")) {
+      if (!metrics->is_array()) compile.fail("expected a list of metric names, got " + metrics->dump(), "metrics");
+      for (const json& m : *metrics) {
+        if (!m.is_string()) compile.fail("expected a metric name, got " + m.dump(), "metrics");
+        co.metrics.push_back(m.get<std::string>());
+      }
+    }
+    cfg.compile = std::move(co);
   }
 
   if (top.find("fit")) {
     const Section fit = top.section("fit");
-    fit.check_keys({"epochs", "batch_size", "shuffle", "seed", "memory", "on_oom"});
+    fit.check_keys({"epochs", "batch_size", "shuffle", "seed", "memory", "on_oom", "callbacks"});
+    if (const json* cbs = fit.find("callbacks")) {
+      if (!cbs->is_array()) fit.fail("expected a list of Keras callbacks ({\"class_name\", \"config\"}), got " + cbs->dump(), "callbacks");
+      cfg.callbacks_json = cbs->dump();
+    }
     cfg.epochs = fit.integer("epochs", cfg.epochs, 1);
     cfg.batch_size = fit.integer("batch_size", cfg.batch_size, 1);
     cfg.shuffle = fit.boolean("shuffle", cfg.shuffle);

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "nnfit/memory/memory_policy.h"
-#include "nnfit/model/sequential.h"
+#include "nnfit/model/model.h"
 #include "pipeline_config.h"
 
 namespace nnfit::cli {
@@ -27,11 +27,16 @@ struct DataSpec {
 
 struct TrainConfig {
   std::string path;         // the config file, as given
-  std::string model_json;   // the Keras model object as JSON text
+  std::string model_json;   // the Keras model object as JSON text, or
+  std::string model_file;   // a saved model (.keras / .h5) to fine-tune: architecture and weights
   std::string model_where;  // the file to name in model errors
   DataSpec train;
   std::optional<DataSpec> validation;
-  CompileOptions compile;
+  // The compile section; without one a saved model keeps its file's compile config
+  // (optimizer state included), so training continues where it stopped.
+  std::optional<CompileOptions> compile;
+  // fit.callbacks: Keras's serialized callbacks ([{"class_name", "config"}]) as JSON text.
+  std::string callbacks_json;
   std::int64_t epochs = 1;
   std::int64_t batch_size = 32;  // Keras's defaults
   bool shuffle = true;

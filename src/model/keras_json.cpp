@@ -2,6 +2,8 @@
 // the config path, key checks against what Keras writes, and JSON parsing with line/column.
 #include "model/keras_json.h"
 
+#include <regex>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -147,6 +149,16 @@ std::string snake_case(const std::string& camel) {
     out += static_cast<char>(std::tolower(c));
   }
   return out;
+}
+
+std::string keras_snake_case(const std::string& name) {
+  // Keras's naming.to_snake_case, rule by rule.
+  static const std::regex non_word("\\W+"), word("(.)([A-Z][a-z]+)"), boundary("([a-z])([A-Z])");
+  std::string s = std::regex_replace(name, non_word, "");
+  s = std::regex_replace(s, word, "$1_$2");
+  s = std::regex_replace(s, boundary, "$1_$2");
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
 }
 
 }  // namespace nnfit::keras_json

@@ -52,6 +52,9 @@ std::vector<std::int64_t> get_pair(const Reader& r, const std::string& path, con
 void require_null(const Reader& r, const std::string& path, const json& obj, Keys keys);
 void require_value(const Reader& r, const std::string& path, const json& obj, const char* key, const json& expected);
 std::string snake_case(const std::string& camel);
+// Keras's naming.to_snake_case ("ReLU" -> "re_lu", "Conv2D" -> "conv2d"): the names of the
+// groups a .keras file stores layers under.
+std::string keras_snake_case(const std::string& name);
 
 // Rethrows an nn error with the layer's path, dropping the nn message's own "<name>: ".
 template <typename F>

@@ -108,24 +108,42 @@ void Model::set_num_threads(int threads) { backend_->set_num_threads(threads); }
 int Model::num_threads() const { return backend_->num_threads(); }
 
 void Model::check_built() const {
+  NNFIT_CHECK(programs_, InvalidArgument, "model '", name_, "' is not built; call compile() (or build()) first");
+}
+
+void Model::check_compiled() const {
   NNFIT_CHECK(compiled_, InvalidArgument, "model '", name_, "' is not compiled; call compile() first");
 }
 
-void Model::compile(CompileOptions options) {
+void Model::build() {
+  if (programs_) return;
   NNFIT_CHECK(!graph_.layers().empty(), InvalidArgument, "model '", name_, "' has no layers");
   NNFIT_CHECK(!graph_.inputs().empty() && graph_.inputs()[0].shape.rank() > 0, InvalidArgument, "model '", name_,
               "' has no input shape; give an Input layer or batch_shape on the first layer");
+  WeightFactory wf(backend_->allocator(), seed_);
+  graph_.build(wf);
+  programs_ = std::make_unique<Programs>();
+  programs_->one = wf.make("autodiff/one", Shape{}, "ones", 1, 1);
+}
+
+void Model::compile(CompileOptions options) {
   NNFIT_CHECK(options.losses.empty() || options.losses.size() == num_outputs(), InvalidArgument, "model '", name_,
               "' has ", num_outputs(), " outputs but ", options.losses.size(), " losses were given");
   NNFIT_CHECK(options.loss_weights.empty() || options.loss_weights.size() == num_outputs(), InvalidArgument,
               "model '", name_, "' has ", num_outputs(), " outputs but ", options.loss_weights.size(),
               " loss_weights were given");
-  optimizer_ = std::make_unique<Optimizer>(options.optimizer);
+  build();
+  auto optimizer = std::make_unique<Optimizer>(options.optimizer);
+  // A recompiled model plans afresh with new optimizer slots; its weights stay.
+  programs_->entries.clear();
+  programs_->arena = Tensor();
+  programs_->arena_bytes = 0;
+  programs_->trainable.clear();
+  programs_->slots.clear();
+  optimizer_ = std::move(optimizer);
   compile_options_ = std::move(options);
   compile_options_.optimizer = optimizer_->options();
-  programs_ = std::make_unique<Programs>();
   WeightFactory wf(backend_->allocator(), seed_);
-  graph_.build(wf);
   // Validate the losses and metrics against the outputs now, not at the first step.
   const std::vector<Shape> outs = output_shapes();
   for (std::size_t i = 0; i < outs.size(); ++i) {
@@ -145,7 +163,6 @@ void Model::compile(CompileOptions options) {
     for (int i = 0; i < optimizer_->num_slots(); ++i) sl.push_back(wf.zeros(w->value.shape()));
     programs_->slots.push_back(std::move(sl));
   }
-  programs_->one = wf.make("autodiff/one", Shape{}, "ones", 1, 1);
   compiled_ = true;
 }
 
@@ -173,13 +190,33 @@ void Model::set_weights(const std::vector<Tensor>& values) {
   for (std::size_t i = 0; i < ws.size(); ++i) std::memcpy(ws[i]->value.raw(), values[i].raw(), values[i].nbytes());
 }
 
+void Model::set_iterations(std::int64_t iterations) {
+  NNFIT_CHECK(iterations >= 0, InvalidArgument, "iterations must be >= 0, got ", iterations);
+  iterations_ = iterations;
+}
+
+std::vector<Tensor> Model::optimizer_slots() const {
+  check_compiled();
+  std::vector<Tensor> out;
+  const auto& slots = programs_->slots;
+  const std::size_t kinds = static_cast<std::size_t>(optimizer_->num_slots());
+  if (optimizer_->name() == "rmsprop") {
+    for (std::size_t k = 0; k < kinds; ++k) {
+      for (const auto& per_weight : slots) out.push_back(per_weight[k]);
+    }
+  } else {
+    for (const auto& per_weight : slots) out.insert(out.end(), per_weight.begin(), per_weight.end());
+  }
+  return out;
+}
+
 double Model::learning_rate() const {
-  check_built();
+  check_compiled();
   return optimizer_->learning_rate(iterations_);
 }
 
 void Model::set_learning_rate(double learning_rate) {
-  check_built();
+  check_compiled();
   NNFIT_CHECK(dynamic_cast<const ConstantLearningRate*>(optimizer_->options().learning_rate.get()), InvalidArgument,
               "model '", name_, "': the learning rate follows a schedule (",
               optimizer_->options().learning_rate->describe(), ") and cannot be set; use a constant learning rate");
@@ -207,7 +244,8 @@ Model::Entry& Model::entry(bool training, std::int64_t batch, bool bind) {
 }
 
 Model::Entry& Model::entry_mode(int mode_value, std::int64_t batch, bool bind) {
-  check_built();
+  if (static_cast<Mode>(mode_value) == Mode::infer) check_built();
+  else check_compiled();
   Programs& p = *programs_;
   const Mode mode = static_cast<Mode>(mode_value);
   const bool training = mode != Mode::infer;
@@ -373,6 +411,7 @@ std::int64_t Model::largest_batch_size_within(std::int64_t limit_bytes, std::int
 // up to peak_bytes exactly.
 MemoryPlan Model::plan_memory(std::int64_t batch_size) {
   NNFIT_CHECK(batch_size >= 1, InvalidArgument, "batch size must be at least 1, got ", batch_size);
+  check_compiled();
   Entry& e = entry(true, batch_size, /*bind=*/false);
   MemoryPlan m;
   m.batch_size = batch_size;

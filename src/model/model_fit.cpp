@@ -38,6 +38,8 @@ struct Model::EpochFeed {
   std::function<void(std::int64_t epoch)> begin;
   std::function<Entry*(std::int64_t& rows)> next;
   std::function<void(std::int64_t next_epoch)> prepare;
+  // Passes over the first n batches of the pass begun (a resumed run's done batches).
+  std::function<void(std::int64_t n)> skip;
 };
 
 Model::Entry& Model::stage_element(const data::Element& element, const char* what, std::int64_t index) {
@@ -146,7 +148,6 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
     }
   } cleanup{tracing, timed};
 
-  History history;
   auto call_callbacks = [&](auto&& hook) {
     for (std::size_t i = 0; i < options.callbacks.size(); ++i) {
       TraceRange r("callback", "callback", static_cast<std::int64_t>(i));
@@ -156,18 +157,49 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
   NNFIT_CHECK(options.initial_epoch >= 0 && options.initial_epoch <= options.epochs, InvalidArgument,
               "initial_epoch ", options.initial_epoch, " must lie in [0, epochs = ", options.epochs, "]");
   stop_training_ = false;
+  resume_.reset();
+  fit_callbacks_ = options.callbacks;
+  totals_ = &totals;
+  struct FitScope {
+    Model& m;
+    ~FitScope() {
+      m.fit_callbacks_.clear();
+      m.totals_ = nullptr;
+      m.resume_.reset();
+    }
+  } fit_scope{*this};
   for (Callback* cb : options.callbacks) cb->set_model(this);
   call_callbacks([&](Callback* cb) { cb->on_train_begin(options.epochs, steps_per_epoch); });
+  // A callback may have restored a backup (BackupAndRestore): start where it ended.
+  std::int64_t start_epoch = options.initial_epoch, skip = 0;
+  std::string progress;
+  if (resume_) {
+    start_epoch = resume_->epoch;
+    skip = resume_->step;
+    progress = resume_->progress;
+    NNFIT_CHECK(start_epoch <= options.epochs, InvalidArgument, "the backup is at epoch ", start_epoch,
+                ", past the ", options.epochs, " epochs this run trains; raise epochs or start afresh");
+  }
+  History history;
+  history.initial_epoch = fit_initial_epoch_ = start_epoch;
+  history.initial_step = fit_initial_step_ = skip;
   StepContext ctx;
   ctx.seed = seed_;
   ctx.training = true;
-  for (std::int64_t epoch = options.initial_epoch; epoch < options.epochs && !stop_training_; ++epoch) {
+  for (std::int64_t epoch = start_epoch; epoch < options.epochs && !stop_training_; ++epoch) {
     call_callbacks([&](Callback* cb) { cb->on_epoch_begin(epoch); });
     totals.reset();
     feed.begin(epoch);
+    const std::int64_t first_step = skip;
+    if (skip > 0) {
+      NNFIT_CHECK(feed.skip, InvalidArgument, "internal: this feed cannot resume mid-epoch");
+      feed.skip(skip);
+      if (!progress.empty()) totals.restore(progress);
+      skip = 0;
+    }
     double train_seconds = 0, wait_seconds = 0;
     Logs batch_logs;
-    for (std::int64_t s = 0;; ++s) {
+    for (std::int64_t s = first_step;; ++s) {
       const std::int64_t global_step = iterations_ + 1;
       if (trace_steps && global_step == trace_steps->first && !trace::running()) {
         trace::start();
@@ -277,7 +309,7 @@ History Model::fit(const Tensor& x, const Tensor& y, const FitOptions& options) 
 }
 
 History Model::fit(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y_in, const FitOptions& options) {
-  check_built();
+  check_compiled();
   NNFIT_CHECK(options.batch_size > 0, InvalidArgument, "batch_size must be positive, got ", options.batch_size);
   NNFIT_CHECK(options.epochs >= 0, InvalidArgument, "epochs must be >= 0, got ", options.epochs);
   PreparedData d = prepare_data(x_in, y_in, input_shapes(), output_shapes(), compile_options_, "no training samples");
@@ -311,6 +343,7 @@ History Model::fit(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y
     order = ds.batches(bs, options.shuffle, options.seed, epoch).order();
     step = 0;
   };
+  feed.skip = [&](std::int64_t n) { step = std::min(steps, step + n); };
   feed.next = [&](std::int64_t& rows) -> Entry* {
     if (step == steps) return nullptr;
     const std::int64_t* idx = order.data() + step * bs;
@@ -327,7 +360,7 @@ History Model::fit(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y
 }
 
 History Model::fit(const data::Dataset& train, const FitOptions& options) {
-  check_built();
+  check_compiled();
   NNFIT_CHECK(options.batch_size > 0, InvalidArgument, "batch_size must be positive, got ", options.batch_size);
   NNFIT_CHECK(options.epochs >= 0, InvalidArgument, "epochs must be >= 0, got ", options.epochs);
   NNFIT_CHECK(train.cardinality() != data::kInfiniteCardinality, InvalidArgument,
@@ -360,6 +393,9 @@ History Model::fit(const data::Dataset& train, const FitOptions& options) {
   feed.prepare = [&](std::int64_t) {
     start_pass();
     prepared = true;
+  };
+  feed.skip = [&](std::int64_t n) {
+    for (std::int64_t i = 0; i < n && it->next(); ++i) ++index;
   };
   feed.next = [&](std::int64_t& rows) -> Entry* {
     current = it->next();

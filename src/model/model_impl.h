@@ -133,6 +133,10 @@ struct Model::Totals {
     for (auto& m : metrics) m.metric.update(e.pred_data(m.output), e.y_data(m.output), rows, e.pred_desc(m.output));
     seen += rows;
   }
+  // The sums as JSON and back (training_progress.cpp): a resumed run continues a partly
+  // done epoch's averages. restore throws InvalidArgument when the JSON does not fit.
+  std::string state() const;
+  void restore(const std::string& json);
   Logs logs() const {
     Logs out;
     for (const auto& m : metrics) out.push_back({m.key, m.metric.result()});

@@ -30,7 +30,7 @@ Logs Model::evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y,
 
 Logs Model::evaluate_tensors(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y_in,
                              std::int64_t batch_size, const char* what) {
-  check_built();
+  check_compiled();
   NNFIT_CHECK(batch_size > 0, InvalidArgument, "batch_size must be positive, got ", batch_size);
   PreparedData d = prepare_data(x_in, y_in, input_shapes(), output_shapes(), compile_options_, "no samples to evaluate");
   const std::int64_t n = d.n;
@@ -61,7 +61,7 @@ Logs Model::evaluate(const data::Dataset& data, const InferenceOptions& options)
 }
 
 Logs Model::evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, const char* what) {
-  check_built();
+  check_compiled();
   Totals totals(*this);
   StepContext ctx;
   ctx.training = false;

@@ -32,6 +32,10 @@ class Callback {
   virtual void on_train_batch_end(std::int64_t /*batch*/, const Logs& /*logs*/) {}
   virtual void on_epoch_end(std::int64_t /*epoch*/, const Logs& /*logs*/) {}
   virtual void on_train_end() {}
+  // State a resumed run needs (BackupAndRestore saves it with the weights) as JSON text,
+  // "" for none; restore_state applies it and keeps it through the next on_train_begin.
+  virtual std::string state() const { return ""; }
+  virtual void restore_state(const std::string& /*json*/) {}
 
  protected:
   Model* model_ = nullptr;

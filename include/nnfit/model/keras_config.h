@@ -6,6 +6,7 @@
 // so a config never trains something other than what it says.
 #pragma once
 #include <memory>
+#include <vector>
 #include <string>
 
 #include "nnfit/model/model.h"
@@ -58,5 +59,11 @@ std::string model_to_keras_json(const Model& model);
 // training_config), readable by optimizer_from_keras_json / loss_from_keras_json.
 std::string optimizer_to_keras_json(const OptimizerOptions& optimizer);
 std::string loss_to_keras_json(const Loss& loss);
+
+// Keras's serialized callbacks, `[{"class_name": "EarlyStopping", "config": {...}}, ...]`:
+// ModelCheckpoint, EarlyStopping, BackupAndRestore, ReduceLROnPlateau, CSVLogger and
+// TerminateOnNaN with Keras's arguments and defaults ("save_freq": "epoch" or N batches).
+// throws: InvalidArgument / Unsupported with `<where>: callbacks[i]...` and the key.
+std::vector<std::unique_ptr<Callback>> callbacks_from_keras_json(const std::string& json_text, const std::string& where);
 
 }  // namespace nnfit

@@ -110,6 +110,10 @@ struct History {
   std::vector<std::string> autotune_decisions;
   // What fit changed on its own and why (on_oom="reduce_batch"), one line each.
   std::vector<std::string> notes;
+  // Where this fit started: epochs already complete (Keras's initial_epoch, or the
+  // epoch a resumed run picked up at) and batches of the next epoch already done.
+  std::int64_t initial_epoch = 0;
+  std::int64_t initial_step = 0;
 };
 
 // What the planner knows about a model's memory for one batch size. The five parts add
@@ -165,7 +169,12 @@ class Model {
   // Seeds weight initialization (call before compile) and dropout.
   void set_seed(std::uint64_t seed) { seed_ = seed; }
 
-  // Builds every layer's weights and the optimizer; throws InvalidArgument naming the
+  // Creates every layer's weights (Keras's model.build): enough to predict and to load
+  // weights into. compile() builds too. throws: InvalidArgument naming the layer whose
+  // shapes do not fit.
+  void build();
+  bool built() const { return programs_ != nullptr; }
+  // Builds the model and its optimizer for training; throws InvalidArgument naming the
   // layer whose shapes do not fit, or a loss list that does not match the outputs.
   void compile(CompileOptions options);
   bool compiled() const { return compiled_; }
@@ -214,8 +223,29 @@ class Model {
   // when the rate is a schedule (Keras refuses that too) or not positive.
   double learning_rate() const;
   void set_learning_rate(double learning_rate);
-  // Optimizer steps taken so far (Keras's optimizer.iterations).
+  // Resuming (BackupAndRestore calls these from on_train_begin): fit starts at `epoch`
+  // (epochs complete), skips the first `step` batches of it, and continues the epoch's
+  // running loss and metrics from `progress` (training_progress() of the interrupted run;
+  // "" when resuming at an epoch boundary).
+  void set_resume_point(std::int64_t epoch, std::int64_t step, const std::string& progress = "");
+  // The running epoch's loss and metric sums as JSON, "" outside an epoch.
+  std::string training_progress() const;
+  // Where the running (or last) fit started: History::initial_epoch / initial_step.
+  std::int64_t fit_initial_epoch() const { return fit_initial_epoch_; }
+  std::int64_t fit_initial_step() const { return fit_initial_step_; }
+  // The callbacks of the fit that is running (empty outside fit).
+  const std::vector<Callback*>& fit_callbacks() const { return fit_callbacks_; }
+
+  // Optimizer steps taken so far (Keras's optimizer.iterations); set when a saved
+  // optimizer state is restored (it positions the schedule and Adam's bias correction).
   std::int64_t iterations() const { return iterations_; }
+  void set_iterations(std::int64_t iterations);
+  // The optimizer's slots in the order Keras 3 lists them in optimizer.variables (after
+  // the iteration count and a constant learning rate): per trainable weight for Adam and
+  // AdamW (momentum, velocity), slot kind by slot kind for RMSprop (every velocity, then
+  // every momentum), one momentum per weight for SGD. The tensors share the model's
+  // buffers, so writing into them restores a state. requires: compiled.
+  std::vector<Tensor> optimizer_slots() const;
   // The planner's memory figures for training at `batch_size` (plans; allocates nothing).
   MemoryPlan plan_memory(std::int64_t batch_size);
   // The allocator's figures for the model's device (device()).
@@ -241,7 +271,8 @@ class Model {
   struct MicroBatches;
   struct OomScope;
   struct EpochFeed;
-  void check_built() const;
+  void check_built() const;     // built (predict)
+  void check_compiled() const;  // compiled (fit, evaluate)
   // The epoch loop both fit() overloads share; `feed` hands out each epoch's batches.
   History train_loop(const FitOptions& options, std::int64_t steps_per_epoch, EpochFeed& feed,
                      data::Autotuner* validation_tuner);
@@ -282,6 +313,14 @@ class Model {
   std::unique_ptr<Programs> programs_;
   std::int64_t iterations_ = 0;
   bool stop_training_ = false;
+  struct ResumePoint {
+    std::int64_t epoch = 0, step = 0;
+    std::string progress;
+  };
+  std::optional<ResumePoint> resume_;
+  std::vector<Callback*> fit_callbacks_;
+  std::int64_t fit_initial_epoch_ = 0, fit_initial_step_ = 0;
+  Totals* totals_ = nullptr;  // the running epoch's, during fit
   // Set by an OomScope (fit, evaluate and predict with options) for its length.
   bool reduce_on_oom_ = false;                       // on_oom == "reduce_batch"
   std::vector<std::string>* notes_ = nullptr;        // History::notes, or the call's own

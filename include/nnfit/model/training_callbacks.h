@@ -48,8 +48,10 @@ class EarlyStopping final : public Callback {
   std::optional<double> best() const { return best_; }
   // (best, wait, best_epoch, stopped_epoch) as a JSON object, and back; restoring also
   // keeps the state through the next on_train_begin (a resumed run continues the count).
-  std::string state() const;
-  void restore_state(const std::string& json);
+  // The best weights themselves are not carried: a resumed run keeps them from its
+  // first epoch on.
+  std::string state() const override;
+  void restore_state(const std::string& json) override;
 
  private:
   bool improves(double value, double reference) const;
@@ -79,8 +81,9 @@ class ReduceLROnPlateau final : public Callback {
   explicit ReduceLROnPlateau(ReduceLROnPlateauOptions options = {}, std::FILE* out = stdout);
   void on_train_begin(std::int64_t epochs, std::int64_t steps_per_epoch) override;
   void on_epoch_end(std::int64_t epoch, const Logs& logs) override;
-  std::string state() const;  // (best, wait, cooldown_counter)
-  void restore_state(const std::string& json);
+  std::string state() const override;  // (best, wait, cooldown_counter)
+  void restore_state(const std::string& json) override;
+  void on_train_end() override { restored_ = false; }
 
  private:
   ReduceLROnPlateauOptions options_;

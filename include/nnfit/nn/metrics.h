@@ -24,6 +24,13 @@ class Metric {
   // Accumulates `rows` rows of predictions (f32) and targets.
   void update(const float* pred, const void* target, std::int64_t rows, const TensorDesc& pred_desc);
   double result() const { return count_ ? correct_ / static_cast<double>(count_) : 0.0; }
+  // The running sums, to carry a partly done epoch across a resumed run.
+  double correct() const { return correct_; }
+  std::int64_t count() const { return count_; }
+  void set_sums(double correct, std::int64_t count) {
+    correct_ = correct;
+    count_ = count;
+  }
 
  private:
   std::string name_, resolved_;

@@ -72,6 +72,7 @@ void EarlyStopping::on_epoch_end(std::int64_t epoch, const Logs& logs) {
 }
 
 void EarlyStopping::on_train_end() {
+  restored_ = false;
   if (stopped_epoch_ > 0 && options_.verbose > 0) {
     std::fprintf(out_, "Epoch %lld: early stopping\n", static_cast<long long>(stopped_epoch_ + 1));
   }

@@ -1,0 +1,115 @@
+// BackupAndRestore. Note [One-file backups]: the weights, optimizer state and the resume
+// metadata (epoch, batch, the partly done epoch's sums, other callbacks' state) live in one
+// file, BACKUP_DIR/latest.weights.h5 (Keras 3's layout plus a root attribute), replaced
+// atomically; so no kill can pair new weights with old metadata. training_metadata.json
+// beside it says the same for people and for Keras. A backup is taken once every callback
+// has seen the epoch's end (at the next epoch's begin, or at the end of training when the
+// backup is kept), so EarlyStopping's update of that epoch is part of it.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <typeinfo>
+
+#include "model/keras_weights.h"
+#include "nnfit/core/error.h"
+#include "nnfit/io/atomic_file.h"
+#include "nnfit/io/hdf5_file.h"
+#include "nnfit/model/checkpoint_callbacks.h"
+#include "nnfit/model/model.h"
+
+namespace nnfit {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kMetadataAttr = "nnfit_training_metadata";
+
+std::string callback_key(std::size_t index, const Callback& cb) {
+  return std::to_string(index) + ":" + typeid(cb).name();
+}
+
+}  // namespace
+
+BackupAndRestore::BackupAndRestore(BackupAndRestoreOptions options) : options_(std::move(options)) {
+  NNFIT_CHECK(!options_.backup_dir.empty(), InvalidArgument, "BackupAndRestore needs a backup_dir");
+  NNFIT_CHECK(options_.save_freq >= 0, InvalidArgument, "BackupAndRestore: save_freq must be \"epoch\" or a ",
+              "positive number of batches, got ", options_.save_freq);
+}
+
+void BackupAndRestore::on_train_begin(std::int64_t, std::int64_t) {
+  restored_epoch_ = restored_step_ = 0;
+  pending_epoch_.reset();
+  const std::string weights = (fs::path(options_.backup_dir) / "latest.weights.h5").string();
+  if (!fs::exists(weights)) return;
+  const io::H5File f = io::H5File::open(weights);
+  const std::optional<std::string> text = f.string_attr("/", kMetadataAttr);
+  if (!text) throw DataError(weights, -1, "a backup without nnfit's training metadata", "remove the backup dir to start afresh");
+  nlohmann::json meta;
+  try {
+    meta = nlohmann::json::parse(*text);
+    restored_epoch_ = meta.at("epoch").get<std::int64_t>();
+    restored_step_ = meta.at("batch").get<std::int64_t>();
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(weights, -1, std::string("unreadable training metadata: ") + e.what());
+  }
+  keras_files::read_keras3_weights(f, *model_, weights, true);
+  model_->set_resume_point(restored_epoch_, restored_step_, meta.value("progress", std::string()));
+  const auto& callbacks = model_->fit_callbacks();
+  const nlohmann::json states = meta.value("callbacks", nlohmann::json::object());
+  for (std::size_t i = 0; i < callbacks.size(); ++i) {
+    const std::string key = callback_key(i, *callbacks[i]);
+    if (callbacks[i] != this && states.contains(key)) callbacks[i]->restore_state(states[key].get<std::string>());
+  }
+}
+
+void BackupAndRestore::on_epoch_begin(std::int64_t epoch) {
+  if (pending_epoch_) backup(*pending_epoch_, 0, false);
+  pending_epoch_.reset();
+  epoch_ = epoch;
+  batches_since_ = 0;
+}
+
+void BackupAndRestore::on_train_batch_end(std::int64_t batch, const Logs&) {
+  if (options_.save_freq <= 0) return;
+  if (++batches_since_ >= options_.save_freq) {
+    batches_since_ = 0;
+    backup(epoch_, batch + 1, true);
+  }
+}
+
+void BackupAndRestore::on_epoch_end(std::int64_t epoch, const Logs&) { pending_epoch_ = epoch + 1; }
+
+void BackupAndRestore::on_train_end() {
+  if (options_.delete_checkpoint) {
+    std::error_code ec;
+    fs::remove_all(options_.backup_dir, ec);
+  } else if (pending_epoch_) {
+    backup(*pending_epoch_, 0, false);
+  }
+  pending_epoch_.reset();
+}
+
+void BackupAndRestore::backup(std::int64_t epoch, std::int64_t batch, bool mid_epoch) {
+  fs::create_directories(options_.backup_dir);
+  nlohmann::json meta = {{"epoch", epoch}, {"batch", batch}, {"iterations", model_->iterations()}};
+  if (mid_epoch) meta["progress"] = model_->training_progress();
+  nlohmann::json states = nlohmann::json::object();
+  const auto& callbacks = model_->fit_callbacks();
+  for (std::size_t i = 0; i < callbacks.size(); ++i) {
+    if (callbacks[i] == this) continue;
+    const std::string s = callbacks[i]->state();
+    if (!s.empty()) states[callback_key(i, *callbacks[i])] = s;
+  }
+  meta["callbacks"] = states;
+  const fs::path dir(options_.backup_dir);
+  io::write_file_atomically((dir / "latest.weights.h5").string(), [&](const std::string& tmp) {
+    io::H5File f = io::H5File::create(tmp);
+    keras_files::write_keras3_weights(f, *model_);
+    f.set_string_attr("/", kMetadataAttr, meta.dump());
+    f.close();
+  });
+  io::write_bytes_atomically((dir / "training_metadata.json").string(),
+                             nlohmann::json{{"epoch", epoch}, {"batch", batch}}.dump() + "\n");
+}
+
+}  // namespace nnfit

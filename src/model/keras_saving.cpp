@@ -1,0 +1,335 @@
+// load_model / save_model / save_weights / load_weights: the containers (.keras zip,
+// legacy .h5, .weights.h5) and the compile configs around the variable layouts of
+// keras_weights.cpp. A compile config brings the optimizer (with its state), the losses
+// per output, loss weights and metrics, in Keras 3's compile_config form or the legacy
+// training_config form.
+#include "nnfit/model/saving.h"
+
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "model/keras_json.h"
+#include "model/keras_weights.h"
+#include "nnfit/core/error.h"
+#include "nnfit/io/atomic_file.h"
+#include "nnfit/io/hdf5_file.h"
+#include "nnfit/io/zip_archive.h"
+#include "nnfit/model/keras_config.h"
+
+namespace nnfit {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+using keras_json::json;
+
+constexpr const char* kKerasVersion = "3.15.1";  // the Keras generation whose layout nnfit writes
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// ---- compile configs -------------------------------------------------------------
+
+ojson losses_json(const Model& m) {
+  const CompileOptions& c = m.compile_options();
+  if (c.losses.empty()) return ojson::parse(loss_to_keras_json(c.loss));
+  ojson out = ojson::array();
+  for (const Loss& l : c.losses) out.push_back(ojson::parse(loss_to_keras_json(l)));
+  return out;
+}
+
+ojson metrics_json(const Model& m) {
+  const CompileOptions& c = m.compile_options();
+  if (c.metrics.empty()) return nullptr;
+  if (m.num_outputs() == 1) return c.metrics;
+  ojson out = ojson::array();
+  for (std::size_t i = 0; i < m.num_outputs(); ++i) out.push_back(c.metrics);
+  return out;
+}
+
+ojson loss_weights_json(const Model& m) {
+  const CompileOptions& c = m.compile_options();
+  return c.loss_weights.empty() ? ojson(nullptr) : ojson(c.loss_weights);
+}
+
+// Keras 3's compile_config (config.json).
+ojson compile_config(const Model& m) {
+  return {{"optimizer", ojson::parse(optimizer_to_keras_json(m.compile_options().optimizer))},
+          {"loss", losses_json(m)},
+          {"loss_weights", loss_weights_json(m)},
+          {"metrics", metrics_json(m)},
+          {"weighted_metrics", nullptr},
+          {"run_eagerly", false},
+          {"steps_per_execution", 1},
+          {"jit_compile", false}};
+}
+
+// The legacy .h5's training_config.
+ojson training_config(const Model& m) {
+  return {{"loss", losses_json(m)},
+          {"metrics", metrics_json(m)},
+          {"weighted_metrics", nullptr},
+          {"loss_weights", loss_weights_json(m)},
+          {"optimizer_config", ojson::parse(optimizer_to_keras_json(m.compile_options().optimizer))}};
+}
+
+// A metric entry: a name, or a Keras metric object (its config's name, else its class).
+void collect_metric_names(const keras_json::Reader& r, const std::string& path, const json& v, std::vector<std::string>& out) {
+  if (v.is_null()) return;
+  if (v.is_string()) {
+    out.push_back(v.get<std::string>());
+  } else if (v.is_array()) {
+    for (std::size_t i = 0; i < v.size(); ++i) collect_metric_names(r, path + "[" + std::to_string(i) + "]", v[i], out);
+  } else if (v.is_object() && keras_json::find(v, "class_name")) {
+    const json* c = keras_json::find(v, "config");
+    if (c && c->is_object() && keras_json::find(*c, "name") && (*c)["name"].is_string()) {
+      out.push_back((*c)["name"].get<std::string>());
+    } else {
+      out.push_back(keras_json::snake_case(v["class_name"].get<std::string>()));
+    }
+  } else {
+    r.unsupported(path, "metrics given as " + keras_json::show(v) + " are not supported");
+  }
+}
+
+// Per-output values given as a single value, a list in output order or a dict by output name.
+std::vector<json> per_output(const keras_json::Reader& r, const std::string& path, const json& v, const Model& m,
+                             bool single_is_shared) {
+  const std::vector<std::string> names = m.output_names();
+  if (v.is_object() && !keras_json::find(v, "class_name")) {
+    std::vector<json> out;
+    for (const std::string& n : names) {
+      if (!keras_json::find(v, n.c_str())) r.invalid(path, "has no entry for output \"" + n + "\"");
+      out.push_back(v[n]);
+    }
+    return out;
+  }
+  if (v.is_array() && !single_is_shared) {
+    if (v.size() != names.size()) {
+      r.invalid(path, "has " + std::to_string(v.size()) + " entries for " + std::to_string(names.size()) + " outputs");
+    }
+    return std::vector<json>(v.begin(), v.end());
+  }
+  return std::vector<json>(names.size(), v);
+}
+
+CompileOptions read_compile(const json& cfg, const Model& m, const std::string& where, const char* optimizer_key) {
+  const keras_json::Reader r{where};
+  keras_json::expect_object(r, "", cfg);
+  CompileOptions co;
+  if (const json* o = keras_json::value(cfg, optimizer_key)) co.optimizer = optimizer_from_keras_json(o->dump(), where + ": " + optimizer_key);
+  const json* loss = keras_json::value(cfg, "loss");
+  if (!loss) r.invalid("loss", "the compile config has no loss", "compile the model in the nnfit config instead");
+  const bool listed = loss->is_array() || (loss->is_object() && !keras_json::find(*loss, "class_name"));
+  const std::vector<json> losses = per_output(r, "loss", *loss, m, !listed);
+  for (std::size_t i = 0; i < losses.size(); ++i) {
+    co.losses.push_back(loss_from_keras_json(losses[i].dump(), where + ": loss"));
+  }
+  if (co.losses.size() == 1) {
+    co.loss = co.losses[0];
+    co.losses.clear();
+  } else {
+    co.loss = co.losses[0];
+  }
+  if (const json* w = keras_json::value(cfg, "loss_weights")) {
+    for (const json& v : per_output(r, "loss_weights", *w, m, !w->is_array() && !w->is_object())) {
+      if (!v.is_number()) r.invalid("loss_weights", "expected numbers, got " + keras_json::show(*w));
+      co.loss_weights.push_back(v.get<double>());
+    }
+    if (m.num_outputs() == 1) co.loss_weights.clear();  // Keras ignores a single output's weight
+  }
+  if (const json* mt = keras_json::value(cfg, "metrics")) {
+    // One list for every output (nnfit applies the same metrics to each).
+    std::vector<std::vector<std::string>> per;
+    const bool nested = mt->is_array() && !mt->empty() && (*mt)[0].is_array();
+    if (m.num_outputs() > 1 && (nested || (mt->is_object() && !keras_json::find(*mt, "class_name")))) {
+      for (const json& v : per_output(r, "metrics", *mt, m, false)) {
+        per.emplace_back();
+        collect_metric_names(r, "metrics", v, per.back());
+      }
+      for (const auto& p : per) {
+        if (p != per[0]) r.unsupported("metrics", "different metrics per output are not supported", "use one list for all");
+      }
+      if (!per.empty()) co.metrics = per[0];
+    } else {
+      collect_metric_names(r, "metrics", *mt, co.metrics);
+    }
+  }
+  if (const json* wm = keras_json::value(cfg, "weighted_metrics"); wm && !(wm->is_array() && wm->empty())) {
+    r.unsupported("weighted_metrics", "weighted metrics are not supported");
+  }
+  return co;
+}
+
+// ---- containers --------------------------------------------------------------------
+
+std::string date_saved() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d@%H:%M:%S", &tm);
+  return buf;
+}
+
+void save_keras_zip(const Model& m, const std::string& path) {
+  ojson config = ojson::parse(model_to_keras_json(m));
+  config["compile_config"] = m.compiled() ? compile_config(m) : ojson(nullptr);
+  const ojson metadata = {{"keras_version", kKerasVersion}, {"date_saved", date_saved()}, {"writer", "nnfit " NNFIT_MODEL_VERSION}};
+  io::H5File weights = io::H5File::create_in_memory(path + ": model.weights.h5");
+  keras_files::write_keras3_weights(weights, m);
+  io::write_zip(path, {{"metadata.json", metadata.dump()}, {"config.json", config.dump()},
+                       {"model.weights.h5", weights.image()}});
+}
+
+void save_legacy_h5(const Model& m, const std::string& path) {
+  io::write_file_atomically(path, [&](const std::string& tmp) {
+    io::H5File f = io::H5File::create(tmp);
+    f.set_string_attr("/", "keras_version", "2.15.0");
+    f.set_string_attr("/", "backend", "tensorflow");
+    f.set_string_attr("/", "model_config", model_to_keras_json(m));
+    if (m.compiled()) f.set_string_attr("/", "training_config", training_config(m).dump());
+    keras_files::write_legacy_weights(f, "model_weights", m);
+    keras_files::write_legacy_optimizer(f, m);
+    f.close();
+  });
+}
+
+void compile_or_build(Model& m, const json* cfg, const std::string& where, const char* optimizer_key, bool compile) {
+  if (compile && cfg && cfg->is_object() && !cfg->empty()) {
+    m.compile(read_compile(*cfg, m, where, optimizer_key));
+  } else {
+    m.build();
+  }
+}
+
+std::unique_ptr<Model> load_keras_zip(const std::string& path, const LoadOptions& options) {
+  io::ZipReader zip(path);
+  if (!zip.has("config.json")) {
+    throw DataError(path, -1, "no config.json in the archive; not a Keras .keras file");
+  }
+  if (zip.has("model.weights.npz")) {
+    throw Unsupported(path + ": the weights are stored as model.weights.npz; nnfit reads model.weights.h5",
+                      "save the model from Keras with the default weights format");
+  }
+  if (!zip.has("model.weights.h5")) throw DataError(path, -1, "no model.weights.h5 in the archive");
+  const std::string config = zip.read("config.json");
+  std::unique_ptr<Model> m = model_from_keras_json(config, path + ": config.json");
+  if (options.configure) options.configure(*m);
+  const json root = json::parse(config);
+  compile_or_build(*m, keras_json::value(root, "compile_config"), path + ": config.json: compile_config", "optimizer",
+                   options.compile);
+  const io::H5File weights = io::H5File::open_image(zip.read("model.weights.h5"), path + ": model.weights.h5");
+  keras_files::read_keras3_weights(weights, *m, path + ": model.weights.h5", true);
+  return m;
+}
+
+std::unique_ptr<Model> load_legacy_h5(const std::string& path, const LoadOptions& options) {
+  const io::H5File f = io::H5File::open(path);
+  const std::optional<std::string> config = f.string_attr("/", "model_config");
+  if (!config) {
+    if (f.is_group("layers") || f.string_list_attr("/", "layer_names")) {
+      throw DataError(path, -1, "holds weights only, no model config",
+                      "build the model (its JSON config) and load these weights into it (load_weights)");
+    }
+    throw DataError(path, -1, "an HDF5 file without a model_config attribute; not a Keras model file");
+  }
+  std::unique_ptr<Model> m = model_from_keras_json(*config, path + ": model_config");
+  if (options.configure) options.configure(*m);
+  std::optional<json> tc;
+  if (const auto t = f.string_attr("/", "training_config")) {
+    try {
+      tc = json::parse(*t);
+    } catch (const json::exception& e) {
+      throw DataError(path, -1, std::string("training_config is not valid JSON: ") + e.what());
+    }
+  }
+  compile_or_build(*m, tc ? &*tc : nullptr, path + ": training_config", "optimizer_config", options.compile);
+  if (!f.is_group("model_weights")) throw DataError(path, -1, "no model_weights group; not a Keras model file");
+  keras_files::read_legacy_weights(f, "model_weights", *m, path);
+  keras_files::read_legacy_optimizer(f, *m, path);
+  return m;
+}
+
+}  // namespace
+
+ModelFileKind sniff_model_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return ModelFileKind::directory;
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return ModelFileKind::missing;
+  char head[8] = {};
+  f.read(head, sizeof head);
+  const std::streamsize n = f.gcount();
+  if (n >= 4 && std::string(head, 4) == std::string("PK\x03\x04", 4)) return ModelFileKind::keras_zip;
+  if (n >= 8 && std::string(head, 8) == std::string("\x89HDF\r\n\x1a\n", 8)) return ModelFileKind::hdf5;
+  for (std::streamsize i = 0; i < n; ++i) {
+    if (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t') continue;
+    return head[i] == '{' ? ModelFileKind::json : ModelFileKind::unknown;
+  }
+  return ModelFileKind::unknown;
+}
+
+std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& options) {
+  switch (sniff_model_file(path)) {
+    case ModelFileKind::keras_zip: return load_keras_zip(path, options);
+    case ModelFileKind::hdf5: return load_legacy_h5(path, options);
+    case ModelFileKind::directory:
+      throw DataError(path, -1, "is a directory", "give a .keras or .h5 file (a TensorFlow SavedModel folder is not supported)");
+    case ModelFileKind::missing: throw DataError(path, -1, "no such file");
+    case ModelFileKind::json:
+      throw DataError(path, 0, "is a JSON file, not a saved model", "a model's JSON config goes in the nnfit config's \"model\"");
+    case ModelFileKind::unknown: break;
+  }
+  throw DataError(path, 0, "neither a .keras (zip) nor an .h5 (HDF5) file", "give a model saved by Keras or nnfit");
+}
+
+void save_model(const Model& model, const std::string& path) {
+  NNFIT_CHECK(model.built(), InvalidArgument, "model '", model.name(), "' is not built; compile it before saving");
+  if (ends_with(path, ".weights.h5")) return save_weights(model, path);
+  if (ends_with(path, ".keras")) return save_keras_zip(model, path);
+  if (ends_with(path, ".h5") || ends_with(path, ".hdf5")) return save_legacy_h5(model, path);
+  throw InvalidArgument("cannot tell the format of \"" + path + "\" from its extension",
+                        "use .keras (Keras 3), .h5 (legacy HDF5) or .weights.h5 (weights only)");
+}
+
+void save_weights(const Model& model, const std::string& path) {
+  NNFIT_CHECK(model.built(), InvalidArgument, "model '", model.name(), "' is not built; compile it before saving");
+  NNFIT_CHECK(ends_with(path, ".h5"), InvalidArgument, "weights files end in .weights.h5 (or .h5 for the legacy ",
+              "layout), got \"", path, "\"");
+  io::write_file_atomically(path, [&](const std::string& tmp) {
+    io::H5File f = io::H5File::create(tmp);
+    if (ends_with(path, ".weights.h5")) {
+      keras_files::write_keras3_weights(f, model);
+    } else {
+      keras_files::write_legacy_weights(f, "", model);
+    }
+    f.close();
+  });
+}
+
+void load_weights(Model& model, const std::string& path) {
+  model.build();
+  const ModelFileKind kind = sniff_model_file(path);
+  if (kind == ModelFileKind::keras_zip) {
+    io::ZipReader zip(path);
+    const io::H5File w = io::H5File::open_image(zip.read("model.weights.h5"), path + ": model.weights.h5");
+    keras_files::read_keras3_weights(w, model, path + ": model.weights.h5", true);
+    return;
+  }
+  if (kind != ModelFileKind::hdf5) return (void)load_model(path);  // names what the file is
+  const io::H5File f = io::H5File::open(path);
+  if (f.is_group("layers")) {
+    keras_files::read_keras3_weights(f, model, path, true);
+  } else if (f.is_group("model_weights")) {
+    keras_files::read_legacy_weights(f, "model_weights", model, path);
+    keras_files::read_legacy_optimizer(f, model, path);
+  } else {
+    keras_files::read_legacy_weights(f, "", model, path);
+  }
+}
+
+}  // namespace nnfit

@@ -1,0 +1,323 @@
+// A model's variables in Keras 3's and the legacy HDF5 layouts (keras_weights.h). Reading
+// checks every count and shape before anything is copied, so a file that does not fit
+// leaves the model as it was.
+#include "model/keras_weights.h"
+
+#include <cstring>
+#include <functional>
+#include <map>
+
+#include "model/keras_json.h"
+#include "nnfit/core/error.h"
+#include "nnfit/nn/lr_schedule.h"
+#include "nnfit/nn/nested_model.h"
+
+namespace nnfit::keras_files {
+
+namespace {
+
+// Calls f(layer or nullptr for an input, its name, its group path) for every saveable of
+// a container in Keras's order and naming. Functional containers list their InputLayers
+// (no variables); Sequential ones do not. Nested models recurse into <path>/layers.
+using Visit = std::function<void(Layer*, const std::string& name, const std::string& path)>;
+
+void walk(const LayerGraph& g, bool sequential, const std::string& prefix, const Visit& f) {
+  std::map<std::string, int> used;
+  auto path_for = [&](const std::string& cls) {
+    std::string name = keras_json::keras_snake_case(cls);
+    auto [it, fresh] = used.emplace(name, 0);
+    if (!fresh) name += "_" + std::to_string(++it->second);
+    return prefix + "/" + name;
+  };
+  if (!sequential) {
+    for (const InputSpec& in : g.inputs()) f(nullptr, in.name, path_for("InputLayer"));
+  }
+  for (const auto& l : g.layers()) {
+    const std::string path = path_for(l->class_name());
+    if (auto* nested = dynamic_cast<NestedModel*>(l.get())) {
+      walk(nested->graph(), nested->class_name() == "Sequential", path + "/layers", f);
+    }
+    f(l.get(), l->name(), path);
+  }
+}
+
+std::vector<Weight*> own_variables(Layer* l) {
+  if (!l || dynamic_cast<NestedModel*>(l)) return {};
+  return l->saved_weights();
+}
+
+void check_fits(const Tensor& value, const Weight& w, const std::string& where, const std::string& what) {
+  if (value.shape() != w.value.shape() || value.dtype() != w.value.dtype()) {
+    throw DataError(where, -1,
+                    what + ": the file holds " + value.shape().to_string() + " " + std::string(dtype_name(value.dtype())) +
+                        " for " + w.name + ", which is " + w.value.shape().to_string() + " " +
+                        std::string(dtype_name(w.value.dtype())),
+                    "the file was saved from a different model");
+  }
+}
+
+// Copies checked values into their destinations only once every one has been checked.
+struct PendingCopies {
+  std::vector<std::pair<Tensor, Tensor>> copies;  // (source, destination)
+  void add(Tensor src, Tensor dst) { copies.emplace_back(std::move(src), std::move(dst)); }
+  void apply() {
+    for (auto& [src, dst] : copies) std::memcpy(dst.raw(), src.raw(), src.nbytes());
+  }
+};
+
+Tensor scalar_i64(std::int64_t v) {
+  Tensor t = Tensor::zeros(Shape{}, DType::i64);
+  *t.data<std::int64_t>() = v;
+  return t;
+}
+
+Tensor scalar_f32(double v) {
+  Tensor t = Tensor::zeros(Shape{}, DType::f32);
+  *t.data<float>() = static_cast<float>(v);
+  return t;
+}
+
+std::int64_t read_iterations(const Tensor& t, const std::string& where, const std::string& what) {
+  if (t.numel() != 1) throw DataError(where, -1, what + ": the iteration count is not a scalar");
+  if (t.dtype() == DType::i64) return *t.data<std::int64_t>();
+  if (t.dtype() == DType::i32) return *t.data<std::int32_t>();
+  if (t.dtype() == DType::f32) return static_cast<std::int64_t>(*t.data<float>());
+  throw DataError(where, -1, what + ": the iteration count has an unexpected type");
+}
+
+bool constant_rate(const Model& m) {
+  return dynamic_cast<const ConstantLearningRate*>(m.compile_options().optimizer.learning_rate.get()) != nullptr;
+}
+
+}  // namespace
+
+void write_keras3_weights(io::H5File& file, const Model& model) {
+  walk(model.graph(), model.class_name() == "Sequential", "layers", [&](Layer* l, const std::string& name, const std::string& path) {
+    file.create_group(path + "/vars");
+    file.set_string_attr(path + "/vars", "name", name);
+    const std::vector<Weight*> vars = own_variables(l);
+    for (std::size_t i = 0; i < vars.size(); ++i) file.write(path + "/vars/" + std::to_string(i), vars[i]->value);
+  });
+  if (model.compiled()) {
+    file.create_group("optimizer/vars");
+    file.set_string_attr("optimizer/vars", "name", model.compile_options().optimizer.name);
+    int i = 0;
+    file.write("optimizer/vars/" + std::to_string(i++), scalar_i64(model.iterations()));
+    if (constant_rate(model)) file.write("optimizer/vars/" + std::to_string(i++), scalar_f32(model.learning_rate()));
+    for (const Tensor& slot : model.optimizer_slots()) file.write("optimizer/vars/" + std::to_string(i++), slot);
+  }
+  file.create_group("vars");
+  file.set_string_attr("vars", "name", model.name());
+}
+
+void read_keras3_weights(const io::H5File& file, Model& model, const std::string& where, bool optimizer) {
+  PendingCopies copies;
+  walk(model.graph(), model.class_name() == "Sequential", "layers", [&](Layer* l, const std::string& name, const std::string& path) {
+    const std::vector<Weight*> vars = own_variables(l);
+    const std::string what = path + "/vars (layer '" + name + "')";
+    if (!file.is_group(path + "/vars")) {
+      if (vars.empty()) return;  // writers may omit weightless layers
+      throw DataError(where, -1, what + ": missing; the file has no variables for this layer",
+                      "the file was saved from a different model");
+    }
+    std::size_t held = 0;
+    while (file.is_dataset(path + "/vars/" + std::to_string(held))) ++held;
+    if (held != vars.size()) {
+      throw DataError(where, -1,
+                      what + ": the file holds " + std::to_string(held) + " variables, the layer has " +
+                          std::to_string(vars.size()),
+                      "the file was saved from a different model");
+    }
+    for (std::size_t i = 0; i < vars.size(); ++i) {
+      Tensor value = file.read(path + "/vars/" + std::to_string(i));
+      check_fits(value, *vars[i], where, what + "/" + std::to_string(i));
+      copies.add(std::move(value), vars[i]->value);
+    }
+  });
+  std::int64_t iterations = -1;
+  double learning_rate = 0;  // a saved constant rate (ReduceLROnPlateau may have changed it)
+  if (optimizer && model.compiled() && file.is_group("optimizer/vars")) {
+    const std::vector<Tensor> slots = model.optimizer_slots();
+    std::size_t held = 0;
+    while (file.is_dataset("optimizer/vars/" + std::to_string(held))) ++held;
+    // iterations, then a learning rate when the saving optimizer had a constant one.
+    const std::size_t head = held - slots.size();
+    if (held < slots.size() + 1 || head > 2) {
+      throw DataError(where, -1,
+                      "optimizer/vars: the file holds " + std::to_string(held) + " optimizer variables; a " +
+                          model.compile_options().optimizer.name + " of this model has " + std::to_string(slots.size()) +
+                          " slots plus its iteration count",
+                      "the file was saved with another optimizer; compile with that one or load weights only");
+    }
+    iterations = read_iterations(file.read("optimizer/vars/0"), where, "optimizer/vars/0");
+    if (head == 2 && constant_rate(model)) {
+      const Tensor lr = file.read("optimizer/vars/1");
+      if (lr.dtype() == DType::f32 && lr.numel() == 1 && *lr.data<float>() > 0) learning_rate = *lr.data<float>();
+    }
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      const std::string p = "optimizer/vars/" + std::to_string(head + i);
+      Tensor value = file.read(p);
+      if (value.shape() != slots[i].shape()) {
+        throw DataError(where, -1, p + ": the file holds " + value.shape().to_string() + " for an optimizer slot of " +
+                                       slots[i].shape().to_string());
+      }
+      copies.add(std::move(value), slots[i]);
+    }
+  }
+  copies.apply();
+  if (iterations >= 0) model.set_iterations(iterations);
+  if (learning_rate > 0) model.set_learning_rate(learning_rate);
+}
+
+void write_legacy_weights(io::H5File& file, const std::string& group, const Model& model) {
+  const std::string root = group.empty() ? "/" : group;
+  if (!group.empty()) file.create_group(group);
+  std::vector<std::string> layer_names;
+  auto write_layer = [&](const std::string& name, const std::vector<Weight*>& vars) {
+    const std::string g = (group.empty() ? "" : group + "/") + name;
+    file.create_group(g);
+    std::vector<std::string> names;
+    for (const Weight* w : vars) {
+      names.push_back(w->name + ":0");
+      file.write(g + "/" + names.back(), w->value);
+    }
+    file.set_string_list_attr(g, "weight_names", names);
+    layer_names.push_back(name);
+  };
+  if (model.class_name() != "Sequential") {
+    for (const InputSpec& in : model.graph().inputs()) write_layer(in.name, {});
+  }
+  for (const auto& l : model.layers()) {
+    // A nested model's group holds its layers' variables, each under its own name.
+    std::vector<Weight*> vars;
+    if (auto* nested = dynamic_cast<NestedModel*>(l.get())) {
+      for (const auto& inner : nested->graph().layers()) {
+        for (Weight* w : inner->saved_weights()) vars.push_back(w);
+      }
+    } else {
+      vars = l->saved_weights();
+    }
+    write_layer(l->name(), vars);
+  }
+  file.set_string_list_attr(root, "layer_names", layer_names);
+  file.set_string_attr(root, "backend", "tensorflow");
+  file.set_string_attr(root, "keras_version", "2.15.0");
+}
+
+void read_legacy_weights(const io::H5File& file, const std::string& group, Model& model, const std::string& where) {
+  const std::string root = group.empty() ? "/" : group;
+  const auto layer_names = file.string_list_attr(root, "layer_names");
+  if (!layer_names) {
+    throw DataError(where, -1, root + ": no layer_names attribute; not a Keras weights file",
+                    "give a .keras, .h5 or .weights.h5 file written by Keras or nnfit");
+  }
+  // Keras matches layers that have variables, in order; names are checked too so a
+  // reordered model is an error rather than a silent mix-up.
+  struct Saved {
+    std::string name;
+    std::vector<std::string> weights;
+  };
+  std::vector<Saved> saved;
+  for (const std::string& name : *layer_names) {
+    const std::string g = (group.empty() ? "" : group + "/") + name;
+    if (!file.is_group(g)) throw DataError(where, -1, g + ": listed in layer_names but missing");
+    std::vector<std::string> w = file.string_list_attr(g, "weight_names").value_or(std::vector<std::string>{});
+    if (!w.empty()) saved.push_back({name, std::move(w)});
+  }
+  std::vector<std::pair<Layer*, std::vector<Weight*>>> ours;
+  for (const auto& l : model.layers()) {
+    std::vector<Weight*> vars;
+    if (auto* nested = dynamic_cast<NestedModel*>(l.get())) {
+      for (const auto& inner : nested->graph().layers()) {
+        for (Weight* w : inner->saved_weights()) vars.push_back(w);
+      }
+    } else {
+      vars = l->saved_weights();
+    }
+    if (!vars.empty()) ours.emplace_back(l.get(), std::move(vars));
+  }
+  if (saved.size() != ours.size()) {
+    throw DataError(where, -1,
+                    root + ": the file has variables for " + std::to_string(saved.size()) + " layers, the model for " +
+                        std::to_string(ours.size()),
+                    "the file was saved from a different model");
+  }
+  PendingCopies copies;
+  for (std::size_t i = 0; i < ours.size(); ++i) {
+    const Saved& s = saved[i];
+    auto& [layer, vars] = ours[i];
+    const std::string g = (group.empty() ? "" : group + "/") + s.name;
+    if (s.name != layer->name()) {
+      throw DataError(where, -1, g + ": the file's layer '" + s.name + "' is in the place of the model's '" +
+                                     layer->name() + "'");
+    }
+    if (s.weights.size() != vars.size()) {
+      throw DataError(where, -1, g + ": the file holds " + std::to_string(s.weights.size()) + " weights, layer '" +
+                                     layer->name() + "' has " + std::to_string(vars.size()));
+    }
+    for (std::size_t k = 0; k < vars.size(); ++k) {
+      // tf.keras: "dense/kernel:0" under the layer's group; Keras 3: "kernel" or a variable path.
+      const std::string p = g + "/" + s.weights[k];
+      if (!file.is_dataset(p)) throw DataError(where, -1, p + ": named in weight_names but missing");
+      Tensor value = file.read(p);
+      check_fits(value, *vars[k], where, p);
+      copies.add(std::move(value), vars[k]->value);
+    }
+  }
+  copies.apply();
+}
+
+void write_legacy_optimizer(io::H5File& file, const Model& model) {
+  if (!model.compiled()) return;
+  const std::string opt = model.compile_options().optimizer.name;
+  file.create_group("optimizer_weights");
+  std::vector<std::string> names{opt + "/iteration"};
+  file.write("optimizer_weights/" + names.back(), scalar_i64(model.iterations()));
+  if (constant_rate(model)) {
+    names.push_back(opt + "/learning_rate");
+    file.write("optimizer_weights/" + names.back(), scalar_f32(model.learning_rate()));
+  }
+  const std::vector<Tensor> slots = model.optimizer_slots();
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    names.push_back(opt + "/slot_" + std::to_string(i));
+    file.write("optimizer_weights/" + names.back(), slots[i]);
+  }
+  file.set_string_list_attr("optimizer_weights", "weight_names", names);
+}
+
+void read_legacy_optimizer(const io::H5File& file, Model& model, const std::string& where) {
+  if (!model.compiled() || !file.is_group("optimizer_weights")) return;
+  const auto names = file.string_list_attr("optimizer_weights", "weight_names");
+  if (!names) return;
+  const std::vector<Tensor> slots = model.optimizer_slots();
+  std::int64_t iterations = -1;
+  std::vector<std::string> slot_names;
+  for (const std::string& n : *names) {
+    const std::string base = n.substr(n.rfind('/') + 1);
+    if (base.rfind("iter", 0) == 0) {
+      iterations = read_iterations(file.read("optimizer_weights/" + n), where, "optimizer_weights/" + n);
+    } else if (base.find("learning_rate") == std::string::npos) {
+      slot_names.push_back(n);
+    }
+  }
+  if (slot_names.size() != slots.size()) {
+    throw DataError(where, -1,
+                    "optimizer_weights: the file holds " + std::to_string(slot_names.size()) + " optimizer slots, a " +
+                        model.compile_options().optimizer.name + " of this model has " + std::to_string(slots.size()),
+                    "the file was saved with another optimizer; compile with that one or load weights only");
+  }
+  PendingCopies copies;
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    const std::string p = "optimizer_weights/" + slot_names[i];
+    Tensor value = file.read(p);
+    if (value.shape() != slots[i].shape()) {
+      throw DataError(where, -1, p + ": the file holds " + value.shape().to_string() + " for an optimizer slot of " +
+                                     slots[i].shape().to_string());
+    }
+    copies.add(std::move(value), slots[i]);
+  }
+  copies.apply();
+  if (iterations >= 0) model.set_iterations(iterations);
+}
+
+}  // namespace nnfit::keras_files
