@@ -29,6 +29,11 @@ Subcommand add_train_command(CLI::App& parent);
 // `nnfit plan CONFIG.json [--batch-sizes 32,128] [--memory-limit SIZE] [--json]`
 Subcommand add_plan_command(CLI::App& parent);
 
+// `nnfit predict MODEL --input X.npy... --output Y.npy|Y.npz [--batch-size N] [--threads N]`
+Subcommand add_predict_command(CLI::App& parent);
+// `nnfit evaluate MODEL --input X.npy... --labels Y.npy... [--json] [--batch-size N] [--threads N]`
+Subcommand add_evaluate_command(CLI::App& parent);
+
 // `nnfit doctor [--json] [--root DIR] [--env PATH]... [--target FRAMEWORK [--write-env FILE]]`
 Subcommand add_doctor_command(CLI::App& parent);
 

@@ -44,6 +44,8 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   std::vector<nnfit::cli::Subcommand> commands = {nnfit::cli::add_train_command(app),
                                                   nnfit::cli::add_plan_command(app)};
+  commands.push_back(nnfit::cli::add_predict_command(app));
+  commands.push_back(nnfit::cli::add_evaluate_command(app));
   commands.push_back(nnfit::cli::add_doctor_command(app));
   commands.push_back(nnfit::cli::add_data_command(app));
   commands.push_back(nnfit::cli::add_profile_command(app));

@@ -67,13 +67,21 @@ ojson compile_config(const Model& m) {
           {"jit_compile", false}};
 }
 
-// The legacy .h5's training_config.
+// The legacy .h5's training_config. tf.keras builds its legacy optimizers from an .h5 and
+// Keras 3 its current ones; each refuses keys only the other knows, so the optimizer
+// config keeps the keys both take (AdamW's weight_decay stays: only Keras 3 reads it).
 ojson training_config(const Model& m) {
+  ojson optimizer = ojson::parse(optimizer_to_keras_json(m.compile_options().optimizer));
+  for (const char* key : {"use_ema", "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor",
+                          "gradient_accumulation_steps"}) {
+    optimizer["config"].erase(key);
+  }
+  if (m.compile_options().optimizer.name != "adamw") optimizer["config"].erase("weight_decay");
   return {{"loss", losses_json(m)},
           {"metrics", metrics_json(m)},
           {"weighted_metrics", nullptr},
           {"loss_weights", loss_weights_json(m)},
-          {"optimizer_config", ojson::parse(optimizer_to_keras_json(m.compile_options().optimizer))}};
+          {"optimizer_config", optimizer}};
 }
 
 // A metric entry: a name, or a Keras metric object (its config's name, else its class).
@@ -190,7 +198,7 @@ void save_legacy_h5(const Model& m, const std::string& path) {
     io::H5File f = io::H5File::create(tmp);
     f.set_string_attr("/", "keras_version", "2.15.0");
     f.set_string_attr("/", "backend", "tensorflow");
-    f.set_string_attr("/", "model_config", model_to_keras_json(m));
+    f.set_string_attr("/", "model_config", model_to_keras_json(m, KerasFormat::keras2));
     if (m.compiled()) f.set_string_attr("/", "training_config", training_config(m).dump());
     keras_files::write_legacy_weights(f, "model_weights", m);
     keras_files::write_legacy_optimizer(f, m);

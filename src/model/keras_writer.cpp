@@ -15,7 +15,12 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+// Keras 2 (tf.keras) writes dtypes as strings, input shapes as batch_input_shape and
+// Functional nodes as [[["layer", node, tensor, {}]]]; Keras 3 reads that form too.
+thread_local bool g_keras2 = false;
+
 json dtype_policy() {
+  if (g_keras2) return "float32";
   return {{"module", "keras"}, {"class_name", "DTypePolicy"}, {"config", {{"name", "float32"}}}, {"registered_name", nullptr}};
 }
 
@@ -118,7 +123,7 @@ json layer_json(const Layer& l, const std::vector<Shape>& in) {
 }
 
 json input_layer(const InputSpec& in) {
-  return layer_object("InputLayer", {{"batch_shape", batch_shape(in.shape)},
+  return layer_object("InputLayer", {{g_keras2 ? "batch_input_shape" : "batch_shape", batch_shape(in.shape)},
                                      {"dtype", "float32"},
                                      {"sparse", false},
                                      {"ragged", false},
@@ -133,6 +138,15 @@ json keras_tensor(const LayerGraph& g, const std::vector<std::vector<Shape>>& sh
            {{"shape", batch_shape(shapes[static_cast<std::size_t>(t.node)][static_cast<std::size_t>(t.index)])},
             {"dtype", "float32"},
             {"keras_history", {name, src.call_index, t.index}}}}};
+}
+
+// Keras 2's [layer, node, tensor, {}]; a nested graph model's calls count from 1 there
+// (Note [Keras 2 node indices] in keras_model_config.cpp).
+json keras2_ref(const LayerGraph& g, const TensorRef& t) {
+  const LayerNode& src = g.nodes()[static_cast<std::size_t>(t.node)];
+  const std::string name = src.layer ? src.layer->name() : g.inputs()[static_cast<std::size_t>(src.input_index)].name;
+  const int offset = dynamic_cast<const NestedModel*>(src.layer) ? 1 : 0;
+  return json::array({name, src.call_index + offset, t.index, json::object()});
 }
 
 json sequential_object(const std::string& name, const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes) {
@@ -169,12 +183,16 @@ json functional_object(const std::string& name, const LayerGraph& g, const std::
       json args = json::array();
       std::vector<Shape> in;
       for (const TensorRef& t : n.inputs) {
-        args.push_back(keras_tensor(g, shapes, t));
+        args.push_back(g_keras2 ? keras2_ref(g, t) : keras_tensor(g, shapes, t));
         in.push_back(shapes[static_cast<std::size_t>(t.node)][static_cast<std::size_t>(t.index)]);
       }
-      // A layer of several inputs takes them as one list argument, as Keras calls merges.
-      if (n.inputs.size() > 1) args = json::array({args});
-      nodes.push_back({{"args", args}, {"kwargs", json::object()}});
+      if (g_keras2) {
+        nodes.push_back(args);
+      } else {
+        // A layer of several inputs takes them as one list argument, as Keras calls merges.
+        if (n.inputs.size() > 1) args = json::array({args});
+        nodes.push_back({{"args", args}, {"kwargs", json::object()}});
+      }
       if (l.is_null()) l = layer_json(*layer, in);
     }
     l["name"] = layer->name();
@@ -182,15 +200,23 @@ json functional_object(const std::string& name, const LayerGraph& g, const std::
     layers.push_back(std::move(l));
   }
   json output_layers = json::array();
-  for (const TensorRef& t : g.outputs()) output_layers.push_back(keras_tensor(g, shapes, t)["config"]["keras_history"]);
+  for (const TensorRef& t : g.outputs()) {
+    if (g_keras2) {
+      json ref = keras2_ref(g, t);
+      ref.erase(3);
+      output_layers.push_back(std::move(ref));
+    } else {
+      output_layers.push_back(keras_tensor(g, shapes, t)["config"]["keras_history"]);
+    }
+  }
   return {{"module", "keras.src.models.functional"},
           {"class_name", "Functional"},
           {"config",
            {{"name", name},
             {"trainable", true},
             {"layers", layers},
-            {"input_layers", g.inputs().size() == 1 ? input_layers[0] : input_layers},
-            {"output_layers", g.outputs().size() == 1 ? output_layers[0] : output_layers}}},
+            {"input_layers", g.inputs().size() == 1 && !g_keras2 ? input_layers[0] : input_layers},
+            {"output_layers", g.outputs().size() == 1 && !g_keras2 ? output_layers[0] : output_layers}}},
           {"registered_name", "Functional"}};
 }
 
@@ -201,8 +227,18 @@ json model_object(const std::string& cls, const std::string& name, const LayerGr
 
 }  // namespace
 
-std::string model_to_keras_json(const Model& model) {
-  return model_object(model.class_name(), model.name(), model.graph()).dump();
+std::string model_to_keras_json(const Model& model, KerasFormat format) {
+  g_keras2 = format == KerasFormat::keras2;
+  json out = model_object(model.class_name(), model.name(), model.graph());
+  g_keras2 = false;
+  if (format == KerasFormat::keras2) {
+    out.erase("module");
+    out.erase("registered_name");
+    out.erase("build_config");
+    out["keras_version"] = "2.15.0";
+    out["backend"] = "tensorflow";
+  }
+  return out.dump();
 }
 
 std::string optimizer_to_keras_json(const OptimizerOptions& o) {

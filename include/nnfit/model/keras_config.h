@@ -54,7 +54,10 @@ Loss loss_from_keras_json(const std::string& json_text, const std::string& where
 // Keras 3's model.to_json() for `model`: a Sequential or Functional object with every
 // layer's config as Keras 3 writes it, so Keras's model_from_json (and nnfit) rebuild it.
 // throws: Unsupported for a layer kind Keras cannot express.
-std::string model_to_keras_json(const Model& model);
+// keras2: tf.keras's form (dtype strings, batch_input_shape, [[["layer", node, tensor,
+// {}]]] nodes), which both tf.keras and Keras 3 read: what legacy .h5 files carry.
+enum class KerasFormat { keras3, keras2 };
+std::string model_to_keras_json(const Model& model, KerasFormat format = KerasFormat::keras3);
 // The optimizer and loss objects of Keras's compile_config (and a legacy .h5's
 // training_config), readable by optimizer_from_keras_json / loss_from_keras_json.
 std::string optimizer_to_keras_json(const OptimizerOptions& optimizer);
