@@ -380,6 +380,12 @@ std::vector<int> grad_dropout(GradContext& c) {
   return {c.graph.add("dropout_grad", {dy, n.outputs[1]}, a, grad_name(c, "x"))};
 }
 
+}  // namespace
+
+void add_merge_op_defs(std::map<std::string, OpDef>& catalogue);  // merge_op_defs.cpp
+
+namespace {
+
 std::map<std::string, OpDef> build_catalogue() {
   std::map<std::string, OpDef> m;
   auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
@@ -413,6 +419,7 @@ std::map<std::string, OpDef> build_catalogue() {
   add({"sgd_momentum_update", infer_update, nullptr, {0, 2}});
   add({"adam_update", infer_update, nullptr, {0, 2, 3}});
   add({"rmsprop_update", infer_update, nullptr, {0, 2, 3}});
+  add_merge_op_defs(m);
   return m;
 }
 

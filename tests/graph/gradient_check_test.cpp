@@ -135,6 +135,32 @@ TEST(GradientCheck, Activations) {
   check({"softmax", {}, {random(Shape{4, 6}, 10, -2.0f, 2.0f)}});
 }
 
+TEST(GradientCheck, MergeOps) {
+  const Shape s{3, 5};
+  for (const char* op : {"sub", "mul", "maximum", "minimum"}) {
+    check({op, {}, {random(s, 1), random(s, 2)}});
+  }
+  Attrs scale;
+  scale.set("factor", -0.75);
+  check({"scale", scale, {random(s, 3)}});
+  for (std::int64_t axis : {1, 2}) {
+    Attrs cat;
+    cat.set("axis", axis);
+    check({"concat", cat, {random(Shape{2, 3, 4}, 4), random(Shape{2, 3, 4}, 5), random(Shape{2, 3, 4}, 6)}});
+    Attrs l2;
+    l2.set("axis", axis);
+    check({"l2_normalize", l2, {random(Shape{2, 3, 4}, 7)}});
+  }
+  for (std::int64_t ta : {0, 1}) {
+    for (std::int64_t tb : {0, 1}) {
+      Attrs bm;
+      bm.set("transpose_a", ta);
+      bm.set("transpose_b", tb);
+      check({"batch_matmul", bm, {random(ta ? Shape{2, 4, 3} : Shape{2, 3, 4}, 8), random(tb ? Shape{2, 5, 4} : Shape{2, 4, 5}, 9)}});
+    }
+  }
+}
+
 TEST(GradientCheck, Conv2D) {
   check({"conv2d", spatial({1, 1}, "valid"), {random(Shape{2, 6, 5, 3}, 11), random(Shape{3, 3, 3, 4}, 12)}});
   check({"conv2d", spatial({2, 2}, "same"), {random(Shape{2, 7, 6, 2}, 13), random(Shape{3, 2, 2, 3}, 14)}});

@@ -103,8 +103,7 @@ TEST(Functional, ASharedLayerHasOneSetOfWeightsAndPredictsTheArithmetic) {
   }
 }
 
-// DISABLED_ until the merge ops (scale) land from the activations branch, later in this series.
-TEST(Functional, DISABLED_TheLossIsTheWeightedSumOfTheOutputsLossesUnderKerasNames) {
+TEST(Functional, TheLossIsTheWeightedSumOfTheOutputsLossesUnderKerasNames) {
   Data d = data(64);
   auto plain = two_tower();
   plain->compile(two_losses());

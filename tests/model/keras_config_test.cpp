@@ -149,7 +149,7 @@ std::string stored_zip_member(const std::string& path, const std::string& member
 
 TEST(KerasConfig, RealKeras311Sample) {
   const std::string path =
-      "/work/shared/formats/samples/keras/moonflower_mnist_cnn_keras3.1.1.keras";
+      std::string(NNFIT_SOURCE_DIR) + "/../shared/formats/samples/keras/moonflower_mnist_cnn_keras3.1.1.keras";
   if (!std::ifstream(path)) GTEST_SKIP() << "sample not present: " << path;
   const std::string config = stored_zip_member(path, "config.json");
   ASSERT_FALSE(config.empty());

@@ -13,6 +13,9 @@ namespace nnfit {
 std::unique_ptr<Kernel> make_ref_bias_add(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_bias_add_grad(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_add_n(const KernelDesc& desc, std::string* why_not);
+// sub, mul, maximum, minimum, minmax_grad, scale, concat, slice, batch_matmul,
+// l2_normalize, l2_normalize_grad (ref_merge.cpp).
+std::unique_ptr<Kernel> make_ref_merge(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_reshape(const KernelDesc& desc, std::string* why_not);
 // ref_train_loss.cpp
 std::unique_ptr<Kernel> make_ref_loss(const KernelDesc& desc, std::string* why_not);

@@ -26,6 +26,17 @@ void register_ref_train_kernels(KernelRegistry& registry) {
       {"sgd_momentum_update", make_ref_sgd_momentum_update},
       {"adam_update", make_ref_adam_update},
       {"rmsprop_update", make_ref_rmsprop_update},
+      {"sub", make_ref_merge},
+      {"mul", make_ref_merge},
+      {"maximum", make_ref_merge},
+      {"minimum", make_ref_merge},
+      {"minmax_grad", make_ref_merge},
+      {"scale", make_ref_merge},
+      {"concat", make_ref_merge},
+      {"slice", make_ref_merge},
+      {"batch_matmul", make_ref_merge},
+      {"l2_normalize", make_ref_merge},
+      {"l2_normalize_grad", make_ref_merge},
   };
   for (const auto& k : kKernels) {
     registry.add(k.op, DeviceType::cpu, DType::f32, {std::string("ref:") + k.op, k.factory});
