@@ -64,4 +64,12 @@ std::vector<Element> Dataset::collect() const {
   return out;
 }
 
+namespace {
+thread_local std::optional<std::uint64_t> t_pass;
+}  // namespace
+
+PassScope::PassScope(std::uint64_t pass) : previous_(t_pass) { t_pass = pass; }
+PassScope::~PassScope() { t_pass = previous_; }
+std::optional<std::uint64_t> PassScope::current() { return t_pass; }
+
 }  // namespace nnfit::data

@@ -116,7 +116,14 @@ class ShuffleNode final : public DatasetNode {
   }
 
  private:
-  std::uint64_t next_epoch() const { return reshuffle_ ? epochs_.fetch_add(1) : 0; }
+  std::uint64_t next_epoch() const {
+    if (!reshuffle_) return 0;
+    if (const std::optional<std::uint64_t> pass = PassScope::current()) {  // Note [Resumed passes]
+      epochs_.store(*pass + 1);
+      return *pass;
+    }
+    return epochs_.fetch_add(1);
+  }
 
   Dataset input_;
   std::int64_t buffer_size_;

@@ -380,18 +380,23 @@ History Model::fit(const data::Dataset& train, const FitOptions& options) {
   std::int64_t index = 0;
   EpochFeed feed;
   bool prepared = false;  // the next pass's iterator already exists
-  auto start_pass = [&] {
+  bool first_pass = true;
+  auto start_pass = [&](std::int64_t epoch) {
     current.reset();
     it.reset();  // join the previous pass's threads before starting the next
+    // A run resumed at epoch E starts with the pipeline's pass E (Note [Resumed passes]).
+    std::optional<data::PassScope> pass;
+    if (first_pass && epoch > 0) pass.emplace(static_cast<std::uint64_t>(epoch));
+    first_pass = false;
     it = tuner.make_iterator(train);
   };
-  feed.begin = [&](std::int64_t) {
-    if (!prepared) start_pass();
+  feed.begin = [&](std::int64_t epoch) {
+    if (!prepared) start_pass(epoch);
     prepared = false;
     index = 0;
   };
-  feed.prepare = [&](std::int64_t) {
-    start_pass();
+  feed.prepare = [&](std::int64_t next_epoch) {
+    start_pass(next_epoch);
     prepared = true;
   };
   feed.skip = [&](std::int64_t n) {

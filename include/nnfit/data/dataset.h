@@ -50,6 +50,23 @@ class Iterator {
 
 struct RowStream;  // src/data/rows.h: Note [Row streams]
 
+// Note [Resumed passes]: shuffle numbers its passes (pass n reshuffles with seed and n), so
+// a run resumed at epoch E must see pass E's order, not pass 0's. While a PassScope lives,
+// the passes this thread starts are numbered from `pass` on (each shuffle node continues
+// counting from there), as if the dataset had made `pass` passes before.
+class PassScope {
+ public:
+  explicit PassScope(std::uint64_t pass);
+  ~PassScope();
+  PassScope(const PassScope&) = delete;
+  PassScope& operator=(const PassScope&) = delete;
+  // The pass number the scope asks for on this thread, if any.
+  static std::optional<std::uint64_t> current();
+
+ private:
+  std::optional<std::uint64_t> previous_;
+};
+
 // The node behind a Dataset handle. Implementations are immutable after construction
 // (state that spans epochs, such as shuffle's epoch counter or cache contents, is guarded
 // internally), so a node may be shared by many datasets and iterators on any thread.

@@ -39,6 +39,14 @@ BackupAndRestore::BackupAndRestore(BackupAndRestoreOptions options) : options_(s
 void BackupAndRestore::on_train_begin(std::int64_t, std::int64_t) {
   restored_epoch_ = restored_step_ = 0;
   pending_epoch_.reset();
+  // A kill during a write leaves a temporary file (never the backup itself half-written).
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(options_.backup_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(".latest.weights.h5.tmp", 0) == 0 || name.rfind(".training_metadata.json.tmp", 0) == 0) {
+      fs::remove(entry.path(), ec);
+    }
+  }
   const std::string weights = (fs::path(options_.backup_dir) / "latest.weights.h5").string();
   if (!fs::exists(weights)) return;
   const io::H5File f = io::H5File::open(weights);
