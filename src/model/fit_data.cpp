@@ -17,7 +17,11 @@ void convert_targets(const Tensor& y, const TensorDesc& want, std::int64_t n, vo
   const std::int64_t per = want.shape.rank() > 0 && want.shape[0] > 0 ? want.shape.numel() / want.shape[0] : 1;
   NNFIT_CHECK(y.numel() == n * per, InvalidArgument, "targets of shape ", y.shape().to_string(),
               " do not match the model output ", Shape(want.shape).to_string(),
-              want.dtype == DType::i32 ? " (sparse losses want one class id per sample)" : "");
+              want.dtype == DType::i32 ? " (sparse losses want one class id per sample)"
+              : y.numel() == n && per > 1
+                  ? " (one value per sample: class ids? categorical losses want one-hot rows; "
+                    "sparse_categorical_crossentropy takes class ids)"
+                  : "");
   const std::int64_t total = n * per;
   auto convert = [&](auto read) {
     for (std::int64_t i = 0; i < total; ++i) {
