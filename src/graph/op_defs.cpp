@@ -273,7 +273,9 @@ std::vector<int> grad_activation(GradContext& c) {
   int dy = c.output_grads[0];
   if (dy < 0 || !need(c, 0)) return {-1};
   const std::string& kind = n.attrs.s("kind");
-  int t = kind == "gelu" ? n.inputs[0] : n.outputs[0];
+  // relu, sigmoid and tanh differentiate from their output; every other kind from its input.
+  const bool from_output = kind == "relu" || kind == "sigmoid" || kind == "tanh";
+  int t = from_output ? n.outputs[0] : n.inputs[0];
   return {c.graph.add("activation_grad", {t, dy}, {{"kind", kind}}, grad_name(c, "x"))};
 }
 
@@ -282,6 +284,13 @@ std::vector<int> grad_softmax(GradContext& c) {
   int dy = c.output_grads[0];
   if (dy < 0 || !need(c, 0)) return {-1};
   return {c.graph.add("softmax_grad", {n.outputs[0], dy}, {}, grad_name(c, "x"))};
+}
+
+std::vector<int> grad_log_softmax(GradContext& c) {
+  const Node n = c.graph.node(c.node);
+  int dy = c.output_grads[0];
+  if (dy < 0 || !need(c, 0)) return {-1};
+  return {c.graph.add("log_softmax_grad", {n.outputs[0], dy}, {}, grad_name(c, "x"))};
 }
 
 std::vector<int> grad_add_n(GradContext& c) {
@@ -397,6 +406,8 @@ std::map<std::string, OpDef> build_catalogue() {
   add({"activation_grad", infer_binary_same, nullptr, {}});
   add({"softmax", infer_unary, grad_softmax, {}});
   add({"softmax_grad", infer_binary_same, nullptr, {}});
+  add({"log_softmax", infer_unary, grad_log_softmax, {}});
+  add({"log_softmax_grad", infer_binary_same, nullptr, {}});
   add({"add_n", infer_add_n, grad_add_n, {}});
   add({"reshape", infer_reshape, grad_reshape, {}});
   add({"conv2d", infer_conv2d, grad_conv2d, {}});

@@ -126,19 +126,28 @@ std::int64_t Layer::count_params() const {
   return n;
 }
 
+namespace {
+// Every name Keras serializes for a built-in activation (aliases included).
+const char* const kActivations[] = {"linear",     "relu",        "sigmoid",   "tanh",      "softmax",  "log_softmax",
+                                    "gelu",       "elu",         "selu",      "softplus",  "softsign", "hard_sigmoid",
+                                    "exponential", "leaky_relu", "relu6",     "silu",      "swish",    "mish",
+                                    "hard_silu",  "hard_swish"};
+}  // namespace
+
 void check_activation(const std::string& activation, const std::string& layer) {
-  static const char* kKnown[] = {"linear", "relu", "sigmoid", "tanh", "softmax", "gelu"};
-  for (const char* k : kKnown) {
+  std::string known;
+  for (const char* k : kActivations) {
     if (activation == k) return;
+    known += (known.empty() ? "" : ", ") + std::string(k);
   }
-  throw InvalidArgument(layer + ": unknown activation '" + activation +
-                        "'; supported: linear, relu, sigmoid, tanh, softmax, gelu");
+  throw InvalidArgument(layer + ": unknown activation '" + activation + "'; supported: " + known);
 }
 
 int emit_activation(Graph& graph, int x, const std::string& activation, const std::string& layer) {
   check_activation(activation, layer);
   if (activation == "linear") return x;
   if (activation == "softmax") return graph.add("softmax", {x}, {}, layer + "/softmax");
+  if (activation == "log_softmax") return graph.add("log_softmax", {x}, {}, layer + "/log_softmax");
   return graph.add("activation", {x}, {{"kind", activation}}, layer + "/" + activation);
 }
 

@@ -3,6 +3,7 @@
 // that check the reference kernels themselves, so the oracle is not trusted blindly.
 #include <cmath>
 
+#include "backend/cpu/onednn_kernels.h"
 #include "conformance/harness.h"
 #include "nnfit/core/error.h"
 
@@ -351,16 +352,37 @@ TEST(RefAvgPool, SamePaddingDividesByValidCount) {
 
 TEST(OnednnActivation, EachKindForwardAndGrad) {
   Shape s{6, 37};
-  for (const char* kind : {"relu", "sigmoid", "tanh", "gelu", "linear"}) {
+  for (const char* kind : {"relu", "sigmoid", "tanh", "gelu", "linear", "gelu_tanh", "elu", "exponential",
+                           "leaky_relu", "relu6", "silu", "mish", "hard_silu", "softplus"}) {
     SCOPED_TRACE(kind);
     Attrs a{{"kind", std::string(kind)}};
     Tensor x = random_tensor(s, 40, -3.0f, 3.0f);
     expect_matches_reference(make_desc("activation", a, {s}, {s}), {x});
-    // t is y for relu/sigmoid/tanh and x for gelu (ops.md).
-    bool t_is_x = std::string(kind) == "gelu";
+    // t is y for relu/sigmoid/tanh and x for every other kind (ops.md).
+    const std::string k = kind;
+    bool t_is_x = k != "relu" && k != "sigmoid" && k != "tanh";
     Tensor t = t_is_x ? x : run_ref(make_desc("activation", a, {s}, {s}), {x});
     expect_matches_reference(make_desc("activation_grad", a, {s, s}, {s}),
                              {t, random_tensor(s, 41)});
+  }
+}
+
+// Keras's definitions at a few points (keras.activations in Keras 3.15.1).
+TEST(RefActivation, KerasValues) {
+  Shape s{4};
+  Tensor x = from_values(s, {-4, -1, 0.5f, 7});
+  auto run = [&](const char* kind) { return run_ref(make_desc("activation", {{"kind", std::string(kind)}}, {s}, {s}), {x}); };
+  expect_values(run("selu"), {-1.7258986f, -1.1113307f, 0.52535051f, 7.3549070f});
+  expect_values(run("softsign"), {-0.8f, -0.5f, 0.33333334f, 0.875f});
+  expect_values(run("hard_sigmoid"), {0, 0.33333334f, 0.58333331f, 1});
+  expect_values(run("relu6"), {0, 0, 0.5f, 6});
+  expect_values(run("leaky_relu"), {-0.8f, -0.2f, 0.5f, 7});
+  expect_values(run("hard_silu"), {0, -0.33333334f, 0.29166666f, 7});
+  // oneDNN has none of selu, softsign, hard_sigmoid: the registry falls back to ref.
+  for (const char* kind : {"selu", "softsign", "hard_sigmoid"}) {
+    std::string why;
+    EXPECT_EQ(make_onednn_activation(make_desc("activation", {{"kind", std::string(kind)}}, {s}, {s}), &why), nullptr);
+    EXPECT_NE(why.find("no algorithm"), std::string::npos) << why;
   }
 }
 

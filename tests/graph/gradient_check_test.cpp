@@ -123,9 +123,11 @@ TEST(GradientCheck, BiasAddAddNReshape) {
 }
 
 TEST(GradientCheck, Activations) {
-  for (const char* kind : {"relu", "sigmoid", "tanh", "gelu"}) {
+  for (const char* kind : {"relu", "sigmoid", "tanh", "gelu", "gelu_tanh", "elu", "selu", "softplus", "softsign",
+                           "hard_sigmoid", "exponential", "leaky_relu", "relu6", "silu", "mish", "hard_silu"}) {
     Tensor x = random(Shape{3, 7}, 9, -2.0f, 2.0f);
-    // Keep clear of relu's kink at 0, where a central difference straddles two slopes.
+    // Keep clear of the kinks at 0 (relu, leaky_relu, relu6, selu), where a central
+    // difference straddles two slopes; the others (±3, 6) lie outside [-2.1, 2.1].
     for (std::int64_t i = 0; i < x.numel(); ++i) {
       float& v = x.data<float>()[i];
       v = v < 0 ? v - 0.1f : v + 0.1f;
@@ -133,6 +135,7 @@ TEST(GradientCheck, Activations) {
     check({"activation", {{"kind", std::string(kind)}}, {x}});
   }
   check({"softmax", {}, {random(Shape{4, 6}, 10, -2.0f, 2.0f)}});
+  check({"log_softmax", {}, {random(Shape{4, 6}, 11, -2.0f, 2.0f)}});
 }
 
 TEST(GradientCheck, MergeOps) {

@@ -83,16 +83,34 @@ void expect_nhwc(const KernelDesc& desc, const Shape& x) {
 
 }  // namespace
 
+namespace {
+const std::pair<const char*, ActivationKind> kActivationNames[] = {
+    {"linear", ActivationKind::linear},       {"relu", ActivationKind::relu},
+    {"sigmoid", ActivationKind::sigmoid},     {"tanh", ActivationKind::tanh},
+    {"gelu", ActivationKind::gelu},           {"elu", ActivationKind::elu},
+    {"selu", ActivationKind::selu},           {"softplus", ActivationKind::softplus},
+    {"softsign", ActivationKind::softsign},   {"hard_sigmoid", ActivationKind::hard_sigmoid},
+    {"exponential", ActivationKind::exponential}, {"leaky_relu", ActivationKind::leaky_relu},
+    {"relu6", ActivationKind::relu6},         {"silu", ActivationKind::silu},
+    {"swish", ActivationKind::silu},          {"mish", ActivationKind::mish},
+    {"hard_silu", ActivationKind::hard_silu}, {"hard_swish", ActivationKind::hard_silu},
+    {"gelu_tanh", ActivationKind::gelu_tanh},
+};
+}  // namespace
+
+bool activation_grad_reads_output(ActivationKind kind) {
+  return kind == ActivationKind::relu || kind == ActivationKind::sigmoid || kind == ActivationKind::tanh;
+}
+
 ActivationKind parse_activation_kind(const KernelDesc& desc, const std::string& key) {
   if (key == "activation" && !desc.attrs.has(key)) return ActivationKind::linear;
   const std::string& s = string_attr(desc, key);
-  if (s == "linear") return ActivationKind::linear;
-  if (s == "relu") return ActivationKind::relu;
-  if (s == "sigmoid") return ActivationKind::sigmoid;
-  if (s == "tanh") return ActivationKind::tanh;
-  if (s == "gelu") return ActivationKind::gelu;
-  throw InvalidArgument(where(desc) + ": unknown activation '" + s +
-                        "'; expected linear, relu, sigmoid, tanh or gelu");
+  std::string known;
+  for (const auto& [name, kind] : kActivationNames) {
+    if (s == name) return kind;
+    known += (known.empty() ? "" : ", ") + std::string(name);
+  }
+  throw InvalidArgument(where(desc) + ": unknown activation '" + s + "'; expected one of " + known);
 }
 
 std::string window_unsupported_reason(const KernelDesc& desc) {
@@ -214,12 +232,12 @@ MatmulGeometry checked_matmul(const KernelDesc& desc) {
 }
 
 Shape checked_elementwise(const KernelDesc& desc) {
-  bool grad = desc.op == "activation_grad" || desc.op == "softmax_grad";
+  bool grad = desc.op == "activation_grad" || desc.op == "softmax_grad" || desc.op == "log_softmax_grad";
   expect_arity_f32(desc, grad ? 2 : 1, 1);
   const Shape& s = desc.inputs[0].shape;
   if (grad) expect_shape(desc, desc.inputs[1].shape, s, "input 1 (dy)");
   expect_shape(desc, desc.outputs[0].shape, s, "output 0");
-  if (desc.op == "softmax" || desc.op == "softmax_grad") {
+  if (desc.op != "activation" && desc.op != "activation_grad") {
     NNFIT_CHECK(s.rank() >= 1, InvalidArgument, where(desc), ": softmax needs rank >= 1");
   }
   return s;

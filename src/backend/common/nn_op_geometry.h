@@ -11,7 +11,17 @@
 
 namespace nnfit {
 
-enum class ActivationKind { linear, relu, sigmoid, tanh, gelu };
+// Keras's activations with its default arguments: elu (alpha 1), selu, softplus, softsign,
+// hard_sigmoid (Keras 3: relu6(x + 3) / 6), exponential, leaky_relu (negative slope 0.2),
+// relu6, silu (= swish), mish, hard_silu (= hard_swish: x * hard_sigmoid(x)), gelu (erf)
+// and gelu_tanh (the tanh approximation, Keras's gelu(approximate=True)).
+enum class ActivationKind {
+  linear, relu, sigmoid, tanh, gelu, elu, selu, softplus, softsign, hard_sigmoid, exponential,
+  leaky_relu, relu6, silu, mish, hard_silu, gelu_tanh
+};
+// Whether activation_grad's first input is the forward output y (relu, sigmoid, tanh) or
+// the input x (every other kind); graph/op_defs.cpp builds it the same way.
+bool activation_grad_reads_output(ActivationKind kind);
 
 // Parses attribute `key` ("kind" or "activation"); a missing "activation" means linear.
 ActivationKind parse_activation_kind(const KernelDesc& desc, const std::string& key);

@@ -51,22 +51,37 @@ void PrimitiveCall::execute(void* workspace, const std::string& node) {
               static_cast<int>(status));
 }
 
-dnnl::algorithm eltwise_algorithm(ActivationKind kind, bool backward) {
+std::optional<EltwiseAlgorithm> eltwise_algorithm(ActivationKind kind, bool backward) {
   using A = dnnl::algorithm;
   switch (kind) {
-    case ActivationKind::linear: return A::eltwise_linear;
-    case ActivationKind::relu: return backward ? A::eltwise_relu_use_dst_for_bwd : A::eltwise_relu;
+    case ActivationKind::linear: return EltwiseAlgorithm{A::eltwise_linear, 1.0f, 0.0f};
+    case ActivationKind::relu: return EltwiseAlgorithm{backward ? A::eltwise_relu_use_dst_for_bwd : A::eltwise_relu};
     case ActivationKind::sigmoid:
-      return backward ? A::eltwise_logistic_use_dst_for_bwd : A::eltwise_logistic;
-    case ActivationKind::tanh: return backward ? A::eltwise_tanh_use_dst_for_bwd : A::eltwise_tanh;
-    case ActivationKind::gelu: return A::eltwise_gelu_erf;
+      return EltwiseAlgorithm{backward ? A::eltwise_logistic_use_dst_for_bwd : A::eltwise_logistic};
+    case ActivationKind::tanh: return EltwiseAlgorithm{backward ? A::eltwise_tanh_use_dst_for_bwd : A::eltwise_tanh};
+    case ActivationKind::gelu: return EltwiseAlgorithm{A::eltwise_gelu_erf};
+    case ActivationKind::gelu_tanh: return EltwiseAlgorithm{A::eltwise_gelu_tanh};
+    case ActivationKind::elu: return EltwiseAlgorithm{A::eltwise_elu, 1.0f, 0.0f};
+    case ActivationKind::exponential: return EltwiseAlgorithm{A::eltwise_exp};
+    case ActivationKind::leaky_relu: return EltwiseAlgorithm{A::eltwise_relu, 0.2f, 0.0f};
+    case ActivationKind::relu6: return EltwiseAlgorithm{A::eltwise_clip_v2, 0.0f, 6.0f};
+    case ActivationKind::silu: return EltwiseAlgorithm{A::eltwise_swish, 1.0f, 0.0f};
+    case ActivationKind::mish: return EltwiseAlgorithm{A::eltwise_mish};
+    case ActivationKind::hard_silu: return EltwiseAlgorithm{A::eltwise_hardswish};
+    case ActivationKind::softplus: return EltwiseAlgorithm{A::eltwise_soft_relu};
+    // oneDNN 2.6 has no selu, softsign or Keras 3's hard_sigmoid: the reference kernel runs them.
+    case ActivationKind::selu:
+    case ActivationKind::softsign:
+    case ActivationKind::hard_sigmoid: return std::nullopt;
   }
-  return A::eltwise_linear;
+  return std::nullopt;
 }
 
 void append_activation(dnnl::post_ops& ops, ActivationKind kind) {
   if (kind == ActivationKind::linear) return;
-  ops.append_eltwise(1.0f, eltwise_algorithm(kind, false), 0.0f, 0.0f);
+  const std::optional<EltwiseAlgorithm> a = eltwise_algorithm(kind, false);
+  NNFIT_CHECK(a, InvalidArgument, "internal: activation without a oneDNN post-op reached fusion");
+  ops.append_eltwise(1.0f, a->algorithm, a->alpha, a->beta);
 }
 
 std::unique_ptr<Kernel> decline_on_dnnl_error(const KernelDesc& desc, std::string* why_not,

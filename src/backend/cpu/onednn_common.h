@@ -3,6 +3,7 @@
 // argument memories pre-created so run() only swaps data pointers and never allocates
 // (the Kernel contract in include/nnfit/backend/kernel.h).
 #pragma once
+#include <optional>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstddef>
@@ -60,7 +61,14 @@ class PrimitiveCall {
 // Maps an activation to an eltwise algorithm. Forward: relu, logistic, tanh, gelu_erf.
 // Backward: the *_use_dst_for_bwd variants for relu/sigmoid/tanh (their t input is y),
 // gelu_erf for gelu (t is x). Linear maps to eltwise_linear with alpha 1.
-dnnl::algorithm eltwise_algorithm(ActivationKind kind, bool backward);
+// oneDNN's algorithm for an activation with its alpha and beta, or nullopt where oneDNN
+// has none (the reference kernel runs it); backward picks *_use_dst_for_bwd for the kinds
+// whose gradient reads the output.
+struct EltwiseAlgorithm {
+  dnnl::algorithm algorithm;
+  float alpha = 0.0f, beta = 0.0f;
+};
+std::optional<EltwiseAlgorithm> eltwise_algorithm(ActivationKind kind, bool backward);
 // Appends the activation as an eltwise post-op; linear appends nothing.
 void append_activation(dnnl::post_ops& ops, ActivationKind kind);
 

@@ -1,6 +1,7 @@
 // oneDNN activation, activation_grad, softmax and softmax_grad. Eltwise tensors are viewed
 // as 1-D, softmax ones as [rows, C] with the softmax on axis 1. activation_grad uses the
-// *_use_dst_for_bwd algorithms (t is y) except gelu (t is x); see onednn_common.h.
+// *_use_dst_for_bwd algorithms (t is y) for relu, sigmoid and tanh, t is x for the others;
+// kinds oneDNN lacks (selu, softsign, hard_sigmoid) decline to the reference kernel.
 #include "backend/cpu/onednn_common.h"
 #include "backend/cpu/onednn_kernels.h"
 
@@ -39,7 +40,13 @@ class OnednnUnary final : public Kernel {
 std::unique_ptr<Kernel> build(const KernelDesc& desc, std::string* why_not,
                               void (*init)(OnednnUnary&, const KernelDesc&, const Shape&)) {
   Shape shape = checked_elementwise(desc);
-  if (desc.op == "activation" || desc.op == "activation_grad") parse_activation_kind(desc, "kind");
+  if (desc.op == "activation" || desc.op == "activation_grad") {
+    const ActivationKind kind = parse_activation_kind(desc, "kind");
+    if (!eltwise_algorithm(kind, false)) {
+      if (why_not) *why_not = "oneDNN 2.6 has no algorithm for activation '" + desc.attrs.s("kind") + "'";
+      return nullptr;
+    }
+  }
   if (std::string r = empty_tensor_reason(desc); !r.empty()) {
     if (why_not) *why_not = r;
     return nullptr;
@@ -56,14 +63,10 @@ memory::desc rows_md(const Shape& s) {
   std::int64_t c = s.dim(-1);
   return f32_md({s.numel() / c, c}, Tag::ab);
 }
-// linear is y = 1·x + 0.
-float alpha_of(ActivationKind kind) { return kind == ActivationKind::linear ? 1.0f : 0.0f; }
-
 void init_activation(OnednnUnary& k, const KernelDesc& desc, const Shape& s) {
-  ActivationKind kind = parse_activation_kind(desc, "kind");
+  const EltwiseAlgorithm a = *eltwise_algorithm(parse_activation_kind(desc, "kind"), false);
   memory::desc md = flat_md(s);
-  dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, eltwise_algorithm(kind, false),
-                                md, alpha_of(kind), 0.0f);
+  dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, a.algorithm, md, a.alpha, a.beta);
   dnnl::eltwise_forward::primitive_desc pd(d, user_scratchpad_attr(), cpu_engine());
   k.call().init<dnnl::eltwise_forward>(pd);
   int x = k.call().add(DNNL_ARG_SRC, md);
@@ -72,14 +75,13 @@ void init_activation(OnednnUnary& k, const KernelDesc& desc, const Shape& s) {
 
 void init_activation_grad(OnednnUnary& k, const KernelDesc& desc, const Shape& s) {
   ActivationKind kind = parse_activation_kind(desc, "kind");
-  dnnl::algorithm alg = eltwise_algorithm(kind, true);
-  bool t_is_y = kind != ActivationKind::gelu && kind != ActivationKind::linear;
+  const EltwiseAlgorithm a = *eltwise_algorithm(kind, true);
+  const bool t_is_y = activation_grad_reads_output(kind);
   memory::desc md = flat_md(s);
   // The hint is created with the same algorithm, as oneDNN requires for *_use_dst_for_bwd.
   dnnl::eltwise_forward::primitive_desc hint(
-      dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg, md, alpha_of(kind), 0.0f),
-      cpu_engine());
-  dnnl::eltwise_backward::desc d(alg, md, md, alpha_of(kind), 0.0f);
+      dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, a.algorithm, md, a.alpha, a.beta), cpu_engine());
+  dnnl::eltwise_backward::desc d(a.algorithm, md, md, a.alpha, a.beta);
   dnnl::eltwise_backward::primitive_desc pd(d, user_scratchpad_attr(), cpu_engine(), hint);
   k.call().init<dnnl::eltwise_backward>(pd);
   int t = k.call().add(t_is_y ? DNNL_ARG_DST : DNNL_ARG_SRC, md);

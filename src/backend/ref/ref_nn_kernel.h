@@ -41,5 +41,7 @@ std::unique_ptr<Kernel> make_ref_activation(const KernelDesc& desc, std::string*
 std::unique_ptr<Kernel> make_ref_activation_grad(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_softmax(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_softmax_grad(const KernelDesc& desc, std::string* why_not);
+std::unique_ptr<Kernel> make_ref_log_softmax(const KernelDesc& desc, std::string* why_not);
+std::unique_ptr<Kernel> make_ref_log_softmax_grad(const KernelDesc& desc, std::string* why_not);
 
 }  // namespace nnfit

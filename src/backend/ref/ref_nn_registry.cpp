@@ -21,6 +21,8 @@ void register_ref_nn_kernels(KernelRegistry& registry) {
       {"activation_grad", make_ref_activation_grad},
       {"softmax", make_ref_softmax},
       {"softmax_grad", make_ref_softmax_grad},
+      {"log_softmax", make_ref_log_softmax},
+      {"log_softmax_grad", make_ref_log_softmax_grad},
   };
   for (const auto& [op, factory] : kernels) {
     registry.add(op, DeviceType::cpu, DType::f32, {std::string("ref:") + op, factory});
