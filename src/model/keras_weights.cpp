@@ -85,6 +85,29 @@ std::int64_t read_iterations(const Tensor& t, const std::string& where, const st
   throw DataError(where, -1, what + ": the iteration count has an unexpected type");
 }
 
+// Reads the dataset at `path` into the pending copies for `slot`, checking its shape.
+void read_slot(const io::H5File& file, const std::string& path, const Tensor& slot, const std::string& where,
+               PendingCopies& copies) {
+  Tensor value = file.read(path);
+  if (value.shape() != slot.shape()) {
+    throw DataError(where, -1, path + ": the file holds " + value.shape().to_string() + " for an optimizer slot of " +
+                                   slot.shape().to_string());
+  }
+  copies.add(std::move(value), slot);
+}
+
+// A top-level layer's variables in the legacy layout: a nested model's group holds all of
+// its layers' variables.
+std::vector<Weight*> legacy_variables(Layer& l) {
+  auto* nested = dynamic_cast<NestedModel*>(&l);
+  if (!nested) return l.saved_weights();
+  std::vector<Weight*> vars;
+  for (const auto& inner : nested->graph().layers()) {
+    for (Weight* w : inner->saved_weights()) vars.push_back(w);
+  }
+  return vars;
+}
+
 bool constant_rate(const Model& m) {
   return dynamic_cast<const ConstantLearningRate*>(m.compile_options().optimizer.learning_rate.get()) != nullptr;
 }
@@ -155,13 +178,7 @@ void read_keras3_weights(const io::H5File& file, Model& model, const std::string
       if (lr.dtype() == DType::f32 && lr.numel() == 1 && *lr.data<float>() > 0) learning_rate = *lr.data<float>();
     }
     for (std::size_t i = 0; i < slots.size(); ++i) {
-      const std::string p = "optimizer/vars/" + std::to_string(head + i);
-      Tensor value = file.read(p);
-      if (value.shape() != slots[i].shape()) {
-        throw DataError(where, -1, p + ": the file holds " + value.shape().to_string() + " for an optimizer slot of " +
-                                       slots[i].shape().to_string());
-      }
-      copies.add(std::move(value), slots[i]);
+      read_slot(file, "optimizer/vars/" + std::to_string(head + i), slots[i], where, copies);
     }
   }
   copies.apply();
@@ -187,18 +204,7 @@ void write_legacy_weights(io::H5File& file, const std::string& group, const Mode
   if (model.class_name() != "Sequential") {
     for (const InputSpec& in : model.graph().inputs()) write_layer(in.name, {});
   }
-  for (const auto& l : model.layers()) {
-    // A nested model's group holds its layers' variables, each under its own name.
-    std::vector<Weight*> vars;
-    if (auto* nested = dynamic_cast<NestedModel*>(l.get())) {
-      for (const auto& inner : nested->graph().layers()) {
-        for (Weight* w : inner->saved_weights()) vars.push_back(w);
-      }
-    } else {
-      vars = l->saved_weights();
-    }
-    write_layer(l->name(), vars);
-  }
+  for (const auto& l : model.layers()) write_layer(l->name(), legacy_variables(*l));
   file.set_string_list_attr(root, "layer_names", layer_names);
   file.set_string_attr(root, "backend", "tensorflow");
   file.set_string_attr(root, "keras_version", "2.15.0");
@@ -226,14 +232,7 @@ void read_legacy_weights(const io::H5File& file, const std::string& group, Model
   }
   std::vector<std::pair<Layer*, std::vector<Weight*>>> ours;
   for (const auto& l : model.layers()) {
-    std::vector<Weight*> vars;
-    if (auto* nested = dynamic_cast<NestedModel*>(l.get())) {
-      for (const auto& inner : nested->graph().layers()) {
-        for (Weight* w : inner->saved_weights()) vars.push_back(w);
-      }
-    } else {
-      vars = l->saved_weights();
-    }
+    std::vector<Weight*> vars = legacy_variables(*l);
     if (!vars.empty()) ours.emplace_back(l.get(), std::move(vars));
   }
   if (saved.size() != ours.size()) {
@@ -307,15 +306,7 @@ void read_legacy_optimizer(const io::H5File& file, Model& model, const std::stri
                     "the file was saved with another optimizer; compile with that one or load weights only");
   }
   PendingCopies copies;
-  for (std::size_t i = 0; i < slots.size(); ++i) {
-    const std::string p = "optimizer_weights/" + slot_names[i];
-    Tensor value = file.read(p);
-    if (value.shape() != slots[i].shape()) {
-      throw DataError(where, -1, p + ": the file holds " + value.shape().to_string() + " for an optimizer slot of " +
-                                     slots[i].shape().to_string());
-    }
-    copies.add(std::move(value), slots[i]);
-  }
+  for (std::size_t i = 0; i < slots.size(); ++i) read_slot(file, "optimizer_weights/" + slot_names[i], slots[i], where, copies);
   copies.apply();
   if (iterations >= 0) model.set_iterations(iterations);
 }
