@@ -44,7 +44,7 @@
 #include "nnfit/data/preprocessing.h"
 #include "nnfit/data/sources.h"
 #include "nnfit/model/keras_config.h"
-#include "nnfit/model/sequential.h"
+#include "nnfit/model/model.h"
 #include "nnfit/profile/step_log.h"
 
 using namespace nnfit;

@@ -8,7 +8,7 @@
 #include "nnfit/core/error.h"
 #include "nnfit/data/in_memory_dataset.h"
 #include "nnfit/io/idx.h"
-#include "nnfit/model/sequential.h"
+#include "nnfit/model/model.h"
 #include "nnfit/nn/layers.h"
 
 int main(int argc, char** argv) {

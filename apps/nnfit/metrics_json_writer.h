@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "nnfit/model/callbacks.h"
-#include "nnfit/model/sequential.h"
+#include "nnfit/model/model.h"
 
 namespace nnfit::cli {
 

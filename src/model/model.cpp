@@ -1,6 +1,6 @@
 // Model: compile builds weights and plans Programs per (mode, batch size) on demand,
 // all over one shared arena (Note [One arena per program]); the loops that run them are in
-// sequential_fit.cpp.
+// model_fit.cpp.
 #include "nnfit/model/model.h"
 
 #include <algorithm>

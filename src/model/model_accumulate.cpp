@@ -1,5 +1,5 @@
 // on_oom="reduce_batch": a batch that does not fit runs as micro-batches (MicroBatches in
-// sequential_impl.h; docs/design/memory.md). Training accumulates their gradients into one
+// model_impl.h; docs/design/memory.md). Training accumulates their gradients into one
 // update; inference (validation, evaluate, predict) concatenates their outputs.
 #include <algorithm>
 #include <cstring>

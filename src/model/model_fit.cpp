@@ -1,7 +1,7 @@
 // Model's training loop: fit (from tensors or from a Dataset). Each step stages a
 // batch into the inputs of the program planned for its size and runs it; the programs
 // were planned before the first step where the batch sizes are known. Inference is in
-// sequential_predict.cpp, micro-batch accumulation in sequential_accumulate.cpp.
+// model_predict.cpp, micro-batch accumulation in model_accumulate.cpp.
 #include <algorithm>
 #include <array>
 #include <cmath>

@@ -1,6 +1,6 @@
 // Model's inference loops: evaluate (from tensors or a Dataset) and predict. Each
 // batch runs the inference program of its size, or, under on_oom="reduce_batch" when that
-// does not fit, its micro-batches (sequential_accumulate.cpp).
+// does not fit, its micro-batches (model_accumulate.cpp).
 #include <cstring>
 
 #include "model/fit_data.h"

@@ -10,7 +10,7 @@
 
 #include "cli_fixture.h"
 #include "nnfit/data/dataset.h"
-#include "nnfit/model/sequential.h"
+#include "nnfit/model/model.h"
 #include "nnfit/nn/layers.h"
 #include "nnfit/profile/step_log.h"
 

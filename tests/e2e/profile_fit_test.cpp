@@ -19,7 +19,7 @@
 #include "nnfit/core/trace.h"
 #include "nnfit/data/dataset.h"
 #include "nnfit/data/sources.h"
-#include "nnfit/model/sequential.h"
+#include "nnfit/model/model.h"
 #include "nnfit/nn/layers.h"
 #include "nnfit/profile/step_log.h"
 

@@ -6,7 +6,7 @@
 
 #include "nnfit/data/in_memory_dataset.h"
 #include "nnfit/io/idx.h"
-#include "nnfit/model/sequential.h"
+#include "nnfit/model/model.h"
 #include "nnfit/nn/layers.h"
 
 namespace nnfit {

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "nnfit/core/error.h"
-#include "nnfit/model/sequential.h"
+#include "nnfit/model/model.h"
 #include "nnfit/nn/layers.h"
 
 namespace nnfit {

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "nnfit/core/error.h"
-#include "nnfit/model/sequential.h"
+#include "nnfit/model/model.h"
 #include "nnfit/nn/layers.h"
 
 namespace nnfit {

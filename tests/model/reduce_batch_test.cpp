@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "nnfit/core/error.h"
-#include "nnfit/model/sequential.h"
+#include "nnfit/model/model.h"
 #include "nnfit/nn/layers.h"
 #include "nnfit/profile/step_log.h"
 

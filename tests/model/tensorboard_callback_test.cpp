@@ -12,7 +12,7 @@
 #include <map>
 #include <random>
 
-#include "nnfit/model/sequential.h"
+#include "nnfit/model/model.h"
 #include "nnfit/nn/layers.h"
 #include "nnfit/profile/event_file_reader.h"
 

@@ -9,7 +9,7 @@
 #include <random>
 
 #include "nnfit/core/trace.h"
-#include "nnfit/model/sequential.h"
+#include "nnfit/model/model.h"
 #include "nnfit/model/tensorboard_callback.h"
 #include "nnfit/nn/layers.h"
 #include "nnfit/profile/chrome_trace.h"
