@@ -44,7 +44,8 @@ void expect_object(const Reader& r, const std::string& path, const json& v) {
 }
 
 void check_keys(const Reader& r, const std::string& path, const json& obj, Keys allowed, Keys more) {
-  for (const auto& [key, value] : obj.items()) {
+  for (const auto& item : obj.items()) {
+    const std::string& key = item.key();  // a named variable: clang 14 cannot capture a structured binding
     auto in = [&](Keys ks) { return std::find(ks.begin(), ks.end(), key) != ks.end(); };
     if (!in(allowed) && !in(more)) {
       std::string known = join(allowed);
