@@ -2,10 +2,12 @@
 # Installs the dependencies, then configures, builds and tests the release preset, then
 # builds the unit tests under AddressSanitizer + UBSan (LeakSanitizer on) and runs them:
 # every module's except the kernel conformance sweep and the CLI end-to-end and doctor
-# tests, which run the release binary.
+# tests, which run the release binary. Last, the libFuzzer targets (scripts/fuzz.sh, clang)
+# run for a bounded time each from their seed corpora; any crash, hang or leak fails.
 # usage: scripts/test.sh [extra ctest arguments, e.g. -R Idx]
 # NNFIT_JOBS overrides the parallelism (default: nproc); NNFIT_SKIP_SANITIZERS=1 skips
-# the sanitizer pass.
+# the sanitizer pass; NNFIT_SKIP_FUZZ=1 the fuzzing, NNFIT_FUZZ_SECONDS sets its time per
+# target (default 60).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 jobs=${NNFIT_JOBS:-$(nproc)}
@@ -23,5 +25,12 @@ if [[ "${NNFIT_SKIP_SANITIZERS:-0}" != 1 && $# -eq 0 ]]; then
   for t in "${sanitized[@]}"; do
     echo "== $t (ASan + UBSan)"
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "build/asan-ubsan/tests/$t" --gtest_brief=1
+  done
+fi
+
+if [[ "${NNFIT_SKIP_FUZZ:-0}" != 1 && $# -eq 0 ]]; then
+  for target in keras_file; do
+    echo "== fuzz $target (${NNFIT_FUZZ_SECONDS:-60} s)"
+    scripts/fuzz.sh "$target" "${NNFIT_FUZZ_SECONDS:-60}"
   done
 fi

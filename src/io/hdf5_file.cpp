@@ -5,8 +5,11 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <fstream>
+#include <functional>
 #include <limits>
 #include <mutex>
 
@@ -44,6 +47,73 @@ std::string rel(const std::string& path) { return path.empty() ? "/" : path; }
 std::atomic<unsigned>& memory_counter() {
   static std::atomic<unsigned> n{0};
   return n;
+}
+
+// Note [Damaged global heaps]. Variable-length strings (every attribute h5py writes, so
+// Keras's model_config and layer_names) live in global heap collections ("GCOL", version
+// 1, a 64-bit collection size, then objects: 16-bit index, 16-bit reference count, 4
+// reserved bytes, 64-bit size, data padded to 8 bytes; index 0 is the free space and its
+// size covers its own header). HDF5 1.10's loader walks a collection by each object's
+// size and never checks for progress: a free-space object of size 0, or a size that
+// wraps the pointer, makes it loop forever (fuzzing found it: a hang, not an error, in
+// H5HG__cache_heap_deserialize under H5Aread). So before HDF5 sees a file, every
+// collection in it is walked here the same way, and one whose objects do not tile it
+// exactly is refused. A collection is recognized by its signature, version 1, zero
+// reserved bytes and a size of at least 4096 (HDF5's minimum) that fits in the file;
+// bytes that merely look like one inside a dataset are walked too, which only refuses a
+// file whose data happens to spell a broken collection header.
+constexpr std::uint64_t kMinCollection = 4096;
+constexpr std::uint64_t kObjectHeader = 16;
+
+std::uint64_t le64(const unsigned char* p) {
+  std::uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+// `read_at(offset, n)` gives n bytes at offset (fewer at the end of the file).
+using ReadAt = std::function<std::string(std::uint64_t, std::uint64_t)>;
+
+void check_collection(const ReadAt& read_at, std::uint64_t at, std::uint64_t file_size, const std::string& name) {
+  const std::string head = read_at(at, kObjectHeader);
+  if (head.size() < kObjectHeader) return;
+  const auto* h = reinterpret_cast<const unsigned char*>(head.data());
+  if (h[4] != 1 || h[5] != 0 || h[6] != 0 || h[7] != 0) return;
+  const std::uint64_t size = le64(h + 8);
+  if (size < kMinCollection || size > file_size - at) return;
+  const std::string c = read_at(at, size);
+  if (c.size() != size) return;
+  const auto* base = reinterpret_cast<const unsigned char*>(c.data());
+  std::uint64_t p = kObjectHeader;
+  while (p < size) {
+    if (size - p < kObjectHeader) break;  // a tail too small for a header is free space
+    const unsigned index = base[p] | (base[p + 1] << 8);
+    const std::uint64_t object = le64(base + p + 8);
+    std::uint64_t need = object;
+    if (index > 0) need = object > size ? 0 : kObjectHeader + (object + 7) / 8 * 8;
+    if (need == 0 || need > size - p) {
+      throw DataError(name, static_cast<std::int64_t>(at + p),
+                      "damaged HDF5 global heap (object " + std::to_string(index) + " of the collection at offset " +
+                          std::to_string(at) + " claims " + std::to_string(object) + " bytes of " +
+                          std::to_string(size - p) + " left)",
+                      "the file's variable-length strings are corrupt; save it again from its source");
+    }
+    p += need;
+  }
+}
+
+// Finds every collection signature in a file of `file_size` bytes, reading it in blocks.
+void check_global_heaps(const ReadAt& read_at, std::uint64_t file_size, const std::string& name) {
+  constexpr std::uint64_t kBlock = 1 << 20;
+  for (std::uint64_t at = 0; at < file_size; at += kBlock) {
+    const std::string block = read_at(at, kBlock + 3);  // a signature may straddle blocks
+    const char* data = block.data();
+    const char* end = data + block.size();
+    for (const char* q = data; (q = static_cast<const char*>(std::memchr(q, 'G', end - q))) != nullptr; ++q) {
+      if (q - data >= static_cast<std::ptrdiff_t>(kBlock)) break;  // the next block has it
+      if (end - q >= 4 && std::memcmp(q, "GCOL", 4) == 0) check_collection(read_at, at + (q - data), file_size, name);
+    }
+  }
 }
 
 }  // namespace
@@ -91,6 +161,20 @@ H5File H5File::open(const std::string& path) {
   if (H5Fis_hdf5(path.c_str()) <= 0) {
     throw DataError(path, 0, "not an HDF5 file (no HDF5 signature)", "give a Keras .h5, .weights.h5 or .keras file");
   }
+  {
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in) throw DataError(path, -1, "cannot read the file");
+    const auto file_size = static_cast<std::uint64_t>(in.tellg());
+    const ReadAt read_at = [&](std::uint64_t offset, std::uint64_t n) {
+      std::string out(static_cast<std::size_t>(std::min(n, file_size - std::min(offset, file_size))), '\0');
+      in.clear();
+      in.seekg(static_cast<std::streamoff>(offset));
+      in.read(out.data(), static_cast<std::streamsize>(out.size()));
+      out.resize(static_cast<std::size_t>(in.gcount()));
+      return out;
+    };
+    check_global_heaps(read_at, file_size, path);  // Note [Damaged global heaps]
+  }
   const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (id < 0) throw DataError(path, -1, "cannot open the HDF5 file (damaged or truncated?)");
   return H5File(id, path, false);
@@ -103,6 +187,11 @@ H5File H5File::open_image(const std::string& bytes, const std::string& name) {
   if (bytes.size() < 8 || std::memcmp(bytes.data(), kSignature, 8) != 0) {
     throw DataError(name, 0, "not an HDF5 file (no HDF5 signature)");
   }
+  const ReadAt read_at = [&](std::uint64_t offset, std::uint64_t n) {
+    const std::uint64_t from = std::min<std::uint64_t>(offset, bytes.size());
+    return bytes.substr(static_cast<std::size_t>(from), static_cast<std::size_t>(std::min<std::uint64_t>(n, bytes.size() - from)));
+  };
+  check_global_heaps(read_at, bytes.size(), name);  // Note [Damaged global heaps]
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   if (!fapl.ok() || H5Pset_fapl_core(fapl.id, 1 << 16, 0) < 0 ||
       H5Pset_file_image(fapl.id, const_cast<char*>(bytes.data()), bytes.size()) < 0) {
