@@ -184,5 +184,52 @@ TEST_F(Checkpoints, BackupAndRestoreResumesAStoppedFitInProcess) {
   EXPECT_FALSE(fs::exists(path("backup"))) << "a run that ends normally deletes its backup";
 }
 
+TEST_F(Checkpoints, EarlyStoppingsBestWeightsSurviveAResume) {
+  // mode "max" on a falling loss makes the first epoch the best, so restoring the best
+  // weights at the end undoes the later epochs; a resumed run must restore the same ones.
+  const Tensor x = column(48, 1.0f), y = Tensor::zeros(Shape{48, 1});
+  FitOptions fo;
+  fo.epochs = 4;
+  fo.batch_size = 8;
+  fo.seed = 5;
+  EarlyStoppingOptions eo;
+  eo.monitor = "loss";
+  eo.mode = "max";
+  eo.patience = 10;
+  eo.restore_best_weights = true;
+  auto plain = small();
+  plain->fit(x, y, fo);
+  auto ref = small();
+  EarlyStopping ref_stop(eo, nullptr);
+  fo.callbacks = {&ref_stop};
+  ref->fit(x, y, fo);
+  EXPECT_EQ(ref_stop.best_epoch(), 0);
+  struct Interrupt final : Callback {
+    void on_epoch_end(std::int64_t e, const Logs&) override {
+      if (e == 2) throw DataError("interrupt", -1, "stop here");
+    }
+  } interrupt;
+  BackupAndRestoreOptions bo;
+  bo.backup_dir = path("backup");
+  BackupAndRestore backup(bo);
+  EarlyStopping stop(eo, nullptr);
+  auto m = small();
+  fo.callbacks = {&backup, &stop, &interrupt};
+  EXPECT_THROW(m->fit(x, y, fo), DataError);
+  auto resumed = small();
+  BackupAndRestore again(bo);
+  EarlyStopping stop_again(eo, nullptr);
+  fo.callbacks = {&again, &stop_again};
+  EXPECT_EQ(resumed->fit(x, y, fo).initial_epoch, 2);
+  EXPECT_EQ(stop_again.best_epoch(), 0);
+  const auto wa = ref->get_weights(), wb = resumed->get_weights(), wp = plain->get_weights();
+  bool restored_something = false;
+  for (std::size_t i = 0; i < wa.size(); ++i) {
+    ASSERT_EQ(0, std::memcmp(wa[i].raw(), wb[i].raw(), wa[i].nbytes())) << "weight " << i;
+    restored_something |= std::memcmp(wa[i].raw(), wp[i].raw(), wa[i].nbytes()) != 0;
+  }
+  EXPECT_TRUE(restored_something) << "the best weights should differ from the last epoch's";
+}
+
 }  // namespace
 }  // namespace nnfit

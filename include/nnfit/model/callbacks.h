@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "nnfit/core/tensor.h"
+
 namespace nnfit {
 
 using Logs = std::vector<std::pair<std::string, double>>;
@@ -18,6 +20,13 @@ double log_value(const Logs& logs, const std::string& key, double fallback = 0.0
 std::optional<double> find_log(const Logs& logs, const std::string& key);
 
 class Model;
+
+// What a resumed run needs of a callback (BackupAndRestore saves it with the weights):
+// JSON text ("" for none) and tensors (EarlyStopping's best weights).
+struct CallbackState {
+  std::string json;
+  std::vector<Tensor> tensors;
+};
 
 // Keras's Callback: hooks called by Model::fit, which sets model() first (Keras's
 // self.model) so a callback can stop training, change the learning rate, read or set the
@@ -32,10 +41,10 @@ class Callback {
   virtual void on_train_batch_end(std::int64_t /*batch*/, const Logs& /*logs*/) {}
   virtual void on_epoch_end(std::int64_t /*epoch*/, const Logs& /*logs*/) {}
   virtual void on_train_end() {}
-  // State a resumed run needs (BackupAndRestore saves it with the weights) as JSON text,
-  // "" for none; restore_state applies it and keeps it through the next on_train_begin.
-  virtual std::string state() const { return ""; }
-  virtual void restore_state(const std::string& /*json*/) {}
+  // State a resumed run needs; restore_state applies it and keeps it through the next
+  // on_train_begin.
+  virtual CallbackState state() const { return {}; }
+  virtual void restore_state(CallbackState /*state*/) {}
 
  protected:
   Model* model_ = nullptr;

@@ -35,8 +35,8 @@ class ModelCheckpoint final : public Callback {
   void on_train_batch_end(std::int64_t batch, const Logs& logs) override;
   void on_epoch_end(std::int64_t epoch, const Logs& logs) override;
   std::optional<double> best() const { return best_; }
-  std::string state() const override;
-  void restore_state(const std::string& json) override;
+  CallbackState state() const override;  // (best)
+  void restore_state(CallbackState state) override;
 
  private:
   void save(std::int64_t epoch, std::optional<std::int64_t> batch, const Logs& logs);

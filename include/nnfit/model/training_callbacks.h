@@ -46,12 +46,11 @@ class EarlyStopping final : public Callback {
   std::int64_t stopped_epoch() const { return stopped_epoch_; }
   std::int64_t best_epoch() const { return best_epoch_; }
   std::optional<double> best() const { return best_; }
-  // (best, wait, best_epoch, stopped_epoch) as a JSON object, and back; restoring also
-  // keeps the state through the next on_train_begin (a resumed run continues the count).
-  // The best weights themselves are not carried: a resumed run keeps them from its
-  // first epoch on.
-  std::string state() const override;
-  void restore_state(const std::string& json) override;
+  // (best, wait, best_epoch, stopped_epoch) as a JSON object and, with
+  // restore_best_weights, the best weights as tensors; restoring also keeps the state
+  // through the next on_train_begin (a resumed run continues the count).
+  CallbackState state() const override;
+  void restore_state(CallbackState state) override;
 
  private:
   bool improves(double value, double reference) const;
@@ -81,8 +80,8 @@ class ReduceLROnPlateau final : public Callback {
   explicit ReduceLROnPlateau(ReduceLROnPlateauOptions options = {}, std::FILE* out = stdout);
   void on_train_begin(std::int64_t epochs, std::int64_t steps_per_epoch) override;
   void on_epoch_end(std::int64_t epoch, const Logs& logs) override;
-  std::string state() const override;  // (best, wait, cooldown_counter)
-  void restore_state(const std::string& json) override;
+  CallbackState state() const override;  // (best, wait, cooldown_counter)
+  void restore_state(CallbackState state) override;
   void on_train_end() override { restored_ = false; }
 
  private:

@@ -4,7 +4,8 @@
 // atomically; so no kill can pair new weights with old metadata. training_metadata.json
 // beside it says the same for people and for Keras. A backup is taken once every callback
 // has seen the epoch's end (at the next epoch's begin, or at the end of training when the
-// backup is kept), so EarlyStopping's update of that epoch is part of it.
+// backup is kept), so EarlyStopping's update of that epoch is part of it. A callback's
+// tensors (EarlyStopping's best weights) are datasets under /nnfit_callbacks/<index>.
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <typeinfo>
@@ -23,6 +24,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kMetadataAttr = "nnfit_training_metadata";
+// A callback's tensors: datasets 0, 1, ... in the group of its index.
+std::string state_group(std::size_t index) { return "/nnfit_callbacks/" + std::to_string(index); }
 
 std::string callback_key(std::size_t index, const Callback& cb) {
   return std::to_string(index) + ":" + typeid(cb).name();
@@ -66,7 +69,12 @@ void BackupAndRestore::on_train_begin(std::int64_t, std::int64_t) {
   const nlohmann::json states = meta.value("callbacks", nlohmann::json::object());
   for (std::size_t i = 0; i < callbacks.size(); ++i) {
     const std::string key = callback_key(i, *callbacks[i]);
-    if (callbacks[i] != this && states.contains(key)) callbacks[i]->restore_state(states[key].get<std::string>());
+    if (callbacks[i] == this || !states.contains(key)) continue;
+    CallbackState state{states[key].get<std::string>(), {}};
+    for (std::size_t j = 0; f.is_dataset(state_group(i) + "/" + std::to_string(j)); ++j) {
+      state.tensors.push_back(f.read(state_group(i) + "/" + std::to_string(j)));
+    }
+    callbacks[i]->restore_state(std::move(state));
   }
 }
 
@@ -103,16 +111,22 @@ void BackupAndRestore::backup(std::int64_t epoch, std::int64_t batch, bool mid_e
   if (mid_epoch) meta["progress"] = model_->training_progress();
   nlohmann::json states = nlohmann::json::object();
   const auto& callbacks = model_->fit_callbacks();
+  std::vector<std::pair<std::size_t, std::vector<Tensor>>> tensors;
   for (std::size_t i = 0; i < callbacks.size(); ++i) {
     if (callbacks[i] == this) continue;
-    const std::string s = callbacks[i]->state();
-    if (!s.empty()) states[callback_key(i, *callbacks[i])] = s;
+    CallbackState s = callbacks[i]->state();
+    if (!s.json.empty()) states[callback_key(i, *callbacks[i])] = s.json;
+    if (!s.tensors.empty()) tensors.emplace_back(i, std::move(s.tensors));
   }
   meta["callbacks"] = states;
   const fs::path dir(options_.backup_dir);
   io::write_file_atomically((dir / "latest.weights.h5").string(), [&](const std::string& tmp) {
     io::H5File f = io::H5File::create(tmp);
     keras_files::write_keras3_weights(f, *model_);
+    for (const auto& [index, list] : tensors) {
+      f.create_group(state_group(index));
+      for (std::size_t j = 0; j < list.size(); ++j) f.write(state_group(index) + "/" + std::to_string(j), list[j]);
+    }
     f.set_string_attr("/", kMetadataAttr, meta.dump());
     f.close();
   });

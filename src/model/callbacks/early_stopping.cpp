@@ -1,7 +1,8 @@
 // EarlyStopping with Keras 3's rules: improvement is `value - min_delta` beyond the best
 // (min_delta's sign follows the mode), the first epoch past start_from_epoch sets the
 // best, a baseline must be beaten to reset the wait, and the best weights are restored
-// at the end of training when asked (also when training ran to its last epoch).
+// at the end of training when asked (also when training ran to its last epoch). A backup
+// carries the best weights too, so a resumed run restores the same ones.
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -85,18 +86,19 @@ void EarlyStopping::on_train_end() {
   }
 }
 
-std::string EarlyStopping::state() const {
+CallbackState EarlyStopping::state() const {
   nlohmann::json j = {{"wait", wait_}, {"stopped_epoch", stopped_epoch_}, {"best_epoch", best_epoch_}};
   j["best"] = best_ ? nlohmann::json(*best_) : nlohmann::json(nullptr);
-  return j.dump();
+  return {j.dump(), best_weights_};
 }
 
-void EarlyStopping::restore_state(const std::string& text) {
-  const nlohmann::json j = nlohmann::json::parse(text);
+void EarlyStopping::restore_state(CallbackState state) {
+  const nlohmann::json j = nlohmann::json::parse(state.json);
   wait_ = j.at("wait").get<std::int64_t>();
   stopped_epoch_ = j.at("stopped_epoch").get<std::int64_t>();
   best_epoch_ = j.at("best_epoch").get<std::int64_t>();
   best_ = j.at("best").is_null() ? std::nullopt : std::optional<double>(j.at("best").get<double>());
+  best_weights_ = std::move(state.tensors);
   restored_ = true;
 }
 

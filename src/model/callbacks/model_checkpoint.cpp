@@ -159,12 +159,12 @@ void ModelCheckpoint::save(std::int64_t epoch, std::optional<std::int64_t> batch
   }
 }
 
-std::string ModelCheckpoint::state() const {
-  return nlohmann::json{{"best", best_ ? nlohmann::json(*best_) : nlohmann::json(nullptr)}}.dump();
+CallbackState ModelCheckpoint::state() const {
+  return {nlohmann::json{{"best", best_ ? nlohmann::json(*best_) : nlohmann::json(nullptr)}}.dump(), {}};
 }
 
-void ModelCheckpoint::restore_state(const std::string& text) {
-  const nlohmann::json j = nlohmann::json::parse(text);
+void ModelCheckpoint::restore_state(CallbackState state) {
+  const nlohmann::json j = nlohmann::json::parse(state.json);
   best_ = j.at("best").is_null() ? std::nullopt : std::optional<double>(j.at("best").get<double>());
 }
 

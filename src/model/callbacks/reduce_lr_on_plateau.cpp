@@ -65,12 +65,12 @@ void ReduceLROnPlateau::on_epoch_end(std::int64_t epoch, const Logs& logs) {
   }
 }
 
-std::string ReduceLROnPlateau::state() const {
-  return nlohmann::json{{"best", best_}, {"wait", wait_}, {"cooldown_counter", cooldown_counter_}}.dump();
+CallbackState ReduceLROnPlateau::state() const {
+  return {nlohmann::json{{"best", best_}, {"wait", wait_}, {"cooldown_counter", cooldown_counter_}}.dump(), {}};
 }
 
-void ReduceLROnPlateau::restore_state(const std::string& text) {
-  const nlohmann::json j = nlohmann::json::parse(text);
+void ReduceLROnPlateau::restore_state(CallbackState state) {
+  const nlohmann::json j = nlohmann::json::parse(state.json);
   best_ = j.at("best").is_null() ? (maximize_ ? -1.0 : 1.0) * std::numeric_limits<double>::infinity()
                                  : j.at("best").get<double>();
   wait_ = j.at("wait").get<std::int64_t>();
