@@ -391,7 +391,8 @@ std::vector<int> grad_dropout(GradContext& c) {
 
 }  // namespace
 
-void add_merge_op_defs(std::map<std::string, OpDef>& catalogue);  // merge_op_defs.cpp
+void add_merge_op_defs(std::map<std::string, OpDef>& catalogue);   // merge_op_defs.cpp
+void add_reduce_op_defs(std::map<std::string, OpDef>& catalogue);  // reduce_op_defs.cpp
 
 namespace {
 
@@ -431,6 +432,7 @@ std::map<std::string, OpDef> build_catalogue() {
   add({"adam_update", infer_update, nullptr, {0, 2, 3}});
   add({"rmsprop_update", infer_update, nullptr, {0, 2, 3}});
   add_merge_op_defs(m);
+  add_reduce_op_defs(m);
   return m;
 }
 

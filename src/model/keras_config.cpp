@@ -155,6 +155,37 @@ LayerPtr read_avg_pool(const Reader& r, const std::string& p, const json& c, con
   return std::make_unique<AveragePooling2D>(name, read_pooling(r, p, c));
 }
 
+LayerPtr read_pool1d(const Reader& r, const std::string& p, const json& c, const std::string& name, PoolKind kind) {
+  check_keys(r, p, c, kCommon, {"pool_size", "padding", "strides", "data_format"});
+  check_data_format(r, p, c);
+  Pooling1DOptions o;
+  o.kind = kind;
+  o.pool_size = get_tuple(r, p, c, "pool_size", 1, {o.pool_size})[0];
+  o.strides = get_tuple(r, p, c, "strides", 1, {0})[0];
+  o.padding = lower(get_string(r, p, c, "padding", o.padding));
+  return std::make_unique<Pooling1D>(name, o);
+}
+
+template <PoolKind kKind>
+LayerPtr read_pool1d(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  return read_pool1d(r, p, c, name, kKind);
+}
+
+template <PoolKind kKind, int kRank>
+LayerPtr read_global_pool(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon, {"data_format", "keepdims"});
+  GlobalPoolingOptions o;
+  o.kind = kKind;
+  o.rank = kRank;
+  const std::string format = get_string(r, p, c, "data_format", "channels_last");
+  if (format != "channels_last" && format != "channels_first") {
+    r.invalid(p, "\"data_format\" must be \"channels_last\" or \"channels_first\", got \"" + format + "\"");
+  }
+  o.channels_first = format == "channels_first";
+  o.keepdims = get_bool(r, p, c, "keepdims", false);
+  return std::make_unique<GlobalPooling>(name, o);
+}
+
 LayerPtr read_flatten(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
   check_keys(r, p, c, kCommon, {"data_format"});
   check_data_format(r, p, c);
@@ -277,6 +308,13 @@ struct LayerKind {
 constexpr LayerKind kLayers[] = {
     {"Dense", read_dense},         {"Conv2D", read_conv2d},
     {"MaxPooling2D", read_max_pool}, {"AveragePooling2D", read_avg_pool},
+    {"MaxPooling1D", read_pool1d<PoolKind::max>}, {"AveragePooling1D", read_pool1d<PoolKind::average>},
+    {"GlobalAveragePooling1D", read_global_pool<PoolKind::average, 1>},
+    {"GlobalAveragePooling2D", read_global_pool<PoolKind::average, 2>},
+    {"GlobalAveragePooling3D", read_global_pool<PoolKind::average, 3>},
+    {"GlobalMaxPooling1D", read_global_pool<PoolKind::max, 1>},
+    {"GlobalMaxPooling2D", read_global_pool<PoolKind::max, 2>},
+    {"GlobalMaxPooling3D", read_global_pool<PoolKind::max, 3>},
     {"Flatten", read_flatten},     {"Reshape", read_reshape},
     {"Dropout", read_dropout},     {"Activation", read_activation},
     {"ReLU", read_relu},           {"Softmax", read_softmax},
@@ -290,8 +328,16 @@ constexpr LayerKind kLayers[] = {
 // Keras's aliases for the same classes.
 std::string canonical_class(const std::string& c) {
   if (c == "Convolution2D") return "Conv2D";
-  if (c == "MaxPool2D") return "MaxPooling2D";
-  if (c == "AvgPool2D") return "AveragePooling2D";
+  // Keras's short aliases: MaxPool1D -> MaxPooling1D, GlobalAvgPool2D -> GlobalAveragePooling2D, ...
+  const struct {
+    const char* alias;
+    const char* full;
+  } kAliases[] = {{"GlobalMaxPool", "GlobalMaxPooling"}, {"GlobalAvgPool", "GlobalAveragePooling"},
+                  {"MaxPool", "MaxPooling"}, {"AvgPool", "AveragePooling"}};
+  for (const auto& [alias, full] : kAliases) {
+    const std::string a = alias;
+    if (c.size() == a.size() + 2 && c.compare(0, a.size(), a) == 0 && c.back() == 'D') return full + c.substr(a.size());
+  }
   return c;
 }
 

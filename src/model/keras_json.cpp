@@ -105,24 +105,28 @@ std::string get_string(const Reader& r, const std::string& path, const json& obj
 }
 
 // Keras's int-or-tuple arguments (kernel_size, strides, pool_size).
-std::vector<std::int64_t> get_pair(const Reader& r, const std::string& path, const json& obj, const char* key,
-                                   std::vector<std::int64_t> fallback) {
+std::vector<std::int64_t> get_tuple(const Reader& r, const std::string& path, const json& obj, const char* key,
+                                    std::size_t n, std::vector<std::int64_t> fallback) {
   const json* v = value(obj, key);
   if (!v) return fallback;
+  const std::string expected = n == 1 ? "a positive integer or a list of one" :
+                                        "a positive integer or a list of " + std::to_string(n);
   auto positive = [&](const json& e) {
     if (!e.is_number_integer() || e.get<std::int64_t>() <= 0) {
-      r.invalid(path, std::string("\"") + key + "\" must be a positive integer or a list of two, got " + show(*v));
+      r.invalid(path, std::string("\"") + key + "\" must be " + expected + ", got " + show(*v));
     }
     return e.get<std::int64_t>();
   };
-  if (v->is_number()) {
-    std::int64_t k = positive(*v);
-    return {k, k};
-  }
-  if (!v->is_array() || v->size() != 2) {
-    r.invalid(path, std::string("\"") + key + "\" must be a positive integer or a list of two, got " + show(*v));
-  }
-  return {positive((*v)[0]), positive((*v)[1])};
+  if (v->is_number()) return std::vector<std::int64_t>(n, positive(*v));
+  if (!v->is_array() || v->size() != n) r.invalid(path, std::string("\"") + key + "\" must be " + expected + ", got " + show(*v));
+  std::vector<std::int64_t> out;
+  for (const json& e : *v) out.push_back(positive(e));
+  return out;
+}
+
+std::vector<std::int64_t> get_pair(const Reader& r, const std::string& path, const json& obj, const char* key,
+                                   std::vector<std::int64_t> fallback) {
+  return get_tuple(r, path, obj, key, 2, std::move(fallback));
 }
 
 // Keys whose only supported value is null (regularizers, constraints, ...).

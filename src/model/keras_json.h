@@ -47,6 +47,9 @@ double get_number(const Reader& r, const std::string& path, const json& obj, con
 bool get_bool(const Reader& r, const std::string& path, const json& obj, const char* key, bool fallback);
 std::string get_string(const Reader& r, const std::string& path, const json& obj, const char* key,
                        std::optional<std::string> fallback);
+// Keras's normalize_tuple: an integer (repeated n times) or a list of n positive integers.
+std::vector<std::int64_t> get_tuple(const Reader& r, const std::string& path, const json& obj, const char* key,
+                                    std::size_t n, std::vector<std::int64_t> fallback);
 std::vector<std::int64_t> get_pair(const Reader& r, const std::string& path, const json& obj, const char* key,
                                    std::vector<std::int64_t> fallback);
 void require_null(const Reader& r, const std::string& path, const json& obj, Keys keys);

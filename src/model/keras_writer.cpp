@@ -81,6 +81,13 @@ json layer_json(const Layer& l, const std::vector<Shape>& in) {
     const Pooling2DOptions& o = mp ? mp->options() : dynamic_cast<const AveragePooling2D*>(&l)->options();
     c.update({{"pool_size", ints(o.pool_size)}, {"padding", o.padding},
               {"strides", ints(o.strides.empty() ? o.pool_size : o.strides)}, {"data_format", "channels_last"}});
+  } else if (auto* p1 = dynamic_cast<const Pooling1D*>(&l)) {
+    const Pooling1DOptions& o = p1->options();
+    c.update({{"pool_size", {o.pool_size}}, {"padding", o.padding}, {"strides", {o.strides}},
+              {"data_format", "channels_last"}});
+  } else if (auto* gp = dynamic_cast<const GlobalPooling*>(&l)) {
+    c.update({{"data_format", gp->options().channels_first ? "channels_first" : "channels_last"},
+              {"keepdims", gp->options().keepdims}});
   } else if (dynamic_cast<const Flatten*>(&l)) {
     c["data_format"] = "channels_last";
   } else if (auto* r = dynamic_cast<const Reshape*>(&l)) {

@@ -4,6 +4,7 @@
 // serial and the threaded paths of every fast kernel are compared.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <utility>
 
 #include "conformance/harness.h"
@@ -266,6 +267,44 @@ TEST(OmpOps, NonF32IsDeclinedWithAReason) {
   EXPECT_EQ(kernel_registry().create("omp:bias_add", d, DeviceType::cpu, &why), nullptr);
   EXPECT_NE(why.find("input 1 is float16"), std::string::npos) << why;
   EXPECT_EQ(kernel_registry().create("ref:bias_add", d, DeviceType::cpu, &why), nullptr);
+}
+
+TEST(OmpOps, Reductions) {
+  // Global pooling shapes: spatial axes reduced, channels last or first; big enough for
+  // the threaded path, and with ties for reduce_max's gradient (values rounded to 0.5).
+  std::uint64_t seed = 90;
+  const struct {
+    Shape x;
+    std::vector<std::int64_t> axes;
+  } kCases[] = {{Shape{2, 7, 3}, {1}}, {Shape{3, 5, 4, 6}, {1, 2}}, {Shape{3, 6, 5, 4}, {2, 3}},
+                {Shape{64, 7, 7, 64}, {1, 2}}, {Shape{2, 3, 4, 2, 5}, {1, 2, 3}}};
+  for (const auto& c : kCases) {
+    for (std::int64_t keepdims : {0, 1}) {
+      Attrs a;
+      a.set("axes", c.axes);
+      a.set("keepdims", keepdims);
+      Tensor x = random_tensor(c.x, seed++);
+      for (std::int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::round(x.data<float>()[i] * 2) / 2;
+      std::vector<std::int64_t> ydims;
+      for (std::int64_t d = 0; d < c.x.rank(); ++d) {
+        const bool reduced = d >= c.axes.front() && d <= c.axes.back();
+        if (!reduced || keepdims) ydims.push_back(reduced ? 1 : c.x[d]);
+      }
+      const TensorDesc y{Shape(ydims), DType::f32};
+      expect_matches_reference(make_desc("reduce_mean", a, {x}, {y}), {x});
+      expect_matches_reference(make_desc("reduce_max", a, {x}, {y}), {x});
+      Tensor dy = random_tensor(y.shape, seed++);
+      Attrs g = a;
+      g.set("input_shape", c.x.dims());
+      expect_matches_reference(make_desc("reduce_mean_grad", g, {dy}, {x.desc()}), {dy});
+      // reduce_max_grad takes the forward output, as the reference computes it.
+      const KernelDesc fwd = make_desc("reduce_max", a, {x}, {y});
+      auto ref = kernel_registry().create("ref:reduce_max", fwd, DeviceType::cpu, nullptr);
+      ASSERT_NE(ref, nullptr);
+      const Tensor ymax = testing::run_kernel(*ref, fwd, {x}, StepContext{})[0];
+      expect_matches_reference(make_desc("reduce_max_grad", a, {x, ymax, dy}, {x.desc()}), {x, ymax, dy});
+    }
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Finite-difference gradient checks: for every differentiable op, the gradient that
 // autodiff builds from the op's rule (run through the kernels the planner selects) matches
 // central differences of the loss L = mean((op(inputs) - target)^2).
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -160,6 +161,24 @@ TEST(GradientCheck, MergeOps) {
       bm.set("transpose_a", ta);
       bm.set("transpose_b", tb);
       check({"batch_matmul", bm, {random(ta ? Shape{2, 4, 3} : Shape{2, 3, 4}, 8), random(tb ? Shape{2, 5, 4} : Shape{2, 4, 5}, 9)}});
+    }
+  }
+}
+
+TEST(GradientCheck, Reductions) {
+  // Global pooling's axes: channels last (1..rank) and first (2..), with and without keepdims.
+  for (const auto& axes : {std::vector<std::int64_t>{1}, std::vector<std::int64_t>{1, 2}, std::vector<std::int64_t>{2, 3}}) {
+    for (std::int64_t keepdims : {0, 1}) {
+      Attrs a;
+      a.set("axes", axes);
+      a.set("keepdims", keepdims);
+      check({"reduce_mean", a, {random(Shape{2, 3, 4, 5}, 21)}});
+      // Distinct values 0.05 apart, so no finite-difference step changes a maximum.
+      Tensor x = random(Shape{2, 3, 4, 5}, 22);
+      std::vector<float> values(static_cast<std::size_t>(x.numel()));
+      for (std::size_t i = 0; i < values.size(); ++i) values[i] = -3.0f + 0.05f * static_cast<float>((i * 37) % values.size());
+      std::copy(values.begin(), values.end(), x.data<float>());
+      check({"reduce_max", a, {x}});
     }
   }
 }

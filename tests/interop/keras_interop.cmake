@@ -9,3 +9,13 @@ if(TARGET nnfit)
   set_tests_properties(Keras.InteropBothWays PROPERTIES LABELS interop TIMEOUT 1500
                        ENVIRONMENT "OMP_NUM_THREADS=2;TF_CPP_MIN_LOG_LEVEL=3")
 endif()
+# Every layer and option against Keras 3: forward within the case's tolerance, and one SGD
+# step's weight change against Keras's GradientTape gradients (keras_layers.py).
+if(TARGET nnfit)
+  add_test(NAME Keras.LayerParity
+           COMMAND bash -c "py=$(\"$0\") && exec \"$py\" \"$1\" \"$2\" \"$3\""
+                   ${PROJECT_SOURCE_DIR}/scripts/keras_venv.sh ${CMAKE_CURRENT_LIST_DIR}/keras_layers.py
+                   $<TARGET_FILE:nnfit> ${CMAKE_BINARY_DIR}/keras_layers)
+  set_tests_properties(Keras.LayerParity PROPERTIES LABELS interop TIMEOUT 1500
+                       ENVIRONMENT "OMP_NUM_THREADS=2;TF_CPP_MIN_LOG_LEVEL=3")
+endif()

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "nnfit/core/error.h"
+#include "nnfit/nn/layers.h"
 
 namespace nnfit {
 namespace {
@@ -159,6 +160,58 @@ TEST(KerasConfig, RealKeras311Sample) {
                                                    "Dropout", "Dense"}));
   EXPECT_EQ(m->layers()[4]->output_shape(Shape{5, 5, 64}), (Shape{1600}));
   EXPECT_EQ(m->output_shape(), (Shape{10}));
+}
+
+TEST(KerasConfig, PoolingFamilyAndKerasAliasesRoundTrip) {
+  const std::string json = keras3_model(
+      "[null, 9, 4]",
+      layer("MaxPool1D", R"({"name": "p", "pool_size": 3, "strides": null, "padding": "same"})") + ", " +
+          layer("AveragePooling1D", R"({"name": "a", "pool_size": [2], "strides": [1], "padding": "valid"})") + ", " +
+          layer("Reshape", R"({"name": "r", "target_shape": [2, 1, 4]})") + ", " +
+          layer("GlobalAvgPool2D", R"({"name": "g", "keepdims": true})") + ", " +
+          layer("Reshape", R"({"name": "r2", "target_shape": [4, 1]})") + ", " +
+          layer("GlobalMaxPooling1D", R"({"name": "gm", "data_format": "channels_first"})"));
+  auto m = sequential_from_keras_json(json, "pool.json");
+  const std::vector<std::string> want = {"MaxPooling1D", "AveragePooling1D", "Reshape", "GlobalAveragePooling2D",
+                                         "Reshape", "GlobalMaxPooling1D"};
+  EXPECT_EQ(classes(*m), want);
+  EXPECT_EQ(m->layers()[0]->output_shape(Shape{9, 4}), (Shape{3, 4}));
+  EXPECT_EQ(m->layers()[1]->output_shape(Shape{3, 4}), (Shape{2, 4}));
+  EXPECT_EQ(m->layers()[3]->output_shape(Shape{2, 1, 4}), (Shape{1, 1, 4}));
+  EXPECT_EQ(m->layers()[5]->output_shape(Shape{4, 1}), (Shape{4}));
+  // What nnfit writes reads back to the same layers and options.
+  auto again = sequential_from_keras_json(model_to_keras_json(*m), "written.json");
+  EXPECT_EQ(classes(*again), want);
+  const auto* p = dynamic_cast<const Pooling1D*>(again->layers()[0].get());
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->options().pool_size, 3);
+  EXPECT_EQ(p->options().strides, 3);
+  EXPECT_EQ(p->options().padding, "same");
+  const auto* g = dynamic_cast<const GlobalPooling*>(again->layers()[5].get());
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(g->options().channels_first);
+  EXPECT_FALSE(g->options().keepdims);
+}
+
+TEST(KerasConfigErrors, PoolingFamily) {
+  struct Case {
+    std::string json, expect;
+  };
+  const Case cases[] = {
+      {keras3_model("[null, 9, 4]", layer("MaxPooling1D", R"({"name": "p", "pool_size": [2, 2]})")),
+       "layers[1] (p): \"pool_size\" must be a positive integer or a list of one, got [2,2]"},
+      {keras3_model("[null, 9, 4]", layer("MaxPooling1D", R"({"name": "p", "pool_size": 12})")), "does not fit input (9, 4)"},
+      {keras3_model("[null, 9, 4]", layer("AveragePooling1D", R"({"name": "p", "padding": "full"})")), "padding must be"},
+      {keras3_model("[null, 9, 4]", layer("GlobalAveragePooling2D", R"({"name": "g"})")),
+       "layers[1] (g): GlobalAveragePooling2D expects 2 spatial axes and a channel axis, got (9, 4)"},
+      {keras3_model("[null, 3, 9, 4]", layer("GlobalMaxPooling2D", R"({"name": "g", "data_format": "channels_middle"})")),
+       "\"data_format\" must be \"channels_last\" or \"channels_first\""},
+      {keras3_model("[null, 3, 9, 4]", layer("GlobalMaxPooling2D", R"({"name": "g", "keepdim": true})")), "unknown key \"keepdim\""},
+  };
+  for (const Case& c : cases) {
+    const std::string msg = error_of<InvalidArgument>([&] { sequential_from_keras_json(c.json, "bad.json"); });
+    EXPECT_NE(msg.find(c.expect), std::string::npos) << c.expect << " not in: " << msg;
+  }
 }
 
 TEST(KerasConfigErrors, UnknownLayerClassNamesIndexNameAndSupportedList) {

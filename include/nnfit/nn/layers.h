@@ -84,6 +84,51 @@ class AveragePooling2D final : public Layer {
   Pooling2DOptions options_;
 };
 
+enum class PoolKind { max, average };
+
+// MaxPooling1D / AveragePooling1D on (steps, channels): pool_size, strides (default: the
+// pool size) and padding as Keras's; channels last. Runs the 2-D pooling ops on
+// (1, steps, channels).
+struct Pooling1DOptions {
+  PoolKind kind = PoolKind::max;
+  std::int64_t pool_size = 2;
+  std::int64_t strides = 0;  // 0: pool_size
+  std::string padding = "valid";
+};
+
+class Pooling1D final : public Layer {
+ public:
+  Pooling1D(std::string name, Pooling1DOptions options);
+  const Pooling1DOptions& options() const { return options_; }
+  std::string class_name() const override;  // MaxPooling1D or AveragePooling1D
+  Shape output_shape(const Shape& input_shape) const override;
+  int call(GraphBuilder& builder, int x) override;
+
+ private:
+  Pooling1DOptions options_;
+};
+
+// GlobalAveragePooling1D/2D/3D and GlobalMaxPooling1D/2D/3D: the mean or maximum over
+// the `rank` spatial axes, channels last or first, keepdims as Keras's.
+struct GlobalPoolingOptions {
+  PoolKind kind = PoolKind::average;
+  int rank = 2;  // 1, 2 or 3 spatial axes
+  bool channels_first = false;
+  bool keepdims = false;
+};
+
+class GlobalPooling final : public Layer {
+ public:
+  GlobalPooling(std::string name, GlobalPoolingOptions options);
+  const GlobalPoolingOptions& options() const { return options_; }
+  std::string class_name() const override;  // e.g. GlobalAveragePooling2D
+  Shape output_shape(const Shape& input_shape) const override;
+  int call(GraphBuilder& builder, int x) override;
+
+ private:
+  GlobalPoolingOptions options_;
+};
+
 class Flatten final : public Layer {
  public:
   explicit Flatten(std::string name) : Layer(std::move(name)) {}

@@ -36,6 +36,8 @@ std::unique_ptr<Kernel> make_omp_batch_norm_train(const KernelDesc& desc, std::s
 std::unique_ptr<Kernel> make_omp_batch_norm_grad(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_omp_batch_norm_infer(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_omp_moving_average_update(const KernelDesc& desc, std::string* why_not);
+// omp_reduce.cpp: reduce_mean, reduce_max and their gradients.
+std::unique_ptr<Kernel> make_omp_reduce(const KernelDesc& desc, std::string* why_not);
 // omp_dropout.cpp
 std::unique_ptr<Kernel> make_omp_dropout(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_omp_dropout_grad(const KernelDesc& desc, std::string* why_not);

@@ -27,6 +27,10 @@ void register_omp_kernels(KernelRegistry& registry) {
       {"sgd_momentum_update", make_omp_sgd_momentum_update},
       {"adam_update", make_omp_adam_update},
       {"rmsprop_update", make_omp_rmsprop_update},
+      {"reduce_mean", make_omp_reduce},
+      {"reduce_max", make_omp_reduce},
+      {"reduce_mean_grad", make_omp_reduce},
+      {"reduce_max_grad", make_omp_reduce},
   };
   for (const auto& k : kKernels) {
     registry.add(k.op, DeviceType::cpu, DType::f32, {std::string("omp:") + k.op, k.factory});

@@ -16,6 +16,8 @@ std::unique_ptr<Kernel> make_ref_add_n(const KernelDesc& desc, std::string* why_
 // sub, mul, maximum, minimum, minmax_grad, scale, concat, slice, batch_matmul,
 // l2_normalize, l2_normalize_grad (ref_merge.cpp).
 std::unique_ptr<Kernel> make_ref_merge(const KernelDesc& desc, std::string* why_not);
+// ref_reduce.cpp: reduce_mean, reduce_max and their gradients.
+std::unique_ptr<Kernel> make_ref_reduce(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_reshape(const KernelDesc& desc, std::string* why_not);
 // ref_train_loss.cpp
 std::unique_ptr<Kernel> make_ref_loss(const KernelDesc& desc, std::string* why_not);

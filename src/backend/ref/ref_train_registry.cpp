@@ -37,6 +37,10 @@ void register_ref_train_kernels(KernelRegistry& registry) {
       {"batch_matmul", make_ref_merge},
       {"l2_normalize", make_ref_merge},
       {"l2_normalize_grad", make_ref_merge},
+      {"reduce_mean", make_ref_reduce},
+      {"reduce_max", make_ref_reduce},
+      {"reduce_mean_grad", make_ref_reduce},
+      {"reduce_max_grad", make_ref_reduce},
   };
   for (const auto& k : kKernels) {
     registry.add(k.op, DeviceType::cpu, DType::f32, {std::string("ref:") + k.op, k.factory});

@@ -1,0 +1,148 @@
+"""Layer parity with real Keras 3 (from PyPI, scripts/keras_venv.sh), one case per layer and option:
+
+1. Forward: Keras builds Input -> BatchNormalization -> LAYER with random weights and saves
+   it as .keras; `nnfit predict` on the file gives what Keras predicts, within the case's
+   tolerance (1e-5; 1e-4 for recurrent and attention layers).
+2. Gradients: one SGD step (learning rate 1, mean squared error, the whole batch, training
+   mode) by `nnfit train` on the same file changes every trainable weight by the gradient
+   Keras's own GradientTape computes, within 1e-4 of the largest gradient. The
+   BatchNormalization in front gives a weightless layer weights whose gradients pass
+   through that layer's backward pass.
+
+usage: keras_layers.py NNFIT_CLI WORK_DIR [CASE_SUBSTRING]   (exit 0 when every case passes)
+"""
+import json
+import os
+import subprocess
+import sys
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+
+BATCH = 4
+failures = []
+
+
+def cases(layers):
+    """(name, input shape without the batch axis, layer factory, forward tolerance)."""
+    return [
+        ("Dense", (6,), lambda: layers.Dense(3, activation="tanh"), 1e-5),
+        ("Conv2D", (7, 6, 2), lambda: layers.Conv2D(3, 3, strides=2, padding="same", activation="relu"), 1e-5),
+        ("MaxPooling2D", (6, 6, 3), lambda: layers.MaxPooling2D(3, strides=2, padding="same"), 1e-5),
+        ("AveragePooling2D", (5, 6, 3), lambda: layers.AveragePooling2D(2, padding="same"), 1e-5),
+        ("MaxPooling1D", (9, 3), lambda: layers.MaxPooling1D(), 1e-5),
+        ("MaxPooling1D same s2", (9, 3), lambda: layers.MaxPooling1D(3, strides=2, padding="same"), 1e-5),
+        ("AveragePooling1D same s1", (7, 4), lambda: layers.AveragePooling1D(3, strides=1, padding="same"), 1e-5),
+        ("AveragePooling1D", (8, 2), lambda: layers.AveragePooling1D(2), 1e-5),
+        ("GlobalAveragePooling1D", (7, 3), lambda: layers.GlobalAveragePooling1D(), 1e-5),
+        ("GlobalAveragePooling2D", (5, 4, 3), lambda: layers.GlobalAveragePooling2D(), 1e-5),
+        ("GlobalAveragePooling2D keepdims", (5, 4, 3), lambda: layers.GlobalAveragePooling2D(keepdims=True), 1e-5),
+        ("GlobalAveragePooling3D", (3, 4, 2, 3), lambda: layers.GlobalAveragePooling3D(), 1e-5),
+        ("GlobalMaxPooling1D keepdims", (7, 3), lambda: layers.GlobalMaxPooling1D(keepdims=True), 1e-5),
+        ("GlobalMaxPooling2D", (5, 4, 3), lambda: layers.GlobalMaxPooling2D(), 1e-5),
+        ("GlobalMaxPooling2D channels_first", (3, 5, 4),
+         lambda: layers.GlobalMaxPooling2D(data_format="channels_first"), 1e-5),
+        ("GlobalMaxPooling3D", (3, 4, 2, 3), lambda: layers.GlobalMaxPooling3D(), 1e-5),
+    ]
+
+
+def build(keras, name, shape, factory, rng):
+    inp = keras.Input(shape=shape, name="x")
+    h = keras.layers.BatchNormalization(name="bn")(inp)
+    out = factory()(h)
+    model = keras.Model(inp, out, name=name.replace(" ", "_"))
+    weights = []
+    for w in model.weights:
+        if "moving_variance" in w.path:
+            weights.append(rng.uniform(0.5, 1.5, w.shape))
+        else:
+            weights.append(rng.standard_normal(w.shape) * 0.5)
+    model.set_weights([w.astype(np.float32) for w in weights])
+    return model
+
+
+def keras_gradients(model, x, y):
+    import tensorflow as tf
+    with tf.GradientTape() as tape:
+        pred = model(x, training=True)
+        loss = tf.reduce_mean(tf.square(pred - y))
+    grads = tape.gradient(loss, model.trainable_weights)
+    return {w.path: g.numpy() for w, g in zip(model.trainable_weights, grads)}
+
+
+def nnfit_step(cli, path, x, y, work):
+    np.save(os.path.join(work, "x.npy"), x)
+    np.save(os.path.join(work, "y.npy"), y)
+    cfg = {
+        "model": path,
+        "data": {"train": {"source": {"format": "npy", "x": "x.npy", "y": "y.npy"}, "pipeline": [{"batch": BATCH}]}},
+        "compile": {"optimizer": {"class_name": "SGD", "config": {"learning_rate": 1.0}}, "loss": "mean_squared_error"},
+        "fit": {"epochs": 1, "seed": 1},
+    }
+    with open(os.path.join(work, "step.json"), "w") as f:
+        json.dump(cfg, f)
+    after = os.path.join(work, "after.keras")
+    subprocess.run([cli, "train", os.path.join(work, "step.json"), "--quiet", "--save", after], check=True,
+                   stdout=subprocess.DEVNULL)
+    return after
+
+
+def run_case(keras, cli, work, case, rng):
+    name, shape, factory, tol = case
+    model = build(keras, name, shape, factory, rng)
+    path = os.path.join(work, "layer.keras")
+    model.save(path)
+    x = rng.standard_normal((BATCH,) + shape).astype(np.float32)
+    want = model.predict(x, verbose=0)
+    subprocess.run([cli, "predict", path, "--input", _save(work, "in.npy", x), "--output",
+                    os.path.join(work, "out.npy")], check=True)
+    got = np.load(os.path.join(work, "out.npy"))
+    fwd = float(np.abs(got - want).max()) if got.shape == want.shape else float("inf")
+    ok = fwd <= tol
+    # One SGD step in nnfit against Keras's gradients at the same weights.
+    y = rng.standard_normal(want.shape).astype(np.float32)
+    grads = keras_gradients(model, x, y)
+    after = keras.models.load_model(nnfit_step(cli, path, x, y, work))
+    worst = 0.0
+    for w0, w1 in zip(model.trainable_weights, after.trainable_weights):
+        g = grads[w0.path]
+        step = w0.numpy() - w1.numpy()
+        scale = max(1.0, float(np.abs(g).max()))
+        worst = max(worst, float(np.abs(step - g).max()) / scale)
+    ok = ok and worst <= 1e-4
+    print(f"{'ok  ' if ok else 'FAIL'} {name}: forward max |diff| {fwd:.3g} (tol {tol:g}), "
+          f"gradient max |diff|/scale {worst:.3g} (tol 1e-4)")
+    if not ok:
+        failures.append(name)
+
+
+def _save(work, name, array):
+    path = os.path.join(work, name)
+    np.save(path, array)
+    return path
+
+
+def main(cli, work, only=None):
+    import keras
+    os.makedirs(work, exist_ok=True)
+    rng = np.random.default_rng(7)
+    keras.utils.set_random_seed(7)
+    for case in cases(keras.layers):
+        if only and only not in case[0]:
+            continue
+        try:
+            run_case(keras, cli, work, case, rng)
+        except subprocess.CalledProcessError as e:
+            print(f"FAIL {case[0]}: nnfit exited with {e.returncode}")
+            failures.append(case[0])
+    if failures:
+        print(f"{len(failures)} layer case(s) failed: {', '.join(failures)}")
+        return 1
+    print("every layer case passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None))
