@@ -24,7 +24,8 @@ if [[ "${NNFIT_SKIP_SANITIZERS:-0}" != 1 && $# -eq 0 ]]; then
   cmake --build --preset asan-ubsan -j "$jobs" --target "${sanitized[@]}"
   for t in "${sanitized[@]}"; do
     echo "== $t (ASan + UBSan)"
-    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "build/asan-ubsan/tests/$t" --gtest_brief=1
+    ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp \
+      UBSAN_OPTIONS=print_stacktrace=1 "build/asan-ubsan/tests/$t" --gtest_brief=1
   done
 fi
 
