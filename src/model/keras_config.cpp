@@ -45,12 +45,19 @@ std::string get_initializer(const Reader& r, const std::string& path, const json
   return name;
 }
 
+// Keras 2's hard_sigmoid is clip(0.2 x + 0.5, 0, 1), Keras 3's relu6(x + 3) / 6.
+std::string activation_name(const Reader& r, std::string name) {
+  return r.keras2 && name == "hard_sigmoid" ? "hard_sigmoid_keras2" : name;
+}
+
 std::string get_activation(const Reader& r, const std::string& path, const json& obj, std::string fallback) {
   const json* v = value(obj, "activation");
   if (!v) return fallback;
-  if (v->is_string()) return v->get<std::string>();
+  if (v->is_string()) return activation_name(r, v->get<std::string>());
   // Some Keras versions serialize a built-in activation as {"class_name": "function", "config": "relu"}.
-  if (v->is_object() && find(*v, "config") && (*v)["config"].is_string()) return (*v)["config"].get<std::string>();
+  if (v->is_object() && find(*v, "config") && (*v)["config"].is_string()) {
+    return activation_name(r, (*v)["config"].get<std::string>());
+  }
   r.unsupported(path, "\"activation\" = " + show(*v) + " is not supported (only built-in activation names)");
 }
 

@@ -19,6 +19,9 @@ using Keys = std::initializer_list<std::string_view>;
 // Where messages point: "<where>: <path>: <message>".
 struct Reader {
   std::string where;
+  // The config was written by Keras 1 or 2 (its keras_version, or a legacy .h5's root
+  // attribute): names whose meaning changed in Keras 3 read as Keras 2 meant them.
+  bool keras2 = false;
 
   std::string prefix(const std::string& path) const {
     return path.empty() ? where + ": " : where + ": " + path + ": ";

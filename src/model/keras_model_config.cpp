@@ -347,9 +347,15 @@ ReadModel read_model(const Reader& r, const std::string& path, const json& root,
 
 }  // namespace
 
-std::unique_ptr<Model> model_from_keras_json(const std::string& json_text, const std::string& where) {
-  const Reader r{where};
+std::unique_ptr<Model> model_from_keras_json(const std::string& json_text, const std::string& where,
+                                             const std::string& keras_version) {
+  Reader r{where};
   const json root = parse(r, json_text);
+  std::string version = keras_version;
+  if (root.is_object() && root.contains("keras_version") && root["keras_version"].is_string()) {
+    version = root["keras_version"].get<std::string>();
+  }
+  r.keras2 = version.rfind("1.", 0) == 0 || version.rfind("2.", 0) == 0;
   ReadModel m = read_model(r, "model", root, {}, std::nullopt);
   if (m.class_name == "Functional") return std::make_unique<Model>(m.name, std::move(m.graph));
   auto seq = std::make_unique<Sequential>(m.name);

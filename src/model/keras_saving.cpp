@@ -245,7 +245,8 @@ std::unique_ptr<Model> load_legacy_h5(const std::string& path, const LoadOptions
     }
     throw DataError(path, -1, "an HDF5 file without a model_config attribute; not a Keras model file");
   }
-  std::unique_ptr<Model> m = model_from_keras_json(*config, path + ": model_config");
+  std::unique_ptr<Model> m =
+      model_from_keras_json(*config, path + ": model_config", f.string_attr("/", "keras_version").value_or(""));
   if (options.configure) options.configure(*m);
   std::optional<json> tc;
   if (const auto t = f.string_attr("/", "training_config")) {

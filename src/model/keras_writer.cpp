@@ -55,6 +55,22 @@ json layer_object(const std::string& cls, json config) {
   return {{"module", "keras.layers"}, {"class_name", cls}, {"config", std::move(config)}, {"registered_name", nullptr}};
 }
 
+// Keras 2 and 3 both name a hard_sigmoid, with different formulas (keras_config.h):
+// each is written only where its generation reads it so.
+std::string activation(const Layer& l, const std::string& name) {
+  if (name == "hard_sigmoid" && g_keras2) {
+    throw Unsupported(l.name() + ": Keras 3's hard_sigmoid (relu6(x + 3) / 6) has no name in Keras 2's format, "
+                      "where hard_sigmoid means clip(0.2 x + 0.5, 0, 1)",
+                      "save the model as .keras");
+  }
+  if (name == "hard_sigmoid_keras2") {
+    if (g_keras2) return "hard_sigmoid";
+    throw Unsupported(l.name() + ": Keras 2's hard_sigmoid (clip(0.2 x + 0.5, 0, 1)) has no name in Keras 3's format",
+                      "save the model as a legacy .h5");
+  }
+  return name;
+}
+
 json common(const Layer& l) { return {{"name", l.name()}, {"trainable", true}, {"dtype", dtype_policy()}}; }
 
 json model_object(const std::string& cls, const std::string& name, const LayerGraph& g);
@@ -63,7 +79,7 @@ json layer_json(const Layer& l, const std::vector<Shape>& in) {
   json c = common(l);
   if (auto* d = dynamic_cast<const Dense*>(&l)) {
     const DenseOptions& o = d->options();
-    c.update({{"units", o.units}, {"activation", o.activation}, {"use_bias", o.use_bias},
+    c.update({{"units", o.units}, {"activation", activation(l, o.activation)}, {"use_bias", o.use_bias},
               {"kernel_initializer", initializer(o.kernel_initializer)},
               {"bias_initializer", initializer(o.bias_initializer)}, {"kernel_regularizer", nullptr},
               {"bias_regularizer", nullptr}, {"kernel_constraint", nullptr}, {"bias_constraint", nullptr}});
@@ -71,7 +87,7 @@ json layer_json(const Layer& l, const std::vector<Shape>& in) {
     const Conv2DOptions& o = cv->options();
     c.update({{"filters", o.filters}, {"kernel_size", ints(o.kernel_size)}, {"strides", ints(o.strides)},
               {"padding", o.padding}, {"data_format", "channels_last"}, {"dilation_rate", {1, 1}}, {"groups", 1},
-              {"activation", o.activation}, {"use_bias", o.use_bias},
+              {"activation", activation(l, o.activation)}, {"use_bias", o.use_bias},
               {"kernel_initializer", initializer(o.kernel_initializer)},
               {"bias_initializer", initializer(o.bias_initializer)}, {"kernel_regularizer", nullptr},
               {"bias_regularizer", nullptr}, {"activity_regularizer", nullptr}, {"kernel_constraint", nullptr},
@@ -95,7 +111,7 @@ json layer_json(const Layer& l, const std::vector<Shape>& in) {
   } else if (auto* dr = dynamic_cast<const Dropout*>(&l)) {
     c.update({{"rate", dr->rate()}, {"seed", dr->seed() ? json(dr->seed()) : json(nullptr)}, {"noise_shape", nullptr}});
   } else if (auto* a = dynamic_cast<const Activation*>(&l)) {
-    c["activation"] = a->activation();
+    c["activation"] = activation(l, a->activation());
   } else if (dynamic_cast<const ReLU*>(&l)) {
     c.update({{"max_value", nullptr}, {"negative_slope", 0.0}, {"threshold", 0.0}});
   } else if (dynamic_cast<const Softmax*>(&l)) {

@@ -131,7 +131,7 @@ namespace {
 const char* const kActivations[] = {"linear",     "relu",        "sigmoid",   "tanh",      "softmax",  "log_softmax",
                                     "gelu",       "elu",         "selu",      "softplus",  "softsign", "hard_sigmoid",
                                     "exponential", "leaky_relu", "relu6",     "silu",      "swish",    "mish",
-                                    "hard_silu",  "hard_swish"};
+                                    "hard_silu",  "hard_swish",  "hard_sigmoid_keras2"};
 }  // namespace
 
 void check_activation(const std::string& activation, const std::string& layer) {

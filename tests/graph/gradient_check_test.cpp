@@ -125,7 +125,8 @@ TEST(GradientCheck, BiasAddAddNReshape) {
 
 TEST(GradientCheck, Activations) {
   for (const char* kind : {"relu", "sigmoid", "tanh", "gelu", "gelu_tanh", "elu", "selu", "softplus", "softsign",
-                           "hard_sigmoid", "exponential", "leaky_relu", "relu6", "silu", "mish", "hard_silu"}) {
+                           "hard_sigmoid", "exponential", "leaky_relu", "relu6", "silu", "mish", "hard_silu",
+                           "hard_sigmoid_keras2"}) {
     Tensor x = random(Shape{3, 7}, 9, -2.0f, 2.0f);
     // Keep clear of the kinks at 0 (relu, leaky_relu, relu6, selu), where a central
     // difference straddles two slopes; the others (±3, 6) lie outside [-2.1, 2.1].

@@ -1,9 +1,9 @@
 """Keras <-> nnfit, both ways, with real Keras from PyPI (scripts/keras_venv.sh):
 
 1. Models that Keras 3 and tf-keras build, train a few steps and save (.keras, .h5,
-   .weights.h5; Sequential with Conv2D/BatchNormalization/pooling/Dropout, Functional with
-   merges, a shared layer and a nested model) predict in `nnfit predict` what Keras
-   predicts, within 1e-5.
+   .weights.h5; Sequential with Conv2D/BatchNormalization/pooling/Dropout, one with each
+   generation's hard_sigmoid, Functional with merges, a shared layer and a nested model)
+   predict in `nnfit predict` what Keras predicts, within 1e-5.
 2. A model nnfit trains from the CLI and saves (.keras, .h5, .weights.h5) loads in Keras 3
    (and its .h5 in tf-keras) and predicts what `nnfit predict` predicts, within 1e-5.
 
@@ -64,13 +64,24 @@ def sequential_cnn(k):
     ], name="cnn")
 
 
+def hard_sigmoid_mlp(k):
+    # Keras 2's hard_sigmoid is clip(0.2 x + 0.5, 0, 1), Keras 3's relu6(x + 3) / 6: each
+    # file must predict as the Keras that wrote it.
+    return k.Sequential([
+        k.Input(shape=(5,)),
+        k.layers.Dense(4, activation="hard_sigmoid", name="hs"),
+        k.layers.Dense(3, name="lin"),
+        k.layers.Activation("hard_sigmoid", name="act"),
+    ], name="hard_sigmoid_mlp")
+
+
 def keras_to_nnfit(cli, work):
     import keras
     import tf_keras
     rng = np.random.default_rng(3)
     for tag, k in (("keras3", keras), ("tf_keras", tf_keras)):
         k.utils.set_random_seed(2)
-        models = [sequential_cnn(k)] + list(build_functional(k))
+        models = [sequential_cnn(k), hard_sigmoid_mlp(k)] + list(build_functional(k))
         for m in models:
             xs = [rng.standard_normal((6,) + tuple(t.shape[1:])).astype(np.float32) for t in m.inputs]
             # A few training steps, so batch statistics and the optimizer state are not the defaults.

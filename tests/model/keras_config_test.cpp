@@ -214,6 +214,33 @@ TEST(KerasConfigErrors, PoolingFamily) {
   }
 }
 
+TEST(KerasConfig, HardSigmoidMeansWhatTheWritingKerasMeant) {
+  // Keras 2: clip(0.2 x + 0.5, 0, 1); Keras 3: relu6(x + 3) / 6. The generation is the
+  // config's keras_version, or the one a legacy .h5 gives beside it.
+  const std::string dense = R"(, "units": 2, "activation": "hard_sigmoid")";
+  const std::string keras2 = R"({"class_name": "Sequential", "config": {"name": "m", "layers": [)"
+                             R"({"class_name": "Dense", "config": {"name": "d", "batch_input_shape": [null, 3])" +
+                             dense + "}}]}";
+  auto activation_of = [](const Model& m) {
+    return dynamic_cast<const Dense&>(*m.graph().layers().front()).options().activation;
+  };
+  EXPECT_EQ(activation_of(*model_from_keras_json(keras2 + R"(, "keras_version": "2.15.0"})", "k2.json")),
+            "hard_sigmoid_keras2");
+  EXPECT_EQ(activation_of(*model_from_keras_json(keras2 + "}", "h5.json", "2.4.0")), "hard_sigmoid_keras2");
+  EXPECT_EQ(activation_of(*model_from_keras_json(keras2 + "}", "h5.json", "3.15.1")), "hard_sigmoid");
+  auto k3 = model_from_keras_json(keras3_model("[null, 3]", layer("Dense", R"({"name": "d")" + dense + "}")), "k3.json");
+  EXPECT_EQ(activation_of(*k3), "hard_sigmoid");
+  // Each is written only in the format whose readers take it so.
+  EXPECT_NE(model_to_keras_json(*k3).find(R"("activation":"hard_sigmoid")"), std::string::npos);
+  EXPECT_NE(error_of<Unsupported>([&] { model_to_keras_json(*k3, KerasFormat::keras2); }).find("save the model as .keras"),
+            std::string::npos);
+  auto k2 = model_from_keras_json(keras2 + R"(, "keras_version": "2.15.0"})", "k2.json");
+  const std::string written = model_to_keras_json(*k2, KerasFormat::keras2);
+  EXPECT_NE(written.find(R"("activation":"hard_sigmoid")"), std::string::npos) << written;
+  EXPECT_EQ(activation_of(*model_from_keras_json(written, "again.json")), "hard_sigmoid_keras2");
+  EXPECT_NE(error_of<Unsupported>([&] { model_to_keras_json(*k2); }).find("Keras 2's hard_sigmoid"), std::string::npos);
+}
+
 TEST(KerasConfigErrors, UnknownLayerClassNamesIndexNameAndSupportedList) {
   const std::string json = keras3_model("[null, 4]", layer("LSTM", R"({"name": "lstm_7", "units": 3})"));
   const std::string msg = error_of<InvalidArgument>([&] { sequential_from_keras_json(json, "cfg.json"); });

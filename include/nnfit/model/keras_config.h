@@ -34,9 +34,13 @@ std::unique_ptr<Sequential> sequential_from_keras_json(const std::string& json_t
 // `__keras_tensor__` objects) or Keras 2's (`[[["layer", node, tensor, {}]]]`). Models
 // nested as layers (Sequential or Functional entries) become NestedModel layers. Also
 // the merge layers: Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate, Dot.
+// A config written by Keras 1 or 2 (its top-level "keras_version", else `keras_version`, a
+// legacy .h5's root attribute) reads names whose meaning changed as Keras 2 meant them:
+// "hard_sigmoid" is Keras 2's clip(0.2 x + 0.5, 0, 1) (activation hard_sigmoid_keras2).
 // throws: as sequential_from_keras_json; a call that reads a tensor no layer makes names
 //   the layer and the reference.
-std::unique_ptr<Model> model_from_keras_json(const std::string& json_text, const std::string& where);
+std::unique_ptr<Model> model_from_keras_json(const std::string& json_text, const std::string& where,
+                                             const std::string& keras_version = "");
 
 // A Keras optimizer: a name ("adam", "sgd", "rmsprop", "adamw") or an object
 // `{"class_name": "Adam", "config": {"learning_rate": 0.001, ...}}`, where learning_rate

@@ -94,7 +94,7 @@ const std::pair<const char*, ActivationKind> kActivationNames[] = {
     {"relu6", ActivationKind::relu6},         {"silu", ActivationKind::silu},
     {"swish", ActivationKind::silu},          {"mish", ActivationKind::mish},
     {"hard_silu", ActivationKind::hard_silu}, {"hard_swish", ActivationKind::hard_silu},
-    {"gelu_tanh", ActivationKind::gelu_tanh},
+    {"gelu_tanh", ActivationKind::gelu_tanh}, {"hard_sigmoid_keras2", ActivationKind::hard_sigmoid_keras2},
 };
 }  // namespace
 

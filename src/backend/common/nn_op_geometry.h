@@ -15,9 +15,11 @@ namespace nnfit {
 // hard_sigmoid (Keras 3: relu6(x + 3) / 6), exponential, leaky_relu (negative slope 0.2),
 // relu6, silu (= swish), mish, hard_silu (= hard_swish: x * hard_sigmoid(x)), gelu (erf)
 // and gelu_tanh (the tanh approximation, Keras's gelu(approximate=True)).
+// hard_sigmoid_keras2 is Keras 2's (tf.keras) hard_sigmoid, clip(0.2 x + 0.5, 0, 1): what
+// "hard_sigmoid" means in a file Keras 2 wrote.
 enum class ActivationKind {
   linear, relu, sigmoid, tanh, gelu, elu, selu, softplus, softsign, hard_sigmoid, exponential,
-  leaky_relu, relu6, silu, mish, hard_silu, gelu_tanh
+  leaky_relu, relu6, silu, mish, hard_silu, gelu_tanh, hard_sigmoid_keras2
 };
 // Whether activation_grad's first input is the forward output y (relu, sigmoid, tanh) or
 // the input x (every other kind); graph/op_defs.cpp builds it the same way.

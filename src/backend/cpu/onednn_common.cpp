@@ -69,10 +69,12 @@ std::optional<EltwiseAlgorithm> eltwise_algorithm(ActivationKind kind, bool back
     case ActivationKind::mish: return EltwiseAlgorithm{A::eltwise_mish};
     case ActivationKind::hard_silu: return EltwiseAlgorithm{A::eltwise_hardswish};
     case ActivationKind::softplus: return EltwiseAlgorithm{A::eltwise_soft_relu};
-    // oneDNN 2.6 has no selu, softsign or Keras 3's hard_sigmoid: the reference kernel runs them.
+    // oneDNN 2.6 has no selu, softsign or hard_sigmoid (either Keras's): the reference
+    // kernel runs them.
     case ActivationKind::selu:
     case ActivationKind::softsign:
-    case ActivationKind::hard_sigmoid: return std::nullopt;
+    case ActivationKind::hard_sigmoid:
+    case ActivationKind::hard_sigmoid_keras2: return std::nullopt;
   }
   return std::nullopt;
 }

@@ -37,6 +37,7 @@ double ref_activation(ActivationKind kind, double x) {
     case ActivationKind::mish: return x * std::tanh(softplus(x));
     case ActivationKind::hard_silu: return x * hard_sigmoid(x);
     case ActivationKind::gelu_tanh: return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
+    case ActivationKind::hard_sigmoid_keras2: return std::clamp(0.2 * x + 0.5, 0.0, 1.0);
   }
   return x;
 }
@@ -72,6 +73,7 @@ double ref_activation_grad(ActivationKind kind, double t, double dy) {
       const double du = kSqrt2OverPi * (1.0 + 3.0 * 0.044715 * t * t);
       return dy * (0.5 * (1.0 + th) + 0.5 * t * (1.0 - th * th) * du);
     }
+    case ActivationKind::hard_sigmoid_keras2: return t > -2.5 && t < 2.5 ? 0.2 * dy : 0.0;
   }
   return dy;
 }
