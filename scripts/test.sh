@@ -6,8 +6,8 @@
 # run for a bounded time each from their seed corpora; any crash, hang or leak fails.
 # usage: scripts/test.sh [extra ctest arguments, e.g. -R Idx]
 # NNFIT_JOBS overrides the parallelism (default: nproc); NNFIT_SKIP_SANITIZERS=1 skips
-# the sanitizer pass; NNFIT_SKIP_FUZZ=1 the fuzzing, NNFIT_FUZZ_SECONDS sets its time per
-# target (default 60).
+# the sanitizer pass; NNFIT_SKIP_FUZZ=1 the fuzzing; NNFIT_FUZZ_SECONDS caps its time per
+# target (default 90), NNFIT_FUZZ_RUNS and NNFIT_FUZZ_SEED set its inputs (8000, seed 1).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 jobs=${NNFIT_JOBS:-$(nproc)}
@@ -24,14 +24,17 @@ if [[ "${NNFIT_SKIP_SANITIZERS:-0}" != 1 && $# -eq 0 ]]; then
   cmake --build --preset asan-ubsan -j "$jobs" --target "${sanitized[@]}"
   for t in "${sanitized[@]}"; do
     echo "== $t (ASan + UBSan)"
-    ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp \
+    ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:suppressions=$PWD/scripts/asan.supp \
+      LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp \
       UBSAN_OPTIONS=print_stacktrace=1 "build/asan-ubsan/tests/$t" --gtest_brief=1
   done
 fi
 
 if [[ "${NNFIT_SKIP_FUZZ:-0}" != 1 && $# -eq 0 ]]; then
+  # A fixed seed and input count: the same commit fuzzes the same inputs on every run.
   for target in keras_file; do
-    echo "== fuzz $target (${NNFIT_FUZZ_SECONDS:-60} s)"
-    scripts/fuzz.sh "$target" "${NNFIT_FUZZ_SECONDS:-60}"
+    echo "== fuzz $target (seed 1, 8000 inputs, at most ${NNFIT_FUZZ_SECONDS:-90} s)"
+    NNFIT_FUZZ_SEED=${NNFIT_FUZZ_SEED:-1} NNFIT_FUZZ_RUNS=${NNFIT_FUZZ_RUNS:-8000} \
+      scripts/fuzz.sh "$target" "${NNFIT_FUZZ_SECONDS:-90}"
   done
 fi
