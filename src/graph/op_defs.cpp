@@ -393,6 +393,7 @@ std::vector<int> grad_dropout(GradContext& c) {
 
 void add_merge_op_defs(std::map<std::string, OpDef>& catalogue);   // merge_op_defs.cpp
 void add_reduce_op_defs(std::map<std::string, OpDef>& catalogue);  // reduce_op_defs.cpp
+void add_shape_op_defs(std::map<std::string, OpDef>& catalogue);   // shape_op_defs.cpp
 
 namespace {
 
@@ -433,6 +434,7 @@ std::map<std::string, OpDef> build_catalogue() {
   add({"rmsprop_update", infer_update, nullptr, {0, 2, 3}});
   add_merge_op_defs(m);
   add_reduce_op_defs(m);
+  add_shape_op_defs(m);
   return m;
 }
 

@@ -19,6 +19,7 @@
 #include "model/keras_layers.h"
 #include "nnfit/nn/layers.h"
 #include "nnfit/nn/merge_layers.h"
+#include "nnfit/nn/reshaping_layers.h"
 
 namespace nnfit::keras_json {
 namespace {
@@ -178,19 +179,108 @@ LayerPtr read_pool1d(const Reader& r, const std::string& p, const json& c, const
   return read_pool1d(r, p, c, name, kKind);
 }
 
+// data_format for layers that take either: true for channels_first.
+bool get_channels_first(const Reader& r, const std::string& p, const json& c) {
+  const std::string format = get_string(r, p, c, "data_format", "channels_last");
+  if (format != "channels_last" && format != "channels_first") {
+    r.invalid(p, "\"data_format\" must be \"channels_last\" or \"channels_first\", got \"" + format + "\"");
+  }
+  return format == "channels_first";
+}
+
 template <PoolKind kKind, int kRank>
 LayerPtr read_global_pool(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
   check_keys(r, p, c, kCommon, {"data_format", "keepdims"});
   GlobalPoolingOptions o;
   o.kind = kKind;
   o.rank = kRank;
-  const std::string format = get_string(r, p, c, "data_format", "channels_last");
-  if (format != "channels_last" && format != "channels_first") {
-    r.invalid(p, "\"data_format\" must be \"channels_last\" or \"channels_first\", got \"" + format + "\"");
-  }
-  o.channels_first = format == "channels_first";
+  o.channels_first = get_channels_first(r, p, c);
   o.keepdims = get_bool(r, p, c, "keepdims", false);
   return std::make_unique<GlobalPooling>(name, o);
+}
+
+// Keras's padding/cropping argument for `rank` spatial axes: an integer (every side), and
+// for rank 1 a pair (before, after); for rank 2 and 3 a list of `rank` integers (both
+// sides of each axis) or of `rank` pairs.
+SpatialPairs get_spatial_pairs(const Reader& r, const std::string& p, const json& c, const char* key, int rank) {
+  const json* v = value(c, key);
+  const SpatialPairs fallback(static_cast<std::size_t>(rank), {1, 1});
+  if (!v) return key == std::string("cropping") ? SpatialPairs(static_cast<std::size_t>(rank), {0, 0}) : fallback;
+  auto bad = [&]() {
+    r.invalid(p, std::string("\"") + key + "\" must be an integer" +
+                     (rank == 1 ? " or a pair" : ", a list of " + std::to_string(rank) + " integers or of " +
+                                                     std::to_string(rank) + " pairs") +
+                     " of integers >= 0, got " + show(*v));
+  };
+  auto amount = [&](const json& e) {
+    if (!e.is_number_integer() || e.get<std::int64_t>() < 0) bad();
+    return e.get<std::int64_t>();
+  };
+  if (v->is_number()) {
+    const std::int64_t n = amount(*v);
+    return SpatialPairs(static_cast<std::size_t>(rank), {n, n});
+  }
+  if (!v->is_array()) bad();
+  if (rank == 1) {
+    if (v->size() != 2) bad();
+    return {{amount((*v)[0]), amount((*v)[1])}};
+  }
+  if (v->size() != static_cast<std::size_t>(rank)) bad();
+  SpatialPairs out;
+  for (const json& e : *v) {
+    if (e.is_array()) {
+      if (e.size() != 2) bad();
+      out.push_back({amount(e[0]), amount(e[1])});
+    } else {
+      out.push_back({amount(e), amount(e)});
+    }
+  }
+  return out;
+}
+
+template <int kRank>
+LayerPtr read_zero_padding(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon, {"padding", "data_format"});
+  return std::make_unique<ZeroPadding>(
+      name, ZeroPaddingOptions{kRank, get_spatial_pairs(r, p, c, "padding", kRank), get_channels_first(r, p, c)});
+}
+
+template <int kRank>
+LayerPtr read_cropping(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon, {"cropping", "data_format"});
+  if (kRank == 1) check_data_format(r, p, c);
+  return std::make_unique<Cropping>(
+      name, CroppingOptions{kRank, get_spatial_pairs(r, p, c, "cropping", kRank), get_channels_first(r, p, c)});
+}
+
+template <int kRank>
+LayerPtr read_up_sampling(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon, {"size", "data_format", "interpolation"});
+  const std::string interpolation = get_string(r, p, c, "interpolation", "nearest");
+  if (interpolation != "nearest") {
+    r.unsupported(p, "\"interpolation\" = \"" + interpolation + "\" is not supported (only \"nearest\")");
+  }
+  const std::vector<std::int64_t> size = get_tuple(r, p, c, "size", kRank, std::vector<std::int64_t>(kRank, 2));
+  return std::make_unique<UpSampling>(name, UpSamplingOptions{kRank, size, get_channels_first(r, p, c)});
+}
+
+LayerPtr read_permute(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon, {"dims"});
+  const json* d = value(c, "dims");
+  if (!d) r.invalid(p, "missing required key \"dims\"");
+  if (!d->is_array()) r.invalid(p, "\"dims\" must be a list, got " + show(*d));
+  std::vector<std::int64_t> dims;
+  for (const json& e : *d) {
+    if (!e.is_number_integer()) r.invalid(p, "\"dims\" must hold integers, got " + show(*d));
+    dims.push_back(e.get<std::int64_t>());
+  }
+  return std::make_unique<Permute>(name, std::move(dims));
+}
+
+LayerPtr read_repeat_vector(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon, {"n"});
+  if (!value(c, "n")) r.invalid(p, "missing required key \"n\"");
+  return std::make_unique<RepeatVector>(name, get_int(r, p, c, "n", std::nullopt));
 }
 
 LayerPtr read_flatten(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
@@ -322,6 +412,12 @@ constexpr LayerKind kLayers[] = {
     {"GlobalMaxPooling1D", read_global_pool<PoolKind::max, 1>},
     {"GlobalMaxPooling2D", read_global_pool<PoolKind::max, 2>},
     {"GlobalMaxPooling3D", read_global_pool<PoolKind::max, 3>},
+    {"ZeroPadding1D", read_zero_padding<1>}, {"ZeroPadding2D", read_zero_padding<2>},
+    {"ZeroPadding3D", read_zero_padding<3>}, {"Cropping1D", read_cropping<1>},
+    {"Cropping2D", read_cropping<2>},       {"Cropping3D", read_cropping<3>},
+    {"UpSampling1D", read_up_sampling<1>},  {"UpSampling2D", read_up_sampling<2>},
+    {"UpSampling3D", read_up_sampling<3>},  {"Permute", read_permute},
+    {"RepeatVector", read_repeat_vector},
     {"Flatten", read_flatten},     {"Reshape", read_reshape},
     {"Dropout", read_dropout},     {"Activation", read_activation},
     {"ReLU", read_relu},           {"Softmax", read_softmax},

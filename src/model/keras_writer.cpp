@@ -9,6 +9,7 @@
 #include "nnfit/nn/layers.h"
 #include "nnfit/nn/merge_layers.h"
 #include "nnfit/nn/nested_model.h"
+#include "nnfit/nn/reshaping_layers.h"
 
 namespace nnfit {
 namespace {
@@ -71,6 +72,17 @@ std::string activation(const Layer& l, const std::string& name) {
   return name;
 }
 
+const char* data_format(bool channels_first) { return channels_first ? "channels_first" : "channels_last"; }
+
+// Padding or cropping as Keras 3 stores it: (before, after) for one spatial axis, a list
+// of such pairs for more.
+json pairs(const SpatialPairs& p) {
+  if (p.size() == 1) return {p[0][0], p[0][1]};
+  json out = json::array();
+  for (const auto& q : p) out.push_back({q[0], q[1]});
+  return out;
+}
+
 json common(const Layer& l) { return {{"name", l.name()}, {"trainable", true}, {"dtype", dtype_policy()}}; }
 
 json model_object(const std::string& cls, const std::string& name, const LayerGraph& g);
@@ -104,6 +116,22 @@ json layer_json(const Layer& l, const std::vector<Shape>& in) {
   } else if (auto* gp = dynamic_cast<const GlobalPooling*>(&l)) {
     c.update({{"data_format", gp->options().channels_first ? "channels_first" : "channels_last"},
               {"keepdims", gp->options().keepdims}});
+  } else if (auto* zp = dynamic_cast<const ZeroPadding*>(&l)) {
+    c["padding"] = pairs(zp->options().padding);
+    // tf.keras's ZeroPadding1D takes no data_format.
+    if (!(g_keras2 && zp->options().rank == 1)) c["data_format"] = data_format(zp->options().channels_first);
+  } else if (auto* cr = dynamic_cast<const Cropping*>(&l)) {
+    c["cropping"] = pairs(cr->options().cropping);
+    if (cr->options().rank > 1) c["data_format"] = data_format(cr->options().channels_first);
+  } else if (auto* up = dynamic_cast<const UpSampling*>(&l)) {
+    const UpSamplingOptions& o = up->options();
+    c["size"] = o.rank == 1 ? json(o.size[0]) : ints(o.size);
+    if (o.rank > 1) c["data_format"] = data_format(o.channels_first);
+    if (o.rank == 2) c["interpolation"] = "nearest";
+  } else if (auto* pm = dynamic_cast<const Permute*>(&l)) {
+    c["dims"] = ints(pm->dims());
+  } else if (auto* rv = dynamic_cast<const RepeatVector*>(&l)) {
+    c["n"] = rv->n();
   } else if (dynamic_cast<const Flatten*>(&l)) {
     c["data_format"] = "channels_last";
   } else if (auto* r = dynamic_cast<const Reshape*>(&l)) {

@@ -1,5 +1,6 @@
 // Nothing is ever lost: `nnfit train` with a BackupAndRestore callback is SIGKILLed at
-// random moments (backups every 50 batches, so some kills land inside a backup write) and
+// random moments (half of them after the first backup exists, whatever the load makes the
+// run's pace; backups every 50 batches, so some kills land inside a backup write) and
 // restarted with the same backup dir; every trial must end with exactly the weights and
 // metrics of an uninterrupted run, and after every kill the last completed backup must be
 // whole. The Fashion-MNIST MLP of examples/ trains on its tf.data-style pipeline (cache,
@@ -95,7 +96,18 @@ TEST_F(KillResume, KilledRunsResumeToTheUninterruptedResult) {
   for (int trial = 0; trial < 20; ++trial) {
     SCOPED_TRACE("trial " + std::to_string(trial));
     const pid_t pid = spawn(args("t"), dir_ / "kill.log");
-    std::this_thread::sleep_for(std::chrono::duration<double>(when(rng)));
+    if (trial % 2 == 0) {
+      // Any moment of the run, start-up included.
+      std::this_thread::sleep_for(std::chrono::duration<double>(when(rng)));
+    } else {
+      // A moment after the first backup, whatever the machine's load makes the run's pace:
+      // these trials resume, often mid-epoch (a backup every 50 batches).
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(3 * full_s);
+      while (!fs::exists(backup / "training_metadata.json") && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+      std::this_thread::sleep_for(std::chrono::duration<double>(when(rng) / 4));
+    }
     kill(pid, SIGKILL);
     wait_for(pid);
     // The last completed backup is whole: an HDF5 file with its metadata.

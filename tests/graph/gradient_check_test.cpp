@@ -184,6 +184,28 @@ TEST(GradientCheck, Reductions) {
   }
 }
 
+TEST(GradientCheck, DataMovement) {
+  Attrs pad;
+  pad.set("before", std::vector<std::int64_t>{0, 1, 0, 2});
+  pad.set("after", std::vector<std::int64_t>{0, 2, 1, 0});
+  check({"pad", pad, {random(Shape{2, 3, 4, 2}, 31)}});
+  Attrs crop;
+  crop.set("begin", std::vector<std::int64_t>{0, 1, 2, 0});
+  crop.set("shape", std::vector<std::int64_t>{2, 2, 1, 3});
+  check({"crop", crop, {random(Shape{2, 4, 4, 3}, 32)}});
+  for (const auto& perm : {std::vector<std::int64_t>{0, 2, 1}, std::vector<std::int64_t>{2, 0, 1}}) {
+    Attrs t;
+    t.set("perm", perm);
+    check({"transpose", t, {random(Shape{2, 3, 4}, 33)}});
+  }
+  for (std::int64_t axis : {0, 1, 2}) {
+    Attrs r;
+    r.set("axis", axis);
+    r.set("repeats", std::int64_t{3});
+    check({"repeat", r, {random(Shape{2, 3, 2}, 34)}});
+  }
+}
+
 TEST(GradientCheck, Conv2D) {
   check({"conv2d", spatial({1, 1}, "valid"), {random(Shape{2, 6, 5, 3}, 11), random(Shape{3, 3, 3, 4}, 12)}});
   check({"conv2d", spatial({2, 2}, "same"), {random(Shape{2, 7, 6, 2}, 13), random(Shape{3, 2, 2, 3}, 14)}});

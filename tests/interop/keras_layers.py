@@ -45,6 +45,22 @@ def cases(layers):
         ("GlobalMaxPooling2D channels_first", (3, 5, 4),
          lambda: layers.GlobalMaxPooling2D(data_format="channels_first"), 1e-5),
         ("GlobalMaxPooling3D", (3, 4, 2, 3), lambda: layers.GlobalMaxPooling3D(), 1e-5),
+        ("ZeroPadding1D", (9, 3), lambda: layers.ZeroPadding1D(), 1e-5),
+        ("ZeroPadding1D (1, 2)", (9, 3), lambda: layers.ZeroPadding1D((1, 2)), 1e-5),
+        ("ZeroPadding2D ((1, 2), (3, 0))", (5, 4, 3), lambda: layers.ZeroPadding2D(((1, 2), (3, 0))), 1e-5),
+        ("ZeroPadding2D channels_first", (3, 5, 4), lambda: layers.ZeroPadding2D((2, 1), data_format="channels_first"), 1e-5),
+        ("ZeroPadding3D", (3, 4, 2, 2), lambda: layers.ZeroPadding3D(1), 1e-5),
+        ("Cropping1D (1, 2)", (9, 3), lambda: layers.Cropping1D((1, 2)), 1e-5),
+        ("Cropping2D ((1, 0), (2, 1))", (6, 6, 3), lambda: layers.Cropping2D(((1, 0), (2, 1))), 1e-5),
+        ("Cropping2D channels_first", (3, 6, 5), lambda: layers.Cropping2D(1, data_format="channels_first"), 1e-5),
+        ("Cropping3D", (4, 4, 4, 2), lambda: layers.Cropping3D(((1, 0), (0, 1), (1, 1))), 1e-5),
+        ("UpSampling1D 3", (4, 3), lambda: layers.UpSampling1D(3), 1e-5),
+        ("UpSampling2D (2, 3)", (3, 4, 2), lambda: layers.UpSampling2D((2, 3)), 1e-5),
+        ("UpSampling2D channels_first", (2, 3, 4), lambda: layers.UpSampling2D(2, data_format="channels_first"), 1e-5),
+        ("UpSampling3D", (2, 3, 2, 2), lambda: layers.UpSampling3D(2), 1e-5),
+        ("Permute (2, 1)", (5, 3), lambda: layers.Permute((2, 1)), 1e-5),
+        ("Permute (3, 1, 2)", (3, 4, 2), lambda: layers.Permute((3, 1, 2)), 1e-5),
+        ("RepeatVector", (4,), lambda: layers.RepeatVector(3), 1e-5),
     ]
 
 
@@ -52,7 +68,7 @@ def build(keras, name, shape, factory, rng):
     inp = keras.Input(shape=shape, name="x")
     h = keras.layers.BatchNormalization(name="bn")(inp)
     out = factory()(h)
-    model = keras.Model(inp, out, name=name.replace(" ", "_"))
+    model = keras.Model(inp, out, name="".join(ch if ch.isalnum() else "_" for ch in name))
     weights = []
     for w in model.weights:
         if "moving_variance" in w.path:

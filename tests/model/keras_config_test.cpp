@@ -13,6 +13,7 @@
 
 #include "nnfit/core/error.h"
 #include "nnfit/nn/layers.h"
+#include "nnfit/nn/reshaping_layers.h"
 
 namespace nnfit {
 namespace {
@@ -191,6 +192,72 @@ TEST(KerasConfig, PoolingFamilyAndKerasAliasesRoundTrip) {
   ASSERT_NE(g, nullptr);
   EXPECT_TRUE(g->options().channels_first);
   EXPECT_FALSE(g->options().keepdims);
+}
+
+TEST(KerasConfig, ReshapingFamilyReadsKerasFormsAndRoundTrips) {
+  const std::string json = keras3_model(
+      "[null, 6, 5, 3]",
+      layer("ZeroPadding2D", R"({"name": "zp", "padding": [[1, 2], [0, 1]]})") + ", " +
+          layer("Cropping2D", R"({"name": "cr", "cropping": [1, 1], "data_format": "channels_first"})") + ", " +
+          layer("UpSampling2D", R"({"name": "up", "size": [2, 1], "interpolation": "nearest"})") + ", " +
+          layer("Permute", R"({"name": "pm", "dims": [3, 1, 2]})") + ", " +
+          layer("Reshape", R"({"name": "flat", "target_shape": [-1]})") + ", " +
+          layer("RepeatVector", R"({"name": "rv", "n": 2})") + ", " +
+          layer("ZeroPadding1D", R"({"name": "zp1", "padding": 3})"));
+  auto m = sequential_from_keras_json(json, "reshape.json");
+  // Cropping2D is channels first: its spatial axes are the last two, (6, 3) -> (4, 1).
+  const std::vector<Shape> want = {Shape{9, 6, 3}, Shape{9, 4, 1}, Shape{18, 4, 1}, Shape{1, 18, 4},
+                                   Shape{72},      Shape{2, 72},   Shape{8, 72}};
+  Shape s{6, 5, 3};
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    s = m->layers()[i]->output_shape(s);
+    EXPECT_EQ(s, want[i]) << m->layers()[i]->name();
+  }
+  auto again = sequential_from_keras_json(model_to_keras_json(*m), "written.json");
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(again->layers()[i]->class_name(), m->layers()[i]->class_name());
+  }
+  const auto& zp = dynamic_cast<const ZeroPadding&>(*again->layers()[0]).options();
+  EXPECT_EQ(zp.padding, (SpatialPairs{{1, 2}, {0, 1}}));
+  const auto& cr = dynamic_cast<const Cropping&>(*again->layers()[1]).options();
+  EXPECT_TRUE(cr.channels_first);
+  EXPECT_EQ(cr.cropping, (SpatialPairs{{1, 1}, {1, 1}}));
+  EXPECT_EQ(dynamic_cast<const UpSampling&>(*again->layers()[2]).options().size, (std::vector<std::int64_t>{2, 1}));
+  EXPECT_EQ(dynamic_cast<const Permute&>(*again->layers()[3]).dims(), (std::vector<std::int64_t>{3, 1, 2}));
+  EXPECT_EQ(dynamic_cast<const ZeroPadding&>(*again->layers()[6]).options().padding, (SpatialPairs{{3, 3}}));
+}
+
+TEST(KerasConfigErrors, ReshapingFamily) {
+  struct Case {
+    std::string json, expect;
+  };
+  const Case cases[] = {
+      {keras3_model("[null, 6, 5, 3]", layer("ZeroPadding2D", R"({"name": "z", "padding": [1, 2, 3]})")),
+       "\"padding\" must be an integer, a list of 2 integers or of 2 pairs of integers >= 0, got [1,2,3]"},
+      {keras3_model("[null, 9, 3]", layer("Cropping1D", R"({"name": "c", "cropping": [5, 4]})")),
+       "layers[1] (c): cropping (5, 4) leaves nothing of (9, 3)"},
+      {keras3_model("[null, 9, 3]", layer("Cropping1D", R"({"name": "c", "data_format": "channels_first"})")),
+       "data_format"},
+      {keras3_model("[null, 6, 5, 3]", layer("UpSampling2D", R"({"name": "u", "size": 0})")), "\"size\" must be"},
+      {keras3_model("[null, 6, 5]", layer("Permute", R"({"name": "p", "dims": [1, 1]})")), "dims must be a permutation of 1..2"},
+      {keras3_model("[null, 6, 5]", layer("Permute", R"({"name": "p", "dims": [2, 1, 3]})")), "dims has 3 entries"},
+      {keras3_model("[null, 6, 5]", layer("RepeatVector", R"({"name": "r", "n": 3})")), "RepeatVector expects (features)"},
+      {keras3_model("[null, 6]", layer("RepeatVector", R"({"name": "r"})")), "missing required key \"n\""},
+  };
+  for (const Case& c : cases) {
+    std::string msg;
+    try {
+      sequential_from_keras_json(c.json, "bad.json");
+      ADD_FAILURE() << "accepted: " << c.expect;
+    } catch (const Error& e) {
+      msg = e.what();
+    }
+    EXPECT_NE(msg.find(c.expect), std::string::npos) << c.expect << " not in: " << msg;
+  }
+  const std::string bilinear =
+      keras3_model("[null, 6, 5, 3]", layer("UpSampling2D", R"({"name": "u", "interpolation": "bilinear"})"));
+  EXPECT_NE(error_of<Unsupported>([&] { sequential_from_keras_json(bilinear, "b.json"); }).find("only \"nearest\""),
+            std::string::npos);
 }
 
 TEST(KerasConfigErrors, PoolingFamily) {

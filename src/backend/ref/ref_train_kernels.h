@@ -16,6 +16,8 @@ std::unique_ptr<Kernel> make_ref_add_n(const KernelDesc& desc, std::string* why_
 // sub, mul, maximum, minimum, minmax_grad, scale, concat, slice, batch_matmul,
 // l2_normalize, l2_normalize_grad (ref_merge.cpp).
 std::unique_ptr<Kernel> make_ref_merge(const KernelDesc& desc, std::string* why_not);
+// ref_shape.cpp: pad, crop, transpose, repeat, repeat_grad.
+std::unique_ptr<Kernel> make_ref_shape(const KernelDesc& desc, std::string* why_not);
 // ref_reduce.cpp: reduce_mean, reduce_max and their gradients.
 std::unique_ptr<Kernel> make_ref_reduce(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_reshape(const KernelDesc& desc, std::string* why_not);
