@@ -28,7 +28,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 FRAMEWORKS = ("nnfit", "pytorch", "keras")
 LABELS = {"nnfit": "nnfit", "pytorch": "PyTorch", "keras": "Keras"}
-TORCH_PYTHON = "/usr/bin/python3"  # Debian's python3-torch is only visible to this one
+# PyTorch 2.x from PyPI is the reference peer (scripts/setup.sh --peers makes the venv);
+# Debian's python3-torch (1.13, visible to /usr/bin/python3) is the older, slower one.
+TORCH2_PYTHON = Path.home() / ".venvs" / "torch2" / "bin" / "python"
+DEBIAN_TORCH_PYTHON = "/usr/bin/python3"
 KERAS_PYTHON = Path.home() / ".venvs" / "peers" / "bin" / "python"
 
 
@@ -139,7 +142,7 @@ def run_nnfit(args, model):
 
 def run_peer(args, framework, model):
     if framework == "pytorch":
-        cmd = [TORCH_PYTHON, str(args.peers_dir / "torch_fmnist.py"), model, str(args.epochs), str(args.threads)]
+        cmd = [str(args.torch_python), str(args.peers_dir / "torch_fmnist.py"), model, str(args.epochs), str(args.threads)]
     else:
         cmd = [str(KERAS_PYTHON), str(args.peers_dir / "keras_fmnist.py"), model, str(args.epochs), str(args.threads)]
     usage = {}
@@ -257,6 +260,9 @@ def main():
     ap.add_argument("--no-nnfit", action="store_true", help="measure the peers only (the report says so)")
     ap.add_argument("--peers-dir", default=None, help="folder with torch_fmnist.py and keras_fmnist.py")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per training run")
+    ap.add_argument("--torch-python", default=None,
+                    help=f"the Python whose torch is measured (default: {TORCH2_PYTHON} when it exists, "
+                         f"else Debian's {DEBIAN_TORCH_PYTHON})")
     args = ap.parse_args()
     script = os.path.relpath(__file__, os.getcwd())
     if script.startswith(".."):
@@ -272,6 +278,12 @@ def main():
     args.peers_dir = find_peers_dir(args.peers_dir)
 
     notes = []
+    if args.torch_python is None:
+        args.torch_python = TORCH2_PYTHON if TORCH2_PYTHON.is_file() else DEBIAN_TORCH_PYTHON
+        if args.torch_python == DEBIAN_TORCH_PYTHON:
+            notes.append(f"PyTorch is Debian's 1.13, an older and slower peer: {TORCH2_PYTHON} is missing "
+                         "(scripts/setup.sh --peers makes it)")
+            print("fmnist_bench: " + notes[-1], file=sys.stderr)
     args.frameworks = ["pytorch"]
     if not args.no_nnfit:
         if not Path(args.nnfit).is_file():

@@ -4,8 +4,9 @@
 # it only checks and prints the summary. Runs as root, or as a user with sudo.
 #
 # usage: scripts/setup.sh [--peers] [--update]
-#   --peers   also install the benchmark peers: python3-torch (Debian) and a venv at
-#             ~/.venvs/peers (made with /usr/bin/python3) holding tensorflow-cpu from pip
+#   --peers   also install the benchmark peers: PyTorch 2.x from pip in ~/.venvs/torch2 (the
+#             reference), python3-torch (Debian's 1.13) and a venv at ~/.venvs/peers (made
+#             with /usr/bin/python3) holding tensorflow-cpu from pip
 #   --update  run apt-get update even if nothing is missing
 set -euo pipefail
 
@@ -89,6 +90,7 @@ VENV_USER=$(id -un)
 if [[ $(id -u) -eq 0 && -n "${SUDO_USER:-}" ]]; then VENV_USER=$SUDO_USER; fi
 VENV_HOME=$(getent passwd "$VENV_USER" | cut -d: -f6)
 VENV="$VENV_HOME/.venvs/peers"
+TORCH_VENV="$VENV_HOME/.venvs/torch2"
 as_venv_user() {
   if [[ "$VENV_USER" == "$(id -un)" ]]; then "$@"; else sudo -u "$VENV_USER" -H "$@"; fi
 }
@@ -102,6 +104,14 @@ if ((PEERS)); then
     echo "==> $VENV: pip install tensorflow-cpu (about 600 MB)"
     as_venv_user "$VENV/bin/pip" install -q --upgrade pip
     as_venv_user "$VENV/bin/pip" install -q tensorflow-cpu
+  fi
+  # The reference peer: PyTorch 2.x from PyPI (../shared/bench/README.md).
+  if ! as_venv_user "$TORCH_VENV/bin/python" -c "import torch" >/dev/null 2>&1; then
+    echo "==> creating $TORCH_VENV: pip install torch numpy (about 3 GB with its CUDA libraries)"
+    as_venv_user mkdir -p "$VENV_HOME/.venvs"
+    as_venv_user /usr/bin/python3 -m venv "$TORCH_VENV"
+    as_venv_user "$TORCH_VENV/bin/pip" install -q --upgrade pip
+    as_venv_user "$TORCH_VENV/bin/pip" install -q torch numpy
   fi
 fi
 
@@ -131,8 +141,13 @@ else
   bad "Fashion-MNIST missing from /usr/share/datasets/fashion-mnist (package dataset-fashion-mnist)"
 fi
 if ((PEERS)); then
+  if v=$(as_venv_user "$TORCH_VENV/bin/python" -c "import torch; print(torch.__version__)" 2>/dev/null); then
+    ok "PyTorch $v in $TORCH_VENV (the reference peer)"
+  else
+    bad "PyTorch 2: $TORCH_VENV/bin/python cannot import torch (rerun with --peers)"
+  fi
   if v=$(/usr/bin/python3 -c "import torch; print(torch.__version__)" 2>/dev/null); then
-    ok "PyTorch $v for /usr/bin/python3"
+    ok "PyTorch $v for /usr/bin/python3 (Debian's, the older peer)"
   else
     bad "PyTorch: /usr/bin/python3 cannot import torch (package python3-torch)"
   fi
