@@ -145,6 +145,32 @@ LayerPtr read_conv2d(const Reader& r, const std::string& p, const json& c, const
   return std::make_unique<Conv2D>(name, o);
 }
 
+LayerPtr read_conv1d(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon,
+             {"filters", "kernel_size", "strides", "padding", "data_format", "dilation_rate", "groups", "activation",
+              "use_bias", "kernel_initializer", "bias_initializer", "kernel_regularizer", "bias_regularizer",
+              "activity_regularizer", "kernel_constraint", "bias_constraint", "lora_rank", "lora_alpha"});
+  require_null(r, p, c, {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
+                         "bias_constraint", "lora_rank"});
+  check_data_format(r, p, c);
+  if (get_tuple(r, p, c, "dilation_rate", 1, {1})[0] != 1) {
+    r.unsupported(p, "\"dilation_rate\" = " + show(c["dilation_rate"]) + " is not supported (only 1)");
+  }
+  require_value(r, p, c, "groups", 1);
+  Conv1DOptions o;
+  o.filters = get_int(r, p, c, "filters", std::nullopt);
+  if (o.filters <= 0) r.invalid(p, "\"filters\" must be positive, got " + std::to_string(o.filters));
+  if (!value(c, "kernel_size")) r.invalid(p, "missing required key \"kernel_size\"");
+  o.kernel_size = get_tuple(r, p, c, "kernel_size", 1, {})[0];
+  o.strides = get_tuple(r, p, c, "strides", 1, {o.strides})[0];
+  o.padding = lower(get_string(r, p, c, "padding", o.padding));
+  o.activation = get_activation(r, p, c, o.activation);
+  o.use_bias = get_bool(r, p, c, "use_bias", o.use_bias);
+  o.kernel_initializer = get_initializer(r, p, c, "kernel_initializer", o.kernel_initializer);
+  o.bias_initializer = get_initializer(r, p, c, "bias_initializer", o.bias_initializer);
+  return std::make_unique<Conv1D>(name, o);
+}
+
 Pooling2DOptions read_pooling(const Reader& r, const std::string& p, const json& c) {
   check_keys(r, p, c, kCommon, {"pool_size", "padding", "strides", "data_format"});
   check_data_format(r, p, c);
@@ -403,7 +429,7 @@ struct LayerKind {
 };
 
 constexpr LayerKind kLayers[] = {
-    {"Dense", read_dense},         {"Conv2D", read_conv2d},
+    {"Dense", read_dense},         {"Conv2D", read_conv2d},      {"Conv1D", read_conv1d},
     {"MaxPooling2D", read_max_pool}, {"AveragePooling2D", read_avg_pool},
     {"MaxPooling1D", read_pool1d<PoolKind::max>}, {"AveragePooling1D", read_pool1d<PoolKind::average>},
     {"GlobalAveragePooling1D", read_global_pool<PoolKind::average, 1>},
@@ -431,6 +457,7 @@ constexpr LayerKind kLayers[] = {
 // Keras's aliases for the same classes.
 std::string canonical_class(const std::string& c) {
   if (c == "Convolution2D") return "Conv2D";
+  if (c == "Convolution1D") return "Conv1D";
   // Keras's short aliases: MaxPool1D -> MaxPooling1D, GlobalAvgPool2D -> GlobalAveragePooling2D, ...
   const struct {
     const char* alias;

@@ -109,6 +109,15 @@ json layer_json(const Layer& l, const std::vector<Shape>& in) {
     const Pooling2DOptions& o = mp ? mp->options() : dynamic_cast<const AveragePooling2D*>(&l)->options();
     c.update({{"pool_size", ints(o.pool_size)}, {"padding", o.padding},
               {"strides", ints(o.strides.empty() ? o.pool_size : o.strides)}, {"data_format", "channels_last"}});
+  } else if (auto* c1 = dynamic_cast<const Conv1D*>(&l)) {
+    const Conv1DOptions& o = c1->options();
+    c.update({{"filters", o.filters}, {"kernel_size", {o.kernel_size}}, {"strides", {o.strides}},
+              {"padding", o.padding}, {"data_format", "channels_last"}, {"dilation_rate", {1}}, {"groups", 1},
+              {"activation", activation(l, o.activation)}, {"use_bias", o.use_bias},
+              {"kernel_initializer", initializer(o.kernel_initializer)},
+              {"bias_initializer", initializer(o.bias_initializer)}, {"kernel_regularizer", nullptr},
+              {"bias_regularizer", nullptr}, {"activity_regularizer", nullptr}, {"kernel_constraint", nullptr},
+              {"bias_constraint", nullptr}});
   } else if (auto* p1 = dynamic_cast<const Pooling1D*>(&l)) {
     const Pooling1DOptions& o = p1->options();
     c.update({{"pool_size", {o.pool_size}}, {"padding", o.padding}, {"strides", {o.strides}},

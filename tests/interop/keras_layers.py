@@ -30,6 +30,9 @@ def cases(layers):
     return [
         ("Dense", (6,), lambda: layers.Dense(3, activation="tanh"), 1e-5),
         ("Conv2D", (7, 6, 2), lambda: layers.Conv2D(3, 3, strides=2, padding="same", activation="relu"), 1e-5),
+        ("Conv1D", (9, 3), lambda: layers.Conv1D(4, 3, activation="relu"), 1e-5),
+        ("Conv1D same s2", (9, 3), lambda: layers.Conv1D(2, 4, strides=2, padding="same", use_bias=False), 1e-5),
+        ("Conv1D causal", (8, 2), lambda: layers.Conv1D(3, 3, padding="causal", activation="tanh"), 1e-5),
         ("MaxPooling2D", (6, 6, 3), lambda: layers.MaxPooling2D(3, strides=2, padding="same"), 1e-5),
         ("AveragePooling2D", (5, 6, 3), lambda: layers.AveragePooling2D(2, padding="same"), 1e-5),
         ("MaxPooling1D", (9, 3), lambda: layers.MaxPooling1D(), 1e-5),

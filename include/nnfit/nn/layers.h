@@ -54,6 +54,33 @@ class Conv2D final : public Layer {
   Conv2DOptions options_;
 };
 
+// Conv1D over (steps, channels) with a (kernel_size, channels, filters) kernel, Keras's
+// layout; padding "valid", "same" or "causal" (zeros before the sequence only, so output
+// t sees inputs up to t). Runs the 2-D convolution on (1, steps, channels).
+struct Conv1DOptions {
+  std::int64_t filters = 0;
+  std::int64_t kernel_size = 3;
+  std::int64_t strides = 1;
+  std::string padding = "valid";
+  std::string activation = "linear";
+  bool use_bias = true;
+  std::string kernel_initializer = "glorot_uniform";
+  std::string bias_initializer = "zeros";
+};
+
+class Conv1D final : public Layer {
+ public:
+  const Conv1DOptions& options() const { return options_; }
+  Conv1D(std::string name, Conv1DOptions options);
+  std::string class_name() const override { return "Conv1D"; }
+  void build(const Shape& input_shape, WeightFactory& weights) override;
+  Shape output_shape(const Shape& input_shape) const override;
+  int call(GraphBuilder& builder, int x) override;
+
+ private:
+  Conv1DOptions options_;
+};
+
 struct Pooling2DOptions {
   std::vector<std::int64_t> pool_size{2, 2};
   std::vector<std::int64_t> strides;  // empty: pool_size (Keras's default)
