@@ -32,7 +32,10 @@ LABELS = {"nnfit": "nnfit", "pytorch": "PyTorch", "keras": "Keras"}
 # Debian's python3-torch (1.13, visible to /usr/bin/python3) is the older, slower one.
 TORCH2_PYTHON = Path.home() / ".venvs" / "torch2" / "bin" / "python"
 DEBIAN_TORCH_PYTHON = "/usr/bin/python3"
-KERAS_PYTHON = Path.home() / ".venvs" / "peers" / "bin" / "python"
+# TensorFlow + Keras 3: the peers venv, else the one the Keras interop tests make (the same
+# tensorflow-cpu and keras from PyPI, scripts/keras_venv.sh).
+KERAS_PYTHONS = [Path.home() / ".venvs" / "peers" / "bin" / "python",
+                 Path.home() / ".cache" / "nnfit" / "venvs" / "keras" / "bin" / "python"]
 
 
 # The peers' optimizer (../shared/bench/README.md), in Keras's serialized form.
@@ -144,7 +147,7 @@ def run_peer(args, framework, model):
     if framework == "pytorch":
         cmd = [str(args.torch_python), str(args.peers_dir / "torch_fmnist.py"), model, str(args.epochs), str(args.threads)]
     else:
-        cmd = [str(KERAS_PYTHON), str(args.peers_dir / "keras_fmnist.py"), model, str(args.epochs), str(args.threads)]
+        cmd = [str(args.keras_python), str(args.peers_dir / "keras_fmnist.py"), model, str(args.epochs), str(args.threads)]
     usage = {}
     epochs, version = parse_peer_output(run(cmd, args.timeout, usage=usage))
     if epochs:
@@ -291,10 +294,11 @@ def main():
                      "  build it: cmake --preset release && cmake --build --preset release\n"
                      "  or pass --nnfit PATH, or --no-nnfit to measure the peers only")
         args.frameworks.insert(0, "nnfit")
-    if KERAS_PYTHON.is_file():
+    args.keras_python = next((p for p in KERAS_PYTHONS if p.is_file()), None)
+    if args.keras_python:
         args.frameworks.append("keras")
     else:
-        notes.append(f"Keras skipped: {KERAS_PYTHON} is missing (scripts/setup.sh --peers makes that venv)")
+        notes.append(f"Keras skipped: {KERAS_PYTHONS[0]} is missing (scripts/setup.sh --peers makes that venv)")
         print("fmnist_bench: " + notes[-1], file=sys.stderr)
 
     started = datetime.datetime.now().astimezone()
