@@ -11,6 +11,8 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <map>
+#include <memory>
 #include <mutex>
 
 #include "nnfit/core/error.h"
@@ -74,7 +76,13 @@ std::uint64_t le64(const unsigned char* p) {
 // `read_at(offset, n)` gives n bytes at offset (fewer at the end of the file).
 using ReadAt = std::function<std::string(std::uint64_t, std::uint64_t)>;
 
-void check_collection(const ReadAt& read_at, std::uint64_t at, std::uint64_t file_size, const std::string& name) {
+// The objects of every collection, by collection address and index: their sizes.
+using HeapObjects = std::map<std::uint64_t, std::map<std::uint32_t, std::uint64_t>>;
+
+// Walks the collection at file offset `at` and records its objects under `address` (`at`
+// relative to the superblock).
+void check_collection(const ReadAt& read_at, std::uint64_t at, std::uint64_t address, std::uint64_t file_size,
+                      const std::string& name, HeapObjects& heaps) {
   const std::string head = read_at(at, kObjectHeader);
   if (head.size() < kObjectHeader) return;
   const auto* h = reinterpret_cast<const unsigned char*>(head.data());
@@ -84,6 +92,7 @@ void check_collection(const ReadAt& read_at, std::uint64_t at, std::uint64_t fil
   const std::string c = read_at(at, size);
   if (c.size() != size) return;
   const auto* base = reinterpret_cast<const unsigned char*>(c.data());
+  std::map<std::uint32_t, std::uint64_t> objects;
   std::uint64_t p = kObjectHeader;
   while (p < size) {
     if (size - p < kObjectHeader) break;  // a tail too small for a header is free space
@@ -98,12 +107,28 @@ void check_collection(const ReadAt& read_at, std::uint64_t at, std::uint64_t fil
                           std::to_string(size - p) + " left)",
                       "the file's variable-length strings are corrupt; save it again from its source");
     }
+    if (index > 0) objects[index] = object;
     p += need;
   }
+  heaps[address] = std::move(objects);
 }
 
-// Finds every collection signature in a file of `file_size` bytes, reading it in blocks.
-void check_global_heaps(const ReadAt& read_at, std::uint64_t file_size, const std::string& name) {
+// Where the superblock is: HDF5 looks at offset 0, then 512, 1024, 2048, ... (a user block
+// comes first), and file addresses count from there.
+std::uint64_t superblock_offset(const ReadAt& read_at, std::uint64_t file_size) {
+  static const char kSignature[] = "\x89HDF\r\n\x1a\n";
+  for (std::uint64_t at = 0; at < file_size; at = at == 0 ? 512 : at * 2) {
+    if (read_at(at, 8) == std::string(kSignature, 8)) return at;
+  }
+  return 0;
+}
+
+// Finds every collection signature in a file of `file_size` bytes, reading it in blocks,
+// and checks each; returns their objects.
+std::shared_ptr<const HeapObjects> check_global_heaps(const ReadAt& read_at, std::uint64_t file_size,
+                                                      const std::string& name) {
+  auto heaps = std::make_shared<HeapObjects>();
+  const std::uint64_t superblock = superblock_offset(read_at, file_size);
   constexpr std::uint64_t kBlock = 1 << 20;
   for (std::uint64_t at = 0; at < file_size; at += kBlock) {
     const std::string block = read_at(at, kBlock + 3);  // a signature may straddle blocks
@@ -111,16 +136,24 @@ void check_global_heaps(const ReadAt& read_at, std::uint64_t file_size, const st
     const char* end = data + block.size();
     for (const char* q = data; (q = static_cast<const char*>(std::memchr(q, 'G', end - q))) != nullptr; ++q) {
       if (q - data >= static_cast<std::ptrdiff_t>(kBlock)) break;  // the next block has it
-      if (end - q >= 4 && std::memcmp(q, "GCOL", 4) == 0) check_collection(read_at, at + (q - data), file_size, name);
+      const std::uint64_t found = at + (q - data);
+      if (end - q >= 4 && std::memcmp(q, "GCOL", 4) == 0 && found >= superblock) {
+        check_collection(read_at, found, found - superblock, file_size, name, *heaps);
+      }
     }
   }
+  return heaps;
 }
 
 }  // namespace
 
-H5File::H5File(std::int64_t id, std::string name, bool in_memory) : id_(id), name_(std::move(name)), in_memory_(in_memory) {}
+H5File::H5File(std::int64_t id, std::string name, bool in_memory, std::shared_ptr<const HeapObjects> heaps)
+    : id_(id), name_(std::move(name)), in_memory_(in_memory), heaps_(std::move(heaps)) {}
 
-H5File::H5File(H5File&& o) noexcept : id_(o.id_), name_(std::move(o.name_)), in_memory_(o.in_memory_) { o.id_ = -1; }
+H5File::H5File(H5File&& o) noexcept
+    : id_(o.id_), name_(std::move(o.name_)), in_memory_(o.in_memory_), heaps_(std::move(o.heaps_)) {
+  o.id_ = -1;
+}
 
 H5File& H5File::operator=(H5File&& o) noexcept {
   if (this != &o) {
@@ -131,6 +164,7 @@ H5File& H5File::operator=(H5File&& o) noexcept {
     id_ = o.id_;
     name_ = std::move(o.name_);
     in_memory_ = o.in_memory_;
+    heaps_ = std::move(o.heaps_);
     o.id_ = -1;
   }
   return *this;
@@ -161,6 +195,7 @@ H5File H5File::open(const std::string& path) {
   if (H5Fis_hdf5(path.c_str()) <= 0) {
     throw DataError(path, 0, "not an HDF5 file (no HDF5 signature)", "give a Keras .h5, .weights.h5 or .keras file");
   }
+  std::shared_ptr<const HeapObjects> heaps;
   {
     std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (!in) throw DataError(path, -1, "cannot read the file");
@@ -173,11 +208,11 @@ H5File H5File::open(const std::string& path) {
       out.resize(static_cast<std::size_t>(in.gcount()));
       return out;
     };
-    check_global_heaps(read_at, file_size, path);  // Note [Damaged global heaps]
+    heaps = check_global_heaps(read_at, file_size, path);  // Note [Damaged global heaps]
   }
   const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (id < 0) throw DataError(path, -1, "cannot open the HDF5 file (damaged or truncated?)");
-  return H5File(id, path, false);
+  return H5File(id, path, false, std::move(heaps));
 }
 
 H5File H5File::open_image(const std::string& bytes, const std::string& name) {
@@ -191,7 +226,7 @@ H5File H5File::open_image(const std::string& bytes, const std::string& name) {
     const std::uint64_t from = std::min<std::uint64_t>(offset, bytes.size());
     return bytes.substr(static_cast<std::size_t>(from), static_cast<std::size_t>(std::min<std::uint64_t>(n, bytes.size() - from)));
   };
-  check_global_heaps(read_at, bytes.size(), name);  // Note [Damaged global heaps]
+  auto heaps = check_global_heaps(read_at, bytes.size(), name);  // Note [Damaged global heaps]
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   if (!fapl.ok() || H5Pset_fapl_core(fapl.id, 1 << 16, 0) < 0 ||
       H5Pset_file_image(fapl.id, const_cast<char*>(bytes.data()), bytes.size()) < 0) {
@@ -200,7 +235,7 @@ H5File H5File::open_image(const std::string& bytes, const std::string& name) {
   const std::string id_name = "nnfit_image_" + std::to_string(memory_counter()++);
   const hid_t id = H5Fopen(id_name.c_str(), H5F_ACC_RDONLY, fapl.id);
   if (id < 0) throw DataError(name, -1, "cannot open the HDF5 data (damaged or truncated?)");
-  return H5File(id, name, true);
+  return H5File(id, name, true, std::move(heaps));
 }
 
 H5File H5File::create(const std::string& path) {
@@ -379,8 +414,112 @@ void H5File::write(const std::string& path, const Tensor& t) {
 
 namespace {
 
-// Reads one string attribute (scalar or 1-D; variable or fixed length) into out.
-bool read_strings(hid_t attr, std::vector<std::string>& out) {
+// Note [Checked string references]. A variable-length string's bytes live in a global
+// heap object; the attribute holds, per string, a reference: its length (4 bytes), the
+// collection's address and the object's index (4 bytes). HDF5 1.10 trusts the length: it
+// allocates length x (base type size) before it looks at the heap (fuzzing found a
+// damaged attribute asking for 20 GiB), then copies the whole heap object into that
+// buffer, however big the object is. So before a string attribute is read, its raw
+// references are read through a conversion registered here (variable-length string to
+// the opaque type "nnfit.vlen_ref", copying each on-disk reference out as it is), and each
+// must name an object the pre-walk found (Note [Damaged global heaps]) whose size is the
+// string's length. Only then does HDF5 read the strings.
+constexpr char kRefTag[] = "nnfit.vlen_ref";
+
+struct VlenRef {  // the opaque type's layout
+  std::uint32_t length;
+  std::uint32_t index;
+  std::uint64_t address;
+};
+
+std::uint64_t le_n(const unsigned char* p, int n) {
+  std::uint64_t v = 0;
+  for (int i = n - 1; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+herr_t copy_vlen_refs(hid_t src, hid_t dst, H5T_cdata_t* cdata, size_t nelmts, size_t buf_stride, size_t,
+                      void* buf, void*, hid_t) {
+  const std::size_t src_size = H5Tget_size(src);
+  switch (cdata->command) {
+    case H5T_CONV_INIT: {
+      cdata->need_bkg = H5T_BKG_NO;
+      if (H5Tget_class(dst) != H5T_OPAQUE || H5Tis_variable_str(src) <= 0) return -1;
+      char* tag = H5Tget_tag(dst);
+      const bool ours = tag != nullptr && std::strcmp(tag, kRefTag) == 0;
+      H5free_memory(tag);
+      return ours ? 0 : -1;
+    }
+    case H5T_CONV_CONV: {
+      // On disk: 4-byte length, an address of 4 or 8 bytes, 4-byte index.
+      if (src_size != 12 && src_size != 16) return -1;
+      const std::size_t in_stride = buf_stride ? buf_stride : src_size;
+      const std::size_t out_stride = buf_stride ? buf_stride : sizeof(VlenRef);
+      const auto* from = static_cast<const unsigned char*>(buf);
+      const std::vector<unsigned char> raw(from, from + nelmts * in_stride);
+      for (std::size_t i = 0; i < nelmts; ++i) {
+        const unsigned char* r = raw.data() + i * in_stride;
+        const int address_size = static_cast<int>(src_size) - 8;
+        VlenRef ref{static_cast<std::uint32_t>(le_n(r, 4)),
+                    static_cast<std::uint32_t>(le_n(r + 4 + address_size, 4)), le_n(r + 4, address_size)};
+        std::memcpy(static_cast<unsigned char*>(buf) + i * out_stride, &ref, sizeof ref);
+      }
+      return 0;
+    }
+    default:
+      return 0;
+  }
+}
+
+// The opaque type the references are read as; the conversion is registered once.
+hid_t vlen_ref_type() {
+  static const hid_t type = [] {
+    const hid_t t = H5Tcreate(H5T_OPAQUE, sizeof(VlenRef));
+    H5Tset_tag(t, kRefTag);
+    Handle vlen(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(vlen.id, H5T_VARIABLE);
+    H5Tregister(H5T_PERS_SOFT, "nnfit_vlen_refs", vlen.id, t, copy_vlen_refs);
+    return t;
+  }();
+  return type;
+}
+
+// Whether every string of the variable-length string attribute `attr` (n of them) names a
+// heap object of its own length; `why` says which does not.
+bool check_string_refs(hid_t attr, hid_t type, hssize_t n, const HeapObjects& heaps, std::string& why) {
+  Handle base(H5Tget_super(type), H5Tclose);
+  if (!base.ok() || H5Tget_size(base.id) != 1) {
+    why = "its strings are not made of 1-byte characters (damaged datatype)";
+    return false;
+  }
+  std::vector<VlenRef> refs(static_cast<std::size_t>(n));
+  if (H5Aread(attr, vlen_ref_type(), refs.data()) < 0) {
+    why = "its string references cannot be read (damaged)";
+    return false;
+  }
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    const VlenRef& r = refs[i];
+    if (r.length == 0) continue;  // HDF5 reads nothing for an empty string
+    const auto collection = heaps.find(r.address);
+    const auto object = collection == heaps.end() ? std::map<std::uint32_t, std::uint64_t>::const_iterator{}
+                                                  : collection->second.find(r.index);
+    if (collection == heaps.end() || object == collection->second.end() || object->second != r.length) {
+      why = "string " + std::to_string(i) + " claims " + std::to_string(r.length) + " bytes in heap object " +
+            std::to_string(r.index) + " at address " + std::to_string(r.address) +
+            (collection == heaps.end() || object == collection->second.end()
+                 ? ", which the file does not have"
+                 : ", which holds " + std::to_string(object->second) + " bytes") +
+            " (damaged file: save it again from its source)";
+      return false;
+    }
+  }
+  return true;
+}
+
+// Reads one string attribute (scalar or 1-D; variable or fixed length) into out. `heaps`
+// (null for a file created here) checks variable-length strings first; `why` says what
+// is wrong when it returns false.
+bool read_strings(hid_t attr, const HeapObjects* heaps, std::vector<std::string>& out, std::string& why) {
   Handle type(H5Aget_type(attr), H5Tclose);
   Handle space(H5Aget_space(attr), H5Sclose);
   if (!type.ok() || !space.ok()) return false;
@@ -390,6 +529,7 @@ bool read_strings(hid_t attr, std::vector<std::string>& out) {
     return n == 0;  // h5py writes an empty list as an empty float array
   }
   if (H5Tis_variable_str(type.id) > 0) {
+    if (n > 0 && heaps != nullptr && !check_string_refs(attr, type.id, n, *heaps, why)) return false;
     Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
     H5Tset_size(mem.id, H5T_VARIABLE);
     H5Tset_cset(mem.id, H5Tget_cset(type.id));
@@ -420,7 +560,10 @@ std::optional<std::vector<std::string>> H5File::string_list_attr(const std::stri
   const std::string obj = rel(path);
   auto read_one = [&](const std::string& attr_name, std::vector<std::string>& out) {
     Handle a(H5Aopen_by_name(id_, obj.c_str(), attr_name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-    if (!a.ok() || !read_strings(a.id, out)) fail(path, "attribute \"" + attr_name + "\" is not a string or a list of strings");
+    std::string why;
+    if (!a.ok() || !read_strings(a.id, heaps_.get(), out, why)) {
+      fail(path, "attribute \"" + attr_name + "\" " + (why.empty() ? "is not a string or a list of strings" : why));
+    }
   };
   std::vector<std::string> out;
   if (H5Aexists_by_name(id_, obj.c_str(), name.c_str(), H5P_DEFAULT) > 0) {

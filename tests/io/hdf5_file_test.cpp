@@ -115,6 +115,49 @@ TEST_F(H5FileTest, RefusesAHeapObjectLargerThanItsCollection) {
   }
 }
 
+// Offset of the reference to the `length`-byte string in the first collection's object
+// `index`: on disk, a 4-byte length, the collection's 8-byte address, a 4-byte index.
+std::size_t string_reference(const std::string& image, std::uint32_t length, std::uint32_t index) {
+  const std::uint64_t collection = image.find("GCOL");
+  std::string ref(16, '\0');
+  for (int i = 0; i < 4; ++i) ref[i] = static_cast<char>((length >> (8 * i)) & 0xff);
+  put_le64(ref, 4, collection);
+  for (int i = 0; i < 4; ++i) ref[12 + i] = static_cast<char>((index >> (8 * i)) & 0xff);
+  const std::size_t at = image.find(ref);
+  EXPECT_NE(at, std::string::npos) << "no reference to a " << length << "-byte string";
+  return at;
+}
+
+TEST_F(H5FileTest, RefusesAStringWhoseLengthIsNotItsHeapObjects) {
+  // HDF5 1.10 allocates what the length says before it reads the heap (fuzzing found a
+  // request for 20 GiB) and copies the whole object into it: Note [Checked string references].
+  const std::string image = sample_image();
+  const std::string config = R"({"class_name": "Sequential"})";
+  const std::size_t ref = string_reference(image, static_cast<std::uint32_t>(config.size()), 1);
+  ASSERT_NE(ref, std::string::npos);
+  struct Case {
+    std::uint32_t length, index;
+    std::string says;
+  };
+  for (const Case& c : {Case{0x50000000u, 1, "claims 1342177280 bytes in heap object 1"},
+                        Case{27, 1, "which holds 28 bytes"}, Case{28, 99, "heap object 99"}}) {
+    std::string bad = image;
+    for (int i = 0; i < 4; ++i) bad[ref + i] = static_cast<char>((c.length >> (8 * i)) & 0xff);
+    for (int i = 0; i < 4; ++i) bad[ref + 12 + i] = static_cast<char>((c.index >> (8 * i)) & 0xff);
+    const H5File f = H5File::open_image(bad, "bad ref");
+    try {
+      f.string_attr("/", "model_config");
+      FAIL() << "a string reference of " << c.length << " bytes in object " << c.index << " was read";
+    } catch (const DataError& e) {
+      EXPECT_EQ(e.file(), "bad ref");
+      EXPECT_NE(std::string(e.what()).find("attribute \"model_config\" string 0 claims"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << e.what();
+    }
+    // The other attribute's strings are intact and still read.
+    EXPECT_EQ(f.string_list_attr("/model_weights", "layer_names"), (std::vector<std::string>{"dense", "dense_1"}));
+  }
+}
+
 TEST_F(H5FileTest, SignatureLookalikesInsideDataAreNotCollections) {
   // "GCOL" bytes with a wrong version or a size below HDF5's minimum are left alone.
   H5File f = H5File::create_in_memory("lookalike");

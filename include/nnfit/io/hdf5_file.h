@@ -8,6 +8,8 @@
 // takes one process-wide mutex; handles may be used from any thread.
 #pragma once
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,11 +65,17 @@ class H5File {
   void set_string_list_attr(const std::string& path, const std::string& name, const std::vector<std::string>& values);
 
  private:
-  H5File(std::int64_t id, std::string name, bool in_memory);
+  // The global heap objects the pre-walk found and checked, by collection address (relative
+  // to the superblock, as HDF5 addresses are) and object index: their sizes. A variable-
+  // length string may only name one of these (Note [Checked string references]).
+  using HeapObjects = std::map<std::uint64_t, std::map<std::uint32_t, std::uint64_t>>;
+
+  H5File(std::int64_t id, std::string name, bool in_memory, std::shared_ptr<const HeapObjects> heaps = nullptr);
   [[noreturn]] void fail(const std::string& path, const std::string& what) const;
   std::int64_t id_ = -1;  // hid_t
   std::string name_;
   bool in_memory_ = false;
+  std::shared_ptr<const HeapObjects> heaps_;  // null for a file created here: its strings are ours
 };
 
 }  // namespace nnfit::io
