@@ -1,15 +1,14 @@
 // Model → Keras 3 JSON: what Keras's model.to_json() writes for the same model, so Keras
-// and nnfit load each other's files. Every layer is written with the keys Keras 3.15
-// writes (defaults included), Functional graphs with Keras 3's `args` nodes; the optimizer
-// and loss as Keras serializes them in compile_config.
+// and nnfit load each other's files. Every layer is written by its family's codec
+// (keras_codecs/) with the keys Keras 3.15 writes (defaults included), Functional graphs
+// with Keras 3's `args` nodes; the optimizer and loss as Keras serializes them in
+// compile_config.
 #include <nlohmann/json.hpp>
 
+#include "model/keras_codecs/codec.h"
 #include "nnfit/core/error.h"
 #include "nnfit/model/keras_config.h"
-#include "nnfit/nn/layers.h"
-#include "nnfit/nn/merge_layers.h"
 #include "nnfit/nn/nested_model.h"
-#include "nnfit/nn/reshaping_layers.h"
 
 namespace nnfit {
 namespace {
@@ -31,56 +30,8 @@ json batch_shape(const Shape& s) {
   return out;
 }
 
-// "glorot_uniform" -> GlorotUniform.
-json initializer(const std::string& name) {
-  std::string cls;
-  bool up = true;
-  for (char c : name) {
-    if (c == '_') {
-      up = true;
-      continue;
-    }
-    cls += up ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
-    up = false;
-  }
-  const bool seeded = name != "zeros" && name != "ones";
-  return {{"module", "keras.initializers"},
-          {"class_name", cls},
-          {"config", seeded ? json{{"seed", nullptr}} : json::object()},
-          {"registered_name", nullptr}};
-}
-
-json ints(const std::vector<std::int64_t>& v) { return json(v); }
-
 json layer_object(const std::string& cls, json config) {
   return {{"module", "keras.layers"}, {"class_name", cls}, {"config", std::move(config)}, {"registered_name", nullptr}};
-}
-
-// Keras 2 and 3 both name a hard_sigmoid, with different formulas (keras_config.h):
-// each is written only where its generation reads it so.
-std::string activation(const Layer& l, const std::string& name) {
-  if (name == "hard_sigmoid" && g_keras2) {
-    throw Unsupported(l.name() + ": Keras 3's hard_sigmoid (relu6(x + 3) / 6) has no name in Keras 2's format, "
-                      "where hard_sigmoid means clip(0.2 x + 0.5, 0, 1)",
-                      "save the model as .keras");
-  }
-  if (name == "hard_sigmoid_keras2") {
-    if (g_keras2) return "hard_sigmoid";
-    throw Unsupported(l.name() + ": Keras 2's hard_sigmoid (clip(0.2 x + 0.5, 0, 1)) has no name in Keras 3's format",
-                      "save the model as a legacy .h5");
-  }
-  return name;
-}
-
-const char* data_format(bool channels_first) { return channels_first ? "channels_first" : "channels_last"; }
-
-// Padding or cropping as Keras 3 stores it: (before, after) for one spatial axis, a list
-// of such pairs for more.
-json pairs(const SpatialPairs& p) {
-  if (p.size() == 1) return {p[0][0], p[0][1]};
-  json out = json::array();
-  for (const auto& q : p) out.push_back({q[0], q[1]});
-  return out;
 }
 
 json common(const Layer& l) { return {{"name", l.name()}, {"trainable", true}, {"dtype", dtype_policy()}}; }
@@ -88,89 +39,14 @@ json common(const Layer& l) { return {{"name", l.name()}, {"trainable", true}, {
 json model_object(const std::string& cls, const std::string& name, const LayerGraph& g);
 
 json layer_json(const Layer& l, const std::vector<Shape>& in) {
+  if (auto* nm = dynamic_cast<const NestedModel*>(&l)) return model_object(nm->class_name(), nm->name(), nm->graph());
   json c = common(l);
-  if (auto* d = dynamic_cast<const Dense*>(&l)) {
-    const DenseOptions& o = d->options();
-    c.update({{"units", o.units}, {"activation", activation(l, o.activation)}, {"use_bias", o.use_bias},
-              {"kernel_initializer", initializer(o.kernel_initializer)},
-              {"bias_initializer", initializer(o.bias_initializer)}, {"kernel_regularizer", nullptr},
-              {"bias_regularizer", nullptr}, {"kernel_constraint", nullptr}, {"bias_constraint", nullptr}});
-  } else if (auto* cv = dynamic_cast<const Conv2D*>(&l)) {
-    const Conv2DOptions& o = cv->options();
-    c.update({{"filters", o.filters}, {"kernel_size", ints(o.kernel_size)}, {"strides", ints(o.strides)},
-              {"padding", o.padding}, {"data_format", "channels_last"}, {"dilation_rate", {1, 1}}, {"groups", 1},
-              {"activation", activation(l, o.activation)}, {"use_bias", o.use_bias},
-              {"kernel_initializer", initializer(o.kernel_initializer)},
-              {"bias_initializer", initializer(o.bias_initializer)}, {"kernel_regularizer", nullptr},
-              {"bias_regularizer", nullptr}, {"activity_regularizer", nullptr}, {"kernel_constraint", nullptr},
-              {"bias_constraint", nullptr}});
-  } else if (dynamic_cast<const MaxPooling2D*>(&l) || dynamic_cast<const AveragePooling2D*>(&l)) {
-    auto* mp = dynamic_cast<const MaxPooling2D*>(&l);
-    const Pooling2DOptions& o = mp ? mp->options() : dynamic_cast<const AveragePooling2D*>(&l)->options();
-    c.update({{"pool_size", ints(o.pool_size)}, {"padding", o.padding},
-              {"strides", ints(o.strides.empty() ? o.pool_size : o.strides)}, {"data_format", "channels_last"}});
-  } else if (auto* c1 = dynamic_cast<const Conv1D*>(&l)) {
-    const Conv1DOptions& o = c1->options();
-    c.update({{"filters", o.filters}, {"kernel_size", {o.kernel_size}}, {"strides", {o.strides}},
-              {"padding", o.padding}, {"data_format", "channels_last"}, {"dilation_rate", {1}}, {"groups", 1},
-              {"activation", activation(l, o.activation)}, {"use_bias", o.use_bias},
-              {"kernel_initializer", initializer(o.kernel_initializer)},
-              {"bias_initializer", initializer(o.bias_initializer)}, {"kernel_regularizer", nullptr},
-              {"bias_regularizer", nullptr}, {"activity_regularizer", nullptr}, {"kernel_constraint", nullptr},
-              {"bias_constraint", nullptr}});
-  } else if (auto* p1 = dynamic_cast<const Pooling1D*>(&l)) {
-    const Pooling1DOptions& o = p1->options();
-    c.update({{"pool_size", {o.pool_size}}, {"padding", o.padding}, {"strides", {o.strides}},
-              {"data_format", "channels_last"}});
-  } else if (auto* gp = dynamic_cast<const GlobalPooling*>(&l)) {
-    c.update({{"data_format", gp->options().channels_first ? "channels_first" : "channels_last"},
-              {"keepdims", gp->options().keepdims}});
-  } else if (auto* zp = dynamic_cast<const ZeroPadding*>(&l)) {
-    c["padding"] = pairs(zp->options().padding);
-    // tf.keras's ZeroPadding1D takes no data_format.
-    if (!(g_keras2 && zp->options().rank == 1)) c["data_format"] = data_format(zp->options().channels_first);
-  } else if (auto* cr = dynamic_cast<const Cropping*>(&l)) {
-    c["cropping"] = pairs(cr->options().cropping);
-    if (cr->options().rank > 1) c["data_format"] = data_format(cr->options().channels_first);
-  } else if (auto* up = dynamic_cast<const UpSampling*>(&l)) {
-    const UpSamplingOptions& o = up->options();
-    c["size"] = o.rank == 1 ? json(o.size[0]) : ints(o.size);
-    if (o.rank > 1) c["data_format"] = data_format(o.channels_first);
-    if (o.rank == 2) c["interpolation"] = "nearest";
-  } else if (auto* pm = dynamic_cast<const Permute*>(&l)) {
-    c["dims"] = ints(pm->dims());
-  } else if (auto* rv = dynamic_cast<const RepeatVector*>(&l)) {
-    c["n"] = rv->n();
-  } else if (dynamic_cast<const Flatten*>(&l)) {
-    c["data_format"] = "channels_last";
-  } else if (auto* r = dynamic_cast<const Reshape*>(&l)) {
-    c["target_shape"] = ints(r->target_shape());
-  } else if (auto* dr = dynamic_cast<const Dropout*>(&l)) {
-    c.update({{"rate", dr->rate()}, {"seed", dr->seed() ? json(dr->seed()) : json(nullptr)}, {"noise_shape", nullptr}});
-  } else if (auto* a = dynamic_cast<const Activation*>(&l)) {
-    c["activation"] = activation(l, a->activation());
-  } else if (dynamic_cast<const ReLU*>(&l)) {
-    c.update({{"max_value", nullptr}, {"negative_slope", 0.0}, {"threshold", 0.0}});
-  } else if (dynamic_cast<const Softmax*>(&l)) {
-    c["axis"] = -1;
-  } else if (auto* bn = dynamic_cast<const BatchNormalization*>(&l)) {
-    const BatchNormalizationOptions& o = bn->options();
-    c.update({{"axis", -1}, {"momentum", o.momentum}, {"epsilon", o.epsilon}, {"center", o.center}, {"scale", o.scale},
-              {"beta_initializer", initializer("zeros")}, {"gamma_initializer", initializer("ones")},
-              {"moving_mean_initializer", initializer("zeros")}, {"moving_variance_initializer", initializer("ones")},
-              {"beta_regularizer", nullptr}, {"gamma_regularizer", nullptr}, {"beta_constraint", nullptr},
-              {"gamma_constraint", nullptr}, {"synchronized", false}});
-  } else if (dynamic_cast<const Merge*>(&l)) {
-    // the common keys only
-  } else if (auto* cat = dynamic_cast<const Concatenate*>(&l)) {
-    c["axis"] = cat->axis();
-  } else if (auto* dot = dynamic_cast<const Dot*>(&l)) {
-    c.update({{"axes", {dot->axes()[0], dot->axes()[1]}}, {"normalize", dot->normalize()}});
-  } else if (auto* nm = dynamic_cast<const NestedModel*>(&l)) {
-    return model_object(nm->class_name(), nm->name(), nm->graph());
-  } else {
-    throw Unsupported(l.name() + ": cannot write a " + l.class_name() + " layer to a Keras config");
+  const keras_json::Writer w{g_keras2};
+  bool written = false;
+  for (const keras_json::LayerFamily* f : keras_json::layer_families()) {
+    if ((written = f->write(w, l, c))) break;
   }
+  if (!written) throw Unsupported(l.name() + ": cannot write a " + l.class_name() + " layer to a Keras config");
   json out = layer_object(l.class_name(), std::move(c));
   if (in.size() == 1) {
     out["build_config"] = {{"input_shape", batch_shape(in[0])}};

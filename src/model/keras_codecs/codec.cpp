@@ -1,0 +1,128 @@
+// The helpers the Keras layer codecs share, and the list of families (codec.h).
+#include "model/keras_codecs/codec.h"
+
+#include <cctype>
+
+namespace nnfit::keras_json {
+
+const Keys kCommon = {"name", "trainable", "dtype", "dtype_policy", "batch_input_shape"};
+
+const std::vector<const LayerFamily*>& layer_families() {
+  static const std::vector<const LayerFamily*> families = {&core_layers(),      &conv_layers(),
+                                                           &pooling_layers(),   &reshaping_layers(),
+                                                           &normalization_layers(), &merge_layers()};
+  return families;
+}
+
+// Only argument-free initializers (seed aside) can be expressed by a name, so any other
+// argument is Unsupported.
+std::string get_initializer(const Reader& r, const std::string& path, const json& obj, const char* key,
+                            const std::string& fallback) {
+  const json* v = value(obj, key);
+  if (!v) return fallback;
+  if (v->is_string()) return lower(v->get<std::string>());
+  const std::string ipath = path + "." + key;
+  expect_object(r, ipath, *v);
+  check_keys(r, ipath, *v, {"module", "class_name", "config", "registered_name"});
+  std::string name = snake_case(get_string(r, ipath, *v, "class_name", std::nullopt));
+  if (const json* c = value(*v, "config")) {
+    expect_object(r, ipath + ".config", *c);
+    for (const auto& [k, arg] : c->items()) {
+      if (k == "seed" || arg.is_null()) continue;  // nnfit seeds every weight from the model seed
+      r.unsupported(ipath + ".config", "initializer argument \"" + k + "\" = " + show(arg) + " is not supported",
+                    "nnfit initializers take no arguments; use the Keras defaults");
+    }
+  }
+  return name;
+}
+
+namespace {
+
+// Keras 2's hard_sigmoid is clip(0.2 x + 0.5, 0, 1), Keras 3's relu6(x + 3) / 6.
+std::string activation_name(const Reader& r, std::string name) {
+  return r.keras2 && name == "hard_sigmoid" ? "hard_sigmoid_keras2" : name;
+}
+
+}  // namespace
+
+std::string get_activation(const Reader& r, const std::string& path, const json& obj, std::string fallback) {
+  const json* v = value(obj, "activation");
+  if (!v) return fallback;
+  if (v->is_string()) return activation_name(r, v->get<std::string>());
+  // Some Keras versions serialize a built-in activation as {"class_name": "function", "config": "relu"}.
+  if (v->is_object() && find(*v, "config") && (*v)["config"].is_string()) {
+    return activation_name(r, (*v)["config"].get<std::string>());
+  }
+  r.unsupported(path, "\"activation\" = " + show(*v) + " is not supported (only built-in activation names)");
+}
+
+void check_dtype(const Reader& r, const std::string& path, const json& obj) {
+  const json* v = value(obj, "dtype");
+  if (!v) return;
+  std::string name;
+  if (v->is_string()) {
+    name = v->get<std::string>();
+  } else if (v->is_object() && find(*v, "config") && (*v)["config"].is_object() && find((*v)["config"], "name")) {
+    name = (*v)["config"]["name"].is_string() ? (*v)["config"]["name"].get<std::string>() : "";
+  }
+  if (name != "float32") {
+    r.unsupported(path, "\"dtype\" = " + show(*v) + " is not supported (only float32)");
+  }
+}
+
+void check_data_format(const Reader& r, const std::string& path, const json& obj) {
+  require_value(r, path, obj, "data_format", "channels_last");
+}
+
+bool get_channels_first(const Reader& r, const std::string& p, const json& c) {
+  const std::string format = get_string(r, p, c, "data_format", "channels_last");
+  if (format != "channels_last" && format != "channels_first") {
+    r.invalid(p, "\"data_format\" must be \"channels_last\" or \"channels_first\", got \"" + format + "\"");
+  }
+  return format == "channels_first";
+}
+
+bool is_last_axis(const json& axis, const Shape& in) {
+  const json& a = axis.is_array() && axis.size() == 1 ? axis[0] : axis;
+  if (!a.is_number_integer()) return false;
+  std::int64_t v = a.get<std::int64_t>();
+  return v == -1 || v == in.rank();
+}
+
+ojson write_initializer(const std::string& name) {
+  std::string cls;
+  bool up = true;
+  for (char c : name) {
+    if (c == '_') {
+      up = true;
+      continue;
+    }
+    cls += up ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    up = false;
+  }
+  const bool seeded = name != "zeros" && name != "ones";
+  return {{"module", "keras.initializers"},
+          {"class_name", cls},
+          {"config", seeded ? ojson{{"seed", nullptr}} : ojson::object()},
+          {"registered_name", nullptr}};
+}
+
+// Keras 2 and 3 both name a hard_sigmoid, with different formulas (keras_config.h): each
+// is written only where its generation reads it so.
+std::string write_activation(const Writer& w, const Layer& l, const std::string& name) {
+  if (name == "hard_sigmoid" && w.keras2) {
+    throw Unsupported(l.name() + ": Keras 3's hard_sigmoid (relu6(x + 3) / 6) has no name in Keras 2's format, "
+                      "where hard_sigmoid means clip(0.2 x + 0.5, 0, 1)",
+                      "save the model as .keras");
+  }
+  if (name == "hard_sigmoid_keras2") {
+    if (w.keras2) return "hard_sigmoid";
+    throw Unsupported(l.name() + ": Keras 2's hard_sigmoid (clip(0.2 x + 0.5, 0, 1)) has no name in Keras 3's format",
+                      "save the model as a legacy .h5");
+  }
+  return name;
+}
+
+const char* write_data_format(bool channels_first) { return channels_first ? "channels_first" : "channels_last"; }
+
+}  // namespace nnfit::keras_json

@@ -1,0 +1,82 @@
+// Private to src/model: the Keras codecs of the layers, one file per family (core, conv,
+// pooling, reshaping, normalization, merge), as the op catalogue is split. A family lists
+// each Keras class it reads with its reader, and has one writer that turns a layer of the
+// family back into Keras 3's (or Keras 2's) config keys. Adding a layer touches its
+// family's file only: keras_config.cpp dispatches reading over every family's classes,
+// keras_writer.cpp writing over every family's writer.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/keras_json.h"
+#include "nnfit/nn/layer.h"
+
+namespace nnfit::keras_json {
+
+using ojson = nlohmann::ordered_json;
+using LayerPtr = std::unique_ptr<Layer>;
+
+// A layer from its config object; `path` is where messages point and `in` the shape of
+// the layer's first input (a reader checks axes against it). throws: InvalidArgument for
+// a bad value, Unsupported for a value nnfit does not implement.
+using LayerReader = LayerPtr (*)(const Reader& r, const std::string& path, const json& cfg, const std::string& name,
+                                 const Shape& in);
+
+struct LayerCodec {
+  const char* class_name;  // as Keras 3 writes it
+  LayerReader read;
+};
+
+// What generation a model is written for: Keras 3 (.keras) or Keras 2 (tf.keras's .h5).
+struct Writer {
+  bool keras2 = false;
+};
+
+// Adds the config keys of `l` past the common ones (name, trainable, dtype) to `config`
+// and returns true when `l` is of the family; false otherwise. throws: Unsupported when
+// the layer cannot be said in the writer's Keras generation.
+using LayerWriter = bool (*)(const Writer& w, const Layer& l, ojson& config);
+
+struct LayerFamily {
+  std::vector<LayerCodec> classes;
+  LayerWriter write;
+};
+
+const LayerFamily& core_layers();           // Dense, Flatten, Reshape, Dropout, activations
+const LayerFamily& conv_layers();           // Conv1D, Conv2D
+const LayerFamily& pooling_layers();        // local and global pooling
+const LayerFamily& reshaping_layers();      // padding, cropping, upsampling, Permute, RepeatVector
+const LayerFamily& normalization_layers();  // BatchNormalization
+const LayerFamily& merge_layers();          // Add, ..., Concatenate, Dot
+// Every family, in the order errors list the supported classes.
+const std::vector<const LayerFamily*>& layer_families();
+
+// Reading helpers the families share (codec.cpp).
+
+// Keys every layer config may carry (Keras 2 and 3). batch_input_shape is Keras 2's
+// input shape on the first layer.
+extern const Keys kCommon;
+// An initializer as a string or a Keras object; only argument-free ones (seed aside).
+std::string get_initializer(const Reader& r, const std::string& path, const json& obj, const char* key,
+                            const std::string& fallback);
+// The "activation" key: a built-in activation's name (Keras 2's hard_sigmoid renamed).
+std::string get_activation(const Reader& r, const std::string& path, const json& obj, std::string fallback);
+// throws Unsupported unless the object's "dtype" (if any) is float32.
+void check_dtype(const Reader& r, const std::string& path, const json& obj);
+// throws Unsupported unless "data_format" (if any) is channels_last.
+void check_data_format(const Reader& r, const std::string& path, const json& obj);
+// data_format for layers that take either: true for channels_first.
+bool get_channels_first(const Reader& r, const std::string& path, const json& obj);
+// Keras's axis: -1, the last axis counted with the batch axis, or (Keras 2 BN) a list of one.
+bool is_last_axis(const json& axis, const Shape& in);
+
+// Writing helpers.
+
+// "glorot_uniform" -> {"class_name": "GlorotUniform", ...}.
+ojson write_initializer(const std::string& name);
+// An activation's name in the writer's generation (hard_sigmoid differs between them).
+std::string write_activation(const Writer& w, const Layer& l, const std::string& name);
+const char* write_data_format(bool channels_first);
+
+}  // namespace nnfit::keras_json

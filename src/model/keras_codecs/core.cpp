@@ -1,0 +1,114 @@
+// Keras codecs of the core layers: Dense, Flatten, Reshape, Dropout and the activation
+// layers (Activation, ReLU, Softmax).
+#include "model/keras_codecs/codec.h"
+
+#include "nnfit/nn/layers.h"
+
+namespace nnfit::keras_json {
+namespace {
+
+LayerPtr read_dense(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon,
+             {"units", "activation", "use_bias", "kernel_initializer", "bias_initializer", "kernel_regularizer",
+              "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint",
+              "quantization_config", "lora_rank", "lora_alpha"});
+  require_null(r, p, c, {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
+                         "bias_constraint", "quantization_config", "lora_rank"});
+  DenseOptions o;
+  o.units = get_int(r, p, c, "units", std::nullopt);
+  if (o.units <= 0) r.invalid(p, "\"units\" must be positive, got " + std::to_string(o.units));
+  o.activation = get_activation(r, p, c, o.activation);
+  o.use_bias = get_bool(r, p, c, "use_bias", o.use_bias);
+  o.kernel_initializer = get_initializer(r, p, c, "kernel_initializer", o.kernel_initializer);
+  o.bias_initializer = get_initializer(r, p, c, "bias_initializer", o.bias_initializer);
+  return std::make_unique<Dense>(name, o);
+}
+
+LayerPtr read_flatten(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon, {"data_format"});
+  check_data_format(r, p, c);
+  return std::make_unique<Flatten>(name);
+}
+
+LayerPtr read_reshape(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon, {"target_shape"});
+  const json* t = value(c, "target_shape");
+  if (!t) r.invalid(p, "missing required key \"target_shape\"");
+  if (!t->is_array()) r.invalid(p, "\"target_shape\" must be a list, got " + show(*t));
+  std::vector<std::int64_t> target;
+  for (const json& d : *t) {
+    if (!d.is_number_integer()) r.invalid(p, "\"target_shape\" must hold integers, got " + show(*t));
+    target.push_back(d.get<std::int64_t>());
+  }
+  return std::make_unique<Reshape>(name, std::move(target));
+}
+
+LayerPtr read_dropout(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon, {"rate", "noise_shape", "seed"});
+  require_null(r, p, c, {"noise_shape"});
+  if (!value(c, "rate")) r.invalid(p, "missing required key \"rate\"");
+  return std::make_unique<Dropout>(name, get_number(r, p, c, "rate", 0.0), get_int(r, p, c, "seed", 0));
+}
+
+LayerPtr read_activation(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon, {"activation"});
+  if (!value(c, "activation")) r.invalid(p, "missing required key \"activation\"");
+  return std::make_unique<Activation>(name, get_activation(r, p, c, ""));
+}
+
+LayerPtr read_relu(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon, {"max_value", "negative_slope", "threshold"});
+  require_null(r, p, c, {"max_value"});
+  if (get_number(r, p, c, "negative_slope", 0.0) != 0.0 || get_number(r, p, c, "threshold", 0.0) != 0.0) {
+    r.unsupported(p, "ReLU with a negative_slope or threshold other than 0 is not supported");
+  }
+  return std::make_unique<ReLU>(name);
+}
+
+LayerPtr read_softmax(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape& in) {
+  check_keys(r, p, c, kCommon, {"axis"});
+  const json* axis = value(c, "axis");
+  if (axis && !is_last_axis(*axis, in)) r.unsupported(p, "\"axis\" = " + show(*axis) + " is not supported (only -1)");
+  return std::make_unique<Softmax>(name);
+}
+
+bool write_core(const Writer& w, const Layer& l, ojson& c) {
+  if (auto* d = dynamic_cast<const Dense*>(&l)) {
+    const DenseOptions& o = d->options();
+    c.update({{"units", o.units}, {"activation", write_activation(w, l, o.activation)}, {"use_bias", o.use_bias},
+              {"kernel_initializer", write_initializer(o.kernel_initializer)},
+              {"bias_initializer", write_initializer(o.bias_initializer)}, {"kernel_regularizer", nullptr},
+              {"bias_regularizer", nullptr}, {"kernel_constraint", nullptr}, {"bias_constraint", nullptr}});
+  } else if (dynamic_cast<const Flatten*>(&l)) {
+    c["data_format"] = "channels_last";
+  } else if (auto* r = dynamic_cast<const Reshape*>(&l)) {
+    c["target_shape"] = r->target_shape();
+  } else if (auto* dr = dynamic_cast<const Dropout*>(&l)) {
+    c.update({{"rate", dr->rate()}, {"seed", dr->seed() ? ojson(dr->seed()) : ojson(nullptr)}, {"noise_shape", nullptr}});
+  } else if (auto* a = dynamic_cast<const Activation*>(&l)) {
+    c["activation"] = write_activation(w, l, a->activation());
+  } else if (dynamic_cast<const ReLU*>(&l)) {
+    c.update({{"max_value", nullptr}, {"negative_slope", 0.0}, {"threshold", 0.0}});
+  } else if (dynamic_cast<const Softmax*>(&l)) {
+    c["axis"] = -1;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+const LayerFamily& core_layers() {
+  static const LayerFamily family{{{"Dense", read_dense},
+                                   {"Flatten", read_flatten},
+                                   {"Reshape", read_reshape},
+                                   {"Dropout", read_dropout},
+                                   {"Activation", read_activation},
+                                   {"ReLU", read_relu},
+                                   {"Softmax", read_softmax}},
+                                  write_core};
+  return family;
+}
+
+}  // namespace nnfit::keras_json

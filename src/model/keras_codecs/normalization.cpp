@@ -1,0 +1,60 @@
+// Keras codecs of the normalization layers: BatchNormalization.
+#include "model/keras_codecs/codec.h"
+
+#include "nnfit/nn/layers.h"
+
+namespace nnfit::keras_json {
+namespace {
+
+LayerPtr read_batch_norm(const Reader& r, const std::string& p, const json& c, const std::string& name,
+                         const Shape& in) {
+  check_keys(r, p, c, kCommon,
+             {"axis", "momentum", "epsilon", "center", "scale", "beta_initializer", "gamma_initializer",
+              "moving_mean_initializer", "moving_variance_initializer", "beta_regularizer", "gamma_regularizer",
+              "beta_constraint", "gamma_constraint", "synchronized", "renorm", "renorm_clipping", "renorm_momentum",
+              "fused", "virtual_batch_size", "adjustment"});
+  require_null(r, p, c, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint",
+                         "renorm_clipping", "virtual_batch_size", "adjustment"});
+  require_value(r, p, c, "renorm", false);
+  const json* axis = value(c, "axis");
+  if (axis && !is_last_axis(*axis, in)) {
+    r.unsupported(p, "\"axis\" = " + show(*axis) + " is not supported (only the last axis, -1)");
+  }
+  const std::pair<const char*, const char*> defaults[] = {{"beta_initializer", "zeros"},
+                                                          {"gamma_initializer", "ones"},
+                                                          {"moving_mean_initializer", "zeros"},
+                                                          {"moving_variance_initializer", "ones"}};
+  for (const auto& [key, def] : defaults) {
+    if (get_initializer(r, p, c, key, def) != def) {
+      r.unsupported(p, std::string("\"") + key + "\" other than " + def + " is not supported");
+    }
+  }
+  BatchNormalizationOptions o;
+  o.momentum = get_number(r, p, c, "momentum", o.momentum);
+  o.epsilon = get_number(r, p, c, "epsilon", o.epsilon);
+  o.center = get_bool(r, p, c, "center", o.center);
+  o.scale = get_bool(r, p, c, "scale", o.scale);
+  return std::make_unique<BatchNormalization>(name, o);
+}
+
+bool write_normalization(const Writer&, const Layer& l, ojson& c) {
+  auto* bn = dynamic_cast<const BatchNormalization*>(&l);
+  if (!bn) return false;
+  const BatchNormalizationOptions& o = bn->options();
+  c.update({{"axis", -1}, {"momentum", o.momentum}, {"epsilon", o.epsilon}, {"center", o.center}, {"scale", o.scale},
+            {"beta_initializer", write_initializer("zeros")}, {"gamma_initializer", write_initializer("ones")},
+            {"moving_mean_initializer", write_initializer("zeros")},
+            {"moving_variance_initializer", write_initializer("ones")}, {"beta_regularizer", nullptr},
+            {"gamma_regularizer", nullptr}, {"beta_constraint", nullptr}, {"gamma_constraint", nullptr},
+            {"synchronized", false}});
+  return true;
+}
+
+}  // namespace
+
+const LayerFamily& normalization_layers() {
+  static const LayerFamily family{{{"BatchNormalization", read_batch_norm}}, write_normalization};
+  return family;
+}
+
+}  // namespace nnfit::keras_json

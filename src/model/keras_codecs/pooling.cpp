@@ -1,0 +1,90 @@
+// Keras codecs of the pooling layers: MaxPooling1D/2D, AveragePooling1D/2D and the global
+// poolings (1D/2D/3D, either data format, keepdims).
+#include "model/keras_codecs/codec.h"
+
+#include "nnfit/nn/layers.h"
+
+namespace nnfit::keras_json {
+namespace {
+
+Pooling2DOptions read_pooling(const Reader& r, const std::string& p, const json& c) {
+  check_keys(r, p, c, kCommon, {"pool_size", "padding", "strides", "data_format"});
+  check_data_format(r, p, c);
+  Pooling2DOptions o;
+  o.pool_size = get_pair(r, p, c, "pool_size", o.pool_size);
+  o.strides = get_pair(r, p, c, "strides", {});
+  o.padding = lower(get_string(r, p, c, "padding", o.padding));
+  return o;
+}
+
+LayerPtr read_max_pool(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  return std::make_unique<MaxPooling2D>(name, read_pooling(r, p, c));
+}
+
+LayerPtr read_avg_pool(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  return std::make_unique<AveragePooling2D>(name, read_pooling(r, p, c));
+}
+
+LayerPtr read_pool1d(const Reader& r, const std::string& p, const json& c, const std::string& name, PoolKind kind) {
+  check_keys(r, p, c, kCommon, {"pool_size", "padding", "strides", "data_format"});
+  check_data_format(r, p, c);
+  Pooling1DOptions o;
+  o.kind = kind;
+  o.pool_size = get_tuple(r, p, c, "pool_size", 1, {o.pool_size})[0];
+  o.strides = get_tuple(r, p, c, "strides", 1, {0})[0];
+  o.padding = lower(get_string(r, p, c, "padding", o.padding));
+  return std::make_unique<Pooling1D>(name, o);
+}
+
+template <PoolKind kKind>
+LayerPtr read_pool1d(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  return read_pool1d(r, p, c, name, kKind);
+}
+
+template <PoolKind kKind, int kRank>
+LayerPtr read_global_pool(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon, {"data_format", "keepdims"});
+  GlobalPoolingOptions o;
+  o.kind = kKind;
+  o.rank = kRank;
+  o.channels_first = get_channels_first(r, p, c);
+  o.keepdims = get_bool(r, p, c, "keepdims", false);
+  return std::make_unique<GlobalPooling>(name, o);
+}
+
+bool write_pooling(const Writer&, const Layer& l, ojson& c) {
+  if (dynamic_cast<const MaxPooling2D*>(&l) || dynamic_cast<const AveragePooling2D*>(&l)) {
+    auto* mp = dynamic_cast<const MaxPooling2D*>(&l);
+    const Pooling2DOptions& o = mp ? mp->options() : dynamic_cast<const AveragePooling2D*>(&l)->options();
+    c.update({{"pool_size", o.pool_size}, {"padding", o.padding},
+              {"strides", o.strides.empty() ? o.pool_size : o.strides}, {"data_format", "channels_last"}});
+  } else if (auto* p1 = dynamic_cast<const Pooling1D*>(&l)) {
+    const Pooling1DOptions& o = p1->options();
+    c.update({{"pool_size", {o.pool_size}}, {"padding", o.padding}, {"strides", {o.strides}},
+              {"data_format", "channels_last"}});
+  } else if (auto* gp = dynamic_cast<const GlobalPooling*>(&l)) {
+    c.update({{"data_format", write_data_format(gp->options().channels_first)}, {"keepdims", gp->options().keepdims}});
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+const LayerFamily& pooling_layers() {
+  static const LayerFamily family{{{"MaxPooling2D", read_max_pool},
+                                   {"AveragePooling2D", read_avg_pool},
+                                   {"MaxPooling1D", read_pool1d<PoolKind::max>},
+                                   {"AveragePooling1D", read_pool1d<PoolKind::average>},
+                                   {"GlobalAveragePooling1D", read_global_pool<PoolKind::average, 1>},
+                                   {"GlobalAveragePooling2D", read_global_pool<PoolKind::average, 2>},
+                                   {"GlobalAveragePooling3D", read_global_pool<PoolKind::average, 3>},
+                                   {"GlobalMaxPooling1D", read_global_pool<PoolKind::max, 1>},
+                                   {"GlobalMaxPooling2D", read_global_pool<PoolKind::max, 2>},
+                                   {"GlobalMaxPooling3D", read_global_pool<PoolKind::max, 3>}},
+                                  write_pooling};
+  return family;
+}
+
+}  // namespace nnfit::keras_json
