@@ -276,7 +276,12 @@ std::vector<int> grad_activation(GradContext& c) {
   // relu, sigmoid and tanh differentiate from their output; every other kind from its input.
   const bool from_output = kind == "relu" || kind == "sigmoid" || kind == "tanh";
   int t = from_output ? n.outputs[0] : n.inputs[0];
-  return {c.graph.add("activation_grad", {t, dy}, {{"kind", kind}}, grad_name(c, "x"))};
+  Attrs a;
+  a.set("kind", kind);
+  for (const char* arg : {"alpha", "max_value", "threshold"}) {
+    if (n.attrs.has(arg)) a.set(arg, n.attrs.f(arg));
+  }
+  return {c.graph.add("activation_grad", {t, dy}, a, grad_name(c, "x"))};
 }
 
 std::vector<int> grad_softmax(GradContext& c) {
@@ -394,6 +399,7 @@ std::vector<int> grad_dropout(GradContext& c) {
 void add_merge_op_defs(std::map<std::string, OpDef>& catalogue);   // merge_op_defs.cpp
 void add_reduce_op_defs(std::map<std::string, OpDef>& catalogue);  // reduce_op_defs.cpp
 void add_shape_op_defs(std::map<std::string, OpDef>& catalogue);   // shape_op_defs.cpp
+void add_prelu_op_defs(std::map<std::string, OpDef>& catalogue);   // prelu_op_defs.cpp
 
 namespace {
 
@@ -435,6 +441,7 @@ std::map<std::string, OpDef> build_catalogue() {
   add_merge_op_defs(m);
   add_reduce_op_defs(m);
   add_shape_op_defs(m);
+  add_prelu_op_defs(m);
   return m;
 }
 

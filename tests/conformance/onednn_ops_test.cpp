@@ -367,6 +367,45 @@ TEST(OnednnActivation, EachKindForwardAndGrad) {
   }
 }
 
+// The activation layers' arguments: LeakyReLU's and ELU's alpha, and Keras's ReLU layer
+// where oneDNN has the form (a leaky relu without cap or threshold, a cap alone).
+TEST(OnednnActivation, ArgumentsMatchTheReference) {
+  Shape s{5, 41};
+  Attrs leaky{{"kind", std::string("leaky_relu")}, {"alpha", 0.05}};
+  Attrs elu{{"kind", std::string("elu")}, {"alpha", 0.7}};
+  Attrs slope{{"kind", std::string("relu_keras")}, {"alpha", 0.1}, {"threshold", 0.0}};
+  Attrs cap{{"kind", std::string("relu_keras")}, {"alpha", 0.0}, {"threshold", 0.0}, {"max_value", 1.5}};
+  for (const Attrs& a : {leaky, elu, slope, cap}) {
+    SCOPED_TRACE(a.to_string());
+    Tensor x = random_tensor(s, 42, -3.0f, 3.0f);
+    expect_matches_reference(make_desc("activation", a, {s}, {s}), {x});
+    expect_matches_reference(make_desc("activation_grad", a, {s, s}, {s}), {x, random_tensor(s, 43)});
+  }
+  // A threshold, or a slope with a cap, has no oneDNN form: the reference runs it.
+  std::string why;
+  Attrs both{{"kind", std::string("relu_keras")}, {"alpha", 0.1}, {"threshold", 0.5}};
+  EXPECT_EQ(make_onednn_activation(make_desc("activation", both, {s}, {s}), &why), nullptr);
+  EXPECT_NE(why.find("no algorithm"), std::string::npos) << why;
+}
+
+// Keras 3.15.1's keras.layers.ReLU(negative_slope, max_value, threshold) at a few points
+// (computed by Keras: x * (x > threshold), clipped when max_value is set, minus
+// negative_slope * relu(threshold - x)).
+TEST(RefActivation, KerasReLULayerValues) {
+  Shape s{6};
+  Tensor x = from_values(s, {-3, -0.5f, 0.25f, 1, 2.5f, 8});
+  auto run = [&](double slope, double threshold, double max_value) {
+    Attrs a{{"kind", std::string("relu_keras")}, {"alpha", slope}, {"threshold", threshold}};
+    if (max_value > 0) a.set("max_value", max_value);
+    return run_ref(make_desc("activation", a, {s}, {s}), {x});
+  };
+  expect_values(run(0.1, 0.0, 0), {-0.3f, -0.05f, 0.25f, 1, 2.5f, 8});
+  expect_values(run(0.0, 1.0, 0), {0, 0, 0, 0, 2.5f, 8});
+  expect_values(run(0.5, 1.0, 2), {-2, -0.75f, -0.375f, 0, 2, 2});
+  expect_values(run(0.0, -1.0, 6), {0, 0, 0.25f, 1, 2.5f, 6});
+  expect_values(run(0.0, -1.0, 0), {0, -0.5f, 0.25f, 1, 2.5f, 8});
+}
+
 // Keras's definitions at a few points (keras.activations in Keras 3.15.1).
 TEST(RefActivation, KerasValues) {
   Shape s{4};

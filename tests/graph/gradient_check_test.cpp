@@ -140,6 +140,33 @@ TEST(GradientCheck, Activations) {
   check({"log_softmax", {}, {random(Shape{4, 6}, 11, -2.0f, 2.0f)}});
 }
 
+TEST(GradientCheck, ActivationArguments) {
+  Tensor x = random(Shape{3, 7}, 12, -2.0f, 2.0f);
+  // Clear of every kink below: 0, the thresholds 0.5 and -1, the cap 1.5.
+  for (std::int64_t i = 0; i < x.numel(); ++i) {
+    float& v = x.data<float>()[i];
+    for (float kink : {0.0f, 0.5f, -1.0f, 1.5f}) {
+      if (std::fabs(v - kink) < 0.05f) v = kink + 0.1f;
+    }
+  }
+  check({"activation", {{"kind", std::string("leaky_relu")}, {"alpha", 0.05}}, {x}});
+  check({"activation", {{"kind", std::string("elu")}, {"alpha", 0.7}}, {x}});
+  check({"activation", {{"kind", std::string("relu_keras")}, {"alpha", 0.1}, {"threshold", 0.5}, {"max_value", 1.5}}, {x}});
+  check({"activation", {{"kind", std::string("relu_keras")}, {"alpha", 0.0}, {"threshold", -1.0}}, {x}});
+}
+
+TEST(GradientCheck, PRelu) {
+  // alpha per position, and shared along axis 1 (Keras's shared_axes=[1]).
+  Tensor x = random(Shape{3, 4, 5}, 13, -2.0f, 2.0f);
+  for (std::int64_t i = 0; i < x.numel(); ++i) {
+    float& v = x.data<float>()[i];
+    v = v < 0 ? v - 0.1f : v + 0.1f;
+  }
+  check({"prelu", {}, {x, random(Shape{4, 5}, 14, 0.0f, 0.5f)}});
+  check({"prelu", {}, {x, random(Shape{1, 5}, 15, 0.0f, 0.5f)}});
+  check({"prelu", {}, {x, random(Shape{4, 1}, 16, 0.0f, 0.5f)}});
+}
+
 TEST(GradientCheck, MergeOps) {
   const Shape s{3, 5};
   for (const char* op : {"sub", "mul", "maximum", "minimum"}) {

@@ -283,6 +283,73 @@ TEST(KerasConfig, Conv1DReadsAndRoundTrips) {
             std::string::npos);
 }
 
+TEST(KerasConfig, ActivationLayersReadKerasFormsAndRoundTrip) {
+  const std::string json = keras3_model(
+      "[null, 4, 3]",
+      layer("ReLU", R"({"name": "r", "max_value": 1.5, "negative_slope": 0.1, "threshold": 0.2})") + ", " +
+          layer("LeakyReLU", R"({"name": "l", "negative_slope": 0.05})") + ", " +
+          layer("LeakyReLU", R"({"name": "l2", "alpha": 0.2})") + ", " +  // Keras 2's key
+          layer("ELU", R"({"name": "e", "alpha": 0.5})") + ", " +
+          layer("PReLU", R"({"name": "p", "alpha_initializer": "zeros", "alpha_regularizer": null, "alpha_constraint": null, "shared_axes": [1]})") + ", " +
+          layer("Softmax", R"({"name": "s", "axis": 1})"));
+  auto m = sequential_from_keras_json(json, "activations.json");
+  EXPECT_EQ(classes(*m), (std::vector<std::string>{"ReLU", "LeakyReLU", "LeakyReLU", "ELU", "PReLU", "Softmax"}));
+  for (KerasFormat format : {KerasFormat::keras3, KerasFormat::keras2}) {
+    const std::string written = model_to_keras_json(*m, format);
+    // Keras 3 names LeakyReLU's slope negative_slope, Keras 2 alpha.
+    EXPECT_NE(written.find(format == KerasFormat::keras2 ? R"("alpha":0.05)" : R"("negative_slope":0.05)"),
+              std::string::npos);
+    auto again = sequential_from_keras_json(written, "written.json");
+    const auto& relu = dynamic_cast<const ReLU&>(*again->layers()[0]).options();
+    EXPECT_EQ(relu.max_value, 1.5);
+    EXPECT_EQ(relu.negative_slope, 0.1);
+    EXPECT_EQ(relu.threshold, 0.2);
+    EXPECT_EQ(dynamic_cast<const LeakyReLU&>(*again->layers()[1]).negative_slope(), 0.05);
+    EXPECT_EQ(dynamic_cast<const LeakyReLU&>(*again->layers()[2]).negative_slope(), 0.2);
+    EXPECT_EQ(dynamic_cast<const ELU&>(*again->layers()[3]).alpha(), 0.5);
+    EXPECT_EQ(dynamic_cast<const PReLU&>(*again->layers()[4]).options().shared_axes, (std::vector<std::int64_t>{1}));
+    EXPECT_EQ(dynamic_cast<const Softmax&>(*again->layers()[5]).axis(), 1);
+  }
+  // PReLU's alpha: the input's shape with 1 on the shared axes, as Keras stores it.
+  m->build();
+  ASSERT_EQ(m->get_weights().size(), 1u);
+  EXPECT_EQ(m->get_weights()[0].shape(), (Shape{1, 3}));
+  EXPECT_EQ(m->layers()[3]->output_shape(Shape{4, 3}), (Shape{4, 3}));
+}
+
+TEST(KerasConfigErrors, ActivationLayers) {
+  struct Case {
+    std::string json, expect;
+  };
+  const Case cases[] = {
+      {keras3_model("[null, 6]", layer("ReLU", R"({"name": "r", "threshold": -1.0})")), "\"threshold\" must be >= 0, got -1.0"},
+      {keras3_model("[null, 6]", layer("ReLU", R"({"name": "r", "max_value": -2})")), "\"max_value\" must be >= 0, got -2"},
+      {keras3_model("[null, 6]", layer("LeakyReLU", R"({"name": "l", "alpha": 0.1, "negative_slope": 0.1})")),
+       "give \"negative_slope\" (Keras 3) or \"alpha\" (Keras 2), not both"},
+      {keras3_model("[null, 6]", layer("LeakyReLU", R"({"name": "l", "negative_slope": -0.1})")), "negative slope must be >= 0"},
+      {keras3_model("[null, 6]", layer("ELU", R"({"name": "e", "alpha": "one"})")), "\"alpha\""},
+      {keras3_model("[null, 4, 3]", layer("PReLU", R"({"name": "p", "shared_axes": [3]})")),
+       "layers[1] (p): \"shared_axes\" must hold axes 1..2 of the input ((4, 3) after the batch axis), got [3]"},
+      {keras3_model("[null, 4, 3]", layer("PReLU", R"({"name": "p", "alpha_regularizer": {"class_name": "L2"}})")),
+       "alpha_regularizer"},
+      {keras3_model("[null, 4, 3]", layer("Softmax", R"({"name": "s", "axis": 3})")),
+       "layers[1] (s): \"axis\" = 3 is not a feature axis of the input ((4, 3) after the batch axis)"},
+      {keras3_model("[null, 4, 3]", layer("Softmax", R"({"name": "s", "axis": 0})")), "\"axis\" = 0 is not a feature axis"},
+      {keras3_model("[null, 4, 3]", layer("Softmax", R"({"name": "s", "axis": [1, 2]})")),
+       "a softmax over several axes at once is not supported"},
+  };
+  for (const Case& c : cases) {
+    std::string msg;
+    try {
+      sequential_from_keras_json(c.json, "bad.json");
+      ADD_FAILURE() << "accepted: " << c.expect;
+    } catch (const Error& e) {
+      msg = e.what();
+    }
+    EXPECT_NE(msg.find(c.expect), std::string::npos) << c.expect << " not in: " << msg;
+  }
+}
+
 TEST(KerasConfigErrors, PoolingFamily) {
   struct Case {
     std::string json, expect;
@@ -355,8 +422,7 @@ TEST(KerasConfigErrors, UnsupportedOptions) {
       {keras3_model("[null, 8, 8, 3]", layer("Conv2D", R"({"name": "c", "filters": 2, "kernel_size": 3, "data_format": "channels_first"})")), "data_format"},
       {keras3_model("[null, 8, 8, 3]", layer("Conv2D", R"({"name": "c", "filters": 2, "kernel_size": 3, "dilation_rate": [2, 2]})")), "dilation_rate"},
       {keras3_model("[null, 8, 8, 3]", layer("BatchNormalization", R"({"name": "bn", "axis": 1})")), "axis"},
-      {keras3_model("[null, 8]", layer("ReLU", R"({"name": "r", "max_value": 6.0, "negative_slope": 0.0, "threshold": 0.0})")), "max_value"},
-      {keras3_model("[null, 8, 4]", layer("Softmax", R"({"name": "s", "axis": 1})")), "axis"},
+      {keras3_model("[null, 8, 4]", layer("Softmax", R"({"name": "s", "axis": [1, 2]})")), "axis"},
       {keras3_model("[null, 8]", layer("Dense", R"({"name": "d", "units": 2, "dtype": "float16"})")), "dtype"},
       // Functional models read (keras_functional_test.cpp), but not where a Sequential is asked for.
       {R"({"class_name": "Functional", "config": {"name": "f", "layers": [)"

@@ -2,6 +2,7 @@
 // src/nn/layers/.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -203,22 +204,86 @@ class Activation final : public Layer {
   std::string activation_;
 };
 
-// Keras ReLU with its defaults (max_value None, negative_slope 0, threshold 0); other
-// values are rejected as Unsupported when the layer is made.
-class ReLU final : public Layer {
- public:
-  explicit ReLU(std::string name) : Layer(std::move(name)) {}
-  std::string class_name() const override { return "ReLU"; }
-  Shape output_shape(const Shape& input_shape) const override { return input_shape; }
-  int call(GraphBuilder& builder, int x) override;
+// Keras's ReLU layer: max(x, 0) by default; with arguments,
+//   y = (threshold != 0 ? x * (x > threshold) : relu(x)), clipped to [0, max_value] when
+//   max_value is given, minus negative_slope * relu(threshold - x).
+struct ReLUOptions {
+  std::optional<double> max_value;
+  double negative_slope = 0.0;
+  double threshold = 0.0;
 };
 
-class Softmax final : public Layer {
+class ReLU final : public Layer {
  public:
-  explicit Softmax(std::string name) : Layer(std::move(name)) {}
-  std::string class_name() const override { return "Softmax"; }
+  explicit ReLU(std::string name, ReLUOptions options = {});
+  std::string class_name() const override { return "ReLU"; }
+  const ReLUOptions& options() const { return options_; }
   Shape output_shape(const Shape& input_shape) const override { return input_shape; }
   int call(GraphBuilder& builder, int x) override;
+
+ private:
+  ReLUOptions options_;
+};
+
+// x for x > 0, negative_slope * x otherwise (Keras 3's default slope is 0.3).
+class LeakyReLU final : public Layer {
+ public:
+  explicit LeakyReLU(std::string name, double negative_slope = 0.3);
+  std::string class_name() const override { return "LeakyReLU"; }
+  double negative_slope() const { return negative_slope_; }
+  Shape output_shape(const Shape& input_shape) const override { return input_shape; }
+  int call(GraphBuilder& builder, int x) override;
+
+ private:
+  double negative_slope_;
+};
+
+// x for x > 0, alpha * (exp(x) - 1) otherwise.
+class ELU final : public Layer {
+ public:
+  explicit ELU(std::string name, double alpha = 1.0);
+  std::string class_name() const override { return "ELU"; }
+  double alpha() const { return alpha_; }
+  Shape output_shape(const Shape& input_shape) const override { return input_shape; }
+  int call(GraphBuilder& builder, int x) override;
+
+ private:
+  double alpha_;
+};
+
+struct PReLUOptions {
+  std::string alpha_initializer = "zeros";
+  // Axes (1-based, counting the batch axis as 0, as Keras's) along which alpha is shared.
+  std::vector<std::int64_t> shared_axes;
+};
+
+// x for x > 0, alpha * x otherwise, with a learned alpha per position of the input (batch
+// axis aside), shared along shared_axes: Keras's weight "alpha" of the input's shape with
+// 1 on the shared axes.
+class PReLU final : public Layer {
+ public:
+  PReLU(std::string name, PReLUOptions options);
+  std::string class_name() const override { return "PReLU"; }
+  const PReLUOptions& options() const { return options_; }
+  Shape output_shape(const Shape& input_shape) const override;
+  void build(const Shape& input_shape, WeightFactory& weights) override;
+  int call(GraphBuilder& builder, int x) override;
+
+ private:
+  PReLUOptions options_;
+};
+
+// Softmax over `axis` (counting the batch axis as 0; -1 is the last).
+class Softmax final : public Layer {
+ public:
+  explicit Softmax(std::string name, std::int64_t axis = -1) : Layer(std::move(name)), axis_(axis) {}
+  std::string class_name() const override { return "Softmax"; }
+  std::int64_t axis() const { return axis_; }
+  Shape output_shape(const Shape& input_shape) const override;
+  int call(GraphBuilder& builder, int x) override;
+
+ private:
+  std::int64_t axis_;
 };
 
 struct BatchNormalizationOptions {

@@ -3,6 +3,7 @@
 #include "backend/common/nn_op_geometry.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "nnfit/core/error.h"
 
@@ -95,6 +96,7 @@ const std::pair<const char*, ActivationKind> kActivationNames[] = {
     {"swish", ActivationKind::silu},          {"mish", ActivationKind::mish},
     {"hard_silu", ActivationKind::hard_silu}, {"hard_swish", ActivationKind::hard_silu},
     {"gelu_tanh", ActivationKind::gelu_tanh}, {"hard_sigmoid_keras2", ActivationKind::hard_sigmoid_keras2},
+    {"relu_keras", ActivationKind::relu_keras},
 };
 }  // namespace
 
@@ -111,6 +113,23 @@ ActivationKind parse_activation_kind(const KernelDesc& desc, const std::string& 
     known += (known.empty() ? "" : ", ") + std::string(name);
   }
   throw InvalidArgument(where(desc) + ": unknown activation '" + s + "'; expected one of " + known);
+}
+
+ActivationArgs default_activation_args(ActivationKind kind) {
+  ActivationArgs a;
+  a.kind = kind;
+  a.alpha = kind == ActivationKind::leaky_relu ? 0.2 : kind == ActivationKind::elu ? 1.0 : 0.0;
+  a.max_value = std::numeric_limits<double>::infinity();
+  return a;
+}
+
+ActivationArgs parse_activation_args(const KernelDesc& desc) {
+  ActivationArgs a = default_activation_args(parse_activation_kind(desc, "kind"));
+  a.alpha = desc.attrs.f_or("alpha", a.alpha);
+  a.max_value = desc.attrs.f_or("max_value", a.max_value);
+  a.threshold = desc.attrs.f_or("threshold", a.threshold);
+  NNFIT_CHECK(!(a.max_value < 0.0), InvalidArgument, where(desc), ": max_value must be >= 0, got ", a.max_value);
+  return a;
 }
 
 std::string window_unsupported_reason(const KernelDesc& desc) {

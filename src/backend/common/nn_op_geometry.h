@@ -17,10 +17,27 @@ namespace nnfit {
 // and gelu_tanh (the tanh approximation, Keras's gelu(approximate=True)).
 // hard_sigmoid_keras2 is Keras 2's (tf.keras) hard_sigmoid, clip(0.2 x + 0.5, 0, 1): what
 // "hard_sigmoid" means in a file Keras 2 wrote.
+// relu_keras is the Keras ReLU layer with arguments (below).
 enum class ActivationKind {
   linear, relu, sigmoid, tanh, gelu, elu, selu, softplus, softsign, hard_sigmoid, exponential,
-  leaky_relu, relu6, silu, mish, hard_silu, gelu_tanh, hard_sigmoid_keras2
+  leaky_relu, relu6, silu, mish, hard_silu, gelu_tanh, hard_sigmoid_keras2, relu_keras
 };
+// The activation op's optional float attributes: alpha is leaky_relu's negative slope
+// (default 0.2, the activation function's; the LeakyReLU layer passes its own), elu's
+// alpha (default 1) and relu_keras's negative_slope (default 0); max_value (default +inf,
+// "none") and threshold (default 0) are relu_keras's: Keras's
+//   y = (threshold != 0 ? x * (x > threshold) : relu(x)), clipped to [0, max_value] when
+//   max_value is given, minus negative_slope * relu(threshold - x).
+struct ActivationArgs {
+  ActivationKind kind = ActivationKind::linear;
+  double alpha = 0.0;
+  double max_value = 0.0;  // +inf when absent
+  double threshold = 0.0;
+};
+// The kind's defaults (what fused ops, which take a kind only, compute).
+ActivationArgs default_activation_args(ActivationKind kind);
+// The kind (attribute "kind") with the op's alpha, max_value and threshold attributes.
+ActivationArgs parse_activation_args(const KernelDesc& desc);
 // Whether activation_grad's first input is the forward output y (relu, sigmoid, tanh) or
 // the input x (every other kind); graph/op_defs.cpp builds it the same way.
 bool activation_grad_reads_output(ActivationKind kind);

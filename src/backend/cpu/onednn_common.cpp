@@ -3,6 +3,8 @@
 // because the C++ execute() builds a std::vector on every call.
 #include "backend/cpu/onednn_common.h"
 
+#include <cmath>
+
 #include "nnfit/core/error.h"
 
 namespace nnfit::onednn {
@@ -51,9 +53,10 @@ void PrimitiveCall::execute(void* workspace, const std::string& node) {
               static_cast<int>(status));
 }
 
-std::optional<EltwiseAlgorithm> eltwise_algorithm(ActivationKind kind, bool backward) {
+std::optional<EltwiseAlgorithm> eltwise_algorithm(const ActivationArgs& args, bool backward) {
   using A = dnnl::algorithm;
-  switch (kind) {
+  const auto alpha = static_cast<float>(args.alpha);
+  switch (args.kind) {
     case ActivationKind::linear: return EltwiseAlgorithm{A::eltwise_linear, 1.0f, 0.0f};
     case ActivationKind::relu: return EltwiseAlgorithm{backward ? A::eltwise_relu_use_dst_for_bwd : A::eltwise_relu};
     case ActivationKind::sigmoid:
@@ -61,9 +64,9 @@ std::optional<EltwiseAlgorithm> eltwise_algorithm(ActivationKind kind, bool back
     case ActivationKind::tanh: return EltwiseAlgorithm{backward ? A::eltwise_tanh_use_dst_for_bwd : A::eltwise_tanh};
     case ActivationKind::gelu: return EltwiseAlgorithm{A::eltwise_gelu_erf};
     case ActivationKind::gelu_tanh: return EltwiseAlgorithm{A::eltwise_gelu_tanh};
-    case ActivationKind::elu: return EltwiseAlgorithm{A::eltwise_elu, 1.0f, 0.0f};
+    case ActivationKind::elu: return EltwiseAlgorithm{A::eltwise_elu, alpha, 0.0f};
     case ActivationKind::exponential: return EltwiseAlgorithm{A::eltwise_exp};
-    case ActivationKind::leaky_relu: return EltwiseAlgorithm{A::eltwise_relu, 0.2f, 0.0f};
+    case ActivationKind::leaky_relu: return EltwiseAlgorithm{A::eltwise_relu, alpha, 0.0f};
     case ActivationKind::relu6: return EltwiseAlgorithm{A::eltwise_clip_v2, 0.0f, 6.0f};
     case ActivationKind::silu: return EltwiseAlgorithm{A::eltwise_swish, 1.0f, 0.0f};
     case ActivationKind::mish: return EltwiseAlgorithm{A::eltwise_mish};
@@ -71,6 +74,12 @@ std::optional<EltwiseAlgorithm> eltwise_algorithm(ActivationKind kind, bool back
     case ActivationKind::softplus: return EltwiseAlgorithm{A::eltwise_soft_relu};
     // oneDNN 2.6 has no selu, softsign or hard_sigmoid (either Keras's): the reference
     // kernel runs them.
+    // Keras's ReLU layer: a leaky relu without a cap or threshold, a clip with only a cap.
+    case ActivationKind::relu_keras:
+      if (args.threshold != 0.0) return std::nullopt;
+      if (!std::isfinite(args.max_value)) return EltwiseAlgorithm{A::eltwise_relu, alpha, 0.0f};
+      if (args.alpha == 0.0) return EltwiseAlgorithm{A::eltwise_clip_v2, 0.0f, static_cast<float>(args.max_value)};
+      return std::nullopt;
     case ActivationKind::selu:
     case ActivationKind::softsign:
     case ActivationKind::hard_sigmoid:
@@ -81,7 +90,7 @@ std::optional<EltwiseAlgorithm> eltwise_algorithm(ActivationKind kind, bool back
 
 void append_activation(dnnl::post_ops& ops, ActivationKind kind) {
   if (kind == ActivationKind::linear) return;
-  const std::optional<EltwiseAlgorithm> a = eltwise_algorithm(kind, false);
+  const std::optional<EltwiseAlgorithm> a = eltwise_algorithm(default_activation_args(kind), false);
   NNFIT_CHECK(a, InvalidArgument, "internal: activation without a oneDNN post-op reached fusion");
   ops.append_eltwise(1.0f, a->algorithm, a->alpha, a->beta);
 }

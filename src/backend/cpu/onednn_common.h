@@ -68,7 +68,7 @@ struct EltwiseAlgorithm {
   dnnl::algorithm algorithm;
   float alpha = 0.0f, beta = 0.0f;
 };
-std::optional<EltwiseAlgorithm> eltwise_algorithm(ActivationKind kind, bool backward);
+std::optional<EltwiseAlgorithm> eltwise_algorithm(const ActivationArgs& args, bool backward);
 // Appends the activation as an eltwise post-op; linear appends nothing.
 void append_activation(dnnl::post_ops& ops, ActivationKind kind);
 

@@ -41,9 +41,8 @@ std::unique_ptr<Kernel> build(const KernelDesc& desc, std::string* why_not,
                               void (*init)(OnednnUnary&, const KernelDesc&, const Shape&)) {
   Shape shape = checked_elementwise(desc);
   if (desc.op == "activation" || desc.op == "activation_grad") {
-    const ActivationKind kind = parse_activation_kind(desc, "kind");
-    if (!eltwise_algorithm(kind, false)) {
-      if (why_not) *why_not = "oneDNN 2.6 has no algorithm for activation '" + desc.attrs.s("kind") + "'";
+    if (!eltwise_algorithm(parse_activation_args(desc), false)) {
+      if (why_not) *why_not = "oneDNN 2.6 has no algorithm for activation '" + desc.attrs.s("kind") + "' with these arguments";
       return nullptr;
     }
   }
@@ -64,7 +63,7 @@ memory::desc rows_md(const Shape& s) {
   return f32_md({s.numel() / c, c}, Tag::ab);
 }
 void init_activation(OnednnUnary& k, const KernelDesc& desc, const Shape& s) {
-  const EltwiseAlgorithm a = *eltwise_algorithm(parse_activation_kind(desc, "kind"), false);
+  const EltwiseAlgorithm a = *eltwise_algorithm(parse_activation_args(desc), false);
   memory::desc md = flat_md(s);
   dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, a.algorithm, md, a.alpha, a.beta);
   dnnl::eltwise_forward::primitive_desc pd(d, user_scratchpad_attr(), cpu_engine());
@@ -74,9 +73,9 @@ void init_activation(OnednnUnary& k, const KernelDesc& desc, const Shape& s) {
 }
 
 void init_activation_grad(OnednnUnary& k, const KernelDesc& desc, const Shape& s) {
-  ActivationKind kind = parse_activation_kind(desc, "kind");
-  const EltwiseAlgorithm a = *eltwise_algorithm(kind, true);
-  const bool t_is_y = activation_grad_reads_output(kind);
+  const ActivationArgs args = parse_activation_args(desc);
+  const EltwiseAlgorithm a = *eltwise_algorithm(args, true);
+  const bool t_is_y = activation_grad_reads_output(args.kind);
   memory::desc md = flat_md(s);
   // The hint is created with the same algorithm, as oneDNN requires for *_use_dst_for_bwd.
   dnnl::eltwise_forward::primitive_desc hint(

@@ -11,40 +11,53 @@ namespace nnfit {
 namespace {
 constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
 constexpr double kSeluScale = 1.0507009873554804934193349852946;
-constexpr double kLeakySlope = 0.2;  // Keras 3's leaky_relu default negative_slope
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 double softplus(double x) { return x > 30 ? x : std::log1p(std::exp(x)); }
 double hard_sigmoid(double x) { return std::clamp(x + 3.0, 0.0, 6.0) / 6.0; }
 constexpr double kSqrt2OverPi = 0.7978845608028654;
-}  // namespace
 
-double ref_activation(ActivationKind kind, double x) {
-  switch (kind) {
+// Keras's ReLU(negative_slope = a.alpha, max_value, threshold) (nn_op_geometry.h).
+double relu_keras(const ActivationArgs& a, double x) {
+  double y = a.threshold != 0.0 ? (x > a.threshold ? x : 0.0) : std::max(x, 0.0);
+  if (std::isfinite(a.max_value)) y = std::clamp(y, 0.0, a.max_value);
+  return y - a.alpha * std::max(a.threshold - x, 0.0);
+}
+
+double relu_keras_grad(const ActivationArgs& a, double x) {
+  double g = 0.0;
+  if (x > a.threshold && !(std::isfinite(a.max_value) && (x <= 0.0 || x >= a.max_value))) g = 1.0;
+  if (x < a.threshold) g += a.alpha;
+  return g;
+}
+
+double unary(const ActivationArgs& a, double x) {
+  switch (a.kind) {
     case ActivationKind::linear: return x;
     case ActivationKind::relu: return x > 0.0 ? x : 0.0;
     case ActivationKind::sigmoid: return sigmoid(x);
     case ActivationKind::tanh: return std::tanh(x);
     case ActivationKind::gelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
-    case ActivationKind::elu: return x > 0.0 ? x : std::expm1(x);
+    case ActivationKind::elu: return x > 0.0 ? x : a.alpha * std::expm1(x);
     case ActivationKind::selu: return kSeluScale * (x > 0.0 ? x : kSeluAlpha * std::expm1(x));
     case ActivationKind::softplus: return softplus(x);
     case ActivationKind::softsign: return x / (1.0 + std::fabs(x));
     case ActivationKind::hard_sigmoid: return hard_sigmoid(x);
     case ActivationKind::exponential: return std::exp(x);
-    case ActivationKind::leaky_relu: return x > 0.0 ? x : kLeakySlope * x;
+    case ActivationKind::leaky_relu: return x > 0.0 ? x : a.alpha * x;
     case ActivationKind::relu6: return std::clamp(x, 0.0, 6.0);
     case ActivationKind::silu: return x * sigmoid(x);
     case ActivationKind::mish: return x * std::tanh(softplus(x));
     case ActivationKind::hard_silu: return x * hard_sigmoid(x);
     case ActivationKind::gelu_tanh: return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
     case ActivationKind::hard_sigmoid_keras2: return std::clamp(0.2 * x + 0.5, 0.0, 1.0);
+    case ActivationKind::relu_keras: return relu_keras(a, x);
   }
   return x;
 }
 
 // t is y for relu, sigmoid and tanh, x for every other kind (activation_grad_reads_output).
-double ref_activation_grad(ActivationKind kind, double t, double dy) {
-  switch (kind) {
+double unary_grad(const ActivationArgs& a, double t, double dy) {
+  switch (a.kind) {
     case ActivationKind::linear: return dy;
     case ActivationKind::relu: return t > 0.0 ? dy : 0.0;
     case ActivationKind::sigmoid: return dy * t * (1.0 - t);
@@ -54,13 +67,13 @@ double ref_activation_grad(ActivationKind kind, double t, double dy) {
       double cdf = 0.5 * (1.0 + std::erf(t / std::sqrt(2.0)));
       return dy * (cdf + t * kInvSqrt2Pi * std::exp(-0.5 * t * t));
     }
-    case ActivationKind::elu: return dy * (t > 0.0 ? 1.0 : std::exp(t));
+    case ActivationKind::elu: return dy * (t > 0.0 ? 1.0 : a.alpha * std::exp(t));
     case ActivationKind::selu: return dy * kSeluScale * (t > 0.0 ? 1.0 : kSeluAlpha * std::exp(t));
     case ActivationKind::softplus: return dy * sigmoid(t);
     case ActivationKind::softsign: return dy / ((1.0 + std::fabs(t)) * (1.0 + std::fabs(t)));
     case ActivationKind::hard_sigmoid: return t > -3.0 && t < 3.0 ? dy / 6.0 : 0.0;
     case ActivationKind::exponential: return dy * std::exp(t);
-    case ActivationKind::leaky_relu: return t > 0.0 ? dy : kLeakySlope * dy;
+    case ActivationKind::leaky_relu: return t > 0.0 ? dy : a.alpha * dy;
     case ActivationKind::relu6: return t > 0.0 && t < 6.0 ? dy : 0.0;
     case ActivationKind::silu: return dy * sigmoid(t) * (1.0 + t * (1.0 - sigmoid(t)));
     case ActivationKind::mish: {
@@ -74,29 +87,35 @@ double ref_activation_grad(ActivationKind kind, double t, double dy) {
       return dy * (0.5 * (1.0 + th) + 0.5 * t * (1.0 - th * th) * du);
     }
     case ActivationKind::hard_sigmoid_keras2: return t > -2.5 && t < 2.5 ? 0.2 * dy : 0.0;
+    case ActivationKind::relu_keras: return dy * relu_keras_grad(a, t);
   }
   return dy;
 }
 
+}  // namespace
+
+double ref_activation(const ActivationArgs& a, double x) { return unary(a, x); }
+double ref_activation_grad(const ActivationArgs& a, double t, double dy) { return unary_grad(a, t, dy); }
+
 std::unique_ptr<Kernel> make_ref_activation(const KernelDesc& desc, std::string* /*why_not*/) {
   std::int64_t count = checked_elementwise(desc).numel();
-  ActivationKind kind = parse_activation_kind(desc, "kind");
-  return std::make_unique<RefKernel>([count, kind](const KernelArgs& args) {
+  const ActivationArgs act = parse_activation_args(desc);
+  return std::make_unique<RefKernel>([count, act](const KernelArgs& args) {
     const float* x = static_cast<const float*>(args.inputs[0]);
     float* y = static_cast<float*>(args.outputs[0]);
-    for (std::int64_t i = 0; i < count; ++i) y[i] = static_cast<float>(ref_activation(kind, x[i]));
+    for (std::int64_t i = 0; i < count; ++i) y[i] = static_cast<float>(unary(act, x[i]));
   });
 }
 
 std::unique_ptr<Kernel> make_ref_activation_grad(const KernelDesc& desc, std::string* /*why_not*/) {
   std::int64_t count = checked_elementwise(desc).numel();
-  ActivationKind kind = parse_activation_kind(desc, "kind");
-  return std::make_unique<RefKernel>([count, kind](const KernelArgs& args) {
+  const ActivationArgs act = parse_activation_args(desc);
+  return std::make_unique<RefKernel>([count, act](const KernelArgs& args) {
     const float* t = static_cast<const float*>(args.inputs[0]);
     const float* dy = static_cast<const float*>(args.inputs[1]);
     float* dx = static_cast<float*>(args.outputs[0]);
     for (std::int64_t i = 0; i < count; ++i) {
-      dx[i] = static_cast<float>(ref_activation_grad(kind, t[i], dy[i]));
+      dx[i] = static_cast<float>(unary_grad(act, t[i], dy[i]));
     }
   });
 }

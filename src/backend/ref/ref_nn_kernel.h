@@ -25,9 +25,11 @@ class RefKernel final : public Kernel {
 };
 
 // y = act(x). gelu is the exact erf form.
-double ref_activation(ActivationKind kind, double x);
-// dx for dy, where t is the forward output y (relu, sigmoid, tanh, linear) or input x (gelu).
-double ref_activation_grad(ActivationKind kind, double t, double dy);
+double ref_activation(const ActivationArgs& a, double x);
+inline double ref_activation(ActivationKind kind, double x) { return ref_activation(default_activation_args(kind), x); }
+// dx for dy, where t is the forward output y (relu, sigmoid, tanh) or input x (every other
+// kind: activation_grad_reads_output).
+double ref_activation_grad(const ActivationArgs& a, double t, double dy);
 
 std::unique_ptr<Kernel> make_ref_matmul(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_conv2d(const KernelDesc& desc, std::string* why_not);

@@ -20,6 +20,8 @@ std::unique_ptr<Kernel> make_ref_merge(const KernelDesc& desc, std::string* why_
 std::unique_ptr<Kernel> make_ref_shape(const KernelDesc& desc, std::string* why_not);
 // ref_reduce.cpp: reduce_mean, reduce_max and their gradients.
 std::unique_ptr<Kernel> make_ref_reduce(const KernelDesc& desc, std::string* why_not);
+// ref_prelu.cpp: prelu and prelu_grad.
+std::unique_ptr<Kernel> make_ref_prelu(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_reshape(const KernelDesc& desc, std::string* why_not);
 // ref_train_loss.cpp
 std::unique_ptr<Kernel> make_ref_loss(const KernelDesc& desc, std::string* why_not);

@@ -46,6 +46,8 @@ void register_ref_train_kernels(KernelRegistry& registry) {
       {"reduce_max", make_ref_reduce},
       {"reduce_mean_grad", make_ref_reduce},
       {"reduce_max_grad", make_ref_reduce},
+      {"prelu", make_ref_prelu},
+      {"prelu_grad", make_ref_prelu},
   };
   for (const auto& k : kKernels) {
     registry.add(k.op, DeviceType::cpu, DType::f32, {std::string("ref:") + k.op, k.factory});

@@ -8,9 +8,9 @@ namespace nnfit::keras_json {
 const Keys kCommon = {"name", "trainable", "dtype", "dtype_policy", "batch_input_shape"};
 
 const std::vector<const LayerFamily*>& layer_families() {
-  static const std::vector<const LayerFamily*> families = {&core_layers(),      &conv_layers(),
-                                                           &pooling_layers(),   &reshaping_layers(),
-                                                           &normalization_layers(), &merge_layers()};
+  static const std::vector<const LayerFamily*> families = {
+      &core_layers(),      &activation_layers(),   &conv_layers(), &pooling_layers(),
+      &reshaping_layers(), &normalization_layers(), &merge_layers()};
   return families;
 }
 

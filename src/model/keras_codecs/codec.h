@@ -1,7 +1,7 @@
-// Private to src/model: the Keras codecs of the layers, one file per family (core, conv,
-// pooling, reshaping, normalization, merge), as the op catalogue is split. A family lists
-// each Keras class it reads with its reader, and has one writer that turns a layer of the
-// family back into Keras 3's (or Keras 2's) config keys. Adding a layer touches its
+// Private to src/model: the Keras codecs of the layers, one file per family (core,
+// activations, conv, pooling, reshaping, normalization, merge), as the op catalogue is
+// split. A family lists each Keras class it reads with its reader, and has one writer
+// that turns a layer of the family back into Keras 3's (or Keras 2's) config keys. Adding a layer touches its
 // family's file only: keras_config.cpp dispatches reading over every family's classes,
 // keras_writer.cpp writing over every family's writer.
 #pragma once
@@ -43,7 +43,8 @@ struct LayerFamily {
   LayerWriter write;
 };
 
-const LayerFamily& core_layers();           // Dense, Flatten, Reshape, Dropout, activations
+const LayerFamily& core_layers();           // Dense, Flatten, Reshape, Dropout
+const LayerFamily& activation_layers();     // Activation, ReLU, LeakyReLU, ELU, PReLU, Softmax
 const LayerFamily& conv_layers();           // Conv1D, Conv2D
 const LayerFamily& pooling_layers();        // local and global pooling
 const LayerFamily& reshaping_layers();      // padding, cropping, upsampling, Permute, RepeatVector

@@ -1,5 +1,4 @@
-// Keras codecs of the core layers: Dense, Flatten, Reshape, Dropout and the activation
-// layers (Activation, ReLU, Softmax).
+// Keras codecs of the core layers: Dense, Flatten, Reshape, Dropout.
 #include "model/keras_codecs/codec.h"
 
 #include "nnfit/nn/layers.h"
@@ -50,28 +49,6 @@ LayerPtr read_dropout(const Reader& r, const std::string& p, const json& c, cons
   return std::make_unique<Dropout>(name, get_number(r, p, c, "rate", 0.0), get_int(r, p, c, "seed", 0));
 }
 
-LayerPtr read_activation(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
-  check_keys(r, p, c, kCommon, {"activation"});
-  if (!value(c, "activation")) r.invalid(p, "missing required key \"activation\"");
-  return std::make_unique<Activation>(name, get_activation(r, p, c, ""));
-}
-
-LayerPtr read_relu(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
-  check_keys(r, p, c, kCommon, {"max_value", "negative_slope", "threshold"});
-  require_null(r, p, c, {"max_value"});
-  if (get_number(r, p, c, "negative_slope", 0.0) != 0.0 || get_number(r, p, c, "threshold", 0.0) != 0.0) {
-    r.unsupported(p, "ReLU with a negative_slope or threshold other than 0 is not supported");
-  }
-  return std::make_unique<ReLU>(name);
-}
-
-LayerPtr read_softmax(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape& in) {
-  check_keys(r, p, c, kCommon, {"axis"});
-  const json* axis = value(c, "axis");
-  if (axis && !is_last_axis(*axis, in)) r.unsupported(p, "\"axis\" = " + show(*axis) + " is not supported (only -1)");
-  return std::make_unique<Softmax>(name);
-}
-
 bool write_core(const Writer& w, const Layer& l, ojson& c) {
   if (auto* d = dynamic_cast<const Dense*>(&l)) {
     const DenseOptions& o = d->options();
@@ -85,12 +62,6 @@ bool write_core(const Writer& w, const Layer& l, ojson& c) {
     c["target_shape"] = r->target_shape();
   } else if (auto* dr = dynamic_cast<const Dropout*>(&l)) {
     c.update({{"rate", dr->rate()}, {"seed", dr->seed() ? ojson(dr->seed()) : ojson(nullptr)}, {"noise_shape", nullptr}});
-  } else if (auto* a = dynamic_cast<const Activation*>(&l)) {
-    c["activation"] = write_activation(w, l, a->activation());
-  } else if (dynamic_cast<const ReLU*>(&l)) {
-    c.update({{"max_value", nullptr}, {"negative_slope", 0.0}, {"threshold", 0.0}});
-  } else if (dynamic_cast<const Softmax*>(&l)) {
-    c["axis"] = -1;
   } else {
     return false;
   }
@@ -103,10 +74,7 @@ const LayerFamily& core_layers() {
   static const LayerFamily family{{{"Dense", read_dense},
                                    {"Flatten", read_flatten},
                                    {"Reshape", read_reshape},
-                                   {"Dropout", read_dropout},
-                                   {"Activation", read_activation},
-                                   {"ReLU", read_relu},
-                                   {"Softmax", read_softmax}},
+                                   {"Dropout", read_dropout}},
                                   write_core};
   return family;
 }
