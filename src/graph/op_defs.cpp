@@ -400,6 +400,7 @@ void add_merge_op_defs(std::map<std::string, OpDef>& catalogue);   // merge_op_d
 void add_reduce_op_defs(std::map<std::string, OpDef>& catalogue);  // reduce_op_defs.cpp
 void add_shape_op_defs(std::map<std::string, OpDef>& catalogue);   // shape_op_defs.cpp
 void add_prelu_op_defs(std::map<std::string, OpDef>& catalogue);   // prelu_op_defs.cpp
+void add_layer_norm_op_defs(std::map<std::string, OpDef>& catalogue);  // layer_norm_op_defs.cpp
 
 namespace {
 
@@ -442,6 +443,7 @@ std::map<std::string, OpDef> build_catalogue() {
   add_reduce_op_defs(m);
   add_shape_op_defs(m);
   add_prelu_op_defs(m);
+  add_layer_norm_op_defs(m);
   return m;
 }
 

@@ -121,8 +121,10 @@ std::vector<const Weight*> Layer::all_weights() const {
 }
 
 std::int64_t Layer::count_params() const {
+  // Keras's count: its variables (saved_weights), not the constants nnfit keeps in place of
+  // a normalization's absent gamma or beta.
   std::int64_t n = 0;
-  for (const Weight* w : all_weights()) n += w->value.numel();
+  for (const Weight* w : const_cast<Layer*>(this)->saved_weights()) n += w->value.numel();
   return n;
 }
 

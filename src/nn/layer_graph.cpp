@@ -154,9 +154,20 @@ std::vector<Weight*> LayerGraph::weights() const {
   return out;
 }
 
+std::vector<Weight*> LayerGraph::saved_weights() const {
+  std::vector<Weight*> out;
+  std::set<const Weight*> seen;
+  for (const auto& l : layers_) {
+    for (Weight* w : l->saved_weights()) {
+      if (seen.insert(w).second) out.push_back(w);
+    }
+  }
+  return out;
+}
+
 std::int64_t LayerGraph::count_params() const {
   std::int64_t n = 0;
-  for (const Weight* w : weights()) n += w->value.numel();
+  for (const Weight* w : saved_weights()) n += w->value.numel();
   return n;
 }
 

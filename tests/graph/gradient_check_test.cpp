@@ -269,6 +269,11 @@ TEST(GradientCheck, Losses) {
   }
 }
 
+TEST(GradientCheck, LayerNorm) {
+  check({"layer_norm", {{"epsilon", 1e-3}}, {random(Shape{4, 6}, 23), random(Shape{6}, 24, 0.5f, 1.5f), random(Shape{6}, 25)}});
+  check({"layer_norm", {{"epsilon", 1e-5}}, {random(Shape{2, 3, 5}, 26), random(Shape{5}, 27, 0.5f, 1.5f), random(Shape{5}, 28)}});
+}
+
 TEST(GradientCheck, BatchNormAndDropout) {
   check({"batch_norm_train", {{"epsilon", 1e-3}}, {random(Shape{6, 2, 3}, 19), random(Shape{3}, 20, 0.5f, 1.5f), random(Shape{3}, 21)}});
   Attrs d;

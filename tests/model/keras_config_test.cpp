@@ -350,6 +350,45 @@ TEST(KerasConfigErrors, ActivationLayers) {
   }
 }
 
+TEST(KerasConfig, LayerNormalizationReadsBothGenerationsAndRoundTrips) {
+  const std::string json = keras3_model(
+      "[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "axis": -1, "epsilon": 1e-5, "center": false, "scale": true, "rms_scaling": false, "beta_initializer": "zeros", "gamma_initializer": "ones", "beta_regularizer": null, "gamma_regularizer": null, "beta_constraint": null, "gamma_constraint": null})") +
+                          ", " + layer("LayerNormalization", R"({"name": "ln2", "axis": [2]})"));  // tf.keras's list form
+  auto m = sequential_from_keras_json(json, "ln.json");
+  for (KerasFormat format : {KerasFormat::keras3, KerasFormat::keras2}) {
+    auto again = sequential_from_keras_json(model_to_keras_json(*m, format), "written.json");
+    const auto& o = dynamic_cast<const LayerNormalization&>(*again->layers()[0]).options();
+    EXPECT_EQ(o.epsilon, 1e-5);
+    EXPECT_FALSE(o.center);
+    EXPECT_TRUE(o.scale);
+  }
+  // Keras's variables and count: gamma only (no center), then gamma and beta.
+  m->build();
+  EXPECT_EQ(m->layers()[0]->count_params(), 3);
+  EXPECT_EQ(m->count_params(), 9);
+  struct Case {
+    std::string json, expect;
+  };
+  const Case bad[] = {
+      {keras3_model("[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "axis": 1})")), "\"axis\" = 1 is not supported"},
+      {keras3_model("[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "rms_scaling": true})")), "rms_scaling"},
+      {keras3_model("[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "epsilon": 0})")), "\"epsilon\" must be positive, got 0"},
+      {keras3_model("[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "gamma_initializer": "zeros"})")),
+       "\"gamma_initializer\" other than ones"},
+  };
+  for (const Case& c : bad) {
+    std::string msg;
+    try {
+      sequential_from_keras_json(c.json, "bad.json");
+      ADD_FAILURE() << "accepted: " << c.expect;
+    } catch (const Error& e) {
+      msg = e.what();
+    }
+    EXPECT_NE(msg.find(c.expect), std::string::npos) << c.expect << " not in: " << msg;
+    EXPECT_NE(msg.find("layers[1] (ln)"), std::string::npos) << msg;
+  }
+}
+
 TEST(KerasConfigErrors, PoolingFamily) {
   struct Case {
     std::string json, expect;

@@ -79,6 +79,9 @@ class LayerGraph {
 
   // Every weight in layer order (nested models' weights in place), each once.
   std::vector<Weight*> weights() const;
+  // The weights Keras has as variables (each layer's saved_weights), each once; what
+  // count_params and the summary count.
+  std::vector<Weight*> saved_weights() const;
   std::int64_t count_params() const;
 
  private:

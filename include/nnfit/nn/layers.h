@@ -311,4 +311,28 @@ class BatchNormalization final : public Layer {
   BatchNormalizationOptions options_;
 };
 
+struct LayerNormalizationOptions {
+  double epsilon = 1e-3;
+  bool center = true;
+  bool scale = true;
+};
+
+// Normalizes each sample over the last axis (Keras's axis=-1): y = (x - mean) /
+// sqrt(var + epsilon) * gamma + beta, with the population variance of that sample's
+// features, in training and inference alike.
+class LayerNormalization final : public Layer {
+ public:
+  LayerNormalization(std::string name, LayerNormalizationOptions options);
+  std::string class_name() const override { return "LayerNormalization"; }
+  const LayerNormalizationOptions& options() const { return options_; }
+  void build(const Shape& input_shape, WeightFactory& weights) override;
+  Shape output_shape(const Shape& input_shape) const override { return input_shape; }
+  int call(GraphBuilder& builder, int x) override;
+  // Keras's variables: gamma only with scale, beta only with center.
+  std::vector<Weight*> saved_weights() override;
+
+ private:
+  LayerNormalizationOptions options_;
+};
+
 }  // namespace nnfit

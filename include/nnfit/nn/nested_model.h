@@ -19,6 +19,7 @@ class NestedModel final : public Layer {
   std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
   int num_outputs() const override { return static_cast<int>(graph_.outputs().size()); }
   std::vector<Weight*> all_weights() override { return graph_.weights(); }
+  std::vector<Weight*> saved_weights() override { return graph_.saved_weights(); }
   const LayerGraph& graph() const { return graph_; }
 
  private:

@@ -48,6 +48,8 @@ void register_ref_train_kernels(KernelRegistry& registry) {
       {"reduce_max_grad", make_ref_reduce},
       {"prelu", make_ref_prelu},
       {"prelu_grad", make_ref_prelu},
+      {"layer_norm", make_ref_layer_norm},
+      {"layer_norm_grad", make_ref_layer_norm},
   };
   for (const auto& k : kKernels) {
     registry.add(k.op, DeviceType::cpu, DType::f32, {std::string("ref:") + k.op, k.factory});

@@ -48,7 +48,7 @@ const LayerFamily& activation_layers();     // Activation, ReLU, LeakyReLU, ELU,
 const LayerFamily& conv_layers();           // Conv1D, Conv2D
 const LayerFamily& pooling_layers();        // local and global pooling
 const LayerFamily& reshaping_layers();      // padding, cropping, upsampling, Permute, RepeatVector
-const LayerFamily& normalization_layers();  // BatchNormalization
+const LayerFamily& normalization_layers();  // BatchNormalization, LayerNormalization
 const LayerFamily& merge_layers();          // Add, ..., Concatenate, Dot
 // Every family, in the order errors list the supported classes.
 const std::vector<const LayerFamily*>& layer_families();

@@ -1,4 +1,4 @@
-// Keras codecs of the normalization layers: BatchNormalization.
+// Keras codecs of the normalization layers: BatchNormalization, LayerNormalization.
 #include "model/keras_codecs/codec.h"
 
 #include "nnfit/nn/layers.h"
@@ -37,23 +37,61 @@ LayerPtr read_batch_norm(const Reader& r, const std::string& p, const json& c, c
   return std::make_unique<BatchNormalization>(name, o);
 }
 
-bool write_normalization(const Writer&, const Layer& l, ojson& c) {
-  auto* bn = dynamic_cast<const BatchNormalization*>(&l);
-  if (!bn) return false;
-  const BatchNormalizationOptions& o = bn->options();
-  c.update({{"axis", -1}, {"momentum", o.momentum}, {"epsilon", o.epsilon}, {"center", o.center}, {"scale", o.scale},
-            {"beta_initializer", write_initializer("zeros")}, {"gamma_initializer", write_initializer("ones")},
-            {"moving_mean_initializer", write_initializer("zeros")},
-            {"moving_variance_initializer", write_initializer("ones")}, {"beta_regularizer", nullptr},
-            {"gamma_regularizer", nullptr}, {"beta_constraint", nullptr}, {"gamma_constraint", nullptr},
-            {"synchronized", false}});
-  return true;
+LayerPtr read_layer_norm(const Reader& r, const std::string& p, const json& c, const std::string& name,
+                         const Shape& in) {
+  check_keys(r, p, c, kCommon,
+             {"axis", "epsilon", "center", "scale", "rms_scaling", "beta_initializer", "gamma_initializer",
+              "beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
+  require_null(r, p, c, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
+  require_value(r, p, c, "rms_scaling", false);
+  const json* axis = value(c, "axis");
+  if (axis && !is_last_axis(*axis, in)) {
+    r.unsupported(p, "\"axis\" = " + show(*axis) + " is not supported (only the last axis, -1)");
+  }
+  for (const auto& [key, def] : {std::pair<const char*, const char*>{"beta_initializer", "zeros"},
+                                 std::pair<const char*, const char*>{"gamma_initializer", "ones"}}) {
+    if (get_initializer(r, p, c, key, def) != def) {
+      r.unsupported(p, std::string("\"") + key + "\" other than " + def + " is not supported");
+    }
+  }
+  LayerNormalizationOptions o;
+  o.epsilon = get_number(r, p, c, "epsilon", o.epsilon);
+  if (!(o.epsilon > 0.0)) r.invalid(p, "\"epsilon\" must be positive, got " + show(c["epsilon"]));
+  o.center = get_bool(r, p, c, "center", o.center);
+  o.scale = get_bool(r, p, c, "scale", o.scale);
+  return std::make_unique<LayerNormalization>(name, o);
+}
+
+bool write_normalization(const Writer& w, const Layer& l, ojson& c) {
+  if (auto* bn = dynamic_cast<const BatchNormalization*>(&l)) {
+    const BatchNormalizationOptions& o = bn->options();
+    c.update({{"axis", -1}, {"momentum", o.momentum}, {"epsilon", o.epsilon}, {"center", o.center}, {"scale", o.scale},
+              {"beta_initializer", write_initializer("zeros")}, {"gamma_initializer", write_initializer("ones")},
+              {"moving_mean_initializer", write_initializer("zeros")},
+              {"moving_variance_initializer", write_initializer("ones")}, {"beta_regularizer", nullptr},
+              {"gamma_regularizer", nullptr}, {"beta_constraint", nullptr}, {"gamma_constraint", nullptr},
+              {"synchronized", false}});
+    return true;
+  }
+  if (auto* ln = dynamic_cast<const LayerNormalization*>(&l)) {
+    const LayerNormalizationOptions& o = ln->options();
+    // tf.keras stores the axis as a list and has no rms_scaling.
+    c.update({{"axis", w.keras2 ? ojson::array({-1}) : ojson(-1)}, {"epsilon", o.epsilon}, {"center", o.center},
+              {"scale", o.scale}});
+    if (!w.keras2) c["rms_scaling"] = false;
+    c.update({{"beta_initializer", write_initializer("zeros")}, {"gamma_initializer", write_initializer("ones")},
+              {"beta_regularizer", nullptr}, {"gamma_regularizer", nullptr}, {"beta_constraint", nullptr},
+              {"gamma_constraint", nullptr}});
+    return true;
+  }
+  return false;
 }
 
 }  // namespace
 
 const LayerFamily& normalization_layers() {
-  static const LayerFamily family{{{"BatchNormalization", read_batch_norm}}, write_normalization};
+  static const LayerFamily family{
+      {{"BatchNormalization", read_batch_norm}, {"LayerNormalization", read_layer_norm}}, write_normalization};
   return family;
 }
 

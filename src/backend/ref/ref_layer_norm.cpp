@@ -1,0 +1,107 @@
+// Reference kernels of layer_norm and layer_norm_grad (graph/layer_norm_op_defs.cpp), row
+// by row over x's last axis, statistics in double:
+//   mean, var = population moments of the row; rstd = 1 / sqrt(var + epsilon)
+//   y = (x - mean) * rstd * gamma + beta
+//   dbeta = sum over rows of dy; dgamma = sum over rows of dy * xhat
+//   dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma
+#include <cmath>
+#include <vector>
+
+#include "backend/ref/ref_train_kernels.h"
+#include "nnfit/core/error.h"
+
+namespace nnfit {
+
+namespace {
+
+class RefLayerNorm final : public Kernel {
+ public:
+  RefLayerNorm(bool grad, std::int64_t rows, std::int64_t cols, double epsilon)
+      : grad_(grad), rows_(rows), cols_(cols), epsilon_(epsilon) {}
+
+  void run(const KernelArgs& args) override { grad_ ? backward(args) : forward(args); }
+
+ private:
+  void forward(const KernelArgs& args) const {
+    const auto* x = static_cast<const float*>(args.inputs[0]);
+    const auto* gamma = static_cast<const float*>(args.inputs[1]);
+    const auto* beta = static_cast<const float*>(args.inputs[2]);
+    auto* y = static_cast<float*>(args.outputs[0]);
+    auto* mean_out = static_cast<float*>(args.outputs[1]);
+    auto* rstd_out = static_cast<float*>(args.outputs[2]);
+    for (std::int64_t r = 0; r < rows_; ++r) {
+      const float* xr = x + r * cols_;
+      double mean = 0.0;
+      for (std::int64_t c = 0; c < cols_; ++c) mean += xr[c];
+      mean /= static_cast<double>(cols_);
+      double var = 0.0;
+      for (std::int64_t c = 0; c < cols_; ++c) var += (xr[c] - mean) * (xr[c] - mean);
+      var /= static_cast<double>(cols_);
+      const double rstd = 1.0 / std::sqrt(var + epsilon_);
+      for (std::int64_t c = 0; c < cols_; ++c) {
+        y[r * cols_ + c] = static_cast<float>((xr[c] - mean) * rstd * gamma[c] + beta[c]);
+      }
+      mean_out[r] = static_cast<float>(mean);
+      rstd_out[r] = static_cast<float>(rstd);
+    }
+  }
+
+  void backward(const KernelArgs& args) const {
+    const auto* x = static_cast<const float*>(args.inputs[0]);
+    const auto* dy = static_cast<const float*>(args.inputs[1]);
+    const auto* gamma = static_cast<const float*>(args.inputs[2]);
+    const auto* mean = static_cast<const float*>(args.inputs[3]);
+    const auto* rstd = static_cast<const float*>(args.inputs[4]);
+    auto* dx = static_cast<float*>(args.outputs[0]);
+    auto* dgamma = static_cast<float*>(args.outputs[1]);
+    auto* dbeta = static_cast<float*>(args.outputs[2]);
+    std::vector<double> dg(static_cast<std::size_t>(cols_), 0.0), db(static_cast<std::size_t>(cols_), 0.0);
+    for (std::int64_t r = 0; r < rows_; ++r) {
+      const float* xr = x + r * cols_;
+      const float* dyr = dy + r * cols_;
+      double mean_g = 0.0, mean_gx = 0.0;
+      for (std::int64_t c = 0; c < cols_; ++c) {
+        const double xhat = (xr[c] - mean[r]) * static_cast<double>(rstd[r]);
+        const double g = static_cast<double>(dyr[c]) * gamma[c];
+        mean_g += g;
+        mean_gx += g * xhat;
+        dg[static_cast<std::size_t>(c)] += dyr[c] * xhat;
+        db[static_cast<std::size_t>(c)] += dyr[c];
+      }
+      mean_g /= static_cast<double>(cols_);
+      mean_gx /= static_cast<double>(cols_);
+      for (std::int64_t c = 0; c < cols_; ++c) {
+        const double xhat = (xr[c] - mean[r]) * static_cast<double>(rstd[r]);
+        const double g = static_cast<double>(dyr[c]) * gamma[c];
+        dx[r * cols_ + c] = static_cast<float>(rstd[r] * (g - mean_g - xhat * mean_gx));
+      }
+    }
+    for (std::int64_t c = 0; c < cols_; ++c) {
+      dgamma[c] = static_cast<float>(dg[static_cast<std::size_t>(c)]);
+      dbeta[c] = static_cast<float>(db[static_cast<std::size_t>(c)]);
+    }
+  }
+
+  bool grad_;
+  std::int64_t rows_, cols_;
+  double epsilon_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_ref_layer_norm(const KernelDesc& d, std::string* why_not) {
+  for (const auto* list : {&d.inputs, &d.outputs}) {
+    for (const TensorDesc& t : *list) {
+      if (t.dtype != DType::f32) {
+        if (why_not) *why_not = d.op + ": only float32 is supported, got " + std::string(dtype_name(t.dtype));
+        return nullptr;
+      }
+    }
+  }
+  const Shape& x = d.inputs.at(0).shape;
+  NNFIT_CHECK(x.rank() >= 1, InvalidArgument, d.op, ": x needs at least one axis");
+  const std::int64_t cols = x.dim(-1), rows = cols == 0 ? 0 : x.numel() / cols;
+  return std::make_unique<RefLayerNorm>(d.op == "layer_norm_grad", rows, cols, d.attrs.f("epsilon"));
+}
+
+}  // namespace nnfit

@@ -1,0 +1,75 @@
+// Shape inference and gradient rule of layer normalization over the last axis
+// (docs/design/ops.md): layer_norm gives y and each row's mean and reciprocal standard
+// deviation, which layer_norm_grad reads back.
+#include <map>
+
+#include "nnfit/core/error.h"
+#include "nnfit/graph/graph.h"
+#include "nnfit/graph/op_def.h"
+
+namespace nnfit {
+
+namespace {
+
+using Descs = std::vector<TensorDesc>;
+
+// The rows of x [..., C]: every axis but the last.
+Shape rows_of(const Shape& x) { return Shape(std::vector<std::int64_t>(x.dims().begin(), x.dims().end() - 1)); }
+
+// Input i must be [C], x's last axis (gamma, beta).
+void check_channel(const Descs& in, std::size_t i, const char* op) {
+  const Shape c{in[0].shape.dim(-1)};
+  NNFIT_CHECK(in[i].shape == c, InvalidArgument, op, ": input ", i, " is ", in[i].shape.to_string(), ", expected ",
+              c.to_string(), " (x's last axis)");
+}
+
+// x [..., C], gamma [C], beta [C] -> y like x, mean and rstd of x's rows.
+Descs infer_layer_norm(const Descs& in, const Attrs& a) {
+  NNFIT_CHECK(in.size() == 3, InvalidArgument, "layer_norm expects 3 inputs (x, gamma, beta), got ", in.size());
+  NNFIT_CHECK(in[0].shape.rank() >= 1, InvalidArgument, "layer_norm needs at least one axis");
+  NNFIT_CHECK(a.f("epsilon") > 0.0, InvalidArgument, "layer_norm: epsilon must be positive");
+  check_channel(in, 1, "layer_norm");
+  check_channel(in, 2, "layer_norm");
+  const Shape rows = rows_of(in[0].shape);
+  return {{in[0].shape, DType::f32}, {rows, DType::f32}, {rows, DType::f32}};
+}
+
+// x, dy, gamma, mean, rstd -> dx, dgamma, dbeta.
+Descs infer_layer_norm_grad(const Descs& in, const Attrs&) {
+  NNFIT_CHECK(in.size() == 5, InvalidArgument, "layer_norm_grad expects 5 inputs (x, dy, gamma, mean, rstd), got ",
+              in.size());
+  NNFIT_CHECK(in[1].shape == in[0].shape, InvalidArgument, "layer_norm_grad: dy ", in[1].shape.to_string(),
+              " is not x's shape ", in[0].shape.to_string());
+  check_channel(in, 2, "layer_norm_grad");
+  const Shape rows = rows_of(in[0].shape);
+  NNFIT_CHECK(in[3].shape == rows && in[4].shape == rows, InvalidArgument,
+              "layer_norm_grad: mean and rstd must be x's rows ", rows.to_string());
+  const Shape c{in[0].shape.dim(-1)};
+  return {{in[0].shape, DType::f32}, {c, DType::f32}, {c, DType::f32}};
+}
+
+std::vector<int> grad_layer_norm(GradContext& c) {
+  const Node n = c.graph.node(c.node);
+  const int dy = c.output_grads[0];
+  std::vector<int> out{-1, -1, -1};
+  if (dy < 0) return out;
+  // mean and rstd are statistics for the gradient only; nothing differentiates through them.
+  Attrs a;
+  a.set("epsilon", n.attrs.f("epsilon"));
+  const std::vector<int> g = c.graph.add_node(
+      "layer_norm_grad", {n.inputs[0], dy, n.inputs[1], n.outputs[1], n.outputs[2]}, a, n.name + "/grad");
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (c.needs[i]) out[i] = g[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_layer_norm_op_defs(std::map<std::string, OpDef>& m) {
+  auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
+  add({"layer_norm", infer_layer_norm, grad_layer_norm, {}});
+  add({"layer_norm_grad", infer_layer_norm_grad, nullptr, {}});
+}
+
+}  // namespace nnfit
