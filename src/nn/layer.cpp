@@ -102,6 +102,17 @@ Shape Layer::output_shape(const Shape&) const {
 
 int Layer::call(GraphBuilder&, int) { throw InvalidArgument(name_ + ": " + class_name() + " takes a list of inputs"); }
 
+void Layer::add_kernel_and_bias(WeightFactory& weights, const Shape& kernel_shape, std::int64_t fan_in,
+                                std::int64_t fan_out, const std::string& kernel_initializer, bool use_bias,
+                                const std::string& bias_initializer) {
+  weights_.push_back(
+      {name_ + "/kernel", weights.make(name_ + "/kernel", kernel_shape, kernel_initializer, fan_in, fan_out), true});
+  if (use_bias) {
+    const Shape bias{kernel_shape.dim(-1)};
+    weights_.push_back({name_ + "/bias", weights.make(name_ + "/bias", bias, bias_initializer, fan_in, fan_out), true});
+  }
+}
+
 std::vector<Weight*> Layer::all_weights() {
   std::vector<Weight*> out;
   for (Weight& w : weights_) out.push_back(&w);

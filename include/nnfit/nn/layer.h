@@ -97,6 +97,12 @@ class Layer {
   std::int64_t count_params() const;
 
  protected:
+  // Adds the trainable "<name>/kernel" of `kernel_shape` and, with use_bias, "<name>/bias"
+  // of the kernel's last dimension, initialized with the fans given (Dense, convolutions).
+  void add_kernel_and_bias(WeightFactory& weights, const Shape& kernel_shape, std::int64_t fan_in,
+                           std::int64_t fan_out, const std::string& kernel_initializer, bool use_bias,
+                           const std::string& bias_initializer);
+
   std::vector<Weight> weights_;
   bool built_ = false;
 

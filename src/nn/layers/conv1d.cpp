@@ -32,15 +32,8 @@ void Conv1D::build(const Shape& input_shape, WeightFactory& weights) {
   output_shape(input_shape);
   const std::int64_t k = options_.kernel_size, c = input_shape[1];
   const std::int64_t fan_in = k * c, fan_out = k * options_.filters;
-  weights_.push_back({name() + "/kernel",
-                      weights.make(name() + "/kernel", Shape{k, c, options_.filters}, options_.kernel_initializer,
-                                   fan_in, fan_out),
-                      true});
-  if (options_.use_bias) {
-    weights_.push_back({name() + "/bias",
-                        weights.make(name() + "/bias", Shape{options_.filters}, options_.bias_initializer, fan_in, fan_out),
-                        true});
-  }
+  add_kernel_and_bias(weights, Shape{k, c, options_.filters}, fan_in, fan_out, options_.kernel_initializer,
+                      options_.use_bias, options_.bias_initializer);
   built_ = true;
 }
 

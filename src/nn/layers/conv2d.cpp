@@ -20,15 +20,8 @@ void Conv2D::build(const Shape& input_shape, WeightFactory& weights) {
   output_shape(input_shape);
   std::int64_t kh = options_.kernel_size[0], kw = options_.kernel_size[1], c = input_shape[2];
   std::int64_t fan_in = kh * kw * c, fan_out = kh * kw * options_.filters;
-  weights_.push_back({name() + "/kernel",
-                      weights.make(name() + "/kernel", Shape{kh, kw, c, options_.filters}, options_.kernel_initializer,
-                                   fan_in, fan_out),
-                      true});
-  if (options_.use_bias) {
-    weights_.push_back({name() + "/bias",
-                        weights.make(name() + "/bias", Shape{options_.filters}, options_.bias_initializer, fan_in, fan_out),
-                        true});
-  }
+  add_kernel_and_bias(weights, Shape{kh, kw, c, options_.filters}, fan_in, fan_out, options_.kernel_initializer,
+                      options_.use_bias, options_.bias_initializer);
   built_ = true;
 }
 

@@ -13,14 +13,8 @@ void Dense::build(const Shape& input_shape, WeightFactory& weights) {
   NNFIT_CHECK(input_shape.rank() == 1, InvalidArgument, name(), ": Dense expects a flat input (features,), got ",
               input_shape.to_string(), "; add a Flatten layer before it");
   std::int64_t in = input_shape[0];
-  weights_.push_back({name() + "/kernel",
-                      weights.make(name() + "/kernel", Shape{in, options_.units}, options_.kernel_initializer, in, options_.units),
-                      true});
-  if (options_.use_bias) {
-    weights_.push_back({name() + "/bias",
-                        weights.make(name() + "/bias", Shape{options_.units}, options_.bias_initializer, in, options_.units),
-                        true});
-  }
+  add_kernel_and_bias(weights, Shape{in, options_.units}, in, options_.units, options_.kernel_initializer,
+                      options_.use_bias, options_.bias_initializer);
   built_ = true;
 }
 

@@ -1,0 +1,239 @@
+// The Keras readers and writers of the layer families (src/model/keras_codecs/): each
+// family's Keras config forms read, round-trip through the writer in both generations,
+// and bad values named with the layer's path.
+#include <gtest/gtest.h>
+
+#include "model/keras_config_helpers.h"
+#include "nnfit/core/error.h"
+#include "nnfit/model/keras_config.h"
+#include "nnfit/nn/layers.h"
+#include "nnfit/nn/reshaping_layers.h"
+
+namespace nnfit {
+namespace {
+
+using namespace keras_test;
+
+TEST(KerasConfig, PoolingFamilyAndKerasAliasesRoundTrip) {
+  const std::string json = keras3_model(
+      "[null, 9, 4]",
+      layer("MaxPool1D", R"({"name": "p", "pool_size": 3, "strides": null, "padding": "same"})") + ", " +
+          layer("AveragePooling1D", R"({"name": "a", "pool_size": [2], "strides": [1], "padding": "valid"})") + ", " +
+          layer("Reshape", R"({"name": "r", "target_shape": [2, 1, 4]})") + ", " +
+          layer("GlobalAvgPool2D", R"({"name": "g", "keepdims": true})") + ", " +
+          layer("Reshape", R"({"name": "r2", "target_shape": [4, 1]})") + ", " +
+          layer("GlobalMaxPooling1D", R"({"name": "gm", "data_format": "channels_first"})"));
+  auto m = sequential_from_keras_json(json, "pool.json");
+  const std::vector<std::string> want = {"MaxPooling1D", "AveragePooling1D", "Reshape", "GlobalAveragePooling2D",
+                                         "Reshape", "GlobalMaxPooling1D"};
+  EXPECT_EQ(classes(*m), want);
+  EXPECT_EQ(m->layers()[0]->output_shape(Shape{9, 4}), (Shape{3, 4}));
+  EXPECT_EQ(m->layers()[1]->output_shape(Shape{3, 4}), (Shape{2, 4}));
+  EXPECT_EQ(m->layers()[3]->output_shape(Shape{2, 1, 4}), (Shape{1, 1, 4}));
+  EXPECT_EQ(m->layers()[5]->output_shape(Shape{4, 1}), (Shape{4}));
+  // What nnfit writes reads back to the same layers and options.
+  auto again = sequential_from_keras_json(model_to_keras_json(*m), "written.json");
+  EXPECT_EQ(classes(*again), want);
+  const auto* p = dynamic_cast<const Pooling1D*>(again->layers()[0].get());
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->options().pool_size, 3);
+  EXPECT_EQ(p->options().strides, 3);
+  EXPECT_EQ(p->options().padding, "same");
+  const auto* g = dynamic_cast<const GlobalPooling*>(again->layers()[5].get());
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(g->options().channels_first);
+  EXPECT_FALSE(g->options().keepdims);
+}
+
+TEST(KerasConfig, ReshapingFamilyReadsKerasFormsAndRoundTrips) {
+  const std::string json = keras3_model(
+      "[null, 6, 5, 3]",
+      layer("ZeroPadding2D", R"({"name": "zp", "padding": [[1, 2], [0, 1]]})") + ", " +
+          layer("Cropping2D", R"({"name": "cr", "cropping": [1, 1], "data_format": "channels_first"})") + ", " +
+          layer("UpSampling2D", R"({"name": "up", "size": [2, 1], "interpolation": "nearest"})") + ", " +
+          layer("Permute", R"({"name": "pm", "dims": [3, 1, 2]})") + ", " +
+          layer("Reshape", R"({"name": "flat", "target_shape": [-1]})") + ", " +
+          layer("RepeatVector", R"({"name": "rv", "n": 2})") + ", " +
+          layer("ZeroPadding1D", R"({"name": "zp1", "padding": 3})"));
+  auto m = sequential_from_keras_json(json, "reshape.json");
+  // Cropping2D is channels first: its spatial axes are the last two, (6, 3) -> (4, 1).
+  const std::vector<Shape> want = {Shape{9, 6, 3}, Shape{9, 4, 1}, Shape{18, 4, 1}, Shape{1, 18, 4},
+                                   Shape{72},      Shape{2, 72},   Shape{8, 72}};
+  Shape s{6, 5, 3};
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    s = m->layers()[i]->output_shape(s);
+    EXPECT_EQ(s, want[i]) << m->layers()[i]->name();
+  }
+  auto again = sequential_from_keras_json(model_to_keras_json(*m), "written.json");
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(again->layers()[i]->class_name(), m->layers()[i]->class_name());
+  }
+  const auto& zp = dynamic_cast<const ZeroPadding&>(*again->layers()[0]).options();
+  EXPECT_EQ(zp.padding, (SpatialPairs{{1, 2}, {0, 1}}));
+  const auto& cr = dynamic_cast<const Cropping&>(*again->layers()[1]).options();
+  EXPECT_TRUE(cr.channels_first);
+  EXPECT_EQ(cr.cropping, (SpatialPairs{{1, 1}, {1, 1}}));
+  EXPECT_EQ(dynamic_cast<const UpSampling&>(*again->layers()[2]).options().size, (std::vector<std::int64_t>{2, 1}));
+  EXPECT_EQ(dynamic_cast<const Permute&>(*again->layers()[3]).dims(), (std::vector<std::int64_t>{3, 1, 2}));
+  EXPECT_EQ(dynamic_cast<const ZeroPadding&>(*again->layers()[6]).options().padding, (SpatialPairs{{3, 3}}));
+}
+
+TEST(KerasConfigErrors, ReshapingFamily) {
+  expect_config_errors({
+      {keras3_model("[null, 6, 5, 3]", layer("ZeroPadding2D", R"({"name": "z", "padding": [1, 2, 3]})")),
+       "\"padding\" must be an integer, a list of 2 integers or of 2 pairs of integers >= 0, got [1,2,3]"},
+      {keras3_model("[null, 9, 3]", layer("Cropping1D", R"({"name": "c", "cropping": [5, 4]})")),
+       "layers[1] (c): cropping (5, 4) leaves nothing of (9, 3)"},
+      {keras3_model("[null, 9, 3]", layer("Cropping1D", R"({"name": "c", "data_format": "channels_first"})")),
+       "data_format"},
+      {keras3_model("[null, 6, 5, 3]", layer("UpSampling2D", R"({"name": "u", "size": 0})")), "\"size\" must be"},
+      {keras3_model("[null, 6, 5]", layer("Permute", R"({"name": "p", "dims": [1, 1]})")), "dims must be a permutation of 1..2"},
+      {keras3_model("[null, 6, 5]", layer("Permute", R"({"name": "p", "dims": [2, 1, 3]})")), "dims has 3 entries"},
+      {keras3_model("[null, 6, 5]", layer("RepeatVector", R"({"name": "r", "n": 3})")), "RepeatVector expects (features)"},
+      {keras3_model("[null, 6]", layer("RepeatVector", R"({"name": "r"})")), "missing required key \"n\""},
+  });
+  const std::string bilinear =
+      keras3_model("[null, 6, 5, 3]", layer("UpSampling2D", R"({"name": "u", "interpolation": "bilinear"})"));
+  EXPECT_NE(error_of<Unsupported>([&] { sequential_from_keras_json(bilinear, "b.json"); }).find("only \"nearest\""),
+            std::string::npos);
+}
+
+TEST(KerasConfig, Conv1DReadsAndRoundTrips) {
+  const std::string json = keras3_model(
+      "[null, 10, 3]", layer("Convolution1D", R"({"name": "c", "filters": 4, "kernel_size": [3], "strides": [2], "padding": "causal", "dilation_rate": [1], "groups": 1, "activation": "relu"})"));
+  auto m = sequential_from_keras_json(json, "conv1d.json");
+  EXPECT_EQ(m->layers()[0]->class_name(), "Conv1D");
+  EXPECT_EQ(m->layers()[0]->output_shape(Shape{10, 3}), (Shape{5, 4}));  // causal: (10 + 2 - 3) / 2 + 1
+  auto again = sequential_from_keras_json(model_to_keras_json(*m), "written.json");
+  const auto& o = dynamic_cast<const Conv1D&>(*again->layers()[0]).options();
+  EXPECT_EQ(o.kernel_size, 3);
+  EXPECT_EQ(o.strides, 2);
+  EXPECT_EQ(o.padding, "causal");
+  EXPECT_EQ(o.activation, "relu");
+  const std::string dilated = keras3_model("[null, 10, 3]", layer("Conv1D", R"({"name": "c", "filters": 4, "kernel_size": 3, "dilation_rate": 2})"));
+  EXPECT_NE(error_of<Unsupported>([&] { sequential_from_keras_json(dilated, "d.json"); }).find("layers[1] (c): \"dilation_rate\" = 2"),
+            std::string::npos);
+  const std::string full = keras3_model("[null, 10, 3]", layer("Conv1D", R"({"name": "c", "filters": 4, "kernel_size": 3, "padding": "full"})"));
+  EXPECT_NE(error_of<InvalidArgument>([&] { sequential_from_keras_json(full, "f.json"); }).find("padding must be \"valid\", \"same\" or \"causal\""),
+            std::string::npos);
+  const std::string big = keras3_model("[null, 2, 3]", layer("Conv1D", R"({"name": "c", "filters": 4, "kernel_size": 3})"));
+  EXPECT_NE(error_of<InvalidArgument>([&] { sequential_from_keras_json(big, "b.json"); }).find("does not fit input (2, 3)"),
+            std::string::npos);
+}
+
+TEST(KerasConfig, ActivationLayersReadKerasFormsAndRoundTrip) {
+  const std::string json = keras3_model(
+      "[null, 4, 3]",
+      layer("ReLU", R"({"name": "r", "max_value": 1.5, "negative_slope": 0.1, "threshold": 0.2})") + ", " +
+          layer("LeakyReLU", R"({"name": "l", "negative_slope": 0.05})") + ", " +
+          layer("LeakyReLU", R"({"name": "l2", "alpha": 0.2})") + ", " +  // Keras 2's key
+          layer("ELU", R"({"name": "e", "alpha": 0.5})") + ", " +
+          layer("PReLU", R"({"name": "p", "alpha_initializer": "zeros", "alpha_regularizer": null, "alpha_constraint": null, "shared_axes": [1]})") + ", " +
+          layer("Softmax", R"({"name": "s", "axis": 1})"));
+  auto m = sequential_from_keras_json(json, "activations.json");
+  EXPECT_EQ(classes(*m), (std::vector<std::string>{"ReLU", "LeakyReLU", "LeakyReLU", "ELU", "PReLU", "Softmax"}));
+  for (KerasFormat format : {KerasFormat::keras3, KerasFormat::keras2}) {
+    const std::string written = model_to_keras_json(*m, format);
+    // Keras 3 names LeakyReLU's slope negative_slope, Keras 2 alpha.
+    EXPECT_NE(written.find(format == KerasFormat::keras2 ? R"("alpha":0.05)" : R"("negative_slope":0.05)"),
+              std::string::npos);
+    auto again = sequential_from_keras_json(written, "written.json");
+    const auto& relu = dynamic_cast<const ReLU&>(*again->layers()[0]).options();
+    EXPECT_EQ(relu.max_value, 1.5);
+    EXPECT_EQ(relu.negative_slope, 0.1);
+    EXPECT_EQ(relu.threshold, 0.2);
+    EXPECT_EQ(dynamic_cast<const LeakyReLU&>(*again->layers()[1]).negative_slope(), 0.05);
+    EXPECT_EQ(dynamic_cast<const LeakyReLU&>(*again->layers()[2]).negative_slope(), 0.2);
+    EXPECT_EQ(dynamic_cast<const ELU&>(*again->layers()[3]).alpha(), 0.5);
+    EXPECT_EQ(dynamic_cast<const PReLU&>(*again->layers()[4]).options().shared_axes, (std::vector<std::int64_t>{1}));
+    EXPECT_EQ(dynamic_cast<const Softmax&>(*again->layers()[5]).axis(), 1);
+  }
+  // PReLU's alpha: the input's shape with 1 on the shared axes, as Keras stores it.
+  m->build();
+  ASSERT_EQ(m->get_weights().size(), 1u);
+  EXPECT_EQ(m->get_weights()[0].shape(), (Shape{1, 3}));
+  EXPECT_EQ(m->layers()[3]->output_shape(Shape{4, 3}), (Shape{4, 3}));
+}
+
+TEST(KerasConfigErrors, ActivationLayers) {
+  expect_config_errors({
+      {keras3_model("[null, 6]", layer("ReLU", R"({"name": "r", "threshold": -1.0})")), "\"threshold\" must be >= 0, got -1.0"},
+      {keras3_model("[null, 6]", layer("ReLU", R"({"name": "r", "max_value": -2})")), "\"max_value\" must be >= 0, got -2"},
+      {keras3_model("[null, 6]", layer("LeakyReLU", R"({"name": "l", "alpha": 0.1, "negative_slope": 0.1})")),
+       "give \"negative_slope\" (Keras 3) or \"alpha\" (Keras 2), not both"},
+      {keras3_model("[null, 6]", layer("LeakyReLU", R"({"name": "l", "negative_slope": -0.1})")), "negative slope must be >= 0"},
+      {keras3_model("[null, 6]", layer("ELU", R"({"name": "e", "alpha": "one"})")), "\"alpha\""},
+      {keras3_model("[null, 4, 3]", layer("PReLU", R"({"name": "p", "shared_axes": [3]})")),
+       "layers[1] (p): \"shared_axes\" must hold axes 1..2 of the input ((4, 3) after the batch axis), got [3]"},
+      {keras3_model("[null, 4, 3]", layer("PReLU", R"({"name": "p", "alpha_regularizer": {"class_name": "L2"}})")),
+       "alpha_regularizer"},
+      {keras3_model("[null, 4, 3]", layer("Softmax", R"({"name": "s", "axis": 3})")),
+       "layers[1] (s): \"axis\" = 3 is not a feature axis of the input ((4, 3) after the batch axis)"},
+      {keras3_model("[null, 4, 3]", layer("Softmax", R"({"name": "s", "axis": 0})")), "\"axis\" = 0 is not a feature axis"},
+      {keras3_model("[null, 4, 3]", layer("Softmax", R"({"name": "s", "axis": [1, 2]})")),
+       "a softmax over several axes at once is not supported"},
+  });
+}
+
+TEST(KerasConfig, LayerNormalizationReadsBothGenerationsAndRoundTrips) {
+  const std::string json = keras3_model(
+      "[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "axis": -1, "epsilon": 1e-5, "center": false, "scale": true, "rms_scaling": false, "beta_initializer": "zeros", "gamma_initializer": "ones", "beta_regularizer": null, "gamma_regularizer": null, "beta_constraint": null, "gamma_constraint": null})") +
+                          ", " + layer("LayerNormalization", R"({"name": "ln2", "axis": [2]})"));  // tf.keras's list form
+  auto m = sequential_from_keras_json(json, "ln.json");
+  for (KerasFormat format : {KerasFormat::keras3, KerasFormat::keras2}) {
+    auto again = sequential_from_keras_json(model_to_keras_json(*m, format), "written.json");
+    const auto& o = dynamic_cast<const LayerNormalization&>(*again->layers()[0]).options();
+    EXPECT_EQ(o.epsilon, 1e-5);
+    EXPECT_FALSE(o.center);
+    EXPECT_TRUE(o.scale);
+  }
+  // Keras's variables and count: gamma only (no center), then gamma and beta.
+  m->build();
+  EXPECT_EQ(m->layers()[0]->count_params(), 3);
+  EXPECT_EQ(m->count_params(), 9);
+  struct Case {
+    std::string json, expect;
+  };
+  const Case bad[] = {
+      {keras3_model("[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "axis": 1})")), "\"axis\" = 1 is not supported"},
+      {keras3_model("[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "rms_scaling": true})")), "rms_scaling"},
+      {keras3_model("[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "epsilon": 0})")), "\"epsilon\" must be positive, got 0"},
+      {keras3_model("[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "gamma_initializer": "zeros"})")),
+       "\"gamma_initializer\" other than ones"},
+  };
+  for (const Case& c : bad) {
+    std::string msg;
+    try {
+      sequential_from_keras_json(c.json, "bad.json");
+      ADD_FAILURE() << "accepted: " << c.expect;
+    } catch (const Error& e) {
+      msg = e.what();
+    }
+    EXPECT_NE(msg.find(c.expect), std::string::npos) << c.expect << " not in: " << msg;
+    EXPECT_NE(msg.find("layers[1] (ln)"), std::string::npos) << msg;
+  }
+}
+
+TEST(KerasConfigErrors, PoolingFamily) {
+  struct Case {
+    std::string json, expect;
+  };
+  const Case cases[] = {
+      {keras3_model("[null, 9, 4]", layer("MaxPooling1D", R"({"name": "p", "pool_size": [2, 2]})")),
+       "layers[1] (p): \"pool_size\" must be a positive integer or a list of one, got [2,2]"},
+      {keras3_model("[null, 9, 4]", layer("MaxPooling1D", R"({"name": "p", "pool_size": 12})")), "does not fit input (9, 4)"},
+      {keras3_model("[null, 9, 4]", layer("AveragePooling1D", R"({"name": "p", "padding": "full"})")), "padding must be"},
+      {keras3_model("[null, 9, 4]", layer("GlobalAveragePooling2D", R"({"name": "g"})")),
+       "layers[1] (g): GlobalAveragePooling2D expects 2 spatial axes and a channel axis, got (9, 4)"},
+      {keras3_model("[null, 3, 9, 4]", layer("GlobalMaxPooling2D", R"({"name": "g", "data_format": "channels_middle"})")),
+       "\"data_format\" must be \"channels_last\" or \"channels_first\""},
+      {keras3_model("[null, 3, 9, 4]", layer("GlobalMaxPooling2D", R"({"name": "g", "keepdim": true})")), "unknown key \"keepdim\""},
+  };
+  for (const Case& c : cases) {
+    const std::string msg = error_of<InvalidArgument>([&] { sequential_from_keras_json(c.json, "bad.json"); });
+    EXPECT_NE(msg.find(c.expect), std::string::npos) << c.expect << " not in: " << msg;
+  }
+}
+
+}  // namespace
+}  // namespace nnfit
