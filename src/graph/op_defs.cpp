@@ -103,42 +103,73 @@ void check_spatial_attrs(const Attrs& a) {
   NNFIT_CHECK(p == "valid" || p == "same", InvalidArgument, "padding must be \"valid\" or \"same\", got \"", p, "\"");
 }
 
-Shape conv_out_shape(const Shape& x, std::int64_t kh, std::int64_t kw, std::int64_t channels, const Attrs& a) {
+// The output [N,OH,OW,channels] of a kh x kw window over x [N,H,W,C] whose taps are
+// `dilations` apart, under attrs strides and padding.
+Shape window_out_shape(const Shape& x, std::int64_t kh, std::int64_t kw, const std::vector<std::int64_t>& dilations,
+                       std::int64_t channels, const Attrs& a) {
   check_spatial_attrs(a);
   const auto& st = a.ints("strides");
-  Padding1d ph = tf_padding(x[1], kh, st[0], a.s("padding"));
-  Padding1d pw = tf_padding(x[2], kw, st[1], a.s("padding"));
-  NNFIT_CHECK(ph.out > 0 && pw.out > 0, InvalidArgument, "a ", kh, "x", kw, " window does not fit input ",
-              x.to_string(), " with padding \"", a.s("padding"), "\"");
+  Padding1d ph = tf_padding(x[1], (kh - 1) * dilations[0] + 1, st[0], a.s("padding"));
+  Padding1d pw = tf_padding(x[2], (kw - 1) * dilations[1] + 1, st[1], a.s("padding"));
+  NNFIT_CHECK(ph.out > 0 && pw.out > 0, InvalidArgument, "a ", kh, "x", kw, " window",
+              (dilations[0] * dilations[1] > 1 ? " (dilated " + std::to_string(dilations[0]) + "x" +
+                                                     std::to_string(dilations[1]) + ")"
+                                               : std::string()),
+              " does not fit input ", x.to_string(), " with padding \"", a.s("padding"), "\"");
   return Shape{x[0], ph.out, pw.out, channels};
+}
+
+// A convolution's dilations (default [1,1]) and groups (default 1), checked.
+std::vector<std::int64_t> conv_dilations(const Attrs& a) {
+  if (!a.has("dilations")) return {1, 1};
+  const auto& d = a.ints("dilations");
+  NNFIT_CHECK(d.size() == 2 && d[0] > 0 && d[1] > 0, InvalidArgument, "dilations must be two positive integers");
+  return d;
+}
+
+std::int64_t conv_groups(const Attrs& a) {
+  const std::int64_t groups = a.i_or("groups", 1);
+  NNFIT_CHECK(groups > 0, InvalidArgument, "groups must be positive, got ", groups);
+  return groups;
+}
+
+// The output of convolving x [N,H,W,C] by a filter [KH,KW,C/groups,O] under attrs strides,
+// padding, dilations and groups; the filter's shape is checked against x's channels.
+Shape conv_out_shape(const Shape& x, const Shape& w, const Attrs& a) {
+  NNFIT_CHECK(x.rank() == 4 && w.rank() == 4, InvalidArgument, "a convolution needs an NHWC input and an HWIO kernel, got ",
+              x.to_string(), " and ", w.to_string());
+  check_spatial_attrs(a);
+  const std::int64_t groups = conv_groups(a);
+  NNFIT_CHECK(x[3] % groups == 0 && w[3] % groups == 0 && w[2] * groups == x[3], InvalidArgument, "kernel ",
+              w.to_string(), " with groups = ", groups, " does not fit an input of ", x[3], " channels (",
+              x.to_string(), ")");
+  return window_out_shape(x, w[0], w[1], conv_dilations(a), w[3], a);
 }
 
 Descs infer_conv2d(const Descs& in, const Attrs& a) {
   expect_count(in, 2, 3);
   expect_rank(in[0], 4, "conv2d input (NHWC)");
   expect_rank(in[1], 4, "conv2d kernel (HWIO)");
-  NNFIT_CHECK(in[1].shape[2] == in[0].shape[3], InvalidArgument, "kernel expects ", in[1].shape[2],
-              " input channels, input has ", in[0].shape[3]);
   if (in.size() == 3) {
     NNFIT_CHECK(in[2].shape == Shape{in[1].shape[3]}, InvalidArgument, "bias must have shape (", in[1].shape[3], ",)");
   }
-  return {f32(conv_out_shape(in[0].shape, in[1].shape[0], in[1].shape[1], in[1].shape[3], a))};
+  return {f32(conv_out_shape(in[0].shape, in[1].shape, a))};
 }
 
 Descs infer_conv2d_backprop_input(const Descs& in, const Attrs& a) {
   expect_count(in, 2);
   Shape xs = shape_attr(a, "input_shape");
-  NNFIT_CHECK(conv_out_shape(xs, in[1].shape[0], in[1].shape[1], in[1].shape[3], a) == in[0].shape,
-              InvalidArgument, "dy shape ", in[0].shape.to_string(), " does not match input_shape ", xs.to_string());
+  NNFIT_CHECK(conv_out_shape(xs, in[1].shape, a) == in[0].shape, InvalidArgument, "dy shape ",
+              in[0].shape.to_string(), " does not match input_shape ", xs.to_string());
   return {f32(xs)};
 }
 
 Descs infer_conv2d_backprop_filter(const Descs& in, const Attrs& a) {
   expect_count(in, 2);
   Shape ws = shape_attr(a, "filter_shape");
-  NNFIT_CHECK(conv_out_shape(in[0].shape, ws[0], ws[1], ws[3], a) == in[1].shape, InvalidArgument,
-              "dy shape ", in[1].shape.to_string(), " does not match the convolution of ",
-              in[0].shape.to_string(), " by ", ws.to_string());
+  NNFIT_CHECK(conv_out_shape(in[0].shape, ws, a) == in[1].shape, InvalidArgument, "dy shape ",
+              in[1].shape.to_string(), " does not match the convolution of ", in[0].shape.to_string(), " by ",
+              ws.to_string());
   return {f32(ws)};
 }
 
@@ -147,7 +178,7 @@ Descs infer_pool(const Descs& in, const Attrs& a) {
   expect_rank(in[0], 4, "pooling input (NHWC)");
   const auto& ps = a.ints("pool_size");
   NNFIT_CHECK(ps.size() == 2 && ps[0] > 0 && ps[1] > 0, InvalidArgument, "pool_size must be two positive integers");
-  return {f32(conv_out_shape(in[0].shape, ps[0], ps[1], in[0].shape[3], a))};
+  return {f32(window_out_shape(in[0].shape, ps[0], ps[1], {1, 1}, in[0].shape[3], a))};
 }
 
 Descs infer_max_pool_grad(const Descs& in, const Attrs&) {
@@ -320,6 +351,8 @@ Attrs spatial_attrs(const Attrs& from) {
   Attrs a;
   a.set("strides", from.ints("strides"));
   a.set("padding", from.s("padding"));
+  if (from.has("dilations")) a.set("dilations", from.ints("dilations"));
+  if (from.has("groups")) a.set("groups", from.i("groups"));
   if (from.has("pool_size")) a.set("pool_size", from.ints("pool_size"));
   return a;
 }
@@ -338,6 +371,23 @@ std::vector<int> grad_conv2d(GradContext& c) {
     Attrs a = spatial_attrs(n.attrs);
     a.set("filter_shape", c.graph.desc(n.inputs[1]).shape.dims());
     out[1] = c.graph.add("conv2d_backprop_filter", {n.inputs[0], dy}, a, grad_name(c, "kernel"));
+  }
+  return out;
+}
+
+// conv2d_backprop_input(dy, w) is linear in both: its adjoint in dy is the convolution it
+// inverts, conv2d(g, w), and its filter gradient is conv2d_backprop_filter(g, dy). Keras's
+// transposed convolutions are this op.
+std::vector<int> grad_conv2d_backprop_input(GradContext& c) {
+  const Node n = c.graph.node(c.node);
+  int g = c.output_grads[0];
+  std::vector<int> out{-1, -1};
+  if (g < 0) return out;
+  if (need(c, 0)) out[0] = c.graph.add("conv2d", {g, n.inputs[1]}, spatial_attrs(n.attrs), grad_name(c, "dy"));
+  if (need(c, 1)) {
+    Attrs a = spatial_attrs(n.attrs);
+    a.set("filter_shape", c.graph.desc(n.inputs[1]).shape.dims());
+    out[1] = c.graph.add("conv2d_backprop_filter", {g, n.inputs[0]}, a, grad_name(c, "kernel"));
   }
   return out;
 }
@@ -421,7 +471,7 @@ std::map<std::string, OpDef> build_catalogue() {
   add({"reshape", infer_reshape, grad_reshape, {}});
   add({"conv2d", infer_conv2d, grad_conv2d, {}});
   add({"fused_conv2d", infer_conv2d, nullptr, {}});
-  add({"conv2d_backprop_input", infer_conv2d_backprop_input, nullptr, {}});
+  add({"conv2d_backprop_input", infer_conv2d_backprop_input, grad_conv2d_backprop_input, {}});
   add({"conv2d_backprop_filter", infer_conv2d_backprop_filter, nullptr, {}});
   add({"max_pool2d", infer_pool, grad_max_pool, {}});
   add({"max_pool2d_grad", infer_max_pool_grad, nullptr, {}});

@@ -113,6 +113,22 @@ void Layer::add_kernel_and_bias(WeightFactory& weights, const Shape& kernel_shap
   }
 }
 
+std::size_t Layer::add_weight(WeightFactory& weights, const std::string& what, const Shape& shape,
+                              const std::string& initializer) {
+  std::int64_t fan_in = 1, fan_out = 1;
+  if (shape.rank() == 1) {
+    fan_in = fan_out = shape[0];
+  } else if (shape.rank() >= 2) {
+    std::int64_t receptive = 1;
+    for (int i = 0; i + 2 < shape.rank(); ++i) receptive *= shape[i];
+    fan_in = shape.dim(-2) * receptive;
+    fan_out = shape.dim(-1) * receptive;
+  }
+  const std::string name = name_ + "/" + what;
+  weights_.push_back({name, weights.make(name, shape, initializer, fan_in, fan_out), true});
+  return weights_.size() - 1;
+}
+
 std::vector<Weight*> Layer::all_weights() {
   std::vector<Weight*> out;
   for (Weight& w : weights_) out.push_back(&w);

@@ -197,12 +197,55 @@ TEST(OnednnConv2d, CnnSizes) {
                            {random_tensor(y2, 24), random_tensor(w2, 25)}, 5e-4f);
 }
 
-TEST(OnednnConv2d, DilationDeclinesWithReason) {
-  Attrs a{{"strides", Ints{1, 1}}, {"padding", std::string("valid")}, {"dilation_rate", Ints{2, 2}}};
-  auto d = make_desc("conv2d", a, {{1, 7, 7, 1}, {3, 3, 1, 1}}, {{1, 3, 3, 1}});
-  std::string why;
-  EXPECT_EQ(kernel_registry().create("onednn:conv2d", d, DeviceType::cpu, &why), nullptr);
-  EXPECT_NE(why.find("dilation"), std::string::npos) << why;
+// Dilated and grouped convolutions (depthwise: groups = C) in all three passes, against the
+// reference. `d` is the dilation, `g` the groups; the filter is [KH,KW,C/g,O].
+struct GroupedCase {
+  std::int64_t n, h, w, c, k, o, s, d, g;
+  std::string padding;
+};
+
+TEST(OnednnConv2d, DilatedAndGroupedInEveryPass) {
+  const GroupedCase cases[] = {
+      {2, 9, 8, 3, 3, 4, 1, 2, 1, "valid"},  {2, 9, 8, 3, 3, 4, 1, 2, 1, "same"},
+      {1, 10, 7, 2, 2, 3, 1, 3, 1, "same"},  {2, 7, 7, 4, 3, 6, 1, 1, 2, "same"},
+      {2, 8, 6, 4, 3, 8, 2, 1, 4, "valid"},  {2, 8, 6, 5, 3, 5, 1, 1, 5, "same"},    // depthwise
+      {2, 9, 9, 3, 3, 6, 2, 1, 3, "same"},   {1, 9, 9, 6, 3, 4, 1, 2, 2, "valid"},   // both
+  };
+  for (const GroupedCase& c : cases) {
+    SCOPED_TRACE("x=[" + std::to_string(c.n) + "," + std::to_string(c.h) + "," + std::to_string(c.w) + "," +
+                 std::to_string(c.c) + "] k=" + std::to_string(c.k) + " o=" + std::to_string(c.o) + " s=" +
+                 std::to_string(c.s) + " d=" + std::to_string(c.d) + " g=" + std::to_string(c.g) + " " + c.padding);
+    const std::int64_t keff = (c.k - 1) * c.d + 1;
+    Shape x{c.n, c.h, c.w, c.c}, w{c.k, c.k, c.c / c.g, c.o};
+    Shape y{c.n, out_size(c.h, keff, c.s, c.padding), out_size(c.w, keff, c.s, c.padding), c.o};
+    Attrs a{{"strides", Ints{c.s, c.s}}, {"padding", c.padding}, {"dilations", Ints{c.d, c.d}}, {"groups", c.g}};
+    expect_matches_reference(make_desc("conv2d", a, {x, w}, {y}), {random_tensor(x, 31), random_tensor(w, 32)});
+    Attrs af = a;
+    af.set("activation", std::string("relu"));
+    expect_matches_reference(make_desc("fused_conv2d", af, {x, w, {c.o}}, {y}),
+                             {random_tensor(x, 33), random_tensor(w, 34), random_tensor({c.o}, 35)});
+    Attrs ai = a;
+    ai.set("input_shape", x.dims());
+    expect_matches_reference(make_desc("conv2d_backprop_input", ai, {y, w}, {x}),
+                             {random_tensor(y, 36), random_tensor(w, 37)});
+    Attrs aw = a;
+    aw.set("filter_shape", w.dims());
+    expect_matches_reference(make_desc("conv2d_backprop_filter", aw, {x, y}, {w}),
+                             {random_tensor(x, 38), random_tensor(y, 39)}, 2e-4f);
+  }
+}
+
+TEST(OnednnConv2d, GroupsThatDoNotDivideAreRefused) {
+  Attrs a{{"strides", Ints{1, 1}}, {"padding", std::string("valid")}, {"groups", std::int64_t{2}}};
+  auto d = make_desc("conv2d", a, {{1, 5, 5, 3}, {3, 3, 1, 4}}, {{1, 3, 3, 4}});
+  try {
+    std::string why;
+    kernel_registry().create("onednn:conv2d", d, DeviceType::cpu, &why);
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("groups = 2 must divide the input's 3 channels"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(RefConv2d, HandComputed3x3) {
@@ -221,6 +264,21 @@ TEST(RefConv2d, HandComputed3x3) {
   auto de = make_desc("conv2d", s, {{1, 3, 3, 1}, {2, 2, 1, 1}}, {{1, 3, 3, 1}});
   Tensor ones2 = from_values({2, 2, 1, 1}, {1, 1, 1, 1});
   expect_values(run_ref(de, {x, ones2}), {12, 16, 9, 24, 28, 15, 15, 17, 9});
+}
+
+TEST(RefConv2d, HandComputedDilationAndGroups) {
+  // x = 1..16 in a 4x4 image; a 2x2 kernel dilated by 2 reads x[i,j], x[i,j+2], x[i+2,j],
+  // x[i+2,j+2]. w = [[1,0],[0,-1]]: y[i,j] = x[i,j] - x[i+2,j+2] = -10 at each of 2x2 outputs.
+  Attrs a{{"strides", Ints{1, 1}}, {"padding", std::string("valid")}, {"dilations", Ints{2, 2}}};
+  auto d = make_desc("conv2d", a, {{1, 4, 4, 1}, {2, 2, 1, 1}}, {{1, 2, 2, 1}});
+  Tensor x = from_values({1, 4, 4, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
+  expect_values(run_ref(d, {x, from_values({2, 2, 1, 1}, {1, 0, 0, -1})}), {-10, -10, -10, -10});
+  // groups = 2 on a 1x1 image of channels (1, 10), 1x1 kernel [1,1,1,4]: outputs 0 and 1
+  // read channel 0 only, outputs 2 and 3 channel 1 only.
+  Attrs g{{"strides", Ints{1, 1}}, {"padding", std::string("valid")}, {"groups", std::int64_t{2}}};
+  auto dg = make_desc("conv2d", g, {{1, 1, 1, 2}, {1, 1, 1, 4}}, {{1, 1, 1, 4}});
+  expect_values(run_ref(dg, {from_values({1, 1, 1, 2}, {1, 10}), from_values({1, 1, 1, 4}, {2, 3, 4, 5})}),
+                {2, 3, 40, 50});
 }
 
 TEST(RefConv2dBackprop, HandComputed) {

@@ -236,6 +236,22 @@ TEST(GradientCheck, DataMovement) {
 TEST(GradientCheck, Conv2D) {
   check({"conv2d", spatial({1, 1}, "valid"), {random(Shape{2, 6, 5, 3}, 11), random(Shape{3, 3, 3, 4}, 12)}});
   check({"conv2d", spatial({2, 2}, "same"), {random(Shape{2, 7, 6, 2}, 13), random(Shape{3, 2, 2, 3}, 14)}});
+  Attrs dilated = spatial({1, 1}, "same");
+  dilated.set("dilations", std::vector<std::int64_t>{2, 3});
+  check({"conv2d", dilated, {random(Shape{2, 7, 8, 2}, 41), random(Shape{3, 2, 2, 3}, 42)}});
+  Attrs grouped = spatial({2, 1}, "valid");
+  grouped.set("groups", std::int64_t{2});
+  check({"conv2d", grouped, {random(Shape{2, 6, 5, 4}, 43), random(Shape{3, 2, 2, 6}, 44)}});
+}
+
+TEST(GradientCheck, TransposedConvolution) {
+  // conv2d_backprop_input as a layer (Conv2DTranspose): gradients in dy and in the kernel.
+  for (const char* pad : {"valid", "same"}) {
+    Attrs a = spatial({2, 2}, pad);
+    const std::int64_t oh = std::string(pad) == "same" ? 6 : 7;
+    a.set("input_shape", std::vector<std::int64_t>{2, oh, oh, 3});
+    check({"conv2d_backprop_input", a, {random(Shape{2, 3, 3, 2}, 45), random(Shape{3, 3, 3, 2}, 46)}});
+  }
 }
 
 TEST(GradientCheck, Pooling) {

@@ -98,29 +98,6 @@ TEST(KerasConfigErrors, ReshapingFamily) {
             std::string::npos);
 }
 
-TEST(KerasConfig, Conv1DReadsAndRoundTrips) {
-  const std::string json = keras3_model(
-      "[null, 10, 3]", layer("Convolution1D", R"({"name": "c", "filters": 4, "kernel_size": [3], "strides": [2], "padding": "causal", "dilation_rate": [1], "groups": 1, "activation": "relu"})"));
-  auto m = sequential_from_keras_json(json, "conv1d.json");
-  EXPECT_EQ(m->layers()[0]->class_name(), "Conv1D");
-  EXPECT_EQ(m->layers()[0]->output_shape(Shape{10, 3}), (Shape{5, 4}));  // causal: (10 + 2 - 3) / 2 + 1
-  auto again = sequential_from_keras_json(model_to_keras_json(*m), "written.json");
-  const auto& o = dynamic_cast<const Conv1D&>(*again->layers()[0]).options();
-  EXPECT_EQ(o.kernel_size, 3);
-  EXPECT_EQ(o.strides, 2);
-  EXPECT_EQ(o.padding, "causal");
-  EXPECT_EQ(o.activation, "relu");
-  const std::string dilated = keras3_model("[null, 10, 3]", layer("Conv1D", R"({"name": "c", "filters": 4, "kernel_size": 3, "dilation_rate": 2})"));
-  EXPECT_NE(error_of<Unsupported>([&] { sequential_from_keras_json(dilated, "d.json"); }).find("layers[1] (c): \"dilation_rate\" = 2"),
-            std::string::npos);
-  const std::string full = keras3_model("[null, 10, 3]", layer("Conv1D", R"({"name": "c", "filters": 4, "kernel_size": 3, "padding": "full"})"));
-  EXPECT_NE(error_of<InvalidArgument>([&] { sequential_from_keras_json(full, "f.json"); }).find("padding must be \"valid\", \"same\" or \"causal\""),
-            std::string::npos);
-  const std::string big = keras3_model("[null, 2, 3]", layer("Conv1D", R"({"name": "c", "filters": 4, "kernel_size": 3})"));
-  EXPECT_NE(error_of<InvalidArgument>([&] { sequential_from_keras_json(big, "b.json"); }).find("does not fit input (2, 3)"),
-            std::string::npos);
-}
-
 TEST(KerasConfig, ActivationLayersReadKerasFormsAndRoundTrip) {
   const std::string json = keras3_model(
       "[null, 4, 3]",

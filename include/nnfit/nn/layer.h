@@ -102,6 +102,11 @@ class Layer {
   void add_kernel_and_bias(WeightFactory& weights, const Shape& kernel_shape, std::int64_t fan_in,
                            std::int64_t fan_out, const std::string& kernel_initializer, bool use_bias,
                            const std::string& bias_initializer);
+  // Adds the trainable "<name>/<what>" of `shape`, initialized with Keras's fans for the
+  // shape (compute_fans: a kernel (k..., in, out) has fan_in = in * prod(k), fan_out =
+  // out * prod(k)); returns its index in weights().
+  std::size_t add_weight(WeightFactory& weights, const std::string& what, const Shape& shape,
+                         const std::string& initializer);
 
   std::vector<Weight> weights_;
   bool built_ = false;

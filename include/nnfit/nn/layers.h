@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "nnfit/nn/conv_layers.h"
 #include "nnfit/nn/layer.h"
 
 namespace nnfit {
@@ -29,57 +30,6 @@ class Dense final : public Layer {
 
  private:
   DenseOptions options_;
-};
-
-struct Conv2DOptions {
-  std::int64_t filters = 0;
-  std::vector<std::int64_t> kernel_size{3, 3};
-  std::vector<std::int64_t> strides{1, 1};
-  std::string padding = "valid";
-  std::string activation = "linear";
-  bool use_bias = true;
-  std::string kernel_initializer = "glorot_uniform";
-  std::string bias_initializer = "zeros";
-};
-
-class Conv2D final : public Layer {
- public:
-  const Conv2DOptions& options() const { return options_; }
-  Conv2D(std::string name, Conv2DOptions options);
-  std::string class_name() const override { return "Conv2D"; }
-  void build(const Shape& input_shape, WeightFactory& weights) override;
-  Shape output_shape(const Shape& input_shape) const override;
-  int call(GraphBuilder& builder, int x) override;
-
- private:
-  Conv2DOptions options_;
-};
-
-// Conv1D over (steps, channels) with a (kernel_size, channels, filters) kernel, Keras's
-// layout; padding "valid", "same" or "causal" (zeros before the sequence only, so output
-// t sees inputs up to t). Runs the 2-D convolution on (1, steps, channels).
-struct Conv1DOptions {
-  std::int64_t filters = 0;
-  std::int64_t kernel_size = 3;
-  std::int64_t strides = 1;
-  std::string padding = "valid";
-  std::string activation = "linear";
-  bool use_bias = true;
-  std::string kernel_initializer = "glorot_uniform";
-  std::string bias_initializer = "zeros";
-};
-
-class Conv1D final : public Layer {
- public:
-  const Conv1DOptions& options() const { return options_; }
-  Conv1D(std::string name, Conv1DOptions options);
-  std::string class_name() const override { return "Conv1D"; }
-  void build(const Shape& input_shape, WeightFactory& weights) override;
-  Shape output_shape(const Shape& input_shape) const override;
-  int call(GraphBuilder& builder, int x) override;
-
- private:
-  Conv1DOptions options_;
 };
 
 struct Pooling2DOptions {

@@ -69,9 +69,10 @@ void axis_geometry(const KernelDesc& desc, bool same, std::int64_t in, std::int6
   NNFIT_CHECK(*out > 0, InvalidArgument, where(desc), ": empty output for input size ", in);
 }
 
+// The window's extent counts the gaps dilation puts between taps: (k - 1) * d + 1.
 void finish(const KernelDesc& desc, bool same, Window2d* g) {
-  axis_geometry(desc, same, g->h, g->kh, g->sh, &g->oh, &g->pad_top, &g->pad_bottom);
-  axis_geometry(desc, same, g->w, g->kw, g->sw, &g->ow, &g->pad_left, &g->pad_right);
+  axis_geometry(desc, same, g->h, (g->kh - 1) * g->dh + 1, g->sh, &g->oh, &g->pad_top, &g->pad_bottom);
+  axis_geometry(desc, same, g->w, (g->kw - 1) * g->dw + 1, g->sw, &g->ow, &g->pad_left, &g->pad_right);
 }
 
 void expect_nhwc(const KernelDesc& desc, const Shape& x) {
@@ -145,15 +146,20 @@ std::string window_unsupported_reason(const KernelDesc& desc) {
 Window2d conv_window(const KernelDesc& desc, const Shape& x, const Shape& w) {
   expect_nhwc(desc, x);
   NNFIT_CHECK(w.rank() == 4, InvalidArgument, where(desc),
-              ": expected an HWIO filter [KH,KW,C,O], got shape ", w.to_string());
-  NNFIT_CHECK(w[2] == x[3], InvalidArgument, where(desc), ": filter ", w.to_string(), " expects ",
-              w[2], " input channels but the input ", x.to_string(), " has ", x[3]);
-  NNFIT_CHECK(w[0] > 0 && w[1] > 0 && w[3] > 0, InvalidArgument, where(desc), ": empty filter ",
-              w.to_string());
+              ": expected an HWIO filter [KH,KW,C/groups,O], got shape ", w.to_string());
   Window2d g;
+  g.groups = desc.attrs.i_or("groups", 1);
+  NNFIT_CHECK(g.groups > 0 && x[3] % g.groups == 0 && w[3] % g.groups == 0, InvalidArgument, where(desc),
+              ": groups = ", g.groups, " must divide the input's ", x[3], " channels and the filter's ", w[3],
+              " outputs");
+  NNFIT_CHECK(w[2] * g.groups == x[3], InvalidArgument, where(desc), ": filter ", w.to_string(), " expects ",
+              w[2] * g.groups, " input channels but the input ", x.to_string(), " has ", x[3]);
+  NNFIT_CHECK(w[0] > 0 && w[1] > 0 && w[2] > 0 && w[3] > 0, InvalidArgument, where(desc), ": empty filter ",
+              w.to_string());
   g.n = x[0], g.h = x[1], g.w = x[2], g.c = x[3];
   g.kh = w[0], g.kw = w[1], g.o = w[3];
   pair_attr(desc, "strides", &g.sh, &g.sw);
+  if (desc.attrs.has("dilations")) pair_attr(desc, "dilations", &g.dh, &g.dw);
   finish(desc, same_padding(desc), &g);
   return g;
 }

@@ -46,24 +46,31 @@ bool activation_grad_reads_output(ActivationKind kind);
 ActivationKind parse_activation_kind(const KernelDesc& desc, const std::string& key);
 
 // Geometry of a 2-D window op in NHWC. For convolutions `c` is the input channel count and
-// `o` the output one; for pooling o == c.
+// `o` the output one; for pooling o == c. A convolution's taps are `dh`/`dw` apart
+// (dilation) and its channels split into `groups` independent convolutions of c / groups
+// inputs and o / groups outputs each (output channel j belongs to group j / (o / groups)).
 struct Window2d {
   std::int64_t n = 0, h = 0, w = 0, c = 0;     // input
   std::int64_t kh = 0, kw = 0, o = 0;          // window and output channels
   std::int64_t sh = 1, sw = 1;                 // strides
+  std::int64_t dh = 1, dw = 1;                 // dilations (1: adjacent taps)
+  std::int64_t groups = 1;
   std::int64_t oh = 0, ow = 0;                 // output spatial size
   std::int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
 
+  std::int64_t group_c() const { return c / groups; }
+  std::int64_t group_o() const { return o / groups; }
   Shape input_shape() const { return Shape{n, h, w, c}; }
   Shape output_shape() const { return Shape{n, oh, ow, o}; }
-  Shape filter_shape() const { return Shape{kh, kw, c, o}; }
+  Shape filter_shape() const { return Shape{kh, kw, c / groups, o}; }
 };
 
 // Empty when the desc has no dilation attribute or all dilations are 1; otherwise a reason
-// to decline ("dilation unsupported").
+// to decline ("dilation unsupported"). For the pooling ops, which have no dilation.
 std::string window_unsupported_reason(const KernelDesc& desc);
 
-// x `[N,H,W,C]` and w `[KH,KW,C,O]`, with attrs strides and padding.
+// x `[N,H,W,C]` and w `[KH,KW,C/groups,O]`, with attrs strides, padding and the optional
+// dilations (two positive integers, default [1,1]) and groups (dividing C and O, default 1).
 Window2d conv_window(const KernelDesc& desc, const Shape& x, const Shape& w);
 // x `[N,H,W,C]`, with attrs pool_size, strides and padding.
 Window2d pool_window(const KernelDesc& desc, const Shape& x);

@@ -3,6 +3,8 @@
 // is reordered into (or, for the filter gradient, out of) a workspace buffer each run: with
 // plain HWIO weights oneDNN falls back to gemm convolution, which is several times slower,
 // worst with a fused activation. "same" padding may be asymmetric (padding_l != padding_r).
+// Dilation is oneDNN's "dilates" (taps d - 1 apart counts d - 1 gaps); groups make the
+// filter 5-D (G, O/G, C/G, KH, KW), described over nnfit's [KH,KW,C/G,O] buffer by strides.
 #include <algorithm>
 
 #include "backend/cpu/onednn_common.h"
@@ -16,15 +18,30 @@ using namespace onednn;
 
 enum class ConvPass { forward, backward_data, backward_weights };
 
+// nnfit's filter [KH,KW,C/G,O] as oneDNN's (O, C, KH, KW), or with groups (G, O/G, C/G, KH, KW).
+memory::dims filter_dims(const Window2d& g) {
+  if (g.groups == 1) return {g.o, g.c, g.kh, g.kw};
+  return {g.groups, g.group_o(), g.group_c(), g.kh, g.kw};
+}
+
+memory::desc plain_filter_md(const Window2d& g) {
+  if (g.groups == 1) return f32_md(filter_dims(g), Tag::hwio);
+  const std::int64_t gc = g.group_c(), go = g.group_o();
+  return memory::desc(filter_dims(g), memory::data_type::f32,
+                      memory::dims{go, 1, g.o, g.kw * gc * g.o, gc * g.o});
+}
+
 // The memory descriptors of a convolution: plain x and y, the filter plain and as `any`.
 struct ConvMds {
   memory::desc x, w, w_any, y;
   explicit ConvMds(const Window2d& g)
       : x(f32_md(nchw_dims(g.n, g.c, g.h, g.w), Tag::nhwc)),
-        w(f32_md({g.o, g.c, g.kh, g.kw}, Tag::hwio)),
-        w_any(f32_md({g.o, g.c, g.kh, g.kw}, Tag::any)),
+        w(plain_filter_md(g)),
+        w_any(f32_md(filter_dims(g), Tag::any)),
         y(f32_md(nchw_dims(g.n, g.o, g.oh, g.ow), Tag::nhwc)) {}
 };
+
+memory::dims dilates_of(const Window2d& g) { return {g.dh - 1, g.dw - 1}; }
 
 std::size_t align64(std::size_t bytes) { return (bytes + 63) / 64 * 64; }
 
@@ -33,7 +50,7 @@ dnnl::convolution_forward::primitive_desc forward_pd(const Window2d& g, const Co
                                                      dnnl::prop_kind prop,
                                                      const dnnl::primitive_attr& attr) {
   dnnl::convolution_forward::desc d(prop, dnnl::algorithm::convolution_direct, md.x, md.w_any, bias,
-                                    md.y, strides_of(g), padding_l_of(g), padding_r_of(g));
+                                    md.y, strides_of(g), dilates_of(g), padding_l_of(g), padding_r_of(g));
   return dnnl::convolution_forward::primitive_desc(d, attr, cpu_engine());
 }
 
@@ -67,7 +84,7 @@ class OnednnConv final : public Kernel {
                            dnnl::primitive_attr());
     if (pass == ConvPass::backward_data) {
       dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, md.x, md.w_any,
-                                              md.y, strides_of(g), padding_l_of(g),
+                                              md.y, strides_of(g), dilates_of(g), padding_l_of(g),
                                               padding_r_of(g));
       dnnl::convolution_backward_data::primitive_desc pd(d, attr, cpu_engine(), hint);
       call_.init<dnnl::convolution_backward_data>(pd);
@@ -77,8 +94,8 @@ class OnednnConv final : public Kernel {
       plan_filter_reorder(md.w, pd.weights_desc(), true);
     } else {
       dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, md.x, md.w_any,
-                                                 md.y, strides_of(g), padding_l_of(g),
-                                                 padding_r_of(g));
+                                                 md.y, strides_of(g), dilates_of(g),
+                                                 padding_l_of(g), padding_r_of(g));
       dnnl::convolution_backward_weights::primitive_desc pd(d, attr, cpu_engine(), hint);
       call_.init<dnnl::convolution_backward_weights>(pd);
       in_[0] = call_.add(DNNL_ARG_SRC, md.x);
@@ -139,10 +156,6 @@ class OnednnConv final : public Kernel {
 };
 
 std::unique_ptr<Kernel> make_conv(const KernelDesc& desc, std::string* why_not, ConvPass pass) {
-  if (std::string r = window_unsupported_reason(desc); !r.empty()) {
-    if (why_not) *why_not = r;
-    return nullptr;
-  }
   Window2d g = checked_window(desc);
   bool fused = desc.op == "fused_conv2d";
   ActivationKind act = fused ? parse_activation_kind(desc, "activation") : ActivationKind::linear;

@@ -45,7 +45,7 @@ struct LayerFamily {
 
 const LayerFamily& core_layers();           // Dense, Flatten, Reshape, Dropout
 const LayerFamily& activation_layers();     // Activation, ReLU, LeakyReLU, ELU, PReLU, Softmax
-const LayerFamily& conv_layers();           // Conv1D, Conv2D
+const LayerFamily& conv_layers();           // Conv1D/2D, Depthwise-, Separable- and transposed convolutions
 const LayerFamily& pooling_layers();        // local and global pooling
 const LayerFamily& reshaping_layers();      // padding, cropping, upsampling, Permute, RepeatVector
 const LayerFamily& normalization_layers();  // BatchNormalization, LayerNormalization
