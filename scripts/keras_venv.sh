@@ -6,11 +6,18 @@
 set -euo pipefail
 venv=${NNFIT_KERAS_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/nnfit/venvs/keras}
 want="keras==3.15.1 tf-keras==2.21.0 tensorflow-cpu==2.21.0 h5py numpy"
+# One maker at a time: the interop tests run in parallel under ctest, and the second must
+# wait for the first's venv, not find it half made. The pins are written last, so a venv
+# cut off mid-install is made again (--clear) by the next run.
+mkdir -p "$(dirname "$venv")"
+exec 9>"$venv.lock"
+flock 9
 if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.nnfit-pins" 2>/dev/null)" != "$want" ]]; then
   echo "keras_venv.sh: installing $want into $venv" >&2
-  /usr/bin/python3 -m venv "$venv" >&2
+  /usr/bin/python3 -m venv --clear "$venv" >&2
   # shellcheck disable=SC2086
   "$venv/bin/pip" install --quiet --disable-pip-version-check $want >&2
   echo "$want" > "$venv/.nnfit-pins"
 fi
+exec 9>&-
 echo "$venv/bin/python"
