@@ -451,6 +451,7 @@ void add_reduce_op_defs(std::map<std::string, OpDef>& catalogue);  // reduce_op_
 void add_shape_op_defs(std::map<std::string, OpDef>& catalogue);   // shape_op_defs.cpp
 void add_prelu_op_defs(std::map<std::string, OpDef>& catalogue);   // prelu_op_defs.cpp
 void add_layer_norm_op_defs(std::map<std::string, OpDef>& catalogue);  // layer_norm_op_defs.cpp
+void add_rnn_op_defs(std::map<std::string, OpDef>& catalogue);         // rnn_op_defs.cpp
 
 namespace {
 
@@ -494,6 +495,7 @@ std::map<std::string, OpDef> build_catalogue() {
   add_shape_op_defs(m);
   add_prelu_op_defs(m);
   add_layer_norm_op_defs(m);
+  add_rnn_op_defs(m);
   return m;
 }
 

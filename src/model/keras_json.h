@@ -63,16 +63,21 @@ std::string snake_case(const std::string& camel);
 std::string keras_snake_case(const std::string& name);
 
 // Rethrows an nn error with the layer's path, dropping the nn message's own "<name>: ".
+// A reader's own error already names the file and key path, and passes unchanged (the
+// location is said once).
 template <typename F>
 auto with_path(const Reader& r, const std::string& path, const std::string& name, F&& f) {
   auto strip = [&](const std::string& m) {
     return m.rfind(name + ": ", 0) == 0 ? m.substr(name.size() + 2) : m;
   };
+  auto located = [&](const std::string& m) { return m.rfind(r.where + ": ", 0) == 0; };
   try {
     return f();
   } catch (const Unsupported& e) {
+    if (located(e.what())) throw;
     throw Unsupported(r.prefix(path) + strip(e.what()), e.hint());
   } catch (const InvalidArgument& e) {
+    if (located(e.what())) throw;
     throw InvalidArgument(r.prefix(path) + strip(e.what()), e.hint());
   }
 }

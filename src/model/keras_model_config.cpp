@@ -162,6 +162,9 @@ void require_no_kwargs(const Reader& r, const std::string& path, const json& kwa
   if (kwargs.is_null()) return;
   expect_object(r, path, kwargs);
   for (const auto& [k, v] : kwargs.items()) {
+    // A recorded training flag is overridden by the model's mode when Keras runs the graph
+    // (Functional passes fit's training=True to every layer that takes it); so is nnfit's.
+    if (k == "training" && v.is_boolean()) continue;
     if (!v.is_null()) {
       r.unsupported(path, "call argument \"" + k + "\" = " + show(v) + " is not supported",
                     "nnfit calls layers on tensors only; masks and training flags come from the model");

@@ -41,9 +41,16 @@ void walk(const LayerGraph& g, bool sequential, const std::string& prefix, const
   }
 }
 
-std::vector<Weight*> own_variables(Layer* l) {
-  if (!l || dynamic_cast<NestedModel*>(l)) return {};
-  return l->saved_weights();
+// A layer's variables by Keras 3 group ("vars" under the layer's path, or under a
+// sublayer's such as a recurrent layer's "cell"); none for inputs and nested models
+// (whose layers are walked themselves).
+std::vector<WeightGroup> own_variables(Layer* l) {
+  if (!l || dynamic_cast<NestedModel*>(l)) return {{"", {}}};
+  return l->saved_weight_groups();
+}
+
+std::string vars_path(const std::string& layer_path, const WeightGroup& group) {
+  return layer_path + (group.path.empty() ? "" : "/" + group.path) + "/vars";
 }
 
 void check_fits(const Tensor& value, const Weight& w, const std::string& where, const std::string& what) {
@@ -116,10 +123,14 @@ bool constant_rate(const Model& m) {
 
 void write_keras3_weights(io::H5File& file, const Model& model) {
   walk(model.graph(), model.class_name() == "Sequential", "layers", [&](Layer* l, const std::string& name, const std::string& path) {
-    file.create_group(path + "/vars");
-    file.set_string_attr(path + "/vars", "name", name);
-    const std::vector<Weight*> vars = own_variables(l);
-    for (std::size_t i = 0; i < vars.size(); ++i) file.write(path + "/vars/" + std::to_string(i), vars[i]->value);
+    for (const WeightGroup& group : own_variables(l)) {
+      const std::string vars = vars_path(path, group);
+      file.create_group(vars);
+      file.set_string_attr(vars, "name", name);
+      for (std::size_t i = 0; i < group.weights.size(); ++i) {
+        file.write(vars + "/" + std::to_string(i), group.weights[i]->value);
+      }
+    }
   });
   if (model.compiled()) {
     file.create_group("optimizer/vars");
@@ -136,25 +147,28 @@ void write_keras3_weights(io::H5File& file, const Model& model) {
 void read_keras3_weights(const io::H5File& file, Model& model, const std::string& where, bool optimizer) {
   PendingCopies copies;
   walk(model.graph(), model.class_name() == "Sequential", "layers", [&](Layer* l, const std::string& name, const std::string& path) {
-    const std::vector<Weight*> vars = own_variables(l);
-    const std::string what = path + "/vars (layer '" + name + "')";
-    if (!file.is_group(path + "/vars")) {
-      if (vars.empty()) return;  // writers may omit weightless layers
-      throw DataError(where, -1, what + ": missing; the file has no variables for this layer",
-                      "the file was saved from a different model");
-    }
-    std::size_t held = 0;
-    while (file.is_dataset(path + "/vars/" + std::to_string(held))) ++held;
-    if (held != vars.size()) {
-      throw DataError(where, -1,
-                      what + ": the file holds " + std::to_string(held) + " variables, the layer has " +
-                          std::to_string(vars.size()),
-                      "the file was saved from a different model");
-    }
-    for (std::size_t i = 0; i < vars.size(); ++i) {
-      Tensor value = file.read(path + "/vars/" + std::to_string(i));
-      check_fits(value, *vars[i], where, what + "/" + std::to_string(i));
-      copies.add(std::move(value), vars[i]->value);
+    for (const WeightGroup& group : own_variables(l)) {
+      const std::vector<Weight*>& vars = group.weights;
+      const std::string at = vars_path(path, group);
+      const std::string what = at + " (layer '" + name + "')";
+      if (!file.is_group(at)) {
+        if (vars.empty()) continue;  // writers may omit weightless layers
+        throw DataError(where, -1, what + ": missing; the file has no variables for this layer",
+                        "the file was saved from a different model");
+      }
+      std::size_t held = 0;
+      while (file.is_dataset(at + "/" + std::to_string(held))) ++held;
+      if (held != vars.size()) {
+        throw DataError(where, -1,
+                        what + ": the file holds " + std::to_string(held) + " variables, the layer has " +
+                            std::to_string(vars.size()),
+                        "the file was saved from a different model");
+      }
+      for (std::size_t i = 0; i < vars.size(); ++i) {
+        Tensor value = file.read(at + "/" + std::to_string(i));
+        check_fits(value, *vars[i], where, what + "/" + std::to_string(i));
+        copies.add(std::move(value), vars[i]->value);
+      }
     }
   });
   std::int64_t iterations = -1;

@@ -26,6 +26,38 @@ float truncated_normal(std::mt19937_64& rng, float stddev) {
   }
 }
 
+// Keras's Orthogonal (gain 1): the shape flattened to (rows = all but the last axis,
+// cols = the last), a standard normal matrix of (max, min) orthonormalized by QR with
+// R's diagonal made positive (Gram-Schmidt gives exactly that Q), transposed when rows < cols.
+void orthogonal(std::mt19937_64& rng, const Shape& shape, float* p) {
+  const std::int64_t cols = shape.rank() == 0 ? 1 : shape.dim(-1);
+  const std::int64_t rows = cols == 0 ? 0 : shape.numel() / cols;
+  const std::int64_t big = std::max(rows, cols), small = std::min(rows, cols);
+  std::vector<double> q(static_cast<std::size_t>(big * small));  // column j at q[j * big]
+  std::normal_distribution<double> dist(0.0, 1.0);
+  for (double& v : q) v = dist(rng);
+  for (std::int64_t j = 0; j < small; ++j) {
+    double* cj = q.data() + j * big;
+    for (std::int64_t k = 0; k < j; ++k) {
+      const double* ck = q.data() + k * big;
+      double dot = 0.0;
+      for (std::int64_t i = 0; i < big; ++i) dot += ck[i] * cj[i];
+      for (std::int64_t i = 0; i < big; ++i) cj[i] -= dot * ck[i];
+    }
+    double norm = 0.0;
+    for (std::int64_t i = 0; i < big; ++i) norm += cj[i] * cj[i];
+    norm = std::sqrt(norm);
+    for (std::int64_t i = 0; i < big; ++i) cj[i] = norm > 0.0 ? cj[i] / norm : 0.0;
+  }
+  // Element (r, c) of the (rows, cols) result: Q[r][c] when rows >= cols, else Q[c][r].
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = 0; c < cols; ++c) {
+      p[r * cols + c] = static_cast<float>(rows >= cols ? q[static_cast<std::size_t>(c * big + r)]
+                                                        : q[static_cast<std::size_t>(r * big + c)]);
+    }
+  }
+}
+
 }  // namespace
 
 Tensor WeightFactory::zeros(const Shape& shape) {
@@ -61,10 +93,12 @@ Tensor WeightFactory::make(const std::string& name, const Shape& shape, const st
   } else if (initializer == "random_uniform") {
     std::uniform_real_distribution<float> dist(-0.05f, 0.05f);
     for (std::int64_t i = 0; i < n; ++i) p[i] = dist(rng);
+  } else if (initializer == "orthogonal") {
+    orthogonal(rng, shape, p);
   } else {
     throw InvalidArgument(name + ": unknown initializer '" + initializer +
                           "'; known: glorot_uniform, glorot_normal, he_normal, he_uniform, lecun_normal, "
-                          "lecun_uniform, random_normal, random_uniform, zeros, ones");
+                          "lecun_uniform, orthogonal, random_normal, random_uniform, zeros, ones");
   }
   return t;
 }
@@ -140,6 +174,8 @@ std::vector<Weight*> Layer::saved_weights() {
   for (Weight& w : weights_) out.push_back(&w);
   return out;
 }
+
+std::vector<WeightGroup> Layer::saved_weight_groups() { return {{"", saved_weights()}}; }
 
 std::vector<const Weight*> Layer::all_weights() const {
   std::vector<const Weight*> out;

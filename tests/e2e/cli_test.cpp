@@ -48,8 +48,9 @@ TEST_F(CliTest, QuietPrintsNothingAndFlagsOverrideFit) {
 }
 
 TEST_F(CliTest, UnknownLayerClassIsAConfigError) {
-  const std::string lstm = R"({"class_name": "LSTM", "config": {"name": "lstm", "units": 4}},)";
-  expect_error(config(model("[null, 4, 4, 1]", lstm)), 2, {"config.json", "model.config.layers[1] (lstm)", "LSTM"});
+  const std::string lstm = R"({"class_name": "ConvLSTM2D", "config": {"name": "lstm", "filters": 4}},)";
+  expect_error(config(model("[null, 4, 4, 1]", lstm)), 2,
+               {"config.json", "model.config.layers[1] (lstm)", "unknown layer class \"ConvLSTM2D\""});
 }
 
 TEST_F(CliTest, UnknownFitKeyIsAConfigError) {

@@ -29,9 +29,12 @@ struct Case {
   std::vector<Tensor> inputs;       // f32 inputs are differentiated; others are constants
   bool output_is_loss = false;      // the op's first output is already a scalar loss
   int num_differentiated = -1;      // only the first N inputs (-1: every f32 input)
+  int output = 0;                   // the output the loss reads
+  std::vector<std::size_t> constants;  // f32 inputs that are not differentiated (masks)
 };
 
 bool differentiated(const Case& c, std::size_t i) {
+  if (std::find(c.constants.begin(), c.constants.end(), i) != c.constants.end()) return false;
   return c.inputs[i].dtype() == DType::f32 && (c.num_differentiated < 0 || static_cast<int>(i) < c.num_differentiated);
 }
 
@@ -44,7 +47,7 @@ void check(const Case& c, float atol = 3e-3f, float rtol = 3e-2f) {
     ins.push_back(v);
     if (differentiated(c, i)) wrt.push_back(v);
   }
-  int out = g.add_node(c.op, ins, c.attrs, "op")[0];
+  int out = g.add_node(c.op, ins, c.attrs, "op")[static_cast<std::size_t>(c.output)];
   int loss = out;
   if (!c.output_is_loss) {
     Tensor target = random(g.desc(out).shape, 99);
@@ -296,6 +299,53 @@ TEST(GradientCheck, BatchNormAndDropout) {
   d.set("rate", 0.4);
   d.set("seed", std::int64_t{5});
   check({"dropout", d, {random(Shape{4, 9}, 22)}});
+}
+
+// The recurrent scan: every cell, through each of its outputs (the sequence, the last h,
+// LSTM's last c), backwards, masked (outputs kept or zeroed) and from initial states.
+TEST(GradientCheck, RecurrentScan) {
+  const std::int64_t n = 3, t = 4, h = 3;
+  Tensor mask = Tensor::zeros(Shape{n, t});
+  const float m[] = {1, 1, 0, 1, 0, 1, 1, 1, 1, 0, 0, 0};
+  std::copy(std::begin(m), std::end(m), mask.data<float>());
+  struct Cell {
+    const char* name;
+    std::int64_t gates;
+    bool reset_after;
+  };
+  for (const Cell cell : {Cell{"simple_rnn", 1, false}, Cell{"lstm", 4, false}, Cell{"gru", 3, true}, Cell{"gru", 3, false}}) {
+    const bool lstm = std::string(cell.name) == "lstm";
+    const int outputs = lstm ? 3 : 2;
+    for (int variant = 0; variant < 4; ++variant) {
+      Attrs a;
+      a.set("cell", std::string(cell.name));
+      a.set("activation", std::string("tanh"));
+      a.set("recurrent_activation", std::string("sigmoid"));
+      a.set("reset_after", std::int64_t{cell.reset_after});
+      a.set("go_backwards", std::int64_t{variant == 1 || variant == 3});
+      a.set("mask", std::int64_t{variant >= 2});
+      a.set("zero_output_for_mask", std::int64_t{variant == 3});
+      a.set("initial_state", std::int64_t{variant == 3});
+      if (variant == 0 && std::string(cell.name) == "simple_rnn") a.set("activation", std::string("softsign"));
+      std::vector<Tensor> in{random(Shape{n, t, cell.gates * h}, 40 + variant), random(Shape{h, cell.gates * h}, 50 + variant)};
+      if (cell.reset_after) in.push_back(random(Shape{cell.gates * h}, 60 + variant));
+      std::vector<std::size_t> constants;
+      if (variant >= 2) {
+        constants.push_back(in.size());
+        in.push_back(mask);
+      }
+      if (variant == 3) {
+        for (int s = 0; s < (lstm ? 2 : 1); ++s) in.push_back(random(Shape{n, h}, 70 + s));
+      }
+      for (int out = 0; out < outputs; ++out) {
+        SCOPED_TRACE(std::string(cell.name) + " variant " + std::to_string(variant) + " output " + std::to_string(out));
+        Case c{"rnn", a, in};
+        c.output = out;
+        c.constants = constants;
+        check(c);
+      }
+    }
+  }
 }
 
 }  // namespace

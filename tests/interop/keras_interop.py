@@ -2,7 +2,7 @@
 
 1. Models that Keras 3 and tf-keras build, train a few steps and save (.keras, .h5,
    .weights.h5; Sequential with Conv2D/BatchNormalization/pooling/Dropout, one with each
-   generation's hard_sigmoid, Functional with merges, a shared layer and a nested model)
+   generation's hard_sigmoid, a GRU/LSTM/SimpleRNN stack, Functional with merges, a shared layer and a nested model)
    predict in `nnfit predict` what Keras predicts, within 1e-5.
 2. A model nnfit trains from the CLI and saves (.keras, .h5, .weights.h5) loads in Keras 3
    (and its .h5 in tf-keras) and predicts what `nnfit predict` predicts, within 1e-5.
@@ -75,13 +75,25 @@ def hard_sigmoid_mlp(k):
     ], name="hard_sigmoid_mlp")
 
 
+def recurrent_stack(k):
+    # tf-keras writes the cells' variables as "gru/gru_cell/kernel:0", Keras 3 under
+    # layers/<rnn>/cell/vars.
+    return k.Sequential([
+        k.Input(shape=(7, 3)),
+        k.layers.GRU(5, return_sequences=True, name="gru"),
+        k.layers.LSTM(4, go_backwards=True, return_sequences=True, name="lstm"),
+        k.layers.SimpleRNN(3, name="rnn"),
+        k.layers.Dense(2, name="out"),
+    ], name="recurrent_stack")
+
+
 def keras_to_nnfit(cli, work):
     import keras
     import tf_keras
     rng = np.random.default_rng(3)
     for tag, k in (("keras3", keras), ("tf_keras", tf_keras)):
         k.utils.set_random_seed(2)
-        models = [sequential_cnn(k), hard_sigmoid_mlp(k)] + list(build_functional(k))
+        models = [sequential_cnn(k), hard_sigmoid_mlp(k), recurrent_stack(k)] + list(build_functional(k))
         for m in models:
             xs = [rng.standard_normal((6,) + tuple(t.shape[1:])).astype(np.float32) for t in m.inputs]
             # A few training steps, so batch statistics and the optimizer state are not the defaults.

@@ -103,6 +103,18 @@ def cases(layers):
         ("Permute (2, 1)", (5, 3), lambda: layers.Permute((2, 1)), 1e-5),
         ("Permute (3, 1, 2)", (3, 4, 2), lambda: layers.Permute((3, 1, 2)), 1e-5),
         ("RepeatVector", (4,), lambda: layers.RepeatVector(3), 1e-5),
+        ("SimpleRNN", (5, 3), lambda: layers.SimpleRNN(4), 1e-4),
+        ("SimpleRNN sequences relu backwards", (5, 3),
+         lambda: layers.SimpleRNN(3, activation="relu", return_sequences=True, go_backwards=True), 1e-4),
+        ("LSTM", (6, 3), lambda: layers.LSTM(4), 1e-4),
+        ("LSTM sequences", (5, 2), lambda: layers.LSTM(3, return_sequences=True), 1e-4),
+        ("LSTM backwards no bias", (5, 3), lambda: layers.LSTM(4, go_backwards=True, use_bias=False), 1e-4),
+        ("LSTM relu hard_sigmoid", (4, 3),
+         lambda: layers.LSTM(3, activation="relu", recurrent_activation="hard_sigmoid", unit_forget_bias=False), 1e-4),
+        ("GRU", (6, 3), lambda: layers.GRU(4), 1e-4),
+        ("GRU reset_before sequences", (5, 3), lambda: layers.GRU(3, reset_after=False, return_sequences=True), 1e-4),
+        ("GRU backwards no bias", (5, 2), lambda: layers.GRU(4, go_backwards=True, use_bias=False), 1e-4),
+        ("GRU reset_before no bias", (4, 3), lambda: layers.GRU(3, reset_after=False, use_bias=False), 1e-4),
     ]
 
 

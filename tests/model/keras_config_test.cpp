@@ -160,9 +160,9 @@ TEST(KerasConfig, HardSigmoidMeansWhatTheWritingKerasMeant) {
 }
 
 TEST(KerasConfigErrors, UnknownLayerClassNamesIndexNameAndSupportedList) {
-  const std::string json = keras3_model("[null, 4]", layer("LSTM", R"({"name": "lstm_7", "units": 3})"));
+  const std::string json = keras3_model("[null, 4]", layer("ConvLSTM2D", R"({"name": "lstm_7", "filters": 3})"));
   const std::string msg = error_of<InvalidArgument>([&] { sequential_from_keras_json(json, "cfg.json"); });
-  EXPECT_NE(msg.find("cfg.json: model.config.layers[1] (lstm_7): unknown layer class \"LSTM\""), std::string::npos) << msg;
+  EXPECT_NE(msg.find("cfg.json: model.config.layers[1] (lstm_7): unknown layer class \"ConvLSTM2D\""), std::string::npos) << msg;
   EXPECT_NE(msg.find("Dense"), std::string::npos) << msg;
   EXPECT_NE(msg.find("BatchNormalization"), std::string::npos) << msg;
 }

@@ -22,6 +22,13 @@ struct Weight {
   bool trainable = true;
 };
 
+// Variables as Keras 3 files group them: `path` relative to the layer's own group ("" is
+// the layer itself, "cell" a recurrent layer's cell).
+struct WeightGroup {
+  std::string path;
+  std::vector<Weight*> weights;
+};
+
 // Creates weight tensors; owned by the model, passed to build().
 class WeightFactory {
  public:
@@ -93,6 +100,9 @@ class Layer {
   // The layer's own variables as Keras saves them (its `weights`, in order): what .keras
   // and .h5 files hold for this layer. Default: weights().
   virtual std::vector<Weight*> saved_weights();
+  // saved_weights() as Keras 3's .keras and .weights.h5 files nest them. Default: all in
+  // the layer's own group.
+  virtual std::vector<WeightGroup> saved_weight_groups();
   std::vector<const Weight*> all_weights() const;
   std::int64_t count_params() const;
 

@@ -8,6 +8,7 @@
 
 #include "nnfit/nn/conv_layers.h"
 #include "nnfit/nn/layer.h"
+#include "nnfit/nn/recurrent_layers.h"
 
 namespace nnfit {
 

@@ -18,6 +18,8 @@ std::unique_ptr<Kernel> make_onednn_activation(const KernelDesc& desc, std::stri
 std::unique_ptr<Kernel> make_onednn_activation_grad(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_onednn_softmax(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_onednn_softmax_grad(const KernelDesc& desc, std::string* why_not);
+// rnn, rnn_grad (onednn_rnn.cpp): the shared scan over dnnl_sgemm.
+std::unique_ptr<Kernel> make_onednn_rnn(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_omp_max_pool2d_grad(const KernelDesc& desc, std::string* why_not);
 
 }  // namespace nnfit

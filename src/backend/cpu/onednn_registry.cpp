@@ -21,6 +21,8 @@ void register_onednn_kernels(KernelRegistry& registry) {
       {"activation_grad", make_onednn_activation_grad},
       {"softmax", make_onednn_softmax},
       {"softmax_grad", make_onednn_softmax_grad},
+      {"rnn", make_onednn_rnn},
+      {"rnn_grad", make_onednn_rnn},
   };
   for (const auto& [op, factory] : onednn) {
     registry.add(op, DeviceType::cpu, DType::f32, {std::string("onednn:") + op, factory});

@@ -45,5 +45,7 @@ std::unique_ptr<Kernel> make_ref_softmax(const KernelDesc& desc, std::string* wh
 std::unique_ptr<Kernel> make_ref_softmax_grad(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_log_softmax(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_log_softmax_grad(const KernelDesc& desc, std::string* why_not);
+// rnn, rnn_grad (ref_rnn.cpp).
+std::unique_ptr<Kernel> make_ref_rnn(const KernelDesc& desc, std::string* why_not);
 
 }  // namespace nnfit

@@ -23,6 +23,8 @@ void register_ref_nn_kernels(KernelRegistry& registry) {
       {"softmax_grad", make_ref_softmax_grad},
       {"log_softmax", make_ref_log_softmax},
       {"log_softmax_grad", make_ref_log_softmax_grad},
+      {"rnn", make_ref_rnn},
+      {"rnn_grad", make_ref_rnn},
   };
   for (const auto& [op, factory] : kernels) {
     registry.add(op, DeviceType::cpu, DType::f32, {std::string("ref:") + op, factory});

@@ -10,7 +10,7 @@ const Keys kCommon = {"name", "trainable", "dtype", "dtype_policy", "batch_input
 const std::vector<const LayerFamily*>& layer_families() {
   static const std::vector<const LayerFamily*> families = {
       &core_layers(),      &activation_layers(),   &conv_layers(), &pooling_layers(),
-      &reshaping_layers(), &normalization_layers(), &merge_layers()};
+      &reshaping_layers(), &normalization_layers(), &merge_layers(),  &recurrent_layers()};
   return families;
 }
 
@@ -23,12 +23,15 @@ std::string get_initializer(const Reader& r, const std::string& path, const json
   if (v->is_string()) return lower(v->get<std::string>());
   const std::string ipath = path + "." + key;
   expect_object(r, ipath, *v);
-  check_keys(r, ipath, *v, {"module", "class_name", "config", "registered_name"});
+  // Keras 3 adds shared_object_id where one initializer object serves two layers (an RNN
+  // and its cell).
+  check_keys(r, ipath, *v, {"module", "class_name", "config", "registered_name", "shared_object_id"});
   std::string name = snake_case(get_string(r, ipath, *v, "class_name", std::nullopt));
   if (const json* c = value(*v, "config")) {
     expect_object(r, ipath + ".config", *c);
     for (const auto& [k, arg] : c->items()) {
       if (k == "seed" || arg.is_null()) continue;  // nnfit seeds every weight from the model seed
+      if (name == "orthogonal" && k == "gain" && arg.is_number() && arg.get<double>() == 1.0) continue;
       r.unsupported(ipath + ".config", "initializer argument \"" + k + "\" = " + show(arg) + " is not supported",
                     "nnfit initializers take no arguments; use the Keras defaults");
     }
@@ -46,14 +49,19 @@ std::string activation_name(const Reader& r, std::string name) {
 }  // namespace
 
 std::string get_activation(const Reader& r, const std::string& path, const json& obj, std::string fallback) {
-  const json* v = value(obj, "activation");
+  return get_activation(r, path, obj, "activation", std::move(fallback));
+}
+
+std::string get_activation(const Reader& r, const std::string& path, const json& obj, const char* key,
+                           std::string fallback) {
+  const json* v = value(obj, key);
   if (!v) return fallback;
   if (v->is_string()) return activation_name(r, v->get<std::string>());
   // Some Keras versions serialize a built-in activation as {"class_name": "function", "config": "relu"}.
   if (v->is_object() && find(*v, "config") && (*v)["config"].is_string()) {
     return activation_name(r, (*v)["config"].get<std::string>());
   }
-  r.unsupported(path, "\"activation\" = " + show(*v) + " is not supported (only built-in activation names)");
+  r.unsupported(path, "\"" + std::string(key) + "\" = " + show(*v) + " is not supported (only built-in activation names)");
 }
 
 void check_dtype(const Reader& r, const std::string& path, const json& obj) {

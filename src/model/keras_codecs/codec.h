@@ -1,5 +1,5 @@
 // Private to src/model: the Keras codecs of the layers, one file per family (core,
-// activations, conv, pooling, reshaping, normalization, merge), as the op catalogue is
+// activations, conv, pooling, reshaping, normalization, merge, recurrent), as the op catalogue is
 // split. A family lists each Keras class it reads with its reader, and has one writer
 // that turns a layer of the family back into Keras 3's (or Keras 2's) config keys. Adding a layer touches its
 // family's file only: keras_config.cpp dispatches reading over every family's classes,
@@ -50,6 +50,7 @@ const LayerFamily& pooling_layers();        // local and global pooling
 const LayerFamily& reshaping_layers();      // padding, cropping, upsampling, Permute, RepeatVector
 const LayerFamily& normalization_layers();  // BatchNormalization, LayerNormalization
 const LayerFamily& merge_layers();          // Add, ..., Concatenate, Dot
+const LayerFamily& recurrent_layers();      // SimpleRNN, LSTM, GRU
 // Every family, in the order errors list the supported classes.
 const std::vector<const LayerFamily*>& layer_families();
 
@@ -63,6 +64,9 @@ std::string get_initializer(const Reader& r, const std::string& path, const json
                             const std::string& fallback);
 // The "activation" key: a built-in activation's name (Keras 2's hard_sigmoid renamed).
 std::string get_activation(const Reader& r, const std::string& path, const json& obj, std::string fallback);
+// The same for another key ("recurrent_activation").
+std::string get_activation(const Reader& r, const std::string& path, const json& obj, const char* key,
+                           std::string fallback);
 // throws Unsupported unless the object's "dtype" (if any) is float32.
 void check_dtype(const Reader& r, const std::string& path, const json& obj);
 // throws Unsupported unless "data_format" (if any) is channels_last.

@@ -1,0 +1,75 @@
+// The recurrent layers SimpleRNN, LSTM and GRU, with Keras 3's names, arguments, defaults
+// and weight layout: kernel (features, G), recurrent_kernel (units, G) and bias, G being
+// units times the cell's gate count (1; 4 in the order i, f, c, o; 3 in the order z, r, h),
+// GRU's bias (2, 3 units) with reset_after (input and recurrent biases), (3 units) without.
+// Inputs are (steps, features). The input projection runs as one matmul over the whole
+// sequence, the recurrence as the rnn op (docs/design/ops.md, "Recurrent"). Included by
+// nnfit/nn/layers.h.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nnfit/nn/layer.h"
+
+namespace nnfit {
+
+enum class RecurrentCell { simple_rnn, lstm, gru };
+
+struct RecurrentOptions {
+  std::int64_t units = 0;
+  std::string activation = "tanh";
+  std::string recurrent_activation = "sigmoid";  // LSTM and GRU
+  bool use_bias = true;
+  std::string kernel_initializer = "glorot_uniform";
+  std::string recurrent_initializer = "orthogonal";
+  std::string bias_initializer = "zeros";
+  bool unit_forget_bias = true;  // LSTM: the forget gate's bias starts at 1
+  bool reset_after = true;       // GRU: the reset gate applies after the recurrent matmul
+  bool return_sequences = false;
+  bool return_state = false;
+  bool go_backwards = false;
+  // With a mask, whether a masked step outputs zeros (true) or the previous output.
+  bool zero_output_for_mask = false;
+};
+
+// One class for the three cells; SimpleRNN, LSTM and GRU name them. Outputs: the sequence
+// (steps, units) with return_sequences, else the last output (units); with return_state
+// also the final states (h; LSTM: h and c).
+class Recurrent : public Layer {
+ public:
+  Recurrent(std::string name, RecurrentCell cell, RecurrentOptions options);
+  const RecurrentOptions& options() const { return options_; }
+  RecurrentCell cell() const { return cell_; }
+  std::string class_name() const override;
+  int num_outputs() const override;
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
+  Shape output_shape(const Shape& input_shape) const override;  // the first output's
+  void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
+  std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
+  // Keras 3 files keep the variables under the layer's "cell".
+  std::vector<WeightGroup> saved_weight_groups() override;
+
+ private:
+  std::int64_t gates() const;
+  std::string keras_cell_name() const;  // "lstm_cell"
+  RecurrentCell cell_;
+  RecurrentOptions options_;
+};
+
+class SimpleRNN final : public Recurrent {
+ public:
+  SimpleRNN(std::string name, RecurrentOptions options);
+};
+
+class LSTM final : public Recurrent {
+ public:
+  LSTM(std::string name, RecurrentOptions options);
+};
+
+class GRU final : public Recurrent {
+ public:
+  GRU(std::string name, RecurrentOptions options);
+};
+
+}  // namespace nnfit

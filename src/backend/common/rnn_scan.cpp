@@ -1,0 +1,365 @@
+// rnn and rnn_grad over a GEMM (rnn_scan.h). Step s of the scan reads time t = s, or
+// T - 1 - s with go_backwards (xw, mask and dxw are indexed by t; y and saved by s, Keras's
+// order). Keras's cells, with ra the recurrent activation and act the activation:
+//   simple_rnn  h = act(xw + h_prev U)
+//   lstm        [i f c o] = xw + h_prev U; c = ra(f) c_prev + ra(i) act(c~); h = ra(o) act(c)
+//   gru (reset_after)  inner = h_prev U + rb; z = ra(xw_z + inner_z); r = ra(xw_r + inner_r)
+//                      hh = act(xw_h + r inner_h); h = z h_prev + (1 - z) hh
+//   gru (reset_before) z, r as above without rb; hh = act(xw_h + (r h_prev) U_h)
+// A masked step (mask 0) keeps the states; its output is the previous state, or zeros with
+// zero_output_for_mask. The backward pass walks the steps in reverse, accumulating dU (and
+// drb) with one GEMM per step and carrying dh (and dc) to the previous step.
+#include "backend/common/rnn_scan.h"
+
+#include <cstring>
+#include <vector>
+
+#include "backend/common/nn_op_geometry.h"
+#include "backend/common/rnn_layout.h"
+#include "backend/ref/ref_nn_kernel.h"
+#include "nnfit/core/error.h"
+
+namespace nnfit {
+
+namespace {
+
+// A [rows, cols] view with a row stride (rows of a step inside [N, T, ...]).
+struct Rows {
+  const float* p = nullptr;
+  std::int64_t ld = 0;
+  const float* row(std::int64_t i) const { return p + i * ld; }
+};
+
+class RnnScan final : public Kernel {
+ public:
+  RnnScan(const KernelDesc& d, RnnGemm gemm, bool parallel)
+      : l_(rnn_layout(d.attrs)), gemm_(gemm), parallel_(parallel),
+        act_(default_activation_args(parse_activation_kind(d, "activation"))),
+        ract_(default_activation_args(parse_activation_kind(d, "recurrent_activation"))),
+        grad_(d.op == "rnn_grad") {
+    const Shape& u = d.inputs.at(grad_ ? 0 : 1).shape;
+    const Shape& seq = grad_ ? d.inputs.at(l_.grad_saved_input()).shape : d.inputs.at(0).shape;
+    h_ = u.dim(0);
+    g_ = u.dim(1);
+    n_ = seq.dim(0);
+    t_ = seq.dim(1);
+    s_ = l_.saved_per_step(h_);
+    off_h_ = s_ - h_;
+    off_c_ = 4 * h_;      // lstm
+    off_inner_ = 3 * h_;  // gru
+  }
+
+  std::size_t workspace_bytes() const override {
+    return static_cast<std::size_t>(2 * n_ * g_ + 7 * n_ * h_) * sizeof(float);
+  }
+
+  void run(const KernelArgs& args) override {
+    if (grad_) {
+      backward(args);
+    } else {
+      forward(args);
+    }
+  }
+
+ private:
+  std::int64_t time_of(std::int64_t s) const { return l_.go_backwards ? t_ - 1 - s : s; }
+  double act(double x) const { return ref_activation(act_, x); }
+  double ract(double x) const { return ref_activation(ract_, x); }
+  // d act(x) / dx from the input x.
+  static double slope(const ActivationArgs& a, double x) {
+    return ref_activation_grad(a, activation_grad_reads_output(a.kind) ? ref_activation(a, x) : x, 1.0);
+  }
+  bool valid(const float* mask, std::int64_t i, std::int64_t t) const { return !mask || mask[i * t_ + t] != 0.0f; }
+
+  // The state (h at offset off_h_, c at off_c_) before step s: step s - 1's saved state,
+  // the initial state, or zeros.
+  Rows state_before(std::int64_t s, const float* saved, std::int64_t off, const float* initial, const float* zeros) const {
+    if (s > 0) return {saved + (s - 1) * s_ + off, t_ * s_};
+    return {initial ? initial : zeros, h_};
+  }
+
+  void gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda,
+            const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) const {
+    if (m == 0 || n == 0) return;
+    gemm_(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+  }
+
+  void forward(const KernelArgs& args) const {
+    const auto* xw = static_cast<const float*>(args.inputs[0]);
+    const auto* u = static_cast<const float*>(args.inputs[1]);
+    const auto* rb = l_.recurrent_bias ? static_cast<const float*>(args.inputs[l_.rb_input()]) : nullptr;
+    const auto* mask = l_.mask ? static_cast<const float*>(args.inputs[l_.mask_input()]) : nullptr;
+    const float* h0 = l_.initial_state ? static_cast<const float*>(args.inputs[l_.initial_state_input()]) : nullptr;
+    const float* c0 = l_.initial_state && l_.cell == RnnCell::lstm
+                          ? static_cast<const float*>(args.inputs[l_.initial_state_input() + 1])
+                          : nullptr;
+    auto* y = static_cast<float*>(args.outputs[0]);
+    auto* h_out = static_cast<float*>(args.outputs[1]);
+    auto* c_out = l_.cell == RnnCell::lstm ? static_cast<float*>(args.outputs[2]) : nullptr;
+    auto* saved = static_cast<float*>(args.outputs[l_.cell == RnnCell::lstm ? 3 : 2]);
+    float* a = static_cast<float*>(args.workspace);
+    float* rh = a + n_ * g_;
+    float* zeros = rh + n_ * h_;
+    std::memset(zeros, 0, static_cast<std::size_t>(n_ * h_) * sizeof(float));
+    const std::int64_t h = h_, g = g_;
+
+    for (std::int64_t s = 0; s < t_; ++s) {
+      const std::int64_t t = time_of(s);
+      const Rows hp = state_before(s, saved, off_h_, h0, zeros);
+      const Rows cp = state_before(s, saved, off_c_, c0, zeros);
+      const bool before = l_.cell == RnnCell::gru && !l_.reset_after;
+      // a = h_prev U (every gate; a GRU that resets before gets its candidate's part below).
+      gemm(false, false, n_, before ? 2 * h : g, h, hp.p, hp.ld, u, g, 0.0f, a, g);
+      if (before) {
+#pragma omp parallel for if (parallel_)
+        for (std::int64_t i = 0; i < n_; ++i) {
+          const float* x = xw + (i * t_ + t) * g;
+          float* sv = saved + (i * t_ + s) * s_;
+          for (std::int64_t j = 0; j < 2 * h; ++j) sv[j] = x[j] + a[i * g + j];
+          for (std::int64_t j = 0; j < h; ++j) rh[i * h + j] = static_cast<float>(ract(sv[h + j]) * hp.row(i)[j]);
+        }
+        gemm(false, false, n_, h, h, rh, h, u + 2 * h, g, 0.0f, a + 2 * h, g);
+      }
+#pragma omp parallel for if (parallel_)
+      for (std::int64_t i = 0; i < n_; ++i) {
+        const float* x = xw + (i * t_ + t) * g;
+        const float* ai = a + i * g;
+        const float* hpi = hp.row(i);
+        float* sv = saved + (i * t_ + s) * s_;
+        float* hn = sv + off_h_;
+        switch (l_.cell) {
+          case RnnCell::simple_rnn:
+            for (std::int64_t j = 0; j < h; ++j) {
+              sv[j] = x[j] + ai[j];
+              hn[j] = static_cast<float>(act(sv[j]));
+            }
+            break;
+          case RnnCell::lstm: {
+            const float* cpi = cp.row(i);
+            float* cn = sv + off_c_;
+            for (std::int64_t j = 0; j < g; ++j) sv[j] = x[j] + ai[j];
+            for (std::int64_t j = 0; j < h; ++j) {
+              const double ig = ract(sv[j]), fg = ract(sv[h + j]), cc = act(sv[2 * h + j]), og = ract(sv[3 * h + j]);
+              const double c = fg * cpi[j] + ig * cc;
+              cn[j] = static_cast<float>(c);
+              hn[j] = static_cast<float>(og * act(cn[j]));
+            }
+            break;
+          }
+          case RnnCell::gru: {
+            float* inner = sv + off_inner_;
+            if (l_.reset_after) {
+              for (std::int64_t j = 0; j < 2 * h; ++j) sv[j] = x[j] + ai[j] + rb[j];
+              for (std::int64_t j = 0; j < h; ++j) inner[j] = ai[2 * h + j] + rb[2 * h + j];
+              for (std::int64_t j = 0; j < h; ++j) {
+                sv[2 * h + j] = static_cast<float>(x[2 * h + j] + ract(sv[h + j]) * inner[j]);
+              }
+            } else {
+              for (std::int64_t j = 0; j < h; ++j) {
+                sv[2 * h + j] = x[2 * h + j] + ai[2 * h + j];
+                inner[j] = 0.0f;
+              }
+            }
+            for (std::int64_t j = 0; j < h; ++j) {
+              const double z = ract(sv[j]), hh = act(sv[2 * h + j]);
+              hn[j] = static_cast<float>(z * hpi[j] + (1.0 - z) * hh);
+            }
+            break;
+          }
+        }
+        float* yi = y + (i * t_ + s) * h;
+        if (valid(mask, i, t)) {
+          std::memcpy(yi, hn, static_cast<std::size_t>(h) * sizeof(float));
+        } else {
+          // A masked step keeps the states; its output is the previous state (or zeros).
+          std::memcpy(hn, hpi, static_cast<std::size_t>(h) * sizeof(float));
+          if (l_.cell == RnnCell::lstm) std::memcpy(sv + off_c_, cp.row(i), static_cast<std::size_t>(h) * sizeof(float));
+          if (l_.zero_output_for_mask) {
+            std::memset(yi, 0, static_cast<std::size_t>(h) * sizeof(float));
+          } else {
+            std::memcpy(yi, hpi, static_cast<std::size_t>(h) * sizeof(float));
+          }
+        }
+      }
+    }
+    const Rows h_last = state_before(t_, saved, off_h_, h0, zeros);
+    const Rows c_last = state_before(t_, saved, off_c_, c0, zeros);
+    for (std::int64_t i = 0; i < n_; ++i) {
+      std::memcpy(h_out + i * h, h_last.row(i), static_cast<std::size_t>(h) * sizeof(float));
+      if (c_out) std::memcpy(c_out + i * h, c_last.row(i), static_cast<std::size_t>(h) * sizeof(float));
+    }
+  }
+
+  void backward(const KernelArgs& args) const {
+    const auto* u = static_cast<const float*>(args.inputs[0]);
+    const auto* mask = l_.mask ? static_cast<const float*>(args.inputs[l_.grad_mask_input()]) : nullptr;
+    const float* h0 = l_.initial_state ? static_cast<const float*>(args.inputs[l_.grad_initial_state_input()]) : nullptr;
+    const float* c0 = l_.initial_state && l_.cell == RnnCell::lstm
+                          ? static_cast<const float*>(args.inputs[l_.grad_initial_state_input() + 1])
+                          : nullptr;
+    std::size_t next = l_.grad_saved_input();
+    const auto* saved = static_cast<const float*>(args.inputs[next++]);
+    const float* dy = l_.has_dy ? static_cast<const float*>(args.inputs[next++]) : nullptr;
+    const float* dh = l_.has_dh ? static_cast<const float*>(args.inputs[next++]) : nullptr;
+    const float* dc = l_.has_dc ? static_cast<const float*>(args.inputs[next++]) : nullptr;
+    auto* dxw = static_cast<float*>(args.outputs[0]);
+    auto* du = static_cast<float*>(args.outputs[1]);
+    std::size_t out = 2;
+    float* drb = l_.recurrent_bias ? static_cast<float*>(args.outputs[out++]) : nullptr;
+    float* dh0 = l_.initial_state ? static_cast<float*>(args.outputs[out++]) : nullptr;
+    float* dc0 = l_.initial_state && l_.cell == RnnCell::lstm ? static_cast<float*>(args.outputs[out++]) : nullptr;
+
+    const std::int64_t h = h_, g = g_;
+    const std::size_t nh = static_cast<std::size_t>(n_ * h) * sizeof(float);
+    float* dinner = static_cast<float*>(args.workspace);
+    float* rh = dinner + n_ * g;
+    float* gh = rh + n_ * h;   // d state h after the current step
+    float* gc = gh + n_ * h;   // d state c after the current step (lstm)
+    float* dhp = gc + n_ * h;  // d state h before the current step
+    float* drh = dhp + n_ * h;
+    float* zeros = drh + n_ * h;
+    std::memset(zeros, 0, nh);
+    std::memset(du, 0, static_cast<std::size_t>(h * g) * sizeof(float));
+    if (drb) std::memset(drb, 0, static_cast<std::size_t>(g) * sizeof(float));
+    if (dh) {
+      std::memcpy(gh, dh, nh);
+    } else {
+      std::memset(gh, 0, nh);
+    }
+    if (dc) {
+      std::memcpy(gc, dc, nh);
+    } else {
+      std::memset(gc, 0, nh);
+    }
+    const bool before = l_.cell == RnnCell::gru && !l_.reset_after;
+
+    for (std::int64_t s = t_ - 1; s >= 0; --s) {
+      const std::int64_t t = time_of(s);
+      const Rows hp = state_before(s, saved, off_h_, h0, zeros);
+      const Rows cp = state_before(s, saved, off_c_, c0, zeros);
+      float* dx_t = dxw + t * g;  // rows i * T * G apart
+      const std::int64_t ldx = t_ * g;
+#pragma omp parallel for if (parallel_)
+      for (std::int64_t i = 0; i < n_; ++i) {
+        const bool m = valid(mask, i, t);
+        float* ghi = gh + i * h;
+        if (dy && (m || !l_.zero_output_for_mask)) {
+          const float* dyi = dy + (i * t_ + s) * h;
+          for (std::int64_t j = 0; j < h; ++j) ghi[j] += dyi[j];
+        }
+        float* dxi = dx_t + i * ldx;
+        float* dpi = dhp + i * h;
+        if (!m) {
+          // Masked: the states (and their gradients) pass through; no gate gradient.
+          std::memset(dxi, 0, static_cast<std::size_t>(g) * sizeof(float));
+          if (l_.recurrent_bias) std::memset(dinner + i * g, 0, static_cast<std::size_t>(g) * sizeof(float));
+          if (before) std::memset(rh + i * h, 0, static_cast<std::size_t>(h) * sizeof(float));
+          std::memcpy(dpi, ghi, static_cast<std::size_t>(h) * sizeof(float));
+          continue;
+        }
+        const float* sv = saved + (i * t_ + s) * s_;
+        const float* hpi = hp.row(i);
+        switch (l_.cell) {
+          case RnnCell::simple_rnn:
+            for (std::int64_t j = 0; j < h; ++j) {
+              dxi[j] = static_cast<float>(ghi[j] * slope(act_, sv[j]));
+              dpi[j] = 0.0f;
+            }
+            break;
+          case RnnCell::lstm: {
+            const float* cpi = cp.row(i);
+            float* gci = gc + i * h;
+            for (std::int64_t j = 0; j < h; ++j) {
+              const double ig = ract(sv[j]), fg = ract(sv[h + j]), cc = act(sv[2 * h + j]), og = ract(sv[3 * h + j]);
+              const double c = sv[off_c_ + j];
+              const double dct = gci[j] + ghi[j] * og * slope(act_, c);
+              dxi[j] = static_cast<float>(dct * cc * slope(ract_, sv[j]));
+              dxi[h + j] = static_cast<float>(dct * cpi[j] * slope(ract_, sv[h + j]));
+              dxi[2 * h + j] = static_cast<float>(dct * ig * slope(act_, sv[2 * h + j]));
+              dxi[3 * h + j] = static_cast<float>(ghi[j] * act(c) * slope(ract_, sv[3 * h + j]));
+              gci[j] = static_cast<float>(dct * fg);
+              dpi[j] = 0.0f;
+            }
+            break;
+          }
+          case RnnCell::gru: {
+            const float* inner = sv + off_inner_;
+            float* di = dinner + i * g;
+            for (std::int64_t j = 0; j < h; ++j) {
+              const double z = ract(sv[j]), r = ract(sv[h + j]), hh = act(sv[2 * h + j]);
+              const double dpre_h = ghi[j] * (1.0 - z) * slope(act_, sv[2 * h + j]);
+              dxi[j] = static_cast<float>(ghi[j] * (hpi[j] - hh) * slope(ract_, sv[j]));
+              dxi[2 * h + j] = static_cast<float>(dpre_h);
+              dpi[j] = static_cast<float>(ghi[j] * z);
+              if (l_.reset_after) {
+                dxi[h + j] = static_cast<float>(dpre_h * inner[j] * slope(ract_, sv[h + j]));
+                di[j] = dxi[j];
+                di[h + j] = dxi[h + j];
+                di[2 * h + j] = static_cast<float>(dpre_h * r);
+              } else {
+                rh[i * h + j] = static_cast<float>(r * hpi[j]);
+              }
+            }
+            break;
+          }
+        }
+      }
+      if (l_.cell == RnnCell::gru && l_.reset_after) {
+        // inner = h_prev U + rb: dU += h_prev^T dinner, drb += sum dinner, dh_prev += dinner U^T.
+        gemm(true, false, h, g, n_, hp.p, hp.ld, dinner, g, 1.0f, du, g);
+        for (std::int64_t i = 0; i < n_; ++i) {
+          for (std::int64_t j = 0; j < g; ++j) drb[j] += dinner[i * g + j];
+        }
+        gemm(false, true, n_, h, g, dinner, g, u, g, 1.0f, dhp, h);
+      } else if (before) {
+        // hh's pre-activation reads (r h_prev) U_h: its gradient reaches r and h_prev.
+        gemm(false, true, n_, h, h, dx_t + 2 * h, ldx, u + 2 * h, g, 0.0f, drh, h);
+#pragma omp parallel for if (parallel_)
+        for (std::int64_t i = 0; i < n_; ++i) {
+          if (!valid(mask, i, t)) continue;
+          const float* sv = saved + (i * t_ + s) * s_;
+          const float* hpi = hp.row(i);
+          float* dxi = dx_t + i * ldx;
+          for (std::int64_t j = 0; j < h; ++j) {
+            const double r = ract(sv[h + j]);
+            dxi[h + j] = static_cast<float>(drh[i * h + j] * hpi[j] * slope(ract_, sv[h + j]));
+            dhp[i * h + j] += static_cast<float>(drh[i * h + j] * r);
+          }
+        }
+        gemm(true, false, h, 2 * h, n_, hp.p, hp.ld, dx_t, ldx, 1.0f, du, g);
+        gemm(true, false, h, h, n_, rh, h, dx_t + 2 * h, ldx, 1.0f, du + 2 * h, g);
+        gemm(false, true, n_, h, 2 * h, dx_t, ldx, u, g, 1.0f, dhp, h);
+      } else {
+        gemm(true, false, h, g, n_, hp.p, hp.ld, dx_t, ldx, 1.0f, du, g);
+        gemm(false, true, n_, h, g, dx_t, ldx, u, g, 1.0f, dhp, h);
+      }
+      std::memcpy(gh, dhp, nh);
+    }
+    if (dh0) std::memcpy(dh0, gh, nh);
+    if (dc0) std::memcpy(dc0, gc, nh);
+  }
+
+  RnnLayout l_;
+  RnnGemm gemm_;
+  bool parallel_;
+  ActivationArgs act_, ract_;
+  bool grad_;
+  std::int64_t n_ = 0, t_ = 0, h_ = 0, g_ = 0, s_ = 0;
+  std::int64_t off_h_ = 0, off_c_ = 0, off_inner_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_rnn_scan(const KernelDesc& d, RnnGemm gemm, bool parallel, std::string* why_not) {
+  for (const auto* list : {&d.inputs, &d.outputs}) {
+    for (const TensorDesc& t : *list) {
+      if (t.dtype != DType::f32) {
+        if (why_not) *why_not = d.op + ": only float32 is supported, got " + std::string(dtype_name(t.dtype));
+        return nullptr;
+      }
+    }
+  }
+  return std::make_unique<RnnScan>(d, gemm, parallel);
+}
+
+}  // namespace nnfit

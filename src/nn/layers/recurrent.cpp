@@ -1,0 +1,142 @@
+// SimpleRNN, LSTM and GRU (nnfit/nn/recurrent_layers.h): the input projection x·kernel +
+// bias as one matmul over all steps, then the rnn op's scan with the recurrent kernel.
+#include "nnfit/core/error.h"
+#include "nnfit/nn/layers.h"
+
+namespace nnfit {
+
+namespace {
+
+int reshaped(Graph& g, int x, std::vector<std::int64_t> dims, const std::string& name) {
+  Attrs a;
+  a.set("shape", std::move(dims));
+  return g.add("reshape", {x}, a, name);
+}
+
+// Row `row` of a [2, G] variable as a [G] value (GRU's input and recurrent biases).
+int bias_row(Graph& g, int bias, std::int64_t row, std::int64_t width, const std::string& name) {
+  Attrs a;
+  a.set("begin", std::vector<std::int64_t>{row, 0});
+  a.set("shape", std::vector<std::int64_t>{1, width});
+  return reshaped(g, g.add("crop", {bias}, a, name), {width}, name + "/reshape");
+}
+
+const char* cell_op_name(RecurrentCell c) {
+  return c == RecurrentCell::lstm ? "lstm" : c == RecurrentCell::gru ? "gru" : "simple_rnn";
+}
+
+}  // namespace
+
+Recurrent::Recurrent(std::string name, RecurrentCell cell, RecurrentOptions options)
+    : Layer(std::move(name)), cell_(cell), options_(std::move(options)) {
+  NNFIT_CHECK(options_.units > 0, InvalidArgument, this->name(), ": units must be positive, got ", options_.units);
+  for (const std::string* act : {&options_.activation, &options_.recurrent_activation}) {
+    check_activation(*act, this->name());
+    NNFIT_CHECK(*act != "softmax" && *act != "log_softmax", Unsupported, this->name(), ": activation '", *act,
+                "' is not supported in a recurrent cell (it normalizes over the units)");
+  }
+}
+
+std::string Recurrent::class_name() const {
+  return cell_ == RecurrentCell::lstm ? "LSTM" : cell_ == RecurrentCell::gru ? "GRU" : "SimpleRNN";
+}
+
+std::int64_t Recurrent::gates() const {
+  return cell_ == RecurrentCell::lstm ? 4 : cell_ == RecurrentCell::gru ? 3 : 1;
+}
+
+int Recurrent::num_outputs() const {
+  return 1 + (options_.return_state ? (cell_ == RecurrentCell::lstm ? 2 : 1) : 0);
+}
+
+std::vector<Shape> Recurrent::compute_output_shapes(const std::vector<Shape>& inputs) const {
+  NNFIT_CHECK(inputs.size() == 1, Unsupported, name(), ": takes one input (initial_state is not supported yet), got ",
+              inputs.size());
+  const Shape& s = inputs[0];
+  NNFIT_CHECK(s.rank() == 2, InvalidArgument, name(), ": ", class_name(), " expects (steps, features), got ",
+              s.to_string());
+  const std::int64_t h = options_.units;
+  std::vector<Shape> out{options_.return_sequences ? Shape{s[0], h} : Shape{h}};
+  for (int i = 1; i < num_outputs(); ++i) out.push_back(Shape{h});
+  return out;
+}
+
+Shape Recurrent::output_shape(const Shape& input_shape) const { return compute_output_shapes({input_shape})[0]; }
+
+void Recurrent::build_for(const std::vector<Shape>& inputs, WeightFactory& weights) {
+  compute_output_shapes(inputs);
+  const std::int64_t f = inputs[0][1], h = options_.units, g = gates() * h;
+  // tf.keras's variable names ("lstm/lstm_cell/kernel"), so legacy .h5 files read as theirs.
+  const std::string cell = name() + "/" + keras_cell_name() + "/";
+  weights_.push_back({cell + "kernel", weights.make(cell + "kernel", Shape{f, g}, options_.kernel_initializer, f, g)});
+  weights_.push_back(
+      {cell + "recurrent_kernel", weights.make(cell + "recurrent_kernel", Shape{h, g}, options_.recurrent_initializer, h, g)});
+  if (options_.use_bias) {
+    const Shape bias = cell_ == RecurrentCell::gru && options_.reset_after ? Shape{2, g} : Shape{g};
+    Tensor b = weights.make(cell + "bias", bias, options_.bias_initializer, g, g);
+    if (cell_ == RecurrentCell::lstm && options_.unit_forget_bias) {
+      // Keras: bias_initializer for i, ones for f, bias_initializer for c and o.
+      for (std::int64_t j = h; j < 2 * h; ++j) b.data<float>()[j] = 1.0f;
+    }
+    weights_.push_back({cell + "bias", b});
+  }
+  built_ = true;
+}
+
+std::string Recurrent::keras_cell_name() const {
+  return cell_ == RecurrentCell::lstm ? "lstm_cell" : cell_ == RecurrentCell::gru ? "gru_cell" : "simple_rnn_cell";
+}
+
+std::vector<int> Recurrent::call_on(GraphBuilder& b, const std::vector<int>& inputs) {
+  Graph& g = b.graph();
+  const int x = inputs.at(0);
+  const Shape& s = g.desc(x).shape;  // [N, T, F]
+  const std::int64_t n = s[0], t = s[1], f = s[2], h = options_.units, width = gates() * h;
+  const bool split_bias = cell_ == RecurrentCell::gru && options_.reset_after && options_.use_bias;
+
+  int xw = g.add("matmul", {reshaped(g, x, {n * t, f}, name() + "/flatten_steps"), b.variable(weights_[0])}, {},
+                 name() + "/input_projection");
+  int rb = -1;
+  if (options_.use_bias) {
+    const int bias = b.variable(weights_[2]);
+    const int input_bias = split_bias ? bias_row(g, bias, 0, width, name() + "/input_bias") : bias;
+    xw = g.add("bias_add", {xw, input_bias}, {}, name() + "/input_bias_add");
+    if (split_bias) rb = bias_row(g, bias, 1, width, name() + "/recurrent_bias");
+  }
+  xw = reshaped(g, xw, {n, t, width}, name() + "/steps");
+
+  const bool reset_after = cell_ == RecurrentCell::gru && options_.reset_after;
+  if (reset_after && rb < 0) {
+    // Without use_bias the scan still takes GRU's recurrent bias: a zero constant.
+    Tensor zeros = Tensor::zeros(Shape{width});
+    rb = g.add_variable(name() + "/no_recurrent_bias", zeros);
+  }
+  Attrs a;
+  a.set("cell", std::string(cell_op_name(cell_)));
+  a.set("activation", options_.activation);
+  a.set("recurrent_activation", options_.recurrent_activation);
+  a.set("reset_after", std::int64_t{reset_after});
+  a.set("go_backwards", std::int64_t{options_.go_backwards});
+  a.set("zero_output_for_mask", std::int64_t{options_.zero_output_for_mask});
+  std::vector<int> ins{xw, b.variable(weights_[1])};
+  if (reset_after) ins.push_back(rb);
+  const std::vector<int> out = g.add_node("rnn", ins, a, name() + "/" + cell_op_name(cell_));
+  // Unmasked, the last output is the final state h.
+  std::vector<int> result{options_.return_sequences ? out[0] : out[1]};
+  if (options_.return_state) {
+    result.push_back(out[1]);
+    if (cell_ == RecurrentCell::lstm) result.push_back(out[2]);
+  }
+  return result;
+}
+
+std::vector<WeightGroup> Recurrent::saved_weight_groups() { return {{"", {}}, {"cell", saved_weights()}}; }
+
+SimpleRNN::SimpleRNN(std::string name, RecurrentOptions options)
+    : Recurrent(std::move(name), RecurrentCell::simple_rnn, std::move(options)) {}
+LSTM::LSTM(std::string name, RecurrentOptions options)
+    : Recurrent(std::move(name), RecurrentCell::lstm, std::move(options)) {}
+GRU::GRU(std::string name, RecurrentOptions options)
+    : Recurrent(std::move(name), RecurrentCell::gru, std::move(options)) {}
+
+}  // namespace nnfit

@@ -1,0 +1,126 @@
+// The Keras codecs of the recurrent layers (src/model/keras_codecs/recurrent.cpp):
+// SimpleRNN, LSTM and GRU as Keras 3.15 and tf.keras 2 write them give Keras's shapes,
+// parameter counts and weight layout, round-trip through the writer, and what nnfit does
+// not run is refused with the layer's path, the location said once.
+#include <gtest/gtest.h>
+
+#include "model/keras_config_helpers.h"
+#include "nnfit/core/error.h"
+#include "nnfit/model/keras_config.h"
+#include "nnfit/nn/layers.h"
+
+namespace nnfit {
+namespace {
+
+using namespace keras_test;
+
+// GRU as Keras 3.15 saves it (shared_object_id on the initializers, Orthogonal's gain).
+const char* kKeras3Gru =
+    R"({"name": "gru", "trainable": true, "dtype": {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"}, "registered_name": null, "shared_object_id": 1397}, "return_sequences": true, "return_state": false, "go_backwards": true, "stateful": false, "unroll": false, "zero_output_for_mask": false, "units": 3, "activation": "tanh", "recurrent_activation": "sigmoid", "use_bias": true, "kernel_initializer": {"module": "keras.initializers", "class_name": "GlorotUniform", "config": {"seed": null, "input_axes": null, "output_axes": null}, "registered_name": null, "shared_object_id": 1398}, "recurrent_initializer": {"module": "keras.initializers", "class_name": "Orthogonal", "config": {"seed": null, "gain": 1.0}, "registered_name": null, "shared_object_id": 1399}, "bias_initializer": {"module": "keras.initializers", "class_name": "Zeros", "config": {}, "registered_name": null, "shared_object_id": 1400}, "kernel_regularizer": null, "recurrent_regularizer": null, "bias_regularizer": null, "activity_regularizer": null, "kernel_constraint": null, "recurrent_constraint": null, "bias_constraint": null, "dropout": 0.0, "recurrent_dropout": 0.0, "reset_after": true, "seed": null})";
+
+// LSTM as tf.keras 2 saves it (time_major, implementation; hard_sigmoid is Keras 2's).
+const char* kKeras2Lstm =
+    R"({"name": "lstm", "trainable": true, "dtype": "float32", "return_sequences": false, "return_state": false, "go_backwards": false, "stateful": false, "unroll": false, "time_major": false, "units": 4, "activation": "tanh", "recurrent_activation": "hard_sigmoid", "use_bias": true, "kernel_initializer": {"class_name": "GlorotUniform", "config": {"seed": null}}, "recurrent_initializer": {"class_name": "Orthogonal", "config": {"gain": 1.0, "seed": null}}, "bias_initializer": {"class_name": "Zeros", "config": {}}, "unit_forget_bias": true, "kernel_regularizer": null, "recurrent_regularizer": null, "bias_regularizer": null, "activity_regularizer": null, "kernel_constraint": null, "recurrent_constraint": null, "bias_constraint": null, "dropout": 0.0, "recurrent_dropout": 0.0, "implementation": 2})";
+
+TEST(KerasConfig, RecurrentLayersReadAndRoundTrip) {
+  const std::string json = keras3_model(
+      "[null, 7, 5]", layer("GRU", kKeras3Gru) + ", " +
+                          layer("SimpleRNN", R"({"name": "rnn", "units": 6, "activation": "relu", "return_sequences": true})") +
+                          ", " + layer("LSTM", R"({"name": "lstm", "units": 4, "unit_forget_bias": false})"));
+  auto m = sequential_from_keras_json(json, "rnn.json");
+  m->build();
+  EXPECT_EQ(classes(*m), (std::vector<std::string>{"GRU", "SimpleRNN", "LSTM"}));
+  const std::vector<Shape> shapes = {Shape{7, 3}, Shape{7, 6}, Shape{4}};
+  // GRU with reset_after: 3 gates of (features + units) x units, and two biases of 3 units.
+  const std::vector<std::int64_t> params = {3 * 3 * (5 + 3) + 2 * 9, 6 * (3 + 6) + 6, 4 * 4 * (6 + 4) + 16};
+  Shape s{7, 5};
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    s = m->layers()[i]->output_shape(s);
+    EXPECT_EQ(s, shapes[i]) << m->layers()[i]->name();
+    EXPECT_EQ(m->layers()[i]->count_params(), params[i]) << m->layers()[i]->name();
+  }
+  // Keras's weight order and tf.keras's names; the GRU's bias holds both rows.
+  const auto& gru = m->layers()[0]->weights();
+  ASSERT_EQ(gru.size(), 3u);
+  EXPECT_EQ(gru[0].name, "gru/gru_cell/kernel");
+  EXPECT_EQ(gru[1].name, "gru/gru_cell/recurrent_kernel");
+  EXPECT_EQ(gru[2].value.shape(), (Shape{2, 9}));
+  // LSTM without unit_forget_bias starts every bias at zero.
+  const Tensor& bias = m->layers()[2]->weights()[2].value;
+  for (std::int64_t j = 0; j < bias.numel(); ++j) EXPECT_EQ(bias.data<float>()[j], 0.0f);
+
+  auto again = sequential_from_keras_json(model_to_keras_json(*m), "written.json");
+  const auto& g = dynamic_cast<const Recurrent&>(*again->layers()[0]).options();
+  EXPECT_TRUE(g.reset_after);
+  EXPECT_TRUE(g.go_backwards);
+  EXPECT_TRUE(g.return_sequences);
+  EXPECT_EQ(g.recurrent_initializer, "orthogonal");
+  EXPECT_EQ(dynamic_cast<const Recurrent&>(*again->layers()[1]).options().activation, "relu");
+  EXPECT_FALSE(dynamic_cast<const Recurrent&>(*again->layers()[2]).options().unit_forget_bias);
+}
+
+TEST(KerasConfig, Keras2LstmReadsKeras2HardSigmoid) {
+  const std::string json = R"({"class_name": "Sequential", "keras_version": "2.15.0", "config": {"name": "s", "layers": [)" +
+                           layer("InputLayer", R"({"batch_input_shape": [null, 6, 3], "dtype": "float32", "name": "x"})") +
+                           ", " + layer("LSTM", kKeras2Lstm) + "]}}";
+  auto m = sequential_from_keras_json(json, "lstm2.json");
+  m->build();
+  const auto& o = dynamic_cast<const LSTM&>(*m->layers()[0]).options();
+  EXPECT_EQ(o.recurrent_activation, "hard_sigmoid_keras2");
+  EXPECT_EQ(m->layers()[0]->count_params(), 4 * 4 * (3 + 4) + 16);
+  // unit_forget_bias: the forget gate's bias starts at one, the others at zero.
+  const Tensor& bias = m->layers()[0]->weights()[2].value;
+  for (std::int64_t j = 0; j < 16; ++j) EXPECT_EQ(bias.data<float>()[j], j >= 4 && j < 8 ? 1.0f : 0.0f) << j;
+}
+
+TEST(KerasConfig, OrthogonalInitializerIsOrthonormal) {
+  const std::string json = keras3_model("[null, 3, 2]", layer("SimpleRNN", R"({"name": "rnn", "units": 5})"));
+  auto m = sequential_from_keras_json(json, "rnn.json");
+  m->build();
+  const Tensor& u = m->layers()[0]->weights()[1].value;  // (5, 5)
+  for (int a = 0; a < 5; ++a) {
+    for (int b = 0; b < 5; ++b) {
+      double dot = 0.0;
+      for (int k = 0; k < 5; ++k) dot += double(u.data<float>()[a * 5 + k]) * u.data<float>()[b * 5 + k];
+      EXPECT_NEAR(dot, a == b ? 1.0 : 0.0, 1e-5) << a << "," << b;
+    }
+  }
+}
+
+TEST(KerasConfigErrors, RecurrentLayers) {
+  auto rnn = [](const std::string& cls, const std::string& config) {
+    return keras3_model("[null, 6, 3]", layer(cls, config));
+  };
+  expect_config_errors({
+      {rnn("LSTM", R"({"name": "l", "units": 4, "stateful": true})"), "layers[1] (l): \"stateful\""},
+      {rnn("LSTM", R"({"name": "l", "units": 4, "dropout": 0.2})"),
+       "layers[1] (l): \"dropout\" = 0.2 is not supported yet"},
+      {rnn("GRU", R"({"name": "g", "units": 4, "recurrent_dropout": 1.5})"),
+       "layers[1] (g): \"recurrent_dropout\" must be in [0, 1), got 1.5"},
+      {rnn("GRU", R"({"name": "g", "units": 0})"), "layers[1] (g): \"units\" must be positive, got 0"},
+      {rnn("SimpleRNN", R"({"name": "r", "units": 2, "recurrent_activation": "sigmoid"})"),
+       "layers[1] (r): SimpleRNN has no \"recurrent_activation\""},
+      {rnn("LSTM", R"({"name": "l", "units": 2, "activation": "softmax"})"),
+       "layers[1] (l): activation 'softmax' is not supported in a recurrent cell"},
+      {rnn("LSTM", R"({"name": "l", "units": 2, "kernel_regularizer": {"class_name": "L2", "config": {"l2": 0.01}}})"),
+       "kernel_regularizer"},
+      {rnn("GRU", R"({"name": "g", "units": 2, "time_major": true})"), "\"time_major\""},
+      {keras3_model("[null, 6]", layer("LSTM", R"({"name": "l", "units": 2})")),
+       "layers[1] (l): LSTM expects (steps, features), got (6,)"},
+  });
+}
+
+// A reader's error passes through the layer's wrapper unchanged: the file and the key path
+// are said once.
+TEST(KerasConfigErrors, TheLocationIsSaidOnce) {
+  const std::string json = keras3_model(
+      "[null, 6, 3]",
+      layer("LSTM", R"({"name": "l", "units": 2, "kernel_initializer": {"class_name": "GlorotUniform", "config": {}, "extra": 1}})"));
+  const std::string e = error_of<Error>([&] { sequential_from_keras_json(json, "once.json"); });
+  EXPECT_NE(e.find("once.json: "), std::string::npos) << e;
+  EXPECT_EQ(e.find("once.json", e.find("once.json") + 1), std::string::npos) << e;
+  EXPECT_NE(e.find("kernel_initializer: unknown key \"extra\""), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace nnfit
