@@ -62,9 +62,26 @@ std::string supported_classes() {
 
 }  // namespace
 
+DType read_input_dtype(const Reader& r, const std::string& p, const json& c) {
+  const json* v = value(c, "dtype");
+  if (!v) return DType::f32;
+  std::string name;
+  if (v->is_string()) {
+    name = v->get<std::string>();
+  } else if (v->is_object() && find(*v, "config") && (*v)["config"].is_object() && find((*v)["config"], "name") &&
+             (*v)["config"]["name"].is_string()) {
+    name = (*v)["config"]["name"].get<std::string>();
+  }
+  if (name == "float32") return DType::f32;
+  if (name == "int8" || name == "int16" || name == "int32" || name == "uint16") return DType::i32;
+  if (name == "int64" || name == "uint32") return DType::i64;
+  if (name == "uint8") return DType::u8;
+  r.unsupported(p, "\"dtype\" = " + show(*v) + " is not supported for an input (float32 or an integer type)");
+}
+
 Shape read_input_layer(const Reader& r, const std::string& p, const json& c) {
   check_keys(r, p, c, {"name", "dtype", "batch_shape", "batch_input_shape", "sparse", "ragged", "optional"});
-  check_dtype(r, p, c);
+  read_input_dtype(r, p, c);
   require_value(r, p, c, "sparse", false);
   require_value(r, p, c, "ragged", false);
   require_value(r, p, c, "optional", false);

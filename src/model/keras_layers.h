@@ -20,6 +20,10 @@ std::unique_ptr<Layer> read_layer(const Reader& r, const std::string& path, cons
 std::string canonical_layer_class(const std::string& cls);
 // An InputLayer's config -> its shape without the batch axis.
 Shape read_input_layer(const Reader& r, const std::string& path, const json& cfg);
+// An InputLayer's dtype: float32, or an integer type (int8/16/32 and uint16 as int32,
+// int64 and uint32 as int64, uint8). Integer inputs (token ids) reach the model as
+// float32 values, exact below 2^24, which Embedding truncates as Keras casts them.
+DType read_input_dtype(const Reader& r, const std::string& path, const json& cfg);
 // A Keras batch shape [null, d1, ...] -> Shape{d1, ...}.
 Shape read_batch_shape(const Reader& r, const std::string& path, const json& v, const char* key);
 // throws Unsupported unless the object's "dtype" (if any) is float32.

@@ -94,6 +94,7 @@ ReadModel read_sequential(const Reader& r, const std::string& path, const json& 
   if (!layers || !layers->is_array() || layers->empty()) r.invalid(path, "\"layers\" must be a non-empty list");
   std::optional<Shape> input;  // from an InputLayer or a first layer's batch_input_shape
   std::string input_name = "input_layer";
+  DType input_dtype = DType::f32;
   std::vector<std::unique_ptr<Layer>> chain;
   Shape start;  // the shape the first layer is called with
   for (std::size_t i = 0; i < layers->size(); ++i) {
@@ -109,6 +110,7 @@ ReadModel read_sequential(const Reader& r, const std::string& path, const json& 
     };
     if (e.cls == "InputLayer" && !e.custom) {
       set_input(read_input_layer(r, e.path, *e.cfg), "InputLayer");
+      input_dtype = read_input_dtype(r, e.path, *e.cfg);
       input_name = e.name;
       continue;
     }
@@ -127,7 +129,7 @@ ReadModel read_sequential(const Reader& r, const std::string& path, const json& 
     chain.push_back(std::move(layer));
   }
   if (chain.empty()) r.invalid(path + ".layers", "the model has no layers after its InputLayer");
-  TensorRef h = m.graph.add_input(input_name, start);
+  TensorRef h = m.graph.add_input(input_name, start, input_dtype);
   for (auto& l : chain) {
     const std::string name = l->name();
     Layer* added = with_path(r, path, name, [&] { return &m.graph.add_layer(std::move(l)); });
@@ -266,7 +268,8 @@ ReadModel read_functional(const Reader& r, const std::string& path, const json& 
     if (it == by_name.end()) r.invalid(path + ".input_layers", "no layer is named \"" + std::get<0>(h) + "\"");
     Pending& p = pending[it->second];
     if (p.entry.cls != "InputLayer") r.invalid(p.entry.path, "listed in input_layers but is a " + p.entry.cls);
-    tensors[{p.entry.name, 0, 0}] = m.graph.add_input(p.entry.name, read_input_layer(r, p.entry.path, *p.entry.cfg));
+    tensors[{p.entry.name, 0, 0}] = m.graph.add_input(p.entry.name, read_input_layer(r, p.entry.path, *p.entry.cfg),
+                                                      read_input_dtype(r, p.entry.path, *p.entry.cfg));
     p.done = 1;
     p.nodes.clear();
   }
@@ -362,7 +365,7 @@ std::unique_ptr<Model> model_from_keras_json(const std::string& json_text, const
   ReadModel m = read_model(r, "model", root, {}, std::nullopt);
   if (m.class_name == "Functional") return std::make_unique<Model>(m.name, std::move(m.graph));
   auto seq = std::make_unique<Sequential>(m.name);
-  seq->set_input_shape(m.graph.inputs()[0].shape);
+  seq->set_input(m.graph.inputs()[0]);
   for (auto& l : m.graph.release_layers()) seq->add(std::move(l));
   return seq;
 }

@@ -60,7 +60,7 @@ json layer_json(const Layer& l, const std::vector<Shape>& in) {
 
 json input_layer(const InputSpec& in) {
   return layer_object("InputLayer", {{g_keras2 ? "batch_input_shape" : "batch_shape", batch_shape(in.shape)},
-                                     {"dtype", "float32"},
+                                     {"dtype", std::string(dtype_name(in.dtype))},
                                      {"sparse", false},
                                      {"ragged", false},
                                      {"name", in.name}});

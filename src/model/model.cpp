@@ -46,6 +46,12 @@ void Sequential::set_input_shape(Shape shape) {
   else graph_.set_input_shape(0, std::move(shape));
 }
 
+void Sequential::set_input(const InputSpec& input) {
+  NNFIT_CHECK(graph_.inputs().empty() && graph_.layers().empty(), InvalidArgument, "model '", name(),
+              "': set_input() must come before the layers");
+  graph_.add_input(input.name, input.shape, input.dtype);
+}
+
 void Sequential::add(std::unique_ptr<Layer> layer) {
   NNFIT_CHECK(!compiled_, InvalidArgument, "cannot add layer '", layer->name(), "' after compile()");
   NNFIT_CHECK(layer->num_outputs() == 1, InvalidArgument, layer->name(), ": a Sequential model's layers ",

@@ -277,5 +277,28 @@ TEST(RefTrainValues, BiasAddGradAndAddN) {
   expect_values(sum[0], {1, 3, 5, 7, 9, 11}, 0, "add_n");
 }
 
+// gather picks rows (float ids truncated, as Keras casts them); gather_grad adds repeated
+// ids' rows; an id outside the table is a DataError naming the node and the id.
+TEST(RefTrainValues, GatherAndItsGradient) {
+  Tensor table = make(Shape{3, 2}, {1, 2, 3, 4, 5, 6});
+  Tensor ids = labels({2, 0, 2});
+  auto y = run_ref("gather", {}, {table, ids}, {TensorDesc{Shape{3, 2}}});
+  expect_values(y[0], {5, 6, 1, 2, 5, 6}, 0, "gather");
+  auto fy = run_ref("gather", {}, {table, make(Shape{2}, {1.9f, 0.0f})}, {TensorDesc{Shape{2, 2}}});
+  expect_values(fy[0], {3, 4, 1, 2}, 0, "gather float ids");
+  auto dt = run_ref("gather_grad", {{"rows", std::int64_t{3}}}, {ids, make(Shape{3, 2}, {1, 1, 2, 3, 10, 20})},
+                    {TensorDesc{Shape{3, 2}}});
+  expect_values(dt[0], {2, 3, 0, 0, 11, 21}, 0, "gather_grad");
+  try {
+    run_ref("gather", {}, {table, labels({1, 3})}, {TensorDesc{Shape{2, 2}}});
+    ADD_FAILURE() << "an id past the table was accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("values/gather: id 3 at position 1 of the batch is outside [0, 3)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(run_ref("gather", {}, {table, make(Shape{1}, {-1.0f})}, {TensorDesc{Shape{1, 2}}}), DataError);
+}
+
 }  // namespace
 }  // namespace nnfit

@@ -301,6 +301,20 @@ TEST(GradientCheck, BatchNormAndDropout) {
   check({"dropout", d, {random(Shape{4, 9}, 22)}});
 }
 
+// gather: repeated ids accumulate into one row; ids of either integer width or float32.
+TEST(GradientCheck, Gather) {
+  Tensor ids = Tensor::zeros(Shape{2, 3}, DType::i32);
+  const std::int32_t v[] = {4, 0, 4, 2, 2, 4};
+  std::copy(std::begin(v), std::end(v), ids.data<std::int32_t>());
+  check({"gather", {}, {random(Shape{5, 3}, 30), ids}});
+  Tensor fids = Tensor::zeros(Shape{4});
+  const float f[] = {1.0f, 3.7f, 0.2f, 1.0f};  // truncated: 1, 3, 0, 1
+  std::copy(std::begin(f), std::end(f), fids.data<float>());
+  Case c{"gather", {}, {random(Shape{4, 2}, 31), fids}};
+  c.constants = {1};
+  check(c);
+}
+
 // The recurrent scan: every cell, through each of its outputs (the sequence, the last h,
 // LSTM's last c), backwards, masked (outputs kept or zeroed) and from initial states.
 TEST(GradientCheck, RecurrentScan) {

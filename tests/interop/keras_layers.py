@@ -26,7 +26,8 @@ failures = []
 
 
 def cases(layers):
-    """(name, input shape without the batch axis, layer factory, forward tolerance)."""
+    """(name, input shape without the batch axis, layer factory, forward tolerance[, options]);
+    options {"ids": V}: integer inputs in [0, V) fed straight to the layer."""
     return [
         ("Dense", (6,), lambda: layers.Dense(3, activation="tanh"), 1e-5),
         ("Conv2D", (7, 6, 2), lambda: layers.Conv2D(3, 3, strides=2, padding="same", activation="relu"), 1e-5),
@@ -115,12 +116,19 @@ def cases(layers):
         ("GRU reset_before sequences", (5, 3), lambda: layers.GRU(3, reset_after=False, return_sequences=True), 1e-4),
         ("GRU backwards no bias", (5, 2), lambda: layers.GRU(4, go_backwards=True, use_bias=False), 1e-4),
         ("GRU reset_before no bias", (4, 3), lambda: layers.GRU(3, reset_after=False, use_bias=False), 1e-4),
+        # Integer ids (int32 in Keras; nnfit trains on them as float32 values): no
+        # BatchNormalization in front.
+        ("Embedding", (5,), lambda: layers.Embedding(11, 4), 1e-5, {"ids": 11}),
+        ("Embedding 2-D ids", (3, 4), lambda: layers.Embedding(7, 2), 1e-5, {"ids": 7}),
+        ("Embedding + LSTM", (6,),
+         lambda: __import__("keras").Sequential([layers.Embedding(13, 4), layers.LSTM(3)], name="text"), 1e-4,
+         {"ids": 13}),
     ]
 
 
-def build(keras, name, shape, factory, rng):
-    inp = keras.Input(shape=shape, name="x")
-    h = keras.layers.BatchNormalization(name="bn")(inp)
+def build(keras, name, shape, factory, rng, ids=None):
+    inp = keras.Input(shape=shape, name="x", dtype="int32" if ids else "float32")
+    h = inp if ids else keras.layers.BatchNormalization(name="bn")(inp)
     out = factory()(h)
     model = keras.Model(inp, out, name="".join(ch if ch.isalnum() else "_" for ch in name))
     weights = []
@@ -139,11 +147,12 @@ def keras_gradients(model, x, y):
         pred = model(x, training=True)
         loss = tf.reduce_mean(tf.square(pred - y))
     grads = tape.gradient(loss, model.trainable_weights)
-    return {w.path: g.numpy() for w, g in zip(model.trainable_weights, grads)}
+    # An Embedding's gradient comes as IndexedSlices; the dense form is what SGD applies.
+    return {w.path: tf.convert_to_tensor(g).numpy() for w, g in zip(model.trainable_weights, grads)}
 
 
 def nnfit_step(cli, path, x, y, work):
-    np.save(os.path.join(work, "x.npy"), x)
+    np.save(os.path.join(work, "x.npy"), x.astype(np.float32))
     np.save(os.path.join(work, "y.npy"), y)
     cfg = {
         "model": path,
@@ -160,11 +169,15 @@ def nnfit_step(cli, path, x, y, work):
 
 
 def run_case(keras, cli, work, case, rng):
-    name, shape, factory, tol = case
-    model = build(keras, name, shape, factory, rng)
+    name, shape, factory, tol = case[:4]
+    ids = case[4]["ids"] if len(case) > 4 else None
+    model = build(keras, name, shape, factory, rng, ids)
     path = os.path.join(work, "layer.keras")
     model.save(path)
-    x = rng.standard_normal((BATCH,) + shape).astype(np.float32)
+    if ids:
+        x = rng.integers(0, ids, (BATCH,) + shape).astype(np.int32)
+    else:
+        x = rng.standard_normal((BATCH,) + shape).astype(np.float32)
     want = model.predict(x, verbose=0)
     subprocess.run([cli, "predict", path, "--input", _save(work, "in.npy", x), "--output",
                     os.path.join(work, "out.npy")], check=True)

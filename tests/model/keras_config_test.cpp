@@ -179,7 +179,7 @@ TEST(KerasConfigErrors, UnsupportedOptions) {
   const Case cases[] = {
       {keras2_mlp(R"(, "kernel_regularizer": {"class_name": "L2", "config": {"l2": 0.01}})"), "kernel_regularizer"},
       {keras2_mlp(R"(, "trainable": false)"), "trainable"},
-      {keras2_mlp(R"(, "kernel_initializer": {"class_name": "RandomNormal", "config": {"mean": 0.0, "stddev": 0.5, "seed": null}})"), "mean"},
+      {keras2_mlp(R"(, "kernel_initializer": {"class_name": "RandomNormal", "config": {"mean": 0.0, "stddev": 0.5, "seed": null}})"), "initializer argument \"stddev\" = 0.5 is not supported"},
       {keras3_model("[null, 8, 8, 3]", layer("Conv2D", R"({"name": "c", "filters": 2, "kernel_size": 3, "data_format": "channels_first"})")), "data_format"},
       {keras3_model("[null, 8, 8, 3]", layer("Conv2D", R"({"name": "c", "filters": 2, "kernel_size": 3, "kernel_constraint": {"class_name": "MaxNorm", "config": {"max_value": 2}}})")), "kernel_constraint"},
       {keras3_model("[null, 8, 8, 3]", layer("BatchNormalization", R"({"name": "bn", "axis": 1})")), "axis"},

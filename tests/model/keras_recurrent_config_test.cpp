@@ -1,8 +1,10 @@
-// The Keras codecs of the recurrent layers (src/model/keras_codecs/recurrent.cpp):
-// SimpleRNN, LSTM and GRU as Keras 3.15 and tf.keras 2 write them give Keras's shapes,
+// The Keras codecs of the sequence layers (keras_codecs/recurrent.cpp and core.cpp's
+// Embedding): SimpleRNN, LSTM, GRU and Embedding as Keras 3.15 and tf.keras 2 write them give Keras's shapes,
 // parameter counts and weight layout, round-trip through the writer, and what nnfit does
 // not run is refused with the layer's path, the location said once.
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "model/keras_config_helpers.h"
 #include "nnfit/core/error.h"
@@ -87,6 +89,32 @@ TEST(KerasConfig, OrthogonalInitializerIsOrthonormal) {
   }
 }
 
+// Embedding on int32 ids (Keras 3), and tf.keras's form with input_length; the input's
+// dtype is kept for writing back.
+TEST(KerasConfig, EmbeddingReadsBothGenerationsAndKeepsTheInputDtype) {
+  const std::string json =
+      R"({"module": "keras", "class_name": "Sequential", "config": {"name": "m", "layers": [)" +
+      layer("InputLayer", R"({"batch_shape": [null, 6], "dtype": "int32", "sparse": false, "name": "ids"})") + ", " +
+      layer("Embedding", R"({"name": "emb", "input_dim": 50, "output_dim": 8, "embeddings_initializer": {"module": "keras.initializers", "class_name": "RandomUniform", "config": {"seed": null, "minval": -0.05, "maxval": 0.05}, "registered_name": null}, "embeddings_regularizer": null, "activity_regularizer": null, "embeddings_constraint": null, "mask_zero": false, "quantization_config": null})") +
+      ", " + layer("GRU", R"({"name": "gru", "units": 3})") + "]}}";
+  auto m = sequential_from_keras_json(json, "emb.json");
+  m->build();
+  EXPECT_EQ(m->layers()[0]->output_shape(Shape{6}), (Shape{6, 8}));
+  EXPECT_EQ(m->layers()[0]->count_params(), 50 * 8);
+  EXPECT_EQ(m->graph().inputs()[0].dtype, DType::i32);
+  const std::string written = model_to_keras_json(*m);
+  EXPECT_NE(written.find(R"("dtype":"int32")"), std::string::npos) << written;
+  EXPECT_EQ(sequential_from_keras_json(written, "again.json")->graph().inputs()[0].dtype, DType::i32);
+
+  const std::string k2 = R"({"class_name": "Sequential", "keras_version": "2.15.0", "config": {"name": "s", "layers": [)" +
+                         layer("Embedding", R"({"name": "emb", "trainable": true, "dtype": "float32", "batch_input_shape": [null, 5], "input_dim": 10, "output_dim": 3, "embeddings_initializer": {"class_name": "RandomUniform", "config": {"minval": -0.05, "maxval": 0.05, "seed": null}}, "embeddings_regularizer": null, "activity_regularizer": null, "embeddings_constraint": null, "mask_zero": false, "input_length": 5})") +
+                         "]}}";
+  auto m2 = sequential_from_keras_json(k2, "emb2.json");
+  m2->build();
+  EXPECT_EQ(m2->layers()[0]->output_shape(Shape{5}), (Shape{5, 3}));
+  for (std::int64_t i = 0; i < 30; ++i) EXPECT_LE(std::fabs(m2->layers()[0]->weights()[0].value.data<float>()[i]), 0.05f);
+}
+
 TEST(KerasConfigErrors, RecurrentLayers) {
   auto rnn = [](const std::string& cls, const std::string& config) {
     return keras3_model("[null, 6, 3]", layer(cls, config));
@@ -107,6 +135,16 @@ TEST(KerasConfigErrors, RecurrentLayers) {
       {rnn("GRU", R"({"name": "g", "units": 2, "time_major": true})"), "\"time_major\""},
       {keras3_model("[null, 6]", layer("LSTM", R"({"name": "l", "units": 2})")),
        "layers[1] (l): LSTM expects (steps, features), got (6,)"},
+      {keras3_model("[null, 6]", layer("Embedding", R"({"name": "e", "input_dim": 5, "output_dim": 2, "mask_zero": true})")),
+       "layers[1] (e): \"mask_zero\" = true is not supported yet"},
+      {keras3_model("[null, 6]", layer("Embedding", R"({"name": "e", "input_dim": 0, "output_dim": 2})")),
+       "layers[1] (e): \"input_dim\" must be positive, got 0"},
+      {keras3_model("[null, 6]", layer("Embedding", R"({"name": "e", "input_dim": 5})")), "\"output_dim\""},
+      {keras3_model("[null, 6]", layer("Embedding", R"({"name": "e", "input_dim": 5, "output_dim": 2, "embeddings_initializer": {"class_name": "RandomUniform", "config": {"minval": -1.0, "maxval": 1.0}}})")),
+       "initializer argument \"maxval\" = 1.0 is not supported"},
+      {R"({"class_name": "Sequential", "config": {"name": "m", "layers": [)" +
+           layer("InputLayer", R"({"batch_shape": [null, 6], "dtype": "string", "name": "x"})") + "]}}",
+       "\"dtype\" = \"string\" is not supported for an input"},
   });
 }
 

@@ -337,6 +337,9 @@ class Sequential final : public Model {
   std::string class_name() const override { return "Sequential"; }
   // The input shape without the batch axis (from an Input layer or batch_shape).
   void set_input_shape(Shape shape);
+  // The whole Input: its name (Keras's InputLayer name), shape and dtype (an integer dtype
+  // is recorded for writing back; the values reach the layers as float32). Before any layer.
+  void set_input(const InputSpec& input);
   // throws: InvalidArgument after compile() or for a name already used.
   void add(std::unique_ptr<Layer> layer);
 };

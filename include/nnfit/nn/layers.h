@@ -129,6 +129,28 @@ class Reshape final : public Layer {
   std::vector<std::int64_t> target_;
 };
 
+// Embedding: each integer id (any shape of them) becomes row `id` of the (input_dim,
+// output_dim) table "embeddings"; an id outside [0, input_dim) is a DataError naming the
+// id. Ids arrive as the model's input values (float32, truncated as Keras casts them).
+struct EmbeddingOptions {
+  std::int64_t input_dim = 0;
+  std::int64_t output_dim = 0;
+  std::string embeddings_initializer = "random_uniform";  // Keras: uniform(-0.05, 0.05)
+};
+
+class Embedding final : public Layer {
+ public:
+  Embedding(std::string name, EmbeddingOptions options);
+  const EmbeddingOptions& options() const { return options_; }
+  std::string class_name() const override { return "Embedding"; }
+  void build(const Shape& input_shape, WeightFactory& weights) override;
+  Shape output_shape(const Shape& input_shape) const override;
+  int call(GraphBuilder& builder, int x) override;
+
+ private:
+  EmbeddingOptions options_;
+};
+
 class Dropout final : public Layer {
  public:
   Dropout(std::string name, double rate, std::int64_t seed = 0);

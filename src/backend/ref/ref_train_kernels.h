@@ -24,6 +24,8 @@ std::unique_ptr<Kernel> make_ref_reduce(const KernelDesc& desc, std::string* why
 std::unique_ptr<Kernel> make_ref_prelu(const KernelDesc& desc, std::string* why_not);
 // ref_layer_norm.cpp: layer_norm and layer_norm_grad.
 std::unique_ptr<Kernel> make_ref_layer_norm(const KernelDesc& desc, std::string* why_not);
+// gather, gather_grad (ref_gather.cpp): ids of int32, int64 or float32.
+std::unique_ptr<Kernel> make_ref_gather(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_reshape(const KernelDesc& desc, std::string* why_not);
 // ref_train_loss.cpp
 std::unique_ptr<Kernel> make_ref_loss(const KernelDesc& desc, std::string* why_not);

@@ -14,8 +14,27 @@ const std::vector<const LayerFamily*>& layer_families() {
   return families;
 }
 
-// Only argument-free initializers (seed aside) can be expressed by a name, so any other
-// argument is Unsupported.
+namespace {
+
+// Arguments that Keras writes at their defaults, which the initializer's name implies.
+bool is_default_argument(const std::string& initializer, const std::string& key, const json& arg) {
+  static const struct {
+    const char* initializer;
+    const char* key;
+    double value;
+  } kDefaults[] = {{"orthogonal", "gain", 1.0},         {"random_uniform", "minval", -0.05},
+                   {"random_uniform", "maxval", 0.05},  {"random_normal", "mean", 0.0},
+                   {"random_normal", "stddev", 0.05}};
+  for (const auto& d : kDefaults) {
+    if (initializer == d.initializer && key == d.key && arg.is_number() && arg.get<double>() == d.value) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// Only argument-free initializers (seed and arguments at their defaults aside) can be
+// expressed by a name, so any other argument is Unsupported.
 std::string get_initializer(const Reader& r, const std::string& path, const json& obj, const char* key,
                             const std::string& fallback) {
   const json* v = value(obj, key);
@@ -31,7 +50,7 @@ std::string get_initializer(const Reader& r, const std::string& path, const json
     expect_object(r, ipath + ".config", *c);
     for (const auto& [k, arg] : c->items()) {
       if (k == "seed" || arg.is_null()) continue;  // nnfit seeds every weight from the model seed
-      if (name == "orthogonal" && k == "gain" && arg.is_number() && arg.get<double>() == 1.0) continue;
+      if (is_default_argument(name, k, arg)) continue;
       r.unsupported(ipath + ".config", "initializer argument \"" + k + "\" = " + show(arg) + " is not supported",
                     "nnfit initializers take no arguments; use the Keras defaults");
     }

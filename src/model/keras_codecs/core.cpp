@@ -1,4 +1,4 @@
-// Keras codecs of the core layers: Dense, Flatten, Reshape, Dropout.
+// Keras codecs of the core layers: Dense, Flatten, Reshape, Dropout, Embedding.
 #include "model/keras_codecs/codec.h"
 
 #include "nnfit/nn/layers.h"
@@ -49,7 +49,35 @@ LayerPtr read_dropout(const Reader& r, const std::string& p, const json& c, cons
   return std::make_unique<Dropout>(name, get_number(r, p, c, "rate", 0.0), get_int(r, p, c, "seed", 0));
 }
 
+LayerPtr read_embedding(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon,
+             {"input_dim", "output_dim", "embeddings_initializer", "embeddings_regularizer", "activity_regularizer",
+              "embeddings_constraint", "mask_zero", "input_length", "quantization_config", "lora_rank", "lora_alpha",
+              "sparse"});
+  require_null(r, p, c, {"embeddings_regularizer", "activity_regularizer", "embeddings_constraint",
+                         "quantization_config", "lora_rank"});
+  require_value(r, p, c, "sparse", false);
+  if (get_bool(r, p, c, "mask_zero", false)) {
+    r.unsupported(p, "\"mask_zero\" = true is not supported yet", "masking is planned; pad sequences and set it false");
+  }
+  EmbeddingOptions o;
+  o.input_dim = get_int(r, p, c, "input_dim", std::nullopt);
+  if (o.input_dim <= 0) r.invalid(p, "\"input_dim\" must be positive, got " + std::to_string(o.input_dim));
+  o.output_dim = get_int(r, p, c, "output_dim", std::nullopt);
+  if (o.output_dim <= 0) r.invalid(p, "\"output_dim\" must be positive, got " + std::to_string(o.output_dim));
+  o.embeddings_initializer = get_initializer(r, p, c, "embeddings_initializer", o.embeddings_initializer);
+  return std::make_unique<Embedding>(name, o);
+}
+
 bool write_core(const Writer& w, const Layer& l, ojson& c) {
+  if (auto* e = dynamic_cast<const Embedding*>(&l)) {
+    const EmbeddingOptions& o = e->options();
+    c.update({{"input_dim", o.input_dim}, {"output_dim", o.output_dim},
+              {"embeddings_initializer", write_initializer(o.embeddings_initializer)},
+              {"embeddings_regularizer", nullptr}, {"activity_regularizer", nullptr},
+              {"embeddings_constraint", nullptr}, {"mask_zero", false}});
+    return true;
+  }
   if (auto* d = dynamic_cast<const Dense*>(&l)) {
     const DenseOptions& o = d->options();
     c.update({{"units", o.units}, {"activation", write_activation(w, l, o.activation)}, {"use_bias", o.use_bias},
@@ -74,7 +102,8 @@ const LayerFamily& core_layers() {
   static const LayerFamily family{{{"Dense", read_dense},
                                    {"Flatten", read_flatten},
                                    {"Reshape", read_reshape},
-                                   {"Dropout", read_dropout}},
+                                   {"Dropout", read_dropout},
+                                   {"Embedding", read_embedding}},
                                   write_core};
   return family;
 }
