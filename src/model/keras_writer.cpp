@@ -48,7 +48,9 @@ json layer_json(const Layer& l, const std::vector<Shape>& in) {
   }
   if (!written) throw Unsupported(l.name() + ": cannot write a " + l.class_name() + " layer to a Keras config");
   json out = layer_object(l.class_name(), std::move(c));
-  if (in.size() == 1) {
+  if (in.empty()) {
+    // A wrapped layer: its wrapper builds it.
+  } else if (in.size() == 1) {
     out["build_config"] = {{"input_shape", batch_shape(in[0])}};
   } else {
     json shapes = json::array();
@@ -162,6 +164,12 @@ json model_object(const std::string& cls, const std::string& name, const LayerGr
 }
 
 }  // namespace
+
+namespace keras_json {
+
+ojson write_layer_object(const Writer&, const Layer& l) { return layer_json(l, {}); }
+
+}  // namespace keras_json
 
 std::string model_to_keras_json(const Model& model, KerasFormat format) {
   g_keras2 = format == KerasFormat::keras2;

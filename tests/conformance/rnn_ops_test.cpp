@@ -48,6 +48,7 @@ TEST(OnednnRnn, EveryCellAndOptionForwardAndBackward) {
               {"recurrent_activation", std::string(variant == 2 ? "hard_sigmoid" : "sigmoid")},
               {"reset_after", std::int64_t{cell.reset_after}},
               {"go_backwards", std::int64_t{variant == 1}},
+              {"time_order_output", std::int64_t{variant == 1}},
               {"mask", std::int64_t{masked}},
               {"zero_output_for_mask", std::int64_t{variant == 2}},
               {"initial_state", std::int64_t{initial}}};
@@ -104,13 +105,15 @@ TEST(RefRnn, HandComputedMaskAndDirection) {
   std::copy(std::begin(ms), std::end(ms), mask.data<float>());
   u.data<float>()[0] = 0.5f;
   struct Want {
-    int go_backwards, zero_output;
+    int go_backwards, zero_output;  // go_backwards 2: backwards with outputs in time order
     float y[3], h;
   };
-  for (const Want& w : {Want{0, 0, {1, 1, 3.5f}, 3.5f}, Want{1, 0, {3, 3, 2.5f}, 2.5f}, Want{1, 1, {3, 0, 2.5f}, 2.5f}}) {
+  for (const Want& w : {Want{0, 0, {1, 1, 3.5f}, 3.5f}, Want{1, 0, {3, 3, 2.5f}, 2.5f}, Want{1, 1, {3, 0, 2.5f}, 2.5f},
+                        Want{2, 0, {2.5f, 3, 3}, 2.5f}}) {
     Attrs a{{"cell", std::string("simple_rnn")}, {"activation", std::string("linear")},
+            {"time_order_output", std::int64_t{w.go_backwards == 2}},
             {"recurrent_activation", std::string("sigmoid")}, {"mask", std::int64_t{1}},
-            {"go_backwards", std::int64_t{w.go_backwards}}, {"zero_output_for_mask", std::int64_t{w.zero_output}}};
+            {"go_backwards", std::int64_t{w.go_backwards != 0}}, {"zero_output_for_mask", std::int64_t{w.zero_output}}};
     const KernelDesc d = desc("rnn", a, {Shape{1, 3, 1}, Shape{1, 1}, Shape{1, 3}}, {Shape{1, 3, 1}, Shape{1, 1}, Shape{1, 3, 2}});
     std::string why;
     auto k = kernel_registry().create("ref:rnn", d, DeviceType::cpu, &why);

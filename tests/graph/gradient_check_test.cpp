@@ -337,6 +337,7 @@ TEST(GradientCheck, RecurrentScan) {
       a.set("recurrent_activation", std::string("sigmoid"));
       a.set("reset_after", std::int64_t{cell.reset_after});
       a.set("go_backwards", std::int64_t{variant == 1 || variant == 3});
+      a.set("time_order_output", std::int64_t{variant == 3});
       a.set("mask", std::int64_t{variant >= 2});
       a.set("zero_output_for_mask", std::int64_t{variant == 3});
       a.set("initial_state", std::int64_t{variant == 3});

@@ -2,7 +2,7 @@
 
 1. Models that Keras 3 and tf-keras build, train a few steps and save (.keras, .h5,
    .weights.h5; Sequential with Conv2D/BatchNormalization/pooling/Dropout, one with each
-   generation's hard_sigmoid, a GRU/LSTM/SimpleRNN stack, Functional with merges, a shared layer and a nested model)
+   generation's hard_sigmoid, a GRU/Bidirectional/LSTM/SimpleRNN stack, Functional with merges, a shared layer and a nested model)
    predict in `nnfit predict` what Keras predicts, within 1e-5.
 2. A model nnfit trains from the CLI and saves (.keras, .h5, .weights.h5) loads in Keras 3
    (and its .h5 in tf-keras) and predicts what `nnfit predict` predicts, within 1e-5.
@@ -81,6 +81,7 @@ def recurrent_stack(k):
     return k.Sequential([
         k.Input(shape=(7, 3)),
         k.layers.GRU(5, return_sequences=True, name="gru"),
+        k.layers.Bidirectional(k.layers.LSTM(4, return_sequences=True), merge_mode="sum", name="bi"),
         k.layers.LSTM(4, go_backwards=True, return_sequences=True, name="lstm"),
         k.layers.SimpleRNN(3, name="rnn"),
         k.layers.Dense(2, name="out"),

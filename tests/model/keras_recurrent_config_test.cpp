@@ -115,6 +115,45 @@ TEST(KerasConfig, EmbeddingReadsBothGenerationsAndKeepsTheInputDtype) {
   for (std::int64_t i = 0; i < 30; ++i) EXPECT_LE(std::fabs(m2->layers()[0]->weights()[0].value.data<float>()[i]), 0.05f);
 }
 
+// Bidirectional as Keras 3 writes it (both layers) and as tf.keras does (the forward one
+// only, the backward one its mirror); merge modes; Keras's sublayer names.
+TEST(KerasConfig, BidirectionalReadsBothFormsAndRoundTrips) {
+  const std::string lstm = R"({"class_name": "LSTM", "config": {"name": "lstm", "units": 3, "return_sequences": true}})";
+  const std::string json = keras3_model(
+      "[null, 7, 5]",
+      layer("Bidirectional", R"({"name": "bi", "merge_mode": "concat", "layer": )" + lstm + "}") + ", " +
+          layer("Bidirectional", R"({"name": "bi2", "merge_mode": "sum", "layer": {"class_name": "GRU", "config": {"name": "forward_gru", "units": 2}}, "backward_layer": {"class_name": "GRU", "config": {"name": "backward_gru", "units": 2, "go_backwards": true, "activation": "relu"}}})"));
+  auto m = sequential_from_keras_json(json, "bi.json");
+  m->build();
+  EXPECT_EQ(m->layers()[0]->output_shape(Shape{7, 5}), (Shape{7, 6}));
+  EXPECT_EQ(m->layers()[1]->output_shape(Shape{7, 6}), (Shape{2}));
+  EXPECT_EQ(m->layers()[0]->count_params(), 2 * (4 * 3 * (5 + 3) + 12));
+  const auto& bi = dynamic_cast<const Bidirectional&>(*m->layers()[0]);
+  EXPECT_EQ(bi.forward_layer().name(), "forward_lstm");
+  EXPECT_EQ(bi.backward_layer().name(), "backward_lstm");
+  EXPECT_TRUE(bi.backward_layer().options().go_backwards);
+  EXPECT_EQ(dynamic_cast<const Bidirectional&>(*m->layers()[1]).backward_layer().options().activation, "relu");
+
+  auto again = sequential_from_keras_json(model_to_keras_json(*m), "written.json");
+  const auto& bi2 = dynamic_cast<const Bidirectional&>(*again->layers()[1]);
+  EXPECT_EQ(bi2.merge_mode(), "sum");
+  EXPECT_EQ(bi2.forward_layer().name(), "forward_gru");
+  EXPECT_EQ(bi2.backward_layer().options().activation, "relu");
+
+  // merge_mode null: both sequences as two outputs (a Functional model's), then the states.
+  RecurrentOptions o;
+  o.units = 3;
+  o.return_sequences = o.return_state = true;
+  RecurrentOptions back = o;
+  back.go_backwards = true;
+  Bidirectional none("b", std::make_unique<LSTM>("forward_l", o), std::make_unique<LSTM>("backward_l", back), "");
+  EXPECT_EQ(none.num_outputs(), 6);
+  EXPECT_EQ(none.compute_output_shapes({Shape{7, 5}}),
+            (std::vector<Shape>{Shape{7, 3}, Shape{7, 3}, Shape{3}, Shape{3}, Shape{3}, Shape{3}}));
+  expect_config_errors({{keras3_model("[null, 7, 5]", layer("Bidirectional", R"({"name": "b", "merge_mode": null, "layer": )" + lstm + "}")),
+                         "a Sequential model's layers have one output each"}});
+}
+
 TEST(KerasConfigErrors, RecurrentLayers) {
   auto rnn = [](const std::string& cls, const std::string& config) {
     return keras3_model("[null, 6, 3]", layer(cls, config));
@@ -142,6 +181,17 @@ TEST(KerasConfigErrors, RecurrentLayers) {
       {keras3_model("[null, 6]", layer("Embedding", R"({"name": "e", "input_dim": 5})")), "\"output_dim\""},
       {keras3_model("[null, 6]", layer("Embedding", R"({"name": "e", "input_dim": 5, "output_dim": 2, "embeddings_initializer": {"class_name": "RandomUniform", "config": {"minval": -1.0, "maxval": 1.0}}})")),
        "initializer argument \"maxval\" = 1.0 is not supported"},
+      {rnn("Bidirectional", R"({"name": "b", "merge_mode": "max", "layer": {"class_name": "LSTM", "config": {"units": 2}}})"),
+       "layers[1] (b): \"merge_mode\" must be \"concat\", \"sum\", \"mul\", \"ave\" or null, got \"max\""},
+      {rnn("Bidirectional", R"({"name": "b", "layer": {"class_name": "Dense", "config": {"units": 2}}})"),
+       "layers[1] (b).layer: Bidirectional around a Dense is not supported"},
+      {rnn("Bidirectional", R"({"name": "b", "layer": {"class_name": "LSTM", "config": {"units": 2}}, "backward_layer": {"class_name": "LSTM", "config": {"units": 2}}})"),
+       "layers[1] (b): the forward layer must read forwards and the backward one backwards"},
+      {rnn("Bidirectional", R"({"name": "b", "layer": {"class_name": "LSTM", "config": {"units": 2}}, "backward_layer": {"class_name": "GRU", "config": {"units": 2, "go_backwards": true}}})"),
+       "layers[1] (b): the forward layer is a LSTM, the backward one a GRU"},
+      {rnn("Bidirectional", R"({"name": "b", "layer": {"class_name": "LSTM", "config": {"units": 0}}})"),
+       "layers[1] (b).layer: \"units\" must be positive, got 0"},
+      {rnn("Bidirectional", R"({"name": "b"})"), "layers[1] (b): missing required key \"layer\""},
       {R"({"class_name": "Sequential", "config": {"name": "m", "layers": [)" +
            layer("InputLayer", R"({"batch_shape": [null, 6], "dtype": "string", "name": "x"})") + "]}}",
        "\"dtype\" = \"string\" is not supported for an input"},

@@ -1,4 +1,4 @@
-// The recurrent layers SimpleRNN, LSTM and GRU, with Keras 3's names, arguments, defaults
+// The recurrent layers SimpleRNN, LSTM and GRU, and the Bidirectional wrapper, with Keras 3's names, arguments, defaults
 // and weight layout: kernel (features, G), recurrent_kernel (units, G) and bias, G being
 // units times the cell's gate count (1; 4 in the order i, f, c, o; 3 in the order z, r, h),
 // GRU's bias (2, 3 units) with reset_after (input and recurrent biases), (3 units) without.
@@ -7,6 +7,7 @@
 // nnfit/nn/layers.h.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,12 +50,16 @@ class Recurrent : public Layer {
   std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
   // Keras 3 files keep the variables under the layer's "cell".
   std::vector<WeightGroup> saved_weight_groups() override;
+  // A go_backwards layer's sequence in time order instead of step order (Bidirectional's
+  // backward layer; Keras flips it).
+  void set_time_order_output(bool on) { time_order_output_ = on; }
 
  private:
   std::int64_t gates() const;
   std::string keras_cell_name() const;  // "lstm_cell"
   RecurrentCell cell_;
   RecurrentOptions options_;
+  bool time_order_output_ = false;
 };
 
 class SimpleRNN final : public Recurrent {
@@ -70,6 +75,38 @@ class LSTM final : public Recurrent {
 class GRU final : public Recurrent {
  public:
   GRU(std::string name, RecurrentOptions options);
+};
+
+// Bidirectional: a recurrent layer and its backwards twin (go_backwards flipped; Keras
+// names them forward_<name> and backward_<name>) on the same input, their outputs merged
+// by merge_mode: "concat" (last axis), "sum", "mul", "ave", or "" (Keras's None: both
+// outputs, forward first). With return_sequences the backward sequence is put back in time
+// order first. With return_state the outputs are followed by the forward layer's states,
+// then the backward layer's.
+class Bidirectional final : public Layer {
+ public:
+  // throws InvalidArgument unless the two layers are of one cell and agree on
+  // return_sequences and return_state, the forward one not going backwards and the
+  // backward one going backwards.
+  Bidirectional(std::string name, std::unique_ptr<Recurrent> forward, std::unique_ptr<Recurrent> backward,
+                std::string merge_mode);
+  std::string class_name() const override { return "Bidirectional"; }
+  const Recurrent& forward_layer() const { return *forward_; }
+  const Recurrent& backward_layer() const { return *backward_; }
+  const std::string& merge_mode() const { return merge_mode_; }
+  int num_outputs() const override;
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
+  Shape output_shape(const Shape& input_shape) const override;
+  void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
+  std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
+  std::vector<Weight*> all_weights() override;
+  std::vector<Weight*> saved_weights() override;
+  // forward_layer/cell and backward_layer/cell, as Keras 3 files keep them.
+  std::vector<WeightGroup> saved_weight_groups() override;
+
+ private:
+  std::unique_ptr<Recurrent> forward_, backward_;
+  std::string merge_mode_;
 };
 
 }  // namespace nnfit

@@ -28,6 +28,7 @@ struct RnnLayout {
   bool initial_state = false;
   bool zero_output_for_mask = false;
   bool go_backwards = false;
+  bool time_order_output = false;  // y indexed by time, not by step (Bidirectional's backward layer)
   bool has_dy = false, has_dh = false, has_dc = false;  // rnn_grad only
 
   const char* cell_name() const {
@@ -56,7 +57,7 @@ struct RnnLayout {
 };
 
 // Reads attrs cell (simple_rnn, lstm, gru), reset_after, mask, initial_state,
-// zero_output_for_mask, go_backwards and rnn_grad's has_dy/has_dh/has_dc (ints, default 0).
+// zero_output_for_mask, go_backwards, time_order_output and rnn_grad's has_dy/has_dh/has_dc (ints, default 0).
 inline RnnLayout rnn_layout(const Attrs& a) {
   RnnLayout l;
   const std::string& cell = a.s("cell");
@@ -75,6 +76,7 @@ inline RnnLayout rnn_layout(const Attrs& a) {
   l.initial_state = a.i_or("initial_state", 0) != 0;
   l.zero_output_for_mask = a.i_or("zero_output_for_mask", 0) != 0;
   l.go_backwards = a.i_or("go_backwards", 0) != 0;
+  l.time_order_output = a.i_or("time_order_output", 0) != 0;
   l.has_dy = a.i_or("has_dy", 0) != 0;
   l.has_dh = a.i_or("has_dh", 0) != 0;
   l.has_dc = l.cell == RnnCell::lstm && a.i_or("has_dc", 0) != 0;

@@ -1,6 +1,6 @@
 // rnn and rnn_grad over a GEMM (rnn_scan.h). Step s of the scan reads time t = s, or
-// T - 1 - s with go_backwards (xw, mask and dxw are indexed by t; y and saved by s, Keras's
-// order). Keras's cells, with ra the recurrent activation and act the activation:
+// T - 1 - s with go_backwards (xw, mask and dxw are indexed by t; saved by s, and y by s,
+// Keras's order, or by t with time_order_output). Keras's cells, with ra the recurrent activation and act the activation:
 //   simple_rnn  h = act(xw + h_prev U)
 //   lstm        [i f c o] = xw + h_prev U; c = ra(f) c_prev + ra(i) act(c~); h = ra(o) act(c)
 //   gru (reset_after)  inner = h_prev U + rb; z = ra(xw_z + inner_z); r = ra(xw_r + inner_r)
@@ -63,6 +63,8 @@ class RnnScan final : public Kernel {
 
  private:
   std::int64_t time_of(std::int64_t s) const { return l_.go_backwards ? t_ - 1 - s : s; }
+  // Where step s's output goes in y: at s, or at its time with time_order_output.
+  std::int64_t out_step(std::int64_t s) const { return l_.time_order_output ? time_of(s) : s; }
   double act(double x) const { return ref_activation(act_, x); }
   double ract(double x) const { return ref_activation(ract_, x); }
   // d act(x) / dx from the input x.
@@ -167,7 +169,7 @@ class RnnScan final : public Kernel {
             break;
           }
         }
-        float* yi = y + (i * t_ + s) * h;
+        float* yi = y + (i * t_ + out_step(s)) * h;
         if (valid(mask, i, t)) {
           std::memcpy(yi, hn, static_cast<std::size_t>(h) * sizeof(float));
         } else {
@@ -244,7 +246,7 @@ class RnnScan final : public Kernel {
         const bool m = valid(mask, i, t);
         float* ghi = gh + i * h;
         if (dy && (m || !l_.zero_output_for_mask)) {
-          const float* dyi = dy + (i * t_ + s) * h;
+          const float* dyi = dy + (i * t_ + out_step(s)) * h;
           for (std::int64_t j = 0; j < h; ++j) ghi[j] += dyi[j];
         }
         float* dxi = dx_t + i * ldx;

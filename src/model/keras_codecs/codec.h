@@ -50,7 +50,7 @@ const LayerFamily& pooling_layers();        // local and global pooling
 const LayerFamily& reshaping_layers();      // padding, cropping, upsampling, Permute, RepeatVector
 const LayerFamily& normalization_layers();  // BatchNormalization, LayerNormalization
 const LayerFamily& merge_layers();          // Add, ..., Concatenate, Dot
-const LayerFamily& recurrent_layers();      // SimpleRNN, LSTM, GRU
+const LayerFamily& recurrent_layers();      // SimpleRNN, LSTM, GRU, Bidirectional
 // Every family, in the order errors list the supported classes.
 const std::vector<const LayerFamily*>& layer_families();
 
@@ -83,5 +83,8 @@ ojson write_initializer(const std::string& name);
 // An activation's name in the writer's generation (hard_sigmoid differs between them).
 std::string write_activation(const Writer& w, const Layer& l, const std::string& name);
 const char* write_data_format(bool channels_first);
+// A wrapped layer's whole entry ({"module", "class_name", "config", ...}), for wrappers
+// such as Bidirectional (keras_writer.cpp).
+ojson write_layer_object(const Writer& w, const Layer& l);
 
 }  // namespace nnfit::keras_json

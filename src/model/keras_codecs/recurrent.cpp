@@ -1,8 +1,9 @@
 // Keras codecs of the recurrent layers: SimpleRNN, LSTM, GRU (Keras 3's keys, and Keras 2's
-// time_major and implementation). What nnfit does not run yet (stateful, dropout inside
+// time_major and implementation) and the Bidirectional wrapper. What nnfit does not run yet (stateful, dropout inside
 // the cell, regularizers, constraints) is refused by name.
 #include "model/keras_codecs/codec.h"
 
+#include "model/keras_layers.h"
 #include "nnfit/nn/layers.h"
 
 namespace nnfit::keras_json {
@@ -61,7 +62,67 @@ LayerPtr read_gru(const Reader& r, const std::string& p, const json& c, const st
   return read_recurrent(r, p, c, name, RecurrentCell::gru);
 }
 
+std::string strip_prefix(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0 ? s.substr(prefix.size()) : s;
+}
+
+// A wrapped recurrent layer's entry, named as Keras names it (prefix + its base name).
+std::unique_ptr<Recurrent> read_wrapped(const Reader& r, const std::string& p, const json& entry, const Shape& in,
+                                        const std::string& prefix, const std::string* go_backwards_of,
+                                        std::string base = {}) {
+  expect_object(r, p, entry);
+  check_keys(r, p, entry, {"module", "class_name", "config", "registered_name", "build_config"});
+  const std::string cls = canonical_layer_class(get_string(r, p, entry, "class_name", std::nullopt));
+  if (cls != "SimpleRNN" && cls != "LSTM" && cls != "GRU") {
+    r.unsupported(p, "Bidirectional around a " + cls + " is not supported (SimpleRNN, LSTM or GRU)");
+  }
+  const json* cfg = find(entry, "config");
+  if (!cfg) r.invalid(p, "missing required key \"config\"");
+  expect_object(r, p + ".config", *cfg);
+  json config = *cfg;
+  if (base.empty()) {
+    base = strip_prefix(strip_prefix(get_string(r, p + ".config", config, "name", snake_case(cls)), "forward_"), "backward_");
+  }
+  // tf.keras stores only the forward layer when the backward one is its mirror.
+  if (go_backwards_of) config["go_backwards"] = !get_bool(r, p + ".config", *cfg, "go_backwards", false);
+  config["name"] = prefix + base;
+  std::unique_ptr<Layer> l = read_layer(r, p, cls, config, prefix + base, false, {in});
+  return std::unique_ptr<Recurrent>(static_cast<Recurrent*>(l.release()));
+}
+
+LayerPtr read_bidirectional(const Reader& r, const std::string& p, const json& c, const std::string& name,
+                            const Shape& in) {
+  check_keys(r, p, c, kCommon, {"layer", "backward_layer", "merge_mode", "num_constants"});
+  if (get_int(r, p, c, "num_constants", 0) != 0) r.unsupported(p, "\"num_constants\" other than 0 is not supported");
+  const json* layer = find(c, "layer");
+  if (!layer) r.invalid(p, "missing required key \"layer\"");
+  std::string merge;
+  if (const json* m = value(c, "merge_mode")) {
+    if (!m->is_string()) r.invalid(p, "\"merge_mode\" must be a string or null, got " + show(*m));
+    merge = m->get<std::string>();
+    if (merge != "concat" && merge != "sum" && merge != "mul" && merge != "ave") {
+      r.invalid(p, "\"merge_mode\" must be \"concat\", \"sum\", \"mul\", \"ave\" or null, got " + show(*m));
+    }
+  }
+  std::unique_ptr<Recurrent> forward = read_wrapped(r, p + ".layer", *layer, in, "forward_", nullptr);
+  const std::string base = strip_prefix(forward->name(), "forward_");
+  std::unique_ptr<Recurrent> backward;
+  if (const json* b = value(c, "backward_layer")) {
+    backward = read_wrapped(r, p + ".backward_layer", *b, in, "backward_", nullptr);
+  } else {
+    const std::string mirror = "go_backwards";
+    backward = read_wrapped(r, p + ".layer", *layer, in, "backward_", &mirror, base);
+  }
+  return std::make_unique<Bidirectional>(name, std::move(forward), std::move(backward), merge);
+}
+
 bool write_recurrent(const Writer& w, const Layer& l, ojson& c) {
+  if (auto* bi = dynamic_cast<const Bidirectional*>(&l)) {
+    c["merge_mode"] = bi->merge_mode().empty() ? ojson(nullptr) : ojson(bi->merge_mode());
+    c["layer"] = write_layer_object(w, bi->forward_layer());
+    c["backward_layer"] = write_layer_object(w, bi->backward_layer());
+    return true;
+  }
   auto* rnn = dynamic_cast<const Recurrent*>(&l);
   if (!rnn) return false;
   const RecurrentOptions& o = rnn->options();
@@ -88,8 +149,9 @@ bool write_recurrent(const Writer& w, const Layer& l, ojson& c) {
 }  // namespace
 
 const LayerFamily& recurrent_layers() {
-  static const LayerFamily family{{{"SimpleRNN", read_simple_rnn}, {"LSTM", read_lstm}, {"GRU", read_gru}},
-                                  write_recurrent};
+  static const LayerFamily family{
+      {{"SimpleRNN", read_simple_rnn}, {"LSTM", read_lstm}, {"GRU", read_gru}, {"Bidirectional", read_bidirectional}},
+      write_recurrent};
   return family;
 }
 

@@ -118,6 +118,7 @@ std::vector<int> Recurrent::call_on(GraphBuilder& b, const std::vector<int>& inp
   a.set("reset_after", std::int64_t{reset_after});
   a.set("go_backwards", std::int64_t{options_.go_backwards});
   a.set("zero_output_for_mask", std::int64_t{options_.zero_output_for_mask});
+  a.set("time_order_output", std::int64_t{time_order_output_});
   std::vector<int> ins{xw, b.variable(weights_[1])};
   if (reset_after) ins.push_back(rb);
   const std::vector<int> out = g.add_node("rnn", ins, a, name() + "/" + cell_op_name(cell_));
