@@ -453,6 +453,7 @@ void add_prelu_op_defs(std::map<std::string, OpDef>& catalogue);   // prelu_op_d
 void add_layer_norm_op_defs(std::map<std::string, OpDef>& catalogue);  // layer_norm_op_defs.cpp
 void add_rnn_op_defs(std::map<std::string, OpDef>& catalogue);         // rnn_op_defs.cpp
 void add_gather_op_defs(std::map<std::string, OpDef>& catalogue);      // gather_op_defs.cpp
+void add_mask_op_defs(std::map<std::string, OpDef>& catalogue);        // mask_op_defs.cpp
 
 namespace {
 
@@ -498,6 +499,7 @@ std::map<std::string, OpDef> build_catalogue() {
   add_layer_norm_op_defs(m);
   add_rnn_op_defs(m);
   add_gather_op_defs(m);
+  add_mask_op_defs(m);
   return m;
 }
 

@@ -306,10 +306,19 @@ std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t bat
     dims.insert(dims.end(), in.shape.dims().begin(), in.shape.dims().end());
     e->xs.push_back(g.add_input(in.name, {Shape(dims), DType::f32}));
   }
-  e->preds = graph_.emit(b, e->xs);
+  std::vector<int> output_masks;
+  e->preds = graph_.emit_masked(b, e->xs, std::vector<int>(e->xs.size(), -1), output_masks);
   std::vector<int> keep = e->preds;
   const bool has_loss = training || !compile_options_.loss_for(0).kind.empty();
   if (has_loss) {
+    for (std::size_t i = 0; i < output_masks.size(); ++i) {
+      // Keras weights the loss of an output that carries a mask by it (padded steps count
+      // nothing); nnfit's losses do not take masks yet.
+      NNFIT_CHECK(output_masks[i] < 0, Unsupported, "model '", name(), "': output '", output_names()[i],
+                  "' carries a mask (from Embedding(mask_zero=True) or Masking through return_sequences layers), ",
+                  "and a masked loss is not supported yet; end the masked part with a layer that consumes the mask ",
+                  "(an RNN without return_sequences)");
+    }
     const std::vector<std::string> names = output_names();
     std::vector<int> weighted;
     for (std::size_t i = 0; i < e->preds.size(); ++i) {

@@ -175,6 +175,21 @@ std::vector<Weight*> Layer::saved_weights() {
   return out;
 }
 
+std::vector<int> Layer::call_masked(GraphBuilder& builder, const std::vector<int>& inputs,
+                                   const std::vector<int>& masks, std::vector<int>& output_masks) {
+  std::vector<int> outputs = call_on(builder, inputs);
+  const int mask = supports_masking() && !masks.empty() ? masks[0] : -1;
+  output_masks.assign(outputs.size(), mask);
+  return outputs;
+}
+
+void Layer::refuse_masks(const std::vector<int>& masks, const std::string& use) const {
+  for (int m : masks) {
+    NNFIT_CHECK(m < 0, Unsupported, name_, ": its input carries a mask (from Embedding(mask_zero=True) or Masking), ",
+                "with which Keras's ", class_name(), " computes ", use, "; that is not supported yet");
+  }
+}
+
 std::vector<WeightGroup> Layer::saved_weight_groups() { return {{"", saved_weights()}}; }
 
 std::vector<const Weight*> Layer::all_weights() const {

@@ -119,21 +119,35 @@ bool LayerGraph::built() const {
 }
 
 std::vector<int> LayerGraph::emit(GraphBuilder& builder, const std::vector<int>& input_values) const {
-  NNFIT_CHECK(input_values.size() == inputs_.size(), InvalidArgument, "internal: ", input_values.size(),
-              " input values for ", inputs_.size(), " inputs");
-  std::vector<std::vector<int>> values(nodes_.size());
+  std::vector<int> output_masks;
+  return emit_masked(builder, input_values, std::vector<int>(input_values.size(), -1), output_masks);
+}
+
+std::vector<int> LayerGraph::emit_masked(GraphBuilder& builder, const std::vector<int>& input_values,
+                                         const std::vector<int>& input_masks, std::vector<int>& output_masks) const {
+  NNFIT_CHECK(input_values.size() == inputs_.size() && input_masks.size() == inputs_.size(), InvalidArgument,
+              "internal: ", input_values.size(), " input values for ", inputs_.size(), " inputs");
+  std::vector<std::vector<int>> values(nodes_.size()), masks(nodes_.size());
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     const LayerNode& n = nodes_[i];
     if (!n.layer) {
       values[i] = {input_values[static_cast<std::size_t>(n.input_index)]};
+      masks[i] = {input_masks[static_cast<std::size_t>(n.input_index)]};
       continue;
     }
-    std::vector<int> in;
-    for (const TensorRef& r : n.inputs) in.push_back(values[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
-    values[i] = n.layer->call_on(builder, in);
+    std::vector<int> in, in_masks;
+    for (const TensorRef& r : n.inputs) {
+      in.push_back(values[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
+      in_masks.push_back(masks[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
+    }
+    values[i] = n.layer->call_masked(builder, in, in_masks, masks[i]);
   }
   std::vector<int> out;
-  for (const TensorRef& r : outputs_) out.push_back(values[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
+  output_masks.clear();
+  for (const TensorRef& r : outputs_) {
+    out.push_back(values[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
+    output_masks.push_back(masks[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
+  }
   return out;
 }
 

@@ -35,4 +35,9 @@ std::vector<int> NestedModel::call_on(GraphBuilder& builder, const std::vector<i
   return graph_.emit(builder, inputs);
 }
 
+std::vector<int> NestedModel::call_masked(GraphBuilder& builder, const std::vector<int>& inputs,
+                                          const std::vector<int>& masks, std::vector<int>& output_masks) {
+  return graph_.emit_masked(builder, inputs, masks, output_masks);
+}
+
 }  // namespace nnfit

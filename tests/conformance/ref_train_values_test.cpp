@@ -300,5 +300,19 @@ TEST(RefTrainValues, GatherAndItsGradient) {
   EXPECT_THROW(run_ref("gather", {}, {table, make(Shape{1}, {-1.0f})}, {TensorDesc{Shape{1, 2}}}), DataError);
 }
 
+// sequence_mask from ids (id != 0) and from features (any != mask_value); masked_mean
+// averages the present steps only.
+TEST(RefTrainValues, MaskOps) {
+  auto ids = run_ref("sequence_mask", {{"value", 0.0}}, {labels({3, 0, 7, 0})}, {TensorDesc{Shape{4}}});
+  expect_values(ids[0], {1, 0, 1, 0}, 0, "sequence_mask ids");
+  Tensor x = make(Shape{1, 3, 2}, {0, 0, 2, 0, 0, -1});
+  auto steps = run_ref("sequence_mask", {{"value", 0.0}, {"reduce_last", std::int64_t{1}}}, {x}, {TensorDesc{Shape{1, 3}}});
+  expect_values(steps[0], {0, 1, 1}, 0, "sequence_mask steps");
+  auto y = run_ref("apply_mask", {}, {make(Shape{1, 3, 2}, {1, 2, 3, 4, 5, 6}), steps[0]}, {TensorDesc{Shape{1, 3, 2}}});
+  expect_values(y[0], {0, 0, 3, 4, 5, 6}, 0, "apply_mask");
+  auto mean = run_ref("masked_mean", {}, {make(Shape{1, 3, 2}, {100, 100, 3, 4, 5, 6}), steps[0]}, {TensorDesc{Shape{1, 2}}});
+  expect_values(mean[0], {4, 5}, 1e-6f, "masked_mean");
+}
+
 }  // namespace
 }  // namespace nnfit

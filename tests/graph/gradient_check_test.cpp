@@ -315,6 +315,20 @@ TEST(GradientCheck, Gather) {
   check(c);
 }
 
+// apply_mask (Masking's output) and masked_mean (a masked GlobalAveragePooling1D): the
+// gradient reaches x only, through the present steps.
+TEST(GradientCheck, MaskOps) {
+  Tensor mask = Tensor::zeros(Shape{2, 4});
+  const float m[] = {1, 0, 1, 1, 0, 1, 1, 0};
+  std::copy(std::begin(m), std::end(m), mask.data<float>());
+  Case apply{"apply_mask", {}, {random(Shape{2, 4, 3}, 32), mask}};
+  apply.constants = {1};
+  check(apply);
+  Case mean{"masked_mean", {}, {random(Shape{2, 4, 3}, 33), mask}};
+  mean.constants = {1};
+  check(mean);
+}
+
 // The recurrent scan: every cell, through each of its outputs (the sequence, the last h,
 // LSTM's last c), backwards, masked (outputs kept or zeroed) and from initial states.
 TEST(GradientCheck, RecurrentScan) {

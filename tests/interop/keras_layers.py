@@ -27,7 +27,8 @@ failures = []
 
 def cases(layers):
     """(name, input shape without the batch axis, layer factory, forward tolerance[, options]);
-    options {"ids": V}: integer inputs in [0, V) fed straight to the layer."""
+    options {"ids": V}: integer inputs in [0, V) fed straight to the layer; {"pad": True}: float
+    inputs with some all-zero steps, fed straight to the layer."""
     return [
         ("Dense", (6,), lambda: layers.Dense(3, activation="tanh"), 1e-5),
         ("Conv2D", (7, 6, 2), lambda: layers.Conv2D(3, 3, strides=2, padding="same", activation="relu"), 1e-5),
@@ -134,15 +135,41 @@ def cases(layers):
         ("Embedding + Bidirectional LSTM", (6,),
          lambda: __import__("keras").Sequential([layers.Embedding(13, 4), layers.Bidirectional(layers.LSTM(3))],
                                                 name="bitext"), 1e-4, {"ids": 13}),
+        # Masks: Embedding(mask_zero=True) with zero ids scattered through the batch, and
+        # Masking on float steps that are all zeros; through RNNs, Bidirectional,
+        # LayerNormalization (passes it on) and GlobalAveragePooling1D (averages the present steps).
+        ("mask_zero + LSTM", (7,),
+         lambda: __import__("keras").Sequential([layers.Embedding(9, 4, mask_zero=True), layers.LSTM(3)],
+                                                name="masked"), 1e-4, {"ids": 4}),
+        ("mask_zero + GRU sequences + GlobalAveragePooling1D", (7,),
+         lambda: __import__("keras").Sequential([layers.Embedding(9, 4, mask_zero=True),
+                                                 layers.GRU(3, return_sequences=True),
+                                                 layers.GlobalAveragePooling1D()], name="masked_gap"), 1e-4,
+         {"ids": 4}),
+        ("mask_zero + Bidirectional GRU sequences + SimpleRNN", (6,),
+         lambda: __import__("keras").Sequential([layers.Embedding(9, 3, mask_zero=True),
+                                                 layers.Bidirectional(layers.GRU(2, return_sequences=True)),
+                                                 layers.SimpleRNN(2)], name="masked_bi"), 1e-4, {"ids": 4}),
+        ("mask_zero + Bidirectional LSTM", (6,),
+         lambda: __import__("keras").Sequential([layers.Embedding(9, 3, mask_zero=True),
+                                                 layers.Bidirectional(layers.LSTM(2), merge_mode="ave")],
+                                                name="masked_bi2"), 1e-4, {"ids": 4}),
+        ("Masking + LSTM sequences + LayerNormalization + GlobalAveragePooling1D", (6, 3),
+         lambda: __import__("keras").Sequential([layers.Masking(), layers.LSTM(3, return_sequences=True),
+                                                 layers.LayerNormalization(), layers.GlobalAveragePooling1D()],
+                                                name="masking"), 1e-4, {"pad": True}),
+        ("Masking + GRU backwards", (6, 3),
+         lambda: __import__("keras").Sequential([layers.Masking(), layers.GRU(3, go_backwards=True)],
+                                                name="masking_back"), 1e-4, {"pad": True}),
         ("Embedding + LSTM", (6,),
          lambda: __import__("keras").Sequential([layers.Embedding(13, 4), layers.LSTM(3)], name="text"), 1e-4,
          {"ids": 13}),
     ]
 
 
-def build(keras, name, shape, factory, rng, ids=None):
+def build(keras, name, shape, factory, rng, ids=None, pad=False):
     inp = keras.Input(shape=shape, name="x", dtype="int32" if ids else "float32")
-    h = inp if ids else keras.layers.BatchNormalization(name="bn")(inp)
+    h = inp if ids or pad else keras.layers.BatchNormalization(name="bn")(inp)
     out = factory()(h)
     model = keras.Model(inp, out, name="".join(ch if ch.isalnum() else "_" for ch in name))
     weights = []
@@ -184,14 +211,17 @@ def nnfit_step(cli, path, x, y, work):
 
 def run_case(keras, cli, work, case, rng):
     name, shape, factory, tol = case[:4]
-    ids = case[4]["ids"] if len(case) > 4 else None
-    model = build(keras, name, shape, factory, rng, ids)
+    options = case[4] if len(case) > 4 else {}
+    ids, pad = options.get("ids"), options.get("pad", False)
+    model = build(keras, name, shape, factory, rng, ids, pad)
     path = os.path.join(work, "layer.keras")
     model.save(path)
     if ids:
         x = rng.integers(0, ids, (BATCH,) + shape).astype(np.int32)
     else:
         x = rng.standard_normal((BATCH,) + shape).astype(np.float32)
+    if pad:  # some all-zero steps, which Masking masks
+        x[rng.random((BATCH, shape[0])) < 0.35] = 0.0
     want = model.predict(x, verbose=0)
     subprocess.run([cli, "predict", path, "--input", _save(work, "in.npy", x), "--output",
                     os.path.join(work, "out.npy")], check=True)

@@ -9,7 +9,9 @@
 #include "model/keras_config_helpers.h"
 #include "nnfit/core/error.h"
 #include "nnfit/model/keras_config.h"
+#include "nnfit/model/model.h"
 #include "nnfit/nn/layers.h"
+#include "nnfit/nn/loss.h"
 
 namespace nnfit {
 namespace {
@@ -154,6 +156,40 @@ TEST(KerasConfig, BidirectionalReadsBothFormsAndRoundTrips) {
                          "a Sequential model's layers have one output each"}});
 }
 
+// Masks: mask_zero and Masking read and write back; a layer whose Keras counterpart would
+// use a mask nnfit does not implement is refused when the model is planned, naming it, and
+// so is a mask reaching a trained output (Keras would weight the loss by it).
+TEST(KerasConfig, MasksAreReadAndWhatNnfitCannotHonourIsRefused) {
+  auto model = [](const std::string& layers) {
+    return R"({"module": "keras", "class_name": "Sequential", "config": {"name": "m", "layers": [)" +
+           layer("InputLayer", R"({"batch_shape": [null, 6, 3], "dtype": "float32", "name": "x"})") + ", " + layers +
+           "]}}";
+  };
+  const std::string masking = layer("Masking", R"({"name": "mask", "mask_value": -1.0})");
+  auto m = sequential_from_keras_json(model(masking + ", " + layer("LSTM", R"({"name": "l", "units": 2})")), "m.json");
+  EXPECT_EQ(dynamic_cast<const Masking&>(*m->layers()[0]).mask_value(), -1.0);
+  auto again = sequential_from_keras_json(model_to_keras_json(*m), "again.json");
+  EXPECT_EQ(dynamic_cast<const Masking&>(*again->layers()[0]).mask_value(), -1.0);
+  CompileOptions c;
+  c.loss = Loss::from_name("mse");
+  m->compile(c);
+  EXPECT_EQ(m->predict(Tensor::zeros(Shape{2, 6, 3}), 2).shape(), (Shape{2, 2}));
+
+  auto refused = [&](const std::string& layers, const std::string& want) {
+    auto bad = sequential_from_keras_json(model(layers), "bad.json");
+    bad->compile(c);
+    const std::string e = error_of<Unsupported>([&] { bad->predict(Tensor::zeros(Shape{2, 6, 3}), 2); });
+    EXPECT_NE(e.find(want), std::string::npos) << e;
+  };
+  refused(masking + ", " + layer("BatchNormalization", R"({"name": "bn"})") + ", " + layer("LSTM", R"({"name": "l", "units": 2})"),
+          "bn: its input carries a mask (from Embedding(mask_zero=True) or Masking), with which Keras's "
+          "BatchNormalization computes its batch moments over the present steps only; that is not supported yet");
+  refused(masking + ", " + layer("Softmax", R"({"name": "sm"})") + ", " + layer("GRU", R"({"name": "g", "units": 2})"),
+          "sm: its input carries a mask");
+  refused(masking + ", " + layer("LSTM", R"({"name": "l", "units": 2, "return_sequences": true})"),
+          "output 'l' carries a mask");
+}
+
 TEST(KerasConfigErrors, RecurrentLayers) {
   auto rnn = [](const std::string& cls, const std::string& config) {
     return keras3_model("[null, 6, 3]", layer(cls, config));
@@ -174,8 +210,9 @@ TEST(KerasConfigErrors, RecurrentLayers) {
       {rnn("GRU", R"({"name": "g", "units": 2, "time_major": true})"), "\"time_major\""},
       {keras3_model("[null, 6]", layer("LSTM", R"({"name": "l", "units": 2})")),
        "layers[1] (l): LSTM expects (steps, features), got (6,)"},
-      {keras3_model("[null, 6]", layer("Embedding", R"({"name": "e", "input_dim": 5, "output_dim": 2, "mask_zero": true})")),
-       "layers[1] (e): \"mask_zero\" = true is not supported yet"},
+      {keras3_model("[null, 6]", layer("Embedding", R"({"name": "e", "input_dim": 5, "output_dim": 2, "mask_zero": 1})")),
+       "layers[1] (e): \"mask_zero\""},
+      {keras3_model("[null, 6, 2]", layer("Masking", R"({"name": "m", "mask_value": "zero"})")), "layers[1] (m): \"mask_value\""},
       {keras3_model("[null, 6]", layer("Embedding", R"({"name": "e", "input_dim": 0, "output_dim": 2})")),
        "layers[1] (e): \"input_dim\" must be positive, got 0"},
       {keras3_model("[null, 6]", layer("Embedding", R"({"name": "e", "input_dim": 5})")), "\"output_dim\""},

@@ -85,6 +85,17 @@ class Layer {
   virtual std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs);
   virtual int num_outputs() const { return 1; }
 
+  // Masks (Keras's _keras_mask): a float32 value of 1 (step present) or 0 (padding) per
+  // step, shaped like an input without its feature axis ([batch, steps]), or -1 for none.
+  // call_masked emits the layer on inputs carrying `masks` (one per input) and sets the
+  // outputs' masks. Default, a layer that takes no mask: as call_on; its outputs carry the
+  // first input's mask if supports_masking() (Keras's default compute_mask), else none
+  // (Keras drops the mask there too). A layer whose Keras counterpart would use the mask
+  // overrides this and implements it, or refuses a mask (Unsupported naming the layer).
+  virtual std::vector<int> call_masked(GraphBuilder& builder, const std::vector<int>& inputs,
+                                       const std::vector<int>& masks, std::vector<int>& output_masks);
+  virtual bool supports_masking() const { return false; }
+
   // Single forms, for single-input layers. The defaults reject being reached (a layer
   // overrides either these or the list forms).
   virtual void build(const Shape& input_shape, WeightFactory& weights);
@@ -117,6 +128,10 @@ class Layer {
   // out * prod(k)); returns its index in weights().
   std::size_t add_weight(WeightFactory& weights, const std::string& what, const Shape& shape,
                          const std::string& initializer);
+
+  // throws Unsupported naming the layer when an input carries a mask; `use` says what
+  // Keras does with it ("a masked softmax").
+  void refuse_masks(const std::vector<int>& masks, const std::string& use) const;
 
   std::vector<Weight> weights_;
   bool built_ = false;

@@ -72,6 +72,10 @@ class LayerGraph {
   // Emits one forward pass: `input_values` are the graph values of the model inputs (in
   // order); returns the values of the outputs. requires: built.
   std::vector<int> emit(GraphBuilder& builder, const std::vector<int>& input_values) const;
+  // emit with masks flowing along the calls (Layer::call_masked): `input_masks` per model
+  // input (-1: none); sets `output_masks` per model output.
+  std::vector<int> emit_masked(GraphBuilder& builder, const std::vector<int>& input_values,
+                               const std::vector<int>& input_masks, std::vector<int>& output_masks) const;
 
   // Hands the layers over in order and leaves the graph empty (a reader's chain becoming
   // a Sequential).

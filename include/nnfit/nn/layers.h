@@ -25,6 +25,7 @@ class Dense final : public Layer {
   const DenseOptions& options() const { return options_; }
   Dense(std::string name, DenseOptions options);
   std::string class_name() const override { return "Dense"; }
+  bool supports_masking() const override { return true; }  // Keras: passes the mask on
   void build(const Shape& input_shape, WeightFactory& weights) override;
   Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
@@ -103,6 +104,9 @@ class GlobalPooling final : public Layer {
   std::string class_name() const override;  // e.g. GlobalAveragePooling2D
   Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
+  // GlobalAveragePooling1D averages the present steps (Keras); the others drop the mask.
+  std::vector<int> call_masked(GraphBuilder& builder, const std::vector<int>& inputs, const std::vector<int>& masks,
+                               std::vector<int>& output_masks) override;
 
  private:
   GlobalPoolingOptions options_;
@@ -136,6 +140,7 @@ struct EmbeddingOptions {
   std::int64_t input_dim = 0;
   std::int64_t output_dim = 0;
   std::string embeddings_initializer = "random_uniform";  // Keras: uniform(-0.05, 0.05)
+  bool mask_zero = false;  // id 0 is padding: the output carries the mask ids != 0
 };
 
 class Embedding final : public Layer {
@@ -146,15 +151,34 @@ class Embedding final : public Layer {
   void build(const Shape& input_shape, WeightFactory& weights) override;
   Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
+  std::vector<int> call_masked(GraphBuilder& builder, const std::vector<int>& inputs, const std::vector<int>& masks,
+                               std::vector<int>& output_masks) override;
 
  private:
   EmbeddingOptions options_;
+};
+
+// Masking: steps whose features all equal mask_value are padding: the output is the input
+// with those steps zeroed, carrying the mask (any feature != mask_value).
+class Masking final : public Layer {
+ public:
+  Masking(std::string name, double mask_value);
+  std::string class_name() const override { return "Masking"; }
+  double mask_value() const { return mask_value_; }
+  Shape output_shape(const Shape& input_shape) const override;
+  int call(GraphBuilder& builder, int x) override;
+  std::vector<int> call_masked(GraphBuilder& builder, const std::vector<int>& inputs, const std::vector<int>& masks,
+                               std::vector<int>& output_masks) override;
+
+ private:
+  double mask_value_;
 };
 
 class Dropout final : public Layer {
  public:
   Dropout(std::string name, double rate, std::int64_t seed = 0);
   std::string class_name() const override { return "Dropout"; }
+  bool supports_masking() const override { return true; }  // Keras: passes the mask on
   double rate() const { return rate_; }
   std::int64_t seed() const { return seed_; }
   Shape output_shape(const Shape& input_shape) const override { return input_shape; }
@@ -169,6 +193,7 @@ class Activation final : public Layer {
  public:
   Activation(std::string name, std::string activation);
   std::string class_name() const override { return "Activation"; }
+  bool supports_masking() const override { return true; }  // Keras: passes the mask on
   const std::string& activation() const { return activation_; }
   Shape output_shape(const Shape& input_shape) const override { return input_shape; }
   int call(GraphBuilder& builder, int x) override;
@@ -190,6 +215,7 @@ class ReLU final : public Layer {
  public:
   explicit ReLU(std::string name, ReLUOptions options = {});
   std::string class_name() const override { return "ReLU"; }
+  bool supports_masking() const override { return true; }  // Keras: passes the mask on
   const ReLUOptions& options() const { return options_; }
   Shape output_shape(const Shape& input_shape) const override { return input_shape; }
   int call(GraphBuilder& builder, int x) override;
@@ -203,6 +229,7 @@ class LeakyReLU final : public Layer {
  public:
   explicit LeakyReLU(std::string name, double negative_slope = 0.3);
   std::string class_name() const override { return "LeakyReLU"; }
+  bool supports_masking() const override { return true; }  // Keras: passes the mask on
   double negative_slope() const { return negative_slope_; }
   Shape output_shape(const Shape& input_shape) const override { return input_shape; }
   int call(GraphBuilder& builder, int x) override;
@@ -216,6 +243,7 @@ class ELU final : public Layer {
  public:
   explicit ELU(std::string name, double alpha = 1.0);
   std::string class_name() const override { return "ELU"; }
+  bool supports_masking() const override { return true; }  // Keras: passes the mask on
   double alpha() const { return alpha_; }
   Shape output_shape(const Shape& input_shape) const override { return input_shape; }
   int call(GraphBuilder& builder, int x) override;
@@ -237,6 +265,7 @@ class PReLU final : public Layer {
  public:
   PReLU(std::string name, PReLUOptions options);
   std::string class_name() const override { return "PReLU"; }
+  bool supports_masking() const override { return true; }  // Keras: passes the mask on
   const PReLUOptions& options() const { return options_; }
   Shape output_shape(const Shape& input_shape) const override;
   void build(const Shape& input_shape, WeightFactory& weights) override;
@@ -251,6 +280,9 @@ class Softmax final : public Layer {
  public:
   explicit Softmax(std::string name, std::int64_t axis = -1) : Layer(std::move(name)), axis_(axis) {}
   std::string class_name() const override { return "Softmax"; }
+  // Keras uses a mask here (masked softmax); nnfit refuses one rather than ignore it.
+  std::vector<int> call_masked(GraphBuilder& builder, const std::vector<int>& inputs, const std::vector<int>& masks,
+                               std::vector<int>& output_masks) override;
   std::int64_t axis() const { return axis_; }
   Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
@@ -273,6 +305,9 @@ class BatchNormalization final : public Layer {
   const BatchNormalizationOptions& options() const { return options_; }
   BatchNormalization(std::string name, BatchNormalizationOptions options);
   std::string class_name() const override { return "BatchNormalization"; }
+  // Keras uses a mask here (masked moments); nnfit refuses one rather than ignore it.
+  std::vector<int> call_masked(GraphBuilder& builder, const std::vector<int>& inputs, const std::vector<int>& masks,
+                               std::vector<int>& output_masks) override;
   void build(const Shape& input_shape, WeightFactory& weights) override;
   Shape output_shape(const Shape& input_shape) const override { return input_shape; }
   int call(GraphBuilder& builder, int x) override;
@@ -297,6 +332,7 @@ class LayerNormalization final : public Layer {
  public:
   LayerNormalization(std::string name, LayerNormalizationOptions options);
   std::string class_name() const override { return "LayerNormalization"; }
+  bool supports_masking() const override { return true; }  // Keras: passes the mask on
   const LayerNormalizationOptions& options() const { return options_; }
   void build(const Shape& input_shape, WeightFactory& weights) override;
   Shape output_shape(const Shape& input_shape) const override { return input_shape; }

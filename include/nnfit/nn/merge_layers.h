@@ -23,6 +23,9 @@ class Merge final : public Layer {
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
   void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
   std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
+  // Keras's compute_mask: the AND of the inputs' masks (absent ones count as all present).
+  std::vector<int> call_masked(GraphBuilder& builder, const std::vector<int>& inputs, const std::vector<int>& masks,
+                               std::vector<int>& output_masks) override;
 
  private:
   MergeOp op_;
@@ -37,6 +40,10 @@ class Concatenate final : public Layer {
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
   void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
   std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
+  // Along the last axis, the AND of the inputs' masks (Keras's compute_mask); a mask with
+  // another axis is refused.
+  std::vector<int> call_masked(GraphBuilder& builder, const std::vector<int>& inputs, const std::vector<int>& masks,
+                               std::vector<int>& output_masks) override;
 
  private:
   // The axis without the batch axis, for inputs of `rank` (without batch).

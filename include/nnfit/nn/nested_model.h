@@ -17,6 +17,9 @@ class NestedModel final : public Layer {
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
   void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
   std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
+  // Masks flow through the nested layers as through the outer ones.
+  std::vector<int> call_masked(GraphBuilder& builder, const std::vector<int>& inputs, const std::vector<int>& masks,
+                               std::vector<int>& output_masks) override;
   int num_outputs() const override { return static_cast<int>(graph_.outputs().size()); }
   std::vector<Weight*> all_weights() override { return graph_.weights(); }
   std::vector<Weight*> saved_weights() override { return graph_.saved_weights(); }

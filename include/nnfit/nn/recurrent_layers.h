@@ -48,6 +48,9 @@ class Recurrent : public Layer {
   Shape output_shape(const Shape& input_shape) const override;  // the first output's
   void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
   std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
+  // A masked step keeps the states (the rnn op's mask); the sequence output keeps the mask.
+  std::vector<int> call_masked(GraphBuilder& builder, const std::vector<int>& inputs, const std::vector<int>& masks,
+                               std::vector<int>& output_masks) override;
   // Keras 3 files keep the variables under the layer's "cell".
   std::vector<WeightGroup> saved_weight_groups() override;
   // A go_backwards layer's sequence in time order instead of step order (Bidirectional's
@@ -57,6 +60,7 @@ class Recurrent : public Layer {
  private:
   std::int64_t gates() const;
   std::string keras_cell_name() const;  // "lstm_cell"
+  std::int64_t out_step_of_last(std::int64_t steps) const;
   RecurrentCell cell_;
   RecurrentOptions options_;
   bool time_order_output_ = false;
@@ -99,6 +103,8 @@ class Bidirectional final : public Layer {
   Shape output_shape(const Shape& input_shape) const override;
   void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
   std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
+  std::vector<int> call_masked(GraphBuilder& builder, const std::vector<int>& inputs, const std::vector<int>& masks,
+                               std::vector<int>& output_masks) override;
   std::vector<Weight*> all_weights() override;
   std::vector<Weight*> saved_weights() override;
   // forward_layer/cell and backward_layer/cell, as Keras 3 files keep them.

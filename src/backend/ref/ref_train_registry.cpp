@@ -52,6 +52,10 @@ void register_ref_train_kernels(KernelRegistry& registry) {
       {"layer_norm_grad", make_ref_layer_norm},
       {"gather", make_ref_gather},
       {"gather_grad", make_ref_gather},
+      {"sequence_mask", make_ref_mask},
+      {"apply_mask", make_ref_mask},
+      {"masked_mean", make_ref_mask},
+      {"masked_mean_grad", make_ref_mask},
   };
   for (const auto& k : kKernels) {
     registry.add(k.op, DeviceType::cpu, DType::f32, {std::string("ref:") + k.op, k.factory});
@@ -59,6 +63,7 @@ void register_ref_train_kernels(KernelRegistry& registry) {
   // gather_grad is keyed by its first input, the ids.
   for (DType dtype : {DType::i32, DType::i64}) {
     registry.add("gather_grad", DeviceType::cpu, dtype, {"ref:gather_grad", make_ref_gather});
+    registry.add("sequence_mask", DeviceType::cpu, dtype, {"ref:sequence_mask", make_ref_mask});
   }
   // reshape only moves bytes, so it serves every dtype (i32 labels, u8 masks, f16 storage).
   for (DType dtype : {DType::f16, DType::bf16, DType::i32, DType::i64, DType::u8, DType::boolean}) {

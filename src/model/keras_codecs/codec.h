@@ -43,7 +43,7 @@ struct LayerFamily {
   LayerWriter write;
 };
 
-const LayerFamily& core_layers();           // Dense, Flatten, Reshape, Dropout, Embedding
+const LayerFamily& core_layers();           // Dense, Flatten, Reshape, Dropout, Embedding, Masking
 const LayerFamily& activation_layers();     // Activation, ReLU, LeakyReLU, ELU, PReLU, Softmax
 const LayerFamily& conv_layers();           // Conv1D/2D, Depthwise-, Separable- and transposed convolutions
 const LayerFamily& pooling_layers();        // local and global pooling

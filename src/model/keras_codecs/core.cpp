@@ -1,4 +1,4 @@
-// Keras codecs of the core layers: Dense, Flatten, Reshape, Dropout, Embedding.
+// Keras codecs of the core layers: Dense, Flatten, Reshape, Dropout, Embedding, Masking.
 #include "model/keras_codecs/codec.h"
 
 #include "nnfit/nn/layers.h"
@@ -57,10 +57,8 @@ LayerPtr read_embedding(const Reader& r, const std::string& p, const json& c, co
   require_null(r, p, c, {"embeddings_regularizer", "activity_regularizer", "embeddings_constraint",
                          "quantization_config", "lora_rank"});
   require_value(r, p, c, "sparse", false);
-  if (get_bool(r, p, c, "mask_zero", false)) {
-    r.unsupported(p, "\"mask_zero\" = true is not supported yet", "masking is planned; pad sequences and set it false");
-  }
   EmbeddingOptions o;
+  o.mask_zero = get_bool(r, p, c, "mask_zero", false);
   o.input_dim = get_int(r, p, c, "input_dim", std::nullopt);
   if (o.input_dim <= 0) r.invalid(p, "\"input_dim\" must be positive, got " + std::to_string(o.input_dim));
   o.output_dim = get_int(r, p, c, "output_dim", std::nullopt);
@@ -69,13 +67,22 @@ LayerPtr read_embedding(const Reader& r, const std::string& p, const json& c, co
   return std::make_unique<Embedding>(name, o);
 }
 
+LayerPtr read_masking(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon, {"mask_value"});
+  return std::make_unique<Masking>(name, get_number(r, p, c, "mask_value", 0.0));
+}
+
 bool write_core(const Writer& w, const Layer& l, ojson& c) {
   if (auto* e = dynamic_cast<const Embedding*>(&l)) {
     const EmbeddingOptions& o = e->options();
     c.update({{"input_dim", o.input_dim}, {"output_dim", o.output_dim},
               {"embeddings_initializer", write_initializer(o.embeddings_initializer)},
               {"embeddings_regularizer", nullptr}, {"activity_regularizer", nullptr},
-              {"embeddings_constraint", nullptr}, {"mask_zero", false}});
+              {"embeddings_constraint", nullptr}, {"mask_zero", o.mask_zero}});
+    return true;
+  }
+  if (auto* m = dynamic_cast<const Masking*>(&l)) {
+    c["mask_value"] = m->mask_value();
     return true;
   }
   if (auto* d = dynamic_cast<const Dense*>(&l)) {
@@ -103,7 +110,8 @@ const LayerFamily& core_layers() {
                                    {"Flatten", read_flatten},
                                    {"Reshape", read_reshape},
                                    {"Dropout", read_dropout},
-                                   {"Embedding", read_embedding}},
+                                   {"Embedding", read_embedding},
+                                   {"Masking", read_masking}},
                                   write_core};
   return family;
 }

@@ -99,4 +99,11 @@ int Dropout::call(GraphBuilder& b, int x) {
   return b.graph().add_node("dropout", {x}, a, name() + "/dropout")[0];
 }
 
+std::vector<int> Softmax::call_masked(GraphBuilder& b, const std::vector<int>& inputs, const std::vector<int>& masks,
+                                   std::vector<int>& output_masks) {
+  refuse_masks(masks, "a masked softmax");
+  output_masks = {-1};
+  return {call(b, inputs.at(0))};
+}
+
 }  // namespace nnfit

@@ -48,4 +48,11 @@ std::vector<Weight*> BatchNormalization::saved_weights() {
   return out;
 }
 
+std::vector<int> BatchNormalization::call_masked(GraphBuilder& b, const std::vector<int>& inputs, const std::vector<int>& masks,
+                                   std::vector<int>& output_masks) {
+  refuse_masks(masks, "its batch moments over the present steps only");
+  output_masks = {-1};
+  return {call(b, inputs.at(0))};
+}
+
 }  // namespace nnfit

@@ -63,8 +63,15 @@ void Bidirectional::build_for(const std::vector<Shape>& inputs, WeightFactory& w
 }
 
 std::vector<int> Bidirectional::call_on(GraphBuilder& b, const std::vector<int>& inputs) {
-  const std::vector<int> f = forward_->call_on(b, inputs);
-  const std::vector<int> r = backward_->call_on(b, inputs);
+  std::vector<int> masks;
+  return call_masked(b, inputs, std::vector<int>(inputs.size(), -1), masks);
+}
+
+std::vector<int> Bidirectional::call_masked(GraphBuilder& b, const std::vector<int>& inputs,
+                                            const std::vector<int>& masks, std::vector<int>& output_masks) {
+  std::vector<int> unused;
+  const std::vector<int> f = forward_->call_masked(b, inputs, masks, unused);
+  const std::vector<int> r = backward_->call_masked(b, inputs, masks, unused);
   Graph& g = b.graph();
   const std::string& n = name();
   std::vector<int> out;
@@ -83,8 +90,13 @@ std::vector<int> Bidirectional::call_on(GraphBuilder& b, const std::vector<int>&
   } else {
     out = {f[0], r[0]};
   }
+  // Keras: with return_sequences each merged sequence keeps the mask; states carry none.
+  const std::size_t merged = out.size();
   out.insert(out.end(), f.begin() + 1, f.end());
   out.insert(out.end(), r.begin() + 1, r.end());
+  const int mask = forward_->options().return_sequences && !masks.empty() ? masks[0] : -1;
+  output_masks.assign(out.size(), -1);
+  for (std::size_t i = 0; i < merged; ++i) output_masks[i] = mask;
   return out;
 }
 

@@ -1,5 +1,6 @@
 // GlobalPooling (GlobalAveragePooling1D/2D/3D, GlobalMaxPooling1D/2D/3D): reduce_mean or
-// reduce_max over the spatial axes.
+// reduce_max over the spatial axes; a masked GlobalAveragePooling1D averages the present
+// steps only (masked_mean), as Keras's does.
 #include "nnfit/core/error.h"
 #include "nnfit/graph/op_def.h"
 #include "nnfit/nn/layers.h"
@@ -38,6 +39,24 @@ int GlobalPooling::call(GraphBuilder& b, int x) {
   a.set("keepdims", std::int64_t{options_.keepdims});
   const std::string op = options_.kind == PoolKind::max ? "reduce_max" : "reduce_mean";
   return b.graph().add(op, {x}, a, name() + "/" + op);
+}
+
+std::vector<int> GlobalPooling::call_masked(GraphBuilder& b, const std::vector<int>& inputs,
+                                            const std::vector<int>& masks, std::vector<int>& output_masks) {
+  output_masks = {-1};
+  const int mask = masks.empty() ? -1 : masks[0];
+  if (mask < 0 || options_.kind == PoolKind::max || options_.rank != 1) return {call(b, inputs.at(0))};
+  NNFIT_CHECK(!options_.channels_first, Unsupported, name(),
+              ": a masked GlobalAveragePooling1D over channels_first data is not supported");
+  Graph& g = b.graph();
+  int y = g.add("masked_mean", {inputs.at(0), mask}, {}, name() + "/masked_mean");
+  if (options_.keepdims) {
+    const Shape& s = g.desc(y).shape;
+    Attrs a;
+    a.set("shape", std::vector<std::int64_t>{s[0], 1, s[1]});
+    y = g.add("reshape", {y}, a, name() + "/keepdims");
+  }
+  return {y};
 }
 
 }  // namespace nnfit

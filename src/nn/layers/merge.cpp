@@ -77,6 +77,27 @@ std::vector<int> Merge::call_on(GraphBuilder& b, const std::vector<int>& xs) {
   return {};
 }
 
+namespace {
+
+// The AND (product) of the masks present, or -1 when none is.
+int and_of_masks(Graph& g, const std::vector<int>& masks, const std::string& name) {
+  int out = -1;
+  for (int m : masks) {
+    if (m < 0) continue;
+    out = out < 0 ? m : g.add("mul", {out, m}, {}, name + "/mask_and");
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> Merge::call_masked(GraphBuilder& b, const std::vector<int>& inputs, const std::vector<int>& masks,
+                                    std::vector<int>& output_masks) {
+  std::vector<int> out = call_on(b, inputs);
+  output_masks = {and_of_masks(b.graph(), masks, name())};
+  return out;
+}
+
 Concatenate::Concatenate(std::string name, std::int64_t axis) : Layer(std::move(name)), axis_(axis) {}
 
 std::int64_t Concatenate::feature_axis(std::int64_t rank) const {
@@ -111,6 +132,19 @@ std::vector<int> Concatenate::call_on(GraphBuilder& b, const std::vector<int>& x
   Attrs a;
   a.set("axis", feature_axis(rank) + 1);
   return {b.graph().add("concat", xs, a, name() + "/concat")};
+}
+
+std::vector<int> Concatenate::call_masked(GraphBuilder& b, const std::vector<int>& inputs,
+                                          const std::vector<int>& masks, std::vector<int>& output_masks) {
+  std::vector<int> out = call_on(b, inputs);
+  const int mask = and_of_masks(b.graph(), masks, name());
+  if (mask >= 0) {
+    const std::int64_t rank = b.graph().desc(inputs[0]).shape.rank() - 1;
+    NNFIT_CHECK(feature_axis(rank) == rank - 1, Unsupported, name(),
+                ": concatenating masked inputs along an axis other than the last is not supported");
+  }
+  output_masks = {mask};
+  return out;
 }
 
 Dot::Dot(std::string name, std::array<std::int64_t, 2> axes, bool normalize)

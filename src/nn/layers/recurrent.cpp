@@ -88,7 +88,14 @@ std::string Recurrent::keras_cell_name() const {
 }
 
 std::vector<int> Recurrent::call_on(GraphBuilder& b, const std::vector<int>& inputs) {
+  std::vector<int> masks;
+  return call_masked(b, inputs, std::vector<int>(inputs.size(), -1), masks);
+}
+
+std::vector<int> Recurrent::call_masked(GraphBuilder& b, const std::vector<int>& inputs, const std::vector<int>& masks,
+                                        std::vector<int>& output_masks) {
   Graph& g = b.graph();
+  const int mask = masks.empty() ? -1 : masks[0];
   const int x = inputs.at(0);
   const Shape& s = g.desc(x).shape;  // [N, T, F]
   const std::int64_t n = s[0], t = s[1], f = s[2], h = options_.units, width = gates() * h;
@@ -119,16 +126,34 @@ std::vector<int> Recurrent::call_on(GraphBuilder& b, const std::vector<int>& inp
   a.set("go_backwards", std::int64_t{options_.go_backwards});
   a.set("zero_output_for_mask", std::int64_t{options_.zero_output_for_mask});
   a.set("time_order_output", std::int64_t{time_order_output_});
+  a.set("mask", std::int64_t{mask >= 0});
   std::vector<int> ins{xw, b.variable(weights_[1])};
   if (reset_after) ins.push_back(rb);
+  if (mask >= 0) ins.push_back(mask);
   const std::vector<int> out = g.add_node("rnn", ins, a, name() + "/" + cell_op_name(cell_));
-  // Unmasked, the last output is the final state h.
-  std::vector<int> result{options_.return_sequences ? out[0] : out[1]};
+  // The last output is the final state h, unless masked steps output zeros.
+  int last = out[1];
+  if (!options_.return_sequences && mask >= 0 && options_.zero_output_for_mask) {
+    Attrs c;
+    c.set("begin", std::vector<std::int64_t>{0, out_step_of_last(t), 0});
+    c.set("shape", std::vector<std::int64_t>{n, 1, h});
+    last = reshaped(g, g.add("crop", {out[0]}, c, name() + "/last_output"), {n, h}, name() + "/last");
+  }
+  std::vector<int> result{options_.return_sequences ? out[0] : last};
   if (options_.return_state) {
     result.push_back(out[1]);
     if (cell_ == RecurrentCell::lstm) result.push_back(out[2]);
   }
+  // Keras's RNN.compute_mask: the sequence keeps the mask; the last output and states do not.
+  output_masks.assign(result.size(), -1);
+  if (options_.return_sequences) output_masks[0] = mask;
   return result;
+}
+
+std::int64_t Recurrent::out_step_of_last(std::int64_t steps) const {
+  // The last step's output: at step T - 1, which with time_order_output is time 0 for a
+  // backwards layer.
+  return time_order_output_ && options_.go_backwards ? 0 : steps - 1;
 }
 
 std::vector<WeightGroup> Recurrent::saved_weight_groups() { return {{"", {}}, {"cell", saved_weights()}}; }
