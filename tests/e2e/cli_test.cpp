@@ -62,8 +62,9 @@ TEST_F(CliTest, BadValueIsAConfigError) {
 }
 
 TEST_F(CliTest, ModelThatDoesNotFitItsInputIsAConfigError) {
-  // A Dense straight on (4, 4, 1) images: nnfit's Dense wants a flat input.
-  expect_error(config(model("[null, 4, 4, 1]", "")), 2, {"config.json", "layers[1] (dense)"});
+  // A 5x5 convolution on (4, 4, 1) images.
+  const std::string conv = R"({"class_name": "Conv2D", "config": {"name": "big", "filters": 2, "kernel_size": 5}},)";
+  expect_error(config(model("[null, 4, 4, 1]", conv)), 2, {"config.json", "layers[1] (big)", "does not fit"});
 }
 
 TEST_F(CliTest, ImagesThatDoNotFitTheModelAreADataError) {

@@ -31,6 +31,8 @@ def cases(layers):
     inputs with some all-zero steps, fed straight to the layer."""
     return [
         ("Dense", (6,), lambda: layers.Dense(3, activation="tanh"), 1e-5),
+        ("Dense on (steps, features)", (4, 5), lambda: layers.Dense(3, activation="softmax"), 1e-5),
+        ("Dense on images", (3, 4, 2), lambda: layers.Dense(2, use_bias=False), 1e-5),
         ("Conv2D", (7, 6, 2), lambda: layers.Conv2D(3, 3, strides=2, padding="same", activation="relu"), 1e-5),
         ("Conv1D", (9, 3), lambda: layers.Conv1D(4, 3, activation="relu"), 1e-5),
         ("Conv1D same s2", (9, 3), lambda: layers.Conv1D(2, 4, strides=2, padding="same", use_bias=False), 1e-5),

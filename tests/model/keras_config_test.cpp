@@ -208,8 +208,8 @@ TEST(KerasConfigErrors, InvalidInput) {
       {"[1, 2]", "expected a JSON object"},
       {R"({"class_name": "Sequential", "config": {"name": "x", "layers": []}})", "non-empty list"},
       {R"({"class_name": "Sequential", "config": {"layers": [{"class_name": "Dense", "config": {"name": "d", "units": 3}}]}})", "no input shape"},
-      // A Dense directly on images: nnfit's Dense wants a flat input, and says which layer.
-      {keras3_model("[null, 28, 28, 1]", layer("Dense", R"({"name": "dense_on_images", "units": 3})")), "layers[1] (dense_on_images): Dense expects a flat input"},
+      // An LSTM directly on images: the layer that does not fit is named.
+      {keras3_model("[null, 28, 28, 1]", layer("LSTM", R"({"name": "lstm_on_images", "units": 3})")), "layers[1] (lstm_on_images): LSTM expects (steps, features), got (28, 28, 1)"},
       {keras3_model("[null, 2, 2, 1]", layer("Conv2D", R"({"name": "big", "filters": 1, "kernel_size": 5})")), "layers[1] (big)"},
       {keras3_model("[null, 8]", layer("Dense", R"({"name": "d", "units": -3})")), "\"units\" must be positive"},
       {keras3_model("[null, 8]", layer("Dense", R"({"name": "d", "units": "ten"})")), "\"units\" must be an integer"},

@@ -76,7 +76,9 @@ TEST(Layers, BadConfigurationsNameTheLayer) {
   };
   EXPECT_NE(message([] { Dense("dense_7", {0}); }).find("dense_7"), std::string::npos);
   EXPECT_NE(message([] { Dense("dense_8", {4, "swishy"}); }).find("swishy"), std::string::npos);
-  EXPECT_NE(message([] { Dense("d", {4}).output_shape(Shape{28, 28}); }).find("Flatten"), std::string::npos);
+  EXPECT_NE(message([] { Dense("d", {4}).output_shape(Shape{}); }).find("d: Dense needs an input with a feature axis"),
+            std::string::npos);
+  EXPECT_EQ(Dense("d", {4}).output_shape(Shape{28, 28}), (Shape{28, 4}));  // Keras: the last axis
   EXPECT_NE(message([] { Conv2D("conv", {}); }).find("conv"), std::string::npos);
   EXPECT_NE(message([] { Dropout("drop", 1.0); }).find("drop"), std::string::npos);
   EXPECT_NE(message([] { Reshape("r", {5}).output_shape(Shape{2, 3}); }).find("cannot reshape"), std::string::npos);

@@ -1,4 +1,5 @@
-// Dense: y = activation(x·kernel + bias) on the last axis; kernel is (in, out) as in Keras.
+// Dense: y = activation(x·kernel + bias) on the last axis (any leading axes, as Keras's);
+// kernel is (in, out) as in Keras.
 #include "nnfit/core/error.h"
 #include "nnfit/nn/layers.h"
 
@@ -10,25 +11,42 @@ Dense::Dense(std::string name, DenseOptions options) : Layer(std::move(name)), o
 }
 
 void Dense::build(const Shape& input_shape, WeightFactory& weights) {
-  NNFIT_CHECK(input_shape.rank() == 1, InvalidArgument, name(), ": Dense expects a flat input (features,), got ",
-              input_shape.to_string(), "; add a Flatten layer before it");
-  std::int64_t in = input_shape[0];
+  output_shape(input_shape);
+  std::int64_t in = input_shape.dim(-1);
   add_kernel_and_bias(weights, Shape{in, options_.units}, in, options_.units, options_.kernel_initializer,
                       options_.use_bias, options_.bias_initializer);
   built_ = true;
 }
 
 Shape Dense::output_shape(const Shape& input_shape) const {
-  NNFIT_CHECK(input_shape.rank() == 1, InvalidArgument, name(), ": Dense expects a flat input (features,), got ",
-              input_shape.to_string(), "; add a Flatten layer before it");
-  return Shape{options_.units};
+  NNFIT_CHECK(input_shape.rank() >= 1, InvalidArgument, name(), ": Dense needs an input with a feature axis, got ",
+              input_shape.to_string());
+  std::vector<std::int64_t> dims = input_shape.dims();
+  dims.back() = options_.units;
+  return Shape(dims);
 }
 
 int Dense::call(GraphBuilder& b, int x) {
   Graph& g = b.graph();
+  const Shape s = g.desc(x).shape;  // [N, ..., F]
+  // Keras's Dense acts on the last axis: the leading axes are rows of one matmul.
+  const bool flat = s.rank() == 2;
+  if (!flat) {
+    Attrs a;
+    a.set("shape", std::vector<std::int64_t>{s.numel() / s.dim(-1), s.dim(-1)});
+    x = g.add("reshape", {x}, a, name() + "/rows");
+  }
   int y = g.add("matmul", {x, b.variable(weights_[0])}, {}, name() + "/matmul");
   if (options_.use_bias) y = g.add("bias_add", {y, b.variable(weights_[1])}, {}, name() + "/bias_add");
-  return emit_activation(g, y, options_.activation, name());
+  y = emit_activation(g, y, options_.activation, name());
+  if (!flat) {
+    std::vector<std::int64_t> dims = s.dims();
+    dims.back() = options_.units;
+    Attrs a;
+    a.set("shape", dims);
+    y = g.add("reshape", {y}, a, name() + "/unrows");
+  }
+  return y;
 }
 
 }  // namespace nnfit
