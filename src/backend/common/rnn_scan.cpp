@@ -90,7 +90,8 @@ class RnnScan final : public Kernel {
   }
 
   std::size_t workspace_bytes() const override {
-    return static_cast<std::size_t>(2 * n_ * g_ + 7 * n_ * h_ + threads_ * scratch_floats()) * sizeof(float);
+    return static_cast<std::size_t>(2 * n_ * g_ + 7 * n_ * h_ + threads_ * (scratch_floats() + h_ * g_ + g_)) *
+           sizeof(float);
   }
 
   void run(const KernelArgs& args) override {
@@ -148,6 +149,22 @@ class RnnScan final : public Kernel {
     return {initial ? initial : zeros, h_};
   }
 
+  // Runs f(i0, i1) on contiguous row ranges of the batch: one per thread (OpenMP, one
+  // parallel region), or the whole batch on this thread.
+  template <typename F>
+  void for_row_ranges(F& f) const {
+    if (!parallel_ || threads_ == 1 || n_ < 2) {
+      f(std::int64_t{0}, n_);
+      return;
+    }
+#pragma omp parallel num_threads(threads_)
+    {
+      const std::int64_t k = omp_get_thread_num(), nt = omp_get_num_threads();
+      const std::int64_t i0 = n_ * k / nt, i1 = n_ * (k + 1) / nt;
+      if (i1 > i0) f(i0, i1);
+    }
+  }
+
   void gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda,
             const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) const {
     if (m == 0 || n == 0) return;
@@ -173,16 +190,19 @@ class RnnScan final : public Kernel {
     std::memset(zeros, 0, static_cast<std::size_t>(n_ * h_) * sizeof(float));
     const std::int64_t h = h_, g = g_;
 
+    // Samples are independent: each thread scans its own rows of the batch through every
+    // step (one parallel region per kernel, not one per step; its GEMMs run on one thread).
+    auto rows = [&](std::int64_t i0, std::int64_t i1) {
+    const std::int64_t count = i1 - i0;
     for (std::int64_t s = 0; s < t_; ++s) {
       const std::int64_t t = time_of(s);
       const Rows hp = state_before(s, saved, off_h_, h0, zeros);
       const Rows cp = state_before(s, saved, off_c_, c0, zeros);
       const bool before = l_.cell == RnnCell::gru && !l_.reset_after;
       // a = h_prev U (every gate; a GRU that resets before gets its candidate's part below).
-      gemm(false, false, n_, before ? 2 * h : g, h, hp.p, hp.ld, u, g, 0.0f, a, g);
+      gemm(false, false, count, before ? 2 * h : g, h, hp.row(i0), hp.ld, u, g, 0.0f, a + i0 * g, g);
       if (before) {
-#pragma omp parallel for num_threads(threads_) if (parallel_)
-        for (std::int64_t i = 0; i < n_; ++i) {
+        for (std::int64_t i = i0; i < i1; ++i) {
           const float* x = xw + (i * t_ + t) * g;
           float* sv = saved + (i * t_ + s) * s_;
           float* r = scratch(args.workspace);
@@ -190,10 +210,9 @@ class RnnScan final : public Kernel {
           apply(ract_, sv + h, r, h);
           for (std::int64_t j = 0; j < h; ++j) rh[i * h + j] = r[j] * hp.row(i)[j];
         }
-        gemm(false, false, n_, h, h, rh, h, u + 2 * h, g, 0.0f, a + 2 * h, g);
+        gemm(false, false, count, h, h, rh + i0 * h, h, u + 2 * h, g, 0.0f, a + i0 * g + 2 * h, g);
       }
-#pragma omp parallel for num_threads(threads_) if (parallel_)
-      for (std::int64_t i = 0; i < n_; ++i) {
+      for (std::int64_t i = i0; i < i1; ++i) {
         const float* x = xw + (i * t_ + t) * g;
         const float* ai = a + i * g;
         const float* hpi = hp.row(i);
@@ -251,6 +270,8 @@ class RnnScan final : public Kernel {
         }
       }
     }
+    };
+    for_row_ranges(rows);
     const Rows h_last = state_before(t_, saved, off_h_, h0, zeros);
     const Rows c_last = state_before(t_, saved, off_c_, c0, zeros);
     for (std::int64_t i = 0; i < n_; ++i) {
@@ -280,6 +301,7 @@ class RnnScan final : public Kernel {
 
     const std::int64_t h = h_, g = g_;
     const std::size_t nh = static_cast<std::size_t>(n_ * h) * sizeof(float);
+    const std::size_t hg = static_cast<std::size_t>(h * g) * sizeof(float);
     float* dinner = static_cast<float*>(args.workspace);
     float* rh = dinner + n_ * g;
     float* gh = rh + n_ * h;   // d state h after the current step
@@ -288,8 +310,10 @@ class RnnScan final : public Kernel {
     float* drh = dhp + n_ * h;
     float* zeros = drh + n_ * h;
     std::memset(zeros, 0, nh);
-    std::memset(du, 0, static_cast<std::size_t>(h * g) * sizeof(float));
-    if (drb) std::memset(drb, 0, static_cast<std::size_t>(g) * sizeof(float));
+    // Each thread accumulates dU (and drb) over its rows into a partial of its own; the
+    // partials are summed in thread order at the end (the same sum for the same threads).
+    float* partials = static_cast<float*>(args.workspace) + 2 * n_ * g_ + 7 * n_ * h_ + threads_ * scratch_floats();
+    std::memset(partials, 0, static_cast<std::size_t>(threads_ * (h * g + g)) * sizeof(float));
     if (dh) {
       std::memcpy(gh, dh, nh);
     } else {
@@ -302,14 +326,19 @@ class RnnScan final : public Kernel {
     }
     const bool before = l_.cell == RnnCell::gru && !l_.reset_after;
 
+    auto rows = [&](std::int64_t i0, std::int64_t i1) {
+    const std::int64_t count = i1 - i0;
+    const int tid = parallel_ ? omp_get_thread_num() : 0;
+    float* du_part = partials + tid * (h * g + g);
+    float* drb_part = du_part + h * g;
     for (std::int64_t s = t_ - 1; s >= 0; --s) {
       const std::int64_t t = time_of(s);
       const Rows hp = state_before(s, saved, off_h_, h0, zeros);
       const Rows cp = state_before(s, saved, off_c_, c0, zeros);
       float* dx_t = dxw + t * g;  // rows i * T * G apart
       const std::int64_t ldx = t_ * g;
-#pragma omp parallel for num_threads(threads_) if (parallel_)
-      for (std::int64_t i = 0; i < n_; ++i) {
+      float* dx0 = dx_t + i0 * ldx;
+      for (std::int64_t i = i0; i < i1; ++i) {
         const bool m = valid(mask, i, t);
         float* ghi = gh + i * h;
         if (dy && (m || !l_.zero_output_for_mask)) {
@@ -389,16 +418,15 @@ class RnnScan final : public Kernel {
       }
       if (l_.cell == RnnCell::gru && l_.reset_after) {
         // inner = h_prev U + rb: dU += h_prev^T dinner, drb += sum dinner, dh_prev += dinner U^T.
-        gemm(true, false, h, g, n_, hp.p, hp.ld, dinner, g, 1.0f, du, g);
-        for (std::int64_t i = 0; i < n_; ++i) {
-          for (std::int64_t j = 0; j < g; ++j) drb[j] += dinner[i * g + j];
+        gemm(true, false, h, g, count, hp.row(i0), hp.ld, dinner + i0 * g, g, 1.0f, du_part, g);
+        for (std::int64_t i = i0; i < i1; ++i) {
+          for (std::int64_t j = 0; j < g; ++j) drb_part[j] += dinner[i * g + j];
         }
-        gemm(false, true, n_, h, g, dinner, g, u, g, 1.0f, dhp, h);
+        gemm(false, true, count, h, g, dinner + i0 * g, g, u, g, 1.0f, dhp + i0 * h, h);
       } else if (before) {
         // hh's pre-activation reads (r h_prev) U_h: its gradient reaches r and h_prev.
-        gemm(false, true, n_, h, h, dx_t + 2 * h, ldx, u + 2 * h, g, 0.0f, drh, h);
-#pragma omp parallel for num_threads(threads_) if (parallel_)
-        for (std::int64_t i = 0; i < n_; ++i) {
+        gemm(false, true, count, h, h, dx0 + 2 * h, ldx, u + 2 * h, g, 0.0f, drh + i0 * h, h);
+        for (std::int64_t i = i0; i < i1; ++i) {
           if (!valid(mask, i, t)) continue;
           const float* sv = saved + (i * t_ + s) * s_;
           const float* hpi = hp.row(i);
@@ -412,14 +440,23 @@ class RnnScan final : public Kernel {
             dhp[i * h + j] += drh[i * h + j] * r[j];
           }
         }
-        gemm(true, false, h, 2 * h, n_, hp.p, hp.ld, dx_t, ldx, 1.0f, du, g);
-        gemm(true, false, h, h, n_, rh, h, dx_t + 2 * h, ldx, 1.0f, du + 2 * h, g);
-        gemm(false, true, n_, h, 2 * h, dx_t, ldx, u, g, 1.0f, dhp, h);
+        gemm(true, false, h, 2 * h, count, hp.row(i0), hp.ld, dx0, ldx, 1.0f, du_part, g);
+        gemm(true, false, h, h, count, rh + i0 * h, h, dx0 + 2 * h, ldx, 1.0f, du_part + 2 * h, g);
+        gemm(false, true, count, h, 2 * h, dx0, ldx, u, g, 1.0f, dhp + i0 * h, h);
       } else {
-        gemm(true, false, h, g, n_, hp.p, hp.ld, dx_t, ldx, 1.0f, du, g);
-        gemm(false, true, n_, h, g, dx_t, ldx, u, g, 1.0f, dhp, h);
+        gemm(true, false, h, g, count, hp.row(i0), hp.ld, dx0, ldx, 1.0f, du_part, g);
+        gemm(false, true, count, h, g, dx0, ldx, u, g, 1.0f, dhp + i0 * h, h);
       }
-      std::memcpy(gh, dhp, nh);
+      std::memcpy(gh + i0 * h, dhp + i0 * h, static_cast<std::size_t>(count * h) * sizeof(float));
+    }
+    };
+    for_row_ranges(rows);
+    std::memcpy(du, partials, hg);
+    if (drb) std::memcpy(drb, partials + h * g, static_cast<std::size_t>(g) * sizeof(float));
+    for (int k = 1; k < threads_; ++k) {
+      const float* part = partials + k * (h * g + g);
+      for (std::int64_t j = 0; j < h * g; ++j) du[j] += part[j];
+      for (std::int64_t j = 0; drb && j < g; ++j) drb[j] += part[h * g + j];
     }
     if (dh0) std::memcpy(dh0, gh, nh);
     if (dc0) std::memcpy(dc0, gc, nh);
