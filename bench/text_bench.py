@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""Text classifier throughput and accuracy: nnfit against PyTorch and Keras in one run.
+
+The model of bench/text_bilstm.json (Embedding(2000, 32, mask_zero=True) ->
+Bidirectional(LSTM(32)) -> Dense(2) logits; Adam 1e-3, batch 64) on the token sequences of
+bench/text_data.py (20,000 training, 5,000 test; 16..64 tokens post-padded to 64, so the
+padding must be masked). nnfit trains the JSON file itself; the peers are
+bench/peers/torch_text.py (PyTorch 2.x, pack_padded_sequence) and bench/peers/keras_text.py
+(Keras 3 on TensorFlow, the same JSON). Each round runs the three alternately (the first
+rotates) with that round's seed (1, 2, 3, ...); throughput per run = median samples/s over
+the epochs after the first, per framework = median over rounds; accuracy = median over
+rounds (seeds) of the last epoch's test accuracy. Writes bench/RESULTS_text.md.
+
+    /usr/bin/python3 bench/text_bench.py [--rounds 3] [--epochs 3] [--threads 2]
+"""
+import argparse
+import datetime
+import json
+import os
+import shlex
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fmnist_bench as fb  # noqa: E402  (its process runner and report helpers)
+import text_data  # noqa: E402
+
+REPO = fb.REPO
+FRAMEWORKS = ("nnfit", "pytorch", "keras")
+
+
+def run_nnfit(args, data, seed):
+    cfg = json.loads((REPO / "bench" / "text_bilstm.json").read_text())
+    cfg["fit"]["seed"] = seed
+    config = Path(data) / f"text_bilstm_seed{seed}.json"
+    config.write_text(json.dumps(cfg))
+    metrics = Path(data) / "metrics.json"
+    fb.run([str(args.nnfit), "train", str(config), "--quiet", "--epochs", str(args.epochs), "--threads",
+            str(args.threads), "--metrics-json", str(metrics)], args.timeout)
+    m = json.loads(metrics.read_text())
+    return [{"samples_per_s": float(e["samples_per_s"]), "test_acc": e.get("val_accuracy")} for e in m["epochs"]], \
+        m.get("version", "nnfit")
+
+
+def run_peer(args, framework, data, seed):
+    python, script = (args.torch_python, "torch_text.py") if framework == "pytorch" else (args.keras_python, "keras_text.py")
+    out = fb.run([str(python), str(REPO / "bench" / "peers" / script), str(data), str(args.epochs), str(args.threads),
+                  str(seed)], args.timeout)
+    return fb.parse_peer_output(out)
+
+
+def write_report(args, runs, versions, started, load, command):
+    measured = [f for f in FRAMEWORKS if runs.get(f)]
+    rate = {f: statistics.median(r["rate"] for r in runs[f]) for f in measured}
+    acc = {f: statistics.median(r["acc"] for r in runs[f]) for f in measured}
+    label = {"nnfit": "nnfit", "pytorch": "PyTorch", "keras": "Keras"}
+    lines = [
+        "# Text classifier (Embedding + Bidirectional LSTM): nnfit vs PyTorch vs Keras", "",
+        f"The model of `bench/text_bilstm.json` on the token sequences of `bench/text_data.py` (20,000 training, "
+        f"5,000 test, padding masked), batch 64, Adam 1e-3, {args.epochs} epochs, {args.threads} threads each. "
+        f"Samples/s: median over {args.rounds} round(s) of each run's median over epochs 2..{args.epochs}; frameworks "
+        "alternate within a round. Test accuracy: median over the rounds' seeds (1.."
+        f"{args.rounds}) of the last epoch's. PyTorch masks by `pack_padded_sequence`, Keras and nnfit by "
+        "`mask_zero`.", "",
+        "| framework | samples/s | nnfit / it | test accuracy | nnfit − it (points) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for f in measured:
+        ratio = fb.fmt_ratio(rate.get("nnfit"), rate[f]) if f != "nnfit" else "—"
+        delta = f"{100 * (acc['nnfit'] - acc[f]):+.2f}" if f != "nnfit" and "nnfit" in acc else "—"
+        lines.append(f"| {label[f]} | {fb.fmt_rate(rate[f])} | {ratio} | {fb.fmt_acc(acc[f])} | {delta} |")
+    lines += ["", "## How it was measured", "",
+              f"- machine: {fb.machine_description()}; load average before the run: {load}",
+              f"- date: {started:%Y-%m-%d %H:%M} UTC", f"- command: `{command}`"]
+    for f in measured:
+        lines.append(f"- {label[f]}: {versions.get(f, '?')}")
+    lines += ["", "## Per run (seed: steady samples/s, last test accuracy)", "",
+              "| framework | runs |", "|---|---|"]
+    for f in measured:
+        lines.append(f"| {label[f]} | " + "; ".join(f"seed {r['seed']}: {fb.fmt_rate(r['rate'])}, {fb.fmt_acc(r['acc'])}"
+                                                  for r in runs[f]) + " |")
+    args.output.write_text("\n".join(lines) + "\n")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--frameworks", default="nnfit,pytorch,keras")
+    p.add_argument("--nnfit", type=Path, default=REPO / "build" / "release" / "nnfit")
+    p.add_argument("--torch-python", type=Path, default=fb.TORCH2_PYTHON)
+    p.add_argument("--keras-python", type=Path,
+                   default=next((k for k in fb.KERAS_PYTHONS if k.is_file()), fb.KERAS_PYTHONS[0]))
+    p.add_argument("--timeout", type=int, default=1800)
+    p.add_argument("--output", type=Path, default=REPO / "bench" / "RESULTS_text.md")
+    args = p.parse_args()
+    frameworks = [f for f in args.frameworks.split(",") if f]
+    for f in frameworks:
+        if f not in FRAMEWORKS:
+            raise SystemExit(f"text_bench: unknown framework '{f}'; expected some of {', '.join(FRAMEWORKS)}")
+    started = datetime.datetime.now(datetime.timezone.utc)
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    command = shlex.join(["/usr/bin/python3", "bench/text_bench.py"] + sys.argv[1:])
+    runs, versions = {f: [] for f in frameworks}, {}
+    with tempfile.TemporaryDirectory() as data:
+        text_data.make(data)
+        for r in range(args.rounds):
+            seed = r + 1
+            order = frameworks[r % len(frameworks):] + frameworks[:r % len(frameworks)]
+            for f in order:
+                print(f"round {r + 1}/{args.rounds}: {f} (seed {seed})", file=sys.stderr)
+                try:
+                    epochs, version = run_nnfit(args, data, seed) if f == "nnfit" else run_peer(args, f, data, seed)
+                except fb.RunError as e:
+                    raise SystemExit(f"text_bench: {f} failed: {e}")
+                versions[f] = version
+                runs[f].append({"seed": seed, "rate": fb.steady_throughput(epochs), "acc": epochs[-1]["test_acc"]})
+    write_report(args, runs, versions, started, load, command)
+    print(args.output.read_text())
+
+
+if __name__ == "__main__":
+    main()
