@@ -435,6 +435,23 @@ std::vector<int> grad_bn_train(GradContext& c) {
   return out;
 }
 
+// Inference-mode batch norm (a frozen BatchNormalization inside a trained model): the
+// moving statistics are constants, so y is affine in x per channel.
+std::vector<int> grad_bn_infer(GradContext& c) {
+  const Node n = c.graph.node(c.node);
+  const int dy = c.output_grads[0];
+  std::vector<int> out(5, -1);
+  if (dy < 0) return out;
+  Attrs a;
+  a.set("epsilon", n.attrs.f("epsilon"));
+  const std::vector<int> g = c.graph.add_node(
+      "batch_norm_infer_grad", {n.inputs[0], dy, n.inputs[1], n.inputs[3], n.inputs[4]}, a, grad_name(c, "x"));
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (c.needs[i]) out[i] = g[i];
+  }
+  return out;
+}
+
 std::vector<int> grad_dropout(GradContext& c) {
   const Node n = c.graph.node(c.node);
   int dy = c.output_grads[0];
@@ -484,7 +501,8 @@ std::map<std::string, OpDef> build_catalogue() {
   add({"loss_grad", infer_loss_grad, nullptr, {}});
   add({"batch_norm_train", infer_bn_train, grad_bn_train, {}});
   add({"batch_norm_grad", infer_bn_grad, nullptr, {}});
-  add({"batch_norm_infer", infer_bn_infer, nullptr, {}});
+  add({"batch_norm_infer", infer_bn_infer, grad_bn_infer, {}});
+  add({"batch_norm_infer_grad", infer_bn_grad, nullptr, {}});
   add({"moving_average_update", infer_update, nullptr, {0}});
   add({"dropout", infer_dropout, grad_dropout, {}});
   add({"dropout_grad", infer_dropout_grad, nullptr, {}});

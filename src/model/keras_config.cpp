@@ -107,9 +107,10 @@ std::unique_ptr<Layer> read_layer(const Reader& r, const std::string& lpath, con
               "supported layer classes: " + supported_classes());
   }
   check_dtype(r, lpath, cfg);
-  require_value(r, lpath, cfg, "trainable", true);
+  const bool trainable = get_bool(r, lpath, cfg, "trainable", true);
   const Shape one = in.size() == 1 ? in[0] : Shape{};
   LayerPtr layer = with_path(r, lpath, name, [&] { return codec->read(r, lpath, cfg, name, one); });
+  if (!trainable) layer->set_trainable(false);
   return layer;
 }
 

@@ -67,7 +67,9 @@ std::unique_ptr<Layer> make_layer(const Reader& r, const Entry& e, const std::ve
   if (is_model_class(e.cls) && !e.custom) {
     ReadModel m = read_model(r, e.path, *e.json_entry, {"name", "inbound_nodes"},
                              in.size() == 1 ? std::optional<Shape>(in[0]) : std::nullopt);
-    return std::make_unique<NestedModel>(e.name, m.class_name, std::move(m.graph));
+    auto nested = std::make_unique<NestedModel>(e.name, m.class_name, std::move(m.graph));
+    if (!get_bool(r, e.path + ".config", *e.cfg, "trainable", true)) nested->set_trainable(false);
+    return nested;
   }
   return read_layer(r, e.path, e.cls, *e.cfg, e.name, e.custom, in);
 }
@@ -239,7 +241,7 @@ std::int64_t keras2_node_offset(const Entry& e) {
 
 ReadModel read_functional(const Reader& r, const std::string& path, const json& config) {
   check_keys(r, path, config, {"name", "trainable", "layers", "input_layers", "output_layers", "dtype"});
-  require_value(r, path, config, "trainable", true);
+  get_bool(r, path, config, "trainable", true);  // a nested model's, applied by make_layer
   ReadModel m{"Functional", get_string(r, path, config, "name", "functional"), {}};
   const json* layers = find(config, "layers");
   if (!layers || !layers->is_array() || layers->empty()) r.invalid(path, "\"layers\" must be a non-empty list");

@@ -34,7 +34,7 @@ json layer_object(const std::string& cls, json config) {
   return {{"module", "keras.layers"}, {"class_name", cls}, {"config", std::move(config)}, {"registered_name", nullptr}};
 }
 
-json common(const Layer& l) { return {{"name", l.name()}, {"trainable", true}, {"dtype", dtype_policy()}}; }
+json common(const Layer& l) { return {{"name", l.name()}, {"trainable", l.trainable()}, {"dtype", dtype_policy()}}; }
 
 json model_object(const std::string& cls, const std::string& name, const LayerGraph& g);
 

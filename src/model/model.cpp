@@ -163,7 +163,7 @@ void Model::compile(CompileOptions options) {
   }
 
   for (Weight* w : graph_.weights()) {
-    if (!w->trainable) continue;
+    if (!w->trains()) continue;
     programs_->trainable.push_back(w);
     std::vector<Tensor> sl;
     for (int i = 0; i < optimizer_->num_slots(); ++i) sl.push_back(wf.zeros(w->value.shape()));

@@ -121,7 +121,7 @@ std::string Model::summary() const {
   }
   out += rule("\u2514", "\u2500", "\u2534", "\u2518");
   std::int64_t trainable = 0, frozen = 0;
-  for (const Weight* w : graph_.saved_weights()) (w->trainable ? trainable : frozen) += w->value.numel();
+  for (const Weight* w : graph_.saved_weights()) (w->trains() ? trainable : frozen) += w->value.numel();
   out += " Total params: " + with_commas(trainable + frozen) + " (" + human_bytes((trainable + frozen) * 4) + ")\n";
   out += " Trainable params: " + with_commas(trainable) + " (" + human_bytes(trainable * 4) + ")\n";
   out += " Non-trainable params: " + with_commas(frozen) + " (" + human_bytes(frozen * 4) + ")\n";

@@ -190,6 +190,11 @@ void Layer::refuse_masks(const std::vector<int>& masks, const std::string& use) 
   }
 }
 
+void Layer::set_trainable(bool trainable) {
+  trainable_ = trainable;
+  for (Weight* w : all_weights()) w->frozen = !trainable;
+}
+
 std::vector<WeightGroup> Layer::saved_weight_groups() { return {{"", saved_weights()}}; }
 
 std::vector<const Weight*> Layer::all_weights() const {

@@ -111,6 +111,7 @@ void LayerGraph::build(WeightFactory& weights) {
     std::vector<Shape> in;
     for (const TensorRef& r : n.inputs) in.push_back(shapes[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
     n.layer->build_for(in, weights);
+    if (!n.layer->trainable()) n.layer->set_trainable(false);  // freeze what build made
   }
 }
 

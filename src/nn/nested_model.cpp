@@ -35,6 +35,11 @@ std::vector<int> NestedModel::call_on(GraphBuilder& builder, const std::vector<i
   return graph_.emit(builder, inputs);
 }
 
+void NestedModel::set_trainable(bool trainable) {
+  Layer::set_trainable(trainable);
+  for (const auto& l : graph_.layers()) l->set_trainable(trainable);
+}
+
 std::vector<int> NestedModel::call_masked(GraphBuilder& builder, const std::vector<int>& inputs,
                                           const std::vector<int>& masks, std::vector<int>& output_masks) {
   return graph_.emit_masked(builder, inputs, masks, output_masks);

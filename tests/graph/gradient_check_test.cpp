@@ -301,6 +301,16 @@ TEST(GradientCheck, BatchNormAndDropout) {
   check({"dropout", d, {random(Shape{4, 9}, 22)}});
 }
 
+// Inference-mode batch norm (a frozen BatchNormalization being trained through): x, gamma
+// and beta; the moving statistics are constants.
+TEST(GradientCheck, BatchNormInfer) {
+  Case c{"batch_norm_infer", {{"epsilon", 1e-3}},
+         {random(Shape{5, 2, 3}, 34), random(Shape{3}, 35, 0.5f, 1.5f), random(Shape{3}, 36), random(Shape{3}, 37),
+          random(Shape{3}, 38, 0.5f, 2.0f)}};
+  c.num_differentiated = 3;
+  check(c);
+}
+
 // gather: repeated ids accumulate into one row; ids of either integer width or float32.
 TEST(GradientCheck, Gather) {
   Tensor ids = Tensor::zeros(Shape{2, 3}, DType::i32);

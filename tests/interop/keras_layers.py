@@ -33,6 +33,10 @@ def cases(layers):
         ("Dense", (6,), lambda: layers.Dense(3, activation="tanh"), 1e-5),
         ("Dense on (steps, features)", (4, 5), lambda: layers.Dense(3, activation="softmax"), 1e-5),
         ("Dense on images", (3, 4, 2), lambda: layers.Dense(2, use_bias=False), 1e-5),
+        # Frozen layers (trainable=False): not updated; BatchNormalization in inference mode.
+        ("Dense frozen", (6,), lambda: layers.Dense(3, trainable=False), 1e-5),
+        ("BatchNormalization frozen", (5, 3), lambda: layers.BatchNormalization(trainable=False), 1e-5),
+        ("LSTM frozen", (4, 3), lambda: layers.LSTM(2, trainable=False), 1e-4),
         ("Conv2D", (7, 6, 2), lambda: layers.Conv2D(3, 3, strides=2, padding="same", activation="relu"), 1e-5),
         ("Conv1D", (9, 3), lambda: layers.Conv1D(4, 3, activation="relu"), 1e-5),
         ("Conv1D same s2", (9, 3), lambda: layers.Conv1D(2, 4, strides=2, padding="same", use_bias=False), 1e-5),
@@ -241,6 +245,15 @@ def run_case(keras, cli, work, case, rng):
         scale = max(1.0, float(np.abs(g).max()))
         worst = max(worst, float(np.abs(step - g).max()) / scale)
     ok = ok and worst <= 1e-4
+    # A frozen layer's weights come back as they went in, and still frozen.
+    for layer in model.layers:
+        if not layer.trainable and layer.weights:
+            twin = after.get_layer(layer.name)
+            same = all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(layer.weights, twin.weights))
+            if not same or twin.trainable:
+                ok = False
+                print(f"     frozen layer {layer.name}: weights changed or no longer frozen")
+    ok = ok and len(model.trainable_weights) == len(after.trainable_weights)
     print(f"{'ok  ' if ok else 'FAIL'} {name}: forward max |diff| {fwd:.3g} (tol {tol:g}), "
           f"gradient max |diff|/scale {worst:.3g} (tol 1e-4)")
     if not ok:

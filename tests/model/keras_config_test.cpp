@@ -12,7 +12,9 @@
 #include <string>
 
 #include "nnfit/core/error.h"
+#include "nnfit/model/model.h"
 #include "nnfit/nn/layers.h"
+#include "nnfit/nn/loss.h"
 #include "nnfit/nn/reshaping_layers.h"
 #include "model/keras_config_helpers.h"
 
@@ -159,6 +161,45 @@ TEST(KerasConfig, HardSigmoidMeansWhatTheWritingKerasMeant) {
   EXPECT_NE(error_of<Unsupported>([&] { model_to_keras_json(*k2); }).find("Keras 2's hard_sigmoid"), std::string::npos);
 }
 
+// trainable: false freezes a layer as Keras does: its weights count as non-trainable, fit
+// leaves them (and a frozen BatchNormalization's moving statistics) alone, the flag is
+// written back, and a frozen nested model freezes its layers.
+TEST(KerasConfig, TrainableFalseFreezesLayers) {
+  const std::string json = keras3_model(
+      "[null, 4]", layer("Dense", R"({"name": "base", "units": 3, "trainable": false})") + ", " +
+                       layer("BatchNormalization", R"({"name": "bn", "trainable": false})") + ", " +
+                       layer("Dense", R"({"name": "head", "units": 2})"));
+  auto m = sequential_from_keras_json(json, "frozen.json");
+  CompileOptions c;
+  c.loss = Loss::from_name("mse");
+  c.optimizer.name = "sgd";
+  m->compile(c);
+  const std::string summary = m->summary();
+  EXPECT_NE(summary.find("Trainable params: 8 "), std::string::npos) << summary;        // head: 3 x 2 + 2
+  EXPECT_NE(summary.find("Non-trainable params: 27 "), std::string::npos) << summary;   // base 15, bn 12
+  const std::vector<Tensor> before = m->get_weights();
+  Tensor x = Tensor::zeros(Shape{8, 4}), y = Tensor::zeros(Shape{8, 2});
+  for (std::int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>(i % 7) - 3.0f;
+  for (std::int64_t i = 0; i < y.numel(); ++i) y.data<float>()[i] = 1.0f;
+  FitOptions f;
+  f.batch_size = 4;
+  m->fit(x, y, f);
+  const std::vector<Tensor> after = m->get_weights();
+  ASSERT_EQ(before.size(), after.size());
+  std::size_t changed = 0;
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    const bool same = std::memcmp(before[i].raw(), after[i].raw(), before[i].nbytes()) == 0;
+    changed += same ? 0 : 1;
+    if (i < 6) EXPECT_TRUE(same) << "frozen weight " << i << " changed";  // base kernel, bias; bn's four
+  }
+  EXPECT_EQ(changed, 2u);  // the head's kernel and bias
+  const std::string written = model_to_keras_json(*m);
+  auto again = sequential_from_keras_json(written, "again.json");
+  EXPECT_FALSE(again->layers()[0]->trainable());
+  EXPECT_FALSE(again->layers()[1]->trainable());
+  EXPECT_TRUE(again->layers()[2]->trainable());
+}
+
 TEST(KerasConfigErrors, UnknownLayerClassNamesIndexNameAndSupportedList) {
   const std::string json = keras3_model("[null, 4]", layer("ConvLSTM2D", R"({"name": "lstm_7", "filters": 3})"));
   const std::string msg = error_of<InvalidArgument>([&] { sequential_from_keras_json(json, "cfg.json"); });
@@ -178,7 +219,6 @@ TEST(KerasConfigErrors, UnsupportedOptions) {
   };
   const Case cases[] = {
       {keras2_mlp(R"(, "kernel_regularizer": {"class_name": "L2", "config": {"l2": 0.01}})"), "kernel_regularizer"},
-      {keras2_mlp(R"(, "trainable": false)"), "trainable"},
       {keras2_mlp(R"(, "kernel_initializer": {"class_name": "RandomNormal", "config": {"mean": 0.0, "stddev": 0.5, "seed": null}})"), "initializer argument \"stddev\" = 0.5 is not supported"},
       {keras3_model("[null, 8, 8, 3]", layer("Conv2D", R"({"name": "c", "filters": 2, "kernel_size": 3, "data_format": "channels_first"})")), "data_format"},
       {keras3_model("[null, 8, 8, 3]", layer("Conv2D", R"({"name": "c", "filters": 2, "kernel_size": 3, "kernel_constraint": {"class_name": "MaxNorm", "config": {"max_value": 2}}})")), "kernel_constraint"},
@@ -212,6 +252,7 @@ TEST(KerasConfigErrors, InvalidInput) {
       {keras3_model("[null, 28, 28, 1]", layer("LSTM", R"({"name": "lstm_on_images", "units": 3})")), "layers[1] (lstm_on_images): LSTM expects (steps, features), got (28, 28, 1)"},
       {keras3_model("[null, 2, 2, 1]", layer("Conv2D", R"({"name": "big", "filters": 1, "kernel_size": 5})")), "layers[1] (big)"},
       {keras3_model("[null, 8]", layer("Dense", R"({"name": "d", "units": -3})")), "\"units\" must be positive"},
+      {keras3_model("[null, 8]", layer("Dense", R"({"name": "d", "units": 3, "trainable": "no"})")), "layers[1] (d): \"trainable\" must be true or false, got \"no\""},
       {keras3_model("[null, 8]", layer("Dense", R"({"name": "d", "units": "ten"})")), "\"units\" must be an integer"},
       {keras3_model("[null, 8]", layer("Activation", R"({"name": "a", "activation": "swoosh"})")), "layers[1] (a)"},
       {keras3_model("[null, 8]", layer("InputLayer", R"({"batch_shape": [null, 8], "name": "again"})")), "only valid on the first layer"},

@@ -19,7 +19,10 @@ class Allocator;
 struct Weight {
   std::string name;     // "dense/kernel"
   Tensor value;
-  bool trainable = true;
+  bool trainable = true;  // by nature (a BatchNormalization's moving statistics are not)
+  bool frozen = false;    // its layer was set trainable = false (Keras's fine-tuning freeze)
+  // Whether the optimizer updates it.
+  bool trains() const { return trainable && !frozen; }
 };
 
 // Variables as Keras 3 files group them: `path` relative to the layer's own group ("" is
@@ -103,6 +106,10 @@ class Layer {
   virtual int call(GraphBuilder& builder, int x);
 
   bool built() const { return built_; }
+  // Keras's layer.trainable: false freezes every weight of the layer (and of its sublayers)
+  // and runs BatchNormalization in inference mode. Applies to weights built before or after.
+  bool trainable() const { return trainable_; }
+  virtual void set_trainable(bool trainable);
   std::vector<Weight>& weights() { return weights_; }
   const std::vector<Weight>& weights() const { return weights_; }
   // Every weight the layer uses, its own and (for a nested model) its layers', in Keras's
@@ -135,6 +142,7 @@ class Layer {
 
   std::vector<Weight> weights_;
   bool built_ = false;
+  bool trainable_ = true;
 
  private:
   // The one input of a single-input layer; throws InvalidArgument naming the layer.

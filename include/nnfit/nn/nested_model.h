@@ -24,6 +24,8 @@ class NestedModel final : public Layer {
   std::vector<Weight*> all_weights() override { return graph_.weights(); }
   std::vector<Weight*> saved_weights() override { return graph_.saved_weights(); }
   const LayerGraph& graph() const { return graph_; }
+  // Freezing a model freezes each of its layers, as in Keras.
+  void set_trainable(bool trainable) override;
 
  private:
   // throws: InvalidArgument naming this model when `inputs` differ from its inputs' shapes.

@@ -107,6 +107,7 @@ class Bidirectional final : public Layer {
                                std::vector<int>& output_masks) override;
   std::vector<Weight*> all_weights() override;
   std::vector<Weight*> saved_weights() override;
+  void set_trainable(bool trainable) override;
   // forward_layer/cell and backward_layer/cell, as Keras 3 files keep them.
   std::vector<WeightGroup> saved_weight_groups() override;
 

@@ -155,7 +155,7 @@ bool check_loss(const KernelDesc& desc, LossParams* out, std::string* why_not) {
 
 bool check_batch_norm(const KernelDesc& desc, BatchNormParams* out, std::string* why_not) {
   if (desc.op == "batch_norm_train") expect_arity(desc, 3, 3);
-  else if (desc.op == "batch_norm_grad") expect_arity(desc, 5, 3);
+  else if (desc.op == "batch_norm_grad" || desc.op == "batch_norm_infer_grad") expect_arity(desc, 5, 3);
   else expect_arity(desc, 5, 1);
   const Shape& x = desc.inputs[0].shape;
   out->geometry = channels_last(desc, x);
@@ -171,7 +171,7 @@ bool check_batch_norm(const KernelDesc& desc, BatchNormParams* out, std::string*
     expect_shape(desc, 'o', 0, x);
     expect_shape(desc, 'o', 1, c);
     expect_shape(desc, 'o', 2, c);
-  } else if (desc.op == "batch_norm_grad") {
+  } else if (desc.op == "batch_norm_grad" || desc.op == "batch_norm_infer_grad") {
     expect_shape(desc, 'i', 1, x);
     for (std::size_t i = 2; i < 5; ++i) expect_shape(desc, 'i', i, c);
     expect_shape(desc, 'o', 0, x);

@@ -2,6 +2,7 @@
 // moving_average_update over a channels-last [rows, C] view. Statistics are two-pass
 // (mean, then the biased variance about it) in double, one channel at a time.
 #include <cmath>
+#include <vector>
 
 #include "backend/common/train_op_checks.h"
 #include "backend/ref/ref_train_kernels.h"
@@ -106,6 +107,41 @@ class RefBatchNormInfer final : public Kernel {
   BatchNormParams p_;
 };
 
+// x, dy, gamma, moving_mean, moving_var -> dx = dy gamma rstd, dgamma = sum dy (x - mean)
+// rstd, dbeta = sum dy, with rstd = 1 / sqrt(moving_var + epsilon) per channel.
+class RefBatchNormInferGrad final : public Kernel {
+ public:
+  explicit RefBatchNormInferGrad(BatchNormParams p) : p_(p) {}
+  void run(const KernelArgs& args) override {
+    const float* x = static_cast<const float*>(args.inputs[0]);
+    const float* dy = static_cast<const float*>(args.inputs[1]);
+    const float* gamma = static_cast<const float*>(args.inputs[2]);
+    const float* mean = static_cast<const float*>(args.inputs[3]);
+    const float* var = static_cast<const float*>(args.inputs[4]);
+    float* dx = static_cast<float*>(args.outputs[0]);
+    float* dgamma = static_cast<float*>(args.outputs[1]);
+    float* dbeta = static_cast<float*>(args.outputs[2]);
+    const std::int64_t rows = p_.geometry.rows, C = p_.geometry.channels;
+    std::vector<double> dg(static_cast<std::size_t>(C), 0.0), db(static_cast<std::size_t>(C), 0.0);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      for (std::int64_t c = 0; c < C; ++c) {
+        const double rstd = 1.0 / std::sqrt(static_cast<double>(var[c]) + p_.epsilon);
+        const double g = dy[r * C + c];
+        dx[r * C + c] = static_cast<float>(g * gamma[c] * rstd);
+        dg[static_cast<std::size_t>(c)] += g * (x[r * C + c] - static_cast<double>(mean[c])) * rstd;
+        db[static_cast<std::size_t>(c)] += g;
+      }
+    }
+    for (std::int64_t c = 0; c < C; ++c) {
+      dgamma[c] = static_cast<float>(dg[static_cast<std::size_t>(c)]);
+      dbeta[c] = static_cast<float>(db[static_cast<std::size_t>(c)]);
+    }
+  }
+
+ private:
+  BatchNormParams p_;
+};
+
 // Mutates input 0 (the moving statistic) in place, as the op contract documents.
 class RefMovingAverageUpdate final : public Kernel {
  public:
@@ -142,6 +178,12 @@ std::unique_ptr<Kernel> make_ref_batch_norm_infer(const KernelDesc& desc, std::s
   BatchNormParams p;
   if (!check_batch_norm(desc, &p, why_not)) return nullptr;
   return std::make_unique<RefBatchNormInfer>(p);
+}
+
+std::unique_ptr<Kernel> make_ref_batch_norm_infer_grad(const KernelDesc& desc, std::string* why_not) {
+  BatchNormParams p;
+  if (!check_batch_norm(desc, &p, why_not)) return nullptr;
+  return std::make_unique<RefBatchNormInferGrad>(p);
 }
 
 std::unique_ptr<Kernel> make_ref_moving_average_update(const KernelDesc& desc,

@@ -36,6 +36,7 @@ std::unique_ptr<Kernel> make_ref_loss_grad(const KernelDesc& desc, std::string* 
 std::unique_ptr<Kernel> make_ref_batch_norm_train(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_batch_norm_grad(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_batch_norm_infer(const KernelDesc& desc, std::string* why_not);
+std::unique_ptr<Kernel> make_ref_batch_norm_infer_grad(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_moving_average_update(const KernelDesc& desc, std::string* why_not);
 // ref_train_dropout.cpp
 std::unique_ptr<Kernel> make_ref_dropout(const KernelDesc& desc, std::string* why_not);

@@ -19,6 +19,7 @@ void register_ref_train_kernels(KernelRegistry& registry) {
       {"batch_norm_train", make_ref_batch_norm_train},
       {"batch_norm_grad", make_ref_batch_norm_grad},
       {"batch_norm_infer", make_ref_batch_norm_infer},
+      {"batch_norm_infer_grad", make_ref_batch_norm_infer_grad},
       {"moving_average_update", make_ref_moving_average_update},
       {"dropout", make_ref_dropout},
       {"dropout_grad", make_ref_dropout_grad},

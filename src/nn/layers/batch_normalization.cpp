@@ -30,7 +30,8 @@ int BatchNormalization::call(GraphBuilder& b, int x) {
   int mm = b.variable(weights_[2]), mv = b.variable(weights_[3]);
   Attrs eps;
   eps.set("epsilon", options_.epsilon);
-  if (!b.training()) return g.add("batch_norm_infer", {x, gamma, beta, mm, mv}, eps, name() + "/batch_norm");
+  // Keras: a frozen BatchNormalization normalizes with its moving statistics even in fit.
+  if (!b.training() || !trainable()) return g.add("batch_norm_infer", {x, gamma, beta, mm, mv}, eps, name() + "/batch_norm");
   std::vector<int> out = g.add_node("batch_norm_train", {x, gamma, beta}, eps, name() + "/batch_norm");
   Attrs m;
   m.set("momentum", options_.momentum);

@@ -100,6 +100,12 @@ std::vector<int> Bidirectional::call_masked(GraphBuilder& b, const std::vector<i
   return out;
 }
 
+void Bidirectional::set_trainable(bool trainable) {
+  Layer::set_trainable(trainable);
+  forward_->set_trainable(trainable);
+  backward_->set_trainable(trainable);
+}
+
 std::vector<Weight*> Bidirectional::all_weights() {
   std::vector<Weight*> out = forward_->all_weights();
   for (Weight* w : backward_->all_weights()) out.push_back(w);
