@@ -212,5 +212,26 @@ TEST(KerasConfigErrors, PoolingFamily) {
   }
 }
 
+TEST(KerasConfig, RescalingAndUnitNormalizationReadAndRoundTrip) {
+  const std::string json = keras3_model(
+      "[null, 4, 3]", layer("Rescaling", R"({"name": "rs", "scale": 0.00392156862745098, "offset": -0.5})") + ", " +
+                          layer("UnitNormalization", R"({"name": "un", "axis": [1]})"));
+  auto m = sequential_from_keras_json(json, "pre.json");
+  auto again = sequential_from_keras_json(model_to_keras_json(*m), "again.json");
+  const auto& rs = dynamic_cast<const Rescaling&>(*again->layers()[0]);
+  EXPECT_DOUBLE_EQ(rs.scale(), 0.00392156862745098);
+  EXPECT_DOUBLE_EQ(rs.offset(), -0.5);
+  EXPECT_EQ(dynamic_cast<const UnitNormalization&>(*again->layers()[1]).axis(), 1);
+  expect_config_errors({
+      {keras3_model("[null, 4, 3]", layer("Rescaling", R"({"name": "rs", "scale": [1.0, 2.0, 3.0]})")),
+       "layers[1] (rs): \"scale\" = [1.0,2.0,3.0] is not supported (only a single number)"},
+      {keras3_model("[null, 4, 3]", layer("Rescaling", R"({"name": "rs"})")), "layers[1] (rs): missing required key \"scale\""},
+      {keras3_model("[null, 4, 3]", layer("UnitNormalization", R"({"name": "un", "axis": [1, 2]})")),
+       "layers[1] (un): \"axis\" = [1,2] is not supported (one axis)"},
+      {keras3_model("[null, 4, 3]", layer("UnitNormalization", R"({"name": "un", "axis": 0})")),
+       "layers[1] (un): axis 0 is out of range"},
+  });
+}
+
 }  // namespace
 }  // namespace nnfit

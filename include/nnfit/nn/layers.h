@@ -189,6 +189,35 @@ class Dropout final : public Layer {
   std::int64_t seed_;
 };
 
+// Rescaling: y = x * scale + offset (Keras's preprocessing layer, so uint8-range images
+// feed the model unchanged).
+class Rescaling final : public Layer {
+ public:
+  Rescaling(std::string name, double scale, double offset = 0.0);
+  std::string class_name() const override { return "Rescaling"; }
+  double scale() const { return scale_; }
+  double offset() const { return offset_; }
+  Shape output_shape(const Shape& input_shape) const override { return input_shape; }
+  int call(GraphBuilder& builder, int x) override;
+
+ private:
+  double scale_, offset_;
+};
+
+// UnitNormalization: x / sqrt(max(sum of x^2 along `axis`, 1e-12)), Keras's formula; the
+// axis counts the batch axis (-1: the last).
+class UnitNormalization final : public Layer {
+ public:
+  UnitNormalization(std::string name, std::int64_t axis = -1);
+  std::string class_name() const override { return "UnitNormalization"; }
+  std::int64_t axis() const { return axis_; }
+  Shape output_shape(const Shape& input_shape) const override;
+  int call(GraphBuilder& builder, int x) override;
+
+ private:
+  std::int64_t axis_;
+};
+
 class Activation final : public Layer {
  public:
   Activation(std::string name, std::string activation);

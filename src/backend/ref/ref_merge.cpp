@@ -75,15 +75,15 @@ class MinMaxGrad final : public Kernel {
 
 class Scale final : public Kernel {
  public:
-  Scale(float factor, std::int64_t n) : factor_(factor), n_(n) {}
+  Scale(float factor, float offset, std::int64_t n) : factor_(factor), offset_(offset), n_(n) {}
   void run(const KernelArgs& a) override {
     const float* x = in(a, 0);
     float* y = out(a, 0);
-    for (std::int64_t i = 0; i < n_; ++i) y[i] = x[i] * factor_;
+    for (std::int64_t i = 0; i < n_; ++i) y[i] = x[i] * factor_ + offset_;
   }
 
  private:
-  float factor_;
+  float factor_, offset_;
   std::int64_t n_;
 };
 
@@ -199,7 +199,10 @@ std::unique_ptr<Kernel> make_ref_merge(const KernelDesc& d, std::string* why_not
     return std::make_unique<Binary>(d.op, s.numel());
   }
   if (d.op == "minmax_grad") return std::make_unique<MinMaxGrad>(d.attrs.s("kind") == "maximum", s.numel());
-  if (d.op == "scale") return std::make_unique<Scale>(static_cast<float>(d.attrs.f("factor")), s.numel());
+  if (d.op == "scale") {
+    return std::make_unique<Scale>(static_cast<float>(d.attrs.f("factor")), static_cast<float>(d.attrs.f_or("offset", 0.0)),
+                                   s.numel());
+  }
   if (d.op == "concat") {
     std::vector<AxisView> ins;
     for (const TensorDesc& t : d.inputs) ins.push_back(view(t.shape, d.attrs.i("axis")));

@@ -10,7 +10,8 @@ const Keys kCommon = {"name", "trainable", "dtype", "dtype_policy", "batch_input
 const std::vector<const LayerFamily*>& layer_families() {
   static const std::vector<const LayerFamily*> families = {
       &core_layers(),      &activation_layers(),   &conv_layers(), &pooling_layers(),
-      &reshaping_layers(), &normalization_layers(), &merge_layers(),  &recurrent_layers()};
+      &reshaping_layers(), &normalization_layers(), &merge_layers(),  &recurrent_layers(),
+      &preprocessing_layers()};
   return families;
 }
 

@@ -48,9 +48,10 @@ const LayerFamily& activation_layers();     // Activation, ReLU, LeakyReLU, ELU,
 const LayerFamily& conv_layers();           // Conv1D/2D, Depthwise-, Separable- and transposed convolutions
 const LayerFamily& pooling_layers();        // local and global pooling
 const LayerFamily& reshaping_layers();      // padding, cropping, upsampling, Permute, RepeatVector
-const LayerFamily& normalization_layers();  // BatchNormalization, LayerNormalization
+const LayerFamily& normalization_layers();  // BatchNormalization, LayerNormalization, UnitNormalization
 const LayerFamily& merge_layers();          // Add, ..., Concatenate, Dot
 const LayerFamily& recurrent_layers();      // SimpleRNN, LSTM, GRU, Bidirectional
+const LayerFamily& preprocessing_layers();  // Rescaling
 // Every family, in the order errors list the supported classes.
 const std::vector<const LayerFamily*>& layer_families();
 

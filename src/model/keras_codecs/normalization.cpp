@@ -1,4 +1,5 @@
-// Keras codecs of the normalization layers: BatchNormalization, LayerNormalization.
+// Keras codecs of the normalization layers: BatchNormalization, LayerNormalization,
+// UnitNormalization.
 #include "model/keras_codecs/codec.h"
 
 #include "nnfit/nn/layers.h"
@@ -62,7 +63,25 @@ LayerPtr read_layer_norm(const Reader& r, const std::string& p, const json& c, c
   return std::make_unique<LayerNormalization>(name, o);
 }
 
+LayerPtr read_unit_norm(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon, {"axis"});
+  const json* axis = value(c, "axis");
+  std::int64_t a = -1;
+  if (axis) {
+    const json& one = axis->is_array() && axis->size() == 1 ? (*axis)[0] : *axis;
+    if (!one.is_number_integer()) {
+      r.unsupported(p, "\"axis\" = " + show(*axis) + " is not supported (one axis)");
+    }
+    a = one.get<std::int64_t>();
+  }
+  return std::make_unique<UnitNormalization>(name, a);
+}
+
 bool write_normalization(const Writer& w, const Layer& l, ojson& c) {
+  if (auto* un = dynamic_cast<const UnitNormalization*>(&l)) {
+    c["axis"] = un->axis();
+    return true;
+  }
   if (auto* bn = dynamic_cast<const BatchNormalization*>(&l)) {
     const BatchNormalizationOptions& o = bn->options();
     c.update({{"axis", -1}, {"momentum", o.momentum}, {"epsilon", o.epsilon}, {"center", o.center}, {"scale", o.scale},
@@ -91,7 +110,9 @@ bool write_normalization(const Writer& w, const Layer& l, ojson& c) {
 
 const LayerFamily& normalization_layers() {
   static const LayerFamily family{
-      {{"BatchNormalization", read_batch_norm}, {"LayerNormalization", read_layer_norm}}, write_normalization};
+      {{"BatchNormalization", read_batch_norm}, {"LayerNormalization", read_layer_norm},
+       {"UnitNormalization", read_unit_norm}},
+      write_normalization};
   return family;
 }
 
