@@ -78,6 +78,41 @@ std::vector<Shape> output_shapes_at(const Reader& r, const Entry& e, Layer& laye
   return with_path(r, e.path, e.name, [&] { return layer.compute_output_shapes(in); });
 }
 
+// Keras 3 records each layer's input shape in its entry's build_config; where a layer
+// nnfit cannot read leaves the next shape unknown, that record carries the reading on.
+std::optional<Shape> recorded_input_shape(const Reader& r, const json& entry) {
+  const json* bc = entry.is_object() ? value(entry, "build_config") : nullptr;
+  const json* s = bc && bc->is_object() ? value(*bc, "input_shape") : nullptr;
+  if (!s) return std::nullopt;
+  try {
+    return read_batch_shape(r, "", *s, "input_shape");
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+// What a model uses that nnfit does not support, said together once the whole model has
+// been read: one line per feature, each naming its layer and key.
+class UnsupportedList {
+ public:
+  void add(const Unsupported& e) {
+    lines_.emplace_back(e.what());
+    if (hint_.empty()) hint_ = e.hint();
+  }
+  void throw_if_any(const Reader& r) const {
+    if (lines_.empty()) return;
+    if (lines_.size() == 1) throw Unsupported(lines_[0], hint_);
+    std::string what = r.where + ": the model uses " + std::to_string(lines_.size()) +
+                       " features nnfit does not support:";
+    for (const std::string& l : lines_) what += "\n  " + l;
+    throw Unsupported(what, "change or remove each of them; docs/config.md lists what nnfit supports");
+  }
+
+ private:
+  std::vector<std::string> lines_;
+  std::string hint_;
+};
+
 ReadModel read_sequential(const Reader& r, const std::string& path, const json& root, const json& config,
                           const std::optional<Shape>& nested_input) {
   check_keys(r, path, config, {"name", "trainable", "dtype", "layers", "build_input_shape"});
@@ -99,6 +134,8 @@ ReadModel read_sequential(const Reader& r, const std::string& path, const json& 
   DType input_dtype = DType::f32;
   std::vector<std::unique_ptr<Layer>> chain;
   Shape start;  // the shape the first layer is called with
+  bool first = true;
+  UnsupportedList unsupported;
   for (std::size_t i = 0; i < layers->size(); ++i) {
     const Entry e = read_entry(r, path + ".layers[" + std::to_string(i) + "]", (*layers)[i], {});
     auto set_input = [&](const Shape& s, const char* what) {
@@ -123,13 +160,24 @@ ReadModel read_sequential(const Reader& r, const std::string& path, const json& 
       r.invalid(e.path, "the model has no input shape",
                 "start the model with an InputLayer (keras.Input(shape=...)) or give the first layer an input shape");
     }
-    if (chain.empty()) start = *shape;
-    std::unique_ptr<Layer> layer = make_layer(r, e, {*shape});
-    const std::vector<Shape> out = output_shapes_at(r, e, *layer, {*shape});
+    if (first) start = *shape;
+    first = false;
+    std::unique_ptr<Layer> layer;
+    std::vector<Shape> out;
+    try {
+      layer = make_layer(r, e, {*shape});
+      out = output_shapes_at(r, e, *layer, {*shape});
+    } catch (const Unsupported& ex) {
+      unsupported.add(ex);
+      shape = i + 1 < layers->size() ? recorded_input_shape(r, (*layers)[i + 1]) : std::nullopt;
+      if (!shape) break;
+      continue;
+    }
     if (out.size() != 1) r.invalid(e.path, "a Sequential model's layers have one output each");
     shape = out[0];
     chain.push_back(std::move(layer));
   }
+  unsupported.throw_if_any(r);
   if (chain.empty()) r.invalid(path + ".layers", "the model has no layers after its InputLayer");
   TensorRef h = m.graph.add_input(input_name, start, input_dtype);
   for (auto& l : chain) {
@@ -251,7 +299,9 @@ ReadModel read_functional(const Reader& r, const std::string& path, const json& 
     std::vector<std::vector<History>> nodes;
     Layer* layer = nullptr;
     std::size_t done = 0;  // calls made
+    bool failed = false;   // unsupported: its calls are not made, what reads them waits
   };
+  UnsupportedList unsupported;
   std::vector<Pending> pending;
   std::map<std::string, std::size_t> by_name;
   bool keras2 = false;
@@ -284,7 +334,7 @@ ReadModel read_functional(const Reader& r, const std::string& path, const json& 
   for (bool progress = true; progress;) {
     progress = false;
     for (Pending& p : pending) {
-      while (p.entry.cls != "InputLayer" && p.done < p.nodes.size()) {
+      while (p.entry.cls != "InputLayer" && !p.failed && p.done < p.nodes.size()) {
         std::vector<TensorRef> in;
         for (const History& h : p.nodes[p.done]) {
           auto t = tensors.find(h);
@@ -293,11 +343,17 @@ ReadModel read_functional(const Reader& r, const std::string& path, const json& 
         }
         if (in.size() < p.nodes[p.done].size()) break;  // not all inputs exist yet
         const std::vector<Shape> in_shapes = shapes_of(in);
-        if (!p.layer) {
-          std::unique_ptr<Layer> layer = make_layer(r, p.entry, in_shapes);
-          p.layer = &m.graph.add_layer(std::move(layer));
+        try {
+          if (!p.layer) {
+            std::unique_ptr<Layer> layer = make_layer(r, p.entry, in_shapes);
+            p.layer = &m.graph.add_layer(std::move(layer));
+          }
+          output_shapes_at(r, p.entry, *p.layer, in_shapes);  // a call that does not fit is named here
+        } catch (const Unsupported& e) {
+          unsupported.add(e);
+          p.failed = true;
+          break;
         }
-        output_shapes_at(r, p.entry, *p.layer, in_shapes);  // a call that does not fit is named here
         const std::vector<TensorRef> out = m.graph.call(*p.layer, in);
         const std::int64_t node = static_cast<std::int64_t>(p.done) + (keras2 ? keras2_node_offset(p.entry) : 0);
         for (std::size_t k = 0; k < out.size(); ++k) tensors[{p.entry.name, node, static_cast<std::int64_t>(k)}] = out[k];
@@ -306,6 +362,8 @@ ReadModel read_functional(const Reader& r, const std::string& path, const json& 
       }
     }
   }
+  // Layers downstream of an unsupported one are not reached; what was found is said first.
+  unsupported.throw_if_any(r);
   for (const Pending& p : pending) {
     if (p.entry.cls == "InputLayer" && p.done == 0) {
       r.invalid(p.entry.path, "an InputLayer that is not in input_layers", "list every model input in \"input_layers\"");

@@ -200,6 +200,30 @@ TEST(KerasConfig, TrainableFalseFreezesLayers) {
   EXPECT_TRUE(again->layers()[2]->trainable());
 }
 
+// Several unsupported features are said together, one line each naming the layer, the
+// value whole; Keras 3's build_config shapes carry the reading past each of them.
+TEST(KerasConfigErrors, EveryUnsupportedFeatureIsSaidOnce) {
+  auto entry = [](const std::string& cls, const std::string& config, const std::string& input_shape) {
+    return R"({"module": "keras.layers", "class_name": ")" + cls + R"(", "config": )" + config +
+           R"(, "registered_name": null, "build_config": {"input_shape": )" + input_shape + "}}";
+  };
+  const std::string json = keras3_model(
+      "[null, 6, 4]",
+      entry("LayerNormalization", R"({"name": "ln", "rms_scaling": true})", "[null, 6, 4]") + ", " +
+          entry("LSTM", R"({"name": "lstm", "units": 3, "dropout": 0.25, "return_sequences": true})", "[null, 6, 4]") +
+          ", " + entry("Flatten", R"({"name": "flat"})", "[null, 6, 3]") + ", " +
+          entry("Dense", R"({"name": "out", "units": 2, "kernel_regularizer": {"class_name": "L2", "config": {"l2": 0.01}}})",
+                "[null, 18]"));
+  const std::string e = error_of<Unsupported>([&] { sequential_from_keras_json(json, "many.json"); });
+  EXPECT_NE(e.find("many.json: the model uses 3 features nnfit does not support:"), std::string::npos) << e;
+  for (const char* line : {"\n  many.json: model.config.layers[1] (ln): \"rms_scaling\"",
+                           "\n  many.json: model.config.layers[2] (lstm): \"dropout\" = 0.25 is not supported yet",
+                           "\n  many.json: model.config.layers[4] (out): \"kernel_regularizer\" = {\"class_name\":\"L2\",\"config\":{\"l2\":0.01}}"}) {
+    EXPECT_NE(e.find(line), std::string::npos) << line << " not in: " << e;
+  }
+  EXPECT_EQ(e.find("(flat)"), std::string::npos) << e;
+}
+
 TEST(KerasConfigErrors, UnknownLayerClassNamesIndexNameAndSupportedList) {
   const std::string json = keras3_model("[null, 4]", layer("ConvLSTM2D", R"({"name": "lstm_7", "filters": 3})"));
   const std::string msg = error_of<InvalidArgument>([&] { sequential_from_keras_json(json, "cfg.json"); });
