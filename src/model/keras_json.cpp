@@ -35,8 +35,12 @@ json parse(const Reader& r, const std::string& text) {
 }
 
 std::string show(const json& v) {
+  // Whole, as the file has it; only a value too long to be a Keras setting (a damaged or
+  // hostile file) is cut, and says how long it was.
   std::string s = v.dump();
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+  constexpr std::size_t kLimit = 4000;
+  if (s.size() <= kLimit) return s;
+  return s.substr(0, kLimit) + "... (" + std::to_string(s.size()) + " characters)";
 }
 
 void expect_object(const Reader& r, const std::string& path, const json& v) {

@@ -224,6 +224,16 @@ TEST(KerasConfigErrors, EveryUnsupportedFeatureIsSaidOnce) {
   EXPECT_EQ(e.find("(flat)"), std::string::npos) << e;
 }
 
+// The offending value is printed whole: a Keras 3 DTypePolicy names its policy.
+TEST(KerasConfigErrors, UnsupportedValuesArePrintedWhole) {
+  const std::string json = keras3_model(
+      "[null, 4]", layer("Dense", R"({"name": "d", "units": 2, "dtype": {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "mixed_float16"}, "registered_name": null}})"));
+  const std::string e = error_of<Unsupported>([&] { sequential_from_keras_json(json, "dt.json"); });
+  EXPECT_NE(e.find("dt.json: model.config.layers[1] (d): \"dtype\" = \"mixed_float16\" ({\"class_name\":\"DTypePolicy\",\"config\":{\"name\":\"mixed_float16\"},\"module\":\"keras\",\"registered_name\":null}) is not supported (only float32 for now)"),
+            std::string::npos)
+      << e;
+}
+
 TEST(KerasConfigErrors, UnknownLayerClassNamesIndexNameAndSupportedList) {
   const std::string json = keras3_model("[null, 4]", layer("ConvLSTM2D", R"({"name": "lstm_7", "filters": 3})"));
   const std::string msg = error_of<InvalidArgument>([&] { sequential_from_keras_json(json, "cfg.json"); });

@@ -94,7 +94,9 @@ void check_dtype(const Reader& r, const std::string& path, const json& obj) {
     name = (*v)["config"]["name"].is_string() ? (*v)["config"]["name"].get<std::string>() : "";
   }
   if (name != "float32") {
-    r.unsupported(path, "\"dtype\" = " + show(*v) + " is not supported (only float32)");
+    // Name the policy first: Keras 3 wraps it in a DTypePolicy object.
+    const std::string what = v->is_string() || name.empty() ? show(*v) : "\"" + name + "\" (" + show(*v) + ")";
+    r.unsupported(path, "\"dtype\" = " + what + " is not supported (only float32 for now)");
   }
 }
 
