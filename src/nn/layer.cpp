@@ -228,6 +228,12 @@ void check_activation(const std::string& activation, const std::string& layer) {
   throw InvalidArgument(layer + ": unknown activation '" + activation + "'; supported: " + known);
 }
 
+int emit_reshape(Graph& graph, int x, std::vector<std::int64_t> dims, const std::string& name) {
+  Attrs a;
+  a.set("shape", std::move(dims));
+  return graph.add("reshape", {x}, a, name);
+}
+
 int emit_activation(Graph& graph, int x, const std::string& activation, const std::string& layer) {
   check_activation(activation, layer);
   if (activation == "linear") return x;

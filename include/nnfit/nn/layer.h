@@ -152,6 +152,8 @@ class Layer {
   std::string name_;
 };
 
+// Emits a reshape of x to `dims` (the batch axis included); free, the planner aliases it.
+int emit_reshape(Graph& graph, int x, std::vector<std::int64_t> dims, const std::string& name);
 // Emits activation `name` (a Keras name: linear, relu, sigmoid, tanh, softmax, gelu) on x.
 // Throws InvalidArgument naming the layer for an unknown name.
 int emit_activation(Graph& graph, int x, const std::string& activation, const std::string& layer);

@@ -1,17 +1,13 @@
 #include "nn/layers/conv_window.h"
 
+#include "nnfit/nn/layer.h"
+
 #include "nnfit/core/error.h"
 #include "nnfit/graph/op_def.h"
 
 namespace nnfit {
 
 namespace {
-
-int reshaped(Graph& g, int x, std::vector<std::int64_t> dims, const std::string& name) {
-  Attrs a;
-  a.set("shape", std::move(dims));
-  return g.add("reshape", {x}, a, name);
-}
 
 bool positive(const std::vector<std::int64_t>& v, std::size_t n) {
   if (v.size() != n) return false;
@@ -61,19 +57,19 @@ Attrs ConvWindow::attrs() const {
 int ConvWindow::to_2d(Graph& g, int x, const std::string& name) const {
   if (rank() == 2) return x;
   const Shape s = g.desc(x).shape;
-  return reshaped(g, x, {s[0], 1, s[1], s[2]}, name);
+  return emit_reshape(g, x, {s[0], 1, s[1], s[2]}, name);
 }
 
 int ConvWindow::from_2d(Graph& g, int y, const std::string& name) const {
   if (rank() == 2) return y;
   const Shape s = g.desc(y).shape;
-  return reshaped(g, y, {s[0], s[2], s[3]}, name);
+  return emit_reshape(g, y, {s[0], s[2], s[3]}, name);
 }
 
 int ConvWindow::kernel_to_2d(Graph& g, int w, const std::string& name) const {
   if (rank() == 2) return w;
   const Shape s = g.desc(w).shape;
-  return reshaped(g, w, {1, s[0], s[1], s[2]}, name);
+  return emit_reshape(g, w, {1, s[0], s[1], s[2]}, name);
 }
 
 // Keras's checks: filters and the input's channels are multiples of groups.

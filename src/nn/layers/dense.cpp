@@ -31,20 +31,14 @@ int Dense::call(GraphBuilder& b, int x) {
   const Shape s = g.desc(x).shape;  // [N, ..., F]
   // Keras's Dense acts on the last axis: the leading axes are rows of one matmul.
   const bool flat = s.rank() == 2;
-  if (!flat) {
-    Attrs a;
-    a.set("shape", std::vector<std::int64_t>{s.numel() / s.dim(-1), s.dim(-1)});
-    x = g.add("reshape", {x}, a, name() + "/rows");
-  }
+  if (!flat) x = emit_reshape(g, x, {s.numel() / s.dim(-1), s.dim(-1)}, name() + "/rows");
   int y = g.add("matmul", {x, b.variable(weights_[0])}, {}, name() + "/matmul");
   if (options_.use_bias) y = g.add("bias_add", {y, b.variable(weights_[1])}, {}, name() + "/bias_add");
   y = emit_activation(g, y, options_.activation, name());
   if (!flat) {
     std::vector<std::int64_t> dims = s.dims();
     dims.back() = options_.units;
-    Attrs a;
-    a.set("shape", dims);
-    y = g.add("reshape", {y}, a, name() + "/unrows");
+    y = emit_reshape(g, y, std::move(dims), name() + "/unrows");
   }
   return y;
 }

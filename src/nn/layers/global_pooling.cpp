@@ -52,9 +52,7 @@ std::vector<int> GlobalPooling::call_masked(GraphBuilder& b, const std::vector<i
   int y = g.add("masked_mean", {inputs.at(0), mask}, {}, name() + "/masked_mean");
   if (options_.keepdims) {
     const Shape& s = g.desc(y).shape;
-    Attrs a;
-    a.set("shape", std::vector<std::int64_t>{s[0], 1, s[1]});
-    y = g.add("reshape", {y}, a, name() + "/keepdims");
+    y = emit_reshape(g, y, {s[0], 1, s[1]}, name() + "/keepdims");
   }
   return {y};
 }

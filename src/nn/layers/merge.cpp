@@ -20,12 +20,6 @@ const char* merge_class(MergeOp op) {
   return "?";
 }
 
-int reshape_to(GraphBuilder& b, int x, std::vector<std::int64_t> dims, const std::string& name) {
-  Attrs a;
-  a.set("shape", std::move(dims));
-  return b.graph().add("reshape", {x}, a, name);
-}
-
 }  // namespace
 
 Merge::Merge(std::string name, MergeOp op) : Layer(std::move(name)), op_(op) {}
@@ -203,7 +197,7 @@ std::vector<int> Dot::call_on(GraphBuilder& b, const std::vector<int>& xs) {
     if (sample[i].rank() == 1) {
       // A vector is a [1, n] matrix on the left and an [n, 1] one on the right.
       const std::int64_t n = sample[i][0];
-      v[i] = reshape_to(b, v[i], i == 0 ? std::vector<std::int64_t>{batch, 1, n} : std::vector<std::int64_t>{batch, n, 1},
+      v[i] = emit_reshape(b.graph(), v[i], i == 0 ? std::vector<std::int64_t>{batch, 1, n} : std::vector<std::int64_t>{batch, n, 1},
                         name() + "/as_matrix" + std::to_string(i));
       transpose[i] = false;
     } else {
@@ -217,7 +211,7 @@ std::vector<int> Dot::call_on(GraphBuilder& b, const std::vector<int>& xs) {
   const int y = g.add("batch_matmul", {v[0], v[1]}, ma, name() + "/batch_matmul");
   std::vector<std::int64_t> dims{batch};
   dims.insert(dims.end(), out.dims().begin(), out.dims().end());
-  return {reshape_to(b, y, dims, name() + "/reshape")};
+  return {emit_reshape(b.graph(), y, dims, name() + "/reshape")};
 }
 
 }  // namespace nnfit

@@ -6,16 +6,6 @@
 
 namespace nnfit {
 
-namespace {
-
-int reshaped(GraphBuilder& b, int x, std::vector<std::int64_t> dims, const std::string& name) {
-  Attrs a;
-  a.set("shape", std::move(dims));
-  return b.graph().add("reshape", {x}, a, name);
-}
-
-}  // namespace
-
 Pooling1D::Pooling1D(std::string name, Pooling1DOptions options) : Layer(std::move(name)), options_(std::move(options)) {
   if (options_.strides == 0) options_.strides = options_.pool_size;
   NNFIT_CHECK(options_.pool_size > 0 && options_.strides > 0, InvalidArgument, this->name(),
@@ -39,14 +29,14 @@ Shape Pooling1D::output_shape(const Shape& s) const {
 int Pooling1D::call(GraphBuilder& b, int x) {
   const Shape s = b.graph().desc(x).shape;  // (batch, steps, channels)
   const Shape out = output_shape(Shape{s[1], s[2]});
-  const int x2 = reshaped(b, x, {s[0], 1, s[1], s[2]}, name() + "/to_2d");
+  const int x2 = emit_reshape(b.graph(), x, {s[0], 1, s[1], s[2]}, name() + "/to_2d");
   Attrs a;
   a.set("pool_size", std::vector<std::int64_t>{1, options_.pool_size});
   a.set("strides", std::vector<std::int64_t>{1, options_.strides});
   a.set("padding", options_.padding);
   const std::string op = options_.kind == PoolKind::max ? "max_pool2d" : "avg_pool2d";
   const int y2 = b.graph().add(op, {x2}, a, name() + "/" + op);
-  return reshaped(b, y2, {s[0], out[0], out[1]}, name() + "/to_1d");
+  return emit_reshape(b.graph(), y2, {s[0], out[0], out[1]}, name() + "/to_1d");
 }
 
 }  // namespace nnfit

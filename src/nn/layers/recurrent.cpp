@@ -7,18 +7,12 @@ namespace nnfit {
 
 namespace {
 
-int reshaped(Graph& g, int x, std::vector<std::int64_t> dims, const std::string& name) {
-  Attrs a;
-  a.set("shape", std::move(dims));
-  return g.add("reshape", {x}, a, name);
-}
-
 // Row `row` of a [2, G] variable as a [G] value (GRU's input and recurrent biases).
 int bias_row(Graph& g, int bias, std::int64_t row, std::int64_t width, const std::string& name) {
   Attrs a;
   a.set("begin", std::vector<std::int64_t>{row, 0});
   a.set("shape", std::vector<std::int64_t>{1, width});
-  return reshaped(g, g.add("crop", {bias}, a, name), {width}, name + "/reshape");
+  return emit_reshape(g, g.add("crop", {bias}, a, name), {width}, name + "/reshape");
 }
 
 const char* cell_op_name(RecurrentCell c) {
@@ -101,7 +95,7 @@ std::vector<int> Recurrent::call_masked(GraphBuilder& b, const std::vector<int>&
   const std::int64_t n = s[0], t = s[1], f = s[2], h = options_.units, width = gates() * h;
   const bool split_bias = cell_ == RecurrentCell::gru && options_.reset_after && options_.use_bias;
 
-  int xw = g.add("matmul", {reshaped(g, x, {n * t, f}, name() + "/flatten_steps"), b.variable(weights_[0])}, {},
+  int xw = g.add("matmul", {emit_reshape(g, x, {n * t, f}, name() + "/flatten_steps"), b.variable(weights_[0])}, {},
                  name() + "/input_projection");
   int rb = -1;
   if (options_.use_bias) {
@@ -110,7 +104,7 @@ std::vector<int> Recurrent::call_masked(GraphBuilder& b, const std::vector<int>&
     xw = g.add("bias_add", {xw, input_bias}, {}, name() + "/input_bias_add");
     if (split_bias) rb = bias_row(g, bias, 1, width, name() + "/recurrent_bias");
   }
-  xw = reshaped(g, xw, {n, t, width}, name() + "/steps");
+  xw = emit_reshape(g, xw, {n, t, width}, name() + "/steps");
 
   const bool reset_after = cell_ == RecurrentCell::gru && options_.reset_after;
   if (reset_after && rb < 0) {
@@ -137,7 +131,7 @@ std::vector<int> Recurrent::call_masked(GraphBuilder& b, const std::vector<int>&
     Attrs c;
     c.set("begin", std::vector<std::int64_t>{0, out_step_of_last(t), 0});
     c.set("shape", std::vector<std::int64_t>{n, 1, h});
-    last = reshaped(g, g.add("crop", {out[0]}, c, name() + "/last_output"), {n, h}, name() + "/last");
+    last = emit_reshape(g, g.add("crop", {out[0]}, c, name() + "/last_output"), {n, h}, name() + "/last");
   }
   std::vector<int> result{options_.return_sequences ? out[0] : last};
   if (options_.return_state) {

@@ -13,12 +13,6 @@ ConvWindow window_of(const SeparableConvOptions& o, std::int64_t channels) {
   return ConvWindow{o.kernel_size, o.strides, o.dilation_rate, o.padding, channels};
 }
 
-int reshaped(Graph& g, int x, std::vector<std::int64_t> dims, const std::string& name) {
-  Attrs a;
-  a.set("shape", std::move(dims));
-  return g.add("reshape", {x}, a, name);
-}
-
 }  // namespace
 
 SeparableConv::SeparableConv(std::string name, SeparableConvOptions options)
@@ -66,8 +60,8 @@ int SeparableConv::call(GraphBuilder& b, int x) {
   if (grouped.size() == 1) grouped.insert(grouped.begin(), 1);
   grouped.push_back(1);
   grouped.push_back(cm);
-  const int dw = reshaped(g, b.variable(weights_[0]), grouped, name() + "/grouped_kernel");
-  const int pw = reshaped(g, b.variable(weights_[1]), {1, 1, cm, options_.filters}, name() + "/pointwise_2d");
+  const int dw = emit_reshape(g, b.variable(weights_[0]), grouped, name() + "/grouped_kernel");
+  const int pw = emit_reshape(g, b.variable(weights_[1]), {1, 1, cm, options_.filters}, name() + "/pointwise_2d");
   int y = g.add("conv2d", {window.to_2d(g, x, name() + "/to_2d"), dw}, window.attrs(), name() + "/depthwise");
   Attrs pointwise;
   pointwise.set("strides", std::vector<std::int64_t>{1, 1});
