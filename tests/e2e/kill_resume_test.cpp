@@ -13,6 +13,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -100,13 +101,15 @@ TEST_F(KillResume, KilledRunsResumeToTheUninterruptedResult) {
       // Any moment of the run, start-up included.
       std::this_thread::sleep_for(std::chrono::duration<double>(when(rng)));
     } else {
-      // A moment after the first backup, whatever the machine's load makes the run's pace:
-      // these trials resume, often mid-epoch (a backup every 50 batches).
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(3 * full_s);
+      // A moment (at most 0.2 s) after the first backup, whatever the machine's load makes
+      // the run's pace: these trials resume, often mid-epoch (a backup every 50 batches).
+      // A delay in proportion to the reference run's length let a run slowed by other work
+      // on the machine be killed before its first backup, or after its last.
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(10 * full_s + 5);
       while (!fs::exists(backup / "training_metadata.json") && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
       }
-      std::this_thread::sleep_for(std::chrono::duration<double>(when(rng) / 4));
+      std::this_thread::sleep_for(std::chrono::duration<double>(std::min(0.2, full_s / 4) * when(rng) / full_s));
     }
     kill(pid, SIGKILL);
     wait_for(pid);
