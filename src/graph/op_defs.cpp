@@ -256,6 +256,15 @@ Descs infer_dropout(const Descs& in, const Attrs& a) {
   expect_count(in, 1);
   double rate = a.f("rate");
   NNFIT_CHECK(rate >= 0.0 && rate < 1.0, InvalidArgument, "dropout rate must be in [0, 1), got ", rate);
+  if (a.has("noise_shape")) {
+    const std::vector<std::int64_t>& noise = a.ints("noise_shape");
+    bool fits = static_cast<std::int64_t>(noise.size()) == in[0].shape.rank();
+    for (std::size_t d = 0; fits && d < noise.size(); ++d) {
+      fits = noise[d] == 1 || noise[d] == in[0].shape[static_cast<std::int64_t>(d)];
+    }
+    NNFIT_CHECK(fits, InvalidArgument, "dropout: noise_shape must be x's shape ", in[0].shape.to_string(),
+                " with some axes 1");
+  }
   return {in[0], {in[0].shape, DType::u8}};
 }
 

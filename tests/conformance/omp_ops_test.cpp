@@ -213,6 +213,42 @@ TEST(OmpOps, DropoutMasksAreBitIdentical) {
   }
 }
 
+// A noise shape shares one decision along its axes of size 1 (Keras's noise_shape,
+// SpatialDropout, a recurrent layer's input dropout): the same in both kernels, and the
+// mask really is constant along those axes.
+TEST(OmpOps, DropoutWithANoiseShape) {
+  const Shape s{6, 50, 8};
+  Tensor x = random_tensor(s, 450);
+  StepContext ctx;
+  ctx.seed = 99;
+  ctx.step = 3;
+  for (const std::vector<std::int64_t>& noise : {std::vector<std::int64_t>{6, 1, 8}, std::vector<std::int64_t>{6, 50, 1},
+                                                 std::vector<std::int64_t>{1, 1, 8}}) {
+    Attrs attrs{{"rate", 0.5}, {"seed", std::int64_t{7}}, {"noise_shape", noise}};
+    const KernelDesc d = make_desc("dropout", attrs, {x}, {x.desc(), TensorDesc{s, DType::u8}});
+    expect_matches_reference(d, {x}, 1e-6f, 1e-6f, true, ctx);
+    std::string why;
+    auto k = kernel_registry().create("omp:dropout", d, DeviceType::cpu, &why);
+    ASSERT_NE(k, nullptr) << why;
+    const Tensor mask = testing::run_kernel(*k, d, {x}, ctx)[1];
+    const std::uint8_t* m = mask.data<std::uint8_t>();
+    std::int64_t kept = 0;
+    for (std::int64_t i = 0; i < 6; ++i) {
+      for (std::int64_t t = 0; t < 50; ++t) {
+        for (std::int64_t f = 0; f < 8; ++f) {
+          const std::int64_t at = (i * 50 + t) * 8 + f;
+          // The element the decision belongs to: index 0 on the noise's size-1 axes.
+          const std::int64_t owner = ((noise[0] == 1 ? 0 : i) * 50 + (noise[1] == 1 ? 0 : t)) * 8 + (noise[2] == 1 ? 0 : f);
+          EXPECT_EQ(m[at], m[owner]) << "element " << at;
+          kept += m[at];
+        }
+      }
+    }
+    EXPECT_GT(kept, 0);
+    EXPECT_LT(kept, s.numel());
+  }
+}
+
 TEST(OmpOps, OptimizerUpdates) {
   std::uint64_t seed = 500;
   for (const Shape& s : kFlatShapes) {

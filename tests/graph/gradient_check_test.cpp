@@ -299,6 +299,8 @@ TEST(GradientCheck, BatchNormAndDropout) {
   d.set("rate", 0.4);
   d.set("seed", std::int64_t{5});
   check({"dropout", d, {random(Shape{4, 9}, 22)}});
+  d.set("noise_shape", std::vector<std::int64_t>{4, 1, 3});
+  check({"dropout", d, {random(Shape{4, 5, 3}, 39)}});
 }
 
 // Inference-mode batch norm (a frozen BatchNormalization being trained through): x, gamma

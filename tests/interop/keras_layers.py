@@ -33,6 +33,13 @@ def cases(layers):
         ("Dense", (6,), lambda: layers.Dense(3, activation="tanh"), 1e-5),
         ("Dense on (steps, features)", (4, 5), lambda: layers.Dense(3, activation="softmax"), 1e-5),
         ("Dense on images", (3, 4, 2), lambda: layers.Dense(2, use_bias=False), 1e-5),
+        # Random in training (Keras's draws cannot be reproduced): the forward pass (the
+        # identity at inference) and the file nnfit writes after a training step, which Keras
+        # must load with the same settings.
+        ("Dropout noise_shape", (5, 3), lambda: layers.Dropout(0.4, noise_shape=(None, 1, 3)), 1e-5, {"random": True}),
+        ("SpatialDropout1D", (5, 3), lambda: layers.SpatialDropout1D(0.3), 1e-5, {"random": True}),
+        ("SpatialDropout2D", (4, 4, 3), lambda: layers.SpatialDropout2D(0.3), 1e-5, {"random": True}),
+        ("LSTM dropout", (5, 3), lambda: layers.LSTM(3, dropout=0.3), 1e-4, {"random": True}),
         # Frozen layers (trainable=False): not updated; BatchNormalization in inference mode.
         ("Dense frozen", (6,), lambda: layers.Dense(3, trainable=False), 1e-5),
         ("BatchNormalization frozen", (5, 3), lambda: layers.BatchNormalization(trainable=False), 1e-5),
@@ -222,7 +229,7 @@ def nnfit_step(cli, path, x, y, work):
 def run_case(keras, cli, work, case, rng):
     name, shape, factory, tol = case[:4]
     options = case[4] if len(case) > 4 else {}
-    ids, pad = options.get("ids"), options.get("pad", False)
+    ids, pad, random = options.get("ids"), options.get("pad", False), options.get("random", False)
     model = build(keras, name, shape, factory, rng, ids, pad)
     path = os.path.join(work, "layer.keras")
     model.save(path)
@@ -242,6 +249,17 @@ def run_case(keras, cli, work, case, rng):
     y = rng.standard_normal(want.shape).astype(np.float32)
     grads = keras_gradients(model, x, y)
     after = keras.models.load_model(nnfit_step(cli, path, x, y, work))
+    if random:
+        keys = ("rate", "noise_shape", "dropout", "recurrent_dropout", "data_format", "units")
+        want_cfg, got_cfg = model.layers[-1].get_config(), after.layers[-1].get_config()
+        same = type(model.layers[-1]) is type(after.layers[-1]) and all(
+            want_cfg.get(k) == got_cfg.get(k) for k in keys)
+        ok = ok and same
+        print(f"{'ok  ' if ok else 'FAIL'} {name}: forward max |diff| {fwd:.3g} (tol {tol:g}), "
+              f"{'its settings come back as Keras wrote them' if same else 'the settings nnfit wrote differ'} (training is random)")
+        if not ok:
+            failures.append(name)
+        return
     worst = 0.0
     for w0, w1 in zip(model.trainable_weights, after.trainable_weights):
         g = grads[w0.path]

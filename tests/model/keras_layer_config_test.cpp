@@ -212,6 +212,37 @@ TEST(KerasConfigErrors, PoolingFamily) {
   }
 }
 
+// Dropout's noise_shape (null entries: the input's size), SpatialDropout1D/2D and a
+// recurrent layer's input dropout read and write back; inference leaves them out.
+TEST(KerasConfig, DropoutFormsReadAndRoundTrip) {
+  const std::string json = keras3_model(
+      "[null, 6, 4]", layer("Dropout", R"({"name": "d", "rate": 0.3, "noise_shape": [null, 1, 4], "seed": 5})") + ", " +
+                          layer("SpatialDropout1D", R"({"name": "sd", "rate": 0.2, "seed": null})") + ", " +
+                          layer("LSTM", R"({"name": "l", "units": 3, "dropout": 0.25, "seed": 9})"));
+  auto m = sequential_from_keras_json(json, "drop.json");
+  m->build();
+  auto again = sequential_from_keras_json(model_to_keras_json(*m), "again.json");
+  const auto& d = dynamic_cast<const Dropout&>(*again->layers()[0]);
+  EXPECT_EQ(d.noise_shape(), (std::vector<std::int64_t>{-1, 1, 4}));
+  EXPECT_EQ(d.seed(), 5);
+  EXPECT_EQ(again->layers()[1]->class_name(), "SpatialDropout1D");
+  EXPECT_DOUBLE_EQ(dynamic_cast<const Recurrent&>(*again->layers()[2]).options().dropout, 0.25);
+  EXPECT_EQ(dynamic_cast<const Recurrent&>(*again->layers()[2]).options().seed, 9);
+  auto sd2 = sequential_from_keras_json(
+      keras3_model("[null, 3, 5, 4]", layer("SpatialDropout2D", R"({"name": "sd", "rate": 0.2, "data_format": "channels_first"})")),
+      "sd2.json");
+  EXPECT_TRUE(dynamic_cast<const SpatialDropout&>(*sd2->layers()[0]).channels_first());
+  expect_config_errors({
+      {keras3_model("[null, 6, 4]", layer("Dropout", R"({"name": "d", "rate": 0.3, "noise_shape": [null, 2, 4]})")),
+       "layers[1] (d): noise_shape axis 1 is 2; it must be 1, the input's 6 or null"},
+      {keras3_model("[null, 6, 4]", layer("Dropout", R"({"name": "d", "rate": 0.3, "noise_shape": [null, 1]})")),
+       "layers[1] (d): noise_shape has 2 axes, the input 3"},
+      {keras3_model("[null, 6, 4]", layer("Dropout", R"({"name": "d", "rate": 1.5})")), "layers[1] (d): \"rate\" must be in [0, 1), got 1.5"},
+      {keras3_model("[null, 6, 4]", layer("SpatialDropout2D", R"({"name": "sd", "rate": 0.2})")),
+       "layers[1] (sd): SpatialDropout2D expects 2 spatial axes and a channel axis, got (6, 4)"},
+  });
+}
+
 TEST(KerasConfig, RescalingAndUnitNormalizationReadAndRoundTrip) {
   const std::string json = keras3_model(
       "[null, 4, 3]", layer("Rescaling", R"({"name": "rs", "scale": 0.00392156862745098, "offset": -0.5})") + ", " +

@@ -174,20 +174,51 @@ class Masking final : public Layer {
   double mask_value_;
 };
 
-class Dropout final : public Layer {
+// Dropout in training: each element kept with probability 1 - rate and scaled by
+// 1 / (1 - rate). noise_shape (Keras's, the batch axis included; -1 for Keras's None, the
+// input's size) shares one decision along its axes of size 1. SpatialDropout1D/2D/3D is
+// Dropout with the noise shape (batch, 1..., channels): whole feature maps dropped.
+class Dropout : public Layer {
  public:
-  Dropout(std::string name, double rate, std::int64_t seed = 0);
+  Dropout(std::string name, double rate, std::int64_t seed = 0, std::vector<std::int64_t> noise_shape = {});
   std::string class_name() const override { return "Dropout"; }
   bool supports_masking() const override { return true; }  // Keras: passes the mask on
   double rate() const { return rate_; }
   std::int64_t seed() const { return seed_; }
-  Shape output_shape(const Shape& input_shape) const override { return input_shape; }
+  const std::vector<std::int64_t>& noise_shape() const { return noise_shape_; }
+  Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
+
+ protected:
+  // The noise shape for an input of `batched` shape (the batch axis included).
+  virtual std::vector<std::int64_t> noise_for(const Shape& batched) const;
 
  private:
   double rate_;
   std::int64_t seed_;
+  std::vector<std::int64_t> noise_shape_;
 };
+
+class SpatialDropout final : public Dropout {
+ public:
+  SpatialDropout(std::string name, int rank, double rate, std::int64_t seed = 0, bool channels_first = false);
+  std::string class_name() const override { return "SpatialDropout" + std::to_string(rank_) + "D"; }
+  int rank() const { return rank_; }
+  bool channels_first() const { return channels_first_; }
+  Shape output_shape(const Shape& input_shape) const override;
+
+ protected:
+  std::vector<std::int64_t> noise_for(const Shape& batched) const override;
+
+ private:
+  int rank_;
+  bool channels_first_;
+};
+
+// The dropout op with Keras's name-derived seeding (Dropout, SpatialDropout, the recurrent
+// layers' input dropout): an op seed from the layer's name and seed attribute.
+int emit_dropout(Graph& graph, int x, double rate, std::int64_t seed, const std::vector<std::int64_t>& noise,
+                 const std::string& name);
 
 // Rescaling: y = x * scale + offset (Keras's preprocessing layer, so uint8-range images
 // feed the model unchanged).

@@ -32,6 +32,10 @@ struct RecurrentOptions {
   bool go_backwards = false;
   // With a mask, whether a masked step outputs zeros (true) or the previous output.
   bool zero_output_for_mask = false;
+  // Keras's dropout on the inputs in training: one decision per (sample, feature), the
+  // same at every step. (recurrent_dropout is not supported.)
+  double dropout = 0.0;
+  std::int64_t seed = 0;
 };
 
 // One class for the three cells; SimpleRNN, LSTM and GRU name them. Outputs: the sequence

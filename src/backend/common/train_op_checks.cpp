@@ -210,6 +210,17 @@ bool check_dropout(const KernelDesc& desc, DropoutParams* out, std::string* why_
            expect_dtype(desc, 'o', 0, DType::f32, why_not);
   }
   out->seed = static_cast<std::uint64_t>(desc.attrs.i("seed"));
+  if (desc.attrs.has("noise_shape")) {
+    const std::vector<std::int64_t>& noise = desc.attrs.ints("noise_shape");
+    NNFIT_CHECK(static_cast<std::int64_t>(noise.size()) == x.rank(), InvalidArgument, where(desc), ": noise_shape has ",
+                noise.size(), " axes, x ", x.rank());
+    for (std::int64_t d = 0; d < x.rank(); ++d) {
+      NNFIT_CHECK(noise[static_cast<std::size_t>(d)] == 1 || noise[static_cast<std::size_t>(d)] == x[d],
+                  InvalidArgument, where(desc), ": noise_shape axis ", d, " must be 1 or ", x[d]);
+    }
+    out->dims = x.dims();
+    out->noise = noise;
+  }
   expect_shape(desc, 'o', 0, x);
   expect_shape(desc, 'o', 1, x);
   return expect_dtype(desc, 'i', 0, DType::f32, why_not) &&

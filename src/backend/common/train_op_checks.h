@@ -5,6 +5,7 @@
 // do not support (today: any dtype but f32, i32 labels and u8 masks), else fills its params.
 #pragma once
 #include <cstdint>
+#include <vector>
 #include <string>
 
 #include "nnfit/backend/kernel.h"
@@ -51,6 +52,20 @@ struct DropoutParams {
   std::int64_t numel = 0;
   float rate = 0.0f;
   std::uint64_t seed = 0;  // the node's seed attr (dropout only)
+  // With a noise_shape (Keras's: 1 on the axes one decision covers), element i's decision
+  // is that of its position in the noise shape; empty: every element decides alone.
+  std::vector<std::int64_t> dims, noise;
+  std::uint64_t noise_index(std::int64_t i) const {
+    if (noise.empty()) return static_cast<std::uint64_t>(i);
+    std::int64_t at = 0, stride = 1;
+    for (std::size_t d = dims.size(); d-- > 0;) {
+      const std::int64_t c = i % dims[d];
+      i /= dims[d];
+      if (noise[d] != 1) at += c * stride;
+      stride *= noise[d];
+    }
+    return static_cast<std::uint64_t>(at);
+  }
 };
 
 // Every optimizer's attrs; each op reads the ones its formula uses (docs/design/ops.md).

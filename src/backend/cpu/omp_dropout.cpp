@@ -26,6 +26,17 @@ class OmpDropout final : public Kernel {
     const float scale = 1.0f / (1.0f - rate);
     const std::int64_t n = p_.numel;
     const std::uint64_t key = dropout_key(run_seed, node_seed, step);
+    if (!p_.noise.empty()) {
+      // Broadcast decisions (noise_shape): each element draws its noise position's lane.
+#pragma omp parallel for schedule(static) if (n >= kOmpMinParallelElements)
+      for (std::int64_t i = 0; i < n; ++i) {
+        const std::uint64_t at = p_.noise_index(i);
+        const bool keep = dropout_lane_uniform(dropout_bits(key, at / 4), static_cast<unsigned>(at % 4)) >= rate;
+        y[i] = keep ? x[i] * scale : 0.0f;
+        mask[i] = keep ? 1 : 0;
+      }
+      return;
+    }
     const std::int64_t groups = (n + 3) / 4;
 #pragma omp parallel for schedule(static) if (n >= kOmpMinParallelElements)
     for (std::int64_t gidx = 0; gidx < groups; ++gidx) {

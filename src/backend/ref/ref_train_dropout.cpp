@@ -18,7 +18,7 @@ class RefDropout final : public Kernel {
     std::uint8_t* mask = static_cast<std::uint8_t*>(args.outputs[1]);
     const auto step = static_cast<std::uint64_t>(args.ctx->step);
     for (std::int64_t i = 0; i < p_.numel; ++i) {
-      bool keep = dropout_keep(args.ctx->seed, p_.seed, step, static_cast<std::uint64_t>(i), p_.rate);
+      bool keep = dropout_keep(args.ctx->seed, p_.seed, step, p_.noise_index(i), p_.rate);
       y[i] = keep ? static_cast<float>(x[i] / (1.0 - p_.rate)) : 0.0f;
       mask[i] = keep ? 1 : 0;
     }

@@ -1,4 +1,5 @@
-// Keras codecs of the core layers: Dense, Flatten, Reshape, Dropout, Embedding, Masking.
+// Keras codecs of the core layers: Dense, Flatten, Reshape, Dropout (and SpatialDropout1D/2D/3D),
+// Embedding, Masking.
 #include "model/keras_codecs/codec.h"
 
 #include "nnfit/nn/layers.h"
@@ -42,11 +43,51 @@ LayerPtr read_reshape(const Reader& r, const std::string& p, const json& c, cons
   return std::make_unique<Reshape>(name, std::move(target));
 }
 
+double get_rate(const Reader& r, const std::string& p, const json& c) {
+  if (!value(c, "rate")) r.invalid(p, "missing required key \"rate\"");
+  const double rate = get_number(r, p, c, "rate", 0.0);
+  if (!(rate >= 0.0 && rate < 1.0)) r.invalid(p, "\"rate\" must be in [0, 1), got " + show(c["rate"]));
+  return rate;
+}
+
 LayerPtr read_dropout(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
   check_keys(r, p, c, kCommon, {"rate", "noise_shape", "seed"});
+  std::vector<std::int64_t> noise;
+  if (const json* n = value(c, "noise_shape")) {
+    // Keras's tuple with the batch axis; null entries take the input's size (-1 here).
+    if (!n->is_array() || n->empty()) r.invalid(p, "\"noise_shape\" must be a list or null, got " + show(*n));
+    for (const json& d : *n) {
+      if (d.is_null()) {
+        noise.push_back(-1);
+      } else if (d.is_number_integer() && d.get<std::int64_t>() >= 1) {
+        noise.push_back(d.get<std::int64_t>());
+      } else {
+        r.invalid(p, "\"noise_shape\" entries must be positive integers or null, got " + show(*n));
+      }
+    }
+  }
+  return std::make_unique<Dropout>(name, get_rate(r, p, c), get_int(r, p, c, "seed", 0), std::move(noise));
+}
+
+LayerPtr read_spatial_dropout(const Reader& r, const std::string& p, const json& c, const std::string& name, int rank) {
+  check_keys(r, p, c, kCommon, {"rate", "seed", "data_format", "noise_shape"});
   require_null(r, p, c, {"noise_shape"});
-  if (!value(c, "rate")) r.invalid(p, "missing required key \"rate\"");
-  return std::make_unique<Dropout>(name, get_number(r, p, c, "rate", 0.0), get_int(r, p, c, "seed", 0));
+  const bool channels_first = rank > 1 && get_channels_first(r, p, c);
+  if (rank == 1) check_data_format(r, p, c);
+  return std::make_unique<SpatialDropout>(name, rank, get_rate(r, p, c), get_int(r, p, c, "seed", 0), channels_first);
+}
+
+LayerPtr read_spatial_dropout1d(const Reader& r, const std::string& p, const json& c, const std::string& name,
+                                const Shape&) {
+  return read_spatial_dropout(r, p, c, name, 1);
+}
+LayerPtr read_spatial_dropout2d(const Reader& r, const std::string& p, const json& c, const std::string& name,
+                                const Shape&) {
+  return read_spatial_dropout(r, p, c, name, 2);
+}
+LayerPtr read_spatial_dropout3d(const Reader& r, const std::string& p, const json& c, const std::string& name,
+                                const Shape&) {
+  return read_spatial_dropout(r, p, c, name, 3);
 }
 
 LayerPtr read_embedding(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
@@ -95,8 +136,20 @@ bool write_core(const Writer& w, const Layer& l, ojson& c) {
     c["data_format"] = "channels_last";
   } else if (auto* r = dynamic_cast<const Reshape*>(&l)) {
     c["target_shape"] = r->target_shape();
+  } else if (auto* sd = dynamic_cast<const SpatialDropout*>(&l)) {
+    // Keras's SpatialDropout config has no "trainable" (its constructor refuses one) and a
+    // plain dtype string.
+    c.erase("trainable");
+    c["dtype"] = "float32";
+    c.update({{"rate", sd->rate()}, {"seed", sd->seed() ? ojson(sd->seed()) : ojson(nullptr)}});
+    if (sd->rank() > 1) c["data_format"] = write_data_format(sd->channels_first());
   } else if (auto* dr = dynamic_cast<const Dropout*>(&l)) {
-    c.update({{"rate", dr->rate()}, {"seed", dr->seed() ? ojson(dr->seed()) : ojson(nullptr)}, {"noise_shape", nullptr}});
+    ojson noise = nullptr;
+    if (!dr->noise_shape().empty()) {
+      noise = ojson::array();
+      for (std::int64_t d : dr->noise_shape()) noise.push_back(d == -1 ? ojson(nullptr) : ojson(d));
+    }
+    c.update({{"rate", dr->rate()}, {"seed", dr->seed() ? ojson(dr->seed()) : ojson(nullptr)}, {"noise_shape", noise}});
   } else {
     return false;
   }
@@ -110,6 +163,9 @@ const LayerFamily& core_layers() {
                                    {"Flatten", read_flatten},
                                    {"Reshape", read_reshape},
                                    {"Dropout", read_dropout},
+                                   {"SpatialDropout1D", read_spatial_dropout1d},
+                                   {"SpatialDropout2D", read_spatial_dropout2d},
+                                   {"SpatialDropout3D", read_spatial_dropout3d},
                                    {"Embedding", read_embedding},
                                    {"Masking", read_masking}},
                                   write_core};

@@ -1,5 +1,5 @@
 // Keras codecs of the recurrent layers: SimpleRNN, LSTM, GRU (Keras 3's keys, and Keras 2's
-// time_major and implementation) and the Bidirectional wrapper. What nnfit does not run yet (stateful, dropout inside
+// time_major and implementation) and the Bidirectional wrapper. What nnfit does not run yet (stateful, recurrent_dropout
 // the cell, regularizers, constraints) is refused by name.
 #include "model/keras_codecs/codec.h"
 
@@ -24,10 +24,10 @@ LayerPtr read_recurrent(const Reader& r, const std::string& p, const json& c, co
   for (const char* key : {"dropout", "recurrent_dropout"}) {
     const double rate = get_number(r, p, c, key, 0.0);
     if (rate < 0.0 || rate >= 1.0) r.invalid(p, std::string("\"") + key + "\" must be in [0, 1), got " + show(c[key]));
-    if (rate != 0.0) {
-      r.unsupported(p, std::string("\"") + key + "\" = " + show(c[key]) + " is not supported yet",
-                    "set it to 0 (a Dropout or SpatialDropout1D layer before the recurrent layer is supported)");
-    }
+  }
+  if (get_number(r, p, c, "recurrent_dropout", 0.0) != 0.0) {
+    r.unsupported(p, "\"recurrent_dropout\" = " + show(c["recurrent_dropout"]) + " is not supported yet",
+                  "set it to 0 (\"dropout\", on the inputs, is supported)");
   }
   if (cell == RecurrentCell::simple_rnn && find(c, "recurrent_activation")) {
     r.invalid(p, "SimpleRNN has no \"recurrent_activation\"");
@@ -47,6 +47,8 @@ LayerPtr read_recurrent(const Reader& r, const std::string& p, const json& c, co
   o.return_state = get_bool(r, p, c, "return_state", false);
   o.go_backwards = get_bool(r, p, c, "go_backwards", false);
   o.zero_output_for_mask = get_bool(r, p, c, "zero_output_for_mask", false);
+  o.dropout = get_number(r, p, c, "dropout", 0.0);
+  if (const json* seed = value(c, "seed"); seed && seed->is_number_integer()) o.seed = seed->get<std::int64_t>();
   if (cell == RecurrentCell::lstm) return std::make_unique<LSTM>(name, o);
   if (cell == RecurrentCell::gru) return std::make_unique<GRU>(name, o);
   return std::make_unique<SimpleRNN>(name, o);
@@ -140,7 +142,8 @@ bool write_recurrent(const Writer& w, const Layer& l, ojson& c) {
   if (rnn->cell() == RecurrentCell::lstm) c["unit_forget_bias"] = o.unit_forget_bias;
   c.update({{"kernel_regularizer", nullptr}, {"recurrent_regularizer", nullptr}, {"bias_regularizer", nullptr},
             {"activity_regularizer", nullptr}, {"kernel_constraint", nullptr}, {"recurrent_constraint", nullptr},
-            {"bias_constraint", nullptr}, {"dropout", 0.0}, {"recurrent_dropout", 0.0}});
+            {"bias_constraint", nullptr}, {"dropout", o.dropout}, {"recurrent_dropout", 0.0}});
+  if (!w.keras2) c["seed"] = o.seed ? ojson(o.seed) : ojson(nullptr);
   if (rnn->cell() == RecurrentCell::gru) c["reset_after"] = o.reset_after;
   if (w.keras2 && rnn->cell() != RecurrentCell::simple_rnn) c["implementation"] = 2;
   return true;

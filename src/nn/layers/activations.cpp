@@ -84,21 +84,6 @@ int Softmax::call(GraphBuilder& b, int x) {
   return b.graph().add("transpose", {y}, t, name() + "/from_last");
 }
 
-Dropout::Dropout(std::string name, double rate, std::int64_t seed) : Layer(std::move(name)), rate_(rate), seed_(seed) {
-  NNFIT_CHECK(rate >= 0.0 && rate < 1.0, InvalidArgument, this->name(), ": rate must be in [0, 1), got ", rate);
-}
-
-int Dropout::call(GraphBuilder& b, int x) {
-  // Inference and rate 0 are the identity (Keras's Dropout).
-  if (!b.training() || rate_ == 0.0) return x;
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : name()) h = (h ^ c) * 1099511628211ull;
-  Attrs a;
-  a.set("rate", rate_);
-  a.set("seed", static_cast<std::int64_t>((h ^ static_cast<std::uint64_t>(seed_)) >> 1));
-  return b.graph().add_node("dropout", {x}, a, name() + "/dropout")[0];
-}
-
 std::vector<int> Softmax::call_masked(GraphBuilder& b, const std::vector<int>& inputs, const std::vector<int>& masks,
                                    std::vector<int>& output_masks) {
   refuse_masks(masks, "a masked softmax");

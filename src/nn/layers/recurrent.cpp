@@ -24,6 +24,8 @@ const char* cell_op_name(RecurrentCell c) {
 Recurrent::Recurrent(std::string name, RecurrentCell cell, RecurrentOptions options)
     : Layer(std::move(name)), cell_(cell), options_(std::move(options)) {
   NNFIT_CHECK(options_.units > 0, InvalidArgument, this->name(), ": units must be positive, got ", options_.units);
+  NNFIT_CHECK(options_.dropout >= 0.0 && options_.dropout < 1.0, InvalidArgument, this->name(),
+              ": dropout must be in [0, 1), got ", options_.dropout);
   for (const std::string* act : {&options_.activation, &options_.recurrent_activation}) {
     check_activation(*act, this->name());
     NNFIT_CHECK(*act != "softmax" && *act != "log_softmax", Unsupported, this->name(), ": activation '", *act,
@@ -93,9 +95,13 @@ std::vector<int> Recurrent::call_masked(GraphBuilder& b, const std::vector<int>&
   const int x = inputs.at(0);
   const Shape& s = g.desc(x).shape;  // [N, T, F]
   const std::int64_t n = s[0], t = s[1], f = s[2], h = options_.units, width = gates() * h;
+  int x_in = x;
+  if (b.training() && options_.dropout > 0.0) {
+    x_in = emit_dropout(g, x, options_.dropout, options_.seed, {n, 1, f}, name() + "/input");
+  }
   const bool split_bias = cell_ == RecurrentCell::gru && options_.reset_after && options_.use_bias;
 
-  int xw = g.add("matmul", {emit_reshape(g, x, {n * t, f}, name() + "/flatten_steps"), b.variable(weights_[0])}, {},
+  int xw = g.add("matmul", {emit_reshape(g, x_in, {n * t, f}, name() + "/flatten_steps"), b.variable(weights_[0])}, {},
                  name() + "/input_projection");
   int rb = -1;
   if (options_.use_bias) {

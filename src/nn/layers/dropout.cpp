@@ -1,0 +1,72 @@
+// Dropout and SpatialDropout1D/2D/3D: the dropout op, with a noise shape where decisions
+// are shared; emit_dropout also serves the recurrent layers' input dropout.
+#include "nnfit/core/error.h"
+#include "nnfit/nn/layers.h"
+
+namespace nnfit {
+
+int emit_dropout(Graph& graph, int x, double rate, std::int64_t seed, const std::vector<std::int64_t>& noise,
+                 const std::string& name) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a of the name: layers draw apart
+  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+  Attrs a;
+  a.set("rate", rate);
+  a.set("seed", static_cast<std::int64_t>((h ^ static_cast<std::uint64_t>(seed)) >> 1));
+  if (!noise.empty()) a.set("noise_shape", noise);
+  return graph.add_node("dropout", {x}, a, name + "/dropout")[0];
+}
+
+Dropout::Dropout(std::string name, double rate, std::int64_t seed, std::vector<std::int64_t> noise_shape)
+    : Layer(std::move(name)), rate_(rate), seed_(seed), noise_shape_(std::move(noise_shape)) {
+  NNFIT_CHECK(rate >= 0.0 && rate < 1.0, InvalidArgument, this->name(), ": rate must be in [0, 1), got ", rate);
+}
+
+Shape Dropout::output_shape(const Shape& s) const {
+  if (!noise_shape_.empty()) {
+    NNFIT_CHECK(static_cast<std::int64_t>(noise_shape_.size()) == s.rank() + 1, InvalidArgument, name(),
+                ": noise_shape has ", noise_shape_.size(), " axes, the input ", s.rank() + 1, " (with the batch axis)");
+    for (std::int64_t d = 0; d < s.rank(); ++d) {
+      const std::int64_t n = noise_shape_[static_cast<std::size_t>(d + 1)];
+      NNFIT_CHECK(n == -1 || n == 1 || n == s[d], InvalidArgument, name(), ": noise_shape axis ", d + 1, " is ", n,
+                  "; it must be 1, the input's ", s[d], " or null");
+    }
+  }
+  return s;
+}
+
+std::vector<std::int64_t> Dropout::noise_for(const Shape& batched) const {
+  if (noise_shape_.empty()) return {};
+  std::vector<std::int64_t> noise = noise_shape_;
+  for (std::size_t d = 0; d < noise.size(); ++d) {
+    if (noise[d] == -1 || d == 0) noise[d] = batched[static_cast<std::int64_t>(d)];  // None, and the batch
+  }
+  return noise;
+}
+
+int Dropout::call(GraphBuilder& b, int x) {
+  // Inference and rate 0 are the identity (Keras's Dropout).
+  if (!b.training() || rate_ == 0.0) return x;
+  return emit_dropout(b.graph(), x, rate_, seed_, noise_for(b.graph().desc(x).shape), name());
+}
+
+SpatialDropout::SpatialDropout(std::string name, int rank, double rate, std::int64_t seed, bool channels_first)
+    : Dropout(std::move(name), rate, seed), rank_(rank), channels_first_(channels_first) {
+  NNFIT_CHECK(rank >= 1 && rank <= 3, InvalidArgument, this->name(), ": SpatialDropout has 1, 2 or 3 spatial axes");
+}
+
+Shape SpatialDropout::output_shape(const Shape& s) const {
+  NNFIT_CHECK(s.rank() == rank_ + 1, InvalidArgument, name(), ": ", class_name(), " expects ", rank_,
+              " spatial axes and a channel axis, got ", s.to_string());
+  return s;
+}
+
+std::vector<std::int64_t> SpatialDropout::noise_for(const Shape& batched) const {
+  // One decision per (sample, channel): every spatial position of a feature map together.
+  std::vector<std::int64_t> noise(static_cast<std::size_t>(batched.rank()), 1);
+  noise[0] = batched[0];
+  const std::int64_t channels_axis = channels_first_ ? 1 : batched.rank() - 1;
+  noise[static_cast<std::size_t>(channels_axis)] = batched[channels_axis];
+  return noise;
+}
+
+}  // namespace nnfit
