@@ -1,6 +1,7 @@
-// Shape inference and gradient rule of layer normalization over the last axis
-// (docs/design/ops.md): layer_norm gives y and each row's mean and reciprocal standard
-// deviation, which layer_norm_grad reads back.
+// Shape inference and gradient rules of layer normalization over the last axis and of
+// group normalization (docs/design/ops.md): layer_norm gives y and each row's mean and
+// reciprocal standard deviation, group_norm each (sample, group)'s, which their _grad ops
+// read back.
 #include <map>
 
 #include "nnfit/core/error.h"
@@ -48,6 +49,49 @@ Descs infer_layer_norm_grad(const Descs& in, const Attrs&) {
   return {{in[0].shape, DType::f32}, {c, DType::f32}, {c, DType::f32}};
 }
 
+// group_norm: x [N, ..., C], gamma [C], beta [C] (groups dividing C) -> y like x, and each
+// (sample, group)'s mean and rstd [N, groups].
+Descs infer_group_norm(const Descs& in, const Attrs& a) {
+  NNFIT_CHECK(in.size() == 3, InvalidArgument, "group_norm expects 3 inputs (x, gamma, beta), got ", in.size());
+  NNFIT_CHECK(in[0].shape.rank() >= 2, InvalidArgument, "group_norm needs a batch and a channel axis");
+  NNFIT_CHECK(a.f("epsilon") > 0.0, InvalidArgument, "group_norm: epsilon must be positive");
+  const std::int64_t groups = a.i("groups"), c = in[0].shape.dim(-1);
+  NNFIT_CHECK(groups > 0 && c % groups == 0, InvalidArgument, "group_norm: groups ", groups, " must divide the ", c,
+              " channels");
+  check_channel(in, 1, "group_norm");
+  check_channel(in, 2, "group_norm");
+  const Shape stats{in[0].shape[0], groups};
+  return {{in[0].shape, DType::f32}, {stats, DType::f32}, {stats, DType::f32}};
+}
+
+// x, dy, gamma, mean, rstd -> dx, dgamma, dbeta.
+Descs infer_group_norm_grad(const Descs& in, const Attrs& a) {
+  NNFIT_CHECK(in.size() == 5, InvalidArgument, "group_norm_grad expects 5 inputs (x, dy, gamma, mean, rstd)");
+  NNFIT_CHECK(in[1].shape == in[0].shape, InvalidArgument, "group_norm_grad: dy is not x's shape");
+  check_channel(in, 2, "group_norm_grad");
+  const Shape stats{in[0].shape[0], a.i("groups")};
+  NNFIT_CHECK(in[3].shape == stats && in[4].shape == stats, InvalidArgument, "group_norm_grad: mean and rstd must be ",
+              stats.to_string());
+  const Shape c{in[0].shape.dim(-1)};
+  return {{in[0].shape, DType::f32}, {c, DType::f32}, {c, DType::f32}};
+}
+
+std::vector<int> grad_group_norm(GradContext& c) {
+  const Node n = c.graph.node(c.node);
+  const int dy = c.output_grads[0];
+  std::vector<int> out{-1, -1, -1};
+  if (dy < 0) return out;
+  Attrs a;
+  a.set("epsilon", n.attrs.f("epsilon"));
+  a.set("groups", n.attrs.i("groups"));
+  const std::vector<int> g = c.graph.add_node(
+      "group_norm_grad", {n.inputs[0], dy, n.inputs[1], n.outputs[1], n.outputs[2]}, a, n.name + "/grad");
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (c.needs[i]) out[i] = g[i];
+  }
+  return out;
+}
+
 std::vector<int> grad_layer_norm(GradContext& c) {
   const Node n = c.graph.node(c.node);
   const int dy = c.output_grads[0];
@@ -70,6 +114,8 @@ void add_layer_norm_op_defs(std::map<std::string, OpDef>& m) {
   auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
   add({"layer_norm", infer_layer_norm, grad_layer_norm, {}});
   add({"layer_norm_grad", infer_layer_norm_grad, nullptr, {}});
+  add({"group_norm", infer_group_norm, grad_group_norm, {}});
+  add({"group_norm_grad", infer_group_norm_grad, nullptr, {}});
 }
 
 }  // namespace nnfit

@@ -293,6 +293,13 @@ TEST(GradientCheck, LayerNorm) {
   check({"layer_norm", {{"epsilon", 1e-5}}, {random(Shape{2, 3, 5}, 26), random(Shape{5}, 27, 0.5f, 1.5f), random(Shape{5}, 28)}});
 }
 
+TEST(GradientCheck, GroupNorm) {
+  Attrs a{{"epsilon", 1e-3}, {"groups", std::int64_t{2}}};
+  check({"group_norm", a, {random(Shape{3, 4, 6}, 40), random(Shape{6}, 41, 0.5f, 1.5f), random(Shape{6}, 42)}});
+  a.set("groups", std::int64_t{3});
+  check({"group_norm", a, {random(Shape{2, 3}, 43), random(Shape{3}, 44, 0.5f, 1.5f), random(Shape{3}, 45)}});
+}
+
 TEST(GradientCheck, BatchNormAndDropout) {
   check({"batch_norm_train", {{"epsilon", 1e-3}}, {random(Shape{6, 2, 3}, 19), random(Shape{3}, 20, 0.5f, 1.5f), random(Shape{3}, 21)}});
   Attrs d;

@@ -243,6 +243,27 @@ TEST(KerasConfig, DropoutFormsReadAndRoundTrip) {
   });
 }
 
+TEST(KerasConfig, GroupNormalizationReadsAndRoundTrips) {
+  const std::string json = keras3_model(
+      "[null, 5, 8]", layer("GroupNormalization", R"({"name": "gn", "groups": 4, "axis": -1, "epsilon": 1e-05, "center": false, "scale": true, "beta_initializer": {"module": "keras.initializers", "class_name": "Zeros", "config": {}, "registered_name": null}, "gamma_initializer": {"module": "keras.initializers", "class_name": "Ones", "config": {}, "registered_name": null}, "beta_regularizer": null, "gamma_regularizer": null, "beta_constraint": null, "gamma_constraint": null})"));
+  auto m = sequential_from_keras_json(json, "gn.json");
+  m->build();
+  EXPECT_EQ(m->layers()[0]->count_params(), 8);  // gamma only
+  auto again = sequential_from_keras_json(model_to_keras_json(*m), "again.json");
+  const auto& o = dynamic_cast<const GroupNormalization&>(*again->layers()[0]).options();
+  EXPECT_EQ(o.groups, 4);
+  EXPECT_DOUBLE_EQ(o.epsilon, 1e-5);
+  EXPECT_FALSE(o.center);
+  expect_config_errors({
+      {keras3_model("[null, 5, 6]", layer("GroupNormalization", R"({"name": "gn", "groups": 4})")),
+       "layers[1] (gn): groups 4 must divide the 6 channels of (5, 6)"},
+      {keras3_model("[null, 5, 6]", layer("GroupNormalization", R"({"name": "gn", "groups": 0})")),
+       "layers[1] (gn): \"groups\" must be positive, got 0"},
+      {keras3_model("[null, 5, 6]", layer("GroupNormalization", R"({"name": "gn", "groups": 2, "axis": 1})")),
+       "layers[1] (gn): \"axis\" = 1 is not supported (only the last axis, -1)"},
+  });
+}
+
 TEST(KerasConfig, RescalingAndUnitNormalizationReadAndRoundTrip) {
   const std::string json = keras3_model(
       "[null, 4, 3]", layer("Rescaling", R"({"name": "rs", "scale": 0.00392156862745098, "offset": -0.5})") + ", " +

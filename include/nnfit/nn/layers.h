@@ -404,4 +404,28 @@ class LayerNormalization final : public Layer {
   LayerNormalizationOptions options_;
 };
 
+// GroupNormalization over the channels (Keras's axis=-1): the channels split into `groups`
+// of consecutive ones; each sample's group is normalized over its positions and channels
+// (population variance), then gamma and beta per channel.
+struct GroupNormalizationOptions {
+  std::int64_t groups = 32;
+  double epsilon = 1e-3;
+  bool center = true;
+  bool scale = true;
+};
+
+class GroupNormalization final : public Layer {
+ public:
+  GroupNormalization(std::string name, GroupNormalizationOptions options);
+  std::string class_name() const override { return "GroupNormalization"; }
+  const GroupNormalizationOptions& options() const { return options_; }
+  void build(const Shape& input_shape, WeightFactory& weights) override;
+  Shape output_shape(const Shape& input_shape) const override;
+  int call(GraphBuilder& builder, int x) override;
+  std::vector<Weight*> saved_weights() override;
+
+ private:
+  GroupNormalizationOptions options_;
+};
+
 }  // namespace nnfit

@@ -87,7 +87,111 @@ class RefLayerNorm final : public Kernel {
   double epsilon_;
 };
 
+// group_norm over x [N, S..., C] seen as [N, S, G, C/G]: statistics per (n, g) over S and
+// C/G, in double; the backward pass is layer_norm's within each group, with gamma per channel.
+class RefGroupNorm final : public Kernel {
+ public:
+  RefGroupNorm(bool grad, std::int64_t n, std::int64_t s, std::int64_t c, std::int64_t groups, double epsilon)
+      : grad_(grad), n_(n), s_(s), c_(c), g_(groups), epsilon_(epsilon) {}
+
+  void run(const KernelArgs& args) override { grad_ ? backward(args) : forward(args); }
+
+ private:
+  // Calls f(index into x, channel) for every element of group g of sample i.
+  template <typename F>
+  void each(std::int64_t i, std::int64_t g, F&& f) const {
+    const std::int64_t width = c_ / g_;
+    for (std::int64_t p = 0; p < s_; ++p) {
+      for (std::int64_t k = 0; k < width; ++k) {
+        const std::int64_t ch = g * width + k;
+        f((i * s_ + p) * c_ + ch, ch);
+      }
+    }
+  }
+
+  void forward(const KernelArgs& args) const {
+    const auto* x = static_cast<const float*>(args.inputs[0]);
+    const auto* gamma = static_cast<const float*>(args.inputs[1]);
+    const auto* beta = static_cast<const float*>(args.inputs[2]);
+    auto* y = static_cast<float*>(args.outputs[0]);
+    auto* mean_out = static_cast<float*>(args.outputs[1]);
+    auto* rstd_out = static_cast<float*>(args.outputs[2]);
+    const double count = static_cast<double>(s_ * (c_ / g_));
+    for (std::int64_t i = 0; i < n_; ++i) {
+      for (std::int64_t g = 0; g < g_; ++g) {
+        double mean = 0.0, var = 0.0;
+        each(i, g, [&](std::int64_t at, std::int64_t) { mean += x[at]; });
+        mean /= count;
+        each(i, g, [&](std::int64_t at, std::int64_t) { var += (x[at] - mean) * (x[at] - mean); });
+        const double rstd = 1.0 / std::sqrt(var / count + epsilon_);
+        each(i, g, [&](std::int64_t at, std::int64_t ch) {
+          y[at] = static_cast<float>((x[at] - mean) * rstd * gamma[ch] + beta[ch]);
+        });
+        mean_out[i * g_ + g] = static_cast<float>(mean);
+        rstd_out[i * g_ + g] = static_cast<float>(rstd);
+      }
+    }
+  }
+
+  void backward(const KernelArgs& args) const {
+    const auto* x = static_cast<const float*>(args.inputs[0]);
+    const auto* dy = static_cast<const float*>(args.inputs[1]);
+    const auto* gamma = static_cast<const float*>(args.inputs[2]);
+    const auto* mean = static_cast<const float*>(args.inputs[3]);
+    const auto* rstd = static_cast<const float*>(args.inputs[4]);
+    auto* dx = static_cast<float*>(args.outputs[0]);
+    auto* dgamma = static_cast<float*>(args.outputs[1]);
+    auto* dbeta = static_cast<float*>(args.outputs[2]);
+    std::vector<double> dg(static_cast<std::size_t>(c_), 0.0), db(static_cast<std::size_t>(c_), 0.0);
+    const double count = static_cast<double>(s_ * (c_ / g_));
+    for (std::int64_t i = 0; i < n_; ++i) {
+      for (std::int64_t g = 0; g < g_; ++g) {
+        const double m = mean[i * g_ + g], r = rstd[i * g_ + g];
+        double mean_g = 0.0, mean_gx = 0.0;
+        each(i, g, [&](std::int64_t at, std::int64_t ch) {
+          const double xhat = (x[at] - m) * r, gd = static_cast<double>(dy[at]) * gamma[ch];
+          mean_g += gd;
+          mean_gx += gd * xhat;
+          dg[static_cast<std::size_t>(ch)] += dy[at] * xhat;
+          db[static_cast<std::size_t>(ch)] += dy[at];
+        });
+        mean_g /= count;
+        mean_gx /= count;
+        each(i, g, [&](std::int64_t at, std::int64_t ch) {
+          const double xhat = (x[at] - m) * r, gd = static_cast<double>(dy[at]) * gamma[ch];
+          dx[at] = static_cast<float>(r * (gd - mean_g - xhat * mean_gx));
+        });
+      }
+    }
+    for (std::int64_t ch = 0; ch < c_; ++ch) {
+      dgamma[ch] = static_cast<float>(dg[static_cast<std::size_t>(ch)]);
+      dbeta[ch] = static_cast<float>(db[static_cast<std::size_t>(ch)]);
+    }
+  }
+
+  bool grad_;
+  std::int64_t n_, s_, c_, g_;
+  double epsilon_;
+};
+
 }  // namespace
+
+std::unique_ptr<Kernel> make_ref_group_norm(const KernelDesc& d, std::string* why_not) {
+  for (const auto* list : {&d.inputs, &d.outputs}) {
+    for (const TensorDesc& t : *list) {
+      if (t.dtype != DType::f32) {
+        if (why_not) *why_not = d.op + ": only float32 is supported, got " + std::string(dtype_name(t.dtype));
+        return nullptr;
+      }
+    }
+  }
+  const Shape& x = d.inputs.at(0).shape;
+  NNFIT_CHECK(x.rank() >= 2, InvalidArgument, d.op, ": x needs a batch and a channel axis");
+  const std::int64_t n = x[0], c = x.dim(-1), s = n == 0 || c == 0 ? 0 : x.numel() / (n * c);
+  const std::int64_t groups = d.attrs.i("groups");
+  NNFIT_CHECK(groups > 0 && c % groups == 0, InvalidArgument, d.op, ": groups ", groups, " must divide ", c);
+  return std::make_unique<RefGroupNorm>(d.op == "group_norm_grad", n, s, c, groups, d.attrs.f("epsilon"));
+}
 
 std::unique_ptr<Kernel> make_ref_layer_norm(const KernelDesc& d, std::string* why_not) {
   for (const auto* list : {&d.inputs, &d.outputs}) {

@@ -24,6 +24,8 @@ std::unique_ptr<Kernel> make_ref_reduce(const KernelDesc& desc, std::string* why
 std::unique_ptr<Kernel> make_ref_prelu(const KernelDesc& desc, std::string* why_not);
 // ref_layer_norm.cpp: layer_norm and layer_norm_grad.
 std::unique_ptr<Kernel> make_ref_layer_norm(const KernelDesc& desc, std::string* why_not);
+// group_norm and group_norm_grad (ref_layer_norm.cpp).
+std::unique_ptr<Kernel> make_ref_group_norm(const KernelDesc& desc, std::string* why_not);
 // gather, gather_grad (ref_gather.cpp): ids of int32, int64 or float32.
 // sequence_mask, apply_mask, masked_mean, masked_mean_grad (ref_mask.cpp).
 std::unique_ptr<Kernel> make_ref_mask(const KernelDesc& desc, std::string* why_not);

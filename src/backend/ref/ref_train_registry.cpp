@@ -51,6 +51,8 @@ void register_ref_train_kernels(KernelRegistry& registry) {
       {"prelu_grad", make_ref_prelu},
       {"layer_norm", make_ref_layer_norm},
       {"layer_norm_grad", make_ref_layer_norm},
+      {"group_norm", make_ref_group_norm},
+      {"group_norm_grad", make_ref_group_norm},
       {"gather", make_ref_gather},
       {"gather_grad", make_ref_gather},
       {"sequence_mask", make_ref_mask},

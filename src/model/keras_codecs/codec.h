@@ -48,7 +48,7 @@ const LayerFamily& activation_layers();     // Activation, ReLU, LeakyReLU, ELU,
 const LayerFamily& conv_layers();           // Conv1D/2D, Depthwise-, Separable- and transposed convolutions
 const LayerFamily& pooling_layers();        // local and global pooling
 const LayerFamily& reshaping_layers();      // padding, cropping, upsampling, Permute, RepeatVector
-const LayerFamily& normalization_layers();  // BatchNormalization, LayerNormalization, UnitNormalization
+const LayerFamily& normalization_layers();  // Batch-, Layer-, Group- and UnitNormalization
 const LayerFamily& merge_layers();          // Add, ..., Concatenate, Dot
 const LayerFamily& recurrent_layers();      // SimpleRNN, LSTM, GRU, Bidirectional
 const LayerFamily& preprocessing_layers();  // Rescaling

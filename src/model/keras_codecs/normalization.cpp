@@ -1,5 +1,5 @@
 // Keras codecs of the normalization layers: BatchNormalization, LayerNormalization,
-// UnitNormalization.
+// GroupNormalization, UnitNormalization.
 #include "model/keras_codecs/codec.h"
 
 #include "nnfit/nn/layers.h"
@@ -63,6 +63,32 @@ LayerPtr read_layer_norm(const Reader& r, const std::string& p, const json& c, c
   return std::make_unique<LayerNormalization>(name, o);
 }
 
+LayerPtr read_group_norm(const Reader& r, const std::string& p, const json& c, const std::string& name,
+                         const Shape& in) {
+  check_keys(r, p, c, kCommon,
+             {"groups", "axis", "epsilon", "center", "scale", "beta_initializer", "gamma_initializer",
+              "beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
+  require_null(r, p, c, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
+  const json* axis = value(c, "axis");
+  if (axis && !is_last_axis(*axis, in)) {
+    r.unsupported(p, "\"axis\" = " + show(*axis) + " is not supported (only the last axis, -1)");
+  }
+  for (const auto& [key, def] : {std::pair<const char*, const char*>{"beta_initializer", "zeros"},
+                                 std::pair<const char*, const char*>{"gamma_initializer", "ones"}}) {
+    if (get_initializer(r, p, c, key, def) != def) {
+      r.unsupported(p, std::string("\"") + key + "\" other than " + def + " is not supported");
+    }
+  }
+  GroupNormalizationOptions o;
+  o.groups = get_int(r, p, c, "groups", o.groups);
+  if (o.groups <= 0) r.invalid(p, "\"groups\" must be positive, got " + std::to_string(o.groups));
+  o.epsilon = get_number(r, p, c, "epsilon", o.epsilon);
+  if (!(o.epsilon > 0.0)) r.invalid(p, "\"epsilon\" must be positive, got " + show(c["epsilon"]));
+  o.center = get_bool(r, p, c, "center", o.center);
+  o.scale = get_bool(r, p, c, "scale", o.scale);
+  return std::make_unique<GroupNormalization>(name, o);
+}
+
 LayerPtr read_unit_norm(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
   check_keys(r, p, c, kCommon, {"axis"});
   const json* axis = value(c, "axis");
@@ -78,6 +104,14 @@ LayerPtr read_unit_norm(const Reader& r, const std::string& p, const json& c, co
 }
 
 bool write_normalization(const Writer& w, const Layer& l, ojson& c) {
+  if (auto* gn = dynamic_cast<const GroupNormalization*>(&l)) {
+    const GroupNormalizationOptions& o = gn->options();
+    c.update({{"groups", o.groups}, {"axis", -1}, {"epsilon", o.epsilon}, {"center", o.center}, {"scale", o.scale},
+              {"beta_initializer", write_initializer("zeros")}, {"gamma_initializer", write_initializer("ones")},
+              {"beta_regularizer", nullptr}, {"gamma_regularizer", nullptr}, {"beta_constraint", nullptr},
+              {"gamma_constraint", nullptr}});
+    return true;
+  }
   if (auto* un = dynamic_cast<const UnitNormalization*>(&l)) {
     c["axis"] = un->axis();
     return true;
@@ -111,7 +145,7 @@ bool write_normalization(const Writer& w, const Layer& l, ojson& c) {
 const LayerFamily& normalization_layers() {
   static const LayerFamily family{
       {{"BatchNormalization", read_batch_norm}, {"LayerNormalization", read_layer_norm},
-       {"UnitNormalization", read_unit_norm}},
+       {"UnitNormalization", read_unit_norm}, {"GroupNormalization", read_group_norm}},
       write_normalization};
   return family;
 }
