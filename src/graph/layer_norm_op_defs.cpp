@@ -76,45 +76,32 @@ Descs infer_group_norm_grad(const Descs& in, const Attrs& a) {
   return {{in[0].shape, DType::f32}, {c, DType::f32}, {c, DType::f32}};
 }
 
-std::vector<int> grad_group_norm(GradContext& c) {
+// Both normalizations: mean and rstd are statistics for the gradient only; nothing
+// differentiates through them. The _grad op takes the forward's attrs.
+template <const char* kGradOp>
+std::vector<int> grad_normalization(GradContext& c) {
   const Node n = c.graph.node(c.node);
   const int dy = c.output_grads[0];
   std::vector<int> out{-1, -1, -1};
   if (dy < 0) return out;
-  Attrs a;
-  a.set("epsilon", n.attrs.f("epsilon"));
-  a.set("groups", n.attrs.i("groups"));
-  const std::vector<int> g = c.graph.add_node(
-      "group_norm_grad", {n.inputs[0], dy, n.inputs[1], n.outputs[1], n.outputs[2]}, a, n.name + "/grad");
+  const std::vector<int> g =
+      c.graph.add_node(kGradOp, {n.inputs[0], dy, n.inputs[1], n.outputs[1], n.outputs[2]}, n.attrs, n.name + "/grad");
   for (std::size_t i = 0; i < 3; ++i) {
     if (c.needs[i]) out[i] = g[i];
   }
   return out;
 }
 
-std::vector<int> grad_layer_norm(GradContext& c) {
-  const Node n = c.graph.node(c.node);
-  const int dy = c.output_grads[0];
-  std::vector<int> out{-1, -1, -1};
-  if (dy < 0) return out;
-  // mean and rstd are statistics for the gradient only; nothing differentiates through them.
-  Attrs a;
-  a.set("epsilon", n.attrs.f("epsilon"));
-  const std::vector<int> g = c.graph.add_node(
-      "layer_norm_grad", {n.inputs[0], dy, n.inputs[1], n.outputs[1], n.outputs[2]}, a, n.name + "/grad");
-  for (std::size_t i = 0; i < 3; ++i) {
-    if (c.needs[i]) out[i] = g[i];
-  }
-  return out;
-}
+constexpr char kLayerNormGrad[] = "layer_norm_grad";
+constexpr char kGroupNormGrad[] = "group_norm_grad";
 
 }  // namespace
 
 void add_layer_norm_op_defs(std::map<std::string, OpDef>& m) {
   auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
-  add({"layer_norm", infer_layer_norm, grad_layer_norm, {}});
+  add({"layer_norm", infer_layer_norm, grad_normalization<kLayerNormGrad>, {}});
   add({"layer_norm_grad", infer_layer_norm_grad, nullptr, {}});
-  add({"group_norm", infer_group_norm, grad_group_norm, {}});
+  add({"group_norm", infer_group_norm, grad_normalization<kGroupNormGrad>, {}});
   add({"group_norm_grad", infer_group_norm_grad, nullptr, {}});
 }
 

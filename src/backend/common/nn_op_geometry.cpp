@@ -268,4 +268,16 @@ Shape checked_elementwise(const KernelDesc& desc) {
   return s;
 }
 
+bool all_float32(const KernelDesc& d, std::string* why_not) {
+  for (const auto* list : {&d.inputs, &d.outputs}) {
+    for (const TensorDesc& t : *list) {
+      if (t.dtype != DType::f32) {
+        if (why_not) *why_not = d.op + ": only float32 is supported, got " + std::string(dtype_name(t.dtype));
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace nnfit

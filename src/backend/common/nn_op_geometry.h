@@ -77,6 +77,9 @@ Window2d pool_window(const KernelDesc& desc, const Shape& x);
 
 // Throws InvalidArgument unless `got` equals `want`; `what` names the tensor ("input 1 (w)").
 void expect_shape(const KernelDesc& desc, const Shape& got, const Shape& want, const char* what);
+// Whether every input and output is float32; if not, false with *why_not naming the first
+// other dtype (a kernel factory declines).
+bool all_float32(const KernelDesc& desc, std::string* why_not);
 // Throws InvalidArgument unless desc has exactly this many inputs and outputs, all f32.
 void expect_arity_f32(const KernelDesc& desc, std::size_t inputs, std::size_t outputs);
 // The `key` attribute as a Shape (input_shape, filter_shape); InvalidArgument if absent.

@@ -476,14 +476,7 @@ class RnnScan final : public Kernel {
 }  // namespace
 
 std::unique_ptr<Kernel> make_rnn_scan(const KernelDesc& d, RnnGemm gemm, bool parallel, std::string* why_not) {
-  for (const auto* list : {&d.inputs, &d.outputs}) {
-    for (const TensorDesc& t : *list) {
-      if (t.dtype != DType::f32) {
-        if (why_not) *why_not = d.op + ": only float32 is supported, got " + std::string(dtype_name(t.dtype));
-        return nullptr;
-      }
-    }
-  }
+  if (!all_float32(d, why_not)) return nullptr;
   return std::make_unique<RnnScan>(d, gemm, parallel);
 }
 

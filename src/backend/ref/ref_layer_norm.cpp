@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "backend/common/nn_op_geometry.h"
 #include "backend/ref/ref_train_kernels.h"
 #include "nnfit/core/error.h"
 
@@ -177,14 +178,7 @@ class RefGroupNorm final : public Kernel {
 }  // namespace
 
 std::unique_ptr<Kernel> make_ref_group_norm(const KernelDesc& d, std::string* why_not) {
-  for (const auto* list : {&d.inputs, &d.outputs}) {
-    for (const TensorDesc& t : *list) {
-      if (t.dtype != DType::f32) {
-        if (why_not) *why_not = d.op + ": only float32 is supported, got " + std::string(dtype_name(t.dtype));
-        return nullptr;
-      }
-    }
-  }
+  if (!all_float32(d, why_not)) return nullptr;
   const Shape& x = d.inputs.at(0).shape;
   NNFIT_CHECK(x.rank() >= 2, InvalidArgument, d.op, ": x needs a batch and a channel axis");
   const std::int64_t n = x[0], c = x.dim(-1), s = n == 0 || c == 0 ? 0 : x.numel() / (n * c);
@@ -194,14 +188,7 @@ std::unique_ptr<Kernel> make_ref_group_norm(const KernelDesc& d, std::string* wh
 }
 
 std::unique_ptr<Kernel> make_ref_layer_norm(const KernelDesc& d, std::string* why_not) {
-  for (const auto* list : {&d.inputs, &d.outputs}) {
-    for (const TensorDesc& t : *list) {
-      if (t.dtype != DType::f32) {
-        if (why_not) *why_not = d.op + ": only float32 is supported, got " + std::string(dtype_name(t.dtype));
-        return nullptr;
-      }
-    }
-  }
+  if (!all_float32(d, why_not)) return nullptr;
   const Shape& x = d.inputs.at(0).shape;
   NNFIT_CHECK(x.rank() >= 1, InvalidArgument, d.op, ": x needs at least one axis");
   const std::int64_t cols = x.dim(-1), rows = cols == 0 ? 0 : x.numel() / cols;

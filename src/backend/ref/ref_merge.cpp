@@ -4,24 +4,13 @@
 #include <cmath>
 #include <cstring>
 
+#include "backend/common/nn_op_geometry.h"
 #include "backend/ref/ref_train_kernels.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit {
 
 namespace {
-
-bool all_f32(const KernelDesc& d, std::string* why_not) {
-  for (const auto* list : {&d.inputs, &d.outputs}) {
-    for (const TensorDesc& t : *list) {
-      if (t.dtype != DType::f32) {
-        if (why_not) *why_not = d.op + ": only float32 is supported, got " + std::string(dtype_name(t.dtype));
-        return false;
-      }
-    }
-  }
-  return true;
-}
 
 struct AxisView {
   std::int64_t outer = 1, axis = 1, inner = 1;
@@ -193,7 +182,7 @@ class L2Normalize final : public Kernel {
 }  // namespace
 
 std::unique_ptr<Kernel> make_ref_merge(const KernelDesc& d, std::string* why_not) {
-  if (!all_f32(d, why_not)) return nullptr;
+  if (!all_float32(d, why_not)) return nullptr;
   const Shape& s = d.inputs.at(0).shape;
   if (d.op == "sub" || d.op == "mul" || d.op == "maximum" || d.op == "minimum") {
     return std::make_unique<Binary>(d.op, s.numel());

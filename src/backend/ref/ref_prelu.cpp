@@ -4,6 +4,7 @@
 // negative inputs of every position alpha is shared by, in double.
 #include <vector>
 
+#include "backend/common/nn_op_geometry.h"
 #include "backend/ref/ref_train_kernels.h"
 #include "nnfit/core/error.h"
 
@@ -93,14 +94,7 @@ class RefPrelu final : public Kernel {
 }  // namespace
 
 std::unique_ptr<Kernel> make_ref_prelu(const KernelDesc& d, std::string* why_not) {
-  for (const auto* list : {&d.inputs, &d.outputs}) {
-    for (const TensorDesc& t : *list) {
-      if (t.dtype != DType::f32) {
-        if (why_not) *why_not = d.op + ": only float32 is supported, got " + std::string(dtype_name(t.dtype));
-        return nullptr;
-      }
-    }
-  }
+  if (!all_float32(d, why_not)) return nullptr;
   NNFIT_CHECK(d.inputs.size() >= 2 && d.inputs[1].shape.rank() == d.inputs[0].shape.rank() - 1, InvalidArgument,
               d.op, ": alpha must have x's rank minus the batch axis");
   return std::make_unique<RefPrelu>(d.op == "prelu_grad", prelu_view(d.inputs[0].shape, d.inputs[1].shape));

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "backend/common/reduce_view.h"
+#include "backend/common/nn_op_geometry.h"
 #include "backend/ref/ref_train_kernels.h"
 #include "nnfit/core/error.h"
 
@@ -57,14 +58,7 @@ class RefReduce final : public Kernel {
 }  // namespace
 
 std::unique_ptr<Kernel> make_ref_reduce(const KernelDesc& d, std::string* why_not) {
-  for (const auto* list : {&d.inputs, &d.outputs}) {
-    for (const TensorDesc& t : *list) {
-      if (t.dtype != DType::f32) {
-        if (why_not) *why_not = d.op + ": only float32 is supported, got " + std::string(dtype_name(t.dtype));
-        return nullptr;
-      }
-    }
-  }
+  if (!all_float32(d, why_not)) return nullptr;
   const Shape& x = d.op == "reduce_mean_grad" ? d.outputs.at(0).shape : d.inputs.at(0).shape;
   return std::make_unique<RefReduce>(d.op, reduce_view(x, d.attrs.ints("axes")));
 }

@@ -38,13 +38,9 @@ LayerPtr read_batch_norm(const Reader& r, const std::string& p, const json& c, c
   return std::make_unique<BatchNormalization>(name, o);
 }
 
-LayerPtr read_layer_norm(const Reader& r, const std::string& p, const json& c, const std::string& name,
-                         const Shape& in) {
-  check_keys(r, p, c, kCommon,
-             {"axis", "epsilon", "center", "scale", "rms_scaling", "beta_initializer", "gamma_initializer",
-              "beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
-  require_null(r, p, c, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
-  require_value(r, p, c, "rms_scaling", false);
+// LayerNormalization's and GroupNormalization's shared keys: the last axis only, and
+// beta/gamma at their default initializers.
+void check_last_axis_affine(const Reader& r, const std::string& p, const json& c, const Shape& in) {
   const json* axis = value(c, "axis");
   if (axis && !is_last_axis(*axis, in)) {
     r.unsupported(p, "\"axis\" = " + show(*axis) + " is not supported (only the last axis, -1)");
@@ -55,6 +51,16 @@ LayerPtr read_layer_norm(const Reader& r, const std::string& p, const json& c, c
       r.unsupported(p, std::string("\"") + key + "\" other than " + def + " is not supported");
     }
   }
+}
+
+LayerPtr read_layer_norm(const Reader& r, const std::string& p, const json& c, const std::string& name,
+                         const Shape& in) {
+  check_keys(r, p, c, kCommon,
+             {"axis", "epsilon", "center", "scale", "rms_scaling", "beta_initializer", "gamma_initializer",
+              "beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
+  require_null(r, p, c, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
+  require_value(r, p, c, "rms_scaling", false);
+  check_last_axis_affine(r, p, c, in);
   LayerNormalizationOptions o;
   o.epsilon = get_number(r, p, c, "epsilon", o.epsilon);
   if (!(o.epsilon > 0.0)) r.invalid(p, "\"epsilon\" must be positive, got " + show(c["epsilon"]));
@@ -69,16 +75,7 @@ LayerPtr read_group_norm(const Reader& r, const std::string& p, const json& c, c
              {"groups", "axis", "epsilon", "center", "scale", "beta_initializer", "gamma_initializer",
               "beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
   require_null(r, p, c, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
-  const json* axis = value(c, "axis");
-  if (axis && !is_last_axis(*axis, in)) {
-    r.unsupported(p, "\"axis\" = " + show(*axis) + " is not supported (only the last axis, -1)");
-  }
-  for (const auto& [key, def] : {std::pair<const char*, const char*>{"beta_initializer", "zeros"},
-                                 std::pair<const char*, const char*>{"gamma_initializer", "ones"}}) {
-    if (get_initializer(r, p, c, key, def) != def) {
-      r.unsupported(p, std::string("\"") + key + "\" other than " + def + " is not supported");
-    }
-  }
+  check_last_axis_affine(r, p, c, in);
   GroupNormalizationOptions o;
   o.groups = get_int(r, p, c, "groups", o.groups);
   if (o.groups <= 0) r.invalid(p, "\"groups\" must be positive, got " + std::to_string(o.groups));
