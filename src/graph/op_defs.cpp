@@ -480,6 +480,7 @@ void add_layer_norm_op_defs(std::map<std::string, OpDef>& catalogue);  // layer_
 void add_rnn_op_defs(std::map<std::string, OpDef>& catalogue);         // rnn_op_defs.cpp
 void add_gather_op_defs(std::map<std::string, OpDef>& catalogue);      // gather_op_defs.cpp
 void add_mask_op_defs(std::map<std::string, OpDef>& catalogue);        // mask_op_defs.cpp
+void add_attention_op_defs(std::map<std::string, OpDef>& catalogue);   // attention_op_defs.cpp
 
 namespace {
 
@@ -527,6 +528,7 @@ std::map<std::string, OpDef> build_catalogue() {
   add_rnn_op_defs(m);
   add_gather_op_defs(m);
   add_mask_op_defs(m);
+  add_attention_op_defs(m);
   return m;
 }
 

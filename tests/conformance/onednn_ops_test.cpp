@@ -75,6 +75,23 @@ TEST(OnednnMatmul, MlpSizes) {
   expect_matches_reference(dw, {random_tensor({128, 784}, 5), random_tensor({128, 64}, 6)}, 5e-4f);
 }
 
+// batch_matmul (Dot's and the attention layers' scores and contexts): every transpose
+// combination of [B, M, K]·[B, K, N] against the reference, at attention's sizes too.
+TEST(OnednnBatchMatmul, AllTransposeCombosAndAttentionSizes) {
+  const std::int64_t bt = 3, m = 7, k = 5, n = 4;
+  for (int ta = 0; ta < 2; ++ta) {
+    for (int tb = 0; tb < 2; ++tb) {
+      SCOPED_TRACE("transpose_a=" + std::to_string(ta) + " transpose_b=" + std::to_string(tb));
+      Shape a = ta ? Shape{bt, k, m} : Shape{bt, m, k};
+      Shape b = tb ? Shape{bt, n, k} : Shape{bt, k, n};
+      auto d = make_desc("batch_matmul", {{"transpose_a", ta}, {"transpose_b", tb}}, {a, b}, {{bt, m, n}});
+      expect_matches_reference(d, {random_tensor(a, 11), random_tensor(b, 12)});
+    }
+  }
+  auto scores = make_desc("batch_matmul", {{"transpose_b", 1}}, {{64, 32, 16}, {64, 32, 16}}, {{64, 32, 32}});
+  expect_matches_reference(scores, {random_tensor({64, 32, 16}, 13), random_tensor({64, 32, 16}, 14)}, 1e-4f);
+}
+
 TEST(OnednnFusedMatmul, EachActivation) {
   for (const char* act : {"linear", "relu", "sigmoid", "tanh", "gelu"}) {
     SCOPED_TRACE(act);

@@ -314,5 +314,29 @@ TEST(RefTrainValues, MaskOps) {
   expect_values(mean[0], {4, 5}, 1e-6f, "masked_mean");
 }
 
+// attention_mask ANDs the query and value masks, an explicit mask and the causal band;
+// masked_softmax is Keras's Softmax with that mask: masked scores get nothing, a row with
+// no key left is uniform (Keras's dot_product_attention) or zero (its Softmax layer, with
+// zero_masked_rows), and each of the heads reads its sample's mask.
+TEST(RefTrainValues, AttentionMaskAndMaskedSoftmax) {
+  Attrs a{{"query_len", std::int64_t{2}}, {"key_len", std::int64_t{3}}, {"has_query_mask", std::int64_t{1}},
+          {"has_value_mask", std::int64_t{1}}, {"has_attention_mask", std::int64_t{1}}, {"causal", std::int64_t{1}}};
+  auto m = run_ref("attention_mask", a,
+                   {make(Shape{1, 2}, {1, 1}), make(Shape{1, 3}, {1, 1, 0}), make(Shape{1, 2, 3}, {1, 1, 1, 0, 1, 1})},
+                   {TensorDesc{Shape{1, 2, 3}}});
+  expect_values(m[0], {1, 0, 0, 0, 1, 0}, 0, "attention_mask");
+  auto band = run_ref("attention_mask", {{"query_len", std::int64_t{3}}, {"key_len", std::int64_t{3}}, {"window", std::int64_t{2}}},
+                      {}, {TensorDesc{Shape{1, 3, 3}}});
+  expect_values(band[0], {1, 1, 0, 1, 1, 1, 0, 1, 1}, 0, "window band");
+  Tensor mask = make(Shape{1, 2, 3}, {1, 1, 0, 0, 0, 0});
+  Tensor x = make(Shape{2, 2, 3}, {0, std::log(3.0f), 50, 1, 2, 3, 1, 1, 7, 0, 0, 0});
+  auto y = run_ref("masked_softmax", {}, {x, mask}, {TensorDesc{Shape{2, 2, 3}}});
+  const float third = 1.0f / 3.0f;
+  expect_values(y[0], {0.25f, 0.75f, 0, third, third, third, 0.5f, 0.5f, 0, third, third, third}, 1e-6f,
+                "masked_softmax");
+  auto z = run_ref("masked_softmax", {{"zero_masked_rows", std::int64_t{1}}}, {x, mask}, {TensorDesc{Shape{2, 2, 3}}});
+  expect_values(z[0], {0.25f, 0.75f, 0, 0, 0, 0, 0.5f, 0.5f, 0, 0, 0, 0}, 1e-6f, "masked_softmax zeroed rows");
+}
+
 }  // namespace
 }  // namespace nnfit

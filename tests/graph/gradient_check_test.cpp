@@ -348,6 +348,19 @@ TEST(GradientCheck, MaskOps) {
   check(mean);
 }
 
+// masked_softmax: the gradient reaches unmasked scores only, also in a row with no key
+// left (uniform there, with no gradient) and with the heads sharing a sample's mask.
+TEST(GradientCheck, MaskedSoftmax) {
+  Tensor mask = Tensor::zeros(Shape{2, 3, 4});
+  const float m[] = {1, 1, 0, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 1, 1, 0, 1};
+  std::copy(std::begin(m), std::end(m), mask.data<float>());
+  for (std::int64_t zero_rows : {0, 1}) {
+    Case c{"masked_softmax", {{"zero_masked_rows", zero_rows}}, {random(Shape{4, 3, 4}, 34, -2.0f, 2.0f), mask}};
+    c.constants = {1};
+    check(c);
+  }
+}
+
 // The recurrent scan: every cell, through each of its outputs (the sequence, the last h,
 // LSTM's last c), backwards, masked (outputs kept or zeroed) and from initial states.
 TEST(GradientCheck, RecurrentScan) {

@@ -1,6 +1,6 @@
-// oneDNN matmul and fused_matmul. Transposed operands are described by format_tag::ba on
-// the logical [M,K] / [K,N] dims (no copy); fused_matmul carries the bias in the primitive
-// and the activation as an eltwise post-op.
+// oneDNN matmul, fused_matmul and batch_matmul. Transposed operands are described by
+// format_tag::ba (acb with a batch axis) on the logical [M,K] / [K,N] dims (no copy);
+// fused_matmul carries the bias in the primitive and the activation as an eltwise post-op.
 #include "backend/cpu/onednn_common.h"
 #include "backend/cpu/onednn_kernels.h"
 
@@ -13,11 +13,16 @@ using namespace onednn;
 // Owns one matmul primitive; run() from one thread at a time.
 class OnednnMatmul final : public Kernel {
  public:
-  OnednnMatmul(const KernelDesc& desc, const MatmulGeometry& g, bool fused, ActivationKind act)
+  // batch > 0: batch_matmul's [batch, M, K]·[batch, K, N].
+  OnednnMatmul(const KernelDesc& desc, const MatmulGeometry& g, bool fused, ActivationKind act, std::int64_t batch = 0)
       : node_(desc.node_name), fused_(fused) {
-    memory::desc a = f32_md({g.m, g.k}, g.transpose_a ? Tag::ba : Tag::ab);
-    memory::desc b = f32_md({g.k, g.n}, g.transpose_b ? Tag::ba : Tag::ab);
-    memory::desc c = f32_md({g.m, g.n}, Tag::ab);
+    const auto md = [batch](std::int64_t r, std::int64_t c, bool transposed) {
+      if (batch == 0) return f32_md({r, c}, transposed ? Tag::ba : Tag::ab);
+      return f32_md({batch, r, c}, transposed ? Tag::acb : Tag::abc);
+    };
+    memory::desc a = md(g.m, g.k, g.transpose_a);
+    memory::desc b = md(g.k, g.n, g.transpose_b);
+    memory::desc c = md(g.m, g.n, false);
     memory::desc bias = fused ? f32_md({1, g.n}, Tag::ab) : memory::desc();
     dnnl::primitive_attr attr = user_scratchpad_attr();
     if (fused) {
@@ -51,6 +56,24 @@ class OnednnMatmul final : public Kernel {
 };
 
 }  // namespace
+
+std::unique_ptr<Kernel> make_onednn_batch_matmul(const KernelDesc& desc, std::string* why_not) {
+  if (std::string r = empty_tensor_reason(desc); !r.empty()) {
+    if (why_not) *why_not = r;
+    return nullptr;
+  }
+  const Shape& a = desc.inputs.at(0).shape;
+  const Shape& c = desc.outputs.at(0).shape;
+  MatmulGeometry g;
+  g.transpose_a = desc.attrs.i_or("transpose_a", 0) != 0;
+  g.transpose_b = desc.attrs.i_or("transpose_b", 0) != 0;
+  g.m = c[1];
+  g.n = c[2];
+  g.k = g.transpose_a ? a[1] : a[2];
+  return decline_on_dnnl_error(desc, why_not, [&]() -> std::unique_ptr<Kernel> {
+    return std::make_unique<OnednnMatmul>(desc, g, false, ActivationKind::linear, c[0]);
+  });
+}
 
 std::unique_ptr<Kernel> make_onednn_matmul(const KernelDesc& desc, std::string* why_not) {
   MatmulGeometry g = checked_matmul(desc);

@@ -10,6 +10,7 @@ void register_onednn_kernels(KernelRegistry& registry) {
   const std::pair<const char*, KernelFactory> onednn[] = {
       {"matmul", make_onednn_matmul},
       {"fused_matmul", make_onednn_matmul},
+      {"batch_matmul", make_onednn_batch_matmul},
       {"conv2d", make_onednn_conv2d},
       {"fused_conv2d", make_onednn_conv2d},
       {"conv2d_backprop_input", make_onednn_conv2d_backprop_input},

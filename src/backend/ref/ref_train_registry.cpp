@@ -59,6 +59,9 @@ void register_ref_train_kernels(KernelRegistry& registry) {
       {"apply_mask", make_ref_mask},
       {"masked_mean", make_ref_mask},
       {"masked_mean_grad", make_ref_mask},
+      {"attention_mask", make_ref_attention},
+      {"masked_softmax", make_ref_attention},
+      {"masked_softmax_grad", make_ref_attention},
   };
   for (const auto& k : kKernels) {
     registry.add(k.op, DeviceType::cpu, DType::f32, {std::string("ref:") + k.op, k.factory});

@@ -1,0 +1,85 @@
+// Shape inference and gradient rules of the attention ops (docs/design/ops.md,
+// "Attention"): attention_mask combines Keras's masks of an attention layer (the query's
+// and value's sequence masks, an explicit attention_mask, the causal and sliding-window
+// bands) into one [B, T, S] float mask; masked_softmax is Keras's Softmax with a mask, the
+// scores' leading axis being the mask's batch times the heads. Masks are float32 0/1.
+#include <map>
+
+#include "nnfit/core/error.h"
+#include "nnfit/graph/graph.h"
+#include "nnfit/graph/op_def.h"
+
+namespace nnfit {
+
+namespace {
+
+using Descs = std::vector<TensorDesc>;
+
+// Inputs, as present by the has_* attrs, in this order: query_mask [B, T], value_mask
+// [B, S], key_mask [B, S], attention_mask [B, T, S]. Output [B, T, S], or [1, T, S]
+// when only the causal or window band applies.
+Descs infer_attention_mask(const Descs& in, const Attrs& a) {
+  const std::int64_t t = a.i("query_len"), s = a.i("key_len");
+  NNFIT_CHECK(t > 0 && s > 0, InvalidArgument, "attention_mask: query_len and key_len must be positive");
+  std::size_t k = 0;
+  std::int64_t batch = -1;
+  const auto take = [&](const char* what, const Shape& want_tail) {
+    NNFIT_CHECK(k < in.size(), InvalidArgument, "attention_mask: missing input ", what);
+    const Shape& sh = in[k++].shape;
+    NNFIT_CHECK(sh.rank() == want_tail.rank() + 1, InvalidArgument, "attention_mask: ", what, " must be [batch, ",
+                want_tail.to_string(), "], got ", sh.to_string());
+    for (int i = 0; i < want_tail.rank(); ++i) {
+      NNFIT_CHECK(sh[i + 1] == want_tail[i], InvalidArgument, "attention_mask: ", what, " ", sh.to_string(),
+                  " does not fit query length ", t, " and key length ", s);
+    }
+    NNFIT_CHECK(batch < 0 || sh[0] == batch, InvalidArgument, "attention_mask: ", what, "'s batch ", sh[0],
+                " differs from ", batch);
+    batch = sh[0];
+  };
+  if (a.i_or("has_query_mask", 0)) take("query_mask", Shape{t});
+  if (a.i_or("has_value_mask", 0)) take("value_mask", Shape{s});
+  if (a.i_or("has_key_mask", 0)) take("key_mask", Shape{s});
+  if (a.i_or("has_attention_mask", 0)) take("attention_mask", Shape{t, s});
+  NNFIT_CHECK(k == in.size(), InvalidArgument, "attention_mask: ", in.size(), " inputs where the has_* attrs name ", k);
+  NNFIT_CHECK(a.i_or("window", 0) >= 0, InvalidArgument, "attention_mask: window must be >= 0");
+  return {{Shape{batch < 0 ? 1 : batch, t, s}, DType::f32}};
+}
+
+// x [G, T, S], m [B, T, S] with G a multiple of B: entry g reads mask g / (G / B).
+void check_scores_and_mask(const char* op, const Shape& x, const Shape& m) {
+  NNFIT_CHECK(x.rank() == 3 && m.rank() == 3 && x[1] == m[1] && x[2] == m[2] && m[0] > 0 && x[0] % m[0] == 0,
+              InvalidArgument, op, ": scores must be [batch·heads, T, S] and the mask [batch, T, S], got ",
+              x.to_string(), " and ", m.to_string());
+}
+
+Descs infer_masked_softmax(const Descs& in, const Attrs&) {
+  NNFIT_CHECK(in.size() == 2, InvalidArgument, "masked_softmax expects 2 inputs (x, mask), got ", in.size());
+  check_scores_and_mask("masked_softmax", in[0].shape, in[1].shape);
+  return {{in[0].shape, DType::f32}};
+}
+
+// y, dy, m -> dx = m·y·(dy − Σ dy·y).
+Descs infer_masked_softmax_grad(const Descs& in, const Attrs&) {
+  NNFIT_CHECK(in.size() == 3 && in[0].shape == in[1].shape, InvalidArgument,
+              "masked_softmax_grad expects y, dy (same shape) and the mask");
+  check_scores_and_mask("masked_softmax_grad", in[0].shape, in[2].shape);
+  return {{in[0].shape, DType::f32}};
+}
+
+std::vector<int> grad_masked_softmax(GradContext& c) {
+  const Node n = c.graph.node(c.node);
+  const int dy = c.output_grads[0];
+  if (dy < 0 || !c.needs[0]) return {-1, -1};
+  return {c.graph.add("masked_softmax_grad", {n.outputs[0], dy, n.inputs[1]}, {}, n.name + "/grad"), -1};
+}
+
+}  // namespace
+
+void add_attention_op_defs(std::map<std::string, OpDef>& m) {
+  auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
+  add({"attention_mask", infer_attention_mask, nullptr, {}});
+  add({"masked_softmax", infer_masked_softmax, grad_masked_softmax, {}});
+  add({"masked_softmax_grad", infer_masked_softmax_grad, nullptr, {}});
+}
+
+}  // namespace nnfit
