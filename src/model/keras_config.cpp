@@ -76,7 +76,8 @@ DType read_input_dtype(const Reader& r, const std::string& p, const json& c) {
   if (name == "int8" || name == "int16" || name == "int32" || name == "uint16") return DType::i32;
   if (name == "int64" || name == "uint32") return DType::i64;
   if (name == "uint8") return DType::u8;
-  r.unsupported(p, "\"dtype\" = " + show(*v) + " is not supported for an input (float32 or an integer type)");
+  if (name == "bool") return DType::boolean;  // an attention mask, fed as 0/1
+  r.unsupported(p, "\"dtype\" = " + show(*v) + " is not supported for an input (float32, bool or an integer type)");
 }
 
 Shape read_input_layer(const Reader& r, const std::string& p, const json& c) {

@@ -4,6 +4,7 @@
 // calls are made once every tensor they read exists, as Keras's from_config does, so
 // the order of the layer list does not matter and a shared layer's calls keep their
 // node order. Layers themselves are read by keras_config.cpp.
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -224,49 +225,135 @@ void require_no_kwargs(const Reader& r, const std::string& path, const json& kwa
   }
 }
 
+bool is_keras_tensor(const json& v) {
+  return v.is_object() && find(v, "class_name") && v["class_name"] == "__keras_tensor__";
+}
+
+History keras_tensor_history(const Reader& r, const std::string& path, const json& v) {
+  const json* c = find(v, "config");
+  const json* h = c && c->is_object() ? find(*c, "keras_history") : nullptr;
+  if (!h) r.invalid(path, "a __keras_tensor__ needs config.keras_history");
+  return read_history(r, path + ".config.keras_history", *h);
+}
+
 // Collects the keras tensors of a Keras 3 call argument (a tensor or a list of them).
 void collect_tensors(const Reader& r, const std::string& path, const json& arg, std::vector<History>& out) {
   if (arg.is_array()) {
     for (std::size_t i = 0; i < arg.size(); ++i) collect_tensors(r, path + "[" + std::to_string(i) + "]", arg[i], out);
     return;
   }
-  if (arg.is_object() && find(arg, "class_name") && arg["class_name"] == "__keras_tensor__") {
-    const json* c = find(arg, "config");
-    const json* h = c && c->is_object() ? find(*c, "keras_history") : nullptr;
-    if (!h) r.invalid(path, "a __keras_tensor__ needs config.keras_history");
-    out.push_back(read_history(r, path + ".config.keras_history", *h));
+  if (is_keras_tensor(arg)) {
+    out.push_back(keras_tensor_history(r, path, arg));
     return;
   }
   r.unsupported(path, "a call argument that is not a tensor (" + show(arg) + ") is not supported");
 }
 
+// One call of a layer: the tensors passed positionally, and Keras 3's keyword arguments
+// (tensors by name, booleans as flags).
+struct CallNode {
+  std::vector<History> refs;
+  std::vector<std::pair<std::string, History>> keyword_refs;
+  std::vector<std::pair<std::string, bool>> flags;
+  std::vector<double> constants;
+  std::optional<History> mask;  // Keras's mask= argument
+  std::string path;
+
+  CallArguments arguments() const {
+    CallArguments a;
+    a.positional = refs.size();
+    for (const auto& [k, h] : keyword_refs) a.keyword_inputs.push_back(k);
+    a.flags = flags;
+    a.constants = constants;
+    return a;
+  }
+  // Every tensor the call reads, positional ones first.
+  std::vector<History> every_ref() const {
+    std::vector<History> all = refs;
+    for (const auto& kh : keyword_refs) all.push_back(kh.second);
+    if (mask) all.push_back(*mask);
+    return all;
+  }
+  // Every tensor the call reads: positional ones, then keyword ones in `order`.
+  std::vector<History> inputs(const CallArguments& order) const {
+    std::vector<History> all = refs;
+    for (const std::string& k : order.keyword_inputs) {
+      for (const auto& [name, h] : keyword_refs) {
+        if (name == k) all.push_back(h);
+      }
+    }
+    return all;
+  }
+};
+
+void read_kwargs(const Reader& r, const std::string& path, const json& kwargs, CallNode& node) {
+  if (kwargs.is_null()) return;
+  expect_object(r, path, kwargs);
+  for (const auto& [k, v] : kwargs.items()) {
+    if (v.is_null()) continue;
+    // A recorded training flag is overridden by the model's mode when Keras runs the graph
+    // (Functional passes fit's training=True to every layer that takes it); so is nnfit's.
+    if (k == "training" && v.is_boolean()) continue;
+    if (v.is_boolean()) {
+      node.flags.push_back({k, v.get<bool>()});
+    } else if (k == "mask" && is_keras_tensor(v)) {
+      node.mask = keras_tensor_history(r, path + ".mask", v);
+    } else if (is_keras_tensor(v)) {
+      node.keyword_refs.push_back({k, keras_tensor_history(r, path + "." + k, v)});
+    } else {
+      r.unsupported(path, "call argument \"" + k + "\" = " + show(v) + " is not supported",
+                    "nnfit calls layers on tensors, with masks from the model and flags such as use_causal_mask");
+    }
+  }
+}
+
+// Two calls' arguments agree when they pass the same keyword tensors and flags (in any order).
+bool same_arguments(CallArguments a, CallArguments b) {
+  std::sort(a.keyword_inputs.begin(), a.keyword_inputs.end());
+  std::sort(b.keyword_inputs.begin(), b.keyword_inputs.end());
+  std::sort(a.flags.begin(), a.flags.end());
+  std::sort(b.flags.begin(), b.flags.end());
+  return a == b;
+}
+
 // The inbound nodes of a Functional layer entry: per call, the tensors it reads. Sets
 // *keras2 when a node has Keras 2's list form.
-std::vector<std::vector<History>> read_nodes(const Reader& r, const std::string& path, const json& entry, bool* keras2) {
-  std::vector<std::vector<History>> nodes;
+std::vector<CallNode> read_nodes(const Reader& r, const std::string& path, const json& entry, bool* keras2) {
+  std::vector<CallNode> nodes;
   const json* in = value(entry, "inbound_nodes");
   if (!in) return nodes;
   if (!in->is_array()) r.invalid(path, "\"inbound_nodes\" must be a list, got " + show(*in));
   for (std::size_t n = 0; n < in->size(); ++n) {
     const json& node = (*in)[n];
-    const std::string npath = path + ".inbound_nodes[" + std::to_string(n) + "]";
-    std::vector<History> refs;
+    CallNode call;
+    call.path = path + ".inbound_nodes[" + std::to_string(n) + "]";
     if (node.is_object()) {  // Keras 3
-      check_keys(r, npath, node, {"args", "kwargs"});
-      if (const json* args = value(node, "args")) collect_tensors(r, npath + ".args", *args, refs);
-      if (const json* kw = value(node, "kwargs")) require_no_kwargs(r, npath + ".kwargs", *kw);
+      check_keys(r, call.path, node, {"args", "kwargs"});
+      if (const json* args = value(node, "args")) {
+        // Numbers after the tensors are an operation's constants (not_equal(x, 0)).
+        const json one = args->is_array() ? json() : *args;
+        const json& list = args->is_array() ? *args : json::array({one});
+        for (std::size_t a = 0; a < list.size(); ++a) {
+          if (list[a].is_number() && !call.refs.empty()) {
+            call.constants.push_back(list[a].get<double>());
+          } else {
+            collect_tensors(r, call.path + ".args[" + std::to_string(a) + "]", list[a], call.refs);
+          }
+        }
+      }
+      if (const json* kw = value(node, "kwargs")) read_kwargs(r, call.path + ".kwargs", *kw, call);
     } else if (node.is_array()) {  // Keras 2
       *keras2 = true;
       for (std::size_t k = 0; k < node.size(); ++k) {
-        const std::string rpath = npath + "[" + std::to_string(k) + "]";
-        refs.push_back(read_history(r, rpath, node[k]));
+        const std::string rpath = call.path + "[" + std::to_string(k) + "]";
+        call.refs.push_back(read_history(r, rpath, node[k]));
         if (node[k].size() > 3) require_no_kwargs(r, rpath + "[3]", node[k][3]);
       }
     } else {
-      r.invalid(npath, "expected a node (a list, or an object with \"args\"), got " + show(node));
+      r.invalid(call.path, "expected a node (a list, or an object with \"args\"), got " + show(node));
     }
-    if (refs.empty()) r.invalid(npath, "the call reads no tensor");
-    nodes.push_back(std::move(refs));
+    if (call.refs.empty()) r.invalid(call.path, "the call reads no tensor");
+    nodes.push_back(std::move(call));
   }
   return nodes;
 }
@@ -296,10 +383,11 @@ ReadModel read_functional(const Reader& r, const std::string& path, const json& 
 
   struct Pending {
     Entry entry;
-    std::vector<std::vector<History>> nodes;
+    std::vector<CallNode> nodes;
     Layer* layer = nullptr;
     std::size_t done = 0;  // calls made
     bool failed = false;   // unsupported: its calls are not made, what reads them waits
+    CallArguments arguments;  // of the first call
   };
   UnsupportedList unsupported;
   std::vector<Pending> pending;
@@ -335,26 +423,36 @@ ReadModel read_functional(const Reader& r, const std::string& path, const json& 
     progress = false;
     for (Pending& p : pending) {
       while (p.entry.cls != "InputLayer" && !p.failed && p.done < p.nodes.size()) {
+        const CallNode& call = p.nodes[p.done];
+        bool ready = true;
+        for (const History& h : call.every_ref()) ready = ready && tensors.count(h);
+        if (!ready) break;  // not all inputs exist yet
         std::vector<TensorRef> in;
-        for (const History& h : p.nodes[p.done]) {
-          auto t = tensors.find(h);
-          if (t == tensors.end()) break;
-          in.push_back(t->second);
-        }
-        if (in.size() < p.nodes[p.done].size()) break;  // not all inputs exist yet
-        const std::vector<Shape> in_shapes = shapes_of(in);
         try {
+          const CallArguments args = call.arguments();
           if (!p.layer) {
-            std::unique_ptr<Layer> layer = make_layer(r, p.entry, in_shapes);
+            std::vector<TensorRef> positional;
+            for (const History& h : call.refs) positional.push_back(tensors.at(h));
+            std::unique_ptr<Layer> layer = make_layer(r, p.entry, shapes_of(positional));
+            with_path(r, p.entry.path, p.entry.name, [&] {
+              layer->set_call_arguments(args);
+              return 0;
+            });
             p.layer = &m.graph.add_layer(std::move(layer));
+            p.arguments = args;
+          } else if (!same_arguments(args, p.arguments)) {
+            r.unsupported(call.path, "the layer is called with other arguments than in its first call",
+                          "nnfit fixes a layer's call arguments (use_causal_mask, key, attention_mask) at its first call");
           }
-          output_shapes_at(r, p.entry, *p.layer, in_shapes);  // a call that does not fit is named here
+          for (const History& h : call.inputs(p.layer->call_arguments())) in.push_back(tensors.at(h));
+          output_shapes_at(r, p.entry, *p.layer, shapes_of(in));  // a call that does not fit is named here
         } catch (const Unsupported& e) {
           unsupported.add(e);
           p.failed = true;
           break;
         }
-        const std::vector<TensorRef> out = m.graph.call(*p.layer, in);
+        const TensorRef mask = call.mask ? tensors.at(*call.mask) : TensorRef{-1, 0};
+        const std::vector<TensorRef> out = m.graph.call(*p.layer, in, mask);
         const std::int64_t node = static_cast<std::int64_t>(p.done) + (keras2 ? keras2_node_offset(p.entry) : 0);
         for (std::size_t k = 0; k < out.size(); ++k) tensors[{p.entry.name, node, static_cast<std::int64_t>(k)}] = out[k];
         ++p.done;
@@ -370,7 +468,7 @@ ReadModel read_functional(const Reader& r, const std::string& path, const json& 
     }
     if (p.entry.cls != "InputLayer" && p.done < p.nodes.size()) {
       std::string missing;
-      for (const History& h : p.nodes[p.done]) {
+      for (const History& h : p.nodes[p.done].every_ref()) {
         if (!tensors.count(h)) {
           missing = "[\"" + std::get<0>(h) + "\", " + std::to_string(std::get<1>(h)) + ", " +
                     std::to_string(std::get<2>(h)) + "]";

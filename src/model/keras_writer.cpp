@@ -3,11 +3,13 @@
 // (keras_codecs/) with the keys Keras 3.15 writes (defaults included), Functional graphs
 // with Keras 3's `args` nodes; the optimizer and loss as Keras serializes them in
 // compile_config.
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "model/keras_codecs/codec.h"
 #include "nnfit/core/error.h"
 #include "nnfit/model/keras_config.h"
+#include "nnfit/nn/layers.h"
 #include "nnfit/nn/nested_model.h"
 
 namespace nnfit {
@@ -40,6 +42,14 @@ json model_object(const std::string& cls, const std::string& name, const LayerGr
 
 json layer_json(const Layer& l, const std::vector<Shape>& in) {
   if (auto* nm = dynamic_cast<const NestedModel*>(&l)) return model_object(nm->class_name(), nm->name(), nm->graph());
+  if (dynamic_cast<const NotEqual*>(&l)) {
+    // An operation, as Keras 3 writes one: its name only (the value is a call argument).
+    if (g_keras2) throw Unsupported(l.name() + ": Keras's not_equal operation has no Keras 2 form", "save as .keras");
+    return {{"module", "keras.src.ops.numpy"},
+            {"class_name", "NotEqual"},
+            {"config", {{"name", l.name()}}},
+            {"registered_name", "NotEqual"}};
+  }
   json c = common(l);
   const keras_json::Writer w{g_keras2};
   bool written = false;
@@ -48,8 +58,19 @@ json layer_json(const Layer& l, const std::vector<Shape>& in) {
   }
   if (!written) throw Unsupported(l.name() + ": cannot write a " + l.class_name() + " layer to a Keras config");
   json out = layer_object(l.class_name(), std::move(c));
+  const CallArguments call = l.call_arguments();
   if (in.empty()) {
     // A wrapped layer: its wrapper builds it.
+  } else if (call.positional > 0) {
+    // A build(query_shape, value_shape, key_shape=None) takes the shapes of its tensor
+    // arguments by name (Keras's shapes_dict); MultiHeadAttention's names are its own.
+    json shapes = json::object();
+    const char* names[] = {"query_shape", "value_shape"};
+    for (std::size_t i = 0; i < call.positional && i < 2; ++i) shapes[names[i]] = batch_shape(in[i]);
+    for (std::size_t k = 0; k < call.keyword_inputs.size(); ++k) {
+      if (call.keyword_inputs[k] == "key") shapes["key_shape"] = batch_shape(in[call.positional + k]);
+    }
+    out["build_config"] = {{"shapes_dict", shapes}};
   } else if (in.size() == 1) {
     out["build_config"] = {{"input_shape", batch_shape(in[0])}};
   } else {
@@ -124,12 +145,29 @@ json functional_object(const std::string& name, const LayerGraph& g, const std::
         args.push_back(g_keras2 ? keras2_ref(g, t) : keras_tensor(g, shapes, t));
         in.push_back(shapes[static_cast<std::size_t>(t.node)][static_cast<std::size_t>(t.index)]);
       }
+      const CallArguments call = layer->call_arguments();
       if (g_keras2) {
+        if (n.mask.node >= 0) {
+          throw Unsupported(layer->name() + ": a call with an explicit mask= has no Keras 2 form", "save as .keras");
+        }
         nodes.push_back(args);
+      } else if (call.positional > 0) {
+        // Positional tensors one by one, then keyword tensors and flags (MultiHeadAttention).
+        json kwargs = json::object();
+        for (std::size_t k = 0; k < call.keyword_inputs.size(); ++k) {
+          kwargs[call.keyword_inputs[k]] = args[call.positional + k];
+        }
+        for (const auto& [k, v] : call.flags) kwargs[k] = v;
+        args.erase(args.begin() + static_cast<std::ptrdiff_t>(call.positional), args.end());
+        for (double c : call.constants) args.push_back(c == std::floor(c) ? json(static_cast<std::int64_t>(c)) : json(c));
+        if (n.mask.node >= 0) kwargs["mask"] = keras_tensor(g, shapes, n.mask);
+        nodes.push_back({{"args", args}, {"kwargs", kwargs}});
       } else {
         // A layer of several inputs takes them as one list argument, as Keras calls merges.
         if (n.inputs.size() > 1) args = json::array({args});
-        nodes.push_back({{"args", args}, {"kwargs", json::object()}});
+        json kwargs = json::object();
+        if (n.mask.node >= 0) kwargs["mask"] = keras_tensor(g, shapes, n.mask);
+        nodes.push_back({{"args", args}, {"kwargs", kwargs}});
       }
       if (l.is_null()) l = layer_json(*layer, in);
     }

@@ -163,6 +163,14 @@ std::size_t Layer::add_weight(WeightFactory& weights, const std::string& what, c
   return weights_.size() - 1;
 }
 
+void Layer::set_call_arguments(const CallArguments& args) {
+  std::string what;
+  for (const std::string& k : args.keyword_inputs) what += (what.empty() ? "" : ", ") + k;
+  for (const auto& [k, v] : args.flags) what += (what.empty() ? "" : ", ") + k + "=" + (v ? "True" : "False");
+  for (double c : args.constants) what += (what.empty() ? "" : ", ") + std::to_string(c);
+  if (!what.empty()) throw Unsupported(name_ + " (" + class_name() + "): call arguments " + what + " are not taken");
+}
+
 std::vector<Weight*> Layer::all_weights() {
   std::vector<Weight*> out;
   for (Weight& w : weights_) out.push_back(&w);

@@ -46,11 +46,13 @@ TensorRef LayerGraph::input_ref(std::size_t input) const {
   throw InvalidArgument("internal: no node for input " + std::to_string(input));
 }
 
-std::vector<TensorRef> LayerGraph::call(Layer& layer, const std::vector<TensorRef>& inputs) {
+std::vector<TensorRef> LayerGraph::call(Layer& layer, const std::vector<TensorRef>& inputs, TensorRef mask) {
   auto it = std::find_if(layers_.begin(), layers_.end(), [&](const auto& l) { return l.get() == &layer; });
   NNFIT_CHECK(it != layers_.end(), InvalidArgument, layer.name(), ": the layer is not part of this model");
   NNFIT_CHECK(!inputs.empty(), InvalidArgument, layer.name(), ": a layer call needs at least one input");
-  for (const TensorRef& in : inputs) {
+  std::vector<TensorRef> refs = inputs;
+  if (mask.node >= 0) refs.push_back(mask);
+  for (const TensorRef& in : refs) {
     NNFIT_CHECK(in.node >= 0 && in.node < static_cast<int>(nodes_.size()), InvalidArgument, layer.name(),
                 ": input refers to node ", in.node, ", which does not exist yet");
     const LayerNode& src = nodes_[static_cast<std::size_t>(in.node)];
@@ -62,6 +64,7 @@ std::vector<TensorRef> LayerGraph::call(Layer& layer, const std::vector<TensorRe
   LayerNode n;
   n.layer = &layer;
   n.inputs = inputs;
+  n.mask = mask;
   n.call_index = calls_of_[static_cast<std::size_t>(it - layers_.begin())]++;
   nodes_.push_back(std::move(n));
   std::vector<TensorRef> out;
@@ -140,6 +143,15 @@ std::vector<int> LayerGraph::emit_masked(GraphBuilder& builder, const std::vecto
     for (const TensorRef& r : n.inputs) {
       in.push_back(values[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
       in_masks.push_back(masks[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
+    }
+    if (n.mask.node >= 0) {
+      const int m = values[static_cast<std::size_t>(n.mask.node)][static_cast<std::size_t>(n.mask.index)];
+      const Shape& x = builder.graph().desc(in[0]).shape;
+      NNFIT_CHECK(x.rank() >= 2 && builder.graph().desc(m).shape ==
+                                       Shape(std::vector<std::int64_t>(x.dims().begin(), x.dims().end() - 1)),
+                  InvalidArgument, n.layer->name(), ": its mask ", builder.graph().desc(m).shape.to_string(),
+                  " must be its input's shape ", x.to_string(), " without the last axis");
+      in_masks[0] = m;
     }
     values[i] = n.layer->call_masked(builder, in, in_masks, masks[i]);
   }

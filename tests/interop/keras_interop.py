@@ -149,10 +149,53 @@ def nnfit_to_keras(cli, work):
     check("nnfit .weights.h5 -> keras 3 load_weights", m.predict(x, verbose=0), nnfit_predict(cli, saved[0], [x], work))
 
 
+def attention_models(cli, work):
+    """Keras 3 Functional models with MultiHeadAttention called as Keras users call it: an
+    explicit boolean attention_mask input, key=, use_causal_mask=, and a Transformer encoder
+    block (attention, residual Add, LayerNormalization, feed-forward), trained a few steps
+    by Keras, saved as .keras and .h5, predicted by nnfit (the mask fed as 0/1 floats)."""
+    import keras
+    layers = keras.layers
+    keras.utils.set_random_seed(4)
+    rng = np.random.default_rng(4)
+    q = keras.Input((6, 8), name="q")
+    v = keras.Input((7, 8), name="v")
+    m = keras.Input((6, 7), dtype="bool", name="m")
+    a = layers.MultiHeadAttention(2, 4, name="cross")(q, v, key=v, attention_mask=m)
+    h = layers.MultiHeadAttention(2, 4, name="causal")(a, a, use_causal_mask=True)
+    masked = keras.Model([q, v, m], h, name="masked_attention")
+    t = keras.Input((6, 8), name="tokens")
+    att = layers.MultiHeadAttention(2, 4, dropout=0.1, name="mha")(t, t)
+    x = layers.LayerNormalization(name="ln1")(layers.Add(name="res1")([t, att]))
+    ff = layers.Dense(8, name="ff2")(layers.Dense(16, activation="relu", name="ff1")(x))
+    x = layers.LayerNormalization(name="ln2")(layers.Add(name="res2")([x, ff]))
+    out = layers.Dense(3, name="out")(layers.GlobalAveragePooling1D(name="pool")(x))
+    encoder = keras.Model(t, out, name="encoder_block")
+    for model in (masked, encoder):
+        xs = []
+        for inp in model.inputs:
+            if inp.dtype == "bool":
+                mask = rng.random((6,) + tuple(inp.shape[1:])) < 0.7
+                mask[..., 0] = True  # every query keeps a key
+                xs.append(mask)
+            else:
+                xs.append(rng.standard_normal((6,) + tuple(inp.shape[1:])).astype(np.float32))
+        ys = [np.zeros((6,) + tuple(o.shape[1:]), np.float32) for o in model.outputs]
+        model.compile(optimizer="adam", loss="mse")
+        model.fit(xs, ys, epochs=2, batch_size=3, verbose=0)
+        want = model.predict(xs, verbose=0)
+        fed = [x.astype(np.float32) for x in xs]
+        for ext in (".keras", ".h5"):
+            path = os.path.join(work, f"{model.name}{ext}")
+            model.save(path)
+            check(f"keras3 {model.name}{ext} -> nnfit predict", nnfit_predict(cli, path, fed, work), want)
+
+
 def main(cli, work):
     os.makedirs(work, exist_ok=True)
     keras_to_nnfit(cli, work)
     nnfit_to_keras(cli, work)
+    attention_models(cli, work)
     if failures:
         print(f"{len(failures)} interop check(s) failed: {', '.join(failures)}")
         return 1

@@ -184,7 +184,48 @@ def cases(layers):
         ("Embedding + LSTM", (6,),
          lambda: __import__("keras").Sequential([layers.Embedding(13, 4), layers.LSTM(3)], name="text"), 1e-4,
          {"ids": 13}),
+        # EinsumDense: contractions of one or two axes, free kernel axes, "..." on the left,
+        # an output in another order, a bias on trailing output axes.
+        ("EinsumDense abc,cd->abd", (4, 5), lambda: layers.EinsumDense("abc,cd->abd", (None, 3), bias_axes="d"), 1e-5),
+        ("EinsumDense ab,bc->ac relu", (6,), lambda: layers.EinsumDense("ab,bc->ac", 4, activation="relu"), 1e-5),
+        ("EinsumDense abc,cde->abde", (4, 5),
+         lambda: layers.EinsumDense("abc,cde->abde", (None, 2, 3), bias_axes="de"), 1e-5),
+        ("EinsumDense ...b,bc->...c", (3, 2, 5), lambda: layers.EinsumDense("...b,bc->...c", 3, bias_axes="c"), 1e-5),
+        ("EinsumDense abcd,cde->abe", (4, 2, 3), lambda: layers.EinsumDense("abcd,cde->abe", (None, 5)), 1e-5),
+        ("EinsumDense abc,cd->adb", (4, 5), lambda: layers.EinsumDense("abc,cd->adb", (3, 4), bias_axes="b"), 1e-5),
+        # MultiHeadAttention (self-attention on the one input; the key= call passes it again).
+        ("MultiHeadAttention", (5, 8), lambda: _self_attention(layers.MultiHeadAttention(2, 3)), 1e-4),
+        ("MultiHeadAttention causal", (6, 4),
+         lambda: _self_attention(layers.MultiHeadAttention(2, 4), use_causal_mask=True), 1e-4),
+        ("MultiHeadAttention value_dim output_shape no bias", (5, 6),
+         lambda: _self_attention(layers.MultiHeadAttention(3, 2, value_dim=4, output_shape=7, use_bias=False)), 1e-4),
+        ("MultiHeadAttention key= gate", (4, 6),
+         lambda: _self_attention(layers.MultiHeadAttention(2, 3, use_gate=True), key=True), 1e-4),
+        ("MultiHeadAttention sliding_window causal", (7, 4),
+         lambda: _self_attention(layers.MultiHeadAttention(2, 2, sliding_window=3), use_causal_mask=True), 1e-4),
+        ("MultiHeadAttention dropout", (5, 4),
+         lambda: _self_attention(layers.MultiHeadAttention(2, 2, dropout=0.3)), 1e-4, {"random": True}),
+        # Masks from Embedding(mask_zero=True): the query's and value's sequence masks.
+        ("MultiHeadAttention masked by Embedding", (6,),
+         lambda: _embedded(layers.Embedding(5, 4, mask_zero=True), layers.MultiHeadAttention(2, 3)), 1e-4, {"ids": 5}),
     ]
+
+
+def _self_attention(layer, key=False, **kwargs):
+    """The layer as a one-input factory result: layer(t, t[, key=t], **kwargs)."""
+    def call(t):
+        return layer(t, t, key=t, **kwargs) if key else layer(t, t, **kwargs)
+    call.layer = layer
+    return call
+
+
+def _embedded(embedding, attention):
+    """Embedding, self-attention on its (masked) output, and a masked average over the steps."""
+    def call(t):
+        e = embedding(t)
+        return __import__("keras").layers.GlobalAveragePooling1D()(attention(e, e))
+    call.layer = attention
+    return call
 
 
 def build(keras, name, shape, factory, rng, ids=None, pad=False):

@@ -67,6 +67,17 @@ class GraphBuilder {
   std::vector<std::pair<int, const Weight*>> vars_;
 };
 
+// Keras's call arguments past positional tensors, for a layer whose call takes them
+// (MultiHeadAttention(query, value, key=k, attention_mask=m, use_causal_mask=True)). A
+// Functional config records them per call; nnfit fixes them per layer.
+struct CallArguments {
+  std::size_t positional = 0;                 // inputs passed one by one before the keyword ones
+  std::vector<std::string> keyword_inputs;    // names of the inputs after them, in input order
+  std::vector<std::pair<std::string, bool>> flags;  // use_causal_mask, ...
+  std::vector<double> constants;              // numbers passed positionally after the tensors (not_equal(x, 0))
+  friend bool operator==(const CallArguments&, const CallArguments&) = default;
+};
+
 // The layer contract. Model graphs (LayerGraph) use the list forms: a layer takes one or
 // more inputs and gives one or more outputs. A single-input, single-output layer overrides
 // the single forms (build, output_shape, call) and the list forms forward to them; a layer
@@ -98,6 +109,13 @@ class Layer {
   virtual std::vector<int> call_masked(GraphBuilder& builder, const std::vector<int>& inputs,
                                        const std::vector<int>& masks, std::vector<int>& output_masks);
   virtual bool supports_masking() const { return false; }
+
+  // Call arguments (Keras's kwargs). Default: none; several inputs go as one list
+  // (layer([a, b]), the merge layers). A layer that takes keyword arguments overrides both;
+  // set_call_arguments, applied before build_for, throws Unsupported naming the layer and
+  // the argument it does not take. The default refuses any.
+  virtual CallArguments call_arguments() const { return {}; }
+  virtual void set_call_arguments(const CallArguments& args);
 
   // Single forms, for single-input layers. The defaults reject being reached (a layer
   // overrides either these or the list forms).

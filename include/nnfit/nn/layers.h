@@ -158,6 +158,23 @@ class Embedding final : public Layer {
   EmbeddingOptions options_;
 };
 
+// NotEqual: Keras's not_equal operation as a Functional graph records it, y = (x != value)
+// as 0/1. Keras 3 writes one where a mask travels as an explicit mask= argument (the
+// mask of Embedding(mask_zero=True) read past an attention layer): not_equal(ids, 0).
+class NotEqual final : public Layer {
+ public:
+  NotEqual(std::string name, double value = 0.0) : Layer(std::move(name)), value_(value) {}
+  std::string class_name() const override { return "NotEqual"; }
+  double value() const { return value_; }
+  Shape output_shape(const Shape& input_shape) const override { return input_shape; }
+  int call(GraphBuilder& builder, int x) override;
+  CallArguments call_arguments() const override;
+  void set_call_arguments(const CallArguments& args) override;
+
+ private:
+  double value_;
+};
+
 // Masking: steps whose features all equal mask_value are padding: the output is the input
 // with those steps zeroed, carrying the mask (any feature != mask_value).
 class Masking final : public Layer {

@@ -1,5 +1,5 @@
 // Keras codecs of the core layers: Dense, Flatten, Reshape, Dropout (and SpatialDropout1D/2D/3D),
-// Embedding, Masking.
+// Embedding, Masking, and Keras's not_equal operation (NotEqual).
 #include "model/keras_codecs/codec.h"
 
 #include "nnfit/nn/layers.h"
@@ -113,6 +113,12 @@ LayerPtr read_masking(const Reader& r, const std::string& p, const json& c, cons
   return std::make_unique<Masking>(name, get_number(r, p, c, "mask_value", 0.0));
 }
 
+// Keras's not_equal operation: its config is its name; the compared value is a call argument.
+LayerPtr read_not_equal(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, {"name"});
+  return std::make_unique<NotEqual>(name);
+}
+
 bool write_core(const Writer& w, const Layer& l, ojson& c) {
   if (auto* e = dynamic_cast<const Embedding*>(&l)) {
     const EmbeddingOptions& o = e->options();
@@ -167,7 +173,8 @@ const LayerFamily& core_layers() {
                                    {"SpatialDropout2D", read_spatial_dropout2d},
                                    {"SpatialDropout3D", read_spatial_dropout3d},
                                    {"Embedding", read_embedding},
-                                   {"Masking", read_masking}},
+                                   {"Masking", read_masking},
+                                   {"NotEqual", read_not_equal}},
                                   write_core};
   return family;
 }

@@ -1,0 +1,171 @@
+// The attention family as Keras 3 writes it (fixtures/attention_keras3.json, made by
+// fixtures/make_functional_json.py): MultiHeadAttention's call arguments (key=,
+// attention_mask=, use_causal_mask=) and the mask Keras records as a NotEqual operation
+// passed as mask= are read into the graph and written back as Keras wrote them; every
+// malformed or unsupported EinsumDense and MultiHeadAttention config is one clear error.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "nnfit/core/error.h"
+#include "nnfit/model/keras_config.h"
+#include "nnfit/nn/attention_layers.h"
+#include "nnfit/nn/layers.h"
+
+namespace nnfit {
+namespace {
+
+using json = nlohmann::json;
+
+json fixture() {
+  std::ifstream f(std::string(NNFIT_SOURCE_DIR) + "/tests/model/fixtures/attention_keras3.json");
+  EXPECT_TRUE(f.good());
+  return json::parse(f);
+}
+
+json& layer(json& model, const std::string& name) {
+  for (json& l : model["config"]["layers"]) {
+    if (l["name"] == name) return l;
+  }
+  throw std::runtime_error("no layer " + name);
+}
+
+std::string error_of(const json& model) {
+  try {
+    model_from_keras_json(model.dump(), "m.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
+// Each call as "layer(inputs | mask)", in node order.
+std::string calls(const Model& m) {
+  const LayerGraph& g = m.graph();
+  auto name = [&](const TensorRef& r) {
+    const LayerNode& n = g.nodes()[static_cast<std::size_t>(r.node)];
+    return n.layer ? n.layer->name() : g.inputs()[static_cast<std::size_t>(n.input_index)].name;
+  };
+  std::string out;
+  for (const LayerNode& n : g.nodes()) {
+    if (!n.layer) continue;
+    out += n.layer->name() + "(";
+    for (const TensorRef& r : n.inputs) out += name(r) + " ";
+    if (n.mask.node >= 0) out += "| " + name(n.mask);
+    out += ") ";
+  }
+  return out;
+}
+
+TEST(KerasAttention, CallArgumentsAndRecordedMasksRead) {
+  auto m = model_from_keras_json(fixture().dump(), "attention_keras3.json");
+  EXPECT_EQ(calls(*m),
+            "cross(q v v m ) emb(ids ) self(cross cross ) text(emb emb ) not_equal(ids ) proj(self ) "
+            "pool(text | not_equal) ");
+  const auto& cross = dynamic_cast<const MultiHeadAttention&>(*m->graph().find_layer("cross")).options();
+  EXPECT_TRUE(cross.has_key && cross.has_attention_mask && !cross.use_causal_mask);
+  const auto& self = dynamic_cast<const MultiHeadAttention&>(*m->graph().find_layer("self")).options();
+  EXPECT_TRUE(!self.has_key && !self.has_attention_mask && self.use_causal_mask);
+  EXPECT_EQ(m->graph().inputs()[2].dtype, DType::boolean);
+  EXPECT_EQ(dynamic_cast<const NotEqual&>(*m->graph().find_layer("not_equal")).value(), 0.0);
+  EXPECT_EQ(m->output_shapes()[0], (Shape{5, 3}));
+  EXPECT_EQ(m->output_shapes()[1], (Shape{8}));
+
+  // Written as Keras writes them: query and value positional, key and the mask by keyword.
+  const json written = json::parse(model_to_keras_json(*m));
+  const json& node = layer(const_cast<json&>(written), "cross")["inbound_nodes"][0];
+  EXPECT_EQ(node["args"].size(), 2u);
+  EXPECT_EQ(node["kwargs"]["key"]["config"]["keras_history"], json({"v", 0, 0}));
+  EXPECT_EQ(node["kwargs"]["attention_mask"]["config"]["keras_history"], json({"m", 0, 0}));
+  EXPECT_EQ(layer(const_cast<json&>(written), "self")["inbound_nodes"][0]["kwargs"]["use_causal_mask"], true);
+  EXPECT_EQ(layer(const_cast<json&>(written), "not_equal")["inbound_nodes"][0]["args"][1], 0);
+  EXPECT_EQ(layer(const_cast<json&>(written), "pool")["inbound_nodes"][0]["kwargs"]["mask"]["config"]["keras_history"],
+            json({"not_equal", 0, 0}));
+  auto back = model_from_keras_json(written.dump(), "written.json");
+  EXPECT_EQ(calls(*back), calls(*m));
+  EXPECT_EQ(json::parse(model_to_keras_json(*back)), written) << "writing is a fixed point";
+  EXPECT_EQ(back->count_params(), m->count_params());
+  EXPECT_THROW(model_to_keras_json(*m, KerasFormat::keras2), Unsupported);
+}
+
+TEST(KerasAttention, EinsumDenseErrorsNameTheLayerAndTheEquation) {
+  const auto with = [](const std::string& equation, const json& output_shape, const json& bias_axes) {
+    json m = fixture();
+    json& c = layer(m, "proj")["config"];
+    c["equation"] = equation;
+    c["output_shape"] = output_shape;
+    c["bias_axes"] = bias_axes;
+    return error_of(m);
+  };
+  EXPECT_NE(with("abc*cd->abd", {nullptr, 3}, "d").find("(proj)"), std::string::npos);
+  EXPECT_NE(with("abc*cd->abd", {nullptr, 3}, "d").find("expected \"input,kernel->output\""), std::string::npos);
+  EXPECT_NE(with("abc,cd->abd", {3}, "d").find("output_shape has 1 entries where the output term needs 2"),
+            std::string::npos);
+  EXPECT_NE(with("abc,cd->abe", {nullptr, 3}, "e").find("output label 'e' is in neither the input nor the kernel"),
+            std::string::npos);
+  EXPECT_NE(with("abc,cd->abd", {nullptr, nullptr}, "d").find("output_shape leaves 'd' unknown"), std::string::npos);
+  EXPECT_NE(with("abc,bcd->abd", {nullptr, 3}, "d").find("a batched einsum"), std::string::npos);
+  EXPECT_NE(with("abcd,ce->abe", {nullptr, 3}, "e").find("the input term has 4 axes, the input has 3"),
+            std::string::npos);
+  EXPECT_NE(with("abc,cde->abde", {nullptr, 2, 3}, "d").find("bias on the trailing output labels only"),
+            std::string::npos);
+  EXPECT_NE(with("abc,cd->abd", {nullptr, 3}, "x").find("bias axis 'x' is not an output label"), std::string::npos);
+  EXPECT_NE(with("...c,cd->abd", {nullptr, 3}, "d").find("\"...\" must start both the input and the output"),
+            std::string::npos);
+}
+
+TEST(KerasAttention, MultiHeadAttentionErrorsAreSaidOnceAndInFull) {
+  json m = fixture();
+  layer(m, "cross")["config"]["attention_axes"] = {2};
+  layer(m, "text")["inbound_nodes"][0]["kwargs"]["return_attention_scores"] = true;
+  std::string e = error_of(m);
+  EXPECT_NE(e.find("(cross): \"attention_axes\" = [2] is not supported (attention over the steps axis, [1])"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("text (MultiHeadAttention): call argument return_attention_scores=True is not supported"),
+            std::string::npos)
+      << e;
+
+  m = fixture();
+  layer(m, "text")["inbound_nodes"][0]["kwargs"]["query_mask"] = layer(m, "text")["inbound_nodes"][0]["args"][0];
+  e = error_of(m);
+  EXPECT_NE(e.find("call argument query_mask is not supported"), std::string::npos) << e;
+
+  m = fixture();  // a second call with other arguments than the first
+  json node = layer(m, "self")["inbound_nodes"][0];
+  node["kwargs"]["use_causal_mask"] = false;
+  layer(m, "self")["inbound_nodes"].push_back(node);
+  e = error_of(m);
+  EXPECT_NE(e.find("inbound_nodes[1]: the layer is called with other arguments than in its first call"),
+            std::string::npos)
+      << e;
+
+  m = fixture();  // the attention mask does not fit the query and value lengths
+  m["config"]["layers"][2]["config"]["batch_shape"] = {nullptr, 5, 7};
+  e = error_of(m);
+  EXPECT_NE(e.find("(cross): attention_mask (5, 7) must be (query steps, value steps) = (5, 6)"), std::string::npos)
+      << e;
+
+  m = fixture();
+  layer(m, "cross")["config"]["num_heads"] = 0;
+  EXPECT_NE(error_of(m).find("\"num_heads\" and \"key_dim\" must be positive"), std::string::npos);
+  m = fixture();
+  layer(m, "cross")["config"]["dropout"] = 1.5;
+  EXPECT_NE(error_of(m).find("\"dropout\" must be in [0, 1), got 1.5"), std::string::npos);
+  m = fixture();
+  layer(m, "cross")["config"]["flash_attention"] = true;
+  EXPECT_NE(error_of(m).find("\"flash_attention\" = true is not supported"), std::string::npos);
+  m = fixture();  // a layer that takes no call arguments
+  layer(m, "proj")["inbound_nodes"][0]["kwargs"]["use_causal_mask"] = true;
+  EXPECT_NE(error_of(m).find("proj (EinsumDense): call arguments use_causal_mask=True are not taken"),
+            std::string::npos);
+  m = fixture();  // not_equal without its number
+  layer(m, "not_equal")["inbound_nodes"][0]["args"].erase(1);
+  EXPECT_NE(error_of(m).find("not_equal is supported as not_equal(tensor, number)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nnfit
