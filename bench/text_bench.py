@@ -1,17 +1,23 @@
 #!/usr/bin/python3
 """Text classifier throughput and accuracy: nnfit against PyTorch and Keras in one run.
 
-The model of bench/text_bilstm.json (Embedding(2000, 32, mask_zero=True) ->
-Bidirectional(LSTM(32)) -> Dense(2) logits; Adam 1e-3, batch 64) on the token sequences of
-bench/text_data.py (20,000 training, 5,000 test; 16..64 tokens post-padded to 64, so the
-padding must be masked). nnfit trains the JSON file itself; the peers are
-bench/peers/torch_text.py (PyTorch 2.x, pack_padded_sequence) and bench/peers/keras_text.py
-(Keras 3 on TensorFlow, the same JSON). Each round runs the three alternately (the first
-rotates) with that round's seed (1, 2, 3, ...); throughput per run = median samples/s over
-the epochs after the first, per framework = median over rounds; accuracy = median over
-rounds (seeds) of the last epoch's test accuracy. Writes bench/RESULTS_text.md.
+Two models (--model), each a Keras JSON file nnfit trains as is:
+- bilstm (bench/text_bilstm.json): Embedding(2000, 32, mask_zero=True) ->
+  Bidirectional(LSTM(32)) -> Dense(2) logits;
+- transformer (bench/text_transformer.json): Embedding(2000, 64, mask_zero=True) -> a
+  Transformer encoder block (MultiHeadAttention 4x16, residual + LayerNormalization,
+  Dense 128 relu -> Dense 64, residual + LayerNormalization) -> GlobalAveragePooling1D ->
+  Dense(2) logits.
+Adam 1e-3, batch 64, on the token sequences of bench/text_data.py (20,000 training, 5,000
+test; 16..64 tokens post-padded to 64, so the padding must be masked). The peers are
+bench/peers/torch_text.py (PyTorch 2.x: pack_padded_sequence, or key_padding_mask and a
+masked mean) and bench/peers/keras_text.py (Keras 3 on TensorFlow, the same JSON). Each
+round runs the three alternately (the first rotates) with that round's seed (1, 2, 3,
+...); throughput per run = median samples/s over the epochs after the first, per framework
+= median over rounds; accuracy = median over rounds (seeds) of the last epoch's test
+accuracy. Writes bench/RESULTS_text.md (bilstm) or bench/RESULTS_transformer.md.
 
-    /usr/bin/python3 bench/text_bench.py [--rounds 3] [--epochs 3] [--threads 2]
+    /usr/bin/python3 bench/text_bench.py [--model bilstm|transformer] [--rounds 3] [--epochs 3] [--threads 2]
 """
 import argparse
 import datetime
@@ -29,12 +35,20 @@ import text_data  # noqa: E402
 
 REPO = fb.REPO
 FRAMEWORKS = ("nnfit", "pytorch", "keras")
+MODELS = {
+    "bilstm": ("Text classifier (Embedding + Bidirectional LSTM)", "RESULTS_text.md",
+               "PyTorch masks by `pack_padded_sequence`, Keras and nnfit by `mask_zero`."),
+    "transformer": ("Transformer encoder block on token sequences", "RESULTS_transformer.md",
+                    "PyTorch masks the padding as `key_padding_mask` and in a masked mean, Keras and nnfit by "
+                    "`mask_zero` (the query and value masks of MultiHeadAttention, the masked "
+                    "GlobalAveragePooling1D)."),
+}
 
 
 def run_nnfit(args, data, seed):
-    cfg = json.loads((REPO / "bench" / "text_bilstm.json").read_text())
+    cfg = json.loads((REPO / "bench" / f"text_{args.model}.json").read_text())
     cfg["fit"]["seed"] = seed
-    config = Path(data) / f"text_bilstm_seed{seed}.json"
+    config = Path(data) / f"text_{args.model}_seed{seed}.json"
     config.write_text(json.dumps(cfg))
     metrics = Path(data) / "metrics.json"
     fb.run([str(args.nnfit), "train", str(config), "--quiet", "--epochs", str(args.epochs), "--threads",
@@ -47,7 +61,7 @@ def run_nnfit(args, data, seed):
 def run_peer(args, framework, data, seed):
     python, script = (args.torch_python, "torch_text.py") if framework == "pytorch" else (args.keras_python, "keras_text.py")
     out = fb.run([str(python), str(REPO / "bench" / "peers" / script), str(data), str(args.epochs), str(args.threads),
-                  str(seed)], args.timeout)
+                  str(seed), args.model], args.timeout)
     return fb.parse_peer_output(out)
 
 
@@ -56,14 +70,14 @@ def write_report(args, runs, versions, started, load, command):
     rate = {f: statistics.median(r["rate"] for r in runs[f]) for f in measured}
     acc = {f: statistics.median(r["acc"] for r in runs[f]) for f in measured}
     label = {"nnfit": "nnfit", "pytorch": "PyTorch", "keras": "Keras"}
+    title, _, masking = MODELS[args.model]
     lines = [
-        "# Text classifier (Embedding + Bidirectional LSTM): nnfit vs PyTorch vs Keras", "",
-        f"The model of `bench/text_bilstm.json` on the token sequences of `bench/text_data.py` (20,000 training, "
+        f"# {title}: nnfit vs PyTorch vs Keras", "",
+        f"The model of `bench/text_{args.model}.json` on the token sequences of `bench/text_data.py` (20,000 training, "
         f"5,000 test, padding masked), batch 64, Adam 1e-3, {args.epochs} epochs, {args.threads} threads each. "
         f"Samples/s: median over {args.rounds} round(s) of each run's median over epochs 2..{args.epochs}; frameworks "
         "alternate within a round. Test accuracy: median over the rounds' seeds (1.."
-        f"{args.rounds}) of the last epoch's. PyTorch masks by `pack_padded_sequence`, Keras and nnfit by "
-        "`mask_zero`.", "",
+        f"{args.rounds}) of the last epoch's. {masking}", "",
         "| framework | samples/s | nnfit / it | test accuracy | nnfit − it (points) |",
         "|---|---:|---:|---:|---:|",
     ]
@@ -86,6 +100,7 @@ def write_report(args, runs, versions, started, load, command):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", choices=sorted(MODELS), default="bilstm")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
@@ -95,8 +110,9 @@ def main():
     p.add_argument("--keras-python", type=Path,
                    default=next((k for k in fb.KERAS_PYTHONS if k.is_file()), fb.KERAS_PYTHONS[0]))
     p.add_argument("--timeout", type=int, default=1800)
-    p.add_argument("--output", type=Path, default=REPO / "bench" / "RESULTS_text.md")
+    p.add_argument("--output", type=Path, help="default: bench/RESULTS_text.md or bench/RESULTS_transformer.md")
     args = p.parse_args()
+    args.output = args.output or REPO / "bench" / MODELS[args.model][1]
     frameworks = [f for f in args.frameworks.split(",") if f]
     for f in frameworks:
         if f not in FRAMEWORKS:

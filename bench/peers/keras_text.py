@@ -1,9 +1,10 @@
 """Keras 3 (TensorFlow backend) peer of bench/text_bench.py: the model of
-bench/text_bilstm.json built from that file (Embedding(2000, 32, mask_zero=True) ->
-Bidirectional(LSTM(32)) -> Dense(2) logits), Adam 1e-3, batch 64, fed through tf.data
-(shuffle, batch, prefetch AUTOTUNE).
+bench/text_MODEL.json built from that file (bilstm: Embedding(2000, 32, mask_zero=True) ->
+Bidirectional(LSTM(32)) -> Dense(2) logits; transformer: Embedding(2000, 64,
+mask_zero=True) -> a Transformer encoder block -> GlobalAveragePooling1D -> Dense(2)),
+Adam 1e-3, batch 64, fed through tf.data (shuffle, batch, prefetch AUTOTUNE).
 
-usage: python keras_text.py DATA_DIR EPOCHS THREADS SEED
+usage: python keras_text.py DATA_DIR EPOCHS THREADS SEED [bilstm|transformer]
 Prints one JSON line per epoch ({"epoch", "samples_per_s", "test_acc"}) and a summary
 line ({"peer", "epochs"}).
 """
@@ -18,14 +19,14 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 import numpy as np  # noqa: E402
 
 
-def main(data, epochs, threads, seed):
+def main(data, epochs, threads, seed, model_name="bilstm"):
     import tensorflow as tf
     import keras
     tf.config.threading.set_intra_op_parallelism_threads(threads)
     tf.config.threading.set_inter_op_parallelism_threads(threads)
     keras.utils.set_random_seed(seed)
     here = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(here, "..", "text_bilstm.json")) as f:
+    with open(os.path.join(here, "..", f"text_{model_name}.json")) as f:
         model = keras.models.model_from_json(json.dumps(json.load(f)["model"]))
     model.compile(optimizer=keras.optimizers.Adam(1e-3),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
@@ -45,4 +46,4 @@ def main(data, epochs, threads, seed):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
+    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] if len(sys.argv) > 5 else "bilstm")

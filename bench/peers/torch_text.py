@@ -1,9 +1,13 @@
-"""PyTorch 2.x peer of bench/text_bench.py: Embedding(2000, 32, padding) -> bidirectional
-LSTM(32) over the present tokens only (pack_padded_sequence, PyTorch's form of Keras's
-mask) -> Linear(2) logits, initialized as Keras initializes the same layers; Adam 1e-3,
-batch 64, cross-entropy from logits.
+"""PyTorch 2.x peer of bench/text_bench.py, one of two models, initialized as Keras
+initializes the same layers; Adam 1e-3, batch 64, cross-entropy from logits:
 
-usage: python torch_text.py DATA_DIR EPOCHS THREADS SEED
+- bilstm: Embedding(2000, 32, padding) -> bidirectional LSTM(32) over the present tokens
+  only (pack_padded_sequence, PyTorch's form of Keras's mask) -> Linear(2) logits;
+- transformer: Embedding(2000, 64) -> a Transformer encoder block (MultiheadAttention with
+  4 heads of 16 and the padding as key_padding_mask, residual + LayerNorm, feed-forward
+  128 relu -> 64, residual + LayerNorm) -> the mean over the present tokens -> Linear(2).
+
+usage: python torch_text.py DATA_DIR EPOCHS THREADS SEED [bilstm|transformer]
 Prints one JSON line per epoch ({"epoch", "samples_per_s", "test_acc"}) and a summary
 line ({"peer", "epochs"}), as ../shared/bench's peers do.
 """
@@ -46,7 +50,38 @@ class BiLSTM(nn.Module):
         return self.out(torch.cat([h[0], h[1]], dim=1))
 
 
-def main(data, epochs, threads, seed):
+class Transformer(nn.Module):
+    def __init__(self, vocab=2000, dim=64, heads=4, ff=128):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, dim)
+        self.attention = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.norm_1 = nn.LayerNorm(dim, eps=1e-6)
+        self.ffn_1 = nn.Linear(dim, ff)
+        self.ffn_2 = nn.Linear(ff, dim)
+        self.norm_2 = nn.LayerNorm(dim, eps=1e-6)
+        self.out = nn.Linear(dim, 2)
+        # Keras's initializers: uniform(-0.05, 0.05) embeddings, Glorot-uniform kernels with
+        # each projection's own fans (Keras's query, key and value are separate
+        # EinsumDense layers), zero biases.
+        nn.init.uniform_(self.embedding.weight, -0.05, 0.05)
+        for w in self.attention.in_proj_weight.chunk(3, 0):
+            nn.init.xavier_uniform_(w)
+        nn.init.zeros_(self.attention.in_proj_bias)
+        for layer in (self.attention.out_proj, self.ffn_1, self.ffn_2, self.out):
+            nn.init.xavier_uniform_(layer.weight)
+            nn.init.zeros_(layer.bias)
+
+    def forward(self, x, lengths):
+        present = x != 0
+        h = self.embedding(x)
+        a, _ = self.attention(h, h, h, key_padding_mask=~present, need_weights=False)
+        h = self.norm_1(h + a)
+        h = self.norm_2(h + self.ffn_2(torch.relu(self.ffn_1(h))))
+        m = present.unsqueeze(-1).to(h.dtype)
+        return self.out((h * m).sum(1) / m.sum(1))
+
+
+def main(data, epochs, threads, seed, model_name="bilstm"):
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
@@ -55,7 +90,7 @@ def main(data, epochs, threads, seed):
     tx = torch.from_numpy(np.load(f"{data}/test_x.npy").astype(np.int64))
     ty = torch.from_numpy(np.load(f"{data}/test_y.npy").astype(np.int64))
     lengths, tlengths = (x != 0).sum(1), (tx != 0).sum(1)
-    model = BiLSTM()
+    model = Transformer() if model_name == "transformer" else BiLSTM()
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = nn.CrossEntropyLoss()
     records = []
@@ -82,4 +117,4 @@ def main(data, epochs, threads, seed):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
+    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] if len(sys.argv) > 5 else "bilstm")

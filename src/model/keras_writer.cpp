@@ -42,13 +42,13 @@ json model_object(const std::string& cls, const std::string& name, const LayerGr
 
 json layer_json(const Layer& l, const std::vector<Shape>& in) {
   if (auto* nm = dynamic_cast<const NestedModel*>(&l)) return model_object(nm->class_name(), nm->name(), nm->graph());
-  if (dynamic_cast<const NotEqual*>(&l)) {
-    // An operation, as Keras 3 writes one: its name only (the value is a call argument).
-    if (g_keras2) throw Unsupported(l.name() + ": Keras's not_equal operation has no Keras 2 form", "save as .keras");
+  if (dynamic_cast<const LogicalOp*>(&l)) {
+    // An operation, as Keras 3 writes one: its name only (not_equal's value is a call argument).
+    if (g_keras2) throw Unsupported(l.name() + ": Keras's " + l.class_name() + " operation has no Keras 2 form", "save as .keras");
     return {{"module", "keras.src.ops.numpy"},
-            {"class_name", "NotEqual"},
+            {"class_name", l.class_name()},
             {"config", {{"name", l.name()}}},
-            {"registered_name", "NotEqual"}};
+            {"registered_name", l.class_name()}};
   }
   json c = common(l);
   const keras_json::Writer w{g_keras2};

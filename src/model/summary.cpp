@@ -90,7 +90,9 @@ std::string Model::summary() const {
       if (r[1].empty()) {
         for (const Shape& s : shapes[i]) r[1] += (r[1].empty() ? "" : ", ") + shape_text(s);
       }
-      for (const TensorRef& in : nodes[i].inputs) {
+      std::vector<TensorRef> reads = nodes[i].inputs;
+      if (nodes[i].mask.node >= 0) reads.push_back(nodes[i].mask);  // Keras lists a mask= argument too
+      for (const TensorRef& in : reads) {
         const LayerNode& src = nodes[static_cast<std::size_t>(in.node)];
         r[3] += (r[3].empty() ? "" : "\n") + node_name(src) + "[" + std::to_string(src.call_index) + "][" +
                 std::to_string(in.index) + "]";

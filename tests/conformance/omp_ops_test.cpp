@@ -343,5 +343,59 @@ TEST(OmpOps, Reductions) {
   }
 }
 
+
+// masked_softmax and its gradient at attention's sizes (threaded) and small ones, with
+// heads sharing a sample's mask and a row with no key left (uniform or zeroed).
+TEST(OmpOps, MaskedSoftmax) {
+  const struct {
+    std::int64_t batch, heads, t, s;
+  } kCases[] = {{1, 1, 3, 5}, {2, 3, 4, 7}, {16, 4, 64, 64}};
+  std::uint64_t seed = 120;
+  for (const auto& c : kCases) {
+    Tensor mask = random_tensor(Shape{c.batch, c.t, c.s}, seed++, 0.0f, 1.0f);
+    float* m = mask.data<float>();
+    for (std::int64_t i = 0; i < mask.numel(); ++i) m[i] = m[i] < 0.3f ? 0.0f : 1.0f;
+    for (std::int64_t j = 0; j < c.s; ++j) m[j] = 0.0f;  // sample 0, query 0: no key left
+    const Shape scores{c.batch * c.heads, c.t, c.s};
+    for (std::int64_t zero_rows : {0, 1}) {
+      Attrs a;
+      a.set("zero_masked_rows", zero_rows);
+      Tensor x = random_tensor(scores, seed++, -4.0f, 4.0f);
+      expect_matches_reference(make_desc("masked_softmax", a, {x, mask}, {TensorDesc{scores}}), {x, mask});
+    }
+    Tensor y = random_probs(scores, seed++, true);
+    Tensor dy = random_tensor(scores, seed++);
+    expect_matches_reference(make_desc("masked_softmax_grad", {}, {y, dy, mask}, {TensorDesc{scores}}), {y, dy, mask});
+  }
+}
+
+// layer_norm and layer_norm_grad: rows of a Transformer's width (threaded) and odd ones;
+// dgamma and dbeta are sums over every row.
+TEST(OmpOps, LayerNorm) {
+  std::uint64_t seed = 140;
+  for (const Shape& x : {Shape{3, 5}, Shape{7, 2, 33}, Shape{64, 64, 64}}) {
+    const Shape c{x.dim(-1)};
+    const Shape rows(std::vector<std::int64_t>(x.dims().begin(), x.dims().end() - 1));
+    Attrs a;
+    a.set("epsilon", 1e-6);
+    Tensor in = random_tensor(x, seed++, -3.0f, 5.0f), gamma = random_tensor(c, seed++), beta = random_tensor(c, seed++);
+    expect_matches_reference(make_desc("layer_norm", a, {in, gamma, beta}, {TensorDesc{x}, TensorDesc{rows}, TensorDesc{rows}}),
+                             {in, gamma, beta}, 2e-5f);
+    Tensor mean = Tensor::zeros(rows), rstd = Tensor::zeros(rows);
+    for (std::int64_t r = 0; r < rows.numel(); ++r) {
+      double s = 0.0, v = 0.0;
+      for (std::int64_t j = 0; j < c[0]; ++j) s += in.data<float>()[r * c[0] + j];
+      s /= static_cast<double>(c[0]);
+      for (std::int64_t j = 0; j < c[0]; ++j) v += std::pow(in.data<float>()[r * c[0] + j] - s, 2);
+      mean.data<float>()[r] = static_cast<float>(s);
+      rstd.data<float>()[r] = static_cast<float>(1.0 / std::sqrt(v / static_cast<double>(c[0]) + 1e-6));
+    }
+    Tensor dy = random_tensor(x, seed++);
+    expect_matches_reference(
+        make_desc("layer_norm_grad", a, {in, dy, gamma, mean, rstd}, {TensorDesc{x}, TensorDesc{c}, TensorDesc{c}}),
+        {in, dy, gamma, mean, rstd}, 2e-4f);
+  }
+}
+
 }  // namespace
 }  // namespace nnfit

@@ -70,7 +70,9 @@ TEST(KerasAttention, CallArgumentsAndRecordedMasksRead) {
   const auto& self = dynamic_cast<const MultiHeadAttention&>(*m->graph().find_layer("self")).options();
   EXPECT_TRUE(!self.has_key && !self.has_attention_mask && self.use_causal_mask);
   EXPECT_EQ(m->graph().inputs()[2].dtype, DType::boolean);
-  EXPECT_EQ(dynamic_cast<const NotEqual&>(*m->graph().find_layer("not_equal")).value(), 0.0);
+  const auto& not_equal = dynamic_cast<const LogicalOp&>(*m->graph().find_layer("not_equal"));
+  EXPECT_EQ(not_equal.class_name(), "NotEqual");
+  EXPECT_EQ(not_equal.value(), 0.0);
   EXPECT_EQ(m->output_shapes()[0], (Shape{5, 3}));
   EXPECT_EQ(m->output_shapes()[1], (Shape{8}));
 

@@ -158,20 +158,26 @@ class Embedding final : public Layer {
   EmbeddingOptions options_;
 };
 
-// NotEqual: Keras's not_equal operation as a Functional graph records it, y = (x != value)
-// as 0/1. Keras 3 writes one where a mask travels as an explicit mask= argument (the
-// mask of Embedding(mask_zero=True) read past an attention layer): not_equal(ids, 0).
-class NotEqual final : public Layer {
+enum class LogicalOpKind { not_equal, logical_or, logical_and };
+
+// Keras's element-wise operations as a Functional graph records them: not_equal(x, value),
+// logical_or(a, b), logical_and(a, b), with 0/1 float outputs (a nonzero input is true).
+// Keras 3 writes them where a mask travels as an explicit mask= argument: the mask of
+// Embedding(mask_zero=True) is not_equal(ids, 0), and merging masked inputs ORs them.
+class LogicalOp final : public Layer {
  public:
-  NotEqual(std::string name, double value = 0.0) : Layer(std::move(name)), value_(value) {}
-  std::string class_name() const override { return "NotEqual"; }
-  double value() const { return value_; }
-  Shape output_shape(const Shape& input_shape) const override { return input_shape; }
-  int call(GraphBuilder& builder, int x) override;
+  LogicalOp(std::string name, LogicalOpKind kind, double value = 0.0);
+  std::string class_name() const override;  // NotEqual, LogicalOr, LogicalAnd
+  LogicalOpKind kind() const { return kind_; }
+  double value() const { return value_; }  // not_equal's
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
+  void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
+  std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
   CallArguments call_arguments() const override;
   void set_call_arguments(const CallArguments& args) override;
 
  private:
+  LogicalOpKind kind_;
   double value_;
 };
 

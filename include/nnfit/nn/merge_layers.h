@@ -23,7 +23,7 @@ class Merge final : public Layer {
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
   void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
   std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
-  // Keras's compute_mask: the AND of the inputs' masks (absent ones count as all present).
+  // Keras 3's compute_mask: the OR of the inputs' masks, none when an input has none.
   std::vector<int> call_masked(GraphBuilder& builder, const std::vector<int>& inputs, const std::vector<int>& masks,
                                std::vector<int>& output_masks) override;
 
@@ -40,8 +40,8 @@ class Concatenate final : public Layer {
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
   void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
   std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
-  // Along the last axis, the AND of the inputs' masks (Keras's compute_mask); a mask with
-  // another axis is refused.
+  // Along the last axis, the OR of the inputs' masks, none when an input has none (Keras 3's
+  // compute_mask); a mask with another axis is refused.
   std::vector<int> call_masked(GraphBuilder& builder, const std::vector<int>& inputs, const std::vector<int>& masks,
                                std::vector<int>& output_masks) override;
 

@@ -36,6 +36,10 @@ std::unique_ptr<Kernel> make_omp_batch_norm_train(const KernelDesc& desc, std::s
 std::unique_ptr<Kernel> make_omp_batch_norm_grad(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_omp_batch_norm_infer(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_omp_moving_average_update(const KernelDesc& desc, std::string* why_not);
+// omp_attention.cpp: masked_softmax and masked_softmax_grad.
+std::unique_ptr<Kernel> make_omp_masked_softmax(const KernelDesc& desc, std::string* why_not);
+// omp_layer_norm.cpp: layer_norm and layer_norm_grad.
+std::unique_ptr<Kernel> make_omp_layer_norm(const KernelDesc& desc, std::string* why_not);
 // omp_reduce.cpp: reduce_mean, reduce_max and their gradients.
 std::unique_ptr<Kernel> make_omp_reduce(const KernelDesc& desc, std::string* why_not);
 // omp_dropout.cpp

@@ -31,6 +31,10 @@ void register_omp_kernels(KernelRegistry& registry) {
       {"reduce_max", make_omp_reduce},
       {"reduce_mean_grad", make_omp_reduce},
       {"reduce_max_grad", make_omp_reduce},
+      {"masked_softmax", make_omp_masked_softmax},
+      {"masked_softmax_grad", make_omp_masked_softmax},
+      {"layer_norm", make_omp_layer_norm},
+      {"layer_norm_grad", make_omp_layer_norm},
   };
   for (const auto& k : kKernels) {
     registry.add(k.op, DeviceType::cpu, DType::f32, {std::string("omp:") + k.op, k.factory});

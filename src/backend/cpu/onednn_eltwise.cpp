@@ -1,7 +1,10 @@
-// oneDNN activation, activation_grad, softmax and softmax_grad. Eltwise tensors are viewed
-// as 1-D, softmax ones as [rows, C] with the softmax on axis 1. activation_grad uses the
+// oneDNN activation, activation_grad, softmax, softmax_grad and masked_softmax. Eltwise
+// tensors are viewed as 1-D, softmax ones as [rows, C] with the softmax on axis 1;
+// masked_softmax writes the masked scores into its output and runs the softmax there. activation_grad uses the
 // *_use_dst_for_bwd algorithms (t is y) for relu, sigmoid and tanh, t is x for the others;
 // kinds oneDNN lacks (selu, softsign, hard_sigmoid) decline to the reference kernel.
+#include <algorithm>
+
 #include "backend/cpu/onednn_common.h"
 #include "backend/cpu/onednn_kernels.h"
 
@@ -109,7 +112,70 @@ void init_softmax_grad(OnednnUnary& k, const KernelDesc&, const Shape& s) {
   k.set_slots({y, dy}, k.call().add(DNNL_ARG_DIFF_SRC, md));
 }
 
+// masked_softmax: y = where(m, x, -1e9) (one pass, the heads of a sample sharing its mask
+// rows), then oneDNN's softmax in place on y, then rows with no key left zeroed when asked.
+class OnednnMaskedSoftmax final : public Kernel {
+ public:
+  OnednnMaskedSoftmax(const KernelDesc& desc, const Shape& x, std::int64_t heads)
+      : node_(desc.node_name), g_(x[0]), t_(x[1]), s_(x[2]), heads_(heads),
+        zero_rows_(desc.attrs.i_or("zero_masked_rows", 0) != 0) {
+    memory::desc md = f32_md({g_ * t_, s_}, Tag::ab);
+    dnnl::softmax_forward::primitive_desc pd(dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, md, 1),
+                                             user_scratchpad_attr(), cpu_engine());
+    call_.init<dnnl::softmax_forward>(pd);
+    src_ = call_.add(DNNL_ARG_SRC, md);
+    dst_ = call_.add(DNNL_ARG_DST, md);
+  }
+
+  std::size_t workspace_bytes() const override { return call_.scratchpad_bytes(); }
+
+  void run(const KernelArgs& args) override {
+    const auto* x = static_cast<const float*>(args.inputs[0]);
+    const auto* m = static_cast<const float*>(args.inputs[1]);
+    auto* y = static_cast<float*>(args.outputs[0]);
+    const std::int64_t rows = g_ * t_, s = s_;
+#pragma omp parallel for schedule(static) if (rows * s >= (1 << 14))
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const float* mr = m + mask_row(r) * s;
+#pragma omp simd
+      for (std::int64_t j = 0; j < s; ++j) y[r * s + j] = mr[j] != 0.0f ? x[r * s + j] : -1e9f;
+    }
+    call_.bind(src_, y);
+    call_.bind(dst_, y);
+    call_.execute(args.workspace, node_);
+    if (!zero_rows_) return;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const float* mr = m + mask_row(r) * s;
+      bool any = false;
+      for (std::int64_t j = 0; j < s && !any; ++j) any = mr[j] != 0.0f;
+      if (!any) std::fill(y + r * s, y + (r + 1) * s, 0.0f);
+    }
+  }
+
+ private:
+  // The mask row of score row r: sample (r / T) / heads, query r % T.
+  std::int64_t mask_row(std::int64_t r) const { return (r / t_) / heads_ * t_ + r % t_; }
+
+  std::string node_;
+  std::int64_t g_, t_, s_, heads_;
+  bool zero_rows_;
+  PrimitiveCall call_;
+  int src_ = -1, dst_ = -1;
+};
+
 }  // namespace
+
+std::unique_ptr<Kernel> make_onednn_masked_softmax(const KernelDesc& desc, std::string* why_not) {
+  if (std::string r = empty_tensor_reason(desc); !r.empty()) {
+    if (why_not) *why_not = r;
+    return nullptr;
+  }
+  const Shape& x = desc.inputs.at(0).shape;
+  const std::int64_t heads = x[0] / desc.inputs.at(1).shape[0];
+  return decline_on_dnnl_error(desc, why_not, [&]() -> std::unique_ptr<Kernel> {
+    return std::make_unique<OnednnMaskedSoftmax>(desc, x, heads);
+  });
+}
 
 std::unique_ptr<Kernel> make_onednn_activation(const KernelDesc& desc, std::string* why_not) {
   return build(desc, why_not, init_activation);

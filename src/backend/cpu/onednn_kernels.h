@@ -10,6 +10,7 @@ namespace nnfit {
 
 std::unique_ptr<Kernel> make_onednn_matmul(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_onednn_batch_matmul(const KernelDesc& desc, std::string* why_not);
+std::unique_ptr<Kernel> make_onednn_masked_softmax(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_onednn_conv2d(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_onednn_conv2d_backprop_input(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_onednn_conv2d_backprop_filter(const KernelDesc& desc, std::string* why_not);

@@ -22,6 +22,7 @@ void register_onednn_kernels(KernelRegistry& registry) {
       {"activation_grad", make_onednn_activation_grad},
       {"softmax", make_onednn_softmax},
       {"softmax_grad", make_onednn_softmax_grad},
+      {"masked_softmax", make_onednn_masked_softmax},
       {"rnn", make_onednn_rnn},
       {"rnn_grad", make_onednn_rnn},
   };

@@ -1,5 +1,5 @@
 // Keras codecs of the core layers: Dense, Flatten, Reshape, Dropout (and SpatialDropout1D/2D/3D),
-// Embedding, Masking, and Keras's not_equal operation (NotEqual).
+// Embedding, Masking, and Keras's NotEqual, LogicalOr and LogicalAnd operations.
 #include "model/keras_codecs/codec.h"
 
 #include "nnfit/nn/layers.h"
@@ -113,10 +113,11 @@ LayerPtr read_masking(const Reader& r, const std::string& p, const json& c, cons
   return std::make_unique<Masking>(name, get_number(r, p, c, "mask_value", 0.0));
 }
 
-// Keras's not_equal operation: its config is its name; the compared value is a call argument.
-LayerPtr read_not_equal(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+// Keras's operations: the config is the name; not_equal's value is a call argument.
+template <LogicalOpKind kKind>
+LayerPtr read_logical(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
   check_keys(r, p, c, {"name"});
-  return std::make_unique<NotEqual>(name);
+  return std::make_unique<LogicalOp>(name, kKind);
 }
 
 bool write_core(const Writer& w, const Layer& l, ojson& c) {
@@ -174,7 +175,9 @@ const LayerFamily& core_layers() {
                                    {"SpatialDropout3D", read_spatial_dropout3d},
                                    {"Embedding", read_embedding},
                                    {"Masking", read_masking},
-                                   {"NotEqual", read_not_equal}},
+                                   {"NotEqual", read_logical<LogicalOpKind::not_equal>},
+                                   {"LogicalOr", read_logical<LogicalOpKind::logical_or>},
+                                   {"LogicalAnd", read_logical<LogicalOpKind::logical_and>}},
                                   write_core};
   return family;
 }

@@ -1,7 +1,6 @@
 // Embedding: the gather op on the (input_dim, output_dim) table; its gradient adds each
 // output row's gradient into its id's row (a dense table gradient, as Keras 3 applies it).
 // With mask_zero its output carries the mask ids != 0. Masking: the mask from features.
-// NotEqual: the same comparison as a graph operation of its own (Keras's not_equal).
 #include "nnfit/core/error.h"
 #include "nnfit/nn/layers.h"
 
@@ -65,25 +64,6 @@ std::vector<int> Masking::call_masked(GraphBuilder& b, const std::vector<int>& i
   const int mask = g.add("sequence_mask", {inputs.at(0)}, a, name() + "/mask");
   output_masks = {mask};
   return {g.add("apply_mask", {inputs[0], mask}, {}, name() + "/apply_mask")};
-}
-
-int NotEqual::call(GraphBuilder& b, int x) {
-  Attrs a;
-  a.set("value", value_);
-  return b.graph().add("sequence_mask", {x}, a, name());
-}
-
-CallArguments NotEqual::call_arguments() const {
-  CallArguments a;
-  a.positional = 1;
-  a.constants = {value_};
-  return a;
-}
-
-void NotEqual::set_call_arguments(const CallArguments& args) {
-  NNFIT_CHECK(args.keyword_inputs.empty() && args.flags.empty() && args.constants.size() == 1, Unsupported, name(),
-              ": not_equal is supported as not_equal(tensor, number)");
-  value_ = args.constants[0];
 }
 
 }  // namespace nnfit

@@ -73,12 +73,14 @@ std::vector<int> Merge::call_on(GraphBuilder& b, const std::vector<int>& xs) {
 
 namespace {
 
-// The AND (product) of the masks present, or -1 when none is.
-int and_of_masks(Graph& g, const std::vector<int>& masks, const std::string& name) {
+// Keras 3's compute_mask of the merge layers: the OR (maximum) of the masks when every
+// input has one, else none (Concatenate's all-ones mask for an unmasked input makes the
+// OR all ones too). tf.keras's Merge ANDed the masks present instead.
+int or_of_masks(Graph& g, const std::vector<int>& masks, const std::string& name) {
   int out = -1;
   for (int m : masks) {
-    if (m < 0) continue;
-    out = out < 0 ? m : g.add("mul", {out, m}, {}, name + "/mask_and");
+    if (m < 0) return -1;
+    out = out < 0 ? m : g.add("maximum", {out, m}, {}, name + "/mask_or");
   }
   return out;
 }
@@ -88,7 +90,7 @@ int and_of_masks(Graph& g, const std::vector<int>& masks, const std::string& nam
 std::vector<int> Merge::call_masked(GraphBuilder& b, const std::vector<int>& inputs, const std::vector<int>& masks,
                                     std::vector<int>& output_masks) {
   std::vector<int> out = call_on(b, inputs);
-  output_masks = {and_of_masks(b.graph(), masks, name())};
+  output_masks = {or_of_masks(b.graph(), masks, name())};
   return out;
 }
 
@@ -131,7 +133,7 @@ std::vector<int> Concatenate::call_on(GraphBuilder& b, const std::vector<int>& x
 std::vector<int> Concatenate::call_masked(GraphBuilder& b, const std::vector<int>& inputs,
                                           const std::vector<int>& masks, std::vector<int>& output_masks) {
   std::vector<int> out = call_on(b, inputs);
-  const int mask = and_of_masks(b.graph(), masks, name());
+  const int mask = or_of_masks(b.graph(), masks, name());
   if (mask >= 0) {
     const std::int64_t rank = b.graph().desc(inputs[0]).shape.rank() - 1;
     NNFIT_CHECK(feature_axis(rank) == rank - 1, Unsupported, name(),
