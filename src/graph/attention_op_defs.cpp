@@ -3,6 +3,8 @@
 // and value's sequence masks, an explicit attention_mask, the causal and sliding-window
 // bands) into one [B, T, S] float mask; masked_softmax is Keras's Softmax with a mask, the
 // scores' leading axis being the mask's batch times the heads. Masks are float32 0/1.
+// scale_by (a tensor times a trainable scalar) and additive_scores (Bahdanau's
+// sum_d w_d tanh(q_d + k_d)) are the Attention and AdditiveAttention layers' scores.
 #include <map>
 
 #include "nnfit/core/error.h"
@@ -73,6 +75,58 @@ std::vector<int> grad_masked_softmax(GradContext& c) {
   return {c.graph.add("masked_softmax_grad", {n.outputs[0], dy, n.inputs[1]}, {}, n.name + "/grad"), -1};
 }
 
+// x, s [] -> x·s; its gradients are scale_by(dy, s) and scale_by_grad(x, dy) = Σ x·dy.
+Descs infer_scale_by(const Descs& in, const Attrs&) {
+  NNFIT_CHECK(in.size() == 2 && in[1].shape.rank() == 0, InvalidArgument,
+              "scale_by expects x and a scalar s, got ", in.size(), " inputs");
+  return {{in[0].shape, DType::f32}};
+}
+
+Descs infer_scale_by_grad(const Descs& in, const Attrs&) {
+  NNFIT_CHECK(in.size() == 2 && in[0].shape == in[1].shape, InvalidArgument, "scale_by_grad expects x and dy of one shape");
+  return {{Shape{}, DType::f32}};
+}
+
+std::vector<int> grad_scale_by(GradContext& c) {
+  const Node n = c.graph.node(c.node);
+  const int dy = c.output_grads[0];
+  if (dy < 0) return {-1, -1};
+  const int dx = c.needs[0] ? c.graph.add("scale_by", {dy, n.inputs[1]}, {}, n.name + "/grad_x") : -1;
+  const int ds = c.needs[1] ? c.graph.add("scale_by_grad", {n.inputs[0], dy}, {}, n.name + "/grad_s") : -1;
+  return {dx, ds};
+}
+
+// q [B, Tq, D], k [B, Tv, D] (, w [D]) -> s [B, Tq, Tv] = Σ_d w_d tanh(q[b,i,d] + k[b,j,d]).
+Descs infer_additive_scores(const Descs& in, const Attrs&) {
+  NNFIT_CHECK(in.size() == 2 || in.size() == 3, InvalidArgument, "additive_scores expects q, k and optionally w");
+  const Shape& q = in[0].shape;
+  const Shape& k = in[1].shape;
+  NNFIT_CHECK(q.rank() == 3 && k.rank() == 3 && q[0] == k[0] && q[2] == k[2], InvalidArgument,
+              "additive_scores: q must be [B, Tq, D] and k [B, Tv, D], got ", q.to_string(), " and ", k.to_string());
+  NNFIT_CHECK(in.size() == 2 || in[2].shape == Shape{q[2]}, InvalidArgument, "additive_scores: w must be [", q[2], "]");
+  return {{Shape{q[0], q[1], k[1]}, DType::f32}};
+}
+
+// q, k, (w,) ds -> dq, dk (, dw).
+Descs infer_additive_scores_grad(const Descs& in, const Attrs&) {
+  NNFIT_CHECK(in.size() == 3 || in.size() == 4, InvalidArgument, "additive_scores_grad expects q, k, (w,) ds");
+  Descs out{{in[0].shape, DType::f32}, {in[1].shape, DType::f32}};
+  if (in.size() == 4) out.push_back({in[2].shape, DType::f32});
+  return out;
+}
+
+std::vector<int> grad_additive_scores(GradContext& c) {
+  const Node n = c.graph.node(c.node);
+  const int ds = c.output_grads[0];
+  std::vector<int> none(n.inputs.size(), -1);
+  if (ds < 0) return none;
+  std::vector<int> in = n.inputs;
+  in.push_back(ds);
+  const std::vector<int> g = c.graph.add_node("additive_scores_grad", in, {}, n.name + "/grad");
+  for (std::size_t i = 0; i < none.size(); ++i) none[i] = c.needs[i] ? g[i] : -1;
+  return none;
+}
+
 }  // namespace
 
 void add_attention_op_defs(std::map<std::string, OpDef>& m) {
@@ -80,6 +134,10 @@ void add_attention_op_defs(std::map<std::string, OpDef>& m) {
   add({"attention_mask", infer_attention_mask, nullptr, {}});
   add({"masked_softmax", infer_masked_softmax, grad_masked_softmax, {}});
   add({"masked_softmax_grad", infer_masked_softmax_grad, nullptr, {}});
+  add({"scale_by", infer_scale_by, grad_scale_by, {}});
+  add({"scale_by_grad", infer_scale_by_grad, nullptr, {}});
+  add({"additive_scores", infer_additive_scores, grad_additive_scores, {}});
+  add({"additive_scores_grad", infer_additive_scores_grad, nullptr, {}});
 }
 
 }  // namespace nnfit

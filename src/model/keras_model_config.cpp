@@ -256,7 +256,7 @@ struct CallNode {
   std::vector<std::pair<std::string, History>> keyword_refs;
   std::vector<std::pair<std::string, bool>> flags;
   std::vector<double> constants;
-  std::optional<History> mask;  // Keras's mask= argument
+  std::vector<std::optional<History>> masks;  // Keras's mask= argument: one tensor, or a list with nulls
   std::string path;
 
   CallArguments arguments() const {
@@ -271,7 +271,9 @@ struct CallNode {
   std::vector<History> every_ref() const {
     std::vector<History> all = refs;
     for (const auto& kh : keyword_refs) all.push_back(kh.second);
-    if (mask) all.push_back(*mask);
+    for (const auto& m : masks) {
+      if (m) all.push_back(*m);
+    }
     return all;
   }
   // Every tensor the call reads: positional ones, then keyword ones in `order`.
@@ -297,7 +299,17 @@ void read_kwargs(const Reader& r, const std::string& path, const json& kwargs, C
     if (v.is_boolean()) {
       node.flags.push_back({k, v.get<bool>()});
     } else if (k == "mask" && is_keras_tensor(v)) {
-      node.mask = keras_tensor_history(r, path + ".mask", v);
+      node.masks = {keras_tensor_history(r, path + ".mask", v)};
+    } else if (k == "mask" && v.is_array()) {
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        if (v[i].is_null()) {
+          node.masks.push_back(std::nullopt);
+        } else if (is_keras_tensor(v[i])) {
+          node.masks.push_back(keras_tensor_history(r, path + ".mask[" + std::to_string(i) + "]", v[i]));
+        } else {
+          r.unsupported(path, "call argument \"mask\" = " + show(v) + " is not supported (tensors or nulls)");
+        }
+      }
     } else if (is_keras_tensor(v)) {
       node.keyword_refs.push_back({k, keras_tensor_history(r, path + "." + k, v)});
     } else {
@@ -445,14 +457,19 @@ ReadModel read_functional(const Reader& r, const std::string& path, const json& 
                           "nnfit fixes a layer's call arguments (use_causal_mask, key, attention_mask) at its first call");
           }
           for (const History& h : call.inputs(p.layer->call_arguments())) in.push_back(tensors.at(h));
+          if (!call.masks.empty() && call.masks.size() != in.size()) {
+            r.unsupported(call.path + ".kwargs", "a mask= argument with " + std::to_string(call.masks.size()) +
+                                                     " entries for " + std::to_string(in.size()) + " inputs is not supported");
+          }
           output_shapes_at(r, p.entry, *p.layer, shapes_of(in));  // a call that does not fit is named here
         } catch (const Unsupported& e) {
           unsupported.add(e);
           p.failed = true;
           break;
         }
-        const TensorRef mask = call.mask ? tensors.at(*call.mask) : TensorRef{-1, 0};
-        const std::vector<TensorRef> out = m.graph.call(*p.layer, in, mask);
+        std::vector<TensorRef> masks;
+        for (const auto& h : call.masks) masks.push_back(h ? tensors.at(*h) : TensorRef{-1, 0});
+        const std::vector<TensorRef> out = m.graph.call(*p.layer, in, masks);
         const std::int64_t node = static_cast<std::int64_t>(p.done) + (keras2 ? keras2_node_offset(p.entry) : 0);
         for (std::size_t k = 0; k < out.size(); ++k) tensors[{p.entry.name, node, static_cast<std::int64_t>(k)}] = out[k];
         ++p.done;

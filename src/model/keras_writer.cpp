@@ -42,12 +42,15 @@ json model_object(const std::string& cls, const std::string& name, const LayerGr
 
 json layer_json(const Layer& l, const std::vector<Shape>& in) {
   if (auto* nm = dynamic_cast<const NestedModel*>(&l)) return model_object(nm->class_name(), nm->name(), nm->graph());
-  if (dynamic_cast<const LogicalOp*>(&l)) {
-    // An operation, as Keras 3 writes one: its name only (not_equal's value is a call argument).
+  if (auto* op = dynamic_cast<const LogicalOp*>(&l)) {
+    // An operation, as Keras 3 writes one: its name (not_equal's value is a call argument).
     if (g_keras2) throw Unsupported(l.name() + ": Keras's " + l.class_name() + " operation has no Keras 2 form", "save as .keras");
-    return {{"module", "keras.src.ops.numpy"},
+    const bool convert = op->kind() == LogicalOpKind::convert_to_tensor;
+    json config{{"name", l.name()}};
+    if (convert) config.update({{"dtype", nullptr}, {"sparse", nullptr}, {"ragged", nullptr}});
+    return {{"module", convert ? "keras.src.ops.core" : "keras.src.ops.numpy"},
             {"class_name", l.class_name()},
-            {"config", {{"name", l.name()}}},
+            {"config", config},
             {"registered_name", l.class_name()}};
   }
   json c = common(l);
@@ -124,6 +127,13 @@ json sequential_object(const std::string& name, const LayerGraph& g, const std::
           {"build_config", {{"input_shape", batch_shape(g.inputs()[0].shape)}}}};
 }
 
+// Keras's mask= argument: one tensor for one input, else a list with nulls.
+json mask_argument(const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes, const std::vector<TensorRef>& masks) {
+  json out = json::array();
+  for (const TensorRef& m : masks) out.push_back(m.node >= 0 ? keras_tensor(g, shapes, m) : json(nullptr));
+  return masks.size() == 1 ? out[0] : out;
+}
+
 json functional_object(const std::string& name, const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes) {
   json layers = json::array();
   json input_layers = json::array();
@@ -147,7 +157,11 @@ json functional_object(const std::string& name, const LayerGraph& g, const std::
       }
       const CallArguments call = layer->call_arguments();
       if (g_keras2) {
-        if (n.mask.node >= 0) {
+        if (!call.flags.empty() || !call.keyword_inputs.empty()) {
+          throw Unsupported(layer->name() + ": a call with keyword arguments is not written in Keras 2's format",
+                            "save as .keras");
+        }
+        if (!n.masks.empty()) {
           throw Unsupported(layer->name() + ": a call with an explicit mask= has no Keras 2 form", "save as .keras");
         }
         nodes.push_back(args);
@@ -160,13 +174,14 @@ json functional_object(const std::string& name, const LayerGraph& g, const std::
         for (const auto& [k, v] : call.flags) kwargs[k] = v;
         args.erase(args.begin() + static_cast<std::ptrdiff_t>(call.positional), args.end());
         for (double c : call.constants) args.push_back(c == std::floor(c) ? json(static_cast<std::int64_t>(c)) : json(c));
-        if (n.mask.node >= 0) kwargs["mask"] = keras_tensor(g, shapes, n.mask);
+        if (!n.masks.empty()) kwargs["mask"] = mask_argument(g, shapes, n.masks);
         nodes.push_back({{"args", args}, {"kwargs", kwargs}});
       } else {
         // A layer of several inputs takes them as one list argument, as Keras calls merges.
         if (n.inputs.size() > 1) args = json::array({args});
         json kwargs = json::object();
-        if (n.mask.node >= 0) kwargs["mask"] = keras_tensor(g, shapes, n.mask);
+        for (const auto& [k, v] : call.flags) kwargs[k] = v;
+        if (!n.masks.empty()) kwargs["mask"] = mask_argument(g, shapes, n.masks);
         nodes.push_back({{"args", args}, {"kwargs", kwargs}});
       }
       if (l.is_null()) l = layer_json(*layer, in);

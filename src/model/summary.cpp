@@ -91,7 +91,9 @@ std::string Model::summary() const {
         for (const Shape& s : shapes[i]) r[1] += (r[1].empty() ? "" : ", ") + shape_text(s);
       }
       std::vector<TensorRef> reads = nodes[i].inputs;
-      if (nodes[i].mask.node >= 0) reads.push_back(nodes[i].mask);  // Keras lists a mask= argument too
+      for (const TensorRef& m : nodes[i].masks) {
+        if (m.node >= 0) reads.push_back(m);  // Keras lists a mask= argument too
+      }
       for (const TensorRef& in : reads) {
         const LayerNode& src = nodes[static_cast<std::size_t>(in.node)];
         r[3] += (r[3].empty() ? "" : "\n") + node_name(src) + "[" + std::to_string(src.call_index) + "][" +

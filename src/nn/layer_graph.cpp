@@ -46,12 +46,16 @@ TensorRef LayerGraph::input_ref(std::size_t input) const {
   throw InvalidArgument("internal: no node for input " + std::to_string(input));
 }
 
-std::vector<TensorRef> LayerGraph::call(Layer& layer, const std::vector<TensorRef>& inputs, TensorRef mask) {
+std::vector<TensorRef> LayerGraph::call(Layer& layer, const std::vector<TensorRef>& inputs, std::vector<TensorRef> masks) {
   auto it = std::find_if(layers_.begin(), layers_.end(), [&](const auto& l) { return l.get() == &layer; });
   NNFIT_CHECK(it != layers_.end(), InvalidArgument, layer.name(), ": the layer is not part of this model");
   NNFIT_CHECK(!inputs.empty(), InvalidArgument, layer.name(), ": a layer call needs at least one input");
+  NNFIT_CHECK(masks.empty() || masks.size() == inputs.size(), InvalidArgument, layer.name(), ": ", masks.size(),
+              " masks for ", inputs.size(), " inputs");
   std::vector<TensorRef> refs = inputs;
-  if (mask.node >= 0) refs.push_back(mask);
+  for (const TensorRef& m : masks) {
+    if (m.node >= 0) refs.push_back(m);
+  }
   for (const TensorRef& in : refs) {
     NNFIT_CHECK(in.node >= 0 && in.node < static_cast<int>(nodes_.size()), InvalidArgument, layer.name(),
                 ": input refers to node ", in.node, ", which does not exist yet");
@@ -64,7 +68,7 @@ std::vector<TensorRef> LayerGraph::call(Layer& layer, const std::vector<TensorRe
   LayerNode n;
   n.layer = &layer;
   n.inputs = inputs;
-  n.mask = mask;
+  n.masks = std::move(masks);
   n.call_index = calls_of_[static_cast<std::size_t>(it - layers_.begin())]++;
   nodes_.push_back(std::move(n));
   std::vector<TensorRef> out;
@@ -144,14 +148,16 @@ std::vector<int> LayerGraph::emit_masked(GraphBuilder& builder, const std::vecto
       in.push_back(values[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
       in_masks.push_back(masks[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
     }
-    if (n.mask.node >= 0) {
-      const int m = values[static_cast<std::size_t>(n.mask.node)][static_cast<std::size_t>(n.mask.index)];
-      const Shape& x = builder.graph().desc(in[0]).shape;
+    for (std::size_t k = 0; k < n.masks.size(); ++k) {
+      const TensorRef& r = n.masks[k];
+      if (r.node < 0) continue;
+      const int m = values[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)];
+      const Shape& x = builder.graph().desc(in[k]).shape;
       NNFIT_CHECK(x.rank() >= 2 && builder.graph().desc(m).shape ==
                                        Shape(std::vector<std::int64_t>(x.dims().begin(), x.dims().end() - 1)),
-                  InvalidArgument, n.layer->name(), ": its mask ", builder.graph().desc(m).shape.to_string(),
-                  " must be its input's shape ", x.to_string(), " without the last axis");
-      in_masks[0] = m;
+                  InvalidArgument, n.layer->name(), ": the mask ", builder.graph().desc(m).shape.to_string(),
+                  " of input ", k, " must be its shape ", x.to_string(), " without the last axis");
+      in_masks[k] = m;
     }
     values[i] = n.layer->call_masked(builder, in, in_masks, masks[i]);
   }

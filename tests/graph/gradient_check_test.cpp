@@ -361,6 +361,16 @@ TEST(GradientCheck, MaskedSoftmax) {
   }
 }
 
+// The Attention layers' scores: a tensor times a trainable scalar, and the additive
+// (Bahdanau) scores with and without per-feature weights.
+TEST(GradientCheck, AttentionScores) {
+  Tensor s = Tensor::zeros(Shape{});
+  s.data<float>()[0] = 0.7f;
+  check({"scale_by", {}, {random(Shape{2, 3, 4}, 35), s}});
+  check({"additive_scores", {}, {random(Shape{2, 3, 4}, 36), random(Shape{2, 5, 4}, 37), random(Shape{4}, 38)}});
+  check({"additive_scores", {}, {random(Shape{2, 3, 4}, 39), random(Shape{2, 2, 4}, 40)}});
+}
+
 // The recurrent scan: every cell, through each of its outputs (the sequence, the last h,
 // LSTM's last c), backwards, masked (outputs kept or zeroed) and from initial states.
 TEST(GradientCheck, RecurrentScan) {

@@ -205,6 +205,18 @@ def cases(layers):
          lambda: _self_attention(layers.MultiHeadAttention(2, 2, sliding_window=3), use_causal_mask=True), 1e-4),
         ("MultiHeadAttention dropout", (5, 4),
          lambda: _self_attention(layers.MultiHeadAttention(2, 2, dropout=0.3)), 1e-4, {"random": True}),
+        # Attention and AdditiveAttention on [query, value(, key)] lists.
+        ("Attention", (5, 4), lambda: _list_attention(layers.Attention()), 1e-4),
+        ("Attention use_scale causal", (5, 4), lambda: _list_attention(layers.Attention(use_scale=True), use_causal_mask=True),
+         1e-4),
+        ("Attention concat", (4, 3), lambda: _list_attention(layers.Attention(score_mode="concat")), 1e-4),
+        ("Attention concat use_scale key", (4, 3),
+         lambda: _list_attention(layers.Attention(use_scale=True, score_mode="concat"), key=True), 1e-4),
+        ("AdditiveAttention", (5, 4), lambda: _list_attention(layers.AdditiveAttention()), 1e-4),
+        ("AdditiveAttention no scale", (5, 4), lambda: _list_attention(layers.AdditiveAttention(use_scale=False)), 1e-4),
+        ("Attention dropout", (5, 4), lambda: _list_attention(layers.Attention(dropout=0.3)), 1e-4, {"random": True}),
+        ("Attention masked by Embedding", (6,),
+         lambda: _embedded(layers.Embedding(5, 4, mask_zero=True), layers.Attention(), as_list=True), 1e-4, {"ids": 5}),
         # Masks from Embedding(mask_zero=True): the query's and value's sequence masks.
         ("MultiHeadAttention masked by Embedding", (6,),
          lambda: _embedded(layers.Embedding(5, 4, mask_zero=True), layers.MultiHeadAttention(2, 3)), 1e-4, {"ids": 5}),
@@ -219,11 +231,20 @@ def _self_attention(layer, key=False, **kwargs):
     return call
 
 
-def _embedded(embedding, attention):
+def _list_attention(layer, key=False, **kwargs):
+    """Attention's form: layer([t, t(, t)], **kwargs)."""
+    def call(t):
+        return layer([t, t, t] if key else [t, t], **kwargs)
+    call.layer = layer
+    return call
+
+
+def _embedded(embedding, attention, as_list=False):
     """Embedding, self-attention on its (masked) output, and a masked average over the steps."""
     def call(t):
         e = embedding(t)
-        return __import__("keras").layers.GlobalAveragePooling1D()(attention(e, e))
+        a = attention([e, e]) if as_list else attention(e, e)
+        return __import__("keras").layers.GlobalAveragePooling1D()(a)
     call.layer = attention
     return call
 

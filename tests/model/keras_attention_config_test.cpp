@@ -54,7 +54,7 @@ std::string calls(const Model& m) {
     if (!n.layer) continue;
     out += n.layer->name() + "(";
     for (const TensorRef& r : n.inputs) out += name(r) + " ";
-    if (n.mask.node >= 0) out += "| " + name(n.mask);
+    for (const TensorRef& mask : n.masks) out += "| " + (mask.node >= 0 ? name(mask) : "-");
     out += ") ";
   }
   return out;
@@ -63,8 +63,13 @@ std::string calls(const Model& m) {
 TEST(KerasAttention, CallArgumentsAndRecordedMasksRead) {
   auto m = model_from_keras_json(fixture().dump(), "attention_keras3.json");
   EXPECT_EQ(calls(*m),
-            "cross(q v v m ) emb(ids ) self(cross cross ) text(emb emb ) not_equal(ids ) proj(self ) "
-            "pool(text | not_equal) ");
+            "cross(q v v m ) emb(ids ) not_equal(ids ) self(cross cross ) text(emb emb ) bahdanau(emb emb ) "
+            "convert_to_tensor(not_equal ) proj(self ) pool(text | not_equal) luong(self cross ) "
+            "pool2(bahdanau | convert_to_tensor) ");
+  const auto& luong = dynamic_cast<const Attention&>(*m->graph().find_layer("luong")).options();
+  EXPECT_TRUE(luong.use_scale && luong.score_mode == "concat" && luong.use_causal_mask && !luong.additive);
+  const auto& bahdanau = dynamic_cast<const Attention&>(*m->graph().find_layer("bahdanau")).options();
+  EXPECT_TRUE(bahdanau.additive && bahdanau.use_scale && !bahdanau.use_causal_mask);
   const auto& cross = dynamic_cast<const MultiHeadAttention&>(*m->graph().find_layer("cross")).options();
   EXPECT_TRUE(cross.has_key && cross.has_attention_mask && !cross.use_causal_mask);
   const auto& self = dynamic_cast<const MultiHeadAttention&>(*m->graph().find_layer("self")).options();
@@ -75,6 +80,7 @@ TEST(KerasAttention, CallArgumentsAndRecordedMasksRead) {
   EXPECT_EQ(not_equal.value(), 0.0);
   EXPECT_EQ(m->output_shapes()[0], (Shape{5, 3}));
   EXPECT_EQ(m->output_shapes()[1], (Shape{8}));
+  EXPECT_EQ(m->output_shapes()[2], (Shape{5, 8}));
 
   // Written as Keras writes them: query and value positional, key and the mask by keyword.
   const json written = json::parse(model_to_keras_json(*m));
@@ -86,6 +92,9 @@ TEST(KerasAttention, CallArgumentsAndRecordedMasksRead) {
   EXPECT_EQ(layer(const_cast<json&>(written), "not_equal")["inbound_nodes"][0]["args"][1], 0);
   EXPECT_EQ(layer(const_cast<json&>(written), "pool")["inbound_nodes"][0]["kwargs"]["mask"]["config"]["keras_history"],
             json({"not_equal", 0, 0}));
+  const json& luong_node = layer(const_cast<json&>(written), "luong")["inbound_nodes"][0];
+  EXPECT_EQ(luong_node["args"][0].size(), 2u) << "Attention takes its inputs as one list";
+  EXPECT_EQ(luong_node["kwargs"]["use_causal_mask"], true);
   auto back = model_from_keras_json(written.dump(), "written.json");
   EXPECT_EQ(calls(*back), calls(*m));
   EXPECT_EQ(json::parse(model_to_keras_json(*back)), written) << "writing is a fixed point";
@@ -164,6 +173,12 @@ TEST(KerasAttention, MultiHeadAttentionErrorsAreSaidOnceAndInFull) {
   layer(m, "proj")["inbound_nodes"][0]["kwargs"]["use_causal_mask"] = true;
   EXPECT_NE(error_of(m).find("proj (EinsumDense): call arguments use_causal_mask=True are not taken"),
             std::string::npos);
+  m = fixture();
+  layer(m, "luong")["config"]["score_mode"] = "general";
+  EXPECT_NE(error_of(m).find("\"score_mode\" must be \"dot\" or \"concat\", got \"general\""), std::string::npos);
+  m = fixture();  // Attention on a mask list that does not match its inputs
+  layer(m, "bahdanau")["inbound_nodes"][0]["kwargs"]["mask"] = json::array({nullptr});
+  EXPECT_NE(error_of(m).find("a mask= argument with 1 entries for 2 inputs is not supported"), std::string::npos);
   m = fixture();  // not_equal without its number
   layer(m, "not_equal")["inbound_nodes"][0]["args"].erase(1);
   EXPECT_NE(error_of(m).find("not_equal is supported as not_equal(tensor, number)"), std::string::npos);

@@ -1,7 +1,8 @@
-// Keras's attention family: EinsumDense (a dense layer written as an einsum equation) and
+// Keras's attention family: EinsumDense (a dense layer written as an einsum equation),
 // MultiHeadAttention (projections by EinsumDense, scaled dot-product attention with
-// Keras's masks, dropout on the attention weights, an output projection). Both are
-// written with the graph's matmul, batch_matmul, transpose and (masked_)softmax ops.
+// Keras's masks, dropout on the attention weights, an output projection) and Attention /
+// AdditiveAttention (Luong's dot and Bahdanau's additive scores on unprojected inputs).
+// All are written with the graph's matmul, batch_matmul, transpose and (masked_)softmax ops.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -107,6 +108,37 @@ class MultiHeadAttention final : public Layer {
   MultiHeadAttentionOptions options_;
   EinsumPlan plans_[kProjections];
   int first_weight_[kProjections] = {-1, -1, -1, -1, -1};  // index in weights_, -1 when absent
+};
+
+struct AttentionOptions {
+  bool additive = false;           // AdditiveAttention: scores Σ_d scale_d tanh(q_d + k_d)
+  bool use_scale = false;          // Attention's default; AdditiveAttention's is true
+  std::string score_mode = "dot";  // Attention's: "dot" or "concat"
+  double dropout = 0.0;            // on the attention weights, in training
+  std::int64_t seed = 0;
+  bool use_causal_mask = false;    // Keras's call argument, fixed per layer here
+};
+
+// Inputs [query [Tq, D], value [Tv, Dv]] or [query, value, key [Tv, D]] (Keras's list);
+// output [Tq, Dv] = softmax(scores)·value, scores q·kᵀ (times the scalar `scale` with
+// use_scale), concat: concat_score_weight · Σ_d tanh(scale·(q_d + k_d)), additive:
+// Σ_d scale_d tanh(q_d + k_d). The value's mask and the causal band mask the scores; the
+// query's mask zeroes the output's masked steps and is passed on.
+class Attention final : public Layer {
+ public:
+  Attention(std::string name, AttentionOptions options);
+  const AttentionOptions& options() const { return options_; }
+  std::string class_name() const override { return options_.additive ? "AdditiveAttention" : "Attention"; }
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
+  void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
+  std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
+  std::vector<int> call_masked(GraphBuilder& builder, const std::vector<int>& inputs, const std::vector<int>& masks,
+                               std::vector<int>& output_masks) override;
+  CallArguments call_arguments() const override;
+  void set_call_arguments(const CallArguments& args) override;
+
+ private:
+  AttentionOptions options_;
 };
 
 }  // namespace nnfit

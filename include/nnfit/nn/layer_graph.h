@@ -35,7 +35,7 @@ struct LayerNode {
   int input_index = -1;           // which model input, for input nodes
   std::vector<TensorRef> inputs;  // what a call reads
   int call_index = 0;             // which call of `layer` this is (Keras's node index)
-  TensorRef mask{-1, 0};          // Keras's mask= call argument for the first input (node -1: none)
+  std::vector<TensorRef> masks;   // Keras's mask= call argument: empty, or one per input (node -1: none)
 };
 
 class LayerGraph {
@@ -49,11 +49,12 @@ class LayerGraph {
   void set_input_shape(std::size_t input, Shape shape);
   // Takes ownership. throws: InvalidArgument if a layer or input already has the name.
   Layer& add_layer(std::unique_ptr<Layer> layer);
-  // A call of `layer` (owned by this graph) on `inputs`; returns its outputs. `mask`, when
-  // given, is the first input's mask (a tensor of 0/1 shaped like it without its last
-  // axis, as Keras's mask= argument), in place of the one that flows with it.
+  // A call of `layer` (owned by this graph) on `inputs`; returns its outputs. `masks`, when
+  // given (Keras's mask= argument), hold one entry per input: a tensor of 0/1 shaped like
+  // that input without its last axis, used in place of the mask that flows with it, or
+  // node -1 to keep that.
   // throws: InvalidArgument naming the layer for an unknown layer or input reference.
-  std::vector<TensorRef> call(Layer& layer, const std::vector<TensorRef>& inputs, TensorRef mask = {-1, 0});
+  std::vector<TensorRef> call(Layer& layer, const std::vector<TensorRef>& inputs, std::vector<TensorRef> masks = {});
   void set_outputs(std::vector<TensorRef> outputs);
 
   const std::vector<InputSpec>& inputs() const { return inputs_; }

@@ -158,16 +158,18 @@ class Embedding final : public Layer {
   EmbeddingOptions options_;
 };
 
-enum class LogicalOpKind { not_equal, logical_or, logical_and };
+enum class LogicalOpKind { not_equal, logical_or, logical_and, convert_to_tensor };
 
 // Keras's element-wise operations as a Functional graph records them: not_equal(x, value),
-// logical_or(a, b), logical_and(a, b), with 0/1 float outputs (a nonzero input is true).
-// Keras 3 writes them where a mask travels as an explicit mask= argument: the mask of
-// Embedding(mask_zero=True) is not_equal(ids, 0), and merging masked inputs ORs them.
+// logical_or(a, b), logical_and(a, b), with 0/1 float outputs (a nonzero input is true),
+// and convert_to_tensor(x) (the identity). Keras 3 writes them where a mask travels as an
+// explicit mask= argument: the mask of Embedding(mask_zero=True) is not_equal(ids, 0),
+// merging masked inputs ORs them, Attention passes the query's on through
+// convert_to_tensor.
 class LogicalOp final : public Layer {
  public:
   LogicalOp(std::string name, LogicalOpKind kind, double value = 0.0);
-  std::string class_name() const override;  // NotEqual, LogicalOr, LogicalAnd
+  std::string class_name() const override;  // NotEqual, LogicalOr, LogicalAnd, ConvertToTensor
   LogicalOpKind kind() const { return kind_; }
   double value() const { return value_; }  // not_equal's
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
@@ -177,6 +179,8 @@ class LogicalOp final : public Layer {
   void set_call_arguments(const CallArguments& args) override;
 
  private:
+  bool unary() const { return kind_ == LogicalOpKind::not_equal || kind_ == LogicalOpKind::convert_to_tensor; }
+
   LogicalOpKind kind_;
   double value_;
 };

@@ -1,6 +1,7 @@
-// Reference kernels of attention_mask, masked_softmax and masked_softmax_grad
-// (graph/attention_op_defs.cpp): Keras's mask combination and its masked Softmax, in
-// double within a row.
+// Reference kernels of attention_mask, masked_softmax, masked_softmax_grad, scale_by,
+// scale_by_grad, additive_scores and additive_scores_grad (graph/attention_op_defs.cpp):
+// Keras's mask combination and its masked Softmax, in double within a row; the additive
+// scores' tanh recomputed in the gradient.
 #include <cmath>
 #include <vector>
 
@@ -48,10 +49,82 @@ std::unique_ptr<Kernel> attention_mask(const KernelDesc& d) {
   });
 }
 
+std::unique_ptr<Kernel> scale_by(const KernelDesc& d) {
+  const std::int64_t n = d.inputs.at(0).shape.numel();
+  const bool grad = d.op == "scale_by_grad";
+  return std::make_unique<RefKernel>([=](const KernelArgs& args) {
+    const auto* x = static_cast<const float*>(args.inputs[0]);
+    if (grad) {
+      const auto* dy = static_cast<const float*>(args.inputs[1]);
+      double sum = 0.0;
+      for (std::int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * dy[i];
+      *static_cast<float*>(args.outputs[0]) = static_cast<float>(sum);
+      return;
+    }
+    const float s = *static_cast<const float*>(args.inputs[1]);
+    auto* y = static_cast<float*>(args.outputs[0]);
+    for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] * s;
+  });
+}
+
+std::unique_ptr<Kernel> additive_scores(const KernelDesc& d) {
+  const bool grad = d.op == "additive_scores_grad";
+  const Shape q = d.inputs.at(0).shape, k = d.inputs.at(1).shape;
+  const std::int64_t b = q[0], tq = q[1], tv = k[1], dim = q[2];
+  const bool weighted = d.inputs.size() == (grad ? 4u : 3u);
+  return std::make_unique<RefKernel>([=](const KernelArgs& args) {
+    const auto* qs = static_cast<const float*>(args.inputs[0]);
+    const auto* ks = static_cast<const float*>(args.inputs[1]);
+    const auto* w = weighted ? static_cast<const float*>(args.inputs[2]) : nullptr;
+    const auto weight = [&](std::int64_t c) { return w ? static_cast<double>(w[c]) : 1.0; };
+    if (!grad) {
+      auto* s = static_cast<float*>(args.outputs[0]);
+      for (std::int64_t n = 0; n < b; ++n) {
+        for (std::int64_t i = 0; i < tq; ++i) {
+          for (std::int64_t j = 0; j < tv; ++j) {
+            double sum = 0.0;
+            for (std::int64_t c = 0; c < dim; ++c) {
+              sum += weight(c) * std::tanh(static_cast<double>(qs[(n * tq + i) * dim + c]) + ks[(n * tv + j) * dim + c]);
+            }
+            s[(n * tq + i) * tv + j] = static_cast<float>(sum);
+          }
+        }
+      }
+      return;
+    }
+    const auto* ds = static_cast<const float*>(args.inputs[weighted ? 3 : 2]);
+    std::vector<double> dq(static_cast<std::size_t>(b * tq * dim)), dk(static_cast<std::size_t>(b * tv * dim)),
+        dw(static_cast<std::size_t>(dim));
+    for (std::int64_t n = 0; n < b; ++n) {
+      for (std::int64_t i = 0; i < tq; ++i) {
+        for (std::int64_t j = 0; j < tv; ++j) {
+          const double g = ds[(n * tq + i) * tv + j];
+          for (std::int64_t c = 0; c < dim; ++c) {
+            const double t = std::tanh(static_cast<double>(qs[(n * tq + i) * dim + c]) + ks[(n * tv + j) * dim + c]);
+            const double dpre = g * weight(c) * (1.0 - t * t);
+            dq[static_cast<std::size_t>((n * tq + i) * dim + c)] += dpre;
+            dk[static_cast<std::size_t>((n * tv + j) * dim + c)] += dpre;
+            dw[static_cast<std::size_t>(c)] += g * t;
+          }
+        }
+      }
+    }
+    const auto store = [](const std::vector<double>& from, void* to) {
+      auto* out = static_cast<float*>(to);
+      for (std::size_t i = 0; i < from.size(); ++i) out[i] = static_cast<float>(from[i]);
+    };
+    store(dq, args.outputs[0]);
+    store(dk, args.outputs[1]);
+    if (weighted) store(dw, args.outputs[2]);
+  });
+}
+
 }  // namespace
 
 std::unique_ptr<Kernel> make_ref_attention(const KernelDesc& d, std::string* /*why_not*/) {
   if (d.op == "attention_mask") return attention_mask(d);
+  if (d.op == "scale_by" || d.op == "scale_by_grad") return scale_by(d);
+  if (d.op == "additive_scores" || d.op == "additive_scores_grad") return additive_scores(d);
   const bool grad = d.op == "masked_softmax_grad";
   const Shape x = d.inputs.at(0).shape;
   const std::int64_t g = x[0], t = x[1], s = x[2];

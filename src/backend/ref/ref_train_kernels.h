@@ -29,7 +29,8 @@ std::unique_ptr<Kernel> make_ref_group_norm(const KernelDesc& desc, std::string*
 // gather, gather_grad (ref_gather.cpp): ids of int32, int64 or float32.
 // sequence_mask, apply_mask, masked_mean, masked_mean_grad (ref_mask.cpp).
 std::unique_ptr<Kernel> make_ref_mask(const KernelDesc& desc, std::string* why_not);
-// attention_mask, masked_softmax, masked_softmax_grad (ref_attention.cpp).
+// attention_mask, masked_softmax (+grad), scale_by (+grad), additive_scores (+grad)
+// (ref_attention.cpp).
 std::unique_ptr<Kernel> make_ref_attention(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_gather(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_reshape(const KernelDesc& desc, std::string* why_not);

@@ -62,6 +62,10 @@ void register_ref_train_kernels(KernelRegistry& registry) {
       {"attention_mask", make_ref_attention},
       {"masked_softmax", make_ref_attention},
       {"masked_softmax_grad", make_ref_attention},
+      {"scale_by", make_ref_attention},
+      {"scale_by_grad", make_ref_attention},
+      {"additive_scores", make_ref_attention},
+      {"additive_scores_grad", make_ref_attention},
   };
   for (const auto& k : kKernels) {
     registry.add(k.op, DeviceType::cpu, DType::f32, {std::string("ref:") + k.op, k.factory});

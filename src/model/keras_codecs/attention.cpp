@@ -1,5 +1,5 @@
-// Keras codecs of the attention family: EinsumDense and MultiHeadAttention. Their call
-// arguments (MultiHeadAttention's key=, attention_mask=, use_causal_mask=) are a
+// Keras codecs of the attention family: EinsumDense, MultiHeadAttention, Attention and
+// AdditiveAttention. Their call arguments (key=, attention_mask=, use_causal_mask=) are a
 // Functional node's kwargs, read by keras_model_config.cpp into Layer::set_call_arguments.
 #include "model/keras_codecs/codec.h"
 
@@ -87,6 +87,31 @@ LayerPtr read_multi_head_attention(const Reader& r, const std::string& p, const 
   return std::make_unique<MultiHeadAttention>(name, o);
 }
 
+LayerPtr read_attention(const Reader& r, const std::string& p, const json& c, const std::string& name, bool additive) {
+  check_keys(r, p, c, kCommon, additive ? Keys{"use_scale", "dropout", "seed"} : Keys{"use_scale", "score_mode", "dropout", "seed"});
+  AttentionOptions o;
+  o.additive = additive;
+  o.use_scale = get_bool(r, p, c, "use_scale", additive);
+  if (!additive) {
+    o.score_mode = get_string(r, p, c, "score_mode", "dot");
+    if (o.score_mode != "dot" && o.score_mode != "concat") {
+      r.invalid(p, "\"score_mode\" must be \"dot\" or \"concat\", got " + show(c["score_mode"]));
+    }
+  }
+  o.dropout = get_number(r, p, c, "dropout", 0.0);
+  if (!(o.dropout >= 0.0 && o.dropout < 1.0)) r.invalid(p, "\"dropout\" must be in [0, 1), got " + show(c["dropout"]));
+  o.seed = get_int(r, p, c, "seed", 0);
+  return std::make_unique<Attention>(name, o);
+}
+
+LayerPtr read_luong(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  return read_attention(r, p, c, name, false);
+}
+
+LayerPtr read_additive(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  return read_attention(r, p, c, name, true);
+}
+
 ojson partial_shape(const std::vector<std::int64_t>& dims) {
   ojson out = ojson::array();
   for (std::int64_t d : dims) out.push_back(d < 0 ? ojson(nullptr) : ojson(d));
@@ -105,6 +130,13 @@ bool write_attention(const Writer& w, const Layer& l, ojson& c) {
               {"bias_initializer", write_initializer(o.bias_initializer)},
               {"kernel_regularizer", none}, {"bias_regularizer", none}, {"activity_regularizer", none},
               {"kernel_constraint", none}, {"bias_constraint", none}});
+    return true;
+  }
+  if (auto* a = dynamic_cast<const Attention*>(&l)) {
+    const AttentionOptions& o = a->options();
+    c["use_scale"] = o.use_scale;
+    if (!o.additive) c["score_mode"] = o.score_mode;
+    c.update({{"dropout", o.dropout}, {"seed", o.seed != 0 ? ojson(o.seed) : none}});
     return true;
   }
   auto* m = dynamic_cast<const MultiHeadAttention*>(&l);
@@ -134,7 +166,10 @@ bool write_attention(const Writer& w, const Layer& l, ojson& c) {
 }  // namespace
 
 const LayerFamily& attention_layers() {
-  static const LayerFamily family{{{"EinsumDense", read_einsum_dense}, {"MultiHeadAttention", read_multi_head_attention}},
+  static const LayerFamily family{{{"EinsumDense", read_einsum_dense},
+                                   {"MultiHeadAttention", read_multi_head_attention},
+                                   {"Attention", read_luong},
+                                   {"AdditiveAttention", read_additive}},
                                   write_attention};
   return family;
 }

@@ -1,5 +1,5 @@
 // Keras codecs of the core layers: Dense, Flatten, Reshape, Dropout (and SpatialDropout1D/2D/3D),
-// Embedding, Masking, and Keras's NotEqual, LogicalOr and LogicalAnd operations.
+// Embedding, Masking, and Keras's NotEqual, LogicalOr, LogicalAnd and ConvertToTensor operations.
 #include "model/keras_codecs/codec.h"
 
 #include "nnfit/nn/layers.h"
@@ -116,7 +116,12 @@ LayerPtr read_masking(const Reader& r, const std::string& p, const json& c, cons
 // Keras's operations: the config is the name; not_equal's value is a call argument.
 template <LogicalOpKind kKind>
 LayerPtr read_logical(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
-  check_keys(r, p, c, {"name"});
+  if (kKind == LogicalOpKind::convert_to_tensor) {
+    check_keys(r, p, c, {"name", "dtype", "sparse", "ragged"});
+    require_null(r, p, c, {"dtype", "sparse", "ragged"});
+  } else {
+    check_keys(r, p, c, {"name"});
+  }
   return std::make_unique<LogicalOp>(name, kKind);
 }
 
@@ -177,7 +182,8 @@ const LayerFamily& core_layers() {
                                    {"Masking", read_masking},
                                    {"NotEqual", read_logical<LogicalOpKind::not_equal>},
                                    {"LogicalOr", read_logical<LogicalOpKind::logical_or>},
-                                   {"LogicalAnd", read_logical<LogicalOpKind::logical_and>}},
+                                   {"LogicalAnd", read_logical<LogicalOpKind::logical_and>},
+                                   {"ConvertToTensor", read_logical<LogicalOpKind::convert_to_tensor>}},
                                   write_core};
   return family;
 }

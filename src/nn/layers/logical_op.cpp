@@ -1,7 +1,7 @@
-// LogicalOp: Keras's not_equal, logical_or and logical_and operations, which Keras 3
-// records in a Functional graph where masks travel explicitly. Each input becomes 0/1 by
-// sequence_mask (x != value, or != 0 for the logical ones); or and and are then the
-// maximum and minimum of the two.
+// LogicalOp: Keras's not_equal, logical_or, logical_and and convert_to_tensor operations,
+// which Keras 3 records in a Functional graph where masks travel explicitly. Each input of
+// a comparison becomes 0/1 by sequence_mask (x != value, or != 0 for the logical ones); or
+// and and are then the maximum and minimum of the two; convert_to_tensor is the identity.
 #include "nnfit/core/error.h"
 #include "nnfit/nn/layers.h"
 
@@ -15,12 +15,13 @@ std::string LogicalOp::class_name() const {
     case LogicalOpKind::not_equal: return "NotEqual";
     case LogicalOpKind::logical_or: return "LogicalOr";
     case LogicalOpKind::logical_and: return "LogicalAnd";
+    case LogicalOpKind::convert_to_tensor: return "ConvertToTensor";
   }
   return "NotEqual";
 }
 
 std::vector<Shape> LogicalOp::compute_output_shapes(const std::vector<Shape>& in) const {
-  const std::size_t want = kind_ == LogicalOpKind::not_equal ? 1 : 2;
+  const std::size_t want = unary() ? 1 : 2;
   NNFIT_CHECK(in.size() == want, InvalidArgument, name(), ": ", class_name(), " takes ", want, " tensor(s), got ",
               in.size());
   NNFIT_CHECK(want == 1 || in[0] == in[1], Unsupported, name(), ": ", class_name(), " of shapes ", in[0].to_string(),
@@ -40,6 +41,7 @@ std::vector<int> LogicalOp::call_on(GraphBuilder& b, const std::vector<int>& inp
     a.set("value", value);
     return g.add("sequence_mask", {x}, a, name() + what);
   };
+  if (kind_ == LogicalOpKind::convert_to_tensor) return {inputs[0]};
   if (kind_ == LogicalOpKind::not_equal) return {truth(inputs[0], value_, "")};
   const int l = truth(inputs[0], 0.0, "/lhs"), r = truth(inputs[1], 0.0, "/rhs");
   return {g.add(kind_ == LogicalOpKind::logical_or ? "maximum" : "minimum", {l, r}, {}, name())};
@@ -47,7 +49,7 @@ std::vector<int> LogicalOp::call_on(GraphBuilder& b, const std::vector<int>& inp
 
 CallArguments LogicalOp::call_arguments() const {
   CallArguments a;
-  a.positional = kind_ == LogicalOpKind::not_equal ? 1 : 2;
+  a.positional = unary() ? 1 : 2;
   if (kind_ == LogicalOpKind::not_equal) a.constants = {value_};
   return a;
 }
@@ -55,8 +57,10 @@ CallArguments LogicalOp::call_arguments() const {
 void LogicalOp::set_call_arguments(const CallArguments& args) {
   const bool compare = kind_ == LogicalOpKind::not_equal;
   NNFIT_CHECK(args.keyword_inputs.empty() && args.flags.empty() && args.constants.size() == (compare ? 1u : 0u),
-              Unsupported, name(), compare ? ": not_equal is supported as not_equal(tensor, number)"
-                                           : ": logical operations are supported on two tensors");
+              Unsupported, name(),
+              compare ? ": not_equal is supported as not_equal(tensor, number)"
+                      : unary() ? ": convert_to_tensor is supported on one tensor"
+                                : ": logical operations are supported on two tensors");
   if (compare) value_ = args.constants[0];
 }
 
