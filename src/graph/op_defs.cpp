@@ -205,7 +205,12 @@ Descs infer_loss(const Descs& in, const Attrs& a) {
     NNFIT_CHECK(t == Shape{p[0]} || t == (Shape{p[0], 1}), InvalidArgument, "labels of shape ", t.to_string(),
                 " do not match predictions ", p.to_string(), "; expected integer class ids of shape (", p[0], ",)");
     NNFIT_CHECK(in[1].dtype == DType::i32, InvalidArgument, "sparse labels must be int32");
-  } else if (kind == "categorical_crossentropy" || kind == "binary_crossentropy" || kind == "mean_squared_error") {
+  } else if (kind == "categorical_crossentropy" || kind == "binary_crossentropy" || kind == "mean_squared_error" ||
+             kind == "mean_absolute_error" || kind == "mean_absolute_percentage_error" ||
+             kind == "mean_squared_logarithmic_error" || kind == "huber" || kind == "log_cosh" || kind == "poisson" ||
+             kind == "kl_divergence" || kind == "hinge" || kind == "squared_hinge" || kind == "categorical_hinge" ||
+             kind == "cosine_similarity" || kind == "binary_focal_crossentropy" ||
+             kind == "categorical_focal_crossentropy") {
     NNFIT_CHECK(t == p, InvalidArgument, "targets of shape ", t.to_string(), " do not match predictions ",
                 p.to_string(), kind == "categorical_crossentropy" ? " (categorical crossentropy wants one-hot targets; use sparse_categorical_crossentropy for class ids)" : "");
     NNFIT_CHECK(kind != "categorical_crossentropy" || p.rank() == 2, InvalidArgument, "categorical crossentropy needs shape (batch, classes)");

@@ -183,21 +183,39 @@ Loss loss_from_keras_json(const std::string& json_text, const std::string& where
   expect_object(r, "", j);
   check_keys(r, "", j, {"module", "class_name", "config", "registered_name"});
   const std::string cls = get_string(r, "", j, "class_name", std::nullopt);
-  bool from_logits = false;
-  if (const json* c = value(j, "config")) {
-    expect_object(r, "config", *c);
-    check_keys(r, "config", *c,
-               {"name", "reduction", "from_logits", "ignore_class", "axis", "label_smoothing", "dtype"});
-    require_null(r, "config", *c, {"ignore_class"});
-    require_value(r, "config", *c, "axis", -1);
-    require_value(r, "config", *c, "label_smoothing", 0.0);
-    const std::string reduction = get_string(r, "config", *c, "reduction", "sum_over_batch_size");
-    if (reduction != "sum_over_batch_size" && reduction != "auto") {
-      r.unsupported("config", "\"reduction\" = \"" + reduction + "\" is not supported (only sum_over_batch_size)");
-    }
-    from_logits = get_bool(r, "config", *c, "from_logits", false);
+  Loss loss = with_path(r, "class_name", "", [&] { return Loss::from_name(cls); });
+  const json* c = value(j, "config");
+  if (!c) return loss;
+  expect_object(r, "config", *c);
+  // The keys of every Keras loss class (each writes its own subset); a value other than
+  // the class's default where nnfit has no such option is Unsupported.
+  check_keys(r, "config", *c,
+             {"name", "reduction", "from_logits", "ignore_class", "axis", "label_smoothing", "dtype", "delta",
+              "alpha", "gamma", "apply_class_balancing", "fn"});
+  require_null(r, "config", *c, {"ignore_class"});
+  require_value(r, "config", *c, "axis", -1);
+  const std::string reduction = get_string(r, "config", *c, "reduction", "sum_over_batch_size");
+  if (reduction != "sum_over_batch_size" && reduction != "auto") {
+    r.unsupported("config", "\"reduction\" = \"" + reduction + "\" is not supported (only sum_over_batch_size)");
   }
-  return with_path(r, "class_name", "", [&] { return Loss::from_name(cls, from_logits); });
+  loss.from_logits = get_bool(r, "config", *c, "from_logits", false);
+  if (loss.from_logits && !Loss::takes_from_logits(loss.kind)) {
+    r.invalid("config", "\"from_logits\" is not an option of " + cls);
+  }
+  loss.label_smoothing = get_number(r, "config", *c, "label_smoothing", 0.0);
+  if (loss.label_smoothing != 0.0 && !Loss::takes_label_smoothing(loss.kind)) {
+    r.unsupported("config", "\"label_smoothing\" = " + show((*c)["label_smoothing"]) + " is not an option of " + cls);
+  }
+  if (!(loss.label_smoothing >= 0.0 && loss.label_smoothing <= 1.0)) {
+    r.invalid("config", "\"label_smoothing\" must be in [0, 1], got " + show((*c)["label_smoothing"]));
+  }
+  loss.delta = get_number(r, "config", *c, "delta", 1.0);
+  if (!(loss.delta > 0.0)) r.invalid("config", "\"delta\" must be positive, got " + show((*c)["delta"]));
+  loss.alpha = get_number(r, "config", *c, "alpha", 0.25);
+  loss.gamma = get_number(r, "config", *c, "gamma", 2.0);
+  if (!(loss.gamma >= 0.0)) r.invalid("config", "\"gamma\" must be >= 0, got " + show((*c)["gamma"]));
+  loss.apply_class_balancing = get_bool(r, "config", *c, "apply_class_balancing", false);
+  return loss;
 }
 
 }  // namespace nnfit

@@ -266,16 +266,18 @@ std::string optimizer_to_keras_json(const OptimizerOptions& o) {
 }
 
 std::string loss_to_keras_json(const Loss& loss) {
-  static const std::pair<const char*, const char*> kClasses[] = {
-      {"sparse_categorical_crossentropy", "SparseCategoricalCrossentropy"},
-      {"categorical_crossentropy", "CategoricalCrossentropy"},
-      {"binary_crossentropy", "BinaryCrossentropy"},
-      {"mean_squared_error", "MeanSquaredError"}};
-  std::string cls;
-  for (const auto& [n, c] : kClasses) cls = loss.kind == n ? c : cls;
+  const std::string cls = Loss::class_name_of(loss.kind);
   NNFIT_CHECK(!cls.empty(), InvalidArgument, "cannot write loss '", loss.kind, "' to a Keras config");
-  json c = {{"name", loss.kind}, {"reduction", "sum_over_batch_size"}};
-  if (loss.kind != "mean_squared_error") c["from_logits"] = loss.from_logits;
+  // Keras 3's keys and names (Huber's is "huber_loss"; Keras 3 drops its delta, which it
+  // reads back when given).
+  json c = {{"name", loss.kind == "huber" ? "huber_loss" : loss.kind}, {"reduction", "sum_over_batch_size"}};
+  if (Loss::takes_from_logits(loss.kind)) c["from_logits"] = loss.from_logits;
+  if (Loss::takes_label_smoothing(loss.kind)) c.update({{"label_smoothing", loss.label_smoothing}, {"axis", -1}});
+  if (loss.kind == "huber") c["delta"] = loss.delta;
+  if (loss.kind == "binary_focal_crossentropy") c["apply_class_balancing"] = loss.apply_class_balancing;
+  if (loss.kind == "binary_focal_crossentropy" || loss.kind == "categorical_focal_crossentropy") {
+    c.update({{"alpha", loss.alpha}, {"gamma", loss.gamma}});
+  }
   return json{{"module", "keras.losses"}, {"class_name", cls}, {"config", c}, {"registered_name", nullptr}}.dump();
 }
 

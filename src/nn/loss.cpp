@@ -20,21 +20,81 @@ std::string canonical(const std::string& name) {
       out += c;
     }
   }
-  if (out == "mse" || out == "m_s_e") return "mean_squared_error";
-  if (out == "b_c_e" || out == "bce") return "binary_crossentropy";
+  // Keras's short names and the class names whose snake case differs from the function's.
+  static const std::pair<const char*, const char*> kAliases[] = {
+      {"mse", "mean_squared_error"}, {"m_s_e", "mean_squared_error"},
+      {"bce", "binary_crossentropy"}, {"b_c_e", "binary_crossentropy"},
+      {"mae", "mean_absolute_error"}, {"mape", "mean_absolute_percentage_error"},
+      {"msle", "mean_squared_logarithmic_error"}, {"huber_loss", "huber"},
+      {"logcosh", "log_cosh"}, {"kld", "kl_divergence"}, {"k_l_divergence", "kl_divergence"},
+      {"kullback_leibler_divergence", "kl_divergence"}};
+  for (const auto& [alias, kind] : kAliases) {
+    if (out == alias) return kind;
+  }
   return out;
+}
+
+struct KindInfo {
+  const char* kind;
+  const char* class_name;
+  bool from_logits, label_smoothing;
+};
+
+constexpr KindInfo kKinds[] = {
+    {"sparse_categorical_crossentropy", "SparseCategoricalCrossentropy", true, false},
+    {"categorical_crossentropy", "CategoricalCrossentropy", true, true},
+    {"binary_crossentropy", "BinaryCrossentropy", true, true},
+    {"mean_squared_error", "MeanSquaredError", false, false},
+    {"mean_absolute_error", "MeanAbsoluteError", false, false},
+    {"mean_absolute_percentage_error", "MeanAbsolutePercentageError", false, false},
+    {"mean_squared_logarithmic_error", "MeanSquaredLogarithmicError", false, false},
+    {"huber", "Huber", false, false},
+    {"log_cosh", "LogCosh", false, false},
+    {"poisson", "Poisson", false, false},
+    {"kl_divergence", "KLDivergence", false, false},
+    {"hinge", "Hinge", false, false},
+    {"squared_hinge", "SquaredHinge", false, false},
+    {"categorical_hinge", "CategoricalHinge", false, false},
+    {"cosine_similarity", "CosineSimilarity", false, false},
+    {"binary_focal_crossentropy", "BinaryFocalCrossentropy", true, true},
+    {"categorical_focal_crossentropy", "CategoricalFocalCrossentropy", true, true},
+};
+
+const KindInfo* info(const std::string& kind) {
+  for (const KindInfo& k : kKinds) {
+    if (kind == k.kind) return &k;
+  }
+  return nullptr;
 }
 }  // namespace
 
+std::string Loss::class_name_of(const std::string& kind) {
+  const KindInfo* k = info(kind);
+  return k ? k->class_name : "";
+}
+
+bool Loss::takes_from_logits(const std::string& kind) {
+  const KindInfo* k = info(kind);
+  return k && k->from_logits;
+}
+
+bool Loss::takes_label_smoothing(const std::string& kind) {
+  const KindInfo* k = info(kind);
+  return k && k->label_smoothing;
+}
+
 Loss Loss::from_name(const std::string& name, bool from_logits) {
-  std::string k = canonical(name);
-  if (k == "sparse_categorical_crossentropy" || k == "categorical_crossentropy" || k == "binary_crossentropy" ||
-      k == "mean_squared_error") {
-    return Loss{k, from_logits};
+  const std::string k = canonical(name);
+  if (info(k)) {
+    Loss l;
+    l.kind = k;
+    l.from_logits = from_logits && takes_from_logits(k);
+    return l;
   }
-  throw InvalidArgument("unknown loss '" + name +
-                        "'; supported: sparse_categorical_crossentropy, categorical_crossentropy, "
-                        "binary_crossentropy, mean_squared_error (or their Keras class names)");
+  std::string names;
+  for (const KindInfo& i : kKinds) names += (names.empty() ? "" : ", ") + std::string(i.kind);
+  throw InvalidArgument("unknown loss '" + name + "'; supported: " + names +
+                        " (or their Keras class names; mse, mae, mape, msle, kld, logcosh)");
 }
 
 TensorDesc Loss::target_desc(const TensorDesc& pred) const {
@@ -47,6 +107,13 @@ int Loss::emit(Graph& graph, int pred, int target) const {
   Attrs a;
   a.set("kind", kind);
   a.set("from_logits", std::int64_t{from_logits ? 1 : 0});
+  if (label_smoothing != 0.0) a.set("label_smoothing", label_smoothing);
+  if (kind == "huber") a.set("delta", delta);
+  if (kind == "binary_focal_crossentropy" || kind == "categorical_focal_crossentropy") {
+    a.set("alpha", alpha);
+    a.set("gamma", gamma);
+    a.set("apply_class_balancing", std::int64_t{apply_class_balancing ? 1 : 0});
+  }
   return graph.add("loss", {pred, target}, a, "loss/" + kind);
 }
 

@@ -288,6 +288,60 @@ TEST(GradientCheck, Losses) {
   }
 }
 
+// Keras's row losses and the crossentropies' options (label smoothing, focal factors),
+// from logits and probabilities where Keras takes both, on [N, C] and [N, T, C]
+// predictions; predictions and targets stay away from kinks (|p - t| > 0.05, hinge margins
+// off 0) so the expression is smooth where the finite differences look.
+TEST(GradientCheck, RowLosses) {
+  auto attrs = [](const char* kind, std::int64_t logits = 0) {
+    Attrs a;
+    a.set("kind", std::string(kind));
+    a.set("from_logits", logits);
+    return a;
+  };
+  for (const Shape& s : {Shape{5, 4}, Shape{2, 3, 4}}) {
+    Tensor pred = random(s, 60, 0.2f, 0.8f), target = random(s, 61, 0.2f, 0.8f);
+    for (std::int64_t i = 0; i < pred.numel(); ++i) {
+      float& t = target.data<float>()[i];
+      if (std::fabs(pred.data<float>()[i] - t) < 0.05f) t += 0.1f;
+    }
+    for (const char* kind : {"mean_absolute_error", "mean_absolute_percentage_error", "mean_squared_logarithmic_error",
+                             "log_cosh", "poisson", "kl_divergence", "cosine_similarity"}) {
+      SCOPED_TRACE(kind);
+      check({"loss", attrs(kind), {pred.clone(), target}, true, 1});
+    }
+    Attrs huber = attrs("huber");
+    huber.set("delta", 0.3);  // both branches: |p - t| spans 0.05 .. 0.7
+    check({"loss", huber, {pred.clone(), target}, true, 1});
+    Tensor signs = random(s, 62, -1.0f, 1.0f), onehot = Tensor::zeros(s), wide = random(s, 63, -3.0f, 3.0f);
+    for (std::int64_t i = 0; i < signs.numel(); ++i) signs.data<float>()[i] = signs.data<float>()[i] < 0 ? -1.0f : 1.0f;
+    for (std::int64_t r = 0; r < onehot.numel() / 4; ++r) onehot.data<float>()[r * 4 + r % 4] = 1.0f;
+    for (std::int64_t i = 0; i < wide.numel(); ++i) {
+      float& z = wide.data<float>()[i];
+      if (std::fabs(std::fabs(z) - 1.0f) < 0.1f) z += 0.3f;  // off the hinge's kink at |z| = 1
+    }
+    for (const char* kind : {"hinge", "squared_hinge"}) {
+      check({"loss", attrs(kind), {wide.clone(), signs}, true, 1});
+      check({"loss", attrs(kind), {wide.clone(), onehot}, true, 1});  // 0/1 targets, converted
+    }
+    check({"loss", attrs("categorical_hinge"), {wide.clone(), onehot}, true, 1});
+    for (std::int64_t logits : {0, 1}) {
+      Tensor p = logits ? random(s, 64, -2.0f, 2.0f) : random(s, 64, 0.1f, 0.9f);
+      for (const char* kind : {"binary_focal_crossentropy", "categorical_focal_crossentropy", "categorical_crossentropy",
+                               "binary_crossentropy"}) {
+        SCOPED_TRACE(std::string(kind) + (logits ? " from logits" : ""));
+        if (s.rank() == 3 && std::string(kind) == "categorical_crossentropy") continue;  // [N, C] only
+        Attrs a = attrs(kind, logits);
+        a.set("label_smoothing", 0.1);
+        a.set("alpha", 0.4);
+        a.set("gamma", 1.5);
+        a.set("apply_class_balancing", std::int64_t{1});
+        check({"loss", a, {p.clone(), kind == std::string("binary_focal_crossentropy") ? target : onehot}, true, 1});
+      }
+    }
+  }
+}
+
 TEST(GradientCheck, LayerNorm) {
   check({"layer_norm", {{"epsilon", 1e-3}}, {random(Shape{4, 6}, 23), random(Shape{6}, 24, 0.5f, 1.5f), random(Shape{6}, 25)}});
   check({"layer_norm", {{"epsilon", 1e-5}}, {random(Shape{2, 3, 5}, 26), random(Shape{5}, 27, 0.5f, 1.5f), random(Shape{5}, 28)}});

@@ -412,12 +412,50 @@ TEST(KerasLoss, NamesAndObjects) {
   EXPECT_TRUE(b.from_logits);
   Loss c = loss_from_keras_json(R"({"class_name": "MeanSquaredError", "config": {"reduction": "auto", "name": "mean_squared_error"}})", "l");
   EXPECT_EQ(c.kind, "mean_squared_error");
+  // Keras's short names and class names, and each class's options, written back as Keras 3 writes them.
+  const std::pair<const char*, const char*> kNames[] = {
+      {"\"mae\"", "mean_absolute_error"}, {"\"mape\"", "mean_absolute_percentage_error"},
+      {"\"msle\"", "mean_squared_logarithmic_error"}, {"\"kld\"", "kl_divergence"},
+      {"\"logcosh\"", "log_cosh"}, {"\"huber_loss\"", "huber"}, {"\"KLDivergence\"", "kl_divergence"},
+      {"\"CategoricalHinge\"", "categorical_hinge"}, {"\"cosine_similarity\"", "cosine_similarity"}};
+  for (const auto& [text, kind] : kNames) EXPECT_EQ(loss_from_keras_json(text, "l").kind, kind) << text;
+  // keras.losses.serialize(BinaryFocalCrossentropy(...)), Keras 3.15.1.
+  Loss f = loss_from_keras_json(R"json({"module": "keras.losses", "class_name": "BinaryFocalCrossentropy", "config": {"name": "binary_focal_crossentropy", "reduction": "sum_over_batch_size", "from_logits": true, "label_smoothing": 0.1, "axis": -1, "apply_class_balancing": true, "alpha": 0.3, "gamma": 1.5}, "registered_name": null})json", "l");
+  EXPECT_TRUE(f.from_logits && f.apply_class_balancing);
+  EXPECT_DOUBLE_EQ(f.label_smoothing, 0.1);
+  EXPECT_DOUBLE_EQ(f.alpha, 0.3);
+  EXPECT_DOUBLE_EQ(f.gamma, 1.5);
+  const Loss back = loss_from_keras_json(loss_to_keras_json(f), "w");
+  EXPECT_TRUE(back.kind == f.kind && back.from_logits && back.apply_class_balancing && back.label_smoothing == 0.1 &&
+              back.alpha == 0.3 && back.gamma == 1.5);
+  Loss h = loss_from_keras_json(R"({"class_name": "Huber", "config": {"name": "huber_loss", "delta": 0.5}})", "l");
+  EXPECT_EQ(loss_from_keras_json(loss_to_keras_json(h), "w").delta, 0.5);
+  EXPECT_NE(loss_to_keras_json(h).find(R"("name":"huber_loss")"), std::string::npos) << loss_to_keras_json(h);
 }
 
 TEST(KerasLoss, Errors) {
-  std::string msg = error_of<InvalidArgument>([] { loss_from_keras_json(R"("hinge")", "cfg.json: compile.loss"); });
+  std::string msg = error_of<InvalidArgument>([] { loss_from_keras_json(R"("hingee")", "cfg.json: compile.loss"); });
   EXPECT_EQ(msg.rfind("cfg.json: compile.loss: ", 0), 0u) << msg;
-  EXPECT_NE(msg.find("hinge"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("unknown loss 'hingee'; supported: sparse_categorical_crossentropy"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("categorical_focal_crossentropy"), std::string::npos) << msg;
+  msg = error_of<InvalidArgument>([] {
+    loss_from_keras_json(R"({"class_name": "MeanAbsoluteError", "config": {"from_logits": true}})", "l");
+  });
+  EXPECT_NE(msg.find("\"from_logits\" is not an option of MeanAbsoluteError"), std::string::npos) << msg;
+  msg = error_of<Unsupported>([] {
+    loss_from_keras_json(R"({"class_name": "Huber", "config": {"label_smoothing": 0.1}})", "l");
+  });
+  EXPECT_NE(msg.find("\"label_smoothing\" = 0.1 is not an option of Huber"), std::string::npos) << msg;
+  msg = error_of<InvalidArgument>([] { loss_from_keras_json(R"({"class_name": "Huber", "config": {"delta": -1}})", "l"); });
+  EXPECT_NE(msg.find("\"delta\" must be positive, got -1"), std::string::npos) << msg;
+  msg = error_of<InvalidArgument>([] {
+    loss_from_keras_json(R"({"class_name": "CategoricalCrossentropy", "config": {"label_smoothing": 1.5}})", "l");
+  });
+  EXPECT_NE(msg.find("\"label_smoothing\" must be in [0, 1], got 1.5"), std::string::npos) << msg;
+  msg = error_of<InvalidArgument>([] {
+    loss_from_keras_json(R"({"class_name": "BinaryFocalCrossentropy", "config": {"gamma": -2}})", "l");
+  });
+  EXPECT_NE(msg.find("\"gamma\" must be >= 0, got -2"), std::string::npos) << msg;
   msg = error_of<Unsupported>([] {
     loss_from_keras_json(R"({"class_name": "SparseCategoricalCrossentropy", "config": {"reduction": "sum"}})", "l");
   });

@@ -92,7 +92,9 @@ TEST(Losses, NamesAndAliases) {
   EXPECT_EQ(Loss::from_name("SparseCategoricalCrossentropy").kind, "sparse_categorical_crossentropy");
   EXPECT_EQ(Loss::from_name("mse").kind, "mean_squared_error");
   EXPECT_EQ(Loss::from_name("BinaryCrossentropy").kind, "binary_crossentropy");
-  EXPECT_THROW(Loss::from_name("hinge"), InvalidArgument);
+  EXPECT_EQ(Loss::from_name("hinge").kind, "hinge");
+  EXPECT_THROW(Loss::from_name("hinges"), InvalidArgument);
+  EXPECT_FALSE(Loss::from_name("mae", true).from_logits) << "MeanAbsoluteError takes no from_logits";
   TensorDesc pred{Shape{8, 10}, DType::f32};
   EXPECT_EQ(Loss::from_name("sparse_categorical_crossentropy").target_desc(pred).dtype, DType::i32);
   EXPECT_EQ(Loss::from_name("categorical_crossentropy").target_desc(pred).shape, (Shape{8, 10}));

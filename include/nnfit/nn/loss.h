@@ -10,9 +10,22 @@ namespace nnfit {
 
 struct Loss {
   // sparse_categorical_crossentropy, categorical_crossentropy, binary_crossentropy,
-  // mean_squared_error
+  // mean_squared_error, mean_absolute_error, mean_absolute_percentage_error,
+  // mean_squared_logarithmic_error, huber, log_cosh, poisson, kl_divergence, hinge,
+  // squared_hinge, categorical_hinge, cosine_similarity, binary_focal_crossentropy,
+  // categorical_focal_crossentropy (Keras's functions' names)
   std::string kind;
   bool from_logits = false;
+  double label_smoothing = 0.0;        // categorical, binary and focal crossentropies
+  double delta = 1.0;                  // huber
+  double alpha = 0.25, gamma = 2.0;    // focal crossentropies
+  bool apply_class_balancing = false;  // binary focal crossentropy
+
+  // Keras's class name for `kind` ("MeanAbsoluteError"); empty for an unknown kind.
+  static std::string class_name_of(const std::string& kind);
+  // Whether `kind` takes from_logits / label_smoothing as Keras's class does.
+  static bool takes_from_logits(const std::string& kind);
+  static bool takes_label_smoothing(const std::string& kind);
 
   // Parses a Keras name or alias ("mse", "SparseCategoricalCrossentropy"); throws
   // InvalidArgument listing the known names.

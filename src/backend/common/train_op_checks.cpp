@@ -114,15 +114,43 @@ bool check_loss(const KernelDesc& desc, LossParams* out, std::string* why_not) {
   bool grad = desc.op == "loss_grad";
   expect_arity(desc, grad ? 3 : 2, 1);
   const std::string& kind = desc.attrs.s("kind");
-  if (kind == "sparse_categorical_crossentropy") out->kind = LossKind::sparse_categorical_crossentropy;
-  else if (kind == "categorical_crossentropy") out->kind = LossKind::categorical_crossentropy;
-  else if (kind == "binary_crossentropy") out->kind = LossKind::binary_crossentropy;
-  else if (kind == "mean_squared_error") out->kind = LossKind::mean_squared_error;
-  else {
-    throw InvalidArgument(where(desc) + ": unknown loss kind '" + kind +
-                          "'; expected sparse_categorical_crossentropy, categorical_crossentropy, "
-                          "binary_crossentropy or mean_squared_error");
+  static const std::pair<const char*, LossKind> kKinds[] = {
+      {"sparse_categorical_crossentropy", LossKind::sparse_categorical_crossentropy},
+      {"categorical_crossentropy", LossKind::categorical_crossentropy},
+      {"binary_crossentropy", LossKind::binary_crossentropy},
+      {"mean_squared_error", LossKind::mean_squared_error},
+      {"mean_absolute_error", LossKind::mean_absolute_error},
+      {"mean_absolute_percentage_error", LossKind::mean_absolute_percentage_error},
+      {"mean_squared_logarithmic_error", LossKind::mean_squared_logarithmic_error},
+      {"huber", LossKind::huber},
+      {"log_cosh", LossKind::log_cosh},
+      {"poisson", LossKind::poisson},
+      {"kl_divergence", LossKind::kl_divergence},
+      {"hinge", LossKind::hinge},
+      {"squared_hinge", LossKind::squared_hinge},
+      {"categorical_hinge", LossKind::categorical_hinge},
+      {"cosine_similarity", LossKind::cosine_similarity},
+      {"binary_focal_crossentropy", LossKind::binary_focal_crossentropy},
+      {"categorical_focal_crossentropy", LossKind::categorical_focal_crossentropy},
+  };
+  bool known = false;
+  std::string names;
+  for (const auto& [n, k] : kKinds) {
+    if (kind == n) {
+      out->kind = k;
+      known = true;
+    }
+    names += (names.empty() ? "" : ", ") + std::string(n);
   }
+  NNFIT_CHECK(known, InvalidArgument, where(desc), ": unknown loss kind '", kind, "'; expected one of ", names);
+  out->label_smoothing = desc.attrs.f_or("label_smoothing", 0.0);
+  out->delta = desc.attrs.f_or("delta", 1.0);
+  out->alpha = desc.attrs.f_or("alpha", 0.25);
+  out->gamma = desc.attrs.f_or("gamma", 2.0);
+  out->class_balancing = desc.attrs.i_or("apply_class_balancing", 0) != 0;
+  NNFIT_CHECK(out->label_smoothing >= 0.0 && out->label_smoothing <= 1.0 && out->delta > 0.0 && out->gamma >= 0.0,
+              InvalidArgument, where(desc), ": label_smoothing must be in [0, 1], delta positive and gamma >= 0 (",
+              desc.attrs.to_string(), ")");
   std::int64_t from_logits = desc.attrs.i("from_logits");
   NNFIT_CHECK(from_logits == 0 || from_logits == 1, InvalidArgument, where(desc),
               ": from_logits must be 0 or 1, got ", from_logits);
@@ -133,6 +161,8 @@ bool check_loss(const KernelDesc& desc, LossParams* out, std::string* why_not) {
               ": pred must be [N, ...] with N > 0, got ", pred.to_string());
   out->batch = pred[0];
   out->per_sample = pred.numel() / pred[0];
+  out->cols = pred.rank() >= 2 ? pred.dim(-1) : 1;
+  out->rows = pred.numel() / std::max<std::int64_t>(out->cols, 1);
   bool categorical = out->kind == LossKind::sparse_categorical_crossentropy ||
                      out->kind == LossKind::categorical_crossentropy;
   if (categorical && pred.rank() != 2) {

@@ -28,11 +28,27 @@ struct ChannelGeometry {
   std::int64_t channels = 0;
 };
 
+// The first four are fused kinds with OpenMP kernels; the rest are Keras's row losses
+// (a value per row of the last axis, averaged over rows), computed by the reference
+// kernel (ref_train_loss_rows.cpp).
 enum class LossKind {
   sparse_categorical_crossentropy,
   categorical_crossentropy,
   binary_crossentropy,
   mean_squared_error,
+  mean_absolute_error,
+  mean_absolute_percentage_error,
+  mean_squared_logarithmic_error,
+  huber,
+  log_cosh,
+  poisson,
+  kl_divergence,
+  hinge,
+  squared_hinge,
+  categorical_hinge,
+  cosine_similarity,
+  binary_focal_crossentropy,
+  categorical_focal_crossentropy,
 };
 
 struct LossParams {
@@ -41,7 +57,16 @@ struct LossParams {
   std::int64_t batch = 0;
   // Classes for the two categorical kinds, elements per sample for the other two.
   std::int64_t per_sample = 0;
+  // Row losses: rows of the last axis and its length.
+  std::int64_t rows = 0, cols = 0;
+  double label_smoothing = 0.0;  // categorical, binary and focal crossentropies
+  double delta = 1.0;            // huber
+  double alpha = 0.25, gamma = 2.0;  // focal
+  bool class_balancing = false;      // binary focal's apply_class_balancing
 };
+
+// Whether `kind` is one of the row losses beyond the four fused kinds.
+inline bool is_row_loss(LossKind kind) { return kind > LossKind::mean_squared_error; }
 
 struct BatchNormParams {
   ChannelGeometry geometry;

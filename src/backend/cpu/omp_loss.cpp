@@ -105,6 +105,7 @@ class OmpLoss final : public Kernel {
         total /= static_cast<double>(d);
         break;
       }
+      default: break;  // row losses: declined by fused()
     }
     *static_cast<float*>(args.outputs[0]) = static_cast<float>(total / static_cast<double>(n));
   }
@@ -189,6 +190,7 @@ class OmpLossGrad final : public Kernel {
         for (std::int64_t i = 0; i < count; ++i) dpred[i] = two_scale * (pred[i] - t[i]);
         break;
       }
+      default: break;  // row losses: declined by fused()
     }
   }
 
@@ -213,15 +215,26 @@ class OmpLossGrad final : public Kernel {
 
 }  // namespace
 
+// The fused kinds without label smoothing; the row losses and smoothed targets are the
+// reference kernel's (a loss is a small part of a step).
+static bool fused(const KernelDesc& desc, LossParams* p, std::string* why_not) {
+  if (!check_loss(desc, p, why_not)) return false;
+  if (is_row_loss(p->kind) || p->label_smoothing != 0.0) {
+    if (why_not) *why_not = "loss kind '" + desc.attrs.s("kind") + "' (or label smoothing) runs on the reference kernel";
+    return false;
+  }
+  return true;
+}
+
 std::unique_ptr<Kernel> make_omp_loss(const KernelDesc& desc, std::string* why_not) {
   LossParams p;
-  if (!check_loss(desc, &p, why_not)) return nullptr;
+  if (!fused(desc, &p, why_not)) return nullptr;
   return std::make_unique<OmpLoss>(desc, p);
 }
 
 std::unique_ptr<Kernel> make_omp_loss_grad(const KernelDesc& desc, std::string* why_not) {
   LossParams p;
-  if (!check_loss(desc, &p, why_not)) return nullptr;
+  if (!fused(desc, &p, why_not)) return nullptr;
   return std::make_unique<OmpLossGrad>(desc, p);
 }
 

@@ -36,6 +36,11 @@ std::unique_ptr<Kernel> make_ref_gather(const KernelDesc& desc, std::string* why
 std::unique_ptr<Kernel> make_ref_reshape(const KernelDesc& desc, std::string* why_not);
 // ref_train_loss.cpp
 std::unique_ptr<Kernel> make_ref_loss(const KernelDesc& desc, std::string* why_not);
+// ref_train_loss_rows.cpp: Keras's row losses (is_row_loss), their mean over rows and its
+// gradient times dloss.
+struct LossParams;
+double ref_row_loss(const LossParams& p, const float* pred, const float* target);
+void ref_row_loss_grad(const LossParams& p, const float* pred, const float* target, double dloss, float* dpred);
 std::unique_ptr<Kernel> make_ref_loss_grad(const KernelDesc& desc, std::string* why_not);
 // ref_train_batch_norm.cpp
 std::unique_ptr<Kernel> make_ref_batch_norm_train(const KernelDesc& desc, std::string* why_not);

@@ -1,7 +1,8 @@
-// Reference kernels of loss and loss_grad for all four kinds, from logits or probabilities:
-// the formulas of docs/design/ops.md written out per sample in double, so each line can be
-// checked against Keras by eye. Gradients of the probability forms are those of the
-// clipped expression (zero where the clip is active).
+// Reference kernels of loss and loss_grad for the four fused kinds, from logits or
+// probabilities (label smoothing applied to the targets as Keras does): the formulas of
+// docs/design/ops.md written out per sample in double, so each line can be checked
+// against Keras by eye. Gradients of the probability forms are those of the clipped
+// expression (zero where the clip is active). The row losses are ref_train_loss_rows.cpp's.
 #include <cmath>
 #include <algorithm>
 
@@ -28,6 +29,11 @@ class RefLoss final : public Kernel {
   RefLoss(const KernelDesc& desc, LossParams p) : desc_(desc), p_(p) {}
   void run(const KernelArgs& args) override {
     const float* pred = static_cast<const float*>(args.inputs[0]);
+    if (is_row_loss(p_.kind)) {
+      *static_cast<float*>(args.outputs[0]) =
+          static_cast<float>(ref_row_loss(p_, pred, static_cast<const float*>(args.inputs[1])));
+      return;
+    }
     const std::int64_t n = p_.batch, d = p_.per_sample;
     double total = 0.0;
     for (std::int64_t i = 0; i < n; ++i) {
@@ -45,14 +51,14 @@ class RefLoss final : public Kernel {
           const float* t = static_cast<const float*>(args.inputs[1]) + i * d;
           double lse = p_.from_logits ? log_sum_exp(z, d) : 0.0;
           for (std::int64_t c = 0; c < d; ++c) {
-            sample -= t[c] * (p_.from_logits ? z[c] - lse : clipped_log(z[c]));
+            sample -= smoothed(t[c], d) * (p_.from_logits ? z[c] - lse : clipped_log(z[c]));
           }
           break;
         }
         case LossKind::binary_crossentropy: {
           const float* t = static_cast<const float*>(args.inputs[1]) + i * d;
           for (std::int64_t j = 0; j < d; ++j) {
-            double zj = z[j], tj = t[j];
+            double zj = z[j], tj = smoothed(t[j], 2);
             if (p_.from_logits) {
               sample += std::max(zj, 0.0) - zj * tj + std::log1p(std::exp(-std::fabs(zj)));
             } else {
@@ -72,6 +78,7 @@ class RefLoss final : public Kernel {
           sample /= static_cast<double>(d);
           break;
         }
+        default: break;
       }
       total += sample;
     }
@@ -79,6 +86,11 @@ class RefLoss final : public Kernel {
   }
 
  private:
+  // Keras's label smoothing over `classes` (2 for the binary crossentropy's 0.5 shift).
+  double smoothed(float t, std::int64_t classes) const {
+    return t * (1.0 - p_.label_smoothing) + p_.label_smoothing / static_cast<double>(classes);
+  }
+
   KernelDesc desc_;  // for the bad-label message
   LossParams p_;
 };
@@ -90,6 +102,10 @@ class RefLossGrad final : public Kernel {
     const float* pred = static_cast<const float*>(args.inputs[0]);
     const double dloss = *static_cast<const float*>(args.inputs[2]);
     float* dpred = static_cast<float*>(args.outputs[0]);
+    if (is_row_loss(p_.kind)) {
+      ref_row_loss_grad(p_, pred, static_cast<const float*>(args.inputs[1]), dloss, dpred);
+      return;
+    }
     const std::int64_t n = p_.batch, d = p_.per_sample;
     // The categorical kinds average over samples; the elementwise kinds over every element.
     const bool categorical = p_.kind == LossKind::sparse_categorical_crossentropy ||
@@ -117,11 +133,11 @@ class RefLossGrad final : public Kernel {
           const float* t = static_cast<const float*>(args.inputs[1]) + i * d;
           double lse = p_.from_logits ? log_sum_exp(z, d) : 0.0;
           double t_sum = 0.0;
-          for (std::int64_t c = 0; c < d; ++c) t_sum += t[c];
+          for (std::int64_t c = 0; c < d; ++c) t_sum += smoothed(t[c], d);
           for (std::int64_t c = 0; c < d; ++c) {
             double g = 0.0;
-            if (p_.from_logits) g = std::exp(z[c] - lse) * t_sum - t[c];
-            else if (!probability_clipped(z[c])) g = -static_cast<double>(t[c]) / z[c];
+            if (p_.from_logits) g = std::exp(z[c] - lse) * t_sum - smoothed(t[c], d);
+            else if (!probability_clipped(z[c])) g = -smoothed(t[c], d) / z[c];
             dz[c] = static_cast<float>(scale * g);
           }
           break;
@@ -129,7 +145,7 @@ class RefLossGrad final : public Kernel {
         case LossKind::binary_crossentropy: {
           const float* t = static_cast<const float*>(args.inputs[1]) + i * d;
           for (std::int64_t j = 0; j < d; ++j) {
-            double zj = z[j], tj = t[j], g = 0.0;
+            double zj = z[j], tj = smoothed(t[j], 2), g = 0.0;
             if (p_.from_logits) g = 1.0 / (1.0 + std::exp(-zj)) - tj;
             else if (!probability_clipped(z[j])) g = -tj / zj + (1.0 - tj) / (1.0 - zj);
             dz[j] = static_cast<float>(scale * g);
@@ -143,11 +159,16 @@ class RefLossGrad final : public Kernel {
           }
           break;
         }
+        default: break;
       }
     }
   }
 
  private:
+  double smoothed(float t, std::int64_t classes) const {
+    return t * (1.0 - p_.label_smoothing) + p_.label_smoothing / static_cast<double>(classes);
+  }
+
   KernelDesc desc_;
   LossParams p_;
 };

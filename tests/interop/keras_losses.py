@@ -1,0 +1,168 @@
+"""Loss parity with real Keras 3 (from PyPI, scripts/keras_venv.sh), one case per loss and option:
+
+1. Value: Keras builds Input(6) -> Dense(4, activation) with random weights, compiles it
+   with the loss and saves it as .keras; `nnfit evaluate --json` on the file (the loss
+   read from the file's compile config) and `nnfit train`'s first step both give the loss
+   Keras's evaluate gives (relative 1e-5).
+2. Gradient: that step (SGD, learning rate 1, the whole batch, the loss as Keras
+   serializes it) changes the weights by the gradient Keras's GradientTape computes
+   (within 1e-4 of the largest), and the file nnfit writes carries the loss back to Keras
+   with the same class and options.
+
+Keras 3 does not serialize Huber's delta (its get_config leaves it out, so Keras itself
+reloads Huber(delta=0.5) as delta 1): that case gives nnfit the delta as tf.keras writes it
+and skips the evaluate of Keras's own file.
+
+usage: keras_losses.py NNFIT_CLI WORK_DIR [CASE_SUBSTRING]   (exit 0 when every case passes)
+"""
+import json
+import os
+import subprocess
+import sys
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+
+BATCH = 8
+failures = []
+
+
+def cases(losses):
+    """(name, loss factory, output activation, target kind[, config keys Keras leaves out]):
+    targets "real" (normal), "positive" (in (0, 2)), "prob" (in (0, 1)), "onehot", "signs"
+    (-1/1), "binary" (0/1)."""
+    return [
+        ("MeanAbsoluteError", lambda: losses.MeanAbsoluteError(), "linear", "real"),
+        ("MeanAbsolutePercentageError", lambda: losses.MeanAbsolutePercentageError(), "linear", "real"),
+        ("MeanSquaredLogarithmicError", lambda: losses.MeanSquaredLogarithmicError(), "softplus", "positive"),
+        ("Huber", lambda: losses.Huber(), "linear", "real"),
+        ("Huber delta 0.5", lambda: losses.Huber(delta=0.5), "linear", "real", {"delta": 0.5}),
+        ("LogCosh", lambda: losses.LogCosh(), "linear", "real"),
+        ("Poisson", lambda: losses.Poisson(), "softplus", "positive"),
+        ("KLDivergence", lambda: losses.KLDivergence(), "softmax", "prob"),
+        ("Hinge -1/1", lambda: losses.Hinge(), "linear", "signs"),
+        ("Hinge 0/1", lambda: losses.Hinge(), "linear", "binary"),
+        ("SquaredHinge", lambda: losses.SquaredHinge(), "linear", "signs"),
+        ("CategoricalHinge", lambda: losses.CategoricalHinge(), "linear", "onehot"),
+        ("CosineSimilarity", lambda: losses.CosineSimilarity(), "linear", "real"),
+        ("CategoricalCrossentropy label_smoothing", lambda: losses.CategoricalCrossentropy(label_smoothing=0.1),
+         "softmax", "onehot"),
+        ("CategoricalCrossentropy logits label_smoothing",
+         lambda: losses.CategoricalCrossentropy(from_logits=True, label_smoothing=0.2), "linear", "onehot"),
+        ("BinaryCrossentropy label_smoothing", lambda: losses.BinaryCrossentropy(label_smoothing=0.1), "sigmoid",
+         "binary"),
+        ("BinaryFocalCrossentropy", lambda: losses.BinaryFocalCrossentropy(), "sigmoid", "binary"),
+        ("BinaryFocalCrossentropy logits balanced",
+         lambda: losses.BinaryFocalCrossentropy(from_logits=True, apply_class_balancing=True, alpha=0.3, gamma=1.5,
+                                                label_smoothing=0.1), "linear", "binary"),
+        ("CategoricalFocalCrossentropy", lambda: losses.CategoricalFocalCrossentropy(), "softmax", "onehot"),
+        ("CategoricalFocalCrossentropy logits",
+         lambda: losses.CategoricalFocalCrossentropy(from_logits=True, gamma=1.0, label_smoothing=0.1), "linear",
+         "onehot"),
+    ]
+
+
+def targets(kind, rng):
+    shape = (BATCH, 4)
+    if kind == "real":
+        return rng.standard_normal(shape)
+    if kind == "positive":
+        return rng.uniform(0.0, 2.0, shape)
+    if kind == "prob":
+        t = rng.uniform(0.05, 1.0, shape)
+        return t / t.sum(1, keepdims=True)
+    if kind == "onehot":
+        return np.eye(4)[rng.integers(0, 4, BATCH)]
+    if kind == "signs":
+        return np.where(rng.random(shape) < 0.5, -1.0, 1.0)
+    return (rng.random(shape) < 0.5).astype(np.float64)
+
+
+def run_case(keras, cli, work, case, rng):
+    import tensorflow as tf
+    name, factory, activation, kind = case[:4]
+    missing = case[4] if len(case) > 4 else {}
+    loss = factory()
+    inp = keras.Input((6,), name="x")
+    model = keras.Model(inp, keras.layers.Dense(4, activation=activation, name="out")(inp))
+    model.set_weights([(rng.standard_normal(w.shape) * 0.5).astype(np.float32) for w in model.weights])
+    model.compile(optimizer=keras.optimizers.SGD(1.0), loss=loss)
+    x = rng.standard_normal((BATCH, 6)).astype(np.float32)
+    y = targets(kind, rng).astype(np.float32)
+    path = os.path.join(work, "loss.keras")
+    model.save(path)
+    np.save(os.path.join(work, "x.npy"), x)
+    np.save(os.path.join(work, "y.npy"), y)
+    want = float(model.evaluate(x, y, batch_size=BATCH, verbose=0))
+    value_diff = 0.0
+    if not missing:
+        out = subprocess.run([cli, "evaluate", path, "--input", os.path.join(work, "x.npy"), "--labels",
+                              os.path.join(work, "y.npy"), "--batch-size", str(BATCH), "--json"],
+                             check=True, capture_output=True, text=True).stdout
+        value_diff = abs(float(json.loads(out)["loss"]) - want) / max(1.0, abs(want))
+    serialized = keras.saving.serialize_keras_object(loss)
+    serialized["config"].update(missing)
+    with tf.GradientTape() as tape:
+        value = loss(y, model(x, training=True))
+    grads = tape.gradient(value, model.trainable_weights)
+    cfg = {
+        "model": path,
+        "data": {"train": {"source": {"format": "npy", "x": "x.npy", "y": "y.npy"}, "pipeline": [{"batch": BATCH}]}},
+        "compile": {"optimizer": {"class_name": "SGD", "config": {"learning_rate": 1.0}},
+                    "loss": serialized},
+        "fit": {"epochs": 1, "seed": 1},
+    }
+    with open(os.path.join(work, "step.json"), "w") as f:
+        json.dump(cfg, f)
+    after_path = os.path.join(work, "after.keras")
+    metrics = os.path.join(work, "metrics.json")
+    subprocess.run([cli, "train", os.path.join(work, "step.json"), "--quiet", "--save", after_path, "--metrics-json",
+                    metrics], check=True, stdout=subprocess.DEVNULL)
+    with open(metrics) as f:
+        got = float(json.load(f)["epochs"][0]["loss"])
+    value_diff = max(value_diff, abs(got - want) / max(1.0, abs(want)))
+    after = keras.models.load_model(after_path)
+    worst = 0.0
+    for w0, w1, g in zip(model.trainable_weights, after.trainable_weights, grads):
+        g = g.numpy()
+        worst = max(worst, float(np.abs((w0.numpy() - w1.numpy()) - g).max()) / max(1.0, float(np.abs(g).max())))
+    back = after.loss
+    want_cfg = {k: v for k, v in loss.get_config().items() if k not in ("name", "dtype")}
+    want_cfg.update(missing)
+    got_cfg = None
+    if back is not None:
+        got_cfg = {k: v for k, v in back.get_config().items() if k not in ("name", "dtype")}
+        # Keras 3 keeps the delta it was given (from nnfit's file) among the function's kwargs.
+        got_cfg.update({k: getattr(back, "_fn_kwargs", {}).get(k) for k in missing})
+    same = type(back) is type(loss) and got_cfg == want_cfg
+    ok = value_diff <= 1e-5 and worst <= 1e-4 and same
+    print(f"{'ok  ' if ok else 'FAIL'} {name}: loss {got:.6g} vs Keras {want:.6g} (rel diff {value_diff:.2g}), "
+          f"gradient max |diff|/scale {worst:.3g}, "
+          f"{'the loss comes back to Keras as written' if same else f'the loss comes back as {type(back).__name__} {got_cfg}'}")
+    if not ok:
+        failures.append(name)
+
+
+def main(cli, work, only=None):
+    import keras
+    os.makedirs(work, exist_ok=True)
+    rng = np.random.default_rng(11)
+    for case in cases(keras.losses):
+        if only and only not in case[0]:
+            continue
+        try:
+            run_case(keras, cli, work, case, rng)
+        except subprocess.CalledProcessError as e:
+            print(f"FAIL {case[0]}: nnfit exited with {e.returncode}: {e.stderr or ''}")
+            failures.append(case[0])
+    if failures:
+        print(f"{len(failures)} loss case(s) failed: {', '.join(failures)}")
+        return 1
+    print("every loss case passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None))
