@@ -9,7 +9,7 @@ namespace nnfit {
 
 std::string Model::Totals::state() const {
   nlohmann::json m = nlohmann::json::array();
-  for (const auto& om : metrics) m.push_back({om.metric.correct(), om.metric.count()});
+  for (const auto& om : metrics) m.push_back(om.metric.sums());
   return nlohmann::json{{"loss_sum", loss_sum}, {"output_loss_sums", output_loss_sums}, {"seen", seen}, {"metrics", m}}
       .dump();
 }
@@ -26,7 +26,7 @@ void Model::Totals::restore(const std::string& text) {
     output_loss_sums = sums;
     seen = j.at("seen").get<std::int64_t>();
     for (std::size_t i = 0; i < metrics.size(); ++i) {
-      metrics[i].metric.set_sums(m[i].at(0).get<double>(), m[i].at(1).get<std::int64_t>());
+      metrics[i].metric.set_sums(m[i].get<std::vector<double>>());
     }
   } catch (const nlohmann::json::exception& e) {
     throw InvalidArgument(std::string("the saved epoch progress is not readable: ") + e.what());

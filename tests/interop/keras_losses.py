@@ -1,4 +1,5 @@
-"""Loss parity with real Keras 3 (from PyPI, scripts/keras_venv.sh), one case per loss and option:
+"""Loss and metric parity with real Keras 3 (from PyPI, scripts/keras_venv.sh), one case per
+loss and option:
 
 1. Value: Keras builds Input(6) -> Dense(4, activation) with random weights, compiles it
    with the loss and saves it as .keras; `nnfit evaluate --json` on the file (the loss
@@ -12,6 +13,9 @@
 Keras 3 does not serialize Huber's delta (its get_config leaves it out, so Keras itself
 reloads Huber(delta=0.5) as delta 1): that case gives nnfit the delta as tf.keras writes it
 and skips the evaluate of Keras's own file.
+
+3. Metrics: models compiled with Keras's metric names, evaluated over several batches by
+   Keras and by `nnfit evaluate --json` on Keras's file: every metric within 1e-5.
 
 usage: keras_losses.py NNFIT_CLI WORK_DIR [CASE_SUBSTRING]   (exit 0 when every case passes)
 """
@@ -145,6 +149,57 @@ def run_case(keras, cli, work, case, rng):
         failures.append(name)
 
 
+METRIC_CASES = [
+    # (name, output units, activation, loss, metrics, target kind)
+    ("regression metrics", 3, "linear", "mse", ["mae", "mse", "root_mean_squared_error"], "real"),
+    ("binary metrics", 1, "sigmoid", "binary_crossentropy", ["precision", "recall", "auc", "binary_accuracy"], "binary"),
+    ("multi-label metrics", 4, "sigmoid", "binary_crossentropy", ["Precision", "Recall", "AUC"], "binary"),
+    ("categorical metrics", 8, "softmax", "categorical_crossentropy",
+     ["top_k_categorical_accuracy", "categorical_accuracy"], "onehot"),
+    ("sparse metrics", 8, "softmax", "sparse_categorical_crossentropy",
+     ["sparse_top_k_categorical_accuracy", "accuracy"], "ids"),
+]
+
+
+def run_metric_case(keras, cli, work, case, rng):
+    name, units, activation, loss, metrics, kind = case
+    rows = 40  # five batches of 8
+    inp = keras.Input((6,), name="x")
+    model = keras.Model(inp, keras.layers.Dense(units, activation=activation, name="out")(inp))
+    model.set_weights([(rng.standard_normal(w.shape) * 0.7).astype(np.float32) for w in model.weights])
+    model.compile(optimizer="sgd", loss=loss, metrics=metrics)
+    x = rng.standard_normal((rows, 6)).astype(np.float32)
+    if kind == "ids":
+        y = rng.integers(0, units, rows).astype(np.int32)
+    elif kind == "onehot":
+        y = np.eye(units, dtype=np.float32)[rng.integers(0, units, rows)]
+    elif kind == "binary":
+        y = (rng.random((rows, units)) < 0.5).astype(np.float32)
+    else:
+        y = rng.standard_normal((rows, units)).astype(np.float32)
+    path = os.path.join(work, "metrics.keras")
+    model.save(path)
+    np.save(os.path.join(work, "mx.npy"), x)
+    np.save(os.path.join(work, "my.npy"), y)
+    want = model.evaluate(x, y, batch_size=BATCH, verbose=0, return_dict=True)
+    out = subprocess.run([cli, "evaluate", path, "--input", os.path.join(work, "mx.npy"), "--labels",
+                          os.path.join(work, "my.npy"), "--batch-size", str(BATCH), "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    got = json.loads(out)
+    worst, missing = 0.0, []
+    for k in ["loss"] + list(want):
+        if k not in got:
+            missing.append(k)
+            continue
+        worst = max(worst, abs(float(got[k]) - float(want[k])))
+    ok = worst <= 1e-5 and not missing
+    detail = ", ".join(f"{k} {float(got[k]):.6g}" for k in want if k in got)
+    print(f"{'ok  ' if ok else 'FAIL'} {name}: {detail}; max |diff| from Keras {worst:.2g}"
+          + (f"; missing {missing} (nnfit {sorted(got)}, Keras {sorted(want)})" if missing else ""))
+    if not ok:
+        failures.append(name)
+
+
 def main(cli, work, only=None):
     import keras
     os.makedirs(work, exist_ok=True)
@@ -157,10 +212,18 @@ def main(cli, work, only=None):
         except subprocess.CalledProcessError as e:
             print(f"FAIL {case[0]}: nnfit exited with {e.returncode}: {e.stderr or ''}")
             failures.append(case[0])
+    for case in METRIC_CASES:
+        if only and only not in case[0]:
+            continue
+        try:
+            run_metric_case(keras, cli, work, case, rng)
+        except subprocess.CalledProcessError as e:
+            print(f"FAIL {case[0]}: nnfit exited with {e.returncode}: {e.stderr or ''}")
+            failures.append(case[0])
     if failures:
-        print(f"{len(failures)} loss case(s) failed: {', '.join(failures)}")
+        print(f"{len(failures)} loss or metric case(s) failed: {', '.join(failures)}")
         return 1
-    print("every loss case passed")
+    print("every loss and metric case passed")
     return 0
 
 
