@@ -525,6 +525,10 @@ std::map<std::string, OpDef> build_catalogue() {
   add({"sgd_momentum_update", infer_update, nullptr, {0, 2}});
   add({"adam_update", infer_update, nullptr, {0, 2, 3}});
   add({"rmsprop_update", infer_update, nullptr, {0, 2, 3}});
+  add({"adagrad_update", infer_update, nullptr, {0, 2}});
+  add({"adamax_update", infer_update, nullptr, {0, 2, 3}});
+  add({"lion_update", infer_update, nullptr, {0, 2}});
+  add({"adadelta_update", infer_update, nullptr, {0, 2, 3}});
   add_merge_op_defs(m);
   add_reduce_op_defs(m);
   add_shape_op_defs(m);

@@ -1,5 +1,6 @@
 // Keras JSON → OptimizerOptions and Loss: a name or a Keras object, checked against the
 // keys Keras writes; unset values take Keras 3's defaults.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -124,13 +125,17 @@ OptimizerOptions optimizer_from_keras_json(const std::string& json_text, const s
     cls = get_string(r, "", j, "class_name", std::nullopt);
   }
   o.name = lower(cls);
-  if (o.name != "adam" && o.name != "sgd" && o.name != "rmsprop" && o.name != "adamw") {
+  static const char* const kNames[] = {"adam", "adamw", "sgd", "rmsprop", "adagrad", "adamax", "lion", "adadelta"};
+  if (std::find_if(std::begin(kNames), std::end(kNames), [&](const char* n) { return o.name == n; }) == std::end(kNames)) {
     r.invalid(j.is_string() ? "" : "class_name", "unknown optimizer \"" + cls + "\"",
-              "supported optimizers: Adam, AdamW, SGD, RMSprop (or adam, adamw, sgd, rmsprop)");
+              "supported optimizers: Adam, AdamW, SGD, RMSprop, Adagrad, Adamax, Lion, Adadelta (or their lower-case "
+              "names); Nadam, Ftrl and Muon are not implemented yet");
   }
   const double default_lr = o.name == "sgd" ? 0.01 : 0.001;
   o.learning_rate = std::make_shared<ConstantLearningRate>(default_lr);
   if (o.name == "adamw") o.weight_decay = 0.004;
+  if (o.name == "lion") o.beta_2 = 0.99;
+  if (o.name == "adadelta") o.rho = 0.95;
   const json* c = j.is_object() ? value(j, "config") : nullptr;
   if (!c) return o;
   const std::string p = "config";
@@ -139,6 +144,12 @@ OptimizerOptions optimizer_from_keras_json(const std::string& json_text, const s
     check_keys(r, p, *c, kOptimizerCommon, {"momentum", "nesterov"});
   } else if (o.name == "rmsprop") {
     check_keys(r, p, *c, kOptimizerCommon, {"rho", "momentum", "epsilon", "centered"});
+  } else if (o.name == "adagrad") {
+    check_keys(r, p, *c, kOptimizerCommon, {"initial_accumulator_value", "epsilon"});
+  } else if (o.name == "adadelta") {
+    check_keys(r, p, *c, kOptimizerCommon, {"rho", "epsilon"});
+  } else if (o.name == "lion") {
+    check_keys(r, p, *c, kOptimizerCommon, {"beta_1", "beta_2"});
   } else {
     check_keys(r, p, *c, kOptimizerCommon, {"beta_1", "beta_2", "epsilon", "amsgrad"});
   }
@@ -173,6 +184,7 @@ OptimizerOptions optimizer_from_keras_json(const std::string& json_text, const s
   o.beta_2 = get_number(r, p, *c, "beta_2", o.beta_2);
   o.epsilon = get_number(r, p, *c, "epsilon", o.epsilon);
   o.rho = get_number(r, p, *c, "rho", o.rho);
+  o.initial_accumulator_value = get_number(r, p, *c, "initial_accumulator_value", o.initial_accumulator_value);
   return o;
 }
 

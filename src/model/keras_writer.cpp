@@ -240,7 +240,8 @@ std::string model_to_keras_json(const Model& model, KerasFormat format) {
 
 std::string optimizer_to_keras_json(const OptimizerOptions& o) {
   static const std::pair<const char*, const char*> kClasses[] = {
-      {"adam", "Adam"}, {"adamw", "AdamW"}, {"sgd", "SGD"}, {"rmsprop", "RMSprop"}};
+      {"adam", "Adam"},       {"adamw", "AdamW"},   {"sgd", "SGD"},   {"rmsprop", "RMSprop"},
+      {"adagrad", "Adagrad"}, {"adamax", "Adamax"}, {"lion", "Lion"}, {"adadelta", "Adadelta"}};
   std::string cls;
   for (const auto& [n, c] : kClasses) cls = o.name == n ? c : cls;
   NNFIT_CHECK(!cls.empty(), InvalidArgument, "cannot write optimizer '", o.name, "' to a Keras config");
@@ -259,6 +260,14 @@ std::string optimizer_to_keras_json(const OptimizerOptions& o) {
     c.update({{"momentum", o.momentum}, {"nesterov", o.nesterov}});
   } else if (o.name == "rmsprop") {
     c.update({{"rho", o.rho}, {"momentum", o.momentum}, {"epsilon", o.epsilon}, {"centered", false}});
+  } else if (o.name == "adagrad") {
+    c.update({{"initial_accumulator_value", o.initial_accumulator_value}, {"epsilon", o.epsilon}});
+  } else if (o.name == "adadelta") {
+    c.update({{"rho", o.rho}, {"epsilon", o.epsilon}});
+  } else if (o.name == "lion") {
+    c.update({{"beta_1", o.beta_1}, {"beta_2", o.beta_2}});
+  } else if (o.name == "adamax") {
+    c.update({{"beta_1", o.beta_1}, {"beta_2", o.beta_2}, {"epsilon", o.epsilon}});
   } else {
     c.update({{"beta_1", o.beta_1}, {"beta_2", o.beta_2}, {"epsilon", o.epsilon}, {"amsgrad", false}});
   }

@@ -166,7 +166,11 @@ void Model::compile(CompileOptions options) {
     if (!w->trains()) continue;
     programs_->trainable.push_back(w);
     std::vector<Tensor> sl;
-    for (int i = 0; i < optimizer_->num_slots(); ++i) sl.push_back(wf.zeros(w->value.shape()));
+    for (int i = 0; i < optimizer_->num_slots(); ++i) {
+      sl.push_back(wf.zeros(w->value.shape()));
+      const float init = static_cast<float>(optimizer_->slot_initial_value(i));
+      if (init != 0.0f) std::fill_n(sl.back().data<float>(), sl.back().numel(), init);
+    }
     programs_->slots.push_back(std::move(sl));
   }
   compiled_ = true;

@@ -13,8 +13,10 @@ Optimizer::Optimizer(OptimizerOptions o) : options_(std::move(o)) {
   for (char& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   double default_lr;
   if (n == "sgd") default_lr = 0.01;
-  else if (n == "adam" || n == "adamw" || n == "rmsprop") default_lr = 0.001;
-  else throw InvalidArgument("unknown optimizer '" + options_.name + "'; supported: sgd, adam, adamw, rmsprop");
+  else if (n == "adam" || n == "adamw" || n == "rmsprop" || n == "adagrad" || n == "adamax" || n == "lion" ||
+           n == "adadelta") default_lr = 0.001;
+  else throw InvalidArgument("unknown optimizer '" + options_.name +
+                             "'; supported: sgd, adam, adamw, rmsprop, adagrad, adamax, lion, adadelta");
   if (!options_.learning_rate) options_.learning_rate = std::make_shared<ConstantLearningRate>(default_lr);
   if (n == "adamw" && options_.weight_decay < 0) options_.weight_decay = 0.004;
   if (n != "adamw" && options_.weight_decay < 0) options_.weight_decay = 0.0;
@@ -27,13 +29,21 @@ Optimizer::Optimizer(OptimizerOptions o) : options_(std::move(o)) {
   NNFIT_CHECK(options_.epsilon > 0, InvalidArgument, n, ": epsilon must be positive");
   NNFIT_CHECK(n != "sgd" || !options_.nesterov || options_.momentum > 0, InvalidArgument,
               "sgd: nesterov needs momentum > 0");
+  NNFIT_CHECK(options_.rho >= 0 && options_.rho < 1, InvalidArgument, n, ": rho must be in [0, 1)");
+  NNFIT_CHECK(options_.initial_accumulator_value >= 0, InvalidArgument, n,
+              ": initial_accumulator_value must not be negative");
+}
+
+double Optimizer::slot_initial_value(int k) const {
+  return options_.name == "adagrad" && k == 0 ? options_.initial_accumulator_value : 0.0;
 }
 
 int Optimizer::num_slots() const {
   const std::string& n = options_.name;
   if (n == "sgd") return options_.momentum > 0 ? 1 : 0;
   if (n == "rmsprop") return options_.momentum > 0 ? 2 : 1;
-  return 2;  // adam, adamw: m, v
+  if (n == "adagrad" || n == "lion") return 1;  // accumulator; momentum
+  return 2;  // adam, adamw: m, v; adamax: m, u; adadelta: accumulated grad and delta
 }
 
 void Optimizer::emit_update(Graph& graph, int variable, int grad, const std::vector<int>& slots,
@@ -55,6 +65,22 @@ void Optimizer::emit_update(Graph& graph, int variable, int grad, const std::vec
     a.set("momentum", options_.momentum);
     a.set("epsilon", options_.epsilon);
     graph.add_node("rmsprop_update", in, a, name + "/rmsprop");
+  } else if (n == "adagrad") {
+    a.set("epsilon", options_.epsilon);
+    graph.add_node("adagrad_update", in, a, name + "/adagrad");
+  } else if (n == "adadelta") {
+    a.set("rho", options_.rho);
+    a.set("epsilon", options_.epsilon);
+    graph.add_node("adadelta_update", in, a, name + "/adadelta");
+  } else if (n == "lion") {
+    a.set("beta_1", options_.beta_1);
+    a.set("beta_2", options_.beta_2);
+    graph.add_node("lion_update", in, a, name + "/lion");
+  } else if (n == "adamax") {
+    a.set("beta_1", options_.beta_1);
+    a.set("beta_2", options_.beta_2);
+    a.set("epsilon", options_.epsilon);
+    graph.add_node("adamax_update", in, a, name + "/adamax");
   } else {
     a.set("beta_1", options_.beta_1);
     a.set("beta_2", options_.beta_2);

@@ -19,13 +19,14 @@ if(TARGET nnfit)
   set_tests_properties(Keras.LayerParity PROPERTIES LABELS interop TIMEOUT 1500
                        ENVIRONMENT "OMP_NUM_THREADS=2;TF_CPP_MIN_LOG_LEVEL=3")
 endif()
-# Every loss and option against Keras 3: the value (from Keras's saved compile config and
-# from a training step) and one SGD step's weight change (keras_losses.py).
+# Every loss, optimizer and metric against Keras 3: loss values (from Keras's saved compile
+# config and from a training step) and one SGD step's weight change; three steps of each
+# optimizer; metrics over several batches (keras_training.py).
 if(TARGET nnfit)
-  add_test(NAME Keras.LossParity
+  add_test(NAME Keras.TrainingParity
            COMMAND bash -c "py=$(\"$0\") && exec \"$py\" \"$1\" \"$2\" \"$3\""
-                   ${PROJECT_SOURCE_DIR}/scripts/keras_venv.sh ${CMAKE_CURRENT_LIST_DIR}/keras_losses.py
-                   $<TARGET_FILE:nnfit> ${CMAKE_BINARY_DIR}/keras_losses)
-  set_tests_properties(Keras.LossParity PROPERTIES LABELS interop TIMEOUT 900
+                   ${PROJECT_SOURCE_DIR}/scripts/keras_venv.sh ${CMAKE_CURRENT_LIST_DIR}/keras_training.py
+                   $<TARGET_FILE:nnfit> ${CMAKE_BINARY_DIR}/keras_training)
+  set_tests_properties(Keras.TrainingParity PROPERTIES LABELS interop TIMEOUT 900
                        ENVIRONMENT "OMP_NUM_THREADS=2;TF_CPP_MIN_LOG_LEVEL=3")
 endif()

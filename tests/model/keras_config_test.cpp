@@ -313,6 +313,29 @@ TEST(KerasOptimizer, NamesTakeKeras3Defaults) {
   EXPECT_EQ(adamw.name, "adamw");
   EXPECT_DOUBLE_EQ(adamw.weight_decay, 0.004);
   EXPECT_DOUBLE_EQ((*adamw.learning_rate)(0), 0.001);
+  // Each optimizer's own defaults (Keras 3.15's), and its keys written back.
+  EXPECT_DOUBLE_EQ(optimizer_from_keras_json(R"("Lion")", "o").beta_2, 0.99);
+  EXPECT_DOUBLE_EQ(optimizer_from_keras_json(R"("adadelta")", "o").rho, 0.95);
+  EXPECT_DOUBLE_EQ(optimizer_from_keras_json(R"("Adagrad")", "o").initial_accumulator_value, 0.1);
+  EXPECT_EQ(optimizer_from_keras_json(R"("adamax")", "o").name, "adamax");
+  OptimizerOptions adagrad = optimizer_from_keras_json(
+      R"({"class_name": "Adagrad", "config": {"learning_rate": 0.05, "initial_accumulator_value": 0.5, "epsilon": 1e-5}})",
+      "o");
+  const OptimizerOptions back = optimizer_from_keras_json(optimizer_to_keras_json(adagrad), "w");
+  EXPECT_EQ(back.name, "adagrad");
+  EXPECT_DOUBLE_EQ(back.initial_accumulator_value, 0.5);
+  EXPECT_DOUBLE_EQ(back.epsilon, 1e-5);
+  EXPECT_DOUBLE_EQ(Optimizer(adagrad).slot_initial_value(0), 0.5);
+  EXPECT_EQ(Optimizer(adagrad).num_slots(), 1);
+  std::string msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"("Nadam")", "cfg.json: compile.optimizer"); });
+  EXPECT_NE(msg.find("unknown optimizer \"Nadam\""), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Nadam, Ftrl and Muon are not implemented yet"), std::string::npos) << msg;
+  msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"({"class_name": "Lion", "config": {"rho": 0.9}})", "o"); });
+  EXPECT_NE(msg.find("unknown key \"rho\""), std::string::npos) << msg;
+  msg = error_of<InvalidArgument>([] {
+    Optimizer(optimizer_from_keras_json(R"({"class_name": "Adadelta", "config": {"rho": 1.5}})", "o"));
+  });
+  EXPECT_NE(msg.find("rho must be in [0, 1)"), std::string::npos) << msg;
 }
 
 TEST(KerasOptimizer, Keras3Objects) {
@@ -369,8 +392,8 @@ TEST(KerasOptimizer, EverySchedule) {
 }
 
 TEST(KerasOptimizer, Errors) {
-  std::string msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"("adagrad")", "cfg.json: compile.optimizer"); });
-  EXPECT_NE(msg.find("cfg.json: compile.optimizer: unknown optimizer \"adagrad\""), std::string::npos) << msg;
+  std::string msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"("adagrd")", "cfg.json: compile.optimizer"); });
+  EXPECT_NE(msg.find("cfg.json: compile.optimizer: unknown optimizer \"adagrd\""), std::string::npos) << msg;
   EXPECT_NE(msg.find("Adam"), std::string::npos) << msg;
   msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"({"class_name": "Adam", "config": {"learning_rat": 0.1}})", "o"); });
   EXPECT_NE(msg.find("o: config: unknown key \"learning_rat\""), std::string::npos) << msg;

@@ -12,14 +12,15 @@
 namespace nnfit {
 
 struct OptimizerOptions {
-  std::string name = "adam";  // sgd, adam, adamw, rmsprop
+  std::string name = "adam";  // sgd, adam, adamw, rmsprop, adagrad, adamax, lion, adadelta
   std::shared_ptr<LearningRateSchedule> learning_rate;  // null: the optimizer's default
   double momentum = 0.0;      // sgd, rmsprop
   bool nesterov = false;      // sgd
-  double beta_1 = 0.9, beta_2 = 0.999;
+  double beta_1 = 0.9, beta_2 = 0.999;  // adam, adamw, adamax; lion's default beta_2 is 0.99
   double epsilon = 1e-7;
   double weight_decay = -1;   // adamw; -1: the default 0.004
-  double rho = 0.9;           // rmsprop
+  double rho = 0.9;           // rmsprop; adadelta's default is 0.95
+  double initial_accumulator_value = 0.1;  // adagrad
 };
 
 class Optimizer {
@@ -29,6 +30,8 @@ class Optimizer {
   const std::string& name() const { return options_.name; }
   // Slots per variable (Adam: m and v; SGD with momentum: velocity).
   int num_slots() const;
+  // The value slot `k` starts at (Adagrad's accumulator: initial_accumulator_value; 0 else).
+  double slot_initial_value(int k) const;
   // Appends the update of `variable` with gradient `grad` and slot values `slots`.
   void emit_update(Graph& graph, int variable, int grad, const std::vector<int>& slots,
                    const std::string& name) const;

@@ -285,6 +285,22 @@ bool check_optimizer(const KernelDesc& desc, OptimizerParams* out, std::string* 
       if (why_not) *why_not = "centered RMSprop is not implemented";
       return false;
     }
+  } else if (desc.op == "adagrad_update") {
+    inputs = 3;
+    out->epsilon = a.f("epsilon");
+  } else if (desc.op == "adamax_update") {
+    inputs = 4;
+    out->beta_1 = a.f("beta_1");
+    out->beta_2 = a.f("beta_2");
+    out->epsilon = a.f("epsilon");
+  } else if (desc.op == "lion_update") {
+    inputs = 3;
+    out->beta_1 = a.f("beta_1");
+    out->beta_2 = a.f("beta_2");
+  } else if (desc.op == "adadelta_update") {
+    inputs = 4;
+    out->rho = a.f("rho");
+    out->epsilon = a.f("epsilon");
   }
   expect_arity(desc, inputs, 0);
   for (std::size_t i = 1; i < inputs; ++i) expect_shape(desc, 'i', i, desc.inputs[0].shape);

@@ -1,7 +1,9 @@
 // Reference kernels of the optimizer updates (SGD, SGD with momentum / Nesterov, Adam and
-// AdamW, RMSprop), Keras 3's formulas evaluated per element in double. They have no
+// AdamW, RMSprop, Adagrad, Adamax, Lion, Adadelta), Keras 3's formulas
+// (keras/src/optimizers/*.py update_step) evaluated per element in double. They have no
 // outputs: they write param and the slot variables in place through the const input
 // pointers, which the op contract allows for exactly these inputs (docs/design/ops.md).
+#include <algorithm>
 #include <cmath>
 
 #include "backend/common/train_op_checks.h"
@@ -108,7 +110,59 @@ class RefRmspropUpdate final : public Kernel {
   OptimizerParams p_;
 };
 
+// Adagrad: acc += g²; p -= lr·g / sqrt(acc + ε).
+// Adamax: m += (g − m)(1 − β1); u = max(β2·u, |g|); p -= lr·m / ((1 − β1^t)(u + ε)).
+// Lion: p -= lr·sign(β1·m + (1 − β1)g); m = β2·m + (1 − β2)g.
+// Adadelta: a = ρa + (1 − ρ)g²; d = −sqrt(b + ε)·g / sqrt(a + ε); b = ρb + (1 − ρ)d²; p += lr·d.
+class RefSlotUpdate final : public Kernel {
+ public:
+  RefSlotUpdate(std::string op, OptimizerParams p, bool two_slots) : op_(std::move(op)), p_(p), two_slots_(two_slots) {}
+  void run(const KernelArgs& args) override {
+    float* param = mutable_input(args, 0);
+    const float* grad = input(args, 1);
+    float* s0 = mutable_input(args, 2);
+    float* s1 = two_slots_ ? mutable_input(args, 3) : nullptr;
+    const double lr = args.ctx->learning_rate;
+    const double b1t = std::pow(p_.beta_1, static_cast<double>(args.ctx->step + 1));
+    for (std::int64_t i = 0; i < p_.numel; ++i) {
+      const double g = grad[i];
+      double p = param[i], a = s0[i], b = s1 ? s1[i] : 0.0;
+      if (op_ == "adagrad_update") {
+        a += g * g;
+        p -= lr * g / std::sqrt(a + p_.epsilon);
+      } else if (op_ == "adamax_update") {
+        a += (g - a) * (1.0 - p_.beta_1);
+        b = std::max(p_.beta_2 * b, std::fabs(g));
+        p -= lr * a / ((1.0 - b1t) * (b + p_.epsilon));
+      } else if (op_ == "lion_update") {
+        const double c = a * p_.beta_1 + g * (1.0 - p_.beta_1);
+        p -= lr * (c > 0 ? 1.0 : (c < 0 ? -1.0 : 0.0));
+        a = a * p_.beta_2 + g * (1.0 - p_.beta_2);
+      } else {  // adadelta_update
+        a = p_.rho * a + (1.0 - p_.rho) * g * g;
+        const double d = -std::sqrt(b + p_.epsilon) * g / std::sqrt(a + p_.epsilon);
+        b = p_.rho * b + (1.0 - p_.rho) * d * d;
+        p += lr * d;
+      }
+      param[i] = static_cast<float>(p);
+      s0[i] = static_cast<float>(a);
+      if (s1) s1[i] = static_cast<float>(b);
+    }
+  }
+
+ private:
+  std::string op_;
+  OptimizerParams p_;
+  bool two_slots_;
+};
+
 }  // namespace
+
+std::unique_ptr<Kernel> make_ref_slot_update(const KernelDesc& desc, std::string* why_not) {
+  OptimizerParams p;
+  if (!check_optimizer(desc, &p, why_not)) return nullptr;
+  return std::make_unique<RefSlotUpdate>(desc.op, p, desc.inputs.size() == 4);
+}
 
 std::unique_ptr<Kernel> make_ref_sgd_update(const KernelDesc& desc, std::string* why_not) {
   OptimizerParams p;

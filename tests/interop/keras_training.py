@@ -1,5 +1,5 @@
-"""Loss and metric parity with real Keras 3 (from PyPI, scripts/keras_venv.sh), one case per
-loss and option:
+"""Loss, metric and optimizer parity with real Keras 3 (from PyPI, scripts/keras_venv.sh), one
+case per loss, metric set and optimizer:
 
 1. Value: Keras builds Input(6) -> Dense(4, activation) with random weights, compiles it
    with the loss and saves it as .keras; `nnfit evaluate --json` on the file (the loss
@@ -17,7 +17,12 @@ and skips the evaluate of Keras's own file.
 3. Metrics: models compiled with Keras's metric names, evaluated over several batches by
    Keras and by `nnfit evaluate --json` on Keras's file: every metric within 1e-5.
 
-usage: keras_losses.py NNFIT_CLI WORK_DIR [CASE_SUBSTRING]   (exit 0 when every case passes)
+4. Optimizers: three SGD-sized steps (batches of 8 in order) by Keras's fit and by
+   `nnfit train` with the optimizer as Keras serializes it end on the same weights (within
+   1e-5 of the largest), and the file nnfit writes loads in Keras with the same optimizer
+   class, options and iteration count, and the same slot variables.
+
+usage: keras_training.py NNFIT_CLI WORK_DIR [CASE_SUBSTRING]   (exit 0 when every case passes)
 """
 import json
 import os
@@ -200,6 +205,66 @@ def run_metric_case(keras, cli, work, case, rng):
         failures.append(name)
 
 
+OPTIMIZER_CASES = [
+    ("Adam", lambda o: o.Adam(0.01)),
+    ("Adagrad", lambda o: o.Adagrad(0.05)),
+    ("Adagrad initial_accumulator_value", lambda o: o.Adagrad(0.05, initial_accumulator_value=0.5, epsilon=1e-5)),
+    ("Adamax", lambda o: o.Adamax(0.02)),
+    ("Lion", lambda o: o.Lion(0.003)),
+    ("Lion betas", lambda o: o.Lion(0.003, beta_1=0.8, beta_2=0.95)),
+    ("Adadelta", lambda o: o.Adadelta(1.0)),
+    ("Adadelta rho", lambda o: o.Adadelta(0.5, rho=0.8, epsilon=1e-6)),
+]
+
+
+def run_optimizer_case(keras, cli, work, case, rng):
+    name, factory = case
+    rows = 24  # three steps of 8
+    inp = keras.Input((6,), name="x")
+    model = keras.Model(inp, keras.layers.Dense(4, name="out")(inp))
+    model.set_weights([(rng.standard_normal(w.shape) * 0.5).astype(np.float32) for w in model.weights])
+    optimizer = factory(keras.optimizers)
+    model.compile(optimizer=optimizer, loss="mse")
+    x = rng.standard_normal((rows, 6)).astype(np.float32)
+    y = rng.standard_normal((rows, 4)).astype(np.float32)
+    path = os.path.join(work, "opt.keras")
+    model.save(path)
+    np.save(os.path.join(work, "ox.npy"), x)
+    np.save(os.path.join(work, "oy.npy"), y)
+    model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
+    cfg = {
+        "model": path,
+        "data": {"train": {"source": {"format": "npy", "x": "ox.npy", "y": "oy.npy"}, "pipeline": [{"batch": BATCH}]}},
+        "compile": {"optimizer": keras.saving.serialize_keras_object(optimizer), "loss": "mse"},
+        "fit": {"epochs": 1, "shuffle": False, "seed": 1},
+    }
+    with open(os.path.join(work, "opt.json"), "w") as f:
+        json.dump(cfg, f)
+    after_path = os.path.join(work, "opt_after.keras")
+    subprocess.run([cli, "train", os.path.join(work, "opt.json"), "--quiet", "--save", after_path], check=True,
+                   stdout=subprocess.DEVNULL)
+    after = keras.models.load_model(after_path)
+    worst = 0.0
+    for w0, w1 in zip(model.weights, after.weights):
+        a, b = w0.numpy(), w1.numpy()
+        worst = max(worst, float(np.abs(a - b).max()) / max(1.0, float(np.abs(a).max())))
+    got_opt = after.optimizer
+    want_cfg = {k: v for k, v in optimizer.get_config().items() if k != "name"}
+    got_cfg = {k: v for k, v in got_opt.get_config().items() if k != "name"}
+    same_cfg = type(got_opt) is type(optimizer) and all(
+        (abs(got_cfg.get(k, 0) - v) <= 1e-7 * max(1.0, abs(v))) if isinstance(v, float) else got_cfg.get(k) == v
+        for k, v in want_cfg.items())
+    slots = max((float(np.abs(a.numpy() - b.numpy()).max()) for a, b in zip(optimizer.variables, got_opt.variables)
+                 if a.shape == b.shape), default=0.0)
+    same_slots = len(optimizer.variables) == len(got_opt.variables) and slots <= 1e-5
+    ok = worst <= 1e-5 and same_cfg and same_slots
+    print(f"{'ok  ' if ok else 'FAIL'} {name}: weights after 3 steps max |diff|/scale {worst:.3g}, "
+          f"optimizer variables max |diff| {slots:.3g} ({len(got_opt.variables)} vs Keras's {len(optimizer.variables)})"
+          f"{'' if same_cfg else f'; config differs: {got_cfg} vs {want_cfg}'}")
+    if not ok:
+        failures.append(name)
+
+
 def main(cli, work, only=None):
     import keras
     os.makedirs(work, exist_ok=True)
@@ -212,6 +277,14 @@ def main(cli, work, only=None):
         except subprocess.CalledProcessError as e:
             print(f"FAIL {case[0]}: nnfit exited with {e.returncode}: {e.stderr or ''}")
             failures.append(case[0])
+    for case in OPTIMIZER_CASES:
+        if only and only not in case[0]:
+            continue
+        try:
+            run_optimizer_case(keras, cli, work, case, rng)
+        except subprocess.CalledProcessError as e:
+            print(f"FAIL {case[0]}: nnfit exited with {e.returncode}: {e.stderr or ''}")
+            failures.append(case[0])
     for case in METRIC_CASES:
         if only and only not in case[0]:
             continue
@@ -221,9 +294,9 @@ def main(cli, work, only=None):
             print(f"FAIL {case[0]}: nnfit exited with {e.returncode}: {e.stderr or ''}")
             failures.append(case[0])
     if failures:
-        print(f"{len(failures)} loss or metric case(s) failed: {', '.join(failures)}")
+        print(f"{len(failures)} case(s) failed: {', '.join(failures)}")
         return 1
-    print("every loss and metric case passed")
+    print("every loss, optimizer and metric case passed")
     return 0
 
 
