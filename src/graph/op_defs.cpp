@@ -257,6 +257,19 @@ Descs infer_update(const Descs& in, const Attrs&) {
   return {};
 }
 
+// Gradient clipping (the optimizer's clipvalue, clipnorm, global_clipnorm): x -> y like x;
+// global_norm_scale: every gradient -> the scalar each is multiplied by.
+Descs infer_clip(const Descs& in, const Attrs&) {
+  expect_count(in, 1);
+  return {in[0]};
+}
+
+Descs infer_global_norm_scale(const Descs& in, const Attrs& a) {
+  NNFIT_CHECK(!in.empty(), InvalidArgument, "global_norm_scale needs at least one tensor");
+  NNFIT_CHECK(a.f("clipnorm") > 0.0, InvalidArgument, "global_norm_scale: clipnorm must be positive");
+  return {{Shape{}, DType::f32}};
+}
+
 Descs infer_dropout(const Descs& in, const Attrs& a) {
   expect_count(in, 1);
   double rate = a.f("rate");
@@ -529,6 +542,9 @@ std::map<std::string, OpDef> build_catalogue() {
   add({"adamax_update", infer_update, nullptr, {0, 2, 3}});
   add({"lion_update", infer_update, nullptr, {0, 2}});
   add({"adadelta_update", infer_update, nullptr, {0, 2, 3}});
+  add({"clip_by_value", infer_clip, nullptr, {}});
+  add({"clip_by_norm", infer_clip, nullptr, {}});
+  add({"global_norm_scale", infer_global_norm_scale, nullptr, {}});
   add_merge_op_defs(m);
   add_reduce_op_defs(m);
   add_shape_op_defs(m);

@@ -153,8 +153,15 @@ OptimizerOptions optimizer_from_keras_json(const std::string& json_text, const s
   } else {
     check_keys(r, p, *c, kOptimizerCommon, {"beta_1", "beta_2", "epsilon", "amsgrad"});
   }
-  require_null(r, p, *c, {"clipnorm", "global_clipnorm", "clipvalue", "ema_overwrite_frequency", "loss_scale_factor",
-                          "gradient_accumulation_steps"});
+  require_null(r, p, *c, {"ema_overwrite_frequency", "loss_scale_factor", "gradient_accumulation_steps"});
+  for (const auto& [key, to] : {std::pair<const char*, double*>{"clipnorm", &o.clipnorm},
+                                {"global_clipnorm", &o.global_clipnorm}, {"clipvalue", &o.clipvalue}}) {
+    *to = get_number(r, p, *c, key, 0.0);
+    if (*to < 0) r.invalid(p, "\"" + std::string(key) + "\" must be positive or null, got " + show((*c)[key]));
+  }
+  if ((o.clipnorm > 0) + (o.global_clipnorm > 0) + (o.clipvalue > 0) > 1) {
+    r.invalid(p, "only one of \"clipnorm\", \"global_clipnorm\" and \"clipvalue\" can be set (as in Keras)");
+  }
   require_value(r, p, *c, "use_ema", false);
   require_value(r, p, *c, "amsgrad", false);
   require_value(r, p, *c, "centered", false);

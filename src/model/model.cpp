@@ -357,6 +357,11 @@ std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t bat
       }
     }
     std::vector<int> grads = gradients(g, e->loss, one, vars);
+    if (mode != Mode::grads) {  // accumulated gradients are clipped when applied (plan_apply)
+      std::vector<std::string> names;
+      for (std::size_t k = 0; k < vars.size(); ++k) names.push_back(p.trainable[index[k]]->name);
+      grads = optimizer_->clip_gradients(g, grads, names);
+    }
     for (std::size_t k = 0; k < vars.size(); ++k) {
       if (grads[k] < 0) continue;  // the loss does not depend on it
       e->gradient_values.push_back(grads[k]);
@@ -387,16 +392,23 @@ std::unique_ptr<Model::Entry> Model::plan_apply() {
   Programs& p = *programs_;
   auto e = std::make_unique<Entry>();
   Graph g;
+  std::vector<int> vars, grads;
+  std::vector<std::string> names;
   for (std::size_t k = 0; k < p.trainable.size(); ++k) {
     const Weight& w = *p.trainable[k];
-    const int var = g.add_variable(w.name, w.value);
-    const int grad = g.add_input(w.name + "/grad", {w.value.shape(), DType::f32});
-    e->gradient_inputs.push_back(grad);
+    vars.push_back(g.add_variable(w.name, w.value));
+    grads.push_back(g.add_input(w.name + "/grad", {w.value.shape(), DType::f32}));
+    names.push_back(w.name);
+    e->gradient_inputs.push_back(grads.back());
+  }
+  grads = optimizer_->clip_gradients(g, grads, names);
+  for (std::size_t k = 0; k < p.trainable.size(); ++k) {
+    const Weight& w = *p.trainable[k];
     std::vector<int> slot_ids;
     for (std::size_t s = 0; s < p.slots[k].size(); ++s) {
       slot_ids.push_back(g.add_variable(w.name + "/slot" + std::to_string(s), p.slots[k][s]));
     }
-    optimizer_->emit_update(g, var, grad, slot_ids, w.name);
+    optimizer_->emit_update(g, vars[k], grads[k], slot_ids, w.name);
   }
   PlanOptions po;
   po.device = backend_->device().type;

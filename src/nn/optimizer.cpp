@@ -32,6 +32,39 @@ Optimizer::Optimizer(OptimizerOptions o) : options_(std::move(o)) {
   NNFIT_CHECK(options_.rho >= 0 && options_.rho < 1, InvalidArgument, n, ": rho must be in [0, 1)");
   NNFIT_CHECK(options_.initial_accumulator_value >= 0, InvalidArgument, n,
               ": initial_accumulator_value must not be negative");
+  NNFIT_CHECK(options_.clipnorm >= 0 && options_.global_clipnorm >= 0 && options_.clipvalue >= 0, InvalidArgument, n,
+              ": clipnorm, global_clipnorm and clipvalue must not be negative");
+  NNFIT_CHECK((options_.clipnorm > 0) + (options_.global_clipnorm > 0) + (options_.clipvalue > 0) <= 1, InvalidArgument,
+              n, ": only one of clipnorm, global_clipnorm and clipvalue can be set (as in Keras)");
+}
+
+std::vector<int> Optimizer::clip_gradients(Graph& graph, const std::vector<int>& grads,
+                                           const std::vector<std::string>& names) const {
+  std::vector<int> out = grads;
+  Attrs a;
+  if (options_.clipnorm > 0) {
+    a.set("clipnorm", options_.clipnorm);
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      if (out[k] >= 0) out[k] = graph.add("clip_by_norm", {out[k]}, a, names[k] + "/clipnorm");
+    }
+  } else if (options_.global_clipnorm > 0) {
+    std::vector<int> present;
+    for (int g : out) {
+      if (g >= 0) present.push_back(g);
+    }
+    if (present.empty()) return out;
+    a.set("clipnorm", options_.global_clipnorm);
+    const int scale = graph.add("global_norm_scale", present, a, "optimizer/global_clipnorm");
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      if (out[k] >= 0) out[k] = graph.add("scale_by", {out[k], scale}, {}, names[k] + "/global_clipnorm");
+    }
+  } else if (options_.clipvalue > 0) {
+    a.set("clipvalue", options_.clipvalue);
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      if (out[k] >= 0) out[k] = graph.add("clip_by_value", {out[k]}, a, names[k] + "/clipvalue");
+    }
+  }
+  return out;
 }
 
 double Optimizer::slot_initial_value(int k) const {

@@ -338,5 +338,23 @@ TEST(RefTrainValues, AttentionMaskAndMaskedSoftmax) {
   expect_values(z[0], {0.25f, 0.75f, 0, 0, 0, 0, 0.5f, 0.5f, 0, 0, 0, 0}, 1e-6f, "masked_softmax zeroed rows");
 }
 
+// Keras's gradient clipping: a 3-4-0 gradient (norm 5) clipped to norm 1 is 0.6-0.8-0,
+// one of norm 0.5 stays; clip_by_value clips each element; the global scale of gradients
+// with norm 13 (5 and 12) for clipnorm 6.5 is 0.5, and 1 when under the limit.
+TEST(RefTrainValues, GradientClipping) {
+  Tensor g = make(Shape{3}, {3, 4, 0});
+  expect_values(run_ref("clip_by_norm", {{"clipnorm", 1.0}}, {g}, {TensorDesc{Shape{3}}})[0], {0.6f, 0.8f, 0}, 1e-7f,
+                "clip_by_norm");
+  expect_values(run_ref("clip_by_norm", {{"clipnorm", 10.0}}, {g}, {TensorDesc{Shape{3}}})[0], {3, 4, 0}, 1e-7f,
+                "clip_by_norm under the limit");
+  expect_values(run_ref("clip_by_value", {{"clipvalue", 3.5}}, {make(Shape{3}, {-5, 2, 4})}, {TensorDesc{Shape{3}}})[0],
+                {-3.5f, 2, 3.5f}, 0, "clip_by_value");
+  Tensor a = make(Shape{2}, {3, 4}), b = make(Shape{1}, {12});
+  expect_values(run_ref("global_norm_scale", {{"clipnorm", 6.5}}, {a, b}, {TensorDesc{Shape{}}})[0], {0.5f}, 1e-7f,
+                "global_norm_scale");
+  expect_values(run_ref("global_norm_scale", {{"clipnorm", 20.0}}, {a, b}, {TensorDesc{Shape{}}})[0], {1.0f}, 1e-7f,
+                "global_norm_scale under the limit");
+}
+
 }  // namespace
 }  // namespace nnfit

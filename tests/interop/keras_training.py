@@ -214,6 +214,10 @@ OPTIMIZER_CASES = [
     ("Lion betas", lambda o: o.Lion(0.003, beta_1=0.8, beta_2=0.95)),
     ("Adadelta", lambda o: o.Adadelta(1.0)),
     ("Adadelta rho", lambda o: o.Adadelta(0.5, rho=0.8, epsilon=1e-6)),
+    # Keras's gradient clipping, small enough limits that it acts.
+    ("Adam clipnorm", lambda o: o.Adam(0.05, clipnorm=0.3)),
+    ("SGD clipvalue", lambda o: o.SGD(0.1, clipvalue=0.05)),
+    ("RMSprop global_clipnorm", lambda o: o.RMSprop(0.01, global_clipnorm=0.4)),
 ]
 
 

@@ -397,8 +397,16 @@ TEST(KerasOptimizer, Errors) {
   EXPECT_NE(msg.find("Adam"), std::string::npos) << msg;
   msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"({"class_name": "Adam", "config": {"learning_rat": 0.1}})", "o"); });
   EXPECT_NE(msg.find("o: config: unknown key \"learning_rat\""), std::string::npos) << msg;
-  msg = error_of<Unsupported>([] { optimizer_from_keras_json(R"({"class_name": "Adam", "config": {"clipnorm": 1.0}})", "o"); });
-  EXPECT_NE(msg.find("clipnorm"), std::string::npos) << msg;
+  EXPECT_DOUBLE_EQ(optimizer_from_keras_json(R"({"class_name": "Adam", "config": {"clipnorm": 1.0}})", "o").clipnorm, 1.0);
+  msg = error_of<InvalidArgument>([] {
+    optimizer_from_keras_json(R"({"class_name": "Adam", "config": {"clipnorm": 1.0, "clipvalue": 0.5}})", "o");
+  });
+  EXPECT_NE(msg.find("only one of \"clipnorm\", \"global_clipnorm\" and \"clipvalue\" can be set"), std::string::npos)
+      << msg;
+  msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"({"class_name": "SGD", "config": {"clipvalue": -1}})", "o"); });
+  EXPECT_NE(msg.find("\"clipvalue\" must be positive or null, got -1"), std::string::npos) << msg;
+  msg = error_of<Unsupported>([] { optimizer_from_keras_json(R"({"class_name": "Adam", "config": {"use_ema": true}})", "o"); });
+  EXPECT_NE(msg.find("use_ema"), std::string::npos) << msg;
   msg = error_of<Unsupported>([] {
     optimizer_from_keras_json(R"({"class_name": "SGD", "config": {"learning_rate": {"class_name": "OneCycle", "config": {}}}})", "o");
   });

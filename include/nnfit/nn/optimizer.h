@@ -21,6 +21,9 @@ struct OptimizerOptions {
   double weight_decay = -1;   // adamw; -1: the default 0.004
   double rho = 0.9;           // rmsprop; adadelta's default is 0.95
   double initial_accumulator_value = 0.1;  // adagrad
+  // Keras's gradient clipping, one at most (0: off), in Keras's order of precedence:
+  // clipnorm (each gradient to this L2 norm), global_clipnorm (all together), clipvalue.
+  double clipnorm = 0.0, global_clipnorm = 0.0, clipvalue = 0.0;
 };
 
 class Optimizer {
@@ -32,6 +35,9 @@ class Optimizer {
   int num_slots() const;
   // The value slot `k` starts at (Adagrad's accumulator: initial_accumulator_value; 0 else).
   double slot_initial_value(int k) const;
+  // Keras's _clip_gradients on a step's gradients (-1 entries kept; `names` name the nodes,
+  // one per gradient): returns the values the updates take; unchanged without clipping.
+  std::vector<int> clip_gradients(Graph& graph, const std::vector<int>& grads, const std::vector<std::string>& names) const;
   // Appends the update of `variable` with gradient `grad` and slot values `slots`.
   void emit_update(Graph& graph, int variable, int grad, const std::vector<int>& slots,
                    const std::string& name) const;

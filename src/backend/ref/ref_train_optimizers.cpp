@@ -5,9 +5,11 @@
 // pointers, which the op contract allows for exactly these inputs (docs/design/ops.md).
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "backend/common/train_op_checks.h"
 #include "backend/ref/ref_train_kernels.h"
+#include "nnfit/core/error.h"
 
 namespace nnfit {
 
@@ -156,7 +158,53 @@ class RefSlotUpdate final : public Kernel {
   bool two_slots_;
 };
 
+// Keras's gradient clipping (base_optimizer._clip_gradients): clip_by_value clips each
+// element to [-clipvalue, clipvalue]; clip_by_norm scales a tensor to an L2 norm of at
+// most clipnorm (x·c / max(|x|, c)); global_norm_scale is c·min(1/|all|, 1/c) over every
+// gradient (NaN when the norm is, as Keras's).
+class RefClip final : public Kernel {
+ public:
+  RefClip(std::string op, double limit, std::vector<std::int64_t> sizes)
+      : op_(std::move(op)), limit_(limit), sizes_(std::move(sizes)) {}
+  void run(const KernelArgs& args) override {
+    if (op_ == "global_norm_scale") {
+      double sum = 0.0;
+      for (std::size_t k = 0; k < sizes_.size(); ++k) {
+        for (std::int64_t i = 0; i < sizes_[k]; ++i) sum += static_cast<double>(input(args, static_cast<int>(k))[i]) * input(args, static_cast<int>(k))[i];
+      }
+      const double norm = std::sqrt(sum);
+      const double scale = limit_ * std::min(1.0 / norm, 1.0 / limit_) + (norm - norm);
+      *static_cast<float*>(args.outputs[0]) = static_cast<float>(scale);
+      return;
+    }
+    const float* x = input(args, 0);
+    auto* y = static_cast<float*>(args.outputs[0]);
+    const std::int64_t n = sizes_[0];
+    if (op_ == "clip_by_value") {
+      for (std::int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(std::clamp(static_cast<double>(x[i]), -limit_, limit_));
+      return;
+    }
+    double sum = 0.0;
+    for (std::int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
+    const double norm = sum > 0 ? std::sqrt(sum) : 0.0;
+    for (std::int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(x[i] * limit_ / std::max(norm, limit_));
+  }
+
+ private:
+  std::string op_;
+  double limit_;
+  std::vector<std::int64_t> sizes_;
+};
+
 }  // namespace
+
+std::unique_ptr<Kernel> make_ref_clip(const KernelDesc& desc, std::string* /*why_not*/) {
+  std::vector<std::int64_t> sizes;
+  for (const TensorDesc& t : desc.inputs) sizes.push_back(t.shape.numel());
+  const double limit = desc.attrs.f(desc.op == "clip_by_value" ? "clipvalue" : "clipnorm");
+  NNFIT_CHECK(limit > 0, InvalidArgument, desc.node_name, ": the clipping limit must be positive, got ", limit);
+  return std::make_unique<RefClip>(desc.op, limit, std::move(sizes));
+}
 
 std::unique_ptr<Kernel> make_ref_slot_update(const KernelDesc& desc, std::string* why_not) {
   OptimizerParams p;
