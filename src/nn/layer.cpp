@@ -1,4 +1,5 @@
 // Layer base, weight creation with Keras's initializers, and the per-graph builder.
+#include <algorithm>
 #include "nnfit/nn/layer.h"
 
 #include <cmath>
@@ -240,6 +241,37 @@ int emit_reshape(Graph& graph, int x, std::vector<std::int64_t> dims, const std:
   Attrs a;
   a.set("shape", std::move(dims));
   return graph.add("reshape", {x}, a, name);
+}
+
+int emit_on_axes(Graph& g, int x, const std::vector<std::int64_t>& axes, const std::string& name,
+                 const std::function<int(int)>& f) {
+  const Shape s = g.desc(x).shape;
+  std::vector<std::int64_t> perm, moved;
+  std::int64_t width = 1;
+  for (std::int64_t a = 0; a < s.rank(); ++a) {
+    if (std::find(axes.begin(), axes.end(), a) == axes.end()) perm.push_back(a);
+  }
+  for (std::int64_t a : axes) {
+    perm.push_back(a);
+    width *= s[a];
+  }
+  bool identity = true;
+  for (std::size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<std::int64_t>(i);
+  for (std::int64_t a : perm) moved.push_back(s[a]);
+  int t = x;
+  if (!identity) {
+    Attrs a;
+    a.set("perm", perm);
+    t = g.add("transpose", {x}, a, name + "/axes_last");
+  }
+  int y = f(emit_reshape(g, t, {s.numel() / std::max<std::int64_t>(width, 1), width}, name + "/rows"));
+  y = emit_reshape(g, y, moved, name + "/unrows");
+  if (identity) return y;
+  std::vector<std::int64_t> inverse(perm.size());
+  for (std::size_t i = 0; i < perm.size(); ++i) inverse[static_cast<std::size_t>(perm[i])] = static_cast<std::int64_t>(i);
+  Attrs a;
+  a.set("perm", inverse);
+  return g.add("transpose", {y}, a, name + "/axes_back");
 }
 
 int emit_activation(Graph& graph, int x, const std::string& activation, const std::string& layer) {

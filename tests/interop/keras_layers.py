@@ -115,6 +115,13 @@ def cases(layers):
         ("LayerNormalization 3-D eps 1e-5", (4, 5), lambda: layers.LayerNormalization(epsilon=1e-5), 1e-5),
         ("LayerNormalization no center", (4, 5), lambda: layers.LayerNormalization(center=False), 1e-5),
         ("LayerNormalization no scale", (6,), lambda: layers.LayerNormalization(scale=False), 1e-5),
+        # Normalization over axes other than the last (moved last around the channels-last ops).
+        ("LayerNormalization axes -2 -1", (4, 5), lambda: layers.LayerNormalization(axis=[-2, -1]), 1e-5),
+        ("LayerNormalization axis 1", (4, 5), lambda: layers.LayerNormalization(axis=1, center=False), 1e-5),
+        ("LayerNormalization axes 1 3", (3, 4, 2), lambda: layers.LayerNormalization(axis=[1, 3], epsilon=1e-5), 1e-5),
+        ("BatchNormalization axis 1", (4, 5), lambda: layers.BatchNormalization(axis=1), 1e-5),
+        ("BatchNormalization axis 1 channels first", (3, 4, 5),
+         lambda: layers.BatchNormalization(axis=1, momentum=0.9, scale=False), 1e-5),
         ("GroupNormalization", (5, 4, 6), lambda: layers.GroupNormalization(3), 1e-5),
         ("GroupNormalization 1-D no center", (7, 4), lambda: layers.GroupNormalization(2, center=False, epsilon=1e-5), 1e-5),
         ("GroupNormalization groups = channels", (6,), lambda: layers.GroupNormalization(6, scale=False), 1e-5),

@@ -256,7 +256,8 @@ TEST(KerasConfigErrors, UnsupportedOptions) {
       {keras2_mlp(R"(, "kernel_initializer": {"class_name": "RandomNormal", "config": {"mean": 0.0, "stddev": 0.5, "seed": null}})"), "initializer argument \"stddev\" = 0.5 is not supported"},
       {keras3_model("[null, 8, 8, 3]", layer("Conv2D", R"({"name": "c", "filters": 2, "kernel_size": 3, "data_format": "channels_first"})")), "data_format"},
       {keras3_model("[null, 8, 8, 3]", layer("Conv2D", R"({"name": "c", "filters": 2, "kernel_size": 3, "kernel_constraint": {"class_name": "MaxNorm", "config": {"max_value": 2}}})")), "kernel_constraint"},
-      {keras3_model("[null, 8, 8, 3]", layer("BatchNormalization", R"({"name": "bn", "axis": 1})")), "axis"},
+      {keras3_model("[null, 8, 8, 3]", layer("BatchNormalization", R"({"name": "bn", "axis": [1, 2]})")),
+       "\"axis\" = [1,2] is not supported (one features axis)"},
       {keras3_model("[null, 8, 4]", layer("Softmax", R"({"name": "s", "axis": [1, 2]})")), "axis"},
       {keras3_model("[null, 8]", layer("Dense", R"({"name": "d", "units": 2, "dtype": "float16"})")), "dtype"},
       // Functional models read (keras_functional_test.cpp), but not where a Sequential is asked for.

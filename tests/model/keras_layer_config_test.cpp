@@ -172,7 +172,7 @@ TEST(KerasConfig, LayerNormalizationReadsBothGenerationsAndRoundTrips) {
     std::string json, expect;
   };
   const Case bad[] = {
-      {keras3_model("[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "axis": 1})")), "\"axis\" = 1 is not supported"},
+      {keras3_model("[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "axis": 5})")), "\"axis\" = 5 is out of range"},
       {keras3_model("[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "rms_scaling": true})")), "rms_scaling"},
       {keras3_model("[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "epsilon": 0})")), "\"epsilon\" must be positive, got 0"},
       {keras3_model("[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "gamma_initializer": "zeros"})")),
@@ -261,6 +261,33 @@ TEST(KerasConfig, GroupNormalizationReadsAndRoundTrips) {
        "layers[1] (gn): \"groups\" must be positive, got 0"},
       {keras3_model("[null, 5, 6]", layer("GroupNormalization", R"({"name": "gn", "groups": 2, "axis": 1})")),
        "layers[1] (gn): \"axis\" = 1 is not supported (only the last axis, -1)"},
+  });
+}
+
+// LayerNormalization over several axes and BatchNormalization over a channels-first axis:
+// Keras's parameter shapes, the axes written back as Keras writes them, bad axes refused.
+TEST(KerasConfig, NormalizationAxesReadAndRoundTrip) {
+  const std::string json = keras3_model(
+      "[null, 3, 4, 5]", layer("LayerNormalization", R"({"name": "ln", "axis": [-2, 1]})") + ", " +
+                             layer("BatchNormalization", R"({"name": "bn", "axis": 1})"));
+  auto m = sequential_from_keras_json(json, "norm.json");
+  m->build();
+  EXPECT_EQ(m->layers()[0]->weights()[0].value.shape(), (Shape{3, 4}));  // gamma over axes 1 and 2
+  EXPECT_EQ(m->layers()[1]->weights()[0].value.shape(), (Shape{3}));     // the channels of axis 1
+  auto again = sequential_from_keras_json(model_to_keras_json(*m), "again.json");
+  EXPECT_EQ(dynamic_cast<const LayerNormalization&>(*again->layers()[0]).options().axes,
+            (std::vector<std::int64_t>{-2, 1}));
+  EXPECT_EQ(dynamic_cast<const BatchNormalization&>(*again->layers()[1]).options().axis, 1);
+  expect_config_errors({
+      {keras3_model("[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "axis": 3})")),
+       "layers[1] (ln): \"axis\" = 3 is out of range for inputs of rank 3 (with the batch axis, which cannot be "
+       "normalized over)"},
+      {keras3_model("[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "axis": [0]})")),
+       "layers[1] (ln): \"axis\" = [0] is out of range"},
+      {keras3_model("[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "axis": "last"})")),
+       "layers[1] (ln): \"axis\" must be an integer or a list of them, got \"last\""},
+      {keras3_model("[null, 4, 3]", layer("BatchNormalization", R"({"name": "bn", "axis": -3})")),
+       "layers[1] (bn): \"axis\" = -3 is out of range"},
   });
 }
 

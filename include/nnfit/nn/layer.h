@@ -3,6 +3,7 @@
 // kernels itself, so the same layer serves training, evaluation and planning graphs.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -172,6 +173,13 @@ class Layer {
 
 // Emits a reshape of x to `dims` (the batch axis included); free, the planner aliases it.
 int emit_reshape(Graph& graph, int x, std::vector<std::int64_t> dims, const std::string& name);
+// Emits `f` on x with `axes` (counting the batch axis, sorted, none of them 0) moved last
+// and flattened into one: x is transposed to [other axes..., axes...] and reshaped to
+// [rows, product of the axes], and f's result (of that shape) is reshaped and transposed
+// back. No transpose when the axes are already the trailing ones. For normalizations over
+// an axis other than the last (BatchNormalization(axis=1), LayerNormalization(axis=[1, 2])).
+int emit_on_axes(Graph& graph, int x, const std::vector<std::int64_t>& axes, const std::string& name,
+                 const std::function<int(int)>& f);
 // Emits activation `name` (a Keras name: linear, relu, sigmoid, tanh, softmax, gelu) on x.
 // Throws InvalidArgument naming the layer for an unknown name.
 int emit_activation(Graph& graph, int x, const std::string& activation, const std::string& layer);

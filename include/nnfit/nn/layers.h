@@ -383,10 +383,12 @@ struct BatchNormalizationOptions {
   double epsilon = 1e-3;
   bool center = true;
   bool scale = true;
+  std::int64_t axis = -1;  // Keras's: the features axis, counting the batch axis (-1: the last; 1 for channels first)
 };
 
-// Normalizes over the last axis (Keras's axis=-1). Training graphs use batch statistics
-// and update the moving ones; evaluation graphs use the moving statistics.
+// Normalizes each feature of `axis` (Keras's axis; the last by default) over every other
+// axis. Training graphs use batch statistics and update the moving ones; evaluation graphs
+// use the moving statistics.
 class BatchNormalization final : public Layer {
  public:
   const BatchNormalizationOptions& options() const { return options_; }
@@ -396,13 +398,16 @@ class BatchNormalization final : public Layer {
   std::vector<int> call_masked(GraphBuilder& builder, const std::vector<int>& inputs, const std::vector<int>& masks,
                                std::vector<int>& output_masks) override;
   void build(const Shape& input_shape, WeightFactory& weights) override;
-  Shape output_shape(const Shape& input_shape) const override { return input_shape; }
+  Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
   // Keras's variables: gamma only with scale, beta only with center (nnfit keeps them as
   // constants otherwise), then the moving mean and variance.
   std::vector<Weight*> saved_weights() override;
 
  private:
+  // The features axis for an input of `s` (without the batch axis), counting the batch axis.
+  std::int64_t axis_for(const Shape& s) const;
+
   BatchNormalizationOptions options_;
 };
 
@@ -410,11 +415,12 @@ struct LayerNormalizationOptions {
   double epsilon = 1e-3;
   bool center = true;
   bool scale = true;
+  std::vector<std::int64_t> axes{-1};  // Keras's axis: one or several, counting the batch axis
 };
 
-// Normalizes each sample over the last axis (Keras's axis=-1): y = (x - mean) /
-// sqrt(var + epsilon) * gamma + beta, with the population variance of that sample's
-// features, in training and inference alike.
+// Normalizes each sample over `axes` (Keras's axis, the last by default; gamma and beta
+// have those axes' shape): y = (x - mean) / sqrt(var + epsilon) * gamma + beta, with the
+// population variance over those axes, in training and inference alike.
 class LayerNormalization final : public Layer {
  public:
   LayerNormalization(std::string name, LayerNormalizationOptions options);
@@ -422,12 +428,16 @@ class LayerNormalization final : public Layer {
   bool supports_masking() const override { return true; }  // Keras: passes the mask on
   const LayerNormalizationOptions& options() const { return options_; }
   void build(const Shape& input_shape, WeightFactory& weights) override;
-  Shape output_shape(const Shape& input_shape) const override { return input_shape; }
+  Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
   // Keras's variables: gamma only with scale, beta only with center.
   std::vector<Weight*> saved_weights() override;
 
  private:
+  // The axes normalized for an input of `s` (without the batch axis), counting the batch
+  // axis, sorted; throws InvalidArgument naming the layer for an axis out of range.
+  std::vector<std::int64_t> axes_for(const Shape& s) const;
+
   LayerNormalizationOptions options_;
 };
 

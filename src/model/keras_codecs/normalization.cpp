@@ -7,6 +7,28 @@
 namespace nnfit::keras_json {
 namespace {
 
+// Keras's "axis": an integer or a list of them, counting the batch axis (negative from the
+// end); each checked against the input of rank in.rank() + 1 and kept as written.
+std::vector<std::int64_t> read_axes(const Reader& r, const std::string& p, const json& c, const Shape& in,
+                                    std::int64_t fallback) {
+  const json* v = value(c, "axis");
+  if (!v) return {fallback};
+  std::vector<std::int64_t> out;
+  const json list = v->is_array() ? *v : json::array({*v});
+  const std::int64_t rank = in.rank() + 1;
+  for (const json& a : list) {
+    if (!a.is_number_integer()) r.invalid(p, "\"axis\" must be an integer or a list of them, got " + show(*v));
+    const std::int64_t k = a.get<std::int64_t>();
+    if (k == 0 || k >= rank || k < -rank + 1) {
+      r.invalid(p, "\"axis\" = " + show(*v) + " is out of range for inputs of rank " + std::to_string(rank) +
+                       " (with the batch axis, which cannot be normalized over)");
+    }
+    out.push_back(k);
+  }
+  if (out.empty()) r.invalid(p, "\"axis\" must name at least one axis");
+  return out;
+}
+
 LayerPtr read_batch_norm(const Reader& r, const std::string& p, const json& c, const std::string& name,
                          const Shape& in) {
   check_keys(r, p, c, kCommon,
@@ -17,10 +39,8 @@ LayerPtr read_batch_norm(const Reader& r, const std::string& p, const json& c, c
   require_null(r, p, c, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint",
                          "renorm_clipping", "virtual_batch_size", "adjustment"});
   require_value(r, p, c, "renorm", false);
-  const json* axis = value(c, "axis");
-  if (axis && !is_last_axis(*axis, in)) {
-    r.unsupported(p, "\"axis\" = " + show(*axis) + " is not supported (only the last axis, -1)");
-  }
+  const std::vector<std::int64_t> axes = read_axes(r, p, c, in, -1);
+  if (axes.size() != 1) r.unsupported(p, "\"axis\" = " + show(c["axis"]) + " is not supported (one features axis)");
   const std::pair<const char*, const char*> defaults[] = {{"beta_initializer", "zeros"},
                                                           {"gamma_initializer", "ones"},
                                                           {"moving_mean_initializer", "zeros"},
@@ -35,16 +55,13 @@ LayerPtr read_batch_norm(const Reader& r, const std::string& p, const json& c, c
   o.epsilon = get_number(r, p, c, "epsilon", o.epsilon);
   o.center = get_bool(r, p, c, "center", o.center);
   o.scale = get_bool(r, p, c, "scale", o.scale);
+  o.axis = axes[0];
   return std::make_unique<BatchNormalization>(name, o);
 }
 
-// LayerNormalization's and GroupNormalization's shared keys: the last axis only, and
-// beta/gamma at their default initializers.
-void check_last_axis_affine(const Reader& r, const std::string& p, const json& c, const Shape& in) {
-  const json* axis = value(c, "axis");
-  if (axis && !is_last_axis(*axis, in)) {
-    r.unsupported(p, "\"axis\" = " + show(*axis) + " is not supported (only the last axis, -1)");
-  }
+// LayerNormalization's and GroupNormalization's shared keys: beta/gamma at their default
+// initializers (and GroupNormalization's last axis).
+void check_affine(const Reader& r, const std::string& p, const json& c) {
   for (const auto& [key, def] : {std::pair<const char*, const char*>{"beta_initializer", "zeros"},
                                  std::pair<const char*, const char*>{"gamma_initializer", "ones"}}) {
     if (get_initializer(r, p, c, key, def) != def) {
@@ -60,8 +77,9 @@ LayerPtr read_layer_norm(const Reader& r, const std::string& p, const json& c, c
               "beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
   require_null(r, p, c, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
   require_value(r, p, c, "rms_scaling", false);
-  check_last_axis_affine(r, p, c, in);
+  check_affine(r, p, c);
   LayerNormalizationOptions o;
+  o.axes = read_axes(r, p, c, in, -1);
   o.epsilon = get_number(r, p, c, "epsilon", o.epsilon);
   if (!(o.epsilon > 0.0)) r.invalid(p, "\"epsilon\" must be positive, got " + show(c["epsilon"]));
   o.center = get_bool(r, p, c, "center", o.center);
@@ -75,7 +93,10 @@ LayerPtr read_group_norm(const Reader& r, const std::string& p, const json& c, c
              {"groups", "axis", "epsilon", "center", "scale", "beta_initializer", "gamma_initializer",
               "beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
   require_null(r, p, c, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
-  check_last_axis_affine(r, p, c, in);
+  check_affine(r, p, c);
+  if (const json* axis = value(c, "axis"); axis && !is_last_axis(*axis, in)) {
+    r.unsupported(p, "\"axis\" = " + show(*axis) + " is not supported (only the last axis, -1)");
+  }
   GroupNormalizationOptions o;
   o.groups = get_int(r, p, c, "groups", o.groups);
   if (o.groups <= 0) r.invalid(p, "\"groups\" must be positive, got " + std::to_string(o.groups));
@@ -115,7 +136,7 @@ bool write_normalization(const Writer& w, const Layer& l, ojson& c) {
   }
   if (auto* bn = dynamic_cast<const BatchNormalization*>(&l)) {
     const BatchNormalizationOptions& o = bn->options();
-    c.update({{"axis", -1}, {"momentum", o.momentum}, {"epsilon", o.epsilon}, {"center", o.center}, {"scale", o.scale},
+    c.update({{"axis", o.axis}, {"momentum", o.momentum}, {"epsilon", o.epsilon}, {"center", o.center}, {"scale", o.scale},
               {"beta_initializer", write_initializer("zeros")}, {"gamma_initializer", write_initializer("ones")},
               {"moving_mean_initializer", write_initializer("zeros")},
               {"moving_variance_initializer", write_initializer("ones")}, {"beta_regularizer", nullptr},
@@ -125,9 +146,10 @@ bool write_normalization(const Writer& w, const Layer& l, ojson& c) {
   }
   if (auto* ln = dynamic_cast<const LayerNormalization*>(&l)) {
     const LayerNormalizationOptions& o = ln->options();
-    // tf.keras stores the axis as a list and has no rms_scaling.
-    c.update({{"axis", w.keras2 ? ojson::array({-1}) : ojson(-1)}, {"epsilon", o.epsilon}, {"center", o.center},
-              {"scale", o.scale}});
+    // tf.keras stores the axis as a list and has no rms_scaling; Keras 3 an integer for one.
+    const ojson axes(o.axes);
+    c.update({{"axis", w.keras2 || o.axes.size() > 1 ? axes : ojson(o.axes[0])}, {"epsilon", o.epsilon},
+              {"center", o.center}, {"scale", o.scale}});
     if (!w.keras2) c["rms_scaling"] = false;
     c.update({{"beta_initializer", write_initializer("zeros")}, {"gamma_initializer", write_initializer("ones")},
               {"beta_regularizer", nullptr}, {"gamma_regularizer", nullptr}, {"beta_constraint", nullptr},
