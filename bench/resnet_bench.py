@@ -15,20 +15,17 @@ epoch's test accuracy. Writes bench/RESULTS_resnet.md.
     /usr/bin/python3 bench/resnet_bench.py [--rounds 3] [--epochs 3] [--threads 2] [--train-samples 60000]
 """
 import argparse
-import datetime
 import json
 import os
-import shlex
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import compare_rounds as cr  # noqa: E402  (the rounds and the report)
 import fmnist_bench as fb  # noqa: E402  (its process runner and report helpers)
 
 REPO = fb.REPO
-FRAMEWORKS = ("nnfit", "pytorch", "keras")
 
 
 def run_nnfit(args, tmp, seed):
@@ -54,37 +51,6 @@ def run_peer(args, framework, seed):
     return fb.parse_peer_output(out)
 
 
-def write_report(args, runs, versions, started, load, command):
-    measured = [f for f in FRAMEWORKS if runs.get(f)]
-    rate = {f: statistics.median(r["rate"] for r in runs[f]) for f in measured}
-    acc = {f: statistics.median(r["acc"] for r in runs[f]) for f in measured}
-    label = {"nnfit": "nnfit", "pytorch": "PyTorch", "keras": "Keras"}
-    lines = [
-        "# Small ResNet (Functional, batch normalization, residual Add) on Fashion-MNIST: nnfit vs PyTorch vs Keras", "",
-        f"The model of `bench/fashion_mnist_resnet.json` (43k parameters), {args.train_samples:,} training images, "
-        f"batch 128, Adam 1e-3, {args.epochs} epochs, {args.threads} threads each. Samples/s: median over "
-        f"{args.rounds} round(s) of each run's median over epochs 2..{args.epochs}; frameworks alternate within a "
-        f"round. Test accuracy (10,000 test images): median over the rounds' seeds (1..{args.rounds}) of the last "
-        "epoch's.", "",
-        "| framework | samples/s | nnfit / it | test accuracy | nnfit − it (points) |",
-        "|---|---:|---:|---:|---:|",
-    ]
-    for f in measured:
-        ratio = fb.fmt_ratio(rate.get("nnfit"), rate[f]) if f != "nnfit" else "—"
-        delta = f"{100 * (acc['nnfit'] - acc[f]):+.2f}" if f != "nnfit" and "nnfit" in acc else "—"
-        lines.append(f"| {label[f]} | {fb.fmt_rate(rate[f])} | {ratio} | {fb.fmt_acc(acc[f])} | {delta} |")
-    lines += ["", "## How it was measured", "",
-              f"- machine: {fb.machine_description()}; load average before the run: {load}",
-              f"- date: {started:%Y-%m-%d %H:%M} UTC", f"- command: `{command}`"]
-    for f in measured:
-        lines.append(f"- {label[f]}: {versions.get(f, '?')}")
-    lines += ["", "## Per run (seed: steady samples/s, last test accuracy)", "", "| framework | runs |", "|---|---|"]
-    for f in measured:
-        lines.append(f"| {label[f]} | " + "; ".join(f"seed {r['seed']}: {fb.fmt_rate(r['rate'])}, {fb.fmt_acc(r['acc'])}"
-                                                  for r in runs[f]) + " |")
-    args.output.write_text("\n".join(lines) + "\n")
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=3)
@@ -100,27 +66,18 @@ def main():
     p.add_argument("--output", type=Path, default=REPO / "bench" / "RESULTS_resnet.md")
     args = p.parse_args()
     os.environ.setdefault("FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist")
-    frameworks = [f for f in args.frameworks.split(",") if f]
-    for f in frameworks:
-        if f not in FRAMEWORKS:
-            raise SystemExit(f"resnet_bench: unknown framework '{f}'; expected some of {', '.join(FRAMEWORKS)}")
-    started = datetime.datetime.now(datetime.timezone.utc)
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    command = shlex.join(["/usr/bin/python3", "bench/resnet_bench.py"] + sys.argv[1:])
-    runs, versions = {f: [] for f in frameworks}, {}
+    frameworks = cr.check_frameworks(args.frameworks, "resnet_bench")
     with tempfile.TemporaryDirectory() as tmp:
-        for r in range(args.rounds):
-            seed = r + 1
-            order = frameworks[r % len(frameworks):] + frameworks[:r % len(frameworks)]
-            for f in order:
-                print(f"round {r + 1}/{args.rounds}: {f} (seed {seed})", file=sys.stderr)
-                try:
-                    epochs, version = run_nnfit(args, tmp, seed) if f == "nnfit" else run_peer(args, f, seed)
-                except fb.RunError as e:
-                    raise SystemExit(f"resnet_bench: {f} failed: {e}")
-                versions[f] = version
-                runs[f].append({"seed": seed, "rate": fb.steady_throughput(epochs), "acc": epochs[-1]["test_acc"]})
-    write_report(args, runs, versions, started, load, command)
+        runs, versions, started, load = cr.run_rounds(
+            frameworks, args.rounds,
+            lambda f, seed: run_nnfit(args, tmp, seed) if f == "nnfit" else run_peer(args, f, seed), "resnet_bench")
+    intro = (f"The model of `bench/fashion_mnist_resnet.json` (43k parameters), {args.train_samples:,} training images, "
+             f"batch 128, Adam 1e-3, {args.epochs} epochs, {args.threads} threads each. Samples/s: median over "
+             f"{args.rounds} round(s) of each run's median over epochs 2..{args.epochs}; frameworks alternate within a "
+             f"round. Test accuracy (10,000 test images): median over the rounds' seeds (1..{args.rounds}) of the last "
+             "epoch's.")
+    cr.write_report(args.output, "Small ResNet (Functional, batch normalization, residual Add) on Fashion-MNIST", intro,
+                    runs, versions, started, load, "bench/resnet_bench.py")
     print(args.output.read_text())
 
 

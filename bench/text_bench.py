@@ -20,21 +20,18 @@ accuracy. Writes bench/RESULTS_text.md (bilstm) or bench/RESULTS_transformer.md.
     /usr/bin/python3 bench/text_bench.py [--model bilstm|transformer] [--rounds 3] [--epochs 3] [--threads 2]
 """
 import argparse
-import datetime
 import json
 import os
-import shlex
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import compare_rounds as cr  # noqa: E402  (the rounds and the report)
 import fmnist_bench as fb  # noqa: E402  (its process runner and report helpers)
 import text_data  # noqa: E402
 
 REPO = fb.REPO
-FRAMEWORKS = ("nnfit", "pytorch", "keras")
 MODELS = {
     "bilstm": ("Text classifier (Embedding + Bidirectional LSTM)", "RESULTS_text.md",
                "PyTorch masks by `pack_padded_sequence`, Keras and nnfit by `mask_zero`."),
@@ -65,39 +62,6 @@ def run_peer(args, framework, data, seed):
     return fb.parse_peer_output(out)
 
 
-def write_report(args, runs, versions, started, load, command):
-    measured = [f for f in FRAMEWORKS if runs.get(f)]
-    rate = {f: statistics.median(r["rate"] for r in runs[f]) for f in measured}
-    acc = {f: statistics.median(r["acc"] for r in runs[f]) for f in measured}
-    label = {"nnfit": "nnfit", "pytorch": "PyTorch", "keras": "Keras"}
-    title, _, masking = MODELS[args.model]
-    lines = [
-        f"# {title}: nnfit vs PyTorch vs Keras", "",
-        f"The model of `bench/text_{args.model}.json` on the token sequences of `bench/text_data.py` (20,000 training, "
-        f"5,000 test, padding masked), batch 64, Adam 1e-3, {args.epochs} epochs, {args.threads} threads each. "
-        f"Samples/s: median over {args.rounds} round(s) of each run's median over epochs 2..{args.epochs}; frameworks "
-        "alternate within a round. Test accuracy: median over the rounds' seeds (1.."
-        f"{args.rounds}) of the last epoch's. {masking}", "",
-        "| framework | samples/s | nnfit / it | test accuracy | nnfit − it (points) |",
-        "|---|---:|---:|---:|---:|",
-    ]
-    for f in measured:
-        ratio = fb.fmt_ratio(rate.get("nnfit"), rate[f]) if f != "nnfit" else "—"
-        delta = f"{100 * (acc['nnfit'] - acc[f]):+.2f}" if f != "nnfit" and "nnfit" in acc else "—"
-        lines.append(f"| {label[f]} | {fb.fmt_rate(rate[f])} | {ratio} | {fb.fmt_acc(acc[f])} | {delta} |")
-    lines += ["", "## How it was measured", "",
-              f"- machine: {fb.machine_description()}; load average before the run: {load}",
-              f"- date: {started:%Y-%m-%d %H:%M} UTC", f"- command: `{command}`"]
-    for f in measured:
-        lines.append(f"- {label[f]}: {versions.get(f, '?')}")
-    lines += ["", "## Per run (seed: steady samples/s, last test accuracy)", "",
-              "| framework | runs |", "|---|---|"]
-    for f in measured:
-        lines.append(f"| {label[f]} | " + "; ".join(f"seed {r['seed']}: {fb.fmt_rate(r['rate'])}, {fb.fmt_acc(r['acc'])}"
-                                                  for r in runs[f]) + " |")
-    args.output.write_text("\n".join(lines) + "\n")
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", choices=sorted(MODELS), default="bilstm")
@@ -113,28 +77,19 @@ def main():
     p.add_argument("--output", type=Path, help="default: bench/RESULTS_text.md or bench/RESULTS_transformer.md")
     args = p.parse_args()
     args.output = args.output or REPO / "bench" / MODELS[args.model][1]
-    frameworks = [f for f in args.frameworks.split(",") if f]
-    for f in frameworks:
-        if f not in FRAMEWORKS:
-            raise SystemExit(f"text_bench: unknown framework '{f}'; expected some of {', '.join(FRAMEWORKS)}")
-    started = datetime.datetime.now(datetime.timezone.utc)
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    command = shlex.join(["/usr/bin/python3", "bench/text_bench.py"] + sys.argv[1:])
-    runs, versions = {f: [] for f in frameworks}, {}
+    frameworks = cr.check_frameworks(args.frameworks, "text_bench")
+    title, _, masking = MODELS[args.model]
     with tempfile.TemporaryDirectory() as data:
         text_data.make(data)
-        for r in range(args.rounds):
-            seed = r + 1
-            order = frameworks[r % len(frameworks):] + frameworks[:r % len(frameworks)]
-            for f in order:
-                print(f"round {r + 1}/{args.rounds}: {f} (seed {seed})", file=sys.stderr)
-                try:
-                    epochs, version = run_nnfit(args, data, seed) if f == "nnfit" else run_peer(args, f, data, seed)
-                except fb.RunError as e:
-                    raise SystemExit(f"text_bench: {f} failed: {e}")
-                versions[f] = version
-                runs[f].append({"seed": seed, "rate": fb.steady_throughput(epochs), "acc": epochs[-1]["test_acc"]})
-    write_report(args, runs, versions, started, load, command)
+        runs, versions, started, load = cr.run_rounds(
+            frameworks, args.rounds,
+            lambda f, seed: run_nnfit(args, data, seed) if f == "nnfit" else run_peer(args, f, data, seed), "text_bench")
+    intro = (f"The model of `bench/text_{args.model}.json` on the token sequences of `bench/text_data.py` (20,000 "
+             f"training, 5,000 test, padding masked), batch 64, Adam 1e-3, {args.epochs} epochs, {args.threads} threads "
+             f"each. Samples/s: median over {args.rounds} round(s) of each run's median over epochs 2..{args.epochs}; "
+             f"frameworks alternate within a round. Test accuracy: median over the rounds' seeds (1..{args.rounds}) of "
+             f"the last epoch's. {masking}")
+    cr.write_report(args.output, title, intro, runs, versions, started, load, "bench/text_bench.py")
     print(args.output.read_text())
 
 
