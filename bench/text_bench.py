@@ -21,7 +21,6 @@ accuracy. Writes bench/RESULTS_text.md (bilstm) or bench/RESULTS_transformer.md.
 """
 import argparse
 import json
-import os
 import sys
 import tempfile
 from pathlib import Path
