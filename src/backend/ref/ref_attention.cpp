@@ -2,6 +2,7 @@
 // scale_by_grad, additive_scores and additive_scores_grad (graph/attention_op_defs.cpp):
 // Keras's mask combination and its masked Softmax, in double within a row; the additive
 // scores' tanh recomputed in the gradient.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -72,7 +73,14 @@ std::unique_ptr<Kernel> additive_scores(const KernelDesc& d) {
   const Shape q = d.inputs.at(0).shape, k = d.inputs.at(1).shape;
   const std::int64_t b = q[0], tq = q[1], tv = k[1], dim = q[2];
   const bool weighted = d.inputs.size() == (grad ? 4u : 3u);
-  return std::make_unique<RefKernel>([=](const KernelArgs& args) {
+  // The gradient's sums in double, sized once (a step allocates nothing).
+  std::vector<double> dq, dk, dw;
+  if (grad) {
+    dq.resize(static_cast<std::size_t>(b * tq * dim));
+    dk.resize(static_cast<std::size_t>(b * tv * dim));
+    dw.resize(static_cast<std::size_t>(dim));
+  }
+  return std::make_unique<RefKernel>([=](const KernelArgs& args) mutable {
     const auto* qs = static_cast<const float*>(args.inputs[0]);
     const auto* ks = static_cast<const float*>(args.inputs[1]);
     const auto* w = weighted ? static_cast<const float*>(args.inputs[2]) : nullptr;
@@ -93,8 +101,9 @@ std::unique_ptr<Kernel> additive_scores(const KernelDesc& d) {
       return;
     }
     const auto* ds = static_cast<const float*>(args.inputs[weighted ? 3 : 2]);
-    std::vector<double> dq(static_cast<std::size_t>(b * tq * dim)), dk(static_cast<std::size_t>(b * tv * dim)),
-        dw(static_cast<std::size_t>(dim));
+    std::fill(dq.begin(), dq.end(), 0.0);
+    std::fill(dk.begin(), dk.end(), 0.0);
+    std::fill(dw.begin(), dw.end(), 0.0);
     for (std::int64_t n = 0; n < b; ++n) {
       for (std::int64_t i = 0; i < tq; ++i) {
         for (std::int64_t j = 0; j < tv; ++j) {
@@ -130,10 +139,10 @@ std::unique_ptr<Kernel> make_ref_attention(const KernelDesc& d, std::string* /*w
   const std::int64_t g = x[0], t = x[1], s = x[2];
   const std::int64_t heads = g / d.inputs.at(grad ? 2 : 1).shape[0];
   const bool zero_rows = d.attrs.i_or("zero_masked_rows", 0) != 0;
-  return std::make_unique<RefKernel>([=](const KernelArgs& args) {
+  std::vector<double> e(static_cast<std::size_t>(s));  // one row's exponentials, sized once
+  return std::make_unique<RefKernel>([=](const KernelArgs& args) mutable {
     const auto* m = static_cast<const float*>(args.inputs[grad ? 2 : 1]);
     auto* out = static_cast<float*>(args.outputs[0]);
-    std::vector<double> e(static_cast<std::size_t>(s));
     for (std::int64_t r = 0; r < g * t; ++r) {
       const float* mr = m + ((r / t) / heads * t + r % t) * s;
       if (grad) {

@@ -5,6 +5,7 @@
 // expression (zero where the clip is active). The row losses are ref_train_loss_rows.cpp's.
 #include <cmath>
 #include <algorithm>
+#include <vector>
 
 #include "backend/common/train_op_checks.h"
 #include "backend/ref/ref_train_kernels.h"
@@ -31,7 +32,7 @@ class RefLoss final : public Kernel {
     const float* pred = static_cast<const float*>(args.inputs[0]);
     if (is_row_loss(p_.kind)) {
       *static_cast<float*>(args.outputs[0]) =
-          static_cast<float>(ref_row_loss(p_, pred, static_cast<const float*>(args.inputs[1])));
+          static_cast<float>(ref_row_loss(p_, pred, static_cast<const float*>(args.inputs[1]), scratch_));
       return;
     }
     const std::int64_t n = p_.batch, d = p_.per_sample;
@@ -93,6 +94,7 @@ class RefLoss final : public Kernel {
 
   KernelDesc desc_;  // for the bad-label message
   LossParams p_;
+  std::vector<double> scratch_;  // the row losses' (sized on the first run)
 };
 
 class RefLossGrad final : public Kernel {
@@ -103,7 +105,7 @@ class RefLossGrad final : public Kernel {
     const double dloss = *static_cast<const float*>(args.inputs[2]);
     float* dpred = static_cast<float*>(args.outputs[0]);
     if (is_row_loss(p_.kind)) {
-      ref_row_loss_grad(p_, pred, static_cast<const float*>(args.inputs[1]), dloss, dpred);
+      ref_row_loss_grad(p_, pred, static_cast<const float*>(args.inputs[1]), dloss, dpred, scratch_);
       return;
     }
     const std::int64_t n = p_.batch, d = p_.per_sample;
@@ -171,6 +173,7 @@ class RefLossGrad final : public Kernel {
 
   KernelDesc desc_;
   LossParams p_;
+  std::vector<double> scratch_;  // the row losses' (sized on the first run)
 };
 
 }  // namespace

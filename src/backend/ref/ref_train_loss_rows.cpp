@@ -29,16 +29,15 @@ bool binary_targets(const float* t, std::int64_t n) {
   return true;
 }
 
-// One row's loss and, with g, its gradient (dL/dp of this row, unscaled) into g.
+// One row's loss and, with g, its gradient (dL/dp of this row, unscaled) into g. `scratch`
+// holds 5 * d doubles, so a step allocates nothing.
 class Row {
  public:
-  Row(const LossParams& p, bool hinge_binary) : p_(p), hinge_binary_(hinge_binary) {}
+  Row(const LossParams& p, bool hinge_binary, double* scratch) : p_(p), hinge_binary_(hinge_binary), scratch_(scratch) {}
 
   double operator()(const float* z, const float* tr, std::int64_t d, double* g) const {
-    std::vector<double> t(tr, tr + d);
-    if (hinge_binary_) {
-      for (double& v : t) v = 2.0 * v - 1.0;
-    }
+    double* t = scratch_;
+    for (std::int64_t j = 0; j < d; ++j) t[j] = hinge_binary_ ? 2.0 * tr[j] - 1.0 : tr[j];
     switch (p_.kind) {
       case LossKind::mean_absolute_error: return mean(d, g, [&](std::int64_t j, double* dj) {
         const double e = z[j] - t[j];
@@ -121,7 +120,7 @@ class Row {
       case LossKind::binary_focal_crossentropy: return mean(d, g, [&](std::int64_t j, double* dj) {
         return binary_focal(z[j], t[j] * (1.0 - p_.label_smoothing) + 0.5 * p_.label_smoothing, dj);
       });
-      case LossKind::categorical_focal_crossentropy: return categorical_focal(z, t.data(), d, g);
+      case LossKind::categorical_focal_crossentropy: return categorical_focal(z, t, d, g);
       default: return 0.0;
     }
   }
@@ -164,21 +163,22 @@ class Row {
 
   // Keras's categorical focal crossentropy of one row: Σ_c α (1 − o_c)^γ (−t_c log o_c), o the
   // renormalized (and clipped) probabilities.
-  double categorical_focal(const float* z, const double* tr, std::int64_t d, double* g) const {
-    std::vector<double> t(tr, tr + d), p(static_cast<std::size_t>(d));
-    for (double& v : t) v = v * (1.0 - p_.label_smoothing) + p_.label_smoothing / static_cast<double>(d);
+  double categorical_focal(const float* z, double* t, std::int64_t d, double* g) const {
+    double* p = scratch_ + d;
+    double* go = scratch_ + 2 * d;  // dL/do
+    double* gp = scratch_ + 3 * d;  // dL/dp
+    for (std::int64_t c = 0; c < d; ++c) t[c] = t[c] * (1.0 - p_.label_smoothing) + p_.label_smoothing / static_cast<double>(d);
     if (p_.from_logits) {
       double m = z[0], s = 0.0;
       for (std::int64_t c = 1; c < d; ++c) m = std::max(m, static_cast<double>(z[c]));
       for (std::int64_t c = 0; c < d; ++c) s += (p[c] = std::exp(z[c] - m));
-      for (double& v : p) v /= s;
+      for (std::int64_t c = 0; c < d; ++c) p[c] /= s;
     } else {
       for (std::int64_t c = 0; c < d; ++c) p[c] = z[c];
     }
     double sum_p = 0.0;
-    for (double v : p) sum_p += v;
+    for (std::int64_t c = 0; c < d; ++c) sum_p += p[c];
     double loss = 0.0, go_dot = 0.0;
-    std::vector<double> go(static_cast<std::size_t>(d));  // dL/do
     for (std::int64_t c = 0; c < d; ++c) {
       const double o = p[c] / sum_p, oc = std::clamp(o, kEps, 1.0 - kEps);
       const double m = std::pow(1.0 - oc, p_.gamma);
@@ -189,7 +189,6 @@ class Row {
     }
     if (g) {
       // o = p / Σp: dL/dp_k = (go_k − Σ_c go_c o_c) / Σp; through the softmax from logits.
-      std::vector<double> gp(static_cast<std::size_t>(d));
       double gp_dot = 0.0;
       for (std::int64_t c = 0; c < d; ++c) {
         gp[c] = (go[c] - go_dot) / sum_p;
@@ -202,6 +201,7 @@ class Row {
 
   const LossParams& p_;
   bool hinge_binary_;
+  double* scratch_;
 };
 
 bool converts_hinge_targets(const LossParams& p, const float* target) {
@@ -210,19 +210,22 @@ bool converts_hinge_targets(const LossParams& p, const float* target) {
 
 }  // namespace
 
-double ref_row_loss(const LossParams& p, const float* pred, const float* target) {
-  const Row row(p, converts_hinge_targets(p, target));
+double ref_row_loss(const LossParams& p, const float* pred, const float* target, std::vector<double>& scratch) {
+  scratch.resize(static_cast<std::size_t>(5 * p.cols));  // sized once: the kernel keeps it
+  const Row row(p, converts_hinge_targets(p, target), scratch.data());
   double total = 0.0;
   for (std::int64_t r = 0; r < p.rows; ++r) total += row(pred + r * p.cols, target + r * p.cols, p.cols, nullptr);
   return total / static_cast<double>(p.rows);
 }
 
-void ref_row_loss_grad(const LossParams& p, const float* pred, const float* target, double dloss, float* dpred) {
-  const Row row(p, converts_hinge_targets(p, target));
-  std::vector<double> g(static_cast<std::size_t>(p.cols));
+void ref_row_loss_grad(const LossParams& p, const float* pred, const float* target, double dloss, float* dpred,
+                       std::vector<double>& scratch) {
+  scratch.resize(static_cast<std::size_t>(6 * p.cols));  // sized once: the kernel keeps it
+  const Row row(p, converts_hinge_targets(p, target), scratch.data());
+  double* g = scratch.data() + 5 * p.cols;
   const double scale = dloss / static_cast<double>(p.rows);
   for (std::int64_t r = 0; r < p.rows; ++r) {
-    row(pred + r * p.cols, target + r * p.cols, p.cols, g.data());
+    row(pred + r * p.cols, target + r * p.cols, p.cols, g);
     for (std::int64_t c = 0; c < p.cols; ++c) dpred[r * p.cols + c] = static_cast<float>(scale * g[c]);
   }
 }

@@ -118,7 +118,8 @@ class RefRmspropUpdate final : public Kernel {
 // Adadelta: a = ρa + (1 − ρ)g²; d = −sqrt(b + ε)·g / sqrt(a + ε); b = ρb + (1 − ρ)d²; p += lr·d.
 class RefSlotUpdate final : public Kernel {
  public:
-  RefSlotUpdate(std::string op, OptimizerParams p, bool two_slots) : op_(std::move(op)), p_(p), two_slots_(two_slots) {}
+  enum class Rule { adagrad, adamax, lion, adadelta };
+  RefSlotUpdate(Rule rule, OptimizerParams p, bool two_slots) : rule_(rule), p_(p), two_slots_(two_slots) {}
   void run(const KernelArgs& args) override {
     float* param = mutable_input(args, 0);
     const float* grad = input(args, 1);
@@ -129,14 +130,14 @@ class RefSlotUpdate final : public Kernel {
     for (std::int64_t i = 0; i < p_.numel; ++i) {
       const double g = grad[i];
       double p = param[i], a = s0[i], b = s1 ? s1[i] : 0.0;
-      if (op_ == "adagrad_update") {
+      if (rule_ == Rule::adagrad) {
         a += g * g;
         p -= lr * g / std::sqrt(a + p_.epsilon);
-      } else if (op_ == "adamax_update") {
+      } else if (rule_ == Rule::adamax) {
         a += (g - a) * (1.0 - p_.beta_1);
         b = std::max(p_.beta_2 * b, std::fabs(g));
         p -= lr * a / ((1.0 - b1t) * (b + p_.epsilon));
-      } else if (op_ == "lion_update") {
+      } else if (rule_ == Rule::lion) {
         const double c = a * p_.beta_1 + g * (1.0 - p_.beta_1);
         p -= lr * (c > 0 ? 1.0 : (c < 0 ? -1.0 : 0.0));
         a = a * p_.beta_2 + g * (1.0 - p_.beta_2);
@@ -153,7 +154,7 @@ class RefSlotUpdate final : public Kernel {
   }
 
  private:
-  std::string op_;
+  Rule rule_;
   OptimizerParams p_;
   bool two_slots_;
 };
@@ -209,7 +210,12 @@ std::unique_ptr<Kernel> make_ref_clip(const KernelDesc& desc, std::string* /*why
 std::unique_ptr<Kernel> make_ref_slot_update(const KernelDesc& desc, std::string* why_not) {
   OptimizerParams p;
   if (!check_optimizer(desc, &p, why_not)) return nullptr;
-  return std::make_unique<RefSlotUpdate>(desc.op, p, desc.inputs.size() == 4);
+  using Rule = RefSlotUpdate::Rule;
+  const Rule rule = desc.op == "adagrad_update" ? Rule::adagrad
+                    : desc.op == "adamax_update" ? Rule::adamax
+                    : desc.op == "lion_update"   ? Rule::lion
+                                                 : Rule::adadelta;
+  return std::make_unique<RefSlotUpdate>(rule, p, desc.inputs.size() == 4);
 }
 
 std::unique_ptr<Kernel> make_ref_sgd_update(const KernelDesc& desc, std::string* why_not) {
