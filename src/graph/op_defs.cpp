@@ -286,6 +286,19 @@ Descs infer_dropout(const Descs& in, const Attrs& a) {
   return {in[0], {in[0].shape, DType::u8}};
 }
 
+// noise: x -> y, and for the multiplicative kinds the factor dy/dx (like x).
+Descs infer_noise(const Descs& in, const Attrs& a) {
+  expect_count(in, 1);
+  const std::string& kind = a.s("kind");
+  const double v = a.f("value");
+  NNFIT_CHECK(kind == "gaussian_add" || kind == "gaussian_mul" || kind == "alpha_dropout", InvalidArgument,
+              "noise: kind must be gaussian_add, gaussian_mul or alpha_dropout, got '", kind, "'");
+  NNFIT_CHECK(v >= 0.0 && (kind == "gaussian_add" || v < 1.0), InvalidArgument, "noise: ", kind, " value ", v,
+              kind == "gaussian_add" ? " must not be negative" : " must be in [0, 1)");
+  if (kind == "gaussian_add") return {in[0]};
+  return {in[0], in[0]};
+}
+
 Descs infer_dropout_grad(const Descs& in, const Attrs&) {
   expect_count(in, 2);
   expect_same(in[0], in[1], "dy and mask");
@@ -479,6 +492,15 @@ std::vector<int> grad_bn_infer(GradContext& c) {
   return out;
 }
 
+// Additive noise passes dy on; the multiplicative kinds scale it by the saved factor.
+std::vector<int> grad_noise(GradContext& c) {
+  const Node n = c.graph.node(c.node);
+  const int dy = c.output_grads[0];
+  if (dy < 0 || !c.needs[0]) return {-1};
+  if (n.outputs.size() == 1) return {dy};
+  return {c.graph.add("mul", {dy, n.outputs[1]}, {}, grad_name(c, "x"))};
+}
+
 std::vector<int> grad_dropout(GradContext& c) {
   const Node n = c.graph.node(c.node);
   int dy = c.output_grads[0];
@@ -534,6 +556,7 @@ std::map<std::string, OpDef> build_catalogue() {
   add({"moving_average_update", infer_update, nullptr, {0}});
   add({"dropout", infer_dropout, grad_dropout, {}});
   add({"dropout_grad", infer_dropout_grad, nullptr, {}});
+  add({"noise", infer_noise, grad_noise, {}});
   add({"sgd_update", infer_update, nullptr, {0}});
   add({"sgd_momentum_update", infer_update, nullptr, {0, 2}});
   add({"adam_update", infer_update, nullptr, {0, 2, 3}});

@@ -3,6 +3,9 @@
 // small known inputs, one or two optimizer steps worked out by hand (Keras 3 formulas),
 // batch norm statistics, dropout's mask statistics and determinism, bad labels.
 #include <gtest/gtest.h>
+#include <tuple>
+#include <cstring>
+#include <random>
 
 #include <cmath>
 #include <utility>
@@ -354,6 +357,50 @@ TEST(RefTrainValues, GradientClipping) {
                 "global_norm_scale");
   expect_values(run_ref("global_norm_scale", {{"clipnorm", 20.0}}, {a, b}, {TensorDesc{Shape{}}})[0], {1.0f}, 1e-7f,
                 "global_norm_scale under the limit");
+}
+
+// The noise op's draws have the moments Keras's layers promise: GaussianNoise adds N(0, σ),
+// GaussianDropout multiplies by N(1, rate / (1 − rate)), AlphaDropout keeps 1 − rate of a
+// standard normal input and keeps its mean 0 and variance 1; a step repeats its draws and
+// the next step draws anew.
+TEST(RefTrainValues, NoiseMoments) {
+  const std::int64_t n = 200000;
+  Tensor x = Tensor::zeros(Shape{n});
+  std::mt19937_64 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (std::int64_t i = 0; i < n; ++i) x.data<float>()[i] = normal(rng);
+  const auto moments = [&](const Tensor& t) {
+    double s = 0, q = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      s += t.data<float>()[i];
+      q += static_cast<double>(t.data<float>()[i]) * t.data<float>()[i];
+    }
+    return std::pair<double, double>{s / n, q / n - (s / n) * (s / n)};
+  };
+  Attrs add{{"kind", std::string("gaussian_add")}, {"value", 0.5}, {"seed", std::int64_t{3}}};
+  Tensor zero = Tensor::zeros(Shape{n});
+  auto [m, v] = moments(run_ref("noise", add, {zero}, {TensorDesc{Shape{n}}})[0]);
+  EXPECT_NEAR(m, 0.0, 0.01);
+  EXPECT_NEAR(v, 0.25, 0.01);
+  Attrs mul{{"kind", std::string("gaussian_mul")}, {"value", 0.2}, {"seed", std::int64_t{3}}};
+  const auto out = run_ref("noise", mul, {x}, {TensorDesc{Shape{n}}, TensorDesc{Shape{n}}});
+  std::tie(m, v) = moments(out[1]);
+  EXPECT_NEAR(m, 1.0, 0.01);
+  EXPECT_NEAR(v, 0.25, 0.01);  // rate / (1 - rate)
+  for (std::int64_t i = 0; i < 100; ++i) {
+    EXPECT_FLOAT_EQ(out[0].data<float>()[i], x.data<float>()[i] * out[1].data<float>()[i]);
+  }
+  Attrs alpha{{"kind", std::string("alpha_dropout")}, {"value", 0.3}, {"seed", std::int64_t{3}}};
+  const auto dropped = run_ref("noise", alpha, {x}, {TensorDesc{Shape{n}}, TensorDesc{Shape{n}}});
+  std::tie(m, v) = moments(dropped[0]);
+  EXPECT_NEAR(m, 0.0, 0.02);
+  EXPECT_NEAR(v, 1.0, 0.03);
+  std::int64_t kept = 0;
+  for (std::int64_t i = 0; i < n; ++i) kept += dropped[1].data<float>()[i] != 0.0f;
+  EXPECT_NEAR(static_cast<double>(kept) / n, 0.7, 0.01);
+  const Tensor again = run_ref("noise", add, {zero}, {TensorDesc{Shape{n}}})[0];
+  const Tensor first = run_ref("noise", add, {zero}, {TensorDesc{Shape{n}}})[0];
+  EXPECT_EQ(std::memcmp(again.raw(), first.raw(), first.nbytes()), 0) << "one step's draws repeat";
 }
 
 }  // namespace

@@ -425,6 +425,15 @@ TEST(GradientCheck, AttentionScores) {
   check({"additive_scores", {}, {random(Shape{2, 3, 4}, 39), random(Shape{2, 2, 4}, 40)}});
 }
 
+// The noise op's gradient: dy for additive noise, dy times the drawn factor otherwise (the
+// draws repeat within the check's step, so finite differences see a fixed function).
+TEST(GradientCheck, Noise) {
+  for (const char* kind : {"gaussian_add", "gaussian_mul", "alpha_dropout"}) {
+    SCOPED_TRACE(kind);
+    check({"noise", {{"kind", std::string(kind)}, {"value", 0.3}, {"seed", std::int64_t{9}}}, {random(Shape{4, 5}, 70)}});
+  }
+}
+
 // The recurrent scan: every cell, through each of its outputs (the sequence, the last h,
 // LSTM's last c), backwards, masked (outputs kept or zeroed) and from initial states.
 TEST(GradientCheck, RecurrentScan) {

@@ -40,6 +40,9 @@ def cases(layers):
         ("SpatialDropout1D", (5, 3), lambda: layers.SpatialDropout1D(0.3), 1e-5, {"random": True}),
         ("SpatialDropout2D", (4, 4, 3), lambda: layers.SpatialDropout2D(0.3), 1e-5, {"random": True}),
         ("LSTM dropout", (5, 3), lambda: layers.LSTM(3, dropout=0.3), 1e-4, {"random": True}),
+        ("GaussianNoise", (5, 3), lambda: layers.GaussianNoise(0.1), 1e-5, {"random": True}),
+        ("GaussianDropout", (5, 3), lambda: layers.GaussianDropout(0.2), 1e-5, {"random": True}),
+        ("AlphaDropout", (5, 3), lambda: layers.AlphaDropout(0.2), 1e-5, {"random": True}),
         # Frozen layers (trainable=False): not updated; BatchNormalization in inference mode.
         ("Dense frozen", (6,), lambda: layers.Dense(3, trainable=False), 1e-5),
         ("BatchNormalization frozen", (5, 3), lambda: layers.BatchNormalization(trainable=False), 1e-5),
@@ -322,7 +325,7 @@ def run_case(keras, cli, work, case, rng):
     grads = keras_gradients(model, x, y)
     after = keras.models.load_model(nnfit_step(cli, path, x, y, work))
     if random:
-        keys = ("rate", "noise_shape", "dropout", "recurrent_dropout", "data_format", "units")
+        keys = ("rate", "stddev", "noise_shape", "dropout", "recurrent_dropout", "data_format", "units")
         want_cfg, got_cfg = model.layers[-1].get_config(), after.layers[-1].get_config()
         same = type(model.layers[-1]) is type(after.layers[-1]) and all(
             want_cfg.get(k) == got_cfg.get(k) for k in keys)

@@ -291,6 +291,29 @@ TEST(KerasConfig, NormalizationAxesReadAndRoundTrip) {
   });
 }
 
+// GaussianNoise, GaussianDropout, AlphaDropout: their keys read and written back, bad values refused.
+TEST(KerasConfig, NoiseLayersReadAndRoundTrip) {
+  const std::string json = keras3_model(
+      "[null, 6]", layer("GaussianNoise", R"({"name": "gn", "stddev": 0.1, "seed": 3})") + ", " +
+                       layer("GaussianDropout", R"({"name": "gd", "rate": 0.2, "seed": null})") + ", " +
+                       layer("AlphaDropout", R"({"name": "ad", "rate": 0.3, "noise_shape": null, "seed": null})"));
+  auto m = sequential_from_keras_json(json, "noise.json");
+  auto again = sequential_from_keras_json(model_to_keras_json(*m), "again.json");
+  const auto& gn = dynamic_cast<const NoiseLayer&>(*again->layers()[0]);
+  EXPECT_EQ(gn.class_name(), "GaussianNoise");
+  EXPECT_DOUBLE_EQ(gn.value(), 0.1);
+  EXPECT_EQ(gn.seed(), 3);
+  EXPECT_EQ(again->layers()[1]->class_name(), "GaussianDropout");
+  EXPECT_DOUBLE_EQ(dynamic_cast<const NoiseLayer&>(*again->layers()[2]).value(), 0.3);
+  expect_config_errors({
+      {keras3_model("[null, 6]", layer("GaussianNoise", R"({"name": "gn"})")), "layers[1] (gn): missing required key \"stddev\""},
+      {keras3_model("[null, 6]", layer("GaussianDropout", R"({"name": "gd", "rate": 1.0})")),
+       "layers[1] (gd): \"rate\" must be in [0, 1), got 1.0"},
+      {keras3_model("[null, 6]", layer("AlphaDropout", R"({"name": "ad", "rate": 0.1, "noise_shape": [null, 1]})")),
+       "noise_shape"},
+  });
+}
+
 TEST(KerasConfig, RescalingAndUnitNormalizationReadAndRoundTrip) {
   const std::string json = keras3_model(
       "[null, 4, 3]", layer("Rescaling", R"({"name": "rs", "scale": 0.00392156862745098, "offset": -0.5})") + ", " +

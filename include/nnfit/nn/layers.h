@@ -242,6 +242,28 @@ class SpatialDropout final : public Dropout {
   bool channels_first_;
 };
 
+enum class NoiseKind { gaussian_noise, gaussian_dropout, alpha_dropout };
+
+// GaussianNoise (x + N(0, stddev)), GaussianDropout (x · N(1, rate / (1 − rate))) and
+// AlphaDropout (SELU-preserving dropout): random in training only, the identity otherwise,
+// as Keras's. `value` is the stddev or the rate.
+class NoiseLayer final : public Layer {
+ public:
+  NoiseLayer(std::string name, NoiseKind kind, double value, std::int64_t seed = 0);
+  std::string class_name() const override;
+  bool supports_masking() const override { return true; }  // Keras: passes the mask on
+  NoiseKind kind() const { return kind_; }
+  double value() const { return value_; }
+  std::int64_t seed() const { return seed_; }
+  Shape output_shape(const Shape& input_shape) const override { return input_shape; }
+  int call(GraphBuilder& builder, int x) override;
+
+ private:
+  NoiseKind kind_;
+  double value_;
+  std::int64_t seed_;
+};
+
 // The dropout op with Keras's name-derived seeding (Dropout, SpatialDropout, the recurrent
 // layers' input dropout): an op seed from the layer's name and seed attribute.
 int emit_dropout(Graph& graph, int x, double rate, std::int64_t seed, const std::vector<std::int64_t>& noise,

@@ -1,6 +1,7 @@
-// Counter-based randomness shared by every dropout kernel, so the reference and fast
+// Counter-based randomness shared by every dropout and noise kernel, so the reference and fast
 // kernels (and a future CUDA kernel) draw exactly the same mask for the same step.
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 namespace nnfit {
@@ -33,6 +34,18 @@ inline float dropout_uniform_keyed(std::uint64_t key, std::uint64_t index) {
 inline float dropout_uniform(std::uint64_t run_seed, std::uint64_t node_seed, std::uint64_t step,
                              std::uint64_t index) {
   return dropout_uniform_keyed(dropout_key(run_seed, node_seed, step), index);
+}
+
+// A uniform double in (0, 1] with 53 bits for element `index` of a noise node (the
+// Gaussian layers need finer draws than the dropout mask's 16 bits).
+inline double noise_uniform(std::uint64_t key, std::uint64_t index) {
+  return static_cast<double>((splitmix64(key + index) >> 11) + 1) * (1.0 / 9007199254740992.0);
+}
+
+// A standard normal draw for element `index` (Box-Muller on draws 2·index and 2·index + 1).
+inline double noise_normal(std::uint64_t key, std::uint64_t index) {
+  const double u1 = noise_uniform(key, 2 * index), u2 = noise_uniform(key, 2 * index + 1);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
 }
 
 inline bool dropout_keep(std::uint64_t run_seed, std::uint64_t node_seed, std::uint64_t step,

@@ -1,6 +1,8 @@
-// Reference kernels of dropout and dropout_grad. The mask comes from dropout_keep()
+// Reference kernels of dropout, dropout_grad and noise. The mask comes from dropout_keep()
 // (backend/common/random.h), a pure function of (run seed, node seed, step, element), so
 // every kernel of this op draws the same mask with no state carried between steps.
+#include <cmath>
+
 #include "backend/common/random.h"
 #include "backend/common/train_op_checks.h"
 #include "backend/ref/ref_train_kernels.h"
@@ -44,7 +46,52 @@ class RefDropoutGrad final : public Kernel {
   DropoutParams p_;
 };
 
+// The Gaussian and alpha-dropout layers' noise (Keras's formulas): gaussian_add y = x + σn;
+// gaussian_mul y = x·f, f = 1 + σn, σ = sqrt(rate / (1 − rate)); alpha_dropout keeps an
+// element with probability 1 − rate, y = a·(keep ? x : α') + b with Keras's SELU constants,
+// f = keep ? a : 0. n is noise_normal of (run seed, node seed, step, element).
+class RefNoise final : public Kernel {
+ public:
+  RefNoise(std::string kind, double value, std::uint64_t seed, std::int64_t numel)
+      : kind_(std::move(kind)), value_(value), seed_(seed), numel_(numel) {}
+  void run(const KernelArgs& args) override {
+    const float* x = static_cast<const float*>(args.inputs[0]);
+    float* y = static_cast<float*>(args.outputs[0]);
+    float* f = kind_ == "gaussian_add" ? nullptr : static_cast<float*>(args.outputs[1]);
+    const std::uint64_t key = dropout_key(args.ctx->seed, seed_, static_cast<std::uint64_t>(args.ctx->step));
+    const double alpha_p = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946;
+    const double rate = value_;
+    const double a = std::pow((1.0 - rate) * (1.0 + rate * alpha_p * alpha_p), -0.5), b = -a * alpha_p * rate;
+    const double sigma = kind_ == "gaussian_mul" ? std::sqrt(rate / (1.0 - rate)) : value_;
+    for (std::int64_t i = 0; i < numel_; ++i) {
+      const auto idx = static_cast<std::uint64_t>(i);
+      if (kind_ == "gaussian_add") {
+        y[i] = static_cast<float>(x[i] + sigma * noise_normal(key, idx));
+      } else if (kind_ == "gaussian_mul") {
+        const double factor = 1.0 + sigma * noise_normal(key, idx);
+        y[i] = static_cast<float>(x[i] * factor);
+        f[i] = static_cast<float>(factor);
+      } else {
+        const bool keep = dropout_uniform_keyed(key, idx) >= rate;
+        y[i] = static_cast<float>(a * (keep ? x[i] : alpha_p) + b);
+        f[i] = keep ? static_cast<float>(a) : 0.0f;
+      }
+    }
+  }
+
+ private:
+  std::string kind_;
+  double value_;
+  std::uint64_t seed_;
+  std::int64_t numel_;
+};
+
 }  // namespace
+
+std::unique_ptr<Kernel> make_ref_noise(const KernelDesc& desc, std::string* /*why_not*/) {
+  return std::make_unique<RefNoise>(desc.attrs.s("kind"), desc.attrs.f("value"),
+                                    static_cast<std::uint64_t>(desc.attrs.i("seed")), desc.inputs.at(0).shape.numel());
+}
 
 std::unique_ptr<Kernel> make_ref_dropout(const KernelDesc& desc, std::string* why_not) {
   DropoutParams p;

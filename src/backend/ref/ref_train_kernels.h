@@ -51,6 +51,8 @@ std::unique_ptr<Kernel> make_ref_batch_norm_infer(const KernelDesc& desc, std::s
 std::unique_ptr<Kernel> make_ref_batch_norm_infer_grad(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_moving_average_update(const KernelDesc& desc, std::string* why_not);
 // ref_train_dropout.cpp
+// noise: GaussianNoise, GaussianDropout, AlphaDropout (ref_train_dropout.cpp).
+std::unique_ptr<Kernel> make_ref_noise(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_dropout(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_dropout_grad(const KernelDesc& desc, std::string* why_not);
 // ref_train_optimizers.cpp

@@ -32,6 +32,7 @@ void register_ref_train_kernels(KernelRegistry& registry) {
       {"lion_update", make_ref_slot_update},
       {"adadelta_update", make_ref_slot_update},
       {"clip_by_value", make_ref_clip},
+      {"noise", make_ref_noise},
       {"clip_by_norm", make_ref_clip},
       {"global_norm_scale", make_ref_clip},
       {"sub", make_ref_merge},

@@ -1,5 +1,6 @@
 // Keras codecs of the core layers: Dense, Flatten, Reshape, Dropout (and SpatialDropout1D/2D/3D),
-// Embedding, Masking, and Keras's NotEqual, LogicalOr, LogicalAnd and ConvertToTensor operations.
+// Embedding, Masking, GaussianNoise, GaussianDropout, AlphaDropout, and Keras's NotEqual,
+// LogicalOr, LogicalAnd and ConvertToTensor operations.
 #include "model/keras_codecs/codec.h"
 
 #include "nnfit/nn/layers.h"
@@ -113,6 +114,23 @@ LayerPtr read_masking(const Reader& r, const std::string& p, const json& c, cons
   return std::make_unique<Masking>(name, get_number(r, p, c, "mask_value", 0.0));
 }
 
+// GaussianNoise (stddev), GaussianDropout and AlphaDropout (rate; AlphaDropout's noise_shape
+// only null).
+template <NoiseKind kKind>
+LayerPtr read_noise(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  const bool stddev = kKind == NoiseKind::gaussian_noise;
+  check_keys(r, p, c, kCommon, {stddev ? "stddev" : "rate", "seed", "noise_shape"});
+  require_null(r, p, c, {"noise_shape"});
+  const char* key = stddev ? "stddev" : "rate";
+  if (!value(c, key)) r.invalid(p, std::string("missing required key \"") + key + "\"");
+  const double v = get_number(r, p, c, key, 0.0);
+  if (!(v >= 0.0 && (stddev || v < 1.0))) {
+    r.invalid(p, std::string("\"") + key + "\" must be " + (stddev ? "non-negative" : "in [0, 1)") + ", got " +
+                     show(c[key]));
+  }
+  return std::make_unique<NoiseLayer>(name, kKind, v, get_int(r, p, c, "seed", 0));
+}
+
 // Keras's operations: the config is the name; not_equal's value is a call argument.
 template <LogicalOpKind kKind>
 LayerPtr read_logical(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
@@ -126,6 +144,12 @@ LayerPtr read_logical(const Reader& r, const std::string& p, const json& c, cons
 }
 
 bool write_core(const Writer& w, const Layer& l, ojson& c) {
+  if (auto* n = dynamic_cast<const NoiseLayer*>(&l)) {
+    c[n->kind() == NoiseKind::gaussian_noise ? "stddev" : "rate"] = n->value();
+    c["seed"] = n->seed() != 0 ? ojson(n->seed()) : ojson(nullptr);
+    if (n->kind() == NoiseKind::alpha_dropout) c["noise_shape"] = nullptr;
+    return true;
+  }
   if (auto* e = dynamic_cast<const Embedding*>(&l)) {
     const EmbeddingOptions& o = e->options();
     c.update({{"input_dim", o.input_dim}, {"output_dim", o.output_dim},
@@ -183,7 +207,10 @@ const LayerFamily& core_layers() {
                                    {"NotEqual", read_logical<LogicalOpKind::not_equal>},
                                    {"LogicalOr", read_logical<LogicalOpKind::logical_or>},
                                    {"LogicalAnd", read_logical<LogicalOpKind::logical_and>},
-                                   {"ConvertToTensor", read_logical<LogicalOpKind::convert_to_tensor>}},
+                                   {"ConvertToTensor", read_logical<LogicalOpKind::convert_to_tensor>},
+                                   {"GaussianNoise", read_noise<NoiseKind::gaussian_noise>},
+                                   {"GaussianDropout", read_noise<NoiseKind::gaussian_dropout>},
+                                   {"AlphaDropout", read_noise<NoiseKind::alpha_dropout>}},
                                   write_core};
   return family;
 }

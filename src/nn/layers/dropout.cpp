@@ -1,17 +1,27 @@
 // Dropout and SpatialDropout1D/2D/3D: the dropout op, with a noise shape where decisions
-// are shared; emit_dropout also serves the recurrent layers' input dropout.
+// are shared; emit_dropout also serves the recurrent layers' input dropout. GaussianNoise,
+// GaussianDropout and AlphaDropout: the noise op, seeded the same way.
 #include "nnfit/core/error.h"
 #include "nnfit/nn/layers.h"
 
 namespace nnfit {
 
+namespace {
+
+// The op seed from the layer's name and seed attribute (FNV-1a of the name: layers draw apart).
+std::int64_t op_seed(const std::string& name, std::int64_t seed) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+  return static_cast<std::int64_t>((h ^ static_cast<std::uint64_t>(seed)) >> 1);
+}
+
+}  // namespace
+
 int emit_dropout(Graph& graph, int x, double rate, std::int64_t seed, const std::vector<std::int64_t>& noise,
                  const std::string& name) {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a of the name: layers draw apart
-  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
   Attrs a;
   a.set("rate", rate);
-  a.set("seed", static_cast<std::int64_t>((h ^ static_cast<std::uint64_t>(seed)) >> 1));
+  a.set("seed", op_seed(name, seed));
   if (!noise.empty()) a.set("noise_shape", noise);
   return graph.add_node("dropout", {x}, a, name + "/dropout")[0];
 }
@@ -67,6 +77,32 @@ std::vector<std::int64_t> SpatialDropout::noise_for(const Shape& batched) const 
   const std::int64_t channels_axis = channels_first_ ? 1 : batched.rank() - 1;
   noise[static_cast<std::size_t>(channels_axis)] = batched[channels_axis];
   return noise;
+}
+
+NoiseLayer::NoiseLayer(std::string name, NoiseKind kind, double value, std::int64_t seed)
+    : Layer(std::move(name)), kind_(kind), value_(value), seed_(seed) {
+  NNFIT_CHECK(value >= 0.0 && (kind == NoiseKind::gaussian_noise || value < 1.0), InvalidArgument, this->name(), ": ",
+              kind == NoiseKind::gaussian_noise ? "stddev must not be negative" : "rate must be in [0, 1)", ", got ",
+              value);
+}
+
+std::string NoiseLayer::class_name() const {
+  switch (kind_) {
+    case NoiseKind::gaussian_noise: return "GaussianNoise";
+    case NoiseKind::gaussian_dropout: return "GaussianDropout";
+    case NoiseKind::alpha_dropout: return "AlphaDropout";
+  }
+  return "GaussianNoise";
+}
+
+int NoiseLayer::call(GraphBuilder& b, int x) {
+  if (!b.training() || value_ == 0.0) return x;  // Keras's: the identity outside training
+  static const char* const kKinds[] = {"gaussian_add", "gaussian_mul", "alpha_dropout"};
+  Attrs a;
+  a.set("kind", std::string(kKinds[static_cast<int>(kind_)]));
+  a.set("value", value_);
+  a.set("seed", op_seed(name(), seed_));
+  return b.graph().add_node("noise", {x}, a, name() + "/noise")[0];
 }
 
 }  // namespace nnfit
