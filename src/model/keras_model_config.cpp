@@ -300,6 +300,12 @@ void read_kwargs(const Reader& r, const std::string& path, const json& kwargs, C
       node.flags.push_back({k, v.get<bool>()});
     } else if (k == "mask" && is_keras_tensor(v)) {
       node.masks = {keras_tensor_history(r, path + ".mask", v)};
+    } else if (k != "mask" && v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), is_keras_tensor)) {
+      // A list of tensors (initial_state=[h, c]): one keyword input per entry, "name/i".
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        node.keyword_refs.push_back(
+            {k + "/" + std::to_string(i), keras_tensor_history(r, path + "." + k + "[" + std::to_string(i) + "]", v[i])});
+      }
     } else if (k == "mask" && v.is_array()) {
       for (std::size_t i = 0; i < v.size(); ++i) {
         if (v[i].is_null()) {

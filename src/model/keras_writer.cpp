@@ -64,14 +64,19 @@ json layer_json(const Layer& l, const std::vector<Shape>& in) {
   const CallArguments call = l.call_arguments();
   if (in.empty()) {
     // A wrapped layer: its wrapper builds it.
-  } else if (call.positional > 0) {
-    // A build(query_shape, value_shape, key_shape=None) takes the shapes of its tensor
-    // arguments by name (Keras's shapes_dict); MultiHeadAttention's names are its own.
+  } else if (!call.build_names.empty()) {
+    // A build(query_shape, value_shape, ...) takes the shapes of its tensor arguments by
+    // name (Keras's shapes_dict); a "name/i" entry is item i of a list.
     json shapes = json::object();
-    const char* names[] = {"query_shape", "value_shape"};
-    for (std::size_t i = 0; i < call.positional && i < 2; ++i) shapes[names[i]] = batch_shape(in[i]);
-    for (std::size_t k = 0; k < call.keyword_inputs.size(); ++k) {
-      if (call.keyword_inputs[k] == "key") shapes["key_shape"] = batch_shape(in[call.positional + k]);
+    for (std::size_t i = 0; i < call.build_names.size() && i < in.size(); ++i) {
+      const std::string& n = call.build_names[i];
+      if (n.empty()) continue;
+      const std::size_t slash = n.find('/');
+      if (slash == std::string::npos) {
+        shapes[n + "_shape"] = batch_shape(in[i]);
+      } else {
+        shapes[n.substr(0, slash) + "_shape"].push_back(batch_shape(in[i]));
+      }
     }
     out["build_config"] = {{"shapes_dict", shapes}};
   } else if (in.size() == 1) {
@@ -169,7 +174,14 @@ json functional_object(const std::string& name, const LayerGraph& g, const std::
         // Positional tensors one by one, then keyword tensors and flags (MultiHeadAttention).
         json kwargs = json::object();
         for (std::size_t k = 0; k < call.keyword_inputs.size(); ++k) {
-          kwargs[call.keyword_inputs[k]] = args[call.positional + k];
+          // "initial_state/1" is entry 1 of a list argument.
+          const std::string& key = call.keyword_inputs[k];
+          const std::size_t slash = key.find('/');
+          if (slash == std::string::npos) {
+            kwargs[key] = args[call.positional + k];
+          } else {
+            kwargs[key.substr(0, slash)].push_back(args[call.positional + k]);
+          }
         }
         for (const auto& [k, v] : call.flags) kwargs[k] = v;
         args.erase(args.begin() + static_cast<std::ptrdiff_t>(call.positional), args.end());

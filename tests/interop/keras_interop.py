@@ -150,10 +150,12 @@ def nnfit_to_keras(cli, work):
 
 
 def attention_models(cli, work):
-    """Keras 3 Functional models with MultiHeadAttention called as Keras users call it: an
-    explicit boolean attention_mask input, key=, use_causal_mask=, and a Transformer encoder
-    block (attention, residual Add, LayerNormalization, feed-forward), trained a few steps
-    by Keras, saved as .keras and .h5, predicted by nnfit (the mask fed as 0/1 floats)."""
+    """Keras 3 Functional models whose calls take keyword arguments, as Keras users write
+    them: MultiHeadAttention with an explicit boolean attention_mask input, key= and
+    use_causal_mask=; a Transformer encoder block (attention, residual Add,
+    LayerNormalization, feed-forward); recurrent layers started from initial_state=[h, c]
+    and initial_state=h. Trained a few steps by Keras, saved as .keras and .h5, predicted
+    by nnfit (the mask fed as 0/1 floats)."""
     import keras
     layers = keras.layers
     keras.utils.set_random_seed(4)
@@ -171,7 +173,16 @@ def attention_models(cli, work):
     x = layers.LayerNormalization(name="ln2")(layers.Add(name="res2")([x, ff]))
     out = layers.Dense(3, name="out")(layers.GlobalAveragePooling1D(name="pool")(x))
     encoder = keras.Model(t, out, name="encoder_block")
-    for model in (masked, encoder):
+    # A sequence-to-sequence pair: the encoder's final states start the decoder
+    # (initial_state=[h, c]); a GRU started from a state input (initial_state=h).
+    src = keras.Input((6, 3), name="src")
+    tgt = keras.Input((5, 2), name="tgt")
+    s0 = keras.Input((4,), name="s0")
+    _, h, c = layers.LSTM(4, return_state=True, name="enc")(src)
+    dec = layers.LSTM(4, return_sequences=True, name="dec")(tgt, initial_state=[h, c])
+    gru = layers.GRU(4, name="gru")(tgt, initial_state=s0)
+    seq2seq = keras.Model([src, tgt, s0], [layers.Dense(2, name="proj")(dec), gru], name="seq2seq")
+    for model in (masked, encoder, seq2seq):
         xs = []
         for inp in model.inputs:
             if inp.dtype == "bool":

@@ -19,8 +19,8 @@ namespace {
 
 using json = nlohmann::json;
 
-json fixture() {
-  std::ifstream f(std::string(NNFIT_SOURCE_DIR) + "/tests/model/fixtures/attention_keras3.json");
+json fixture(const std::string& name = "attention_keras3.json") {
+  std::ifstream f(std::string(NNFIT_SOURCE_DIR) + "/tests/model/fixtures/" + name);
   EXPECT_TRUE(f.good());
   return json::parse(f);
 }
@@ -182,6 +182,37 @@ TEST(KerasAttention, MultiHeadAttentionErrorsAreSaidOnceAndInFull) {
   m = fixture();  // not_equal without its number
   layer(m, "not_equal")["inbound_nodes"][0]["args"].erase(1);
   EXPECT_NE(error_of(m).find("not_equal is supported as not_equal(tensor, number)"), std::string::npos);
+}
+
+// Recurrent layers started from states: Keras 3's initial_state=[h, c] (a list) and
+// initial_state=h (one tensor) become the layer's extra inputs and are written back in the
+// same forms, with Keras's shapes_dict build config.
+TEST(KerasAttention, RecurrentInitialStatesReadAndRoundTrip) {
+  const json keras = fixture("recurrent_states_keras3.json");
+  auto m = model_from_keras_json(keras.dump(), "recurrent_states_keras3.json");
+  EXPECT_EQ(calls(*m), "enc(src ) dec(tgt enc enc ) gru(tgt s0 ) ");
+  EXPECT_EQ(m->graph().nodes()[4].inputs[2].index, 2) << "dec reads enc's c (its third output)";
+  const json written = json::parse(model_to_keras_json(*m));
+  json& w = const_cast<json&>(written);
+  EXPECT_EQ(layer(w, "dec")["inbound_nodes"][0]["kwargs"]["initial_state"].size(), 2u);
+  EXPECT_TRUE(layer(w, "gru")["inbound_nodes"][0]["kwargs"]["initial_state"].is_object()) << "one state, one tensor";
+  EXPECT_EQ(layer(w, "dec")["build_config"], layer(const_cast<json&>(keras), "dec")["build_config"]);
+  EXPECT_EQ(layer(w, "gru")["build_config"], layer(const_cast<json&>(keras), "gru")["build_config"]);
+  EXPECT_EQ(calls(*model_from_keras_json(written.dump(), "w.json")), calls(*m));
+
+  json bad = keras;  // a state of the wrong size
+  m.reset();
+  for (json& l : bad["config"]["layers"]) {
+    if (l["name"] == "s0") l["config"]["batch_shape"] = {nullptr, 3};
+  }
+  EXPECT_NE(error_of(bad).find("(gru): initial state 0 is (3,); it must be (4,), the layer's units"),
+            std::string::npos)
+      << error_of(bad);
+  bad = keras;  // an LSTM given one state
+  layer(bad, "dec")["inbound_nodes"][0]["kwargs"]["initial_state"].erase(1);
+  EXPECT_NE(error_of(bad).find("dec (LSTM): call arguments other than initial_state=[h, c] are not supported"),
+            std::string::npos)
+      << error_of(bad);
 }
 
 }  // namespace

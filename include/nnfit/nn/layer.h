@@ -76,6 +76,9 @@ struct CallArguments {
   std::vector<std::string> keyword_inputs;    // names of the inputs after them, in input order
   std::vector<std::pair<std::string, bool>> flags;  // use_causal_mask, ...
   std::vector<double> constants;              // numbers passed positionally after the tensors (not_equal(x, 0))
+  // Per input, the name of its shape in Keras's build(...) ("query" -> "query_shape"; a
+  // "name/i" entry is item i of a list), "" for an input build does not take; empty: none.
+  std::vector<std::string> build_names;
   friend bool operator==(const CallArguments&, const CallArguments&) = default;
 };
 

@@ -60,6 +60,10 @@ class Recurrent : public Layer {
   // A go_backwards layer's sequence in time order instead of step order (Bidirectional's
   // backward layer; Keras flips it).
   void set_time_order_output(bool on) { time_order_output_ = on; }
+  // Keras's initial_state=h0 (LSTM: [h0, c0]) call argument: the states as inputs after
+  // the sequence, named "initial_state" or "initial_state/0", "initial_state/1" (a list).
+  CallArguments call_arguments() const override;
+  void set_call_arguments(const CallArguments& args) override;
 
  private:
   std::int64_t gates() const;
@@ -68,6 +72,8 @@ class Recurrent : public Layer {
   RecurrentCell cell_;
   RecurrentOptions options_;
   bool time_order_output_ = false;
+  bool initial_state_ = false;  // inputs 1.. are the initial states
+  std::vector<std::string> state_names_;  // their keyword names as the config gave them
 };
 
 class SimpleRNN final : public Recurrent {

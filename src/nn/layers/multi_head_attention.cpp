@@ -43,8 +43,15 @@ MultiHeadAttention::MultiHeadAttention(std::string name, MultiHeadAttentionOptio
 CallArguments MultiHeadAttention::call_arguments() const {
   CallArguments a;
   a.positional = 2;
-  if (options_.has_key) a.keyword_inputs.push_back("key");
-  if (options_.has_attention_mask) a.keyword_inputs.push_back("attention_mask");
+  a.build_names = {"query", "value"};
+  if (options_.has_key) {
+    a.keyword_inputs.push_back("key");
+    a.build_names.push_back("key");
+  }
+  if (options_.has_attention_mask) {
+    a.keyword_inputs.push_back("attention_mask");
+    a.build_names.push_back("");
+  }
   if (options_.use_causal_mask) a.flags.push_back({"use_causal_mask", true});
   return a;
 }

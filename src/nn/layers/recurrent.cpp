@@ -45,9 +45,38 @@ int Recurrent::num_outputs() const {
   return 1 + (options_.return_state ? (cell_ == RecurrentCell::lstm ? 2 : 1) : 0);
 }
 
+CallArguments Recurrent::call_arguments() const {
+  CallArguments a;
+  if (state_names_.empty()) return a;  // the sequence alone, as every call without states
+  a.positional = 1;
+  a.keyword_inputs = state_names_;
+  a.build_names = {"sequences"};
+  for (const std::string& n : state_names_) a.build_names.push_back(n);
+  return a;
+}
+
+void Recurrent::set_call_arguments(const CallArguments& args) {
+  NNFIT_CHECK(!built_, InvalidArgument, name(), ": call arguments are set before the layer is built");
+  // Keras writes one state as a tensor (initial_state=h) or a list; LSTM's two as a list.
+  const std::size_t states = cell_ == RecurrentCell::lstm ? 2 : 1;
+  std::vector<std::string> listed;
+  for (std::size_t i = 0; i < states; ++i) listed.push_back("initial_state/" + std::to_string(i));
+  const bool ok = args.keyword_inputs.empty() || args.keyword_inputs == listed ||
+                  (states == 1 && args.keyword_inputs == std::vector<std::string>{"initial_state"});
+  NNFIT_CHECK(ok && args.flags.empty() && args.constants.empty(), Unsupported, name(), " (", class_name(),
+              "): call arguments other than initial_state=", states == 2 ? "[h, c]" : "h", " are not supported");
+  state_names_ = args.keyword_inputs;
+  initial_state_ = !state_names_.empty();
+}
+
 std::vector<Shape> Recurrent::compute_output_shapes(const std::vector<Shape>& inputs) const {
-  NNFIT_CHECK(inputs.size() == 1, Unsupported, name(), ": takes one input (initial_state is not supported yet), got ",
-              inputs.size());
+  const std::size_t states = initial_state_ ? (cell_ == RecurrentCell::lstm ? 2 : 1) : 0;
+  NNFIT_CHECK(inputs.size() == 1 + states, InvalidArgument, name(), ": takes the sequence",
+              states ? " and its initial states" : "", " (", 1 + states, " inputs), got ", inputs.size());
+  for (std::size_t i = 1; i < inputs.size(); ++i) {
+    NNFIT_CHECK(inputs[i] == Shape{options_.units}, InvalidArgument, name(), ": initial state ", i - 1, " is ",
+                inputs[i].to_string(), "; it must be (", options_.units, ",), the layer's units");
+  }
   const Shape& s = inputs[0];
   NNFIT_CHECK(s.rank() == 2, InvalidArgument, name(), ": ", class_name(), " expects (steps, features), got ",
               s.to_string());
@@ -127,9 +156,11 @@ std::vector<int> Recurrent::call_masked(GraphBuilder& b, const std::vector<int>&
   a.set("zero_output_for_mask", std::int64_t{options_.zero_output_for_mask});
   a.set("time_order_output", std::int64_t{time_order_output_});
   a.set("mask", std::int64_t{mask >= 0});
+  a.set("initial_state", std::int64_t{initial_state_});
   std::vector<int> ins{xw, b.variable(weights_[1])};
   if (reset_after) ins.push_back(rb);
   if (mask >= 0) ins.push_back(mask);
+  if (initial_state_) ins.insert(ins.end(), inputs.begin() + 1, inputs.end());  // h0 (, c0)
   const std::vector<int> out = g.add_node("rnn", ins, a, name() + "/" + cell_op_name(cell_));
   // The last output is the final state h, unless masked steps output zeros.
   int last = out[1];
