@@ -226,7 +226,7 @@ Descs infer_loss_grad(const Descs& in, const Attrs& a) {
   return {in[0]};
 }
 
-// --- batch norm, dropout ---
+// --- batch norm ---
 
 Descs infer_bn_train(const Descs& in, const Attrs&) {
   expect_count(in, 3);
@@ -248,60 +248,6 @@ Descs infer_bn_infer(const Descs& in, const Attrs&) {
   for (std::size_t i = 1; i < 5; ++i) {
     NNFIT_CHECK(in[i].shape == c, InvalidArgument, "batch norm parameters must have shape ", c.to_string());
   }
-  return {in[0]};
-}
-
-Descs infer_update(const Descs& in, const Attrs&) {
-  NNFIT_CHECK(in.size() >= 2, InvalidArgument, "an update needs the variable and its gradient");
-  for (std::size_t i = 1; i < in.size(); ++i) expect_same(in[0], in[i], "variable and gradient/slot");
-  return {};
-}
-
-// Gradient clipping (the optimizer's clipvalue, clipnorm, global_clipnorm): x -> y like x;
-// global_norm_scale: every gradient -> the scalar each is multiplied by.
-Descs infer_clip(const Descs& in, const Attrs&) {
-  expect_count(in, 1);
-  return {in[0]};
-}
-
-Descs infer_global_norm_scale(const Descs& in, const Attrs& a) {
-  NNFIT_CHECK(!in.empty(), InvalidArgument, "global_norm_scale needs at least one tensor");
-  NNFIT_CHECK(a.f("clipnorm") > 0.0, InvalidArgument, "global_norm_scale: clipnorm must be positive");
-  return {{Shape{}, DType::f32}};
-}
-
-Descs infer_dropout(const Descs& in, const Attrs& a) {
-  expect_count(in, 1);
-  double rate = a.f("rate");
-  NNFIT_CHECK(rate >= 0.0 && rate < 1.0, InvalidArgument, "dropout rate must be in [0, 1), got ", rate);
-  if (a.has("noise_shape")) {
-    const std::vector<std::int64_t>& noise = a.ints("noise_shape");
-    bool fits = static_cast<std::int64_t>(noise.size()) == in[0].shape.rank();
-    for (std::size_t d = 0; fits && d < noise.size(); ++d) {
-      fits = noise[d] == 1 || noise[d] == in[0].shape[static_cast<std::int64_t>(d)];
-    }
-    NNFIT_CHECK(fits, InvalidArgument, "dropout: noise_shape must be x's shape ", in[0].shape.to_string(),
-                " with some axes 1");
-  }
-  return {in[0], {in[0].shape, DType::u8}};
-}
-
-// noise: x -> y, and for the multiplicative kinds the factor dy/dx (like x).
-Descs infer_noise(const Descs& in, const Attrs& a) {
-  expect_count(in, 1);
-  const std::string& kind = a.s("kind");
-  const double v = a.f("value");
-  NNFIT_CHECK(kind == "gaussian_add" || kind == "gaussian_mul" || kind == "alpha_dropout", InvalidArgument,
-              "noise: kind must be gaussian_add, gaussian_mul or alpha_dropout, got '", kind, "'");
-  NNFIT_CHECK(v >= 0.0 && (kind == "gaussian_add" || v < 1.0), InvalidArgument, "noise: ", kind, " value ", v,
-              kind == "gaussian_add" ? " must not be negative" : " must be in [0, 1)");
-  if (kind == "gaussian_add") return {in[0]};
-  return {in[0], in[0]};
-}
-
-Descs infer_dropout_grad(const Descs& in, const Attrs&) {
-  expect_count(in, 2);
-  expect_same(in[0], in[1], "dy and mask");
   return {in[0]};
 }
 
@@ -492,24 +438,6 @@ std::vector<int> grad_bn_infer(GradContext& c) {
   return out;
 }
 
-// Additive noise passes dy on; the multiplicative kinds scale it by the saved factor.
-std::vector<int> grad_noise(GradContext& c) {
-  const Node n = c.graph.node(c.node);
-  const int dy = c.output_grads[0];
-  if (dy < 0 || !c.needs[0]) return {-1};
-  if (n.outputs.size() == 1) return {dy};
-  return {c.graph.add("mul", {dy, n.outputs[1]}, {}, grad_name(c, "x"))};
-}
-
-std::vector<int> grad_dropout(GradContext& c) {
-  const Node n = c.graph.node(c.node);
-  int dy = c.output_grads[0];
-  if (dy < 0 || !need(c, 0)) return {-1};
-  Attrs a;
-  a.set("rate", n.attrs.f("rate"));
-  return {c.graph.add("dropout_grad", {dy, n.outputs[1]}, a, grad_name(c, "x"))};
-}
-
 }  // namespace
 
 void add_merge_op_defs(std::map<std::string, OpDef>& catalogue);   // merge_op_defs.cpp
@@ -521,6 +449,7 @@ void add_rnn_op_defs(std::map<std::string, OpDef>& catalogue);         // rnn_op
 void add_gather_op_defs(std::map<std::string, OpDef>& catalogue);      // gather_op_defs.cpp
 void add_mask_op_defs(std::map<std::string, OpDef>& catalogue);        // mask_op_defs.cpp
 void add_attention_op_defs(std::map<std::string, OpDef>& catalogue);   // attention_op_defs.cpp
+void add_training_op_defs(std::map<std::string, OpDef>& catalogue);    // training_op_defs.cpp
 
 namespace {
 
@@ -553,21 +482,6 @@ std::map<std::string, OpDef> build_catalogue() {
   add({"batch_norm_grad", infer_bn_grad, nullptr, {}});
   add({"batch_norm_infer", infer_bn_infer, grad_bn_infer, {}});
   add({"batch_norm_infer_grad", infer_bn_grad, nullptr, {}});
-  add({"moving_average_update", infer_update, nullptr, {0}});
-  add({"dropout", infer_dropout, grad_dropout, {}});
-  add({"dropout_grad", infer_dropout_grad, nullptr, {}});
-  add({"noise", infer_noise, grad_noise, {}});
-  add({"sgd_update", infer_update, nullptr, {0}});
-  add({"sgd_momentum_update", infer_update, nullptr, {0, 2}});
-  add({"adam_update", infer_update, nullptr, {0, 2, 3}});
-  add({"rmsprop_update", infer_update, nullptr, {0, 2, 3}});
-  add({"adagrad_update", infer_update, nullptr, {0, 2}});
-  add({"adamax_update", infer_update, nullptr, {0, 2, 3}});
-  add({"lion_update", infer_update, nullptr, {0, 2}});
-  add({"adadelta_update", infer_update, nullptr, {0, 2, 3}});
-  add({"clip_by_value", infer_clip, nullptr, {}});
-  add({"clip_by_norm", infer_clip, nullptr, {}});
-  add({"global_norm_scale", infer_global_norm_scale, nullptr, {}});
   add_merge_op_defs(m);
   add_reduce_op_defs(m);
   add_shape_op_defs(m);
@@ -577,6 +491,7 @@ std::map<std::string, OpDef> build_catalogue() {
   add_gather_op_defs(m);
   add_mask_op_defs(m);
   add_attention_op_defs(m);
+  add_training_op_defs(m);
   return m;
 }
 

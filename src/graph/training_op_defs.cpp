@@ -1,0 +1,123 @@
+// Shape inference and gradient rules of the training-only ops (docs/design/ops.md,
+// "Dropout" and "Optimizer updates"): the updates that mutate variables and their slots
+// (optimizers, batch norm's moving averages), Keras's gradient clipping between gradients
+// and updates, and the random regularizers (dropout, the Gaussian and alpha-dropout noise).
+#include <map>
+
+#include "nnfit/core/error.h"
+#include "nnfit/graph/graph.h"
+#include "nnfit/graph/op_def.h"
+
+namespace nnfit {
+
+namespace {
+
+using Descs = std::vector<TensorDesc>;
+
+void expect_count(const Descs& in, std::size_t n) {
+  NNFIT_CHECK(in.size() == n, InvalidArgument, "expected ", n, " inputs, got ", in.size());
+}
+
+void expect_same(const TensorDesc& a, const TensorDesc& b, const char* what) {
+  NNFIT_CHECK(a.shape == b.shape, InvalidArgument, what, ": shapes ", a.shape.to_string(), " and ",
+              b.shape.to_string(), " differ");
+}
+
+std::string grad_name(GradContext& c, const std::string& suffix) {
+  return c.graph.node(c.node).name + "/grad_" + suffix;
+}
+
+Descs infer_update(const Descs& in, const Attrs&) {
+  NNFIT_CHECK(in.size() >= 2, InvalidArgument, "an update needs the variable and its gradient");
+  for (std::size_t i = 1; i < in.size(); ++i) expect_same(in[0], in[i], "variable and gradient/slot");
+  return {};
+}
+
+// Gradient clipping (the optimizer's clipvalue, clipnorm, global_clipnorm): x -> y like x;
+// global_norm_scale: every gradient -> the scalar each is multiplied by.
+Descs infer_clip(const Descs& in, const Attrs&) {
+  expect_count(in, 1);
+  return {in[0]};
+}
+
+Descs infer_global_norm_scale(const Descs& in, const Attrs& a) {
+  NNFIT_CHECK(!in.empty(), InvalidArgument, "global_norm_scale needs at least one tensor");
+  NNFIT_CHECK(a.f("clipnorm") > 0.0, InvalidArgument, "global_norm_scale: clipnorm must be positive");
+  return {{Shape{}, DType::f32}};
+}
+
+Descs infer_dropout(const Descs& in, const Attrs& a) {
+  expect_count(in, 1);
+  double rate = a.f("rate");
+  NNFIT_CHECK(rate >= 0.0 && rate < 1.0, InvalidArgument, "dropout rate must be in [0, 1), got ", rate);
+  if (a.has("noise_shape")) {
+    const std::vector<std::int64_t>& noise = a.ints("noise_shape");
+    bool fits = static_cast<std::int64_t>(noise.size()) == in[0].shape.rank();
+    for (std::size_t d = 0; fits && d < noise.size(); ++d) {
+      fits = noise[d] == 1 || noise[d] == in[0].shape[static_cast<std::int64_t>(d)];
+    }
+    NNFIT_CHECK(fits, InvalidArgument, "dropout: noise_shape must be x's shape ", in[0].shape.to_string(),
+                " with some axes 1");
+  }
+  return {in[0], {in[0].shape, DType::u8}};
+}
+
+// noise: x -> y, and for the multiplicative kinds the factor dy/dx (like x).
+Descs infer_noise(const Descs& in, const Attrs& a) {
+  expect_count(in, 1);
+  const std::string& kind = a.s("kind");
+  const double v = a.f("value");
+  NNFIT_CHECK(kind == "gaussian_add" || kind == "gaussian_mul" || kind == "alpha_dropout", InvalidArgument,
+              "noise: kind must be gaussian_add, gaussian_mul or alpha_dropout, got '", kind, "'");
+  NNFIT_CHECK(v >= 0.0 && (kind == "gaussian_add" || v < 1.0), InvalidArgument, "noise: ", kind, " value ", v,
+              kind == "gaussian_add" ? " must not be negative" : " must be in [0, 1)");
+  if (kind == "gaussian_add") return {in[0]};
+  return {in[0], in[0]};
+}
+
+Descs infer_dropout_grad(const Descs& in, const Attrs&) {
+  expect_count(in, 2);
+  expect_same(in[0], in[1], "dy and mask");
+  return {in[0]};
+}
+
+// Additive noise passes dy on; the multiplicative kinds scale it by the saved factor.
+std::vector<int> grad_noise(GradContext& c) {
+  const Node n = c.graph.node(c.node);
+  const int dy = c.output_grads[0];
+  if (dy < 0 || !c.needs[0]) return {-1};
+  if (n.outputs.size() == 1) return {dy};
+  return {c.graph.add("mul", {dy, n.outputs[1]}, {}, grad_name(c, "x"))};
+}
+
+std::vector<int> grad_dropout(GradContext& c) {
+  const Node n = c.graph.node(c.node);
+  int dy = c.output_grads[0];
+  if (dy < 0 || !c.needs[0]) return {-1};
+  Attrs a;
+  a.set("rate", n.attrs.f("rate"));
+  return {c.graph.add("dropout_grad", {dy, n.outputs[1]}, a, grad_name(c, "x"))};
+}
+
+}  // namespace
+
+void add_training_op_defs(std::map<std::string, OpDef>& m) {
+  auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
+  add({"moving_average_update", infer_update, nullptr, {0}});
+  add({"dropout", infer_dropout, grad_dropout, {}});
+  add({"dropout_grad", infer_dropout_grad, nullptr, {}});
+  add({"noise", infer_noise, grad_noise, {}});
+  add({"sgd_update", infer_update, nullptr, {0}});
+  add({"sgd_momentum_update", infer_update, nullptr, {0, 2}});
+  add({"adam_update", infer_update, nullptr, {0, 2, 3}});
+  add({"rmsprop_update", infer_update, nullptr, {0, 2, 3}});
+  add({"adagrad_update", infer_update, nullptr, {0, 2}});
+  add({"adamax_update", infer_update, nullptr, {0, 2, 3}});
+  add({"lion_update", infer_update, nullptr, {0, 2}});
+  add({"adadelta_update", infer_update, nullptr, {0, 2, 3}});
+  add({"clip_by_value", infer_clip, nullptr, {}});
+  add({"clip_by_norm", infer_clip, nullptr, {}});
+  add({"global_norm_scale", infer_global_norm_scale, nullptr, {}});
+}
+
+}  // namespace nnfit
