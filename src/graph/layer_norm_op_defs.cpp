@@ -29,6 +29,9 @@ Descs infer_layer_norm(const Descs& in, const Attrs& a) {
   NNFIT_CHECK(in.size() == 3, InvalidArgument, "layer_norm expects 3 inputs (x, gamma, beta), got ", in.size());
   NNFIT_CHECK(in[0].shape.rank() >= 1, InvalidArgument, "layer_norm needs at least one axis");
   NNFIT_CHECK(a.f("epsilon") > 0.0, InvalidArgument, "layer_norm: epsilon must be positive");
+  const std::string mode = a.s_or("mode", "layer");
+  NNFIT_CHECK(mode == "layer" || mode == "rms_scaling" || mode == "rms", InvalidArgument, "layer_norm: mode \"", mode,
+              "\" is not one of layer, rms_scaling, rms");
   check_channel(in, 1, "layer_norm");
   check_channel(in, 2, "layer_norm");
   const Shape rows = rows_of(in[0].shape);

@@ -370,14 +370,18 @@ TEST(OmpOps, MaskedSoftmax) {
 }
 
 // layer_norm and layer_norm_grad: rows of a Transformer's width (threaded) and odd ones;
-// dgamma and dbeta are sums over every row.
+// dgamma and dbeta are sums over every row; in each mode.
 TEST(OmpOps, LayerNorm) {
   std::uint64_t seed = 140;
-  for (const Shape& x : {Shape{3, 5}, Shape{7, 2, 33}, Shape{64, 64, 64}}) {
+  for (const Shape& x : {Shape{3, 5}, Shape{7, 2, 33}, Shape{64, 64, 64}})
+  for (const char* mode : {"layer", "rms_scaling", "rms"}) {
+    SCOPED_TRACE(x.to_string() + " " + mode);
     const Shape c{x.dim(-1)};
     const Shape rows(std::vector<std::int64_t>(x.dims().begin(), x.dims().end() - 1));
     Attrs a;
     a.set("epsilon", 1e-6);
+    a.set("mode", std::string(mode));
+    const bool zero_mean = mode == std::string("rms");
     Tensor in = random_tensor(x, seed++, -3.0f, 5.0f), gamma = random_tensor(c, seed++), beta = random_tensor(c, seed++);
     expect_matches_reference(make_desc("layer_norm", a, {in, gamma, beta}, {TensorDesc{x}, TensorDesc{rows}, TensorDesc{rows}}),
                              {in, gamma, beta}, 2e-5f);
@@ -385,7 +389,7 @@ TEST(OmpOps, LayerNorm) {
     for (std::int64_t r = 0; r < rows.numel(); ++r) {
       double s = 0.0, v = 0.0;
       for (std::int64_t j = 0; j < c[0]; ++j) s += in.data<float>()[r * c[0] + j];
-      s /= static_cast<double>(c[0]);
+      s = zero_mean ? 0.0 : s / static_cast<double>(c[0]);
       for (std::int64_t j = 0; j < c[0]; ++j) v += std::pow(in.data<float>()[r * c[0] + j] - s, 2);
       mean.data<float>()[r] = static_cast<float>(s);
       rstd.data<float>()[r] = static_cast<float>(1.0 / std::sqrt(v / static_cast<double>(c[0]) + 1e-6));

@@ -345,6 +345,15 @@ TEST(GradientCheck, RowLosses) {
 TEST(GradientCheck, LayerNorm) {
   check({"layer_norm", {{"epsilon", 1e-3}}, {random(Shape{4, 6}, 23), random(Shape{6}, 24, 0.5f, 1.5f), random(Shape{6}, 25)}});
   check({"layer_norm", {{"epsilon", 1e-5}}, {random(Shape{2, 3, 5}, 26), random(Shape{5}, 27, 0.5f, 1.5f), random(Shape{5}, 28)}});
+  std::uint64_t seed = 29;
+  for (const char* mode : {"rms_scaling", "rms"}) {  // x * rstd * gamma: the row not centred
+    SCOPED_TRACE(mode);
+    Attrs a;
+    a.set("epsilon", 1e-3);
+    a.set("mode", std::string(mode));
+    check({"layer_norm", a, {random(Shape{4, 6}, seed, 0.5f, 2.0f), random(Shape{6}, seed + 1, 0.5f, 1.5f), random(Shape{6}, seed + 2)}});
+    seed += 3;
+  }
 }
 
 TEST(GradientCheck, GroupNorm) {

@@ -173,7 +173,11 @@ TEST(KerasConfig, LayerNormalizationReadsBothGenerationsAndRoundTrips) {
   };
   const Case bad[] = {
       {keras3_model("[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "axis": 5})")), "\"axis\" = 5 is out of range"},
-      {keras3_model("[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "rms_scaling": true})")), "rms_scaling"},
+      {keras3_model("[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "rms_scaling": 1})")),
+       "\"rms_scaling\" must be true or false"},
+      {keras3_model("[null, 4, 3]", layer("RMSNormalization", R"({"name": "ln", "epsilon": -1})")), "\"epsilon\" must be positive, got -1"},
+      {keras3_model("[null, 4, 3]", layer("RMSNormalization", R"({"name": "ln", "axis": [0]})")), "out of range"},
+      {keras3_model("[null, 4, 3]", layer("RMSNormalization", R"({"name": "ln", "center": true})")), "\"center\""},
       {keras3_model("[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "epsilon": 0})")), "\"epsilon\" must be positive, got 0"},
       {keras3_model("[null, 4, 3]", layer("LayerNormalization", R"({"name": "ln", "gamma_initializer": "zeros"})")),
        "\"gamma_initializer\" other than ones"},

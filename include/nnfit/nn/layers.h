@@ -437,12 +437,14 @@ struct LayerNormalizationOptions {
   double epsilon = 1e-3;
   bool center = true;
   bool scale = true;
+  bool rms_scaling = false;  // Keras's: x * rsqrt(var + epsilon) * gamma, not centred, no beta
   std::vector<std::int64_t> axes{-1};  // Keras's axis: one or several, counting the batch axis
 };
 
 // Normalizes each sample over `axes` (Keras's axis, the last by default; gamma and beta
 // have those axes' shape): y = (x - mean) / sqrt(var + epsilon) * gamma + beta, with the
-// population variance over those axes, in training and inference alike.
+// population variance over those axes, in training and inference alike; with rms_scaling
+// y = x / sqrt(var + epsilon) * gamma, as Keras 3 computes it.
 class LayerNormalization final : public Layer {
  public:
   LayerNormalization(std::string name, LayerNormalizationOptions options);
@@ -452,15 +454,36 @@ class LayerNormalization final : public Layer {
   void build(const Shape& input_shape, WeightFactory& weights) override;
   Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
-  // Keras's variables: gamma only with scale, beta only with center.
+  // Keras's variables: gamma with scale or rms_scaling, beta with center but not rms_scaling.
   std::vector<Weight*> saved_weights() override;
 
  private:
-  // The axes normalized for an input of `s` (without the batch axis), counting the batch
-  // axis, sorted; throws InvalidArgument naming the layer for an axis out of range.
-  std::vector<std::int64_t> axes_for(const Shape& s) const;
+  bool has_gamma() const { return options_.scale || options_.rms_scaling; }
+  bool has_beta() const { return options_.center && !options_.rms_scaling; }
 
   LayerNormalizationOptions options_;
+};
+
+// Keras 3's RMSNormalization: y = x / sqrt(mean(x²) + epsilon) * scale over `axes`
+// (Keras's axis, the last by default; scale of those axes' shape).
+struct RMSNormalizationOptions {
+  double epsilon = 1e-6;
+  std::vector<std::int64_t> axes{-1};
+};
+
+class RMSNormalization final : public Layer {
+ public:
+  RMSNormalization(std::string name, RMSNormalizationOptions options);
+  std::string class_name() const override { return "RMSNormalization"; }
+  bool supports_masking() const override { return true; }
+  const RMSNormalizationOptions& options() const { return options_; }
+  void build(const Shape& input_shape, WeightFactory& weights) override;
+  Shape output_shape(const Shape& input_shape) const override;
+  int call(GraphBuilder& builder, int x) override;
+  std::vector<Weight*> saved_weights() override;  // Keras's one variable, scale
+
+ private:
+  RMSNormalizationOptions options_;
 };
 
 // GroupNormalization over the channels (Keras's axis=-1): the channels split into `groups`

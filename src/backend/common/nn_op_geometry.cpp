@@ -280,4 +280,13 @@ bool all_float32(const KernelDesc& d, std::string* why_not) {
   return true;
 }
 
+LayerNormMode layer_norm_mode(const Attrs& attrs) {
+  const std::string mode = attrs.s_or("mode", "layer");
+  if (mode == "layer") return {};
+  if (mode == "rms_scaling") return {false, false};
+  NNFIT_CHECK(mode == "rms", InvalidArgument, "layer_norm: mode \"", mode,
+              "\" is not one of layer, rms_scaling, rms");
+  return {false, true};
+}
+
 }  // namespace nnfit

@@ -101,4 +101,15 @@ MatmulGeometry checked_matmul(const KernelDesc& desc);
 // shape (softmax needs rank >= 1). Returns that shape.
 Shape checked_elementwise(const KernelDesc& desc);
 
+// layer_norm's and layer_norm_grad's `mode` attribute (docs/design/ops.md): "layer"
+// (default) centres the row and takes the variance about its mean; "rms_scaling" (Keras's
+// LayerNormalization(rms_scaling=True)) takes the variance about the mean but scales x
+// itself; "rms" (Keras's RMSNormalization) takes mean(x²), about zero, and scales x.
+// InvalidArgument for another value.
+struct LayerNormMode {
+  bool centred = true;     // y from x - mean (else from x)
+  bool zero_mean = false;  // statistics about 0 (the mean output is 0)
+};
+LayerNormMode layer_norm_mode(const Attrs& attrs);
+
 }  // namespace nnfit

@@ -2,7 +2,7 @@
 // over x's last axis split statically over threads, row statistics in float with the
 // two-pass variance; layer_norm_grad's dgamma and dbeta are summed per thread into
 // workspace slots and added in thread order, so a thread count gives one result. The
-// formulas are ref_layer_norm.cpp's.
+// formulas (each mode) are ref_layer_norm.cpp's.
 #include <omp.h>
 
 #include <algorithm>
@@ -17,8 +17,8 @@ namespace {
 
 class OmpLayerNorm final : public Kernel {
  public:
-  OmpLayerNorm(bool grad, std::int64_t rows, std::int64_t cols, float epsilon)
-      : grad_(grad), rows_(rows), cols_(cols), epsilon_(epsilon), threads_(omp_get_max_threads()) {}
+  OmpLayerNorm(bool grad, std::int64_t rows, std::int64_t cols, float epsilon, LayerNormMode mode)
+      : grad_(grad), rms_(!mode.centred), zero_mean_(mode.zero_mean), rows_(rows), cols_(cols), epsilon_(epsilon), threads_(omp_get_max_threads()) {}
 
   std::size_t workspace_bytes() const override {
     return grad_ ? static_cast<std::size_t>(threads_) * 2 * static_cast<std::size_t>(cols_) * sizeof(float) : 0;
@@ -44,14 +44,15 @@ class OmpLayerNorm final : public Kernel {
       float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
       for (std::int64_t c = 0; c < n; ++c) sum += xr[c];
-      const float mean = sum * inv_n;
+      const float mean = zero_mean_ ? 0.0f : sum * inv_n;
       float var = 0.0f;
 #pragma omp simd reduction(+ : var)
       for (std::int64_t c = 0; c < n; ++c) var += (xr[c] - mean) * (xr[c] - mean);
       const float rstd = 1.0f / std::sqrt(var * inv_n + epsilon_);
+      const float shift = rms_ ? 0.0f : mean;
       float* yr = y + r * n;
 #pragma omp simd
-      for (std::int64_t c = 0; c < n; ++c) yr[c] = (xr[c] - mean) * rstd * gamma[c] + beta[c];
+      for (std::int64_t c = 0; c < n; ++c) yr[c] = (xr[c] - shift) * rstd * gamma[c] + beta[c];
       mean_out[r] = mean;
       rstd_out[r] = rstd;
     }
@@ -82,17 +83,18 @@ class OmpLayerNorm final : public Kernel {
         const float* xr = x + r * n;
         const float* dyr = dy + r * n;
         const float mu = mean[r], rs = rstd[r];
+        const float shift = rms_ ? 0.0f : mu;
         float mean_g = 0.0f, mean_gx = 0.0f;
 #pragma omp simd reduction(+ : mean_g, mean_gx)
         for (std::int64_t c = 0; c < n; ++c) {
-          const float xhat = (xr[c] - mu) * rs;
+          const float z = (xr[c] - shift) * rs;
           const float g = dyr[c] * gamma[c];
           mean_g += g;
-          mean_gx += g * xhat;
-          dg[c] += dyr[c] * xhat;
+          mean_gx += g * z;
+          dg[c] += dyr[c] * z;
           db[c] += dyr[c];
         }
-        mean_g *= inv_n;
+        mean_g = rms_ ? 0.0f : mean_g * inv_n;
         mean_gx *= inv_n;
         float* dxr = dx + r * n;
 #pragma omp simd
@@ -113,7 +115,7 @@ class OmpLayerNorm final : public Kernel {
     }
   }
 
-  bool grad_;
+  bool grad_, rms_, zero_mean_;
   std::int64_t rows_, cols_;
   float epsilon_;
   int threads_;
@@ -130,7 +132,7 @@ std::unique_ptr<Kernel> make_omp_layer_norm(const KernelDesc& d, std::string* wh
     return nullptr;
   }
   return std::make_unique<OmpLayerNorm>(d.op == "layer_norm_grad", x.numel() / cols, cols,
-                                        static_cast<float>(d.attrs.f("epsilon")));
+                                        static_cast<float>(d.attrs.f("epsilon")), layer_norm_mode(d.attrs));
 }
 
 }  // namespace nnfit

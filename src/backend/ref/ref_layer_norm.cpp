@@ -4,6 +4,11 @@
 //   y = (x - mean) * rstd * gamma + beta
 //   dbeta = sum over rows of dy; dgamma = sum over rows of dy * xhat
 //   dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma
+// Mode rms_scaling (Keras's LayerNormalization(rms_scaling=True)) does not centre the row:
+//   z = x * rstd (rstd still from the variance about the mean); y = z * gamma + beta
+//   dgamma = sum over rows of dy * z; dx = rstd * (g - xhat * mean(g * z))
+// Mode rms (Keras's RMSNormalization) is rms_scaling with the mean taken as 0: rstd =
+// 1 / sqrt(mean(x²) + epsilon), and the same gradient with xhat = z.
 #include <cmath>
 #include <vector>
 
@@ -17,8 +22,8 @@ namespace {
 
 class RefLayerNorm final : public Kernel {
  public:
-  RefLayerNorm(bool grad, std::int64_t rows, std::int64_t cols, double epsilon)
-      : grad_(grad), rows_(rows), cols_(cols), epsilon_(epsilon) {}
+  RefLayerNorm(bool grad, std::int64_t rows, std::int64_t cols, double epsilon, LayerNormMode mode)
+      : grad_(grad), rms_(!mode.centred), zero_mean_(mode.zero_mean), rows_(rows), cols_(cols), epsilon_(epsilon) {}
 
   void run(const KernelArgs& args) override { grad_ ? backward(args) : forward(args); }
 
@@ -33,14 +38,17 @@ class RefLayerNorm final : public Kernel {
     for (std::int64_t r = 0; r < rows_; ++r) {
       const float* xr = x + r * cols_;
       double mean = 0.0;
-      for (std::int64_t c = 0; c < cols_; ++c) mean += xr[c];
-      mean /= static_cast<double>(cols_);
+      if (!zero_mean_) {
+        for (std::int64_t c = 0; c < cols_; ++c) mean += xr[c];
+        mean /= static_cast<double>(cols_);
+      }
       double var = 0.0;
       for (std::int64_t c = 0; c < cols_; ++c) var += (xr[c] - mean) * (xr[c] - mean);
       var /= static_cast<double>(cols_);
       const double rstd = 1.0 / std::sqrt(var + epsilon_);
+      const double shift = rms_ ? 0.0 : mean;
       for (std::int64_t c = 0; c < cols_; ++c) {
-        y[r * cols_ + c] = static_cast<float>((xr[c] - mean) * rstd * gamma[c] + beta[c]);
+        y[r * cols_ + c] = static_cast<float>((xr[c] - shift) * rstd * gamma[c] + beta[c]);
       }
       mean_out[r] = static_cast<float>(mean);
       rstd_out[r] = static_cast<float>(rstd);
@@ -60,16 +68,17 @@ class RefLayerNorm final : public Kernel {
     for (std::int64_t r = 0; r < rows_; ++r) {
       const float* xr = x + r * cols_;
       const float* dyr = dy + r * cols_;
+      const double shift = rms_ ? 0.0 : mean[r];
       double mean_g = 0.0, mean_gx = 0.0;
       for (std::int64_t c = 0; c < cols_; ++c) {
-        const double xhat = (xr[c] - mean[r]) * static_cast<double>(rstd[r]);
+        const double z = (xr[c] - shift) * static_cast<double>(rstd[r]);
         const double g = static_cast<double>(dyr[c]) * gamma[c];
         mean_g += g;
-        mean_gx += g * xhat;
-        dg[static_cast<std::size_t>(c)] += dyr[c] * xhat;
+        mean_gx += g * z;
+        dg[static_cast<std::size_t>(c)] += dyr[c] * z;
         db[static_cast<std::size_t>(c)] += dyr[c];
       }
-      mean_g /= static_cast<double>(cols_);
+      mean_g = rms_ ? 0.0 : mean_g / static_cast<double>(cols_);
       mean_gx /= static_cast<double>(cols_);
       for (std::int64_t c = 0; c < cols_; ++c) {
         const double xhat = (xr[c] - mean[r]) * static_cast<double>(rstd[r]);
@@ -83,7 +92,7 @@ class RefLayerNorm final : public Kernel {
     }
   }
 
-  bool grad_;
+  bool grad_, rms_, zero_mean_;
   std::int64_t rows_, cols_;
   double epsilon_;
 };
@@ -192,7 +201,8 @@ std::unique_ptr<Kernel> make_ref_layer_norm(const KernelDesc& d, std::string* wh
   const Shape& x = d.inputs.at(0).shape;
   NNFIT_CHECK(x.rank() >= 1, InvalidArgument, d.op, ": x needs at least one axis");
   const std::int64_t cols = x.dim(-1), rows = cols == 0 ? 0 : x.numel() / cols;
-  return std::make_unique<RefLayerNorm>(d.op == "layer_norm_grad", rows, cols, d.attrs.f("epsilon"));
+  return std::make_unique<RefLayerNorm>(d.op == "layer_norm_grad", rows, cols, d.attrs.f("epsilon"),
+                                        layer_norm_mode(d.attrs));
 }
 
 }  // namespace nnfit

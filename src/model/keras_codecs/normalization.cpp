@@ -76,15 +76,25 @@ LayerPtr read_layer_norm(const Reader& r, const std::string& p, const json& c, c
              {"axis", "epsilon", "center", "scale", "rms_scaling", "beta_initializer", "gamma_initializer",
               "beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
   require_null(r, p, c, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
-  require_value(r, p, c, "rms_scaling", false);
   check_affine(r, p, c);
   LayerNormalizationOptions o;
+  o.rms_scaling = get_bool(r, p, c, "rms_scaling", o.rms_scaling);
   o.axes = read_axes(r, p, c, in, -1);
   o.epsilon = get_number(r, p, c, "epsilon", o.epsilon);
   if (!(o.epsilon > 0.0)) r.invalid(p, "\"epsilon\" must be positive, got " + show(c["epsilon"]));
   o.center = get_bool(r, p, c, "center", o.center);
   o.scale = get_bool(r, p, c, "scale", o.scale);
   return std::make_unique<LayerNormalization>(name, o);
+}
+
+LayerPtr read_rms_norm(const Reader& r, const std::string& p, const json& c, const std::string& name,
+                       const Shape& in) {
+  check_keys(r, p, c, kCommon, {"axis", "epsilon"});
+  RMSNormalizationOptions o;
+  o.axes = read_axes(r, p, c, in, -1);
+  o.epsilon = get_number(r, p, c, "epsilon", o.epsilon);
+  if (!(o.epsilon > 0.0)) r.invalid(p, "\"epsilon\" must be positive, got " + show(c["epsilon"]));
+  return std::make_unique<RMSNormalization>(name, o);
 }
 
 LayerPtr read_group_norm(const Reader& r, const std::string& p, const json& c, const std::string& name,
@@ -144,13 +154,27 @@ bool write_normalization(const Writer& w, const Layer& l, ojson& c) {
               {"synchronized", false}});
     return true;
   }
+  if (auto* rn = dynamic_cast<const RMSNormalization*>(&l)) {
+    if (w.keras2) {
+      throw Unsupported(l.name() + ": RMSNormalization is not written in Keras 2's format (tf.keras has no such layer)",
+                        "save the model as .keras");
+    }
+    const RMSNormalizationOptions& o = rn->options();
+    c.update({{"axis", o.axes.size() > 1 ? ojson(o.axes) : ojson(o.axes[0])}, {"epsilon", o.epsilon}});
+    return true;
+  }
   if (auto* ln = dynamic_cast<const LayerNormalization*>(&l)) {
     const LayerNormalizationOptions& o = ln->options();
     // tf.keras stores the axis as a list and has no rms_scaling; Keras 3 an integer for one.
     const ojson axes(o.axes);
     c.update({{"axis", w.keras2 || o.axes.size() > 1 ? axes : ojson(o.axes[0])}, {"epsilon", o.epsilon},
               {"center", o.center}, {"scale", o.scale}});
-    if (!w.keras2) c["rms_scaling"] = false;
+    if (!w.keras2) {
+      c["rms_scaling"] = o.rms_scaling;
+    } else if (o.rms_scaling) {
+      throw Unsupported(ln->name() + ": rms_scaling is not written in Keras 2's format (tf.keras has no such option)",
+                        "save the model as .keras");
+    }
     c.update({{"beta_initializer", write_initializer("zeros")}, {"gamma_initializer", write_initializer("ones")},
               {"beta_regularizer", nullptr}, {"gamma_regularizer", nullptr}, {"beta_constraint", nullptr},
               {"gamma_constraint", nullptr}});
@@ -164,7 +188,8 @@ bool write_normalization(const Writer& w, const Layer& l, ojson& c) {
 const LayerFamily& normalization_layers() {
   static const LayerFamily family{
       {{"BatchNormalization", read_batch_norm}, {"LayerNormalization", read_layer_norm},
-       {"UnitNormalization", read_unit_norm}, {"GroupNormalization", read_group_norm}},
+       {"UnitNormalization", read_unit_norm}, {"GroupNormalization", read_group_norm},
+       {"RMSNormalization", read_rms_norm}},
       write_normalization};
   return family;
 }
