@@ -450,6 +450,7 @@ void add_gather_op_defs(std::map<std::string, OpDef>& catalogue);      // gather
 void add_mask_op_defs(std::map<std::string, OpDef>& catalogue);        // mask_op_defs.cpp
 void add_attention_op_defs(std::map<std::string, OpDef>& catalogue);   // attention_op_defs.cpp
 void add_training_op_defs(std::map<std::string, OpDef>& catalogue);    // training_op_defs.cpp
+void add_regularizer_op_defs(std::map<std::string, OpDef>& catalogue); // regularizer_op_defs.cpp
 
 namespace {
 
@@ -492,6 +493,7 @@ std::map<std::string, OpDef> build_catalogue() {
   add_mask_op_defs(m);
   add_attention_op_defs(m);
   add_training_op_defs(m);
+  add_regularizer_op_defs(m);
   return m;
 }
 

@@ -14,8 +14,18 @@ namespace nnfit {
 
 namespace {
 
+bool mutates(const Node& node, int value) {
+  for (int idx : op_def(node.op).mutated_inputs) {
+    if (static_cast<std::size_t>(idx) < node.inputs.size() && node.inputs[static_cast<std::size_t>(idx)] == value) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Kahn's algorithm over data edges plus "every other reader of a mutated value runs before
-// the mutator" edges; ties go to the lower node id, so creation order is kept.
+// the mutator" edges (mutators of one value in creation order); ties go to the lower node
+// id, so creation order is kept.
 std::vector<int> schedule(const Graph& g) {
   const int nn = g.num_nodes();
   std::vector<std::vector<int>> succ(static_cast<std::size_t>(nn));
@@ -34,8 +44,11 @@ std::vector<int> schedule(const Graph& g) {
     }
     for (int idx : op_def(node.op).mutated_inputs) {
       if (static_cast<std::size_t>(idx) >= node.inputs.size()) continue;
-      for (int r : readers[static_cast<std::size_t>(node.inputs[static_cast<std::size_t>(idx)])]) {
-        if (r != n) edge(r, n);
+      const int value = node.inputs[static_cast<std::size_t>(idx)];
+      for (int r : readers[static_cast<std::size_t>(value)]) {
+        // Two mutators of one value (an update, then a constraint's projection) run in
+        // creation order: the later one counts as the reader.
+        if (r != n && (r < n || !mutates(g.node(r), value))) edge(r, n);
       }
     }
   }

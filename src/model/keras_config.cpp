@@ -110,7 +110,11 @@ std::unique_ptr<Layer> read_layer(const Reader& r, const std::string& lpath, con
   check_dtype(r, lpath, cfg);
   const bool trainable = get_bool(r, lpath, cfg, "trainable", true);
   const Shape one = in.size() == 1 ? in[0] : Shape{};
-  LayerPtr layer = with_path(r, lpath, name, [&] { return codec->read(r, lpath, cfg, name, one); });
+  LayerPtr layer = with_path(r, lpath, name, [&] {
+    LayerPtr l = codec->read(r, lpath, cfg, name, one);
+    read_weight_options(r, lpath, cfg, *l);
+    return l;
+  });
   if (!trainable) layer->set_trainable(false);
   return layer;
 }

@@ -60,6 +60,7 @@ json layer_json(const Layer& l, const std::vector<Shape>& in) {
     if ((written = f->write(w, l, c))) break;
   }
   if (!written) throw Unsupported(l.name() + ": cannot write a " + l.class_name() + " layer to a Keras config");
+  keras_json::write_weight_options(l, c);
   json out = layer_object(l.class_name(), std::move(c));
   const CallArguments call = l.call_arguments();
   if (in.empty()) {

@@ -311,9 +311,10 @@ std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t bat
     e->xs.push_back(g.add_input(in.name, {Shape(dims), DType::f32}));
   }
   std::vector<int> output_masks;
+  const bool has_loss = training || !compile_options_.loss_for(0).kind.empty();
+  b.set_collect_losses(has_loss);
   e->preds = graph_.emit_masked(b, e->xs, std::vector<int>(e->xs.size(), -1), output_masks);
   std::vector<int> keep = e->preds;
-  const bool has_loss = training || !compile_options_.loss_for(0).kind.empty();
   if (has_loss) {
     for (std::size_t i = 0; i < output_masks.size(); ++i) {
       // Keras weights the loss of an output that carries a mask by it (padded steps count
@@ -340,6 +341,14 @@ std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t bat
         weighted.push_back(g.add("scale", {l}, a, prefix + "loss_weight"));
       }
     }
+    // Keras adds the regularizers' penalties (of the weights that train, and the layers'
+    // activity regularizers) to the loss it reports and differentiates.
+    for (const auto& [id, w] : b.variables()) {
+      if (w->trains() && w->regularizer.active()) {
+        weighted.push_back(emit_penalty(g, id, w->regularizer, 1.0, w->name + "/regularizer"));
+      }
+    }
+    weighted.insert(weighted.end(), b.losses().begin(), b.losses().end());
     e->loss = weighted.size() == 1 ? weighted[0] : g.add("add_n", weighted, {}, "total_loss");
     keep.push_back(e->loss);
     keep.insert(keep.end(), e->output_losses.begin(), e->output_losses.end());
@@ -376,6 +385,7 @@ std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t bat
         slot_ids.push_back(g.add_variable(w.name + "/slot" + std::to_string(s), p.slots[index[k]][s]));
       }
       optimizer_->emit_update(g, vars[k], grads[k], slot_ids, w.name);
+      if (w.constraint.active()) emit_constraint(g, vars[k], w.constraint, w.name + "/constraint");
     }
   }
   fuse_all(g);
@@ -409,6 +419,7 @@ std::unique_ptr<Model::Entry> Model::plan_apply() {
       slot_ids.push_back(g.add_variable(w.name + "/slot" + std::to_string(s), p.slots[k][s]));
     }
     optimizer_->emit_update(g, vars[k], grads[k], slot_ids, w.name);
+    if (w.constraint.active()) emit_constraint(g, vars[k], w.constraint, w.name + "/constraint");
   }
   PlanOptions po;
   po.device = backend_->device().type;

@@ -199,6 +199,52 @@ void Layer::refuse_masks(const std::vector<int>& masks, const std::string& use) 
   }
 }
 
+void Layer::set_weight_regularizer(const std::string& prefix, Regularizer r) {
+  check_regularizer(r, name_ + ": \"" + prefix + "_regularizer\"");
+  regularizers_[prefix] = std::move(r);
+}
+
+void Layer::set_weight_constraint(const std::string& prefix, Constraint c) {
+  check_constraint(c, name_ + ": \"" + prefix + "_constraint\"");
+  constraints_[prefix] = std::move(c);
+}
+
+namespace {
+
+// Whether weight `name` ("dense/kernel", "lstm/recurrent_kernel") is Keras's `prefix` one.
+bool weight_has_prefix(const std::string& name, const std::string& prefix) {
+  const std::string leaf = name.substr(name.rfind('/') + 1);
+  return leaf == prefix || leaf == prefix + "_kernel";
+}
+
+}  // namespace
+
+void Layer::attach_weight_options() {
+  if (regularizers_.empty() && constraints_.empty()) return;
+  for (Weight* w : all_weights()) {
+    if (!w->trainable) continue;  // a constant stand-in (LayerNormalization without center)
+    for (const auto& [prefix, r] : regularizers_) {
+      if (weight_has_prefix(w->name, prefix)) w->regularizer = r;
+    }
+    for (const auto& [prefix, c] : constraints_) {
+      if (weight_has_prefix(w->name, prefix)) {
+        const std::int64_t rank = w->value.shape().rank();
+        if (c.kind != "NonNeg") {
+          for (std::int64_t a : c.axes) {
+            NNFIT_CHECK(a >= -rank && a < rank, InvalidArgument, name_, ": \"", prefix, "_constraint\" axis ", a,
+                        " is out of range for ", w->name, " of shape ", w->value.shape().to_string());
+          }
+        }
+        w->constraint = c;
+      }
+    }
+    if (w->regularizer.kind == "OrthogonalRegularizer") {
+      NNFIT_CHECK(w->value.shape().rank() == 2, InvalidArgument, name_, ": an OrthogonalRegularizer needs a 2-D weight, ",
+                  w->name, " is ", w->value.shape().to_string());
+    }
+  }
+}
+
 void Layer::set_trainable(bool trainable) {
   trainable_ = trainable;
   for (Weight* w : all_weights()) w->frozen = !trainable;

@@ -118,6 +118,7 @@ void LayerGraph::build(WeightFactory& weights) {
     std::vector<Shape> in;
     for (const TensorRef& r : n.inputs) in.push_back(shapes[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
     n.layer->build_for(in, weights);
+    n.layer->attach_weight_options();
     if (!n.layer->trainable()) n.layer->set_trainable(false);  // freeze what build made
   }
 }
@@ -160,6 +161,16 @@ std::vector<int> LayerGraph::emit_masked(GraphBuilder& builder, const std::vecto
       in_masks[k] = m;
     }
     values[i] = n.layer->call_masked(builder, in, in_masks, masks[i]);
+    const Regularizer& activity = n.layer->activity_regularizer();
+    if (activity.active() && builder.collect_losses()) {
+      // Keras 3 adds the penalty of each output divided by the batch size.
+      for (std::size_t k = 0; k < values[i].size(); ++k) {
+        const int v = values[i][k];
+        const double batch = static_cast<double>(builder.graph().desc(v).shape[0]);
+        builder.add_loss(emit_penalty(builder.graph(), v, activity, 1.0 / batch,
+                                      n.layer->name() + "/activity_regularizer" + (k ? "_" + std::to_string(k) : "")));
+      }
+    }
   }
   std::vector<int> out;
   output_masks.clear();

@@ -356,6 +356,26 @@ TEST(GradientCheck, LayerNorm) {
   }
 }
 
+// The regularizers' penalties (a scalar loss each): L1 away from its kink at 0, L2, and
+// the orthogonal penalty over rows and over columns.
+TEST(GradientCheck, WeightPenalty) {
+  Attrs l1l2;
+  l1l2.set("kind", std::string("l1l2"));
+  l1l2.set("l1", 0.3);
+  l1l2.set("l2", 0.7);
+  check({"weight_penalty", l1l2, {random(Shape{3, 4}, 40, 0.2f, 1.0f)}, true});
+  Attrs l2 = l1l2;
+  l2.set("l1", 0.0);
+  check({"weight_penalty", l2, {random(Shape{2, 3, 2}, 41)}, true});
+  for (const char* mode : {"rows", "columns"}) {
+    Attrs o;
+    o.set("kind", std::string("orthogonal"));
+    o.set("factor", 0.5);
+    o.set("mode", std::string(mode));
+    check({"weight_penalty", o, {random(Shape{4, 3}, 42)}, true});
+  }
+}
+
 TEST(GradientCheck, GroupNorm) {
   Attrs a{{"epsilon", 1e-3}, {"groups", std::int64_t{2}}};
   check({"group_norm", a, {random(Shape{3, 4, 6}, 40), random(Shape{6}, 41, 0.5f, 1.5f), random(Shape{6}, 42)}});

@@ -235,6 +235,40 @@ def cases(layers):
         # Masks from Embedding(mask_zero=True): the query's and value's sequence masks.
         ("MultiHeadAttention masked by Embedding", (6,),
          lambda: _embedded(layers.Embedding(5, 4, mask_zero=True), layers.MultiHeadAttention(2, 3)), 1e-4, {"ids": 5}),
+    ] + regularizer_cases(layers)
+
+
+def regularizer_cases(layers):
+    """Regularizers (their penalties in the loss, so in the gradients) and constraints (applied
+    after the step: the weights after nnfit's step against the constraint of Keras's)."""
+    from keras import constraints as k, regularizers as r
+    return [
+        ("Dense L2 kernel, L1 bias, L1L2 activity", (6,),
+         lambda: layers.Dense(3, kernel_regularizer=r.L2(0.05), bias_regularizer=r.L1(0.1),
+                              activity_regularizer=r.L1L2(0.01, 0.02)), 1e-5),
+        ("Dense orthogonal rows", (6,), lambda: layers.Dense(4, kernel_regularizer=r.OrthogonalRegularizer(0.3)), 1e-5),
+        ("Dense orthogonal columns", (6,),
+         lambda: layers.Dense(4, kernel_regularizer=r.OrthogonalRegularizer(0.2, mode="columns")), 1e-5),
+        ("Dense MaxNorm kernel, NonNeg bias", (6,),
+         lambda: layers.Dense(3, kernel_constraint=k.MaxNorm(1.0), bias_constraint=k.NonNeg()), 1e-5),
+        ("Dense UnitNorm axis 1", (6,), lambda: layers.Dense(3, kernel_constraint=k.UnitNorm(axis=1)), 1e-5),
+        ("Dense MinMaxNorm", (6,), lambda: layers.Dense(3, kernel_constraint=k.MinMaxNorm(0.5, 1.0, rate=0.7)), 1e-5),
+        ("Conv2D MaxNorm over [0, 1, 2], L2", (5, 5, 2),
+         lambda: layers.Conv2D(3, 3, kernel_constraint=k.MaxNorm(1.5, axis=[0, 1, 2]), kernel_regularizer=r.L2(0.02)),
+         1e-5),
+        ("LSTM recurrent L2, kernel MaxNorm", (4, 3),
+         lambda: layers.LSTM(2, recurrent_regularizer=r.L2(0.1), kernel_constraint=k.MaxNorm(1.0)), 1e-4),
+        ("Bidirectional GRU kernel L1", (4, 3), lambda: layers.Bidirectional(layers.GRU(2, kernel_regularizer=r.L1(0.05))),
+         1e-4),
+        ("Embedding L2 and activity L1", (5,),
+         lambda: layers.Embedding(9, 3, embeddings_regularizer=r.L2(0.1), activity_regularizer=r.L1(0.05)), 1e-5,
+         {"ids": 9}),
+        ("BatchNormalization gamma L2, beta NonNeg", (5,),
+         lambda: layers.BatchNormalization(gamma_regularizer=r.L2(0.1), beta_constraint=k.NonNeg()), 1e-5),
+        ("LayerNormalization beta L1", (5,), lambda: layers.LayerNormalization(beta_regularizer=r.L1(0.2)), 1e-5),
+        ("ActivityRegularization", (6,), lambda: layers.ActivityRegularization(l1=0.05, l2=0.1), 1e-5),
+        ("MultiHeadAttention kernel L2", (4, 3), lambda: _self_attention(layers.MultiHeadAttention(
+            2, 2, kernel_regularizer=r.L2(0.05))), 1e-4),
     ]
 
 
@@ -284,6 +318,8 @@ def keras_gradients(model, x, y):
     with tf.GradientTape() as tape:
         pred = model(x, training=True)
         loss = tf.reduce_mean(tf.square(pred - y))
+        if model.losses:  # regularizers' penalties, as Keras's compute_loss adds them
+            loss = loss + tf.add_n(model.losses)
     grads = tape.gradient(loss, model.trainable_weights)
     # An Embedding's gradient comes as IndexedSlices; the dense form is what SGD applies.
     return {w.path: tf.convert_to_tensor(g).numpy() for w, g in zip(model.trainable_weights, grads)}
@@ -343,9 +379,11 @@ def run_case(keras, cli, work, case, rng):
     worst = 0.0
     for w0, w1 in zip(model.trainable_weights, after.trainable_weights):
         g = grads[w0.path]
-        step = w0.numpy() - w1.numpy()
+        want_after = w0.numpy() - g
+        if w0.constraint is not None:  # Keras projects the weight after the update
+            want_after = keras.ops.convert_to_numpy(w0.constraint(want_after))
         scale = max(1.0, float(np.abs(g).max()))
-        worst = max(worst, float(np.abs(step - g).max()) / scale)
+        worst = max(worst, float(np.abs(w1.numpy() - want_after).max()) / scale)
     ok = ok and worst <= 1e-4
     # A frozen layer's weights come back as they went in, and still frozen.
     for layer in model.layers:
@@ -356,6 +394,13 @@ def run_case(keras, cli, work, case, rng):
                 ok = False
                 print(f"     frozen layer {layer.name}: weights changed or no longer frozen")
     ok = ok and len(model.trainable_weights) == len(after.trainable_weights)
+    # Regularizers and constraints come back in the file nnfit wrote as Keras wrote them.
+    for layer in model.layers:
+        want_cfg, got_cfg = layer.get_config(), after.get_layer(layer.name).get_config()
+        for key in want_cfg:
+            if key.endswith(("_regularizer", "_constraint")) and want_cfg[key] != got_cfg.get(key):
+                ok = False
+                print(f"     {layer.name}.{key}: Keras wrote {want_cfg[key]}, nnfit {got_cfg.get(key)}")
     print(f"{'ok  ' if ok else 'FAIL'} {name}: forward max |diff| {fwd:.3g} (tol {tol:g}), "
           f"gradient max |diff|/scale {worst:.3g} (tol 1e-4)")
     if not ok:

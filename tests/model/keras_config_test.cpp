@@ -212,13 +212,13 @@ TEST(KerasConfigErrors, EveryUnsupportedFeatureIsSaidOnce) {
       entry("LayerNormalization", R"({"name": "ln", "gamma_initializer": "zeros"})", "[null, 6, 4]") + ", " +
           entry("LSTM", R"({"name": "lstm", "units": 3, "recurrent_dropout": 0.25, "return_sequences": true})", "[null, 6, 4]") +
           ", " + entry("Flatten", R"({"name": "flat"})", "[null, 6, 3]") + ", " +
-          entry("Dense", R"({"name": "out", "units": 2, "kernel_regularizer": {"class_name": "L2", "config": {"l2": 0.01}}})",
+          entry("Dense", R"({"name": "out", "units": 2, "kernel_regularizer": {"class_name": "SpectralNorm", "config": {"power": 2}}})",
                 "[null, 18]"));
   const std::string e = error_of<Unsupported>([&] { sequential_from_keras_json(json, "many.json"); });
   EXPECT_NE(e.find("many.json: the model uses 3 features nnfit does not support:"), std::string::npos) << e;
   for (const char* line : {"\n  many.json: model.config.layers[1] (ln): \"gamma_initializer\"",
                            "\n  many.json: model.config.layers[2] (lstm): \"recurrent_dropout\" = 0.25 is not supported yet",
-                           "\n  many.json: model.config.layers[4] (out): \"kernel_regularizer\" = {\"class_name\":\"L2\",\"config\":{\"l2\":0.01}}"}) {
+                           "\n  many.json: model.config.layers[4] (out).kernel_regularizer: regularizer {\"class_name\":\"SpectralNorm\",\"config\":{\"power\":2}} is not supported"}) {
     EXPECT_NE(e.find(line), std::string::npos) << line << " not in: " << e;
   }
   EXPECT_EQ(e.find("(flat)"), std::string::npos) << e;
@@ -252,10 +252,12 @@ TEST(KerasConfigErrors, UnsupportedOptions) {
     std::string json, expect;
   };
   const Case cases[] = {
-      {keras2_mlp(R"(, "kernel_regularizer": {"class_name": "L2", "config": {"l2": 0.01}})"), "kernel_regularizer"},
+      {keras2_mlp(R"(, "kernel_regularizer": {"class_name": "MyRegularizer", "config": {"l2": 0.01}})"),
+       "layers[0] (dense).kernel_regularizer: regularizer {\"class_name\":\"MyRegularizer\",\"config\":{\"l2\":0.01}} is not supported"},
       {keras2_mlp(R"(, "kernel_initializer": {"class_name": "RandomNormal", "config": {"mean": 0.0, "stddev": 0.5, "seed": null}})"), "initializer argument \"stddev\" = 0.5 is not supported"},
       {keras3_model("[null, 8, 8, 3]", layer("Conv2D", R"({"name": "c", "filters": 2, "kernel_size": 3, "data_format": "channels_first"})")), "data_format"},
-      {keras3_model("[null, 8, 8, 3]", layer("Conv2D", R"({"name": "c", "filters": 2, "kernel_size": 3, "kernel_constraint": {"class_name": "MaxNorm", "config": {"max_value": 2}}})")), "kernel_constraint"},
+      {keras3_model("[null, 8, 8, 3]", layer("Conv2D", R"({"name": "c", "filters": 2, "kernel_size": 3, "kernel_constraint": {"class_name": "RadialConstraint", "config": {}}})")),
+       "(c).kernel_constraint: constraint {\"class_name\":\"RadialConstraint\",\"config\":{}} is not supported"},
       {keras3_model("[null, 8, 8, 3]", layer("BatchNormalization", R"({"name": "bn", "axis": [1, 2]})")),
        "\"axis\" = [1,2] is not supported (one features axis)"},
       {keras3_model("[null, 8, 4]", layer("Softmax", R"({"name": "s", "axis": [1, 2]})")), "axis"},

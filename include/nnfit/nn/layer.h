@@ -12,16 +12,22 @@
 
 #include "nnfit/core/tensor.h"
 #include "nnfit/graph/graph.h"
+#include "nnfit/nn/regularizers.h"
 
 namespace nnfit {
 
 class Allocator;
 
 struct Weight {
+  Weight() = default;
+  Weight(std::string weight_name, Tensor weight_value, bool is_trainable = true)
+      : name(std::move(weight_name)), value(std::move(weight_value)), trainable(is_trainable) {}
   std::string name;     // "dense/kernel"
   Tensor value;
   bool trainable = true;  // by nature (a BatchNormalization's moving statistics are not)
   bool frozen = false;    // its layer was set trainable = false (Keras's fine-tuning freeze)
+  Regularizer regularizer;  // added to the loss while it trains (Keras's <weight>_regularizer)
+  Constraint constraint;    // applied after each update (Keras's <weight>_constraint)
   // Whether the optimizer updates it.
   bool trains() const { return trainable && !frozen; }
 };
@@ -60,10 +66,18 @@ class GraphBuilder {
   int variable(const Weight& weight);
   // Value ids of trainable weights used so far, in first-use order, with their weights.
   const std::vector<std::pair<int, const Weight*>>& variables() const { return vars_; }
+  // Whether the graph computes a loss: layers then add their activity regularizers'
+  // penalties (scalar values) with add_loss, and the model adds them to the total.
+  void set_collect_losses(bool collect) { collect_losses_ = collect; }
+  bool collect_losses() const { return collect_losses_; }
+  void add_loss(int value) { losses_.push_back(value); }
+  const std::vector<int>& losses() const { return losses_; }
 
  private:
   Graph& graph_;
   bool training_;
+  bool collect_losses_ = false;
+  std::vector<int> losses_;
   std::map<const void*, int> by_buffer_;
   std::vector<std::pair<int, const Weight*>> vars_;
 };
@@ -132,6 +146,19 @@ class Layer {
   // and runs BatchNormalization in inference mode. Applies to weights built before or after.
   bool trainable() const { return trainable_; }
   virtual void set_trainable(bool trainable);
+  // Keras's <prefix>_regularizer and <prefix>_constraint keys (prefix: kernel, bias,
+  // recurrent, depthwise, pointwise, embeddings, gamma, beta, alpha) and its
+  // activity_regularizer, on the layer's outputs. Set before build; attach_weight_options,
+  // after build, hands them to the weights named "<prefix>" or "<prefix>_kernel" (a prefix
+  // no weight has is ignored, as Keras ignores bias_regularizer without a bias).
+  void set_weight_regularizer(const std::string& prefix, Regularizer r);
+  void set_weight_constraint(const std::string& prefix, Constraint c);
+  const std::map<std::string, Regularizer>& weight_regularizers() const { return regularizers_; }
+  const std::map<std::string, Constraint>& weight_constraints() const { return constraints_; }
+  void set_activity_regularizer(Regularizer r) { activity_regularizer_ = std::move(r); }
+  const Regularizer& activity_regularizer() const { return activity_regularizer_; }
+  // Wrappers (Bidirectional) forward to their sublayers too.
+  virtual void attach_weight_options();
   std::vector<Weight>& weights() { return weights_; }
   const std::vector<Weight>& weights() const { return weights_; }
   // Every weight the layer uses, its own and (for a nested model) its layers', in Keras's
@@ -172,6 +199,9 @@ class Layer {
   const T& single(const std::vector<T>& inputs) const;
 
   std::string name_;
+  std::map<std::string, Regularizer> regularizers_;
+  std::map<std::string, Constraint> constraints_;
+  Regularizer activity_regularizer_;
 };
 
 // Emits a reshape of x to `dims` (the batch axis included); free, the planner aliases it.

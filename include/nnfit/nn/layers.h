@@ -201,6 +201,19 @@ class Masking final : public Layer {
   double mask_value_;
 };
 
+// ActivityRegularization: the identity, adding L1L2(l1, l2) of its output (divided by the
+// batch size, as Keras 3 does) to the loss.
+class ActivityRegularization final : public Layer {
+ public:
+  ActivityRegularization(std::string name, double l1, double l2);
+  std::string class_name() const override { return "ActivityRegularization"; }
+  bool supports_masking() const override { return true; }
+  double l1() const { return activity_regularizer().l1; }
+  double l2() const { return activity_regularizer().l2; }
+  Shape output_shape(const Shape& input_shape) const override { return input_shape; }
+  int call(GraphBuilder&, int x) override { return x; }
+};
+
 // Dropout in training: each element kept with probability 1 - rate and scaled by
 // 1 / (1 - rate). noise_shape (Keras's, the batch axis included; -1 for Keras's None, the
 // input's size) shares one decision along its axes of size 1. SpatialDropout1D/2D/3D is

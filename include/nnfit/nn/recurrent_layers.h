@@ -118,6 +118,7 @@ class Bidirectional final : public Layer {
   std::vector<Weight*> all_weights() override;
   std::vector<Weight*> saved_weights() override;
   void set_trainable(bool trainable) override;
+  void attach_weight_options() override;  // each direction's, from its own config
   // forward_layer/cell and backward_layer/cell, as Keras 3 files keep them.
   std::vector<WeightGroup> saved_weight_groups() override;
 

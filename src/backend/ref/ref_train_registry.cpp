@@ -74,6 +74,9 @@ void register_ref_train_kernels(KernelRegistry& registry) {
       {"scale_by_grad", make_ref_attention},
       {"additive_scores", make_ref_attention},
       {"additive_scores_grad", make_ref_attention},
+      {"weight_penalty", make_ref_regularizer},
+      {"weight_penalty_grad", make_ref_regularizer},
+      {"apply_constraint", make_ref_regularizer},
   };
   for (const auto& k : kKernels) {
     registry.add(k.op, DeviceType::cpu, DType::f32, {std::string("ref:") + k.op, k.factory});

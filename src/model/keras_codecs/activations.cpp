@@ -44,7 +44,6 @@ LayerPtr read_elu(const Reader& r, const std::string& p, const json& c, const st
 
 LayerPtr read_prelu(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape& in) {
   check_keys(r, p, c, kCommon, {"alpha_initializer", "alpha_regularizer", "alpha_constraint", "shared_axes"});
-  require_null(r, p, c, {"alpha_regularizer", "alpha_constraint"});
   PReLUOptions o;
   o.alpha_initializer = get_initializer(r, p, c, "alpha_initializer", o.alpha_initializer);
   if (const json* axes = value(c, "shared_axes")) {

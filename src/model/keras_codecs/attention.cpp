@@ -8,9 +8,6 @@
 namespace nnfit::keras_json {
 namespace {
 
-const Keys kNoRegularizers = {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
-                              "bias_constraint"};
-
 // Keras's output_shape: an integer, or a list of integers and nulls (-1).
 std::vector<std::int64_t> read_partial_shape(const Reader& r, const std::string& p, const json& v) {
   if (v.is_number_integer()) return {v.get<std::int64_t>()};
@@ -34,7 +31,6 @@ LayerPtr read_einsum_dense(const Reader& r, const std::string& p, const json& c,
              {"output_shape", "equation", "activation", "bias_axes", "kernel_initializer", "bias_initializer",
               "kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint",
               "quantization_config", "lora_rank", "lora_alpha", "gptq", "gptq_unpacked_column_size"});
-  require_null(r, p, c, kNoRegularizers);
   require_null(r, p, c, {"quantization_config", "lora_rank"});
   EinsumDenseOptions o;
   o.equation = get_string(r, p, c, "equation", std::nullopt);
@@ -54,7 +50,6 @@ LayerPtr read_multi_head_attention(const Reader& r, const std::string& p, const 
              {"num_heads", "key_dim", "value_dim", "dropout", "use_bias", "use_gate", "output_shape", "attention_axes",
               "sliding_window", "flash_attention", "kernel_initializer", "bias_initializer", "kernel_regularizer",
               "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint", "seed"});
-  require_null(r, p, c, kNoRegularizers);
   MultiHeadAttentionOptions o;
   o.num_heads = get_int(r, p, c, "num_heads", std::nullopt);
   o.key_dim = get_int(r, p, c, "key_dim", std::nullopt);

@@ -78,7 +78,17 @@ bool get_channels_first(const Reader& r, const std::string& path, const json& ob
 // Keras's axis: -1, the last axis counted with the batch axis, or (Keras 2 BN) a list of one.
 bool is_last_axis(const json& axis, const Shape& in);
 
+// Every "<prefix>_regularizer", "<prefix>_constraint" and "activity_regularizer" key of a
+// layer's config (the family's reader has checked the keys), set on `layer`
+// (regularizers.cpp). throws: InvalidArgument for a bad value, Unsupported for a class
+// nnfit does not have.
+void read_weight_options(const Reader& r, const std::string& path, const json& cfg, Layer& layer);
+
 // Writing helpers.
+
+// The layer's regularizers and constraints over the null keys the family's writer wrote;
+// throws Unsupported when the writer has no such key.
+void write_weight_options(const Layer& l, ojson& config);
 
 // "glorot_uniform" -> {"class_name": "GlorotUniform", ...}.
 ojson write_initializer(const std::string& name);

@@ -40,8 +40,7 @@ const Keys kConvKeys{"filters", "kernel_size", "strides", "padding", "data_forma
                      "activation", "use_bias", "kernel_initializer", "bias_initializer", "kernel_regularizer",
                      "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint", "lora_rank",
                      "lora_alpha"};
-const Keys kNullConvKeys{"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
-                         "bias_constraint", "lora_rank"};
+const Keys kNullConvKeys{"lora_rank"};
 
 template <typename Options>
 void read_conv(const Reader& r, const std::string& p, const json& c, std::size_t rank, Options& o) {
@@ -79,8 +78,6 @@ LayerPtr read_depthwise(const Reader& r, const std::string& p, const json& c, st
              {"kernel_size", "strides", "padding", "depth_multiplier", "data_format", "dilation_rate", "groups",
               "activation", "use_bias", "depthwise_initializer", "bias_initializer", "depthwise_regularizer",
               "bias_regularizer", "activity_regularizer", "depthwise_constraint", "bias_constraint"});
-  require_null(r, p, c, {"depthwise_regularizer", "bias_regularizer", "activity_regularizer", "depthwise_constraint",
-                         "bias_constraint"});
   require_value(r, p, c, "groups", 1);
   DepthwiseConvOptions o;
   read_window(r, p, c, rank, o);
@@ -97,9 +94,6 @@ LayerPtr read_separable(const Reader& r, const std::string& p, const json& c, st
               "kernel_initializer", "depthwise_regularizer", "pointwise_regularizer", "bias_regularizer",
               "kernel_regularizer", "activity_regularizer", "depthwise_constraint", "pointwise_constraint",
               "bias_constraint", "kernel_constraint"});
-  require_null(r, p, c, {"depthwise_regularizer", "pointwise_regularizer", "bias_regularizer", "kernel_regularizer",
-                         "activity_regularizer", "depthwise_constraint", "pointwise_constraint", "bias_constraint",
-                         "kernel_constraint"});
   require_value(r, p, c, "groups", 1);
   SeparableConvOptions o;
   read_window(r, p, c, rank, o);

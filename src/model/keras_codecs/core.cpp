@@ -1,5 +1,5 @@
 // Keras codecs of the core layers: Dense, Flatten, Reshape, Dropout (and SpatialDropout1D/2D/3D),
-// Embedding, Masking, GaussianNoise, GaussianDropout, AlphaDropout, and Keras's NotEqual,
+// Embedding, Masking, ActivityRegularization, GaussianNoise, GaussianDropout, AlphaDropout, and Keras's NotEqual,
 // LogicalOr, LogicalAnd and ConvertToTensor operations.
 #include "model/keras_codecs/codec.h"
 
@@ -13,8 +13,7 @@ LayerPtr read_dense(const Reader& r, const std::string& p, const json& c, const 
              {"units", "activation", "use_bias", "kernel_initializer", "bias_initializer", "kernel_regularizer",
               "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint",
               "quantization_config", "lora_rank", "lora_alpha"});
-  require_null(r, p, c, {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
-                         "bias_constraint", "quantization_config", "lora_rank"});
+  require_null(r, p, c, {"quantization_config", "lora_rank"});
   DenseOptions o;
   o.units = get_int(r, p, c, "units", std::nullopt);
   if (o.units <= 0) r.invalid(p, "\"units\" must be positive, got " + std::to_string(o.units));
@@ -96,8 +95,7 @@ LayerPtr read_embedding(const Reader& r, const std::string& p, const json& c, co
              {"input_dim", "output_dim", "embeddings_initializer", "embeddings_regularizer", "activity_regularizer",
               "embeddings_constraint", "mask_zero", "input_length", "quantization_config", "lora_rank", "lora_alpha",
               "sparse"});
-  require_null(r, p, c, {"embeddings_regularizer", "activity_regularizer", "embeddings_constraint",
-                         "quantization_config", "lora_rank"});
+  require_null(r, p, c, {"quantization_config", "lora_rank"});
   require_value(r, p, c, "sparse", false);
   EmbeddingOptions o;
   o.mask_zero = get_bool(r, p, c, "mask_zero", false);
@@ -112,6 +110,14 @@ LayerPtr read_embedding(const Reader& r, const std::string& p, const json& c, co
 LayerPtr read_masking(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
   check_keys(r, p, c, kCommon, {"mask_value"});
   return std::make_unique<Masking>(name, get_number(r, p, c, "mask_value", 0.0));
+}
+
+LayerPtr read_activity_regularization(const Reader& r, const std::string& p, const json& c, const std::string& name,
+                                      const Shape&) {
+  check_keys(r, p, c, kCommon, {"l1", "l2"});
+  const double l1 = get_number(r, p, c, "l1", 0.0), l2 = get_number(r, p, c, "l2", 0.0);
+  if (l1 < 0.0 || l2 < 0.0) r.invalid(p, "\"l1\" and \"l2\" must be non-negative, got " + show(c["l1"]) + " and " + show(c["l2"]));
+  return std::make_unique<ActivityRegularization>(name, l1, l2);
 }
 
 // GaussianNoise (stddev), GaussianDropout and AlphaDropout (rate; AlphaDropout's noise_shape
@@ -162,6 +168,10 @@ bool write_core(const Writer& w, const Layer& l, ojson& c) {
     c["mask_value"] = m->mask_value();
     return true;
   }
+  if (auto* a = dynamic_cast<const ActivityRegularization*>(&l)) {
+    c.update({{"l1", a->l1()}, {"l2", a->l2()}});
+    return true;
+  }
   if (auto* d = dynamic_cast<const Dense*>(&l)) {
     const DenseOptions& o = d->options();
     c.update({{"units", o.units}, {"activation", write_activation(w, l, o.activation)}, {"use_bias", o.use_bias},
@@ -204,6 +214,7 @@ const LayerFamily& core_layers() {
                                    {"SpatialDropout3D", read_spatial_dropout3d},
                                    {"Embedding", read_embedding},
                                    {"Masking", read_masking},
+                                   {"ActivityRegularization", read_activity_regularization},
                                    {"NotEqual", read_logical<LogicalOpKind::not_equal>},
                                    {"LogicalOr", read_logical<LogicalOpKind::logical_or>},
                                    {"LogicalAnd", read_logical<LogicalOpKind::logical_and>},

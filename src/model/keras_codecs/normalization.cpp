@@ -36,8 +36,7 @@ LayerPtr read_batch_norm(const Reader& r, const std::string& p, const json& c, c
               "moving_mean_initializer", "moving_variance_initializer", "beta_regularizer", "gamma_regularizer",
               "beta_constraint", "gamma_constraint", "synchronized", "renorm", "renorm_clipping", "renorm_momentum",
               "fused", "virtual_batch_size", "adjustment"});
-  require_null(r, p, c, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint",
-                         "renorm_clipping", "virtual_batch_size", "adjustment"});
+  require_null(r, p, c, {"renorm_clipping", "virtual_batch_size", "adjustment"});
   require_value(r, p, c, "renorm", false);
   const std::vector<std::int64_t> axes = read_axes(r, p, c, in, -1);
   if (axes.size() != 1) r.unsupported(p, "\"axis\" = " + show(c["axis"]) + " is not supported (one features axis)");
@@ -75,7 +74,6 @@ LayerPtr read_layer_norm(const Reader& r, const std::string& p, const json& c, c
   check_keys(r, p, c, kCommon,
              {"axis", "epsilon", "center", "scale", "rms_scaling", "beta_initializer", "gamma_initializer",
               "beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
-  require_null(r, p, c, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
   check_affine(r, p, c);
   LayerNormalizationOptions o;
   o.rms_scaling = get_bool(r, p, c, "rms_scaling", o.rms_scaling);
@@ -102,7 +100,6 @@ LayerPtr read_group_norm(const Reader& r, const std::string& p, const json& c, c
   check_keys(r, p, c, kCommon,
              {"groups", "axis", "epsilon", "center", "scale", "beta_initializer", "gamma_initializer",
               "beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
-  require_null(r, p, c, {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
   check_affine(r, p, c);
   if (const json* axis = value(c, "axis"); axis && !is_last_axis(*axis, in)) {
     r.unsupported(p, "\"axis\" = " + show(*axis) + " is not supported (only the last axis, -1)");

@@ -17,8 +17,6 @@ LayerPtr read_recurrent(const Reader& r, const std::string& p, const json& c, co
               "bias_constraint", "dropout", "recurrent_dropout", "seed", "return_sequences", "return_state",
               "go_backwards", "stateful", "unroll", "zero_output_for_mask", "use_cudnn", "time_major",
               "implementation"});
-  require_null(r, p, c, {"kernel_regularizer", "recurrent_regularizer", "bias_regularizer", "activity_regularizer",
-                         "kernel_constraint", "recurrent_constraint", "bias_constraint"});
   require_value(r, p, c, "stateful", false);
   require_value(r, p, c, "time_major", false);
   for (const char* key : {"dropout", "recurrent_dropout"}) {

@@ -100,6 +100,12 @@ std::vector<int> Bidirectional::call_masked(GraphBuilder& b, const std::vector<i
   return out;
 }
 
+void Bidirectional::attach_weight_options() {
+  forward_->attach_weight_options();
+  backward_->attach_weight_options();
+  Layer::attach_weight_options();
+}
+
 void Bidirectional::set_trainable(bool trainable) {
   Layer::set_trainable(trainable);
   forward_->set_trainable(trainable);

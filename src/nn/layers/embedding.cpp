@@ -42,6 +42,15 @@ std::vector<int> Embedding::call_masked(GraphBuilder& b, const std::vector<int>&
   return {y};
 }
 
+ActivityRegularization::ActivityRegularization(std::string name, double l1, double l2) : Layer(std::move(name)) {
+  Regularizer r;
+  r.kind = "L1L2";
+  r.l1 = l1;
+  r.l2 = l2;
+  check_regularizer(r, this->name());
+  set_activity_regularizer(r);
+}
+
 Masking::Masking(std::string name, double mask_value) : Layer(std::move(name)), mask_value_(mask_value) {}
 
 Shape Masking::output_shape(const Shape& input_shape) const {
