@@ -79,6 +79,29 @@ Descs infer_group_norm_grad(const Descs& in, const Attrs& a) {
   return {{in[0].shape, DType::f32}, {c, DType::f32}, {c, DType::f32}};
 }
 
+// standardize: x [..., K], mean [K], var [K] -> y like x (Keras's Normalization layer);
+// standardize_grad: dy, var -> dx. mean and var are constants (adapted statistics).
+Descs infer_standardize(const Descs& in, const Attrs&) {
+  NNFIT_CHECK(in.size() == 3, InvalidArgument, "standardize expects 3 inputs (x, mean, var), got ", in.size());
+  NNFIT_CHECK(in[0].shape.rank() >= 1, InvalidArgument, "standardize needs at least one axis");
+  check_channel(in, 1, "standardize");
+  check_channel(in, 2, "standardize");
+  return {in[0]};
+}
+
+Descs infer_standardize_grad(const Descs& in, const Attrs&) {
+  NNFIT_CHECK(in.size() == 2, InvalidArgument, "standardize_grad expects 2 inputs (dy, var), got ", in.size());
+  NNFIT_CHECK(in[0].shape.rank() >= 1, InvalidArgument, "standardize_grad needs at least one axis");
+  check_channel(in, 1, "standardize_grad");
+  return {in[0]};
+}
+
+std::vector<int> grad_standardize(GradContext& c) {
+  const Node n = c.graph.node(c.node);
+  if (c.output_grads[0] < 0 || !c.needs[0]) return {-1, -1, -1};
+  return {c.graph.add("standardize_grad", {c.output_grads[0], n.inputs[2]}, n.attrs, n.name + "/grad"), -1, -1};
+}
+
 // Both normalizations: mean and rstd are statistics for the gradient only; nothing
 // differentiates through them. The _grad op takes the forward's attrs.
 template <const char* kGradOp>
@@ -106,6 +129,8 @@ void add_layer_norm_op_defs(std::map<std::string, OpDef>& m) {
   add({"layer_norm_grad", infer_layer_norm_grad, nullptr, {}});
   add({"group_norm", infer_group_norm, grad_normalization<kGroupNormGrad>, {}});
   add({"group_norm_grad", infer_group_norm_grad, nullptr, {}});
+  add({"standardize", infer_standardize, grad_standardize, {}});
+  add({"standardize_grad", infer_standardize_grad, nullptr, {}});
 }
 
 }  // namespace nnfit

@@ -376,6 +376,15 @@ TEST(GradientCheck, WeightPenalty) {
   }
 }
 
+// Keras's Normalization: mean and variance are constants.
+TEST(GradientCheck, Standardize) {
+  for (std::int64_t invert : {0, 1}) {
+    Attrs a;
+    a.set("invert", invert);
+    check({"standardize", a, {random(Shape{4, 3}, 50), random(Shape{3}, 51), random(Shape{3}, 52, 0.5f, 2.0f)}, false, 1});
+  }
+}
+
 TEST(GradientCheck, GroupNorm) {
   Attrs a{{"epsilon", 1e-3}, {"groups", std::int64_t{2}}};
   check({"group_norm", a, {random(Shape{3, 4, 6}, 40), random(Shape{6}, 41, 0.5f, 1.5f), random(Shape{6}, 42)}});

@@ -266,6 +266,14 @@ def regularizer_cases(layers):
         ("BatchNormalization gamma L2, beta NonNeg", (5,),
          lambda: layers.BatchNormalization(gamma_regularizer=r.L2(0.1), beta_constraint=k.NonNeg()), 1e-5),
         ("LayerNormalization beta L1", (5,), lambda: layers.LayerNormalization(beta_regularizer=r.L1(0.2)), 1e-5),
+        ("Normalization adapted", (6,), lambda: layers.Normalization(), 1e-5),
+        ("Normalization adapted axis None", (3, 4), lambda: layers.Normalization(axis=None), 1e-5),
+        ("Normalization adapted axis 1", (3, 4), lambda: layers.Normalization(axis=1), 1e-5),
+        ("Normalization adapted axes 1 3 invert", (3, 4, 2), lambda: layers.Normalization(axis=(1, 3), invert=True), 1e-5),
+        ("Normalization given", (3,), lambda: layers.Normalization(mean=[0.5, -1.0, 2.0], variance=[4.0, 0.25, 1.0]),
+         1e-5),
+        ("Normalization given invert, a zero variance", (3, 2), lambda: layers.Normalization(mean=[3.0, -1.0], variance=[2.0, 0.0], invert=True),
+         1e-5),
         ("ActivityRegularization", (6,), lambda: layers.ActivityRegularization(l1=0.05, l2=0.1), 1e-5),
         ("MultiHeadAttention kernel L2", (4, 3), lambda: _self_attention(layers.MultiHeadAttention(
             2, 2, kernel_regularizer=r.L2(0.05))), 1e-4),
@@ -305,11 +313,16 @@ def build(keras, name, shape, factory, rng, ids=None, pad=False):
     model = keras.Model(inp, out, name="".join(ch if ch.isalnum() else "_" for ch in name))
     weights = []
     for w in model.weights:
-        if "moving_variance" in w.path:
+        if "variance" in w.path:  # BatchNormalization's moving variance, Normalization's
             weights.append(rng.uniform(0.5, 1.5, w.shape))
+        elif "int" in str(w.dtype):  # Normalization's sample count
+            weights.append(rng.integers(1, 100, w.shape))
         else:
             weights.append(rng.standard_normal(w.shape) * 0.5)
-    model.set_weights([w.astype(np.float32) for w in weights])
+    model.set_weights([v.astype(w.dtype) for v, w in zip(weights, model.weights)])
+    for layer in model.layers:  # Normalization reads its variables only when finalized (as on load)
+        if isinstance(layer, keras.layers.Normalization) and layer.input_mean is None:
+            layer.finalize_state()
     return model
 
 

@@ -341,5 +341,38 @@ TEST(KerasConfig, RescalingAndUnitNormalizationReadAndRoundTrip) {
   });
 }
 
+TEST(KerasConfig, NormalizationReadsGivenAndAdaptedStatisticsAndRoundTrips) {
+  const std::string json = keras3_model(
+      "[null, 2, 3]", layer("Normalization", R"({"name": "given", "axis": [1, 2], "invert": false, "mean": [[1, 2, 3], [4, 5, 6]], "variance": [[1, 1, 1], [4, 4, 4]]})") +
+                          ", " + layer("Normalization", R"({"name": "adapted", "axis": null, "invert": true, "mean": null, "variance": null})"));
+  auto m = sequential_from_keras_json(json, "norm.json");
+  auto again = sequential_from_keras_json(model_to_keras_json(*m), "again.json");
+  const NormalizationOptions& g = dynamic_cast<const Normalization&>(*again->layers()[0]).options();
+  EXPECT_EQ(g.axes, (std::vector<std::int64_t>{1, 2}));
+  EXPECT_EQ(g.mean, (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(g.given_shape, (std::vector<std::int64_t>{2, 3}));
+  const NormalizationOptions& a = dynamic_cast<const Normalization&>(*again->layers()[1]).options();
+  EXPECT_TRUE(a.axes.empty());
+  EXPECT_TRUE(a.invert);
+  EXPECT_TRUE(a.mean.empty());
+  // Keras's variables: none for given statistics; mean, variance and count when adapted.
+  again->build();
+  EXPECT_TRUE(again->layers()[0]->saved_weights().empty());
+  EXPECT_EQ(again->layers()[1]->saved_weights().size(), 3u);
+  expect_config_errors({
+      {keras3_model("[null, 3]", layer("Normalization", R"({"name": "n", "mean": [1, 2, 3]})")),
+       "layers[1] (n): \"mean\" and \"variance\" must both be given or both be null"},
+      {keras3_model("[null, 3]", layer("Normalization", R"({"name": "n", "mean": [[1, 2], [3]], "variance": [[1, 1], [1]]})")),
+       "layers[1] (n).mean: a ragged list of numbers"},
+      {keras3_model("[null, 3]", layer("Normalization", R"({"name": "n", "mean": [1, 2, 3], "variance": [1, -1, 1]})")),
+       "layers[1] (n).variance: a variance must be non-negative"},
+      {keras3_model("[null, 3]", layer("Normalization", R"({"name": "n", "mean": [1, 2], "variance": [1, 1]})")),
+       "(n): mean and variance hold 2 values; expected 1 or one per position of the kept axes (3)"},
+      {keras3_model("[null, 3]", layer("Normalization", R"({"name": "n", "axis": 0})")), "(n): axis 0 is out of range"},
+      {keras3_model("[null, 3]", layer("Normalization", R"({"name": "n", "axis": "last"})")),
+       "\"axis\" must be an integer, a list of integers or null, got \"last\""},
+  });
+}
+
 }  // namespace
 }  // namespace nnfit

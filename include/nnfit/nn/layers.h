@@ -297,6 +297,40 @@ class Rescaling final : public Layer {
   double scale_, offset_;
 };
 
+// Keras's Normalization preprocessing layer: y = (x - mean) / max(sqrt(variance), 1e-7)
+// (invert: x * max(sqrt(variance), 1e-7) + mean), with one mean and variance per position
+// of the kept `axes` (Keras's axis, counting the batch axis; empty: one for everything).
+// The statistics are either given (Keras's mean= and variance= arguments: constants in the
+// config, one value or one per position) or adapted, i.e. variables mean, variance and
+// count that a saved model's file fills.
+struct NormalizationOptions {
+  std::vector<std::int64_t> axes{-1};
+  bool invert = false;
+  std::vector<double> mean, variance;  // given: flat, 1 value or one per kept position; empty: adapted
+  std::vector<std::int64_t> given_shape;  // the given values' nesting as written (empty: one number)
+};
+
+class Normalization final : public Layer {
+ public:
+  Normalization(std::string name, NormalizationOptions options);
+  std::string class_name() const override { return "Normalization"; }
+  bool supports_masking() const override { return true; }
+  const NormalizationOptions& options() const { return options_; }
+  Shape output_shape(const Shape& input_shape) const override;
+  void build(const Shape& input_shape, WeightFactory& weights) override;
+  int call(GraphBuilder& builder, int x) override;
+  // Keras's variables: mean, variance and count when adapted; none when given.
+  std::vector<Weight*> saved_weights() override;
+
+ private:
+  // The kept axes for an input of `s` (without the batch axis), counting the batch axis,
+  // sorted; InvalidArgument naming the layer for an axis out of range or the batch axis.
+  std::vector<std::int64_t> kept_axes(const Shape& s) const;
+  bool adapted() const { return options_.mean.empty(); }
+
+  NormalizationOptions options_;
+};
+
 // UnitNormalization: x / sqrt(max(sum of x^2 along `axis`, 1e-12)), Keras's formula; the
 // axis counts the batch axis (-1: the last).
 class UnitNormalization final : public Layer {

@@ -9,6 +9,7 @@
 //   dgamma = sum over rows of dy * z; dx = rstd * (g - xhat * mean(g * z))
 // Mode rms (Keras's RMSNormalization) is rms_scaling with the mean taken as 0: rstd =
 // 1 / sqrt(mean(x²) + epsilon), and the same gradient with xhat = z.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -184,7 +185,42 @@ class RefGroupNorm final : public Kernel {
   double epsilon_;
 };
 
+// standardize over x [rows, K] (Keras's Normalization): s = max(sqrt(var), 1e-7) per
+// column; y = (x - mean) / s, or with invert x·s + mean; standardize_grad: dx = dy / s
+// (dy·s with invert).
+class RefStandardize final : public Kernel {
+ public:
+  RefStandardize(bool grad, bool invert, std::int64_t rows, std::int64_t cols)
+      : grad_(grad), invert_(invert), rows_(rows), cols_(cols) {}
+
+  void run(const KernelArgs& args) override {
+    const auto* x = static_cast<const float*>(args.inputs[0]);
+    const auto* mean = grad_ ? nullptr : static_cast<const float*>(args.inputs[1]);
+    const auto* var = static_cast<const float*>(args.inputs[grad_ ? 1 : 2]);
+    auto* y = static_cast<float*>(args.outputs[0]);
+    for (std::int64_t r = 0; r < rows_; ++r) {
+      for (std::int64_t c = 0; c < cols_; ++c) {
+        const double s = std::max(std::sqrt(static_cast<double>(var[c])), 1e-7);
+        const double v = x[r * cols_ + c];
+        const double m = grad_ ? 0.0 : mean[c];
+        y[r * cols_ + c] = static_cast<float>(invert_ ? v * s + m : (v - m) / s);
+      }
+    }
+  }
+
+ private:
+  bool grad_, invert_;
+  std::int64_t rows_, cols_;
+};
+
 }  // namespace
+
+std::unique_ptr<Kernel> make_ref_standardize(const KernelDesc& d, std::string* /*why_not*/) {
+  const Shape& x = d.inputs.at(0).shape;
+  const std::int64_t cols = x.dim(-1);
+  return std::make_unique<RefStandardize>(d.op == "standardize_grad", d.attrs.i_or("invert", 0) != 0,
+                                          cols > 0 ? x.numel() / cols : 0, cols);
+}
 
 std::unique_ptr<Kernel> make_ref_group_norm(const KernelDesc& d, std::string* why_not) {
   if (!all_float32(d, why_not)) return nullptr;

@@ -25,6 +25,8 @@ std::unique_ptr<Kernel> make_ref_reduce(const KernelDesc& desc, std::string* why
 std::unique_ptr<Kernel> make_ref_prelu(const KernelDesc& desc, std::string* why_not);
 // ref_layer_norm.cpp: layer_norm and layer_norm_grad.
 std::unique_ptr<Kernel> make_ref_layer_norm(const KernelDesc& desc, std::string* why_not);
+// standardize and standardize_grad (ref_layer_norm.cpp).
+std::unique_ptr<Kernel> make_ref_standardize(const KernelDesc& desc, std::string* why_not);
 // group_norm and group_norm_grad (ref_layer_norm.cpp).
 std::unique_ptr<Kernel> make_ref_group_norm(const KernelDesc& desc, std::string* why_not);
 // gather, gather_grad (ref_gather.cpp): ids of int32, int64 or float32.

@@ -61,6 +61,8 @@ void register_ref_train_kernels(KernelRegistry& registry) {
       {"layer_norm_grad", make_ref_layer_norm},
       {"group_norm", make_ref_group_norm},
       {"group_norm_grad", make_ref_group_norm},
+      {"standardize", make_ref_standardize},
+      {"standardize_grad", make_ref_standardize},
       {"gather", make_ref_gather},
       {"gather_grad", make_ref_gather},
       {"sequence_mask", make_ref_mask},
