@@ -73,12 +73,14 @@ SourceSpec read_source(const Section& s) {
     s.check_keys({"format", "images", "labels"});
     src.paths = {resolve(s, "images"), resolve(s, "labels")};
   } else if (f == "npy") {
-    s.check_keys({"format", "x", "y"});
+    s.check_keys({"format", "x", "y", "sample_weight"});
     src.paths = {resolve(s, "x"), resolve(s, "y")};
+    if (s.find("sample_weight")) src.paths.push_back(resolve(s, "sample_weight"));
   } else if (f == "npz") {
-    s.check_keys({"format", "path", "x", "y"});
+    s.check_keys({"format", "path", "x", "y", "sample_weight"});
     src.paths = {resolve(s, "path")};
     src.names = {s.string_or("x", "x"), s.string_or("y", "y")};
+    if (s.find("sample_weight")) src.names.push_back(s.string("sample_weight"));
   } else if (f == "csv") {
     s.check_keys({"format", "path", "label", "features"});
     src.paths = {resolve(s, "path")};
@@ -269,7 +271,11 @@ std::vector<std::string> expand_globs(const std::vector<std::string>& patterns, 
 data::Dataset open_source(const SourceSpec& src) {
   const std::string& f = src.format;
   if (f == "idx") return data::idx_dataset(src.paths[0], src.paths[1]);
-  if (f == "npy") return data::Dataset::zip({data::npy_dataset(src.paths[0]), data::npy_dataset(src.paths[1])});
+  if (f == "npy") {
+    std::vector<data::Dataset> parts;  // x, y and, when given, the sample weights
+    for (const std::string& p : src.paths) parts.push_back(data::npy_dataset(p));
+    return data::Dataset::zip(parts);
+  }
   if (f == "npz") return data::npz_dataset(src.paths[0], src.names);
   if (f == "csv") {
     io::CsvOptions o;

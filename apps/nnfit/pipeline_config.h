@@ -20,9 +20,9 @@ class Section;
 struct SourceSpec {
   std::string format;                 // idx | npy | npz | csv | tfrecord | image_folder
   std::string where;                  // key path, for errors
-  std::vector<std::string> paths;     // idx: images, labels; npy: x, y; npz, csv: the file;
+  std::vector<std::string> paths;     // idx: images, labels; npy: x, y (, sample_weight); npz, csv: the file;
                                       // tfrecord: files or glob patterns; image_folder: directory
-  std::vector<std::string> names;     // npz: the x and y arrays; csv: feature columns (empty: all but label)
+  std::vector<std::string> names;     // npz: the x, y (and sample_weight) arrays; csv: feature columns (empty: all but label)
   std::string label;                  // csv: the label column
   std::vector<data::FixedLenFeature> features;  // tfrecord: x features, then the label feature
   std::string compression;            // tfrecord: "" (sniffed), "GZIP", "ZLIB"

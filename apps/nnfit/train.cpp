@@ -177,6 +177,7 @@ int run_train(const TrainArgs& args) {
   fit.shuffle = cfg.shuffle;
   fit.seed = cfg.seed;
   fit.on_oom = cfg.on_oom;
+  fit.class_weight = cfg.class_weight;
   fit.on_note = [](const std::string& note) { std::fprintf(stderr, "nnfit: note: %s\n", note.c_str()); };
   std::pair<Tensor, Tensor> train_tensors;
   std::optional<data::Dataset> train_dataset;

@@ -114,7 +114,27 @@ TrainConfig read_train_config(const std::string& path) {
 
   if (top.find("fit")) {
     const Section fit = top.section("fit");
-    fit.check_keys({"epochs", "batch_size", "shuffle", "seed", "memory", "on_oom", "callbacks"});
+    fit.check_keys({"epochs", "batch_size", "shuffle", "seed", "memory", "on_oom", "callbacks", "class_weight"});
+    if (const json* cw = fit.find("class_weight")) {
+      // Keras's dict of class id -> weight; JSON keys are strings ("0").
+      if (!cw->is_object()) fit.fail("expected an object of class id -> weight, got " + cw->dump(), "class_weight");
+      for (const auto& [key, w] : cw->items()) {
+        std::size_t used = 0;
+        long long cls = -1;
+        try {
+          cls = std::stoll(key, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != key.size() || cls < 0) {
+          fit.fail("\"" + key + "\" is not a class id (a non-negative integer)", "class_weight");
+        }
+        if (!w.is_number() || w.get<double>() < 0) {
+          fit.fail("class " + key + "'s weight must be a non-negative number, got " + w.dump(), "class_weight");
+        }
+        cfg.class_weight[cls] = w.get<double>();
+      }
+    }
     if (const json* cbs = fit.find("callbacks")) {
       if (!cbs->is_array()) fit.fail("expected a list of Keras callbacks ({\"class_name\", \"config\"}), got " + cbs->dump(), "callbacks");
       cfg.callbacks_json = cbs->dump();

@@ -4,6 +4,7 @@
 // checks every key, so a typo fails before any data is read. Format: docs/config.md.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -43,6 +44,7 @@ struct TrainConfig {
   std::uint64_t seed = 0;
   MemorySettings memory;  // fit.memory
   std::string on_oom = "fail";  // fit.on_oom: "fail" or "reduce_batch"
+  std::map<std::int64_t, double> class_weight;  // fit.class_weight: {"0": 1.0, "1": 4.0}
 };
 
 // throws: InvalidArgument (unreadable file, JSON syntax with line/column, unknown or

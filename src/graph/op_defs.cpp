@@ -194,8 +194,16 @@ Descs infer_avg_pool_grad(const Descs& in, const Attrs& a) {
 
 // --- losses ---
 
+// pred, target and, optionally, one weight per sample [N] (Keras's sample_weight: each
+// sample's loss times its weight, still averaged over the batch).
 Descs infer_loss(const Descs& in, const Attrs& a) {
-  expect_count(in, 2);
+  NNFIT_CHECK(in.size() == 2 || in.size() == 3, InvalidArgument, "expected 2 inputs (pred, target) or 3 (and sample_weight), got ",
+              in.size());
+  if (in.size() == 3) {
+    NNFIT_CHECK(in[0].shape.rank() >= 1 && in[2].shape == Shape{in[0].shape[0]} && in[2].dtype == DType::f32,
+                InvalidArgument, "sample weights must be float32 of shape (", in[0].shape.rank() >= 1 ? in[0].shape[0] : 0,
+                ",), one per sample, got ", in[2].shape.to_string());
+  }
   const std::string& kind = a.s("kind");
   const Shape& p = in[0].shape;
   const Shape& t = in[1].shape;
@@ -221,8 +229,10 @@ Descs infer_loss(const Descs& in, const Attrs& a) {
 }
 
 Descs infer_loss_grad(const Descs& in, const Attrs& a) {
-  expect_count(in, 3);
-  infer_loss({in[0], in[1]}, a);
+  NNFIT_CHECK(in.size() == 3 || in.size() == 4, InvalidArgument,
+              "expected 3 inputs (pred, target, dloss) or 4 (and sample_weight), got ", in.size());
+  if (in.size() == 4) infer_loss({in[0], in[1], in[3]}, a);
+  else infer_loss({in[0], in[1]}, a);
   return {in[0]};
 }
 
@@ -397,10 +407,12 @@ std::vector<int> grad_avg_pool(GradContext& c) {
 std::vector<int> grad_loss(GradContext& c) {
   const Node n = c.graph.node(c.node);
   int dl = c.output_grads[0];
-  std::vector<int> out{-1, -1};
+  std::vector<int> out(n.inputs.size(), -1);
   if (dl < 0) return out;
   NNFIT_CHECK(!need(c, 1), Unsupported, n.name, ": gradients with respect to loss targets are not supported");
-  if (need(c, 0)) out[0] = c.graph.add("loss_grad", {n.inputs[0], n.inputs[1], dl}, n.attrs, grad_name(c, "pred"));
+  std::vector<int> in{n.inputs[0], n.inputs[1], dl};
+  if (n.inputs.size() == 3) in.push_back(n.inputs[2]);  // the sample weights
+  if (need(c, 0)) out[0] = c.graph.add("loss_grad", in, n.attrs, grad_name(c, "pred"));
   return out;
 }
 

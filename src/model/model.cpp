@@ -325,12 +325,13 @@ std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t bat
                   "(an RNN without return_sequences)");
     }
     const std::vector<std::string> names = output_names();
+    if (training && weighted_) e->sample_weight = g.add_input("sample_weight", {Shape{batch}, DType::f32});
     std::vector<int> weighted;
     for (std::size_t i = 0; i < e->preds.size(); ++i) {
       const Loss& loss = compile_options_.loss_for(i);
       const std::string prefix = e->preds.size() > 1 ? names[i] + "/" : "";
       e->ys.push_back(g.add_input(prefix + "y", loss.target_desc(g.desc(e->preds[i]))));
-      const int l = loss.emit(g, e->preds[i], e->ys.back());
+      const int l = loss.emit(g, e->preds[i], e->ys.back(), e->sample_weight);
       if (e->preds.size() > 1) e->output_losses.push_back(l);
       const double w = compile_options_.loss_weight(i);
       if (w == 1.0) {

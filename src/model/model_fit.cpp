@@ -66,6 +66,14 @@ Model::Entry& Model::stage_element(const data::Element& element, const char* wha
                 " do not match the model's input shape ", in_shapes[i].to_string(), " per sample");
   }
   Entry& e = entry_or_split(training, rows, what);
+  const float* given_weights = nullptr;
+  if (e.sample_weight >= 0 && element.size() > n_in + n_out) {
+    const Tensor& w = element[n_in + n_out];
+    NNFIT_CHECK(w.dtype() == DType::f32 && w.numel() == rows, InvalidArgument, what, " batch ", index + 1,
+                ": sample weights must be float32, one per sample (", rows, "), got ", dtype_name(w.dtype()), " ",
+                w.shape().to_string());
+    given_weights = w.data<float>();
+  }
   // The batch is read where the pipeline made it; the caller keeps `element` alive
   // through the step.
   for (std::size_t i = 0; i < n_in; ++i) e.set_x(element[i].raw(), i);
@@ -79,7 +87,43 @@ Model::Entry& Model::stage_element(const data::Element& element, const char* wha
       throw InvalidArgument(std::string(what) + " batch " + std::to_string(index + 1) + ": " + err.what());
     }
   }
+  if (e.sample_weight >= 0) stage_sample_weights(e, rows, given_weights);
   return e;
+}
+
+void Model::set_sample_weighting(bool weighted, std::map<std::int64_t, double> class_weight) {
+  class_weight_ = std::move(class_weight);
+  if (weighted == weighted_) return;
+  weighted_ = weighted;
+  // The training programs gain or lose their sample-weight input: plan them again.
+  if (programs_) programs_->entries.clear();
+}
+
+void Model::stage_sample_weights(Entry& e, std::int64_t rows, const float* given) {
+  NNFIT_CHECK(!e.split, Unsupported, "model '", name(), "': a batch of ", rows,
+              " split into micro-batches (on_oom \"reduce_batch\") cannot carry sample or class weights yet; "
+              "use a smaller batch size");
+  auto* w = static_cast<float*>(e.program.data(e.sample_weight));
+  for (std::int64_t i = 0; i < rows; ++i) w[i] = given ? given[i] : 1.0f;
+  if (class_weight_.empty()) return;
+  // The class of each staged target, as Keras's class_weight_to_sample_weights reads it.
+  const TensorDesc& y = e.program.graph().desc(e.ys[0]);
+  const std::int64_t width = y.shape.rank() >= 2 ? y.shape.numel() / y.shape[0] : 1;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    std::int64_t cls = 0;
+    if (y.dtype == DType::i32) {
+      cls = static_cast<const std::int32_t*>(e.y_data(0))[i];
+    } else {
+      const float* t = static_cast<const float*>(e.y_data(0)) + i * width;
+      if (width == 1) {
+        cls = static_cast<std::int64_t>(std::nearbyint(t[0]));
+      } else {
+        cls = std::max_element(t, t + width) - t;
+      }
+    }
+    const auto it = class_weight_.find(cls);
+    if (it != class_weight_.end()) w[i] *= static_cast<float>(it->second);
+  }
 }
 
 History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoch, EpochFeed& feed,
@@ -304,6 +348,29 @@ Logs Model::validate(const FitOptions& options, data::Autotuner* tuner) {
   return {};
 }
 
+// A fit with class or sample weights: the training programs take a sample-weight input
+// for its length. throws: InvalidArgument for class weights on several outputs or with
+// sample weights, or a negative weight.
+struct Model::WeightingScope {
+  Model& model;
+  WeightingScope(Model& m, const FitOptions& options, bool sample_weights) : model(m) {
+    const bool classes = !options.class_weight.empty();
+    NNFIT_CHECK(!(classes && sample_weights), InvalidArgument,
+                "give class_weight or sample weights, not both (Keras refuses the pair too)");
+    NNFIT_CHECK(!classes || m.num_outputs() == 1, InvalidArgument,
+                "class_weight needs a model with one output; this one has ", m.num_outputs(),
+                " (give sample weights instead)");
+    for (const auto& [cls, w] : options.class_weight) {
+      NNFIT_CHECK(cls >= 0 && w >= 0.0, InvalidArgument, "class_weight: class ", cls, " has weight ", w,
+                  "; classes and weights must be non-negative");
+    }
+    m.set_sample_weighting(classes || sample_weights, options.class_weight);
+  }
+  ~WeightingScope() { model.set_sample_weighting(false, {}); }
+  WeightingScope(const WeightingScope&) = delete;
+  WeightingScope& operator=(const WeightingScope&) = delete;
+};
+
 History Model::fit(const Tensor& x, const Tensor& y, const FitOptions& options) {
   return fit(std::vector<Tensor>{x}, std::vector<Tensor>{y}, options);
 }
@@ -314,6 +381,13 @@ History Model::fit(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y
   NNFIT_CHECK(options.epochs >= 0, InvalidArgument, "epochs must be >= 0, got ", options.epochs);
   PreparedData d = prepare_data(x_in, y_in, input_shapes(), output_shapes(), compile_options_, "no training samples");
   const std::int64_t n = d.n;
+  const bool given_weights = options.sample_weight.defined();
+  if (given_weights) {
+    NNFIT_CHECK(options.sample_weight.dtype() == DType::f32 && options.sample_weight.numel() == n, InvalidArgument,
+                "sample_weight must be float32 with one weight per sample (", n, "), got ",
+                dtype_name(options.sample_weight.dtype()), " ", options.sample_weight.shape().to_string());
+  }
+  WeightingScope weighting(*this, options, given_weights);
   // The dataset of the first input and target fixes each epoch's order; every tensor is
   // gathered in that order.
   data::InMemoryDataset ds(d.x[0], d.y[0]);
@@ -352,6 +426,10 @@ History Model::fit(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y
     // Rows are gathered straight into the programs' input slots.
     for (std::size_t i = 0; i < d.x.size(); ++i) gather_rows(d.x[i], idx, rows, e.x_data(i));
     for (std::size_t i = 0; i < d.y.size(); ++i) gather_rows(d.y[i], idx, rows, e.y_data(i));
+    if (e.sample_weight >= 0) {
+      if (given_weights) gather_rows(options.sample_weight, idx, rows, e.program.data(e.sample_weight));
+      stage_sample_weights(e, rows, given_weights ? static_cast<const float*>(e.program.data(e.sample_weight)) : nullptr);
+    }
     return &e;
   };
   History h = train_loop(o, steps, feed, nullptr);
@@ -366,6 +444,10 @@ History Model::fit(const data::Dataset& train, const FitOptions& options) {
   NNFIT_CHECK(train.cardinality() != data::kInfiniteCardinality, InvalidArgument,
               "the training dataset is infinite (repeat() without a count); one pass is one epoch, so drop the "
               "repeat or follow it with take(steps_per_epoch)");
+  NNFIT_CHECK(!options.sample_weight.defined(), InvalidArgument,
+              "sample_weight is for fit(x, y); a dataset brings its weights as a third component (x, y, sample_weight)");
+  const bool dataset_weights = train.element_spec().size() > num_inputs() + num_outputs();
+  WeightingScope weighting(*this, options, dataset_weights);
   std::vector<std::string> notes;
   OomScope scope(*this, options.on_oom, &notes, options.on_note);
   // Plan the expected batch size now, so the memory footprint is known before the first

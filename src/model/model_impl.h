@@ -68,6 +68,7 @@ struct Model::OomScope {
 struct Model::Entry {
   Program program;  // for a split entry: planned for the whole batch, never bound
   std::vector<int> xs, ys, preds;    // per model input, per output (ys: when there is a loss)
+  int sample_weight = -1;            // training with class or sample weights: [batch] f32
   int loss = -1;                     // the total (weighted) loss
   std::vector<int> output_losses;    // per output, for a model with several
   std::vector<int> gradient_values;  // weight gradients, for the plan breakdown

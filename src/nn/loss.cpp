@@ -102,7 +102,7 @@ TensorDesc Loss::target_desc(const TensorDesc& pred) const {
   return {pred.shape, DType::f32};
 }
 
-int Loss::emit(Graph& graph, int pred, int target) const {
+int Loss::emit(Graph& graph, int pred, int target, int sample_weight) const {
   NNFIT_CHECK(!kind.empty(), InvalidArgument, "no loss was given to compile()");
   Attrs a;
   a.set("kind", kind);
@@ -114,7 +114,9 @@ int Loss::emit(Graph& graph, int pred, int target) const {
     a.set("gamma", gamma);
     a.set("apply_class_balancing", std::int64_t{apply_class_balancing ? 1 : 0});
   }
-  return graph.add("loss", {pred, target}, a, "loss/" + kind);
+  std::vector<int> in{pred, target};
+  if (sample_weight >= 0) in.push_back(sample_weight);
+  return graph.add("loss", in, a, "loss/" + kind);
 }
 
 }  // namespace nnfit

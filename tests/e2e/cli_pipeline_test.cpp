@@ -187,4 +187,20 @@ TEST_F(CliTest, OnOomReduceBatchTrainsInMicroBatchesAndSaysSo) {
   expect_error(config_with_data(model(), files, files, R"({"on_oom": "shrink"})"), 2, {"fit.on_oom", "reduce_batch"});
 }
 
+// fit.class_weight: Keras's dict with string keys; it trains, and a bad key or weight is a
+// config error naming it.
+TEST_F(CliTest, ClassWeightTrainsAndBadEntriesAreNamed) {
+  const std::string files = R"({"images": "images.idx", "labels": "labels.idx"})";
+  const fs::path cfg =
+      config_with_data(model(), files, files, R"({"epochs": 1, "batch_size": 6, "class_weight": {"0": 2.0, "3": 0.5}})");
+  const Result r = run("train " + cfg.string() + " --quiet");
+  ASSERT_EQ(r.code, 0) << r.err;
+  expect_error(config_with_data(model(), files, files, R"({"class_weight": {"zero": 1.0}})"), 2,
+               {"fit.class_weight", "\"zero\" is not a class id"});
+  expect_error(config_with_data(model(), files, files, R"({"class_weight": {"1": -1}})"), 2,
+               {"fit.class_weight", "class 1's weight must be a non-negative number"});
+  expect_error(config_with_data(model(), files, files, R"({"class_weight": [1, 2]})"), 2,
+               {"fit.class_weight", "expected an object of class id -> weight"});
+}
+
 }  // namespace

@@ -342,6 +342,23 @@ TEST(GradientCheck, RowLosses) {
   }
 }
 
+// Keras's sample_weight: each sample's loss and gradient times its weight (a constant).
+TEST(GradientCheck, WeightedLoss) {
+  Tensor p = random(Shape{4, 3}, 60);
+  Tensor w = random(Shape{4}, 61, 0.0f, 2.0f);
+  Tensor real = random(Shape{4, 3}, 62);
+  Tensor ids = Tensor::zeros(Shape{4}, DType::i32);
+  for (int i = 0; i < 4; ++i) ids.data<std::int32_t>()[i] = i % 3;
+  for (const char* kind : {"mean_squared_error", "huber", "sparse_categorical_crossentropy"}) {
+    SCOPED_TRACE(kind);
+    Attrs a;
+    a.set("kind", std::string(kind));
+    a.set("from_logits", std::int64_t{1});
+    const bool sparse = kind == std::string("sparse_categorical_crossentropy");
+    check({"loss", a, {p.clone(), sparse ? ids : real, w}, true, 1});
+  }
+}
+
 TEST(GradientCheck, LayerNorm) {
   check({"layer_norm", {{"epsilon", 1e-3}}, {random(Shape{4, 6}, 23), random(Shape{6}, 24, 0.5f, 1.5f), random(Shape{6}, 25)}});
   check({"layer_norm", {{"epsilon", 1e-5}}, {random(Shape{2, 3, 5}, 26), random(Shape{5}, 27, 0.5f, 1.5f), random(Shape{5}, 28)}});

@@ -22,6 +22,8 @@ and skips the evaluate of Keras's own file.
    1e-5 of the largest), and the file nnfit writes loads in Keras with the same optimizer
    class, options and iteration count, and the same slot variables.
 
+5. Class and sample weights: see WEIGHT_CASES.
+
 usage: keras_training.py NNFIT_CLI WORK_DIR [CASE_SUBSTRING]   (exit 0 when every case passes)
 """
 import json
@@ -269,6 +271,81 @@ def run_optimizer_case(keras, cli, work, case, rng):
         failures.append(name)
 
 
+# 5. Weights: Keras's fit with class_weight or sample_weight (three batches of 8 in order,
+#    SGD 0.1) and `nnfit train` with fit.class_weight or the npy source's sample_weight end on
+#    the same weights (within 1e-5 of the largest) with the same epoch loss (relative 1e-5).
+#    (name, loss factory, output activation, output units, target kind, input shape, weighting)
+WEIGHT_CASES = [
+    ("class_weight sparse crossentropy", lambda l: l.SparseCategoricalCrossentropy(from_logits=True), None, 4, "ids",
+     (6,), {"class_weight": {0: 1.0, 1: 3.0, 2: 0.5}}),
+    ("class_weight categorical crossentropy one-hot", lambda l: l.CategoricalCrossentropy(), "softmax", 4, "onehot",
+     (6,), {"class_weight": {0: 2.0, 3: 0.25}}),
+    ("class_weight binary crossentropy", lambda l: l.BinaryCrossentropy(), "sigmoid", 1, "binary", (6,),
+     {"class_weight": {0: 0.3, 1: 2.0}}),
+    ("sample_weight mean squared error", lambda l: l.MeanSquaredError(), None, 4, "real", (6,), {"sample_weight": True}),
+    ("sample_weight huber", lambda l: l.Huber(), None, 4, "real", (6,), {"sample_weight": True}),
+    ("sample_weight mse on (steps, features)", lambda l: l.MeanSquaredError(), None, 4, "real", (3, 6),
+     {"sample_weight": True}),
+]
+
+
+def run_weight_case(keras, cli, work, case, rng):
+    name, factory, activation, units, kind, shape, weighting = case
+    n = 3 * BATCH
+    inp = keras.Input(shape, name="x")
+    model = keras.Model(inp, keras.layers.Dense(units, activation=activation, name="out")(inp))
+    model.set_weights([(rng.standard_normal(w.shape) * 0.5).astype(np.float32) for w in model.weights])
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss=factory(keras.losses))
+    path = os.path.join(work, "weighted.keras")
+    model.save(path)
+    x = rng.standard_normal((n,) + shape).astype(np.float32)
+    out_shape = (n,) + shape[:-1] + (units,)
+    if kind == "ids":
+        y = rng.integers(0, units, n).astype(np.int32)
+    elif kind == "onehot":
+        y = np.eye(units)[rng.integers(0, units, n)].astype(np.float32)
+    elif kind == "binary":
+        y = (rng.random(out_shape) < 0.5).astype(np.float32)
+    else:
+        y = rng.standard_normal(out_shape).astype(np.float32)
+    np.save(os.path.join(work, "x.npy"), x)
+    np.save(os.path.join(work, "y.npy"), y)
+    source = {"format": "npy", "x": "x.npy", "y": "y.npy"}
+    fit = {"epochs": 1, "shuffle": False, "seed": 1}
+    kwargs = {}
+    if "class_weight" in weighting:
+        kwargs["class_weight"] = weighting["class_weight"]
+        fit["class_weight"] = {str(k): v for k, v in weighting["class_weight"].items()}
+    else:
+        w = rng.uniform(0.0, 2.0, n).astype(np.float32)
+        # Keras broadcasts a weight per sample over the steps only when given as (n, 1).
+        kwargs["sample_weight"] = w if len(shape) == 1 else w[:, None]
+        np.save(os.path.join(work, "w.npy"), w)
+        source["sample_weight"] = "w.npy"
+    want_loss = model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0, **kwargs).history["loss"][0]
+    cfg = {"model": path, "data": {"train": {"source": source, "pipeline": [{"batch": BATCH}]}},
+           "compile": {"optimizer": {"class_name": "SGD", "config": {"learning_rate": 0.1}},
+                       "loss": keras.saving.serialize_keras_object(model.loss)},
+           "fit": fit}
+    with open(os.path.join(work, "weighted.json"), "w") as f:
+        json.dump(cfg, f)
+    after_path, metrics = os.path.join(work, "weighted_after.keras"), os.path.join(work, "weighted_metrics.json")
+    subprocess.run([cli, "train", os.path.join(work, "weighted.json"), "--quiet", "--save", after_path,
+                    "--metrics-json", metrics], check=True, stdout=subprocess.DEVNULL)
+    with open(metrics) as f:
+        got_loss = float(json.load(f)["epochs"][0]["loss"])
+    after = keras.models.load_model(after_path)
+    scale = max(1.0, max(float(np.abs(w.numpy()).max()) for w in model.trainable_weights))
+    worst = max(float(np.abs(a.numpy() - b.numpy()).max()) for a, b in zip(model.trainable_weights,
+                                                                           after.trainable_weights)) / scale
+    loss_diff = abs(got_loss - want_loss) / max(1.0, abs(want_loss))
+    ok = worst <= 1e-5 and loss_diff <= 1e-5
+    print(f"{'ok  ' if ok else 'FAIL'} {name}: weights max |diff| {worst:.3g} (tol 1e-5), "
+          f"loss {got_loss:.6g} vs Keras {want_loss:.6g} (rel diff {loss_diff:.2g})")
+    if not ok:
+        failures.append(name)
+
+
 def main(cli, work, only=None):
     import keras
     os.makedirs(work, exist_ok=True)
@@ -286,6 +363,14 @@ def main(cli, work, only=None):
             continue
         try:
             run_optimizer_case(keras, cli, work, case, rng)
+        except subprocess.CalledProcessError as e:
+            print(f"FAIL {case[0]}: nnfit exited with {e.returncode}: {e.stderr or ''}")
+            failures.append(case[0])
+    for case in WEIGHT_CASES:
+        if only and only not in case[0]:
+            continue
+        try:
+            run_weight_case(keras, cli, work, case, rng)
         except subprocess.CalledProcessError as e:
             print(f"FAIL {case[0]}: nnfit exited with {e.returncode}: {e.stderr or ''}")
             failures.append(case[0])

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <vector>
 #include <random>
@@ -165,6 +166,102 @@ TEST(FitDataset, PlansThePartialBatchWhenItArrivesAndKeepsThePeakExact) {
   EXPECT_NEAR(get(h.epochs[0], "samples_per_s") * get(h.epochs[0], "train_seconds"), 70.0, 1e-6)
       << "every sample trained once per epoch";
   EXPECT_EQ(m->memory_stats().peak_bytes, m->planned_peak_bytes());
+}
+
+// The first layer's kernel, for comparing two runs' training.
+std::vector<float> kernel_of(Sequential& m) {
+  const Tensor& k = m.layers()[0]->weights()[0].value;
+  return std::vector<float>(k.data<float>(), k.data<float>() + k.numel());
+}
+
+// Keras's sample_weight and class_weight: the same weights from tensors and from a
+// dataset's third component train the same; class weights are the sample weights of the
+// samples' classes; zero weights leave the loss 0 and the weights as they were.
+TEST(FitWeights, SampleAndClassWeightsTrainAlikeOnEveryPath) {
+  auto [x, y] = data(40);
+  Tensor w = Tensor::zeros(Shape{40});
+  Tensor by_class = Tensor::zeros(Shape{40});
+  std::mt19937 rng(5);
+  const double class_weight[] = {2.0, 0.5, 1.0};  // class 2 unlisted: 1
+  for (std::int64_t i = 0; i < 40; ++i) {
+    w.data<float>()[i] = static_cast<float>(rng() % 100) / 50.0f;
+    by_class.data<float>()[i] = static_cast<float>(class_weight[y.data<std::uint8_t>()[i]]);
+  }
+  FitOptions fo;
+  fo.epochs = 2;
+  fo.batch_size = 16;
+  fo.shuffle = false;
+  FitOptions weighted = fo;
+  weighted.sample_weight = w;
+  auto a = small_mlp();
+  History ha = a->fit(x, y, weighted);
+  auto b = small_mlp();
+  History hb = b->fit(data::Dataset::from_tensor_slices({x, y, w}).batch(16), fo);
+  auto plain = small_mlp();
+  History hp = plain->fit(x, y, fo);
+  EXPECT_NEAR(get(ha.epochs[1], "loss"), get(hb.epochs[1], "loss"), 1e-6);
+  EXPECT_EQ(kernel_of(*a), kernel_of(*b));
+  EXPECT_NE(kernel_of(*a), kernel_of(*plain));  // the weights changed the training
+  EXPECT_GT(std::abs(get(ha.epochs[0], "loss") - get(hp.epochs[0], "loss")), 1e-4);
+
+  FitOptions classes = fo;
+  classes.class_weight = {{0, 2.0}, {1, 0.5}};
+  auto c = small_mlp();
+  History hc = c->fit(x, y, classes);
+  FitOptions as_samples = fo;
+  as_samples.sample_weight = by_class;
+  auto d = small_mlp();
+  History hd = d->fit(x, y, as_samples);
+  EXPECT_NEAR(get(hc.epochs[1], "loss"), get(hd.epochs[1], "loss"), 1e-6);
+  EXPECT_EQ(kernel_of(*c), kernel_of(*d));
+
+  // After a weighted fit the model trains unweighted again (its programs re-planned).
+  auto e = small_mlp();
+  e->fit(x, y, weighted);
+  auto f = small_mlp();
+  f->fit(x, y, weighted);
+  e->fit(x, y, fo);
+  f->fit(data::Dataset::from_tensor_slices({x, y}).batch(16), fo);
+  EXPECT_EQ(kernel_of(*e), kernel_of(*f));
+
+  FitOptions zero = fo;
+  zero.epochs = 1;
+  zero.sample_weight = Tensor::zeros(Shape{40});
+  auto z = small_mlp();
+  const std::vector<float> before = kernel_of(*z);
+  History hz = z->fit(x, y, zero);
+  EXPECT_EQ(get(hz.epochs[0], "loss"), 0.0);
+  EXPECT_EQ(kernel_of(*z), before);  // Adam's update of a zero gradient is zero
+}
+
+TEST(FitWeightsBadInput, WeightsThatDoNotFitAreNamed) {
+  auto [x, y] = data(8);
+  auto m = small_mlp();
+  auto expect_error = [&](const std::function<void()>& f, const std::string& needle) {
+    try {
+      f();
+      ADD_FAILURE() << "no error for " << needle;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  FitOptions fo;
+  fo.batch_size = 4;
+  FitOptions short_weights = fo;
+  short_weights.sample_weight = Tensor::zeros(Shape{5});
+  expect_error([&] { m->fit(x, y, short_weights); }, "sample_weight must be float32 with one weight per sample (8)");
+  FitOptions both = fo;
+  both.sample_weight = Tensor::zeros(Shape{8});
+  both.class_weight = {{0, 1.0}};
+  expect_error([&] { m->fit(x, y, both); }, "give class_weight or sample weights, not both");
+  FitOptions negative = fo;
+  negative.class_weight = {{1, -2.0}};
+  expect_error([&] { m->fit(x, y, negative); }, "class 1 has weight -2");
+  Tensor wi = Tensor::zeros(Shape{8}, DType::i32);
+  expect_error([&] { m->fit(data::Dataset::from_tensor_slices({x, y, wi}).batch(4), fo); },
+               "training batch 1: sample weights must be float32, one per sample (4), got int32");
+  expect_error([&] { m->fit(data::Dataset::from_tensor_slices({x, y}).batch(4), short_weights); },
+               "a dataset brings its weights as a third component");
 }
 
 TEST(FitDatasetBadInput, ElementsThatDoNotFitTheModel) {

@@ -56,6 +56,15 @@ struct FitOptions {
   std::optional<std::pair<Tensor, Tensor>> validation_data;
   std::optional<data::Dataset> validation_dataset;
   std::vector<Callback*> callbacks;  // not owned
+  // Keras's class_weight: each training sample's loss is multiplied by its class's weight
+  // (class ids; one-hot targets' argmax; a single column rounded), 1 for a class not listed.
+  // Single-output models; not with sample weights.
+  std::map<std::int64_t, double> class_weight;
+  // Keras's sample_weight for fit(tensors): one weight per sample, shape [N] (undefined:
+  // none). A dataset brings them as a third component (x, y, sample_weight). The weighted
+  // loss is still averaged over the batch (Keras's sum_over_batch_size); metrics are not
+  // weighted (Keras's `metrics`, not `weighted_metrics`).
+  Tensor sample_weight;
   // Keras's initial_epoch: epochs already done (a resumed run); training runs epochs
   // initial_epoch .. epochs-1 and the logs number them from there.
   std::int64_t initial_epoch = 0;
@@ -271,6 +280,7 @@ class Model {
   struct MicroBatches;
   struct OomScope;
   struct EpochFeed;
+  struct WeightingScope;
   void check_built() const;     // built (predict)
   void check_compiled() const;  // compiled (fit, evaluate)
   // The epoch loop both fit() overloads share; `feed` hands out each epoch's batches.
@@ -327,6 +337,14 @@ class Model {
   std::function<void(const std::string&)> on_note_;  // FitOptions/InferenceOptions::on_note
   std::uint64_t oom_scope_ = 0;                      // which scope: a split is noted once per scope
   std::uint64_t oom_scopes_made_ = 0;
+  // During a fit with class or sample weights: the training programs take a per-sample
+  // weight input (entries are re-planned when this changes).
+  void set_sample_weighting(bool weighted, std::map<std::int64_t, double> class_weight);
+  // Writes the batch's sample weights into `e`'s input: `given` (rows floats, or null for
+  // ones) times the class weights of the targets already staged in `e`.
+  void stage_sample_weights(Entry& e, std::int64_t rows, const float* given);
+  bool weighted_ = false;
+  std::map<std::int64_t, double> class_weight_;
 };
 
 // Keras's Sequential: a chain of single-input layers, each called on the previous one's

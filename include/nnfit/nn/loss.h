@@ -32,7 +32,8 @@ struct Loss {
   static Loss from_name(const std::string& name, bool from_logits = false);
   // The target's description for a batch of predictions `pred`.
   TensorDesc target_desc(const TensorDesc& pred) const;
-  int emit(Graph& graph, int pred, int target) const;
+  // `sample_weight`: a [batch] value weighting each sample's loss, or -1.
+  int emit(Graph& graph, int pred, int target, int sample_weight = -1) const;
 };
 
 }  // namespace nnfit

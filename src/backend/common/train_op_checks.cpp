@@ -112,7 +112,11 @@ bool check_reshape(const KernelDesc& desc, std::size_t* bytes, std::string* why_
 
 bool check_loss(const KernelDesc& desc, LossParams* out, std::string* why_not) {
   bool grad = desc.op == "loss_grad";
-  expect_arity(desc, grad ? 3 : 2, 1);
+  const std::size_t base = grad ? 3 : 2;  // pred, target (, dloss), then an optional sample_weight
+  NNFIT_CHECK(desc.inputs.size() == base || desc.inputs.size() == base + 1, InvalidArgument, where(desc),
+              ": expected ", base, " inputs (or ", base + 1, " with sample weights), got ", desc.inputs.size());
+  expect_arity(desc, desc.inputs.size(), 1);
+  out->weighted = desc.inputs.size() == base + 1;
   const std::string& kind = desc.attrs.s("kind");
   static const std::pair<const char*, LossKind> kKinds[] = {
       {"sparse_categorical_crossentropy", LossKind::sparse_categorical_crossentropy},
@@ -177,6 +181,7 @@ bool check_loss(const KernelDesc& desc, LossParams* out, std::string* why_not) {
   } else {
     expect_shape(desc, 'o', 0, Shape{});
   }
+  if (out->weighted) expect_shape(desc, 'i', base, Shape{out->batch});
   for (std::size_t i = 0; i < desc.inputs.size(); ++i) {
     if (!expect_dtype(desc, 'i', i, i == 1 && sparse ? DType::i32 : DType::f32, why_not)) return false;
   }

@@ -63,6 +63,7 @@ struct LossParams {
   double delta = 1.0;            // huber
   double alpha = 0.25, gamma = 2.0;  // focal
   bool class_balancing = false;      // binary focal's apply_class_balancing
+  bool weighted = false;             // a sample_weight input [N] follows (Keras's sample_weight)
 };
 
 // Whether `kind` is one of the row losses beyond the four fused kinds.

@@ -215,12 +215,14 @@ class OmpLossGrad final : public Kernel {
 
 }  // namespace
 
-// The fused kinds without label smoothing; the row losses and smoothed targets are the
-// reference kernel's (a loss is a small part of a step).
+// The fused kinds without label smoothing or sample weights; the row losses, smoothed
+// targets and weighted samples are the reference kernel's (a loss is a small part of a step).
 static bool fused(const KernelDesc& desc, LossParams* p, std::string* why_not) {
   if (!check_loss(desc, p, why_not)) return false;
-  if (is_row_loss(p->kind) || p->label_smoothing != 0.0) {
-    if (why_not) *why_not = "loss kind '" + desc.attrs.s("kind") + "' (or label smoothing) runs on the reference kernel";
+  if (is_row_loss(p->kind) || p->label_smoothing != 0.0 || p->weighted) {
+    if (why_not) {
+      *why_not = "loss kind '" + desc.attrs.s("kind") + "' (or label smoothing, or sample weights) runs on the reference kernel";
+    }
     return false;
   }
   return true;

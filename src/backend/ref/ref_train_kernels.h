@@ -42,11 +42,13 @@ std::unique_ptr<Kernel> make_ref_regularizer(const KernelDesc& desc, std::string
 // ref_train_loss.cpp
 std::unique_ptr<Kernel> make_ref_loss(const KernelDesc& desc, std::string* why_not);
 // ref_train_loss_rows.cpp: Keras's row losses (is_row_loss), their mean over rows and its
-// gradient times dloss; `scratch` is the calling kernel's, sized on first use.
+// gradient times dloss, each row's times its sample's weight (`weights` [batch], or null);
+// `scratch` is the calling kernel's, sized on first use.
 struct LossParams;
-double ref_row_loss(const LossParams& p, const float* pred, const float* target, std::vector<double>& scratch);
-void ref_row_loss_grad(const LossParams& p, const float* pred, const float* target, double dloss, float* dpred,
-                       std::vector<double>& scratch);
+double ref_row_loss(const LossParams& p, const float* pred, const float* target, const float* weights,
+                    std::vector<double>& scratch);
+void ref_row_loss_grad(const LossParams& p, const float* pred, const float* target, const float* weights, double dloss,
+                       float* dpred, std::vector<double>& scratch);
 std::unique_ptr<Kernel> make_ref_loss_grad(const KernelDesc& desc, std::string* why_not);
 // ref_train_batch_norm.cpp
 std::unique_ptr<Kernel> make_ref_batch_norm_train(const KernelDesc& desc, std::string* why_not);

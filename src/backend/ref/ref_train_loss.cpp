@@ -3,6 +3,8 @@
 // docs/design/ops.md written out per sample in double, so each line can be checked
 // against Keras by eye. Gradients of the probability forms are those of the clipped
 // expression (zero where the clip is active). The row losses are ref_train_loss_rows.cpp's.
+// With sample weights each sample's loss (and gradient) is multiplied by its weight; the
+// sum is still divided by the batch, Keras's sum_over_batch_size.
 #include <cmath>
 #include <algorithm>
 #include <vector>
@@ -30,9 +32,10 @@ class RefLoss final : public Kernel {
   RefLoss(const KernelDesc& desc, LossParams p) : desc_(desc), p_(p) {}
   void run(const KernelArgs& args) override {
     const float* pred = static_cast<const float*>(args.inputs[0]);
+    const float* weights = p_.weighted ? static_cast<const float*>(args.inputs[2]) : nullptr;
     if (is_row_loss(p_.kind)) {
       *static_cast<float*>(args.outputs[0]) =
-          static_cast<float>(ref_row_loss(p_, pred, static_cast<const float*>(args.inputs[1]), scratch_));
+          static_cast<float>(ref_row_loss(p_, pred, static_cast<const float*>(args.inputs[1]), weights, scratch_));
       return;
     }
     const std::int64_t n = p_.batch, d = p_.per_sample;
@@ -81,7 +84,7 @@ class RefLoss final : public Kernel {
         }
         default: break;
       }
-      total += sample;
+      total += weights ? weights[i] * sample : sample;
     }
     *static_cast<float*>(args.outputs[0]) = static_cast<float>(total / static_cast<double>(n));
   }
@@ -103,20 +106,22 @@ class RefLossGrad final : public Kernel {
   void run(const KernelArgs& args) override {
     const float* pred = static_cast<const float*>(args.inputs[0]);
     const double dloss = *static_cast<const float*>(args.inputs[2]);
+    const float* weights = p_.weighted ? static_cast<const float*>(args.inputs[3]) : nullptr;
     float* dpred = static_cast<float*>(args.outputs[0]);
     if (is_row_loss(p_.kind)) {
-      ref_row_loss_grad(p_, pred, static_cast<const float*>(args.inputs[1]), dloss, dpred, scratch_);
+      ref_row_loss_grad(p_, pred, static_cast<const float*>(args.inputs[1]), weights, dloss, dpred, scratch_);
       return;
     }
     const std::int64_t n = p_.batch, d = p_.per_sample;
     // The categorical kinds average over samples; the elementwise kinds over every element.
     const bool categorical = p_.kind == LossKind::sparse_categorical_crossentropy ||
                              p_.kind == LossKind::categorical_crossentropy;
-    const double scale = dloss / static_cast<double>(categorical ? n : n * d);
+    const double unweighted = dloss / static_cast<double>(categorical ? n : n * d);
     if (p_.kind == LossKind::sparse_categorical_crossentropy) {
       check_sparse_labels(desc_, static_cast<const std::int32_t*>(args.inputs[1]), n, d);
     }
     for (std::int64_t i = 0; i < n; ++i) {
+      const double scale = weights ? unweighted * weights[i] : unweighted;
       const float* z = pred + i * d;
       float* dz = dpred + i * d;
       switch (p_.kind) {

@@ -210,22 +210,35 @@ bool converts_hinge_targets(const LossParams& p, const float* target) {
 
 }  // namespace
 
-double ref_row_loss(const LossParams& p, const float* pred, const float* target, std::vector<double>& scratch) {
+namespace {
+
+// Row r's sample weight (a sample has rows / batch rows), 1 without weights.
+double row_weight(const LossParams& p, const float* weights, std::int64_t r) {
+  return weights ? weights[r / std::max<std::int64_t>(p.rows / p.batch, 1)] : 1.0;
+}
+
+}  // namespace
+
+double ref_row_loss(const LossParams& p, const float* pred, const float* target, const float* weights,
+                    std::vector<double>& scratch) {
   scratch.resize(static_cast<std::size_t>(5 * p.cols));  // sized once: the kernel keeps it
   const Row row(p, converts_hinge_targets(p, target), scratch.data());
   double total = 0.0;
-  for (std::int64_t r = 0; r < p.rows; ++r) total += row(pred + r * p.cols, target + r * p.cols, p.cols, nullptr);
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    total += row_weight(p, weights, r) * row(pred + r * p.cols, target + r * p.cols, p.cols, nullptr);
+  }
   return total / static_cast<double>(p.rows);
 }
 
-void ref_row_loss_grad(const LossParams& p, const float* pred, const float* target, double dloss, float* dpred,
-                       std::vector<double>& scratch) {
+void ref_row_loss_grad(const LossParams& p, const float* pred, const float* target, const float* weights, double dloss,
+                       float* dpred, std::vector<double>& scratch) {
   scratch.resize(static_cast<std::size_t>(6 * p.cols));  // sized once: the kernel keeps it
   const Row row(p, converts_hinge_targets(p, target), scratch.data());
   double* g = scratch.data() + 5 * p.cols;
-  const double scale = dloss / static_cast<double>(p.rows);
+  const double unweighted = dloss / static_cast<double>(p.rows);
   for (std::int64_t r = 0; r < p.rows; ++r) {
     row(pred + r * p.cols, target + r * p.cols, p.cols, g);
+    const double scale = unweighted * row_weight(p, weights, r);
     for (std::int64_t c = 0; c < p.cols; ++c) dpred[r * p.cols + c] = static_cast<float>(scale * g[c]);
   }
 }
