@@ -1,4 +1,4 @@
-// Bias + activation fusion. A chain  p = matmul|conv2d(x, w); z = bias_add(p, b);
+// Bias + activation fusion. A chain  p = matmul|conv2d|conv3d(x, w); z = bias_add(p, b);
 // [y = activation(z) with kind relu|sigmoid|tanh]  is fused when p is read only by the
 // bias_add and z only by the activation. gelu is not fused: its gradient reads z.
 #include "nnfit/graph/fusion.h"
@@ -17,7 +17,7 @@ int fuse_bias_activation(Graph& graph) {
     if (producer.removed) continue;
     bool is_matmul = producer.op == "matmul" && producer.attrs.i_or("transpose_a", 0) == 0 &&
                      producer.attrs.i_or("transpose_b", 0) == 0;
-    bool is_conv = producer.op == "conv2d" && producer.inputs.size() == 2;
+    bool is_conv = (producer.op == "conv2d" || producer.op == "conv3d") && producer.inputs.size() == 2;
     if (!is_matmul && !is_conv) continue;
     int bias_node = only_reader(producer.outputs[0]);
     if (bias_node < 0 || graph.node(bias_node).op != "bias_add" ||
@@ -41,7 +41,7 @@ int fuse_bias_activation(Graph& graph) {
     attrs.set("activation", activation);
     std::vector<int> inputs{producer.inputs[0], producer.inputs[1], bias.inputs[1]};
     std::string name = producer.name;
-    target.op = is_matmul ? "fused_matmul" : "fused_conv2d";
+    target.op = is_matmul ? "fused_matmul" : "fused_" + producer.op;
     target.attrs = attrs;
     target.inputs = inputs;
     target.name = name + "+bias" + (activation == "linear" ? std::string() : "+" + activation);
@@ -65,10 +65,13 @@ int fuse_relu_into_max_pool_grad(Graph& graph) {
     int pool_id = graph.value(act.inputs[1]).producer;
     if (pool_id < 0) continue;
     Node& pool = graph.node(pool_id);
-    if (pool.removed || pool.op != "max_pool2d_grad" || pool.attrs.i_or("relu", 0) != 0) continue;
+    if (pool.removed || (pool.op != "max_pool2d_grad" && pool.op != "max_pool3d_grad") ||
+        pool.attrs.i_or("relu", 0) != 0) {
+      continue;
+    }
     if (pool.inputs[0] != act.inputs[0]) continue;  // t must be the pool's input (the relu output)
     if (readers[static_cast<std::size_t>(pool.outputs[0])].size() != 1) continue;
-    act.op = "max_pool2d_grad";
+    act.op = pool.op;
     act.attrs = pool.attrs;
     act.attrs.set("relu", std::int64_t{1});
     act.inputs = pool.inputs;

@@ -463,6 +463,7 @@ void add_mask_op_defs(std::map<std::string, OpDef>& catalogue);        // mask_o
 void add_attention_op_defs(std::map<std::string, OpDef>& catalogue);   // attention_op_defs.cpp
 void add_training_op_defs(std::map<std::string, OpDef>& catalogue);    // training_op_defs.cpp
 void add_regularizer_op_defs(std::map<std::string, OpDef>& catalogue); // regularizer_op_defs.cpp
+void add_conv3d_op_defs(std::map<std::string, OpDef>& catalogue);      // conv3d_op_defs.cpp
 
 namespace {
 
@@ -506,6 +507,7 @@ std::map<std::string, OpDef> build_catalogue() {
   add_attention_op_defs(m);
   add_training_op_defs(m);
   add_regularizer_op_defs(m);
+  add_conv3d_op_defs(m);
   return m;
 }
 

@@ -35,6 +35,7 @@ Shape batch_shape(const Reader& r, const std::string& path, const json& v, const
 std::string canonical_class(const std::string& c) {
   if (c == "Convolution2D") return "Conv2D";
   if (c == "Convolution1D") return "Conv1D";
+  if (c == "Convolution3D") return "Conv3D";
   if (c == "Convolution1DTranspose") return "Conv1DTranspose";
   if (c == "Convolution2DTranspose") return "Conv2DTranspose";
   if (c == "SeparableConvolution1D") return "SeparableConv1D";

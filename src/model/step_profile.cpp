@@ -20,20 +20,30 @@ double node_flops(const Graph& g, const Node& n) {
     const std::int64_t k = n.attrs.i_or("transpose_a", 0) ? a.dim(-2) : a.dim(-1);
     return 2.0 * static_cast<double>(desc(n.outputs[0]).numel()) * static_cast<double>(k);
   }
-  if ((n.op == "conv2d" || n.op == "fused_conv2d") && n.inputs.size() >= 2) {
-    const Shape& w = desc(n.inputs[1]);  // HWIO
-    if (w.rank() != 4) return 0;
-    return 2.0 * static_cast<double>(desc(n.outputs[0]).numel()) * static_cast<double>(w[0] * w[1] * w[2]);
+  // A convolution's multiply-adds per output element (forward) or per dy element (either
+  // gradient): the filter's size past its output axis. The filter is HWIO (conv2d family)
+  // or DHWIO (conv3d family).
+  auto per_element = [](const Shape& w) {
+    double k = 1;
+    for (int i = 0; i + 1 < w.rank(); ++i) k *= static_cast<double>(w[i]);
+    return k;
+  };
+  auto is = [&](const std::string& op) { return n.op == op + "2d" || n.op == op + "3d"; };
+  auto is_pass = [&](const std::string& pass) { return n.op == "conv2d" + pass || n.op == "conv3d" + pass; };
+  if ((is("conv") || is("fused_conv")) && n.inputs.size() >= 2) {
+    const Shape& w = desc(n.inputs[1]);  // (D)HWIO
+    if (w.rank() != 4 && w.rank() != 5) return 0;
+    return 2.0 * static_cast<double>(desc(n.outputs[0]).numel()) * per_element(w);
   }
-  if (n.op == "conv2d_backprop_input" && n.inputs.size() >= 2) {  // (dy, kernel)
+  if (is_pass("_backprop_input") && n.inputs.size() >= 2) {  // (dy, kernel)
     const Shape& w = desc(n.inputs[1]);
-    if (w.rank() != 4) return 0;
-    return 2.0 * static_cast<double>(desc(n.inputs[0]).numel()) * static_cast<double>(w[0] * w[1] * w[2]);
+    if (w.rank() != 4 && w.rank() != 5) return 0;
+    return 2.0 * static_cast<double>(desc(n.inputs[0]).numel()) * per_element(w);
   }
-  if (n.op == "conv2d_backprop_filter" && n.inputs.size() >= 2) {  // (x, dy) -> dkernel HWIO
+  if (is_pass("_backprop_filter") && n.inputs.size() >= 2) {  // (x, dy) -> dkernel (D)HWIO
     const Shape& w = desc(n.outputs[0]);
-    if (w.rank() != 4) return 0;
-    return 2.0 * static_cast<double>(desc(n.inputs[1]).numel()) * static_cast<double>(w[0] * w[1] * w[2]);
+    if (w.rank() != 4 && w.rank() != 5) return 0;
+    return 2.0 * static_cast<double>(desc(n.inputs[1]).numel()) * per_element(w);
   }
   return 0;
 }

@@ -266,6 +266,31 @@ TEST(GradientCheck, Pooling) {
   }
 }
 
+TEST(GradientCheck, Conv3D) {
+  using Ints = std::vector<std::int64_t>;
+  check({"conv3d", spatial({1, 1, 1}, "valid"), {random(Shape{2, 4, 5, 4, 2}, 51), random(Shape{2, 3, 2, 2, 3}, 52)}});
+  check({"conv3d", spatial({2, 2, 1}, "same"), {random(Shape{2, 5, 4, 5, 2}, 53), random(Shape{3, 2, 3, 2, 2}, 54)}});
+  Attrs dilated = spatial({1, 1, 1}, "same");
+  dilated.set("dilations", Ints{2, 1, 2});
+  check({"conv3d", dilated, {random(Shape{1, 5, 4, 6, 2}, 55), random(Shape{2, 2, 3, 2, 3}, 56)}});
+  Attrs grouped = spatial({1, 2, 1}, "valid");
+  grouped.set("groups", std::int64_t{2});
+  check({"conv3d", grouped, {random(Shape{2, 3, 5, 4, 4}, 57), random(Shape{2, 2, 2, 2, 6}, 58)}});
+  // conv3d_backprop_input as an op of its own: gradients in dy and in the kernel.
+  Attrs t = spatial({2, 2, 2}, "same");
+  t.set("input_shape", Ints{1, 4, 5, 4, 3});
+  check({"conv3d_backprop_input", t, {random(Shape{1, 2, 3, 2, 2}, 59), random(Shape{3, 2, 3, 3, 2}, 60)}});
+}
+
+TEST(GradientCheck, Pooling3D) {
+  for (const char* pad : {"valid", "same"}) {
+    Attrs a = spatial({2, 2, 1}, pad);
+    a.set("pool_size", std::vector<std::int64_t>{2, 3, 2});
+    check({"max_pool3d", a, {random(Shape{2, 5, 5, 4, 3}, 61)}});
+    check({"avg_pool3d", a, {random(Shape{2, 5, 5, 4, 3}, 62)}});
+  }
+}
+
 TEST(GradientCheck, Losses) {
   Tensor labels = Tensor::zeros(Shape{5}, DType::i32);
   for (int i = 0; i < 5; ++i) labels.data<std::int32_t>()[i] = (i * 3) % 4;

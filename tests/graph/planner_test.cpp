@@ -145,6 +145,52 @@ TEST(Fusion, ReluGradientFoldsIntoMaxPoolGradient) {
   EXPECT_EQ(fused_pool_grads, 1);
 }
 
+TEST(Fusion, Conv3dBiasReluAndItsMaxPool3dGradient) {
+  // Conv3D's conv3d -> bias_add -> relu -> max_pool3d -> mse: the relu gradient joins the
+  // 3-D pool gradient; and the chain conv3d -> bias_add -> relu becomes one fused_conv3d.
+  using Ints = std::vector<std::int64_t>;
+  Graph g;
+  Tensor w = filled(Shape{3, 3, 3, 2, 4}, 0.01f), b = filled(Shape{4}, 0.1f), one = filled(Shape{}, 1.0f);
+  Tensor t = filled(Shape{2, 2, 2, 2, 4}, 0.1f);
+  int x = g.add_input("x", {Shape{2, 6, 6, 6, 2}, DType::f32});
+  int wv = g.add_variable("w", w), bv = g.add_variable("b", b);
+  int c = g.add("conv3d", {x, wv}, {{"strides", Ints{1, 1, 1}}, {"padding", std::string("valid")}}, "conv");
+  int z = g.add("bias_add", {c, bv}, {}, "bias");
+  int r = g.add("activation", {z}, {{"kind", std::string("relu")}}, "relu");
+  Attrs pool{{"pool_size", Ints{2, 2, 2}}, {"strides", Ints{2, 2, 2}}, {"padding", std::string("valid")}};
+  int p = g.add("max_pool3d", {r}, pool, "pool");
+  int loss = g.add("loss", {p, g.add_variable("t", t)}, {{"kind", std::string("mean_squared_error")}, {"from_logits", std::int64_t{0}}}, "loss");
+  gradients(g, loss, g.add_variable("one", one), {wv, bv});
+  EXPECT_EQ(fuse_relu_into_max_pool_grad(g), 1);
+  int relu_grads = 0, fused_pool_grads = 0;
+  for (int n = 0; n < g.num_nodes(); ++n) {
+    const Node& node = g.node(n);
+    if (node.removed) continue;
+    relu_grads += node.op == "activation_grad";
+    fused_pool_grads += node.op == "max_pool3d_grad" && node.attrs.i_or("relu", 0) == 1;
+  }
+  EXPECT_EQ(relu_grads, 0);
+  EXPECT_EQ(fused_pool_grads, 1);
+  Graph f;
+  int fx = f.add_input("x", {Shape{1, 4, 4, 4, 2}, DType::f32});
+  int fc = f.add("conv3d", {fx, f.add_variable("w", w)}, {{"strides", Ints{1, 1, 1}}, {"padding", std::string("same")}}, "conv");
+  int fz = f.add("bias_add", {fc, f.add_variable("b", b)}, {}, "bias");
+  f.add("activation", {fz}, {{"kind", std::string("relu")}}, "relu");
+  EXPECT_EQ(fuse_bias_activation(f), 1);
+  int fused = 0;
+  for (int n = 0; n < f.num_nodes(); ++n) {
+    const Node& node = f.node(n);
+    if (node.removed) continue;
+    EXPECT_NE(node.op, "conv3d");
+    if (node.op == "fused_conv3d") {
+      ++fused;
+      EXPECT_EQ(node.attrs.s("activation"), "relu");
+      EXPECT_EQ(node.inputs.size(), 3u);
+    }
+  }
+  EXPECT_EQ(fused, 1);
+}
+
 TEST(Executor, TrainingStepsLowerTheLossAndAllocateNothing) {
   Mlp m(8);
   int x = m.x, y = m.y, loss = m.loss;

@@ -1,11 +1,13 @@
 """Keras <-> nnfit, both ways, with real Keras from PyPI (scripts/keras_venv.sh):
 
 1. Models that Keras 3 and tf-keras build, train a few steps and save (.keras, .h5,
-   .weights.h5; Sequential with Conv2D/BatchNormalization/pooling/Dropout, one with each
-   generation's hard_sigmoid, a GRU/Bidirectional/LSTM/SimpleRNN stack, Functional with merges, a shared layer and a nested model)
+   .weights.h5; Sequential with Conv2D/BatchNormalization/pooling/Dropout, the same with
+   Conv3D and 3-D pooling, one with each generation's hard_sigmoid, a
+   GRU/Bidirectional/LSTM/SimpleRNN stack, Functional with merges, a shared layer and a nested model)
    predict in `nnfit predict` what Keras predicts, within 1e-5.
-2. A model nnfit trains from the CLI and saves (.keras, .h5, .weights.h5) loads in Keras 3
-   (and its .h5 in tf-keras) and predicts what `nnfit predict` predicts, within 1e-5.
+2. Models nnfit trains from the CLI and saves (.keras, .h5, .weights.h5; the 2-D and the
+   3-D CNN) load in Keras 3 (and their .h5 in tf-keras) and predict what `nnfit predict`
+   predicts, within 1e-5.
 
 usage: keras_interop.py NNFIT_CLI WORK_DIR     (exit 0 when every check passes)
 """
@@ -64,6 +66,19 @@ def sequential_cnn(k):
     ], name="cnn")
 
 
+def volume_cnn(k):
+    layers = k.layers
+    return k.Sequential([
+        k.Input(shape=(6, 7, 6, 2)),
+        layers.Conv3D(4, 3, padding="same", activation="relu", name="conv3d"),
+        layers.MaxPooling3D(name="pool3d"),
+        layers.Conv3D(3, (2, 1, 2), dilation_rate=(1, 1, 2), name="conv3d_1"),
+        layers.AveragePooling3D((2, 2, 1), padding="same", name="avg3d"),
+        layers.Flatten(name="flat"),
+        layers.Dense(5, activation="softmax", name="out"),
+    ], name="volume_cnn")
+
+
 def hard_sigmoid_mlp(k):
     # Keras 2's hard_sigmoid is clip(0.2 x + 0.5, 0, 1), Keras 3's relu6(x + 3) / 6: each
     # file must predict as the Keras that wrote it.
@@ -94,7 +109,7 @@ def keras_to_nnfit(cli, work):
     rng = np.random.default_rng(3)
     for tag, k in (("keras3", keras), ("tf_keras", tf_keras)):
         k.utils.set_random_seed(2)
-        models = [sequential_cnn(k), hard_sigmoid_mlp(k), recurrent_stack(k)] + list(build_functional(k))
+        models = [sequential_cnn(k), volume_cnn(k), hard_sigmoid_mlp(k), recurrent_stack(k)] + list(build_functional(k))
         for m in models:
             xs = [rng.standard_normal((6,) + tuple(t.shape[1:])).astype(np.float32) for t in m.inputs]
             # A few training steps, so batch statistics and the optimizer state are not the defaults.
@@ -110,16 +125,22 @@ def keras_to_nnfit(cli, work):
 
 
 def nnfit_to_keras(cli, work):
+    rng = np.random.default_rng(5)
+    nnfit_trains_keras_loads(cli, work, sequential_cnn, rng.random((64, 8, 8, 1), dtype=np.float32), rng)
+    nnfit_trains_keras_loads(cli, work, volume_cnn, rng.random((32, 5, 6, 6, 1), dtype=np.float32), rng)
+
+
+def nnfit_trains_keras_loads(cli, work, builder, x, rng):
+    """nnfit trains `builder`'s Keras 3 architecture (its input shape set to x's, 3 classes)
+    and saves it; Keras 3 and tf-keras load the files and predict what nnfit predicts."""
     import keras
     import tf_keras
-    rng = np.random.default_rng(5)
-    x = rng.random((64, 8, 8, 1), dtype=np.float32)
-    y = rng.integers(0, 3, 64).astype(np.int64)
+    y = rng.integers(0, 3, x.shape[0]).astype(np.int64)
     np.save(os.path.join(work, "x.npy"), x)
     np.save(os.path.join(work, "y.npy"), y)
-    model = json.loads(sequential_cnn(keras).to_json())
-    # Shapes for this data: 8x8x1 inputs, 3 classes.
-    model["config"]["layers"][0]["config"]["batch_shape"] = [None, 8, 8, 1]
+    arch = builder(keras)
+    model = json.loads(arch.to_json())
+    model["config"]["layers"][0]["config"]["batch_shape"] = [None] + list(x.shape[1:])
     model["config"]["layers"][-1]["config"]["units"] = 3
     for layer in model["config"]["layers"]:
         layer.pop("build_config", None)
@@ -132,7 +153,7 @@ def nnfit_to_keras(cli, work):
     }
     with open(os.path.join(work, "train.json"), "w") as f:
         json.dump(cfg, f)
-    saved = [os.path.join(work, "nnfit" + ext) for ext in (".keras", ".h5")]
+    saved = [os.path.join(work, f"nnfit_{arch.name}" + ext) for ext in (".keras", ".h5")]
     for path in saved:
         subprocess.run([cli, "train", os.path.join(work, "train.json"), "--quiet", "--save", path], check=True)
         got = nnfit_predict(cli, path, [x], work)
@@ -140,13 +161,14 @@ def nnfit_to_keras(cli, work):
         if path.endswith(".h5"):
             check(f"nnfit {os.path.basename(path)} -> tf-keras", tf_keras.models.load_model(path).predict(x, verbose=0), got)
     # Weights only, into the architecture Keras rebuilds from nnfit's .keras file.
-    weights = os.path.join(work, "nnfit.weights.h5")
+    weights = os.path.join(work, f"nnfit_{arch.name}.weights.h5")
     subprocess.run([cli, "train", os.path.join(work, "train.json"), "--quiet", "--save", weights], check=True)
     m = keras.models.load_model(saved[0])
     m.load_weights(weights)
     # The same weights saved as a full model: what nnfit predicts with them.
     subprocess.run([cli, "train", os.path.join(work, "train.json"), "--quiet", "--save", saved[0]], check=True)
-    check("nnfit .weights.h5 -> keras 3 load_weights", m.predict(x, verbose=0), nnfit_predict(cli, saved[0], [x], work))
+    check(f"nnfit {arch.name}.weights.h5 -> keras 3 load_weights", m.predict(x, verbose=0),
+          nnfit_predict(cli, saved[0], [x], work))
 
 
 def attention_models(cli, work):

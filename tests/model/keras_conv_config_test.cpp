@@ -1,4 +1,4 @@
-// The Keras codecs of the convolutions (src/model/keras_codecs/conv.cpp): Conv1D/2D with
+// The Keras codecs of the convolutions (src/model/keras_codecs/conv.cpp): Conv1D/2D/3D with
 // dilation and groups, depthwise, separable and transposed convolutions read in both
 // generations' forms, give Keras's shapes and parameter counts, round-trip through the
 // writer, and bad values are named with the layer's path.
@@ -93,6 +93,66 @@ TEST(KerasConfig, OneDimensionalDepthwiseSeparableAndTransposed) {
   auto again = sequential_from_keras_json(model_to_keras_json(*m), "written.json");
   EXPECT_EQ(classes(*again), classes(*m));
   EXPECT_TRUE(dynamic_cast<const ConvTranspose&>(*again->layers()[2]).options().output_padding.empty());
+}
+
+TEST(KerasConfig, Conv3DReadsAndRoundTrips) {
+  // Keras 3's full Conv3D config (as keras.layers.Conv3D(...).get_config() writes it), then
+  // the Convolution3D alias with tuples given as single integers.
+  const std::string json = keras3_model(
+      "[null, 6, 9, 8, 4]",
+      layer("Conv3D", R"({"name": "c", "trainable": true, "dtype": "float32", "filters": 6, "kernel_size": [3, 3, 2], "strides": [1, 2, 2], "padding": "same", "data_format": "channels_last", "dilation_rate": [1, 1, 1], "groups": 2, "activation": "relu", "use_bias": true, "kernel_initializer": {"module": "keras.initializers", "class_name": "HeNormal", "config": {"seed": null}, "registered_name": null}, "bias_initializer": {"module": "keras.initializers", "class_name": "Zeros", "config": {}, "registered_name": null}, "kernel_regularizer": null, "bias_regularizer": null, "activity_regularizer": null, "kernel_constraint": null, "bias_constraint": null})") +
+          ", " + layer("Convolution3D", R"({"name": "d", "filters": 3, "kernel_size": 2, "dilation_rate": [2, 1, 1], "use_bias": false})"));
+  auto m = sequential_from_keras_json(json, "conv3d.json");
+  m->build();
+  EXPECT_EQ(classes(*m), (std::vector<std::string>{"Conv3D", "Conv3D"}));
+  EXPECT_EQ(m->layers()[0]->output_shape(Shape{6, 9, 8, 4}), (Shape{6, 5, 4, 6}));
+  EXPECT_EQ(m->layers()[1]->output_shape(Shape{6, 5, 4, 6}), (Shape{4, 4, 3, 3}));  // depth 6 - (2 - 1) * 2
+  // Keras's weight layout: kernel (kd, kh, kw, in / groups, out), then bias.
+  const auto& w = m->layers()[0]->weights();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0].name, "c/kernel");
+  EXPECT_EQ(w[0].value.shape(), (Shape{3, 3, 2, 2, 6}));
+  EXPECT_EQ(w[1].value.shape(), (Shape{6}));
+  EXPECT_EQ(m->layers()[1]->count_params(), 2 * 2 * 2 * 6 * 3);  // no bias
+  auto again = sequential_from_keras_json(model_to_keras_json(*m), "written.json");
+  EXPECT_EQ(classes(*again), classes(*m));
+  const auto& c = dynamic_cast<const Conv3D&>(*again->layers()[0]).options();
+  EXPECT_EQ(c.kernel_size, (std::vector<std::int64_t>{3, 3, 2}));
+  EXPECT_EQ(c.strides, (std::vector<std::int64_t>{1, 2, 2}));
+  EXPECT_EQ(c.padding, "same");
+  EXPECT_EQ(c.groups, 2);
+  EXPECT_EQ(c.activation, "relu");
+  EXPECT_EQ(c.kernel_initializer, "he_normal");
+  const auto& d = dynamic_cast<const Conv3D&>(*again->layers()[1]).options();
+  EXPECT_EQ(d.kernel_size, (std::vector<std::int64_t>{2, 2, 2}));
+  EXPECT_EQ(d.dilation_rate, (std::vector<std::int64_t>{2, 1, 1}));
+  EXPECT_FALSE(d.use_bias);
+}
+
+TEST(KerasConfigErrors, Conv3D) {
+  auto conv = [](const std::string& input, const std::string& config) {
+    return keras3_model(input, layer("Conv3D", config));
+  };
+  expect_config_errors({
+      {conv("[null, 4, 8, 8, 4]", R"({"name": "c", "filters": 5, "kernel_size": 3, "groups": 2})"),
+       "layers[1] (c): \"groups\" = 2 must be positive and divide \"filters\" = 5"},
+      {conv("[null, 4, 8, 8, 3]", R"({"name": "c", "filters": 4, "kernel_size": 3, "groups": 2})"),
+       "layers[1] (c): the input's 3 channels must be a multiple of groups (2)"},
+      {conv("[null, 4, 8, 8, 3]", R"({"name": "c", "filters": 4, "kernel_size": [3, 3]})"),
+       "layers[1] (c): \"kernel_size\" must be a positive integer or a list of 3, got [3,3]"},
+      {conv("[null, 4, 8, 8, 3]", R"({"name": "c", "filters": 4, "strides": 2})"),
+       "layers[1] (c): missing required key \"kernel_size\""},
+      {conv("[null, 4, 8, 8, 3]", R"({"name": "c", "filters": 4, "kernel_size": 3, "dilation_rate": [2, 1, 1]})"),
+       "layers[1] (c): a kernel of 3 dilated by 2 does not fit an input of 4 along spatial axis 0"},
+      {conv("[null, 4, 8, 8, 3]", R"({"name": "c", "filters": 4, "kernel_size": 3, "padding": "causal"})"),
+       "layers[1] (c): padding must be \"valid\" or \"same\", got \"causal\""},
+      {conv("[null, 3, 4, 8, 8]", R"({"name": "c", "filters": 4, "kernel_size": 3, "data_format": "channels_first"})"),
+       "layers[1] (c): \"data_format\" = \"channels_first\" is not supported (only \"channels_last\")"},
+      {conv("[null, 8, 8, 3]", R"({"name": "c", "filters": 4, "kernel_size": 3})"),
+       "layers[1] (c): Conv3D expects (depth, height, width, channels), got (8, 8, 3)"},
+      {conv("[null, 4, 8, 8, 3]", R"({"name": "c", "filters": 4, "kernel_size": 3, "kernel_sizes": 3})"),
+       "layers[1] (c): unknown key \"kernel_sizes\""},
+  });
 }
 
 TEST(KerasConfigErrors, ConvFamily) {

@@ -45,6 +45,62 @@ TEST(KerasConfig, PoolingFamilyAndKerasAliasesRoundTrip) {
   EXPECT_FALSE(g->options().keepdims);
 }
 
+TEST(KerasConfig, Pooling3DReadsAliasesAndRoundTrips) {
+  // Keras 3's config keys (MaxPooling3D(...).get_config()), the short aliases, strides null
+  // (the pool size) and single integers for tuples.
+  const std::string json = keras3_model(
+      "[null, 9, 7, 6, 3]",
+      layer("MaxPooling3D", R"({"name": "m", "trainable": true, "dtype": "float32", "pool_size": [2, 2, 2], "padding": "valid", "strides": [2, 2, 2], "data_format": "channels_last"})") +
+          ", " + layer("AvgPool3D", R"({"name": "a", "pool_size": [3, 3, 1], "strides": [1, 2, 2], "padding": "same"})") +
+          ", " + layer("MaxPool3D", R"({"name": "m2", "pool_size": 3, "strides": null, "padding": "same"})") +
+          ", " + layer("AveragePooling3D", R"({"name": "a2", "padding": "same"})"));
+  auto m = sequential_from_keras_json(json, "pool3d.json");
+  const std::vector<std::string> want = {"MaxPooling3D", "AveragePooling3D", "MaxPooling3D", "AveragePooling3D"};
+  EXPECT_EQ(classes(*m), want);
+  const std::vector<Shape> shapes = {Shape{4, 3, 3, 3}, Shape{4, 2, 2, 3}, Shape{2, 1, 1, 3}, Shape{1, 1, 1, 3}};
+  Shape s{9, 7, 6, 3};
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    s = m->layers()[i]->output_shape(s);
+    EXPECT_EQ(s, shapes[i]) << m->layers()[i]->name();
+  }
+  // Keras's defaults: pool_size (2, 2, 2), strides the pool size.
+  EXPECT_EQ(m->layers()[3]->output_shape(Shape{5, 4, 3, 2}), (Shape{3, 2, 2, 2}));
+  auto again = sequential_from_keras_json(model_to_keras_json(*m), "written.json");
+  EXPECT_EQ(classes(*again), want);
+  const auto& a = dynamic_cast<const Pooling3D&>(*again->layers()[1]).options();
+  EXPECT_EQ(a.kind, PoolKind::average);
+  EXPECT_EQ(a.pool_size, (std::vector<std::int64_t>{3, 3, 1}));
+  EXPECT_EQ(a.strides, (std::vector<std::int64_t>{1, 2, 2}));
+  EXPECT_EQ(a.padding, "same");
+  const auto& m2 = dynamic_cast<const Pooling3D&>(*again->layers()[2]).options();
+  EXPECT_EQ(m2.kind, PoolKind::max);
+  EXPECT_EQ(m2.strides, (std::vector<std::int64_t>{3, 3, 3}));  // written as Keras writes it: the pool size
+  const auto& a2 = dynamic_cast<const Pooling3D&>(*again->layers()[3]).options();
+  EXPECT_EQ(a2.pool_size, (std::vector<std::int64_t>{2, 2, 2}));
+  EXPECT_EQ(a2.strides, (std::vector<std::int64_t>{2, 2, 2}));
+}
+
+TEST(KerasConfigErrors, Pooling3D) {
+  auto pool = [](const std::string& cls, const std::string& config) {
+    return keras3_model("[null, 5, 6, 7, 2]", layer(cls, config));
+  };
+  expect_config_errors({
+      {pool("MaxPooling3D", R"({"name": "p", "pool_size": [2, 2]})"),
+       "layers[1] (p): \"pool_size\" must be a positive integer or a list of 3, got [2,2]"},
+      {pool("AveragePooling3D", R"({"name": "p", "strides": [1, 0, 1]})"),
+       "layers[1] (p): \"strides\" must be a positive integer or a list of 3, got [1,0,1]"},
+      {pool("MaxPooling3D", R"({"name": "p", "pool_size": [6, 2, 2]})"),
+       "layers[1] (p): pool 6x2x2 does not fit input (5, 6, 7, 2) with padding \"valid\""},
+      {pool("AvgPool3D", R"({"name": "p", "padding": "full"})"),
+       "layers[1] (p): padding must be \"valid\" or \"same\", got \"full\""},
+      {pool("MaxPooling3D", R"({"name": "p", "data_format": "channels_first"})"),
+       "layers[1] (p): \"data_format\" = \"channels_first\" is not supported (only \"channels_last\")"},
+      {pool("MaxPooling3D", R"({"name": "p", "pool": 2})"), "layers[1] (p): unknown key \"pool\""},
+      {keras3_model("[null, 6, 7, 2]", layer("MaxPooling3D", R"({"name": "p"})")),
+       "layers[1] (p): MaxPooling3D expects (depth, height, width, channels), got (6, 7, 2)"},
+  });
+}
+
 TEST(KerasConfig, ReshapingFamilyReadsKerasFormsAndRoundTrips) {
   const std::string json = keras3_model(
       "[null, 6, 5, 3]",

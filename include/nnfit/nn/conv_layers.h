@@ -38,6 +38,34 @@ class Conv2D final : public Layer {
   Conv2DOptions options_;
 };
 
+// Conv3D over (depth, height, width, channels) with a (kd, kh, kw, channels / groups,
+// filters) kernel, Keras's layout; the conv3d op's strides, padding, dilation and groups.
+struct Conv3DOptions {
+  std::int64_t filters = 0;
+  std::vector<std::int64_t> kernel_size{3, 3, 3};
+  std::vector<std::int64_t> strides{1, 1, 1};
+  std::string padding = "valid";
+  std::vector<std::int64_t> dilation_rate{1, 1, 1};
+  std::int64_t groups = 1;
+  std::string activation = "linear";
+  bool use_bias = true;
+  std::string kernel_initializer = "glorot_uniform";
+  std::string bias_initializer = "zeros";
+};
+
+class Conv3D final : public Layer {
+ public:
+  const Conv3DOptions& options() const { return options_; }
+  Conv3D(std::string name, Conv3DOptions options);
+  std::string class_name() const override { return "Conv3D"; }
+  void build(const Shape& input_shape, WeightFactory& weights) override;
+  Shape output_shape(const Shape& input_shape) const override;
+  int call(GraphBuilder& builder, int x) override;
+
+ private:
+  Conv3DOptions options_;
+};
+
 // Conv1D over (steps, channels) with a (kernel_size, channels, filters) kernel, Keras's
 // layout; padding "valid", "same" or "causal" (zeros before the sequence only, so output
 // t sees inputs up to t; dilation_rate * (kernel_size - 1) of them). Runs the 2-D

@@ -88,6 +88,27 @@ class Pooling1D final : public Layer {
   Pooling1DOptions options_;
 };
 
+// MaxPooling3D / AveragePooling3D on (depth, height, width, channels): pool_size, strides
+// (default: the pool size) and padding as Keras's; channels last. The 3-D pooling ops.
+struct Pooling3DOptions {
+  PoolKind kind = PoolKind::max;
+  std::vector<std::int64_t> pool_size{2, 2, 2};
+  std::vector<std::int64_t> strides;  // empty: pool_size (Keras's default)
+  std::string padding = "valid";
+};
+
+class Pooling3D final : public Layer {
+ public:
+  Pooling3D(std::string name, Pooling3DOptions options);
+  const Pooling3DOptions& options() const { return options_; }
+  std::string class_name() const override;  // MaxPooling3D or AveragePooling3D
+  Shape output_shape(const Shape& input_shape) const override;
+  int call(GraphBuilder& builder, int x) override;
+
+ private:
+  Pooling3DOptions options_;
+};
+
 // GlobalAveragePooling1D/2D/3D and GlobalMaxPooling1D/2D/3D: the mean or maximum over
 // the `rank` spatial axes, channels last or first, keepdims as Keras's.
 struct GlobalPoolingOptions {

@@ -1,5 +1,5 @@
 // Padding follows TensorFlow (docs/design/ops.md): "same" may pad asymmetrically, with the
-// odd pixel after; "valid" never pads.
+// odd pixel after; "valid" never pads. The 3-D ops (Window3d) apply the same rule per axis.
 #include "backend/common/nn_op_geometry.h"
 
 #include <algorithm>
@@ -231,6 +231,107 @@ Window2d checked_window(const KernelDesc& desc) {
     expect_shape(desc, desc.outputs[0].shape, g.input_shape(), "output 0 (dx)");
   } else {
     throw InvalidArgument(where(desc) + ": not a convolution or pooling op");
+  }
+  return g;
+}
+
+namespace {
+
+// Three positive integers (depth, height, width).
+std::array<std::int64_t, 3> triple_attr(const KernelDesc& desc, const std::string& key) {
+  const auto& v = ints_attr(desc, key);
+  NNFIT_CHECK(v.size() == 3 && v[0] > 0 && v[1] > 0 && v[2] > 0, InvalidArgument, where(desc), ": attribute '",
+              key, "' must be three positive integers, got ", desc.attrs.to_string());
+  return {v[0], v[1], v[2]};
+}
+
+void expect_ndhwc(const KernelDesc& desc, const Shape& x) {
+  NNFIT_CHECK(x.rank() == 5, InvalidArgument, where(desc), ": expected an NDHWC tensor, got shape ",
+              x.to_string());
+  for (std::int64_t d : x.dims()) {
+    NNFIT_CHECK(d >= 0, InvalidArgument, where(desc), ": negative dimension in ", x.to_string());
+  }
+}
+
+void finish3d(const KernelDesc& desc, Window3d* g) {
+  const bool same = same_padding(desc);
+  for (std::size_t i = 0; i < 3; ++i) {
+    axis_geometry(desc, same, g->in[i], (g->k[i] - 1) * g->dilation[i] + 1, g->stride[i], &g->out[i],
+                  &g->pad_before[i], &g->pad_after[i]);
+  }
+}
+
+Window3d conv_window3d(const KernelDesc& desc, const Shape& x, const Shape& w) {
+  expect_ndhwc(desc, x);
+  NNFIT_CHECK(w.rank() == 5, InvalidArgument, where(desc),
+              ": expected a DHWIO filter [KD,KH,KW,C/groups,O], got shape ", w.to_string());
+  Window3d g;
+  g.groups = desc.attrs.i_or("groups", 1);
+  NNFIT_CHECK(g.groups > 0 && x[4] % g.groups == 0 && w[4] % g.groups == 0, InvalidArgument, where(desc),
+              ": groups = ", g.groups, " must divide the input's ", x[4], " channels and the filter's ", w[4],
+              " outputs");
+  NNFIT_CHECK(w[3] * g.groups == x[4], InvalidArgument, where(desc), ": filter ", w.to_string(), " expects ",
+              w[3] * g.groups, " input channels but the input ", x.to_string(), " has ", x[4]);
+  NNFIT_CHECK(w[0] > 0 && w[1] > 0 && w[2] > 0 && w[3] > 0 && w[4] > 0, InvalidArgument, where(desc),
+              ": empty filter ", w.to_string());
+  g.n = x[0], g.c = x[4], g.o = w[4];
+  g.in = {x[1], x[2], x[3]};
+  g.k = {w[0], w[1], w[2]};
+  g.stride = triple_attr(desc, "strides");
+  if (desc.attrs.has("dilations")) g.dilation = triple_attr(desc, "dilations");
+  finish3d(desc, &g);
+  return g;
+}
+
+Window3d pool_window3d(const KernelDesc& desc, const Shape& x) {
+  expect_ndhwc(desc, x);
+  Window3d g;
+  g.n = x[0], g.c = x[4], g.o = x[4];
+  g.in = {x[1], x[2], x[3]};
+  g.k = triple_attr(desc, "pool_size");
+  g.stride = triple_attr(desc, "strides");
+  finish3d(desc, &g);
+  return g;
+}
+
+}  // namespace
+
+Window3d checked_window3d(const KernelDesc& desc) {
+  const std::string& op = desc.op;
+  Window3d g;
+  if (op == "conv3d" || op == "fused_conv3d") {
+    const bool fused = op == "fused_conv3d";
+    expect_arity_f32(desc, fused ? 3 : 2, 1);
+    g = conv_window3d(desc, desc.inputs[0].shape, desc.inputs[1].shape);
+    if (fused) expect_shape(desc, desc.inputs[2].shape, Shape{g.o}, "input 2 (bias)");
+    expect_shape(desc, desc.outputs[0].shape, g.output_shape(), "output 0 (y)");
+  } else if (op == "conv3d_backprop_input") {
+    expect_arity_f32(desc, 2, 1);
+    g = conv_window3d(desc, shape_attr(desc, "input_shape"), desc.inputs[1].shape);
+    expect_shape(desc, desc.inputs[0].shape, g.output_shape(), "input 0 (dy)");
+    expect_shape(desc, desc.outputs[0].shape, g.input_shape(), "output 0 (dx)");
+  } else if (op == "conv3d_backprop_filter") {
+    expect_arity_f32(desc, 2, 1);
+    g = conv_window3d(desc, desc.inputs[0].shape, shape_attr(desc, "filter_shape"));
+    expect_shape(desc, desc.inputs[1].shape, g.output_shape(), "input 1 (dy)");
+    expect_shape(desc, desc.outputs[0].shape, g.filter_shape(), "output 0 (dw)");
+  } else if (op == "max_pool3d" || op == "avg_pool3d") {
+    expect_arity_f32(desc, 1, 1);
+    g = pool_window3d(desc, desc.inputs[0].shape);
+    expect_shape(desc, desc.outputs[0].shape, g.output_shape(), "output 0 (y)");
+  } else if (op == "max_pool3d_grad") {
+    expect_arity_f32(desc, 3, 1);
+    g = pool_window3d(desc, desc.inputs[0].shape);
+    expect_shape(desc, desc.inputs[1].shape, g.output_shape(), "input 1 (y)");
+    expect_shape(desc, desc.inputs[2].shape, g.output_shape(), "input 2 (dy)");
+    expect_shape(desc, desc.outputs[0].shape, g.input_shape(), "output 0 (dx)");
+  } else if (op == "avg_pool3d_grad") {
+    expect_arity_f32(desc, 1, 1);
+    g = pool_window3d(desc, shape_attr(desc, "input_shape"));
+    expect_shape(desc, desc.inputs[0].shape, g.output_shape(), "input 0 (dy)");
+    expect_shape(desc, desc.outputs[0].shape, g.input_shape(), "output 0 (dx)");
+  } else {
+    throw InvalidArgument(where(desc) + ": not a 3-D convolution or pooling op");
   }
   return g;
 }

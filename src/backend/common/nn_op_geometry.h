@@ -4,6 +4,7 @@
 // Malformed descs throw InvalidArgument naming the node; valid-but-unsupported ones are
 // the caller's business (they decline).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -89,6 +90,28 @@ Shape shape_attr(const KernelDesc& desc, const std::string& key);
 // its geometry. Ops: conv2d, fused_conv2d, conv2d_backprop_input, conv2d_backprop_filter,
 // max_pool2d, max_pool2d_grad, avg_pool2d, avg_pool2d_grad.
 Window2d checked_window(const KernelDesc& desc);
+
+// Geometry of a 3-D window op in NDHWC: Window2d with a depth axis. The spatial arrays hold
+// depth, height and width in that order; `c`, `o`, dilation and groups mean what they mean
+// in Window2d (pooling: o == c, no dilation, one group).
+struct Window3d {
+  std::int64_t n = 0, c = 0, o = 0, groups = 1;
+  std::array<std::int64_t, 3> in{}, k{}, out{};   // input, window and output sizes
+  std::array<std::int64_t, 3> stride{1, 1, 1}, dilation{1, 1, 1};
+  std::array<std::int64_t, 3> pad_before{}, pad_after{};  // front/top/left, back/bottom/right
+
+  std::int64_t group_c() const { return c / groups; }
+  std::int64_t group_o() const { return o / groups; }
+  Shape input_shape() const { return Shape{n, in[0], in[1], in[2], c}; }
+  Shape output_shape() const { return Shape{n, out[0], out[1], out[2], o}; }
+  Shape filter_shape() const { return Shape{k[0], k[1], k[2], c / groups, o}; }
+};
+
+// checked_window for the 3-D ops: conv3d, fused_conv3d, conv3d_backprop_input,
+// conv3d_backprop_filter (x [N,D,H,W,C], w [KD,KH,KW,C/groups,O], attrs strides, padding
+// and the optional dilations and groups), max_pool3d, max_pool3d_grad, avg_pool3d,
+// avg_pool3d_grad (attrs pool_size, strides, padding). Every list has three entries.
+Window3d checked_window3d(const KernelDesc& desc);
 
 // matmul / fused_matmul: c[M,N] = op(a)[M,K] · op(b)[K,N] (+ bias[N]).
 struct MatmulGeometry {

@@ -1,10 +1,12 @@
-// oneDNN conv2d, fused_conv2d, conv2d_backprop_input and conv2d_backprop_filter. Activations
-// stay plain NHWC; the filter layout is left to oneDNN (format_tag::any) and the HWIO filter
-// is reordered into (or, for the filter gradient, out of) a workspace buffer each run: with
-// plain HWIO weights oneDNN falls back to gemm convolution, which is several times slower,
-// worst with a fused activation. "same" padding may be asymmetric (padding_l != padding_r).
-// Dilation is oneDNN's "dilates" (taps d - 1 apart counts d - 1 gaps); groups make the
-// filter 5-D (G, O/G, C/G, KH, KW), described over nnfit's [KH,KW,C/G,O] buffer by strides.
+// oneDNN conv2d, fused_conv2d, conv2d_backprop_input and conv2d_backprop_filter, and their
+// 3-D forms (conv3d, ...). Activations stay plain NHWC / NDHWC; the filter layout is left to
+// oneDNN (format_tag::any) and the HWIO / DHWIO filter is reordered into (or, for the filter
+// gradient, out of) a workspace buffer each run: with plain HWIO weights oneDNN falls back
+// to gemm convolution, which is several times slower, worst with a fused activation. "same"
+// padding may be asymmetric (padding_l != padding_r). Dilation is oneDNN's "dilates" (taps
+// d - 1 apart counts d - 1 gaps); groups add a leading G to the filter (G, O/G, C/G, K...),
+// described over nnfit's [K...,C/G,O] buffer by strides. Both ranks build one ConvSpec and
+// share the kernel class.
 #include <algorithm>
 
 #include "backend/cpu/onednn_common.h"
@@ -18,39 +20,62 @@ using namespace onednn;
 
 enum class ConvPass { forward, backward_data, backward_weights };
 
-// nnfit's filter [KH,KW,C/G,O] as oneDNN's (O, C, KH, KW), or with groups (G, O/G, C/G, KH, KW).
-memory::dims filter_dims(const Window2d& g) {
-  if (g.groups == 1) return {g.o, g.c, g.kh, g.kw};
-  return {g.groups, g.group_o(), g.group_c(), g.kh, g.kw};
-}
-
-memory::desc plain_filter_md(const Window2d& g) {
-  if (g.groups == 1) return f32_md(filter_dims(g), Tag::hwio);
-  const std::int64_t gc = g.group_c(), go = g.group_o();
-  return memory::desc(filter_dims(g), memory::data_type::f32,
-                      memory::dims{go, 1, g.o, g.kw * gc * g.o, gc * g.o});
-}
-
-// The memory descriptors of a convolution: plain x and y, the filter plain and as `any`.
-struct ConvMds {
+// What a convolution primitive needs, from a 2-D or 3-D window: plain activations, the
+// filter over nnfit's buffer and as `any`, the bias size, and the window vectors.
+struct ConvSpec {
   memory::desc x, w, w_any, y;
-  explicit ConvMds(const Window2d& g)
-      : x(f32_md(nchw_dims(g.n, g.c, g.h, g.w), Tag::nhwc)),
-        w(plain_filter_md(g)),
-        w_any(f32_md(filter_dims(g), Tag::any)),
-        y(f32_md(nchw_dims(g.n, g.o, g.oh, g.ow), Tag::nhwc)) {}
+  memory::dims strides, dilates, padding_l, padding_r;
+  std::int64_t o = 0;  // output channels
 };
 
-memory::dims dilates_of(const Window2d& g) { return {g.dh - 1, g.dw - 1}; }
+// nnfit's filter [KH,KW,C/G,O] as oneDNN's (O, C, KH, KW), or with groups (G, O/G, C/G, KH, KW).
+ConvSpec conv_spec(const Window2d& g) {
+  ConvSpec s;
+  const std::int64_t gc = g.group_c(), go = g.group_o();
+  const memory::dims w = g.groups == 1 ? memory::dims{g.o, g.c, g.kh, g.kw}
+                                       : memory::dims{g.groups, go, gc, g.kh, g.kw};
+  s.x = f32_md(nchw_dims(g.n, g.c, g.h, g.w), Tag::nhwc);
+  s.w = g.groups == 1 ? f32_md(w, Tag::hwio)
+                      : memory::desc(w, memory::data_type::f32, memory::dims{go, 1, g.o, g.kw * gc * g.o, gc * g.o});
+  s.w_any = f32_md(w, Tag::any);
+  s.y = f32_md(nchw_dims(g.n, g.o, g.oh, g.ow), Tag::nhwc);
+  s.strides = strides_of(g);
+  s.dilates = {g.dh - 1, g.dw - 1};
+  s.padding_l = padding_l_of(g);
+  s.padding_r = padding_r_of(g);
+  s.o = g.o;
+  return s;
+}
+
+// nnfit's filter [KD,KH,KW,C/G,O] as oneDNN's (O, C, KD, KH, KW), or with groups
+// (G, O/G, C/G, KD, KH, KW).
+ConvSpec conv_spec(const Window3d& g) {
+  ConvSpec s;
+  const std::int64_t gc = g.group_c(), go = g.group_o();
+  const auto& k = g.k;
+  const memory::dims w = g.groups == 1 ? memory::dims{g.o, g.c, k[0], k[1], k[2]}
+                                       : memory::dims{g.groups, go, gc, k[0], k[1], k[2]};
+  s.x = f32_md({g.n, g.c, g.in[0], g.in[1], g.in[2]}, Tag::ndhwc);
+  s.w = g.groups == 1 ? f32_md(w, Tag::dhwio)
+                      : memory::desc(w, memory::data_type::f32,
+                                     memory::dims{go, 1, g.o, k[1] * k[2] * gc * g.o, k[2] * gc * g.o, gc * g.o});
+  s.w_any = f32_md(w, Tag::any);
+  s.y = f32_md({g.n, g.o, g.out[0], g.out[1], g.out[2]}, Tag::ndhwc);
+  s.strides = {g.stride[0], g.stride[1], g.stride[2]};
+  s.dilates = {g.dilation[0] - 1, g.dilation[1] - 1, g.dilation[2] - 1};
+  s.padding_l = {g.pad_before[0], g.pad_before[1], g.pad_before[2]};
+  s.padding_r = {g.pad_after[0], g.pad_after[1], g.pad_after[2]};
+  s.o = g.o;
+  return s;
+}
 
 std::size_t align64(std::size_t bytes) { return (bytes + 63) / 64 * 64; }
 
-dnnl::convolution_forward::primitive_desc forward_pd(const Window2d& g, const ConvMds& md,
-                                                     const memory::desc& bias,
+dnnl::convolution_forward::primitive_desc forward_pd(const ConvSpec& md, const memory::desc& bias,
                                                      dnnl::prop_kind prop,
                                                      const dnnl::primitive_attr& attr) {
-  dnnl::convolution_forward::desc d(prop, dnnl::algorithm::convolution_direct, md.x, md.w_any, bias,
-                                    md.y, strides_of(g), dilates_of(g), padding_l_of(g), padding_r_of(g));
+  dnnl::convolution_forward::desc d(prop, dnnl::algorithm::convolution_direct, md.x, md.w_any, bias, md.y,
+                                    md.strides, md.dilates, md.padding_l, md.padding_r);
   return dnnl::convolution_forward::primitive_desc(d, attr, cpu_engine());
 }
 
@@ -59,19 +84,17 @@ dnnl::convolution_forward::primitive_desc forward_pd(const Window2d& g, const Co
 // primitives, which run one after the other]. run() from one thread at a time.
 class OnednnConv final : public Kernel {
  public:
-  OnednnConv(const KernelDesc& desc, const Window2d& g, ConvPass pass, bool fused,
-             ActivationKind act)
+  OnednnConv(const KernelDesc& desc, const ConvSpec& md, ConvPass pass, bool fused, ActivationKind act)
       : node_(desc.node_name), fused_(fused) {
-    ConvMds md(g);
     dnnl::primitive_attr attr = user_scratchpad_attr();
     if (pass == ConvPass::forward) {
-      memory::desc bias = fused ? f32_md({g.o}, Tag::a) : memory::desc();
+      memory::desc bias = fused ? f32_md({md.o}, Tag::a) : memory::desc();
       if (fused) {
         dnnl::post_ops ops;
         append_activation(ops, act);
         attr.set_post_ops(ops);
       }
-      auto pd = forward_pd(g, md, bias, dnnl::prop_kind::forward_inference, attr);
+      auto pd = forward_pd(md, bias, dnnl::prop_kind::forward_inference, attr);
       call_.init<dnnl::convolution_forward>(pd);
       in_[0] = call_.add(DNNL_ARG_SRC, md.x);
       in_[1] = call_.add(DNNL_ARG_WEIGHTS, pd.weights_desc());
@@ -80,12 +103,10 @@ class OnednnConv final : public Kernel {
       plan_filter_reorder(md.w, pd.weights_desc(), true);
       return;
     }
-    auto hint = forward_pd(g, md, memory::desc(), dnnl::prop_kind::forward_training,
-                           dnnl::primitive_attr());
+    auto hint = forward_pd(md, memory::desc(), dnnl::prop_kind::forward_training, dnnl::primitive_attr());
     if (pass == ConvPass::backward_data) {
-      dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, md.x, md.w_any,
-                                              md.y, strides_of(g), dilates_of(g), padding_l_of(g),
-                                              padding_r_of(g));
+      dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, md.x, md.w_any, md.y,
+                                              md.strides, md.dilates, md.padding_l, md.padding_r);
       dnnl::convolution_backward_data::primitive_desc pd(d, attr, cpu_engine(), hint);
       call_.init<dnnl::convolution_backward_data>(pd);
       in_[0] = call_.add(DNNL_ARG_DIFF_DST, md.y);
@@ -93,9 +114,8 @@ class OnednnConv final : public Kernel {
       out_ = call_.add(DNNL_ARG_DIFF_SRC, md.x);
       plan_filter_reorder(md.w, pd.weights_desc(), true);
     } else {
-      dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, md.x, md.w_any,
-                                                 md.y, strides_of(g), dilates_of(g),
-                                                 padding_l_of(g), padding_r_of(g));
+      dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, md.x, md.w_any, md.y,
+                                                 md.strides, md.dilates, md.padding_l, md.padding_r);
       dnnl::convolution_backward_weights::primitive_desc pd(d, attr, cpu_engine(), hint);
       call_.init<dnnl::convolution_backward_weights>(pd);
       in_[0] = call_.add(DNNL_ARG_SRC, md.x);
@@ -130,7 +150,7 @@ class OnednnConv final : public Kernel {
   }
 
  private:
-  // Sets up the HWIO <-> `inner` filter reorder when oneDNN chose another layout; `in` is
+  // Sets up the (D)HWIO <-> `inner` filter reorder when oneDNN chose another layout; `in` is
   // true when the filter is an input (forward, backward data), false for the filter grad.
   void plan_filter_reorder(const memory::desc& hwio, const memory::desc& inner, bool in) {
     if (inner == hwio) return;
@@ -155,31 +175,43 @@ class OnednnConv final : public Kernel {
   int reorder_from_ = -1, reorder_to_ = -1;
 };
 
-std::unique_ptr<Kernel> make_conv(const KernelDesc& desc, std::string* why_not, ConvPass pass) {
-  Window2d g = checked_window(desc);
-  bool fused = desc.op == "fused_conv2d";
+// The kernel of a convolution desc whose window is `md` (checked by the caller).
+std::unique_ptr<Kernel> make_conv(const KernelDesc& desc, std::string* why_not, ConvPass pass, const ConvSpec& md) {
+  const bool fused = desc.op == "fused_conv2d" || desc.op == "fused_conv3d";
   ActivationKind act = fused ? parse_activation_kind(desc, "activation") : ActivationKind::linear;
   if (std::string r = empty_tensor_reason(desc); !r.empty()) {
     if (why_not) *why_not = r;
     return nullptr;
   }
   return decline_on_dnnl_error(desc, why_not, [&]() -> std::unique_ptr<Kernel> {
-    return std::make_unique<OnednnConv>(desc, g, pass, fused, act);
+    return std::make_unique<OnednnConv>(desc, md, pass, fused, act);
   });
 }
 
 }  // namespace
 
 std::unique_ptr<Kernel> make_onednn_conv2d(const KernelDesc& desc, std::string* why_not) {
-  return make_conv(desc, why_not, ConvPass::forward);
+  return make_conv(desc, why_not, ConvPass::forward, conv_spec(checked_window(desc)));
 }
 
 std::unique_ptr<Kernel> make_onednn_conv2d_backprop_input(const KernelDesc& desc, std::string* why_not) {
-  return make_conv(desc, why_not, ConvPass::backward_data);
+  return make_conv(desc, why_not, ConvPass::backward_data, conv_spec(checked_window(desc)));
 }
 
 std::unique_ptr<Kernel> make_onednn_conv2d_backprop_filter(const KernelDesc& desc, std::string* why_not) {
-  return make_conv(desc, why_not, ConvPass::backward_weights);
+  return make_conv(desc, why_not, ConvPass::backward_weights, conv_spec(checked_window(desc)));
+}
+
+std::unique_ptr<Kernel> make_onednn_conv3d(const KernelDesc& desc, std::string* why_not) {
+  return make_conv(desc, why_not, ConvPass::forward, conv_spec(checked_window3d(desc)));
+}
+
+std::unique_ptr<Kernel> make_onednn_conv3d_backprop_input(const KernelDesc& desc, std::string* why_not) {
+  return make_conv(desc, why_not, ConvPass::backward_data, conv_spec(checked_window3d(desc)));
+}
+
+std::unique_ptr<Kernel> make_onednn_conv3d_backprop_filter(const KernelDesc& desc, std::string* why_not) {
+  return make_conv(desc, why_not, ConvPass::backward_weights, conv_spec(checked_window3d(desc)));
 }
 
 }  // namespace nnfit

@@ -1,5 +1,5 @@
 // Private: the factories of the oneDNN family's fast CPU kernels, one group per
-// onednn_*.cpp file (plus the OpenMP max-pool gradient), registered in onednn_registry.cpp.
+// onednn_*.cpp file (plus the OpenMP max-pool gradients), registered in onednn_registry.cpp.
 #pragma once
 #include <memory>
 #include <string>
@@ -16,6 +16,12 @@ std::unique_ptr<Kernel> make_onednn_conv2d_backprop_input(const KernelDesc& desc
 std::unique_ptr<Kernel> make_onednn_conv2d_backprop_filter(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_onednn_pool2d(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_onednn_avg_pool2d_grad(const KernelDesc& desc, std::string* why_not);
+// The 3-D forms (NDHWC activations, DHWIO filters), in the same files.
+std::unique_ptr<Kernel> make_onednn_conv3d(const KernelDesc& desc, std::string* why_not);
+std::unique_ptr<Kernel> make_onednn_conv3d_backprop_input(const KernelDesc& desc, std::string* why_not);
+std::unique_ptr<Kernel> make_onednn_conv3d_backprop_filter(const KernelDesc& desc, std::string* why_not);
+std::unique_ptr<Kernel> make_onednn_pool3d(const KernelDesc& desc, std::string* why_not);
+std::unique_ptr<Kernel> make_onednn_avg_pool3d_grad(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_onednn_activation(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_onednn_activation_grad(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_onednn_softmax(const KernelDesc& desc, std::string* why_not);
@@ -23,5 +29,6 @@ std::unique_ptr<Kernel> make_onednn_softmax_grad(const KernelDesc& desc, std::st
 // rnn, rnn_grad (onednn_rnn.cpp): the shared scan over dnnl_sgemm.
 std::unique_ptr<Kernel> make_onednn_rnn(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_omp_max_pool2d_grad(const KernelDesc& desc, std::string* why_not);
+std::unique_ptr<Kernel> make_omp_max_pool3d_grad(const KernelDesc& desc, std::string* why_not);
 
 }  // namespace nnfit

@@ -1,6 +1,8 @@
-// oneDNN max_pool2d, avg_pool2d and avg_pool2d_grad on plain NHWC. Max pooling runs as
-// forward_inference (no workspace: max_pool2d_grad recomputes the argmax instead, see
-// cpu_max_pool2d_grad.cpp); average pooling excludes padding from the count, as TF does.
+// oneDNN max_pool2d, avg_pool2d and avg_pool2d_grad on plain NHWC, and their 3-D forms
+// (max_pool3d, avg_pool3d, avg_pool3d_grad) on plain NDHWC. Max pooling runs as
+// forward_inference (no workspace: the max-pool gradients recompute the argmax instead,
+// see cpu_max_pool2d_grad.cpp and cpu_max_pool3d_grad.cpp); average pooling excludes
+// padding from the count, as TF does. Both ranks build one PoolSpec and share the kernel.
 #include "backend/cpu/onednn_common.h"
 #include "backend/cpu/onednn_kernels.h"
 
@@ -10,12 +12,30 @@ namespace {
 
 using namespace onednn;
 
-dnnl::pooling_forward::primitive_desc pool_forward_pd(const Window2d& g, dnnl::algorithm alg,
+// What a pooling primitive needs, from a 2-D or 3-D window.
+struct PoolSpec {
+  memory::desc x, y;
+  memory::dims strides, kernel, padding_l, padding_r;
+};
+
+PoolSpec pool_spec(const Window2d& g) {
+  return {f32_md(nchw_dims(g.n, g.c, g.h, g.w), Tag::nhwc), f32_md(nchw_dims(g.n, g.c, g.oh, g.ow), Tag::nhwc),
+          strides_of(g), {g.kh, g.kw}, padding_l_of(g), padding_r_of(g)};
+}
+
+PoolSpec pool_spec(const Window3d& g) {
+  return {f32_md({g.n, g.c, g.in[0], g.in[1], g.in[2]}, Tag::ndhwc),
+          f32_md({g.n, g.c, g.out[0], g.out[1], g.out[2]}, Tag::ndhwc),
+          {g.stride[0], g.stride[1], g.stride[2]},
+          {g.k[0], g.k[1], g.k[2]},
+          {g.pad_before[0], g.pad_before[1], g.pad_before[2]},
+          {g.pad_after[0], g.pad_after[1], g.pad_after[2]}};
+}
+
+dnnl::pooling_forward::primitive_desc pool_forward_pd(const PoolSpec& md, dnnl::algorithm alg,
                                                       dnnl::prop_kind prop,
                                                       const dnnl::primitive_attr& attr) {
-  dnnl::pooling_forward::desc d(prop, alg, f32_md(nchw_dims(g.n, g.c, g.h, g.w), Tag::nhwc),
-                                f32_md(nchw_dims(g.n, g.c, g.oh, g.ow), Tag::nhwc),
-                                strides_of(g), {g.kh, g.kw}, padding_l_of(g), padding_r_of(g));
+  dnnl::pooling_forward::desc d(prop, alg, md.x, md.y, md.strides, md.kernel, md.padding_l, md.padding_r);
   return dnnl::pooling_forward::primitive_desc(d, attr, cpu_engine());
 }
 
@@ -23,25 +43,22 @@ dnnl::pooling_forward::primitive_desc pool_forward_pd(const Window2d& g, dnnl::a
 // run() from one thread at a time.
 class OnednnPool final : public Kernel {
  public:
-  OnednnPool(const KernelDesc& desc, const Window2d& g, dnnl::algorithm alg, bool backward)
+  OnednnPool(const KernelDesc& desc, const PoolSpec& md, dnnl::algorithm alg, bool backward)
       : node_(desc.node_name) {
-    memory::desc x = f32_md(nchw_dims(g.n, g.c, g.h, g.w), Tag::nhwc);
-    memory::desc y = f32_md(nchw_dims(g.n, g.c, g.oh, g.ow), Tag::nhwc);
     dnnl::primitive_attr attr = user_scratchpad_attr();
     if (!backward) {
-      auto pd = pool_forward_pd(g, alg, dnnl::prop_kind::forward_inference, attr);
+      auto pd = pool_forward_pd(md, alg, dnnl::prop_kind::forward_inference, attr);
       call_.init<dnnl::pooling_forward>(pd);
-      in_ = call_.add(DNNL_ARG_SRC, x);
-      out_ = call_.add(DNNL_ARG_DST, y);
+      in_ = call_.add(DNNL_ARG_SRC, md.x);
+      out_ = call_.add(DNNL_ARG_DST, md.y);
       return;
     }
-    auto hint = pool_forward_pd(g, alg, dnnl::prop_kind::forward_training, dnnl::primitive_attr());
-    dnnl::pooling_backward::desc d(alg, x, y, strides_of(g), {g.kh, g.kw}, padding_l_of(g),
-                                   padding_r_of(g));
+    auto hint = pool_forward_pd(md, alg, dnnl::prop_kind::forward_training, dnnl::primitive_attr());
+    dnnl::pooling_backward::desc d(alg, md.x, md.y, md.strides, md.kernel, md.padding_l, md.padding_r);
     dnnl::pooling_backward::primitive_desc pd(d, attr, cpu_engine(), hint);
     call_.init<dnnl::pooling_backward>(pd);
-    in_ = call_.add(DNNL_ARG_DIFF_DST, y);
-    out_ = call_.add(DNNL_ARG_DIFF_SRC, x);
+    in_ = call_.add(DNNL_ARG_DIFF_DST, md.y);
+    out_ = call_.add(DNNL_ARG_DIFF_SRC, md.x);
   }
 
   std::size_t workspace_bytes() const override { return call_.scratchpad_bytes(); }
@@ -58,31 +75,44 @@ class OnednnPool final : public Kernel {
   int in_ = -1, out_ = -1;
 };
 
-std::unique_ptr<Kernel> make_pool(const KernelDesc& desc, std::string* why_not, bool backward) {
-  if (std::string r = window_unsupported_reason(desc); !r.empty()) {
-    if (why_not) *why_not = r;
-    return nullptr;
-  }
-  Window2d g = checked_window(desc);
+// The kernel of a pooling desc whose window is `md` (checked by the caller).
+std::unique_ptr<Kernel> make_pool(const KernelDesc& desc, std::string* why_not, bool backward, const PoolSpec& md) {
   if (std::string r = empty_tensor_reason(desc); !r.empty()) {
     if (why_not) *why_not = r;
     return nullptr;
   }
-  dnnl::algorithm alg = desc.op == "max_pool2d" ? dnnl::algorithm::pooling_max
-                                                : dnnl::algorithm::pooling_avg_exclude_padding;
+  const bool max = desc.op == "max_pool2d" || desc.op == "max_pool3d";
+  dnnl::algorithm alg = max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
   return decline_on_dnnl_error(desc, why_not, [&]() -> std::unique_ptr<Kernel> {
-    return std::make_unique<OnednnPool>(desc, g, alg, backward);
+    return std::make_unique<OnednnPool>(desc, md, alg, backward);
   });
+}
+
+// A reason to decline a 2-D pooling desc that carries a dilation (oneDNN pools without).
+bool declined(const KernelDesc& desc, std::string* why_not) {
+  std::string r = window_unsupported_reason(desc);
+  if (!r.empty() && why_not) *why_not = r;
+  return !r.empty();
 }
 
 }  // namespace
 
 std::unique_ptr<Kernel> make_onednn_pool2d(const KernelDesc& desc, std::string* why_not) {
-  return make_pool(desc, why_not, false);
+  if (declined(desc, why_not)) return nullptr;
+  return make_pool(desc, why_not, false, pool_spec(checked_window(desc)));
 }
 
 std::unique_ptr<Kernel> make_onednn_avg_pool2d_grad(const KernelDesc& desc, std::string* why_not) {
-  return make_pool(desc, why_not, true);
+  if (declined(desc, why_not)) return nullptr;
+  return make_pool(desc, why_not, true, pool_spec(checked_window(desc)));
+}
+
+std::unique_ptr<Kernel> make_onednn_pool3d(const KernelDesc& desc, std::string* why_not) {
+  return make_pool(desc, why_not, false, pool_spec(checked_window3d(desc)));
+}
+
+std::unique_ptr<Kernel> make_onednn_avg_pool3d_grad(const KernelDesc& desc, std::string* why_not) {
+  return make_pool(desc, why_not, true, pool_spec(checked_window3d(desc)));
 }
 
 }  // namespace nnfit

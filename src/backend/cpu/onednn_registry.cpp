@@ -1,6 +1,7 @@
 // Registers this kernel family (see src/backend/kernel_families.h): the oneDNN kernels of
-// dense, convolution, pooling and activation ops, plus the OpenMP max-pool gradient. All
-// f32 on the CPU; each op's reference kernel is registered after these (ref_nn_registry.cpp).
+// dense, convolution, pooling and activation ops (2-D and 3-D), plus the OpenMP max-pool
+// gradients. All f32 on the CPU; each op's reference kernel is registered after these
+// (ref_nn_registry.cpp).
 #include "backend/cpu/onednn_kernels.h"
 #include "backend/kernel_families.h"
 
@@ -18,6 +19,13 @@ void register_onednn_kernels(KernelRegistry& registry) {
       {"max_pool2d", make_onednn_pool2d},
       {"avg_pool2d", make_onednn_pool2d},
       {"avg_pool2d_grad", make_onednn_avg_pool2d_grad},
+      {"conv3d", make_onednn_conv3d},
+      {"fused_conv3d", make_onednn_conv3d},
+      {"conv3d_backprop_input", make_onednn_conv3d_backprop_input},
+      {"conv3d_backprop_filter", make_onednn_conv3d_backprop_filter},
+      {"max_pool3d", make_onednn_pool3d},
+      {"avg_pool3d", make_onednn_pool3d},
+      {"avg_pool3d_grad", make_onednn_avg_pool3d_grad},
       {"activation", make_onednn_activation},
       {"activation_grad", make_onednn_activation_grad},
       {"softmax", make_onednn_softmax},
@@ -31,6 +39,8 @@ void register_onednn_kernels(KernelRegistry& registry) {
   }
   registry.add("max_pool2d_grad", DeviceType::cpu, DType::f32,
                {"omp:max_pool2d_grad", make_omp_max_pool2d_grad});
+  registry.add("max_pool3d_grad", DeviceType::cpu, DType::f32,
+               {"omp:max_pool3d_grad", make_omp_max_pool3d_grad});
 }
 
 }  // namespace nnfit

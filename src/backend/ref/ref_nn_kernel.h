@@ -39,6 +39,14 @@ std::unique_ptr<Kernel> make_ref_max_pool2d(const KernelDesc& desc, std::string*
 std::unique_ptr<Kernel> make_ref_max_pool2d_grad(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_avg_pool2d(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_avg_pool2d_grad(const KernelDesc& desc, std::string* why_not);
+// The 3-D forms (ref_nn_conv3d.cpp, ref_nn_pool3d.cpp).
+std::unique_ptr<Kernel> make_ref_conv3d(const KernelDesc& desc, std::string* why_not);
+std::unique_ptr<Kernel> make_ref_conv3d_backprop_input(const KernelDesc& desc, std::string* why_not);
+std::unique_ptr<Kernel> make_ref_conv3d_backprop_filter(const KernelDesc& desc, std::string* why_not);
+std::unique_ptr<Kernel> make_ref_max_pool3d(const KernelDesc& desc, std::string* why_not);
+std::unique_ptr<Kernel> make_ref_max_pool3d_grad(const KernelDesc& desc, std::string* why_not);
+std::unique_ptr<Kernel> make_ref_avg_pool3d(const KernelDesc& desc, std::string* why_not);
+std::unique_ptr<Kernel> make_ref_avg_pool3d_grad(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_activation(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_activation_grad(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_softmax(const KernelDesc& desc, std::string* why_not);

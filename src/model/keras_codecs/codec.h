@@ -45,7 +45,7 @@ struct LayerFamily {
 
 const LayerFamily& core_layers();           // Dense, Flatten, Reshape, Dropout, Embedding, Masking
 const LayerFamily& activation_layers();     // Activation, ReLU, LeakyReLU, ELU, PReLU, Softmax
-const LayerFamily& conv_layers();           // Conv1D/2D, Depthwise-, Separable- and transposed convolutions
+const LayerFamily& conv_layers();           // Conv1D/2D/3D, Depthwise-, Separable- and transposed convolutions
 const LayerFamily& pooling_layers();        // local and global pooling
 const LayerFamily& reshaping_layers();      // padding, cropping, upsampling, Permute, RepeatVector
 const LayerFamily& normalization_layers();  // Batch-, Layer-, Group- and UnitNormalization

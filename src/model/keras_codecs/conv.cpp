@@ -1,4 +1,4 @@
-// Keras codecs of the convolutions: Conv1D (valid, same, causal) and Conv2D with
+// Keras codecs of the convolutions: Conv1D (valid, same, causal), Conv2D and Conv3D with
 // dilation_rate and groups, DepthwiseConv1D/2D, SeparableConv1D/2D, Conv1DTranspose and
 // Conv2DTranspose. Keras 2 writes the base Conv's keys into every subclass's config
 // (groups, kernel_initializer in a SeparableConv2D): they are accepted where harmless.
@@ -60,6 +60,12 @@ LayerPtr read_conv2d(const Reader& r, const std::string& p, const json& c, const
   Conv2DOptions o;
   read_conv(r, p, c, 2, o);
   return std::make_unique<Conv2D>(name, o);
+}
+
+LayerPtr read_conv3d(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  Conv3DOptions o;
+  read_conv(r, p, c, 3, o);
+  return std::make_unique<Conv3D>(name, o);
 }
 
 LayerPtr read_conv1d(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
@@ -169,6 +175,13 @@ bool write_conv(const Writer& w, const Layer& l, ojson& c) {
     c.update({{"filters", o.filters}, {"groups", o.groups},
               {"kernel_initializer", write_initializer(o.kernel_initializer)}, {"kernel_regularizer", nullptr},
               {"kernel_constraint", nullptr}});
+  } else if (auto* c3 = dynamic_cast<const Conv3D*>(&l)) {
+    const Conv3DOptions& o = c3->options();
+    write_window(w, l, o.kernel_size, o.strides, o.padding, o.dilation_rate, o.activation, o.use_bias,
+                 o.bias_initializer, c);
+    c.update({{"filters", o.filters}, {"groups", o.groups},
+              {"kernel_initializer", write_initializer(o.kernel_initializer)}, {"kernel_regularizer", nullptr},
+              {"kernel_constraint", nullptr}});
   } else if (auto* c1 = dynamic_cast<const Conv1D*>(&l)) {
     const Conv1DOptions& o = c1->options();
     write_window(w, l, {o.kernel_size}, {o.strides}, o.padding, {o.dilation_rate}, o.activation, o.use_bias,
@@ -210,6 +223,7 @@ bool write_conv(const Writer& w, const Layer& l, ojson& c) {
 
 const LayerFamily& conv_layers() {
   static const LayerFamily family{{{"Conv2D", read_conv2d},
+                                   {"Conv3D", read_conv3d},
                                    {"Conv1D", read_conv1d},
                                    {"DepthwiseConv1D", depthwise<1>},
                                    {"DepthwiseConv2D", depthwise<2>},

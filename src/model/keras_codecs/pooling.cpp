@@ -1,5 +1,5 @@
-// Keras codecs of the pooling layers: MaxPooling1D/2D, AveragePooling1D/2D and the global
-// poolings (1D/2D/3D, either data format, keepdims).
+// Keras codecs of the pooling layers: MaxPooling1D/2D/3D, AveragePooling1D/2D/3D (channels
+// last) and the global poolings (1D/2D/3D, either data format, keepdims).
 #include "model/keras_codecs/codec.h"
 
 #include "nnfit/nn/layers.h"
@@ -41,6 +41,18 @@ LayerPtr read_pool1d(const Reader& r, const std::string& p, const json& c, const
   return read_pool1d(r, p, c, name, kKind);
 }
 
+template <PoolKind kKind>
+LayerPtr read_pool3d(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon, {"pool_size", "padding", "strides", "data_format"});
+  check_data_format(r, p, c);
+  Pooling3DOptions o;
+  o.kind = kKind;
+  o.pool_size = get_tuple(r, p, c, "pool_size", 3, o.pool_size);
+  o.strides = get_tuple(r, p, c, "strides", 3, {});
+  o.padding = lower(get_string(r, p, c, "padding", o.padding));
+  return std::make_unique<Pooling3D>(name, o);
+}
+
 template <PoolKind kKind, int kRank>
 LayerPtr read_global_pool(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
   check_keys(r, p, c, kCommon, {"data_format", "keepdims"});
@@ -62,6 +74,10 @@ bool write_pooling(const Writer&, const Layer& l, ojson& c) {
     const Pooling1DOptions& o = p1->options();
     c.update({{"pool_size", {o.pool_size}}, {"padding", o.padding}, {"strides", {o.strides}},
               {"data_format", "channels_last"}});
+  } else if (auto* p3 = dynamic_cast<const Pooling3D*>(&l)) {
+    const Pooling3DOptions& o = p3->options();
+    c.update({{"pool_size", o.pool_size}, {"padding", o.padding}, {"strides", o.strides},
+              {"data_format", "channels_last"}});
   } else if (auto* gp = dynamic_cast<const GlobalPooling*>(&l)) {
     c.update({{"data_format", write_data_format(gp->options().channels_first)}, {"keepdims", gp->options().keepdims}});
   } else {
@@ -77,6 +93,8 @@ const LayerFamily& pooling_layers() {
                                    {"AveragePooling2D", read_avg_pool},
                                    {"MaxPooling1D", read_pool1d<PoolKind::max>},
                                    {"AveragePooling1D", read_pool1d<PoolKind::average>},
+                                   {"MaxPooling3D", read_pool3d<PoolKind::max>},
+                                   {"AveragePooling3D", read_pool3d<PoolKind::average>},
                                    {"GlobalAveragePooling1D", read_global_pool<PoolKind::average, 1>},
                                    {"GlobalAveragePooling2D", read_global_pool<PoolKind::average, 2>},
                                    {"GlobalAveragePooling3D", read_global_pool<PoolKind::average, 3>},

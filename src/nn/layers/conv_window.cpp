@@ -19,8 +19,9 @@ bool positive(const std::vector<std::int64_t>& v, std::size_t n) {
 
 }  // namespace
 
-void ConvWindow::check(const std::string& layer) const {
-  NNFIT_CHECK(rank() == 1 || rank() == 2, InvalidArgument, layer, ": kernel_size must have 1 or 2 entries, got ",
+void ConvWindow::check(const std::string& layer, int max_rank) const {
+  NNFIT_CHECK(rank() >= 1 && rank() <= max_rank, InvalidArgument, layer, ": kernel_size must have ",
+              max_rank == 2 ? std::string("1 or 2") : "1 to " + std::to_string(max_rank), " entries, got ",
               kernel.size());
   const std::size_t n = kernel.size();
   NNFIT_CHECK(positive(kernel, n), InvalidArgument, layer, ": kernel_size must be ", n, " positive integers");
