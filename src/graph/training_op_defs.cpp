@@ -33,6 +33,13 @@ Descs infer_update(const Descs& in, const Attrs&) {
   return {};
 }
 
+// Keras's weight decay before an update: the variable alone, mutated.
+Descs infer_decay(const Descs& in, const Attrs& a) {
+  expect_count(in, 1);
+  NNFIT_CHECK(a.f("weight_decay") >= 0.0, InvalidArgument, "decay_weights: weight_decay must not be negative");
+  return {};
+}
+
 // Gradient clipping (the optimizer's clipvalue, clipnorm, global_clipnorm): x -> y like x;
 // global_norm_scale: every gradient -> the scalar each is multiplied by.
 Descs infer_clip(const Descs& in, const Attrs&) {
@@ -115,6 +122,9 @@ void add_training_op_defs(std::map<std::string, OpDef>& m) {
   add({"adamax_update", infer_update, nullptr, {0, 2, 3}});
   add({"lion_update", infer_update, nullptr, {0, 2}});
   add({"adadelta_update", infer_update, nullptr, {0, 2, 3}});
+  add({"nadam_update", infer_update, nullptr, {0, 2, 3}});
+  add({"ftrl_update", infer_update, nullptr, {0, 2, 3}});
+  add({"decay_weights", infer_decay, nullptr, {0}});
   add({"clip_by_value", infer_clip, nullptr, {}});
   add({"clip_by_norm", infer_clip, nullptr, {}});
   add({"global_norm_scale", infer_global_norm_scale, nullptr, {}});

@@ -69,14 +69,14 @@ ojson compile_config(const Model& m) {
 
 // The legacy .h5's training_config. tf.keras builds its legacy optimizers from an .h5 and
 // Keras 3 its current ones; each refuses keys only the other knows, so the optimizer
-// config keeps the keys both take (AdamW's weight_decay stays: only Keras 3 reads it).
+// config keeps the keys both take (a weight_decay that is set stays: tf.keras 2.11+ reads it).
 ojson training_config(const Model& m) {
   ojson optimizer = ojson::parse(optimizer_to_keras_json(m.compile_options().optimizer));
   for (const char* key : {"use_ema", "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor",
                           "gradient_accumulation_steps"}) {
     optimizer["config"].erase(key);
   }
-  if (m.compile_options().optimizer.name != "adamw") optimizer["config"].erase("weight_decay");
+  if (optimizer["config"]["weight_decay"].is_null()) optimizer["config"].erase("weight_decay");
   return {{"loss", losses_json(m)},
           {"metrics", metrics_json(m)},
           {"weighted_metrics", nullptr},

@@ -125,11 +125,12 @@ OptimizerOptions optimizer_from_keras_json(const std::string& json_text, const s
     cls = get_string(r, "", j, "class_name", std::nullopt);
   }
   o.name = lower(cls);
-  static const char* const kNames[] = {"adam", "adamw", "sgd", "rmsprop", "adagrad", "adamax", "lion", "adadelta"};
+  static const char* const kNames[] = {"adam", "adamw", "sgd", "rmsprop", "adagrad", "adamax", "lion", "adadelta",
+                                       "nadam", "ftrl"};
   if (std::find_if(std::begin(kNames), std::end(kNames), [&](const char* n) { return o.name == n; }) == std::end(kNames)) {
     r.invalid(j.is_string() ? "" : "class_name", "unknown optimizer \"" + cls + "\"",
-              "supported optimizers: Adam, AdamW, SGD, RMSprop, Adagrad, Adamax, Lion, Adadelta (or their lower-case "
-              "names); Nadam, Ftrl and Muon are not implemented yet");
+              "supported optimizers: Adam, AdamW, SGD, RMSprop, Adagrad, Adamax, Lion, Adadelta, Nadam, Ftrl (or their "
+              "lower-case names); Muon is not implemented yet");
   }
   const double default_lr = o.name == "sgd" ? 0.01 : 0.001;
   o.learning_rate = std::make_shared<ConstantLearningRate>(default_lr);
@@ -150,6 +151,12 @@ OptimizerOptions optimizer_from_keras_json(const std::string& json_text, const s
     check_keys(r, p, *c, kOptimizerCommon, {"rho", "epsilon"});
   } else if (o.name == "lion") {
     check_keys(r, p, *c, kOptimizerCommon, {"beta_1", "beta_2"});
+  } else if (o.name == "ftrl") {
+    check_keys(r, p, *c, kOptimizerCommon,
+               {"learning_rate_power", "initial_accumulator_value", "l1_regularization_strength",
+                "l2_regularization_strength", "l2_shrinkage_regularization_strength", "beta"});
+  } else if (o.name == "nadam") {
+    check_keys(r, p, *c, kOptimizerCommon, {"beta_1", "beta_2", "epsilon"});
   } else {
     check_keys(r, p, *c, kOptimizerCommon, {"beta_1", "beta_2", "epsilon", "amsgrad"});
   }
@@ -180,11 +187,8 @@ OptimizerOptions optimizer_from_keras_json(const std::string& json_text, const s
     }
     o.learning_rate = std::make_shared<InverseTimeDecay>((*o.learning_rate)(0), 1, decay, false);
   }
-  if (o.name == "adamw") {
-    o.weight_decay = get_number(r, p, *c, "weight_decay", 0.004);
-  } else if (get_number(r, p, *c, "weight_decay", 0.0) != 0.0) {
-    r.unsupported(p, "\"weight_decay\" is only supported with AdamW");
-  }
+  o.weight_decay = get_number(r, p, *c, "weight_decay", o.name == "adamw" ? 0.004 : 0.0);
+  if (o.weight_decay < 0) r.invalid(p, "\"weight_decay\" must not be negative, got " + show((*c)["weight_decay"]));
   o.momentum = get_number(r, p, *c, "momentum", o.momentum);
   o.nesterov = get_bool(r, p, *c, "nesterov", o.nesterov);
   o.beta_1 = get_number(r, p, *c, "beta_1", o.beta_1);
@@ -192,6 +196,16 @@ OptimizerOptions optimizer_from_keras_json(const std::string& json_text, const s
   o.epsilon = get_number(r, p, *c, "epsilon", o.epsilon);
   o.rho = get_number(r, p, *c, "rho", o.rho);
   o.initial_accumulator_value = get_number(r, p, *c, "initial_accumulator_value", o.initial_accumulator_value);
+  o.learning_rate_power = get_number(r, p, *c, "learning_rate_power", o.learning_rate_power);
+  o.l1_regularization_strength = get_number(r, p, *c, "l1_regularization_strength", o.l1_regularization_strength);
+  o.l2_regularization_strength = get_number(r, p, *c, "l2_regularization_strength", o.l2_regularization_strength);
+  o.l2_shrinkage_regularization_strength =
+      get_number(r, p, *c, "l2_shrinkage_regularization_strength", o.l2_shrinkage_regularization_strength);
+  o.beta = get_number(r, p, *c, "beta", o.beta);
+  if (o.learning_rate_power > 0 || o.l1_regularization_strength < 0 || o.l2_regularization_strength < 0 ||
+      o.l2_shrinkage_regularization_strength < 0 || o.beta < 0) {
+    r.invalid(p, "Ftrl's learning_rate_power must be <= 0 and its regularization strengths and beta >= 0");
+  }
   return o;
 }
 

@@ -3,6 +3,7 @@
 // leaves the model as it was.
 #include "model/keras_weights.h"
 
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -115,6 +116,14 @@ std::vector<Weight*> legacy_variables(Layer& l) {
   return vars;
 }
 
+// Keras's Nadam _u_product after the model's iterations: Π_{s=1..t} β1·(1 − 0.5·0.96^s).
+double nadam_u_product(const Model& m) {
+  const double beta_1 = m.compile_options().optimizer.beta_1;
+  double u = 1.0;
+  for (std::int64_t s = 1; s <= m.iterations(); ++s) u *= beta_1 * (1.0 - 0.5 * std::pow(0.96, static_cast<double>(s)));
+  return u;
+}
+
 bool constant_rate(const Model& m) {
   return dynamic_cast<const ConstantLearningRate*>(m.compile_options().optimizer.learning_rate.get()) != nullptr;
 }
@@ -139,6 +148,10 @@ void write_keras3_weights(io::H5File& file, const Model& model) {
     file.write("optimizer/vars/" + std::to_string(i++), scalar_i64(model.iterations()));
     if (constant_rate(model)) file.write("optimizer/vars/" + std::to_string(i++), scalar_f32(model.learning_rate()));
     for (const Tensor& slot : model.optimizer_slots()) file.write("optimizer/vars/" + std::to_string(i++), slot);
+    // Nadam's _u_product, a function of the iteration count, last (as Keras lists it).
+    if (model.compile_options().optimizer.name == "nadam") {
+      file.write("optimizer/vars/" + std::to_string(i++), scalar_f32(nadam_u_product(model)));
+    }
   }
   file.create_group("vars");
   file.set_string_attr("vars", "name", model.name());
@@ -177,9 +190,11 @@ void read_keras3_weights(const io::H5File& file, Model& model, const std::string
     const std::vector<Tensor> slots = model.optimizer_slots();
     std::size_t held = 0;
     while (file.is_dataset("optimizer/vars/" + std::to_string(held))) ++held;
-    // iterations, then a learning rate when the saving optimizer had a constant one.
-    const std::size_t head = held - slots.size();
-    if (held < slots.size() + 1 || head > 2) {
+    // iterations, then a learning rate when the saving optimizer had a constant one; after
+    // the slots, Nadam's _u_product (recomputed from the iterations, so not read).
+    const std::size_t tail = model.compile_options().optimizer.name == "nadam" ? 1 : 0;
+    const std::size_t head = held - slots.size() - tail;
+    if (held < slots.size() + tail + 1 || head > 2) {
       throw DataError(where, -1,
                       "optimizer/vars: the file holds " + std::to_string(held) + " optimizer variables; a " +
                           model.compile_options().optimizer.name + " of this model has " + std::to_string(slots.size()) +

@@ -254,13 +254,14 @@ std::string model_to_keras_json(const Model& model, KerasFormat format) {
 std::string optimizer_to_keras_json(const OptimizerOptions& o) {
   static const std::pair<const char*, const char*> kClasses[] = {
       {"adam", "Adam"},       {"adamw", "AdamW"},   {"sgd", "SGD"},   {"rmsprop", "RMSprop"},
-      {"adagrad", "Adagrad"}, {"adamax", "Adamax"}, {"lion", "Lion"}, {"adadelta", "Adadelta"}};
+      {"adagrad", "Adagrad"}, {"adamax", "Adamax"}, {"lion", "Lion"}, {"adadelta", "Adadelta"},
+      {"nadam", "Nadam"},     {"ftrl", "Ftrl"}};
   std::string cls;
   for (const auto& [n, c] : kClasses) cls = o.name == n ? c : cls;
   NNFIT_CHECK(!cls.empty(), InvalidArgument, "cannot write optimizer '", o.name, "' to a Keras config");
   json c = {{"name", o.name},
             {"learning_rate", o.learning_rate ? json::parse(o.learning_rate->keras_json()) : json(0.001)},
-            {"weight_decay", o.name == "adamw" ? json(o.weight_decay) : json(nullptr)},
+            {"weight_decay", o.name == "adamw" || o.weight_decay > 0 ? json(o.weight_decay) : json(nullptr)},
             {"clipnorm", o.clipnorm > 0 ? json(o.clipnorm) : json(nullptr)},
             {"global_clipnorm", o.global_clipnorm > 0 ? json(o.global_clipnorm) : json(nullptr)},
             {"clipvalue", o.clipvalue > 0 ? json(o.clipvalue) : json(nullptr)},
@@ -279,8 +280,15 @@ std::string optimizer_to_keras_json(const OptimizerOptions& o) {
     c.update({{"rho", o.rho}, {"epsilon", o.epsilon}});
   } else if (o.name == "lion") {
     c.update({{"beta_1", o.beta_1}, {"beta_2", o.beta_2}});
-  } else if (o.name == "adamax") {
+  } else if (o.name == "adamax" || o.name == "nadam") {
     c.update({{"beta_1", o.beta_1}, {"beta_2", o.beta_2}, {"epsilon", o.epsilon}});
+  } else if (o.name == "ftrl") {
+    c.update({{"learning_rate_power", o.learning_rate_power},
+              {"initial_accumulator_value", o.initial_accumulator_value},
+              {"l1_regularization_strength", o.l1_regularization_strength},
+              {"l2_regularization_strength", o.l2_regularization_strength},
+              {"l2_shrinkage_regularization_strength", o.l2_shrinkage_regularization_strength},
+              {"beta", o.beta}});
   } else {
     c.update({{"beta_1", o.beta_1}, {"beta_2", o.beta_2}, {"epsilon", o.epsilon}, {"amsgrad", false}});
   }

@@ -14,9 +14,9 @@ Optimizer::Optimizer(OptimizerOptions o) : options_(std::move(o)) {
   double default_lr;
   if (n == "sgd") default_lr = 0.01;
   else if (n == "adam" || n == "adamw" || n == "rmsprop" || n == "adagrad" || n == "adamax" || n == "lion" ||
-           n == "adadelta") default_lr = 0.001;
+           n == "adadelta" || n == "nadam" || n == "ftrl") default_lr = 0.001;
   else throw InvalidArgument("unknown optimizer '" + options_.name +
-                             "'; supported: sgd, adam, adamw, rmsprop, adagrad, adamax, lion, adadelta");
+                             "'; supported: sgd, adam, adamw, rmsprop, adagrad, adamax, lion, adadelta, nadam, ftrl");
   if (!options_.learning_rate) options_.learning_rate = std::make_shared<ConstantLearningRate>(default_lr);
   if (n == "adamw" && options_.weight_decay < 0) options_.weight_decay = 0.004;
   if (n != "adamw" && options_.weight_decay < 0) options_.weight_decay = 0.0;
@@ -32,6 +32,12 @@ Optimizer::Optimizer(OptimizerOptions o) : options_(std::move(o)) {
   NNFIT_CHECK(options_.rho >= 0 && options_.rho < 1, InvalidArgument, n, ": rho must be in [0, 1)");
   NNFIT_CHECK(options_.initial_accumulator_value >= 0, InvalidArgument, n,
               ": initial_accumulator_value must not be negative");
+  NNFIT_CHECK(options_.weight_decay >= 0, InvalidArgument, n, ": weight_decay must not be negative");
+  NNFIT_CHECK(options_.learning_rate_power <= 0 && options_.l1_regularization_strength >= 0 &&
+                  options_.l2_regularization_strength >= 0 && options_.l2_shrinkage_regularization_strength >= 0 &&
+                  options_.beta >= 0,
+              InvalidArgument, n,
+              ": learning_rate_power must be <= 0 and the regularization strengths and beta >= 0 (as in Keras)");
   NNFIT_CHECK(options_.clipnorm >= 0 && options_.global_clipnorm >= 0 && options_.clipvalue >= 0, InvalidArgument, n,
               ": clipnorm, global_clipnorm and clipvalue must not be negative");
   NNFIT_CHECK((options_.clipnorm > 0) + (options_.global_clipnorm > 0) + (options_.clipvalue > 0) <= 1, InvalidArgument,
@@ -68,7 +74,8 @@ std::vector<int> Optimizer::clip_gradients(Graph& graph, const std::vector<int>&
 }
 
 double Optimizer::slot_initial_value(int k) const {
-  return options_.name == "adagrad" && k == 0 ? options_.initial_accumulator_value : 0.0;
+  const bool accumulator = options_.name == "adagrad" || options_.name == "ftrl";
+  return accumulator && k == 0 ? options_.initial_accumulator_value : 0.0;
 }
 
 int Optimizer::num_slots() const {
@@ -76,7 +83,7 @@ int Optimizer::num_slots() const {
   if (n == "sgd") return options_.momentum > 0 ? 1 : 0;
   if (n == "rmsprop") return options_.momentum > 0 ? 2 : 1;
   if (n == "adagrad" || n == "lion") return 1;  // accumulator; momentum
-  return 2;  // adam, adamw: m, v; adamax: m, u; adadelta: accumulated grad and delta
+  return 2;  // adam, adamw, nadam: m, v; adamax: m, u; adadelta: accumulated grad and delta; ftrl: accumulator, linear
 }
 
 void Optimizer::emit_update(Graph& graph, int variable, int grad, const std::vector<int>& slots,
@@ -85,6 +92,12 @@ void Optimizer::emit_update(Graph& graph, int variable, int grad, const std::vec
   std::vector<int> in{variable, grad};
   in.insert(in.end(), slots.begin(), slots.end());
   Attrs a;
+  // Keras's _apply_weight_decay, before the update (Adam and AdamW fold it into theirs).
+  if (options_.weight_decay > 0 && n != "adam" && n != "adamw") {
+    Attrs d;
+    d.set("weight_decay", options_.weight_decay);
+    graph.add_node("decay_weights", {variable}, d, name + "/weight_decay");
+  }
   if (n == "sgd") {
     if (options_.momentum == 0) {
       graph.add_node("sgd_update", in, a, name + "/sgd");
@@ -109,6 +122,18 @@ void Optimizer::emit_update(Graph& graph, int variable, int grad, const std::vec
     a.set("beta_1", options_.beta_1);
     a.set("beta_2", options_.beta_2);
     graph.add_node("lion_update", in, a, name + "/lion");
+  } else if (n == "nadam") {
+    a.set("beta_1", options_.beta_1);
+    a.set("beta_2", options_.beta_2);
+    a.set("epsilon", options_.epsilon);
+    graph.add_node("nadam_update", in, a, name + "/nadam");
+  } else if (n == "ftrl") {
+    a.set("learning_rate_power", options_.learning_rate_power);
+    a.set("l1", options_.l1_regularization_strength);
+    a.set("l2", options_.l2_regularization_strength);
+    a.set("l2_shrinkage", options_.l2_shrinkage_regularization_strength);
+    a.set("beta", options_.beta);
+    graph.add_node("ftrl_update", in, a, name + "/ftrl");
   } else if (n == "adamax") {
     a.set("beta_1", options_.beta_1);
     a.set("beta_2", options_.beta_2);

@@ -220,6 +220,18 @@ OPTIMIZER_CASES = [
     ("Adam clipnorm", lambda o: o.Adam(0.05, clipnorm=0.3)),
     ("SGD clipvalue", lambda o: o.SGD(0.1, clipvalue=0.05)),
     ("RMSprop global_clipnorm", lambda o: o.RMSprop(0.01, global_clipnorm=0.4)),
+    ("Nadam", lambda o: o.Nadam(0.01)),
+    ("Nadam betas", lambda o: o.Nadam(0.02, beta_1=0.8, beta_2=0.95, epsilon=1e-5)),
+    ("Ftrl", lambda o: o.Ftrl(0.1)),
+    ("Ftrl regularized", lambda o: o.Ftrl(0.2, learning_rate_power=-0.7, initial_accumulator_value=0.3,
+                                          l1_regularization_strength=0.01, l2_regularization_strength=0.02,
+                                          l2_shrinkage_regularization_strength=0.05, beta=0.1)),
+    # Keras's weight_decay on every optimizer: p -= p·wd·lr before the update.
+    ("SGD weight_decay", lambda o: o.SGD(0.1, momentum=0.5, weight_decay=0.05)),
+    ("RMSprop weight_decay", lambda o: o.RMSprop(0.01, weight_decay=0.1)),
+    ("Adagrad weight_decay", lambda o: o.Adagrad(0.05, weight_decay=0.2)),
+    ("Nadam weight_decay", lambda o: o.Nadam(0.01, weight_decay=0.1)),
+    ("Adam weight_decay", lambda o: o.Adam(0.01, weight_decay=0.1)),
 ]
 
 

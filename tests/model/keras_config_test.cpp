@@ -330,9 +330,27 @@ TEST(KerasOptimizer, NamesTakeKeras3Defaults) {
   EXPECT_DOUBLE_EQ(back.epsilon, 1e-5);
   EXPECT_DOUBLE_EQ(Optimizer(adagrad).slot_initial_value(0), 0.5);
   EXPECT_EQ(Optimizer(adagrad).num_slots(), 1);
-  std::string msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"("Nadam")", "cfg.json: compile.optimizer"); });
-  EXPECT_NE(msg.find("unknown optimizer \"Nadam\""), std::string::npos) << msg;
-  EXPECT_NE(msg.find("Nadam, Ftrl and Muon are not implemented yet"), std::string::npos) << msg;
+  // Nadam and Ftrl with their keys, written back; weight_decay on any optimizer.
+  const OptimizerOptions ftrl = optimizer_from_keras_json(
+      R"({"class_name": "Ftrl", "config": {"learning_rate_power": -0.7, "l1_regularization_strength": 0.01, "beta": 0.1, "weight_decay": 0.02}})",
+      "o");
+  const OptimizerOptions ftrl_back = optimizer_from_keras_json(optimizer_to_keras_json(ftrl), "w");
+  EXPECT_DOUBLE_EQ(ftrl_back.learning_rate_power, -0.7);
+  EXPECT_DOUBLE_EQ(ftrl_back.l1_regularization_strength, 0.01);
+  EXPECT_DOUBLE_EQ(ftrl_back.beta, 0.1);
+  EXPECT_DOUBLE_EQ(ftrl_back.weight_decay, 0.02);
+  EXPECT_DOUBLE_EQ(Optimizer(ftrl).slot_initial_value(0), 0.1);  // Keras's initial_accumulator_value
+  EXPECT_EQ(Optimizer(ftrl).num_slots(), 2);
+  EXPECT_EQ(Optimizer(optimizer_from_keras_json(R"("Nadam")", "o")).num_slots(), 2);
+  std::string msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"("Muon")", "cfg.json: compile.optimizer"); });
+  EXPECT_NE(msg.find("unknown optimizer \"Muon\""), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Muon is not implemented yet"), std::string::npos) << msg;
+  msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"({"class_name": "Ftrl", "config": {"learning_rate_power": 0.5}})", "o"); });
+  EXPECT_NE(msg.find("learning_rate_power must be <= 0"), std::string::npos) << msg;
+  msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"({"class_name": "Nadam", "config": {"amsgrad": false}})", "o"); });
+  EXPECT_NE(msg.find("unknown key \"amsgrad\""), std::string::npos) << msg;
+  msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"({"class_name": "SGD", "config": {"weight_decay": -1}})", "o"); });
+  EXPECT_NE(msg.find("\"weight_decay\" must not be negative"), std::string::npos) << msg;
   msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"({"class_name": "Lion", "config": {"rho": 0.9}})", "o"); });
   EXPECT_NE(msg.find("unknown key \"rho\""), std::string::npos) << msg;
   msg = error_of<InvalidArgument>([] {

@@ -12,15 +12,20 @@
 namespace nnfit {
 
 struct OptimizerOptions {
-  std::string name = "adam";  // sgd, adam, adamw, rmsprop, adagrad, adamax, lion, adadelta
+  std::string name = "adam";  // sgd, adam, adamw, rmsprop, adagrad, adamax, lion, adadelta, nadam, ftrl
   std::shared_ptr<LearningRateSchedule> learning_rate;  // null: the optimizer's default
   double momentum = 0.0;      // sgd, rmsprop
   bool nesterov = false;      // sgd
   double beta_1 = 0.9, beta_2 = 0.999;  // adam, adamw, adamax; lion's default beta_2 is 0.99
   double epsilon = 1e-7;
-  double weight_decay = -1;   // adamw; -1: the default 0.004
+  // Keras's weight_decay (p -= p·weight_decay·lr before each update); -1: the default,
+  // 0.004 for adamw and none for the others.
+  double weight_decay = -1;
   double rho = 0.9;           // rmsprop; adadelta's default is 0.95
-  double initial_accumulator_value = 0.1;  // adagrad
+  double initial_accumulator_value = 0.1;  // adagrad, ftrl
+  // ftrl (Keras's names and defaults)
+  double learning_rate_power = -0.5, l1_regularization_strength = 0.0, l2_regularization_strength = 0.0,
+         l2_shrinkage_regularization_strength = 0.0, beta = 0.0;
   // Keras's gradient clipping, one at most (0: off), in Keras's order of precedence:
   // clipnorm (each gradient to this L2 norm), global_clipnorm (all together), clipvalue.
   double clipnorm = 0.0, global_clipnorm = 0.0, clipvalue = 0.0;

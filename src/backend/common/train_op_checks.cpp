@@ -306,6 +306,21 @@ bool check_optimizer(const KernelDesc& desc, OptimizerParams* out, std::string* 
     inputs = 4;
     out->rho = a.f("rho");
     out->epsilon = a.f("epsilon");
+  } else if (desc.op == "nadam_update") {
+    inputs = 4;
+    out->beta_1 = a.f("beta_1");
+    out->beta_2 = a.f("beta_2");
+    out->epsilon = a.f("epsilon");
+  } else if (desc.op == "ftrl_update") {
+    inputs = 4;
+    out->learning_rate_power = a.f("learning_rate_power");
+    out->l1 = a.f("l1");
+    out->l2 = a.f("l2");
+    out->l2_shrinkage = a.f("l2_shrinkage");
+    out->beta = a.f("beta");
+  } else if (desc.op == "decay_weights") {
+    inputs = 1;
+    out->weight_decay = a.f("weight_decay");
   }
   expect_arity(desc, inputs, 0);
   for (std::size_t i = 1; i < inputs; ++i) expect_shape(desc, 'i', i, desc.inputs[0].shape);

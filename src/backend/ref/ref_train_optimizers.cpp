@@ -118,7 +118,7 @@ class RefRmspropUpdate final : public Kernel {
 // Adadelta: a = ρa + (1 − ρ)g²; d = −sqrt(b + ε)·g / sqrt(a + ε); b = ρb + (1 − ρ)d²; p += lr·d.
 class RefSlotUpdate final : public Kernel {
  public:
-  enum class Rule { adagrad, adamax, lion, adadelta };
+  enum class Rule { adagrad, adamax, lion, adadelta, nadam, ftrl };
   RefSlotUpdate(Rule rule, OptimizerParams p, bool two_slots) : rule_(rule), p_(p), two_slots_(two_slots) {}
   void run(const KernelArgs& args) override {
     float* param = mutable_input(args, 0);
@@ -126,7 +126,18 @@ class RefSlotUpdate final : public Kernel {
     float* s0 = mutable_input(args, 2);
     float* s1 = two_slots_ ? mutable_input(args, 3) : nullptr;
     const double lr = args.ctx->learning_rate;
-    const double b1t = std::pow(p_.beta_1, static_cast<double>(args.ctx->step + 1));
+    const double t = static_cast<double>(args.ctx->step + 1);  // Keras's local_step
+    const double b1t = std::pow(p_.beta_1, t);
+    // Nadam's momentum schedule: u_t, u_{t+1} and the products of u over steps 1..t and
+    // 1..t+1 (Keras's _u_product, which it updates before each step).
+    double u_t = 0.0, u_next = 0.0, u_prod = 0.0, u_prod_next = 0.0, b2t = 0.0;
+    if (rule_ == Rule::nadam) {
+      u_t = p_.beta_1 * (1.0 - 0.5 * std::pow(0.96, t));
+      u_next = p_.beta_1 * (1.0 - 0.5 * std::pow(0.96, t + 1.0));
+      u_prod = nadam_u_product(args.ctx->step);
+      u_prod_next = u_prod * u_next;
+      b2t = std::pow(p_.beta_2, t);
+    }
     for (std::int64_t i = 0; i < p_.numel; ++i) {
       const double g = grad[i];
       double p = param[i], a = s0[i], b = s1 ? s1[i] : 0.0;
@@ -141,6 +152,21 @@ class RefSlotUpdate final : public Kernel {
         const double c = a * p_.beta_1 + g * (1.0 - p_.beta_1);
         p -= lr * (c > 0 ? 1.0 : (c < 0 ? -1.0 : 0.0));
         a = a * p_.beta_2 + g * (1.0 - p_.beta_2);
+      } else if (rule_ == Rule::nadam) {
+        a += (g - a) * (1.0 - p_.beta_1);
+        b += (g * g - b) * (1.0 - p_.beta_2);
+        const double m_hat = u_next * a / (1.0 - u_prod_next) + (1.0 - u_t) * g / (1.0 - u_prod);
+        const double v_hat = b / (1.0 - b2t);
+        p -= m_hat * lr / (std::sqrt(v_hat) + p_.epsilon);
+      } else if (rule_ == Rule::ftrl) {  // a: accumulator, b: linear
+        const double l2 = p_.l2 + p_.beta / (2.0 * lr);
+        const double g_used = g + 2.0 * p_.l2_shrinkage * p;
+        const double na = a + g * g;
+        const double pa = std::pow(na, -p_.learning_rate_power), pb = std::pow(a, -p_.learning_rate_power);
+        b += g_used - (pa - pb) / lr * p;
+        const double quadratic = pa / lr + 2.0 * l2;
+        p = (std::clamp(b, -p_.l1, p_.l1) - b) / quadratic;
+        a = na;
       } else {  // adadelta_update
         a = p_.rho * a + (1.0 - p_.rho) * g * g;
         const double d = -std::sqrt(b + p_.epsilon) * g / std::sqrt(a + p_.epsilon);
@@ -154,9 +180,39 @@ class RefSlotUpdate final : public Kernel {
   }
 
  private:
+  // Π_{s=1..step+1} beta_1·(1 − 0.5·0.96^s), carried from the previous step when the steps
+  // follow each other (recomputed after a jump, e.g. a resumed run).
+  double nadam_u_product(std::int64_t step) {
+    if (step != u_step_ + 1) {
+      u_step_ = -1;
+      u_product_ = 1.0;
+    }
+    while (u_step_ < step) {
+      ++u_step_;
+      u_product_ *= p_.beta_1 * (1.0 - 0.5 * std::pow(0.96, static_cast<double>(u_step_ + 1)));
+    }
+    return u_product_;
+  }
+
   Rule rule_;
   OptimizerParams p_;
   bool two_slots_;
+  std::int64_t u_step_ = -1;
+  double u_product_ = 1.0;
+};
+
+// Keras's weight decay before an update: p -= p·weight_decay·lr.
+class RefDecayWeights final : public Kernel {
+ public:
+  explicit RefDecayWeights(OptimizerParams p) : p_(p) {}
+  void run(const KernelArgs& args) override {
+    float* param = mutable_input(args, 0);
+    const double f = p_.weight_decay * args.ctx->learning_rate;
+    for (std::int64_t i = 0; i < p_.numel; ++i) param[i] = static_cast<float>(param[i] - param[i] * f);
+  }
+
+ private:
+  OptimizerParams p_;
 };
 
 // Keras's gradient clipping (base_optimizer._clip_gradients): clip_by_value clips each
@@ -211,9 +267,12 @@ std::unique_ptr<Kernel> make_ref_slot_update(const KernelDesc& desc, std::string
   OptimizerParams p;
   if (!check_optimizer(desc, &p, why_not)) return nullptr;
   using Rule = RefSlotUpdate::Rule;
+  if (desc.op == "decay_weights") return std::make_unique<RefDecayWeights>(p);
   const Rule rule = desc.op == "adagrad_update" ? Rule::adagrad
                     : desc.op == "adamax_update" ? Rule::adamax
                     : desc.op == "lion_update"   ? Rule::lion
+                    : desc.op == "nadam_update"  ? Rule::nadam
+                    : desc.op == "ftrl_update"   ? Rule::ftrl
                                                  : Rule::adadelta;
   return std::make_unique<RefSlotUpdate>(rule, p, desc.inputs.size() == 4);
 }
