@@ -98,6 +98,7 @@ def recurrent_stack(k):
         k.layers.GRU(5, return_sequences=True, name="gru"),
         k.layers.Bidirectional(k.layers.LSTM(4, return_sequences=True), merge_mode="sum", name="bi"),
         k.layers.LSTM(4, go_backwards=True, return_sequences=True, name="lstm"),
+        k.layers.TimeDistributed(k.layers.Dense(3, activation="relu", name="per_step"), name="td"),
         k.layers.SimpleRNN(3, name="rnn"),
         k.layers.Dense(2, name="out"),
     ], name="recurrent_stack")

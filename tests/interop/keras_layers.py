@@ -246,6 +246,15 @@ def cases(layers):
         # Masks from Embedding(mask_zero=True): the query's and value's sequence masks.
         ("MultiHeadAttention masked by Embedding", (6,),
          lambda: _embedded(layers.Embedding(5, 4, mask_zero=True), layers.MultiHeadAttention(2, 3)), 1e-4, {"ids": 5}),
+        # TimeDistributed: the layer on every step, the steps folded into the batch.
+        ("TimeDistributed Dense", (4, 3), lambda: layers.TimeDistributed(layers.Dense(5, activation="tanh")), 1e-5),
+        ("TimeDistributed Conv2D", (3, 6, 6, 2), lambda: layers.TimeDistributed(layers.Conv2D(3, 3, padding="same")),
+         1e-5),
+        ("TimeDistributed Flatten", (3, 2, 4), lambda: layers.TimeDistributed(layers.Flatten()), 1e-5),
+        ("TimeDistributed Dense regularized", (4, 3),
+         lambda: layers.TimeDistributed(layers.Dense(2, kernel_regularizer="l2")), 1e-5),
+        ("TimeDistributed LayerNormalization", (4, 3, 2),
+         lambda: layers.TimeDistributed(layers.LayerNormalization(axis=[-2, -1])), 1e-5),
     ] + regularizer_cases(layers)
 
 

@@ -156,6 +156,39 @@ TEST(KerasConfig, BidirectionalReadsBothFormsAndRoundTrips) {
                          "a Sequential model's layers have one output each"}});
 }
 
+TEST(KerasConfig, TimeDistributedReadsItsLayerAndRoundTrips) {
+  const std::string json = keras3_model(
+      "[null, 4, 6, 6, 2]",
+      layer("TimeDistributed", R"({"name": "td", "layer": {"module": "keras.layers", "class_name": "Conv2D", "config": {"name": "conv", "filters": 3, "kernel_size": 3, "kernel_regularizer": "l2"}, "registered_name": null, "build_config": {"input_shape": [null, 6, 6, 2]}}})") +
+          ", " + layer("TimeDistributed", R"({"name": "td2", "layer": {"class_name": "Flatten", "config": {"name": "flat"}}})"));
+  auto m = sequential_from_keras_json(json, "td.json");
+  m->build();
+  EXPECT_EQ(m->layers()[0]->output_shape(Shape{4, 6, 6, 2}), (Shape{4, 4, 4, 3}));
+  EXPECT_EQ(m->layers()[1]->output_shape(Shape{4, 4, 4, 3}), (Shape{4, 48}));
+  EXPECT_EQ(m->layers()[0]->count_params(), 3 * 3 * 2 * 3 + 3);
+  // Keras 3 files keep the inner layer's variables in the wrapper's "layer" group.
+  const std::vector<WeightGroup> groups = m->layers()[0]->saved_weight_groups();
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[1].path, "layer");
+  EXPECT_EQ(groups[1].weights.size(), 2u);
+  EXPECT_EQ(groups[1].weights[0]->regularizer.kind, "L2");
+  auto again = sequential_from_keras_json(model_to_keras_json(*m), "written.json");
+  const auto& td = dynamic_cast<const TimeDistributed&>(*again->layers()[0]);
+  EXPECT_EQ(td.layer().class_name(), "Conv2D");
+  EXPECT_EQ(td.layer().name(), "conv");
+  EXPECT_EQ(td.layer().weight_regularizers().at("kernel").kind, "L2");
+  expect_config_errors({
+      {keras3_model("[null, 4, 3]", layer("TimeDistributed", R"({"name": "td"})")),
+       "layers[1] (td): missing required key \"layer\""},
+      {keras3_model("[null, 4]", layer("TimeDistributed", R"({"name": "td", "layer": {"class_name": "Dense", "config": {"name": "d", "units": 2}}})")),
+       "TimeDistributed needs inputs of shape (steps, ...) with at least one axis past the steps, got (4,)"},
+      {keras3_model("[null, 4, 3]", layer("TimeDistributed", R"({"name": "td", "layer": {"class_name": "Dense", "config": {"name": "d", "units": 0}}})")),
+       "(td).layer: \"units\" must be positive, got 0"},
+      {keras3_model("[null, 4, 3]", layer("TimeDistributed", R"({"name": "td", "layer": {"class_name": "Dense", "config": {"name": "d", "units": 2}}, "units": 3})")),
+       "(td): unknown key \"units\""},
+  });
+}
+
 // Masks: mask_zero and Masking read and write back; a layer whose Keras counterpart would
 // use a mask nnfit does not implement is refused when the model is planned, naming it, and
 // so is a mask reaching a trained output (Keras would weight the loss by it).

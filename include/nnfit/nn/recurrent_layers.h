@@ -127,4 +127,28 @@ class Bidirectional final : public Layer {
   std::string merge_mode_;
 };
 
+// TimeDistributed: `layer` (one input, one output) applied to every step of an input
+// (batch, steps, ...): the steps are folded into the batch ((batch·steps, ...)), the layer
+// runs once, and its output is unfolded to (batch, steps, ...). Keras's weights are the
+// inner layer's (group "layer" in a .keras file); a mask passes through unchanged.
+class TimeDistributed final : public Layer {
+ public:
+  TimeDistributed(std::string name, std::unique_ptr<Layer> layer);
+  std::string class_name() const override { return "TimeDistributed"; }
+  const Layer& layer() const { return *layer_; }
+  bool supports_masking() const override { return true; }
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
+  Shape output_shape(const Shape& input_shape) const override { return compute_output_shapes({input_shape})[0]; }
+  void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
+  std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
+  void attach_weight_options() override;
+  void set_trainable(bool trainable) override;
+  std::vector<Weight*> all_weights() override;
+  std::vector<Weight*> saved_weights() override;
+  std::vector<WeightGroup> saved_weight_groups() override;
+
+ private:
+  std::unique_ptr<Layer> layer_;
+};
+
 }  // namespace nnfit

@@ -1,5 +1,5 @@
 // Keras codecs of the recurrent layers: SimpleRNN, LSTM, GRU (Keras 3's keys, and Keras 2's
-// time_major and implementation) and the Bidirectional wrapper. What nnfit does not run yet (stateful, recurrent_dropout
+// time_major and implementation) and the Bidirectional and TimeDistributed wrappers. What nnfit does not run yet (stateful, recurrent_dropout
 // the cell, regularizers, constraints) is refused by name.
 #include "model/keras_codecs/codec.h"
 
@@ -116,7 +116,35 @@ LayerPtr read_bidirectional(const Reader& r, const std::string& p, const json& c
   return std::make_unique<Bidirectional>(name, std::move(forward), std::move(backward), merge);
 }
 
+// TimeDistributed around any one-output layer, read from its "layer" entry with the
+// shape of one step.
+LayerPtr read_time_distributed(const Reader& r, const std::string& p, const json& c, const std::string& name,
+                               const Shape& in) {
+  check_keys(r, p, c, kCommon, {"layer"});
+  const json* layer = find(c, "layer");
+  if (!layer) r.invalid(p, "missing required key \"layer\"");
+  const std::string lp = p + ".layer";
+  expect_object(r, lp, *layer);
+  check_keys(r, lp, *layer, {"module", "class_name", "config", "registered_name", "build_config"});
+  const std::string cls = canonical_layer_class(get_string(r, lp, *layer, "class_name", std::nullopt));
+  const json* cfg = find(*layer, "config");
+  if (!cfg) r.invalid(lp, "missing required key \"config\"");
+  expect_object(r, lp + ".config", *cfg);
+  if (in.rank() < 2) {
+    r.invalid(p, "TimeDistributed needs inputs of shape (steps, ...) with at least one axis past the steps, got " +
+                     in.to_string());
+  }
+  const Shape step(std::vector<std::int64_t>(in.dims().begin() + 1, in.dims().end()));
+  std::unique_ptr<Layer> inner =
+      read_layer(r, lp, cls, *cfg, get_string(r, lp + ".config", *cfg, "name", snake_case(cls)), false, {step});
+  return std::make_unique<TimeDistributed>(name, std::move(inner));
+}
+
 bool write_recurrent(const Writer& w, const Layer& l, ojson& c) {
+  if (auto* td = dynamic_cast<const TimeDistributed*>(&l)) {
+    c["layer"] = write_layer_object(w, td->layer());
+    return true;
+  }
   if (auto* bi = dynamic_cast<const Bidirectional*>(&l)) {
     c["merge_mode"] = bi->merge_mode().empty() ? ojson(nullptr) : ojson(bi->merge_mode());
     c["layer"] = write_layer_object(w, bi->forward_layer());
@@ -151,7 +179,8 @@ bool write_recurrent(const Writer& w, const Layer& l, ojson& c) {
 
 const LayerFamily& recurrent_layers() {
   static const LayerFamily family{
-      {{"SimpleRNN", read_simple_rnn}, {"LSTM", read_lstm}, {"GRU", read_gru}, {"Bidirectional", read_bidirectional}},
+      {{"SimpleRNN", read_simple_rnn}, {"LSTM", read_lstm}, {"GRU", read_gru}, {"Bidirectional", read_bidirectional},
+       {"TimeDistributed", read_time_distributed}},
       write_recurrent};
   return family;
 }
