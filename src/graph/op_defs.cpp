@@ -464,6 +464,7 @@ void add_attention_op_defs(std::map<std::string, OpDef>& catalogue);   // attent
 void add_training_op_defs(std::map<std::string, OpDef>& catalogue);    // training_op_defs.cpp
 void add_regularizer_op_defs(std::map<std::string, OpDef>& catalogue); // regularizer_op_defs.cpp
 void add_conv3d_op_defs(std::map<std::string, OpDef>& catalogue);      // conv3d_op_defs.cpp
+void add_resize_op_defs(std::map<std::string, OpDef>& catalogue);      // resize_op_defs.cpp
 
 namespace {
 
@@ -508,6 +509,7 @@ std::map<std::string, OpDef> build_catalogue() {
   add_training_op_defs(m);
   add_regularizer_op_defs(m);
   add_conv3d_op_defs(m);
+  add_resize_op_defs(m);
   return m;
 }
 

@@ -1,7 +1,7 @@
 // Shape inference and gradient rules of the data-movement ops (docs/design/ops.md): pad
-// (zeros) and crop, each the other's gradient; transpose; repeat (NumPy's repeat along one
-// axis) and repeat_grad. Keras's ZeroPadding, Cropping, UpSampling, Permute and
-// RepeatVector layers are made of them. Axes count the batch axis.
+// (zeros, or a constant `value`) and crop, each the other's gradient; transpose; repeat
+// (NumPy's repeat along one axis) and repeat_grad. Keras's ZeroPadding, Cropping,
+// UpSampling, Permute and RepeatVector layers are made of them. Axes count the batch axis.
 #include <map>
 
 #include "nnfit/core/error.h"

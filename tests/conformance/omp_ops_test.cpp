@@ -401,5 +401,41 @@ TEST(OmpOps, LayerNorm) {
   }
 }
 
+// resize and resize_grad: every method, antialias on and off, up and down with odd sizes,
+// and one big enough for the threaded path; a desc naming no known method is refused.
+TEST(OmpOps, Resize) {
+  std::uint64_t seed = 160;
+  const struct {
+    Shape x;
+    std::int64_t oh, ow;
+  } kCases[] = {{Shape{1, 1, 1, 1}, 3, 2}, {Shape{2, 5, 7, 3}, 9, 4}, {Shape{3, 8, 6, 2}, 3, 11},
+                {Shape{4, 32, 24, 16}, 45, 17}};
+  for (const auto& c : kCases)
+  for (const char* method : {"nearest", "bilinear", "bicubic", "area", "lanczos3", "lanczos5"})
+  for (std::int64_t antialias : {0, 1}) {
+    SCOPED_TRACE(c.x.to_string() + " -> " + std::to_string(c.oh) + "x" + std::to_string(c.ow) + " " + method +
+                 (antialias ? " antialias" : ""));
+    Attrs a;
+    a.set("size", std::vector<std::int64_t>{c.oh, c.ow});
+    a.set("method", std::string(method));
+    a.set("antialias", antialias);
+    const TensorDesc y{Shape{c.x[0], c.oh, c.ow, c.x[3]}};
+    Tensor x = random_tensor(c.x, seed++);
+    expect_matches_reference(make_desc("resize", a, {x}, {y}), {x}, 1e-5f, 1e-5f);
+    Attrs g;
+    g.set("method", std::string(method));
+    g.set("antialias", antialias);
+    g.set("input_shape", c.x.dims());
+    Tensor dy = random_tensor(y.shape, seed++);
+    expect_matches_reference(make_desc("resize_grad", g, {dy}, {x.desc()}), {dy}, 1e-5f, 1e-5f);
+  }
+  Attrs bad;
+  bad.set("size", std::vector<std::int64_t>{2, 2});
+  bad.set("method", std::string("cubic"));
+  Tensor x = random_tensor(Shape{1, 3, 3, 1}, seed);
+  const KernelDesc d = make_desc("resize", bad, {x}, {TensorDesc{Shape{1, 2, 2, 1}}});
+  EXPECT_THROW(kernel_registry().create("omp:resize", d, DeviceType::cpu, nullptr), InvalidArgument);
+}
+
 }  // namespace
 }  // namespace nnfit

@@ -1,7 +1,8 @@
 // Hand-computed values for the reference kernels of the training ops (ref:<op>), which
 // every fast kernel is compared against, so they must be right on their own: losses on
 // small known inputs, one or two optimizer steps worked out by hand (Keras 3 formulas),
-// batch norm statistics, dropout's mask statistics and determinism, bad labels.
+// batch norm statistics, dropout's mask statistics and determinism, bad labels; resize
+// against the numbers TensorFlow's tf.image.resize gives.
 #include <gtest/gtest.h>
 #include <tuple>
 #include <cstring>
@@ -401,6 +402,52 @@ TEST(RefTrainValues, NoiseMoments) {
   const Tensor again = run_ref("noise", add, {zero}, {TensorDesc{Shape{n}}})[0];
   const Tensor first = run_ref("noise", add, {zero}, {TensorDesc{Shape{n}}})[0];
   EXPECT_EQ(std::memcmp(again.raw(), first.raw(), first.nbytes()), 0) << "one step's draws repeat";
+}
+
+// resize against tf.image.resize (TensorFlow 2.21, the values printed to 7 digits): a 5x4
+// image to 3x7, down in height and up in width, for every method and the antialiased
+// downscale of each kernel that has one.
+TEST(RefTrainValues, ResizeMatchesTensorFlow) {
+  const Tensor x = make(Shape{1, 5, 4, 1}, {0, 1, 4, 9, 2, -1, 3, 5, 7, 0, -2, 6, 1, 8, -3, 2, 4, 4, 0, -5});
+  const struct {
+    const char* method;
+    std::int64_t antialias;
+    std::vector<float> want;
+  } kCases[] = {
+      {"nearest", 0, {0, 0, 1, 4, 4, 9, 9, 7, 7, 0, -2, -2, 6, 6, 4, 4, 4, 0, 0, -5, -5}},
+      {"bilinear", 0, {0.6666666f, 0.547619f, 0.3571429f, 2, 3.952382f, 6.238096f, 7.666667f, 7, 4.5f, 0.5f, -1,
+       -1.42857f, 3.142859f, 6, 3, 3.833333f, 5.166667f, 2.166667f, -1.119048f, -2.071428f, -2.666666f}},
+      {"bicubic", 0, {0.3760282f, 0.2565481f, 0.3061386f, 1.909903f, 4.182592f, 6.797193f, 8.177776f, 7.554514f,
+       4.9599f, 0.3774537f, -1.9375f, -1.700072f, 3.504639f, 6.633731f, 2.775921f, 3.934223f, 5.459973f, 2.555693f,
+       -1.158341f, -2.737615f, -3.395186f}},
+      {"area", 0, {0.8f, 0.6499999f, 0.2f, 1.9f, 3.6f, 6.450003f, 7.399996f, 4.8f, 3.95f, 1.4f, 0.09999936f, -1.2f,
+       3.450002f, 4.999998f, 2.8f, 3.5f, 5.6f, 2.199999f, -1.2f, -1.950001f, -2.199999f}},
+      {"lanczos3", 0, {0.1903738f, -0.01340272f, 0.3600797f, 1.801304f, 4.456425f, 6.980243f, 8.103409f, 7.733973f,
+       5.197591f, 0.6283017f, -3.142857f, -1.4785f, 3.580875f, 6.986213f, 2.134858f, 4.033797f, 5.684529f, 3.203386f,
+       -1.284682f, -3.189084f, -3.483974f}},
+      {"lanczos5", 0, {-0.2730638f, 0.0860104f, 0.63768f, 1.809236f, 4.437161f, 6.875232f, 8.259641f, 7.608182f,
+       5.437698f, 0.7578021f, -4.076678f, -1.336516f, 3.794862f, 6.957195f, 1.911315f, 3.803605f, 5.642723f,
+       3.711874f, -1.254688f, -3.347661f, -3.59262f}},
+      {"bilinear", 1, {0.8571427f, 0.6020408f, 0.1938776f, 1.857143f, 3.836735f, 5.959185f, 7.285715f, 4.555555f,
+       3.484127f, 1.769841f, 0.2222222f, -0.6825385f, 2.746033f, 4.888889f, 2.714285f, 3.785715f, 5.5f, 2.214286f,
+       -1.336735f, -1.744898f, -1.999999f}},
+      {"bicubic", 1, {0.9384247f, 0.4207547f, -0.1829264f, 1.541346f, 4.054076f, 6.472814f, 7.721228f, 4.90804f,
+       3.826638f, 1.768394f, -0.4796517f, -1.11058f, 3.030141f, 5.570966f, 2.46801f, 3.975658f, 6.019314f, 2.501923f,
+       -1.691289f, -2.238277f, -2.244416f}},
+      {"lanczos3", 1, {1.228429f, 0.2533225f, -0.4207054f, 1.116486f, 4.369833f, 6.73586f, 7.636732f, 4.897782f,
+       4.070046f, 1.989112f, -1.312056f, -1.105391f, 3.027575f, 6.034353f, 2.011081f, 4.29089f, 6.23831f, 2.906649f,
+       -1.93191f, -2.653855f, -2.02128f}},
+  };
+  for (const auto& c : kCases) {
+    Attrs a{{"size", std::vector<std::int64_t>{3, 7}}, {"method", std::string(c.method)}, {"antialias", c.antialias}};
+    const std::vector<Tensor> out = run_ref("resize", a, {x}, {TensorDesc{Shape{1, 3, 7, 1}}});
+    ASSERT_FALSE(out.empty());
+    expect_values(out[0], c.want, 3e-6f, std::string(c.method) + (c.antialias ? " antialias" : ""));
+  }
+  // pad's optional value fills the border (Resizing's pad_to_aspect_ratio fill_value).
+  Attrs pad{{"before", std::vector<std::int64_t>{0, 1}}, {"after", std::vector<std::int64_t>{0, 0}}, {"value", 2.5}};
+  expect_values(run_ref("pad", pad, {make(Shape{1, 2}, {7, 8})}, {TensorDesc{Shape{1, 3}}})[0], {2.5f, 7, 8}, 0.0f,
+                "pad value");
 }
 
 }  // namespace

@@ -219,6 +219,8 @@ TEST(GradientCheck, DataMovement) {
   pad.set("before", std::vector<std::int64_t>{0, 1, 0, 2});
   pad.set("after", std::vector<std::int64_t>{0, 2, 1, 0});
   check({"pad", pad, {random(Shape{2, 3, 4, 2}, 31)}});
+  pad.set("value", 1.5);  // a constant border (Resizing's pad_to_aspect_ratio) has no gradient
+  check({"pad", pad, {random(Shape{2, 3, 4, 2}, 31)}});
   Attrs crop;
   crop.set("begin", std::vector<std::int64_t>{0, 1, 2, 0});
   crop.set("shape", std::vector<std::int64_t>{2, 2, 1, 3});
@@ -233,6 +235,20 @@ TEST(GradientCheck, DataMovement) {
     r.set("axis", axis);
     r.set("repeats", std::int64_t{3});
     check({"repeat", r, {random(Shape{2, 3, 2}, 34)}});
+  }
+}
+
+// resize is linear in x, so its gradient (resize_grad, the adjoint) must match central
+// differences for every method; [4, 6] -> [5, 3] scales up one axis and down the other.
+TEST(GradientCheck, Resize) {
+  for (const char* method : {"nearest", "bilinear", "bicubic", "area", "lanczos3", "lanczos5"}) {
+    for (std::int64_t antialias : {0, 1}) {
+      Attrs a;
+      a.set("size", std::vector<std::int64_t>{5, 3});
+      a.set("method", std::string(method));
+      a.set("antialias", antialias);
+      check({"resize", a, {random(Shape{2, 4, 6, 3}, 61)}});
+    }
   }
 }
 

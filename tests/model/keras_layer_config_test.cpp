@@ -148,9 +148,12 @@ TEST(KerasConfigErrors, ReshapingFamily) {
       {keras3_model("[null, 6, 5]", layer("RepeatVector", R"({"name": "r", "n": 3})")), "RepeatVector expects (features)"},
       {keras3_model("[null, 6]", layer("RepeatVector", R"({"name": "r"})")), "missing required key \"n\""},
   });
-  const std::string bilinear =
-      keras3_model("[null, 6, 5, 3]", layer("UpSampling2D", R"({"name": "u", "interpolation": "bilinear"})"));
-  EXPECT_NE(error_of<Unsupported>([&] { sequential_from_keras_json(bilinear, "b.json"); }).find("only \"nearest\""),
+  // UpSampling2D resizes with any of Keras's methods (keras_image_config_test.cpp); tf.image's
+  // others are Unsupported.
+  const std::string gaussian =
+      keras3_model("[null, 6, 5, 3]", layer("UpSampling2D", R"({"name": "u", "interpolation": "gaussian"})"));
+  EXPECT_NE(error_of<Unsupported>([&] { sequential_from_keras_json(gaussian, "b.json"); })
+                .find("\"interpolation\" = \"gaussian\" is not supported (one of nearest, bilinear"),
             std::string::npos);
 }
 

@@ -1,7 +1,7 @@
 // Keras's reshaping layers: ZeroPadding1D/2D/3D, Cropping1D/2D/3D, UpSampling1D/2D/3D
-// (nearest), Permute and RepeatVector. They have no weights; shapes exclude the batch
-// axis, and `rank` is the number of spatial axes (channels last, or first where Keras
-// takes a data_format).
+// (nearest; UpSampling2D also any resize method), Permute and RepeatVector. They have no
+// weights; shapes exclude the batch axis, and `rank` is the number of spatial axes
+// (channels last, or first where Keras takes a data_format).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -50,11 +50,14 @@ class Cropping final : public Layer {
   CroppingOptions options_;
 };
 
-// Nearest-neighbour upsampling: each row, column, ... repeated size[i] times.
+// Nearest-neighbour upsampling: each row, column, ... repeated size[i] times. UpSampling2D
+// also takes Keras's other interpolations (bilinear, bicubic, area, lanczos3, lanczos5):
+// the resize op to (size[0] * height, size[1] * width), as Keras resizes.
 struct UpSamplingOptions {
   int rank = 2;
   std::vector<std::int64_t> size;  // rank entries, each >= 1
   bool channels_first = false;
+  std::string interpolation = "nearest";  // anything else needs rank 2
 };
 
 class UpSampling final : public Layer {

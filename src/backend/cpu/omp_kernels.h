@@ -42,6 +42,8 @@ std::unique_ptr<Kernel> make_omp_masked_softmax(const KernelDesc& desc, std::str
 std::unique_ptr<Kernel> make_omp_layer_norm(const KernelDesc& desc, std::string* why_not);
 // omp_reduce.cpp: reduce_mean, reduce_max and their gradients.
 std::unique_ptr<Kernel> make_omp_reduce(const KernelDesc& desc, std::string* why_not);
+// omp_resize.cpp: resize and resize_grad.
+std::unique_ptr<Kernel> make_omp_resize(const KernelDesc& desc, std::string* why_not);
 // omp_dropout.cpp
 std::unique_ptr<Kernel> make_omp_dropout(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_omp_dropout_grad(const KernelDesc& desc, std::string* why_not);

@@ -35,6 +35,8 @@ void register_omp_kernels(KernelRegistry& registry) {
       {"masked_softmax_grad", make_omp_masked_softmax},
       {"layer_norm", make_omp_layer_norm},
       {"layer_norm_grad", make_omp_layer_norm},
+      {"resize", make_omp_resize},
+      {"resize_grad", make_omp_resize},
   };
   for (const auto& k : kKernels) {
     registry.add(k.op, DeviceType::cpu, DType::f32, {std::string("omp:") + k.op, k.factory});

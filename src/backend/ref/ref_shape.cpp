@@ -3,6 +3,7 @@
 // transpose walks the output with a running multi-index; repeat works on the
 // [outer, axis, inner] view. They are also what runs on the CPU: each is one pass over
 // memory.
+#include <algorithm>
 #include <cstring>
 
 #include "backend/ref/ref_train_kernels.h"
@@ -35,15 +36,15 @@ void for_each_row(const Shape& s, F&& f) {
 }
 
 // pad (padded = output) and crop (padded = input): one copies rows into the bigger
-// tensor at `offset`, the other out of it.
+// tensor at `offset`, filled with `value` first, the other out of it.
 class PadCrop final : public Kernel {
  public:
-  PadCrop(bool pad, Shape small, Shape big, std::vector<std::int64_t> offset)
-      : pad_(pad), small_(std::move(small)), big_(std::move(big)), offset_(std::move(offset)), big_strides_(strides_of(big_)) {}
+  PadCrop(bool pad, Shape small, Shape big, std::vector<std::int64_t> offset, float value = 0.0f)
+      : pad_(pad), value_(value), small_(std::move(small)), big_(std::move(big)), offset_(std::move(offset)), big_strides_(strides_of(big_)) {}
   void run(const KernelArgs& a) override {
     const auto* x = static_cast<const float*>(a.inputs[0]);
     auto* y = static_cast<float*>(a.outputs[0]);
-    if (pad_) std::memset(y, 0, static_cast<std::size_t>(big_.numel()) * sizeof(float));
+    if (pad_) std::fill(y, y + big_.numel(), value_);
     if (small_.rank() == 0) {
       *y = *x;
       return;
@@ -64,6 +65,7 @@ class PadCrop final : public Kernel {
 
  private:
   bool pad_;
+  float value_;
   Shape small_, big_;
   std::vector<std::int64_t> offset_, big_strides_;
 };
@@ -142,7 +144,10 @@ std::unique_ptr<Kernel> make_ref_shape(const KernelDesc& d, std::string* why_not
     return nullptr;
   }
   const Shape& x = d.inputs.at(0).shape;
-  if (d.op == "pad") return std::make_unique<PadCrop>(true, x, d.outputs.at(0).shape, d.attrs.ints("before"));
+  if (d.op == "pad") {
+    return std::make_unique<PadCrop>(true, x, d.outputs.at(0).shape, d.attrs.ints("before"),
+                                     static_cast<float>(d.attrs.f_or("value", 0.0)));
+  }
   if (d.op == "crop") return std::make_unique<PadCrop>(false, d.outputs.at(0).shape, x, d.attrs.ints("begin"));
   if (d.op == "transpose") return std::make_unique<Transpose>(x, d.attrs.ints("perm"));
   if (d.op == "repeat") return std::make_unique<Repeat>(false, x, d.attrs.i("axis"), d.attrs.i("repeats"));

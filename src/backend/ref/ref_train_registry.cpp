@@ -54,6 +54,8 @@ void register_ref_train_kernels(KernelRegistry& registry) {
       {"transpose", make_ref_shape},
       {"repeat", make_ref_shape},
       {"repeat_grad", make_ref_shape},
+      {"resize", make_ref_resize},
+      {"resize_grad", make_ref_resize},
       {"reduce_mean", make_ref_reduce},
       {"reduce_max", make_ref_reduce},
       {"reduce_mean_grad", make_ref_reduce},

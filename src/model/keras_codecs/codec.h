@@ -51,7 +51,7 @@ const LayerFamily& reshaping_layers();      // padding, cropping, upsampling, Pe
 const LayerFamily& normalization_layers();  // Batch-, Layer-, Group- and UnitNormalization
 const LayerFamily& merge_layers();          // Add, ..., Concatenate, Dot
 const LayerFamily& recurrent_layers();      // SimpleRNN, LSTM, GRU, Bidirectional
-const LayerFamily& preprocessing_layers();  // Rescaling
+const LayerFamily& preprocessing_layers();  // Rescaling, Normalization, Resizing, CenterCrop
 const LayerFamily& attention_layers();      // EinsumDense, MultiHeadAttention, Attention, AdditiveAttention
 // Every family, in the order errors list the supported classes.
 const std::vector<const LayerFamily*>& layer_families();

@@ -1,7 +1,10 @@
-// Keras codecs of the preprocessing layers that run inside a model: Rescaling and
-// Normalization.
+// Keras codecs of the preprocessing layers that run inside a model: Rescaling,
+// Normalization, Resizing and CenterCrop.
 #include "model/keras_codecs/codec.h"
 
+#include <tuple>
+
+#include "backend/common/resize_taps.h"
 #include "nnfit/nn/layers.h"
 
 namespace nnfit::keras_json {
@@ -72,6 +75,67 @@ LayerPtr read_normalization(const Reader& r, const std::string& p, const json& c
   return std::make_unique<Normalization>(name, o);
 }
 
+// Resizing's and CenterCrop's target size: both keys required, each >= 1.
+std::pair<std::int64_t, std::int64_t> target_size(const Reader& r, const std::string& p, const json& c) {
+  const std::int64_t h = get_int(r, p, c, "height", std::nullopt), w = get_int(r, p, c, "width", std::nullopt);
+  if (h < 1 || w < 1) {
+    r.invalid(p, "\"height\" and \"width\" must be integers >= 1, got " + std::to_string(h) + " and " +
+                     std::to_string(w));
+  }
+  return {h, w};
+}
+
+// bounding_box_format: null ("") or a string, kept to be written back.
+std::string box_format(const Reader& r, const std::string& p, const json& c) {
+  return get_string(r, p, c, "bounding_box_format", "");
+}
+
+LayerPtr read_resizing(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon,
+             {"height", "width", "interpolation", "crop_to_aspect_ratio", "pad_to_aspect_ratio", "fill_mode",
+              "fill_value", "antialias", "data_format", "bounding_box_format"});
+  ResizingOptions o;
+  std::tie(o.height, o.width) = target_size(r, p, c);
+  o.interpolation = get_string(r, p, c, "interpolation", "bilinear");
+  ResizeInterpolation method;
+  if (!parse_resize_method(o.interpolation, &method)) {
+    r.unsupported(p, "\"interpolation\" = \"" + o.interpolation + "\" is not supported (one of " +
+                         kResizeMethodNames + ")");
+  }
+  o.crop_to_aspect_ratio = get_bool(r, p, c, "crop_to_aspect_ratio", false);
+  o.pad_to_aspect_ratio = get_bool(r, p, c, "pad_to_aspect_ratio", false);
+  if (o.crop_to_aspect_ratio && o.pad_to_aspect_ratio) {
+    r.invalid(p, "\"crop_to_aspect_ratio\" and \"pad_to_aspect_ratio\" cannot both be true (Keras refuses it too)");
+  }
+  o.fill_mode = get_string(r, p, c, "fill_mode", "constant");
+  if (o.fill_mode != "constant") {
+    r.unsupported(p, "\"fill_mode\" = \"" + o.fill_mode + "\" is not supported (only \"constant\", as in Keras)");
+  }
+  o.fill_value = get_number(r, p, c, "fill_value", 0.0);
+  o.antialias = get_bool(r, p, c, "antialias", false);
+  o.channels_first = get_channels_first(r, p, c);
+  o.bounding_box_format = box_format(r, p, c);
+  return std::make_unique<Resizing>(name, o);
+}
+
+LayerPtr read_center_crop(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon, {"height", "width", "data_format", "bounding_box_format"});
+  CenterCropOptions o;
+  std::tie(o.height, o.width) = target_size(r, p, c);
+  o.channels_first = get_channels_first(r, p, c);
+  o.bounding_box_format = box_format(r, p, c);
+  return std::make_unique<CenterCrop>(name, o);
+}
+
+// tf.keras's Resizing and CenterCrop take neither data_format nor bounding boxes (nor
+// Resizing's padding or antialias): a layer that uses one is not written for it.
+void refuse_in_keras2(const Layer& l, bool uses, const char* what) {
+  if (uses) {
+    throw Unsupported(l.name() + ": " + l.class_name() + " with " + what + " is not written in Keras 2's format",
+                      "save the model as .keras");
+  }
+}
+
 // The flat values nested as `shape` says (a number for no shape).
 ojson nest(const std::vector<double>& v, const std::vector<std::int64_t>& shape, std::size_t depth = 0,
            std::size_t* at = nullptr) {
@@ -83,7 +147,37 @@ ojson nest(const std::vector<double>& v, const std::vector<std::int64_t>& shape,
   return out;
 }
 
-bool write_preprocessing(const Writer&, const Layer& l, ojson& c) {
+bool write_preprocessing(const Writer& w, const Layer& l, ojson& c) {
+  if (auto* rz = dynamic_cast<const Resizing*>(&l)) {
+    const ResizingOptions& o = rz->options();
+    if (w.keras2) {
+      refuse_in_keras2(l, o.channels_first, "data_format channels_first");
+      refuse_in_keras2(l, o.pad_to_aspect_ratio, "pad_to_aspect_ratio");
+      refuse_in_keras2(l, o.antialias, "antialias");
+      refuse_in_keras2(l, !o.bounding_box_format.empty(), "a bounding_box_format");
+      c.update({{"height", o.height}, {"width", o.width}, {"interpolation", o.interpolation},
+                {"crop_to_aspect_ratio", o.crop_to_aspect_ratio}});
+      return true;
+    }
+    c["data_format"] = write_data_format(o.channels_first);
+    if (!o.bounding_box_format.empty()) c["bounding_box_format"] = o.bounding_box_format;
+    c.update({{"height", o.height}, {"width", o.width}, {"interpolation", o.interpolation},
+              {"crop_to_aspect_ratio", o.crop_to_aspect_ratio}, {"pad_to_aspect_ratio", o.pad_to_aspect_ratio},
+              {"fill_mode", o.fill_mode}, {"fill_value", o.fill_value}, {"antialias", o.antialias}});
+    return true;
+  }
+  if (auto* cc = dynamic_cast<const CenterCrop*>(&l)) {
+    const CenterCropOptions& o = cc->options();
+    if (w.keras2) {
+      refuse_in_keras2(l, o.channels_first, "data_format channels_first");
+      refuse_in_keras2(l, !o.bounding_box_format.empty(), "a bounding_box_format");
+    } else {
+      c["data_format"] = write_data_format(o.channels_first);
+      if (!o.bounding_box_format.empty()) c["bounding_box_format"] = o.bounding_box_format;
+    }
+    c.update({{"height", o.height}, {"width", o.width}});
+    return true;
+  }
   if (auto* n = dynamic_cast<const Normalization*>(&l)) {
     const NormalizationOptions& o = n->options();
     c.update({{"axis", o.axes}, {"invert", o.invert}});
@@ -104,7 +198,10 @@ bool write_preprocessing(const Writer&, const Layer& l, ojson& c) {
 }  // namespace
 
 const LayerFamily& preprocessing_layers() {
-  static const LayerFamily family{{{"Rescaling", read_rescaling}, {"Normalization", read_normalization}},
+  static const LayerFamily family{{{"Rescaling", read_rescaling},
+                                   {"Normalization", read_normalization},
+                                   {"Resizing", read_resizing},
+                                   {"CenterCrop", read_center_crop}},
                                   write_preprocessing};
   return family;
 }

@@ -2,6 +2,7 @@
 // UpSampling1D/2D/3D, Permute, RepeatVector (Flatten and Reshape are core layers).
 #include "model/keras_codecs/codec.h"
 
+#include "backend/common/resize_taps.h"
 #include "nnfit/nn/reshaping_layers.h"
 
 namespace nnfit::keras_json {
@@ -64,12 +65,17 @@ LayerPtr read_cropping(const Reader& r, const std::string& p, const json& c, con
 template <int kRank>
 LayerPtr read_up_sampling(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
   check_keys(r, p, c, kCommon, {"size", "data_format", "interpolation"});
-  const std::string interpolation = get_string(r, p, c, "interpolation", "nearest");
-  if (interpolation != "nearest") {
-    r.unsupported(p, "\"interpolation\" = \"" + interpolation + "\" is not supported (only \"nearest\")");
+  // Keras lower-cases it; UpSampling2D resizes with any method its backend's resize takes.
+  const std::string interpolation = lower(get_string(r, p, c, "interpolation", "nearest"));
+  ResizeInterpolation method;
+  if (interpolation != "nearest" && (kRank != 2 || !parse_resize_method(interpolation, &method))) {
+    r.unsupported(p, "\"interpolation\" = \"" + interpolation + "\" is not supported (" +
+                         (kRank == 2 ? std::string("one of ") + kResizeMethodNames : std::string("only \"nearest\"")) +
+                         ")");
   }
   const std::vector<std::int64_t> size = get_tuple(r, p, c, "size", kRank, std::vector<std::int64_t>(kRank, 2));
-  return std::make_unique<UpSampling>(name, UpSamplingOptions{kRank, size, get_channels_first(r, p, c)});
+  return std::make_unique<UpSampling>(name,
+                                      UpSamplingOptions{kRank, size, get_channels_first(r, p, c), interpolation});
 }
 
 LayerPtr read_permute(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
@@ -112,7 +118,7 @@ bool write_reshaping(const Writer& w, const Layer& l, ojson& c) {
     const UpSamplingOptions& o = up->options();
     c["size"] = o.rank == 1 ? ojson(o.size[0]) : ojson(o.size);
     if (o.rank > 1) c["data_format"] = write_data_format(o.channels_first);
-    if (o.rank == 2) c["interpolation"] = "nearest";
+    if (o.rank == 2) c["interpolation"] = o.interpolation;
   } else if (auto* pm = dynamic_cast<const Permute*>(&l)) {
     c["dims"] = pm->dims();
   } else if (auto* rv = dynamic_cast<const RepeatVector*>(&l)) {
