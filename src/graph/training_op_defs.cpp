@@ -40,6 +40,15 @@ Descs infer_decay(const Descs& in, const Attrs& a) {
   return {};
 }
 
+// Keras's use_ema: the variable and its average (both may change) -> nothing.
+Descs infer_ema(const Descs& in, const Attrs& a) {
+  expect_count(in, 2);
+  expect_same(in[0], in[1], "variable and average");
+  NNFIT_CHECK(a.f("momentum") >= 0.0 && a.f("momentum") <= 1.0 && a.i("overwrite_frequency") >= 0, InvalidArgument,
+              "ema_update: momentum must be in [0, 1] and overwrite_frequency >= 0");
+  return {};
+}
+
 // Gradient clipping (the optimizer's clipvalue, clipnorm, global_clipnorm): x -> y like x;
 // global_norm_scale: every gradient -> the scalar each is multiplied by.
 Descs infer_clip(const Descs& in, const Attrs&) {
@@ -125,6 +134,7 @@ void add_training_op_defs(std::map<std::string, OpDef>& m) {
   add({"nadam_update", infer_update, nullptr, {0, 2, 3}});
   add({"ftrl_update", infer_update, nullptr, {0, 2, 3}});
   add({"decay_weights", infer_decay, nullptr, {0}});
+  add({"ema_update", infer_ema, nullptr, {0, 1}});
   add({"clip_by_value", infer_clip, nullptr, {}});
   add({"clip_by_norm", infer_clip, nullptr, {}});
   add({"global_norm_scale", infer_global_norm_scale, nullptr, {}});

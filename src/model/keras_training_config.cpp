@@ -160,7 +160,7 @@ OptimizerOptions optimizer_from_keras_json(const std::string& json_text, const s
   } else {
     check_keys(r, p, *c, kOptimizerCommon, {"beta_1", "beta_2", "epsilon", "amsgrad"});
   }
-  require_null(r, p, *c, {"ema_overwrite_frequency", "loss_scale_factor", "gradient_accumulation_steps"});
+  require_null(r, p, *c, {"loss_scale_factor", "gradient_accumulation_steps"});
   for (const auto& [key, to] : {std::pair<const char*, double*>{"clipnorm", &o.clipnorm},
                                 {"global_clipnorm", &o.global_clipnorm}, {"clipvalue", &o.clipvalue}}) {
     *to = get_number(r, p, *c, key, 0.0);
@@ -169,7 +169,18 @@ OptimizerOptions optimizer_from_keras_json(const std::string& json_text, const s
   if ((o.clipnorm > 0) + (o.global_clipnorm > 0) + (o.clipvalue > 0) > 1) {
     r.invalid(p, "only one of \"clipnorm\", \"global_clipnorm\" and \"clipvalue\" can be set (as in Keras)");
   }
-  require_value(r, p, *c, "use_ema", false);
+  o.use_ema = get_bool(r, p, *c, "use_ema", false);
+  o.ema_momentum = get_number(r, p, *c, "ema_momentum", o.ema_momentum);
+  if (!(o.ema_momentum >= 0 && o.ema_momentum <= 1)) {
+    r.invalid(p, "\"ema_momentum\" must be in [0, 1], got " + show((*c)["ema_momentum"]));
+  }
+  if (value(*c, "ema_overwrite_frequency")) {
+    o.ema_overwrite_frequency = get_int(r, p, *c, "ema_overwrite_frequency", 0);
+    if (o.ema_overwrite_frequency < 1) {
+      r.invalid(p, "\"ema_overwrite_frequency\" must be an integer >= 1 or null, got " +
+                       show((*c)["ema_overwrite_frequency"]));
+    }
+  }
   require_value(r, p, *c, "amsgrad", false);
   require_value(r, p, *c, "centered", false);
   if (const json* lr = value(*c, "learning_rate")) {

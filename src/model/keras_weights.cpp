@@ -328,6 +328,8 @@ void read_legacy_optimizer(const io::H5File& file, Model& model, const std::stri
       slot_names.push_back(n);
     }
   }
+  // Keras's Nadam lists its _u_product last; nnfit recomputes it from the iterations.
+  if (model.compile_options().optimizer.name == "nadam" && slot_names.size() == slots.size() + 1) slot_names.pop_back();
   if (slot_names.size() != slots.size()) {
     throw DataError(where, -1,
                     "optimizer_weights: the file holds " + std::to_string(slot_names.size()) + " optimizer slots, a " +

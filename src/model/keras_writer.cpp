@@ -265,9 +265,9 @@ std::string optimizer_to_keras_json(const OptimizerOptions& o) {
             {"clipnorm", o.clipnorm > 0 ? json(o.clipnorm) : json(nullptr)},
             {"global_clipnorm", o.global_clipnorm > 0 ? json(o.global_clipnorm) : json(nullptr)},
             {"clipvalue", o.clipvalue > 0 ? json(o.clipvalue) : json(nullptr)},
-            {"use_ema", false},
-            {"ema_momentum", 0.99},
-            {"ema_overwrite_frequency", nullptr},
+            {"use_ema", o.use_ema},
+            {"ema_momentum", o.ema_momentum},
+            {"ema_overwrite_frequency", o.ema_overwrite_frequency > 0 ? json(o.ema_overwrite_frequency) : json(nullptr)},
             {"loss_scale_factor", nullptr},
             {"gradient_accumulation_steps", nullptr}};
   if (o.name == "sgd") {

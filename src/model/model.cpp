@@ -166,7 +166,7 @@ void Model::compile(CompileOptions options) {
     if (!w->trains()) continue;
     programs_->trainable.push_back(w);
     std::vector<Tensor> sl;
-    for (int i = 0; i < optimizer_->num_slots(); ++i) {
+    for (int i = 0; i < optimizer_->num_kept_slots(); ++i) {
       sl.push_back(wf.zeros(w->value.shape()));
       const float init = static_cast<float>(optimizer_->slot_initial_value(i));
       if (init != 0.0f) std::fill_n(sl.back().data<float>(), sl.back().numel(), init);
@@ -210,12 +210,16 @@ std::vector<Tensor> Model::optimizer_slots() const {
   std::vector<Tensor> out;
   const auto& slots = programs_->slots;
   const std::size_t kinds = static_cast<std::size_t>(optimizer_->num_slots());
+  // Keras lists the EMA averages (every variable's) before the optimizer's own slots.
+  if (optimizer_->options().use_ema) {
+    for (const auto& per_weight : slots) out.push_back(per_weight[kinds]);
+  }
   if (optimizer_->name() == "rmsprop") {
     for (std::size_t k = 0; k < kinds; ++k) {
       for (const auto& per_weight : slots) out.push_back(per_weight[k]);
     }
   } else {
-    for (const auto& per_weight : slots) out.insert(out.end(), per_weight.begin(), per_weight.end());
+    for (const auto& per_weight : slots) out.insert(out.end(), per_weight.begin(), per_weight.begin() + kinds);
   }
   return out;
 }
@@ -387,6 +391,7 @@ std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t bat
       }
       optimizer_->emit_update(g, vars[k], grads[k], slot_ids, w.name);
       if (w.constraint.active()) emit_constraint(g, vars[k], w.constraint, w.name + "/constraint");
+      optimizer_->emit_average(g, vars[k], slot_ids, w.name);
     }
   }
   fuse_all(g);
@@ -421,6 +426,7 @@ std::unique_ptr<Model::Entry> Model::plan_apply() {
     }
     optimizer_->emit_update(g, vars[k], grads[k], slot_ids, w.name);
     if (w.constraint.active()) emit_constraint(g, vars[k], w.constraint, w.name + "/constraint");
+    optimizer_->emit_average(g, vars[k], slot_ids, w.name);
   }
   PlanOptions po;
   po.device = backend_->device().type;

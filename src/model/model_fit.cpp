@@ -319,6 +319,14 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
     }
     call_callbacks([&](Callback* cb) { cb->on_epoch_end(epoch, logs); });
   }
+  // Keras's finalize_variable_values: with use_ema the variables end on their averages.
+  if (optimizer_->options().use_ema && options.epochs > options.initial_epoch) {
+    const std::size_t avg = static_cast<std::size_t>(optimizer_->num_slots());
+    for (std::size_t k = 0; k < programs_->trainable.size(); ++k) {
+      Tensor& w = programs_->trainable[k]->value;
+      std::memcpy(w.raw(), programs_->slots[k][avg].raw(), w.nbytes());
+    }
+  }
   call_callbacks([&](Callback* cb) { cb->on_train_end(); });
   finish_trace();  // a range past the last step ends with training
   if (kernel_times) {

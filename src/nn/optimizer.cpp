@@ -33,6 +33,8 @@ Optimizer::Optimizer(OptimizerOptions o) : options_(std::move(o)) {
   NNFIT_CHECK(options_.initial_accumulator_value >= 0, InvalidArgument, n,
               ": initial_accumulator_value must not be negative");
   NNFIT_CHECK(options_.weight_decay >= 0, InvalidArgument, n, ": weight_decay must not be negative");
+  NNFIT_CHECK(options_.ema_momentum >= 0 && options_.ema_momentum <= 1 && options_.ema_overwrite_frequency >= 0,
+              InvalidArgument, n, ": ema_momentum must be in [0, 1] and ema_overwrite_frequency >= 1 or none (as in Keras)");
   NNFIT_CHECK(options_.learning_rate_power <= 0 && options_.l1_regularization_strength >= 0 &&
                   options_.l2_regularization_strength >= 0 && options_.l2_shrinkage_regularization_strength >= 0 &&
                   options_.beta >= 0,
@@ -88,6 +90,21 @@ int Optimizer::num_slots() const {
 
 void Optimizer::emit_update(Graph& graph, int variable, int grad, const std::vector<int>& slots,
                             const std::string& name) const {
+  NNFIT_CHECK(static_cast<int>(slots.size()) == num_kept_slots(), InvalidArgument, name, ": ", slots.size(),
+              " optimizer slots for a ", options_.name, " that keeps ", num_kept_slots());
+  emit_rule(graph, variable, grad, std::vector<int>(slots.begin(), slots.begin() + num_slots()), name);
+}
+
+void Optimizer::emit_average(Graph& graph, int variable, const std::vector<int>& slots, const std::string& name) const {
+  if (!options_.use_ema) return;
+  Attrs a;
+  a.set("momentum", options_.ema_momentum);
+  a.set("overwrite_frequency", options_.ema_overwrite_frequency);
+  graph.add_node("ema_update", {variable, slots.back()}, a, name + "/ema");
+}
+
+void Optimizer::emit_rule(Graph& graph, int variable, int grad, const std::vector<int>& slots,
+                          const std::string& name) const {
   const std::string& n = options_.name;
   std::vector<int> in{variable, grad};
   in.insert(in.end(), slots.begin(), slots.end());

@@ -232,6 +232,12 @@ OPTIMIZER_CASES = [
     ("Adagrad weight_decay", lambda o: o.Adagrad(0.05, weight_decay=0.2)),
     ("Nadam weight_decay", lambda o: o.Nadam(0.01, weight_decay=0.1)),
     ("Adam weight_decay", lambda o: o.Adam(0.01, weight_decay=0.1)),
+    # Keras's use_ema: the averages are the optimizer's first variables, and fit ends with
+    # the weights on them.
+    ("Adam use_ema", lambda o: o.Adam(0.05, use_ema=True, ema_momentum=0.9)),
+    ("SGD use_ema overwrite every 2", lambda o: o.SGD(0.1, momentum=0.5, use_ema=True, ema_momentum=0.5,
+                                                      ema_overwrite_frequency=2)),
+    ("RMSprop use_ema", lambda o: o.RMSprop(0.01, use_ema=True)),
 ]
 
 

@@ -426,8 +426,24 @@ TEST(KerasOptimizer, Errors) {
       << msg;
   msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"({"class_name": "SGD", "config": {"clipvalue": -1}})", "o"); });
   EXPECT_NE(msg.find("\"clipvalue\" must be positive or null, got -1"), std::string::npos) << msg;
-  msg = error_of<Unsupported>([] { optimizer_from_keras_json(R"({"class_name": "Adam", "config": {"use_ema": true}})", "o"); });
-  EXPECT_NE(msg.find("use_ema"), std::string::npos) << msg;
+  msg = error_of<Unsupported>([] { optimizer_from_keras_json(R"({"class_name": "Adam", "config": {"amsgrad": true}})", "o"); });
+  EXPECT_NE(msg.find("amsgrad"), std::string::npos) << msg;
+  // use_ema with Keras's momentum and overwrite frequency, written back; bad values named.
+  const OptimizerOptions ema = optimizer_from_keras_json(
+      R"({"class_name": "SGD", "config": {"use_ema": true, "ema_momentum": 0.9, "ema_overwrite_frequency": 5}})", "o");
+  const OptimizerOptions ema_back = optimizer_from_keras_json(optimizer_to_keras_json(ema), "w");
+  EXPECT_TRUE(ema_back.use_ema);
+  EXPECT_DOUBLE_EQ(ema_back.ema_momentum, 0.9);
+  EXPECT_EQ(ema_back.ema_overwrite_frequency, 5);
+  EXPECT_EQ(Optimizer(ema).num_kept_slots(), 1);  // plain SGD: the average only
+  msg = error_of<InvalidArgument>([] {
+    optimizer_from_keras_json(R"({"class_name": "Adam", "config": {"use_ema": true, "ema_momentum": 1.5}})", "o");
+  });
+  EXPECT_NE(msg.find("\"ema_momentum\" must be in [0, 1], got 1.5"), std::string::npos) << msg;
+  msg = error_of<InvalidArgument>([] {
+    optimizer_from_keras_json(R"({"class_name": "Adam", "config": {"use_ema": true, "ema_overwrite_frequency": 0}})", "o");
+  });
+  EXPECT_NE(msg.find("\"ema_overwrite_frequency\" must be an integer >= 1 or null, got 0"), std::string::npos) << msg;
   msg = error_of<Unsupported>([] {
     optimizer_from_keras_json(R"({"class_name": "SGD", "config": {"learning_rate": {"class_name": "OneCycle", "config": {}}}})", "o");
   });

@@ -29,6 +29,13 @@ struct OptimizerOptions {
   // Keras's gradient clipping, one at most (0: off), in Keras's order of precedence:
   // clipnorm (each gradient to this L2 norm), global_clipnorm (all together), clipvalue.
   double clipnorm = 0.0, global_clipnorm = 0.0, clipvalue = 0.0;
+  // Keras's use_ema: a moving average of each trained variable (the optimizer's first
+  // variables in Keras's files), avg = m·avg + (1 − m)·var after each update (m = 0 on the
+  // first step); every ema_overwrite_frequency steps (0: never) and at the end of fit the
+  // variables take their averages.
+  bool use_ema = false;
+  double ema_momentum = 0.99;
+  std::int64_t ema_overwrite_frequency = 0;
 };
 
 class Optimizer {
@@ -43,14 +50,23 @@ class Optimizer {
   // Keras's _clip_gradients on a step's gradients (-1 entries kept; `names` name the nodes,
   // one per gradient): returns the values the updates take; unchanged without clipping.
   std::vector<int> clip_gradients(Graph& graph, const std::vector<int>& grads, const std::vector<std::string>& names) const;
-  // Appends the update of `variable` with gradient `grad` and slot values `slots`.
+  // Appends the update of `variable` with gradient `grad` and slot values `slots` (the
+  // num_slots() the update takes, then the EMA average when use_ema).
   void emit_update(Graph& graph, int variable, int grad, const std::vector<int>& slots,
                    const std::string& name) const;
+  // With use_ema, the average's update after the variable's (and its constraint's): the
+  // last of `slots`. Nothing without use_ema.
+  void emit_average(Graph& graph, int variable, const std::vector<int>& slots, const std::string& name) const;
+  // Slots per variable the model keeps: num_slots(), plus the average with use_ema.
+  int num_kept_slots() const { return num_slots() + (options_.use_ema ? 1 : 0); }
   double learning_rate(std::int64_t step) const { return (*options_.learning_rate)(step); }
   const OptimizerOptions& options() const { return options_; }
   void set_learning_rate(std::shared_ptr<LearningRateSchedule> schedule) { options_.learning_rate = std::move(schedule); }
 
  private:
+  // The update rule's node(s) on exactly num_slots() slots.
+  void emit_rule(Graph& graph, int variable, int grad, const std::vector<int>& slots, const std::string& name) const;
+
   OptimizerOptions options_;
 };
 

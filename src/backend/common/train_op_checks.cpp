@@ -321,6 +321,10 @@ bool check_optimizer(const KernelDesc& desc, OptimizerParams* out, std::string* 
   } else if (desc.op == "decay_weights") {
     inputs = 1;
     out->weight_decay = a.f("weight_decay");
+  } else if (desc.op == "ema_update") {
+    inputs = 2;
+    out->momentum = a.f("momentum");
+    out->overwrite_frequency = a.i("overwrite_frequency");
   }
   expect_arity(desc, inputs, 0);
   for (std::size_t i = 1; i < inputs; ++i) expect_shape(desc, 'i', i, desc.inputs[0].shape);

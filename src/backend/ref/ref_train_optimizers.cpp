@@ -201,6 +201,25 @@ class RefSlotUpdate final : public Kernel {
   double u_product_ = 1.0;
 };
 
+// Keras's use_ema after an update: avg = m·avg + (1 − m)·p, m = 0 on the first step (step
+// 0); every overwrite_frequency steps (step + 1 a multiple of it) p takes the average.
+class RefEmaUpdate final : public Kernel {
+ public:
+  explicit RefEmaUpdate(OptimizerParams p) : p_(p) {}
+  void run(const KernelArgs& args) override {
+    float* param = mutable_input(args, 0);
+    float* avg = mutable_input(args, 1);
+    const double m = args.ctx->step == 0 ? 0.0 : p_.momentum;
+    for (std::int64_t i = 0; i < p_.numel; ++i) avg[i] = static_cast<float>(m * avg[i] + (1.0 - m) * param[i]);
+    if (p_.overwrite_frequency > 0 && (args.ctx->step + 1) % p_.overwrite_frequency == 0) {
+      std::copy(avg, avg + p_.numel, param);
+    }
+  }
+
+ private:
+  OptimizerParams p_;
+};
+
 // Keras's weight decay before an update: p -= p·weight_decay·lr.
 class RefDecayWeights final : public Kernel {
  public:
@@ -268,6 +287,7 @@ std::unique_ptr<Kernel> make_ref_slot_update(const KernelDesc& desc, std::string
   if (!check_optimizer(desc, &p, why_not)) return nullptr;
   using Rule = RefSlotUpdate::Rule;
   if (desc.op == "decay_weights") return std::make_unique<RefDecayWeights>(p);
+  if (desc.op == "ema_update") return std::make_unique<RefEmaUpdate>(p);
   const Rule rule = desc.op == "adagrad_update" ? Rule::adagrad
                     : desc.op == "adamax_update" ? Rule::adamax
                     : desc.op == "lion_update"   ? Rule::lion

@@ -34,6 +34,7 @@ void register_ref_train_kernels(KernelRegistry& registry) {
       {"nadam_update", make_ref_slot_update},
       {"ftrl_update", make_ref_slot_update},
       {"decay_weights", make_ref_slot_update},
+      {"ema_update", make_ref_slot_update},
       {"clip_by_value", make_ref_clip},
       {"noise", make_ref_noise},
       {"clip_by_norm", make_ref_clip},
