@@ -112,4 +112,38 @@ inline void expect_matches_reference(const KernelDesc& desc, const std::vector<T
   if (expect_fast) EXPECT_GT(checked, 0) << "no fast implementation of " << desc.op << " was checked";
 }
 
+// A float32 desc of `op` with these input and output shapes (node "test/<op>").
+inline KernelDesc f32_desc(const std::string& op, Attrs attrs, std::vector<Shape> ins, std::vector<Shape> outs) {
+  KernelDesc d;
+  d.op = op;
+  d.attrs = std::move(attrs);
+  for (Shape& s : ins) d.inputs.push_back({std::move(s), DType::f32});
+  for (Shape& s : outs) d.outputs.push_back({std::move(s), DType::f32});
+  d.node_name = "test/" + op;
+  return d;
+}
+
+// Runs the reference kernel of desc on inputs and returns its first output.
+inline Tensor run_reference(const KernelDesc& desc, const std::vector<Tensor>& inputs) {
+  std::string why;
+  auto k = kernel_registry().create("ref:" + desc.op, desc, DeviceType::cpu, &why);
+  EXPECT_NE(k, nullptr) << why;
+  if (!k) return {};
+  return run_kernel(*k, desc, inputs, StepContext{})[0];
+}
+
+// A tensor of `shape` holding `values` in order (their count must be its size).
+inline Tensor tensor_of(const Shape& shape, const std::vector<float>& values) {
+  Tensor t = Tensor::zeros(shape);
+  EXPECT_EQ(static_cast<std::int64_t>(values.size()), t.numel());
+  for (std::size_t i = 0; i < values.size(); ++i) t.data<float>()[i] = values[i];
+  return t;
+}
+
+// Expects t to hold `want` within 1e-5, element by element.
+inline void expect_values(const Tensor& t, const std::vector<float>& want) {
+  ASSERT_EQ(t.numel(), static_cast<std::int64_t>(want.size()));
+  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(t.data<float>()[i], want[i], 1e-5f) << "element " << i;
+}
+
 }  // namespace nnfit::testing

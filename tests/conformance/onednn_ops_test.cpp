@@ -14,39 +14,11 @@ using testing::expect_matches_reference;
 using testing::random_tensor;
 using Ints = std::vector<std::int64_t>;
 
-KernelDesc make_desc(const std::string& op, Attrs attrs, std::vector<Shape> ins,
-                     std::vector<Shape> outs) {
-  KernelDesc d;
-  d.op = op;
-  d.attrs = std::move(attrs);
-  for (Shape& s : ins) d.inputs.push_back({std::move(s), DType::f32});
-  for (Shape& s : outs) d.outputs.push_back({std::move(s), DType::f32});
-  d.node_name = "test/" + op;
-  return d;
-}
-
-// Runs the reference kernel of desc on inputs and returns its first output.
-Tensor run_ref(const KernelDesc& desc, const std::vector<Tensor>& inputs) {
-  std::string why;
-  auto k = kernel_registry().create("ref:" + desc.op, desc, DeviceType::cpu, &why);
-  EXPECT_NE(k, nullptr) << why;
-  if (!k) return {};
-  return testing::run_kernel(*k, desc, inputs, StepContext{})[0];
-}
-
-Tensor from_values(const Shape& shape, const std::vector<float>& values) {
-  Tensor t = Tensor::zeros(shape);
-  EXPECT_EQ(static_cast<std::int64_t>(values.size()), t.numel());
-  for (std::size_t i = 0; i < values.size(); ++i) t.data<float>()[i] = values[i];
-  return t;
-}
-
-void expect_values(const Tensor& t, const std::vector<float>& want) {
-  ASSERT_EQ(t.numel(), static_cast<std::int64_t>(want.size()));
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    EXPECT_NEAR(t.data<float>()[i], want[i], 1e-5f) << "element " << i;
-  }
-}
+// The harness's (harness.h), under this file's names.
+using testing::expect_values;
+constexpr auto make_desc = testing::f32_desc;
+constexpr auto run_ref = testing::run_reference;
+constexpr auto from_values = testing::tensor_of;
 
 // TF "same"/"valid" output size.
 std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, const std::string& pad) {
