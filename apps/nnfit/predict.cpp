@@ -5,6 +5,7 @@
 // keyed by Keras's model.output_names.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -81,8 +82,15 @@ int run_predict(const ModelArgs& args) {
   const std::vector<Tensor> ys = m->predict(xs, io);
   if (npz) {
     std::vector<std::pair<std::string, Tensor>> arrays;
+    // Keras's output names; a name that repeats (a layer with several outputs, e.g.
+    // MultiHeadAttention's scores) gets _1, _2, ... after its first use, as one archive
+    // holds each name once.
     const std::vector<std::string> names = m->output_names();
-    for (std::size_t i = 0; i < ys.size(); ++i) arrays.emplace_back(names[i], ys[i]);
+    std::map<std::string, int> seen;
+    for (std::size_t i = 0; i < ys.size(); ++i) {
+      const int n = seen[names[i]]++;
+      arrays.emplace_back(n == 0 ? names[i] : names[i] + "_" + std::to_string(n), ys[i]);
+    }
     io::write_npz(args.output, arrays);
   } else {
     io::write_npy(args.output, ys[0]);

@@ -174,8 +174,8 @@ def nnfit_trains_keras_loads(cli, work, builder, x, rng):
 
 def attention_models(cli, work):
     """Keras 3 Functional models whose calls take keyword arguments, as Keras users write
-    them: MultiHeadAttention with an explicit boolean attention_mask input, key= and
-    use_causal_mask=; a Transformer encoder block (attention, residual Add,
+    them: MultiHeadAttention with an explicit boolean attention_mask input, key=,
+    use_causal_mask= and return_attention_scores=True; a Transformer encoder block (attention, residual Add,
     LayerNormalization, feed-forward); recurrent layers started from initial_state=[h, c]
     and initial_state=h. Trained a few steps by Keras, saved as .keras and .h5, predicted
     by nnfit (the mask fed as 0/1 floats)."""
@@ -205,7 +205,13 @@ def attention_models(cli, work):
     dec = layers.LSTM(4, return_sequences=True, name="dec")(tgt, initial_state=[h, c])
     gru = layers.GRU(4, name="gru")(tgt, initial_state=s0)
     seq2seq = keras.Model([src, tgt, s0], [layers.Dense(2, name="proj")(dec), gru], name="seq2seq")
-    for model in (masked, encoder, seq2seq):
+    # return_attention_scores=True: the attention weights as a second output.
+    s_in = keras.Input((6, 8), name="s_in")
+    s_mask = keras.Input((6, 6), dtype="bool", name="s_mask")
+    s_out, s_scores = layers.MultiHeadAttention(2, 4, name="scored")(s_in, s_in, attention_mask=s_mask,
+                                                                      return_attention_scores=True)
+    scored = keras.Model([s_in, s_mask], [s_out, s_scores], name="attention_scores")
+    for model in (masked, encoder, seq2seq, scored):
         xs = []
         for inp in model.inputs:
             if inp.dtype == "bool":
@@ -215,8 +221,9 @@ def attention_models(cli, work):
             else:
                 xs.append(rng.standard_normal((6,) + tuple(inp.shape[1:])).astype(np.float32))
         ys = [np.zeros((6,) + tuple(o.shape[1:]), np.float32) for o in model.outputs]
-        model.compile(optimizer="adam", loss="mse")
-        model.fit(xs, ys, epochs=2, batch_size=3, verbose=0)
+        if model is not scored:  # Keras's own fit refuses a loss on the masked scores output
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(xs, ys, epochs=2, batch_size=3, verbose=0)
         want = model.predict(xs, verbose=0)
         fed = [x.astype(np.float32) for x in xs]
         for ext in (".keras", ".h5"):

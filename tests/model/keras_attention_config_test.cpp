@@ -98,6 +98,16 @@ TEST(KerasAttention, CallArgumentsAndRecordedMasksRead) {
   auto back = model_from_keras_json(written.dump(), "written.json");
   EXPECT_EQ(calls(*back), calls(*m));
   EXPECT_EQ(json::parse(model_to_keras_json(*back)), written) << "writing is a fixed point";
+
+  // return_attention_scores=True: a second output, the weights [heads, T, S], written back.
+  json scored = fixture();
+  layer(scored, "text")["inbound_nodes"][0]["kwargs"]["return_attention_scores"] = true;
+  auto with_scores = model_from_keras_json(scored.dump(), "scores.json");
+  const auto& text = dynamic_cast<const MultiHeadAttention&>(*with_scores->graph().find_layer("text"));
+  EXPECT_TRUE(text.options().return_attention_scores);
+  EXPECT_EQ(text.num_outputs(), 2);
+  const json scored_back = json::parse(model_to_keras_json(*with_scores));
+  EXPECT_EQ(layer(const_cast<json&>(scored_back), "text")["inbound_nodes"][0]["kwargs"]["return_attention_scores"], true);
   EXPECT_EQ(back->count_params(), m->count_params());
   EXPECT_THROW(model_to_keras_json(*m, KerasFormat::keras2), Unsupported);
 }
@@ -131,14 +141,12 @@ TEST(KerasAttention, EinsumDenseErrorsNameTheLayerAndTheEquation) {
 TEST(KerasAttention, MultiHeadAttentionErrorsAreSaidOnceAndInFull) {
   json m = fixture();
   layer(m, "cross")["config"]["attention_axes"] = {2};
-  layer(m, "text")["inbound_nodes"][0]["kwargs"]["return_attention_scores"] = true;
+  layer(m, "text")["config"]["flash_attention"] = true;
   std::string e = error_of(m);
   EXPECT_NE(e.find("(cross): \"attention_axes\" = [2] is not supported (attention over the steps axis, [1])"),
             std::string::npos)
       << e;
-  EXPECT_NE(e.find("text (MultiHeadAttention): call argument return_attention_scores=True is not supported"),
-            std::string::npos)
-      << e;
+  EXPECT_NE(e.find("(text): \"flash_attention\" = true is not supported"), std::string::npos) << e;
 
   m = fixture();
   layer(m, "text")["inbound_nodes"][0]["kwargs"]["query_mask"] = layer(m, "text")["inbound_nodes"][0]["args"][0];

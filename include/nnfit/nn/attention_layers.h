@@ -70,10 +70,12 @@ struct MultiHeadAttentionOptions {
   std::string bias_initializer = "zeros";
   std::int64_t seed = 0;
   // Keras's call arguments, fixed per layer here: key=, attention_mask= (extra inputs, in
-  // that order after query and value) and use_causal_mask=.
+  // that order after query and value), use_causal_mask= and return_attention_scores=
+  // (a second output: the attention weights [heads, T, S] before dropout).
   bool has_key = false;
   bool has_attention_mask = false;
   bool use_causal_mask = false;
+  bool return_attention_scores = false;
 };
 
 // Inputs: query [T, E], value [S, Ev], then key [S, Ek] with has_key and the attention
@@ -86,6 +88,7 @@ class MultiHeadAttention final : public Layer {
   MultiHeadAttention(std::string name, MultiHeadAttentionOptions options);
   const MultiHeadAttentionOptions& options() const { return options_; }
   std::string class_name() const override { return "MultiHeadAttention"; }
+  int num_outputs() const override { return options_.return_attention_scores ? 2 : 1; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
   void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
   std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;

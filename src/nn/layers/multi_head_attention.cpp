@@ -53,12 +53,13 @@ CallArguments MultiHeadAttention::call_arguments() const {
     a.build_names.push_back("");
   }
   if (options_.use_causal_mask) a.flags.push_back({"use_causal_mask", true});
+  if (options_.return_attention_scores) a.flags.push_back({"return_attention_scores", true});
   return a;
 }
 
 void MultiHeadAttention::set_call_arguments(const CallArguments& args) {
   NNFIT_CHECK(!built_, InvalidArgument, name(), ": call arguments are set before the layer is built");
-  options_.has_key = options_.has_attention_mask = options_.use_causal_mask = false;
+  options_.has_key = options_.has_attention_mask = options_.use_causal_mask = options_.return_attention_scores = false;
   for (const std::string& k : args.keyword_inputs) {
     if (k == "key") {
       options_.has_key = true;
@@ -72,8 +73,8 @@ void MultiHeadAttention::set_call_arguments(const CallArguments& args) {
   for (const auto& [k, v] : args.flags) {
     if (k == "use_causal_mask") {
       options_.use_causal_mask = v;
-    } else if (k == "return_attention_scores" && !v) {
-      // Keras's default
+    } else if (k == "return_attention_scores") {
+      options_.return_attention_scores = v;
     } else {
       throw Unsupported(name() + " (MultiHeadAttention): call argument " + k + "=" + (v ? "True" : "False") +
                         " is not supported");
@@ -137,7 +138,9 @@ std::vector<Shape> MultiHeadAttention::compute_output_shapes(const std::vector<S
   } else {
     dims.insert(dims.end(), options_.output_shape.begin(), options_.output_shape.end());
   }
-  return {Shape(dims)};
+  if (!options_.return_attention_scores) return {Shape(dims)};
+  const Shape& key = options_.has_key ? inputs[2] : inputs[1];
+  return {Shape(dims), Shape{options_.num_heads, inputs[0][0], key[0]}};
 }
 
 void MultiHeadAttention::build_for(const std::vector<Shape>& inputs, WeightFactory& weights) {
@@ -228,11 +231,14 @@ std::vector<int> MultiHeadAttention::call_masked(GraphBuilder& b, const std::vec
   } else {
     const int m = g.add("attention_mask", mask_inputs, ma, name() + "/mask");
     // Note [Masked softmax rows]: a row with no key left is uniform in Keras's fused
-    // dot_product_attention (dropout 0) and zero in its Softmax layer (dropout > 0).
+    // dot_product_attention (dropout 0) and zero in its Softmax layer (dropout > 0, or the
+    // scores returned).
     Attrs sa;
-    sa.set("zero_masked_rows", std::int64_t{options_.dropout > 0.0 ? 1 : 0});
+    const bool layer_softmax = options_.dropout > 0.0 || options_.return_attention_scores;
+    sa.set("zero_masked_rows", std::int64_t{layer_softmax ? 1 : 0});
     weights = g.add("masked_softmax", {scores, m}, sa, name() + "/softmax");
   }
+  const int attention_scores = weights;  // Keras returns them before dropout
   if (b.training() && options_.dropout > 0.0) {
     weights = emit_dropout(g, weights, options_.dropout, options_.seed, {}, name() + "/dropout");
   }
@@ -244,7 +250,10 @@ std::vector<int> MultiHeadAttention::call_masked(GraphBuilder& b, const std::vec
   context = g.add("transpose", {context}, back, name() + "/steps_first");
   if (options_.use_gate) context = g.add("mul", {context, project(kGate, query)}, {}, name() + "/gate");
   output_masks = {query_mask};
-  return {project(kOutput, context)};
+  if (!options_.return_attention_scores) return {project(kOutput, context)};
+  output_masks.push_back(-1);
+  return {project(kOutput, context), emit_reshape(g, attention_scores, {batch, options_.num_heads, steps, kv_steps},
+                                                  name() + "/attention_scores")};
 }
 
 }  // namespace nnfit
