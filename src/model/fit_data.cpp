@@ -1,6 +1,7 @@
 // fit_data.h: inputs, targets and metrics for fit, evaluate and predict.
 #include "model/fit_data.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -54,9 +55,29 @@ Tensor prepare_targets(const Tensor& y, const TensorDesc& want, std::int64_t n) 
   return out;
 }
 
-Tensor prepare_inputs(const Tensor& x, const Shape& input_shape) {
-  NNFIT_CHECK(x.dtype() == DType::f32, InvalidArgument, "inputs must be float32, got ", dtype_name(x.dtype()),
-              "; convert them first (images: scale uint8 by 1/255)");
+void cast_inputs_to_f32(const Tensor& x, float* dst) {
+  const std::int64_t n = x.numel();
+  switch (x.dtype()) {
+    case DType::f32: std::copy(x.data<float>(), x.data<float>() + n, dst); return;
+    case DType::u8: std::copy(x.data<std::uint8_t>(), x.data<std::uint8_t>() + n, dst); return;
+    case DType::boolean: std::copy(x.data<std::uint8_t>(), x.data<std::uint8_t>() + n, dst); return;
+    case DType::i32: std::copy(x.data<std::int32_t>(), x.data<std::int32_t>() + n, dst); return;
+    case DType::i64:
+      for (std::int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(x.data<std::int64_t>()[i]);
+      return;
+    default:
+      throw InvalidArgument(std::string("inputs of dtype ") + std::string(dtype_name(x.dtype())) +
+                            " cannot be fed to the model yet (float32, uint8, int32, int64 or bool)");
+  }
+}
+
+Tensor prepare_inputs(const Tensor& x_in, const Shape& input_shape) {
+  Tensor x = x_in;
+  if (x.dtype() != DType::f32) {  // uint8 images, integer ids: cast once, as Keras casts them
+    Tensor f = Tensor::zeros(x.shape());
+    cast_inputs_to_f32(x, f.data<float>());
+    x = f;
+  }
   NNFIT_CHECK(x.shape().rank() >= 1, InvalidArgument, "inputs need a batch axis");
   std::int64_t n = x.shape()[0];
   NNFIT_CHECK(x.numel() == n * input_shape.numel(), InvalidArgument, "inputs of shape ", x.shape().to_string(),

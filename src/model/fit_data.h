@@ -16,6 +16,10 @@ namespace nnfit::fit_data {
 // whose first axis is the batch): class ids -> int32, else float32. With classes > 0,
 // class ids must lie in [0, classes). throws: InvalidArgument naming the row.
 void convert_targets(const Tensor& y, const TensorDesc& want, std::int64_t n, void* dst, std::int64_t classes = 0);
+// Writes x's values into dst as float32, as Keras casts a model input (uint8, int32,
+// int64 and bool exactly; int64 beyond 2^24 rounds). requires: dst holds x.numel() floats.
+// throws: InvalidArgument for a dtype that has no such cast (f16, bf16 for now).
+void cast_inputs_to_f32(const Tensor& x, float* dst);
 // Targets for all n samples in a fresh tensor (the in-memory path converts once).
 Tensor prepare_targets(const Tensor& y, const TensorDesc& want, std::int64_t n);
 // x viewed as [N, input_shape...]; throws InvalidArgument for a dtype or size mismatch.

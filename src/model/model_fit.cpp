@@ -54,9 +54,10 @@ Model::Entry& Model::stage_element(const data::Element& element, const char* wha
   for (std::size_t i = 0; i < n_in; ++i) {
     const Tensor& x = element[i];
     const std::string which = n_in > 1 ? " input " + std::to_string(i) : "";
-    NNFIT_CHECK(x.dtype() == DType::f32, InvalidArgument, what, " batch ", index + 1, which, ": inputs are ",
-                dtype_name(x.dtype()), ", the model takes float32; add a map that converts them (normalize, ",
-                "convert_image_dtype or cast)");
+    NNFIT_CHECK(x.dtype() == DType::f32 || x.dtype() == DType::u8 || x.dtype() == DType::i32 ||
+                    x.dtype() == DType::i64 || x.dtype() == DType::boolean,
+                InvalidArgument, what, " batch ", index + 1, which, ": inputs are ", dtype_name(x.dtype()),
+                ", the model takes float32, uint8, int32, int64 or bool; add a map that converts them (cast)");
     NNFIT_CHECK(x.shape() != in_shapes[i] && x.shape().rank() >= 1, InvalidArgument, what, " batch ", index + 1,
                 which, ": inputs of shape ", x.shape().to_string(), " are single samples; batch the dataset first");
     // Like fit(x, y), any layout with the model's per-sample size is taken ([B, 28, 28] for
@@ -76,7 +77,17 @@ Model::Entry& Model::stage_element(const data::Element& element, const char* wha
   }
   // The batch is read where the pipeline made it; the caller keeps `element` alive
   // through the step.
-  for (std::size_t i = 0; i < n_in; ++i) e.set_x(element[i].raw(), i);
+  // A float32 batch is read where the pipeline made it; others (uint8 images, integer token
+  // ids) are cast into the program's own input as Keras's model casts them, so pipelines
+  // may carry them as stored.
+  for (std::size_t i = 0; i < n_in; ++i) {
+    if (element[i].dtype() == DType::f32) {
+      e.set_x(element[i].raw(), i);
+    } else {
+      e.set_x(nullptr, i);
+      cast_inputs_to_f32(element[i], static_cast<float*>(e.x_data(i)));
+    }
+  }
   const std::vector<Shape> outs = e.ys.empty() ? std::vector<Shape>{} : output_shapes();
   for (std::size_t i = 0; i < e.ys.size(); ++i) {
     try {

@@ -234,6 +234,36 @@ TEST(FitWeights, SampleAndClassWeightsTrainAlikeOnEveryPath) {
   EXPECT_EQ(kernel_of(*z), before);  // Adam's update of a zero gradient is zero
 }
 
+// uint8 and integer inputs reach the model as stored and are cast as Keras casts them: a
+// pipeline of uint8 values trains exactly as the same values in float32.
+TEST(FitDataset, IntegerInputsTrainAsTheirFloatValues) {
+  auto [x, y] = data(32);
+  Tensor xu8 = Tensor::zeros(Shape{32, 8}, DType::u8);
+  Tensor xf = Tensor::zeros(Shape{32, 8});
+  Tensor xi64 = Tensor::zeros(Shape{32, 8}, DType::i64);
+  for (std::int64_t i = 0; i < 32 * 8; ++i) {
+    const auto v = static_cast<std::uint8_t>(x.data<float>()[i] * 255.0f);
+    xu8.data<std::uint8_t>()[i] = v;
+    xf.data<float>()[i] = v;
+    xi64.data<std::int64_t>()[i] = v;
+  }
+  FitOptions fo;
+  fo.epochs = 2;
+  fo.shuffle = false;
+  auto a = small_mlp();
+  History ha = a->fit(data::Dataset::from_tensor_slices({xu8, y}).batch(8), fo);
+  auto b = small_mlp();
+  History hb = b->fit(data::Dataset::from_tensor_slices({xf, y}).batch(8), fo);
+  auto c = small_mlp();
+  History hc = c->fit(data::Dataset::from_tensor_slices({xi64, y}).batch(8), fo);
+  EXPECT_EQ(get(ha.epochs[1], "loss"), get(hb.epochs[1], "loss"));
+  EXPECT_EQ(kernel_of(*a), kernel_of(*b));
+  EXPECT_EQ(kernel_of(*c), kernel_of(*b));
+  // Evaluation takes them too.
+  EXPECT_EQ(get(a->evaluate(data::Dataset::from_tensor_slices({xu8, y}).batch(8)), "loss"),
+            get(a->evaluate(data::Dataset::from_tensor_slices({xf, y}).batch(8)), "loss"));
+}
+
 TEST(FitWeightsBadInput, WeightsThatDoNotFitAreNamed) {
   auto [x, y] = data(8);
   auto m = small_mlp();
@@ -277,8 +307,8 @@ TEST(FitDatasetBadInput, ElementsThatDoNotFitTheModel) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     }
   };
-  Tensor xu8 = Tensor::zeros(Shape{8, 8}, DType::u8);
-  expect_error(data::Dataset::from_tensor_slices({xu8, y}).batch(4), "inputs are uint8");
+  Tensor xf16 = Tensor::zeros(Shape{8, 8}, DType::f16);
+  expect_error(data::Dataset::from_tensor_slices({xf16, y}).batch(4), "inputs are float16");
   expect_error(data::Dataset::from_tensor_slices({x, y}), "single samples; batch the dataset");
   expect_error(data::Dataset::from_tensor_slices({x}).batch(4), "need (x, y)");
   expect_error(data::Dataset::from_tensor_slices({x, y}).batch(4).repeat(), "infinite");
