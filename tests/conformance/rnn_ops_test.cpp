@@ -1,6 +1,8 @@
 // Conformance of the recurrent scan (rnn, rnn_grad): oneDNN's GEMM under OpenMP against
 // the reference's plain loops for every cell and option, and hand-computed sequences that
 // check the reference itself (masking, go_backwards, zero_output_for_mask).
+#include <cstring>
+
 #include "conformance/harness.h"
 
 namespace nnfit {
@@ -51,7 +53,9 @@ TEST(OnednnRnn, EveryCellAndOptionForwardAndBackward) {
               {"time_order_output", std::int64_t{variant == 1}},
               {"mask", std::int64_t{masked}},
               {"zero_output_for_mask", std::int64_t{variant == 2}},
-              {"initial_state", std::int64_t{initial}}};
+              {"initial_state", std::int64_t{initial}},
+              {"recurrent_dropout", variant == 2 ? 0.3 : 0.0},
+              {"recurrent_seed", std::int64_t{9}}};
       std::vector<Shape> ins{Shape{n, t, g}, Shape{h, g}};
       std::vector<Tensor> vals{random_tensor(ins[0], 1), random_tensor(ins[1], 2, -0.3f, 0.3f)};
       if (cell.reset_after) {
@@ -94,6 +98,42 @@ TEST(OnednnRnn, EveryCellAndOptionForwardAndBackward) {
       expect_matches_reference(desc("rnn_grad", ga, gins, gouts), gvals, 2e-4f, 2e-4f);
     }
   }
+}
+
+// recurrent_dropout: a linear SimpleRNN with U = I and no input, started from h0 = 1, gives
+// h = h0 · factor: each (sample, unit) kept (1 / (1 − rate)) or dropped (0), a rate's share
+// dropped, the same factors at every step of a run (h after two steps is factor²), the same
+// again for the same step and others at another step.
+TEST(RefRnn, RecurrentDropoutDropsEachUnitOnceForTheSequence) {
+  const std::int64_t n = 32, h = 32, t = 2;
+  const double rate = 0.25;
+  Tensor xw = Tensor::zeros(Shape{n, t, h}), u = Tensor::zeros(Shape{h, h}), h0 = Tensor::zeros(Shape{n, h});
+  for (std::int64_t j = 0; j < h; ++j) u.data<float>()[j * h + j] = 1.0f;
+  std::fill(h0.data<float>(), h0.data<float>() + n * h, 1.0f);
+  Attrs a{{"cell", std::string("simple_rnn")}, {"activation", std::string("linear")},
+          {"recurrent_activation", std::string("sigmoid")}, {"initial_state", std::int64_t{1}},
+          {"recurrent_dropout", rate}, {"recurrent_seed", std::int64_t{3}}};
+  const KernelDesc d = desc("rnn", a, {Shape{n, t, h}, Shape{h, h}, Shape{n, h}}, {Shape{n, t, h}, Shape{n, h}, Shape{n, t, 2 * h}});
+  std::string why;
+  auto k = kernel_registry().create("ref:rnn", d, DeviceType::cpu, &why);
+  ASSERT_NE(k, nullptr) << why;
+  StepContext ctx;
+  ctx.seed = 1;
+  ctx.step = 4;
+  const std::vector<Tensor> out = testing::run_kernel(*k, d, {xw, u, h0}, ctx);
+  const float keep = static_cast<float>(1.0 / (1.0 - rate));
+  std::int64_t dropped = 0;
+  for (std::int64_t i = 0; i < n * h; ++i) {
+    const float f = out[0].data<float>()[(i / h) * t * h + i % h];  // step 0: h0 · factor
+    ASSERT_TRUE(f == 0.0f || std::abs(f - keep) < 1e-6f) << f;
+    dropped += f == 0.0f;
+    EXPECT_FLOAT_EQ(out[1].data<float>()[i], f * f) << "the second step reuses the factors";
+  }
+  EXPECT_NEAR(static_cast<double>(dropped) / static_cast<double>(n * h), rate, 0.04);
+  EXPECT_EQ(testing::run_kernel(*k, d, {xw, u, h0}, ctx)[1].data<float>()[5], out[1].data<float>()[5]);
+  ctx.step = 5;
+  const std::vector<Tensor> other = testing::run_kernel(*k, d, {xw, u, h0}, ctx);
+  EXPECT_NE(0, std::memcmp(other[1].raw(), out[1].raw(), other[1].nbytes())) << "a new step draws anew";
 }
 
 // SimpleRNN, one unit, linear: h_s = xw_t + 0.5 h_{s-1}; a masked step keeps h and outputs

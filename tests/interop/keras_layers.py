@@ -38,6 +38,10 @@ def cases(layers):
         # Random in training (Keras's draws cannot be reproduced): the forward pass (the
         # identity at inference) and the file nnfit writes after a training step, which Keras
         # must load with the same settings.
+        ("LSTM recurrent_dropout", (5, 3), lambda: layers.LSTM(4, recurrent_dropout=0.3, return_sequences=True), 1e-4,
+         {"random": True}),
+        ("GRU dropout and recurrent_dropout", (5, 3), lambda: layers.GRU(4, dropout=0.2, recurrent_dropout=0.4), 1e-4,
+         {"random": True}),
         ("Dropout noise_shape", (5, 3), lambda: layers.Dropout(0.4, noise_shape=(None, 1, 3)), 1e-5, {"random": True}),
         ("SpatialDropout1D", (5, 3), lambda: layers.SpatialDropout1D(0.3), 1e-5, {"random": True}),
         ("SpatialDropout2D", (4, 4, 3), lambda: layers.SpatialDropout2D(0.3), 1e-5, {"random": True}),

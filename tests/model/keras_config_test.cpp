@@ -210,14 +210,14 @@ TEST(KerasConfigErrors, EveryUnsupportedFeatureIsSaidOnce) {
   const std::string json = keras3_model(
       "[null, 6, 4]",
       entry("LayerNormalization", R"({"name": "ln", "gamma_initializer": "zeros"})", "[null, 6, 4]") + ", " +
-          entry("LSTM", R"({"name": "lstm", "units": 3, "recurrent_dropout": 0.25, "return_sequences": true})", "[null, 6, 4]") +
+          entry("LSTM", R"({"name": "lstm", "units": 3, "stateful": true, "return_sequences": true})", "[null, 6, 4]") +
           ", " + entry("Flatten", R"({"name": "flat"})", "[null, 6, 3]") + ", " +
           entry("Dense", R"({"name": "out", "units": 2, "kernel_regularizer": {"class_name": "SpectralNorm", "config": {"power": 2}}})",
                 "[null, 18]"));
   const std::string e = error_of<Unsupported>([&] { sequential_from_keras_json(json, "many.json"); });
   EXPECT_NE(e.find("many.json: the model uses 3 features nnfit does not support:"), std::string::npos) << e;
   for (const char* line : {"\n  many.json: model.config.layers[1] (ln): \"gamma_initializer\"",
-                           "\n  many.json: model.config.layers[2] (lstm): \"recurrent_dropout\" = 0.25 is not supported yet",
+                           "\n  many.json: model.config.layers[2] (lstm): \"stateful\" = true is not supported (only false)",
                            "\n  many.json: model.config.layers[4] (out).kernel_regularizer: regularizer {\"class_name\":\"SpectralNorm\",\"config\":{\"power\":2}} is not supported"}) {
     EXPECT_NE(e.find(line), std::string::npos) << line << " not in: " << e;
   }

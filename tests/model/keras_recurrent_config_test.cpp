@@ -229,8 +229,8 @@ TEST(KerasConfigErrors, RecurrentLayers) {
   };
   expect_config_errors({
       {rnn("LSTM", R"({"name": "l", "units": 4, "stateful": true})"), "layers[1] (l): \"stateful\""},
-      {rnn("LSTM", R"({"name": "l", "units": 4, "recurrent_dropout": 0.2})"),
-       "layers[1] (l): \"recurrent_dropout\" = 0.2 is not supported yet"},
+      {rnn("LSTM", R"({"name": "l", "units": 4, "recurrent_dropout": -0.2})"),
+       "layers[1] (l): \"recurrent_dropout\" must be in [0, 1), got -0.2"},
       {rnn("GRU", R"({"name": "g", "units": 4, "recurrent_dropout": 1.5})"),
        "layers[1] (g): \"recurrent_dropout\" must be in [0, 1), got 1.5"},
       {rnn("GRU", R"({"name": "g", "units": 0})"), "layers[1] (g): \"units\" must be positive, got 0"},

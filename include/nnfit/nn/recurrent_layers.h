@@ -33,8 +33,10 @@ struct RecurrentOptions {
   // With a mask, whether a masked step outputs zeros (true) or the previous output.
   bool zero_output_for_mask = false;
   // Keras's dropout on the inputs in training: one decision per (sample, feature), the
-  // same at every step. (recurrent_dropout is not supported.)
+  // same at every step; recurrent_dropout likewise on h_prev, one decision per (sample,
+  // unit) for every step.
   double dropout = 0.0;
+  double recurrent_dropout = 0.0;
   std::int64_t seed = 0;
 };
 

@@ -29,6 +29,12 @@ struct RnnLayout {
   bool zero_output_for_mask = false;
   bool go_backwards = false;
   bool time_order_output = false;  // y indexed by time, not by step (Bidirectional's backward layer)
+  // Keras's recurrent_dropout (training only): h_prev times a per-(sample, unit) factor,
+  // keep / (1 − rate) with keep drawn from the counter-based dropout stream of
+  // (run seed, recurrent_seed, step), the same for every step of the sequence and drawn
+  // again identically by rnn_grad. 0: none.
+  double recurrent_dropout = 0.0;
+  std::int64_t recurrent_seed = 0;
   bool has_dy = false, has_dh = false, has_dc = false;  // rnn_grad only
 
   const char* cell_name() const {
@@ -77,6 +83,10 @@ inline RnnLayout rnn_layout(const Attrs& a) {
   l.zero_output_for_mask = a.i_or("zero_output_for_mask", 0) != 0;
   l.go_backwards = a.i_or("go_backwards", 0) != 0;
   l.time_order_output = a.i_or("time_order_output", 0) != 0;
+  l.recurrent_dropout = a.f_or("recurrent_dropout", 0.0);
+  l.recurrent_seed = a.i_or("recurrent_seed", 0);
+  NNFIT_CHECK(l.recurrent_dropout >= 0.0 && l.recurrent_dropout < 1.0, InvalidArgument,
+              "rnn: recurrent_dropout must be in [0, 1), got ", l.recurrent_dropout);
   l.has_dy = a.i_or("has_dy", 0) != 0;
   l.has_dh = a.i_or("has_dh", 0) != 0;
   l.has_dc = l.cell == RnnCell::lstm && a.i_or("has_dc", 0) != 0;

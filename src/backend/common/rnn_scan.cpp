@@ -6,6 +6,10 @@
 //   gru (reset_after)  inner = h_prev U + rb; z = ra(xw_z + inner_z); r = ra(xw_r + inner_r)
 //                      hh = act(xw_h + r inner_h); h = z h_prev + (1 - z) hh
 //   gru (reset_before) z, r as above without rb; hh = act(xw_h + (r h_prev) U_h)
+// With recurrent_dropout every use of h_prev in the step (the GEMM, GRU's reset and blend)
+// reads h_prev times the step-independent factors (Keras's cells drop h_tm1); a masked step
+// still keeps the undropped state, and the backward pass multiplies the gradient reaching
+// the dropped h_prev by the same factors.
 // A masked step (mask 0) keeps the states; its output is the previous state, or zeros with
 // zero_output_for_mask. The backward pass walks the steps in reverse, accumulating dU (and
 // drb) with one GEMM per step and carrying dh (and dc) to the previous step.
@@ -22,6 +26,7 @@
 #include <vector>
 
 #include "backend/common/nn_op_geometry.h"
+#include "backend/common/random.h"
 #include "backend/common/rnn_layout.h"
 #include "backend/ref/ref_nn_kernel.h"
 #include "nnfit/core/error.h"
@@ -142,6 +147,27 @@ class RnnScan final : public Kernel {
   }
   bool valid(const float* mask, std::int64_t i, std::int64_t t) const { return !mask || mask[i * t_ + t] != 0.0f; }
 
+  // recurrent_dropout's factors [N, H] for this run's step into rm (null without it).
+  const float* recurrent_factors(const KernelArgs& args, float* rm) const {
+    if (l_.recurrent_dropout <= 0.0) return nullptr;
+    const float rate = static_cast<float>(l_.recurrent_dropout);
+    const float keep_scale = static_cast<float>(1.0 / (1.0 - l_.recurrent_dropout));
+    for (std::int64_t k = 0; k < n_ * h_; ++k) {
+      const bool keep = dropout_keep(args.ctx->seed, static_cast<std::uint64_t>(l_.recurrent_seed),
+                                     static_cast<std::uint64_t>(args.ctx->step), static_cast<std::uint64_t>(k), rate);
+      rm[k] = keep ? keep_scale : 0.0f;
+    }
+    return rm;
+  }
+  // h_prev as the step reads it: hp itself, or rows i0..i1 of hp times rm written to hm.
+  Rows dropped(const Rows& hp, const float* rm, float* hm, std::int64_t i0, std::int64_t i1) const {
+    if (!rm) return hp;
+    for (std::int64_t i = i0; i < i1; ++i) {
+      for (std::int64_t j = 0; j < h_; ++j) hm[i * h_ + j] = hp.row(i)[j] * rm[i * h_ + j];
+    }
+    return {hm, h_};
+  }
+
   // The state (h at offset off_h_, c at off_c_) before step s: step s - 1's saved state,
   // the initial state, or zeros.
   Rows state_before(std::int64_t s, const float* saved, std::int64_t off, const float* initial, const float* zeros) const {
@@ -187,7 +213,9 @@ class RnnScan final : public Kernel {
     float* a = static_cast<float*>(args.workspace);
     float* rh = a + n_ * g_;
     float* zeros = rh + n_ * h_;
+    float* hm = zeros + n_ * h_;  // h_prev after recurrent dropout
     std::memset(zeros, 0, static_cast<std::size_t>(n_ * h_) * sizeof(float));
+    const float* rm = recurrent_factors(args, hm + n_ * h_);
     const std::int64_t h = h_, g = g_;
 
     // Samples are independent: each thread scans its own rows of the batch through every
@@ -198,9 +226,10 @@ class RnnScan final : public Kernel {
       const std::int64_t t = time_of(s);
       const Rows hp = state_before(s, saved, off_h_, h0, zeros);
       const Rows cp = state_before(s, saved, off_c_, c0, zeros);
+      const Rows hu = dropped(hp, rm, hm, i0, i1);  // h_prev as the cell uses it
       const bool before = l_.cell == RnnCell::gru && !l_.reset_after;
       // a = h_prev U (every gate; a GRU that resets before gets its candidate's part below).
-      gemm(false, false, count, before ? 2 * h : g, h, hp.row(i0), hp.ld, u, g, 0.0f, a + i0 * g, g);
+      gemm(false, false, count, before ? 2 * h : g, h, hu.row(i0), hu.ld, u, g, 0.0f, a + i0 * g, g);
       if (before) {
         for (std::int64_t i = i0; i < i1; ++i) {
           const float* x = xw + (i * t_ + t) * g;
@@ -208,7 +237,7 @@ class RnnScan final : public Kernel {
           float* r = scratch(args.workspace);
           for (std::int64_t j = 0; j < 2 * h; ++j) sv[j] = x[j] + a[i * g + j];
           apply(ract_, sv + h, r, h);
-          for (std::int64_t j = 0; j < h; ++j) rh[i * h + j] = r[j] * hp.row(i)[j];
+          for (std::int64_t j = 0; j < h; ++j) rh[i * h + j] = r[j] * hu.row(i)[j];
         }
         gemm(false, false, count, h, h, rh + i0 * h, h, u + 2 * h, g, 0.0f, a + i0 * g + 2 * h, g);
       }
@@ -216,6 +245,7 @@ class RnnScan final : public Kernel {
         const float* x = xw + (i * t_ + t) * g;
         const float* ai = a + i * g;
         const float* hpi = hp.row(i);
+        const float* hui = hu.row(i);
         float* sv = saved + (i * t_ + s) * s_;
         float* hn = sv + off_h_;
         float* v = scratch(args.workspace);  // gate activations
@@ -251,7 +281,7 @@ class RnnScan final : public Kernel {
             }
             apply(ract_, sv, v, h);
             apply(act_, sv + 2 * h, v + 2 * h, h);
-            for (std::int64_t j = 0; j < h; ++j) hn[j] = v[j] * hpi[j] + (1.0f - v[j]) * v[2 * h + j];
+            for (std::int64_t j = 0; j < h; ++j) hn[j] = v[j] * hui[j] + (1.0f - v[j]) * v[2 * h + j];
             break;
           }
         }
@@ -309,7 +339,9 @@ class RnnScan final : public Kernel {
     float* dhp = gc + n_ * h;  // d state h before the current step
     float* drh = dhp + n_ * h;
     float* zeros = drh + n_ * h;
+    float* hm = zeros + n_ * h;  // h_prev after recurrent dropout
     std::memset(zeros, 0, nh);
+    const float* rm = recurrent_factors(args, hm + n_ * h);
     // Each thread accumulates dU (and drb) over its rows into a partial of its own; the
     // partials are summed in thread order at the end (the same sum for the same threads).
     float* partials = static_cast<float*>(args.workspace) + 2 * n_ * g_ + 7 * n_ * h_ + threads_ * scratch_floats();
@@ -333,7 +365,7 @@ class RnnScan final : public Kernel {
     float* drb_part = du_part + h * g;
     for (std::int64_t s = t_ - 1; s >= 0; --s) {
       const std::int64_t t = time_of(s);
-      const Rows hp = state_before(s, saved, off_h_, h0, zeros);
+      const Rows hp = dropped(state_before(s, saved, off_h_, h0, zeros), rm, hm, i0, i1);  // as the step read it
       const Rows cp = state_before(s, saved, off_c_, c0, zeros);
       float* dx_t = dxw + t * g;  // rows i * T * G apart
       const std::int64_t ldx = t_ * g;
@@ -446,6 +478,12 @@ class RnnScan final : public Kernel {
       } else {
         gemm(true, false, h, g, count, hp.row(i0), hp.ld, dx0, ldx, 1.0f, du_part, g);
         gemm(false, true, count, h, g, dx0, ldx, u, g, 1.0f, dhp + i0 * h, h);
+      }
+      if (rm) {  // the gradient reaching the dropped h_prev, back to h_prev (a masked step passed it through)
+        for (std::int64_t i = i0; i < i1; ++i) {
+          if (!valid(mask, i, t)) continue;
+          for (std::int64_t j = 0; j < h; ++j) dhp[i * h + j] *= rm[i * h + j];
+        }
       }
       std::memcpy(gh + i0 * h, dhp + i0 * h, static_cast<std::size_t>(count * h) * sizeof(float));
     }

@@ -1,6 +1,6 @@
 // Keras codecs of the recurrent layers: SimpleRNN, LSTM, GRU (Keras 3's keys, and Keras 2's
-// time_major and implementation) and the Bidirectional and TimeDistributed wrappers. What nnfit does not run yet (stateful, recurrent_dropout
-// the cell, regularizers, constraints) is refused by name.
+// time_major and implementation) and the Bidirectional and TimeDistributed wrappers. What nnfit does not run yet (stateful,
+// a custom cell) is refused by name.
 #include "model/keras_codecs/codec.h"
 
 #include "model/keras_layers.h"
@@ -23,10 +23,6 @@ LayerPtr read_recurrent(const Reader& r, const std::string& p, const json& c, co
     const double rate = get_number(r, p, c, key, 0.0);
     if (rate < 0.0 || rate >= 1.0) r.invalid(p, std::string("\"") + key + "\" must be in [0, 1), got " + show(c[key]));
   }
-  if (get_number(r, p, c, "recurrent_dropout", 0.0) != 0.0) {
-    r.unsupported(p, "\"recurrent_dropout\" = " + show(c["recurrent_dropout"]) + " is not supported yet",
-                  "set it to 0 (\"dropout\", on the inputs, is supported)");
-  }
   if (cell == RecurrentCell::simple_rnn && find(c, "recurrent_activation")) {
     r.invalid(p, "SimpleRNN has no \"recurrent_activation\"");
   }
@@ -46,6 +42,7 @@ LayerPtr read_recurrent(const Reader& r, const std::string& p, const json& c, co
   o.go_backwards = get_bool(r, p, c, "go_backwards", false);
   o.zero_output_for_mask = get_bool(r, p, c, "zero_output_for_mask", false);
   o.dropout = get_number(r, p, c, "dropout", 0.0);
+  o.recurrent_dropout = get_number(r, p, c, "recurrent_dropout", 0.0);
   if (const json* seed = value(c, "seed"); seed && seed->is_number_integer()) o.seed = seed->get<std::int64_t>();
   if (cell == RecurrentCell::lstm) return std::make_unique<LSTM>(name, o);
   if (cell == RecurrentCell::gru) return std::make_unique<GRU>(name, o);
@@ -168,7 +165,7 @@ bool write_recurrent(const Writer& w, const Layer& l, ojson& c) {
   if (rnn->cell() == RecurrentCell::lstm) c["unit_forget_bias"] = o.unit_forget_bias;
   c.update({{"kernel_regularizer", nullptr}, {"recurrent_regularizer", nullptr}, {"bias_regularizer", nullptr},
             {"activity_regularizer", nullptr}, {"kernel_constraint", nullptr}, {"recurrent_constraint", nullptr},
-            {"bias_constraint", nullptr}, {"dropout", o.dropout}, {"recurrent_dropout", 0.0}});
+            {"bias_constraint", nullptr}, {"dropout", o.dropout}, {"recurrent_dropout", o.recurrent_dropout}});
   if (!w.keras2) c["seed"] = o.seed ? ojson(o.seed) : ojson(nullptr);
   if (rnn->cell() == RecurrentCell::gru) c["reset_after"] = o.reset_after;
   if (w.keras2 && rnn->cell() != RecurrentCell::simple_rnn) c["implementation"] = 2;

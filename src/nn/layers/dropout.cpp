@@ -6,16 +6,11 @@
 
 namespace nnfit {
 
-namespace {
-
-// The op seed from the layer's name and seed attribute (FNV-1a of the name: layers draw apart).
 std::int64_t op_seed(const std::string& name, std::int64_t seed) {
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
   return static_cast<std::int64_t>((h ^ static_cast<std::uint64_t>(seed)) >> 1);
 }
-
-}  // namespace
 
 int emit_dropout(Graph& graph, int x, double rate, std::int64_t seed, const std::vector<std::int64_t>& noise,
                  const std::string& name) {

@@ -26,6 +26,8 @@ Recurrent::Recurrent(std::string name, RecurrentCell cell, RecurrentOptions opti
   NNFIT_CHECK(options_.units > 0, InvalidArgument, this->name(), ": units must be positive, got ", options_.units);
   NNFIT_CHECK(options_.dropout >= 0.0 && options_.dropout < 1.0, InvalidArgument, this->name(),
               ": dropout must be in [0, 1), got ", options_.dropout);
+  NNFIT_CHECK(options_.recurrent_dropout >= 0.0 && options_.recurrent_dropout < 1.0, InvalidArgument, this->name(),
+              ": recurrent_dropout must be in [0, 1), got ", options_.recurrent_dropout);
   for (const std::string* act : {&options_.activation, &options_.recurrent_activation}) {
     check_activation(*act, this->name());
     NNFIT_CHECK(*act != "softmax" && *act != "log_softmax", Unsupported, this->name(), ": activation '", *act,
@@ -157,6 +159,10 @@ std::vector<int> Recurrent::call_masked(GraphBuilder& b, const std::vector<int>&
   a.set("time_order_output", std::int64_t{time_order_output_});
   a.set("mask", std::int64_t{mask >= 0});
   a.set("initial_state", std::int64_t{initial_state_});
+  if (b.training() && options_.recurrent_dropout > 0.0) {
+    a.set("recurrent_dropout", options_.recurrent_dropout);
+    a.set("recurrent_seed", op_seed(name() + "/recurrent", options_.seed));
+  }
   std::vector<int> ins{xw, b.variable(weights_[1])};
   if (reset_after) ins.push_back(rb);
   if (mask >= 0) ins.push_back(mask);
