@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "nnfit/nn/conv_layers.h"
+#include "nnfit/nn/augmentation_layers.h"
 #include "nnfit/nn/image_preprocessing_layers.h"
 #include "nnfit/nn/layer.h"
 #include "nnfit/nn/normalization_layers.h"
