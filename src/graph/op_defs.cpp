@@ -465,6 +465,7 @@ void add_training_op_defs(std::map<std::string, OpDef>& catalogue);    // traini
 void add_regularizer_op_defs(std::map<std::string, OpDef>& catalogue); // regularizer_op_defs.cpp
 void add_conv3d_op_defs(std::map<std::string, OpDef>& catalogue);      // conv3d_op_defs.cpp
 void add_resize_op_defs(std::map<std::string, OpDef>& catalogue);      // resize_op_defs.cpp
+void add_augment_op_defs(std::map<std::string, OpDef>& catalogue);     // augment_op_defs.cpp
 
 namespace {
 
@@ -510,6 +511,7 @@ std::map<std::string, OpDef> build_catalogue() {
   add_regularizer_op_defs(m);
   add_conv3d_op_defs(m);
   add_resize_op_defs(m);
+  add_augment_op_defs(m);
   return m;
 }
 

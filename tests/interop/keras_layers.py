@@ -49,6 +49,22 @@ def cases(layers):
         ("GaussianNoise", (5, 3), lambda: layers.GaussianNoise(0.1), 1e-5, {"random": True}),
         ("GaussianDropout", (5, 3), lambda: layers.GaussianDropout(0.2), 1e-5, {"random": True}),
         ("AlphaDropout", (5, 3), lambda: layers.AlphaDropout(0.2), 1e-5, {"random": True}),
+        # The augmentation layers: the identity at inference, random in the training step.
+        ("RandomFlip", (8, 8, 3), lambda: layers.RandomFlip(), 1e-5, {"random": True}),
+        ("RandomFlip vertical seed", (8, 8, 3), lambda: layers.RandomFlip("vertical", seed=3), 1e-5, {"random": True}),
+        ("RandomTranslation", (8, 8, 3), lambda: layers.RandomTranslation(0.2, (-0.1, 0.3)), 1e-5, {"random": True}),
+        ("RandomTranslation wrap nearest", (8, 8, 3),
+         lambda: layers.RandomTranslation(0.1, 0.2, fill_mode="wrap", interpolation="nearest", seed=4, fill_value=0.5),
+         1e-5, {"random": True}),
+        ("RandomRotation", (8, 8, 3), lambda: layers.RandomRotation(0.2), 1e-5, {"random": True}),
+        ("RandomRotation constant", (8, 8, 3),
+         lambda: layers.RandomRotation((-0.1, 0.3), fill_mode="constant", fill_value=0.5, seed=2), 1e-5, {"random": True}),
+        ("RandomZoom", (8, 8, 3), lambda: layers.RandomZoom(0.2), 1e-5, {"random": True}),
+        ("RandomZoom width nearest", (8, 8, 3),
+         lambda: layers.RandomZoom((-0.3, 0.1), 0.2, fill_mode="nearest", interpolation="nearest"), 1e-5, {"random": True}),
+        ("RandomContrast", (8, 8, 3), lambda: layers.RandomContrast(0.3), 1e-5, {"random": True}),
+        ("RandomContrast value_range", (8, 8, 3),
+         lambda: layers.RandomContrast((0.2, 0.5), value_range=(-3, 3), seed=7), 1e-5, {"random": True}),
         # Frozen layers (trainable=False): not updated; BatchNormalization in inference mode.
         ("Dense frozen", (6,), lambda: layers.Dense(3, trainable=False), 1e-5),
         ("BatchNormalization frozen", (5, 3), lambda: layers.BatchNormalization(trainable=False), 1e-5),
@@ -450,8 +466,13 @@ def run_case(keras, cli, work, case, rng):
     grads = keras_gradients(model, x, y)
     after = keras.models.load_model(nnfit_step(cli, path, x, y, work))
     if random:
-        keys = ("rate", "stddev", "noise_shape", "dropout", "recurrent_dropout", "data_format", "units")
-        want_cfg, got_cfg = model.layers[-1].get_config(), after.layers[-1].get_config()
+        keys = ("rate", "stddev", "noise_shape", "dropout", "recurrent_dropout", "data_format", "units",
+                # the augmentation layers'
+                "mode", "seed", "factor", "height_factor", "width_factor", "fill_mode", "interpolation",
+                "fill_value", "value_range")
+        # Through JSON, as a file holds them: Keras's own get_config() has tuples where a
+        # loaded layer's has lists.
+        want_cfg, got_cfg = (json.loads(json.dumps(layer.get_config())) for layer in (model.layers[-1], after.layers[-1]))
         same = type(model.layers[-1]) is type(after.layers[-1]) and all(
             want_cfg.get(k) == got_cfg.get(k) for k in keys)
         ok = ok and same

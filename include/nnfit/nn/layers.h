@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "nnfit/nn/conv_layers.h"
+#include "nnfit/nn/augmentation_layers.h"
 #include "nnfit/nn/image_preprocessing_layers.h"
 #include "nnfit/nn/layer.h"
 #include "nnfit/nn/normalization_layers.h"
@@ -300,9 +301,6 @@ class NoiseLayer final : public Layer {
   std::int64_t seed_;
 };
 
-// The op seed of a random op from its name and the layer's seed attribute (FNV-1a of the
-// name, so layers draw apart).
-std::int64_t op_seed(const std::string& name, std::int64_t seed);
 // The dropout op with Keras's name-derived seeding (Dropout, SpatialDropout, the recurrent
 // layers' input dropout): an op seed from the layer's name and seed attribute.
 int emit_dropout(Graph& graph, int x, double rate, std::int64_t seed, const std::vector<std::int64_t>& noise,

@@ -37,6 +37,9 @@ std::unique_ptr<Kernel> make_ref_mask(const KernelDesc& desc, std::string* why_n
 std::unique_ptr<Kernel> make_ref_attention(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_gather(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_reshape(const KernelDesc& desc, std::string* why_not);
+// random_flip, random_affine, affine_transform, random_contrast and their gradients
+// (ref_augment.cpp).
+std::unique_ptr<Kernel> make_ref_augment(const KernelDesc& desc, std::string* why_not);
 // resize and resize_grad (ref_resize.cpp).
 std::unique_ptr<Kernel> make_ref_resize(const KernelDesc& desc, std::string* why_not);
 // weight_penalty, weight_penalty_grad, apply_constraint (ref_regularizers.cpp).

@@ -11,7 +11,7 @@ const std::vector<const LayerFamily*>& layer_families() {
   static const std::vector<const LayerFamily*> families = {
       &core_layers(),      &activation_layers(),   &conv_layers(), &pooling_layers(),
       &reshaping_layers(), &normalization_layers(), &merge_layers(),  &recurrent_layers(),
-      &preprocessing_layers(), &attention_layers()};
+      &preprocessing_layers(), &augmentation_layers(), &attention_layers()};
   return families;
 }
 

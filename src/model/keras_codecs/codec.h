@@ -52,6 +52,7 @@ const LayerFamily& normalization_layers();  // Batch-, Layer-, Group- and UnitNo
 const LayerFamily& merge_layers();          // Add, ..., Concatenate, Dot
 const LayerFamily& recurrent_layers();      // SimpleRNN, LSTM, GRU, Bidirectional
 const LayerFamily& preprocessing_layers();  // Rescaling, Normalization, Resizing, CenterCrop
+const LayerFamily& augmentation_layers();    // RandomFlip, RandomTranslation/Rotation/Zoom, RandomContrast
 const LayerFamily& attention_layers();      // EinsumDense, MultiHeadAttention, Attention, AdditiveAttention
 // Every family, in the order errors list the supported classes.
 const std::vector<const LayerFamily*>& layer_families();

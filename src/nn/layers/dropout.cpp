@@ -1,12 +1,13 @@
 // Dropout and SpatialDropout1D/2D/3D: the dropout op, with a noise shape where decisions
 // are shared; emit_dropout also serves the recurrent layers' input dropout. GaussianNoise,
 // GaussianDropout and AlphaDropout: the noise op, seeded the same way.
+#include "nn/layers/layer_seed.h"
 #include "nnfit/core/error.h"
 #include "nnfit/nn/layers.h"
 
 namespace nnfit {
 
-std::int64_t op_seed(const std::string& name, std::int64_t seed) {
+std::int64_t layer_op_seed(const std::string& name, std::int64_t seed) {
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
   return static_cast<std::int64_t>((h ^ static_cast<std::uint64_t>(seed)) >> 1);
@@ -16,7 +17,7 @@ int emit_dropout(Graph& graph, int x, double rate, std::int64_t seed, const std:
                  const std::string& name) {
   Attrs a;
   a.set("rate", rate);
-  a.set("seed", op_seed(name, seed));
+  a.set("seed", layer_op_seed(name, seed));
   if (!noise.empty()) a.set("noise_shape", noise);
   return graph.add_node("dropout", {x}, a, name + "/dropout")[0];
 }
@@ -96,7 +97,7 @@ int NoiseLayer::call(GraphBuilder& b, int x) {
   Attrs a;
   a.set("kind", std::string(kKinds[static_cast<int>(kind_)]));
   a.set("value", value_);
-  a.set("seed", op_seed(name(), seed_));
+  a.set("seed", layer_op_seed(name(), seed_));
   return b.graph().add_node("noise", {x}, a, name() + "/noise")[0];
 }
 

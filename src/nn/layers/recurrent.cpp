@@ -1,5 +1,6 @@
 // SimpleRNN, LSTM and GRU (nnfit/nn/recurrent_layers.h): the input projection x·kernel +
 // bias as one matmul over all steps, then the rnn op's scan with the recurrent kernel.
+#include "nn/layers/layer_seed.h"
 #include "nnfit/core/error.h"
 #include "nnfit/nn/layers.h"
 
@@ -161,7 +162,7 @@ std::vector<int> Recurrent::call_masked(GraphBuilder& b, const std::vector<int>&
   a.set("initial_state", std::int64_t{initial_state_});
   if (b.training() && options_.recurrent_dropout > 0.0) {
     a.set("recurrent_dropout", options_.recurrent_dropout);
-    a.set("recurrent_seed", op_seed(name() + "/recurrent", options_.seed));
+    a.set("recurrent_seed", layer_op_seed(name() + "/recurrent", options_.seed));
   }
   std::vector<int> ins{xw, b.variable(weights_[1])};
   if (reset_after) ins.push_back(rb);
