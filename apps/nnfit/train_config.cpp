@@ -103,10 +103,13 @@ TrainConfig read_train_config(const std::string& path) {
       }
     }
     if (const json* metrics = compile.find("metrics")) {
-      if (!metrics->is_array()) compile.fail("expected a list of metric names, got " + metrics->dump(), "metrics");
-      for (const json& m : *metrics) {
-        if (!m.is_string()) compile.fail("expected a metric name, got " + m.dump(), "metrics");
-        co.metrics.push_back(m.get<std::string>());
+      if (!metrics->is_array()) {
+        compile.fail("expected a list of metric names or Keras metric objects, got " + metrics->dump(), "metrics");
+      }
+      for (std::size_t i = 0; i < metrics->size(); ++i) {
+        const json& m = (*metrics)[i];
+        if (!m.is_string() && !m.is_object()) compile.fail("expected a metric name or object, got " + m.dump(), "metrics");
+        co.metrics.push_back(metric_from_keras_json(m.dump(), path + ": " + compile.key_path("metrics") + "[" + std::to_string(i) + "]"));
       }
     }
     cfg.compile = std::move(co);

@@ -95,7 +95,7 @@ TensorDesc one_prediction(const Shape& output_shape) {
 
 std::vector<Metric> make_metrics(const CompileOptions& co, const TensorDesc& pred1) {
   std::vector<Metric> metrics;
-  for (const std::string& m : co.metrics) metrics.emplace_back(m, co.loss, pred1);
+  for (const MetricSpec& m : co.metrics) metrics.emplace_back(m, co.loss, pred1);
   return metrics;
 }
 
@@ -104,8 +104,8 @@ std::vector<OutputMetric> make_output_metrics(const CompileOptions& co, const st
   std::vector<OutputMetric> out;
   const bool several = output_shapes.size() > 1;
   for (std::size_t i = 0; i < output_shapes.size(); ++i) {
-    for (const std::string& name : co.metrics) {
-      Metric m(name, co.loss_for(i), one_prediction(output_shapes[i]));
+    for (const MetricSpec& spec : co.metrics) {
+      Metric m(spec, co.loss_for(i), one_prediction(output_shapes[i]));
       std::string key = several ? output_names[i] + "_" + m.name() : m.name();
       out.push_back({i, std::move(key), std::move(m)});
     }

@@ -44,9 +44,11 @@ ojson losses_json(const Model& m) {
 ojson metrics_json(const Model& m) {
   const CompileOptions& c = m.compile_options();
   if (c.metrics.empty()) return nullptr;
-  if (m.num_outputs() == 1) return c.metrics;
+  ojson one = ojson::array();
+  for (const MetricSpec& s : c.metrics) one.push_back(ojson::parse(metric_to_keras_json(s)));
+  if (m.num_outputs() == 1) return one;
   ojson out = ojson::array();
-  for (std::size_t i = 0; i < m.num_outputs(); ++i) out.push_back(c.metrics);
+  for (std::size_t i = 0; i < m.num_outputs(); ++i) out.push_back(one);
   return out;
 }
 
@@ -85,19 +87,12 @@ ojson training_config(const Model& m) {
 }
 
 // A metric entry: a name, or a Keras metric object (its config's name, else its class).
-void collect_metric_names(const keras_json::Reader& r, const std::string& path, const json& v, std::vector<std::string>& out) {
+void collect_metrics(const keras_json::Reader& r, const std::string& path, const json& v, std::vector<MetricSpec>& out) {
   if (v.is_null()) return;
-  if (v.is_string()) {
-    out.push_back(v.get<std::string>());
-  } else if (v.is_array()) {
-    for (std::size_t i = 0; i < v.size(); ++i) collect_metric_names(r, path + "[" + std::to_string(i) + "]", v[i], out);
-  } else if (v.is_object() && keras_json::find(v, "class_name")) {
-    const json* c = keras_json::find(v, "config");
-    if (c && c->is_object() && keras_json::find(*c, "name") && (*c)["name"].is_string()) {
-      out.push_back((*c)["name"].get<std::string>());
-    } else {
-      out.push_back(keras_json::snake_case(v["class_name"].get<std::string>()));
-    }
+  if (v.is_array()) {
+    for (std::size_t i = 0; i < v.size(); ++i) collect_metrics(r, path + "[" + std::to_string(i) + "]", v[i], out);
+  } else if (v.is_string() || (v.is_object() && keras_json::find(v, "class_name"))) {
+    out.push_back(metric_from_keras_json(v.dump(), r.prefix(path).substr(0, r.prefix(path).size() - 2)));
   } else {
     r.unsupported(path, "metrics given as " + keras_json::show(v) + " are not supported");
   }
@@ -151,19 +146,19 @@ CompileOptions read_compile(const json& cfg, const Model& m, const std::string& 
   }
   if (const json* mt = keras_json::value(cfg, "metrics")) {
     // One list for every output (nnfit applies the same metrics to each).
-    std::vector<std::vector<std::string>> per;
+    std::vector<std::vector<MetricSpec>> per;
     const bool nested = mt->is_array() && !mt->empty() && (*mt)[0].is_array();
     if (m.num_outputs() > 1 && (nested || (mt->is_object() && !keras_json::find(*mt, "class_name")))) {
       for (const json& v : per_output(r, "metrics", *mt, m, false)) {
         per.emplace_back();
-        collect_metric_names(r, "metrics", v, per.back());
+        collect_metrics(r, "metrics", v, per.back());
       }
       for (const auto& p : per) {
         if (p != per[0]) r.unsupported("metrics", "different metrics per output are not supported", "use one list for all");
       }
       if (!per.empty()) co.metrics = per[0];
     } else {
-      collect_metric_names(r, "metrics", *mt, co.metrics);
+      collect_metrics(r, "metrics", *mt, co.metrics);
     }
   }
   if (const json* wm = keras_json::value(cfg, "weighted_metrics"); wm && !(wm->is_array() && wm->empty())) {

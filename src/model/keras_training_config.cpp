@@ -1,4 +1,4 @@
-// Keras JSON → OptimizerOptions and Loss: a name or a Keras object, checked against the
+// Keras JSON → OptimizerOptions, Loss and MetricSpec: a name or a Keras object, checked against the
 // keys Keras writes; unset values take Keras 3's defaults.
 #include <algorithm>
 #include <cmath>
@@ -260,6 +260,96 @@ Loss loss_from_keras_json(const std::string& json_text, const std::string& where
   if (!(loss.gamma >= 0.0)) r.invalid("config", "\"gamma\" must be >= 0, got " + show((*c)["gamma"]));
   loss.apply_class_balancing = get_bool(r, "config", *c, "apply_class_balancing", false);
   return loss;
+}
+
+}  // namespace nnfit
+
+namespace nnfit {
+
+MetricSpec metric_from_keras_json(const std::string& json_text, const std::string& where) {
+  const Reader r{where};
+  const json j = parse(r, json_text);
+  if (j.is_string()) return MetricSpec(j.get<std::string>());
+  if (!j.is_object() || !find(j, "class_name")) {
+    r.unsupported("", "a metric given as " + show(j) + " is not supported", "give a name or a Keras metric object");
+  }
+  check_keys(r, "", j, {"module", "class_name", "config", "registered_name"});
+  MetricSpec m;
+  m.class_name = get_string(r, "", j, "class_name", std::nullopt);
+  m.name = keras_snake_case(m.class_name);
+  const json* c = value(j, "config");
+  if (!c) return m;
+  expect_object(r, "config", *c);
+  const std::string p = "config";
+  m.name = get_string(r, p, *c, "name", m.name);
+  const std::string dtype = find(*c, "dtype") && (*c)["dtype"].is_string() ? (*c)["dtype"].get<std::string>() : "float32";
+  if (dtype != "float32") r.unsupported(p, "\"dtype\" = " + show((*c)["dtype"]) + ": metrics are computed in float32");
+  const std::string cls = lower(m.class_name);
+  const auto allowed = [&](Keys keys) { check_keys(r, p, *c, {"name", "dtype"}, keys); };
+  if (cls == "precision" || cls == "recall") {
+    allowed({"thresholds", "top_k", "class_id"});
+    if (const json* t = value(*c, "thresholds")) {
+      const json& one = t->is_array() && t->size() == 1 ? (*t)[0] : *t;
+      if (!one.is_number()) r.unsupported(p, "\"thresholds\" = " + show(*t) + ": nnfit takes one threshold");
+      m.threshold = one.get<double>();
+    }
+    if (value(*c, "top_k")) m.top_k = get_int(r, p, *c, "top_k", std::nullopt);
+    if (value(*c, "class_id")) m.class_id = get_int(r, p, *c, "class_id", std::nullopt);
+    if (m.top_k && *m.top_k < 1) r.invalid(p, "\"top_k\" must be >= 1, got " + std::to_string(*m.top_k));
+  } else if (cls == "auc") {
+    allowed({"num_thresholds", "curve", "summation_method", "multi_label", "num_labels", "label_weights",
+             "from_logits", "thresholds"});
+    m.num_thresholds = get_int(r, p, *c, "num_thresholds", 200);
+    if (m.num_thresholds <= 1) r.invalid(p, "\"num_thresholds\" must be > 1, got " + std::to_string(m.num_thresholds));
+    if (value(*c, "thresholds")) m.thresholds = get_numbers(r, p, *c, "thresholds");
+    for (double t : m.thresholds) {
+      if (!(t >= 0.0 && t <= 1.0)) r.invalid(p, "\"thresholds\" must lie in [0, 1], got " + show((*c)["thresholds"]));
+    }
+    // As Keras: given thresholds set the count (with the two ends added).
+    if (!m.thresholds.empty()) m.num_thresholds = static_cast<std::int64_t>(m.thresholds.size()) + 2;
+    m.curve = get_string(r, p, *c, "curve", "ROC");
+    std::transform(m.curve.begin(), m.curve.end(), m.curve.begin(), ::toupper);
+    if (m.curve != "ROC" && m.curve != "PR" && m.curve != "PRGAIN") {
+      r.invalid(p, "\"curve\" = " + show((*c)["curve"]) + "; Keras's curves are ROC, PR and PRGAIN");
+    }
+    m.summation_method = lower(get_string(r, p, *c, "summation_method", "interpolation"));
+    if (m.summation_method != "interpolation" && m.summation_method != "minoring" && m.summation_method != "majoring") {
+      r.invalid(p, "\"summation_method\" = " + show((*c)["summation_method"]) +
+                       "; Keras's are interpolation, minoring and majoring");
+    }
+    if (get_bool(r, p, *c, "multi_label", false)) {
+      r.unsupported(p, "\"multi_label\" = true (one AUC per label, averaged) is not supported",
+                    "use multi_label=False, which pools every label");
+    }
+    require_null(r, p, *c, {"label_weights"});
+    m.from_logits = get_bool(r, p, *c, "from_logits", false);
+  } else if (cls == "f1score" || cls == "fbetascore") {
+    allowed(cls == "f1score" ? Keys{"average", "threshold"} : Keys{"average", "threshold", "beta"});
+    if (const json* a = value(*c, "average")) {
+      m.average = a->is_string() ? a->get<std::string>() : "?";
+      if (m.average != "micro" && m.average != "macro" && m.average != "weighted") {
+        r.invalid(p, "\"average\" = " + show(*a) + "; Keras's are null, \"micro\", \"macro\" and \"weighted\"");
+      }
+    }
+    m.beta = get_number(r, p, *c, "beta", 1.0);
+    if (!(m.beta > 0.0)) r.invalid(p, "\"beta\" must be > 0, got " + show((*c)["beta"]));
+    if (value(*c, "threshold")) {
+      m.threshold = get_number(r, p, *c, "threshold", 0.5);
+      if (!(*m.threshold > 0.0 && *m.threshold <= 1.0)) {
+        r.invalid(p, "\"threshold\" must be in (0, 1], got " + show((*c)["threshold"]));
+      }
+    }
+  } else if (cls == "binaryaccuracy") {
+    allowed({"threshold"});
+    if (value(*c, "threshold")) m.threshold = get_number(r, p, *c, "threshold", 0.5);
+  } else if (cls == "topkcategoricalaccuracy" || cls == "sparsetopkcategoricalaccuracy") {
+    allowed({"k"});
+    m.k = get_int(r, p, *c, "k", 5);
+    if (m.k < 1) r.invalid(p, "\"k\" must be >= 1, got " + std::to_string(m.k));
+  } else {
+    allowed({});
+  }
+  return m;
 }
 
 }  // namespace nnfit

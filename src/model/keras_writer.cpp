@@ -295,6 +295,31 @@ std::string optimizer_to_keras_json(const OptimizerOptions& o) {
   return json{{"module", "keras.optimizers"}, {"class_name", cls}, {"config", c}, {"registered_name", nullptr}}.dump();
 }
 
+std::string metric_to_keras_json(const MetricSpec& m) {
+  if (m.class_name.empty()) return json(m.name).dump();
+  json c = {{"name", m.name}, {"dtype", "float32"}};
+  const std::string cls = keras_json::lower(m.class_name);
+  const json threshold = m.threshold ? json(*m.threshold) : json(nullptr);
+  const auto opt = [](const std::optional<std::int64_t>& v) { return v ? json(*v) : json(nullptr); };
+  if (cls == "precision" || cls == "recall") {
+    c.update({{"thresholds", threshold}, {"top_k", opt(m.top_k)}, {"class_id", opt(m.class_id)}});
+  } else if (cls == "auc") {
+    c.update({{"num_thresholds", m.num_thresholds},
+              {"curve", m.curve}, {"summation_method", m.summation_method}, {"multi_label", false},
+              {"num_labels", nullptr}, {"label_weights", nullptr}, {"from_logits", m.from_logits}});
+    if (!m.thresholds.empty()) c["thresholds"] = m.thresholds;
+  } else if (cls == "f1score" || cls == "fbetascore") {
+    c["average"] = m.average.empty() ? json(nullptr) : json(m.average);
+    if (cls == "fbetascore") c["beta"] = m.beta;
+    c["threshold"] = threshold;
+  } else if (cls == "binaryaccuracy") {
+    c["threshold"] = m.threshold.value_or(0.5);
+  } else if (cls == "topkcategoricalaccuracy" || cls == "sparsetopkcategoricalaccuracy") {
+    c["k"] = m.k;
+  }
+  return json{{"module", "keras.metrics"}, {"class_name", m.class_name}, {"config", c}, {"registered_name", nullptr}}.dump();
+}
+
 std::string loss_to_keras_json(const Loss& loss) {
   const std::string cls = Loss::class_name_of(loss.kind);
   NNFIT_CHECK(!cls.empty(), InvalidArgument, "cannot write loss '", loss.kind, "' to a Keras config");

@@ -159,7 +159,7 @@ void Model::compile(CompileOptions options) {
     const Loss& loss = compile_options_.loss_for(i);
     Graph probe;
     loss.emit(probe, probe.add_input("pred", pred), probe.add_input("y", loss.target_desc(pred)));
-    for (const std::string& m : compile_options_.metrics) Metric(m, loss, pred);
+    for (const MetricSpec& m : compile_options_.metrics) Metric(m, loss, pred);
   }
 
   for (Weight* w : graph_.weights()) {

@@ -140,7 +140,12 @@ struct Model::Totals {
   void restore(const std::string& json);
   Logs logs() const {
     Logs out;
-    for (const auto& m : metrics) out.push_back({m.key, m.metric.result()});
+    for (const auto& m : metrics) {
+      // One entry, or one per class ("f1_score_0", ...) for a per-class F-score.
+      const std::vector<double> values = m.metric.results();
+      const std::vector<std::string> keys = m.metric.keys(m.key);
+      for (std::size_t i = 0; i < values.size(); ++i) out.push_back({keys[i], values[i]});
+    }
     const double n = static_cast<double>(seen > 0 ? seen : 1);
     for (std::size_t i = 0; i < output_names.size(); ++i) out.push_back({output_names[i] + "_loss", output_loss_sums[i] / n});
     out.push_back({"loss", loss_sum / n});

@@ -3,7 +3,8 @@
 // targets -> sparse_categorical_accuracy; otherwise categorical_accuracy. Each metric keeps
 // sums that add over batches (so an epoch's result is exact, and resumes exactly):
 // accuracies [correct, rows]; mae, mse, rmse [sum of row means, rows]; precision [tp, fp];
-// recall [tp, fn]; auc tp, fp, tn, fn at each of Keras's 200 thresholds.
+// recall [tp, fn]; auc tp, fp, tn, fn at each threshold; the F-scores tp, fp, fn and the
+// count of positive targets per class. AUC's and the F-scores' results: metric_curves.cpp.
 #include "nnfit/nn/metrics.h"
 
 #include <algorithm>
@@ -15,9 +16,6 @@
 namespace nnfit {
 
 namespace {
-
-constexpr int kAucThresholds = 200;  // Keras's num_thresholds
-constexpr int kTopK = 5;             // Keras's k
 
 // "RootMeanSquaredError" -> "root_mean_squared_error"; Keras's short names.
 std::string canonical(const std::string& name) {
@@ -32,64 +30,66 @@ std::string canonical(const std::string& name) {
     }
   }
   static const std::pair<const char*, const char*> kAliases[] = {
-      {"acc", "accuracy"}, {"mae", "mean_absolute_error"}, {"mse", "mean_squared_error"},
-      {"rmse", "root_mean_squared_error"}, {"a_u_c", "auc"}, {"top_kcategorical_accuracy", "top_k_categorical_accuracy"},
-      {"sparse_top_kcategorical_accuracy", "sparse_top_k_categorical_accuracy"}};
+      {"acc", "accuracy"},
+      {"mae", "mean_absolute_error"},
+      {"mse", "mean_squared_error"},
+      {"rmse", "root_mean_squared_error"},
+      {"a_u_c", "auc"},
+      {"top_kcategorical_accuracy", "top_k_categorical_accuracy"},
+      {"sparse_top_kcategorical_accuracy", "sparse_top_k_categorical_accuracy"},
+      {"f1score", "f1_score"},
+      {"f_beta_score", "fbeta_score"}};
   for (const auto& [alias, to] : kAliases) {
     if (out == alias) return to;
   }
   return out;
 }
 
-std::size_t sum_count(const std::string& resolved) {
-  if (resolved == "auc") return 4 * kAucThresholds;
-  return 2;
-}
+constexpr const char* kKnown[] = {"accuracy", "sparse_categorical_accuracy", "categorical_accuracy", "binary_accuracy",
+                                  "mean_absolute_error", "mean_squared_error", "root_mean_squared_error", "precision",
+                                  "recall", "auc", "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy",
+                                  "f1_score", "fbeta_score"};
 
-// Keras's AUC thresholds: -epsilon, i/(n-1) for i in 1..n-2, 1+epsilon.
-double auc_threshold(int i) {
-  if (i == 0) return -1e-7;
-  if (i == kAucThresholds - 1) return 1.0 + 1e-7;
-  return static_cast<double>(i) / (kAucThresholds - 1);
+bool known(const std::string& k) {
+  return std::find_if(std::begin(kKnown), std::end(kKnown), [&](const char* n) { return k == n; }) != std::end(kKnown);
 }
-
-double no_nan(double a, double b) { return b == 0.0 ? 0.0 : a / b; }
 
 // Whether the target's class is among the k largest predictions (TensorFlow's in_top_k:
 // classes tied with it at the boundary count as in).
-bool in_top_k(const float* p, std::int64_t classes, std::int64_t label, int k) {
+bool in_top_k(const float* p, std::int64_t classes, std::int64_t label, std::int64_t k) {
   if (label < 0 || label >= classes) return false;
   std::int64_t above = 0;
   for (std::int64_t c = 0; c < classes; ++c) above += p[c] > p[label] ? 1 : 0;
   return above < k;
 }
 
+std::string kind_of(const MetricSpec& s) { return canonical(s.class_name.empty() ? s.name : s.class_name); }
+
 }  // namespace
 
-Metric::Metric(const std::string& name, const Loss& loss, const TensorDesc& pred) : name_(name) {
-  const std::string k = canonical(name);
+bool operator==(const MetricSpec& a, const MetricSpec& b) {
+  return a.name == b.name && kind_of(a) == kind_of(b) && a.threshold == b.threshold && a.top_k == b.top_k &&
+         a.class_id == b.class_id && a.k == b.k && a.num_thresholds == b.num_thresholds &&
+         a.thresholds == b.thresholds && a.curve == b.curve && a.summation_method == b.summation_method &&
+         a.from_logits == b.from_logits && a.average == b.average && a.beta == b.beta;
+}
+
+Metric::Metric(const MetricSpec& spec, const Loss& loss, const TensorDesc& pred) : spec_(spec) {
+  const std::string k = kind_of(spec);
+  const std::string& name = spec.name;
   // Logged under the name as written ("AUC" stays "AUC"), as Keras 3 logs a metric string.
   const bool sparse = loss.kind == "sparse_categorical_crossentropy";
   if (k == "accuracy") {
     if (pred.shape.dim(-1) == 1 || loss.kind == "binary_crossentropy") resolved_ = "binary_accuracy";
     else if (sparse) resolved_ = "sparse_categorical_accuracy";
     else resolved_ = "categorical_accuracy";
-  } else if (k == "sparse_categorical_accuracy" || k == "categorical_accuracy" || k == "binary_accuracy" ||
-             k == "mean_absolute_error" || k == "mean_squared_error" || k == "root_mean_squared_error" ||
-             k == "precision" || k == "recall" || k == "auc" || k == "top_k_categorical_accuracy" ||
-             k == "sparse_top_k_categorical_accuracy") {
+  } else if (known(k)) {
     resolved_ = k;
-  } else if (k == "f1_score" || k == "f_beta_score") {
-    throw Unsupported("metric '" + name + "': Keras's F1Score gives one value per class by default (average=None), "
-                      "which nnfit's scalar logs cannot hold",
-                      "use precision and recall");
   } else {
-    throw InvalidArgument("unknown metric '" + name +
-                          "'; supported: accuracy, acc, sparse_categorical_accuracy, categorical_accuracy, "
-                          "binary_accuracy, mae (mean_absolute_error), mse (mean_squared_error), "
-                          "root_mean_squared_error, precision, recall, auc, top_k_categorical_accuracy, "
-                          "sparse_top_k_categorical_accuracy, or their Keras class names (the loss is always "
-                          "reported as 'loss')");
+    std::string list;
+    for (const char* n : kKnown) list += std::string(list.empty() ? "" : ", ") + n;
+    throw InvalidArgument("unknown metric '" + name + "'; supported: " + list +
+                          ", acc, mae, mse, rmse, or their Keras class names (the loss is always reported as 'loss')");
   }
   const bool wants_ids = resolved_ == "sparse_categorical_accuracy" || resolved_ == "sparse_top_k_categorical_accuracy";
   if (wants_ids) {
@@ -99,13 +99,113 @@ Metric::Metric(const std::string& name, const Loss& loss, const TensorDesc& pred
                 "loss's class-id targets have another (use sparse_categorical_accuracy or ",
                 "sparse_top_k_categorical_accuracy)");
   }
-  sums_.assign(sum_count(resolved_), 0.0);
+  const std::int64_t last = pred.shape.rank() ? pred.shape.dim(-1) : 1;
+  if (spec.class_id) {
+    NNFIT_CHECK(*spec.class_id >= 0 && *spec.class_id < last, InvalidArgument, "metric '", name, "': class_id ",
+                *spec.class_id, " is not a class of predictions with ", last, " on the last axis");
+  }
+  if (resolved_ == "auc") {
+    // Keras's thresholds: -epsilon, the given ones or i/(n-1) for i in 1..n-2, 1+epsilon.
+    constexpr double kEps = 1e-7;
+    thresholds_.push_back(-kEps);
+    if (!spec.thresholds.empty()) {
+      thresholds_.insert(thresholds_.end(), spec.thresholds.begin(), spec.thresholds.end());
+    } else {
+      const std::int64_t n = spec.num_thresholds;
+      NNFIT_CHECK(n > 1, InvalidArgument, "metric '", name, "': num_thresholds must be > 1, got ", n);
+      for (std::int64_t i = 1; i + 1 < n; ++i) thresholds_.push_back(static_cast<double>(i) / static_cast<double>(n - 1));
+    }
+    thresholds_.push_back(1.0 + kEps);
+    sums_.assign(4 * thresholds_.size(), 0.0);
+  } else if (resolved_ == "f1_score" || resolved_ == "fbeta_score") {
+    NNFIT_CHECK(pred.shape.rank() == 2, InvalidArgument, "metric '", name,
+                "' (Keras's FBetaScore) takes predictions of shape [batch, classes]; this output's are ",
+                pred.shape.to_string());
+    classes_ = last;
+    sums_.assign(4 * static_cast<std::size_t>(classes_), 0.0);
+  } else {
+    sums_.assign(2, 0.0);
+  }
 }
 
 void Metric::set_sums(const std::vector<double>& sums) {
-  NNFIT_CHECK(sums.size() == sums_.size(), InvalidArgument, "metric '", name_, "' keeps ", sums_.size(),
+  NNFIT_CHECK(sums.size() == sums_.size(), InvalidArgument, "metric '", name(), "' keeps ", sums_.size(),
               " sums, the saved progress has ", sums.size());
   sums_ = sums;
+}
+
+std::vector<std::string> Metric::keys(const std::string& key) const {
+  const std::size_t n = results().size();
+  if (n == 1) return {key};
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < n; ++i) out.push_back(key + "_" + std::to_string(i));
+  return out;
+}
+
+void Metric::update_confusion(const float* pred, const float* t, std::int64_t rows, std::int64_t per_row) {
+  // Keras's update_confusion_matrix_variables: top_k keeps each row's k largest (ties to the
+  // lower index) and makes the rest negative; class_id then keeps one column; a prediction
+  // above the threshold (default 0.5) is positive, a nonzero target is positive.
+  // With top_k and no threshold, Keras's default is NEG_INF: every kept prediction is positive.
+  const double threshold = spec_.threshold.value_or(spec_.top_k ? -1e10 : 0.5);
+  const bool precision = resolved_ == "precision";
+  std::vector<char> kept(static_cast<std::size_t>(per_row), 1);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* p = pred + r * per_row;
+    const float* tr = t + r * per_row;
+    if (spec_.top_k) {
+      std::vector<std::int64_t> order(static_cast<std::size_t>(per_row));
+      for (std::int64_t c = 0; c < per_row; ++c) order[static_cast<std::size_t>(c)] = c;
+      std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) { return p[a] > p[b]; });
+      std::fill(kept.begin(), kept.end(), 0);
+      for (std::int64_t i = 0; i < std::min(*spec_.top_k, per_row); ++i) kept[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = 1;
+    }
+    for (std::int64_t c = 0; c < per_row; ++c) {
+      if (spec_.class_id && c != *spec_.class_id) continue;
+      // Keras sets the dropped predictions to NEG_INF (-1e10), below any threshold it takes.
+      const double value = kept[static_cast<std::size_t>(c)] ? p[c] : -1e10;
+      const bool predicted = value > threshold, actual = tr[c] != 0.0f;
+      if (predicted && actual) sums_[0] += 1.0;
+      if (precision ? predicted && !actual : !predicted && actual) sums_[1] += 1.0;
+    }
+  }
+}
+
+void Metric::update_auc(const float* pred, const float* t, std::int64_t n) {
+  // Keras's AUC (multi_label false): every prediction against every threshold; a nonzero
+  // target is positive. Sums: tp, fp, tn, fn, each over the thresholds.
+  const std::size_t count = thresholds_.size();
+  for (std::int64_t i = 0; i < n; ++i) {
+    double p = pred[i];
+    if (spec_.from_logits) p = 1.0 / (1.0 + std::exp(-p));
+    const bool actual = t[i] != 0.0f;
+    for (std::size_t k = 0; k < count; ++k) {
+      const bool predicted = p > thresholds_[k];
+      sums_[(predicted ? (actual ? 0 : 1) : (actual ? 3 : 2)) * count + k] += 1.0;
+    }
+  }
+}
+
+void Metric::update_fbeta(const float* pred, const float* t, std::int64_t rows, std::int64_t classes) {
+  // Keras's FBetaScore.update_state: without a threshold a row's largest values (ties all
+  // count, an all-zero row none) are its predicted classes; with one, those above it.
+  const auto at = [&](int what, std::int64_t c) -> double& {
+    return sums_[static_cast<std::size_t>(what * classes + c)];
+  };
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* p = pred + r * classes;
+    const float* tr = t + r * classes;
+    const float top = *std::max_element(p, p + classes);
+    for (std::int64_t c = 0; c < classes; ++c) {
+      const double y = spec_.threshold ? (p[c] > *spec_.threshold ? 1.0 : 0.0)
+                                       : (p[c] >= top && std::fabs(p[c]) > 1e-9f ? 1.0 : 0.0);
+      const double truth = tr[c];
+      at(0, c) += y * truth;
+      at(1, c) += y * (1.0 - truth);
+      at(2, c) += (1.0 - y) * truth;
+      at(3, c) += truth;
+    }
+  }
 }
 
 void Metric::update(const float* pred, const void* target, std::int64_t rows, const TensorDesc& pred_desc) {
@@ -113,8 +213,12 @@ void Metric::update(const float* pred, const void* target, std::int64_t rows, co
   const std::int64_t n = rows * per_row;
   const float* t = static_cast<const float*>(target);
   if (resolved_ == "binary_accuracy") {
-    // Keras thresholds the raw output at 0.5, whatever from_logits says.
-    for (std::int64_t i = 0; i < n; ++i) sums_[0] += ((pred[i] > 0.5f) == (t[i] > 0.5f)) ? 1.0 / per_row : 0.0;
+    // Keras's binary_accuracy: the prediction thresholded (whatever from_logits says) must
+    // equal the target; the mean over the last axis, averaged over samples.
+    const double threshold = spec_.threshold.value_or(0.5);
+    for (std::int64_t i = 0; i < n; ++i) {
+      sums_[0] += (pred[i] > threshold ? 1.0f : 0.0f) == t[i] ? 1.0 / static_cast<double>(per_row) : 0.0;
+    }
     sums_[1] += static_cast<double>(rows);
   } else if (resolved_ == "mean_absolute_error" || resolved_ == "mean_squared_error" ||
              resolved_ == "root_mean_squared_error") {
@@ -126,22 +230,13 @@ void Metric::update(const float* pred, const void* target, std::int64_t rows, co
     }
     sums_[1] += static_cast<double>(rows);
   } else if (resolved_ == "precision" || resolved_ == "recall") {
-    // Keras's default threshold 0.5 on the predictions; a nonzero target is positive.
-    for (std::int64_t i = 0; i < n; ++i) {
-      const bool predicted = pred[i] > 0.5f, actual = t[i] != 0.0f;
-      if (predicted && actual) sums_[0] += 1.0;
-      if (resolved_ == "precision" ? predicted && !actual : !predicted && actual) sums_[1] += 1.0;
-    }
+    update_confusion(pred, t, rows, per_row);
   } else if (resolved_ == "auc") {
-    for (std::int64_t i = 0; i < n; ++i) {
-      const bool actual = t[i] != 0.0f;
-      for (int k = 0; k < kAucThresholds; ++k) {
-        const bool predicted = pred[i] > auc_threshold(k);
-        sums_[static_cast<std::size_t>((predicted ? (actual ? 0 : 1) : (actual ? 3 : 2)) * kAucThresholds + k)] += 1.0;
-      }
-    }
+    update_auc(pred, t, n);
+  } else if (resolved_ == "f1_score" || resolved_ == "fbeta_score") {
+    update_fbeta(pred, t, rows, classes_);
   } else {
-    // Categorical kinds: argmax (or top 5) of each row against the target class.
+    // Categorical kinds: argmax (or top k) of each row against the target class.
     const bool top_k = resolved_ == "top_k_categorical_accuracy" || resolved_ == "sparse_top_k_categorical_accuracy";
     const bool ids = resolved_ == "sparse_categorical_accuracy" || resolved_ == "sparse_top_k_categorical_accuracy";
     for (std::int64_t r = 0; r < rows; ++r) {
@@ -154,7 +249,7 @@ void Metric::update(const float* pred, const void* target, std::int64_t rows, co
         for (std::int64_t c = 1; c < per_row; ++c) label = tr[c] > tr[label] ? c : label;
       }
       if (top_k) {
-        sums_[0] += in_top_k(p, per_row, label, kTopK) ? 1.0 : 0.0;
+        sums_[0] += in_top_k(p, per_row, label, spec_.k) ? 1.0 : 0.0;
       } else {
         std::int64_t arg = 0;
         for (std::int64_t c = 1; c < per_row; ++c) arg = p[c] > p[arg] ? c : arg;
@@ -163,23 +258,6 @@ void Metric::update(const float* pred, const void* target, std::int64_t rows, co
     }
     sums_[1] += static_cast<double>(rows);
   }
-}
-
-double Metric::result() const {
-  if (resolved_ == "precision" || resolved_ == "recall") return no_nan(sums_[0], sums_[0] + sums_[1]);
-  if (resolved_ == "root_mean_squared_error") return std::sqrt(no_nan(sums_[0], sums_[1]));
-  if (resolved_ == "auc") {
-    // Keras's ROC curve with interpolation: the trapezoids between consecutive thresholds.
-    const auto at = [&](int what, int k) { return sums_[static_cast<std::size_t>(what * kAucThresholds + k)]; };
-    double area = 0.0;
-    for (int k = 0; k + 1 < kAucThresholds; ++k) {
-      const double x0 = no_nan(at(1, k), at(1, k) + at(2, k)), x1 = no_nan(at(1, k + 1), at(1, k + 1) + at(2, k + 1));
-      const double y0 = no_nan(at(0, k), at(0, k) + at(3, k)), y1 = no_nan(at(0, k + 1), at(0, k + 1) + at(3, k + 1));
-      area += (x0 - x1) * (y0 + y1) / 2.0;
-    }
-    return area;
-  }
-  return no_nan(sums_[0], sums_[1]);
 }
 
 }  // namespace nnfit

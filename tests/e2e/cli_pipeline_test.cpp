@@ -205,4 +205,28 @@ TEST_F(CliTest, ClassWeightTrainsAndBadEntriesAreNamed) {
                {"fit.class_weight", "expected an object of class id -> weight"});
 }
 
+// compile.metrics takes Keras metric objects with their arguments; a bad one is a config
+// error naming its place in the list.
+TEST_F(CliTest, MetricObjectsTrainAndBadOnesAreNamed) {
+  const std::string files = R"({"images": "images.idx", "labels": "labels.idx"})";
+  const auto with_metrics = [&](const std::string& metrics) {
+    const fs::path cfg = config_with_data(model(), files, files, R"({"epochs": 1, "batch_size": 6})");
+    std::string text = slurp(cfg);
+    const std::string plain = R"("metrics": ["accuracy"])";
+    text.replace(text.find(plain), plain.size(), R"("metrics": )" + metrics);
+    write_file(cfg, text);
+    return cfg;
+  };
+  const fs::path metrics = dir_ / "m.json";
+  const Result r = run("train " +
+                       with_metrics(R"(["accuracy", {"class_name": "SparseTopKCategoricalAccuracy", "config": {"name": "top2", "k": 2}}])")
+                           .string() +
+                       " --quiet --metrics-json " + metrics.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(slurp(metrics).find("\"top2\""), std::string::npos) << slurp(metrics);
+  expect_error(with_metrics(R"(["accuracy", {"class_name": "AUC", "config": {"multi_label": true}}])"), 2,
+               {"compile.metrics[1]", "\"multi_label\" = true"});
+  expect_error(with_metrics(R"([7])"), 2, {"compile.metrics", "expected a metric name or object, got 7"});
+}
+
 }  // namespace

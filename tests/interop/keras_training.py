@@ -165,6 +165,23 @@ METRIC_CASES = [
      ["top_k_categorical_accuracy", "categorical_accuracy"], "onehot"),
     ("sparse metrics", 8, "softmax", "sparse_categorical_crossentropy",
      ["sparse_top_k_categorical_accuracy", "accuracy"], "ids"),
+    # Metric objects with arguments (written to compile_config as Keras's objects).
+    ("binary metric arguments", 1, "sigmoid", "binary_crossentropy",
+     [lambda m: m.Precision(thresholds=0.3), lambda m: m.Recall(thresholds=0.7),
+      lambda m: m.AUC(num_thresholds=50, curve="PR"), lambda m: m.AUC(curve="PR", summation_method="majoring", name="auc_maj"),
+      lambda m: m.AUC(curve="PRGAIN", name="auc_gain"), lambda m: m.AUC(summation_method="minoring", name="auc_min"),
+      lambda m: m.BinaryAccuracy(threshold=0.3)], "binary"),
+    ("multi-label metric arguments", 4, "sigmoid", "binary_crossentropy",
+     [lambda m: m.Precision(top_k=2), lambda m: m.Recall(class_id=1), lambda m: m.F1Score(threshold=0.5),
+      lambda m: m.FBetaScore(beta=2.0, average="macro", threshold=0.4),
+      lambda m: m.F1Score(average="micro", threshold=0.5, name="f1_micro"),
+      lambda m: m.AUC(from_logits=True, name="auc_logits"), lambda m: m.AUC(thresholds=[0.2, 0.5, 0.7], name="auc_list")],
+     "binary"),
+    ("categorical metric arguments", 8, "softmax", "categorical_crossentropy",
+     [lambda m: m.F1Score(), lambda m: m.F1Score(average="weighted", name="f1_weighted"),
+      lambda m: m.TopKCategoricalAccuracy(k=2)], "onehot"),
+    ("sparse metric arguments", 8, "softmax", "sparse_categorical_crossentropy",
+     [lambda m: m.SparseTopKCategoricalAccuracy(k=3, name="top3")], "ids"),
 ]
 
 
@@ -174,7 +191,7 @@ def run_metric_case(keras, cli, work, case, rng):
     inp = keras.Input((6,), name="x")
     model = keras.Model(inp, keras.layers.Dense(units, activation=activation, name="out")(inp))
     model.set_weights([(rng.standard_normal(w.shape) * 0.7).astype(np.float32) for w in model.weights])
-    model.compile(optimizer="sgd", loss=loss, metrics=metrics)
+    model.compile(optimizer="sgd", loss=loss, metrics=[m if isinstance(m, str) else m(keras.metrics) for m in metrics])
     x = rng.standard_normal((rows, 6)).astype(np.float32)
     if kind == "ids":
         y = rng.integers(0, units, rows).astype(np.int32)
@@ -194,13 +211,21 @@ def run_metric_case(keras, cli, work, case, rng):
                          check=True, capture_output=True, text=True).stdout
     got = json.loads(out)
     worst, missing = 0.0, []
-    for k in ["loss"] + list(want):
+    # A per-class value (F1Score with average None) is logged by nnfit as "<name>_<class>".
+    flat = {}
+    for k, v in want.items():
+        v = np.asarray(v, dtype=np.float64)
+        flat.update({k: float(v)} if v.ndim == 0 else {f"{k}_{i}": float(x) for i, x in enumerate(v)})
+    for k in ["loss"] + list(flat):
         if k not in got:
             missing.append(k)
             continue
-        worst = max(worst, abs(float(got[k]) - float(want[k])))
+        worst = max(worst, abs(float(got[k]) - flat[k]))
     ok = worst <= 1e-5 and not missing
-    detail = ", ".join(f"{k} {float(got[k]):.6g}" for k in want if k in got)
+    if not ok:
+        print("   keys off by more than 1e-5:", {k: (float(got[k]), flat[k]) for k in flat
+                                                if k in got and abs(float(got[k]) - flat[k]) > 1e-5})
+    detail = ", ".join(f"{k} {float(got[k]):.6g}" for k in flat if k in got)
     print(f"{'ok  ' if ok else 'FAIL'} {name}: {detail}; max |diff| from Keras {worst:.2g}"
           + (f"; missing {missing} (nnfit {sorted(got)}, Keras {sorted(want)})" if missing else ""))
     if not ok:

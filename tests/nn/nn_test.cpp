@@ -100,67 +100,6 @@ TEST(Losses, NamesAndAliases) {
   EXPECT_EQ(Loss::from_name("categorical_crossentropy").target_desc(pred).shape, (Shape{8, 10}));
 }
 
-TEST(Metrics, AccuracyResolvesLikeKeras) {
-  TensorDesc ten{Shape{1, 10}, DType::f32}, one{Shape{1, 1}, DType::f32};
-  EXPECT_EQ(Metric("accuracy", Loss::from_name("sparse_categorical_crossentropy"), ten).resolved(), "sparse_categorical_accuracy");
-  EXPECT_EQ(Metric("acc", Loss::from_name("categorical_crossentropy"), ten).resolved(), "categorical_accuracy");
-  EXPECT_EQ(Metric("accuracy", Loss::from_name("binary_crossentropy"), one).resolved(), "binary_accuracy");
-  EXPECT_EQ(Metric("accuracy", Loss::from_name("mse"), one).resolved(), "binary_accuracy");
-  EXPECT_THROW(Metric("f1_scorez", Loss::from_name("mse"), one), InvalidArgument);
-
-  Metric m("accuracy", Loss::from_name("sparse_categorical_crossentropy"), {Shape{3, 3}, DType::f32});
-  float pred[] = {0.1f, 0.8f, 0.1f, 0.9f, 0.05f, 0.05f, 0.2f, 0.3f, 0.5f};
-  std::int32_t labels[] = {1, 0, 1};
-  m.update(pred, labels, 3, {Shape{3, 3}, DType::f32});
-  EXPECT_NEAR(m.result(), 2.0 / 3.0, 1e-12);
-}
-
-// Precision, recall, AUC, top-k and the regression metrics against hand-computed values,
-// accumulated over two batches; names, target mismatches and resumed sums are checked.
-TEST(Metrics, KerasFormulasAndSums) {
-  const TensorDesc col{Shape{4, 1}, DType::f32};
-  const Loss bce = Loss::from_name("binary_crossentropy");
-  Metric precision("precision", bce, col), recall("Recall", bce, col), auc("auc", bce, col);
-  const float pred[] = {0.9f, 0.6f, 0.4f, 0.1f}, target[] = {1, 0, 1, 0};
-  for (Metric* m : {&precision, &recall, &auc}) {
-    m->update(pred, target, 2, col);          // the first two rows
-    m->update(pred + 2, target + 2, 2, col);  // then the rest
-  }
-  EXPECT_DOUBLE_EQ(precision.result(), 0.5);  // tp 1 (0.9), fp 1 (0.6)
-  EXPECT_DOUBLE_EQ(recall.result(), 0.5);     // tp 1, fn 1 (0.4)
-  EXPECT_EQ(recall.name(), "Recall") << "logged as written, as Keras logs it";
-  EXPECT_NEAR(auc.result(), 0.75, 0.01);      // 3 of the 4 positive/negative pairs ordered right
-  Metric perfect("AUC", bce, col);
-  const float sorted[] = {0.8f, 0.2f, 0.7f, 0.3f};
-  perfect.update(sorted, target, 4, col);
-  EXPECT_NEAR(perfect.result(), 1.0, 1e-9);
-
-  const TensorDesc five{Shape{1, 6}, DType::f32};
-  Metric top("top_k_categorical_accuracy", Loss::from_name("categorical_crossentropy"), five);
-  const float p6[] = {0.6f, 0.5f, 0.4f, 0.3f, 0.2f, 0.1f}, last[] = {0, 0, 0, 0, 0, 1}, fifth[] = {0, 0, 0, 0, 1, 0};
-  top.update(p6, last, 1, five);
-  top.update(p6, fifth, 1, five);
-  EXPECT_DOUBLE_EQ(top.result(), 0.5);  // the sixth class is not in the top 5, the fifth is
-
-  const TensorDesc two{Shape{2, 2}, DType::f32};
-  Metric rmse("root_mean_squared_error", Loss::from_name("mse"), two), mae("mae", Loss::from_name("mse"), two);
-  const float p[] = {1, 2, 3, 4}, t[] = {1, 4, 3, 0};
-  rmse.update(p, t, 2, two);
-  mae.update(p, t, 2, two);
-  EXPECT_DOUBLE_EQ(rmse.result(), std::sqrt((4.0 / 2 + 16.0 / 2) / 2));
-  EXPECT_DOUBLE_EQ(mae.result(), (2.0 / 2 + 4.0 / 2) / 2);
-
-  Metric resumed("precision", bce, col);
-  resumed.set_sums(precision.sums());
-  EXPECT_DOUBLE_EQ(resumed.result(), precision.result());
-  EXPECT_THROW(resumed.set_sums(auc.sums()), InvalidArgument);
-  EXPECT_THROW(Metric("f1_score", bce, col), Unsupported);
-  EXPECT_THROW(Metric("precision", Loss::from_name("sparse_categorical_crossentropy"), TensorDesc{Shape{1, 3}}),
-               InvalidArgument);
-  EXPECT_THROW(Metric("sparse_top_k_categorical_accuracy", Loss::from_name("categorical_crossentropy"), five),
-               InvalidArgument);
-}
-
 TEST(Optimizers, KerasDefaultsAndSchedules) {
   Optimizer adam({});
   EXPECT_DOUBLE_EQ(adam.learning_rate(0), 0.001);

@@ -11,6 +11,7 @@
 
 #include "nnfit/model/model.h"
 #include "nnfit/nn/loss.h"
+#include "nnfit/nn/metrics.h"
 #include "nnfit/nn/optimizer.h"
 
 namespace nnfit {
@@ -55,6 +56,12 @@ OptimizerOptions optimizer_from_keras_json(const std::string& json_text, const s
 // throws: InvalidArgument / Unsupported with `<where>: ` and the key path.
 Loss loss_from_keras_json(const std::string& json_text, const std::string& where);
 
+// A Keras metric: a name ("accuracy", "auc", ...) or an object `{"class_name": "AUC",
+// "config": {"name": "pr_auc", "curve": "PR", ...}}` with Keras's arguments
+// (MetricSpec); an argument nnfit does not have (AUC's multi_label) is Unsupported.
+// throws: InvalidArgument / Unsupported with `<where>: ` and the key path.
+MetricSpec metric_from_keras_json(const std::string& json_text, const std::string& where);
+
 // Keras 3's model.to_json() for `model`: a Sequential or Functional object with every
 // layer's config as Keras 3 writes it, so Keras's model_from_json (and nnfit) rebuild it.
 // throws: Unsupported for a layer kind Keras cannot express.
@@ -66,6 +73,8 @@ std::string model_to_keras_json(const Model& model, KerasFormat format = KerasFo
 // training_config), readable by optimizer_from_keras_json / loss_from_keras_json.
 std::string optimizer_to_keras_json(const OptimizerOptions& optimizer);
 std::string loss_to_keras_json(const Loss& loss);
+// A metric as Keras's compile_config holds it: its name, or the object it was given as.
+std::string metric_to_keras_json(const MetricSpec& metric);
 
 // Keras's serialized callbacks, `[{"class_name": "EarlyStopping", "config": {...}}, ...]`:
 // ModelCheckpoint, EarlyStopping, BackupAndRestore, ReduceLROnPlateau, CSVLogger and

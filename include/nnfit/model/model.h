@@ -26,6 +26,7 @@
 #include "nnfit/nn/layer.h"
 #include "nnfit/nn/layer_graph.h"
 #include "nnfit/nn/loss.h"
+#include "nnfit/nn/metrics.h"
 #include "nnfit/nn/optimizer.h"
 
 namespace nnfit {
@@ -38,7 +39,7 @@ struct CompileOptions {
   Loss loss;                           // every output's loss, unless `losses` is given
   std::vector<Loss> losses;            // one per output, in output order (Keras's list form)
   std::vector<double> loss_weights;    // one per output; empty: 1 each
-  std::vector<std::string> metrics;    // Keras names: "accuracy", ...; for every output
+  std::vector<MetricSpec> metrics;     // Keras names ("accuracy", ...) or objects; for every output
   // The loss of output i (of n).
   const Loss& loss_for(std::size_t i) const { return losses.empty() ? loss : losses.at(i); }
   double loss_weight(std::size_t i) const { return loss_weights.empty() ? 1.0 : loss_weights.at(i); }
