@@ -125,8 +125,8 @@ void add_training_op_defs(std::map<std::string, OpDef>& m) {
   add({"noise", infer_noise, grad_noise, {}});
   add({"sgd_update", infer_update, nullptr, {0}});
   add({"sgd_momentum_update", infer_update, nullptr, {0, 2}});
-  add({"adam_update", infer_update, nullptr, {0, 2, 3}});
-  add({"rmsprop_update", infer_update, nullptr, {0, 2, 3}});
+  add({"adam_update", infer_update, nullptr, {0, 2, 3, 4}});     // 4: amsgrad's v_hat
+  add({"rmsprop_update", infer_update, nullptr, {0, 2, 3, 4}});  // momentum and/or centered's average
   add({"adagrad_update", infer_update, nullptr, {0, 2}});
   add({"adamax_update", infer_update, nullptr, {0, 2, 3}});
   add({"lion_update", infer_update, nullptr, {0, 2}});

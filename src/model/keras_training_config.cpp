@@ -155,7 +155,7 @@ OptimizerOptions optimizer_from_keras_json(const std::string& json_text, const s
     check_keys(r, p, *c, kOptimizerCommon,
                {"learning_rate_power", "initial_accumulator_value", "l1_regularization_strength",
                 "l2_regularization_strength", "l2_shrinkage_regularization_strength", "beta"});
-  } else if (o.name == "nadam") {
+  } else if (o.name == "nadam" || o.name == "adamax") {
     check_keys(r, p, *c, kOptimizerCommon, {"beta_1", "beta_2", "epsilon"});
   } else {
     check_keys(r, p, *c, kOptimizerCommon, {"beta_1", "beta_2", "epsilon", "amsgrad"});
@@ -181,8 +181,8 @@ OptimizerOptions optimizer_from_keras_json(const std::string& json_text, const s
                        show((*c)["ema_overwrite_frequency"]));
     }
   }
-  require_value(r, p, *c, "amsgrad", false);
-  require_value(r, p, *c, "centered", false);
+  o.amsgrad = get_bool(r, p, *c, "amsgrad", false);
+  o.centered = get_bool(r, p, *c, "centered", false);
   if (const json* lr = value(*c, "learning_rate")) {
     o.learning_rate = read_learning_rate(r, p, *lr);
   } else if (const json* lr2 = value(*c, "lr")) {

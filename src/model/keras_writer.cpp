@@ -273,7 +273,7 @@ std::string optimizer_to_keras_json(const OptimizerOptions& o) {
   if (o.name == "sgd") {
     c.update({{"momentum", o.momentum}, {"nesterov", o.nesterov}});
   } else if (o.name == "rmsprop") {
-    c.update({{"rho", o.rho}, {"momentum", o.momentum}, {"epsilon", o.epsilon}, {"centered", false}});
+    c.update({{"rho", o.rho}, {"momentum", o.momentum}, {"epsilon", o.epsilon}, {"centered", o.centered}});
   } else if (o.name == "adagrad") {
     c.update({{"initial_accumulator_value", o.initial_accumulator_value}, {"epsilon", o.epsilon}});
   } else if (o.name == "adadelta") {
@@ -290,7 +290,7 @@ std::string optimizer_to_keras_json(const OptimizerOptions& o) {
               {"l2_shrinkage_regularization_strength", o.l2_shrinkage_regularization_strength},
               {"beta", o.beta}});
   } else {
-    c.update({{"beta_1", o.beta_1}, {"beta_2", o.beta_2}, {"epsilon", o.epsilon}, {"amsgrad", false}});
+    c.update({{"beta_1", o.beta_1}, {"beta_2", o.beta_2}, {"epsilon", o.epsilon}, {"amsgrad", o.amsgrad}});
   }
   return json{{"module", "keras.optimizers"}, {"class_name", cls}, {"config", c}, {"registered_name", nullptr}}.dump();
 }

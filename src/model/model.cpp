@@ -214,12 +214,22 @@ std::vector<Tensor> Model::optimizer_slots() const {
   if (optimizer_->options().use_ema) {
     for (const auto& per_weight : slots) out.push_back(per_weight[kinds]);
   }
+  // Keras's creation order: each add_optimizer_variables call makes its kinds for every
+  // variable in turn. RMSprop makes velocity, momentum and average gradient in three calls;
+  // Adam makes momentum and velocity in one, then AMSGrad's velocity_hat in another; the
+  // others make all their kinds in one.
+  std::vector<std::size_t> call_ends;
   if (optimizer_->name() == "rmsprop") {
-    for (std::size_t k = 0; k < kinds; ++k) {
-      for (const auto& per_weight : slots) out.push_back(per_weight[k]);
-    }
+    for (std::size_t k = 1; k <= kinds; ++k) call_ends.push_back(k);
+  } else if (kinds == 3 && optimizer_->options().amsgrad) {
+    call_ends = {2, 3};
   } else {
-    for (const auto& per_weight : slots) out.insert(out.end(), per_weight.begin(), per_weight.begin() + kinds);
+    call_ends = {kinds};
+  }
+  std::size_t begin = 0;
+  for (std::size_t end : call_ends) {
+    for (const auto& per_weight : slots) out.insert(out.end(), per_weight.begin() + begin, per_weight.begin() + end);
+    begin = end;
   }
   return out;
 }

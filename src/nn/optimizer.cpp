@@ -30,6 +30,9 @@ Optimizer::Optimizer(OptimizerOptions o) : options_(std::move(o)) {
   NNFIT_CHECK(n != "sgd" || !options_.nesterov || options_.momentum > 0, InvalidArgument,
               "sgd: nesterov needs momentum > 0");
   NNFIT_CHECK(options_.rho >= 0 && options_.rho < 1, InvalidArgument, n, ": rho must be in [0, 1)");
+  NNFIT_CHECK(!options_.amsgrad || n == "adam" || n == "adamw", InvalidArgument, n,
+              ": amsgrad is an option of Adam and AdamW only");
+  NNFIT_CHECK(!options_.centered || n == "rmsprop", InvalidArgument, n, ": centered is an option of RMSprop only");
   NNFIT_CHECK(options_.initial_accumulator_value >= 0, InvalidArgument, n,
               ": initial_accumulator_value must not be negative");
   NNFIT_CHECK(options_.weight_decay >= 0, InvalidArgument, n, ": weight_decay must not be negative");
@@ -83,8 +86,9 @@ double Optimizer::slot_initial_value(int k) const {
 int Optimizer::num_slots() const {
   const std::string& n = options_.name;
   if (n == "sgd") return options_.momentum > 0 ? 1 : 0;
-  if (n == "rmsprop") return options_.momentum > 0 ? 2 : 1;
+  if (n == "rmsprop") return 1 + (options_.momentum > 0 ? 1 : 0) + (options_.centered ? 1 : 0);
   if (n == "adagrad" || n == "lion") return 1;  // accumulator; momentum
+  if ((n == "adam" || n == "adamw") && options_.amsgrad) return 3;  // m, v, v_hat
   return 2;  // adam, adamw, nadam: m, v; adamax: m, u; adadelta: accumulated grad and delta; ftrl: accumulator, linear
 }
 
@@ -127,6 +131,7 @@ void Optimizer::emit_rule(Graph& graph, int variable, int grad, const std::vecto
     a.set("rho", options_.rho);
     a.set("momentum", options_.momentum);
     a.set("epsilon", options_.epsilon);
+    a.set("centered", std::int64_t{options_.centered ? 1 : 0});
     graph.add_node("rmsprop_update", in, a, name + "/rmsprop");
   } else if (n == "adagrad") {
     a.set("epsilon", options_.epsilon);
@@ -161,6 +166,7 @@ void Optimizer::emit_rule(Graph& graph, int variable, int grad, const std::vecto
     a.set("beta_2", options_.beta_2);
     a.set("epsilon", options_.epsilon);
     a.set("weight_decay", options_.weight_decay);
+    a.set("amsgrad", std::int64_t{options_.amsgrad ? 1 : 0});
     graph.add_node("adam_update", in, a, name + "/" + n);
   }
 }

@@ -277,6 +277,20 @@ TEST(OmpOps, OptimizerUpdates) {
     Attrs with_momentum{{"rho", 0.9}, {"momentum", 0.5}, {"epsilon", 1e-7}};
     expect_matches_reference(make_desc("rmsprop_update", with_momentum, {p, g, sq, slot}, {}),
                              {p, g, sq, slot}, 1e-6f, 1e-5f, true, ctx);
+    // AMSGrad's v_hat; centered RMSprop's average gradient (small, so v − a² stays positive).
+    Tensor v_hat = random_tensor(s, seed++, 0.0f, 1.0f);
+    Tensor big = random_tensor(s, seed++, 0.1f, 1.0f);
+    Tensor average = random_tensor(s, seed++, -0.1f, 0.1f);
+    Attrs ams{{"beta_1", 0.9}, {"beta_2", 0.999}, {"epsilon", 1e-7}, {"weight_decay", 0.004}, {"amsgrad", std::int64_t{1}}};
+    expect_matches_reference(make_desc("adam_update", ams, {p, g, slot, sq, v_hat}, {}), {p, g, slot, sq, v_hat}, 1e-6f,
+                             1e-5f, true, ctx);
+    for (double momentum : {0.0, 0.5}) {
+      Attrs c{{"rho", 0.9}, {"momentum", momentum}, {"epsilon", 1e-7}, {"centered", std::int64_t{1}}};
+      std::vector<Tensor> in{p, g, big};
+      if (momentum > 0) in.push_back(slot);
+      in.push_back(average);
+      expect_matches_reference(make_desc("rmsprop_update", c, in, {}), in, 1e-6f, 1e-5f, true, ctx);
+    }
   }
 }
 

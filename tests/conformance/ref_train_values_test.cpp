@@ -152,6 +152,42 @@ TEST(RefTrainValues, AdamWDecaysDecoupledFromGradient) {
   expect_values(out[0], {1.998f}, 1e-7f, "param");
 }
 
+TEST(RefTrainValues, AmsgradStepsWithTheLargestSecondMoment) {
+  StepContext ctx;
+  ctx.learning_rate = 0.01f;
+  ctx.step = 0;
+  Attrs a{{"beta_1", 0.9}, {"beta_2", 0.999}, {"epsilon", 1e-7}, {"weight_decay", 0.0}, {"amsgrad", std::int64_t{1}}};
+  Tensor zeros = make(Shape{1}, {0});
+  // m = 0.05, v = 0.00025 < v_hat 0.3, kept; α = 0.01·√0.001/0.1; p = 1 − α·0.05/√0.3.
+  auto out = run_ref("adam_update", a, {make(Shape{1}, {1}), make(Shape{1}, {0.5f}), zeros, zeros, make(Shape{1}, {0.3f})},
+                     {}, ctx);
+  expect_values(out[0], {0.99971132f}, 1e-7f, "param");
+  expect_values(out[3], {0.00025f}, 1e-9f, "v");
+  expect_values(out[4], {0.3f}, 1e-9f, "v_hat");
+  // A larger v replaces v_hat.
+  out = run_ref("adam_update", a, {make(Shape{1}, {1}), make(Shape{1}, {0.5f}), zeros, zeros, zeros}, {}, ctx);
+  expect_values(out[4], {0.00025f}, 1e-9f, "v_hat");
+  EXPECT_THROW(run_ref("adam_update", a, {make(Shape{1}, {1}), zeros, zeros, zeros}, {}, ctx), InvalidArgument);
+}
+
+TEST(RefTrainValues, CenteredRmspropDividesByTheVariance) {
+  StepContext ctx;
+  ctx.learning_rate = 0.01f;
+  // v = 0.4, average = 0.2: inc = 0.01·2/√(0.4 − 0.04 + 1e-7) = 0.0333333.
+  Attrs centered{{"rho", 0.9}, {"momentum", 0.0}, {"epsilon", 1e-7}, {"centered", std::int64_t{1}}};
+  Tensor zero = make(Shape{1}, {0});
+  auto out = run_ref("rmsprop_update", centered, {make(Shape{1}, {1}), make(Shape{1}, {2}), zero, zero}, {}, ctx);
+  expect_values(out[0], {0.96666667f}, 1e-7f, "param");
+  expect_values(out[3], {0.2f}, 1e-7f, "average gradient");
+  // With momentum the average gradient is the 5th input: mo = 0.5·0.2 + inc.
+  Attrs both{{"rho", 0.9}, {"momentum", 0.5}, {"epsilon", 1e-7}, {"centered", std::int64_t{1}}};
+  out = run_ref("rmsprop_update", both, {make(Shape{1}, {1}), make(Shape{1}, {2}), zero, make(Shape{1}, {0.2f}), zero},
+                {}, ctx);
+  expect_values(out[0], {0.86666667f}, 1e-7f, "param");
+  expect_values(out[3], {0.13333333f}, 1e-7f, "momentum");
+  expect_values(out[4], {0.2f}, 1e-7f, "average gradient");
+}
+
 TEST(RefTrainValues, SgdAndMomentumTwoSteps) {
   StepContext ctx;
   ctx.learning_rate = 0.1f;

@@ -263,6 +263,12 @@ OPTIMIZER_CASES = [
     ("SGD use_ema overwrite every 2", lambda o: o.SGD(0.1, momentum=0.5, use_ema=True, ema_momentum=0.5,
                                                       ema_overwrite_frequency=2)),
     ("RMSprop use_ema", lambda o: o.RMSprop(0.01, use_ema=True)),
+    # AMSGrad's velocity_hat and centered RMSprop's average_gradient, in Keras's variable order.
+    ("Adam amsgrad", lambda o: o.Adam(0.02, amsgrad=True)),
+    ("AdamW amsgrad", lambda o: o.AdamW(0.02, weight_decay=0.1, amsgrad=True)),
+    ("Adam amsgrad use_ema", lambda o: o.Adam(0.02, amsgrad=True, use_ema=True, ema_momentum=0.8)),
+    ("RMSprop centered", lambda o: o.RMSprop(0.01, centered=True)),
+    ("RMSprop centered momentum", lambda o: o.RMSprop(0.01, momentum=0.6, centered=True)),
 ]
 
 

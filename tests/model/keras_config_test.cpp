@@ -426,7 +426,18 @@ TEST(KerasOptimizer, Errors) {
       << msg;
   msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"({"class_name": "SGD", "config": {"clipvalue": -1}})", "o"); });
   EXPECT_NE(msg.find("\"clipvalue\" must be positive or null, got -1"), std::string::npos) << msg;
-  msg = error_of<Unsupported>([] { optimizer_from_keras_json(R"({"class_name": "Adam", "config": {"amsgrad": true}})", "o"); });
+  // amsgrad and centered read and write back; only where Keras has them.
+  const OptimizerOptions ams = optimizer_from_keras_json(R"({"class_name": "AdamW", "config": {"amsgrad": true}})", "o");
+  EXPECT_TRUE(ams.amsgrad);
+  EXPECT_TRUE(optimizer_from_keras_json(optimizer_to_keras_json(ams), "w").amsgrad);
+  const OptimizerOptions cen = optimizer_from_keras_json(R"({"class_name": "RMSprop", "config": {"centered": true}})", "o");
+  EXPECT_TRUE(cen.centered);
+  EXPECT_TRUE(optimizer_from_keras_json(optimizer_to_keras_json(cen), "w").centered);
+  msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"({"class_name": "Adamax", "config": {"amsgrad": true}})", "o"); });
+  EXPECT_NE(msg.find("amsgrad"), std::string::npos) << msg;
+  msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"({"class_name": "Adam", "config": {"centered": true}})", "o"); });
+  EXPECT_NE(msg.find("centered"), std::string::npos) << msg;
+  msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"({"class_name": "Adam", "config": {"amsgrad": "yes"}})", "o"); });
   EXPECT_NE(msg.find("amsgrad"), std::string::npos) << msg;
   // use_ema with Keras's momentum and overwrite frequency, written back; bad values named.
   const OptimizerOptions ema = optimizer_from_keras_json(

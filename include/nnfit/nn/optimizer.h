@@ -22,6 +22,8 @@ struct OptimizerOptions {
   // 0.004 for adamw and none for the others.
   double weight_decay = -1;
   double rho = 0.9;           // rmsprop; adadelta's default is 0.95
+  bool centered = false;      // rmsprop: divide by the gradient's variance estimate (a third slot)
+  bool amsgrad = false;       // adam, adamw: step with the largest second moment so far (a third slot)
   double initial_accumulator_value = 0.1;  // adagrad, ftrl
   // ftrl (Keras's names and defaults)
   double learning_rate_power = -0.5, l1_regularization_strength = 0.0, l2_regularization_strength = 0.0,

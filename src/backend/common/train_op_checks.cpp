@@ -271,7 +271,8 @@ bool check_optimizer(const KernelDesc& desc, OptimizerParams* out, std::string* 
     out->momentum = a.f("momentum");
     out->nesterov = a.i_or("nesterov", 0) != 0;
   } else if (desc.op == "adam_update") {
-    inputs = 4;
+    out->amsgrad = a.i_or("amsgrad", 0) != 0;
+    inputs = out->amsgrad ? 5 : 4;
     out->beta_1 = a.f("beta_1");
     out->beta_2 = a.f("beta_2");
     out->epsilon = a.f("epsilon");
@@ -281,15 +282,12 @@ bool check_optimizer(const KernelDesc& desc, OptimizerParams* out, std::string* 
     out->momentum = a.f_or("momentum", 0.0);
     out->epsilon = a.f("epsilon");
     out->has_momentum_slot = out->momentum > 0.0;
-    inputs = out->has_momentum_slot ? 4 : 3;
-    NNFIT_CHECK(desc.inputs.size() == inputs, InvalidArgument, where(desc), ": momentum=",
-                out->momentum, " needs ", inputs,
-                " inputs (param, grad, velocity", (out->has_momentum_slot ? ", momentum" : ""),
-                "), got ", desc.inputs.size());
-    if (a.i_or("centered", 0) != 0) {
-      if (why_not) *why_not = "centered RMSprop is not implemented";
-      return false;
-    }
+    out->centered = a.i_or("centered", 0) != 0;
+    inputs = 3 + (out->has_momentum_slot ? 1 : 0) + (out->centered ? 1 : 0);
+    NNFIT_CHECK(desc.inputs.size() == inputs, InvalidArgument, where(desc), ": momentum=", out->momentum,
+                " centered=", out->centered, " needs ", inputs, " inputs (param, grad, velocity",
+                (out->has_momentum_slot ? ", momentum" : ""), (out->centered ? ", average gradient" : ""), "), got ",
+                desc.inputs.size());
   } else if (desc.op == "adagrad_update") {
     inputs = 3;
     out->epsilon = a.f("epsilon");

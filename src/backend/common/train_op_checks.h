@@ -102,6 +102,8 @@ struct OptimizerParams {
   double beta_1 = 0.0, beta_2 = 0.0, epsilon = 0.0, weight_decay = 0.0;
   double rho = 0.0;
   bool has_momentum_slot = false;  // rmsprop_update with its 4th input
+  bool centered = false;           // rmsprop_update: the average gradient is the last input
+  bool amsgrad = false;            // adam_update: v_hat, the largest v so far, is the 5th input
   std::int64_t overwrite_frequency = 0;  // ema_update
   // ftrl_update
   double learning_rate_power = -0.5, l1 = 0.0, l2 = 0.0, l2_shrinkage = 0.0, beta = 0.0;

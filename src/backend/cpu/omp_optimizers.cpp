@@ -1,8 +1,9 @@
 // OpenMP kernels of the optimizer updates (SGD, SGD with momentum / Nesterov, Adam and
-// AdamW, RMSprop): Keras 3's formulas as one fused, vectorizable f32 pass over the
+// AdamW, with AMSGrad; RMSprop, with momentum and centered): Keras 3's formulas as one fused, vectorizable f32 pass over the
 // parameter, with every per-step scalar (lr, Adam's bias-corrected α) computed once in
 // double. Like the reference kernels they write param and slots in place through the
 // const input pointers, as the op contract allows (docs/design/ops.md).
+#include <algorithm>
 #include <cmath>
 
 #include "backend/common/train_op_checks.h"
@@ -84,6 +85,21 @@ class OmpAdamUpdate final : public Kernel {
     const float one_minus_b2 = static_cast<float>(1.0 - p_.beta_2);
     const float eps = static_cast<float>(p_.epsilon);
     const std::int64_t n = p_.numel;
+    if (p_.amsgrad) {  // the step uses v_hat, the largest v so far
+      float* __restrict v_hat = mutable_input(args, 4);
+#pragma omp parallel for simd schedule(static) if (n >= kOmpMinParallelElements)
+      for (std::int64_t i = 0; i < n; ++i) {
+        const float g = grad[i];
+        const float mi = m[i] + (g - m[i]) * one_minus_b1;
+        const float vi = v[i] + (g * g - v[i]) * one_minus_b2;
+        const float vh = std::max(v_hat[i], vi);
+        m[i] = mi;
+        v[i] = vi;
+        v_hat[i] = vh;
+        param[i] = param[i] * decay - alpha * mi / (std::sqrt(vh) + eps);
+      }
+      return;
+    }
 #pragma omp parallel for simd schedule(static) if (n >= kOmpMinParallelElements)
     for (std::int64_t i = 0; i < n; ++i) {
       const float g = grad[i];
@@ -111,6 +127,23 @@ class OmpRmspropUpdate final : public Kernel {
     const float one_minus_rho = static_cast<float>(1.0 - p_.rho);
     const float eps = static_cast<float>(p_.epsilon);
     const std::int64_t n = p_.numel;
+    if (p_.centered) {  // the variance estimate v − E[g]²; momentum optional
+      float* __restrict momentum = p_.has_momentum_slot ? mutable_input(args, 3) : nullptr;
+      float* __restrict average = mutable_input(args, p_.has_momentum_slot ? 4 : 3);
+      const float mu = static_cast<float>(p_.momentum);
+#pragma omp parallel for schedule(static) if (n >= kOmpMinParallelElements)
+      for (std::int64_t i = 0; i < n; ++i) {
+        const float g = grad[i];
+        const float v = rho * velocity[i] + one_minus_rho * g * g;
+        const float a = rho * average[i] + one_minus_rho * g;
+        velocity[i] = v;
+        average[i] = a;
+        float inc = lr * g / std::sqrt(v - a * a + eps);
+        if (momentum) inc = momentum[i] = mu * momentum[i] + inc;
+        param[i] -= inc;
+      }
+      return;
+    }
     if (p_.has_momentum_slot) {
       float* __restrict momentum = mutable_input(args, 3);
       const float mu = static_cast<float>(p_.momentum);

@@ -64,6 +64,7 @@ class RefAdamUpdate final : public Kernel {
     const float* grad = input(args, 1);
     float* m = mutable_input(args, 2);
     float* v = mutable_input(args, 3);
+    float* v_hat = p_.amsgrad ? mutable_input(args, 4) : nullptr;
     const double lr = args.ctx->learning_rate;
     const double t = static_cast<double>(args.ctx->step + 1);
     const double alpha =
@@ -74,9 +75,13 @@ class RefAdamUpdate final : public Kernel {
       double g = grad[i];
       double mi = m[i] + (g - m[i]) * (1.0 - p_.beta_1);
       double vi = v[i] + (g * g - v[i]) * (1.0 - p_.beta_2);
-      p -= alpha * mi / (std::sqrt(vi) + p_.epsilon);
       m[i] = static_cast<float>(mi);
       v[i] = static_cast<float>(vi);
+      if (v_hat) {  // AMSGrad: the step uses the largest v so far (Keras keeps it in f32)
+        v_hat[i] = std::max(v_hat[i], v[i]);
+        vi = v_hat[i];
+      }
+      p -= alpha * mi / (std::sqrt(vi) + p_.epsilon);
       param[i] = static_cast<float>(p);
     }
   }
@@ -93,11 +98,18 @@ class RefRmspropUpdate final : public Kernel {
     const float* grad = input(args, 1);
     float* velocity = mutable_input(args, 2);
     float* momentum = p_.has_momentum_slot ? mutable_input(args, 3) : nullptr;
+    float* average = p_.centered ? mutable_input(args, p_.has_momentum_slot ? 4 : 3) : nullptr;
     const double lr = args.ctx->learning_rate;
     for (std::int64_t i = 0; i < p_.numel; ++i) {
       double g = grad[i];
       double v = p_.rho * velocity[i] + (1.0 - p_.rho) * g * g;
-      double inc = lr * g / std::sqrt(v + p_.epsilon);
+      double denominator = v + p_.epsilon;
+      if (average) {  // centered: the variance estimate v − E[g]², as Keras
+        const double a = p_.rho * average[i] + (1.0 - p_.rho) * g;
+        average[i] = static_cast<float>(a);
+        denominator = v - a * a + p_.epsilon;
+      }
+      double inc = lr * g / std::sqrt(denominator);
       if (momentum) {
         double mo = p_.momentum * momentum[i] + inc;
         momentum[i] = static_cast<float>(mo);
