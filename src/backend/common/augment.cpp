@@ -4,6 +4,7 @@
 // ImageProjectiveTransformV3 and a saved model must sample the same pixels.
 #include "backend/common/augment.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "backend/common/random.h"
@@ -108,55 +109,51 @@ AffineTaps affine_taps(const float* t, std::int64_t oy, std::int64_t ox, std::in
   return taps;
 }
 
-void affine_apply(const AffineParams& p, const float* x, const float* t, float* y) {
-  for (std::int64_t n = 0; n < p.n; ++n) {
-    const float* img = x + n * p.h * p.w * p.c;
-    const auto read = [&](std::int64_t r, std::int64_t col, std::int64_t ch) {
-      return r >= 0 && r < p.h && col >= 0 && col < p.w ? img[(r * p.w + col) * p.c + ch] : p.fill_value;
-    };
-    for (std::int64_t oy = 0; oy < p.h; ++oy) {
-      for (std::int64_t ox = 0; ox < p.w; ++ox) {
-        const AffineTaps a = affine_taps(t + 8 * n, oy, ox, p.h, p.w, p.fill, p.interpolation);
-        float* out = y + ((n * p.h + oy) * p.w + ox) * p.c;
-        for (std::int64_t ch = 0; ch < p.c; ++ch) {
-          if (a.projection_zero) {
-            out[ch] = p.fill_value;
-          } else if (p.interpolation == AffineInterpolation::nearest) {
-            out[ch] = read(a.y0, a.x0, ch);
-          } else {  // TF's order of operations: along x on each row, then along y
-            const float top = a.wx0 * read(a.y0, a.x0, ch) + a.wx1 * read(a.y0, a.x1, ch);
-            const float bottom = a.wx0 * read(a.y1, a.x0, ch) + a.wx1 * read(a.y1, a.x1, ch);
-            out[ch] = a.wy0 * top + a.wy1 * bottom;
-          }
+void affine_apply_sample(const AffineParams& p, const float* x, const float* t, float* y, std::int64_t n) {
+  const float* img = x + n * p.h * p.w * p.c;
+  const auto read = [&](std::int64_t r, std::int64_t col, std::int64_t ch) {
+    return r >= 0 && r < p.h && col >= 0 && col < p.w ? img[(r * p.w + col) * p.c + ch] : p.fill_value;
+  };
+  for (std::int64_t oy = 0; oy < p.h; ++oy) {
+    for (std::int64_t ox = 0; ox < p.w; ++ox) {
+      const AffineTaps a = affine_taps(t + 8 * n, oy, ox, p.h, p.w, p.fill, p.interpolation);
+      float* out = y + ((n * p.h + oy) * p.w + ox) * p.c;
+      for (std::int64_t ch = 0; ch < p.c; ++ch) {
+        if (a.projection_zero) {
+          out[ch] = p.fill_value;
+        } else if (p.interpolation == AffineInterpolation::nearest) {
+          out[ch] = read(a.y0, a.x0, ch);
+        } else {  // TF's order of operations: along x on each row, then along y
+          const float top = a.wx0 * read(a.y0, a.x0, ch) + a.wx1 * read(a.y0, a.x1, ch);
+          const float bottom = a.wx0 * read(a.y1, a.x0, ch) + a.wx1 * read(a.y1, a.x1, ch);
+          out[ch] = a.wy0 * top + a.wy1 * bottom;
         }
       }
     }
   }
 }
 
-void affine_apply_adjoint(const AffineParams& p, const float* dy, const float* t, float* dx) {
-  const std::int64_t numel = p.n * p.h * p.w * p.c;
-  for (std::int64_t i = 0; i < numel; ++i) dx[i] = 0.0f;
-  for (std::int64_t n = 0; n < p.n; ++n) {
-    float* img = dx + n * p.h * p.w * p.c;
-    const auto add = [&](std::int64_t r, std::int64_t col, float weight, const float* d) {
-      if (r < 0 || r >= p.h || col < 0 || col >= p.w || weight == 0.0f) return;
-      for (std::int64_t ch = 0; ch < p.c; ++ch) img[(r * p.w + col) * p.c + ch] += weight * d[ch];
-    };
-    for (std::int64_t oy = 0; oy < p.h; ++oy) {
-      for (std::int64_t ox = 0; ox < p.w; ++ox) {
-        const AffineTaps a = affine_taps(t + 8 * n, oy, ox, p.h, p.w, p.fill, p.interpolation);
-        if (a.projection_zero) continue;
-        const float* d = dy + ((n * p.h + oy) * p.w + ox) * p.c;
-        if (p.interpolation == AffineInterpolation::nearest) {
-          add(a.y0, a.x0, 1.0f, d);
-          continue;
-        }
-        add(a.y0, a.x0, a.wy0 * a.wx0, d);
-        add(a.y0, a.x1, a.wy0 * a.wx1, d);
-        add(a.y1, a.x0, a.wy1 * a.wx0, d);
-        add(a.y1, a.x1, a.wy1 * a.wx1, d);
+void affine_apply_adjoint_sample(const AffineParams& p, const float* dy, const float* t, float* dx, std::int64_t n) {
+  const std::int64_t image = p.h * p.w * p.c;
+  float* img = dx + n * image;
+  std::fill(img, img + image, 0.0f);
+  const auto add = [&](std::int64_t r, std::int64_t col, float weight, const float* d) {
+    if (r < 0 || r >= p.h || col < 0 || col >= p.w || weight == 0.0f) return;
+    for (std::int64_t ch = 0; ch < p.c; ++ch) img[(r * p.w + col) * p.c + ch] += weight * d[ch];
+  };
+  for (std::int64_t oy = 0; oy < p.h; ++oy) {
+    for (std::int64_t ox = 0; ox < p.w; ++ox) {
+      const AffineTaps a = affine_taps(t + 8 * n, oy, ox, p.h, p.w, p.fill, p.interpolation);
+      if (a.projection_zero) continue;
+      const float* d = dy + ((n * p.h + oy) * p.w + ox) * p.c;
+      if (p.interpolation == AffineInterpolation::nearest) {
+        add(a.y0, a.x0, 1.0f, d);
+        continue;
       }
+      add(a.y0, a.x0, a.wy0 * a.wx0, d);
+      add(a.y0, a.x1, a.wy0 * a.wx1, d);
+      add(a.y1, a.x0, a.wy1 * a.wx0, d);
+      add(a.y1, a.x1, a.wy1 * a.wx1, d);
     }
   }
 }

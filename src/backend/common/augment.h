@@ -49,10 +49,12 @@ struct AffineParams {
   AffineInterpolation interpolation = AffineInterpolation::bilinear;
   float fill_value = 0.0f;
 };
-// y = the transform of x, one transform per sample (t [n, 8]); x and y [n, h, w, c].
-void affine_apply(const AffineParams& p, const float* x, const float* t, float* y);
-// The adjoint: dx = the transposed sampling of dy (dx zeroed first; fill taps get nothing).
-void affine_apply_adjoint(const AffineParams& p, const float* dy, const float* t, float* dx);
+// Sample n of y = the transform of x, one transform per sample (t [n, 8]); x and y
+// [n, h, w, c]. Each touches sample n alone, so kernels may run samples in parallel.
+void affine_apply_sample(const AffineParams& p, const float* x, const float* t, float* y, std::int64_t n);
+// The adjoint: sample n of dx = the transposed sampling of dy (zeroed first; fill taps get
+// nothing).
+void affine_apply_adjoint_sample(const AffineParams& p, const float* dy, const float* t, float* dx, std::int64_t n);
 
 // Keras's transforms (float32 as Keras computes them): translation by (dx, dy) pixels;
 // rotation by angle_deg about the image centre ((w - 1) / 2, (h - 1) / 2); zoom by (zx, zy)

@@ -52,5 +52,16 @@ std::unique_ptr<Kernel> make_omp_sgd_update(const KernelDesc& desc, std::string*
 std::unique_ptr<Kernel> make_omp_sgd_momentum_update(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_omp_adam_update(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_omp_rmsprop_update(const KernelDesc& desc, std::string* why_not);
+// omp_slot_updates.cpp: adagrad, adamax, lion, adadelta, nadam and ftrl updates,
+// decay_weights, ema_update; clip_by_value, clip_by_norm, global_norm_scale.
+std::unique_ptr<Kernel> make_omp_slot_update(const KernelDesc& desc, std::string* why_not);
+std::unique_ptr<Kernel> make_omp_clip(const KernelDesc& desc, std::string* why_not);
+// omp_gather.cpp: gather and gather_grad.
+std::unique_ptr<Kernel> make_omp_gather(const KernelDesc& desc, std::string* why_not);
+// omp_augment.cpp: random_flip, random_affine, affine_transform, random_contrast and
+// their gradients.
+std::unique_ptr<Kernel> make_omp_augment(const KernelDesc& desc, std::string* why_not);
+// omp_shape.cpp: pad, crop, transpose, repeat, repeat_grad, concat, slice.
+std::unique_ptr<Kernel> make_omp_shape(const KernelDesc& desc, std::string* why_not);
 
 }  // namespace nnfit

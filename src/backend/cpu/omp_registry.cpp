@@ -37,9 +37,40 @@ void register_omp_kernels(KernelRegistry& registry) {
       {"layer_norm_grad", make_omp_layer_norm},
       {"resize", make_omp_resize},
       {"resize_grad", make_omp_resize},
+      {"adagrad_update", make_omp_slot_update},
+      {"adamax_update", make_omp_slot_update},
+      {"lion_update", make_omp_slot_update},
+      {"adadelta_update", make_omp_slot_update},
+      {"nadam_update", make_omp_slot_update},
+      {"ftrl_update", make_omp_slot_update},
+      {"decay_weights", make_omp_slot_update},
+      {"ema_update", make_omp_slot_update},
+      {"clip_by_value", make_omp_clip},
+      {"clip_by_norm", make_omp_clip},
+      {"global_norm_scale", make_omp_clip},
+      {"random_flip", make_omp_augment},
+      {"random_flip_grad", make_omp_augment},
+      {"random_affine", make_omp_augment},
+      {"affine_transform", make_omp_augment},
+      {"affine_transform_grad", make_omp_augment},
+      {"random_contrast", make_omp_augment},
+      {"random_contrast_grad", make_omp_augment},
+      {"gather", make_omp_gather},
+      {"gather_grad", make_omp_gather},
+      {"pad", make_omp_shape},
+      {"crop", make_omp_shape},
+      {"transpose", make_omp_shape},
+      {"repeat", make_omp_shape},
+      {"repeat_grad", make_omp_shape},
+      {"concat", make_omp_shape},
+      {"slice", make_omp_shape},
   };
   for (const auto& k : kKernels) {
     registry.add(k.op, DeviceType::cpu, DType::f32, {std::string("omp:") + k.op, k.factory});
+  }
+  // gather_grad is keyed by its first input, the ids.
+  for (DType dtype : {DType::i32, DType::i64}) {
+    registry.add("gather_grad", DeviceType::cpu, dtype, {"omp:gather_grad", make_omp_gather});
   }
   // reshape only moves bytes, so it serves every dtype (i32 labels, u8 masks, f16 storage).
   for (DType dtype : {DType::f16, DType::bf16, DType::i32, DType::i64, DType::u8, DType::boolean}) {

@@ -1,27 +1,15 @@
-// Reference kernels of gather and gather_grad (graph/gather_op_defs.cpp). An id outside
-// the table is bad input, not a bug: a DataError naming the node, the id and its position
-// (TensorFlow raises the same; JAX would silently clamp).
+// Reference kernels of gather and gather_grad (graph/gather_op_defs.cpp): one row copy per
+// id, and the scatter-add of dy's rows in id order. Ids are read and checked by
+// backend/common/gather_ids.h, shared with the OpenMP kernels.
 #include <cstring>
 #include <string>
 
+#include "backend/common/gather_ids.h"
 #include "backend/ref/ref_train_kernels.h"
-#include "nnfit/core/error.h"
 
 namespace nnfit {
 
 namespace {
-
-std::int64_t id_at(const void* ids, DType dtype, std::int64_t i) {
-  switch (dtype) {
-    case DType::i32: return static_cast<const std::int32_t*>(ids)[i];
-    case DType::i64: return static_cast<const std::int64_t*>(ids)[i];
-    default: {
-      const float v = static_cast<const float*>(ids)[i];
-      // Keras casts float ids to int32 (truncation); a non-finite id is out of range.
-      return v == v && v > -2147483648.0f && v < 2147483648.0f ? static_cast<std::int64_t>(v) : -1;
-    }
-  }
-}
 
 class RefGather final : public Kernel {
  public:
@@ -37,27 +25,21 @@ class RefGather final : public Kernel {
 
   void run(const KernelArgs& args) override {
     const void* ids = args.inputs[grad_ ? 0 : 1];
-    for (std::int64_t i = 0; i < count_; ++i) {
-      const std::int64_t id = id_at(ids, ids_dtype_, i);
-      if (id < 0 || id >= rows_) {
-        throw DataError(node_, -1,
-                        "id " + std::to_string(id) + " at position " + std::to_string(i) + " of the batch is outside [0, " +
-                            std::to_string(rows_) + ")",
-                        "the Embedding's input_dim must exceed every id the data holds");
-      }
-    }
+    check_gather_ids(node_, ids, ids_dtype_, count_, rows_);
     const std::size_t row_bytes = static_cast<std::size_t>(width_) * sizeof(float);
     if (!grad_) {
       const auto* table = static_cast<const float*>(args.inputs[0]);
       auto* y = static_cast<float*>(args.outputs[0]);
-      for (std::int64_t i = 0; i < count_; ++i) std::memcpy(y + i * width_, table + id_at(ids, ids_dtype_, i) * width_, row_bytes);
+      for (std::int64_t i = 0; i < count_; ++i) {
+        std::memcpy(y + i * width_, table + gather_id_at(ids, ids_dtype_, i) * width_, row_bytes);
+      }
       return;
     }
     const auto* dy = static_cast<const float*>(args.inputs[1]);
     auto* dtable = static_cast<float*>(args.outputs[0]);
     std::memset(dtable, 0, static_cast<std::size_t>(rows_) * row_bytes);
     for (std::int64_t i = 0; i < count_; ++i) {
-      float* row = dtable + id_at(ids, ids_dtype_, i) * width_;
+      float* row = dtable + gather_id_at(ids, ids_dtype_, i) * width_;
       for (std::int64_t j = 0; j < width_; ++j) row[j] += dy[i * width_ + j];
     }
   }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "backend/common/slot_update.h"
 #include "backend/common/train_op_checks.h"
 #include "backend/ref/ref_train_kernels.h"
 #include "nnfit/core/error.h"
@@ -124,93 +125,25 @@ class RefRmspropUpdate final : public Kernel {
   OptimizerParams p_;
 };
 
-// Adagrad: acc += g²; p -= lr·g / sqrt(acc + ε).
-// Adamax: m += (g − m)(1 − β1); u = max(β2·u, |g|); p -= lr·m / ((1 − β1^t)(u + ε)).
-// Lion: p -= lr·sign(β1·m + (1 − β1)g); m = β2·m + (1 − β2)g.
-// Adadelta: a = ρa + (1 − ρ)g²; d = −sqrt(b + ε)·g / sqrt(a + ε); b = ρb + (1 − ρ)d²; p += lr·d.
+// Adagrad, Adamax, Lion, Adadelta, Nadam, Ftrl: slot_update_element (shared with the
+// OpenMP kernel, backend/common/slot_update.h) over every element in order.
 class RefSlotUpdate final : public Kernel {
  public:
-  enum class Rule { adagrad, adamax, lion, adadelta, nadam, ftrl };
-  RefSlotUpdate(Rule rule, OptimizerParams p, bool two_slots) : rule_(rule), p_(p), two_slots_(two_slots) {}
+  RefSlotUpdate(SlotRule rule, OptimizerParams p, bool two_slots) : rule_(rule), p_(p), two_slots_(two_slots) {}
   void run(const KernelArgs& args) override {
     float* param = mutable_input(args, 0);
     const float* grad = input(args, 1);
     float* s0 = mutable_input(args, 2);
     float* s1 = two_slots_ ? mutable_input(args, 3) : nullptr;
-    const double lr = args.ctx->learning_rate;
-    const double t = static_cast<double>(args.ctx->step + 1);  // Keras's local_step
-    const double b1t = std::pow(p_.beta_1, t);
-    // Nadam's momentum schedule: u_t, u_{t+1} and the products of u over steps 1..t and
-    // 1..t+1 (Keras's _u_product, which it updates before each step).
-    double u_t = 0.0, u_next = 0.0, u_prod = 0.0, u_prod_next = 0.0, b2t = 0.0;
-    if (rule_ == Rule::nadam) {
-      u_t = p_.beta_1 * (1.0 - 0.5 * std::pow(0.96, t));
-      u_next = p_.beta_1 * (1.0 - 0.5 * std::pow(0.96, t + 1.0));
-      u_prod = nadam_u_product(args.ctx->step);
-      u_prod_next = u_prod * u_next;
-      b2t = std::pow(p_.beta_2, t);
-    }
-    for (std::int64_t i = 0; i < p_.numel; ++i) {
-      const double g = grad[i];
-      double p = param[i], a = s0[i], b = s1 ? s1[i] : 0.0;
-      if (rule_ == Rule::adagrad) {
-        a += g * g;
-        p -= lr * g / std::sqrt(a + p_.epsilon);
-      } else if (rule_ == Rule::adamax) {
-        a += (g - a) * (1.0 - p_.beta_1);
-        b = std::max(p_.beta_2 * b, std::fabs(g));
-        p -= lr * a / ((1.0 - b1t) * (b + p_.epsilon));
-      } else if (rule_ == Rule::lion) {
-        const double c = a * p_.beta_1 + g * (1.0 - p_.beta_1);
-        p -= lr * (c > 0 ? 1.0 : (c < 0 ? -1.0 : 0.0));
-        a = a * p_.beta_2 + g * (1.0 - p_.beta_2);
-      } else if (rule_ == Rule::nadam) {
-        a += (g - a) * (1.0 - p_.beta_1);
-        b += (g * g - b) * (1.0 - p_.beta_2);
-        const double m_hat = u_next * a / (1.0 - u_prod_next) + (1.0 - u_t) * g / (1.0 - u_prod);
-        const double v_hat = b / (1.0 - b2t);
-        p -= m_hat * lr / (std::sqrt(v_hat) + p_.epsilon);
-      } else if (rule_ == Rule::ftrl) {  // a: accumulator, b: linear
-        const double l2 = p_.l2 + p_.beta / (2.0 * lr);
-        const double g_used = g + 2.0 * p_.l2_shrinkage * p;
-        const double na = a + g * g;
-        const double pa = std::pow(na, -p_.learning_rate_power), pb = std::pow(a, -p_.learning_rate_power);
-        b += g_used - (pa - pb) / lr * p;
-        const double quadratic = pa / lr + 2.0 * l2;
-        p = (std::clamp(b, -p_.l1, p_.l1) - b) / quadratic;
-        a = na;
-      } else {  // adadelta_update
-        a = p_.rho * a + (1.0 - p_.rho) * g * g;
-        const double d = -std::sqrt(b + p_.epsilon) * g / std::sqrt(a + p_.epsilon);
-        b = p_.rho * b + (1.0 - p_.rho) * d * d;
-        p += lr * d;
-      }
-      param[i] = static_cast<float>(p);
-      s0[i] = static_cast<float>(a);
-      if (s1) s1[i] = static_cast<float>(b);
-    }
+    const SlotStep s = slot_step(rule_, p_, *args.ctx, nadam_);
+    for (std::int64_t i = 0; i < p_.numel; ++i) slot_update_element(rule_, p_, s, param, grad, s0, s1, i);
   }
 
  private:
-  // Π_{s=1..step+1} beta_1·(1 − 0.5·0.96^s), carried from the previous step when the steps
-  // follow each other (recomputed after a jump, e.g. a resumed run).
-  double nadam_u_product(std::int64_t step) {
-    if (step != u_step_ + 1) {
-      u_step_ = -1;
-      u_product_ = 1.0;
-    }
-    while (u_step_ < step) {
-      ++u_step_;
-      u_product_ *= p_.beta_1 * (1.0 - 0.5 * std::pow(0.96, static_cast<double>(u_step_ + 1)));
-    }
-    return u_product_;
-  }
-
-  Rule rule_;
+  SlotRule rule_;
   OptimizerParams p_;
   bool two_slots_;
-  std::int64_t u_step_ = -1;
-  double u_product_ = 1.0;
+  NadamSchedule nadam_;
 };
 
 // Keras's use_ema after an update: avg = m·avg + (1 − m)·p, m = 0 on the first step (step
@@ -297,15 +230,11 @@ std::unique_ptr<Kernel> make_ref_clip(const KernelDesc& desc, std::string* /*why
 std::unique_ptr<Kernel> make_ref_slot_update(const KernelDesc& desc, std::string* why_not) {
   OptimizerParams p;
   if (!check_optimizer(desc, &p, why_not)) return nullptr;
-  using Rule = RefSlotUpdate::Rule;
   if (desc.op == "decay_weights") return std::make_unique<RefDecayWeights>(p);
   if (desc.op == "ema_update") return std::make_unique<RefEmaUpdate>(p);
-  const Rule rule = desc.op == "adagrad_update" ? Rule::adagrad
-                    : desc.op == "adamax_update" ? Rule::adamax
-                    : desc.op == "lion_update"   ? Rule::lion
-                    : desc.op == "nadam_update"  ? Rule::nadam
-                    : desc.op == "ftrl_update"   ? Rule::ftrl
-                                                 : Rule::adadelta;
+  SlotRule rule = SlotRule::adagrad;
+  NNFIT_CHECK(slot_rule_of(desc.op, &rule), InvalidArgument, "internal: make_ref_slot_update has no rule for op '",
+              desc.op, "'");
   return std::make_unique<RefSlotUpdate>(rule, p, desc.inputs.size() == 4);
 }
 

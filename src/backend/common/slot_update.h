@@ -1,0 +1,103 @@
+// The per-element formulas of the optimizer updates that keep their slots in double
+// arithmetic (Adagrad, Adamax, Lion, Adadelta, Nadam, Ftrl; Keras 3's update_step), shared
+// by the reference kernel (ref_train_optimizers.cpp, a loop in order) and the OpenMP kernel
+// (omp_slot_updates.cpp, the same loop split over threads), so the two cannot drift apart.
+// Note [Bitwise slot updates]: each element's update reads and writes only element i, so
+// the split changes nothing; the conformance test holds the OpenMP kernel to the reference
+// bit for bit. That relies on the compiler not contracting a·b + c into an FMA differently
+// in the two loops, which holds for the baseline x86-64 target the build uses (no -march).
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "backend/common/train_op_checks.h"
+
+namespace nnfit {
+
+enum class SlotRule { adagrad, adamax, lion, adadelta, nadam, ftrl };
+
+// The rule of an op (adagrad_update, ..., ftrl_update); false for any other op.
+bool slot_rule_of(const std::string& op, SlotRule* out);
+
+// A step's scalars, computed once per run in double.
+struct SlotStep {
+  double lr = 0.0;
+  double b1t = 0.0;  // β1^t (Adamax)
+  // Nadam's momentum schedule: u_t, u_{t+1}, the products of u over steps 1..t and
+  // 1..t+1 (Keras's _u_product, updated before each step), and β2^t.
+  double u_t = 0.0, u_next = 0.0, u_prod = 0.0, u_prod_next = 0.0, b2t = 0.0;
+};
+
+// Π_{s=1..step+1} β1·(1 − 0.5·0.96^s), carried from one step to the next and recomputed
+// after a jump (a resumed run). One per kernel; not thread-safe (a kernel runs on one
+// thread at a time).
+class NadamSchedule {
+ public:
+  double u_product(double beta_1, std::int64_t step);
+
+ private:
+  std::int64_t step_ = -1;
+  double product_ = 1.0;
+};
+
+// The scalars of step ctx.step (t = step + 1) for `rule`; `nadam` is only read for Nadam.
+SlotStep slot_step(SlotRule rule, const OptimizerParams& p, const StepContext& ctx, NadamSchedule& nadam);
+
+// Updates element i of param and its slots s0 (and s1: null for the one-slot rules,
+// Adagrad and Lion). Written to be inlined into a loop with `rule` a constant.
+inline void slot_update_element(SlotRule rule, const OptimizerParams& p, const SlotStep& s, float* param,
+                                const float* grad, float* s0, float* s1, std::int64_t i) {
+  const double g = grad[i];
+  const double lr = s.lr;
+  double w = param[i], a = s0[i], b = s1 ? s1[i] : 0.0;
+  switch (rule) {
+    case SlotRule::adagrad:
+      a += g * g;
+      w -= lr * g / std::sqrt(a + p.epsilon);
+      break;
+    case SlotRule::adamax:
+      a += (g - a) * (1.0 - p.beta_1);
+      b = std::max(p.beta_2 * b, std::fabs(g));
+      w -= lr * a / ((1.0 - s.b1t) * (b + p.epsilon));
+      break;
+    case SlotRule::lion: {
+      const double c = a * p.beta_1 + g * (1.0 - p.beta_1);
+      w -= lr * (c > 0 ? 1.0 : (c < 0 ? -1.0 : 0.0));
+      a = a * p.beta_2 + g * (1.0 - p.beta_2);
+      break;
+    }
+    case SlotRule::nadam: {
+      a += (g - a) * (1.0 - p.beta_1);
+      b += (g * g - b) * (1.0 - p.beta_2);
+      const double m_hat = s.u_next * a / (1.0 - s.u_prod_next) + (1.0 - s.u_t) * g / (1.0 - s.u_prod);
+      const double v_hat = b / (1.0 - s.b2t);
+      w -= m_hat * lr / (std::sqrt(v_hat) + p.epsilon);
+      break;
+    }
+    case SlotRule::ftrl: {  // a: accumulator, b: linear
+      const double l2 = p.l2 + p.beta / (2.0 * lr);
+      const double g_used = g + 2.0 * p.l2_shrinkage * w;
+      const double na = a + g * g;
+      const double pa = std::pow(na, -p.learning_rate_power), pb = std::pow(a, -p.learning_rate_power);
+      b += g_used - (pa - pb) / lr * w;
+      const double quadratic = pa / lr + 2.0 * l2;
+      w = (std::clamp(b, -p.l1, p.l1) - b) / quadratic;
+      a = na;
+      break;
+    }
+    case SlotRule::adadelta: {
+      a = p.rho * a + (1.0 - p.rho) * g * g;
+      const double d = -std::sqrt(b + p.epsilon) * g / std::sqrt(a + p.epsilon);
+      b = p.rho * b + (1.0 - p.rho) * d * d;
+      w += lr * d;
+      break;
+    }
+  }
+  param[i] = static_cast<float>(w);
+  s0[i] = static_cast<float>(a);
+  if (s1) s1[i] = static_cast<float>(b);
+}
+
+}  // namespace nnfit

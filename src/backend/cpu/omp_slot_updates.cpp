@@ -1,0 +1,187 @@
+// OpenMP kernels of the optimizer steps the fused f32 kernels (omp_optimizers.cpp) do not
+// cover: the slot updates of Adagrad, Adamax, Lion, Adadelta, Nadam and Ftrl (the
+// reference's per-element double formulas, backend/common/slot_update.h, split over
+// threads: bit-identical, Note [Bitwise slot updates]), Keras's weight decay and EMA, and
+// gradient clipping. Norms sum squares in double per thread over a static split, then add
+// the partials in thread order: deterministic for a thread count, and within a few double
+// ulps of the reference's one running sum (far below a float's ulp).
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "backend/common/slot_update.h"
+#include "backend/common/train_op_checks.h"
+#include "backend/cpu/omp_kernels.h"
+#include "nnfit/core/error.h"
+
+namespace nnfit {
+
+namespace {
+
+float* mutable_input(const KernelArgs& args, int index) {
+  return static_cast<float*>(const_cast<void*>(args.inputs[index]));
+}
+const float* input(const KernelArgs& args, int index) {
+  return static_cast<const float*>(args.inputs[index]);
+}
+
+// The loop of one rule, with `rule` a constant so the switch in slot_update_element folds.
+template <SlotRule kRule>
+void slot_update_loop(const OptimizerParams& p, const SlotStep& s, float* param, const float* grad, float* s0,
+                      float* s1) {
+  const std::int64_t n = p.numel;
+#pragma omp parallel for schedule(static) if (n >= kOmpMinParallelElements)
+  for (std::int64_t i = 0; i < n; ++i) slot_update_element(kRule, p, s, param, grad, s0, s1, i);
+}
+
+class OmpSlotUpdate final : public Kernel {
+ public:
+  OmpSlotUpdate(SlotRule rule, OptimizerParams p, bool two_slots) : rule_(rule), p_(p), two_slots_(two_slots) {}
+  void run(const KernelArgs& args) override {
+    float* param = mutable_input(args, 0);
+    const float* grad = input(args, 1);
+    float* s0 = mutable_input(args, 2);
+    float* s1 = two_slots_ ? mutable_input(args, 3) : nullptr;
+    const SlotStep s = slot_step(rule_, p_, *args.ctx, nadam_);
+    switch (rule_) {
+      case SlotRule::adagrad: return slot_update_loop<SlotRule::adagrad>(p_, s, param, grad, s0, s1);
+      case SlotRule::adamax: return slot_update_loop<SlotRule::adamax>(p_, s, param, grad, s0, s1);
+      case SlotRule::lion: return slot_update_loop<SlotRule::lion>(p_, s, param, grad, s0, s1);
+      case SlotRule::adadelta: return slot_update_loop<SlotRule::adadelta>(p_, s, param, grad, s0, s1);
+      case SlotRule::nadam: return slot_update_loop<SlotRule::nadam>(p_, s, param, grad, s0, s1);
+      case SlotRule::ftrl: return slot_update_loop<SlotRule::ftrl>(p_, s, param, grad, s0, s1);
+    }
+  }
+
+ private:
+  SlotRule rule_;
+  OptimizerParams p_;
+  bool two_slots_;
+  NadamSchedule nadam_;
+};
+
+// Keras's use_ema (ref_train_optimizers.cpp's RefEmaUpdate, the same expressions).
+class OmpEmaUpdate final : public Kernel {
+ public:
+  explicit OmpEmaUpdate(OptimizerParams p) : p_(p) {}
+  void run(const KernelArgs& args) override {
+    float* param = mutable_input(args, 0);
+    float* avg = mutable_input(args, 1);
+    const double m = args.ctx->step == 0 ? 0.0 : p_.momentum;
+    const bool overwrite = p_.overwrite_frequency > 0 && (args.ctx->step + 1) % p_.overwrite_frequency == 0;
+    const std::int64_t n = p_.numel;
+#pragma omp parallel for simd schedule(static) if (n >= kOmpMinParallelElements)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float a = static_cast<float>(m * avg[i] + (1.0 - m) * param[i]);
+      avg[i] = a;
+      if (overwrite) param[i] = a;
+    }
+  }
+
+ private:
+  OptimizerParams p_;
+};
+
+class OmpDecayWeights final : public Kernel {
+ public:
+  explicit OmpDecayWeights(OptimizerParams p) : p_(p) {}
+  void run(const KernelArgs& args) override {
+    float* param = mutable_input(args, 0);
+    const double f = p_.weight_decay * args.ctx->learning_rate;
+    const std::int64_t n = p_.numel;
+#pragma omp parallel for simd schedule(static) if (n >= kOmpMinParallelElements)
+    for (std::int64_t i = 0; i < n; ++i) param[i] = static_cast<float>(param[i] - param[i] * f);
+  }
+
+ private:
+  OptimizerParams p_;
+};
+
+// Σ x² in double over each of `tensors` (sizes[k] elements each): every thread sums its
+// static share of each tensor into its slot of `partial` (one per thread), then the
+// slots are added in thread order.
+double sum_squares(const KernelArgs& args, const std::vector<std::int64_t>& sizes, double* partial, int threads) {
+  std::int64_t total = 0;
+  for (std::int64_t s : sizes) total += s;
+  const int team = total >= kOmpMinParallelElements ? threads : 1;
+  std::fill(partial, partial + team, 0.0);
+#pragma omp parallel num_threads(team)
+  {
+    const int tid = omp_get_thread_num(), nt = omp_get_num_threads();
+    double sum = 0.0;
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      const float* x = input(args, static_cast<int>(k));
+      std::int64_t begin = 0, end = 0;
+      omp_row_range(tid, nt, sizes[k], &begin, &end);
+      for (std::int64_t i = begin; i < end; ++i) sum += static_cast<double>(x[i]) * x[i];
+    }
+    partial[tid] = sum;
+  }
+  double sum = 0.0;
+  for (int t = 0; t < team; ++t) sum += partial[t];
+  return sum;
+}
+
+// clip_by_value, clip_by_norm and global_norm_scale, as RefClip (ref_train_optimizers.cpp).
+class OmpClip final : public Kernel {
+ public:
+  OmpClip(std::string op, double limit, std::vector<std::int64_t> sizes)
+      : op_(std::move(op)), limit_(limit), sizes_(std::move(sizes)), threads_(std::max(1, omp_get_max_threads())) {}
+  std::size_t workspace_bytes() const override {
+    return op_ == "clip_by_value" ? 0 : static_cast<std::size_t>(threads_) * sizeof(double);
+  }
+  void run(const KernelArgs& args) override {
+    auto* partial = static_cast<double*>(args.workspace);
+    if (op_ == "global_norm_scale") {
+      const double norm = std::sqrt(sum_squares(args, sizes_, partial, threads_));
+      const double scale = limit_ * std::min(1.0 / norm, 1.0 / limit_) + (norm - norm);
+      *static_cast<float*>(args.outputs[0]) = static_cast<float>(scale);
+      return;
+    }
+    const float* x = input(args, 0);
+    auto* y = static_cast<float*>(args.outputs[0]);
+    const std::int64_t n = sizes_[0];
+    const double limit = limit_;
+    if (op_ == "clip_by_value") {
+#pragma omp parallel for simd schedule(static) if (n >= kOmpMinParallelElements)
+      for (std::int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(std::clamp(static_cast<double>(x[i]), -limit, limit));
+      return;
+    }
+    const double sum = sum_squares(args, sizes_, partial, threads_);
+    const double norm = sum > 0 ? std::sqrt(sum) : 0.0;
+    const double divisor = std::max(norm, limit);
+#pragma omp parallel for simd schedule(static) if (n >= kOmpMinParallelElements)
+    for (std::int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(x[i] * limit / divisor);
+  }
+
+ private:
+  std::string op_;
+  double limit_;
+  std::vector<std::int64_t> sizes_;
+  int threads_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_omp_slot_update(const KernelDesc& desc, std::string* why_not) {
+  OptimizerParams p;
+  if (!check_optimizer(desc, &p, why_not)) return nullptr;
+  if (desc.op == "decay_weights") return std::make_unique<OmpDecayWeights>(p);
+  if (desc.op == "ema_update") return std::make_unique<OmpEmaUpdate>(p);
+  SlotRule rule = SlotRule::adagrad;
+  NNFIT_CHECK(slot_rule_of(desc.op, &rule), InvalidArgument, "internal: make_omp_slot_update has no rule for op '",
+              desc.op, "'");
+  return std::make_unique<OmpSlotUpdate>(rule, p, desc.inputs.size() == 4);
+}
+
+std::unique_ptr<Kernel> make_omp_clip(const KernelDesc& desc, std::string* /*why_not*/) {
+  std::vector<std::int64_t> sizes;
+  for (const TensorDesc& t : desc.inputs) sizes.push_back(t.shape.numel());
+  const double limit = desc.attrs.f(desc.op == "clip_by_value" ? "clipvalue" : "clipnorm");
+  NNFIT_CHECK(limit > 0, InvalidArgument, desc.node_name, ": the clipping limit must be positive, got ", limit);
+  return std::make_unique<OmpClip>(desc.op, limit, std::move(sizes));
+}
+
+}  // namespace nnfit
