@@ -6,7 +6,9 @@
 // kOmpMinParallelElements (16384), so both the serial and the threaded paths are compared.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <utility>
 
 #include "conformance/harness.h"
@@ -301,6 +303,79 @@ TEST(OmpMoreOps, RandomContrastIsBitIdentical) {
     const Attrs g{{"value_lower", -0.8}, {"value_upper", 0.9}};
     expect_bitwise(make_desc("random_contrast_grad", g, {dy, x, factor}, {x.desc()}), {dy, x, factor});
   }
+}
+
+// 0/1 values, a quarter of them 0. Every sample keeps a step (the harness compares no
+// NaN, and an all-masked sample's mean is 0/0).
+Tensor random_mask(const Shape& shape, std::uint64_t seed) {
+  Tensor m = Tensor::zeros(shape, DType::f32);
+  std::mt19937_64 rng(seed);
+  for (std::int64_t i = 0; i < m.numel(); ++i) m.data<float>()[i] = rng() % 4 || i % shape.dim(-1) == 0 ? 1.0f : 0.0f;
+  return m;
+}
+
+TEST(OmpMoreOps, MasksAreBitIdentical) {
+  std::uint64_t seed = 1000;
+  const std::vector<Shape> shapes = {Shape{1, 1, 1}, Shape{3, 5, 7}, Shape{64, 100, 32}, Shape{2, 3000, 9}};
+  for (const Shape& s : shapes) {
+    SCOPED_TRACE(s.to_string());
+    Tensor x = random_tensor(s, seed++);
+    Tensor m = random_mask(Shape{s[0], s[1]}, seed++);
+    Tensor dy = random_tensor(Shape{s[0], s[2]}, seed++);
+    expect_bitwise(make_desc("masked_mean", {}, {x, m}, {dy.desc()}), {x, m});
+    expect_bitwise(make_desc("masked_mean_grad", {}, {m, dy}, {x.desc()}), {m, dy});
+    expect_bitwise(make_desc("apply_mask", {}, {x, m}, {x.desc()}), {x, m});
+    // x's zeros: the padding sequence_mask finds (per element, and per row of the last axis).
+    Tensor ids = random_mask(s, seed++);
+    expect_bitwise(make_desc("sequence_mask", {{"value", 0.0}, {"reduce_last", std::int64_t{0}}}, {ids}, {ids.desc()}),
+                   {ids});
+    expect_bitwise(
+        make_desc("sequence_mask", {{"value", 0.0}, {"reduce_last", std::int64_t{1}}}, {ids}, {m.desc()}), {ids});
+  }
+}
+
+TEST(OmpMoreOps, StandardizeIsBitIdentical) {
+  std::uint64_t seed = 1100;
+  for (const Shape& s : {Shape{1}, Shape{5, 3}, Shape{300, 77}, Shape{16, 9, 9, 33}}) {
+    for (std::int64_t invert : {0, 1}) {
+      Tensor x = random_tensor(s, seed++);
+      Tensor mean = random_tensor(Shape{s.dim(-1)}, seed++);
+      Tensor var = random_tensor(Shape{s.dim(-1)}, seed++, 0.0f, 2.0f);
+      var.data<float>()[0] = 0.0f;  // the 1e-7 floor
+      expect_bitwise(make_desc("standardize", {{"invert", invert}}, {x, mean, var}, {x.desc()}), {x, mean, var});
+      expect_bitwise(make_desc("standardize_grad", {{"invert", invert}}, {x, var}, {x.desc()}), {x, var});
+    }
+  }
+}
+
+TEST(OmpMoreOps, RegularizersAndConstraints) {
+  std::uint64_t seed = 1200;
+  const Attrs l1l2{{"kind", std::string("l1l2")}, {"l1", 0.01}, {"l2", 0.02}};
+  for (const Shape& s : {Shape{1}, Shape{7, 3}, Shape{784, 128}, Shape{3, 3, 16, 32}}) {
+    SCOPED_TRACE(s.to_string());
+    Tensor x = random_tensor(s, seed++);
+    const TensorDesc scalar{Shape{}, DType::f32};
+    expect_matches_reference(make_desc("weight_penalty", l1l2, {x}, {scalar}), {x}, 0.0f, 1e-6f);
+    Tensor dp = random_tensor(Shape{}, seed++);
+    expect_bitwise(make_desc("weight_penalty_grad", l1l2, {x, dp}, {x.desc()}), {x, dp});
+    // Keras's default axis 0, the last axis, and all of the leading ones (a conv kernel's).
+    std::vector<std::vector<std::int64_t>> axes_cases = {{0}, {-1}};
+    if (s.rank() == 4) axes_cases.push_back({0, 1, 2});
+    for (const char* kind : {"MaxNorm", "MinMaxNorm", "UnitNorm", "NonNeg"}) {
+      for (const auto& axes : axes_cases) {
+        const Attrs a{{"kind", std::string(kind)}, {"max_value", 0.5}, {"min_value", 0.2}, {"rate", 0.7}, {"axes", axes}};
+        expect_matches_reference(make_desc("apply_constraint", a, {x}, {}), {x}, 0.0f, 1e-6f);
+      }
+    }
+  }
+  // The orthogonal penalty is the reference kernel's alone.
+  Tensor w = random_tensor(Shape{4, 5}, 1);
+  const Attrs ortho{{"kind", std::string("orthogonal")}, {"factor", 0.01}, {"mode", std::string("rows")}};
+  std::string why;
+  EXPECT_EQ(kernel_registry().create("omp:weight_penalty", make_desc("weight_penalty", ortho, {w}, {TensorDesc{Shape{}}}),
+                                     DeviceType::cpu, &why),
+            nullptr);
+  EXPECT_NE(why.find("orthogonal"), std::string::npos) << why;
 }
 
 }  // namespace

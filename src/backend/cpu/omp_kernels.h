@@ -61,6 +61,11 @@ std::unique_ptr<Kernel> make_omp_gather(const KernelDesc& desc, std::string* why
 // omp_augment.cpp: random_flip, random_affine, affine_transform, random_contrast and
 // their gradients.
 std::unique_ptr<Kernel> make_omp_augment(const KernelDesc& desc, std::string* why_not);
+// omp_masks.cpp: sequence_mask, apply_mask, masked_mean(+grad); standardize(+grad).
+std::unique_ptr<Kernel> make_omp_mask(const KernelDesc& desc, std::string* why_not);
+std::unique_ptr<Kernel> make_omp_standardize(const KernelDesc& desc, std::string* why_not);
+// omp_regularizers.cpp: weight_penalty(+grad) of kind l1l2, apply_constraint.
+std::unique_ptr<Kernel> make_omp_regularizer(const KernelDesc& desc, std::string* why_not);
 // omp_shape.cpp: pad, crop, transpose, repeat, repeat_grad, concat, slice.
 std::unique_ptr<Kernel> make_omp_shape(const KernelDesc& desc, std::string* why_not);
 

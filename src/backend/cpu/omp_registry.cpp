@@ -55,6 +55,15 @@ void register_omp_kernels(KernelRegistry& registry) {
       {"affine_transform_grad", make_omp_augment},
       {"random_contrast", make_omp_augment},
       {"random_contrast_grad", make_omp_augment},
+      {"sequence_mask", make_omp_mask},
+      {"apply_mask", make_omp_mask},
+      {"masked_mean", make_omp_mask},
+      {"masked_mean_grad", make_omp_mask},
+      {"standardize", make_omp_standardize},
+      {"standardize_grad", make_omp_standardize},
+      {"weight_penalty", make_omp_regularizer},
+      {"weight_penalty_grad", make_omp_regularizer},
+      {"apply_constraint", make_omp_regularizer},
       {"gather", make_omp_gather},
       {"gather_grad", make_omp_gather},
       {"pad", make_omp_shape},
@@ -68,9 +77,10 @@ void register_omp_kernels(KernelRegistry& registry) {
   for (const auto& k : kKernels) {
     registry.add(k.op, DeviceType::cpu, DType::f32, {std::string("omp:") + k.op, k.factory});
   }
-  // gather_grad is keyed by its first input, the ids.
+  // gather_grad and sequence_mask are keyed by their first input: ids, or int values.
   for (DType dtype : {DType::i32, DType::i64}) {
     registry.add("gather_grad", DeviceType::cpu, dtype, {"omp:gather_grad", make_omp_gather});
+    registry.add("sequence_mask", DeviceType::cpu, dtype, {"omp:sequence_mask", make_omp_mask});
   }
   // reshape only moves bytes, so it serves every dtype (i32 labels, u8 masks, f16 storage).
   for (DType dtype : {DType::f16, DType::bf16, DType::i32, DType::i64, DType::u8, DType::boolean}) {
