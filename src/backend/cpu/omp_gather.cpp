@@ -53,11 +53,13 @@ class OmpGather final : public Kernel {
     const bool parallel = (rows + count) * width >= kOmpMinParallelElements;
 #pragma omp parallel if (parallel)
     {
-#pragma omp for schedule(static)
-      for (std::int64_t r = 0; r < rows; ++r) std::memset(dtable + r * width, 0, static_cast<std::size_t>(width) * sizeof(float));
-      // The implicit barrier above: every row is zero before any thread adds.
+      const int tid = omp_get_thread_num(), threads = omp_get_num_threads();
       std::int64_t begin = 0, end = 0;
-      omp_row_range(omp_get_thread_num(), omp_get_num_threads(), blocks, &begin, &end);
+      omp_row_range(tid, threads, rows, &begin, &end);
+      std::memset(dtable + begin * width, 0, static_cast<std::size_t>((end - begin) * width) * sizeof(float));
+#pragma omp barrier
+      // Every row is zero before any thread adds.
+      omp_row_range(tid, threads, blocks, &begin, &end);
       const std::int64_t j0 = begin * kColumnBlock, j1 = std::min(end * kColumnBlock, width);
       if (j0 < j1) {
         for (std::int64_t i = 0; i < count; ++i) {
