@@ -29,6 +29,7 @@ namespace {
 struct TrainArgs {
   std::string config;
   std::int64_t epochs = 0, batch_size = 0, seed = 0;
+  std::string dtype_policy;
   int threads = 0;
   std::string metrics_json;
   std::string logdir;
@@ -148,7 +149,11 @@ int run_train(const TrainArgs& args) {
   if (*args.seed_opt) cfg.seed = static_cast<std::uint64_t>(args.seed);
 
   const MemoryPolicy memory = resolve_memory_policy(cfg.memory, cfg.path, args.memory);
+  std::optional<DTypePolicy> policy;
+  if (!args.dtype_policy.empty()) policy = DTypePolicy::from_name(args.dtype_policy);
+  if (policy && cfg.compile) cfg.compile->dtype_policy = policy;  // the flag overrides compile.dtype_policy
   auto configure = [&](Model& m) {
+    if (policy) m.set_dtype_policy(*policy);
     m.set_memory_policy(memory);
     m.set_num_threads(args.threads > 0 ? args.threads : default_threads());
     m.set_seed(cfg.seed);
@@ -266,6 +271,9 @@ Subcommand add_train_command(CLI::App& parent) {
   args->batch_size_opt =
       app->add_option("--batch-size", args->batch_size, "Override fit.batch_size")->check(CLI::PositiveNumber);
   args->seed_opt = app->add_option("--seed", args->seed, "Override fit.seed")->check(CLI::NonNegativeNumber);
+  app->add_option("--dtype-policy", args->dtype_policy,
+                  "Keras's dtype policy for the whole model: float32, mixed_bfloat16, mixed_float16, bfloat16, "
+                  "float16 (overrides compile.dtype_policy; a layer's own \"dtype\" still wins)");
   app->add_option("--threads", args->threads,
                   "Compute threads (default: $NNFIT_NUM_THREADS, else all cores)")
       ->check(CLI::PositiveNumber);

@@ -81,8 +81,16 @@ TrainConfig read_train_config(const std::string& path) {
 
   if (top.find("compile") || cfg.model_file.empty()) {
     const Section compile = top.section("compile");
-    compile.check_keys({"optimizer", "loss", "metrics", "loss_weights"});
+    compile.check_keys({"optimizer", "loss", "metrics", "loss_weights", "dtype_policy"});
     CompileOptions co;
+    if (const json* p = compile.find("dtype_policy")) {
+      if (!p->is_string()) compile.fail("expected a Keras dtype policy name such as \"mixed_bfloat16\", got " + p->dump(), "dtype_policy");
+      try {
+        co.dtype_policy = DTypePolicy::from_name(p->get<std::string>());
+      } catch (const Error& e) {
+        compile.fail(e.what(), "dtype_policy");
+      }
+    }
     // Keras's compile() defaults to RMSprop.
     const json* optimizer = compile.find("optimizer");
     co.optimizer = optimizer_from_keras_json(optimizer ? optimizer->dump() : "\"rmsprop\"",

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "backend/widened_kernel.h"
 #include "nnfit/core/env_flags.h"
 #include "nnfit/core/error.h"
 
@@ -22,6 +23,16 @@ SelectedKernel KernelRegistry::select(const KernelDesc& desc, DeviceType device)
   SelectedKernel out;
   DType dtype = kernel_key_dtype(desc);
   auto it = impls_.find({desc.op, device, dtype});
+  // Note [Compute dtype]: a float16 / bfloat16 op that no kernel takes natively runs as its
+  // float32 kernel through the widening adapter.
+  const auto widen = [&]() {
+    SelectedKernel inner = select(widened(desc), device);
+    out.kernel = make_widened_kernel(desc, std::move(inner.kernel));
+    out.impl_name = "widen:" + inner.impl_name;
+    out.rejections.insert(out.rejections.end(), inner.rejections.begin(), inner.rejections.end());
+    return std::move(out);
+  };
+  if (it == impls_.end() && device == DeviceType::cpu && widenable(desc)) return widen();
   if (it == impls_.end() && device != DeviceType::cpu) {
     NNFIT_CHECK(false, Unsupported, "no kernel for op '", desc.op, "' on ",
                 device == DeviceType::cuda ? "cuda" : "cpu", " for ", dtype_name(dtype));
@@ -48,6 +59,7 @@ SelectedKernel KernelRegistry::select(const KernelDesc& desc, DeviceType device)
                    desc.op.c_str(), impl.name.c_str(), why.c_str());
     }
   }
+  if (device == DeviceType::cpu && widenable(desc)) return widen();
   std::string reasons;
   for (const std::string& r : out.rejections) reasons += "\n  " + r;
   throw Unsupported("no implementation accepts op '" + desc.op + "' at node '" + desc.node_name +
@@ -56,6 +68,14 @@ SelectedKernel KernelRegistry::select(const KernelDesc& desc, DeviceType device)
 
 std::unique_ptr<Kernel> KernelRegistry::create(const std::string& impl_name, const KernelDesc& desc,
                                                DeviceType device, std::string* why_not) const {
+  if (impl_name.rfind("widen:", 0) == 0) {  // "widen:ref:matmul": that float32 kernel, widened
+    if (!widenable(desc)) {
+      if (why_not) *why_not = desc.op + " has no float16 / bfloat16 tensor to widen, or updates in place";
+      return nullptr;
+    }
+    std::unique_ptr<Kernel> inner = create(impl_name.substr(6), widened(desc), device, why_not);
+    return inner ? make_widened_kernel(desc, std::move(inner)) : nullptr;
+  }
   auto it = impls_.find({desc.op, device, kernel_key_dtype(desc)});
   if (it == impls_.end()) {
     if (why_not) *why_not = "no implementations registered for " + desc.op;

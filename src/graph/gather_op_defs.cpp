@@ -14,7 +14,7 @@ namespace {
 using Descs = std::vector<TensorDesc>;
 
 void check_ids(const TensorDesc& ids, const char* op) {
-  NNFIT_CHECK(ids.dtype == DType::f32 || ids.dtype == DType::i32 || ids.dtype == DType::i64, InvalidArgument, op,
+  NNFIT_CHECK(is_floating(ids.dtype) || ids.dtype == DType::i32 || ids.dtype == DType::i64, InvalidArgument, op,
               ": ids must be int32, int64 or float32, got ", dtype_name(ids.dtype));
 }
 
@@ -27,8 +27,9 @@ Shape with_row(const Shape& ids, std::int64_t d) {
 // table [V, D], ids [...] -> y [..., D].
 Descs infer_gather(const Descs& in, const Attrs&) {
   NNFIT_CHECK(in.size() == 2, InvalidArgument, "gather expects 2 inputs (table, ids), got ", in.size());
-  NNFIT_CHECK(in[0].shape.rank() == 2 && in[0].dtype == DType::f32, InvalidArgument,
-              "gather: the table must be a float32 [rows, width], got ", in[0].shape.to_string());
+  NNFIT_CHECK(in[0].shape.rank() == 2 && is_floating(in[0].dtype), InvalidArgument,
+              "gather: the table must be a floating [rows, width], got ", in[0].shape.to_string(), " ",
+              dtype_name(in[0].dtype));
   check_ids(in[1], "gather");
   return {{with_row(in[1].shape, in[0].shape[1]), DType::f32}};
 }

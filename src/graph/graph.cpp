@@ -42,6 +42,26 @@ std::vector<int> Graph::add_node(const std::string& op, const std::vector<int>& 
     for (std::size_t i = 0; i < in.size(); ++i) shapes += (i ? ", " : "") + in[i].shape.to_string();
     throw InvalidArgument(name + " (" + op + "): " + e.what() + " [inputs: " + shapes + "]");
   }
+  // Note [Compute dtype]: the catalogue's shape inference speaks float32; a node computes
+  // in the type of its first floating input, and its float outputs are of that type. So a
+  // layer under a bfloat16 policy, whose inputs and weights are cast to bfloat16, emits
+  // bfloat16 nodes, their gradients follow, and nothing but the casts names a dtype.
+  // Kernels that lack a low-precision version compute in float32 and round their outputs
+  // (backend/widened_kernel.cpp).
+  if (!def.own_output_dtypes) {
+    DType compute = DType::f32;
+    for (const TensorDesc& d : in) {
+      if (is_floating(d.dtype)) {
+        compute = d.dtype;
+        break;
+      }
+    }
+    if (compute != DType::f32) {
+      for (TensorDesc& d : out) {
+        if (d.dtype == DType::f32) d.dtype = compute;
+      }
+    }
+  }
   Node n;
   n.op = op;
   n.attrs = std::move(attrs);

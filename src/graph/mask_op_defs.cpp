@@ -20,8 +20,8 @@ Shape without_last(const Shape& s) { return Shape(std::vector<std::int64_t>(s.di
 // (any of the last axis != value).
 Descs infer_sequence_mask(const Descs& in, const Attrs& a) {
   NNFIT_CHECK(in.size() == 1, InvalidArgument, "sequence_mask expects 1 input, got ", in.size());
-  NNFIT_CHECK(in[0].dtype == DType::f32 || in[0].dtype == DType::i32 || in[0].dtype == DType::i64, InvalidArgument,
-              "sequence_mask: x must be float32, int32 or int64, got ", dtype_name(in[0].dtype));
+  NNFIT_CHECK(is_floating(in[0].dtype) || in[0].dtype == DType::i32 || in[0].dtype == DType::i64, InvalidArgument,
+              "sequence_mask: x must be floating, int32 or int64, got ", dtype_name(in[0].dtype));
   a.f("value");
   if (a.i_or("reduce_last", 0) != 0) {
     NNFIT_CHECK(in[0].shape.rank() >= 2, InvalidArgument, "sequence_mask: reduce_last needs a batch and a feature axis");

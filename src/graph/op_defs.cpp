@@ -466,6 +466,7 @@ void add_regularizer_op_defs(std::map<std::string, OpDef>& catalogue); // regula
 void add_conv3d_op_defs(std::map<std::string, OpDef>& catalogue);      // conv3d_op_defs.cpp
 void add_resize_op_defs(std::map<std::string, OpDef>& catalogue);      // resize_op_defs.cpp
 void add_augment_op_defs(std::map<std::string, OpDef>& catalogue);     // augment_op_defs.cpp
+void add_cast_op_defs(std::map<std::string, OpDef>& catalogue);        // cast_op_defs.cpp
 
 namespace {
 
@@ -512,6 +513,7 @@ std::map<std::string, OpDef> build_catalogue() {
   add_conv3d_op_defs(m);
   add_resize_op_defs(m);
   add_augment_op_defs(m);
+  add_cast_op_defs(m);
   return m;
 }
 

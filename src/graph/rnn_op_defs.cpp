@@ -18,7 +18,7 @@ using Descs = std::vector<TensorDesc>;
 void expect(const Descs& in, std::size_t i, const Shape& want, const char* op, const char* what) {
   NNFIT_CHECK(in[i].shape == want, InvalidArgument, op, ": ", what, " is ", in[i].shape.to_string(), ", expected ",
               want.to_string());
-  NNFIT_CHECK(in[i].dtype == DType::f32, InvalidArgument, op, ": ", what, " must be float32");
+  NNFIT_CHECK(is_floating(in[i].dtype), InvalidArgument, op, ": ", what, " must be floating");
 }
 
 // xw [N,T,G], U [H,G], (rb [G]), (mask [N,T]), (h0 [N,H], (c0 [N,H])) ->

@@ -108,7 +108,7 @@ std::unique_ptr<Layer> read_layer(const Reader& r, const std::string& lpath, con
     r.invalid(lpath, "unknown layer class \"" + lcls + "\"" + (custom ? " (a custom layer)" : ""),
               "supported layer classes: " + supported_classes());
   }
-  check_dtype(r, lpath, cfg);
+  const std::optional<DTypePolicy> policy = read_dtype_policy(r, lpath, cfg);
   const bool trainable = get_bool(r, lpath, cfg, "trainable", true);
   const Shape one = in.size() == 1 ? in[0] : Shape{};
   LayerPtr layer = with_path(r, lpath, name, [&] {
@@ -117,6 +117,7 @@ std::unique_ptr<Layer> read_layer(const Reader& r, const std::string& lpath, con
     return l;
   });
   if (!trainable) layer->set_trainable(false);
+  if (policy) layer->set_dtype_policy(*policy);
   return layer;
 }
 

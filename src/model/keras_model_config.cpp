@@ -534,6 +534,30 @@ ReadModel read_model(const Reader& r, const std::string& path, const json& root,
 
 }  // namespace
 
+namespace {
+
+void collect_policed_layers(const LayerGraph& g, std::vector<Layer*>& out) {
+  for (const auto& l : g.layers()) {
+    out.push_back(l.get());
+    if (const auto* nested = dynamic_cast<const NestedModel*>(l.get())) collect_policed_layers(nested->graph(), out);
+  }
+}
+
+// Keras writes every layer's policy. A model whose layers all say "float32" was built
+// without a policy in mind, so a model-wide policy (--dtype-policy, compile.dtype_policy)
+// applies to all of them; a model with any other policy was built under a policy, and its
+// float32 layers (Keras's advice for the output layer) keep float32.
+void release_uniform_float32(const LayerGraph& g) {
+  std::vector<Layer*> layers;
+  collect_policed_layers(g, layers);
+  for (const Layer* l : layers) {
+    if (l->dtype_policy() && l->dtype_policy()->name != "float32") return;
+  }
+  for (Layer* l : layers) l->set_dtype_policy(std::nullopt);
+}
+
+}  // namespace
+
 std::unique_ptr<Model> model_from_keras_json(const std::string& json_text, const std::string& where,
                                              const std::string& keras_version) {
   Reader r{where};
@@ -544,6 +568,7 @@ std::unique_ptr<Model> model_from_keras_json(const std::string& json_text, const
   }
   r.keras2 = version.rfind("1.", 0) == 0 || version.rfind("2.", 0) == 0;
   ReadModel m = read_model(r, "model", root, {}, std::nullopt);
+  release_uniform_float32(m.graph);
   if (m.class_name == "Functional") return std::make_unique<Model>(m.name, std::move(m.graph));
   auto seq = std::make_unique<Sequential>(m.name);
   seq->set_input(m.graph.inputs()[0]);

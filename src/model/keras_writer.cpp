@@ -20,10 +20,12 @@ using json = nlohmann::ordered_json;
 // Keras 2 (tf.keras) writes dtypes as strings, input shapes as batch_input_shape and
 // Functional nodes as [[["layer", node, tensor, {}]]]; Keras 3 reads that form too.
 thread_local bool g_keras2 = false;
+// The policy of the model being written, for its layers without their own.
+thread_local std::string g_model_policy = "float32";
 
-json dtype_policy() {
-  if (g_keras2) return "float32";
-  return {{"module", "keras"}, {"class_name", "DTypePolicy"}, {"config", {{"name", "float32"}}}, {"registered_name", nullptr}};
+json dtype_policy(const std::string& name = "float32") {
+  if (g_keras2) return name;
+  return {{"module", "keras"}, {"class_name", "DTypePolicy"}, {"config", {{"name", name}}}, {"registered_name", nullptr}};
 }
 
 json batch_shape(const Shape& s) {
@@ -36,7 +38,11 @@ json layer_object(const std::string& cls, json config) {
   return {{"module", "keras.layers"}, {"class_name", cls}, {"config", std::move(config)}, {"registered_name", nullptr}};
 }
 
-json common(const Layer& l) { return {{"name", l.name()}, {"trainable", l.trainable()}, {"dtype", dtype_policy()}}; }
+// A layer's policy as Keras writes it: its own, else the model's (Keras writes each layer's).
+json common(const Layer& l) {
+  const std::string policy = l.dtype_policy() ? l.dtype_policy()->name : g_model_policy;
+  return {{"name", l.name()}, {"trainable", l.trainable()}, {"dtype", dtype_policy(policy)}};
+}
 
 json model_object(const std::string& cls, const std::string& name, const LayerGraph& g);
 
@@ -239,8 +245,10 @@ ojson write_layer_object(const Writer&, const Layer& l) { return layer_json(l, {
 
 std::string model_to_keras_json(const Model& model, KerasFormat format) {
   g_keras2 = format == KerasFormat::keras2;
+  g_model_policy = model.dtype_policy().name;
   json out = model_object(model.class_name(), model.name(), model.graph());
   g_keras2 = false;
+  g_model_policy = "float32";
   if (format == KerasFormat::keras2) {
     out.erase("module");
     out.erase("registered_name");

@@ -139,6 +139,7 @@ void Model::compile(CompileOptions options) {
               "model '", name_, "' has ", num_outputs(), " outputs but ", options.loss_weights.size(),
               " loss_weights were given");
   build();
+  if (options.dtype_policy) dtype_policy_ = *options.dtype_policy;
   auto optimizer = std::make_unique<Optimizer>(options.optimizer);
   // A recompiled model plans afresh with new optimizer slots; its weights stay.
   programs_->entries.clear();
@@ -234,6 +235,12 @@ std::vector<Tensor> Model::optimizer_slots() const {
   return out;
 }
 
+void Model::set_dtype_policy(const DTypePolicy& policy) {
+  NNFIT_CHECK(!compiled(), InvalidArgument, "model '", name_, "': set the dtype policy (", policy.name,
+              ") before compile");
+  dtype_policy_ = policy;
+}
+
 double Model::learning_rate() const {
   check_compiled();
   return optimizer_->learning_rate(iterations_);
@@ -327,7 +334,12 @@ std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t bat
   std::vector<int> output_masks;
   const bool has_loss = training || !compile_options_.loss_for(0).kind.empty();
   b.set_collect_losses(has_loss);
+  b.set_default_policy(dtype_policy_);
   e->preds = graph_.emit_masked(b, e->xs, std::vector<int>(e->xs.size(), -1), output_masks);
+  // Keras's losses and nnfit's predictions take float32 whatever the policy.
+  for (int& pred : e->preds) {
+    if (is_floating(g.desc(pred).dtype)) pred = b.cast(pred, DType::f32);
+  }
   std::vector<int> keep = e->preds;
   if (has_loss) {
     for (std::size_t i = 0; i < output_masks.size(); ++i) {

@@ -106,11 +106,26 @@ Tensor WeightFactory::make(const std::string& name, const Shape& shape, const st
 
 int GraphBuilder::variable(const Weight& weight) {
   auto it = by_buffer_.find(weight.value.raw());
-  if (it != by_buffer_.end()) return it->second;
-  int id = graph_.add_variable(weight.name, weight.value);
-  by_buffer_[weight.value.raw()] = id;
-  vars_.push_back({id, &weight});
-  return id;
+  int id = -1;
+  if (it != by_buffer_.end()) {
+    id = it->second;
+  } else {
+    id = graph_.add_variable(weight.name, weight.value);
+    by_buffer_[weight.value.raw()] = id;
+    vars_.push_back({id, &weight});
+  }
+  return is_low_precision(compute_) && is_floating(weight.value.dtype()) ? cast(id, compute_) : id;
+}
+
+int GraphBuilder::cast(int value, DType dtype) {
+  if (graph_.desc(value).dtype == dtype) return value;
+  auto [it, fresh] = casts_.try_emplace({value, dtype}, -1);
+  if (fresh) {
+    Attrs a;
+    a.set("dtype", std::string(dtype_name(dtype)));
+    it->second = graph_.add("cast", {value}, a, graph_.value(value).name + "/cast_" + std::string(dtype_name(dtype)));
+  }
+  return it->second;
 }
 
 template <typename T>

@@ -132,6 +132,33 @@ std::vector<int> LayerGraph::emit(GraphBuilder& builder, const std::vector<int>&
   return emit_masked(builder, input_values, std::vector<int>(input_values.size(), -1), output_masks);
 }
 
+namespace {
+
+// Keras's autocast: a layer computes in its policy's compute dtype (its own policy, else
+// the model's); its floating inputs are cast to it, and so are the variables it reads
+// (GraphBuilder::variable). A layer that computes in float32 under every policy (the
+// normalizations) gets float32 inputs and its outputs are cast to the compute dtype.
+std::vector<int> call_with_policy(GraphBuilder& builder, Layer& layer, std::vector<int> in,
+                                  const std::vector<int>& masks, std::vector<int>& output_masks) {
+  const DTypePolicy policy = layer.dtype_policy().value_or(builder.default_policy());
+  const DType compute = layer.computes_in_float32() ? DType::f32 : policy.compute;
+  for (int& v : in) {
+    if (layer.casts_inputs() && is_floating(builder.graph().desc(v).dtype)) v = builder.cast(v, compute);
+  }
+  const DType outer = builder.compute_dtype();
+  builder.set_compute_dtype(compute);
+  std::vector<int> out = layer.call_masked(builder, in, masks, output_masks);
+  builder.set_compute_dtype(outer);
+  if (compute != policy.compute) {
+    for (int& v : out) {
+      if (is_floating(builder.graph().desc(v).dtype)) v = builder.cast(v, policy.compute);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<int> LayerGraph::emit_masked(GraphBuilder& builder, const std::vector<int>& input_values,
                                          const std::vector<int>& input_masks, std::vector<int>& output_masks) const {
   NNFIT_CHECK(input_values.size() == inputs_.size() && input_masks.size() == inputs_.size(), InvalidArgument,
@@ -160,7 +187,7 @@ std::vector<int> LayerGraph::emit_masked(GraphBuilder& builder, const std::vecto
                   " of input ", k, " must be its shape ", x.to_string(), " without the last axis");
       in_masks[k] = m;
     }
-    values[i] = n.layer->call_masked(builder, in, in_masks, masks[i]);
+    values[i] = call_with_policy(builder, *n.layer, in, in_masks, masks[i]);
     const Regularizer& activity = n.layer->activity_regularizer();
     if (activity.active() && builder.collect_losses()) {
       // Keras 3 adds the penalty of each output divided by the batch size.

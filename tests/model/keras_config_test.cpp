@@ -227,9 +227,9 @@ TEST(KerasConfigErrors, EveryUnsupportedFeatureIsSaidOnce) {
 // The offending value is printed whole: a Keras 3 DTypePolicy names its policy.
 TEST(KerasConfigErrors, UnsupportedValuesArePrintedWhole) {
   const std::string json = keras3_model(
-      "[null, 4]", layer("Dense", R"({"name": "d", "units": 2, "dtype": {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "mixed_float16"}, "registered_name": null}})"));
+      "[null, 4]", layer("Dense", R"({"name": "d", "units": 2, "dtype": {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "int8_from_mixed_bfloat16"}, "registered_name": null}})"));
   const std::string e = error_of<Unsupported>([&] { sequential_from_keras_json(json, "dt.json"); });
-  EXPECT_NE(e.find("dt.json: model.config.layers[1] (d): \"dtype\" = \"mixed_float16\" ({\"class_name\":\"DTypePolicy\",\"config\":{\"name\":\"mixed_float16\"},\"module\":\"keras\",\"registered_name\":null}) is not supported (only float32 for now)"),
+  EXPECT_NE(e.find("dt.json: model.config.layers[1] (d): \"dtype\" = \"int8_from_mixed_bfloat16\" ({\"class_name\":\"DTypePolicy\",\"config\":{\"name\":\"int8_from_mixed_bfloat16\"},\"module\":\"keras\",\"registered_name\":null}): dtype policy \"int8_from_mixed_bfloat16\": quantized policies are not supported"),
             std::string::npos)
       << e;
 }
@@ -261,7 +261,7 @@ TEST(KerasConfigErrors, UnsupportedOptions) {
       {keras3_model("[null, 8, 8, 3]", layer("BatchNormalization", R"({"name": "bn", "axis": [1, 2]})")),
        "\"axis\" = [1,2] is not supported (one features axis)"},
       {keras3_model("[null, 8, 4]", layer("Softmax", R"({"name": "s", "axis": [1, 2]})")), "axis"},
-      {keras3_model("[null, 8]", layer("Dense", R"({"name": "d", "units": 2, "dtype": "float16"})")), "dtype"},
+      {keras3_model("[null, 8]", layer("Dense", R"({"name": "d", "units": 2, "dtype": "float64"})")), "dtype"},
       // Functional models read (keras_functional_test.cpp), but not where a Sequential is asked for.
       {R"({"class_name": "Functional", "config": {"name": "f", "layers": [)"
        R"({"class_name": "InputLayer", "name": "a", "config": {"name": "a", "batch_shape": [null, 2]}, "inbound_nodes": []},)"

@@ -30,6 +30,10 @@ struct OpDef {
   InferFn infer = nullptr;
   GradFn grad = nullptr;                 // null: not differentiable (grad ops, updates)
   std::vector<int> mutated_inputs;       // optimizer updates, moving averages
+  // Whether `infer` sets its outputs' dtypes itself (cast). Otherwise an output inferred as
+  // float32 takes the node's compute dtype: the type of its first floating input (Note
+  // [Compute dtype] in graph.cpp).
+  bool own_output_dtypes = false;
 };
 
 // The op catalogue; throws InvalidArgument for an unknown op name.

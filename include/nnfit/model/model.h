@@ -40,6 +40,9 @@ struct CompileOptions {
   std::vector<Loss> losses;            // one per output, in output order (Keras's list form)
   std::vector<double> loss_weights;    // one per output; empty: 1 each
   std::vector<MetricSpec> metrics;     // Keras names ("accuracy", ...) or objects; for every output
+  // The model's dtype policy (Keras's global policy: layers without their own take it);
+  // unset: the model's (set_dtype_policy, default float32).
+  std::optional<DTypePolicy> dtype_policy;
   // The loss of output i (of n).
   const Loss& loss_for(std::size_t i) const { return losses.empty() ? loss : losses.at(i); }
   double loss_weight(std::size_t i) const { return loss_weights.empty() ? 1.0 : loss_weights.at(i); }
@@ -178,6 +181,11 @@ class Model {
   int num_threads() const;
   // Seeds weight initialization (call before compile) and dropout.
   void set_seed(std::uint64_t seed) { seed_ = seed; }
+  // Keras's global dtype policy (keras.mixed_precision.set_global_policy) for this model:
+  // the policy of every layer that has none of its own. Before compile.
+  // throws: InvalidArgument once compiled.
+  void set_dtype_policy(const DTypePolicy& policy);
+  const DTypePolicy& dtype_policy() const { return dtype_policy_; }
 
   // Creates every layer's weights (Keras's model.build): enough to predict and to load
   // weights into. compile() builds too. throws: InvalidArgument naming the layer whose
@@ -316,6 +324,7 @@ class Model {
   std::int64_t persistent_bytes() const;  // weights, optimizer slots, constants
 
   std::string name_;
+  DTypePolicy dtype_policy_;
   MemoryPolicy memory_policy_;
   std::unique_ptr<Backend> backend_;
   std::uint64_t seed_ = 0;

@@ -6,12 +6,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "nnfit/core/tensor.h"
 #include "nnfit/graph/graph.h"
+#include "nnfit/nn/dtype_policy.h"
 #include "nnfit/nn/regularizers.h"
 
 namespace nnfit {
@@ -62,8 +64,18 @@ class GraphBuilder {
   GraphBuilder(Graph& graph, bool training) : graph_(graph), training_(training) {}
   Graph& graph() { return graph_; }
   bool training() const { return training_; }
-  // The variable value for `weight` in this graph (added on first use).
+  // The variable value for `weight` in this graph (added on first use), cast to the
+  // compute dtype when that is float16 or bfloat16 (Keras's autocast: the variable stays
+  // float32 and its gradient flows back through the cast).
   int variable(const Weight& weight);
+  // The dtype the layer being emitted computes in (LayerGraph sets it around each call),
+  // and the policy of layers that have none of their own (the model's).
+  DType compute_dtype() const { return compute_; }
+  void set_compute_dtype(DType dtype) { compute_ = dtype; }
+  const DTypePolicy& default_policy() const { return default_policy_; }
+  void set_default_policy(DTypePolicy policy) { default_policy_ = std::move(policy); }
+  // `value` as `dtype`: itself, or a cast of it (one per value and dtype).
+  int cast(int value, DType dtype);
   // Value ids of trainable weights used so far, in first-use order, with their weights.
   const std::vector<std::pair<int, const Weight*>>& variables() const { return vars_; }
   // Whether the graph computes a loss: layers then add their activity regularizers'
@@ -78,6 +90,9 @@ class GraphBuilder {
   bool training_;
   bool collect_losses_ = false;
   std::vector<int> losses_;
+  DType compute_ = DType::f32;
+  DTypePolicy default_policy_;
+  std::map<std::pair<int, DType>, int> casts_;
   std::map<const void*, int> by_buffer_;
   std::vector<std::pair<int, const Weight*>> vars_;
 };
@@ -142,6 +157,15 @@ class Layer {
   virtual int call(GraphBuilder& builder, int x);
 
   bool built() const { return built_; }
+  // Keras's dtype policy of this layer (its config's "dtype"); unset: the model's.
+  const std::optional<DTypePolicy>& dtype_policy() const { return dtype_policy_; }
+  void set_dtype_policy(std::optional<DTypePolicy> policy) { dtype_policy_ = std::move(policy); }
+  // Whether the layer computes in float32 under every policy, as Keras's normalization
+  // layers do (its inputs cast to float32, its outputs back to the compute dtype).
+  virtual bool computes_in_float32() const { return false; }
+  // Whether the policy casts the layer's floating inputs: not for a layer whose inputs are
+  // ids (Embedding: Keras casts them to integers, never to a 16-bit float).
+  virtual bool casts_inputs() const { return true; }
   // Keras's layer.trainable: false freezes every weight of the layer (and of its sublayers)
   // and runs BatchNormalization in inference mode. Applies to weights built before or after.
   bool trainable() const { return trainable_; }
@@ -190,6 +214,7 @@ class Layer {
   void refuse_masks(const std::vector<int>& masks, const std::string& use) const;
 
   std::vector<Weight> weights_;
+  std::optional<DTypePolicy> dtype_policy_;
   bool built_ = false;
   bool trainable_ = true;
 

@@ -172,6 +172,7 @@ class Embedding final : public Layer {
   Embedding(std::string name, EmbeddingOptions options);
   const EmbeddingOptions& options() const { return options_; }
   std::string class_name() const override { return "Embedding"; }
+  bool casts_inputs() const override { return false; }  // ids, never cast to a 16-bit float
   void build(const Shape& input_shape, WeightFactory& weights) override;
   Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
@@ -410,6 +411,7 @@ class PReLU final : public Layer {
 // Softmax over `axis` (counting the batch axis as 0; -1 is the last).
 class Softmax final : public Layer {
  public:
+  bool computes_in_float32() const override { return true; }  // softmax in float32 under every policy
   explicit Softmax(std::string name, std::int64_t axis = -1) : Layer(std::move(name)), axis_(axis) {}
   std::string class_name() const override { return "Softmax"; }
   // Keras uses a mask here (masked softmax); nnfit refuses one rather than ignore it.

@@ -25,6 +25,7 @@ struct NormalizationOptions {
 
 class Normalization final : public Layer {
  public:
+  bool computes_in_float32() const override { return true; }  // as Keras, under every policy
   Normalization(std::string name, NormalizationOptions options);
   std::string class_name() const override { return "Normalization"; }
   bool supports_masking() const override { return true; }
@@ -48,6 +49,7 @@ class Normalization final : public Layer {
 // axis counts the batch axis (-1: the last).
 class UnitNormalization final : public Layer {
  public:
+  bool computes_in_float32() const override { return true; }  // as Keras, under every policy
   UnitNormalization(std::string name, std::int64_t axis = -1);
   std::string class_name() const override { return "UnitNormalization"; }
   std::int64_t axis() const { return axis_; }
@@ -71,6 +73,7 @@ struct BatchNormalizationOptions {
 // use the moving statistics.
 class BatchNormalization final : public Layer {
  public:
+  bool computes_in_float32() const override { return true; }  // as Keras, under every policy
   const BatchNormalizationOptions& options() const { return options_; }
   BatchNormalization(std::string name, BatchNormalizationOptions options);
   std::string class_name() const override { return "BatchNormalization"; }
@@ -105,6 +108,7 @@ struct LayerNormalizationOptions {
 // y = x / sqrt(var + epsilon) * gamma, as Keras 3 computes it.
 class LayerNormalization final : public Layer {
  public:
+  bool computes_in_float32() const override { return true; }  // as Keras, under every policy
   LayerNormalization(std::string name, LayerNormalizationOptions options);
   std::string class_name() const override { return "LayerNormalization"; }
   bool supports_masking() const override { return true; }  // Keras: passes the mask on
@@ -131,6 +135,7 @@ struct RMSNormalizationOptions {
 
 class RMSNormalization final : public Layer {
  public:
+  bool computes_in_float32() const override { return true; }  // as Keras, under every policy
   RMSNormalization(std::string name, RMSNormalizationOptions options);
   std::string class_name() const override { return "RMSNormalization"; }
   bool supports_masking() const override { return true; }
@@ -156,6 +161,7 @@ struct GroupNormalizationOptions {
 
 class GroupNormalization final : public Layer {
  public:
+  bool computes_in_float32() const override { return true; }  // as Keras, under every policy
   GroupNormalization(std::string name, GroupNormalizationOptions options);
   std::string class_name() const override { return "GroupNormalization"; }
   const GroupNormalizationOptions& options() const { return options_; }

@@ -37,6 +37,7 @@ std::unique_ptr<Kernel> make_ref_mask(const KernelDesc& desc, std::string* why_n
 std::unique_ptr<Kernel> make_ref_attention(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_gather(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_reshape(const KernelDesc& desc, std::string* why_not);
+std::unique_ptr<Kernel> make_ref_cast(const KernelDesc& desc, std::string* why_not);  // ref_cast.cpp
 // random_flip, random_affine, affine_transform, random_contrast and their gradients
 // (ref_augment.cpp).
 std::unique_ptr<Kernel> make_ref_augment(const KernelDesc& desc, std::string* why_not);

@@ -84,21 +84,29 @@ std::string get_activation(const Reader& r, const std::string& path, const json&
   r.unsupported(path, "\"" + std::string(key) + "\" = " + show(*v) + " is not supported (only built-in activation names)");
 }
 
-void check_dtype(const Reader& r, const std::string& path, const json& obj) {
+std::optional<DTypePolicy> read_dtype_policy(const Reader& r, const std::string& path, const json& obj) {
   const json* v = value(obj, "dtype");
-  if (!v) return;
+  if (!v) return std::nullopt;
+  // Keras 2's "mixed_float16" and Policy object, Keras 3's DTypePolicy (FloatDTypePolicy
+  // in 3.0-3.3) object.
   std::string name;
   if (v->is_string()) {
     name = v->get<std::string>();
   } else if (v->is_object() && find(*v, "config") && (*v)["config"].is_object() && find((*v)["config"], "name")) {
     name = (*v)["config"]["name"].is_string() ? (*v)["config"]["name"].get<std::string>() : "";
   }
-  if (name != "float32") {
-    // Name the policy first: Keras 3 wraps it in a DTypePolicy object.
-    const std::string what = v->is_string() || name.empty() ? show(*v) : "\"" + name + "\" (" + show(*v) + ")";
-    r.unsupported(path, "\"dtype\" = " + what + " is not supported (only float32 for now)");
+  // Name the policy first: Keras 3 wraps it in a DTypePolicy object.
+  const std::string what = v->is_string() || name.empty() ? show(*v) : "\"" + name + "\" (" + show(*v) + ")";
+  try {
+    return DTypePolicy::from_name(name);
+  } catch (const Unsupported& e) {
+    r.unsupported(path, "\"dtype\" = " + what + ": " + e.what(), e.hint());
+  } catch (const InvalidArgument& e) {
+    r.invalid(path, "\"dtype\" = " + what + ": " + e.what());
   }
 }
+
+void check_dtype(const Reader& r, const std::string& path, const json& obj) { read_dtype_policy(r, path, obj); }
 
 void check_data_format(const Reader& r, const std::string& path, const json& obj) {
   require_value(r, path, obj, "data_format", "channels_last");

@@ -6,6 +6,7 @@
 // keras_writer.cpp writing over every family's writer.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,10 @@ std::string get_activation(const Reader& r, const std::string& path, const json&
 std::string get_activation(const Reader& r, const std::string& path, const json& obj, const char* key,
                            std::string fallback);
 // throws Unsupported unless the object's "dtype" (if any) is float32.
+// A layer's or model's "dtype": Keras's dtype policy, as a name or a policy object; none
+// when the key is absent or null. throws as DTypePolicy::from_name, with the key path.
+std::optional<DTypePolicy> read_dtype_policy(const Reader& r, const std::string& path, const json& obj);
+// The "dtype" is a valid policy (a model's own, which its layers' override).
 void check_dtype(const Reader& r, const std::string& path, const json& obj);
 // throws Unsupported unless "data_format" (if any) is channels_last.
 void check_data_format(const Reader& r, const std::string& path, const json& obj);
