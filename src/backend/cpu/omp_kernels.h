@@ -28,6 +28,7 @@ std::unique_ptr<Kernel> make_omp_bias_add(const KernelDesc& desc, std::string* w
 std::unique_ptr<Kernel> make_omp_bias_add_grad(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_omp_add_n(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_omp_reshape(const KernelDesc& desc, std::string* why_not);
+std::unique_ptr<Kernel> make_omp_cast(const KernelDesc& desc, std::string* why_not);  // omp_cast.cpp
 // omp_loss.cpp
 std::unique_ptr<Kernel> make_omp_loss(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_omp_loss_grad(const KernelDesc& desc, std::string* why_not);

@@ -82,6 +82,9 @@ void register_omp_kernels(KernelRegistry& registry) {
     registry.add("gather_grad", DeviceType::cpu, dtype, {"omp:gather_grad", make_omp_gather});
     registry.add("sequence_mask", DeviceType::cpu, dtype, {"omp:sequence_mask", make_omp_mask});
   }
+  for (DType dtype : {DType::f32, DType::f16, DType::bf16}) {
+    registry.add("cast", DeviceType::cpu, dtype, {"omp:cast", make_omp_cast});
+  }
   // reshape only moves bytes, so it serves every dtype (i32 labels, u8 masks, f16 storage).
   for (DType dtype : {DType::f16, DType::bf16, DType::i32, DType::i64, DType::u8, DType::boolean}) {
     registry.add("reshape", DeviceType::cpu, dtype, {"omp:reshape", make_omp_reshape});

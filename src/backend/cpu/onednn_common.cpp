@@ -23,10 +23,45 @@ memory::desc f32_md(const memory::dims& dims, Tag tag) {
   return memory::desc(dims, memory::data_type::f32, tag);
 }
 
+memory::desc tensor_md(const memory::dims& dims, Tag tag, memory::data_type dt) { return memory::desc(dims, dt, tag); }
+
+bool uniform_float_type(const KernelDesc& desc, memory::data_type* out, std::string* why_not) {
+  std::optional<DType> seen;
+  for (const auto* list : {&desc.inputs, &desc.outputs}) {
+    for (const TensorDesc& t : *list) {
+      if (!is_floating(t.dtype)) continue;
+      if (seen && *seen != t.dtype) {
+        if (why_not) *why_not = "mixed floating types (" + std::string(dtype_name(*seen)) + ", " +
+                                std::string(dtype_name(t.dtype)) + ")";
+        return false;
+      }
+      seen = t.dtype;
+    }
+  }
+  const DType d = seen.value_or(DType::f32);
+  *out = d == DType::bf16 ? memory::data_type::bf16 : d == DType::f16 ? memory::data_type::f16 : memory::data_type::f32;
+  return true;
+}
+
 dnnl::primitive_attr user_scratchpad_attr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   return attr;
+}
+
+void PrimitiveCall::refuse_slow_low_precision(const dnnl::primitive_desc_base& pd) {
+  bool low = false;
+  for (int arg : {DNNL_ARG_SRC, DNNL_ARG_DST, DNNL_ARG_DIFF_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS}) {
+    const memory::desc md = pd.query_md(dnnl::query::exec_arg_md, arg);
+    low = low || md.data_type() == memory::data_type::bf16 || md.data_type() == memory::data_type::f16;
+  }
+  const std::string impl = pd.impl_info_str();
+  if (low && impl.rfind("ref", 0) == 0) {
+    // dnnl::error keeps the message pointer, not a copy.
+    static thread_local std::string message;
+    message = "only oneDNN's reference implementation (" + impl + ") runs this in bf16/f16 on this CPU";
+    throw dnnl::error(dnnl_unimplemented, message.c_str());
+  }
 }
 
 int PrimitiveCall::add(int dnnl_arg, const memory::desc& md) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backend/common/nn_op_geometry.h"
+#include "backend/widened_kernel.h"  // the geometry checks read float32 descs: see widened()
 #include "nnfit/backend/kernel.h"
 
 namespace nnfit::onednn {
@@ -28,6 +29,12 @@ const dnnl::stream& cpu_stream();
 
 // An f32 memory descriptor with plain layout `tag`.
 memory::desc f32_md(const memory::dims& dims, Tag tag);
+// A memory descriptor of type `dt` with plain layout `tag`.
+memory::desc tensor_md(const memory::dims& dims, Tag tag, memory::data_type dt);
+// The one oneDNN type of every floating tensor of `desc` (f32, bf16 or f16: the mixed
+// precision policies give an op's tensors one compute type); false, with *why_not, when
+// they differ. Integer tensors are not looked at.
+bool uniform_float_type(const KernelDesc& desc, memory::data_type* out, std::string* why_not);
 // An attr with a user-managed scratchpad (bound to KernelArgs::workspace).
 dnnl::primitive_attr user_scratchpad_attr();
 
@@ -38,10 +45,15 @@ class PrimitiveCall {
   // Creates the primitive from pd; records its scratchpad size.
   template <typename PrimitiveT, typename PdT>
   void init(const PdT& pd) {
+    refuse_slow_low_precision(pd);
     primitive_ = PrimitiveT(pd);
     scratchpad_md_ = pd.scratchpad_desc();
     if (scratchpad_bytes() > 0) scratchpad_slot_ = add(DNNL_ARG_SCRATCHPAD, scratchpad_md_);
   }
+  // A bf16 / f16 primitive that oneDNN can only run with its reference implementation (a
+  // CPU without AVX-512) is slower than the widened f32 kernel: throws dnnl_unimplemented,
+  // which the factory turns into a decline.
+  static void refuse_slow_low_precision(const dnnl::primitive_desc_base& pd);
   // Adds argument `dnnl_arg` described by md; returns the slot for bind().
   int add(int dnnl_arg, const memory::desc& md);
   void bind(int slot, const void* data) const;

@@ -29,16 +29,16 @@ struct ConvSpec {
 };
 
 // nnfit's filter [KH,KW,C/G,O] as oneDNN's (O, C, KH, KW), or with groups (G, O/G, C/G, KH, KW).
-ConvSpec conv_spec(const Window2d& g) {
+ConvSpec conv_spec(const Window2d& g, memory::data_type dt) {
   ConvSpec s;
   const std::int64_t gc = g.group_c(), go = g.group_o();
   const memory::dims w = g.groups == 1 ? memory::dims{g.o, g.c, g.kh, g.kw}
                                        : memory::dims{g.groups, go, gc, g.kh, g.kw};
-  s.x = f32_md(nchw_dims(g.n, g.c, g.h, g.w), Tag::nhwc);
-  s.w = g.groups == 1 ? f32_md(w, Tag::hwio)
-                      : memory::desc(w, memory::data_type::f32, memory::dims{go, 1, g.o, g.kw * gc * g.o, gc * g.o});
-  s.w_any = f32_md(w, Tag::any);
-  s.y = f32_md(nchw_dims(g.n, g.o, g.oh, g.ow), Tag::nhwc);
+  s.x = tensor_md(nchw_dims(g.n, g.c, g.h, g.w), Tag::nhwc, dt);
+  s.w = g.groups == 1 ? tensor_md(w, Tag::hwio, dt)
+                      : memory::desc(w, dt, memory::dims{go, 1, g.o, g.kw * gc * g.o, gc * g.o});
+  s.w_any = tensor_md(w, Tag::any, dt);
+  s.y = tensor_md(nchw_dims(g.n, g.o, g.oh, g.ow), Tag::nhwc, dt);
   s.strides = strides_of(g);
   s.dilates = {g.dh - 1, g.dw - 1};
   s.padding_l = padding_l_of(g);
@@ -49,18 +49,18 @@ ConvSpec conv_spec(const Window2d& g) {
 
 // nnfit's filter [KD,KH,KW,C/G,O] as oneDNN's (O, C, KD, KH, KW), or with groups
 // (G, O/G, C/G, KD, KH, KW).
-ConvSpec conv_spec(const Window3d& g) {
+ConvSpec conv_spec(const Window3d& g, memory::data_type dt) {
   ConvSpec s;
   const std::int64_t gc = g.group_c(), go = g.group_o();
   const auto& k = g.k;
   const memory::dims w = g.groups == 1 ? memory::dims{g.o, g.c, k[0], k[1], k[2]}
                                        : memory::dims{g.groups, go, gc, k[0], k[1], k[2]};
-  s.x = f32_md({g.n, g.c, g.in[0], g.in[1], g.in[2]}, Tag::ndhwc);
-  s.w = g.groups == 1 ? f32_md(w, Tag::dhwio)
-                      : memory::desc(w, memory::data_type::f32,
+  s.x = tensor_md({g.n, g.c, g.in[0], g.in[1], g.in[2]}, Tag::ndhwc, dt);
+  s.w = g.groups == 1 ? tensor_md(w, Tag::dhwio, dt)
+                      : memory::desc(w, dt,
                                      memory::dims{go, 1, g.o, k[1] * k[2] * gc * g.o, k[2] * gc * g.o, gc * g.o});
-  s.w_any = f32_md(w, Tag::any);
-  s.y = f32_md({g.n, g.o, g.out[0], g.out[1], g.out[2]}, Tag::ndhwc);
+  s.w_any = tensor_md(w, Tag::any, dt);
+  s.y = tensor_md({g.n, g.o, g.out[0], g.out[1], g.out[2]}, Tag::ndhwc, dt);
   s.strides = {g.stride[0], g.stride[1], g.stride[2]};
   s.dilates = {g.dilation[0] - 1, g.dilation[1] - 1, g.dilation[2] - 1};
   s.padding_l = {g.pad_before[0], g.pad_before[1], g.pad_before[2]};
@@ -84,11 +84,12 @@ dnnl::convolution_forward::primitive_desc forward_pd(const ConvSpec& md, const m
 // primitives, which run one after the other]. run() from one thread at a time.
 class OnednnConv final : public Kernel {
  public:
-  OnednnConv(const KernelDesc& desc, const ConvSpec& md, ConvPass pass, bool fused, ActivationKind act)
+  OnednnConv(const KernelDesc& desc, const ConvSpec& md, ConvPass pass, bool fused, ActivationKind act,
+             memory::data_type dt)
       : node_(desc.node_name), fused_(fused) {
     dnnl::primitive_attr attr = user_scratchpad_attr();
     if (pass == ConvPass::forward) {
-      memory::desc bias = fused ? f32_md({md.o}, Tag::a) : memory::desc();
+      memory::desc bias = fused ? tensor_md({md.o}, Tag::a, dt) : memory::desc();
       if (fused) {
         dnnl::post_ops ops;
         append_activation(ops, act);
@@ -175,8 +176,12 @@ class OnednnConv final : public Kernel {
   int reorder_from_ = -1, reorder_to_ = -1;
 };
 
-// The kernel of a convolution desc whose window is `md` (checked by the caller).
-std::unique_ptr<Kernel> make_conv(const KernelDesc& desc, std::string* why_not, ConvPass pass, const ConvSpec& md) {
+// The kernel of a convolution desc of window `g` (checked by the caller).
+template <typename Window>
+std::unique_ptr<Kernel> make_conv(const KernelDesc& desc, std::string* why_not, ConvPass pass, const Window& g) {
+  memory::data_type dt;
+  if (!uniform_float_type(desc, &dt, why_not)) return nullptr;
+  const ConvSpec md = conv_spec(g, dt);
   const bool fused = desc.op == "fused_conv2d" || desc.op == "fused_conv3d";
   ActivationKind act = fused ? parse_activation_kind(desc, "activation") : ActivationKind::linear;
   if (std::string r = empty_tensor_reason(desc); !r.empty()) {
@@ -184,34 +189,34 @@ std::unique_ptr<Kernel> make_conv(const KernelDesc& desc, std::string* why_not, 
     return nullptr;
   }
   return decline_on_dnnl_error(desc, why_not, [&]() -> std::unique_ptr<Kernel> {
-    return std::make_unique<OnednnConv>(desc, md, pass, fused, act);
+    return std::make_unique<OnednnConv>(desc, md, pass, fused, act, dt);
   });
 }
 
 }  // namespace
 
 std::unique_ptr<Kernel> make_onednn_conv2d(const KernelDesc& desc, std::string* why_not) {
-  return make_conv(desc, why_not, ConvPass::forward, conv_spec(checked_window(desc)));
+  return make_conv(desc, why_not, ConvPass::forward, checked_window(widened(desc)));
 }
 
 std::unique_ptr<Kernel> make_onednn_conv2d_backprop_input(const KernelDesc& desc, std::string* why_not) {
-  return make_conv(desc, why_not, ConvPass::backward_data, conv_spec(checked_window(desc)));
+  return make_conv(desc, why_not, ConvPass::backward_data, checked_window(widened(desc)));
 }
 
 std::unique_ptr<Kernel> make_onednn_conv2d_backprop_filter(const KernelDesc& desc, std::string* why_not) {
-  return make_conv(desc, why_not, ConvPass::backward_weights, conv_spec(checked_window(desc)));
+  return make_conv(desc, why_not, ConvPass::backward_weights, checked_window(widened(desc)));
 }
 
 std::unique_ptr<Kernel> make_onednn_conv3d(const KernelDesc& desc, std::string* why_not) {
-  return make_conv(desc, why_not, ConvPass::forward, conv_spec(checked_window3d(desc)));
+  return make_conv(desc, why_not, ConvPass::forward, checked_window3d(widened(desc)));
 }
 
 std::unique_ptr<Kernel> make_onednn_conv3d_backprop_input(const KernelDesc& desc, std::string* why_not) {
-  return make_conv(desc, why_not, ConvPass::backward_data, conv_spec(checked_window3d(desc)));
+  return make_conv(desc, why_not, ConvPass::backward_data, checked_window3d(widened(desc)));
 }
 
 std::unique_ptr<Kernel> make_onednn_conv3d_backprop_filter(const KernelDesc& desc, std::string* why_not) {
-  return make_conv(desc, why_not, ConvPass::backward_weights, conv_spec(checked_window3d(desc)));
+  return make_conv(desc, why_not, ConvPass::backward_weights, checked_window3d(widened(desc)));
 }
 
 }  // namespace nnfit

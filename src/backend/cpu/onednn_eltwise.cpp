@@ -42,7 +42,7 @@ class OnednnUnary final : public Kernel {
 
 std::unique_ptr<Kernel> build(const KernelDesc& desc, std::string* why_not,
                               void (*init)(OnednnUnary&, const KernelDesc&, const Shape&)) {
-  Shape shape = checked_elementwise(desc);
+  Shape shape = checked_elementwise(widened(desc));
   if (desc.op == "activation" || desc.op == "activation_grad") {
     if (!eltwise_algorithm(parse_activation_args(desc), false)) {
       if (why_not) *why_not = "oneDNN 2.6 has no algorithm for activation '" + desc.attrs.s("kind") + "' with these arguments";
@@ -53,6 +53,8 @@ std::unique_ptr<Kernel> build(const KernelDesc& desc, std::string* why_not,
     if (why_not) *why_not = r;
     return nullptr;
   }
+  memory::data_type dt;
+  if (!uniform_float_type(desc, &dt, why_not)) return nullptr;
   return decline_on_dnnl_error(desc, why_not, [&]() -> std::unique_ptr<Kernel> {
     auto k = std::make_unique<OnednnUnary>(desc);
     init(*k, desc, shape);
@@ -60,14 +62,19 @@ std::unique_ptr<Kernel> build(const KernelDesc& desc, std::string* why_not,
   });
 }
 
-memory::desc flat_md(const Shape& s) { return f32_md({s.numel()}, Tag::a); }
-memory::desc rows_md(const Shape& s) {
+memory::data_type type_of(const KernelDesc& desc) {
+  memory::data_type dt = memory::data_type::f32;
+  uniform_float_type(desc, &dt, nullptr);  // build() checked it
+  return dt;
+}
+memory::desc flat_md(const Shape& s, const KernelDesc& desc) { return tensor_md({s.numel()}, Tag::a, type_of(desc)); }
+memory::desc rows_md(const Shape& s, const KernelDesc& desc) {
   std::int64_t c = s.dim(-1);
-  return f32_md({s.numel() / c, c}, Tag::ab);
+  return tensor_md({s.numel() / c, c}, Tag::ab, type_of(desc));
 }
 void init_activation(OnednnUnary& k, const KernelDesc& desc, const Shape& s) {
   const EltwiseAlgorithm a = *eltwise_algorithm(parse_activation_args(desc), false);
-  memory::desc md = flat_md(s);
+  memory::desc md = flat_md(s, desc);
   dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, a.algorithm, md, a.alpha, a.beta);
   dnnl::eltwise_forward::primitive_desc pd(d, user_scratchpad_attr(), cpu_engine());
   k.call().init<dnnl::eltwise_forward>(pd);
@@ -79,7 +86,7 @@ void init_activation_grad(OnednnUnary& k, const KernelDesc& desc, const Shape& s
   const ActivationArgs args = parse_activation_args(desc);
   const EltwiseAlgorithm a = *eltwise_algorithm(args, true);
   const bool t_is_y = activation_grad_reads_output(args.kind);
-  memory::desc md = flat_md(s);
+  memory::desc md = flat_md(s, desc);
   // The hint is created with the same algorithm, as oneDNN requires for *_use_dst_for_bwd.
   dnnl::eltwise_forward::primitive_desc hint(
       dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, a.algorithm, md, a.alpha, a.beta), cpu_engine());
@@ -91,8 +98,8 @@ void init_activation_grad(OnednnUnary& k, const KernelDesc& desc, const Shape& s
   k.set_slots({t, dy}, k.call().add(DNNL_ARG_DIFF_SRC, md));
 }
 
-void init_softmax(OnednnUnary& k, const KernelDesc&, const Shape& s) {
-  memory::desc md = rows_md(s);
+void init_softmax(OnednnUnary& k, const KernelDesc& desc, const Shape& s) {
+  memory::desc md = rows_md(s, desc);
   dnnl::softmax_forward::desc d(dnnl::prop_kind::forward_inference, md, 1);
   dnnl::softmax_forward::primitive_desc pd(d, user_scratchpad_attr(), cpu_engine());
   k.call().init<dnnl::softmax_forward>(pd);
@@ -100,8 +107,8 @@ void init_softmax(OnednnUnary& k, const KernelDesc&, const Shape& s) {
   k.set_slots({x}, k.call().add(DNNL_ARG_DST, md));
 }
 
-void init_softmax_grad(OnednnUnary& k, const KernelDesc&, const Shape& s) {
-  memory::desc md = rows_md(s);
+void init_softmax_grad(OnednnUnary& k, const KernelDesc& desc, const Shape& s) {
+  memory::desc md = rows_md(s, desc);
   dnnl::softmax_forward::primitive_desc hint(
       dnnl::softmax_forward::desc(dnnl::prop_kind::forward_training, md, 1), cpu_engine());
   dnnl::softmax_backward::desc d(md, md, 1);
@@ -166,6 +173,10 @@ class OnednnMaskedSoftmax final : public Kernel {
 }  // namespace
 
 std::unique_ptr<Kernel> make_onednn_masked_softmax(const KernelDesc& desc, std::string* why_not) {
+  if (desc.inputs.at(0).dtype != DType::f32) {
+    if (why_not) *why_not = "its mask pass reads float32";
+    return nullptr;
+  }
   if (std::string r = empty_tensor_reason(desc); !r.empty()) {
     if (why_not) *why_not = r;
     return nullptr;

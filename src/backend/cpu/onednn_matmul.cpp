@@ -14,16 +14,17 @@ using namespace onednn;
 class OnednnMatmul final : public Kernel {
  public:
   // batch > 0: batch_matmul's [batch, M, K]·[batch, K, N].
-  OnednnMatmul(const KernelDesc& desc, const MatmulGeometry& g, bool fused, ActivationKind act, std::int64_t batch = 0)
+  OnednnMatmul(const KernelDesc& desc, const MatmulGeometry& g, bool fused, ActivationKind act, memory::data_type dt,
+               std::int64_t batch = 0)
       : node_(desc.node_name), fused_(fused) {
-    const auto md = [batch](std::int64_t r, std::int64_t c, bool transposed) {
-      if (batch == 0) return f32_md({r, c}, transposed ? Tag::ba : Tag::ab);
-      return f32_md({batch, r, c}, transposed ? Tag::acb : Tag::abc);
+    const auto md = [batch, dt](std::int64_t r, std::int64_t c, bool transposed) {
+      if (batch == 0) return tensor_md({r, c}, transposed ? Tag::ba : Tag::ab, dt);
+      return tensor_md({batch, r, c}, transposed ? Tag::acb : Tag::abc, dt);
     };
     memory::desc a = md(g.m, g.k, g.transpose_a);
     memory::desc b = md(g.k, g.n, g.transpose_b);
     memory::desc c = md(g.m, g.n, false);
-    memory::desc bias = fused ? f32_md({1, g.n}, Tag::ab) : memory::desc();
+    memory::desc bias = fused ? tensor_md({1, g.n}, Tag::ab, dt) : memory::desc();
     dnnl::primitive_attr attr = user_scratchpad_attr();
     if (fused) {
       dnnl::post_ops ops;
@@ -70,21 +71,25 @@ std::unique_ptr<Kernel> make_onednn_batch_matmul(const KernelDesc& desc, std::st
   g.m = c[1];
   g.n = c[2];
   g.k = g.transpose_a ? a[1] : a[2];
+  memory::data_type dt;
+  if (!uniform_float_type(desc, &dt, why_not)) return nullptr;
   return decline_on_dnnl_error(desc, why_not, [&]() -> std::unique_ptr<Kernel> {
-    return std::make_unique<OnednnMatmul>(desc, g, false, ActivationKind::linear, c[0]);
+    return std::make_unique<OnednnMatmul>(desc, g, false, ActivationKind::linear, dt, c[0]);
   });
 }
 
 std::unique_ptr<Kernel> make_onednn_matmul(const KernelDesc& desc, std::string* why_not) {
-  MatmulGeometry g = checked_matmul(desc);
+  MatmulGeometry g = checked_matmul(widened(desc));
   bool fused = desc.op == "fused_matmul";
   ActivationKind act = fused ? parse_activation_kind(desc, "activation") : ActivationKind::linear;
   if (std::string r = empty_tensor_reason(desc); !r.empty()) {
     if (why_not) *why_not = r;
     return nullptr;
   }
+  memory::data_type dt;
+  if (!uniform_float_type(desc, &dt, why_not)) return nullptr;
   return decline_on_dnnl_error(desc, why_not, [&]() -> std::unique_ptr<Kernel> {
-    return std::make_unique<OnednnMatmul>(desc, g, fused, act);
+    return std::make_unique<OnednnMatmul>(desc, g, fused, act, dt);
   });
 }
 

@@ -18,14 +18,14 @@ struct PoolSpec {
   memory::dims strides, kernel, padding_l, padding_r;
 };
 
-PoolSpec pool_spec(const Window2d& g) {
-  return {f32_md(nchw_dims(g.n, g.c, g.h, g.w), Tag::nhwc), f32_md(nchw_dims(g.n, g.c, g.oh, g.ow), Tag::nhwc),
+PoolSpec pool_spec(const Window2d& g, memory::data_type dt) {
+  return {tensor_md(nchw_dims(g.n, g.c, g.h, g.w), Tag::nhwc, dt), tensor_md(nchw_dims(g.n, g.c, g.oh, g.ow), Tag::nhwc, dt),
           strides_of(g), {g.kh, g.kw}, padding_l_of(g), padding_r_of(g)};
 }
 
-PoolSpec pool_spec(const Window3d& g) {
-  return {f32_md({g.n, g.c, g.in[0], g.in[1], g.in[2]}, Tag::ndhwc),
-          f32_md({g.n, g.c, g.out[0], g.out[1], g.out[2]}, Tag::ndhwc),
+PoolSpec pool_spec(const Window3d& g, memory::data_type dt) {
+  return {tensor_md({g.n, g.c, g.in[0], g.in[1], g.in[2]}, Tag::ndhwc, dt),
+          tensor_md({g.n, g.c, g.out[0], g.out[1], g.out[2]}, Tag::ndhwc, dt),
           {g.stride[0], g.stride[1], g.stride[2]},
           {g.k[0], g.k[1], g.k[2]},
           {g.pad_before[0], g.pad_before[1], g.pad_before[2]},
@@ -75,8 +75,12 @@ class OnednnPool final : public Kernel {
   int in_ = -1, out_ = -1;
 };
 
-// The kernel of a pooling desc whose window is `md` (checked by the caller).
-std::unique_ptr<Kernel> make_pool(const KernelDesc& desc, std::string* why_not, bool backward, const PoolSpec& md) {
+// The kernel of a pooling desc of window `g` (checked by the caller).
+template <typename Window>
+std::unique_ptr<Kernel> make_pool(const KernelDesc& desc, std::string* why_not, bool backward, const Window& g) {
+  memory::data_type dt;
+  if (!uniform_float_type(desc, &dt, why_not)) return nullptr;
+  const PoolSpec md = pool_spec(g, dt);
   if (std::string r = empty_tensor_reason(desc); !r.empty()) {
     if (why_not) *why_not = r;
     return nullptr;
@@ -99,20 +103,20 @@ bool declined(const KernelDesc& desc, std::string* why_not) {
 
 std::unique_ptr<Kernel> make_onednn_pool2d(const KernelDesc& desc, std::string* why_not) {
   if (declined(desc, why_not)) return nullptr;
-  return make_pool(desc, why_not, false, pool_spec(checked_window(desc)));
+  return make_pool(desc, why_not, false, checked_window(widened(desc)));
 }
 
 std::unique_ptr<Kernel> make_onednn_avg_pool2d_grad(const KernelDesc& desc, std::string* why_not) {
   if (declined(desc, why_not)) return nullptr;
-  return make_pool(desc, why_not, true, pool_spec(checked_window(desc)));
+  return make_pool(desc, why_not, true, checked_window(widened(desc)));
 }
 
 std::unique_ptr<Kernel> make_onednn_pool3d(const KernelDesc& desc, std::string* why_not) {
-  return make_pool(desc, why_not, false, pool_spec(checked_window3d(desc)));
+  return make_pool(desc, why_not, false, checked_window3d(widened(desc)));
 }
 
 std::unique_ptr<Kernel> make_onednn_avg_pool3d_grad(const KernelDesc& desc, std::string* why_not) {
-  return make_pool(desc, why_not, true, pool_spec(checked_window3d(desc)));
+  return make_pool(desc, why_not, true, checked_window3d(widened(desc)));
 }
 
 }  // namespace nnfit

@@ -1,7 +1,7 @@
 // Registers this kernel family (see src/backend/kernel_families.h): the oneDNN kernels of
 // dense, convolution, pooling and activation ops (2-D and 3-D), plus the OpenMP max-pool
-// gradients. All f32 on the CPU; each op's reference kernel is registered after these
-// (ref_nn_registry.cpp).
+// gradients. f32, and bf16 / f16 where oneDNN runs them on this CPU; each op's reference
+// kernel is registered after these (ref_nn_registry.cpp).
 #include "backend/cpu/onednn_kernels.h"
 #include "backend/kernel_families.h"
 
@@ -36,6 +36,16 @@ void register_onednn_kernels(KernelRegistry& registry) {
   };
   for (const auto& [op, factory] : onednn) {
     registry.add(op, DeviceType::cpu, DType::f32, {std::string("onednn:") + op, factory});
+  }
+  // The same kernels at bfloat16 and float16, where oneDNN has an implementation for this
+  // CPU (AVX-512 BF16, AMX; f16 only with AVX-512 FP16): they decline otherwise, and the
+  // float32 kernel runs widened (Note [Compute dtype]). The recurrent kernels' own loops are
+  // float32.
+  for (const auto& [op, factory] : onednn) {
+    if (std::string(op) == "rnn" || std::string(op) == "rnn_grad" || std::string(op) == "masked_softmax") continue;
+    for (DType dtype : {DType::bf16, DType::f16}) {
+      registry.add(op, DeviceType::cpu, dtype, {std::string("onednn:") + op, factory});
+    }
   }
   registry.add("max_pool2d_grad", DeviceType::cpu, DType::f32,
                {"omp:max_pool2d_grad", make_omp_max_pool2d_grad});

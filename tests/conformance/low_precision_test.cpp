@@ -1,0 +1,155 @@
+// Per-op conformance at bfloat16 and float16 (issue 16): oneDNN's native kernels where this
+// CPU runs them and the widened float32 kernels elsewhere, against the float32 reference on
+// the same rounded inputs (low_precision.h), one matmul against float64; the cast kernels
+// bit for bit against core/dtype.cpp's conversions, special values included.
+#include <cmath>
+#include <limits>
+
+#include "low_precision.h"
+
+namespace nnfit::testing {
+namespace {
+
+using Ints = std::vector<std::int64_t>;
+
+KernelDesc desc(const std::string& op, Attrs attrs, std::vector<Shape> ins, std::vector<Shape> outs) {
+  return f32_desc(op, std::move(attrs), std::move(ins), std::move(outs));
+}
+
+const DType kLow[] = {DType::bf16, DType::f16};
+
+TEST(LowPrecision, CastIsExactRoundToNearestEvenBothKernels) {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> values{0.0f, -0.0f, 1.0f, -1.0f, 1.00390625f, 1.01171875f, 65504.0f, 65520.0f, 70000.0f, 1e-8f,
+                            6e-8f, 3e38f, -3e38f, inf, -inf, std::nanf(""), 1.17549435e-38f, 1e-40f};
+  for (int i = 0; i < 4000; ++i) values.push_back(std::ldexp(static_cast<float>(i % 977) / 977.0f + 1.0f, i % 60 - 30) * (i % 2 ? 1 : -1));
+  const Shape s{static_cast<std::int64_t>(values.size())};
+  const Tensor x = tensor_of(s, values);
+  for (DType to : kLow) {
+    SCOPED_TRACE(dtype_name(to));
+    Attrs down{{"dtype", std::string(dtype_name(to))}};
+    KernelDesc d{"cast", down, {{s, DType::f32}}, {{s, to}}, "test/cast"};
+    Tensor want = to_dtype(x, to);  // core/dtype.cpp's conversion
+    for (const char* impl : {"ref:cast", "omp:cast"}) {
+      std::string why;
+      auto k = kernel_registry().create(impl, d, DeviceType::cpu, &why);
+      ASSERT_NE(k, nullptr) << impl << ": " << why;
+      const Tensor got = run_kernel(*k, d, {x}, StepContext{})[0];
+      EXPECT_EQ(0, std::memcmp(want.raw(), got.raw(), want.nbytes())) << impl << " down";
+      KernelDesc up{"cast", Attrs{{"dtype", std::string("float32")}}, {{s, to}}, {{s, DType::f32}}, "test/cast"};
+      auto ku = kernel_registry().create(impl, up, DeviceType::cpu, &why);
+      ASSERT_NE(ku, nullptr) << impl << ": " << why;
+      const Tensor back = run_kernel(*ku, up, {want}, StepContext{})[0];
+      const Tensor exact = to_f32(want);
+      EXPECT_EQ(0, std::memcmp(exact.raw(), back.raw(), exact.nbytes())) << impl << " up";
+    }
+  }
+  // bfloat16 keeps float32's range: 3e38 stays finite; float16 overflows to inf.
+  EXPECT_TRUE(std::isfinite(bf16_to_float(float_to_bf16(3e38f))));
+  EXPECT_TRUE(std::isinf(f16_to_float(float_to_f16(70000.0f))));
+}
+
+TEST(LowPrecision, MatmulAgainstFloat64) {
+  const std::int64_t m = 17, k = 33, n = 9;
+  const Tensor a = random_tensor({m, k}, 1), b = random_tensor({k, n}, 2);
+  for (DType dt : kLow) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Tensor al = to_dtype(a, dt), bl = to_dtype(b, dt);
+    const Tensor ar = to_f32(al), br = to_f32(bl);
+    KernelDesc d = at_dtype(desc("matmul", {}, {{m, k}, {k, n}}, {{m, n}}), dt);
+    SelectedKernel sk = kernel_registry().select(d, DeviceType::cpu);
+    const Tensor got = to_f32(run_kernel(*sk.kernel, d, {al, bl}, StepContext{})[0]);
+    double scale = 0, worst = 0;
+    for (std::int64_t i = 0; i < m; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        double want = 0;
+        for (std::int64_t p = 0; p < k; ++p) want += double(ar.data<float>()[i * k + p]) * br.data<float>()[p * n + j];
+        scale = std::max(scale, std::fabs(want));
+        worst = std::max(worst, std::fabs(want - got.data<float>()[i * n + j]));
+      }
+    }
+    EXPECT_LE(worst, low_precision_tolerance(dt) * scale) << sk.impl_name;
+  }
+}
+
+TEST(LowPrecision, DenseOps) {
+  for (DType dt : kLow) {
+    SCOPED_TRACE(dtype_name(dt));
+    for (std::int64_t ta : {0, 1}) {
+      for (std::int64_t tb : {0, 1}) {
+        Attrs a{{"transpose_a", ta}, {"transpose_b", tb}};
+        const Shape sa = ta ? Shape{24, 13} : Shape{13, 24}, sb = tb ? Shape{7, 24} : Shape{24, 7};
+        expect_low_precision_matches_reference(desc("matmul", a, {sa, sb}, {{13, 7}}),
+                                               {random_tensor(sa, 3), random_tensor(sb, 4)}, dt);
+      }
+    }
+    for (const char* act : {"linear", "relu", "tanh"}) {
+      Attrs a{{"activation", std::string(act)}};
+      expect_low_precision_matches_reference(desc("fused_matmul", a, {{13, 24}, {24, 7}, {7}}, {{13, 7}}),
+                                             {random_tensor({13, 24}, 5), random_tensor({24, 7}, 6), random_tensor({7}, 7)}, dt);
+    }
+    expect_low_precision_matches_reference(desc("bias_add", {}, {{13, 7}, {7}}, {{13, 7}}),
+                                           {random_tensor({13, 7}, 8), random_tensor({7}, 9)}, dt);
+    expect_low_precision_matches_reference(desc("bias_add_grad", {}, {{13, 7}}, {{7}}), {random_tensor({13, 7}, 10)}, dt);
+  }
+}
+
+TEST(LowPrecision, ConvolutionAndPooling) {
+  const Shape x{2, 9, 8, 3}, w{3, 3, 3, 5};
+  for (DType dt : kLow) {
+    for (const char* padding : {"valid", "same"}) {
+      for (std::int64_t s : {1, 2}) {
+        SCOPED_TRACE(std::string(dtype_name(dt)) + " " + padding + " stride " + std::to_string(s));
+        Attrs a{{"strides", Ints{s, s}}, {"padding", std::string(padding)}};
+        const bool same = std::string(padding) == "same";
+        const std::int64_t oh = same ? (9 + s - 1) / s : (9 - 3) / s + 1, ow = same ? (8 + s - 1) / s : (8 - 3) / s + 1;
+        const Shape y{2, oh, ow, 5};
+        expect_low_precision_matches_reference(desc("conv2d", a, {x, w}, {y}), {random_tensor(x, 11), random_tensor(w, 12)}, dt);
+        Attrs f = a;
+        f.set("activation", std::string("relu"));
+        expect_low_precision_matches_reference(desc("fused_conv2d", f, {x, w, {5}}, {y}),
+                                               {random_tensor(x, 13), random_tensor(w, 14), random_tensor({5}, 15)}, dt);
+        Attrs bi = a;
+        bi.set("input_shape", x.dims());
+        expect_low_precision_matches_reference(desc("conv2d_backprop_input", bi, {y, w}, {x}),
+                                               {random_tensor(y, 16), random_tensor(w, 17)}, dt);
+        Attrs bf = a;
+        bf.set("filter_shape", w.dims());
+        expect_low_precision_matches_reference(desc("conv2d_backprop_filter", bf, {x, y}, {w}),
+                                               {random_tensor(x, 18), random_tensor(y, 19)}, dt);
+        Attrs p{{"pool_size", Ints{2, 2}}, {"strides", Ints{s, s}}, {"padding", std::string(padding)}};
+        const std::int64_t ph = same ? (9 + s - 1) / s : (9 - 2) / s + 1, pw = same ? (8 + s - 1) / s : (8 - 2) / s + 1;
+        const Shape py{2, ph, pw, 3};
+        for (const char* op : {"max_pool2d", "avg_pool2d"}) {
+          expect_low_precision_matches_reference(desc(op, p, {x}, {py}), {random_tensor(x, 20)}, dt);
+        }
+        Attrs pg = p;
+        pg.set("input_shape", x.dims());
+        expect_low_precision_matches_reference(desc("avg_pool2d_grad", pg, {py}, {x}), {random_tensor(py, 21)}, dt);
+      }
+    }
+  }
+}
+
+TEST(LowPrecision, ActivationsAndSoftmax) {
+  const Shape s{6, 37};
+  for (DType dt : kLow) {
+    for (const char* kind : {"relu", "sigmoid", "tanh", "gelu", "silu", "elu"}) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " " + kind);
+      Attrs a{{"kind", std::string(kind)}};
+      const Tensor x = random_tensor(s, 40, -3.0f, 3.0f);
+      expect_low_precision_matches_reference(desc("activation", a, {s}, {s}), {x}, dt);
+      const std::string k = kind;
+      const bool t_is_x = k != "relu" && k != "sigmoid" && k != "tanh";
+      const Tensor t = t_is_x ? x : run_reference(desc("activation", a, {s}, {s}), {x});
+      expect_low_precision_matches_reference(desc("activation_grad", a, {s, s}, {s}), {t, random_tensor(s, 41)}, dt);
+    }
+    const Tensor logits = random_tensor(s, 42, -4.0f, 4.0f);
+    expect_low_precision_matches_reference(desc("softmax", {}, {s}, {s}), {logits}, dt);
+    const Tensor y = run_reference(desc("softmax", {}, {s}, {s}), {logits});
+    expect_low_precision_matches_reference(desc("softmax_grad", {}, {s, s}, {s}), {y, random_tensor(s, 43)}, dt);
+  }
+}
+
+}  // namespace
+}  // namespace nnfit::testing
