@@ -29,6 +29,9 @@ SelectedKernel KernelRegistry::select(const KernelDesc& desc, DeviceType device)
     SelectedKernel inner = select(widened(desc), device);
     out.kernel = make_widened_kernel(desc, std::move(inner.kernel));
     out.impl_name = "widen:" + inner.impl_name;
+    if (env_flag_enabled("NNFIT_VERBOSE")) {
+      std::fprintf(stderr, "nnfit: %s %s -> %s\n", desc.node_name.c_str(), desc.op.c_str(), out.impl_name.c_str());
+    }
     out.rejections.insert(out.rejections.end(), inner.rejections.begin(), inner.rejections.end());
     return std::move(out);
   };

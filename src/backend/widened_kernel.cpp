@@ -1,6 +1,8 @@
 // The widening adapter (widened_kernel.h).
 #include "backend/widened_kernel.h"
 
+#include "backend/common/low_precision.h"
+
 #include <cstdint>
 #include <vector>
 
@@ -10,30 +12,6 @@ namespace {
 
 constexpr std::size_t kAlign = 64;
 std::size_t aligned(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
-constexpr std::int64_t kParallelElements = 1 << 15;
-
-void to_f32(DType t, const void* src, float* dst, std::int64_t n) {
-  const auto* bits = static_cast<const std::uint16_t*>(src);
-  if (t == DType::bf16) {
-#pragma omp parallel for schedule(static) if (n >= kParallelElements)
-    for (std::int64_t i = 0; i < n; ++i) dst[i] = bf16_to_float(bits[i]);
-  } else {
-#pragma omp parallel for schedule(static) if (n >= kParallelElements)
-    for (std::int64_t i = 0; i < n; ++i) dst[i] = f16_to_float(bits[i]);
-  }
-}
-
-void from_f32(DType t, const float* src, void* dst, std::int64_t n) {
-  auto* bits = static_cast<std::uint16_t*>(dst);
-  if (t == DType::bf16) {
-#pragma omp parallel for schedule(static) if (n >= kParallelElements)
-    for (std::int64_t i = 0; i < n; ++i) bits[i] = float_to_bf16(src[i]);
-  } else {
-#pragma omp parallel for schedule(static) if (n >= kParallelElements)
-    for (std::int64_t i = 0; i < n; ++i) bits[i] = float_to_f16(src[i]);
-  }
-}
-
 class WidenedKernel final : public Kernel {
  public:
   WidenedKernel(const KernelDesc& desc, std::unique_ptr<Kernel> inner)
@@ -59,7 +37,7 @@ class WidenedKernel final : public Kernel {
       in[i] = args.inputs[i];
       if (!is_low_precision(inputs_[i].dtype)) continue;
       auto* f = reinterpret_cast<float*>(ws + in_at_[i]);
-      to_f32(inputs_[i].dtype, args.inputs[i], f, inputs_[i].shape.numel());
+      low_precision::to_f32(inputs_[i].dtype, args.inputs[i], f, inputs_[i].shape.numel());
       in[i] = f;
     }
     for (std::size_t i = 0; i < outputs_.size(); ++i) {
@@ -69,7 +47,7 @@ class WidenedKernel final : public Kernel {
     inner_->run(inner);
     for (std::size_t i = 0; i < outputs_.size(); ++i) {
       if (!is_low_precision(outputs_[i].dtype)) continue;
-      from_f32(outputs_[i].dtype, static_cast<const float*>(out[i]), args.outputs[i], outputs_[i].shape.numel());
+      low_precision::from_f32(outputs_[i].dtype, static_cast<const float*>(out[i]), args.outputs[i], outputs_[i].shape.numel());
     }
   }
 

@@ -123,6 +123,16 @@ TEST(LowPrecision, ConvolutionAndPooling) {
         for (const char* op : {"max_pool2d", "avg_pool2d"}) {
           expect_low_precision_matches_reference(desc(op, p, {x}, {py}), {random_tensor(x, 20)}, dt);
         }
+        // max_pool2d_grad (x, y, dy; with the fused relu gradient too): omp's native kernel.
+        const Tensor xt = random_tensor(x, 22);
+        const Tensor yt = run_reference(desc("max_pool2d", p, {x}, {py}), {to_f32(to_dtype(xt, dt))});
+        for (std::int64_t relu : {0, 1}) {
+          Attrs pr = p;
+          pr.set("relu", relu);
+          const int native = expect_low_precision_matches_reference(desc("max_pool2d_grad", pr, {x, py, py}, {x}),
+                                                                    {xt, yt, random_tensor(py, 23)}, dt);
+          EXPECT_EQ(native, 1) << "omp:max_pool2d_grad takes bf16 and f16";
+        }
         Attrs pg = p;
         pg.set("input_shape", x.dims());
         expect_low_precision_matches_reference(desc("avg_pool2d_grad", pg, {py}, {x}), {random_tensor(py, 21)}, dt);

@@ -47,8 +47,9 @@ void register_onednn_kernels(KernelRegistry& registry) {
       registry.add(op, DeviceType::cpu, dtype, {std::string("onednn:") + op, factory});
     }
   }
-  registry.add("max_pool2d_grad", DeviceType::cpu, DType::f32,
-               {"omp:max_pool2d_grad", make_omp_max_pool2d_grad});
+  for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
+    registry.add("max_pool2d_grad", DeviceType::cpu, dtype, {"omp:max_pool2d_grad", make_omp_max_pool2d_grad});
+  }
   registry.add("max_pool3d_grad", DeviceType::cpu, DType::f32,
                {"omp:max_pool3d_grad", make_omp_max_pool3d_grad});
 }

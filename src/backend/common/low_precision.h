@@ -1,0 +1,42 @@
+// Private to src/backend: float32 <-> bfloat16 / float16 conversion loops, split over
+// threads. bfloat16 as inline bit arithmetic the compiler vectorizes (round to nearest
+// even, NaN kept quiet: the bits of core/dtype.cpp's float_to_bf16, checked by the
+// low-precision conformance test); float16 through core/dtype.cpp's scalar conversions.
+#pragma once
+#include <cstdint>
+
+#include "nnfit/core/dtype.h"
+
+namespace nnfit::low_precision {
+
+inline constexpr std::int64_t kParallelElements = 1 << 15;
+
+inline void to_f32(DType from, const void* src, float* dst, std::int64_t n) {
+  const auto* __restrict bits = static_cast<const std::uint16_t*>(src);
+  if (from == DType::bf16) {
+    auto* __restrict out = reinterpret_cast<std::uint32_t*>(dst);
+#pragma omp parallel for simd schedule(static) if (n >= kParallelElements)
+    for (std::int64_t i = 0; i < n; ++i) out[i] = static_cast<std::uint32_t>(bits[i]) << 16;
+  } else {
+#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+    for (std::int64_t i = 0; i < n; ++i) dst[i] = f16_to_float(bits[i]);
+  }
+}
+
+inline void from_f32(DType to, const float* src, void* dst, std::int64_t n) {
+  auto* __restrict out = static_cast<std::uint16_t*>(dst);
+  if (to == DType::bf16) {
+    const auto* __restrict in = reinterpret_cast<const std::uint32_t*>(src);
+#pragma omp parallel for simd schedule(static) if (n >= kParallelElements)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::uint32_t b = in[i];
+      const bool nan = (b & 0x7fffffffu) > 0x7f800000u;
+      out[i] = static_cast<std::uint16_t>(nan ? (b >> 16) | 0x40u : (b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+    }
+  } else {
+#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+    for (std::int64_t i = 0; i < n; ++i) out[i] = float_to_f16(src[i]);
+  }
+}
+
+}  // namespace nnfit::low_precision
