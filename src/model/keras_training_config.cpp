@@ -115,6 +115,31 @@ const Keys kOptimizerCommon = {"name", "learning_rate", "lr", "decay", "weight_d
 OptimizerOptions optimizer_from_keras_json(const std::string& json_text, const std::string& where) {
   const Reader r{where};
   const json j = parse(r, json_text);
+  // Keras 3's LossScaleOptimizer (and Keras 2's, with "dynamic"): the inner optimizer, scaled.
+  if (j.is_object() && find(j, "class_name") && j["class_name"].is_string() &&
+      j["class_name"].get<std::string>() == "LossScaleOptimizer") {
+    check_keys(r, "", j, {"module", "class_name", "config", "registered_name"});
+    const json* c = value(j, "config");
+    if (!c) r.invalid("", "a LossScaleOptimizer needs its config with \"inner_optimizer\"");
+    expect_object(r, "config", *c);
+    check_keys(r, "config", *c, {"name", "inner_optimizer", "initial_scale", "dynamic_growth_steps", "dynamic"},
+               {"learning_rate", "weight_decay", "clipnorm", "global_clipnorm", "clipvalue", "use_ema", "ema_momentum",
+                "ema_overwrite_frequency", "loss_scale_factor", "gradient_accumulation_steps"});
+    const json* inner = value(*c, "inner_optimizer");
+    if (!inner) r.invalid("config", "a LossScaleOptimizer needs \"inner_optimizer\"");
+    OptimizerOptions o = optimizer_from_keras_json(inner->dump(), where + ": config.inner_optimizer");
+    o.loss_scale.enabled = true;
+    o.loss_scale.dynamic = get_bool(r, "config", *c, "dynamic", true);
+    o.loss_scale.initial_scale = get_number(r, "config", *c, "initial_scale", 32768.0);
+    o.loss_scale.growth_steps = get_int(r, "config", *c, "dynamic_growth_steps", 2000);
+    if (!(o.loss_scale.initial_scale > 0.0) || !std::isfinite(o.loss_scale.initial_scale)) {
+      r.invalid("config", "\"initial_scale\" must be a positive number, got " + show((*c)["initial_scale"]));
+    }
+    if (o.loss_scale.growth_steps < 1) {
+      r.invalid("config", "\"dynamic_growth_steps\" must be >= 1, got " + show((*c)["dynamic_growth_steps"]));
+    }
+    return o;
+  }
   OptimizerOptions o;
   std::string cls;
   if (j.is_string()) {

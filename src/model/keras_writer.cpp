@@ -259,7 +259,10 @@ std::string model_to_keras_json(const Model& model, KerasFormat format) {
   return out.dump();
 }
 
-std::string optimizer_to_keras_json(const OptimizerOptions& o) {
+namespace {
+
+// The optimizer alone, without a loss scale.
+std::string inner_optimizer_json(const OptimizerOptions& o) {
   static const std::pair<const char*, const char*> kClasses[] = {
       {"adam", "Adam"},       {"adamw", "AdamW"},   {"sgd", "SGD"},   {"rmsprop", "RMSprop"},
       {"adagrad", "Adagrad"}, {"adamax", "Adamax"}, {"lion", "Lion"}, {"adadelta", "Adadelta"},
@@ -301,6 +304,21 @@ std::string optimizer_to_keras_json(const OptimizerOptions& o) {
     c.update({{"beta_1", o.beta_1}, {"beta_2", o.beta_2}, {"epsilon", o.epsilon}, {"amsgrad", o.amsgrad}});
   }
   return json{{"module", "keras.optimizers"}, {"class_name", cls}, {"config", c}, {"registered_name", nullptr}}.dump();
+}
+
+}  // namespace
+
+std::string optimizer_to_keras_json(const OptimizerOptions& o) {
+  if (!o.loss_scale.enabled) return inner_optimizer_json(o);
+  OptimizerOptions inner = o;
+  inner.loss_scale = {};
+  json c = {{"name", "loss_scale_optimizer"},
+            {"inner_optimizer", json::parse(inner_optimizer_json(inner))},
+            {"initial_scale", o.loss_scale.initial_scale},
+            {"dynamic_growth_steps", o.loss_scale.growth_steps}};
+  if (!o.loss_scale.dynamic) c["dynamic"] = false;  // Keras 2's fixed scale
+  return json{{"module", "keras.optimizers"}, {"class_name", "LossScaleOptimizer"}, {"config", c}, {"registered_name", nullptr}}
+      .dump();
 }
 
 std::string metric_to_keras_json(const MetricSpec& m) {

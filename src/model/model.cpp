@@ -140,6 +140,10 @@ void Model::compile(CompileOptions options) {
               " loss_weights were given");
   build();
   if (options.dtype_policy) dtype_policy_ = *options.dtype_policy;
+  // Keras's compile wraps the optimizer in a LossScaleOptimizer under mixed_float16.
+  if (dtype_policy_.name == "mixed_float16") options.optimizer.loss_scale.enabled = true;
+  loss_scale_ = options.optimizer.loss_scale.enabled ? options.optimizer.loss_scale.initial_scale : 1.0;
+  loss_scale_good_steps_ = skipped_steps_ = 0;
   auto optimizer = std::make_unique<Optimizer>(options.optimizer);
   // A recompiled model plans afresh with new optimizer slots; its weights stay.
   programs_->entries.clear();

@@ -2,6 +2,7 @@
 // model_impl.h; docs/design/memory.md). Training accumulates their gradients into one
 // update; inference (validation, evaluate, predict) concatenates their outputs.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "model/model_impl.h"
@@ -41,8 +42,21 @@ bool micro_batches_differ(const std::vector<std::unique_ptr<Layer>>& layers) {
 Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const char* what) {
   const Mode mode = training ? Mode::train : Mode::infer;
   Entry& e = entry_mode(static_cast<int>(mode), batch, /*bind=*/false);
+  // Loss scaling runs every training batch as gradients, then an update (one micro-batch
+  // of the whole batch, unless memory asks for smaller ones).
+  if (training && loss_scaling() && !e.split) {
+    NNFIT_CHECK(e.xs.size() == 1 && e.preds.size() == 1 && !weighted_, Unsupported, "model '", name_,
+                "': loss scaling (LossScaleOptimizer, applied by mixed_float16) runs single-input, single-output ",
+                "models without sample or class weights for now", "use mixed_bfloat16, which needs no loss scaling");
+    try {
+      entry_mode(static_cast<int>(Mode::grads), batch);
+      make_split(e, true, batch, batch, "");
+    } catch (const OutOfMemory&) {
+      if (!reduce_on_oom_) throw;  // the OOM split below, with its note
+    }
+  }
   // Under "fail" the full batch must fit, even if an earlier call split it.
-  if (e.split && !reduce_on_oom_) e.split.reset();
+  if (e.split && !reduce_on_oom_ && !(training && loss_scaling() && e.split->micro == batch)) e.split.reset();
   if (!e.split) {
     try {
       return entry_mode(static_cast<int>(mode), batch);
@@ -66,24 +80,11 @@ Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const cha
                             oom.shared_details());
         }
       }
-      if (training) entry_mode(static_cast<int>(Mode::apply), 0);
-      const Graph& g = e.program.graph();
-      auto s = std::make_unique<MicroBatches>();
-      s->mode = micro_mode;
-      s->batch = batch;
-      s->micro = micro;
-      s->x = Tensor::zeros(g.desc(e.xs[0]).shape, DType::f32);
-      if (!e.ys.empty()) s->y = Tensor::zeros(g.desc(e.ys[0]).shape, g.desc(e.ys[0]).dtype);
-      s->pred = Tensor::zeros(g.desc(e.preds[0]).shape, DType::f32);
-      if (training) {
-        for (Weight* w : programs_->trainable) s->grad_sums.push_back(Tensor::zeros(w->value.shape(), DType::f32));
-      }
-      s->cause = oom.what();
-      e.split = std::move(s);
+      make_split(e, training, batch, micro, oom.what());
     }
   }
   MicroBatches& s = *e.split;
-  if (s.noted_scope != oom_scope_ && notes_) {
+  if (s.noted_scope != oom_scope_ && notes_ && s.micro < s.batch) {
     s.noted_scope = oom_scope_;
     const std::string head = std::string(what) + " batch " + std::to_string(batch) + " does not fit (" + s.cause +
                              "); ";
@@ -104,16 +105,31 @@ Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const cha
   return e;
 }
 
-void Model::run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
-  if (e.split) {
-    run_micro_batches(e, rows, ctx, before_run);
-    return;
+void Model::make_split(Entry& e, bool training, std::int64_t batch, std::int64_t micro, std::string cause) {
+  if (training) entry_mode(static_cast<int>(Mode::apply), 0);
+  const Graph& g = e.program.graph();
+  auto s = std::make_unique<MicroBatches>();
+  s->mode = training ? Mode::grads : Mode::infer;
+  s->batch = batch;
+  s->micro = micro;
+  s->x = Tensor::zeros(g.desc(e.xs[0]).shape, DType::f32);
+  if (!e.ys.empty()) s->y = Tensor::zeros(g.desc(e.ys[0]).shape, g.desc(e.ys[0]).dtype);
+  s->pred = Tensor::zeros(g.desc(e.preds[0]).shape, DType::f32);
+  if (training) {
+    for (Weight* w : programs_->trainable) s->grad_sums.push_back(Tensor::zeros(w->value.shape(), DType::f32));
   }
-  if (before_run) before_run(e.program, false);
-  e.program.run(ctx);
+  s->cause = std::move(cause);
+  e.split = std::move(s);
 }
 
-void Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
+bool Model::run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
+  if (e.split) return run_micro_batches(e, rows, ctx, before_run);
+  if (before_run) before_run(e.program, false);
+  e.program.run(ctx);
+  return true;
+}
+
+bool Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
   MicroBatches& a = *e.split;
   Programs& p = *programs_;
   const bool training = a.mode == Mode::grads;
@@ -124,6 +140,10 @@ void Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ct
   const char* x = static_cast<const char*>(a.x_ext ? a.x_ext : a.x.raw());
   a.x_ext = nullptr;
   for (Tensor& g : a.grad_sums) std::memset(g.raw(), 0, g.nbytes());
+  // Loss scaling: the loss's gradient seed (dL/dL) is the scale, so every gradient of the
+  // backward pass is scaled (Keras's scale_loss); they are unscaled below.
+  const double scale = training && loss_scaling() ? loss_scale_ : 1.0;
+  if (training) *p.one.data<float>() = static_cast<float>(scale);
   double loss_sum = 0;
   std::int64_t index = 0;
   for (std::int64_t off = 0; off < rows; off += a.micro, ++index) {
@@ -159,16 +179,41 @@ void Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ct
     m.program.set_input(m.xs[0], nullptr);
   }
   a.loss = static_cast<float>(loss_sum / static_cast<double>(rows));
-  if (!training) return;
+  if (!training) return true;
+  *p.one.data<float>() = 1.0f;
   Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0);
-  const float inv = 1.0f / static_cast<float>(rows);
+  const float inv = static_cast<float>(1.0 / (static_cast<double>(rows) * scale));
+  bool finite = true;
   for (std::size_t k = 0; k < p.trainable.size(); ++k) {
     float* dst = static_cast<float*>(apply.program.data(apply.gradient_inputs[k]));
     const float* sum = a.grad_sums[k].data<float>();
-    for (std::int64_t i = 0; i < a.grad_sums[k].numel(); ++i) dst[i] = sum[i] * inv;
+    const std::int64_t n = a.grad_sums[k].numel();
+    bool ok = true;
+#pragma omp simd reduction(&& : ok)
+    for (std::int64_t i = 0; i < n; ++i) {
+      dst[i] = sum[i] * inv;
+      ok = ok && std::isfinite(dst[i]);
+    }
+    finite = finite && ok;
+  }
+  if (loss_scaling()) {
+    // Keras's LossScaleOptimizer: a non-finite step is skipped and halves a dynamic scale;
+    // growth_steps finite steps in a row double it.
+    const OptimizerOptions::LossScale& ls = compile_options_.optimizer.loss_scale;
+    if (!finite) {
+      if (ls.dynamic) loss_scale_ /= 2.0;
+      loss_scale_good_steps_ = 0;
+      ++skipped_steps_;
+      return false;
+    }
+    if (ls.dynamic && ++loss_scale_good_steps_ >= ls.growth_steps) {
+      loss_scale_ *= 2.0;
+      loss_scale_good_steps_ = 0;
+    }
   }
   if (before_run) before_run(apply.program, true);
   apply.program.run(ctx);
+  return true;
 }
 
 }  // namespace nnfit

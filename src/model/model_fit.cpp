@@ -276,8 +276,9 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
         ctx.step = iterations_;
         ctx.learning_rate = static_cast<float>(optimizer_->learning_rate(iterations_));
         step_programs.clear();
-        run_entry(*e, rows, ctx, time_program);
-        ++iterations_;
+        // A loss-scaled step with non-finite gradients is skipped: the optimizer's
+        // iterations (and the learning rate schedule) do not advance, as in Keras.
+        if (run_entry(*e, rows, ctx, time_program)) ++iterations_;
         if (rows == timed_batch && !e->split) ++timed_steps;
         train_seconds += now_s() - t0;
         const float loss = e->loss_value();
@@ -322,6 +323,11 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
     logs.push_back({"samples_per_s", static_cast<double>(seen) / train_seconds});
     logs.push_back({"input_wait_fraction", train_seconds > 0 ? wait_seconds / train_seconds : 0.0});
     logs.push_back({"memory_peak_bytes", static_cast<double>(memory_stats().peak_bytes)});
+    if (loss_scaling()) {
+      logs.push_back({"loss_scale", loss_scale_});
+      logs.push_back({"skipped_steps", static_cast<double>(skipped_steps_)});
+      skipped_steps_ = 0;
+    }
     history.epochs.push_back(logs);
     if (log_steps) {
       step_log->flush();

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -210,6 +211,138 @@ TEST(MixedPrecision, SavedModelsRunUnderMixedBfloat16) {
     const History h = bf16->fit(x, y, fo);
     EXPECT_TRUE(std::isfinite(log_value(h.epochs[0], "loss")));
   }
+}
+
+}  // namespace
+}  // namespace nnfit
+
+namespace nnfit {
+namespace {
+
+// Dense(4) then Rescaling(1e-6): the kernel's gradient passes through a factor of 1e-6.
+// With targets near 1, dL/dprediction is about 2/128, so the dense output's gradient is
+// about 1.6e-8: below float16's smallest subnormal half-way point (2^-25), it rounds to 0
+// unless the loss is scaled (2^15 makes it 5e-4). `policy`: every layer's.
+std::unique_ptr<Sequential> tiny_gradients(const std::string& policy, bool scaled, double lr) {
+  auto m = std::make_unique<Sequential>("tiny");
+  m->set_seed(4);
+  m->set_input_shape(Shape{8});
+  m->add(std::make_unique<Dense>("dense", DenseOptions{4}));
+  m->add(std::make_unique<Rescaling>("rescale", 1e-6));
+  for (const auto& l : m->layers()) l->set_dtype_policy(DTypePolicy::from_name(policy));
+  CompileOptions c;
+  c.optimizer.name = "sgd";
+  c.optimizer.learning_rate = std::make_shared<ConstantLearningRate>(lr);
+  c.optimizer.loss_scale.enabled = scaled;  // the model's own policy is float32: not applied by itself
+  c.loss = Loss::from_name("mse");
+  m->compile(c);
+  return m;
+}
+
+std::pair<Tensor, Tensor> regression(std::int64_t n, float target) {
+  Tensor x = Tensor::zeros(Shape{n, 8}, DType::f32), y = Tensor::zeros(Shape{n, 4}, DType::f32);
+  std::mt19937 rng(9);
+  std::normal_distribution<float> g;
+  for (std::int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = g(rng);
+  for (std::int64_t i = 0; i < y.numel(); ++i) y.data<float>()[i] = target;
+  return {x, y};
+}
+
+// The kernel's change over a fit.
+std::vector<float> kernel_change(Sequential& m, const Tensor& x, const Tensor& y, const FitOptions& fo) {
+  const Tensor before = m.get_weights()[0].clone();
+  m.fit(x, y, fo);
+  const Tensor after = m.get_weights()[0];
+  std::vector<float> d(static_cast<std::size_t>(before.numel()));
+  for (std::int64_t i = 0; i < before.numel(); ++i) d[static_cast<std::size_t>(i)] = after.data<float>()[i] - before.data<float>()[i];
+  return d;
+}
+
+TEST(LossScaling, Float16GradientsUnderflowWithoutScalingAndTrainWithIt) {
+  auto [x, y] = regression(256, 1.0f);
+  FitOptions fo;
+  fo.epochs = 2;
+  fo.batch_size = 32;
+  fo.shuffle = false;
+  auto plain = tiny_gradients("mixed_float16", false, 1e4);
+  for (float d : kernel_change(*plain, x, y, fo)) ASSERT_EQ(d, 0.0f) << "float16 gradients should underflow to 0";
+  auto scaled = tiny_gradients("mixed_float16", true, 1e4);
+  auto exact = tiny_gradients("float32", false, 1e4);
+  const std::vector<float> ds = kernel_change(*scaled, x, y, fo), de = kernel_change(*exact, x, y, fo);
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < ds.size(); ++i) {
+    num += (ds[i] - de[i]) * (ds[i] - de[i]);
+    den += de[i] * de[i];
+  }
+  ASSERT_GT(den, 0.0);
+  EXPECT_LT(std::sqrt(num / den), 0.05) << "scaled float16 training follows float32's";
+  FitOptions one = fo;
+  one.epochs = 1;
+  const History h = scaled->fit(x, y, one);
+  EXPECT_EQ(log_value(h.epochs.back(), "loss_scale"), 32768.0);
+  EXPECT_EQ(log_value(h.epochs.back(), "skipped_steps"), 0.0);
+  const History hp = plain->fit(x, y, one);
+  EXPECT_EQ(log_value(hp.epochs.back(), "loss_scale", -1.0), -1.0) << "no loss scale is reported without one";
+}
+
+TEST(LossScaling, OverflowSkipsStepsAndBacksOffWithoutNaNInTheWeights) {
+  // Targets of 1000, batches of 8 with 4 outputs: dL/dprediction is 2 * 1000 / 32 = 62.5,
+  // times the scale beyond float16's 65504 until the scale is 1024 (five halvings); the
+  // loss itself is float32 and finite.
+  auto [x, y] = regression(64, 1000.0f);
+  auto m = tiny_gradients("mixed_float16", true, 1.0);
+  FitOptions fo;
+  fo.epochs = 1;
+  fo.batch_size = 8;
+  fo.shuffle = false;
+  const std::int64_t it0 = m->iterations();
+  const History h = m->fit(x, y, fo);
+  const double skipped = log_value(h.epochs[0], "skipped_steps");
+  EXPECT_EQ(skipped, 5.0);
+  EXPECT_EQ(log_value(h.epochs[0], "loss_scale"), 1024.0) << "halved once per skipped step";
+  EXPECT_EQ(m->iterations() - it0, 8 - 5) << "a skipped step does not count";
+  for (const Tensor& w : m->get_weights()) {
+    for (std::int64_t i = 0; i < w.numel(); ++i) ASSERT_TRUE(std::isfinite(w.data<float>()[i]));
+  }
+}
+
+TEST(LossScaling, FiniteStepsDoubleTheScaleAndAFixedScaleStays) {
+  auto [x, y] = regression(64, 1.0f);
+  FitOptions fo;
+  fo.batch_size = 8;
+  fo.shuffle = false;
+  for (bool dynamic : {true, false}) {
+    auto m = std::make_unique<Sequential>("grow");
+    m->set_input_shape(Shape{8});
+    m->add(std::make_unique<Dense>("dense", DenseOptions{4}));
+    CompileOptions c;
+    c.optimizer.name = "sgd";
+    c.optimizer.loss_scale = {true, dynamic, 8.0, 2};
+    c.loss = Loss::from_name("mse");
+    c.dtype_policy = DTypePolicy::from_name("mixed_float16");
+    m->compile(c);
+    const History h = m->fit(x, y, fo);  // 8 finite steps: 4 doublings when dynamic
+    EXPECT_EQ(log_value(h.epochs[0], "loss_scale"), dynamic ? 128.0 : 8.0);
+  }
+}
+
+TEST(LossScaling, MixedFloat16AppliesItAsKerasCompileDoes) {
+  auto m = mlp("mixed_float16");
+  EXPECT_TRUE(m->compile_options().optimizer.loss_scale.enabled);
+  EXPECT_NE(optimizer_to_keras_json(m->compile_options().optimizer).find("\"LossScaleOptimizer\""), std::string::npos);
+  const OptimizerOptions back = optimizer_from_keras_json(optimizer_to_keras_json(m->compile_options().optimizer), "o");
+  EXPECT_TRUE(back.loss_scale.enabled);
+  EXPECT_EQ(back.name, "adam");
+  EXPECT_FALSE(mlp("mixed_bfloat16")->compile_options().optimizer.loss_scale.enabled);
+  // Keras 3's LossScaleOptimizer config, and a bad one.
+  const OptimizerOptions k = optimizer_from_keras_json(
+      R"({"module": "keras.optimizers", "class_name": "LossScaleOptimizer", "config": {"name": "loss_scale_optimizer", "inner_optimizer": {"module": "keras.optimizers", "class_name": "SGD", "config": {"name": "SGD", "learning_rate": 0.1}, "registered_name": null}, "initial_scale": 1024.0, "dynamic_growth_steps": 100}, "registered_name": null})",
+      "k.json");
+  EXPECT_EQ(k.name, "sgd");
+  EXPECT_EQ(k.loss_scale.initial_scale, 1024.0);
+  EXPECT_EQ(k.loss_scale.growth_steps, 100);
+  EXPECT_THROW(optimizer_from_keras_json(R"({"class_name": "LossScaleOptimizer", "config": {"inner_optimizer": "sgd", "initial_scale": -1}})", "k.json"),
+               InvalidArgument);
 }
 
 }  // namespace

@@ -319,8 +319,12 @@ class Model {
   // update (an accumulated step's last one), whatever its nodes' names say.
   using BeforeRun = std::function<void(Program& program, bool update_only)>;
   // Runs an entry's program, or its micro-batches for a split entry (rows: the batch's).
-  void run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run = {});
-  void run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run);
+  // Returns whether the optimizer stepped (a loss-scaled step with non-finite gradients
+  // is skipped).
+  bool run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run = {});
+  bool run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run);
+  // The split of a training or inference entry into micro-batches of `micro` rows.
+  void make_split(Entry& e, bool training, std::int64_t batch, std::int64_t micro, std::string cause);
   std::int64_t persistent_bytes() const;  // weights, optimizer slots, constants
 
   std::string name_;
@@ -333,6 +337,13 @@ class Model {
   std::unique_ptr<Programs> programs_;
   std::int64_t iterations_ = 0;
   bool stop_training_ = false;
+  // Loss scaling (OptimizerOptions::loss_scale): the scale now, the finite steps since it
+  // last changed, and the steps skipped in the running epoch. Training then runs as a
+  // gradient program and an apply program (a split of one micro-batch), so a step with
+  // non-finite gradients can be skipped.
+  bool loss_scaling() const { return compile_options_.optimizer.loss_scale.enabled; }
+  double loss_scale_ = 1.0;
+  std::int64_t loss_scale_good_steps_ = 0, skipped_steps_ = 0;
   struct ResumePoint {
     std::int64_t epoch = 0, step = 0;
     std::string progress;

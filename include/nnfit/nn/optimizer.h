@@ -36,6 +36,18 @@ struct OptimizerOptions {
   // first step); every ema_overwrite_frequency steps (0: never) and at the end of fit the
   // variables take their averages.
   bool use_ema = false;
+  // Keras's LossScaleOptimizer around this one (float16 training): the loss's gradient is
+  // multiplied by the scale and the gradients divided by it before the update. Dynamic
+  // (Keras 3): a step whose gradients are not all finite is skipped and halves the scale,
+  // `growth_steps` finite steps in a row double it. Fixed (Keras 2's dynamic=False): the
+  // scale stays; a non-finite step is still skipped. Off unless set, or applied by the
+  // mixed_float16 policy as Keras's compile does.
+  struct LossScale {
+    bool enabled = false;
+    bool dynamic = true;
+    double initial_scale = 32768.0;  // 2^15
+    std::int64_t growth_steps = 2000;
+  } loss_scale;
   double ema_momentum = 0.99;
   std::int64_t ema_overwrite_frequency = 0;
 };
