@@ -25,6 +25,7 @@ struct PlanArgs {
   std::vector<std::int64_t> batch_sizes;
   MemoryFlags memory;
   bool json = false;
+  std::string dtype_policy;
 };
 
 std::vector<std::int64_t> default_batch_sizes() {
@@ -61,33 +62,50 @@ std::string mib(std::int64_t b) {
   return buf;
 }
 
-int run_plan(const PlanArgs& args) {
-  const TrainConfig cfg = read_train_config(args.config);
-  const MemoryPolicy budget = resolve_memory_policy(cfg.memory, cfg.path, args.memory);
+// The config's model, compiled, under `policy` (none: the config's own).
+std::unique_ptr<Model> compiled_model(const TrainConfig& cfg, const std::optional<DTypePolicy>& policy) {
   auto configure = [&](Model& m) {
     m.set_memory_policy(MemoryPolicy{});  // the budget is what we compare to, not a cap on planning
     m.set_seed(cfg.seed);
+    if (policy) m.set_dtype_policy(*policy);
   };
+  std::optional<CompileOptions> compile = cfg.compile;
+  if (compile && policy) compile->dtype_policy = policy;
   std::unique_ptr<Model> model;
   try {
     if (!cfg.model_file.empty()) {
       LoadOptions lo;
-      lo.compile = !cfg.compile;
+      lo.compile = !compile;
       lo.configure = configure;
       model = load_model(cfg.model_file, lo);
     } else {
       model = model_from_keras_json(cfg.model_json, cfg.model_where);
       configure(*model);
     }
-    if (cfg.compile) model->compile(*cfg.compile);
+    if (compile) model->compile(*compile);
     NNFIT_CHECK(model->compiled(), InvalidArgument, "the model has no compile config; give a \"compile\" section");
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(cfg.model_where + ": " + e.what(), e.hint());
   }
+  return model;
+}
+
+int run_plan(const PlanArgs& args) {
+  const TrainConfig cfg = read_train_config(args.config);
+  const MemoryPolicy budget = resolve_memory_policy(cfg.memory, cfg.path, args.memory);
+  std::optional<DTypePolicy> policy;
+  if (!args.dtype_policy.empty()) policy = DTypePolicy::from_name(args.dtype_policy);
+  std::unique_ptr<Model> model = compiled_model(cfg, policy);
+  // Under another policy than float32, the float32 plan beside it: what the policy saves.
+  std::unique_ptr<Model> f32;
+  if (model->dtype_policy().name != "float32") f32 = compiled_model(cfg, DTypePolicy::from_name("float32"));
 
   std::vector<std::int64_t> sizes = args.batch_sizes.empty() ? default_batch_sizes() : args.batch_sizes;
-  std::vector<MemoryPlan> plans;
+  std::vector<MemoryPlan> plans, f32_plans;
   for (std::int64_t b : sizes) plans.push_back(model->plan_memory(b));
+  if (f32) {
+    for (std::int64_t b : sizes) f32_plans.push_back(f32->plan_memory(b));
+  }
   std::optional<std::int64_t> largest;
   if (budget.limit_bytes > 0) largest = largest_fitting(*model, plans, budget.limit_bytes);
 
@@ -103,23 +121,34 @@ int run_plan(const PlanArgs& args) {
       b["optimizer_bytes"] = p.optimizer_bytes;
       b["activations_bytes"] = p.activations_bytes;
       b["workspace_bytes"] = p.workspace_bytes;
+      if (f32) b["float32_peak_bytes"] = f32_plans[out["batches"].size()].peak_bytes;
       out["batches"].push_back(std::move(b));
     }
+    out["dtype_policy"] = model->dtype_policy().name;
     out["memory_limit_bytes"] = budget.limit_bytes > 0 ? nlohmann::ordered_json(budget.limit_bytes) : nullptr;
     out["largest_batch_size"] = largest ? nlohmann::ordered_json(*largest) : nullptr;
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
 
-  std::printf("Planned training memory of model '%s' (%lld parameters, optimizer %s) on %s, in MiB:\n",
+  std::printf("Planned training memory of model '%s' (%lld parameters, optimizer %s, dtype policy %s) on %s, in MiB:\n",
               model->name().c_str(), static_cast<long long>(model->count_params()),
-              model->compile_options().optimizer.name.c_str(), model->device().to_string().c_str());
-  std::printf("%10s %12s %10s %10s %10s %12s %10s\n", "batch", "peak", "weights", "gradients", "optimizer",
-              "activations", "workspace");
-  for (const MemoryPlan& p : plans) {
-    std::printf("%10lld %12s %10s %10s %10s %12s %10s\n", static_cast<long long>(p.batch_size), mib(p.peak_bytes).c_str(),
+              model->compile_options().optimizer.name.c_str(), model->dtype_policy().name.c_str(),
+              model->device().to_string().c_str());
+  std::printf("%10s %12s %10s %10s %10s %12s %10s%s\n", "batch", "peak", "weights", "gradients", "optimizer",
+              "activations", "workspace", f32 ? "  float32 peak  saved" : "");
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const MemoryPlan& p = plans[i];
+    std::string versus;
+    if (f32) {
+      const double saved = 100.0 * (1.0 - static_cast<double>(p.peak_bytes) / static_cast<double>(f32_plans[i].peak_bytes));
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "  %12s %5.0f%%", mib(f32_plans[i].peak_bytes).c_str(), saved);
+      versus = buf;
+    }
+    std::printf("%10lld %12s %10s %10s %10s %12s %10s%s\n", static_cast<long long>(p.batch_size), mib(p.peak_bytes).c_str(),
                 mib(p.weights_bytes).c_str(), mib(p.gradients_bytes).c_str(), mib(p.optimizer_bytes).c_str(),
-                mib(p.activations_bytes).c_str(), mib(p.workspace_bytes).c_str());
+                mib(p.activations_bytes).c_str(), mib(p.workspace_bytes).c_str(), versus.c_str());
   }
   if (largest) {
     if (*largest == 0) {
@@ -145,6 +174,9 @@ Subcommand add_plan_command(CLI::App& parent) {
       ->delimiter(',')
       ->check(CLI::PositiveNumber);
   add_memory_flags(*app, args->memory);
+  app->add_option("--dtype-policy", args->dtype_policy,
+                  "Plan under this Keras dtype policy (float32, mixed_bfloat16, mixed_float16, bfloat16, float16), "
+                  "beside the float32 plan");
   app->add_flag("--json", args->json, "Print JSON: {batches: [...], memory_limit_bytes, largest_batch_size}");
   return {app, [args] { return run_plan(*args); }};
 }

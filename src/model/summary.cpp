@@ -83,8 +83,16 @@ std::string Model::summary() const {
   for (std::size_t i = 0; i < nodes.size() && functional; ++i) {
     if (!nodes[i].layer) rows.push_back({node_name(nodes[i]) + " (InputLayer)", shape_text(shapes[i][0]), "0", "-"});
   }
+  // Under a policy other than float32 each layer's type names the dtype it computes in.
+  const auto compute_of = [&](const Layer& l) {
+    return l.computes_in_float32() ? DType::f32 : l.dtype_policy().value_or(dtype_policy_).compute;
+  };
+  bool mixed = false;
+  for (const auto& layer : graph_.layers()) mixed = mixed || compute_of(*layer) != DType::f32;
   for (const auto& layer : graph_.layers()) {
-    std::vector<std::string> r{layer->name() + " (" + layer->class_name() + ")", "", with_commas(layer->count_params()), ""};
+    const std::string type =
+        layer->class_name() + (mixed ? ", " + std::string(dtype_name(compute_of(*layer))) : std::string());
+    std::vector<std::string> r{layer->name() + " (" + type + ")", "", with_commas(layer->count_params()), ""};
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       if (nodes[i].layer != layer.get()) continue;
       if (r[1].empty()) {
@@ -129,6 +137,10 @@ std::string Model::summary() const {
   out += " Total params: " + with_commas(trainable + frozen) + " (" + human_bytes((trainable + frozen) * 4) + ")\n";
   out += " Trainable params: " + with_commas(trainable) + " (" + human_bytes(trainable * 4) + ")\n";
   out += " Non-trainable params: " + with_commas(frozen) + " (" + human_bytes(frozen * 4) + ")\n";
+  if (mixed || dtype_policy_.name != "float32") {
+    out += " Dtype policy: " + dtype_policy_.name + " (variables float32; each layer computes in the dtype beside "
+           "its type; nnfit plan --dtype-policy shows the memory it saves)\n";
+  }
   return out;
 }
 

@@ -229,4 +229,24 @@ TEST_F(CliTest, MetricObjectsTrainAndBadOnesAreNamed) {
   expect_error(with_metrics(R"([7])"), 2, {"compile.metrics", "expected a metric name or object, got 7"});
 }
 
+// --dtype-policy on train and plan, compile.dtype_policy; bad names are config errors.
+TEST_F(CliTest, DtypePolicyTrainsAndPlansAndBadNamesAreNamed) {
+  const std::string files = R"({"images": "images.idx", "labels": "labels.idx"})";
+  const fs::path cfg = config_with_data(model(), files, files, R"({"epochs": 1, "batch_size": 6})");
+  const fs::path metrics = dir_ / "m16.json";
+  const Result r = run("train " + cfg.string() + " --quiet --dtype-policy mixed_float16 --metrics-json " + metrics.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(slurp(metrics).find("\"loss_scale\": 32768"), std::string::npos) << slurp(metrics);
+  const Result p = run("plan " + cfg.string() + " --dtype-policy mixed_bfloat16 --batch-sizes 64 --json");
+  ASSERT_EQ(p.code, 0) << p.err;
+  const auto j = nlohmann::json::parse(p.out);
+  EXPECT_EQ(j["dtype_policy"], "mixed_bfloat16");
+  EXPECT_LT(j["batches"][0]["activations_bytes"].get<std::int64_t>(), j["batches"][0]["float32_peak_bytes"].get<std::int64_t>());
+  expect_error(cfg, 2, {"unknown dtype policy \"mixed_half\"", "mixed_bfloat16"}, "--dtype-policy mixed_half");
+  std::string text = slurp(cfg);
+  text.replace(text.find(R"("metrics")"), 9, R"("dtype_policy": "float64", "metrics")");
+  write_file(cfg, text);
+  expect_error(cfg, 2, {"compile.dtype_policy", "float64"});
+}
+
 }  // namespace

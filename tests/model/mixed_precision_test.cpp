@@ -145,6 +145,15 @@ TEST(MixedPrecision, KerasLayerPoliciesReadAndWriteBack) {
   }
 }
 
+TEST(MixedPrecision, SummaryNamesEachLayersComputeDtype) {
+  const std::string s = mlp("mixed_bfloat16")->summary();
+  EXPECT_NE(s.find("dense (Dense, bfloat16)"), std::string::npos) << s;
+  EXPECT_NE(s.find("Dtype policy: mixed_bfloat16"), std::string::npos) << s;
+  const std::string f = mlp("float32")->summary();
+  EXPECT_NE(f.find("dense (Dense)"), std::string::npos) << f;
+  EXPECT_EQ(f.find("Dtype policy"), std::string::npos) << f;
+}
+
 TEST(MixedPrecision, PolicyIsSetBeforeCompile) {
   auto m = mlp("float32");
   EXPECT_THROW(m->set_dtype_policy(DTypePolicy::from_name("mixed_bfloat16")), InvalidArgument);
