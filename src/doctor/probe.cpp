@@ -25,6 +25,7 @@ std::vector<std::string> cpu_features() {
     if (b & (1u << 16)) out.push_back("avx512f");
     if (d & (1u << 24)) out.push_back("amx_tile");
     if (d & (1u << 22)) out.push_back("amx_bf16");
+    if (d & (1u << 23)) out.push_back("avx512_fp16");
   }
   if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) {
     if (a & (1u << 5)) out.push_back("avx512_bf16");

@@ -2,6 +2,8 @@
 // backends, CPU features, OpenMP, oneDNN, MPI, NNFIT_* flags), a misspelled flag, an
 // mpirun from another MPI than the mpi.h programs compile against, and a oneDNN older
 // than the one nnfit was built with.
+#include <algorithm>
+
 #include "nnfit/core/env_flags.h"
 #include "rules_util.h"
 
@@ -137,6 +139,20 @@ void check_nnfit(const Facts& facts, std::vector<Check>& out) {
                  ""});
   check_onednn(facts, out);
   check_mpi(facts, out);
+  // Which dtype policies run natively on this CPU (oneDNN's bf16 / f16 primitives), and
+  // what the others cost: their ops compute in float32 and round.
+  const auto has = [&](const char* f) {
+    return std::find(n.cpu_features.begin(), n.cpu_features.end(), f) != n.cpu_features.end();
+  };
+  const bool bf16 = has("avx512_bf16") || has("amx_bf16"), fp16 = has("avx512_fp16");
+  const std::string bf16_isa = has("amx_bf16") ? "AMX" : "AVX-512 BF16";
+  out.push_back({"dtype-policies", Status::kOk,  // information, not a problem: every policy runs
+                 std::string("mixed_bfloat16: ") + (bf16 ? "native (" + bf16_isa + ")" : "emulated") +
+                     "; mixed_float16: " + (fp16 ? "native (AVX-512 FP16)" : "emulated") + " on this CPU",
+                 "native: oneDNN's bf16/f16 matmuls, convolutions, pooling and activations; emulated: those ops "
+                 "compute in float32 on the rounded values and round their outputs (same numerics, no speedup). "
+                 "CPU features: " + (features.empty() ? std::string("none detected") : features),
+                 bf16 ? "" : "train in float32 here, or on a CPU with AVX-512 BF16 or AMX (or a GPU) for mixed_bfloat16"});
   // A misspelled flag is silently ignored by everything else; say so here.
   for (const auto& [name, value] : n.env_flags) {
     bool declared = false;

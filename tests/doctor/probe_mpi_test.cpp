@@ -216,3 +216,27 @@ TEST(DoctorOnednn, CliReportsBuiltAndLoadedVersions) {
 
 }  // namespace
 }  // namespace nnfit::doctor::testing
+
+namespace nnfit::doctor::testing {
+namespace {
+
+// Which dtype policies run natively follows the CPU's features, whatever the machine.
+TEST(DoctorDtypePolicies, NativeWhereTheCpuHasTheInstructions) {
+  FakeRoot root;
+  DoctorRun r = run_doctor(root);
+  const auto title = [&](std::vector<std::string> features) {
+    Facts f = r.facts;
+    f.nnfit.cpu_features = std::move(features);
+    for (const Check& c : run_rules(f, tables())) {
+      if (c.id == "dtype-policies") return c.title;
+    }
+    return std::string("missing");
+  };
+  EXPECT_EQ(title({"avx2", "avx512f", "avx512_bf16"}), "mixed_bfloat16: native (AVX-512 BF16); mixed_float16: emulated on this CPU");
+  EXPECT_EQ(title({"avx512f", "amx_tile", "amx_bf16", "avx512_bf16", "avx512_fp16"}),
+            "mixed_bfloat16: native (AMX); mixed_float16: native (AVX-512 FP16) on this CPU");
+  EXPECT_EQ(title({"avx2"}), "mixed_bfloat16: emulated; mixed_float16: emulated on this CPU");
+}
+
+}  // namespace
+}  // namespace nnfit::doctor::testing
