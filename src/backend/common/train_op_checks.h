@@ -123,6 +123,12 @@ bool check_moving_average_update(const KernelDesc& desc, std::int64_t* channels,
 bool check_dropout(const KernelDesc& desc, DropoutParams* out, std::string* why_not);
 // sgd_update, sgd_momentum_update, adam_update and rmsprop_update.
 bool check_optimizer(const KernelDesc& desc, OptimizerParams* out, std::string* why_not);
+// An update kernel's float32 input `index`, written in place (the op contract allows it for
+// the inputs an op mutates), and a read-only one.
+inline float* mutable_input(const KernelArgs& args, int index) {
+  return static_cast<float*>(const_cast<void*>(args.inputs[index]));
+}
+inline const float* input(const KernelArgs& args, int index) { return static_cast<const float*>(args.inputs[index]); }
 
 // Throws InvalidArgument naming the node, the row and the value of the first label outside
 // [0, classes). Serial: kernels call it before their parallel loops, since an exception

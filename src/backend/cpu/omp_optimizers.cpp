@@ -13,13 +13,6 @@ namespace nnfit {
 
 namespace {
 
-float* mutable_input(const KernelArgs& args, int index) {
-  return static_cast<float*>(const_cast<void*>(args.inputs[index]));
-}
-const float* input(const KernelArgs& args, int index) {
-  return static_cast<const float*>(args.inputs[index]);
-}
-
 class OmpSgdUpdate final : public Kernel {
  public:
   explicit OmpSgdUpdate(OptimizerParams p) : p_(p) {}

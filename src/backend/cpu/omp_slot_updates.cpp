@@ -20,13 +20,6 @@ namespace nnfit {
 
 namespace {
 
-float* mutable_input(const KernelArgs& args, int index) {
-  return static_cast<float*>(const_cast<void*>(args.inputs[index]));
-}
-const float* input(const KernelArgs& args, int index) {
-  return static_cast<const float*>(args.inputs[index]);
-}
-
 // The loop of one rule, with `rule` a constant so the switch in slot_update_element folds.
 template <SlotRule kRule>
 void slot_update_loop(const OptimizerParams& p, const SlotStep& s, float* param, const float* grad, float* s0,

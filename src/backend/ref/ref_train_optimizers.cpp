@@ -16,13 +16,6 @@ namespace nnfit {
 
 namespace {
 
-float* mutable_input(const KernelArgs& args, int index) {
-  return static_cast<float*>(const_cast<void*>(args.inputs[index]));
-}
-const float* input(const KernelArgs& args, int index) {
-  return static_cast<const float*>(args.inputs[index]);
-}
-
 class RefSgdUpdate final : public Kernel {
  public:
   explicit RefSgdUpdate(OptimizerParams p) : p_(p) {}
