@@ -8,7 +8,7 @@ all three alike. Throughput per run = median samples/s over the epochs after the
 rounds. Ratios are nnfit / peer. Writes a Markdown report (default bench/RESULTS.md).
 
 Standard library only; run with Debian's /usr/bin/python3 from anywhere:
-    /usr/bin/python3 bench/fmnist_bench.py [--rounds 3] [--epochs 3] [--models mlp,cnn]
+    /usr/bin/python3 bench/fmnist_bench.py [--rounds 3] [--epochs 3] [--models mlp,cnn] [--precisions float32,bf16]
 Peer scripts and set-up: /work/shared/bench/README.md (torch_fmnist.py, keras_fmnist.py).
 """
 import argparse
@@ -108,7 +108,16 @@ def parse_peer_output(stdout):
     return [{"samples_per_s": float(e["samples_per_s"]), "test_acc": e.get("test_acc")} for e in epochs], version
 
 
-def run_nnfit(args, model):
+# --precisions: nnfit's dtype policy, PyTorch's autocast type, Keras's policy for each.
+PRECISIONS = {"float32": ("float32", "float32", "float32"),
+              "bf16": ("mixed_bfloat16", "bfloat16", "mixed_bfloat16")}
+
+
+def job_label(model, precision):
+    return model if precision == "float32" else f"{model} {precision}"
+
+
+def run_nnfit(args, model, precision="float32"):
     binary = Path(args.nnfit)
     if not binary.is_file():
         raise RunError(f"nnfit binary not found at {binary}; build it first: cmake --preset release && "
@@ -124,7 +133,8 @@ def run_nnfit(args, model):
         metrics = Path(tmp) / "metrics.json"
         usage = {}
         run([str(binary), "train", str(config), "--epochs", str(args.epochs), "--threads", str(args.threads),
-             "--batch-size", "128", "--metrics-json", str(metrics)], args.timeout, usage=usage)
+             "--batch-size", "128", "--metrics-json", str(metrics), "--dtype-policy", PRECISIONS[precision][0]],
+            args.timeout, usage=usage)
         try:
             data = json.loads(metrics.read_text())
         except (OSError, json.JSONDecodeError) as e:
@@ -143,11 +153,13 @@ def run_nnfit(args, model):
     return epochs, data.get("version", "nnfit")
 
 
-def run_peer(args, framework, model):
+def run_peer(args, framework, model, precision="float32"):
     if framework == "pytorch":
-        cmd = [str(args.torch_python), str(args.peers_dir / "torch_fmnist.py"), model, str(args.epochs), str(args.threads)]
+        cmd = [str(args.torch_python), str(args.peers_dir / "torch_fmnist.py"), model, str(args.epochs), str(args.threads),
+               PRECISIONS[precision][1]]
     else:
-        cmd = [str(args.keras_python), str(args.peers_dir / "keras_fmnist.py"), model, str(args.epochs), str(args.threads)]
+        cmd = [str(args.keras_python), str(args.peers_dir / "keras_fmnist.py"), model, str(args.epochs), str(args.threads),
+               PRECISIONS[precision][2]]
     usage = {}
     epochs, version = parse_peer_output(run(cmd, args.timeout, usage=usage))
     if epochs:
@@ -203,7 +215,7 @@ def write_report(args, results, versions, notes, started, load_before, command):
         "| model | nnfit samples/s | PyTorch | Keras | nnfit/PyTorch | nnfit/Keras | nnfit input wait | test acc nnfit | PyTorch | Keras |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for model in args.models:
+    for model in args.jobs:
         rate, acc = {}, {}
         for f in FRAMEWORKS:
             runs = results.get((model, f), [])
@@ -225,10 +237,24 @@ def write_report(args, results, versions, notes, started, load_before, command):
         vals = [r[-1].get("memory", {}).get(key) for r in results.get((model, f), [])]
         vals = [v for v in vals if v]
         return f"{statistics.median(vals) / 2**20:.1f} MiB" if vals else "—"
-    for model in args.models:
+    for model in args.jobs:
         lines.append(f"| {model} | {mem(model, 'nnfit', 'planned_peak_bytes')} | {mem(model, 'nnfit', 'peak_memory_bytes')} | "
                      f"{mem(model, 'nnfit', 'peak_rss_bytes')} | {mem(model, 'pytorch', 'peak_rss_bytes')} | "
                      f"{mem(model, 'keras', 'peak_rss_bytes')} |")
+    if len(args.precisions) > 1:
+        # Each framework's bf16 against its own float32 (nnfit: mixed_bfloat16; PyTorch: autocast; Keras:
+        # mixed_bfloat16), from the same run.
+        lines += ["", "bfloat16 against each framework's own float32 (median samples/s ratio, same run):", "",
+                  "| model | nnfit | PyTorch | Keras |", "|---|---:|---:|---:|"]
+        for model in args.models:
+            cells = []
+            for f in FRAMEWORKS:
+                rates = []
+                for p in ("bf16", "float32"):
+                    runs = results.get((job_label(model, p), f), [])
+                    rates.append(statistics.median(steady_throughput(r) for r in runs) if runs else None)
+                cells.append(fmt_ratio(rates[0], rates[1]))
+            lines.append(f"| {model} | " + " | ".join(cells) + " |")
     lines += ["", "## How it was measured", "",
               f"- machine: {machine_description()}; load average before the run: "
               + ", ".join(f"{x:.2f}" for x in load_before),
@@ -240,7 +266,7 @@ def write_report(args, results, versions, notes, started, load_before, command):
     for n in notes:
         lines.append(f"- note: {n}")
     lines += ["", "## Per-run samples/s (steady epochs)", "", "| model | framework | rounds |", "|---|---|---|"]
-    for model in args.models:
+    for model in args.jobs:
         for f in FRAMEWORKS:
             runs = results.get((model, f), [])
             if runs:
@@ -258,6 +284,8 @@ def main():
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--models", default="mlp,cnn", help="comma-separated subset of mlp,cnn")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--precisions", default="float32",
+                    help="comma-separated subset of float32,bf16 (bf16: nnfit and Keras mixed_bfloat16, PyTorch autocast)")
     ap.add_argument("--out", default=str(REPO / "bench" / "RESULTS.md"))
     ap.add_argument("--nnfit", default=str(REPO / "build" / "release" / "nnfit"), help="nnfit binary")
     ap.add_argument("--no-nnfit", action="store_true", help="measure the peers only (the report says so)")
@@ -278,6 +306,10 @@ def main():
         ap.error(f"--models takes mlp and/or cnn, got {args.models}")
     if args.rounds < 1 or args.epochs < 1:
         ap.error("--rounds and --epochs must be >= 1")
+    args.precisions = [p.strip() for p in args.precisions.split(",") if p.strip()]
+    if not args.precisions or any(p not in PRECISIONS for p in args.precisions):
+        ap.error(f"--precisions takes float32 and/or bf16, got {args.precisions}")
+    args.jobs = [job_label(m, p) for m in args.models for p in args.precisions]
     args.peers_dir = find_peers_dir(args.peers_dir)
 
     notes = []
@@ -306,20 +338,22 @@ def main():
     results, versions, failed = {}, {}, False
     for rnd in range(args.rounds):
         order = args.frameworks[rnd % len(args.frameworks):] + args.frameworks[:rnd % len(args.frameworks)]
-        for model in args.models:
+        for model, precision in [(m, p) for m in args.models for p in args.precisions]:
+            job = job_label(model, precision)
             for f in order:
-                print(f"round {rnd + 1}/{args.rounds} {model} {LABELS[f]} ...", file=sys.stderr, flush=True)
+                print(f"round {rnd + 1}/{args.rounds} {job} {LABELS[f]} ...", file=sys.stderr, flush=True)
                 try:
-                    epochs, version = run_nnfit(args, model) if f == "nnfit" else run_peer(args, f, model)
+                    epochs, version = (run_nnfit(args, model, precision) if f == "nnfit"
+                                       else run_peer(args, f, model, precision))
                 except RunError as e:
-                    print(f"  ✗ {LABELS[f]} {model}: {e}", file=sys.stderr)
-                    notes.append(f"{LABELS[f]} {model} round {rnd + 1} failed: {str(e).splitlines()[0]}")
+                    print(f"  ✗ {LABELS[f]} {job}: {e}", file=sys.stderr)
+                    notes.append(f"{LABELS[f]} {job} round {rnd + 1} failed: {str(e).splitlines()[0]}")
                     failed = True
                     continue
-                results.setdefault((model, f), []).append(epochs)
+                results.setdefault((job, f), []).append(epochs)
                 if version:
                     versions[f] = version
-                print(f"  ✓ {LABELS[f]} {model}: {fmt_rate(steady_throughput(epochs))} samples/s, "
+                print(f"  ✓ {LABELS[f]} {job}: {fmt_rate(steady_throughput(epochs))} samples/s, "
                       f"test acc {fmt_acc(epochs[-1]['test_acc'])}", file=sys.stderr)
     out = write_report(args, results, versions, notes, started, load_before, command)
     print(out.read_text())
