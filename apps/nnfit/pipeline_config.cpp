@@ -43,6 +43,31 @@ DType dtype(const Section& s, const char* key) {
   }
 }
 
+// A shape: integer sizes >= 1, or one -1 for a size to infer, whose product fits 64 bits
+// (elements per record are counted with it).
+std::vector<std::int64_t> shape_list(const Section& s, const char* key, bool required) {
+  const json* v = s.find(key);
+  if (!v) {
+    if (required) s.require(key);
+    return {};
+  }
+  const json arr = v->is_array() ? *v : json::array({*v});
+  std::vector<std::int64_t> out;
+  std::int64_t product = 1;
+  int unknown = 0;
+  for (const json& x : arr) {
+    const bool ok = x.is_number_integer() && (x.get<std::int64_t>() >= 1 || x.get<std::int64_t>() == -1);
+    if (!ok || (x.get<std::int64_t>() == -1 && ++unknown > 1)) {
+      s.fail("expected a shape: a list of sizes >= 1 with at most one -1, got " + v->dump(), key);
+    }
+    if (x.get<std::int64_t>() > 0 && __builtin_mul_overflow(product, x.get<std::int64_t>(), &product)) {
+      s.fail("the sizes' product overflows 64 bits: " + v->dump(), key);
+    }
+    out.push_back(x.get<std::int64_t>());
+  }
+  return out;
+}
+
 template <typename T>
 std::vector<T> numbers(const Section& s, const char* key, bool required) {
   const json* v = s.find(key);
@@ -112,7 +137,7 @@ SourceSpec read_source(const Section& s) {
       data::FixedLenFeature feature;
       feature.name = name;
       feature.dtype = dtype(fs, "dtype");
-      feature.shape = Shape(numbers<std::int64_t>(fs, "shape", false));
+      feature.shape = Shape(shape_list(fs, "shape", false));
       if (fs.find("default")) feature.default_value = fs.number("default", 0);
       src.features.push_back(feature);
     }
@@ -162,7 +187,7 @@ void read_map(const Section& s, StageSpec& st) {
     st.dtype = dtype(s, "dtype");
   } else if (fn == "reshape") {
     keys({"shape"});
-    st.shape = numbers<std::int64_t>(s, "shape", true);
+    st.shape = shape_list(s, "shape", true);
   } else if (fn == "resize" || fn == "random_crop") {
     keys({"height", "width", "method", "seed"});
     st.height = s.integer("height", 0, 1);

@@ -14,11 +14,9 @@
 namespace nnfit::doctor {
 namespace {
 
+// A numeric version macro: at most 9 digits, so std::stoi of it cannot overflow.
 std::string macro_value(const std::string& text, const std::string& name) {
-  std::regex re("#\\s*define\\s+" + name + "\\s+(\\d+)");
-  std::smatch m;
-  if (std::regex_search(text, m, re)) return m[1];
-  return "";
+  return define_value(text, name, "0123456789", 9);
 }
 
 void read_toolkit_version(const RootFs& fs, ToolkitFacts& tk) {

@@ -10,6 +10,7 @@
 #include <iterator>
 
 #include "nnfit/core/error.h"
+#include "nnfit/io/atomic_file.h"
 
 namespace nnfit::io {
 namespace {
@@ -100,9 +101,7 @@ bool parse_bool(std::string_view s, std::uint8_t& out) {
 }  // namespace
 
 CsvTable read_csv(const std::string& path, const CsvOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DataError(path, -1, "cannot open CSV file", "check the path exists and is readable");
-  std::string text(std::istreambuf_iterator<char>(in), {});
+  std::string text = read_file_bytes(path, "CSV file");
   if (text.starts_with("\xEF\xBB\xBF")) text.replace(0, 3, 3, ' ');  // UTF-8 BOM; keeps offsets
   std::vector<Record> records = split(text, options.delimiter, path);
   if (records.empty()) throw DataError(path, 0, "line 1: no header row (the file is empty)", "the first line must name the columns");
@@ -180,9 +179,7 @@ CsvTable read_csv(const std::string& path, const CsvOptions& options) {
 }
 
 CsvSchema infer_csv_schema(const std::string& path, char delimiter, std::int64_t max_rows) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DataError(path, -1, "cannot open CSV file", "check the path exists and is readable");
-  std::string text(std::istreambuf_iterator<char>(in), {});
+  std::string text = read_file_bytes(path, "CSV file");
   if (text.starts_with("\xEF\xBB\xBF")) text.replace(0, 3, 3, ' ');
   std::vector<Record> records = split(text, delimiter, path);
   if (records.empty()) throw DataError(path, 0, "line 1: no header row (the file is empty)", "the first line must name the columns");

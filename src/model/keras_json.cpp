@@ -8,6 +8,8 @@
 #include <cctype>
 #include <cmath>
 
+#include "nnfit/core/json_depth.h"
+
 namespace nnfit::keras_json {
 
 std::string lower(std::string s) {
@@ -22,6 +24,9 @@ std::string join(Keys keys) {
 }
 
 json parse(const Reader& r, const std::string& text) {
+  if (const std::int64_t at = json_too_deep_at(text); at >= 0) {  // Note [JSON nesting limit]
+    r.invalid("", "invalid JSON: nested more than " + std::to_string(kMaxJsonDepth) + " levels deep at byte " + std::to_string(at));
+  }
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <ostream>
 #include <string>
 
 #include "fuzz_targets.h"
@@ -25,6 +26,11 @@ std::string slurp(const fs::path& p) {
 }
 
 class FuzzRegressions : public ::testing::TestWithParam<Target> {};
+
+}  // namespace
+// gtest prints a failing parameter with this.
+void PrintTo(const Target& target, std::ostream* os) { *os << target.name; }
+namespace {
 
 TEST_P(FuzzRegressions, EveryStoredInputEndsInSuccessOrAClearError) {
   const Target& target = GetParam();
