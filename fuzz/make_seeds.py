@@ -2,9 +2,10 @@
 """Writes the small hand-made seed inputs of nnfit's fuzz targets into fuzz/seeds/<target>/
 (committed; scripts/fuzz.sh adds the real files of ../shared/formats/samples and the test
 fixtures). Python's standard library only, so the bytes are written as the formats' notes
-(../shared/formats) describe them, independently of nnfit's writers. JPEG seeds are not
-made here (no encoder in the standard library): fuzz/seeds/image/*.jpg came from
-nnfit's io::write_jpeg. Run from the repository root: python3 fuzz/make_seeds.py
+(../shared/formats) describe them, independently of nnfit's writers. Image seeds are not
+made here (no JPEG encoder in the standard library): fuzz/seeds/image holds small JPEGs
+and PNGs written by nnfit's io::write_jpeg and io::write_png. Run from the repository
+root: python3 fuzz/make_seeds.py
 """
 import gzip
 import io

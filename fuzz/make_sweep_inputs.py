@@ -87,6 +87,13 @@ png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 65500, 65500
 png += chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b"")
 put("image", "sweep-png-65500x65500.png", png, "PNG header claims 65500 x 65500 pixels")
 put("image", "sweep-empty.png", b"", "not a JPEG or PNG")
+# JPEG: a real baseline JPEG whose frame header (SOF0) is enlarged to 65500 x 65500.
+jpeg = bytearray(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "seeds", "image", "rgb_12x16.jpg"), "rb").read())
+sof = jpeg.index(b"\xff\xc0")
+jpeg[sof + 5:sof + 9] = struct.pack(">HH", 65500, 65500)
+put("image", "sweep-jpeg-65500x65500.jpg", bytes(jpeg), "JPEG header claims 65500 x 65500 pixels")
+jpeg[sof + 5:sof + 9] = struct.pack(">HH", 40, 16)  # 12 rows of data, a frame of 40
+put("image", "sweep-jpeg-enlarged-frame.jpg", bytes(jpeg), "undecodable JPEG")
 
 # IDX: a gzip ratio bomb (a header claiming 10 GB over a few KB of zeros).
 put("idx", "sweep-gzip-bomb.idx.gz", gzip.compress(bytes([0, 0, 8, 3]) + struct.pack(">III", 1, 100000, 100000) + b"\0" * 1000000, mtime=0),

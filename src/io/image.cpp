@@ -58,11 +58,12 @@ constexpr std::uint64_t kMaxImagePixels = std::uint64_t{1} << 28;
 void check_image_size(std::uint64_t width, std::uint64_t height, std::uint64_t max_pixels, const char* kind,
                       const std::string& file, std::size_t size) {
   const std::uint64_t pixels = width * height;  // both < 2^32
-  if (pixels <= std::min(max_pixels, kMaxImagePixels)) return;
+  const std::uint64_t limit = std::min(max_pixels, kMaxImagePixels);
+  if (pixels <= limit) return;
   throw DataError(file, -1,
                   std::string(kind) + " header claims " + std::to_string(width) + " x " + std::to_string(height) +
-                      " pixels, more than " + (pixels > kMaxImagePixels ? std::string("nnfit decodes (2^28 pixels)")
-                                                                         : "its " + std::to_string(size) + " bytes can hold"),
+                      " pixels, more than " + (limit == kMaxImagePixels ? std::string("nnfit decodes (2^28 pixels)")
+                                                                        : "its " + std::to_string(size) + " bytes can hold"),
                   "the file is corrupt or truncated (or crafted); re-encode it, or remove it (ignore_errors() skips such images)");
 }
 
