@@ -49,11 +49,12 @@ inline json parse_file(const std::string& path, const char* what) {
   }
   try {
     return json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for "1e400"
     std::string msg = e.what();
     const std::string marker = "parse error at ";
     auto at = msg.find(marker);
     if (at != std::string::npos) msg = msg.substr(at + marker.size());
+    else if ((at = msg.find("] ")) != std::string::npos) msg = msg.substr(at + 2);
     throw InvalidArgument(path + ": invalid JSON: " + msg);
   }
 }

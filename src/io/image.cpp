@@ -49,10 +49,13 @@ void jpeg_emit_message(j_common_ptr cinfo, int level) {
 // file's bytes can hold before the image is allocated, so a 100-byte file claiming 65500 x
 // 65500 pixels is refused, not decoded into 12 GB. Bounds: a sequential Huffman JPEG spends
 // at least 2 bits per 8x8 block and component (a 1-bit DC code and a 1-bit end of block),
-// so at most 256 pixels per byte; PNG rows are deflated (at most 1032:1) and hold at least
-// 1 bit per pixel, so at most 8256 pixels per byte. Progressive and arithmetic-coded JPEGs
-// can code runs of empty blocks in a few bits; for them, and for every image, the limit is
-// kMaxImagePixels (2^28, 1 GiB as RGBA: past any image a network trains on).
+// so at most 256 pixels per byte; a progressive one codes every block's DC in its first
+// scan, at least 1 bit each, so at most 512 pixels per byte (its AC scans can code runs of
+// empty blocks in a few bits, and libjpeg holds the whole image's coefficients for it);
+// PNG rows are deflated (at most 1032:1) and hold at least 1 bit per pixel, so at most
+// 8256 pixels per byte. Arithmetic-coded JPEGs can spend less than a bit per block; for
+// them, and for every image, the limit is kMaxImagePixels (2^28, 1 GiB as RGBA: past any
+// image a network trains on).
 constexpr std::uint64_t kMaxImagePixels = std::uint64_t{1} << 28;
 
 void check_image_size(std::uint64_t width, std::uint64_t height, std::uint64_t max_pixels, const char* kind,
@@ -84,14 +87,14 @@ Tensor decode_jpeg(const unsigned char* data, std::size_t size, const std::strin
   jpeg_create_decompress(&cinfo);
   jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
   jpeg_read_header(&cinfo, TRUE);
-  const bool sequential_huffman = !cinfo.progressive_mode && !cinfo.arith_code;
+  const std::uint64_t pixels_per_byte = cinfo.arith_code ? 0 : cinfo.progressive_mode ? 512 : 256;
+  const std::uint64_t max_pixels = pixels_per_byte ? pixels_per_byte * size + 4096 : kMaxImagePixels;
   if (cinfo.image_width == 0 || cinfo.image_height == 0 ||
-      cinfo.image_width * std::uint64_t{cinfo.image_height} >
-          std::min(sequential_huffman ? 256 * std::uint64_t{size} + 4096 : kMaxImagePixels, kMaxImagePixels)) {
+      cinfo.image_width * std::uint64_t{cinfo.image_height} > std::min(max_pixels, kMaxImagePixels)) {
     // Leave libjpeg first: check_image_size throws, and a throw must not cross its frames.
     const std::uint64_t w = cinfo.image_width, h = cinfo.image_height;
     jpeg_destroy_decompress(&cinfo);
-    check_image_size(w, h, sequential_huffman ? 256 * std::uint64_t{size} + 4096 : kMaxImagePixels, "JPEG", file, size);
+    check_image_size(w, h, max_pixels, "JPEG", file, size);
     throw DataError(file, -1, "JPEG header claims an empty image (" + std::to_string(w) + " x " + std::to_string(h) + ")");
   }
   if (channels == 1) cinfo.out_color_space = JCS_GRAYSCALE;

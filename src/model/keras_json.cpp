@@ -29,12 +29,14 @@ json parse(const Reader& r, const std::string& text) {
   }
   try {
     return json::parse(text);
-  } catch (const json::parse_error& e) {
-    // what(): "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
+  } catch (const json::exception& e) {
+    // what(): "[json.exception.parse_error.101] parse error at line 3, column 5: ...", or
+    // out_of_range.406 for a number past a double ("1e400"), which has no position.
     std::string msg = e.what();
     const std::string marker = "parse error at ";
     auto at = msg.find(marker);
     if (at != std::string::npos) msg = msg.substr(at + marker.size());
+    else if ((at = msg.find("] ")) != std::string::npos) msg = msg.substr(at + 2);
     r.invalid("", "invalid JSON: " + msg);
   }
 }
