@@ -33,6 +33,9 @@ constexpr const char* kDoctorFiles[] = {
     "root/venv/lib/python3.11/site-packages/torch/version.py",
     "opt/conda/conda-meta/pytorch-2.1.0-py3.11_cuda12.1_cudnn8.9.2_0.json",
     "usr/local/cuda-12.2/version.txt",
+    "usr/include/cudnn_version.h",
+    "var/lib/dpkg/status",
+    "root/venv/lib/python3.11/site-packages/nvidia_cuda_runtime_cu12-12.2.140.dist-info/METADATA",
 };
 
 std::string fuzz_doctor_root(const std::uint8_t* data, std::size_t size) {

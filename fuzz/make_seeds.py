@@ -210,6 +210,10 @@ doctor = [
     "__version__ = '2.1.0+cu121'\ndebug = False\ncuda: Optional[str] = '12.1'\nhip: Optional[str] = None\n",
     '{"name": "pytorch", "version": "2.1.0", "build": "py3.11_cuda12.1_cudnn8.9.2_0", "depends": ["pytorch-cuda 12.1.*"]}',
     "CUDA Version 12.2.140\n",
+    "#define CUDNN_MAJOR 8\n#define CUDNN_MINOR 9\n#define CUDNN_PATCHLEVEL 2\n",
+    "Package: libcudnn8-dev\nStatus: install ok installed\nVersion: 8.9.2.26-1+cuda12.1\n\n"
+    "Package: libcudnn9-dev-cuda-12\nStatus: install ok installed\nVersion: 9.1.0.70-1\n",
+    "Metadata-Version: 2.1\nName: nvidia-cuda-runtime-cu12\nVersion: 12.2.140\n",
 ]
 put("doctor_root", "machine", SEP.join(d.encode() for d in doctor))
 put("doctor_root", "driver_only", doctor[0])

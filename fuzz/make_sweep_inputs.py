@@ -144,6 +144,9 @@ put("profile", "sweep-pipeline-wrong-types", steps.replace('"input_wait_us":10',
 # The doctor's root: a 100,000-digit version macro, a number past int in a header.
 put("doctor_root", "sweep-100000-digit-macro", SEP.decode() * 3 + "#define CUDA_VERSION " + "9" * 100000 + "\n" + SEP.decode() +
     "#define CUDNN_MAJOR 99999999999999999999\n#define CUDNN_MINOR 1\n")
+put("doctor_root", "sweep-dpkg-huge-numbers", SEP.decode() * 16 + "#define CUDNN_MAJOR 8\n" + SEP.decode() +
+    "Package: libcudnn" + "8" * 100000 + "-dev\nStatus: install ok installed\nVersion: 1+cuda" + "1" * 100000 + "\n\n"
+    "Package: libcudnn8-dev\nStatus: install ok installed\nVersion: " + "9" * 100000 + "+cuda12\n")
 
 # CSV: a Latin-1 header (the reader takes bytes; `data inspect` prints them as U+FFFD).
 put("csv", "sweep-non-utf8.csv", b"caf\xe9,x\n1,2\n")
