@@ -59,8 +59,11 @@ std::optional<std::string> RootFs::read(const std::string& path, std::size_t max
     problem(path, "exists but cannot be read (permissions?)");
     return std::nullopt;
   }
-  std::string text(max_bytes, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(max_bytes));
+  // The buffer is the file's size (at most max_bytes), not max_bytes: the 64 MiB cap of
+  // the dpkg status file cost every probe a 64 MiB allocation, zeroed.
+  const std::uintmax_t size = fs::file_size(h, ec);
+  std::string text(ec ? max_bytes : static_cast<std::size_t>(std::min<std::uintmax_t>(size, max_bytes)), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<std::size_t>(in.gcount()));
   return text;
 }

@@ -101,7 +101,7 @@ Tensor decode_jpeg(const unsigned char* data, std::size_t size, const std::strin
   if (channels == 3) cinfo.out_color_space = JCS_RGB;
   jpeg_start_decompress(&cinfo);
   const std::int64_t h = cinfo.output_height, w = cinfo.output_width, c = cinfo.output_components;
-  out = Tensor::zeros(Shape{h, w, c}, DType::u8);
+  out = Tensor::uninitialized(Shape{h, w, c}, DType::u8);  // every row is written, or the decode fails
   auto* base = out.data<unsigned char>();
   while (cinfo.output_scanline < cinfo.output_height) {
     JSAMPROW row = base + static_cast<std::size_t>(cinfo.output_scanline) * static_cast<std::size_t>(w * c);
@@ -129,7 +129,8 @@ Tensor decode_png(const unsigned char* data, std::size_t size, const std::string
   }
   static constexpr png_uint_32 kFormats[] = {0, PNG_FORMAT_GRAY, PNG_FORMAT_GA, PNG_FORMAT_RGB, PNG_FORMAT_RGBA};
   image.format = kFormats[c];
-  Tensor out = Tensor::zeros(Shape{image.height, image.width, c}, DType::u8);
+  // Every row is written, or the decode fails: untouched pages of a lying header cost no RSS.
+  Tensor out = Tensor::uninitialized(Shape{image.height, image.width, c}, DType::u8);
   if (!png_image_finish_read(&image, nullptr, out.raw(), 0, nullptr)) {
     const std::string message = image.message;
     png_image_free(&image);
