@@ -150,3 +150,10 @@ put("doctor_root", "sweep-dpkg-huge-numbers", SEP.decode() * 16 + "#define CUDNN
 
 # CSV: a Latin-1 header (the reader takes bytes; `data inspect` prints them as U+FFFD).
 put("csv", "sweep-non-utf8.csv", b"caf\xe9,x\n1,2\n")
+
+# Pipeline maps: resize sizes whose product overflows, one_hot of depth 1e9.
+for name, stage, error in [("resize-overflow", '{"map": "resize", "height": 4294967296, "width": 4294967296}', "pixels"),
+                           ("one-hot-depth-1e9", '{"map": "one_hot", "depth": 1000000000}', "expected a depth of at most 16777216")]:
+    put("train_config", "sweep-%s.json" % name,
+        '{"model": %s, "data": {"train": {"source": {"format": "npy", "x": "x.npy", "y": "y.npy"}, "pipeline": [%s]}}, '
+        '"compile": {"loss": "mse"}}' % (mlp, stage), error)

@@ -14,6 +14,10 @@ namespace {
 
 const char* const kOps[] = {"map", "shuffle", "batch", "unbatch", "cache", "prefetch", "repeat",
                             "take", "skip", "shard", "ignore_errors"};
+constexpr std::int64_t kMaxImageSide = 2147483647;     // int32, as tf.image.resize's size
+constexpr std::int64_t kMaxImagePixels = std::int64_t{1} << 31;
+constexpr std::int64_t kMaxOneHotDepth = std::int64_t{1} << 24;
+
 const char* const kMaps[] = {"normalize", "cast", "convert_image_dtype", "reshape", "resize", "random_crop",
                              "random_flip_left_right", "random_brightness", "random_contrast", "one_hot"};
 
@@ -193,6 +197,12 @@ void read_map(const Section& s, StageSpec& st) {
     st.height = s.integer("height", 0, 1);
     st.width = s.integer("width", 0, 1);
     if (!s.find("height") || !s.find("width")) s.fail("needs \"height\" and \"width\"");
+    // tf.image.resize takes an int32 size; a product past 2^31 pixels per image is a typo,
+    // and past 2^64 bytes it wrapped the output's size.
+    if (st.height > kMaxImageSide || st.width > kMaxImageSide || st.height * st.width > kMaxImagePixels) {
+      s.fail("a " + std::to_string(st.height) + " x " + std::to_string(st.width) + " image is more than " +
+             std::to_string(kMaxImagePixels) + " pixels");
+    }
     const std::string method = s.string_or("method", "bilinear");
     if (method != "bilinear" && method != "nearest") s.fail("expected \"bilinear\" or \"nearest\"", "method");
     st.method = method == "nearest" ? data::ResizeMethod::nearest : data::ResizeMethod::bilinear;
@@ -213,6 +223,8 @@ void read_map(const Section& s, StageSpec& st) {
     keys({"depth"});
     st.depth = s.integer("depth", 0, 1);
     if (!s.find("depth")) s.require("depth");
+    // Every label becomes depth floats: 1e9 made each one 4 GB. No classifier has 2^24 classes.
+    if (st.depth > kMaxOneHotDepth) s.fail("expected a depth of at most " + std::to_string(kMaxOneHotDepth) + ", got " + std::to_string(st.depth), "depth");
   } else {
     s.fail("unknown map function \"" + fn + "\"", "map", "map functions: " + list(kMaps, std::size(kMaps)));
   }
