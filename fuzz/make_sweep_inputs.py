@@ -157,3 +157,8 @@ for name, stage, error in [("resize-overflow", '{"map": "resize", "height": 4294
     put("train_config", "sweep-%s.json" % name,
         '{"model": %s, "data": {"train": {"source": {"format": "npy", "x": "x.npy", "y": "y.npy"}, "pipeline": [%s]}}, '
         '"compile": {"loss": "mse"}}' % (mlp, stage), error)
+
+# steps.jsonl: values just under 2^63, whose sum over a step's parts overflowed.
+near = 9223372036854775799
+put("profile", "sweep-step-sums-overflow", "".join(line % r for r in [(1, near, near, near), (2, 1, 1, 1), (3, 1, 1, 1)]),
+    "is too large (more than 2^60)")
