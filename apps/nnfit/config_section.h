@@ -15,6 +15,7 @@
 
 #include "nnfit/core/env_flags.h"
 #include "nnfit/core/error.h"
+#include "nnfit/core/json_depth.h"
 
 namespace nnfit::cli {
 
@@ -42,13 +43,18 @@ inline json parse_file(const std::string& path, const char* what) {
                           std::string("a saved model goes in the config's \"model\" (\"model\": \"") + path +
                               "\"), or run `nnfit predict " + path + "` / `nnfit evaluate " + path + "`");
   }
+  if (const std::int64_t at = json_too_deep_at(text); at >= 0) {  // Note [JSON nesting limit]
+    throw InvalidArgument(path + ": invalid JSON: nested more than " + std::to_string(kMaxJsonDepth) + " levels deep at byte " +
+                          std::to_string(at));
+  }
   try {
     return json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for "1e400"
     std::string msg = e.what();
     const std::string marker = "parse error at ";
     auto at = msg.find(marker);
     if (at != std::string::npos) msg = msg.substr(at + marker.size());
+    else if ((at = msg.find("] ")) != std::string::npos) msg = msg.substr(at + 2);
     throw InvalidArgument(path + ": invalid JSON: " + msg);
   }
 }
@@ -87,8 +93,14 @@ class Section {
   }
   Section section(const char* key) const { return Section(file_, path_.empty() ? key : path_ + "." + key, require(key)); }
 
+  // The typed getters take an absent key as its default, but a key given as null is a
+  // value of the wrong type: `"epochs": null` must not silently train the default.
+  const json* given(const char* key) const {
+    auto it = obj_.find(key);
+    return it == obj_.end() ? nullptr : &*it;
+  }
   std::int64_t integer(const char* key, std::int64_t fallback, std::int64_t min) const {
-    const json* v = find(key);
+    const json* v = given(key);
     if (!v) return fallback;
     if (!v->is_number_integer() || v->get<std::int64_t>() < min) {
       fail("expected an integer >= " + std::to_string(min) + ", got " + v->dump(), key);
@@ -96,7 +108,7 @@ class Section {
     return v->get<std::int64_t>();
   }
   bool boolean(const char* key, bool fallback) const {
-    const json* v = find(key);
+    const json* v = given(key);
     if (!v) return fallback;
     if (!v->is_boolean()) fail("expected true or false, got " + v->dump(), key);
     return v->get<bool>();
@@ -107,13 +119,15 @@ class Section {
     return v.get<std::string>();
   }
   double number(const char* key, double fallback) const {
-    const json* v = find(key);
+    const json* v = given(key);
     if (!v) return fallback;
     if (!v->is_number()) fail("expected a number, got " + v->dump(), key);
     return v->get<double>();
   }
   std::string string_or(const char* key, std::string fallback) const {
-    return find(key) ? string(key) : std::move(fallback);
+    const json* v = given(key);
+    if (v && !v->is_string()) fail("expected a string, got " + v->dump(), key);
+    return v ? v->get<std::string>() : std::move(fallback);
   }
   const std::string& path() const { return path_; }
   auto items() const { return obj_.items(); }

@@ -3,8 +3,10 @@
 // spec and the first records; tf.train.Example features are decoded by name and kind.
 // Whole-array formats (NPY, NPZ, IDX, CSV) are read whole; TFRecord files are streamed.
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -31,18 +33,36 @@ struct InspectArgs {
   bool json = false;
 };
 
+// The format from the magic bytes, then the name. A file that is neither is refused by
+// name, never read as a TFRecord and reported as a CRC error or as "0 records": a TFRecord
+// is recognized by its first record's length CRC, or by gzip's magic or its extension.
 std::string sniff(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw DataError(path, -1, "is a directory, not a data file", "give one file; `nnfit data inspect` reads a single file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw DataError(path, -1, "cannot open file", "check the path exists and is readable");
-  unsigned char m[8] = {};
-  in.read(reinterpret_cast<char*>(m), 8);
-  const auto ends = [&](const char* s) { return path.size() >= std::strlen(s) && path.ends_with(s); };
-  if (std::memcmp(m, "\x93NUMPY", 6) == 0) return "npy";
-  if (std::memcmp(m, "PK\x03\x04", 4) == 0) return "npz";
-  if (io::sniff_image_format(m, 8) != io::ImageFormat::unknown) return "image";
+  unsigned char m[12] = {};
+  in.read(reinterpret_cast<char*>(m), sizeof m);
+  const auto got = static_cast<std::size_t>(in.gcount());
+  if (got == 0) throw DataError(path, 0, "the file is empty", "an interrupted write or copy? nothing to inspect");
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (std::memcmp(m, "\x93NUMPY", 6) == 0 || ext == ".npy") return "npy";
+  if (std::memcmp(m, "PK\x03\x04", 4) == 0 || ext == ".npz") return "npz";
+  if (io::sniff_image_format(m, got) != io::ImageFormat::unknown || ext == ".png" || ext == ".jpg" || ext == ".jpeg") {
+    return "image";
+  }
   if (path.find("idx") != std::string::npos && (m[0] == 0x1f || (m[0] == 0 && m[1] == 0))) return "idx";
-  if (ends(".csv")) return "csv";
-  return "tfrecord";
+  if (ext == ".csv") return "csv";
+  const bool record_header = got == sizeof m && io::mask_crc(io::crc32c(m, 8)) ==
+                                                   (std::uint32_t{m[8]} | std::uint32_t{m[9]} << 8 |
+                                                    std::uint32_t{m[10]} << 16 | std::uint32_t{m[11]} << 24);
+  const bool gzip = m[0] == 0x1f && got > 1 && m[1] == 0x8b;
+  if (record_header || gzip || ext == ".tfrecord" || ext == ".tfrecords" || ext == ".tfrec") return "tfrecord";
+  throw DataError(path, 0, "unknown kind of file: not NPY, NPZ, IDX, CSV, JPEG, PNG or TFRecord by its first bytes or its name",
+                  "name CSV files *.csv and IDX files with idx in the name; a ZLIB TFRecord file cannot be inspected");
 }
 
 json values(const Tensor& t) {
@@ -135,17 +155,21 @@ void describe_tfrecord(json& out, const std::string& path, std::int64_t take) {
   out["records"] = records;
 }
 
+// Names and values come from the file and need not be UTF-8 (a Latin-1 CSV header, bytes
+// in a feature's name): JSON output shows such bytes as U+FFFD instead of failing.
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
 void print_text(const json& out) {
   std::printf("path:         %s\n", out["path"].get<std::string>().c_str());
   std::printf("format:       %s\n", out["format"].get<std::string>().c_str());
   std::printf("records:      %lld\n", static_cast<long long>(out["records"].get<std::int64_t>()));
   std::printf("element_spec:\n");
-  for (const json& c : out["element_spec"]) std::printf("  %s\n", c.dump().c_str());
+  for (const json& c : out["element_spec"]) std::printf("  %s\n", dump(c).c_str());
   std::printf("first:\n");
-  for (const json& r : out["first"]) std::printf("  %s\n", r.dump().c_str());
+  for (const json& r : out["first"]) std::printf("  %s\n", dump(r).c_str());
   if (out.contains("text_columns")) {
     std::printf("text columns (not loadable: nnfit has no string dtype):\n");
-    for (const json& c : out["text_columns"]) std::printf("  %s\n", c.dump().c_str());
+    for (const json& c : out["text_columns"]) std::printf("  %s\n", dump(c).c_str());
   }
 }
 
@@ -190,7 +214,7 @@ int run_inspect(const InspectArgs& args) {
     describe_tfrecord(out, args.path, args.take);
   }
   if (args.json) {
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", out.dump(2, ' ', false, json::error_handler_t::replace).c_str());
   } else {
     print_text(out);
   }

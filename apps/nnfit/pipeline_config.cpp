@@ -14,6 +14,10 @@ namespace {
 
 const char* const kOps[] = {"map", "shuffle", "batch", "unbatch", "cache", "prefetch", "repeat",
                             "take", "skip", "shard", "ignore_errors"};
+constexpr std::int64_t kMaxImageSide = 2147483647;     // int32, as tf.image.resize's size
+constexpr std::int64_t kMaxImagePixels = std::int64_t{1} << 31;
+constexpr std::int64_t kMaxOneHotDepth = std::int64_t{1} << 24;
+
 const char* const kMaps[] = {"normalize", "cast", "convert_image_dtype", "reshape", "resize", "random_crop",
                              "random_flip_left_right", "random_brightness", "random_contrast", "one_hot"};
 
@@ -41,6 +45,31 @@ DType dtype(const Section& s, const char* key) {
   } catch (const Error&) {
     s.fail("unknown dtype \"" + name + "\"", key, "dtypes: float32, float16, bfloat16, int32, int64, uint8, bool");
   }
+}
+
+// A shape: integer sizes >= 1, or one -1 for a size to infer, whose product fits 64 bits
+// (elements per record are counted with it).
+std::vector<std::int64_t> shape_list(const Section& s, const char* key, bool required) {
+  const json* v = s.find(key);
+  if (!v) {
+    if (required) s.require(key);
+    return {};
+  }
+  const json arr = v->is_array() ? *v : json::array({*v});
+  std::vector<std::int64_t> out;
+  std::int64_t product = 1;
+  int unknown = 0;
+  for (const json& x : arr) {
+    const bool ok = x.is_number_integer() && (x.get<std::int64_t>() >= 1 || x.get<std::int64_t>() == -1);
+    if (!ok || (x.get<std::int64_t>() == -1 && ++unknown > 1)) {
+      s.fail("expected a shape: a list of sizes >= 1 with at most one -1, got " + v->dump(), key);
+    }
+    if (x.get<std::int64_t>() > 0 && __builtin_mul_overflow(product, x.get<std::int64_t>(), &product)) {
+      s.fail("the sizes' product overflows 64 bits: " + v->dump(), key);
+    }
+    out.push_back(x.get<std::int64_t>());
+  }
+  return out;
 }
 
 template <typename T>
@@ -112,7 +141,7 @@ SourceSpec read_source(const Section& s) {
       data::FixedLenFeature feature;
       feature.name = name;
       feature.dtype = dtype(fs, "dtype");
-      feature.shape = Shape(numbers<std::int64_t>(fs, "shape", false));
+      feature.shape = Shape(shape_list(fs, "shape", false));
       if (fs.find("default")) feature.default_value = fs.number("default", 0);
       src.features.push_back(feature);
     }
@@ -162,12 +191,18 @@ void read_map(const Section& s, StageSpec& st) {
     st.dtype = dtype(s, "dtype");
   } else if (fn == "reshape") {
     keys({"shape"});
-    st.shape = numbers<std::int64_t>(s, "shape", true);
+    st.shape = shape_list(s, "shape", true);
   } else if (fn == "resize" || fn == "random_crop") {
     keys({"height", "width", "method", "seed"});
     st.height = s.integer("height", 0, 1);
     st.width = s.integer("width", 0, 1);
     if (!s.find("height") || !s.find("width")) s.fail("needs \"height\" and \"width\"");
+    // tf.image.resize takes an int32 size; a product past 2^31 pixels per image is a typo,
+    // and past 2^64 bytes it wrapped the output's size.
+    if (st.height > kMaxImageSide || st.width > kMaxImageSide || st.height * st.width > kMaxImagePixels) {
+      s.fail("a " + std::to_string(st.height) + " x " + std::to_string(st.width) + " image is more than " +
+             std::to_string(kMaxImagePixels) + " pixels");
+    }
     const std::string method = s.string_or("method", "bilinear");
     if (method != "bilinear" && method != "nearest") s.fail("expected \"bilinear\" or \"nearest\"", "method");
     st.method = method == "nearest" ? data::ResizeMethod::nearest : data::ResizeMethod::bilinear;
@@ -188,6 +223,8 @@ void read_map(const Section& s, StageSpec& st) {
     keys({"depth"});
     st.depth = s.integer("depth", 0, 1);
     if (!s.find("depth")) s.require("depth");
+    // Every label becomes depth floats: 1e9 made each one 4 GB. No classifier has 2^24 classes.
+    if (st.depth > kMaxOneHotDepth) s.fail("expected a depth of at most " + std::to_string(kMaxOneHotDepth) + ", got " + std::to_string(st.depth), "depth");
   } else {
     s.fail("unknown map function \"" + fn + "\"", "map", "map functions: " + list(kMaps, std::size(kMaps)));
   }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "profile_inputs.h"
 #include "nnfit/backend/backend.h"
 #include "nnfit/core/error.h"
 #include "nnfit/profile/bandwidth.h"
@@ -56,17 +57,6 @@ constexpr double kSyncBound = 0.20;
 constexpr double kFlopOpsShare = 0.50;
 constexpr double kSlowOp = 0.50;
 constexpr std::size_t kMemoryEvidenceOps = 3;
-
-ordered_json read_json(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw DataError(p.string(), -1, "cannot open");
-  try {
-    return ordered_json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw DataError(p.string(), -1, std::string("not valid JSON: ") + e.what(),
-                    "it is rewritten at each epoch end; run the training again");
-  }
-}
 
 // GFLOP/s of oneDNN's f32 sgemm, 1024^3, at `threads`: the ceiling kernels are judged by.
 double measure_peak_gflops(int threads) {
@@ -163,8 +153,14 @@ ordered_json analyze(const ProfileArgs& args, const std::vector<profile::StepRec
 
   // Per-op figures (ops.json) and the pipeline's stages (pipeline.json), when present.
   ordered_json ops_doc, pipe_doc;
-  if (fs::exists(dir / "ops.json")) ops_doc = read_json(dir / "ops.json");
-  if (fs::exists(dir / "pipeline.json")) pipe_doc = read_json(dir / "pipeline.json");
+  if (fs::exists(dir / "ops.json")) {
+    ops_doc = read_json(dir / "ops.json");
+    check_ops_json(dir / "ops.json", ops_doc);
+  }
+  if (fs::exists(dir / "pipeline.json")) {
+    pipe_doc = read_json(dir / "pipeline.json");
+    check_pipeline_json(dir / "pipeline.json", pipe_doc);
+  }
   double flop_op_seconds = 0, op_seconds = 0;
   std::vector<ordered_json> ops;
   std::int64_t op_steps = 0;

@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -261,16 +262,26 @@ int run_train(const TrainArgs& args) {
   return 0;
 }
 
+// CLI11 converts an integer past int64 to int64's maximum (`--epochs 100000000000000000000`
+// trained forever); this check sees the text first and refuses it.
+const CLI::Validator kFitsInt64(
+    [](std::string& text) {
+      long long v = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      return ec == std::errc::result_out_of_range ? "more than a 64-bit integer holds: " + text : std::string();
+    },
+    "INT64");
+
 }  // namespace
 
 Subcommand add_train_command(CLI::App& parent) {
   auto args = std::make_shared<TrainArgs>();
   CLI::App* app = parent.add_subcommand("train", "Train a Keras model described by a JSON config (docs/config.md)");
   app->add_option("config", args->config, "The config file: model, data, compile, fit")->required();
-  args->epochs_opt = app->add_option("--epochs", args->epochs, "Override fit.epochs")->check(CLI::PositiveNumber);
+  args->epochs_opt = app->add_option("--epochs", args->epochs, "Override fit.epochs")->check(kFitsInt64)->check(CLI::PositiveNumber);
   args->batch_size_opt =
-      app->add_option("--batch-size", args->batch_size, "Override fit.batch_size")->check(CLI::PositiveNumber);
-  args->seed_opt = app->add_option("--seed", args->seed, "Override fit.seed")->check(CLI::NonNegativeNumber);
+      app->add_option("--batch-size", args->batch_size, "Override fit.batch_size")->check(kFitsInt64)->check(CLI::PositiveNumber);
+  args->seed_opt = app->add_option("--seed", args->seed, "Override fit.seed")->check(kFitsInt64)->check(CLI::NonNegativeNumber);
   app->add_option("--dtype-policy", args->dtype_policy,
                   "Keras's dtype policy for the whole model: float32, mixed_bfloat16, mixed_float16, bfloat16, "
                   "float16 (overrides compile.dtype_policy; a layer's own \"dtype\" still wins)");

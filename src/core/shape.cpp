@@ -5,9 +5,17 @@
 
 namespace nnfit {
 
+// A product past 2^63 comes only from sizes read from outside (a layer's units, a file's
+// header): it is refused here, where every size is computed, instead of wrapping into a
+// small allocation that later code overruns.
 std::int64_t Shape::numel() const {
   std::int64_t n = 1;
-  for (std::int64_t d : dims_) n *= d;
+  for (std::int64_t d : dims_) {
+    if (__builtin_mul_overflow(n, d, &n)) {
+      throw InvalidArgument("shape " + to_string() + " has more elements than 64 bits can count",
+                            "a size in the model, the data or the config is far too large");
+    }
+  }
   return n;
 }
 

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 
 #include <nlohmann/json.hpp>
+#include <cctype>
 #include <regex>
 #include <set>
 
@@ -14,11 +15,9 @@
 namespace nnfit::doctor {
 namespace {
 
+// A numeric version macro: at most 9 digits, so std::stoi of it cannot overflow.
 std::string macro_value(const std::string& text, const std::string& name) {
-  std::regex re("#\\s*define\\s+" + name + "\\s+(\\d+)");
-  std::smatch m;
-  if (std::regex_search(text, m, re)) return m[1];
-  return "";
+  return define_value(text, name, "0123456789", 9);
 }
 
 void read_toolkit_version(const RootFs& fs, ToolkitFacts& tk) {
@@ -101,6 +100,11 @@ void cudnn_variant(const RootFs& fs, const std::string& include_dir, int cudnn_m
           continue;
         }
         lib.cuda_major = name.substr(std::string("nvidia-cudnn-cu").size());
+        if (lib.cuda_major.empty() || lib.cuda_major.size() > 4 ||
+            lib.cuda_major.find_first_not_of("0123456789") != std::string::npos) {
+          lib.cuda_major.clear();  // not nvidia-cudnn-cuNN: says nothing about the CUDA build
+          continue;
+        }
         lib.cuda_major_source = dir + "/" + entry;
         return;
       }
@@ -109,21 +113,45 @@ void cudnn_variant(const RootFs& fs, const std::string& include_dir, int cudnn_m
   }
   auto status = fs.read("/var/lib/dpkg/status", 64 << 20);
   if (!status) return;
-  static const std::regex kPackage(R"((^|\n)Package: libcudnn(\d+)-dev(-cuda-(\d+))?\n)"),
-      kVersion(R"(\nVersion: [^\n+]*(\+cuda(\d+))?)");
+  // Scanned by hand, not with std::regex: libstdc++'s regex recurses once per character it
+  // matches, and a long line or number in a damaged status file overflowed the stack.
   std::size_t start = 0;
   while (start < status->size()) {
     std::size_t end = status->find("\n\n", start);
     if (end == std::string::npos) end = status->size();
-    std::string stanza = status->substr(start, end - start);
+    const std::string stanza = "\n" + status->substr(start, end - start) + "\n";
     start = end + 2;
-    std::smatch m;
-    if (!std::regex_search(stanza, m, kPackage) || std::stoi(m[2]) != cudnn_major) continue;
+    // "Package: libcudnnN-dev" or "Package: libcudnnN-dev-cuda-M", a whole line.
+    const std::string key = "\nPackage: libcudnn";
+    const std::size_t at = stanza.find(key);
+    if (at == std::string::npos) continue;
+    std::size_t i = at + key.size(), digits = i;
+    while (digits < stanza.size() && std::isdigit(static_cast<unsigned char>(stanza[digits]))) ++digits;
+    const std::string n = stanza.substr(i, digits - i);
+    if (n.empty() || n.size() > 9 || std::stoi(n) != cudnn_major || stanza.compare(digits, 4, "-dev") != 0) continue;
+    i = digits + 4;
+    std::string major;
+    if (stanza.compare(i, 6, "-cuda-") == 0) {
+      std::size_t e = i + 6;
+      while (e < stanza.size() && std::isdigit(static_cast<unsigned char>(stanza[e]))) ++e;
+      major = stanza.substr(i + 6, e - i - 6);
+      i = e;
+      if (major.empty()) continue;
+    }
+    if (stanza[i] != '\n') continue;
     if (stanza.find("\nStatus: install ok installed") == std::string::npos) continue;
-    std::string package = "libcudnn" + m[2].str() + "-dev" + m[3].str();
-    std::string major = m[4];
-    if (major.empty() && std::regex_search(stanza, m, kVersion) && m[2].matched) major = m[2];
-    if (major.empty()) continue;
+    const std::string package = stanza.substr(at + 10, i - at - 10);
+    if (major.empty()) {  // libcudnn8-dev's "Version: 8.9.2.26-1+cuda12.1"
+      const std::size_t v = stanza.find("\nVersion: ");
+      const std::size_t line_end = v == std::string::npos ? v : stanza.find('\n', v + 1);
+      const std::size_t plus = v == std::string::npos ? v : stanza.find("+cuda", v);
+      if (plus != std::string::npos && plus < line_end) {
+        std::size_t e = plus + 5;
+        while (e < line_end && std::isdigit(static_cast<unsigned char>(stanza[e]))) ++e;
+        major = stanza.substr(plus + 5, e - plus - 5);
+      }
+    }
+    if (major.empty() || major.size() > 4) continue;
     lib.cuda_major = major;
     lib.cuda_major_source = "/var/lib/dpkg/status (" + package + ")";
     return;

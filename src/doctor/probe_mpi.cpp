@@ -18,9 +18,8 @@ namespace nnfit::doctor {
 namespace {
 
 std::string macro(const std::string& text, const std::string& name) {
-  std::regex re("#\\s*define\\s+" + name + "\\s+\"?([0-9][0-9.a-z]*)\"?");
-  std::smatch m;
-  return std::regex_search(text, m, re) ? std::string(m[1]) : "";
+  const std::string v = define_value(text, name, "0123456789.abcdefghijklmnopqrstuvwxyz", 64);
+  return !v.empty() && v[0] >= '0' && v[0] <= '9' ? v : "";
 }
 
 // The implementation a path names: /usr/bin/mpirun.openmpi, /usr/lib64/mpich/bin/mpiexec.hydra,

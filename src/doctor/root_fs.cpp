@@ -48,13 +48,22 @@ std::optional<std::string> RootFs::read(const std::string& path, std::size_t max
     problem(path, "expected a file, found a directory");
     return std::nullopt;
   }
+  // Opening a FIFO for reading blocks until a writer comes, and a device may never end:
+  // the doctor reads regular files only.
+  if (!fs::is_regular_file(h, ec)) {
+    problem(path, "expected a regular file, found a FIFO, socket or device; not read");
+    return std::nullopt;
+  }
   std::ifstream in(h, std::ios::binary);
   if (!in) {
     problem(path, "exists but cannot be read (permissions?)");
     return std::nullopt;
   }
-  std::string text(max_bytes, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(max_bytes));
+  // The buffer is the file's size (at most max_bytes), not max_bytes: the 64 MiB cap of
+  // the dpkg status file cost every probe a 64 MiB allocation, zeroed.
+  const std::uintmax_t size = fs::file_size(h, ec);
+  std::string text(ec ? max_bytes : static_cast<std::size_t>(std::min<std::uintmax_t>(size, max_bytes)), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<std::size_t>(in.gcount()));
   return text;
 }
@@ -147,6 +156,32 @@ bool starts_with(const std::string& text, const std::string& prefix) {
 bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() &&
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+
+namespace {
+bool blank(char c) { return c == ' ' || c == '\t'; }
+}  // namespace
+
+std::string define_value(const std::string& text, const std::string& name, std::string_view chars, std::size_t max_chars) {
+  for (std::size_t at = text.find('#'); at != std::string::npos; at = text.find('#', at + 1)) {
+    std::size_t i = at + 1;
+    while (i < text.size() && blank(text[i])) ++i;
+    if (text.compare(i, 6, "define") != 0) continue;
+    i += 6;
+    if (i >= text.size() || !blank(text[i])) continue;
+    while (i < text.size() && blank(text[i])) ++i;
+    if (text.compare(i, name.size(), name) != 0) continue;
+    i += name.size();
+    if (i >= text.size() || !blank(text[i])) continue;
+    while (i < text.size() && blank(text[i])) ++i;
+    if (i < text.size() && text[i] == '"') ++i;
+    std::size_t end = i;
+    while (end < text.size() && chars.find(text[end]) != std::string_view::npos) ++end;
+    if (end == i) continue;
+    return end - i <= max_chars ? text.substr(i, end - i) : "";
+  }
+  return "";
 }
 
 }  // namespace nnfit::doctor

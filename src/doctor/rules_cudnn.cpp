@@ -63,7 +63,8 @@ void check_cudnn_toolkits(const Facts& facts, const CompatTables& tables, std::v
     std::string tk_text = "the CUDA " + tk->version + " toolkit at " + tk->path;
     int want = tv->major();
     if (!lib.cuda_major.empty()) {
-      int have = std::stoi(lib.cuda_major);
+      const auto cuda_major = Version::parse(lib.cuda_major);  // bounded, where std::stoi threw
+      const int have = cuda_major ? cuda_major->major() : -1;
       std::string who = "cuDNN " + lib.version + " (built for CUDA " + lib.cuda_major + ")";
       if (have == want) {
         out.push_back({id, Status::kOk, who + " matches " + tk_text, "from " + lib.cuda_major_source, ""});

@@ -404,7 +404,8 @@ void check_conflicts(const PythonEnvFacts& env, std::vector<Check>& out) {
     static const std::regex kPip(R"(nvidia-cuda-runtime(-cu(\d+))?)");
     std::smatch m;
     if (std::regex_match(p.name, m, kPip)) {
-      int major = m[2].matched ? std::stoi(m[2]) : v->major();
+      // Version::parse bounds the number; std::stoi threw on a 100-digit package suffix.
+      int major = m[2].matched ? Version::parse(m[2].str())->major() : v->major();
       cuda_majors.emplace(major, p.name + " " + p.version + " (pip)");
     }
   }

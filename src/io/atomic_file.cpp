@@ -39,6 +39,13 @@ void write_file_atomically(const std::string& path, const std::function<void(con
     throw DataError(path, -1, "the folder " + dir.string() + " does not exist", "create it first");
   }
   if (fs::is_directory(target, ec)) throw DataError(path, -1, "is a directory; give a file name");
+  if (fs::exists(target, ec) && !fs::is_regular_file(target, ec)) {
+    // Note [Atomic writes replace only files]: renaming over /dev/full would turn the
+    // device node into a regular file (as root, in a container); a device or pipe has no
+    // partial state to protect, so it is written directly and its errors are the call's.
+    write(path);
+    return;
+  }
   static std::atomic<unsigned> counter{0};
   const fs::path tmp = dir / ("." + target.filename().string() + ".tmp" + std::to_string(::getpid()) + "_" +
                               std::to_string(counter++));
@@ -66,11 +73,11 @@ void write_bytes_atomically(const std::string& path, std::string_view bytes) {
   });
 }
 
-std::string read_file_bytes(const std::string& path) {
+std::string read_file_bytes(const std::string& path, const char* what) {
   std::error_code ec;
-  if (fs::is_directory(path, ec)) throw DataError(path, -1, "is a directory, not a file");
+  if (fs::is_directory(path, ec)) throw DataError(path, -1, std::string("is a directory, not a ") + what);
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw DataError(path, -1, std::string("cannot open: ") + std::strerror(errno));
+  if (!f) throw DataError(path, -1, std::string("cannot open: ") + std::strerror(errno), "check the path exists and is readable");
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   if (f.bad()) throw DataError(path, -1, "read error");
   return bytes;

@@ -8,8 +8,10 @@
 #include <charconv>
 #include <fstream>
 #include <iterator>
+#include <unordered_map>
 
 #include "nnfit/core/error.h"
+#include "nnfit/io/atomic_file.h"
 
 namespace nnfit::io {
 namespace {
@@ -97,22 +99,38 @@ bool parse_bool(std::string_view s, std::uint8_t& out) {
   return false;
 }
 
+// Note [CSV header]: columns are found by name, so every name must be unique; a header of
+// repeated names (2 MB of commas is two million empty ones) is refused at line 1 instead
+// of being read column by column (it took 2 GB). The lookup is a hash map: a header of
+// 100,000 columns costs linear time, not a scan per selected column.
+std::unordered_map<std::string, std::size_t> column_index(const Record& header, const std::string& path) {
+  std::unordered_map<std::string, std::size_t> index;
+  index.reserve(header.fields.size());
+  for (std::size_t c = 0; c < header.fields.size(); ++c) {
+    const auto [it, fresh] = index.emplace(std::string(trim(header.fields[c].text)), c);
+    if (!fresh) {
+      throw DataError(path, header.fields[c].offset,
+                      "line 1: column " + std::to_string(c + 1) + " has the same name as column " +
+                          std::to_string(it->second + 1) + " ('" + it->first + "')",
+                      "give every column its own name in the header row");
+    }
+  }
+  return index;
+}
+
 }  // namespace
 
 CsvTable read_csv(const std::string& path, const CsvOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DataError(path, -1, "cannot open CSV file", "check the path exists and is readable");
-  std::string text(std::istreambuf_iterator<char>(in), {});
+  std::string text = read_file_bytes(path, "CSV file");
   if (text.starts_with("\xEF\xBB\xBF")) text.replace(0, 3, 3, ' ');  // UTF-8 BOM; keeps offsets
   std::vector<Record> records = split(text, options.delimiter, path);
   if (records.empty()) throw DataError(path, 0, "line 1: no header row (the file is empty)", "the first line must name the columns");
 
   std::vector<std::string> header;
   for (const Field& f : records[0].fields) header.emplace_back(trim(f.text));
+  const std::unordered_map<std::string, std::size_t> columns = column_index(records[0], path);
   auto index_of = [&](const std::string& name) -> std::size_t {
-    for (std::size_t c = 0; c < header.size(); ++c) {
-      if (header[c] == name) return c;
-    }
+    if (auto it = columns.find(name); it != columns.end()) return it->second;
     std::string have;
     for (const std::string& h : header) have += (have.empty() ? "" : ", ") + h;
     throw DataError(path, 0, "line 1: no column named '" + name + "' (the header has: " + have + ")");
@@ -180,12 +198,11 @@ CsvTable read_csv(const std::string& path, const CsvOptions& options) {
 }
 
 CsvSchema infer_csv_schema(const std::string& path, char delimiter, std::int64_t max_rows) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DataError(path, -1, "cannot open CSV file", "check the path exists and is readable");
-  std::string text(std::istreambuf_iterator<char>(in), {});
+  std::string text = read_file_bytes(path, "CSV file");
   if (text.starts_with("\xEF\xBB\xBF")) text.replace(0, 3, 3, ' ');
   std::vector<Record> records = split(text, delimiter, path);
   if (records.empty()) throw DataError(path, 0, "line 1: no header row (the file is empty)", "the first line must name the columns");
+  (void)column_index(records[0], path);
   std::vector<CsvColumnGuess> cols;
   for (const Field& f : records[0].fields) cols.push_back({std::string(trim(f.text)), std::nullopt, {}});
   // Per column: can every value seen so far be a bool word, an int64, a float32?

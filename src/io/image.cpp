@@ -7,6 +7,8 @@
 #include <png.h>
 #include <setjmp.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -33,10 +35,39 @@ void jpeg_error_exit(j_common_ptr cinfo) {
   (*cinfo->err->format_message)(cinfo, err->message);
   longjmp(err->jump, 1);
 }
-// A truncated file only warns in libjpeg (it pads with gray); like TF's decode_jpeg
-// (try_recover_truncated = false) we treat it as an error. Other warnings stay silent.
+// A truncated file, or scan data that stops at a marker before the frame is complete
+// (a frame header enlarged past its data), only warns in libjpeg, which pads the missing
+// rows with gray; like TF's decode_jpeg (try_recover_truncated = false) we treat both as
+// errors. Other warnings stay silent.
 void jpeg_emit_message(j_common_ptr cinfo, int level) {
-  if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) jpeg_error_exit(cinfo);
+  if (level < 0 && (cinfo->err->msg_code == JWRN_JPEG_EOF || cinfo->err->msg_code == JWRN_HIT_MARKER)) {
+    jpeg_error_exit(cinfo);
+  }
+}
+
+// Note [Image sizes from headers]: a header's width and height are checked against what the
+// file's bytes can hold before the image is allocated, so a 100-byte file claiming 65500 x
+// 65500 pixels is refused, not decoded into 12 GB. Bounds: a sequential Huffman JPEG spends
+// at least 2 bits per 8x8 block and component (a 1-bit DC code and a 1-bit end of block),
+// so at most 256 pixels per byte; a progressive one codes every block's DC in its first
+// scan, at least 1 bit each, so at most 512 pixels per byte (its AC scans can code runs of
+// empty blocks in a few bits, and libjpeg holds the whole image's coefficients for it);
+// PNG rows are deflated (at most 1032:1) and hold at least 1 bit per pixel, so at most
+// 8256 pixels per byte. Arithmetic-coded JPEGs can spend less than a bit per block; for
+// them, and for every image, the limit is kMaxImagePixels (2^28, 1 GiB as RGBA: past any
+// image a network trains on).
+constexpr std::uint64_t kMaxImagePixels = std::uint64_t{1} << 28;
+
+void check_image_size(std::uint64_t width, std::uint64_t height, std::uint64_t max_pixels, const char* kind,
+                      const std::string& file, std::size_t size) {
+  const std::uint64_t pixels = width * height;  // both < 2^32
+  const std::uint64_t limit = std::min(max_pixels, kMaxImagePixels);
+  if (pixels <= limit) return;
+  throw DataError(file, -1,
+                  std::string(kind) + " header claims " + std::to_string(width) + " x " + std::to_string(height) +
+                      " pixels, more than " + (limit == kMaxImagePixels ? std::string("nnfit decodes (2^28 pixels)")
+                                                                        : "its " + std::to_string(size) + " bytes can hold"),
+                  "the file is corrupt or truncated (or crafted); re-encode it, or remove it (ignore_errors() skips such images)");
 }
 
 Tensor decode_jpeg(const unsigned char* data, std::size_t size, const std::string& file, int channels) {
@@ -56,11 +87,21 @@ Tensor decode_jpeg(const unsigned char* data, std::size_t size, const std::strin
   jpeg_create_decompress(&cinfo);
   jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
   jpeg_read_header(&cinfo, TRUE);
+  const std::uint64_t pixels_per_byte = cinfo.arith_code ? 0 : cinfo.progressive_mode ? 512 : 256;
+  const std::uint64_t max_pixels = pixels_per_byte ? pixels_per_byte * size + 4096 : kMaxImagePixels;
+  if (cinfo.image_width == 0 || cinfo.image_height == 0 ||
+      cinfo.image_width * std::uint64_t{cinfo.image_height} > std::min(max_pixels, kMaxImagePixels)) {
+    // Leave libjpeg first: check_image_size throws, and a throw must not cross its frames.
+    const std::uint64_t w = cinfo.image_width, h = cinfo.image_height;
+    jpeg_destroy_decompress(&cinfo);
+    check_image_size(w, h, max_pixels, "JPEG", file, size);
+    throw DataError(file, -1, "JPEG header claims an empty image (" + std::to_string(w) + " x " + std::to_string(h) + ")");
+  }
   if (channels == 1) cinfo.out_color_space = JCS_GRAYSCALE;
   if (channels == 3) cinfo.out_color_space = JCS_RGB;
   jpeg_start_decompress(&cinfo);
   const std::int64_t h = cinfo.output_height, w = cinfo.output_width, c = cinfo.output_components;
-  out = Tensor::zeros(Shape{h, w, c}, DType::u8);
+  out = Tensor::uninitialized(Shape{h, w, c}, DType::u8);  // every row is written, or the decode fails
   auto* base = out.data<unsigned char>();
   while (cinfo.output_scanline < cinfo.output_height) {
     JSAMPROW row = base + static_cast<std::size_t>(cinfo.output_scanline) * static_cast<std::size_t>(w * c);
@@ -80,9 +121,16 @@ Tensor decode_png(const unsigned char* data, std::size_t size, const std::string
   }
   int c = channels;
   if (c == 0) c = static_cast<int>(PNG_IMAGE_SAMPLE_CHANNELS(image.format));
+  if (image.width * std::uint64_t{image.height} > 8256 * std::uint64_t{size} + 4096 ||
+      image.width * std::uint64_t{image.height} > kMaxImagePixels) {
+    const std::uint64_t w = image.width, h = image.height;
+    png_image_free(&image);
+    check_image_size(w, h, 8256 * std::uint64_t{size} + 4096, "PNG", file, size);
+  }
   static constexpr png_uint_32 kFormats[] = {0, PNG_FORMAT_GRAY, PNG_FORMAT_GA, PNG_FORMAT_RGB, PNG_FORMAT_RGBA};
   image.format = kFormats[c];
-  Tensor out = Tensor::zeros(Shape{image.height, image.width, c}, DType::u8);
+  // Every row is written, or the decode fails: untouched pages of a lying header cost no RSS.
+  Tensor out = Tensor::uninitialized(Shape{image.height, image.width, c}, DType::u8);
   if (!png_image_finish_read(&image, nullptr, out.raw(), 0, nullptr)) {
     const std::string message = image.message;
     png_image_free(&image);

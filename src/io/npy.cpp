@@ -1,8 +1,7 @@
 // .npy/.npz reader and writer. A .npy file is read whole and parsed from memory (the
-// same parser serves .npz members). The header dict is parsed by looking up its three
-// keys rather than by a general Python-literal parser: writers emit exactly
-// {'descr': str, 'fortran_order': bool, 'shape': tuple}, and anything else is rejected
-// with the header text in the message.
+// same parser serves .npz members). The header dict is parsed as the one literal writers
+// emit, {'descr': str, 'fortran_order': bool, 'shape': tuple} (Note [Strict npy header]),
+// not by a general Python-literal parser; anything else is rejected with its text.
 #include "nnfit/io/npy.h"
 
 #include <zlib.h>
@@ -39,21 +38,117 @@ std::vector<unsigned char> slurp(const std::string& path) {
   return std::vector<unsigned char>(std::istreambuf_iterator<char>(in), {});
 }
 
-// The text after 'key': in the header dict, with leading spaces skipped.
-std::string_view value_of(std::string_view header, std::string_view key, const std::string& file,
-                          std::int64_t offset) {
-  for (char q : {'\'', '"'}) {
-    const std::string quoted = std::string(1, q) + std::string(key) + q;
-    std::size_t pos = header.find(quoted);
-    if (pos == std::string_view::npos) continue;
-    pos = header.find(':', pos + quoted.size());
-    if (pos == std::string_view::npos) break;
-    ++pos;
-    while (pos < header.size() && header[pos] == ' ') ++pos;
-    return header.substr(pos);
+// Note [Strict npy header]: the header is the repr of a dict with exactly the keys descr,
+// fortran_order and shape, each once (numpy's own reader refuses others too). It is
+// parsed as that literal, so a repeated or extra key, or text after the closing brace, is
+// an error naming it, never a first match that ignores the rest.
+struct NpyHeader {
+  std::string descr;
+  bool fortran = false;
+  std::vector<std::int64_t> dims;
+};
+
+class HeaderParser {
+ public:
+  HeaderParser(std::string_view text, const std::string& file, std::int64_t offset)
+      : text_(text), file_(file), offset_(offset) {}
+
+  NpyHeader parse() {
+    NpyHeader h;
+    bool seen[3] = {false, false, false};
+    expect('{');
+    while (skip_space(), peek() != '}') {
+      const std::string key = quoted("a key");
+      skip_space();
+      expect(':');
+      skip_space();
+      const int which = key == "descr" ? 0 : key == "fortran_order" ? 1 : key == "shape" ? 2 : -1;
+      if (which < 0) fail("unexpected key '" + key + "' (a .npy header has descr, fortran_order and shape)");
+      if (seen[which]) fail("key '" + key + "' appears twice");
+      seen[which] = true;
+      if (which == 0) {
+        if (peek() != '\'' && peek() != '"') {
+          throw DataError(file_, offset_, "structured dtypes are not supported (descr is not a string): " + std::string(text_),
+                          "save plain numeric arrays, one per .npy or npz member");
+        }
+        h.descr = quoted("descr");
+      } else if (which == 1) {
+        h.fortran = word("True");
+        if (!h.fortran && !word("False")) fail("bad fortran_order (True or False)");
+      } else {
+        h.dims = shape();
+      }
+      skip_space();
+      if (peek() != ',') break;
+      ++pos_;
+    }
+    skip_space();
+    expect('}');
+    while (pos_ < text_.size() && std::string_view(" \t\r\n").find(text_[pos_]) != std::string_view::npos) ++pos_;
+    if (pos_ != text_.size()) fail("text after the header dict");
+    const char* names[] = {"descr", "fortran_order", "shape"};
+    for (int k = 0; k < 3; ++k) {
+      if (!seen[k]) {
+        throw DataError(file_, offset_, std::string("npy header has no '") + names[k] + "': " + std::string(text_), kNotNpyHint);
+      }
+    }
+    return h;
   }
-  throw DataError(file, offset, "npy header has no '" + std::string(key) + "': " + std::string(header), kNotNpyHint);
-}
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw DataError(file_, offset_ + static_cast<std::int64_t>(pos_), "bad npy header: " + what + ": " + std::string(text_),
+                    kNotNpyHint);
+  }
+  char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+  void skip_space() {
+    while (peek() == ' ') ++pos_;
+  }
+  void expect(char c) {
+    if (peek() != c) fail(std::string("expected '") + c + "'");
+    ++pos_;
+  }
+  bool word(std::string_view w) {
+    if (text_.substr(pos_, w.size()) != w) return false;
+    pos_ += w.size();
+    return true;
+  }
+  std::string quoted(const char* what) {
+    const char q = peek();
+    if (q != '\'' && q != '"') fail(std::string("expected ") + what + " in quotes");
+    const std::size_t close = text_.find(q, pos_ + 1);
+    if (close == std::string_view::npos) fail(std::string("unterminated ") + what);
+    std::string out(text_.substr(pos_ + 1, close - pos_ - 1));
+    pos_ = close + 1;
+    return out;
+  }
+  // (2, 3) / (5,) / (): non-negative integers; their product is checked by the caller.
+  std::vector<std::int64_t> shape() {
+    expect('(');
+    std::vector<std::int64_t> dims;
+    while (skip_space(), peek() != ')') {
+      std::int64_t v = 0;
+      int digits = 0;
+      while (peek() >= '0' && peek() <= '9') {
+        if (++digits > 18) fail("a dimension of more than 18 digits");
+        v = v * 10 + (text_[pos_++] - '0');
+      }
+      if (digits == 0) fail("bad shape");
+      if (peek() == 'L') ++pos_;  // Python 2's long literal, as numpy under Python 2 wrote it
+      dims.push_back(v);
+      skip_space();
+      if (peek() != ',') break;
+      ++pos_;
+    }
+    expect(')');
+    return dims;
+  }
+
+  std::string_view text_;
+  const std::string& file_;
+  std::int64_t offset_;
+  std::size_t pos_ = 0;
+};
 
 template <typename Src, typename Dst>
 void convert(const unsigned char* src, Dst* dst, std::size_t n, bool swap) {
@@ -110,15 +205,8 @@ Tensor parse_npy(const unsigned char* data, std::size_t size, const std::string&
   const std::int64_t hoff = base + static_cast<std::int64_t>(8 + len_bytes);
   const std::string_view header(reinterpret_cast<const char*>(data + 8 + len_bytes), header_len);
 
-  // descr: '<f4'
-  std::string_view d = value_of(header, "descr", file, hoff);
-  if (d.empty() || (d[0] != '\'' && d[0] != '"')) {
-    throw DataError(file, hoff, "structured dtypes are not supported (descr is not a string): " + std::string(header),
-                    "save plain numeric arrays, one per .npy or npz member");
-  }
-  const std::size_t close = d.find(d[0], 1);
-  if (close == std::string_view::npos) throw DataError(file, hoff, "unterminated descr in npy header", kNotNpyHint);
-  const std::string descr(d.substr(1, close - 1));
+  const NpyHeader h = HeaderParser(header, file, hoff).parse();
+  const std::string& descr = h.descr;
   if (descr.size() < 3 || std::string("<>|=").find(descr[0]) == std::string::npos) {
     throw DataError(file, hoff, "unsupported npy dtype '" + descr + "'", kNotNpyHint);
   }
@@ -139,39 +227,26 @@ Tensor parse_npy(const unsigned char* data, std::size_t size, const std::string&
                     "nnfit reads float16/32/64, bool, int8-64 and uint8-32 arrays; convert with "
                     "arr.astype(np.float32) (object, string, complex and uint64 arrays are not supported)");
   }
+  const bool fortran = h.fortran;
 
-  // fortran_order: True / False
-  const std::string_view fo = value_of(header, "fortran_order", file, hoff);
-  const bool fortran = fo.starts_with("True");
-  if (!fortran && !fo.starts_with("False")) throw DataError(file, hoff, "bad fortran_order in npy header", kNotNpyHint);
-
-  // shape: (2, 3) / (5,) / ()
-  std::string_view s = value_of(header, "shape", file, hoff);
-  if (s.empty() || s[0] != '(') throw DataError(file, hoff, "bad shape in npy header", kNotNpyHint);
-  const std::size_t end = s.find(')');
-  if (end == std::string_view::npos) throw DataError(file, hoff, "bad shape in npy header", kNotNpyHint);
-  std::vector<std::int64_t> dims;
-  std::string_view inner = s.substr(1, end - 1);
-  while (!inner.empty()) {
-    while (!inner.empty() && (inner[0] == ' ' || inner[0] == ',')) inner.remove_prefix(1);
-    if (inner.empty()) break;
-    std::int64_t v = 0;
-    std::size_t k = 0;
-    while (k < inner.size() && inner[k] >= '0' && inner[k] <= '9') v = v * 10 + (inner[k++] - '0');
-    if (k == 0 || k > 15) throw DataError(file, hoff, "bad shape in npy header: " + std::string(s.substr(0, end + 1)), kNotNpyHint);
-    dims.push_back(v);
-    inner.remove_prefix(k);
-  }
-  const Shape shape(dims);
-
-  const auto n = static_cast<std::size_t>(shape.numel());
-  const std::size_t need = n * static_cast<std::size_t>(item);
-  if (size - data_start < need) {
+  // The bytes the shape needs are checked against the file before the shape is used for
+  // anything: a product past 2^64 (or past the file) is refused, never wrapped.
+  std::uint64_t elements = 1, need_bytes = 0;
+  bool overflow = false;
+  for (std::int64_t d : h.dims) overflow = overflow || __builtin_mul_overflow(elements, static_cast<std::uint64_t>(d), &elements);
+  overflow = overflow || __builtin_mul_overflow(elements, static_cast<std::uint64_t>(item), &need_bytes);
+  if (overflow || need_bytes > size - data_start) {
+    std::string dims = "(";
+    for (std::size_t k = 0; k < h.dims.size(); ++k) dims += (k ? ", " : "") + std::to_string(h.dims[k]);
     throw DataError(file, base + static_cast<std::int64_t>(size),
-                    "npy data is truncated: shape " + shape.to_string() + " of '" + descr + "' needs " +
-                        std::to_string(need) + " bytes, the file has " + std::to_string(size - data_start),
+                    "npy data is truncated: shape " + dims + ") of '" + descr + "' needs " +
+                        (overflow ? std::string("more than 2^64") : std::to_string(need_bytes)) + " bytes, the file has " +
+                        std::to_string(size - data_start),
                     "the file is incomplete (an interrupted write or copy?)");
   }
+  const Shape shape(h.dims);
+  const auto n = static_cast<std::size_t>(elements);
+  const auto need = static_cast<std::size_t>(need_bytes);
   const unsigned char* src = data + data_start;
   std::vector<unsigned char> c_order;
   if (fortran && shape.rank() > 1) {
@@ -278,12 +353,24 @@ std::vector<std::pair<std::string, Tensor>> read_npz(const std::string& path) {
     }
     cd += 46 + name_len + extra_len + comment_len;
 
-    if (local + 30 > size || le32(&z[local]) != 0x04034b50u) {
-      throw DataError(path, static_cast<std::int64_t>(local), "bad local header for member '" + name + "'", "the archive is corrupt");
+    // Note [Sizes from files]: every offset and size read from the archive is compared with
+    // what is left of the file by subtraction, so a ZIP64 value near 2^64 cannot wrap a sum
+    // past the check, and a member's claimed size is bounded by what its bytes can hold
+    // (Stored: itself; Deflated: deflate's 1032:1 limit) before anything is allocated.
+    if (local > size || size - local < 30 || le32(&z[local]) != 0x04034b50u) {
+      throw DataError(path, static_cast<std::int64_t>(std::min<std::uint64_t>(local, size)),
+                      "bad local header for member '" + name + "'", "the archive is corrupt");
     }
     const std::size_t data_at = local + 30 + le16(&z[local + 26]) + le16(&z[local + 28]);
-    if (data_at + csize > size) {
-      throw DataError(path, static_cast<std::int64_t>(data_at), "member '" + name + "' is truncated", "the archive is incomplete");
+    if (data_at > size || csize > size - data_at) {
+      throw DataError(path, static_cast<std::int64_t>(std::min(data_at, size)), "member '" + name + "' is truncated",
+                      "the archive is incomplete");
+    }
+    if (method == 8 && usize / 1032 > csize) {
+      throw DataError(path, static_cast<std::int64_t>(data_at),
+                      "member '" + name + "' claims " + std::to_string(usize) + " bytes from " + std::to_string(csize) +
+                          " compressed, more than deflate can expand to",
+                      "the archive is corrupt");
     }
     std::vector<unsigned char> inflated;
     const unsigned char* member = &z[data_at];
@@ -292,11 +379,23 @@ std::vector<std::pair<std::string, Tensor>> read_npz(const std::string& path) {
       z_stream zs{};
       inflateInit2(&zs, -MAX_WBITS);
       zs.next_in = const_cast<unsigned char*>(member);
-      zs.avail_in = static_cast<uInt>(csize);
       zs.next_out = inflated.data();
-      zs.avail_out = static_cast<uInt>(usize);
-      const int r = inflate(&zs, Z_FINISH);
-      const bool ok = r == Z_STREAM_END && zs.total_out == usize;
+      // zlib counts in 32 bits: feed both sides in chunks so a member past 4 GiB inflates whole.
+      std::uint64_t in_left = csize, out_left = usize;
+      int r = Z_OK;
+      for (;;) {
+        const auto in_chunk = static_cast<uInt>(std::min<std::uint64_t>(in_left, 1u << 30));
+        const auto out_chunk = static_cast<uInt>(std::min<std::uint64_t>(out_left, 1u << 30));
+        zs.avail_in = in_chunk;
+        zs.avail_out = out_chunk;
+        r = inflate(&zs, Z_NO_FLUSH);
+        const std::uint64_t used = in_chunk - zs.avail_in, made = out_chunk - zs.avail_out;
+        in_left -= used;
+        out_left -= made;
+        // Done, damaged, or stuck (input ended early, or more output than usize).
+        if (r == Z_STREAM_END || (r != Z_OK && r != Z_BUF_ERROR) || (used == 0 && made == 0)) break;
+      }
+      const bool ok = r == Z_STREAM_END && out_left == 0;
       inflateEnd(&zs);
       if (!ok) throw DataError(path, static_cast<std::int64_t>(data_at), "member '" + name + "': corrupt deflate stream", "the archive is corrupt");
       member = inflated.data();
@@ -306,7 +405,7 @@ std::vector<std::pair<std::string, Tensor>> read_npz(const std::string& path) {
     } else if (csize != usize) {
       throw DataError(path, static_cast<std::int64_t>(local), "stored member '" + name + "' has differing sizes", "the archive is corrupt");
     }
-    if (::crc32(0L, member, static_cast<uInt>(usize)) != crc) {
+    if (::crc32_z(0L, member, static_cast<std::size_t>(usize)) != crc) {
       throw DataError(path, static_cast<std::int64_t>(data_at), "member '" + name + "': CRC-32 mismatch", "the archive is corrupt");
     }
     Tensor t = parse_npy(member, usize, path + ":" + name, 0);

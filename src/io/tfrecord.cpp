@@ -104,11 +104,32 @@ std::size_t TfRecordReader::read_fully(void* dst, std::size_t n) {
   return got;
 }
 
+// A clean end of file must also be the end of the compressed stream: a GZIP or ZLIB
+// stream cut at a record boundary would otherwise read as a shorter file.
+void TfRecordReader::check_stream_end() {
+  bool cut = false;
+  if (gz_) {
+    int err = Z_OK;
+    gzerror(static_cast<gzFile>(gz_), &err);
+    cut = err == Z_BUF_ERROR;  // zlib's "unexpected end of file"
+  } else {
+    cut = !zlib_end_ && static_cast<z_stream*>(zs_)->total_in > 0;  // an empty file holds no records
+  }
+  if (cut) {
+    failed_ = true;
+    throw DataError(path_, offset_, "truncated compressed stream: the file ends inside it, after the last whole record",
+                    "the file is incomplete (an interrupted write or copy?)");
+  }
+}
+
 std::optional<std::string> TfRecordReader::next() {
   if (failed_) return std::nullopt;
   unsigned char header[12];
   const std::size_t got = read_fully(header, sizeof header);
-  if (got == 0) return std::nullopt;
+  if (got == 0) {
+    check_stream_end();
+    return std::nullopt;
+  }
   if (got < sizeof header) {
     failed_ = true;
     throw DataError(path_, offset_, "truncated record header: " + std::to_string(got) + " of 12 bytes",
@@ -123,11 +144,23 @@ std::optional<std::string> TfRecordReader::next() {
     failed_ = true;
     throw DataError(path_, offset_, "record length " + std::to_string(length) + " is implausible", kCorruptHint);
   }
-  std::string data(static_cast<std::size_t>(length), '\0');
+  // Note [Record length from the file]: the length has a valid CRC but may still be far
+  // more than the file holds (a crafted or damaged file, or a stream that is cut short).
+  // The data is read in chunks that at most double what has arrived, so memory follows the
+  // bytes really present, never the length field.
+  std::string data;
+  std::size_t got_data = 0;
+  while (got_data < length) {
+    const std::size_t chunk = static_cast<std::size_t>(
+        std::min<std::uint64_t>(length - got_data, std::max<std::size_t>(got_data, std::size_t{1} << 20)));
+    data.resize(got_data + chunk);
+    const std::size_t r = read_fully(data.data() + got_data, chunk);
+    got_data += r;
+    if (r < chunk) break;
+  }
   unsigned char footer[4];
-  const std::size_t got_data = read_fully(data.data(), data.size());
-  const std::size_t got_footer = got_data == data.size() ? read_fully(footer, 4) : 0;
-  if (got_data < data.size() || got_footer < 4) {
+  const std::size_t got_footer = got_data == length ? read_fully(footer, 4) : 0;
+  if (got_data < length || got_footer < 4) {
     failed_ = true;
     throw DataError(path_, offset_,
                     "truncated record: " + std::to_string(length) + " data bytes + 4 CRC bytes expected, the file ends after " +

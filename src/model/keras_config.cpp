@@ -20,11 +20,19 @@ namespace {
 // Keras batch shape [null, d1, ...] -> Shape{d1, ...}.
 Shape batch_shape(const Reader& r, const std::string& path, const json& v, const char* key) {
   if (!v.is_array() || v.empty()) r.invalid(path, std::string("\"") + key + "\" must be a list, got " + show(v));
+  // The batch entry is what Keras writes: null, or a fixed batch size.
+  if (!v[0].is_null() && !(v[0].is_number_integer() && v[0].get<std::int64_t>() > 0)) {
+    r.invalid(path, std::string("\"") + key + "\" must start with null or a positive batch size, got " + show(v));
+  }
   std::vector<std::int64_t> dims;
+  std::int64_t elements = 1;
   for (std::size_t i = 1; i < v.size(); ++i) {
     if (v[i].is_null()) r.unsupported(path, std::string("\"") + key + "\" = " + show(v) + ": variable-size dimensions are not supported");
     if (!v[i].is_number_integer() || v[i].get<std::int64_t>() <= 0) {
       r.invalid(path, std::string("\"") + key + "\" must hold positive sizes after the batch entry, got " + show(v));
+    }
+    if (__builtin_mul_overflow(elements, v[i].get<std::int64_t>(), &elements)) {
+      r.invalid(path, std::string("\"") + key + "\" = " + show(v) + ": the sizes' product overflows 64 bits");
     }
     dims.push_back(v[i].get<std::int64_t>());
   }

@@ -8,6 +8,8 @@
 #include <cctype>
 #include <cmath>
 
+#include "nnfit/core/json_depth.h"
+
 namespace nnfit::keras_json {
 
 std::string lower(std::string s) {
@@ -22,14 +24,19 @@ std::string join(Keys keys) {
 }
 
 json parse(const Reader& r, const std::string& text) {
+  if (const std::int64_t at = json_too_deep_at(text); at >= 0) {  // Note [JSON nesting limit]
+    r.invalid("", "invalid JSON: nested more than " + std::to_string(kMaxJsonDepth) + " levels deep at byte " + std::to_string(at));
+  }
   try {
     return json::parse(text);
-  } catch (const json::parse_error& e) {
-    // what(): "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
+  } catch (const json::exception& e) {
+    // what(): "[json.exception.parse_error.101] parse error at line 3, column 5: ...", or
+    // out_of_range.406 for a number past a double ("1e400"), which has no position.
     std::string msg = e.what();
     const std::string marker = "parse error at ";
     auto at = msg.find(marker);
     if (at != std::string::npos) msg = msg.substr(at + marker.size());
+    else if ((at = msg.find("] ")) != std::string::npos) msg = msg.substr(at + 2);
     r.invalid("", "invalid JSON: " + msg);
   }
 }

@@ -18,6 +18,10 @@ constexpr std::array<const char*, 9> kKeys = {"step",         "input_wait_us", "
                                               "forward_us",   "backward_us",   "allreduce_us",
                                               "update_us",    "callbacks_us",  "memory_in_use_bytes"};
 
+// Every value is at most 2^60 (36,000 years in microseconds, an exbibyte): a step's seven
+// parts then sum without overflow (StepRecord::total_us), and so do the report's totals.
+constexpr std::int64_t kMaxValue = std::int64_t{1} << 60;
+
 std::int64_t* field(StepRecord& r, std::size_t i) {
   std::int64_t* f[] = {&r.step,         &r.input_wait_us, &r.h2d_us,     &r.forward_us,         &r.backward_us,
                        &r.allreduce_us, &r.update_us,     &r.callbacks_us, &r.memory_in_use_bytes};
@@ -57,8 +61,9 @@ std::string parse_line(std::string_view s, StepRecord& out) {
     const std::size_t start = p;
     std::int64_t v = 0;
     while (p < s.size() && s[p] >= '0' && s[p] <= '9') {
-      if (v > (INT64_MAX - 9) / 10) return "the value of \"" + key + "\" is too large";
-      v = v * 10 + (s[p++] - '0');
+      if (v > kMaxValue / 10 || (v = v * 10 + (s[p++] - '0')) > kMaxValue) {
+        return "the value of \"" + key + "\" is too large (more than 2^60)";
+      }
     }
     if (p == start) {
       return p >= s.size() ? at("the line ends before the value of \"" + key + "\" (truncated?)")

@@ -92,6 +92,27 @@ TEST(DoctorBadInput, UnreadableDirectory) {
   EXPECT_FALSE(r.facts.problems.empty());
 }
 
+// Issue 20's sweep: a FIFO where a probe reads a file blocked the doctor forever, a
+// 100,000-digit version macro overflowed the stack (std::regex recursion), and a cuDNN
+// wheel named for a CUDA major that is not a number escaped as std::stoi's exception.
+TEST(DoctorBadInput, FifoHugeMacroAndOddWheelNames) {
+  FakeRoot root;
+  root.mkdir("/proc/driver/nvidia");
+  ASSERT_EQ(::mkfifo((root.path() + "/proc/driver/nvidia/version").c_str(), 0600), 0);
+  root.write("/usr/local/cuda-12.2/bin/nvcc", "");
+  root.write("/usr/local/cuda-12.2/include/cuda.h", "#define CUDA_VERSION " + std::string(100000, '9') + "\n");
+  root.write("/usr/local/cuda-12.2/include/cudnn_version.h",
+             "#define CUDNN_MAJOR 9\n#define CUDNN_MINOR " + std::string(30, '7') + "\n#define CUDNN_PATCHLEVEL 1\n");
+  root.mkdir("/usr/local/cuda-12.2/dist-info/nvidia_cudnn_cu-9.1.0.dist-info");
+  root.mkdir("/usr/local/cuda-12.2/dist-info/nvidia_cudnn_cu" + std::string(40, '1') + "-9.1.0.dist-info");
+  DoctorRun r = run_doctor(root);
+  const Check* fifo = r.find("probe:/proc/driver/nvidia/version");
+  ASSERT_NE(fifo, nullptr);
+  EXPECT_NE(fifo->detail.find("FIFO"), std::string::npos) << fifo->detail;
+  EXPECT_NE(r.find("toolkit:/usr/local/cuda-12.2"), nullptr);
+  EXPECT_FALSE(format_json(r.checks, r.facts).empty());
+}
+
 TEST(DoctorBadInput, CsvErrorsNameFileAndLine) {
   try {
     parse_csv("a,b\n1,2\n3\n", "t.csv");

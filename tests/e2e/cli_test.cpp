@@ -67,6 +67,19 @@ TEST_F(CliTest, ModelThatDoesNotFitItsInputIsAConfigError) {
   expect_error(config(model("[null, 4, 4, 1]", conv)), 2, {"config.json", "layers[1] (big)", "does not fit"});
 }
 
+// Issue 20's sweep: a Dense `units` whose kernel size overflows 64 bits wrapped into a
+// small allocation (SIGSEGV); every shape product is checked where it is computed. And
+// null epochs in the config, or too many on the command line, are refused, not defaulted
+// or clamped.
+TEST_F(CliTest, SizesPast64BitsAreAConfigError) {
+  const std::string dense = R"({"class_name": "Dense", "config": {"name": "huge", "units": 4611686018427387904}},)";
+  expect_error(config(model("[null, 4, 4, 1]", std::string(R"({"class_name": "Flatten", "config": {"name": "flatten"}},)") + dense)), 2,
+               {"shape (16, 4611686018427387904) has more elements than 64 bits can count"});
+  expect_error(config(model(), "images.idx", "labels.idx", R"({"epochs": null})"), 2, {"fit.epochs: expected an integer >= 1, got null"});
+  // CLI11 saturated this at int64's maximum and trained forever.
+  expect_error(config(model()), 2, {"--epochs: more than a 64-bit integer holds"}, "--epochs 100000000000000000000");
+}
+
 TEST_F(CliTest, ImagesThatDoNotFitTheModelAreADataError) {
   expect_error(config(model("[null, 5, 5, 1]")), 1, {"images.idx", "(5, 5, 1)"});
 }

@@ -112,4 +112,41 @@ TEST(DataInspect, CorruptRecordIsOneLineWithFileAndOffset) {
   EXPECT_NE(r.err.find("nnfit: error: " + p.string() + " (offset 19): corrupt record"), std::string::npos) << r.err;
 }
 
+// Issue 20's sweep: empty files were reported as "tfrecord, 0 records", a file of unknown
+// kind as a TFRecord CRC error, a Latin-1 CSV header as an internal JSON error, and a
+// folder as an empty CSV.
+TEST(DataInspect, EmptyUnknownAndFolderInputsAreNamedForWhatTheyAre) {
+  const fs::path dir = temp_dir() / "hostile";
+  fs::create_directories(dir);
+  for (const char* name : {"empty.npy", "empty.png", "empty.tfrecord", "empty.csv"}) {
+    std::ofstream(dir / name).flush();
+    const Result r = run("data inspect " + (dir / name).string());
+    EXPECT_EQ(r.code, 1) << name;
+    EXPECT_NE(r.err.find("the file is empty"), std::string::npos) << name << ": " << r.err;
+  }
+  std::ofstream(dir / "notes.txt") << "just some text, long enough to be a record header";
+  Result r = run("data inspect " + (dir / "notes.txt").string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("unknown kind of file"), std::string::npos) << r.err;
+  std::ofstream(dir / "bad.png") << "not a png at all";
+  r = run("data inspect " + (dir / "bad.png").string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("not a JPEG or PNG image"), std::string::npos) << r.err;
+  fs::create_directories(dir / "folder.csv");
+  r = run("data inspect " + (dir / "folder.csv").string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("is a directory"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
+TEST(DataInspect, NonUtf8CsvNamesArePrintedNotAnInternalError) {
+  const fs::path p = temp_dir() / "latin1.csv";
+  std::ofstream(p, std::ios::binary) << "caf\xe9,label\n1.5,2\nx,3\n";
+  for (const char* flags : {" --json", ""}) {
+    const Result r = run("data inspect " + p.string() + flags);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("caf\xef\xbf\xbd"), std::string::npos) << "U+FFFD for the Latin-1 byte: " << r.out;
+  }
+}
+
 }  // namespace

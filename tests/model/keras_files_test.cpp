@@ -256,32 +256,7 @@ TEST_F(KerasFiles, BadFilesAreOneClearErrorNeverACrash) {
   for (std::size_t i = 0; i < before.size(); ++i) expect_near(before[i], after[i], 0.0, "a failed load changes nothing");
 }
 
-// Every input scripts/fuzz.sh ever found stays in fixtures/fuzz_regressions/keras_file and
-// is replayed here as the fuzz target runs it (and under ASan + UBSan in scripts/test.sh):
-// each must end in a model or one nnfit::Error. A file named for its finding states the
-// error it must give.
-TEST_F(KerasFiles, FuzzFindingsAreReplayedAsClearErrors) {
-  int replayed = 0;
-  for (const auto& entry : fs::directory_iterator(kFixtures + "fuzz_regressions/keras_file")) {
-    const std::string path = entry.path().string();
-    const std::string name = entry.path().filename().string();
-    std::string error;
-    try {
-      std::unique_ptr<Model> m = load_model(path, LoadOptions{});
-      load_weights(*m, path);
-    } catch (const Error& e) {
-      error = e.what();
-    }
-    if (name.rfind("hang-global-heap", 0) == 0) {
-      EXPECT_NE(error.find("damaged HDF5 global heap"), std::string::npos) << name << ": " << error;
-    }
-    if (name.rfind("oom-vlen-string-length", 0) == 0) {  // Note [Checked string references]
-      EXPECT_NE(error.find("string 0 claims"), std::string::npos) << name << ": " << error;
-    }
-    ++replayed;
-  }
-  EXPECT_GE(replayed, 9);
-}
+// Fuzzing findings in Keras files are replayed with the other targets' (tests/fuzz).
 
 }  // namespace
 }  // namespace nnfit

@@ -37,7 +37,8 @@ class TfRecordReader {
 
   // The next record's data, or nullopt at a clean end of file.
   // throws: DataError(path, offset of the record, ...) for a truncated header or data, a
-  //   length CRC or data CRC mismatch, or a corrupt gzip stream. After an error the reader
+  //   length CRC or data CRC mismatch, a corrupt gzip stream, or a GZIP/ZLIB stream that
+  //   ends early (even between records). After an error the reader
   //   has lost its place and returns nullopt from then on.
   std::optional<std::string> next();
   // Offset of the record next() reads next.
@@ -47,6 +48,7 @@ class TfRecordReader {
  private:
   std::size_t read_fully(void* dst, std::size_t n);
   std::size_t read_some(unsigned char* dst, std::size_t n);  // > 0 unless at the end
+  void check_stream_end();  // throws DataError when a compressed stream was cut short
   std::string path_;
   void* gz_ = nullptr;      // gzFile (none, gzip, automatic)
   std::FILE* file_ = nullptr;  // zlib: the file, inflated through zs_
