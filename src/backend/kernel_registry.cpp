@@ -36,6 +36,11 @@ SelectedKernel KernelRegistry::select(const KernelDesc& desc, DeviceType device)
     return std::move(out);
   };
   if (it == impls_.end() && device == DeviceType::cpu && widenable(desc)) return widen();
+  // Kernels registered under a float32 or integer key are written for float32 data: one
+  // that reads the ids first (gather_grad) must not meet a bfloat16 gradient, which it
+  // would read as floats and write past a bfloat16 output. Low-precision data goes to
+  // the kernels registered for its type, else widened.
+  if (device == DeviceType::cpu && widenable(desc) && !is_low_precision(dtype)) return widen();
   if (it == impls_.end() && device != DeviceType::cpu) {
     NNFIT_CHECK(false, Unsupported, "no kernel for op '", desc.op, "' on ",
                 device == DeviceType::cuda ? "cuda" : "cpu", " for ", dtype_name(dtype));

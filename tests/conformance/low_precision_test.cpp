@@ -94,6 +94,21 @@ TEST(LowPrecision, DenseOps) {
   }
 }
 
+// Ops keyed by an integer input (gather_grad's ids) with low-precision data: the kernels
+// registered for the ids' type are float32 kernels, so the data must be widened for them.
+TEST(LowPrecision, IdKeyedOpsWidenTheirData) {
+  const Tensor ids = random_labels(40, 6, 31);
+  for (DType dt : kLow) {
+    SCOPED_TRACE(dtype_name(dt));
+    KernelDesc d = desc("gather_grad", Attrs{{"rows", std::int64_t{6}}}, {{40}, {40, 5}}, {{6, 5}});
+    d.inputs[0].dtype = DType::i32;
+    expect_low_precision_matches_reference(d, {ids, random_tensor({40, 5}, 32)}, dt);
+    KernelDesc g = desc("gather", {}, {{6, 5}, {40}}, {{40, 5}});
+    g.inputs[1].dtype = DType::i32;
+    expect_low_precision_matches_reference(g, {random_tensor({6, 5}, 33), ids}, dt);
+  }
+}
+
 TEST(LowPrecision, ConvolutionAndPooling) {
   const Shape x{2, 9, 8, 3}, w{3, 3, 3, 5};
   for (DType dt : kLow) {
