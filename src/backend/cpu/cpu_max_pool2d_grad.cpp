@@ -20,17 +20,20 @@ constexpr std::int64_t kChannelBlock = 16;
 
 // One window's gradient for channels [c0, c0 + nc) of one image, vectorized over the
 // channels: pass 1 finds the max, pass 2 the first row-major window position holding it
-// (kept as a float index so every lane op is f32), then dy is added there. Pass 2 only
-// loads: interleaving x loads with dx stores at the same offset stalled on 4K aliasing
-// (x and dx are often page-aligned alike) and ran 4x slower. kWidth > 0 fixes nc.
+// (kept as its element offset from the window's first element, an int32 lane like the
+// f32 compare's, so the select vectorizes and no lane divides), then dy is added there.
+// Pass 2 only loads: interleaving x loads with dx stores at the same offset stalled on 4K
+// aliasing (x and dx are often page-aligned alike) and ran 4x slower. kWidth > 0 fixes nc.
+// Offsets fit int32: make_omp_max_pool2d_grad declines windows spanning 2^31 elements.
 template <std::int64_t kWidth, bool kRelu>
 inline void window_grad(const Window2d& g, const float* xn, float* dxn, const float* dyp,
                         std::int64_t c0, std::int64_t h0, std::int64_t h1, std::int64_t w0,
                         std::int64_t w1, std::int64_t nc_runtime) {
   const std::int64_t nc = kWidth > 0 ? kWidth : nc_runtime;
   float mx[kChannelBlock];
-  float at[kChannelBlock];
-  const float* first = xn + (h0 * g.w + w0) * g.c + c0;
+  std::int32_t at[kChannelBlock];
+  const std::int64_t base = (h0 * g.w + w0) * g.c + c0;
+  const float* first = xn + base;
   for (std::int64_t c = 0; c < nc; ++c) mx[c] = first[c];
   for (std::int64_t h = h0; h < h1; ++h) {
     for (std::int64_t w = w0; w < w1; ++w) {
@@ -39,26 +42,124 @@ inline void window_grad(const Window2d& g, const float* xn, float* dxn, const fl
     }
   }
   // Scan backwards so the last assignment is the first position in row-major order.
-  for (std::int64_t c = 0; c < nc; ++c) at[c] = 0.0f;
-  const std::int64_t ww = w1 - w0;
+  for (std::int64_t c = 0; c < nc; ++c) at[c] = 0;
   for (std::int64_t h = h1 - 1; h >= h0; --h) {
     for (std::int64_t w = w1 - 1; w >= w0; --w) {
-      const float* xp = xn + (h * g.w + w) * g.c + c0;
-      const float pos = static_cast<float>((h - h0) * ww + (w - w0));
-      for (std::int64_t c = 0; c < nc; ++c) at[c] = xp[c] == mx[c] ? pos : at[c];
+      const std::int64_t offset = ((h - h0) * g.w + (w - w0)) * g.c;
+      const float* xp = first + offset;
+      const auto off32 = static_cast<std::int32_t>(offset);
+      for (std::int64_t c = 0; c < nc; ++c) at[c] = xp[c] == mx[c] ? off32 : at[c];
     }
   }
+  float* dxw = dxn + base;
   for (std::int64_t c = 0; c < nc; ++c) {
-    const std::int64_t pos = static_cast<std::int64_t>(at[c]);
     // With a fused relu gradient, x at the argmax is the window's max: pass dy where it is > 0.
-    const float g_c = kRelu && !(mx[c] > 0.0f) ? 0.0f : dyp[c];
-    dxn[((h0 + pos / ww) * g.w + w0 + pos % ww) * g.c + c0 + c] += g_c;
+    const float dy = dyp[c];
+    const float g_c = kRelu && !(mx[c] > 0.0f) ? 0.0f : dy;
+    dxw[at[c] + c] += g_c;
   }
 }
 
-// One image's gradient: dxn zeroed, then each window's.
-inline void image_grad(const Window2d& g, bool relu, const float* xn, const float* dyn, float* dxn) {
-  std::memset(dxn, 0, static_cast<std::size_t>(g.h * g.w * g.c) * sizeof(float));
+// Disjoint windows (strides >= pool size, Keras's default) write each dx element at most
+// once, so one pass per window stores dx outright: no zeroing, no scatter, no read of dx.
+// Each window's x is copied to xs (L1) while its max is found, then walked in row-major
+// order handing dy to the first position equal to the max (`rest` is what is still to
+// hand out: dy until a lane's first hit, 0 after). A NaN max matches nothing, and then
+// position 0 takes dy, as window_grad's scan does. Windows of up to kMaxDisjoint positions.
+constexpr std::int64_t kMaxDisjoint = 16;
+
+template <std::int64_t kWidth, bool kRelu>
+inline void disjoint_window_grad(const Window2d& g, const float* xn, float* dxn, const float* dyp,
+                                 std::int64_t c0, std::int64_t h0, std::int64_t h1, std::int64_t w0,
+                                 std::int64_t w1, std::int64_t nc_runtime) {
+  const std::int64_t nc = kWidth > 0 ? kWidth : nc_runtime;
+  const std::int64_t base = (h0 * g.w + w0) * g.c + c0;
+  if (h1 - h0 == 2 && w1 - w0 == 2) {  // a whole 2x2 window: straight-line lanes
+    const float* a = xn + base;
+    const float* b = a + g.c;
+    const float* c = a + g.w * g.c;
+    const float* d = c + g.c;
+    float* da = dxn + base;
+    float* db = da + g.c;
+    float* dc = da + g.w * g.c;
+    float* dd = dc + g.c;
+    float o[4][kChannelBlock];
+    for (std::int64_t i = 0; i < nc; ++i) {
+      float m = a[i];
+      m = b[i] > m ? b[i] : m;
+      m = c[i] > m ? c[i] : m;
+      m = d[i] > m ? d[i] : m;
+      const float dy = dyp[i];  // loaded unconditionally: a conditional load stops vectorization
+      const float gi = kRelu && !(m > 0.0f) ? 0.0f : dy;
+      // Bitwise & and |: short-circuit operators would branch on random data.
+      const bool ha = (a[i] == m) | (m != m);
+      const bool hb = !ha & (b[i] == m);
+      const bool hc = !(ha | hb) & (c[i] == m);
+      const bool hd = !(ha | hb | hc) & (d[i] == m);
+      o[0][i] = ha ? gi : 0.0f;
+      o[1][i] = hb ? gi : 0.0f;
+      o[2][i] = hc ? gi : 0.0f;
+      o[3][i] = hd ? gi : 0.0f;
+    }
+    std::memcpy(da, o[0], static_cast<std::size_t>(nc) * sizeof(float));
+    std::memcpy(db, o[1], static_cast<std::size_t>(nc) * sizeof(float));
+    std::memcpy(dc, o[2], static_cast<std::size_t>(nc) * sizeof(float));
+    std::memcpy(dd, o[3], static_cast<std::size_t>(nc) * sizeof(float));
+    return;
+  }
+  float xs[kMaxDisjoint][kChannelBlock];
+  float mx[kChannelBlock], rest[kChannelBlock];
+  for (std::int64_t i = 0; i < nc; ++i) mx[i] = xn[base + i];
+  std::int64_t p = 0;
+  for (std::int64_t h = h0; h < h1; ++h) {
+    for (std::int64_t w = w0; w < w1; ++w, ++p) {
+      const float* xp = xn + (h * g.w + w) * g.c + c0;
+      for (std::int64_t i = 0; i < nc; ++i) {
+        xs[p][i] = xp[i];
+        mx[i] = xp[i] > mx[i] ? xp[i] : mx[i];
+      }
+    }
+  }
+  for (std::int64_t i = 0; i < nc; ++i) {
+    const float dy = dyp[i];
+    rest[i] = kRelu && !(mx[i] > 0.0f) ? 0.0f : dy;
+  }
+  p = 0;
+  for (std::int64_t h = h0; h < h1; ++h) {
+    for (std::int64_t w = w0; w < w1; ++w, ++p) {
+      float* dxp = dxn + (h * g.w + w) * g.c + c0;
+      for (std::int64_t i = 0; i < nc; ++i) {
+        const bool hit = xs[p][i] == mx[i] || (p == 0 && mx[i] != mx[i]);
+        dxp[i] = hit ? rest[i] : 0.0f;
+        rest[i] = hit ? 0.0f : rest[i];
+      }
+    }
+  }
+}
+
+bool disjoint_windows(const Window2d& g) {
+  return g.sh >= g.kh && g.sw >= g.kw && g.kh * g.kw <= kMaxDisjoint;
+}
+
+// Whether disjoint windows leave no element of x uncovered (then dx needs no zeroing).
+bool windows_tile_input(const Window2d& g) {
+  return g.sh == g.kh && g.sw == g.kw && g.pad_top <= 0 && g.pad_left <= 0 &&
+         (g.oh - 1) * g.sh - g.pad_top + g.kh >= g.h && (g.ow - 1) * g.sw - g.pad_left + g.kw >= g.w;
+}
+
+template <bool kDisjoint, std::int64_t kWidth, bool kRelu>
+inline void any_window_grad(const Window2d& g, const float* xn, float* dxn, const float* dyp, std::int64_t c0,
+                            std::int64_t h0, std::int64_t h1, std::int64_t w0, std::int64_t w1, std::int64_t nc) {
+  if constexpr (kDisjoint) disjoint_window_grad<kWidth, kRelu>(g, xn, dxn, dyp, c0, h0, h1, w0, w1, nc);
+  else window_grad<kWidth, kRelu>(g, xn, dxn, dyp, c0, h0, h1, w0, w1, nc);
+}
+
+// One image's gradient: dxn zeroed unless disjoint windows tile it, then each window's.
+template <bool kDisjoint>
+void image_grad_with(const Window2d& g, bool relu, const float* xn, const float* dyn, float* dxn) {
+  if (!kDisjoint || !windows_tile_input(g)) {
+    std::memset(dxn, 0, static_cast<std::size_t>(g.h * g.w * g.c) * sizeof(float));
+  }
   for (std::int64_t oh = 0; oh < g.oh; ++oh) {
     const std::int64_t h0 = std::max<std::int64_t>(oh * g.sh - g.pad_top, 0);
     const std::int64_t h1 = std::min(oh * g.sh - g.pad_top + g.kh, g.h);
@@ -69,17 +170,21 @@ inline void image_grad(const Window2d& g, bool relu, const float* xn, const floa
       for (std::int64_t c0 = 0; c0 < g.c; c0 += kChannelBlock) {
         const std::int64_t nc = std::min(kChannelBlock, g.c - c0);
         if (nc == kChannelBlock) {
-          if (relu) window_grad<kChannelBlock, true>(g, xn, dxn, dyp + c0, c0, h0, h1, w0, w1, nc);
-          else window_grad<kChannelBlock, false>(g, xn, dxn, dyp + c0, c0, h0, h1, w0, w1, nc);
+          if (relu) any_window_grad<kDisjoint, kChannelBlock, true>(g, xn, dxn, dyp + c0, c0, h0, h1, w0, w1, nc);
+          else any_window_grad<kDisjoint, kChannelBlock, false>(g, xn, dxn, dyp + c0, c0, h0, h1, w0, w1, nc);
         } else {
-          if (relu) window_grad<0, true>(g, xn, dxn, dyp + c0, c0, h0, h1, w0, w1, nc);
-          else window_grad<0, false>(g, xn, dxn, dyp + c0, c0, h0, h1, w0, w1, nc);
+          if (relu) any_window_grad<kDisjoint, 0, true>(g, xn, dxn, dyp + c0, c0, h0, h1, w0, w1, nc);
+          else any_window_grad<kDisjoint, 0, false>(g, xn, dxn, dyp + c0, c0, h0, h1, w0, w1, nc);
         }
       }
     }
   }
 }
 
+inline void image_grad(const Window2d& g, bool relu, const float* xn, const float* dyn, float* dxn) {
+  if (disjoint_windows(g)) image_grad_with<true>(g, relu, xn, dyn, dxn);
+  else image_grad_with<false>(g, relu, xn, dyn, dxn);
+}
 // Stateless apart from the geometry; run() from one thread at a time, parallel inside. At
 // bfloat16 / float16 each thread converts one image of x and dy into float32 in its slice
 // of the workspace, computes there and rounds dx back: the same arithmetic as float32 on
@@ -149,7 +254,12 @@ std::unique_ptr<Kernel> make_omp_max_pool2d_grad(const KernelDesc& desc, std::st
       }
     }
   }
-  return std::make_unique<OmpMaxPool2dGrad>(checked_window(widened(desc)), desc.attrs.i_or("relu", 0) != 0, dtype);
+  const Window2d g = checked_window(widened(desc));
+  if ((g.kh * g.w + g.kw) * g.c >= (std::int64_t{1} << 31)) {
+    if (why_not) *why_not = "a pooling window spans 2^31 elements or more";
+    return nullptr;
+  }
+  return std::make_unique<OmpMaxPool2dGrad>(g, desc.attrs.i_or("relu", 0) != 0, dtype);
 }
 
 }  // namespace nnfit
