@@ -258,6 +258,11 @@ class Model {
   // optimizer state is restored (it positions the schedule and Adam's bias correction).
   std::int64_t iterations() const { return iterations_; }
   void set_iterations(std::int64_t iterations);
+  // The dynamic loss scale and the finite steps since it last changed (Keras's
+  // LossScaleOptimizer dynamic_scale and step_counter); set when a saved state is restored.
+  double loss_scale() const { return loss_scale_; }
+  std::int64_t loss_scale_good_steps() const { return loss_scale_good_steps_; }
+  void set_loss_scale_state(double scale, std::int64_t good_steps);
   // The optimizer's slots in the order Keras 3 lists them in optimizer.variables (after
   // the iteration count and a constant learning rate): per trainable weight for Adam and
   // AdamW (momentum, velocity), slot kind by slot kind for RMSprop (every velocity, then
