@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "backend/common/low_precision.h"
@@ -74,39 +75,6 @@ inline void disjoint_window_grad(const Window2d& g, const float* xn, float* dxn,
                                  std::int64_t w1, std::int64_t nc_runtime) {
   const std::int64_t nc = kWidth > 0 ? kWidth : nc_runtime;
   const std::int64_t base = (h0 * g.w + w0) * g.c + c0;
-  if (h1 - h0 == 2 && w1 - w0 == 2) {  // a whole 2x2 window: straight-line lanes
-    const float* a = xn + base;
-    const float* b = a + g.c;
-    const float* c = a + g.w * g.c;
-    const float* d = c + g.c;
-    float* da = dxn + base;
-    float* db = da + g.c;
-    float* dc = da + g.w * g.c;
-    float* dd = dc + g.c;
-    float o[4][kChannelBlock];
-    for (std::int64_t i = 0; i < nc; ++i) {
-      float m = a[i];
-      m = b[i] > m ? b[i] : m;
-      m = c[i] > m ? c[i] : m;
-      m = d[i] > m ? d[i] : m;
-      const float dy = dyp[i];  // loaded unconditionally: a conditional load stops vectorization
-      const float gi = kRelu && !(m > 0.0f) ? 0.0f : dy;
-      // Bitwise & and |: short-circuit operators would branch on random data.
-      const bool ha = (a[i] == m) | (m != m);
-      const bool hb = !ha & (b[i] == m);
-      const bool hc = !(ha | hb) & (c[i] == m);
-      const bool hd = !(ha | hb | hc) & (d[i] == m);
-      o[0][i] = ha ? gi : 0.0f;
-      o[1][i] = hb ? gi : 0.0f;
-      o[2][i] = hc ? gi : 0.0f;
-      o[3][i] = hd ? gi : 0.0f;
-    }
-    std::memcpy(da, o[0], static_cast<std::size_t>(nc) * sizeof(float));
-    std::memcpy(db, o[1], static_cast<std::size_t>(nc) * sizeof(float));
-    std::memcpy(dc, o[2], static_cast<std::size_t>(nc) * sizeof(float));
-    std::memcpy(dd, o[3], static_cast<std::size_t>(nc) * sizeof(float));
-    return;
-  }
   float xs[kMaxDisjoint][kChannelBlock];
   float mx[kChannelBlock], rest[kChannelBlock];
   for (std::int64_t i = 0; i < nc; ++i) mx[i] = xn[base + i];
@@ -129,11 +97,87 @@ inline void disjoint_window_grad(const Window2d& g, const float* xn, float* dxn,
     for (std::int64_t w = w0; w < w1; ++w, ++p) {
       float* dxp = dxn + (h * g.w + w) * g.c + c0;
       for (std::int64_t i = 0; i < nc; ++i) {
-        const bool hit = xs[p][i] == mx[i] || (p == 0 && mx[i] != mx[i]);
+        // Bitwise & and |: short-circuit operators would branch on random data.
+        const bool hit = (xs[p][i] == mx[i]) | ((p == 0) & (mx[i] != mx[i]));
         dxp[i] = hit ? rest[i] : 0.0f;
         rest[i] = hit ? 0.0f : rest[i];
       }
     }
+  }
+}
+
+// Keras's default MaxPooling2D: every window a whole 2x2 window at stride 2 (valid
+// padding, or same on even sizes). One straight-line pass per window, vectorized over 16
+// channels, for float32 and for bfloat16 read as its bits (a bfloat16's float is its bits
+// shifted up; dx takes dy's bits or zero, so nothing is rounded): no workspace, no
+// conversion passes. The winner is the first of a, b, c, d (row-major) equal to the max.
+bool whole_2x2_windows(const Window2d& g) {
+  return g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.pad_top == 0 && g.pad_left == 0 &&
+         2 * g.oh <= g.h && 2 * g.ow <= g.w;
+}
+
+inline float as_float(float v) { return v; }
+inline float as_float(std::uint16_t bf16) { return std::bit_cast<float>(static_cast<std::uint32_t>(bf16) << 16); }
+
+template <typename T, bool kRelu>
+inline void window2x2_grad(const Window2d& g, const T* a, const T* dyp, T* da, std::int64_t nc) {
+  const T* b = a + g.c;
+  const T* c = a + g.w * g.c;
+  const T* d = c + g.c;
+  T o[4][kChannelBlock];
+  for (std::int64_t i = 0; i < nc; ++i) {
+    const float fa = as_float(a[i]), fb = as_float(b[i]), fc = as_float(c[i]), fd = as_float(d[i]);
+    float m = fa;
+    m = fb > m ? fb : m;
+    m = fc > m ? fc : m;
+    m = fd > m ? fd : m;
+    const T dy = dyp[i];  // loaded unconditionally: a conditional load stops vectorization
+    const T gi = kRelu && !(m > 0.0f) ? T(0) : dy;
+    // Bitwise & and |: short-circuit operators would branch on random data. A NaN max
+    // matches nothing; position a takes dy then, as window_grad's scan does.
+    const bool ha = (fa == m) | (m != m);
+    const bool hb = !ha & (fb == m);
+    const bool hc = !(ha | hb) & (fc == m);
+    const bool hd = !(ha | hb | hc) & (fd == m);
+    o[0][i] = ha ? gi : T(0);
+    o[1][i] = hb ? gi : T(0);
+    o[2][i] = hc ? gi : T(0);
+    o[3][i] = hd ? gi : T(0);
+  }
+  // Stores after all loads (x and dx are often page-aligned alike: 4K aliasing).
+  const std::size_t bytes = static_cast<std::size_t>(nc) * sizeof(T);
+  std::memcpy(da, o[0], bytes);
+  std::memcpy(da + g.c, o[1], bytes);
+  std::memcpy(da + g.w * g.c, o[2], bytes);
+  std::memcpy(da + g.w * g.c + g.c, o[3], bytes);
+}
+
+template <typename T, bool kRelu>
+void image_grad_2x2(const Window2d& g, const T* xn, const T* dyn, T* dxn) {
+  if (2 * g.oh < g.h || 2 * g.ow < g.w) {  // an odd size leaves a last row or column uncovered
+    std::memset(dxn, 0, static_cast<std::size_t>(g.h * g.w * g.c) * sizeof(T));
+  }
+  for (std::int64_t oh = 0; oh < g.oh; ++oh) {
+    for (std::int64_t ow = 0; ow < g.ow; ++ow) {
+      const std::int64_t base = (2 * oh * g.w + 2 * ow) * g.c;
+      const T* dyp = dyn + (oh * g.ow + ow) * g.c;
+      for (std::int64_t c0 = 0; c0 < g.c; c0 += kChannelBlock) {
+        window2x2_grad<T, kRelu>(g, xn + base + c0, dyp + c0, dxn + base + c0, std::min(kChannelBlock, g.c - c0));
+      }
+    }
+  }
+}
+
+template <typename T>
+void batch_grad_2x2(const Window2d& g, bool relu, const void* x, const void* dy, void* dx) {
+  const std::int64_t image = g.h * g.w * g.c, out_image = g.oh * g.ow * g.c;
+  const T* xs = static_cast<const T*>(x);
+  const T* dys = static_cast<const T*>(dy);
+  T* dxs = static_cast<T*>(dx);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t n = 0; n < g.n; ++n) {
+    if (relu) image_grad_2x2<T, true>(g, xs + n * image, dys + n * out_image, dxs + n * image);
+    else image_grad_2x2<T, false>(g, xs + n * image, dys + n * out_image, dxs + n * image);
   }
 }
 
@@ -195,7 +239,7 @@ class OmpMaxPool2dGrad final : public Kernel {
       : g_(g), relu_(relu), dtype_(dtype), threads_(omp_get_max_threads()) {}
 
   std::size_t workspace_bytes() const override {
-    if (dtype_ == DType::f32) return 0;
+    if (dtype_ == DType::f32 || (dtype_ == DType::bf16 && whole_2x2_windows(g_))) return 0;
     return static_cast<std::size_t>(threads_) * per_thread() * sizeof(float);
   }
 
@@ -203,6 +247,11 @@ class OmpMaxPool2dGrad final : public Kernel {
     const Window2d g = g_;
     const bool relu = relu_;
     const std::int64_t image = g.h * g.w * g.c, out_image = g.oh * g.ow * g.c;
+    if (whole_2x2_windows(g) && dtype_ != DType::f16) {
+      if (dtype_ == DType::f32) batch_grad_2x2<float>(g, relu, args.inputs[0], args.inputs[2], args.outputs[0]);
+      else batch_grad_2x2<std::uint16_t>(g, relu, args.inputs[0], args.inputs[2], args.outputs[0]);
+      return;
+    }
     if (dtype_ == DType::f32) {
       const float* x = static_cast<const float*>(args.inputs[0]);
       const float* dy = static_cast<const float*>(args.inputs[2]);
