@@ -3,6 +3,7 @@
 // even, NaN kept quiet: the bits of core/dtype.cpp's float_to_bf16, checked by the
 // low-precision conformance test); float16 through core/dtype.cpp's scalar conversions.
 #pragma once
+#include <bit>
 #include <cstdint>
 
 #include "nnfit/core/dtype.h"
@@ -10,6 +11,15 @@
 namespace nnfit::low_precision {
 
 inline constexpr std::int64_t kParallelElements = 1 << 15;
+
+// One bfloat16 as float32 and back (round to nearest even, NaN kept quiet): inline bit
+// arithmetic, for kernels that read and write bfloat16 in their own loops.
+inline float bf16_to_f32(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
+inline std::uint16_t f32_to_bf16(float v) {
+  const std::uint32_t b = std::bit_cast<std::uint32_t>(v);
+  const bool nan = (b & 0x7fffffffu) > 0x7f800000u;
+  return static_cast<std::uint16_t>(nan ? (b >> 16) | 0x40u : (b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+}
 
 inline void to_f32(DType from, const void* src, float* dst, std::int64_t n) {
   const auto* __restrict bits = static_cast<const std::uint16_t*>(src);
@@ -26,13 +36,8 @@ inline void to_f32(DType from, const void* src, float* dst, std::int64_t n) {
 inline void from_f32(DType to, const float* src, void* dst, std::int64_t n) {
   auto* __restrict out = static_cast<std::uint16_t*>(dst);
   if (to == DType::bf16) {
-    const auto* __restrict in = reinterpret_cast<const std::uint32_t*>(src);
 #pragma omp parallel for simd schedule(static) if (n >= kParallelElements)
-    for (std::int64_t i = 0; i < n; ++i) {
-      const std::uint32_t b = in[i];
-      const bool nan = (b & 0x7fffffffu) > 0x7f800000u;
-      out[i] = static_cast<std::uint16_t>(nan ? (b >> 16) | 0x40u : (b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
-    }
+    for (std::int64_t i = 0; i < n; ++i) out[i] = f32_to_bf16(src[i]);
   } else {
 #pragma omp parallel for schedule(static) if (n >= kParallelElements)
     for (std::int64_t i = 0; i < n; ++i) out[i] = float_to_f16(src[i]);

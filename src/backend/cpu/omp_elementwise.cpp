@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
+#include "backend/common/low_precision.h"
 #include "backend/common/train_op_checks.h"
 #include "backend/cpu/omp_kernels.h"
 
@@ -36,15 +38,27 @@ class OmpBiasAdd final : public Kernel {
   ChannelGeometry g_;
 };
 
+inline float load(float v) { return v; }
+inline float load(std::uint16_t bf16) { return low_precision::bf16_to_f32(bf16); }
+
 class OmpBiasAddGrad final : public Kernel {
  public:
-  explicit OmpBiasAddGrad(ChannelGeometry g) : g_(g), threads_(omp_get_max_threads()) {}
+  OmpBiasAddGrad(ChannelGeometry g, DType data) : g_(g), threads_(omp_get_max_threads()), bf16_(data == DType::bf16) {}
   std::size_t workspace_bytes() const override {
     return static_cast<std::size_t>(threads_) * static_cast<std::size_t>(g_.channels) * (sizeof(double) + sizeof(float));
   }
   void run(const KernelArgs& args) override {
-    const float* dy = static_cast<const float*>(args.inputs[0]);
-    float* db = static_cast<float*>(args.outputs[0]);
+    if (bf16_) {
+      sum<std::uint16_t>(args);
+    } else {
+      sum<float>(args);
+    }
+  }
+
+ private:
+  template <typename T>
+  void sum(const KernelArgs& args) {
+    const T* dy = static_cast<const T*>(args.inputs[0]);
     double* partial = static_cast<double*>(args.workspace);
     float* blocks = reinterpret_cast<float*>(partial + static_cast<std::int64_t>(threads_) * g_.channels);
     const std::int64_t rows = g_.rows, C = g_.channels;
@@ -67,26 +81,32 @@ class OmpBiasAddGrad final : public Kernel {
       constexpr std::int64_t kBlockRows = 16;
       for (std::int64_t r0 = begin; r0 < end; r0 += kBlockRows) {
         const std::int64_t r1 = std::min(end, r0 + kBlockRows);
-        std::copy(dy + r0 * C, dy + (r0 + 1) * C, block);
-        for (std::int64_t r = r0 + 1; r < r1; ++r) {
-          const float* row = dy + r * C;
+        const T* first = dy + r0 * C;
 #pragma omp simd
-          for (std::int64_t c = 0; c < C; ++c) block[c] += row[c];
+        for (std::int64_t c = 0; c < C; ++c) block[c] = load(first[c]);
+        for (std::int64_t r = r0 + 1; r < r1; ++r) {
+          const T* row = dy + r * C;
+#pragma omp simd
+          for (std::int64_t c = 0; c < C; ++c) block[c] += load(row[c]);
         }
 #pragma omp simd
         for (std::int64_t c = 0; c < C; ++c) acc[c] += block[c];
       }
     }
     for (std::int64_t c = 0; c < C; ++c) {
-      double sum = 0.0;
-      for (int t = 0; t < used; ++t) sum += partial[t * C + c];
-      db[c] = static_cast<float>(sum);
+      double total = 0.0;
+      for (int t = 0; t < used; ++t) total += partial[t * C + c];
+      if constexpr (std::is_same_v<T, float>) {
+        static_cast<float*>(args.outputs[0])[c] = static_cast<float>(total);
+      } else {  // rounded once, as the float32 kernel widened
+        static_cast<std::uint16_t*>(args.outputs[0])[c] = low_precision::f32_to_bf16(static_cast<float>(total));
+      }
     }
   }
 
- private:
   ChannelGeometry g_;
   int threads_;
+  bool bf16_;
 };
 
 class OmpAddN final : public Kernel {
@@ -146,10 +166,12 @@ std::unique_ptr<Kernel> make_omp_bias_add(const KernelDesc& desc, std::string* w
   return std::make_unique<OmpBiasAdd>(g);
 }
 
+// float32, and bfloat16 natively (the same bits as the float32 kernel widened).
 std::unique_ptr<Kernel> make_omp_bias_add_grad(const KernelDesc& desc, std::string* why_not) {
   ChannelGeometry g;
-  if (!check_bias_add_grad(desc, &g, why_not)) return nullptr;
-  return std::make_unique<OmpBiasAddGrad>(g);
+  const DType data = desc.inputs.at(0).dtype == DType::bf16 ? DType::bf16 : DType::f32;
+  if (!check_bias_add_grad(desc, &g, why_not, data)) return nullptr;
+  return std::make_unique<OmpBiasAddGrad>(g, data);
 }
 
 std::unique_ptr<Kernel> make_omp_add_n(const KernelDesc& desc, std::string* why_not) {
