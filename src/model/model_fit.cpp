@@ -111,10 +111,7 @@ void Model::set_sample_weighting(bool weighted, std::map<std::int64_t, double> c
 }
 
 void Model::stage_sample_weights(Entry& e, std::int64_t rows, const float* given) {
-  NNFIT_CHECK(!e.split, Unsupported, "model '", name(), "': a batch of ", rows,
-              " split into micro-batches (on_oom \"reduce_batch\") cannot carry sample or class weights yet; "
-              "use a smaller batch size");
-  auto* w = static_cast<float*>(e.program.data(e.sample_weight));
+  float* w = e.sample_weight_data();
   for (std::int64_t i = 0; i < rows; ++i) w[i] = given ? given[i] : 1.0f;
   if (class_weight_.empty()) return;
   // The class of each staged target, as Keras's class_weight_to_sample_weights reads it.
@@ -452,8 +449,8 @@ History Model::fit(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y
     for (std::size_t i = 0; i < d.x.size(); ++i) gather_rows(d.x[i], idx, rows, e.x_data(i));
     for (std::size_t i = 0; i < d.y.size(); ++i) gather_rows(d.y[i], idx, rows, e.y_data(i));
     if (e.sample_weight >= 0) {
-      if (given_weights) gather_rows(options.sample_weight, idx, rows, e.program.data(e.sample_weight));
-      stage_sample_weights(e, rows, given_weights ? static_cast<const float*>(e.program.data(e.sample_weight)) : nullptr);
+      if (given_weights) gather_rows(options.sample_weight, idx, rows, e.sample_weight_data());
+      stage_sample_weights(e, rows, given_weights ? e.sample_weight_data() : nullptr);
     }
     return &e;
   };

@@ -11,11 +11,13 @@
 
 Under a dtype policy (--policy mixed_bfloat16 or mixed_float16) Keras builds the layers under
 that global policy, as a user's mixed-precision script does, and the comparison allows for
-the compute type's rounding: forward within 3e-2 (bfloat16) or 4e-3 (float16) of the
-largest output, gradients within 5e-2 / 1e-2 of the largest gradient (both frameworks round
-to the compute type at each layer, at different points).
+the compute type's rounding: forward within 1.5e-2 (bfloat16) or 2e-3 (float16) of the
+largest output, gradients within 3e-2 / 4e-3 of the largest gradient (both frameworks round
+to the compute type at each layer, at different points). Cases Keras itself cannot run
+under the policy (TensorFlow has no bfloat16 gradient for its image transforms) are skipped,
+named. --every N runs every Nth case (CI's sample of the policy run).
 
-usage: keras_layers.py NNFIT_CLI WORK_DIR [CASE_SUBSTRING] [--policy NAME]   (exit 0 when every case passes)
+usage: keras_layers.py NNFIT_CLI WORK_DIR [CASE_SUBSTRING] [--policy NAME] [--every N]   (exit 0 when every case passes)
 """
 import json
 import os
@@ -32,7 +34,9 @@ failures = []
 # The global dtype policy of the run (--policy), and the tolerances it calls for:
 # (forward, gradient) relative to the largest output / gradient.
 POLICY = {"name": "float32"}
-POLICY_TOLERANCE = {"mixed_bfloat16": (3e-2, 5e-2), "mixed_float16": (4e-3, 1e-2)}
+# bfloat16 carries 8 significant bits (one rounding: 3.9e-3 relative): about 4 roundings apart
+# forward, 8 in the gradients; float16 11 bits (4.9e-4).
+POLICY_TOLERANCE = {"mixed_bfloat16": (1.5e-2, 3e-2), "mixed_float16": (2e-3, 4e-3)}
 
 
 def cases(layers):
@@ -419,7 +423,7 @@ def keras_gradients(model, x, y):
         pred = tf.cast(model(x, training=True), tf.float32)
         loss = tf.reduce_mean(tf.square(pred - y))
         if model.losses:  # regularizers' penalties, as Keras's compute_loss adds them
-            loss = loss + tf.add_n(model.losses)
+            loss = loss + tf.add_n([tf.cast(penalty, tf.float32) for penalty in model.losses])
     grads = tape.gradient(loss, model.trainable_weights)
     # An Embedding's gradient comes as IndexedSlices; the dense form is what SGD applies.
     return {w.path: tf.convert_to_tensor(g).numpy() for w, g in zip(model.trainable_weights, grads)}
@@ -532,7 +536,7 @@ def _save(work, name, array):
     return path
 
 
-def main(cli, work, only=None, policy=None):
+def main(cli, work, only=None, policy=None, every=1):
     import keras
     if policy:
         POLICY["name"] = policy
@@ -541,8 +545,8 @@ def main(cli, work, only=None, policy=None):
     rng = np.random.default_rng(7)
     keras.utils.set_random_seed(7)
     skipped = []
-    for case in cases(keras.layers):
-        if only and only not in case[0]:
+    for index, case in enumerate(cases(keras.layers)):
+        if (only and only not in case[0]) or index % every:
             continue
         try:
             run_case(keras, cli, work, case, rng)
@@ -550,7 +554,7 @@ def main(cli, work, only=None, policy=None):
             print(f"FAIL {case[0]}: nnfit exited with {e.returncode}")
             failures.append(case[0])
         except Exception as e:  # noqa: BLE001 - Keras's own failure under a policy
-            if not policy:
+            if not policy or isinstance(e, OSError):  # not Keras's: running nnfit failed
                 raise
             skipped.append(case[0])
             print(f"skip {case[0]}: Keras itself fails under {policy}: {type(e).__name__}: {str(e).splitlines()[0][:120]}")
@@ -566,9 +570,11 @@ def main(cli, work, only=None, policy=None):
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    policy = None
-    if "--policy" in args:
-        at = args.index("--policy")
-        policy = args[at + 1]
-        del args[at:at + 2]
-    sys.exit(main(args[0], args[1], args[2] if len(args) > 2 else None, policy))
+    flags = {}
+    for flag in ("--policy", "--every"):
+        if flag in args:
+            at = args.index(flag)
+            flags[flag] = args[at + 1]
+            del args[at:at + 2]
+    sys.exit(main(args[0], args[1], args[2] if len(args) > 2 else None, flags.get("--policy"),
+                  int(flags.get("--every", 1))))
