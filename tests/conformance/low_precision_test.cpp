@@ -148,6 +148,44 @@ TEST(LowPrecision, NativeBfloat16KernelsGiveTheWidenedKernelsBits) {
   }
 }
 
+// A cast to float32 folded into the op before it (fuse_output_casts): bfloat16 / float16
+// inputs, a float32 output, matching the reference on the rounded inputs; the kernels that
+// run the op natively at that type run it with the float32 output too.
+TEST(LowPrecision, FoldedCastsWriteFloat32) {
+  using Ints = std::vector<std::int64_t>;
+  for (DType dt : kLow) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Shape x{2, 9, 8, 3}, w{3, 3, 3, 5}, y{2, 7, 6, 5};
+    const Attrs conv{{"strides", Ints{1, 1}}, {"padding", std::string("valid")}};
+    Attrs fused = conv, back_in = conv, back_w = conv;
+    fused.set("activation", std::string("relu"));
+    back_in.set("input_shape", x.dims());
+    back_w.set("filter_shape", w.dims());
+    struct Case {
+      KernelDesc desc;
+      std::vector<Tensor> inputs;
+    };
+    const std::vector<Case> cases = {
+        {desc("matmul", {}, {{13, 24}, {24, 7}}, {{13, 7}}), {random_tensor({13, 24}, 1), random_tensor({24, 7}, 2)}},
+        {desc("matmul", {{"transpose_a", std::int64_t{1}}}, {{24, 13}, {24, 7}}, {{13, 7}}),
+         {random_tensor({24, 13}, 3), random_tensor({24, 7}, 4)}},
+        {desc("fused_matmul", {{"activation", std::string("relu")}}, {{13, 24}, {24, 7}, {7}}, {{13, 7}}),
+         {random_tensor({13, 24}, 5), random_tensor({24, 7}, 6), random_tensor({7}, 7)}},
+        {desc("conv2d", conv, {x, w}, {y}), {random_tensor(x, 8), random_tensor(w, 9)}},
+        {desc("fused_conv2d", fused, {x, w, {5}}, {y}), {random_tensor(x, 10), random_tensor(w, 11), random_tensor({5}, 12)}},
+        {desc("conv2d_backprop_input", back_in, {y, w}, {x}), {random_tensor(y, 13), random_tensor(w, 14)}},
+        {desc("conv2d_backprop_filter", back_w, {x, y}, {w}), {random_tensor(x, 15), random_tensor(y, 16)}},
+        {desc("bias_add_grad", {}, {{8, 26, 26, 32}}, {{32}}), {random_tensor({8, 26, 26, 32}, 17)}},
+    };
+    for (const Case& c : cases) {
+      SCOPED_TRACE(c.desc.op);
+      const int folded = expect_low_precision_matches_reference(c.desc, c.inputs, dt, {}, true);
+      const int uniform = expect_low_precision_matches_reference(c.desc, c.inputs, dt);
+      EXPECT_EQ(folded, uniform) << "a native kernel declined the float32 output";
+    }
+  }
+}
+
 // Ops keyed by an integer input (gather_grad's ids) with low-precision data: the kernels
 // registered for the ids' type are float32 kernels, so the data must be widened for them.
 TEST(LowPrecision, IdKeyedOpsWidenTheirData) {

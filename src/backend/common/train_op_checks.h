@@ -110,7 +110,8 @@ struct OptimizerParams {
 };
 
 bool check_bias_add(const KernelDesc& desc, ChannelGeometry* out, std::string* why_not);
-// `data`: the type dy and db must have (f32; bf16 for kernels that read it natively).
+// `data`: the type dy must have (f32; bf16 for kernels that read it natively); db has it
+// or is f32.
 bool check_bias_add_grad(const KernelDesc& desc, ChannelGeometry* out, std::string* why_not,
                          DType data = DType::f32);
 bool check_add_n(const KernelDesc& desc, std::int64_t* numel, std::string* why_not);

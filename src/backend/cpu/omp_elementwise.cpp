@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <type_traits>
 
 #include "backend/common/low_precision.h"
 #include "backend/common/train_op_checks.h"
@@ -43,7 +42,8 @@ inline float load(std::uint16_t bf16) { return low_precision::bf16_to_f32(bf16);
 
 class OmpBiasAddGrad final : public Kernel {
  public:
-  OmpBiasAddGrad(ChannelGeometry g, DType data) : g_(g), threads_(omp_get_max_threads()), bf16_(data == DType::bf16) {}
+  OmpBiasAddGrad(ChannelGeometry g, DType data, DType out)
+      : g_(g), threads_(omp_get_max_threads()), bf16_(data == DType::bf16), bf16_out_(out == DType::bf16) {}
   std::size_t workspace_bytes() const override {
     return static_cast<std::size_t>(threads_) * static_cast<std::size_t>(g_.channels) * (sizeof(double) + sizeof(float));
   }
@@ -96,17 +96,17 @@ class OmpBiasAddGrad final : public Kernel {
     for (std::int64_t c = 0; c < C; ++c) {
       double total = 0.0;
       for (int t = 0; t < used; ++t) total += partial[t * C + c];
-      if constexpr (std::is_same_v<T, float>) {
-        static_cast<float*>(args.outputs[0])[c] = static_cast<float>(total);
-      } else {  // rounded once, as the float32 kernel widened
+      if (bf16_out_) {  // rounded once, as the float32 kernel widened
         static_cast<std::uint16_t*>(args.outputs[0])[c] = low_precision::f32_to_bf16(static_cast<float>(total));
+      } else {  // float32, also from bfloat16 dy (a folded cast)
+        static_cast<float*>(args.outputs[0])[c] = static_cast<float>(total);
       }
     }
   }
 
   ChannelGeometry g_;
   int threads_;
-  bool bf16_;
+  bool bf16_, bf16_out_;
 };
 
 class OmpAddN final : public Kernel {
@@ -171,7 +171,7 @@ std::unique_ptr<Kernel> make_omp_bias_add_grad(const KernelDesc& desc, std::stri
   ChannelGeometry g;
   const DType data = desc.inputs.at(0).dtype == DType::bf16 ? DType::bf16 : DType::f32;
   if (!check_bias_add_grad(desc, &g, why_not, data)) return nullptr;
-  return std::make_unique<OmpBiasAddGrad>(g, data);
+  return std::make_unique<OmpBiasAddGrad>(g, data, desc.outputs[0].dtype);
 }
 
 std::unique_ptr<Kernel> make_omp_add_n(const KernelDesc& desc, std::string* why_not) {
