@@ -224,6 +224,7 @@ bool Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ct
       if (ls.dynamic) loss_scale_ /= 2.0;
       loss_scale_good_steps_ = 0;
       ++skipped_steps_;
+      ++fit_skipped_steps_;
       return false;
     }
     if (ls.dynamic && ++loss_scale_good_steps_ >= ls.growth_steps) {

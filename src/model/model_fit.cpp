@@ -238,6 +238,7 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
   StepContext ctx;
   ctx.seed = seed_;
   ctx.training = true;
+  fit_skipped_steps_ = 0;
   for (std::int64_t epoch = start_epoch; epoch < options.epochs && !stop_training_; ++epoch) {
     call_callbacks([&](Callback* cb) { cb->on_epoch_begin(epoch); });
     totals.reset();
@@ -271,6 +272,9 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
         if (!e) break;
         wait_seconds += t1 - t0;
         ctx.step = iterations_;
+        // The random ops' streams are keyed by (seed, step): after a skipped loss-scaled step
+        // (iterations_ not advanced) the retry draws afresh, as Keras's seed generator does.
+        ctx.seed = seed_ + static_cast<std::uint64_t>(fit_skipped_steps_) * 0x9e3779b97f4a7c15ull;
         ctx.learning_rate = static_cast<float>(optimizer_->learning_rate(iterations_));
         step_programs.clear();
         // A loss-scaled step with non-finite gradients is skipped: the optimizer's

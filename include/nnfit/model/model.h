@@ -349,6 +349,7 @@ class Model {
   bool loss_scaling() const { return compile_options_.optimizer.loss_scale.enabled; }
   double loss_scale_ = 1.0;
   std::int64_t loss_scale_good_steps_ = 0, skipped_steps_ = 0;
+  std::int64_t fit_skipped_steps_ = 0;  // over the running fit: varies the random streams (model_fit.cpp)
   struct ResumePoint {
     std::int64_t epoch = 0, step = 0;
     std::string progress;
