@@ -209,6 +209,7 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
   NNFIT_CHECK(options.initial_epoch >= 0 && options.initial_epoch <= options.epochs, InvalidArgument,
               "initial_epoch ", options.initial_epoch, " must lie in [0, epochs = ", options.epochs, "]");
   stop_training_ = false;
+  interrupted_ = 0;
   resume_.reset();
   fit_callbacks_ = options.callbacks;
   totals_ = &totals;
@@ -239,7 +240,18 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
   ctx.seed = seed_;
   ctx.training = true;
   fit_skipped_steps_ = 0;
+  // FitOptions::interrupt, looked at on each step boundary: set, training stops there.
+  const auto interrupt_at = [&](std::int64_t epoch, std::int64_t done) {
+    const int sig = options.interrupt ? options.interrupt->load() : 0;
+    if (sig == 0) return false;
+    interrupted_ = sig;
+    interrupted_epoch_ = epoch;
+    interrupted_step_ = done;
+    stop_training_ = true;
+    return true;
+  };
   for (std::int64_t epoch = start_epoch; epoch < options.epochs && !stop_training_; ++epoch) {
+    if (interrupt_at(epoch, skip)) break;
     call_callbacks([&](Callback* cb) { cb->on_epoch_begin(epoch); });
     totals.reset();
     feed.begin(epoch);
@@ -253,6 +265,7 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
     double train_seconds = 0, wait_seconds = 0;
     Logs batch_logs;
     for (std::int64_t s = first_step;; ++s) {
+      if (s > first_step && interrupt_at(epoch, s)) break;
       const std::int64_t global_step = iterations_ + 1;
       if (trace_steps && global_step == trace_steps->first && !trace::running()) {
         trace::start();
@@ -314,6 +327,10 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
       if (tracing && global_step >= trace_steps->last) finish_trace();
       if (stop_training_) break;
     }
+    if (interrupted_) {  // mid-epoch: no validation, no epoch end; on_train_end below
+      if (log_steps) step_log->flush();
+      break;
+    }
     const std::int64_t seen = totals.seen;
     NNFIT_CHECK(seen > 0, InvalidArgument, "epoch ", epoch + 1, " had no training batches; the dataset is empty",
                 " (a pipeline that is not repeated is consumed once per epoch)");
@@ -338,7 +355,8 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
     call_callbacks([&](Callback* cb) { cb->on_epoch_end(epoch, logs); });
   }
   // Keras's finalize_variable_values: with use_ema the variables end on their averages.
-  if (optimizer_->options().use_ema && options.epochs > options.initial_epoch) {
+  // (Not when interrupted: a backup then keeps the training variables, to go on from.)
+  if (optimizer_->options().use_ema && options.epochs > options.initial_epoch && !interrupted_) {
     const std::size_t avg = static_cast<std::size_t>(optimizer_->num_slots());
     for (std::size_t k = 0; k < programs_->trainable.size(); ++k) {
       Tensor& w = programs_->trainable[k]->value;
@@ -346,6 +364,9 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
     }
   }
   call_callbacks([&](Callback* cb) { cb->on_train_end(); });
+  history.interrupted = interrupted_;
+  history.stopped_epoch = interrupted_epoch_;
+  history.stopped_step = interrupted_step_;
   finish_trace();  // a range past the last step ends with training
   if (kernel_times) {
     Program& prog = entry(true, timed_batch).program;

@@ -23,6 +23,7 @@
 #include "e2e/cli_fixture.h"
 #include "nnfit/io/hdf5_file.h"
 #include "nnfit/model/saving.h"
+#include "nnfit/profile/event_file_reader.h"
 
 namespace nnfit_test {
 namespace {
@@ -142,6 +143,87 @@ TEST_F(KillResume, KilledRunsResumeToTheUninterruptedResult) {
   // The kills must have exercised resuming, mid-epoch as well.
   EXPECT_GE(resumed, 5);
   EXPECT_GE(mid_epoch, 3);
+}
+
+// SIGINT and SIGTERM stop `nnfit train` at the next step: exit 130 / 143 (exit(), not death
+// by the signal), a backup of exactly that step that a rerun goes on from (its metrics JSON
+// starts there, the result is the uninterrupted run's to the bit), TensorBoard files that
+// read back whole; a second signal exits at once.
+TEST_F(KillResume, SignalsStopAtAStepAndTheRerunGoesOnFromIt) {
+  const char* data = std::getenv("FASHION_MNIST_DIR");
+  const std::string mnist = data ? data : "/usr/share/datasets/fashion-mnist";
+  if (!fs::exists(mnist + "/train-images-idx3-ubyte.gz")) GTEST_SKIP() << "Fashion-MNIST not installed (scripts/setup.sh)";
+  json cfg = json::parse(slurp(fs::path(NNFIT_SOURCE_DIR) / "examples/fashion_mnist_mlp.json"));
+  cfg["fit"]["epochs"] = 3;
+  write_file(dir_ / "cfg.json", cfg.dump());
+  const fs::path backup = dir_ / "backup";
+  auto args = [&](const std::string& tag) {
+    return std::vector<std::string>{"train", (dir_ / "cfg.json").string(), "--threads", "2", "--quiet",
+                                    "--backup-dir", backup.string(), "--logdir", (dir_ / (tag + "_logs")).string(),
+                                    "--save", (dir_ / (tag + ".keras")).string(),
+                                    "--metrics-json", (dir_ / (tag + ".json")).string()};
+  };
+  ASSERT_EQ(wait_for(spawn(args("ref"), dir_ / "ref.log")), 0) << slurp(dir_ / "ref.log");
+  const json ref_epochs = epochs_of(dir_ / "ref.json");
+  const std::vector<nnfit::Tensor> ref_weights = nnfit::load_model((dir_ / "ref.keras").string())->get_weights();
+  for (const int sig : {SIGINT, SIGTERM}) {
+    SCOPED_TRACE(sig == SIGINT ? "SIGINT" : "SIGTERM");
+    fs::remove_all(backup);
+    const pid_t pid = spawn(args("sig"), dir_ / "sig.log");
+    // Signalled once the first epoch is done (its metrics JSON is written), mid-epoch 2 or 3.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+    const auto epochs_done = [&] {
+      if (!fs::exists(dir_ / "sig.json")) return std::size_t{0};  // written whole, by rename
+      return json::parse(slurp(dir_ / "sig.json"))["epochs"].size();
+    };
+    while (epochs_done() == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    kill(pid, sig);
+    ASSERT_EQ(wait_for(pid), 128 + sig) << slurp(dir_ / "sig.log");
+    const std::string log = slurp(dir_ / "sig.log");
+    EXPECT_NE(log.find("training stopped after"), std::string::npos) << log;
+    EXPECT_FALSE(fs::exists(dir_ / "sig.keras")) << "--save is skipped when training did not finish";
+    const json meta = json::parse(slurp(backup / "training_metadata.json"));
+    ASSERT_GE(meta["epoch"].get<int>(), 1) << meta.dump();
+    // The TensorBoard file of the stopped run reads back whole.
+    int event_files = 0;
+    for (const auto& f : fs::recursive_directory_iterator(dir_ / "sig_logs" / "train")) {
+      if (f.path().filename().string().find("tfevents") == std::string::npos) continue;
+      const nnfit::profile::EventFileContents events = nnfit::profile::read_event_file(f.path().string());
+      EXPECT_FALSE(events.truncated);
+      EXPECT_FALSE(events.scalars.empty());
+      ++event_files;
+    }
+    EXPECT_GE(event_files, 1);
+    // The rerun goes on from the step where training stopped and ends as the reference.
+    fs::remove_all(dir_ / "sig_logs");
+    ASSERT_EQ(wait_for(spawn(args("sig"), dir_ / "resume.log")), 0) << slurp(dir_ / "resume.log");
+    const json resumed = json::parse(slurp(dir_ / "sig.json"));
+    EXPECT_EQ(resumed["initial_epoch"], meta["epoch"]);
+    EXPECT_EQ(resumed["initial_step"], meta["batch"]);
+    for (const json& e : epochs_of(dir_ / "sig.json")) EXPECT_EQ(e, ref_epochs[e["epoch"].get<std::size_t>() - 1]);
+    const std::vector<nnfit::Tensor> w = nnfit::load_model((dir_ / "sig.keras").string())->get_weights();
+    ASSERT_EQ(w.size(), ref_weights.size());
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      ASSERT_EQ(0, std::memcmp(w[i].raw(), ref_weights[i].raw(), w[i].nbytes())) << "weight " << i;
+    }
+    fs::remove(dir_ / "sig.json");
+    fs::remove(dir_ / "sig.keras");
+  }
+  // Two SIGINTs once training runs (its metrics JSON is written at the start): the second
+  // exits at once, with 130.
+  fs::remove_all(backup);
+  const pid_t pid = spawn(args("twice"), dir_ / "twice.log");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  while (!fs::exists(dir_ / "twice.json") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  kill(pid, SIGINT);
+  kill(pid, SIGINT);
+  EXPECT_EQ(wait_for(pid), 130) << slurp(dir_ / "twice.log");
+  EXPECT_EQ(slurp(dir_ / "twice.log").find("training stopped after"), std::string::npos) << "it did not wait for a step";
 }
 
 }  // namespace
