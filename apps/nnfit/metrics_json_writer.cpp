@@ -9,6 +9,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "nnfit/core/determinism.h"
 #include "commands.h"
 #include "nnfit/core/error.h"
 #include "nnfit/io/atomic_file.h"
@@ -41,6 +42,7 @@ void MetricsJsonWriter::write() const {
   nlohmann::ordered_json out;
   out["version"] = "nnfit " NNFIT_VERSION;
   out["threads"] = model_.num_threads();
+  out["deterministic"] = op_determinism();
   out["batch_size"] = batch_size_;
   out["planned_peak_bytes"] = model_.planned_peak_bytes();
   out["peak_memory_bytes"] = model_.memory_stats().peak_bytes;

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "memory_flags.h"
 #include "metrics_json_writer.h"
+#include "nnfit/core/determinism.h"
 #include "nnfit/core/env_flags.h"
 #include "nnfit/core/error.h"
 #include "nnfit/data/in_memory_dataset.h"
@@ -37,6 +38,7 @@ struct TrainArgs {
   std::string logdir;
   std::string profile_steps;
   std::string save;        // --save PATH
+  bool deterministic = false;
   std::string backup_dir;  // --backup-dir DIR
   bool quiet = false;
   MemoryFlags memory;
@@ -146,6 +148,8 @@ int run_train(const TrainArgs& args) {
     profile::parse_step_range(args.profile_steps);  // a malformed range fails before any work
   }
   TrainConfig cfg = read_train_config(args.config);
+  // Before any kernel is made: results independent of the thread count.
+  if (args.deterministic || cfg.deterministic) set_op_determinism(true);
   if (*args.epochs_opt) cfg.epochs = args.epochs;
   if (*args.batch_size_opt) cfg.batch_size = args.batch_size;
   if (*args.seed_opt) cfg.seed = static_cast<std::uint64_t>(args.seed);
@@ -214,6 +218,8 @@ int run_train(const TrainArgs& args) {
   std::unique_ptr<MetricsJsonWriter> metrics;
   if (!args.quiet) {
     std::fputs(model->summary().c_str(), stdout);
+    std::printf("Deterministic: %s\n", op_determinism() ? "yes (--deterministic: results independent of the thread count)"
+                                                         : "same seed and thread count give the same bits (--deterministic: any thread count)");
     std::fflush(stdout);
     fit.callbacks.push_back(&progress);
   }
@@ -319,6 +325,9 @@ Subcommand add_train_command(CLI::App& parent) {
                   "directory resumes where it stopped, and a run that ends normally deletes it");
   add_memory_flags(*app, args->memory);
   app->add_flag("--quiet,-q", args->quiet, "Print neither the model summary nor the progress bar");
+  app->add_flag("--deterministic", args->deterministic,
+                "Results independent of the number of threads (also fit.deterministic, NNFIT_DETERMINISTIC=1); "
+                "runs with the same seed and thread count are bitwise equal either way");
   return {app, [args] { return run_train(*args); }};
 }
 

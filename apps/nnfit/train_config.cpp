@@ -125,7 +125,8 @@ TrainConfig read_train_config(const std::string& path) {
 
   if (top.find("fit")) {
     const Section fit = top.section("fit");
-    fit.check_keys({"epochs", "batch_size", "shuffle", "seed", "memory", "on_oom", "callbacks", "class_weight"});
+    fit.check_keys({"epochs", "batch_size", "shuffle", "seed", "memory", "on_oom", "callbacks", "class_weight",
+                    "deterministic"});
     if (const json* cw = fit.find("class_weight")) {
       // Keras's dict of class id -> weight; JSON keys are strings ("0").
       if (!cw->is_object()) fit.fail("expected an object of class id -> weight, got " + cw->dump(), "class_weight");
@@ -153,6 +154,7 @@ TrainConfig read_train_config(const std::string& path) {
     cfg.epochs = fit.integer("epochs", cfg.epochs, 1);
     cfg.batch_size = fit.integer("batch_size", cfg.batch_size, 1);
     cfg.shuffle = fit.boolean("shuffle", cfg.shuffle);
+    cfg.deterministic = fit.boolean("deterministic", cfg.deterministic);
     cfg.seed = static_cast<std::uint64_t>(fit.integer("seed", 0, 0));
     if (fit.find("memory")) cfg.memory = read_memory(fit.section("memory"));
     cfg.on_oom = fit.string_or("on_oom", "fail");

@@ -24,6 +24,9 @@ const std::vector<EnvFlag>& env_flags() {
       {"NNFIT_PIPELINE_RAM_LIMIT", "",
        "SIZE the input pipelines' in-memory caches, shuffle buffers and fixed-size prefetch queues may hold "
        "together; default: half of the available memory"},
+      {"NNFIT_DETERMINISTIC", "0",
+       "1: results independent of the number of threads (set_op_determinism; nnfit train --deterministic); "
+       "runs with the same seed and thread count are bitwise equal either way"},
       {"NNFIT_PIPELINE_SCHED", "batch",
        "the scheduling policy of input-pipeline threads: batch (SCHED_BATCH: they never preempt the training "
        "thread when they wake) or normal; see docs/cli.md, Environment"},

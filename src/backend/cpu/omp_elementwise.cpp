@@ -76,11 +76,13 @@ class OmpBiasAddGrad final : public Kernel {
       std::fill(acc, acc + C, 0.0);
       std::int64_t begin = 0, end = 0;
       omp_row_range(tid, n, rows, &begin, &end);
-      // kBlockRows rows summed in float (vector-wide), each block's sum added in double:
-      // 3x faster than adding every row in double, within 1e-6 relative of it.
+      // Rows summed in float (vector-wide) by blocks, each block's sum added in double: 1.5x
+      // faster than adding every row in double, within 1e-6 relative of it.
+      // Blocks on multiples of kBlockRows whatever the thread's range, so the float sums are
+      // the same for any thread count (only the double partials' order differs).
       constexpr std::int64_t kBlockRows = 16;
-      for (std::int64_t r0 = begin; r0 < end; r0 += kBlockRows) {
-        const std::int64_t r1 = std::min(end, r0 + kBlockRows);
+      for (std::int64_t r0 = begin; r0 < end;) {
+        const std::int64_t r1 = std::min(end, (r0 / kBlockRows + 1) * kBlockRows);
         const T* first = dy + r0 * C;
 #pragma omp simd
         for (std::int64_t c = 0; c < C; ++c) block[c] = load(first[c]);
@@ -91,6 +93,7 @@ class OmpBiasAddGrad final : public Kernel {
         }
 #pragma omp simd
         for (std::int64_t c = 0; c < C; ++c) acc[c] += block[c];
+        r0 = r1;
       }
     }
     for (std::int64_t c = 0; c < C; ++c) {

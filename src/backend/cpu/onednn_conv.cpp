@@ -7,9 +7,12 @@
 // d - 1 apart counts d - 1 gaps); groups add a leading G to the filter (G, O/G, C/G, K...),
 // described over nnfit's [K...,C/G,O] buffer by strides. Both ranks build one ConvSpec and
 // share the kernel class.
+#include <omp.h>
+
 #include <algorithm>
 
 #include "backend/cpu/onednn_common.h"
+#include "nnfit/core/determinism.h"
 #include "backend/cpu/onednn_kernels.h"
 
 namespace nnfit {
@@ -78,6 +81,26 @@ memory::desc retyped(const memory::desc& d, memory::data_type t) {
 
 std::size_t align64(std::size_t bytes) { return (bytes + 63) / 64 * 64; }
 
+// oneDNN with one OpenMP thread while in scope (on = true). Its filter gradient splits the
+// minibatch's reduction by the thread count, fixed when the primitive is made and used when
+// it runs: under op determinism (set_op_determinism) it is made and run on one thread, so
+// its sums do not depend on the thread count. The other passes' results do not (checked).
+class OneThreadScope {
+ public:
+  explicit OneThreadScope(bool on) : on_(on), was_(on ? omp_get_max_threads() : 0) {
+    if (on_) omp_set_num_threads(1);
+  }
+  ~OneThreadScope() {
+    if (on_) omp_set_num_threads(was_);
+  }
+  OneThreadScope(const OneThreadScope&) = delete;
+  OneThreadScope& operator=(const OneThreadScope&) = delete;
+
+ private:
+  bool on_;
+  int was_;
+};
+
 dnnl::convolution_forward::primitive_desc forward_pd(const ConvSpec& md, const memory::desc& bias,
                                                      dnnl::prop_kind prop,
                                                      const dnnl::primitive_attr& attr) {
@@ -93,7 +116,8 @@ class OnednnConv final : public Kernel {
  public:
   OnednnConv(const KernelDesc& desc, const ConvSpec& md, ConvPass pass, bool fused, ActivationKind act,
              memory::data_type dt)
-      : node_(desc.node_name), fused_(fused) {
+      : node_(desc.node_name), fused_(fused), one_thread_(pass == ConvPass::backward_weights && op_determinism()) {
+    const OneThreadScope threads(one_thread_);
     dnnl::primitive_attr attr = user_scratchpad_attr();
     if (pass == ConvPass::forward) {
       memory::desc bias = fused ? tensor_md({md.o}, Tag::a, dt) : memory::desc();
@@ -154,7 +178,10 @@ class OnednnConv final : public Kernel {
     call_.bind(in_[1], reorder_in_ ? filter : args.inputs[1]);
     if (fused_) call_.bind(in_[2], args.inputs[2]);
     call_.bind(out_, reorder_out_ ? filter : args.outputs[0]);
-    call_.execute(scratch, node_);
+    {
+      const OneThreadScope threads(one_thread_);
+      call_.execute(scratch, node_);
+    }
     if (reorder_out_) {
       reorder_.bind(reorder_from_, filter);
       reorder_.bind(reorder_to_, args.outputs[0]);
@@ -179,6 +206,7 @@ class OnednnConv final : public Kernel {
 
   std::string node_;
   bool fused_;
+  bool one_thread_;  // op determinism's filter gradient (OneThreadScope)
   PrimitiveCall call_;
   PrimitiveCall reorder_;
   bool reorder_in_ = false, reorder_out_ = false;
