@@ -78,6 +78,8 @@ TEST_F(CliTest, SizesPast64BitsAreAConfigError) {
   expect_error(config(model(), "images.idx", "labels.idx", R"({"epochs": null})"), 2, {"fit.epochs: expected an integer >= 1, got null"});
   // CLI11 saturated this at int64's maximum and trained forever.
   expect_error(config(model()), 2, {"--epochs: more than a 64-bit integer holds"}, "--epochs 100000000000000000000");
+  // OpenMP would try to make every thread asked for (100,000 crashed inside libgomp).
+  expect_error(config(model()), 2, {"100000 compute threads: at most", "cores this process may use"}, "--threads 100000");
 }
 
 TEST_F(CliTest, ImagesThatDoNotFitTheModelAreADataError) {

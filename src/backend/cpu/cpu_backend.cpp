@@ -1,15 +1,18 @@
 // The CPU backend: a BFC allocator over host memory, memcpy copies, OpenMP thread count.
 #include <omp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "nnfit/backend/backend.h"
+#include "nnfit/core/error.h"
 #include "nnfit/memory/bfc_allocator.h"
 
 namespace nnfit {
 
 namespace {
+
 
 class CpuBackend final : public Backend {
  public:
@@ -26,6 +29,12 @@ class CpuBackend final : public Backend {
   }
   void synchronize() override {}
   void set_num_threads(int threads) override {
+    // OpenMP makes every thread it is asked for: 100,000 exhausted the process's thread
+    // and mapping limits and crashed inside libgomp, and 4,096 on 2 cores took minutes a
+    // step. Four per core (at least 64) leaves room for oversubscribing on purpose.
+    const int cores = omp_get_num_procs(), most = std::max(64, 4 * cores);
+    NNFIT_CHECK(threads <= most, InvalidArgument, threads, " compute threads: at most ", most, " are taken here (",
+                cores, " cores this process may use; more threads than cores only wait)");
     if (threads > 0) omp_set_num_threads(threads);
   }
   int num_threads() const override { return omp_get_max_threads(); }
