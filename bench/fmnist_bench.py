@@ -199,6 +199,28 @@ def machine_description():
     return f"{model}, nproc {os.cpu_count()}"
 
 
+def onednn_isas(nnfit, precisions):
+    """The implementations oneDNN picks here for the convnet's convolutions and matmuls, per
+    precision (from `nnfit plan` with ONEDNN_VERBOSE=2, which makes every primitive):
+    e.g. "float32: brgconv:avx512_core, ...; bf16: brgconv:avx512_core_bf16, ...". """
+    parts = []
+    for precision in precisions:
+        cmd = [nnfit, "plan", str(REPO / "examples" / "fashion_mnist_cnn.json"), "--batch-sizes", "128"]
+        if precision == "bf16":
+            cmd += ["--dtype-policy", "mixed_bfloat16"]
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                                 env=dict(os.environ, ONEDNN_VERBOSE="2")).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        impls = sorted({f.split(",")[4] for f in out.splitlines()
+                        if f.startswith("onednn_verbose,create") and f.split(",")[3] in ("convolution", "matmul")
+                        and len(f.split(",")) > 4})
+        if impls:
+            parts.append(f"{precision}: {', '.join(impls)}")
+    return "; ".join(parts) or "unknown"
+
+
 def fmt_rate(x):
     return "—" if x is None else f"{x:,.0f}"
 
@@ -272,6 +294,8 @@ def write_report(args, results, versions, notes, started, load_before, command):
     lines += ["", "## How it was measured", "",
               f"- machine: {machine_description()}; load average before the run: "
               + ", ".join(f"{x:.2f}" for x in load_before),
+              f"- oneDNN's implementations here (convolutions and matmuls): "
+              f"{onednn_isas(args.nnfit, args.precisions) if not args.no_nnfit else 'not measured'}",
               f"- date: {started.strftime('%Y-%m-%d %H:%M %Z').strip()}",
               f"- command: `{command}`"]
     for f in measured:
