@@ -117,6 +117,16 @@ std::vector<std::string> KernelRegistry::ops(DeviceType device) const {
   return names;
 }
 
+std::vector<RegisteredKernel> KernelRegistry::entries() const {
+  std::vector<RegisteredKernel> out;
+  for (const auto& [key, list] : impls_) {
+    for (const KernelImpl& impl : list) {
+      out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), impl.name});
+    }
+  }
+  return out;
+}
+
 const KernelRegistry& kernel_registry() {
   // Built once on first use and never modified afterwards (Note [Explicit registration]).
   static const KernelRegistry kRegistry = [] {
