@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "backend/kernel_families.h"
 #include "backend/widened_kernel.h"
 #include "nnfit/core/env_flags.h"
 #include "nnfit/core/error.h"
@@ -134,6 +135,7 @@ const KernelRegistry& kernel_registry() {
     // Fast implementations first; reference kernels last so they catch everything.
     register_cpu_kernels(r);
     register_ref_kernels(r);
+    register_cuda_kernels_if_built(r);
     return r;
   }();
   return kRegistry;

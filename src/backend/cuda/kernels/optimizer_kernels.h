@@ -1,0 +1,175 @@
+// Private to the CUDA backend: own kernels of the fused optimizer updates (Note
+// [Kernel/launcher split]), float32 (variables and slots stay float32 under every dtype
+// policy), each one index per parameter element writing param and slots in place:
+// - SGD (+momentum, Nesterov), Adam/AdamW (+AMSGrad), RMSprop (+momentum, centered): the
+//   OpenMP kernels' float32 expressions (omp_optimizers.cpp), with the per-step scalars
+//   (Adam's bias-corrected alpha) computed once on the host in double, as there;
+// - Adagrad, Adamax, Lion, Adadelta, Nadam, Ftrl: backend/common/slot_update.h's
+//   slot_update_element itself (NNFIT_HD), the function the CPU kernels call;
+// - moving_average_update: the batch-norm statistics' moving average.
+// own_kernels.cu builds with --fmad=false, so the device does not contract a·b + c where
+// the host does not (Note [Bitwise slot updates]).
+#pragma once
+#include <math.h>
+
+#include <cmath>
+
+#include "backend/common/slot_update.h"
+#include "backend/common/train_op_checks.h"
+#include "backend/cuda/kernels/own_kernel.h"
+#include "nnfit/core/error.h"
+
+namespace nnfit::cuda {
+
+struct SgdFn {
+  float* param;
+  const float* grad;
+  float* velocity;  // null: plain SGD
+  float lr, momentum;
+  bool nesterov;
+  NNFIT_HD void operator()(std::int64_t i) const {
+    if (!velocity) {
+      param[i] -= lr * grad[i];
+      return;
+    }
+    const float v = momentum * velocity[i] - lr * grad[i];
+    velocity[i] = v;
+    param[i] += nesterov ? momentum * v - lr * grad[i] : v;
+  }
+};
+
+struct AdamFn {
+  float* param;
+  const float* grad;
+  float* m;
+  float* v;
+  float* v_hat;  // null without AMSGrad
+  float alpha, decay, one_minus_b1, one_minus_b2, eps;
+  NNFIT_HD void operator()(std::int64_t i) const {
+    const float g = grad[i];
+    const float mi = m[i] + (g - m[i]) * one_minus_b1;
+    const float vi = v[i] + (g * g - v[i]) * one_minus_b2;
+    m[i] = mi;
+    v[i] = vi;
+    float denom = vi;
+    if (v_hat) {
+      denom = v_hat[i] > vi ? v_hat[i] : vi;
+      v_hat[i] = denom;
+    }
+    param[i] = param[i] * decay - alpha * mi / (sqrtf(denom) + eps);
+  }
+};
+
+struct RmspropFn {
+  float* param;
+  const float* grad;
+  float* velocity;
+  float* momentum;  // null without momentum
+  float* average;   // null unless centered
+  float lr, rho, one_minus_rho, eps, mu;
+  NNFIT_HD void operator()(std::int64_t i) const {
+    const float g = grad[i];
+    const float v = rho * velocity[i] + one_minus_rho * g * g;
+    velocity[i] = v;
+    float inc = 0.0f;
+    if (average) {
+      const float a = rho * average[i] + one_minus_rho * g;
+      average[i] = a;
+      inc = lr * g / sqrtf(v - a * a + eps);
+      if (momentum) inc = momentum[i] = mu * momentum[i] + inc;
+    } else if (momentum) {
+      inc = momentum[i] = mu * momentum[i] + lr * g / sqrtf(v + eps);
+    } else {
+      inc = lr * g / sqrtf(v + eps);
+    }
+    param[i] -= inc;
+  }
+};
+
+struct SlotUpdateFn {
+  SlotRule rule;
+  OptimizerParams p;
+  SlotStep s;
+  float* param;
+  const float* grad;
+  float* s0;
+  float* s1;
+  NNFIT_HD void operator()(std::int64_t i) const { slot_update_element(rule, p, s, param, grad, s0, s1, i); }
+};
+
+struct MovingAverageFn {
+  float* moving;
+  const float* value;
+  double momentum;
+  NNFIT_HD void operator()(std::int64_t c) const {
+    moving[c] = static_cast<float>(moving[c] * momentum + value[c] * (1.0 - momentum));
+  }
+};
+
+template <class Launch>
+std::unique_ptr<Kernel> make_optimizer(const KernelDesc& desc, std::string* why_not) {
+  OptimizerParams p;
+  if (!check_optimizer(desc, &p, why_not)) return nullptr;
+  const std::int64_t n = p.numel;
+  if (desc.op == "sgd_update" || desc.op == "sgd_momentum_update") {
+    const bool momentum = desc.op == "sgd_momentum_update";
+    return launch_kernel([p, n, momentum](const KernelArgs& a) {
+      Launch::run(SgdFn{mutable_input(a, 0), input(a, 1), momentum ? mutable_input(a, 2) : nullptr, a.ctx->learning_rate,
+                        static_cast<float>(p.momentum), p.nesterov},
+                  n, a.ctx);
+    });
+  }
+  if (desc.op == "adam_update") {
+    return launch_kernel([p, n](const KernelArgs& a) {
+      const double lr = a.ctx->learning_rate, t = static_cast<double>(a.ctx->step + 1);
+      const float alpha = static_cast<float>(lr * std::sqrt(1.0 - std::pow(p.beta_2, t)) / (1.0 - std::pow(p.beta_1, t)));
+      const float decay = p.weight_decay > 0.0 ? static_cast<float>(1.0 - lr * p.weight_decay) : 1.0f;
+      Launch::run(AdamFn{mutable_input(a, 0), input(a, 1), mutable_input(a, 2), mutable_input(a, 3),
+                         p.amsgrad ? mutable_input(a, 4) : nullptr, alpha, decay, static_cast<float>(1.0 - p.beta_1),
+                         static_cast<float>(1.0 - p.beta_2), static_cast<float>(p.epsilon)},
+                  n, a.ctx);
+    });
+  }
+  if (desc.op == "rmsprop_update") {
+    return launch_kernel([p, n](const KernelArgs& a) {
+      float* momentum = p.has_momentum_slot ? mutable_input(a, 3) : nullptr;
+      float* average = p.centered ? mutable_input(a, p.has_momentum_slot ? 4 : 3) : nullptr;
+      Launch::run(RmspropFn{mutable_input(a, 0), input(a, 1), mutable_input(a, 2), momentum, average, a.ctx->learning_rate,
+                            static_cast<float>(p.rho), static_cast<float>(1.0 - p.rho), static_cast<float>(p.epsilon),
+                            static_cast<float>(p.momentum)},
+                  n, a.ctx);
+    });
+  }
+  SlotRule rule = SlotRule::adagrad;
+  NNFIT_CHECK(slot_rule_of(desc.op, &rule), InvalidArgument, "internal: cuda:", desc.op, " has no update rule");
+  const bool two_slots = desc.inputs.size() == 4;
+  // The Nadam schedule carries a product across steps (host state, as on the CPU).
+  auto nadam = std::make_shared<NadamSchedule>();
+  return launch_kernel([p, n, rule, two_slots, nadam](const KernelArgs& a) {
+    const SlotStep s = slot_step(rule, p, *a.ctx, *nadam);
+    Launch::run(SlotUpdateFn{rule, p, s, mutable_input(a, 0), input(a, 1), mutable_input(a, 2),
+                             two_slots ? mutable_input(a, 3) : nullptr},
+                n, a.ctx);
+  });
+}
+
+template <class Launch>
+std::unique_ptr<Kernel> make_moving_average(const KernelDesc& desc, std::string* why_not) {
+  std::int64_t channels = 0;
+  double momentum = 0.0;
+  if (!check_moving_average_update(desc, &channels, &momentum, why_not)) return nullptr;
+  return launch_kernel([channels, momentum](const KernelArgs& a) {
+    Launch::run(MovingAverageFn{mutable_input(a, 0), input(a, 1), momentum}, channels, a.ctx);
+  });
+}
+
+template <class Launch>
+void register_optimizer_kernels(KernelRegistry& r) {
+  for (const char* op : {"sgd_update", "sgd_momentum_update", "adam_update", "rmsprop_update", "adagrad_update",
+                         "adamax_update", "lion_update", "adadelta_update", "nadam_update", "ftrl_update"}) {
+    r.add(op, DeviceType::cuda, DType::f32, {std::string("cuda:") + op, make_optimizer<Launch>});
+  }
+  r.add("moving_average_update", DeviceType::cuda, DType::f32, {"cuda:moving_average_update", make_moving_average<Launch>});
+}
+
+}  // namespace nnfit::cuda
