@@ -1,9 +1,7 @@
 // The cuda-host harness (cuda_host_harness.h).
 #include "cuda_host/cuda_host_harness.h"
 
-#include "backend/cuda/kernels/elementwise_kernels.h"
-#include "backend/cuda/kernels/optimizer_kernels.h"
-#include "backend/cuda/kernels/training_kernels.h"
+#include "backend/cuda/kernels/all_kernels.h"
 #include "nnfit/backend/backend.h"
 
 namespace nnfit::testing {
@@ -11,9 +9,7 @@ namespace nnfit::testing {
 const KernelRegistry& cuda_host_registry() {
   static const KernelRegistry kRegistry = [] {
     KernelRegistry r;
-    cuda::register_elementwise_kernels<cuda::HostLaunch>(r);
-    cuda::register_training_kernels<cuda::HostLaunch>(r);
-    cuda::register_optimizer_kernels<cuda::HostLaunch>(r);
+    cuda::register_own_kernels<cuda::HostLaunch>(r);
     return r;
   }();
   return kRegistry;

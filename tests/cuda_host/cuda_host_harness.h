@@ -53,5 +53,6 @@ struct OpCase {
 std::vector<OpCase> elementwise_cases();
 std::vector<OpCase> training_cases();
 std::vector<OpCase> optimizer_cases();
+std::vector<OpCase> layout_cases();
 
 }  // namespace nnfit::testing

@@ -85,6 +85,25 @@ std::vector<OpCase> optimizer_cases() {
   for (const auto& r : kRules) {
     cases.push_back({r.op, [r] { check_slot_rule(r.op, r.attrs, r.slots); }});
   }
+  cases.push_back({"ema_update", [] {
+                     std::uint64_t seed = 200;
+                     for (const Shape& s : kShapes) {
+                       for (std::int64_t step : {0, 3, 4}) {  // 4: overwrite_frequency 5 overwrites; 0: momentum 0
+                         const std::vector<Tensor> in{random_tensor(s, seed++), random_tensor(s, seed++)};
+                         const Attrs ema{{"momentum", 0.99}, {"overwrite_frequency", std::int64_t{5}}};
+                         expect_cuda_host_matches_reference(update_desc("ema_update", ema, in), in, DType::f32, 0.0f, 0.0f,
+                                                            step_ctx(step));
+                       }
+                     }
+                   }});
+  cases.push_back({"decay_weights", [] {
+                     std::uint64_t seed = 300;
+                     for (const Shape& s : kShapes) {
+                       const std::vector<Tensor> in{random_tensor(s, seed++)};
+                       expect_cuda_host_matches_reference(update_desc("decay_weights", {{"weight_decay", 0.004}}, in), in,
+                                                          DType::f32, 0.0f, 0.0f, step_ctx(2));
+                     }
+                   }});
   cases.push_back({"moving_average_update", [] {
                      for (std::int64_t channels : {1, 7, 20001}) {
                        const std::vector<Tensor> in{random_tensor(Shape{channels}, 700), random_tensor(Shape{channels}, 701)};

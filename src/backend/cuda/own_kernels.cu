@@ -3,17 +3,11 @@
 // TU on purpose: nvcc's fixed cost per TU (host pass, device pass per architecture, fatbin)
 // dominates small kernels (docs/design/cuda.md, "Build").
 #include "backend/cuda/cuda_kernels.h"
-#include "backend/cuda/kernels/elementwise_kernels.h"
+#include "backend/cuda/kernels/all_kernels.h"
 #include "backend/cuda/kernels/launch_device.cuh"
-#include "backend/cuda/kernels/optimizer_kernels.h"
-#include "backend/cuda/kernels/training_kernels.h"
 
 namespace nnfit {
 
-void register_cuda_kernels(KernelRegistry& registry) {
-  cuda::register_elementwise_kernels<cuda::DeviceLaunch>(registry);
-  cuda::register_training_kernels<cuda::DeviceLaunch>(registry);
-  cuda::register_optimizer_kernels<cuda::DeviceLaunch>(registry);
-}
+void register_cuda_kernels(KernelRegistry& registry) { cuda::register_own_kernels<cuda::DeviceLaunch>(registry); }
 
 }  // namespace nnfit

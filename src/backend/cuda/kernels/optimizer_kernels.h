@@ -6,7 +6,8 @@
 //   (Adam's bias-corrected alpha) computed once on the host in double, as there;
 // - Adagrad, Adamax, Lion, Adadelta, Nadam, Ftrl: backend/common/slot_update.h's
 //   slot_update_element itself (NNFIT_HD), the function the CPU kernels call;
-// - moving_average_update: the batch-norm statistics' moving average.
+// - ema_update, decay_weights (Keras's use_ema and weight decay) and moving_average_update
+//   (the batch-norm statistics' moving average), in double as on the CPU.
 // own_kernels.cu builds with --fmad=false, so the device does not contract a·b + c where
 // the host does not (Note [Bitwise slot updates]).
 #pragma once
@@ -97,6 +98,25 @@ struct SlotUpdateFn {
   NNFIT_HD void operator()(std::int64_t i) const { slot_update_element(rule, p, s, param, grad, s0, s1, i); }
 };
 
+// Keras's use_ema and weight decay (omp_slot_updates.cpp's expressions).
+struct EmaFn {
+  float* param;
+  float* avg;
+  double momentum;
+  bool overwrite;
+  NNFIT_HD void operator()(std::int64_t i) const {
+    const float a = static_cast<float>(momentum * avg[i] + (1.0 - momentum) * param[i]);
+    avg[i] = a;
+    if (overwrite) param[i] = a;
+  }
+};
+
+struct DecayFn {
+  float* param;
+  double factor;
+  NNFIT_HD void operator()(std::int64_t i) const { param[i] = static_cast<float>(param[i] - param[i] * factor); }
+};
+
 struct MovingAverageFn {
   float* moving;
   const float* value;
@@ -140,6 +160,18 @@ std::unique_ptr<Kernel> make_optimizer(const KernelDesc& desc, std::string* why_
                   n, a.ctx);
     });
   }
+  if (desc.op == "ema_update") {
+    return launch_kernel([p, n](const KernelArgs& a) {
+      const double m = a.ctx->step == 0 ? 0.0 : p.momentum;
+      const bool overwrite = p.overwrite_frequency > 0 && (a.ctx->step + 1) % p.overwrite_frequency == 0;
+      Launch::run(EmaFn{mutable_input(a, 0), mutable_input(a, 1), m, overwrite}, n, a.ctx);
+    });
+  }
+  if (desc.op == "decay_weights") {
+    return launch_kernel([p, n](const KernelArgs& a) {
+      Launch::run(DecayFn{mutable_input(a, 0), p.weight_decay * a.ctx->learning_rate}, n, a.ctx);
+    });
+  }
   SlotRule rule = SlotRule::adagrad;
   NNFIT_CHECK(slot_rule_of(desc.op, &rule), InvalidArgument, "internal: cuda:", desc.op, " has no update rule");
   const bool two_slots = desc.inputs.size() == 4;
@@ -166,7 +198,8 @@ std::unique_ptr<Kernel> make_moving_average(const KernelDesc& desc, std::string*
 template <class Launch>
 void register_optimizer_kernels(KernelRegistry& r) {
   for (const char* op : {"sgd_update", "sgd_momentum_update", "adam_update", "rmsprop_update", "adagrad_update",
-                         "adamax_update", "lion_update", "adadelta_update", "nadam_update", "ftrl_update"}) {
+                         "adamax_update", "lion_update", "adadelta_update", "nadam_update", "ftrl_update", "ema_update",
+                         "decay_weights"}) {
     r.add(op, DeviceType::cuda, DType::f32, {std::string("cuda:") + op, make_optimizer<Launch>});
   }
   r.add("moving_average_update", DeviceType::cuda, DType::f32, {"cuda:moving_average_update", make_moving_average<Launch>});

@@ -81,5 +81,7 @@ template <class Launch>
 void register_training_kernels(KernelRegistry& r);
 template <class Launch>
 void register_optimizer_kernels(KernelRegistry& r);
+template <class Launch>
+void register_layout_kernels(KernelRegistry& r);
 
 }  // namespace nnfit::cuda
