@@ -83,8 +83,12 @@ std::vector<Tensor> run_cuda(const KernelDesc& desc, const std::vector<Tensor>& 
   return g_mode == CudaMode::host ? run_kernel(*k, desc, inputs, ctx) : run_on_device(*k, desc, inputs, ctx);
 }
 
-void expect_cuda_host_matches_reference(const KernelDesc& f32, const std::vector<Tensor>& inputs, DType dtype,
-                                        float atol, float rtol, StepContext ctx) {
+namespace {
+
+// Runs `kernel` (at `dtype`) and ref:<op> (float32 on the rounded inputs), compares.
+void compare_with_reference(const KernelDesc& f32, const std::vector<Tensor>& inputs, DType dtype, float atol, float rtol,
+                            const StepContext& ctx,
+                            const std::function<std::vector<Tensor>(const KernelDesc&, const std::vector<Tensor>&)>& run) {
   SCOPED_TRACE(f32.op + " at " + std::string(dtype_name(dtype)) + " " + f32.attrs.to_string());
   std::string why;
   auto ref = kernel_registry().create("ref:" + f32.op, f32, DeviceType::cpu, &why);
@@ -96,7 +100,7 @@ void expect_cuda_host_matches_reference(const KernelDesc& f32, const std::vector
     rounded.push_back(to_f32(low_in.back()));
   }
   const std::vector<Tensor> want = run_kernel(*ref, f32, rounded, ctx);
-  const std::vector<Tensor> got = run_cuda(low, low_in, ctx);
+  const std::vector<Tensor> got = run(low, low_in);
   if (got.empty()) return;
   ASSERT_EQ(want.size(), got.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
@@ -110,6 +114,26 @@ void expect_cuda_host_matches_reference(const KernelDesc& f32, const std::vector
     for (std::int64_t e = 0; e < want[i].numel(); ++e) scale = std::max(scale, std::fabs(want[i].data<float>()[e]));
     expect_close(want[i], to_f32(got[i]), low_precision_tolerance(dtype) * scale, 0.0f, what);
   }
+}
+
+}  // namespace
+
+void expect_device_kernel_matches_reference(const std::string& impl, const KernelDesc& f32, const std::vector<Tensor>& inputs,
+                                            DType dtype, float atol, float rtol) {
+  compare_with_reference(f32, inputs, dtype, atol, rtol, StepContext{},
+                         [&](const KernelDesc& low, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+                           std::string why;
+                           auto k = kernel_registry().create(impl, low, DeviceType::cuda, &why);
+                           EXPECT_NE(k, nullptr) << impl << " declined: " << why;
+                           if (!k) return {};
+                           return run_on_device(*k, low, in, StepContext{});
+                         });
+}
+
+void expect_cuda_host_matches_reference(const KernelDesc& f32, const std::vector<Tensor>& inputs, DType dtype,
+                                        float atol, float rtol, StepContext ctx) {
+  compare_with_reference(f32, inputs, dtype, atol, rtol, ctx,
+                         [&](const KernelDesc& low, const std::vector<Tensor>& in) { return run_cuda(low, in, ctx); });
 }
 
 }  // namespace nnfit::testing

@@ -39,6 +39,12 @@ std::string cuda_device_unavailable_reason();
 // inputs after the run. Fails the test (and returns nothing) if the kernel declines.
 std::vector<Tensor> run_cuda(const KernelDesc& desc, const std::vector<Tensor>& inputs, const StepContext& ctx = {});
 
+// On cuda:0 only (the caller skips without a device): the kernel `impl` of the real
+// registry at `dtype` against ref:<op> at float32, as expect_cuda_host_matches_reference.
+// For the vendor kernels (cuBLASLt), which have no host-run form.
+void expect_device_kernel_matches_reference(const std::string& impl, const KernelDesc& f32, const std::vector<Tensor>& inputs,
+                                            DType dtype, float atol, float rtol);
+
 // The three floating dtypes, in the order the cases run them.
 inline const std::vector<DType>& float_dtypes() {
   static const std::vector<DType> kAll = {DType::f32, DType::bf16, DType::f16};

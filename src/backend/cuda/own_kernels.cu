@@ -8,6 +8,9 @@
 
 namespace nnfit {
 
-void register_cuda_kernels(KernelRegistry& registry) { cuda::register_own_kernels<cuda::DeviceLaunch>(registry); }
+void register_cuda_kernels(KernelRegistry& registry) {
+  register_cublaslt_kernels(registry);
+  cuda::register_own_kernels<cuda::DeviceLaunch>(registry);
+}
 
 }  // namespace nnfit
