@@ -60,5 +60,6 @@ std::vector<OpCase> elementwise_cases();
 std::vector<OpCase> training_cases();
 std::vector<OpCase> optimizer_cases();
 std::vector<OpCase> layout_cases();
+std::vector<OpCase> pool_cases();
 
 }  // namespace nnfit::testing

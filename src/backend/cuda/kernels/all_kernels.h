@@ -5,6 +5,7 @@
 #include "backend/cuda/kernels/elementwise_kernels.h"
 #include "backend/cuda/kernels/layout_kernels.h"
 #include "backend/cuda/kernels/optimizer_kernels.h"
+#include "backend/cuda/kernels/pool_kernels.h"
 #include "backend/cuda/kernels/training_kernels.h"
 
 namespace nnfit::cuda {
@@ -15,6 +16,7 @@ void register_own_kernels(KernelRegistry& r) {
   register_training_kernels<Launch>(r);
   register_optimizer_kernels<Launch>(r);
   register_layout_kernels<Launch>(r);
+  register_pool_kernels<Launch>(r);
 }
 
 }  // namespace nnfit::cuda
