@@ -1,7 +1,7 @@
 // cuda-host cases of the training family (training_kernels.h): dropout (+grad) with and
 // without a noise shape, bit for bit with the reference's mask; the four fused losses
 // (+grad), from logits and from probabilities, with label smoothing and sample weights;
-// the reductions (+grads), ties included.
+// the reductions (+grads), ties included; batch norm in its four forms.
 #include "cuda_host/cuda_host_harness.h"
 
 namespace nnfit::testing {
@@ -133,6 +133,31 @@ void check_reduce(const std::string& op) {
   }
 }
 
+void check_batch_norm(const std::string& op) {
+  std::uint64_t seed = 300;
+  for (const Shape& s : {Shape{5, 3}, Shape{37, 129}, Shape{2, 3, 5, 7}, Shape{16, 9, 9, 33}}) {
+    SCOPED_TRACE(s.to_string());
+    const Shape c{s.dim(-1)};
+    // An offset mean checks that neither kernel cancels catastrophically.
+    const Tensor x = random_tensor(s, seed++, 2.0f, 5.0f), gamma = random_tensor(c, seed++, 0.5f, 1.5f);
+    const Tensor beta = random_tensor(c, seed++), dy = random_tensor(s, seed++);
+    const Tensor mean = random_tensor(c, seed++, 3.0f, 4.0f), var = random_tensor(c, seed++, 0.5f, 1.0f);
+    const Attrs eps{{"epsilon", 1e-3}};
+    for (DType dt : float_dtypes()) {
+      if (op == "batch_norm_train") {
+        expect_cuda_host_matches_reference(desc(op, eps, {f32(s), f32(c), f32(c)}, {f32(s), f32(c), f32(c)}), {x, gamma, beta}, dt,
+                                           1e-4f, 1e-4f);
+      } else if (op == "batch_norm_infer") {
+        expect_cuda_host_matches_reference(desc(op, eps, {f32(s), f32(c), f32(c), f32(c), f32(c)}, {f32(s)}),
+                                           {x, gamma, beta, mean, var}, dt, 1e-4f, 1e-4f);
+      } else {
+        expect_cuda_host_matches_reference(desc(op, eps, {f32(s), f32(s), f32(c), f32(c), f32(c)}, {f32(s), f32(c), f32(c)}),
+                                           {x, dy, gamma, mean, var}, dt, 1e-3f, 1e-4f);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<OpCase> training_cases() {
@@ -144,6 +169,9 @@ std::vector<OpCase> training_cases() {
   };
   for (const char* op : {"reduce_mean", "reduce_max", "reduce_mean_grad", "reduce_max_grad"}) {
     cases.push_back({op, [op] { check_reduce(op); }});
+  }
+  for (const char* op : {"batch_norm_train", "batch_norm_grad", "batch_norm_infer", "batch_norm_infer_grad"}) {
+    cases.push_back({op, [op] { check_batch_norm(op); }});
   }
   return cases;
 }

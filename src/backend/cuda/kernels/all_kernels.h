@@ -2,6 +2,7 @@
 // policy (own_kernels.cu: DeviceLaunch; tests/cuda_host: HostLaunch), so the device and
 // the host-run check cannot register different lists.
 #pragma once
+#include "backend/cuda/kernels/batch_norm_kernels.h"
 #include "backend/cuda/kernels/elementwise_kernels.h"
 #include "backend/cuda/kernels/layout_kernels.h"
 #include "backend/cuda/kernels/optimizer_kernels.h"
@@ -17,6 +18,7 @@ void register_own_kernels(KernelRegistry& r) {
   register_optimizer_kernels<Launch>(r);
   register_layout_kernels<Launch>(r);
   register_pool_kernels<Launch>(r);
+  register_batch_norm_kernels<Launch>(r);
 }
 
 }  // namespace nnfit::cuda
