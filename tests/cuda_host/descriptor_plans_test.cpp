@@ -10,6 +10,8 @@
 
 #include "backend/cuda/dnn_plan.h"
 #include "backend/cuda/gemm_plan.h"
+#include "backend/cuda/kernels/launch.h"
+#include "backend/cuda/kernels/reorder_kernels.h"
 #include "backend/ref/ref_nn_kernel.h"
 #include "nnfit/core/error.h"
 #include "conformance/harness.h"
@@ -226,6 +228,30 @@ TEST(CudaDescriptors, ConvPlanComputesTheReferenceConvolutionInEveryDirection) {
     EXPECT_EQ(pf.workspace_bytes(), static_cast<std::size_t>(c.w.numel()) * 4);
   }
   EXPECT_TRUE(saw_asymmetric) << "no case had TF's asymmetric same padding";
+}
+
+// The reorder kernel itself (HostLaunch over the functor the device runs): HWIO -> KRSC
+// gives the layout the plan describes, and the way back is the identity, at 4 and 2 bytes.
+TEST(CudaDescriptors, FilterReorderKernelRoundTrips) {
+  const Attrs attrs{{"strides", std::vector<std::int64_t>{1, 1}}, {"padding", std::string("valid")},
+                    {"groups", std::int64_t{2}}};
+  const Shape ws{3, 2, 4, 6};  // HWIO with C/G = 4, O = 6
+  const cuda::ConvPlan p = cuda::plan_conv(f32_desc("conv2d", attrs, {Shape{1, 5, 5, 8}, ws}, {Shape{1, 3, 4, 6}}));
+  const Tensor w = random_tensor(ws, 77);
+  const cuda::FilterReorder r = cuda::filter_reorder(p);
+  std::vector<float> krsc(static_cast<std::size_t>(p.filter_elements)), back(krsc.size());
+  cuda::reorder_filter<cuda::HostLaunch>(r, p.filter_elements, 4, w.raw(), krsc.data(), true, nullptr);
+  for_each_index(p.w.dims, [&](const std::vector<std::int64_t>& i) {  // (O, C/G, KH, KW) through the plan's strides
+    EXPECT_EQ(krsc[static_cast<std::size_t>(offset(p.w, i))], w.data<float>()[((i[2] * 2 + i[3]) * 4 + i[1]) * 6 + i[0]]);
+  });
+  cuda::reorder_filter<cuda::HostLaunch>(r, p.filter_elements, 4, krsc.data(), back.data(), false, nullptr);
+  EXPECT_EQ(0, std::memcmp(back.data(), w.raw(), w.nbytes()));
+  std::vector<std::uint16_t> h(krsc.size()), k16(krsc.size()), b16(krsc.size());
+  for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<std::uint16_t>(i * 7919);
+  cuda::reorder_filter<cuda::HostLaunch>(r, p.filter_elements, 2, h.data(), k16.data(), true, nullptr);
+  cuda::reorder_filter<cuda::HostLaunch>(r, p.filter_elements, 2, k16.data(), b16.data(), false, nullptr);
+  EXPECT_EQ(h, b16);
+  EXPECT_NE(h, k16);
 }
 
 TEST(CudaDescriptors, FusedConvPlansCarryBiasAndActivation) {

@@ -1,4 +1,4 @@
-// The vendor kernels (cuBLASLt's matmuls) against the reference on cuda:0, at each dtype,
+// The vendor kernels (cuBLASLt's matmuls, cuDNN's convolutions) against the reference on cuda:0, at each dtype,
 // every transpose, the bias and activation epilogues and a batch. They have no host-run
 // form (their layouts are checked on the host by descriptor_plans_test.cpp); without a
 // device every case skips, naming the reason.
@@ -37,6 +37,52 @@ TEST_F(CudaDeviceVendor, CublasLtFusedMatmulEpilogues) {
     const KernelDesc d = f32_desc("fused_matmul", {{"activation", std::string(act)}}, {Shape{128, 1600}, Shape{1600, 10}, Shape{10}},
                                   {Shape{128, 10}});
     for (DType dt : float_dtypes()) expect_device_kernel_matches_reference("cublaslt:fused_matmul", d, {a, b, bias}, dt, 1e-4f, 1e-4f);
+  }
+}
+
+// cuDNN's graph-API convolutions: asymmetric same padding, stride 2, dilation, groups,
+// the fused bias + activation, both backprops, 2-D and 3-D, every dtype.
+TEST_F(CudaDeviceVendor, CudnnConvolutionsEveryDirection) {
+  using Ints = std::vector<std::int64_t>;
+  struct Case {
+    Shape x, w, y;
+    Ints strides, dilations;
+    std::string padding;
+    std::int64_t groups;
+  };
+  const Case kCases[] = {
+      {Shape{2, 28, 28, 1}, Shape{3, 3, 1, 32}, Shape{2, 26, 26, 32}, {1, 1}, {1, 1}, "valid", 1},
+      {Shape{2, 9, 10, 4}, Shape{4, 2, 2, 6}, Shape{2, 5, 5, 6}, {2, 2}, {1, 1}, "same", 2},
+      {Shape{2, 8, 8, 2}, Shape{3, 3, 2, 5}, Shape{2, 2, 6, 5}, {2, 1}, {2, 1}, "valid", 1},
+      {Shape{1, 5, 6, 7, 2}, Shape{2, 3, 2, 2, 3}, Shape{1, 3, 6, 4, 3}, {2, 1, 2}, {1, 1, 1}, "same", 1},
+  };
+  std::uint64_t seed = 40;
+  for (const Case& c : kCases) {
+    const std::string sfx = c.x.rank() == 5 ? "3d" : "2d";
+    const Attrs attrs{{"strides", c.strides}, {"padding", c.padding}, {"dilations", c.dilations}, {"groups", c.groups}};
+    const Tensor x = random_tensor(c.x, seed++), w = random_tensor(c.w, seed++), dy = random_tensor(c.y, seed++);
+    const Tensor bias = random_tensor(Shape{c.w.dim(-1)}, seed++);
+    for (DType dt : float_dtypes()) {
+      expect_device_kernel_matches_reference("cudnn:conv" + sfx, f32_desc("conv" + sfx, attrs, {c.x, c.w}, {c.y}), {x, w}, dt,
+                                             1e-4f, 1e-4f);
+      for (const char* act : {"linear", "relu", "sigmoid", "tanh"}) {
+        Attrs fused = attrs;
+        fused.set("activation", std::string(act));
+        expect_device_kernel_matches_reference("cudnn:fused_conv" + sfx,
+                                               f32_desc("fused_conv" + sfx, fused, {c.x, c.w, Shape{c.w.dim(-1)}}, {c.y}),
+                                               {x, w, bias}, dt, 1e-4f, 1e-4f);
+      }
+      Attrs bd = attrs;
+      bd.set("input_shape", c.x.dims());
+      expect_device_kernel_matches_reference("cudnn:conv" + sfx + "_backprop_input",
+                                             f32_desc("conv" + sfx + "_backprop_input", bd, {c.y, c.w}, {c.x}), {dy, w}, dt, 1e-4f,
+                                             1e-4f);
+      Attrs bf = attrs;
+      bf.set("filter_shape", c.w.dims());
+      expect_device_kernel_matches_reference("cudnn:conv" + sfx + "_backprop_filter",
+                                             f32_desc("conv" + sfx + "_backprop_filter", bf, {c.x, c.y}, {c.w}), {x, dy}, dt, 1e-4f,
+                                             1e-4f);
+    }
   }
 }
 

@@ -5,12 +5,19 @@
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/kernels/all_kernels.h"
 #include "backend/cuda/kernels/launch_device.cuh"
+#include "backend/cuda/kernels/reorder_kernels.h"
 
 namespace nnfit {
 
 void register_cuda_kernels(KernelRegistry& registry) {
   register_cublaslt_kernels(registry);
+  register_cudnn_kernels(registry);
   cuda::register_own_kernels<cuda::DeviceLaunch>(registry);
+}
+
+void reorder_filter_on_device(const cuda::FilterReorder& r, std::int64_t elements, std::size_t element_bytes, const void* src,
+                              void* dst, bool to_krsc, const StepContext* ctx) {
+  cuda::reorder_filter<cuda::DeviceLaunch>(r, elements, element_bytes, src, dst, to_krsc, ctx);
 }
 
 }  // namespace nnfit
