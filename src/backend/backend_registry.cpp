@@ -24,6 +24,14 @@ std::vector<BackendInfo> backend_infos() {
   return infos;
 }
 
+std::string cuda_build_architectures() {
+#if NNFIT_WITH_CUDA
+  return NNFIT_CUDA_ARCHITECTURES;
+#else
+  return "";
+#endif
+}
+
 void register_cuda_kernels_if_built(KernelRegistry& registry) {
 #if NNFIT_WITH_CUDA
   register_cuda_kernels(registry);
