@@ -61,5 +61,6 @@ std::vector<OpCase> training_cases();
 std::vector<OpCase> optimizer_cases();
 std::vector<OpCase> layout_cases();
 std::vector<OpCase> pool_cases();
+std::vector<OpCase> misc_cases();
 
 }  // namespace nnfit::testing

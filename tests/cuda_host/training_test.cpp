@@ -158,6 +158,42 @@ void check_batch_norm(const std::string& op) {
   }
 }
 
+// Rows of a Transformer's width and odd ones, each mode; the gradient's statistics are
+// computed here in double, as the OpenMP test does.
+void check_layer_norm(const std::string& op) {
+  std::uint64_t seed = 140;
+  for (const Shape& x : {Shape{3, 5}, Shape{7, 2, 33}, Shape{64, 8, 64}}) {
+    for (const char* mode : {"layer", "rms_scaling", "rms"}) {
+      SCOPED_TRACE(x.to_string() + " " + mode);
+      const Shape c{x.dim(-1)};
+      const Shape rows(std::vector<std::int64_t>(x.dims().begin(), x.dims().end() - 1));
+      const Attrs a{{"epsilon", 1e-6}, {"mode", std::string(mode)}};
+      const Tensor in = random_tensor(x, seed++, -3.0f, 5.0f), gamma = random_tensor(c, seed++), beta = random_tensor(c, seed++);
+      for (DType dt : float_dtypes()) {
+        if (op == "layer_norm") {
+          expect_cuda_host_matches_reference(desc(op, a, {f32(x), f32(c), f32(c)}, {f32(x), f32(rows), f32(rows)}), {in, gamma, beta},
+                                             dt, 2e-5f, 2e-5f);
+          continue;
+        }
+        const Tensor xr = to_f32(to_dtype(in, dt));
+        const bool zero_mean = std::string(mode) == "rms";
+        Tensor mean = Tensor::zeros(rows), rstd = Tensor::zeros(rows);
+        for (std::int64_t r = 0; r < rows.numel(); ++r) {
+          double s = 0.0, v = 0.0;
+          for (std::int64_t j = 0; j < c[0]; ++j) s += xr.data<float>()[r * c[0] + j];
+          s = zero_mean ? 0.0 : s / static_cast<double>(c[0]);
+          for (std::int64_t j = 0; j < c[0]; ++j) v += std::pow(xr.data<float>()[r * c[0] + j] - s, 2);
+          mean.data<float>()[r] = static_cast<float>(s);
+          rstd.data<float>()[r] = static_cast<float>(1.0 / std::sqrt(v / static_cast<double>(c[0]) + 1e-6));
+        }
+        const Tensor dy = random_tensor(x, seed++);
+        expect_cuda_host_matches_reference(desc(op, a, {f32(x), f32(x), f32(c), f32(rows), f32(rows)}, {f32(x), f32(c), f32(c)}),
+                                           {in, dy, gamma, mean, rstd}, dt, 2e-4f, 1e-4f);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<OpCase> training_cases() {
@@ -173,6 +209,7 @@ std::vector<OpCase> training_cases() {
   for (const char* op : {"batch_norm_train", "batch_norm_grad", "batch_norm_infer", "batch_norm_infer_grad"}) {
     cases.push_back({op, [op] { check_batch_norm(op); }});
   }
+  for (const char* op : {"layer_norm", "layer_norm_grad"}) cases.push_back({op, [op] { check_layer_norm(op); }});
   return cases;
 }
 

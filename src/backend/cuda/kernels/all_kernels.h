@@ -4,7 +4,9 @@
 #pragma once
 #include "backend/cuda/kernels/batch_norm_kernels.h"
 #include "backend/cuda/kernels/elementwise_kernels.h"
+#include "backend/cuda/kernels/layer_norm_kernels.h"
 #include "backend/cuda/kernels/layout_kernels.h"
+#include "backend/cuda/kernels/misc_kernels.h"
 #include "backend/cuda/kernels/optimizer_kernels.h"
 #include "backend/cuda/kernels/pool_kernels.h"
 #include "backend/cuda/kernels/training_kernels.h"
@@ -19,6 +21,8 @@ void register_own_kernels(KernelRegistry& r) {
   register_layout_kernels<Launch>(r);
   register_pool_kernels<Launch>(r);
   register_batch_norm_kernels<Launch>(r);
+  register_layer_norm_kernels<Launch>(r);
+  register_misc_kernels<Launch>(r);
 }
 
 }  // namespace nnfit::cuda
