@@ -6,6 +6,7 @@
 #include "backend/cuda/kernels/elementwise_kernels.h"
 #include "backend/cuda/kernels/layer_norm_kernels.h"
 #include "backend/cuda/kernels/layout_kernels.h"
+#include "backend/cuda/kernels/mask_kernels.h"
 #include "backend/cuda/kernels/misc_kernels.h"
 #include "backend/cuda/kernels/optimizer_kernels.h"
 #include "backend/cuda/kernels/pool_kernels.h"
@@ -23,6 +24,7 @@ void register_own_kernels(KernelRegistry& r) {
   register_batch_norm_kernels<Launch>(r);
   register_layer_norm_kernels<Launch>(r);
   register_misc_kernels<Launch>(r);
+  register_mask_kernels<Launch>(r);
 }
 
 }  // namespace nnfit::cuda
