@@ -62,6 +62,34 @@ void check_slot_rule(const std::string& op, const Attrs& attrs, int slots) {
   }
 }
 
+KernelDesc clip_desc(const std::string& op, Attrs attrs, const std::vector<Tensor>& in, TensorDesc out) {
+  KernelDesc d = update_desc(op, std::move(attrs), in);
+  d.outputs.push_back(std::move(out));
+  return d;
+}
+
+// The OpenMP test's cases: both branches of each clip; norms over several tensors, one of
+// them several chunks long.
+void check_clip(const std::string& op) {
+  std::uint64_t seed = 300;
+  for (const Shape& s : kShapes) {
+    const Tensor g = random_tensor(s, seed++, -3.0f, 3.0f);
+    if (op == "clip_by_value") {
+      expect_cuda_host_matches_reference(clip_desc(op, {{"clipvalue", 0.5}}, {g}, g.desc()), {g}, DType::f32, 0.0f, 0.0f);
+    }
+    for (double clipnorm : {0.1, 1e6}) {
+      if (op == "clip_by_norm") {
+        expect_cuda_host_matches_reference(clip_desc(op, {{"clipnorm", clipnorm}}, {g}, g.desc()), {g}, DType::f32, 0.0f, 1e-6f);
+      }
+      const std::vector<Tensor> gs = {g, random_tensor(Shape{3}, seed++), random_tensor(Shape{40000}, seed++)};
+      if (op == "global_norm_scale") {
+        expect_cuda_host_matches_reference(clip_desc(op, {{"clipnorm", clipnorm}}, gs, {Shape{}, DType::f32}), gs, DType::f32, 0.0f,
+                                           1e-6f);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<OpCase> optimizer_cases() {
@@ -104,6 +132,7 @@ std::vector<OpCase> optimizer_cases() {
                                                           DType::f32, 0.0f, 0.0f, step_ctx(2));
                      }
                    }});
+  for (const char* op : {"clip_by_value", "clip_by_norm", "global_norm_scale"}) cases.push_back({op, [op] { check_clip(op); }});
   cases.push_back({"moving_average_update", [] {
                      for (std::int64_t channels : {1, 7, 20001}) {
                        const std::vector<Tensor> in{random_tensor(Shape{channels}, 700), random_tensor(Shape{channels}, 701)};

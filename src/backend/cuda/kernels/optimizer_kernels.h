@@ -8,12 +8,15 @@
 //   slot_update_element itself (NNFIT_HD), the function the CPU kernels call;
 // - ema_update, decay_weights (Keras's use_ema and weight decay) and moving_average_update
 //   (the batch-norm statistics' moving average), in double as on the CPU.
+// - clip_by_value, clip_by_norm and global_norm_scale: the reference's double expressions,
+//   norms as ordered sums of fixed-chunk partials.
 // own_kernels.cu builds with --fmad=false, so the device does not contract a·b + c where
 // the host does not (Note [Bitwise slot updates]).
 #pragma once
 #include <math.h>
 
 #include <cmath>
+#include <vector>
 
 #include "backend/common/slot_update.h"
 #include "backend/common/train_op_checks.h"
@@ -117,6 +120,100 @@ struct DecayFn {
   NNFIT_HD void operator()(std::int64_t i) const { param[i] = static_cast<float>(param[i] - param[i] * factor); }
 };
 
+// Gradient clipping: sums of squares in double as partials over fixed 4096-element chunks,
+// added in order by one index (launch-shape independent), then the elementwise scale.
+inline constexpr std::int64_t kNormChunk = 4096;
+
+struct SquarePartialFn {
+  const float* x;
+  double* partial;
+  std::int64_t n;
+  NNFIT_HD void operator()(std::int64_t k) const {
+    const std::int64_t end = (k + 1) * kNormChunk < n ? (k + 1) * kNormChunk : n;
+    double s = 0.0;
+    for (std::int64_t i = k * kNormChunk; i < end; ++i) s += static_cast<double>(x[i]) * x[i];
+    partial[k] = s;
+  }
+};
+
+// One index: the norm's factor. clip_by_norm: limit / max(norm, limit) into factor[0];
+// global_norm_scale: Keras's limit · min(1/norm, 1/limit) (+ (norm − norm): NaN stays NaN)
+// into the op's scalar output.
+struct NormFactorFn {
+  const double* partial;
+  std::int64_t chunks;
+  double limit;
+  bool global;
+  double* factor;
+  float* out;
+  NNFIT_HD void operator()(std::int64_t) const {
+    double sum = 0.0;
+    for (std::int64_t k = 0; k < chunks; ++k) sum += partial[k];
+    if (global) {
+      const double norm = sqrt(sum);
+      *out = static_cast<float>(limit * fmin(1.0 / norm, 1.0 / limit) + (norm - norm));
+      return;
+    }
+    const double norm = sum > 0 ? sqrt(sum) : 0.0;
+    *factor = norm > limit ? norm : limit;
+  }
+};
+
+struct ClipFn {
+  const float* x;
+  float* y;
+  double limit;
+  const double* max_norm;  // clip_by_norm: max(norm, limit); null: clip_by_value
+  NNFIT_HD void operator()(std::int64_t i) const {
+    if (max_norm) {
+      y[i] = static_cast<float>(x[i] * limit / *max_norm);
+      return;
+    }
+    const double v = x[i];
+    y[i] = static_cast<float>(v < -limit ? -limit : (v > limit ? limit : v));
+  }
+};
+
+template <class Launch>
+std::unique_ptr<Kernel> make_clip(const KernelDesc& desc, std::string* why_not) {
+  for (const TensorDesc& t : desc.inputs) {
+    if (t.dtype != DType::f32) {
+      if (why_not) *why_not = "cuda:" + desc.op + " clips float32 gradients";
+      return nullptr;
+    }
+  }
+  NNFIT_CHECK(!desc.inputs.empty() && desc.outputs.size() == 1, InvalidArgument, desc.op, " at node '", desc.node_name,
+              "': expected inputs and one output");
+  const double limit = desc.attrs.f(desc.op == "clip_by_value" ? "clipvalue" : "clipnorm");
+  NNFIT_CHECK(limit > 0, InvalidArgument, desc.node_name, ": the clipping limit must be positive, got ", limit);
+  std::vector<std::int64_t> sizes, first_chunk;
+  std::int64_t chunks = 0;
+  for (const TensorDesc& t : desc.inputs) {
+    sizes.push_back(t.shape.numel());
+    first_chunk.push_back(chunks);
+    chunks += (t.shape.numel() + kNormChunk - 1) / kNormChunk;
+  }
+  const std::string op = desc.op;
+  return launch_kernel(
+      [op, limit, sizes, first_chunk, chunks](const KernelArgs& a) {
+        auto* partial = static_cast<double*>(a.workspace);
+        const auto* x = static_cast<const float*>(a.inputs[0]);
+        if (op == "clip_by_value") {
+          Launch::run(ClipFn{x, static_cast<float*>(a.outputs[0]), limit, nullptr}, sizes[0], a.ctx);
+          return;
+        }
+        for (std::size_t k = 0; k < sizes.size(); ++k) {
+          Launch::run(SquarePartialFn{static_cast<const float*>(a.inputs[k]), partial + first_chunk[k], sizes[k]},
+                      (sizes[k] + kNormChunk - 1) / kNormChunk, a.ctx);
+        }
+        double* factor = partial + chunks;
+        const bool global = op == "global_norm_scale";
+        Launch::run(NormFactorFn{partial, chunks, limit, global, factor, static_cast<float*>(a.outputs[0])}, 1, a.ctx);
+        if (!global) Launch::run(ClipFn{x, static_cast<float*>(a.outputs[0]), limit, factor}, sizes[0], a.ctx);
+      },
+      aligned_bytes(static_cast<std::size_t>(chunks + 1) * sizeof(double)));
+}
+
 struct MovingAverageFn {
   float* moving;
   const float* value;
@@ -203,6 +300,9 @@ void register_optimizer_kernels(KernelRegistry& r) {
     r.add(op, DeviceType::cuda, DType::f32, {std::string("cuda:") + op, make_optimizer<Launch>});
   }
   r.add("moving_average_update", DeviceType::cuda, DType::f32, {"cuda:moving_average_update", make_moving_average<Launch>});
+  for (const char* op : {"clip_by_value", "clip_by_norm", "global_norm_scale"}) {
+    r.add(op, DeviceType::cuda, DType::f32, {std::string("cuda:") + op, make_clip<Launch>});
+  }
 }
 
 }  // namespace nnfit::cuda
