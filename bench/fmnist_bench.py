@@ -9,7 +9,10 @@ rounds. Ratios are nnfit / peer. Writes a Markdown report (default bench/RESULTS
 
 Standard library only; run with Debian's /usr/bin/python3 from anywhere:
     /usr/bin/python3 bench/fmnist_bench.py [--rounds 3] [--epochs 3] [--models mlp,cnn] [--precisions float32,bf16]
-Peer scripts and set-up: /work/shared/bench/README.md (torch_fmnist.py, keras_fmnist.py).
+Peer scripts: ../shared/bench (torch_fmnist.py, keras_fmnist.py; --peers-dir or
+NNFIT_PEERS_DIR elsewhere). The peers' interpreters: --torch-python / --keras-python, else
+$NNFIT_TORCH_PYTHON / $NNFIT_KERAS_PYTHON, else scripts/peer_venvs.sh makes (once, cached
+outside the checkout) venvs with PyTorch 2.x and TensorFlow + Keras 3 from PyPI.
 """
 import argparse
 import datetime
@@ -28,14 +31,24 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 FRAMEWORKS = ("nnfit", "pytorch", "keras")
 LABELS = {"nnfit": "nnfit", "pytorch": "PyTorch", "keras": "Keras"}
-# PyTorch 2.x from PyPI is the reference peer (scripts/setup.sh --peers makes the venv);
-# Debian's python3-torch (1.13, visible to /usr/bin/python3) is the older, slower one.
-TORCH2_PYTHON = Path.home() / ".venvs" / "torch2" / "bin" / "python"
-DEBIAN_TORCH_PYTHON = "/usr/bin/python3"
-# TensorFlow + Keras 3: the peers venv, else the one the Keras interop tests make (the same
-# tensorflow-cpu and keras from PyPI, scripts/keras_venv.sh).
-KERAS_PYTHONS = [Path.home() / ".venvs" / "peers" / "bin" / "python",
-                 Path.home() / ".cache" / "nnfit" / "venvs" / "keras" / "bin" / "python"]
+# The peers' interpreters (the reference is PyTorch 2.x from PyPI): an option, else an
+# environment variable, else the venv scripts/peer_venvs.sh makes once and caches.
+PEER_PYTHON_ENV = {"torch": "NNFIT_TORCH_PYTHON", "keras": "NNFIT_KERAS_PYTHON"}
+
+
+def peer_python(kind, explicit=None):
+    """The Python whose `kind` (torch or keras) is measured, making its venv if need be."""
+    chosen = explicit or os.environ.get(PEER_PYTHON_ENV[kind])
+    if chosen:
+        if not Path(chosen).is_file():
+            raise SystemExit(f"fmnist_bench: the {kind} Python {chosen} does not exist "
+                             f"(--{kind}-python or ${PEER_PYTHON_ENV[kind]})")
+        return Path(chosen)
+    made = subprocess.run([str(REPO / "scripts" / "peer_venvs.sh"), kind], stdout=subprocess.PIPE, text=True)
+    if made.returncode != 0 or not made.stdout.strip():
+        raise SystemExit(f"fmnist_bench: scripts/peer_venvs.sh {kind} failed (its output is above); "
+                         f"pass --{kind}-python or set ${PEER_PYTHON_ENV[kind]}")
+    return Path(made.stdout.strip().splitlines()[-1])
 
 
 # The peers' optimizer (../shared/bench/README.md), in Keras's serialized form.
@@ -47,7 +60,8 @@ class RunError(Exception):
 
 
 def find_peers_dir(explicit):
-    candidates = [Path(explicit)] if explicit else [Path("/work/shared/bench"), REPO.parent / "shared" / "bench"]
+    explicit = explicit or os.environ.get("NNFIT_PEERS_DIR")
+    candidates = [Path(explicit)] if explicit else [REPO.parent / "shared" / "bench"]
     for c in candidates:
         if (c / "torch_fmnist.py").is_file():
             return c
@@ -292,8 +306,12 @@ def main():
     ap.add_argument("--peers-dir", default=None, help="folder with torch_fmnist.py and keras_fmnist.py")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per training run")
     ap.add_argument("--torch-python", default=None,
-                    help=f"the Python whose torch is measured (default: {TORCH2_PYTHON} when it exists, "
-                         f"else Debian's {DEBIAN_TORCH_PYTHON})")
+                    help="the Python whose torch is measured (default: $NNFIT_TORCH_PYTHON, else the venv "
+                         "scripts/peer_venvs.sh torch makes)")
+    ap.add_argument("--keras-python", default=None,
+                    help="the Python whose TensorFlow + Keras is measured (default: $NNFIT_KERAS_PYTHON, else "
+                         "the venv scripts/peer_venvs.sh keras makes)")
+    ap.add_argument("--no-keras", action="store_true", help="leave Keras out (the report says so)")
     args = ap.parse_args()
     script = os.path.relpath(__file__, os.getcwd())
     if script.startswith(".."):
@@ -313,12 +331,7 @@ def main():
     args.peers_dir = find_peers_dir(args.peers_dir)
 
     notes = []
-    if args.torch_python is None:
-        args.torch_python = TORCH2_PYTHON if TORCH2_PYTHON.is_file() else DEBIAN_TORCH_PYTHON
-        if args.torch_python == DEBIAN_TORCH_PYTHON:
-            notes.append(f"PyTorch is Debian's 1.13, an older and slower peer: {TORCH2_PYTHON} is missing "
-                         "(scripts/setup.sh --peers makes it)")
-            print("fmnist_bench: " + notes[-1], file=sys.stderr)
+    args.torch_python = peer_python("torch", args.torch_python)
     args.frameworks = ["pytorch"]
     if not args.no_nnfit:
         if not Path(args.nnfit).is_file():
@@ -326,12 +339,11 @@ def main():
                      "  build it: cmake --preset release && cmake --build --preset release\n"
                      "  or pass --nnfit PATH, or --no-nnfit to measure the peers only")
         args.frameworks.insert(0, "nnfit")
-    args.keras_python = next((p for p in KERAS_PYTHONS if p.is_file()), None)
-    if args.keras_python:
-        args.frameworks.append("keras")
+    if args.no_keras:
+        notes.append("Keras left out (--no-keras)")
     else:
-        notes.append(f"Keras skipped: {KERAS_PYTHONS[0]} is missing (scripts/setup.sh --peers makes that venv)")
-        print("fmnist_bench: " + notes[-1], file=sys.stderr)
+        args.keras_python = peer_python("keras", args.keras_python)
+        args.frameworks.append("keras")
 
     started = datetime.datetime.now().astimezone()
     load_before = os.getloadavg()

@@ -59,12 +59,13 @@ def main():
     p.add_argument("--train-samples", type=int, default=60000)
     p.add_argument("--frameworks", default="nnfit,pytorch,keras")
     p.add_argument("--nnfit", type=Path, default=REPO / "build" / "release" / "nnfit")
-    p.add_argument("--torch-python", type=Path, default=fb.TORCH2_PYTHON)
-    p.add_argument("--keras-python", type=Path,
-                   default=next((k for k in fb.KERAS_PYTHONS if k.is_file()), fb.KERAS_PYTHONS[0]))
+    p.add_argument("--torch-python", type=Path, default=None)
+    p.add_argument("--keras-python", type=Path, default=None)
     p.add_argument("--timeout", type=int, default=3600)
     p.add_argument("--output", type=Path, default=REPO / "bench" / "RESULTS_resnet.md")
     args = p.parse_args()
+    args.torch_python = fb.peer_python("torch", args.torch_python) if "pytorch" in args.frameworks else None
+    args.keras_python = fb.peer_python("keras", args.keras_python) if "keras" in args.frameworks else None
     os.environ.setdefault("FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist")
     frameworks = cr.check_frameworks(args.frameworks, "resnet_bench")
     with tempfile.TemporaryDirectory() as tmp:

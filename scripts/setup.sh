@@ -4,9 +4,8 @@
 # it only checks and prints the summary. Runs as root, or as a user with sudo.
 #
 # usage: scripts/setup.sh [--peers] [--update]
-#   --peers   also install the benchmark peers: PyTorch 2.x from pip in ~/.venvs/torch2 (the
-#             reference), python3-torch (Debian's 1.13) and a venv at ~/.venvs/peers (made
-#             with /usr/bin/python3) holding tensorflow-cpu from pip
+#   --peers   also make the benchmark peers' venvs (scripts/peer_venvs.sh): PyTorch 2.x (the
+#             reference) and TensorFlow + Keras 3 from PyPI, cached outside the checkout
 #   --update  run apt-get update even if nothing is missing
 set -euo pipefail
 
@@ -27,10 +26,7 @@ PACKAGES=(
   python3-venv          # tests/profile/tensorboard_reads_test.py makes ~/.venvs/tb (tensorboard from PyPI) itself
   chromium              # headless, renders the `nnfit profile --html` report in tests/e2e/html_report_browser.cpp
 )
-# libopenblas0-pthread: Debian's python3-torch calls the system BLAS, which is the
-# netlib reference BLAS unless OpenBLAS is installed (PyTorch's MLP then runs ~5x slower,
-# an unfair peer).
-PEER_PACKAGES=(python3-torch python3-venv libopenblas0-pthread)
+PEER_PACKAGES=(python3-venv)
 PEERS=0
 FORCE_UPDATE=0
 for arg in "$@"; do
@@ -85,34 +81,17 @@ if ((${#missing[@]} > 0 || FORCE_UPDATE)); then
   fi
 fi
 
-# Peers: the venv belongs to the user who asked for it, also when this runs under sudo.
+# Peers: the venvs belong to the user who asked for them, also when this runs under sudo.
 VENV_USER=$(id -un)
 if [[ $(id -u) -eq 0 && -n "${SUDO_USER:-}" ]]; then VENV_USER=$SUDO_USER; fi
-VENV_HOME=$(getent passwd "$VENV_USER" | cut -d: -f6)
-VENV="$VENV_HOME/.venvs/peers"
-TORCH_VENV="$VENV_HOME/.venvs/torch2"
 as_venv_user() {
   if [[ "$VENV_USER" == "$(id -un)" ]]; then "$@"; else sudo -u "$VENV_USER" -H "$@"; fi
 }
 if ((PEERS)); then
-  if ! as_venv_user "$VENV/bin/python" -c "import tensorflow" >/dev/null 2>&1; then
-    if [[ ! -x "$VENV/bin/python" ]]; then
-      echo "==> creating $VENV with /usr/bin/python3"
-      as_venv_user mkdir -p "$VENV_HOME/.venvs"
-      as_venv_user /usr/bin/python3 -m venv "$VENV"
-    fi
-    echo "==> $VENV: pip install tensorflow-cpu (about 600 MB)"
-    as_venv_user "$VENV/bin/pip" install -q --upgrade pip
-    as_venv_user "$VENV/bin/pip" install -q tensorflow-cpu
-  fi
-  # The reference peer: PyTorch 2.x from PyPI (../shared/bench/README.md).
-  if ! as_venv_user "$TORCH_VENV/bin/python" -c "import torch" >/dev/null 2>&1; then
-    echo "==> creating $TORCH_VENV: pip install torch numpy (about 3 GB with its CUDA libraries)"
-    as_venv_user mkdir -p "$VENV_HOME/.venvs"
-    as_venv_user /usr/bin/python3 -m venv "$TORCH_VENV"
-    as_venv_user "$TORCH_VENV/bin/pip" install -q --upgrade pip
-    as_venv_user "$TORCH_VENV/bin/pip" install -q torch numpy
-  fi
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+  for peer in torch keras; do
+    echo "==> benchmark peer $peer: $(as_venv_user "$here/peer_venvs.sh" "$peer")"
+  done
 fi
 
 # Summary, llm.c style: one line per thing we need, ✓ or ✗ with what to do.
@@ -141,21 +120,16 @@ else
   bad "Fashion-MNIST missing from /usr/share/datasets/fashion-mnist (package dataset-fashion-mnist)"
 fi
 if ((PEERS)); then
-  if v=$(as_venv_user "$TORCH_VENV/bin/python" -c "import torch; print(torch.__version__)" 2>/dev/null); then
-    ok "PyTorch $v in $TORCH_VENV (the reference peer)"
-  else
-    bad "PyTorch 2: $TORCH_VENV/bin/python cannot import torch (rerun with --peers)"
-  fi
-  if v=$(/usr/bin/python3 -c "import torch; print(torch.__version__)" 2>/dev/null); then
-    ok "PyTorch $v for /usr/bin/python3 (Debian's, the older peer)"
-  else
-    bad "PyTorch: /usr/bin/python3 cannot import torch (package python3-torch)"
-  fi
-  if v=$(as_venv_user "$VENV/bin/python" -c "import tensorflow as tf; print(tf.__version__)" 2>/dev/null); then
-    ok "TensorFlow $v in $VENV"
-  else
-    bad "TensorFlow: $VENV/bin/python cannot import tensorflow (rerun with --peers)"
-  fi
+  for check in "torch:import torch; print(torch.__version__):PyTorch" \
+               "keras:import tensorflow as tf, keras; print(tf.__version__, keras.__version__):TensorFlow + Keras"; do
+    IFS=: read -r peer code label <<< "$check"
+    py=$(as_venv_user "$here/peer_venvs.sh" "$peer" 2>/dev/null || true)
+    if [[ -n "$py" ]] && v=$(as_venv_user "$py" -c "$code" 2>/dev/null); then
+      ok "$label $v in ${py%/bin/python}"
+    else
+      bad "$label: the venv of scripts/peer_venvs.sh $peer cannot import it (rerun with --peers)"
+    fi
+  done
 fi
 if ((fail)); then
   echo "setup.sh: some dependencies are missing (✗ above)" >&2

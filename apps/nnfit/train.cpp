@@ -22,6 +22,7 @@
 #include "nnfit/model/saving.h"
 #include "nnfit/model/tensorboard_callback.h"
 #include "nnfit/profile/step_log.h"
+#include "stop_signals.h"
 #include "train_config.h"
 
 namespace nnfit::cli {
@@ -231,6 +232,11 @@ int run_train(const TrainArgs& args) {
     fit.log_dir = args.logdir;
     fit.profile_steps = args.profile_steps;
   }
+  // SIGINT / SIGTERM stop at the next step: callbacks' on_train_end run (backups, logs),
+  // then exit 130 / 143 (docs/cli.md).
+  StopSignals signals;
+  fit.interrupt = signals.flag();
+  History h;
   try {
     if (train_dataset || fit.validation_dataset) {
       // What a pipeline yields is only seen while training: an element that does not fit
@@ -238,7 +244,6 @@ int run_train(const TrainArgs& args) {
       if (env_flag_enabled("NNFIT_VERBOSE")) {
         fit.autotune.log = [](const std::string& line) { std::fprintf(stderr, "nnfit: autotune: %s\n", line.c_str()); };
       }
-      History h;
       try {
         h = train_dataset ? model->fit(*train_dataset, fit) : model->fit(train_tensors.first, train_tensors.second, fit);
       } catch (const InvalidArgument& e) {
@@ -249,11 +254,22 @@ int run_train(const TrainArgs& args) {
                     h.autotune_decisions.size(), h.autotune_decisions.size() == 1 ? "" : "s");
       }
     } else {
-      model->fit(train_tensors.first, train_tensors.second, fit);
+      h = model->fit(train_tensors.first, train_tensors.second, fit);
     }
   } catch (const Unsupported& e) {
     // Raised while running, it is a runtime failure (exit 1), not a config error.
     throw Error(e.what(), e.hint());
+  }
+  if (h.interrupted) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "nnfit: %s: training stopped after %lld epoch(s) and %lld step(s) of the next; %s\n",
+                 signal_name(h.interrupted), static_cast<long long>(h.stopped_epoch),
+                 static_cast<long long>(h.stopped_step),
+                 args.backup_dir.empty() && cfg.callbacks_json.find("BackupAndRestore") == std::string::npos
+                     ? "no BackupAndRestore (--backup-dir): a rerun starts over"
+                     : "the backup was written there: rerun the same command to go on from that step");
+    if (!args.save.empty()) std::fprintf(stderr, "nnfit: --save skipped: training did not finish\n");
+    return 128 + h.interrupted;
   }
   if (!args.save.empty()) {
     save_model(*model, args.save);

@@ -3,6 +3,9 @@
 // bias_add and z only by the activation. gelu is not fused: its gradient reads z.
 #include "nnfit/graph/fusion.h"
 
+#include <algorithm>
+#include <iterator>
+
 namespace nnfit {
 
 int fuse_bias_activation(Graph& graph) {
@@ -83,6 +86,37 @@ int fuse_relu_into_max_pool_grad(Graph& graph) {
   return fused;
 }
 
-int fuse_all(Graph& graph) { return fuse_bias_activation(graph) + fuse_relu_into_max_pool_grad(graph); }
+int fuse_output_casts(Graph& graph) {
+  static const char* const kProducers[] = {"matmul", "fused_matmul", "conv2d", "fused_conv2d", "conv2d_backprop_input",
+                                           "conv2d_backprop_filter", "conv3d", "fused_conv3d", "conv3d_backprop_input",
+                                           "conv3d_backprop_filter", "bias_add_grad"};
+  const std::vector<std::vector<int>> readers = graph.consumers();
+  int fused = 0;
+  for (int n = 0; n < graph.num_nodes(); ++n) {
+    Node& cast = graph.node(n);
+    if (cast.removed || cast.op != "cast" || graph.desc(cast.outputs[0]).dtype != DType::f32) continue;
+    const int v = cast.inputs[0];
+    if (!is_low_precision(graph.desc(v).dtype) || readers[static_cast<std::size_t>(v)].size() != 1) continue;
+    const int p = graph.value(v).producer;
+    if (p < 0 || graph.node(p).removed || graph.node(p).outputs.size() != 1) continue;
+    if (std::none_of(std::begin(kProducers), std::end(kProducers),
+                     [&](const char* op) { return graph.node(p).op == op; })) {
+      continue;
+    }
+    // The producer writes the cast's float32 output; v is left unread and unplanned.
+    Node& producer = graph.node(p);
+    producer.outputs[0] = cast.outputs[0];
+    producer.name += "+cast_float32";
+    graph.value(cast.outputs[0]).producer = p;
+    graph.value(cast.outputs[0]).output_index = 0;
+    cast.removed = true;
+    ++fused;
+  }
+  return fused;
+}
+
+int fuse_all(Graph& graph) {
+  return fuse_bias_activation(graph) + fuse_relu_into_max_pool_grad(graph) + fuse_output_casts(graph);
+}
 
 }  // namespace nnfit

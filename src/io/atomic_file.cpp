@@ -47,13 +47,24 @@ void write_file_atomically(const std::string& path, const std::function<void(con
     return;
   }
   static std::atomic<unsigned> counter{0};
-  const fs::path tmp = dir / ("." + target.filename().string() + ".tmp" + std::to_string(::getpid()) + "_" +
-                              std::to_string(counter++));
+  std::string tmp_name = ".";  // appended piece by piece (GCC 12's -Wrestrict false positive)
+  tmp_name += target.filename().string();
+  tmp_name += ".tmp";
+  tmp_name += std::to_string(::getpid());
+  tmp_name += '_';
+  tmp_name += std::to_string(counter++);
+  const fs::path tmp = dir / tmp_name;
   try {
     write(tmp.string());
     fsync_path(tmp.string(), false, path);
     fs::rename(tmp, target, ec);
     if (ec) throw DataError(path, -1, "cannot rename " + tmp.string() + " into place: " + ec.message());
+  } catch (const DataError& e) {
+    // Named by the file the caller asked for (the writer saw only the temporary one).
+    fs::remove(tmp, ec);
+    if (e.file() == path) throw;
+    throw DataError(path, -1, std::string("not written, any earlier version is kept: ") + e.what(),
+                    e.hint().empty() ? "check the free space, quota and permissions of " + dir.string() : e.hint());
   } catch (...) {
     fs::remove(tmp, ec);
     throw;

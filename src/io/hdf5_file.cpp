@@ -29,7 +29,12 @@ std::mutex& hdf5_mutex() {
 
 void quiet_hdf5() {
   static std::once_flag once;
-  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+  std::call_once(once, [] {
+    // No library shutdown at exit: it closes the files still open, and a file whose close
+    // failed (a write refused: disk full, file too large) made that crash in H5F__close_cb.
+    H5dont_atexit();
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  });
 }
 
 // Closes an HDF5 handle with the right function when it leaves scope.

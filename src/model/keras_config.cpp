@@ -81,12 +81,15 @@ DType read_input_dtype(const Reader& r, const std::string& p, const json& c) {
              (*v)["config"]["name"].is_string()) {
     name = (*v)["config"]["name"].get<std::string>();
   }
-  if (name == "float32") return DType::f32;
+  // float16 / bfloat16: Keras writes a nested model's InputLayer in the compute dtype of the
+  // tensor it is called on (mixed policies); data enters as float32 and each layer casts it
+  // to its own compute type, as under Keras's autocast.
+  if (name == "float32" || name == "float16" || name == "bfloat16") return DType::f32;
   if (name == "int8" || name == "int16" || name == "int32" || name == "uint16") return DType::i32;
   if (name == "int64" || name == "uint32") return DType::i64;
   if (name == "uint8") return DType::u8;
   if (name == "bool") return DType::boolean;  // an attention mask, fed as 0/1
-  r.unsupported(p, "\"dtype\" = " + show(*v) + " is not supported for an input (float32, bool or an integer type)");
+  r.unsupported(p, "\"dtype\" = " + show(*v) + " is not supported for an input (float32, float16, bfloat16, bool or an integer type)");
 }
 
 Shape read_input_layer(const Reader& r, const std::string& p, const json& c) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <tuple>
 
+#include "model/keras_codecs/codec.h"
 #include "model/keras_layers.h"
 #include "nnfit/core/error.h"
 #include "nnfit/model/keras_config.h"
@@ -569,11 +570,20 @@ std::unique_ptr<Model> model_from_keras_json(const std::string& json_text, const
   r.keras2 = version.rfind("1.", 0) == 0 || version.rfind("2.", 0) == 0;
   ReadModel m = read_model(r, "model", root, {}, std::nullopt);
   release_uniform_float32(m.graph);
-  if (m.class_name == "Functional") return std::make_unique<Model>(m.name, std::move(m.graph));
-  auto seq = std::make_unique<Sequential>(m.name);
-  seq->set_input(m.graph.inputs()[0]);
-  for (auto& l : m.graph.release_layers()) seq->add(std::move(l));
-  return seq;
+  // The model's own policy (Keras's global policy when it was built): under mixed_float16
+  // Keras's compile wraps the optimizer in a LossScaleOptimizer, and so does nnfit's.
+  const std::optional<DTypePolicy> policy = read_dtype_policy(r, "model.config", root["config"]);
+  std::unique_ptr<Model> out;
+  if (m.class_name == "Functional") {
+    out = std::make_unique<Model>(m.name, std::move(m.graph));
+  } else {
+    auto seq = std::make_unique<Sequential>(m.name);
+    seq->set_input(m.graph.inputs()[0]);
+    for (auto& l : m.graph.release_layers()) seq->add(std::move(l));
+    out = std::move(seq);
+  }
+  if (policy && policy->name != "float32") out->set_dtype_policy(*policy);
+  return out;
 }
 
 std::unique_ptr<Sequential> sequential_from_keras_json(const std::string& json_text, const std::string& where) {

@@ -27,8 +27,14 @@ void walk(const LayerGraph& g, bool sequential, const std::string& prefix, const
   auto path_for = [&](const std::string& cls) {
     std::string name = keras_json::keras_snake_case(cls);
     auto [it, fresh] = used.emplace(name, 0);
-    if (!fresh) name += "_" + std::to_string(++it->second);
-    return prefix + "/" + name;
+    if (!fresh) {
+      name += '_';
+      name += std::to_string(++it->second);
+    }
+    std::string path = prefix;
+    path += '/';
+    path += name;
+    return path;
   };
   if (!sequential) {
     for (const InputSpec& in : g.inputs()) f(nullptr, in.name, path_for("InputLayer"));
@@ -128,6 +134,67 @@ bool constant_rate(const Model& m) {
   return dynamic_cast<const ConstantLearningRate*>(m.compile_options().optimizer.learning_rate.get()) != nullptr;
 }
 
+// group/i, built by appending (GCC 12 warns falsely, -Wrestrict, on a + "/" + b here).
+std::string member(const std::string& group, std::size_t i) {
+  std::string path = group;
+  path += '/';
+  path += std::to_string(i);
+  return path;
+}
+
+// The (inner) optimizer's variables as Keras lists them, from `group`/`first` on: the
+// iteration count, a constant learning rate, the slots, Nadam's _u_product.
+void write_optimizer_vars(io::H5File& file, const std::string& group, int first, const Model& model) {
+  if (!file.is_group(group)) {
+    file.create_group(group);
+    file.set_string_attr(group, "name", model.compile_options().optimizer.name);
+  }
+  int i = first;
+  file.write(member(group, static_cast<std::size_t>(i++)), scalar_i64(model.iterations()));
+  if (constant_rate(model)) file.write(member(group, static_cast<std::size_t>(i++)), scalar_f32(model.learning_rate()));
+  for (const Tensor& slot : model.optimizer_slots()) file.write(member(group, static_cast<std::size_t>(i++)), slot);
+  // Nadam's _u_product, a function of the iteration count, last (as Keras lists it).
+  if (model.compile_options().optimizer.name == "nadam") {
+    file.write(member(group, static_cast<std::size_t>(i++)), scalar_f32(nadam_u_product(model)));
+  }
+}
+
+struct OptimizerState {
+  std::int64_t iterations = -1;
+  double learning_rate = 0;  // a saved constant rate (ReduceLROnPlateau may have changed it)
+  double loss_scale = 0;     // > 0: a saved dynamic loss scale
+  std::int64_t good_steps = 0;
+};
+
+// Reads the (inner) optimizer's variables of `group`: the iteration count, a learning
+// rate when the saving optimizer had a constant one, the slots; after them Nadam's
+// _u_product (recomputed from the iterations, so not read).
+OptimizerState read_optimizer_vars(const io::H5File& file, const std::string& group, Model& model,
+                                   const std::string& where, PendingCopies& copies) {
+  OptimizerState state;
+  const std::vector<Tensor> slots = model.optimizer_slots();
+  std::size_t held = 0;
+  while (file.is_dataset(member(group, held))) ++held;
+  const std::size_t tail = model.compile_options().optimizer.name == "nadam" ? 1 : 0;
+  const std::size_t head = held - slots.size() - tail;
+  if (held < slots.size() + tail + 1 || head > 2) {
+    throw DataError(where, -1,
+                    group + ": the file holds " + std::to_string(held) + " optimizer variables; a " +
+                        model.compile_options().optimizer.name + " of this model has " + std::to_string(slots.size()) +
+                        " slots plus its iteration count",
+                    "the file was saved with another optimizer; compile with that one or load weights only");
+  }
+  state.iterations = read_iterations(file.read(member(group, 0)), where, member(group, 0));
+  if (head == 2 && constant_rate(model)) {
+    const Tensor lr = file.read(member(group, 1));
+    if (lr.dtype() == DType::f32 && lr.numel() == 1 && *lr.data<float>() > 0) state.learning_rate = *lr.data<float>();
+  }
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    read_slot(file, member(group, head + i), slots[i], where, copies);
+  }
+  return state;
+}
+
 }  // namespace
 
 void write_keras3_weights(io::H5File& file, const Model& model) {
@@ -142,15 +209,22 @@ void write_keras3_weights(io::H5File& file, const Model& model) {
     }
   });
   if (model.compiled()) {
-    file.create_group("optimizer/vars");
-    file.set_string_attr("optimizer/vars", "name", model.compile_options().optimizer.name);
-    int i = 0;
-    file.write("optimizer/vars/" + std::to_string(i++), scalar_i64(model.iterations()));
-    if (constant_rate(model)) file.write("optimizer/vars/" + std::to_string(i++), scalar_f32(model.learning_rate()));
-    for (const Tensor& slot : model.optimizer_slots()) file.write("optimizer/vars/" + std::to_string(i++), slot);
-    // Nadam's _u_product, a function of the iteration count, last (as Keras lists it).
-    if (model.compile_options().optimizer.name == "nadam") {
-      file.write("optimizer/vars/" + std::to_string(i++), scalar_f32(nadam_u_product(model)));
+    const OptimizerOptions& o = model.compile_options().optimizer;
+    if (o.loss_scale.enabled) {
+      // Keras's LossScaleOptimizer: its own iteration count (unused: Keras counts in the
+      // inner optimizer), learning rate 0, step_counter and dynamic_scale, then the inner
+      // optimizer's variables, which Keras also writes under optimizer/inner_optimizer.
+      file.create_group("optimizer/vars");
+      file.set_string_attr("optimizer/vars", "name", "loss_scale_optimizer");
+      file.write("optimizer/vars/0", scalar_i64(0));
+      file.write("optimizer/vars/1", scalar_f32(0.0));
+      file.write("optimizer/vars/2", scalar_i64(model.loss_scale_good_steps()));
+      file.write("optimizer/vars/3", scalar_f32(model.loss_scale()));
+      write_optimizer_vars(file, "optimizer/vars", 4, model);
+      file.create_group("optimizer/inner_optimizer");
+      write_optimizer_vars(file, "optimizer/inner_optimizer/vars", 0, model);
+    } else {
+      write_optimizer_vars(file, "optimizer/vars", 0, model);
     }
   }
   file.create_group("vars");
@@ -184,35 +258,29 @@ void read_keras3_weights(const io::H5File& file, Model& model, const std::string
       }
     }
   });
-  std::int64_t iterations = -1;
-  double learning_rate = 0;  // a saved constant rate (ReduceLROnPlateau may have changed it)
+  OptimizerState state;
   if (optimizer && model.compiled() && file.is_group("optimizer/vars")) {
-    const std::vector<Tensor> slots = model.optimizer_slots();
-    std::size_t held = 0;
-    while (file.is_dataset("optimizer/vars/" + std::to_string(held))) ++held;
-    // iterations, then a learning rate when the saving optimizer had a constant one; after
-    // the slots, Nadam's _u_product (recomputed from the iterations, so not read).
-    const std::size_t tail = model.compile_options().optimizer.name == "nadam" ? 1 : 0;
-    const std::size_t head = held - slots.size() - tail;
-    if (held < slots.size() + tail + 1 || head > 2) {
-      throw DataError(where, -1,
-                      "optimizer/vars: the file holds " + std::to_string(held) + " optimizer variables; a " +
-                          model.compile_options().optimizer.name + " of this model has " + std::to_string(slots.size()) +
-                          " slots plus its iteration count",
-                      "the file was saved with another optimizer; compile with that one or load weights only");
-    }
-    iterations = read_iterations(file.read("optimizer/vars/0"), where, "optimizer/vars/0");
-    if (head == 2 && constant_rate(model)) {
-      const Tensor lr = file.read("optimizer/vars/1");
-      if (lr.dtype() == DType::f32 && lr.numel() == 1 && *lr.data<float>() > 0) learning_rate = *lr.data<float>();
-    }
-    for (std::size_t i = 0; i < slots.size(); ++i) {
-      read_slot(file, "optimizer/vars/" + std::to_string(head + i), slots[i], where, copies);
+    // A LossScaleOptimizer's file keeps the inner optimizer's variables in a group of their
+    // own, and its scale in optimizer/vars/2 and /3; loaded into a model with or without
+    // loss scaling (the scale is kept only where the model scales).
+    const bool scaled_file = file.is_group("optimizer/inner_optimizer/vars");
+    state = read_optimizer_vars(file, scaled_file ? "optimizer/inner_optimizer/vars" : "optimizer/vars", model, where,
+                                copies);
+    if (scaled_file && model.compile_options().optimizer.loss_scale.enabled) {
+      state.good_steps = read_iterations(file.read("optimizer/vars/2"), where, "optimizer/vars/2 (step_counter)");
+      const Tensor scale = file.read("optimizer/vars/3");
+      if (scale.dtype() != DType::f32 || scale.numel() != 1 || !(*scale.data<float>() > 0) ||
+          !std::isfinite(*scale.data<float>())) {
+        throw DataError(where, -1, "optimizer/vars/3 (dynamic_scale): not a finite positive float32 scalar",
+                        "the file is damaged or was not written by Keras's LossScaleOptimizer");
+      }
+      state.loss_scale = *scale.data<float>();
     }
   }
   copies.apply();
-  if (iterations >= 0) model.set_iterations(iterations);
-  if (learning_rate > 0) model.set_learning_rate(learning_rate);
+  if (state.iterations >= 0) model.set_iterations(state.iterations);
+  if (state.learning_rate > 0) model.set_learning_rate(state.learning_rate);
+  if (state.loss_scale > 0) model.set_loss_scale_state(state.loss_scale, state.good_steps);
 }
 
 void write_legacy_weights(io::H5File& file, const std::string& group, const Model& model) {

@@ -134,7 +134,7 @@ json sequential_object(const std::string& name, const LayerGraph& g, const std::
   }
   return {{"module", "keras"},
           {"class_name", "Sequential"},
-          {"config", {{"name", name}, {"trainable", true}, {"dtype", dtype_policy()}, {"layers", layers}}},
+          {"config", {{"name", name}, {"trainable", true}, {"dtype", dtype_policy(g_model_policy)}, {"layers", layers}}},
           {"registered_name", nullptr},
           {"build_config", {{"input_shape", batch_shape(g.inputs()[0].shape)}}}};
 }

@@ -210,6 +210,13 @@ void Model::set_iterations(std::int64_t iterations) {
   iterations_ = iterations;
 }
 
+void Model::set_loss_scale_state(double scale, std::int64_t good_steps) {
+  NNFIT_CHECK(std::isfinite(scale) && scale > 0, InvalidArgument, "the loss scale must be finite and > 0, got ", scale);
+  NNFIT_CHECK(good_steps >= 0, InvalidArgument, "the loss scale's step counter must be >= 0, got ", good_steps);
+  loss_scale_ = scale;
+  loss_scale_good_steps_ = good_steps;
+}
+
 std::vector<Tensor> Model::optimizer_slots() const {
   check_compiled();
   std::vector<Tensor> out;

@@ -45,9 +45,6 @@ Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const cha
   // Loss scaling runs every training batch as gradients, then an update (one micro-batch
   // of the whole batch, unless memory asks for smaller ones).
   if (training && loss_scaling() && !e.split) {
-    NNFIT_CHECK(e.xs.size() == 1 && e.preds.size() == 1 && !weighted_, Unsupported, "model '", name_,
-                "': loss scaling (LossScaleOptimizer, applied by mixed_float16) runs single-input, single-output ",
-                "models without sample or class weights for now", "use mixed_bfloat16, which needs no loss scaling");
     try {
       entry_mode(static_cast<int>(Mode::grads), batch);
       make_split(e, true, batch, batch, "");
@@ -62,10 +59,6 @@ Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const cha
       return entry_mode(static_cast<int>(mode), batch);
     } catch (const OutOfMemory& oom) {
       if (!reduce_on_oom_ || batch < 2) throw;
-      if (e.xs.size() != 1 || e.preds.size() != 1) {
-        throw OutOfMemory(std::string(oom.what()) + "; reduce_batch splits only single-input, single-output models",
-                          oom.hint(), oom.shared_details());
-      }
       // The largest power-of-two fraction of the batch whose program fits.
       const Mode micro_mode = training ? Mode::grads : Mode::infer;
       std::int64_t micro = batch / 2;
@@ -112,9 +105,13 @@ void Model::make_split(Entry& e, bool training, std::int64_t batch, std::int64_t
   s->mode = training ? Mode::grads : Mode::infer;
   s->batch = batch;
   s->micro = micro;
-  s->x = Tensor::zeros(g.desc(e.xs[0]).shape, DType::f32);
-  if (!e.ys.empty()) s->y = Tensor::zeros(g.desc(e.ys[0]).shape, g.desc(e.ys[0]).dtype);
-  s->pred = Tensor::zeros(g.desc(e.preds[0]).shape, DType::f32);
+  // Staged as the feeds write them: inputs as float32, targets in their program type.
+  for (int x : e.xs) s->xs.push_back(Tensor::zeros(g.desc(x).shape, DType::f32));
+  s->x_ext.assign(e.xs.size(), nullptr);
+  for (int y : e.ys) s->ys.push_back(Tensor::zeros(g.desc(y).shape, g.desc(y).dtype));
+  for (int pr : e.preds) s->preds.push_back(Tensor::zeros(g.desc(pr).shape, DType::f32));
+  if (e.sample_weight >= 0) s->sample_weight = Tensor::zeros(g.desc(e.sample_weight).shape, DType::f32);
+  s->output_losses.assign(e.output_losses.size(), 0.0f);
   if (training) {
     for (Weight* w : programs_->trainable) s->grad_sums.push_back(Tensor::zeros(w->value.shape(), DType::f32));
   }
@@ -134,17 +131,25 @@ bool Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ct
   Programs& p = *programs_;
   const bool training = a.mode == Mode::grads;
   const Graph& full = e.program.graph();
-  const std::size_t x_row = full.desc(e.xs[0]).bytes() / static_cast<std::size_t>(a.batch);
-  const std::size_t y_row = !e.ys.empty() ? full.desc(e.ys[0]).bytes() / static_cast<std::size_t>(a.batch) : 0;
-  const std::size_t pred_row = full.desc(e.preds[0]).bytes() / static_cast<std::size_t>(a.batch);
-  const char* x = static_cast<const char*>(a.x_ext ? a.x_ext : a.x.raw());
-  a.x_ext = nullptr;
+  // Bytes per row of a tensor of the whole batch.
+  const auto row_bytes = [&](int value) { return full.desc(value).bytes() / static_cast<std::size_t>(a.batch); };
+  std::vector<const char*> xs;
+  for (std::size_t i = 0; i < e.xs.size(); ++i) {
+    xs.push_back(static_cast<const char*>(a.x_ext[i] ? a.x_ext[i] : a.xs[i].raw()));
+    a.x_ext[i] = nullptr;
+  }
+  // Copies rows [off, off + r) of a staged tensor into (or out of) a micro-batch's program.
+  const auto rows_in = [](void* dst, const Tensor& whole, std::size_t row, std::int64_t off, std::int64_t r) {
+    std::memcpy(dst, static_cast<const char*>(whole.raw()) + static_cast<std::size_t>(off) * row,
+                static_cast<std::size_t>(r) * row);
+  };
   for (Tensor& g : a.grad_sums) std::memset(g.raw(), 0, g.nbytes());
   // Loss scaling: the loss's gradient seed (dL/dL) is the scale, so every gradient of the
   // backward pass is scaled (Keras's scale_loss); they are unscaled below.
   const double scale = training && loss_scaling() ? loss_scale_ : 1.0;
   if (training) *p.one.data<float>() = static_cast<float>(scale);
   double loss_sum = 0;
+  std::vector<double> output_loss_sums(a.output_losses.size(), 0.0);
   std::int64_t index = 0;
   for (std::int64_t off = 0; off < rows; off += a.micro, ++index) {
     const std::int64_t r = std::min(a.micro, rows - off);
@@ -154,20 +159,32 @@ bool Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ct
       mp = &entry_mode(static_cast<int>(a.mode), r);
     }
     Entry& m = *mp;
-    m.program.set_input(m.xs[0], x + static_cast<std::size_t>(off) * x_row);
-    if (!m.ys.empty() && a.y.defined()) {
-      std::memcpy(m.program.data(m.ys[0]), static_cast<const char*>(a.y.raw()) + static_cast<std::size_t>(off) * y_row,
-                  static_cast<std::size_t>(r) * y_row);
+    for (std::size_t i = 0; i < m.xs.size(); ++i) {
+      m.program.set_input(m.xs[i], xs[i] + static_cast<std::size_t>(off) * row_bytes(e.xs[i]));
+    }
+    for (std::size_t i = 0; i < m.ys.size() && i < a.ys.size(); ++i) {
+      rows_in(m.program.data(m.ys[i]), a.ys[i], row_bytes(e.ys[i]), off, r);
+    }
+    if (m.sample_weight >= 0 && a.sample_weight.defined()) {
+      rows_in(m.program.data(m.sample_weight), a.sample_weight, sizeof(float), off, r);
     }
     StepContext mc = ctx;
     if (training) mc.step = ctx.step + (index << 40);  // a dropout stream of its own per micro-batch
     if (before_run) before_run(m.program, false);
     m.program.run(mc);
+    // Losses are means over their micro-batch (Keras's sum_over_batch_size): weight by rows.
     if (m.loss >= 0) {
       loss_sum += static_cast<double>(*static_cast<const float*>(m.program.data(m.loss))) * static_cast<double>(r);
     }
-    std::memcpy(static_cast<char*>(a.pred.raw()) + static_cast<std::size_t>(off) * pred_row, m.program.data(m.preds[0]),
-                static_cast<std::size_t>(r) * pred_row);
+    for (std::size_t i = 0; i < m.output_losses.size() && i < output_loss_sums.size(); ++i) {
+      output_loss_sums[i] += static_cast<double>(*static_cast<const float*>(m.program.data(m.output_losses[i]))) *
+                             static_cast<double>(r);
+    }
+    for (std::size_t i = 0; i < m.preds.size(); ++i) {
+      const std::size_t row = row_bytes(e.preds[i]);
+      std::memcpy(static_cast<char*>(a.preds[i].raw()) + static_cast<std::size_t>(off) * row,
+                  m.program.data(m.preds[i]), static_cast<std::size_t>(r) * row);
+    }
     // Each micro-batch's gradient is of its mean loss: weight it by its rows.
     for (std::size_t k = 0; k < m.gradient_weights.size(); ++k) {
       float* sum = a.grad_sums[m.gradient_weights[k]].data<float>();
@@ -176,7 +193,10 @@ bool Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ct
       const float w = static_cast<float>(r);
       for (std::int64_t i = 0; i < n; ++i) sum[i] += w * g[i];
     }
-    m.program.set_input(m.xs[0], nullptr);
+    for (int x : m.xs) m.program.set_input(x, nullptr);
+  }
+  for (std::size_t i = 0; i < output_loss_sums.size(); ++i) {
+    a.output_losses[i] = static_cast<float>(output_loss_sums[i] / static_cast<double>(rows));
   }
   a.loss = static_cast<float>(loss_sum / static_cast<double>(rows));
   if (!training) return true;
@@ -204,6 +224,7 @@ bool Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ct
       if (ls.dynamic) loss_scale_ /= 2.0;
       loss_scale_good_steps_ = 0;
       ++skipped_steps_;
+      ++fit_skipped_steps_;
       return false;
     }
     if (ls.dynamic && ++loss_scale_good_steps_ >= ls.growth_steps) {

@@ -111,10 +111,7 @@ void Model::set_sample_weighting(bool weighted, std::map<std::int64_t, double> c
 }
 
 void Model::stage_sample_weights(Entry& e, std::int64_t rows, const float* given) {
-  NNFIT_CHECK(!e.split, Unsupported, "model '", name(), "': a batch of ", rows,
-              " split into micro-batches (on_oom \"reduce_batch\") cannot carry sample or class weights yet; "
-              "use a smaller batch size");
-  auto* w = static_cast<float*>(e.program.data(e.sample_weight));
+  float* w = e.sample_weight_data();
   for (std::int64_t i = 0; i < rows; ++i) w[i] = given ? given[i] : 1.0f;
   if (class_weight_.empty()) return;
   // The class of each staged target, as Keras's class_weight_to_sample_weights reads it.
@@ -212,6 +209,7 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
   NNFIT_CHECK(options.initial_epoch >= 0 && options.initial_epoch <= options.epochs, InvalidArgument,
               "initial_epoch ", options.initial_epoch, " must lie in [0, epochs = ", options.epochs, "]");
   stop_training_ = false;
+  interrupted_ = 0;
   resume_.reset();
   fit_callbacks_ = options.callbacks;
   totals_ = &totals;
@@ -241,7 +239,19 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
   StepContext ctx;
   ctx.seed = seed_;
   ctx.training = true;
+  fit_skipped_steps_ = 0;
+  // FitOptions::interrupt, looked at on each step boundary: set, training stops there.
+  const auto interrupt_at = [&](std::int64_t epoch, std::int64_t done) {
+    const int sig = options.interrupt ? options.interrupt->load() : 0;
+    if (sig == 0) return false;
+    interrupted_ = sig;
+    interrupted_epoch_ = epoch;
+    interrupted_step_ = done;
+    stop_training_ = true;
+    return true;
+  };
   for (std::int64_t epoch = start_epoch; epoch < options.epochs && !stop_training_; ++epoch) {
+    if (interrupt_at(epoch, skip)) break;
     call_callbacks([&](Callback* cb) { cb->on_epoch_begin(epoch); });
     totals.reset();
     feed.begin(epoch);
@@ -255,6 +265,7 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
     double train_seconds = 0, wait_seconds = 0;
     Logs batch_logs;
     for (std::int64_t s = first_step;; ++s) {
+      if (s > first_step && interrupt_at(epoch, s)) break;
       const std::int64_t global_step = iterations_ + 1;
       if (trace_steps && global_step == trace_steps->first && !trace::running()) {
         trace::start();
@@ -274,6 +285,9 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
         if (!e) break;
         wait_seconds += t1 - t0;
         ctx.step = iterations_;
+        // The random ops' streams are keyed by (seed, step): after a skipped loss-scaled step
+        // (iterations_ not advanced) the retry draws afresh, as Keras's seed generator does.
+        ctx.seed = seed_ + static_cast<std::uint64_t>(fit_skipped_steps_) * 0x9e3779b97f4a7c15ull;
         ctx.learning_rate = static_cast<float>(optimizer_->learning_rate(iterations_));
         step_programs.clear();
         // A loss-scaled step with non-finite gradients is skipped: the optimizer's
@@ -313,6 +327,10 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
       if (tracing && global_step >= trace_steps->last) finish_trace();
       if (stop_training_) break;
     }
+    if (interrupted_) {  // mid-epoch: no validation, no epoch end; on_train_end below
+      if (log_steps) step_log->flush();
+      break;
+    }
     const std::int64_t seen = totals.seen;
     NNFIT_CHECK(seen > 0, InvalidArgument, "epoch ", epoch + 1, " had no training batches; the dataset is empty",
                 " (a pipeline that is not repeated is consumed once per epoch)");
@@ -337,7 +355,8 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
     call_callbacks([&](Callback* cb) { cb->on_epoch_end(epoch, logs); });
   }
   // Keras's finalize_variable_values: with use_ema the variables end on their averages.
-  if (optimizer_->options().use_ema && options.epochs > options.initial_epoch) {
+  // (Not when interrupted: a backup then keeps the training variables, to go on from.)
+  if (optimizer_->options().use_ema && options.epochs > options.initial_epoch && !interrupted_) {
     const std::size_t avg = static_cast<std::size_t>(optimizer_->num_slots());
     for (std::size_t k = 0; k < programs_->trainable.size(); ++k) {
       Tensor& w = programs_->trainable[k]->value;
@@ -345,6 +364,9 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
     }
   }
   call_callbacks([&](Callback* cb) { cb->on_train_end(); });
+  history.interrupted = interrupted_;
+  history.stopped_epoch = interrupted_epoch_;
+  history.stopped_step = interrupted_step_;
   finish_trace();  // a range past the last step ends with training
   if (kernel_times) {
     Program& prog = entry(true, timed_batch).program;
@@ -452,8 +474,8 @@ History Model::fit(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y
     for (std::size_t i = 0; i < d.x.size(); ++i) gather_rows(d.x[i], idx, rows, e.x_data(i));
     for (std::size_t i = 0; i < d.y.size(); ++i) gather_rows(d.y[i], idx, rows, e.y_data(i));
     if (e.sample_weight >= 0) {
-      if (given_weights) gather_rows(options.sample_weight, idx, rows, e.program.data(e.sample_weight));
-      stage_sample_weights(e, rows, given_weights ? static_cast<const float*>(e.program.data(e.sample_weight)) : nullptr);
+      if (given_weights) gather_rows(options.sample_weight, idx, rows, e.sample_weight_data());
+      stage_sample_weights(e, rows, given_weights ? e.sample_weight_data() : nullptr);
     }
     return &e;
   };

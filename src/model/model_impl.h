@@ -38,10 +38,14 @@ enum class Mode { infer = 0, train = 1, grads = 2, apply = 3 };
 struct Model::MicroBatches {
   Mode mode = Mode::grads;            // the micro-batches' programs
   std::int64_t batch = 0, micro = 0;
-  Tensor x, y, pred;                  // host staging for the whole batch (y: if a loss)
-  const void* x_ext = nullptr;        // the batch's inputs where they lie, for one run
+  // Host staging for the whole batch: per model input, per output (ys: if a loss), and
+  // the per-sample loss weights (training with class or sample weights).
+  std::vector<Tensor> xs, ys, preds;
+  Tensor sample_weight;
+  std::vector<const void*> x_ext;     // the batch's inputs where they lie, for one run
   std::vector<Tensor> grad_sums;      // training: per trainable weight
   float loss = 0;
+  std::vector<float> output_losses;   // per output, for a model with several
   std::string cause;                  // the OutOfMemory message that made the split
   std::uint64_t noted_scope = 0;      // the OomScope that last noted the split
 };
@@ -64,7 +68,7 @@ struct Model::OomScope {
 };
 
 // A planned program and where its inputs and outputs live. A split entry (micro-batches)
-// exists only for single-input, single-output models, so its accessors serve index 0.
+// stages them in its MicroBatches instead.
 struct Model::Entry {
   Program program;  // for a split entry: planned for the whole batch, never bound
   std::vector<int> xs, ys, preds;    // per model input, per output (ys: when there is a loss)
@@ -80,27 +84,31 @@ struct Model::Entry {
   // Where a feed writes the batch's input rows and targets; where the loops read the
   // outputs after the run.
   void* x_data(std::size_t i = 0) {
-    if (split) return split->x.raw();
+    if (split) return split->xs[i].raw();
     program.set_input(xs[i], nullptr);
     return program.data(xs[i]);
   }
   // Reads input i from `data` for the next run (nullptr: from x_data() again).
   void set_x(const void* data, std::size_t i = 0) {
-    if (split) split->x_ext = data;
+    if (split) split->x_ext[i] = data;
     else program.set_input(xs[i], data);
   }
   void* y_data(std::size_t i = 0) {
-    if (split) return split->y.defined() ? split->y.raw() : nullptr;
+    if (split) return i < split->ys.size() ? split->ys[i].raw() : nullptr;
     return i < ys.size() ? program.data(ys[i]) : nullptr;
   }
+  float* sample_weight_data() {
+    return static_cast<float*>(split ? split->sample_weight.raw() : program.data(sample_weight));
+  }
   const float* pred_data(std::size_t i = 0) const {
-    return static_cast<const float*>(split ? split->pred.raw() : program.data(preds[i]));
+    return static_cast<const float*>(split ? split->preds[i].raw() : program.data(preds[i]));
   }
   const TensorDesc& pred_desc(std::size_t i = 0) const { return program.graph().desc(preds[i]); }
   float loss_value() const { return split ? split->loss : *static_cast<const float*>(program.data(loss)); }
   // Output i's own loss (the total for a single-output model).
   float output_loss_value(std::size_t i) const {
-    return output_losses.empty() ? loss_value() : *static_cast<const float*>(program.data(output_losses[i]));
+    if (output_losses.empty()) return loss_value();
+    return split ? split->output_losses[i] : *static_cast<const float*>(program.data(output_losses[i]));
   }
 };
 

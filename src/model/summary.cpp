@@ -104,8 +104,10 @@ std::string Model::summary() const {
       }
       for (const TensorRef& in : reads) {
         const LayerNode& src = nodes[static_cast<std::size_t>(in.node)];
-        r[3] += (r[3].empty() ? "" : "\n") + node_name(src) + "[" + std::to_string(src.call_index) + "][" +
-                std::to_string(in.index) + "]";
+        // Appended piece by piece (GCC 12 warns falsely, -Wrestrict, on the one-expression form).
+        if (!r[3].empty()) r[3] += '\n';
+        r[3] += node_name(src);
+        r[3] += '[' + std::to_string(src.call_index) + "][" + std::to_string(in.index) + ']';
       }
     }
     rows.push_back(std::move(r));

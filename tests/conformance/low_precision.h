@@ -37,9 +37,13 @@ inline Tensor to_f32(const Tensor& t) {
   return out;
 }
 
-inline KernelDesc at_dtype(const KernelDesc& desc, DType dtype) {
+// `desc` with its float32 tensors at `dtype` (inputs only with `inputs_only`: the outputs stay
+// float32, as when a cast to float32 is folded into the op).
+inline KernelDesc at_dtype(const KernelDesc& desc, DType dtype, bool inputs_only = false) {
   KernelDesc out = desc;
-  for (auto* list : {&out.inputs, &out.outputs}) {
+  std::vector<std::vector<TensorDesc>*> lists{&out.inputs};
+  if (!inputs_only) lists.push_back(&out.outputs);
+  for (auto* list : lists) {
     for (TensorDesc& t : *list) {
       if (t.dtype == DType::f32) t.dtype = dtype;
     }
@@ -49,9 +53,9 @@ inline KernelDesc at_dtype(const KernelDesc& desc, DType dtype) {
 
 // Returns how many native (non-widened) kernels were checked.
 inline int expect_low_precision_matches_reference(const KernelDesc& f32, const std::vector<Tensor>& inputs,
-                                                  DType dtype, StepContext ctx = {}) {
+                                                  DType dtype, StepContext ctx = {}, bool f32_outputs = false) {
   const KernelRegistry& reg = kernel_registry();
-  const KernelDesc low = at_dtype(f32, dtype);
+  const KernelDesc low = at_dtype(f32, dtype, f32_outputs);
   std::vector<Tensor> low_in, rounded;
   for (const Tensor& t : inputs) {
     low_in.push_back(to_dtype(t, dtype));

@@ -3,8 +3,10 @@
 // the same rounded inputs (low_precision.h), one matmul against float64; the cast kernels
 // bit for bit against core/dtype.cpp's conversions, special values included.
 #include <cmath>
+#include <cstring>
 #include <limits>
 
+#include "backend/widened_kernel.h"
 #include "low_precision.h"
 
 namespace nnfit::testing {
@@ -91,6 +93,96 @@ TEST(LowPrecision, DenseOps) {
     expect_low_precision_matches_reference(desc("bias_add", {}, {{13, 7}, {7}}, {{13, 7}}),
                                            {random_tensor({13, 7}, 8), random_tensor({7}, 9)}, dt);
     expect_low_precision_matches_reference(desc("bias_add_grad", {}, {{13, 7}}, {{7}}), {random_tensor({13, 7}, 10)}, dt);
+  }
+}
+
+// The kernels that read and write bfloat16 themselves (omp:bias_add_grad, omp:dropout,
+// omp:dropout_grad) give the very bits of their float32 kernel widened (inputs widened,
+// float32 arithmetic, outputs rounded once): bias sums over the Fashion-MNIST CNN's first
+// conv output shape, dropout with and without a noise_shape, NaN, -0.0 and ties.
+TEST(LowPrecision, NativeBfloat16KernelsGiveTheWidenedKernelsBits) {
+  StepContext ctx;
+  ctx.seed = 5;
+  ctx.step = 9;
+  const Shape big{8, 26, 26, 32}, small{7, 5, 3};
+  Tensor x = random_tensor(big, 40, -3.0f, 3.0f);
+  x.data<float>()[3] = std::numeric_limits<float>::quiet_NaN();
+  x.data<float>()[4] = -0.0f;
+  x.data<float>()[5] = 1.00390625f;  // a bfloat16 rounding tie once scaled by 2
+  const Tensor mask = random_labels(big.numel(), 2, 41);
+  Tensor mask_u8 = Tensor::zeros(big, DType::u8);
+  for (std::int64_t i = 0; i < big.numel(); ++i) mask_u8.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(mask.data<std::int32_t>()[i]);
+  struct Case {
+    KernelDesc desc;
+    std::vector<Tensor> inputs;
+  };
+  const Attrs noisy{{"rate", 0.5}, {"seed", std::int64_t{3}}, {"noise_shape", std::vector<std::int64_t>{7, 1, 3}}};
+  // The dropout mask (dropout's output 1, dropout_grad's input 1) is u8.
+  const auto mask_out = [](KernelDesc d) { d.outputs[1].dtype = DType::u8; return d; };
+  KernelDesc grad = desc("dropout_grad", {{"rate", 0.5}}, {big, big}, {big});
+  grad.inputs[1].dtype = DType::u8;
+  const std::vector<Case> cases = {
+      {desc("bias_add_grad", {}, {big}, {{32}}), {x}},
+      {desc("bias_add_grad", {}, {small}, {{3}}), {random_tensor(small, 42)}},
+      {mask_out(desc("dropout", {{"rate", 0.5}, {"seed", std::int64_t{3}}}, {big}, {big, big})), {x}},
+      {mask_out(desc("dropout", noisy, {small}, {small, small})), {random_tensor(small, 43)}},
+      {grad, {x, mask_u8}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.desc.op + " " + c.desc.inputs[0].shape.to_string());
+    const KernelDesc low = at_dtype(c.desc, DType::bf16);
+    std::vector<Tensor> in;
+    for (const Tensor& t : c.inputs) in.push_back(to_dtype(t, DType::bf16));
+    std::string why;
+    auto native = kernel_registry().create("omp:" + c.desc.op, low, DeviceType::cpu, &why);
+    ASSERT_NE(native, nullptr) << why;
+    auto inner = kernel_registry().create("omp:" + c.desc.op, widened(low), DeviceType::cpu, &why);
+    ASSERT_NE(inner, nullptr) << why;
+    auto wide = make_widened_kernel(low, std::move(inner));
+    const std::vector<Tensor> got = run_kernel(*native, low, in, ctx), want = run_kernel(*wide, low, in, ctx);
+    for (std::size_t i = 0; i < low.outputs.size(); ++i) {
+      ASSERT_EQ(got[i].nbytes(), want[i].nbytes());
+      EXPECT_EQ(0, std::memcmp(got[i].raw(), want[i].raw(), got[i].nbytes())) << "output " << i << " differs";
+    }
+    EXPECT_EQ(kernel_registry().select(low, DeviceType::cpu).impl_name, "omp:" + c.desc.op) << "chosen natively";
+  }
+}
+
+// A cast to float32 folded into the op before it (fuse_output_casts): bfloat16 / float16
+// inputs, a float32 output, matching the reference on the rounded inputs; the kernels that
+// run the op natively at that type run it with the float32 output too.
+TEST(LowPrecision, FoldedCastsWriteFloat32) {
+  using Ints = std::vector<std::int64_t>;
+  for (DType dt : kLow) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Shape x{2, 9, 8, 3}, w{3, 3, 3, 5}, y{2, 7, 6, 5};
+    const Attrs conv{{"strides", Ints{1, 1}}, {"padding", std::string("valid")}};
+    Attrs fused = conv, back_in = conv, back_w = conv;
+    fused.set("activation", std::string("relu"));
+    back_in.set("input_shape", x.dims());
+    back_w.set("filter_shape", w.dims());
+    struct Case {
+      KernelDesc desc;
+      std::vector<Tensor> inputs;
+    };
+    const std::vector<Case> cases = {
+        {desc("matmul", {}, {{13, 24}, {24, 7}}, {{13, 7}}), {random_tensor({13, 24}, 1), random_tensor({24, 7}, 2)}},
+        {desc("matmul", {{"transpose_a", std::int64_t{1}}}, {{24, 13}, {24, 7}}, {{13, 7}}),
+         {random_tensor({24, 13}, 3), random_tensor({24, 7}, 4)}},
+        {desc("fused_matmul", {{"activation", std::string("relu")}}, {{13, 24}, {24, 7}, {7}}, {{13, 7}}),
+         {random_tensor({13, 24}, 5), random_tensor({24, 7}, 6), random_tensor({7}, 7)}},
+        {desc("conv2d", conv, {x, w}, {y}), {random_tensor(x, 8), random_tensor(w, 9)}},
+        {desc("fused_conv2d", fused, {x, w, {5}}, {y}), {random_tensor(x, 10), random_tensor(w, 11), random_tensor({5}, 12)}},
+        {desc("conv2d_backprop_input", back_in, {y, w}, {x}), {random_tensor(y, 13), random_tensor(w, 14)}},
+        {desc("conv2d_backprop_filter", back_w, {x, y}, {w}), {random_tensor(x, 15), random_tensor(y, 16)}},
+        {desc("bias_add_grad", {}, {{8, 26, 26, 32}}, {{32}}), {random_tensor({8, 26, 26, 32}, 17)}},
+    };
+    for (const Case& c : cases) {
+      SCOPED_TRACE(c.desc.op);
+      const int folded = expect_low_precision_matches_reference(c.desc, c.inputs, dt, {}, true);
+      const int uniform = expect_low_precision_matches_reference(c.desc, c.inputs, dt);
+      EXPECT_EQ(folded, uniform) << "a native kernel declined the float32 output";
+    }
   }
 }
 

@@ -50,7 +50,7 @@ Tensor random_probs(const Shape& shape, std::uint64_t seed, bool normalize) {
 }
 
 const std::vector<Shape> kChannelShapes = {Shape{1, 1}, Shape{5, 3}, Shape{37, 129},
-                                           Shape{2, 3, 5, 7}, Shape{16, 9, 9, 33}};
+                                           Shape{2, 3, 5, 7}, Shape{16, 9, 9, 33}, Shape{32, 26, 26, 32}};
 const std::vector<Shape> kFlatShapes = {Shape{1}, Shape{7}, Shape{3, 5, 11}, Shape{20011}};
 
 TEST(OmpOps, BiasAddAndGrad) {

@@ -8,6 +8,7 @@
 // is checked too (Note [Resumed passes]).
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include "e2e/cli_fixture.h"
 #include "nnfit/io/hdf5_file.h"
 #include "nnfit/model/saving.h"
+#include "nnfit/profile/event_file_reader.h"
 
 namespace nnfit_test {
 namespace {
@@ -31,10 +33,17 @@ using nlohmann::json;
 
 class KillResume : public CliTest {};
 
-// Starts nnfit with args; returns the child's pid.
-pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
+// Starts nnfit with args; returns the child's pid. file_limit > 0: no file it writes may
+// grow past that many bytes (RLIMIT_FSIZE: a write past it fails with EFBIG, as on a full
+// disk; SIGXFSZ ignored).
+pid_t spawn(const std::vector<std::string>& args, const fs::path& log, rlim_t file_limit = 0) {
   const pid_t pid = fork();
   if (pid == 0) {
+    if (file_limit > 0) {
+      signal(SIGXFSZ, SIG_IGN);
+      const rlimit limit{file_limit, file_limit};
+      setrlimit(RLIMIT_FSIZE, &limit);
+    }
     const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fd, 1);
     dup2(fd, 2);
@@ -142,6 +151,156 @@ TEST_F(KillResume, KilledRunsResumeToTheUninterruptedResult) {
   // The kills must have exercised resuming, mid-epoch as well.
   EXPECT_GE(resumed, 5);
   EXPECT_GE(mid_epoch, 3);
+}
+
+// SIGINT and SIGTERM stop `nnfit train` at the next step: exit 130 / 143 (exit(), not death
+// by the signal), a backup of exactly that step that a rerun goes on from (its metrics JSON
+// starts there, the result is the uninterrupted run's to the bit), TensorBoard files that
+// read back whole; a second signal exits at once.
+TEST_F(KillResume, SignalsStopAtAStepAndTheRerunGoesOnFromIt) {
+  const char* data = std::getenv("FASHION_MNIST_DIR");
+  const std::string mnist = data ? data : "/usr/share/datasets/fashion-mnist";
+  if (!fs::exists(mnist + "/train-images-idx3-ubyte.gz")) GTEST_SKIP() << "Fashion-MNIST not installed (scripts/setup.sh)";
+  json cfg = json::parse(slurp(fs::path(NNFIT_SOURCE_DIR) / "examples/fashion_mnist_mlp.json"));
+  cfg["fit"]["epochs"] = 3;
+  write_file(dir_ / "cfg.json", cfg.dump());
+  const fs::path backup = dir_ / "backup";
+  auto args = [&](const std::string& tag) {
+    return std::vector<std::string>{"train", (dir_ / "cfg.json").string(), "--threads", "2", "--quiet",
+                                    "--backup-dir", backup.string(), "--logdir", (dir_ / (tag + "_logs")).string(),
+                                    "--save", (dir_ / (tag + ".keras")).string(),
+                                    "--metrics-json", (dir_ / (tag + ".json")).string()};
+  };
+  ASSERT_EQ(wait_for(spawn(args("ref"), dir_ / "ref.log")), 0) << slurp(dir_ / "ref.log");
+  const json ref_epochs = epochs_of(dir_ / "ref.json");
+  const std::vector<nnfit::Tensor> ref_weights = nnfit::load_model((dir_ / "ref.keras").string())->get_weights();
+  for (const int sig : {SIGINT, SIGTERM}) {
+    SCOPED_TRACE(sig == SIGINT ? "SIGINT" : "SIGTERM");
+    fs::remove_all(backup);
+    const pid_t pid = spawn(args("sig"), dir_ / "sig.log");
+    // Signalled once the first epoch is done (its metrics JSON is written), mid-epoch 2 or 3.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+    const auto epochs_done = [&] {
+      if (!fs::exists(dir_ / "sig.json")) return std::size_t{0};  // written whole, by rename
+      return json::parse(slurp(dir_ / "sig.json"))["epochs"].size();
+    };
+    while (epochs_done() == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    kill(pid, sig);
+    ASSERT_EQ(wait_for(pid), 128 + sig) << slurp(dir_ / "sig.log");
+    const std::string log = slurp(dir_ / "sig.log");
+    EXPECT_NE(log.find("training stopped after"), std::string::npos) << log;
+    EXPECT_FALSE(fs::exists(dir_ / "sig.keras")) << "--save is skipped when training did not finish";
+    const json meta = json::parse(slurp(backup / "training_metadata.json"));
+    ASSERT_GE(meta["epoch"].get<int>(), 1) << meta.dump();
+    // The TensorBoard file of the stopped run reads back whole.
+    int event_files = 0;
+    for (const auto& f : fs::recursive_directory_iterator(dir_ / "sig_logs" / "train")) {
+      if (f.path().filename().string().find("tfevents") == std::string::npos) continue;
+      const nnfit::profile::EventFileContents events = nnfit::profile::read_event_file(f.path().string());
+      EXPECT_FALSE(events.truncated);
+      EXPECT_FALSE(events.scalars.empty());
+      ++event_files;
+    }
+    EXPECT_GE(event_files, 1);
+    // The rerun goes on from the step where training stopped and ends as the reference.
+    fs::remove_all(dir_ / "sig_logs");
+    ASSERT_EQ(wait_for(spawn(args("sig"), dir_ / "resume.log")), 0) << slurp(dir_ / "resume.log");
+    const json resumed = json::parse(slurp(dir_ / "sig.json"));
+    EXPECT_EQ(resumed["initial_epoch"], meta["epoch"]);
+    EXPECT_EQ(resumed["initial_step"], meta["batch"]);
+    for (const json& e : epochs_of(dir_ / "sig.json")) EXPECT_EQ(e, ref_epochs[e["epoch"].get<std::size_t>() - 1]);
+    const std::vector<nnfit::Tensor> w = nnfit::load_model((dir_ / "sig.keras").string())->get_weights();
+    ASSERT_EQ(w.size(), ref_weights.size());
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      ASSERT_EQ(0, std::memcmp(w[i].raw(), ref_weights[i].raw(), w[i].nbytes())) << "weight " << i;
+    }
+    fs::remove(dir_ / "sig.json");
+    fs::remove(dir_ / "sig.keras");
+  }
+  // A second signal once training runs (its metrics JSON is written at the start) exits at
+  // once: SIGINT then SIGTERM (two SIGINTs sent together may merge into one pending signal).
+  fs::remove_all(backup);
+  const pid_t pid = spawn(args("twice"), dir_ / "twice.log");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  while (!fs::exists(dir_ / "twice.json") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  kill(pid, SIGINT);
+  kill(pid, SIGTERM);
+  // Both pending at once, the kernel may run either handler first: the exit is 128 + the
+  // signal handled second.
+  const int code = wait_for(pid);
+  EXPECT_TRUE(code == 128 + SIGTERM || code == 128 + SIGINT) << code << "\n" << slurp(dir_ / "twice.log");
+  EXPECT_EQ(slurp(dir_ / "twice.log").find("training stopped after"), std::string::npos) << "it did not wait for a step";
+}
+
+// Same seed, same thread count: two runs are bitwise identical (issue 20). The convnet
+// example (Dropout; its pipeline caches, shuffles, batches, normalizes and prefetches with
+// AUTOTUNE) on the first 6,400 training images, 2 epochs at 2 threads: equal weights to the
+// bit and equal losses and metrics; a third run with another seed differs.
+TEST_F(KillResume, SameSeedAndThreadsGiveBitwiseEqualRuns) {
+  const char* data = std::getenv("FASHION_MNIST_DIR");
+  const std::string mnist = data ? data : "/usr/share/datasets/fashion-mnist";
+  if (!fs::exists(mnist + "/train-images-idx3-ubyte.gz")) GTEST_SKIP() << "Fashion-MNIST not installed (scripts/setup.sh)";
+  json cfg = json::parse(slurp(fs::path(NNFIT_SOURCE_DIR) / "examples/fashion_mnist_cnn.json"));
+  cfg["fit"]["epochs"] = 2;
+  json& pipeline = cfg["data"]["train"]["pipeline"];
+  pipeline.insert(pipeline.begin(), json{{"take", 6400}});
+  write_file(dir_ / "cfg.json", cfg.dump());
+  auto run = [&](const std::string& tag, const std::string& seed) {
+    const std::vector<std::string> args{"train", (dir_ / "cfg.json").string(), "--threads", "2", "--quiet", "--seed", seed,
+                                        "--save", (dir_ / (tag + ".keras")).string(),
+                                        "--metrics-json", (dir_ / (tag + ".json")).string()};
+    EXPECT_EQ(wait_for(spawn(args, dir_ / (tag + ".log"))), 0) << slurp(dir_ / (tag + ".log"));
+    return std::make_pair(epochs_of(dir_ / (tag + ".json")), nnfit::load_model((dir_ / (tag + ".keras")).string())->get_weights());
+  };
+  const auto [ea, wa] = run("a", "7");
+  const auto [eb, wb] = run("b", "7");
+  EXPECT_EQ(ea, eb);
+  ASSERT_EQ(wa.size(), wb.size());
+  for (std::size_t i = 0; i < wa.size(); ++i) EXPECT_EQ(0, std::memcmp(wa[i].raw(), wb[i].raw(), wa[i].nbytes())) << "weight " << i;
+  const auto [ec, wc] = run("c", "8");
+  EXPECT_NE(0, std::memcmp(wa[0].raw(), wc[0].raw(), wa[0].nbytes())) << "another seed, other weights";
+}
+
+// A backup that cannot be written (the file system refuses to grow the file, as a full
+// disk does) ends the run with one line naming the file, and the previous backup stays
+// whole: the backup of a SIGINTed run, then a rerun whose files may not pass 64 KiB.
+TEST_F(KillResume, AFailedBackupWriteKeepsThePreviousBackup) {
+  const char* data = std::getenv("FASHION_MNIST_DIR");
+  const std::string mnist = data ? data : "/usr/share/datasets/fashion-mnist";
+  if (!fs::exists(mnist + "/train-images-idx3-ubyte.gz")) GTEST_SKIP() << "Fashion-MNIST not installed (scripts/setup.sh)";
+  json cfg = json::parse(slurp(fs::path(NNFIT_SOURCE_DIR) / "examples/fashion_mnist_mlp.json"));
+  cfg["fit"]["epochs"] = 50;
+  const fs::path backup = dir_ / "backup";
+  cfg["fit"]["callbacks"] = {{{"class_name", "BackupAndRestore"},
+                              {"config", {{"backup_dir", backup.string()}, {"save_freq", 20}}}}};
+  write_file(dir_ / "cfg.json", cfg.dump());
+  const std::vector<std::string> args{"train", (dir_ / "cfg.json").string(), "--threads", "2", "--quiet"};
+  const pid_t pid = spawn(args, dir_ / "first.log");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  while (!fs::exists(backup / "training_metadata.json") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  kill(pid, SIGINT);
+  ASSERT_EQ(wait_for(pid), 130) << slurp(dir_ / "first.log");
+  const std::string meta = slurp(backup / "training_metadata.json");
+  const std::string weights = slurp(backup / "latest.weights.h5");
+  ASSERT_GT(weights.size(), 64u * 1024) << "the backup must be larger than the limit below";
+  // The rerun resumes, trains 20 steps and fails to write its first backup.
+  EXPECT_EQ(wait_for(spawn(args, dir_ / "full.log", 64 * 1024)), 1) << slurp(dir_ / "full.log");
+  const std::string log = slurp(dir_ / "full.log");
+  EXPECT_NE(log.find("nnfit: error: "), std::string::npos) << log;
+  EXPECT_NE(log.find((backup / "latest.weights.h5").string()), std::string::npos) << "the message names the file: " << log;
+  EXPECT_EQ(slurp(backup / "training_metadata.json"), meta);
+  EXPECT_EQ(slurp(backup / "latest.weights.h5"), weights) << "the previous backup is intact";
+  for (const auto& f : fs::directory_iterator(backup)) {
+    EXPECT_TRUE(f.path().filename() == "latest.weights.h5" || f.path().filename() == "training_metadata.json")
+        << "left behind: " << f.path();
+  }
 }
 
 }  // namespace

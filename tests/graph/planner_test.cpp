@@ -3,6 +3,7 @@
 // tensor memory.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "nnfit/core/error.h"
@@ -143,6 +144,50 @@ TEST(Fusion, ReluGradientFoldsIntoMaxPoolGradient) {
   }
   EXPECT_EQ(relu_grads, 0);
   EXPECT_EQ(fused_pool_grads, 1);
+}
+
+TEST(Fusion, CastsToFloat32FoldIntoTheOpBefore) {
+  // x, w cast to bfloat16 -> matmul -> cast to float32 -> mse, SGD on w: the output cast
+  // and the weight gradient's cast back to float32 fold into their matmuls (which then
+  // write float32); a cast whose input has another reader stays; a step runs.
+  Graph g;
+  Tensor w = filled(Shape{6, 3}, 0.05f), one = filled(Shape{}, 1.0f), t = filled(Shape{4, 3}, 0.2f);
+  int x = g.add_input("x", {Shape{4, 6}, DType::f32});
+  int wv = g.add_variable("w", w);
+  const Attrs to_bf16{{"dtype", std::string("bfloat16")}}, to_f32{{"dtype", std::string("float32")}};
+  int xb = g.add("cast", {x}, to_bf16, "x_bf16");
+  int wb = g.add("cast", {wv}, to_bf16, "w_bf16");
+  int y = g.add("matmul", {xb, wb}, {}, "matmul");
+  int y32 = g.add("cast", {y}, to_f32, "y_f32");
+  int again = g.add("cast", {xb}, to_f32, "x_back");  // xb is also the matmul's: stays
+  int loss = g.add("loss", {y32, g.add_variable("t", t)},
+                   {{"kind", std::string("mean_squared_error")}, {"from_logits", std::int64_t{0}}}, "loss");
+  std::vector<int> grads = gradients(g, loss, g.add_variable("one", one), {wv});
+  g.add_node("sgd_update", {wv, grads[0]}, {}, "update");
+  EXPECT_EQ(fuse_output_casts(g), 2) << "y's cast and the weight gradient's";
+  int casts_to_f32 = 0;
+  for (int n = 0; n < g.num_nodes(); ++n) {
+    const Node& node = g.node(n);
+    if (node.removed) continue;
+    if (node.op == "cast" && node.attrs.s("dtype") == "float32") ++casts_to_f32;
+    if (node.op == "matmul" && g.desc(node.outputs[0]).dtype == DType::f32) {
+      EXPECT_NE(node.name.find("+cast_float32"), std::string::npos) << node.name;
+    }
+  }
+  EXPECT_EQ(casts_to_f32, 1) << "x_back stays";
+  EXPECT_EQ(g.value(y32).producer, g.value(y).producer);
+  HostAllocator alloc;
+  Program p = plan(std::move(g), {DeviceType::cpu, {loss, again}, 64});
+  Tensor arena = allocate_tensor(alloc, Shape{static_cast<std::int64_t>(p.arena_bytes())}, DType::u8);
+  p.bind(arena.raw());
+  float* xs = static_cast<float*>(p.data(x));
+  for (int i = 0; i < 24; ++i) xs[i] = static_cast<float>(i % 5) * 0.25f;
+  StepContext ctx;
+  ctx.learning_rate = 0.1f;
+  const float w0 = static_cast<const float*>(p.data(wv))[0];
+  p.run(ctx);
+  EXPECT_TRUE(std::isfinite(*static_cast<const float*>(p.data(loss))));
+  EXPECT_NE(static_cast<const float*>(p.data(wv))[0], w0) << "the update ran on the float32 gradient";
 }
 
 TEST(Fusion, Conv3dBiasReluAndItsMaxPool3dGradient) {

@@ -163,6 +163,58 @@ TEST(Functional, SummaryHasTheConnectedToColumn) {
   EXPECT_NE(s.find("Total params: 27"), std::string::npos) << s;
 }
 
+TEST(Functional, LossScalingAndMicroBatchesCarrySeveralInputsOutputsAndSampleWeights) {
+  // The split step (gradients, then an update) that loss scaling and on_oom="reduce_batch"
+  // run stages every input, target, prediction and the sample weights: a float32 run with
+  // a fixed scale of 1024 (exact powers of two) and one on micro-batches of 8 follow the
+  // plain run's weights, losses and per-output losses.
+  Data d = data(64);
+  Tensor w = Tensor::zeros(Shape{64});
+  for (std::int64_t i = 0; i < 64; ++i) w.data<float>()[i] = 0.25f + static_cast<float>(i % 5) * 0.5f;
+  FitOptions fo;
+  fo.epochs = 2;
+  fo.batch_size = 16;
+  fo.shuffle = false;
+  fo.sample_weight = w;
+  auto probe = two_tower();
+  probe->compile(two_losses({1.0, 0.5}));
+  const std::int64_t between = (probe->plan_memory(8).peak_bytes + probe->plan_memory(16).peak_bytes) / 2;
+  auto run = [&](int variant) {
+    auto m = two_tower();
+    if (variant == 2) {
+      MemoryPolicy p;
+      p.limit_bytes = between;
+      m->set_memory_policy(p);
+    }
+    CompileOptions c = two_losses({1.0, 0.5});
+    if (variant == 1) c.optimizer.loss_scale = {true, false, 1024.0, 2000};
+    m->compile(c);
+    FitOptions f = fo;
+    if (variant == 2) f.on_oom = "reduce_batch";
+    const History h = m->fit({d.a, d.b}, {d.y_class, d.y_sum}, f);
+    if (variant == 2) EXPECT_FALSE(h.notes.empty()) << "the batch of 16 was split";
+    return std::make_pair(h, m->get_weights());
+  };
+  const auto [plain, plain_w] = run(0);
+  for (int variant : {1, 2}) {
+    SCOPED_TRACE(variant == 1 ? "loss scaled" : "micro-batches");
+    const auto [h, weights] = run(variant);
+    ASSERT_EQ(h.epochs.size(), plain.epochs.size());
+    for (std::size_t e = 0; e < h.epochs.size(); ++e) {
+      for (const char* key : {"loss", "head_loss", "aux_loss"}) {
+        EXPECT_NEAR(get(h.epochs[e], key), get(plain.epochs[e], key), 1e-5 * (1 + std::fabs(get(plain.epochs[e], key))))
+            << key << " epoch " << e + 1;
+      }
+    }
+    for (std::size_t k = 0; k < weights.size(); ++k) {
+      for (std::int64_t i = 0; i < weights[k].numel(); ++i) {
+        const float a = plain_w[k].data<float>()[i], b = weights[k].data<float>()[i];
+        ASSERT_NEAR(a, b, 1e-5f * (1 + std::fabs(a))) << "weight " << k << " element " << i;
+      }
+    }
+  }
+}
+
 TEST(FunctionalBadInput, CountsAndShapesThatDoNotFitAreNamed) {
   auto m = two_tower();
   m->compile(two_losses());

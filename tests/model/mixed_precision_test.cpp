@@ -8,13 +8,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <unistd.h>
 
 #include "nnfit/core/error.h"
 #include "nnfit/model/keras_config.h"
 #include "nnfit/model/model.h"
+#include "nnfit/model/saving.h"
 #include "nnfit/nn/layers.h"
 
 namespace nnfit {
@@ -333,6 +336,40 @@ TEST(LossScaling, FiniteStepsDoubleTheScaleAndAFixedScaleStays) {
     const History h = m->fit(x, y, fo);  // 8 finite steps: 4 doublings when dynamic
     EXPECT_EQ(log_value(h.epochs[0], "loss_scale"), dynamic ? 128.0 : 8.0);
   }
+}
+
+TEST(LossScaling, TheScaleIsSavedAndRestoredAsKerasWritesIt) {
+  // After the overflow fit above the scale is 1024 with 3 finite steps since it last
+  // changed; a .keras file keeps both (Keras's LossScaleOptimizer dynamic_scale and
+  // step_counter), and loading it resumes there.
+  auto [x, y] = regression(64, 1000.0f);
+  auto m = tiny_gradients("mixed_float16", true, 1.0);
+  FitOptions fo;
+  fo.epochs = 1;
+  fo.batch_size = 8;
+  fo.shuffle = false;
+  m->fit(x, y, fo);
+  ASSERT_EQ(m->loss_scale(), 1024.0);
+  ASSERT_EQ(m->loss_scale_good_steps(), 3);
+  const std::string path = (std::filesystem::path(::testing::TempDir()) /
+                            ("nnfit_loss_scale_" + std::to_string(::getpid()) + ".keras")).string();
+  save_model(*m, path);
+  auto back = load_model(path);
+  std::filesystem::remove(path);
+  EXPECT_TRUE(back->compile_options().optimizer.loss_scale.enabled);
+  EXPECT_EQ(back->loss_scale(), 1024.0);
+  EXPECT_EQ(back->loss_scale_good_steps(), 3);
+  EXPECT_EQ(back->iterations(), m->iterations());
+  // A file Keras 3 wrote (make_loss_scale_keras.py): dynamic_scale 8192, step_counter 2,
+  // Adam's iterations 2.
+  auto keras = load_model(std::string(NNFIT_SOURCE_DIR) + "/tests/model/fixtures/loss_scale_keras3.keras");
+  EXPECT_TRUE(keras->compile_options().optimizer.loss_scale.enabled);
+  EXPECT_EQ(keras->compile_options().optimizer.name, "adam");
+  EXPECT_EQ(keras->loss_scale(), 8192.0);
+  EXPECT_EQ(keras->loss_scale_good_steps(), 2);
+  EXPECT_EQ(keras->iterations(), 2);
+  EXPECT_THROW(m->set_loss_scale_state(0.0, 1), InvalidArgument);
+  EXPECT_THROW(m->set_loss_scale_state(std::nan(""), 1), InvalidArgument);
 }
 
 TEST(LossScaling, MixedFloat16AppliesItAsKerasCompileDoes) {

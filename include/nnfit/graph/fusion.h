@@ -17,6 +17,14 @@ int fuse_bias_activation(Graph& graph);
 // convnet's backward step. Returns the number of pairs fused.
 int fuse_relu_into_max_pool_grad(Graph& graph);
 
+// Folds a cast to float32 into the op that makes its bfloat16 / float16 input, when the
+// cast is that value's only reader: matmul, fused_matmul, the convolutions and their
+// gradients, bias_add_grad. The op then writes float32 itself (oneDNN takes low-precision
+// inputs with a float32 output), saving the cast's pass and the rounding to the low type:
+// the mixed policies' float32 logits and the weight and bias gradients of their float32
+// variables. Returns the number of casts folded.
+int fuse_output_casts(Graph& graph);
+
 // Every rewrite above, in order.
 int fuse_all(Graph& graph);
 

@@ -12,6 +12,7 @@
 // Thread safety: none; one model is used from one thread.
 #pragma once
 #include <cstdint>
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -98,6 +99,12 @@ struct FitOptions {
   // Named measure() points of the training pipeline (stage outputs, in pipeline order),
   // written to LOG_DIR/pipeline.json at each epoch end; `nnfit train` fills them.
   std::vector<std::pair<std::string, std::shared_ptr<data::StageStats>>> pipeline_stages;
+  // Set (to a signal number, or any non-zero value) from anywhere, a signal handler
+  // included: training stops at the next step boundary, runs the callbacks' on_train_end
+  // (a BackupAndRestore then keeps a backup of exactly that step, so a restart with the
+  // same backup dir continues from it) and fit returns with History::interrupted set.
+  // Not owned; may be null.
+  const std::atomic<int>* interrupt = nullptr;
 };
 
 // evaluate() and predict() beyond Keras's batch_size: what to do when an inference batch
@@ -127,6 +134,10 @@ struct History {
   // epoch a resumed run picked up at) and batches of the next epoch already done.
   std::int64_t initial_epoch = 0;
   std::int64_t initial_step = 0;
+  // FitOptions::interrupt's value when it stopped training (0: not interrupted), and where:
+  // epochs complete and batches of the next one done.
+  int interrupted = 0;
+  std::int64_t stopped_epoch = 0, stopped_step = 0;
 };
 
 // What the planner knows about a model's memory for one batch size. The five parts add
@@ -236,6 +247,11 @@ class Model {
   // or epoch; fit clears it when it starts.
   void set_stop_training(bool stop) { stop_training_ = stop; }
   bool stop_training() const { return stop_training_; }
+  // While fit runs (and in on_train_end): FitOptions::interrupt's value once it stopped
+  // training, 0 otherwise; where it stopped (epochs complete, batches of the next done).
+  int interrupted() const { return interrupted_; }
+  std::int64_t interrupted_epoch() const { return interrupted_epoch_; }
+  std::int64_t interrupted_step() const { return interrupted_step_; }
   // The optimizer's learning rate at the current iteration, and Keras's assignment of a
   // new constant rate (ReduceLROnPlateau). requires: compiled. throws: InvalidArgument
   // when the rate is a schedule (Keras refuses that too) or not positive.
@@ -258,6 +274,11 @@ class Model {
   // optimizer state is restored (it positions the schedule and Adam's bias correction).
   std::int64_t iterations() const { return iterations_; }
   void set_iterations(std::int64_t iterations);
+  // The dynamic loss scale and the finite steps since it last changed (Keras's
+  // LossScaleOptimizer dynamic_scale and step_counter); set when a saved state is restored.
+  double loss_scale() const { return loss_scale_; }
+  std::int64_t loss_scale_good_steps() const { return loss_scale_good_steps_; }
+  void set_loss_scale_state(double scale, std::int64_t good_steps);
   // The optimizer's slots in the order Keras 3 lists them in optimizer.variables (after
   // the iteration count and a constant learning rate): per trainable weight for Adam and
   // AdamW (momentum, velocity), slot kind by slot kind for RMSprop (every velocity, then
@@ -337,6 +358,8 @@ class Model {
   std::unique_ptr<Programs> programs_;
   std::int64_t iterations_ = 0;
   bool stop_training_ = false;
+  int interrupted_ = 0;
+  std::int64_t interrupted_epoch_ = 0, interrupted_step_ = 0;
   // Loss scaling (OptimizerOptions::loss_scale): the scale now, the finite steps since it
   // last changed, and the steps skipped in the running epoch. Training then runs as a
   // gradient program and an apply program (a split of one micro-batch), so a step with
@@ -344,6 +367,7 @@ class Model {
   bool loss_scaling() const { return compile_options_.optimizer.loss_scale.enabled; }
   double loss_scale_ = 1.0;
   std::int64_t loss_scale_good_steps_ = 0, skipped_steps_ = 0;
+  std::int64_t fit_skipped_steps_ = 0;  // over the running fit: varies the random streams (model_fit.cpp)
   struct ResumePoint {
     std::int64_t epoch = 0, step = 0;
     std::string progress;

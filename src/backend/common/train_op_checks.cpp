@@ -71,11 +71,13 @@ bool check_bias_add(const KernelDesc& desc, ChannelGeometry* out, std::string* w
   return expect_f32(desc, why_not);
 }
 
-bool check_bias_add_grad(const KernelDesc& desc, ChannelGeometry* out, std::string* why_not) {
+bool check_bias_add_grad(const KernelDesc& desc, ChannelGeometry* out, std::string* why_not, DType data) {
   expect_arity(desc, 1, 1);
   *out = channels_last(desc, desc.inputs[0].shape);
   expect_shape(desc, 'o', 0, Shape{out->channels});
-  return expect_f32(desc, why_not);
+  // db in dy's type, or float32 (a cast folded into it, fuse_output_casts).
+  return expect_dtype(desc, 'i', 0, data, why_not) &&
+         (desc.outputs[0].dtype == DType::f32 || expect_dtype(desc, 'o', 0, data, why_not));
 }
 
 bool check_add_n(const KernelDesc& desc, std::int64_t* numel, std::string* why_not) {
@@ -228,7 +230,7 @@ bool check_moving_average_update(const KernelDesc& desc, std::int64_t* channels,
   return expect_f32(desc, why_not);
 }
 
-bool check_dropout(const KernelDesc& desc, DropoutParams* out, std::string* why_not) {
+bool check_dropout(const KernelDesc& desc, DropoutParams* out, std::string* why_not, DType data) {
   bool grad = desc.op == "dropout_grad";
   expect_arity(desc, grad ? 2 : 1, grad ? 1 : 2);
   const Shape& x = desc.inputs[0].shape;
@@ -240,9 +242,8 @@ bool check_dropout(const KernelDesc& desc, DropoutParams* out, std::string* why_
   if (grad) {
     expect_shape(desc, 'i', 1, x);
     expect_shape(desc, 'o', 0, x);
-    return expect_dtype(desc, 'i', 0, DType::f32, why_not) &&
-           expect_dtype(desc, 'i', 1, DType::u8, why_not) &&
-           expect_dtype(desc, 'o', 0, DType::f32, why_not);
+    return expect_dtype(desc, 'i', 0, data, why_not) && expect_dtype(desc, 'i', 1, DType::u8, why_not) &&
+           expect_dtype(desc, 'o', 0, data, why_not);
   }
   out->seed = static_cast<std::uint64_t>(desc.attrs.i("seed"));
   if (desc.attrs.has("noise_shape")) {
@@ -258,8 +259,7 @@ bool check_dropout(const KernelDesc& desc, DropoutParams* out, std::string* why_
   }
   expect_shape(desc, 'o', 0, x);
   expect_shape(desc, 'o', 1, x);
-  return expect_dtype(desc, 'i', 0, DType::f32, why_not) &&
-         expect_dtype(desc, 'o', 0, DType::f32, why_not) &&
+  return expect_dtype(desc, 'i', 0, data, why_not) && expect_dtype(desc, 'o', 0, data, why_not) &&
          expect_dtype(desc, 'o', 1, DType::u8, why_not);
 }
 

@@ -110,7 +110,10 @@ struct OptimizerParams {
 };
 
 bool check_bias_add(const KernelDesc& desc, ChannelGeometry* out, std::string* why_not);
-bool check_bias_add_grad(const KernelDesc& desc, ChannelGeometry* out, std::string* why_not);
+// `data`: the type dy must have (f32; bf16 for kernels that read it natively); db has it
+// or is f32.
+bool check_bias_add_grad(const KernelDesc& desc, ChannelGeometry* out, std::string* why_not,
+                         DType data = DType::f32);
 bool check_add_n(const KernelDesc& desc, std::int64_t* numel, std::string* why_not);
 bool check_reshape(const KernelDesc& desc, std::size_t* bytes, std::string* why_not);
 // loss and loss_grad.
@@ -119,8 +122,8 @@ bool check_loss(const KernelDesc& desc, LossParams* out, std::string* why_not);
 bool check_batch_norm(const KernelDesc& desc, BatchNormParams* out, std::string* why_not);
 bool check_moving_average_update(const KernelDesc& desc, std::int64_t* channels, double* momentum,
                                  std::string* why_not);
-// dropout and dropout_grad.
-bool check_dropout(const KernelDesc& desc, DropoutParams* out, std::string* why_not);
+// dropout and dropout_grad; `data`: the type x, y, dy and dx must have (the mask is u8).
+bool check_dropout(const KernelDesc& desc, DropoutParams* out, std::string* why_not, DType data = DType::f32);
 // sgd_update, sgd_momentum_update, adam_update and rmsprop_update.
 bool check_optimizer(const KernelDesc& desc, OptimizerParams* out, std::string* why_not);
 // An update kernel's float32 input `index`, written in place (the op contract allows it for

@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "backend/common/low_precision.h"
@@ -20,17 +21,20 @@ constexpr std::int64_t kChannelBlock = 16;
 
 // One window's gradient for channels [c0, c0 + nc) of one image, vectorized over the
 // channels: pass 1 finds the max, pass 2 the first row-major window position holding it
-// (kept as a float index so every lane op is f32), then dy is added there. Pass 2 only
-// loads: interleaving x loads with dx stores at the same offset stalled on 4K aliasing
-// (x and dx are often page-aligned alike) and ran 4x slower. kWidth > 0 fixes nc.
+// (kept as its element offset from the window's first element, an int32 lane like the
+// f32 compare's, so the select vectorizes and no lane divides), then dy is added there.
+// Pass 2 only loads: interleaving x loads with dx stores at the same offset stalled on 4K
+// aliasing (x and dx are often page-aligned alike) and ran 4x slower. kWidth > 0 fixes nc.
+// Offsets fit int32: make_omp_max_pool2d_grad declines windows spanning 2^31 elements.
 template <std::int64_t kWidth, bool kRelu>
 inline void window_grad(const Window2d& g, const float* xn, float* dxn, const float* dyp,
                         std::int64_t c0, std::int64_t h0, std::int64_t h1, std::int64_t w0,
                         std::int64_t w1, std::int64_t nc_runtime) {
   const std::int64_t nc = kWidth > 0 ? kWidth : nc_runtime;
   float mx[kChannelBlock];
-  float at[kChannelBlock];
-  const float* first = xn + (h0 * g.w + w0) * g.c + c0;
+  std::int32_t at[kChannelBlock];
+  const std::int64_t base = (h0 * g.w + w0) * g.c + c0;
+  const float* first = xn + base;
   for (std::int64_t c = 0; c < nc; ++c) mx[c] = first[c];
   for (std::int64_t h = h0; h < h1; ++h) {
     for (std::int64_t w = w0; w < w1; ++w) {
@@ -39,26 +43,167 @@ inline void window_grad(const Window2d& g, const float* xn, float* dxn, const fl
     }
   }
   // Scan backwards so the last assignment is the first position in row-major order.
-  for (std::int64_t c = 0; c < nc; ++c) at[c] = 0.0f;
-  const std::int64_t ww = w1 - w0;
+  for (std::int64_t c = 0; c < nc; ++c) at[c] = 0;
   for (std::int64_t h = h1 - 1; h >= h0; --h) {
     for (std::int64_t w = w1 - 1; w >= w0; --w) {
-      const float* xp = xn + (h * g.w + w) * g.c + c0;
-      const float pos = static_cast<float>((h - h0) * ww + (w - w0));
-      for (std::int64_t c = 0; c < nc; ++c) at[c] = xp[c] == mx[c] ? pos : at[c];
+      const std::int64_t offset = ((h - h0) * g.w + (w - w0)) * g.c;
+      const float* xp = first + offset;
+      const auto off32 = static_cast<std::int32_t>(offset);
+      for (std::int64_t c = 0; c < nc; ++c) at[c] = xp[c] == mx[c] ? off32 : at[c];
     }
   }
+  float* dxw = dxn + base;
   for (std::int64_t c = 0; c < nc; ++c) {
-    const std::int64_t pos = static_cast<std::int64_t>(at[c]);
     // With a fused relu gradient, x at the argmax is the window's max: pass dy where it is > 0.
-    const float g_c = kRelu && !(mx[c] > 0.0f) ? 0.0f : dyp[c];
-    dxn[((h0 + pos / ww) * g.w + w0 + pos % ww) * g.c + c0 + c] += g_c;
+    const float dy = dyp[c];
+    const float g_c = kRelu && !(mx[c] > 0.0f) ? 0.0f : dy;
+    dxw[at[c] + c] += g_c;
   }
 }
 
-// One image's gradient: dxn zeroed, then each window's.
-inline void image_grad(const Window2d& g, bool relu, const float* xn, const float* dyn, float* dxn) {
-  std::memset(dxn, 0, static_cast<std::size_t>(g.h * g.w * g.c) * sizeof(float));
+// Disjoint windows (strides >= pool size, Keras's default) write each dx element at most
+// once, so one pass per window stores dx outright: no zeroing, no scatter, no read of dx.
+// Each window's x is copied to xs (L1) while its max is found, then walked in row-major
+// order handing dy to the first position equal to the max (`rest` is what is still to
+// hand out: dy until a lane's first hit, 0 after). A NaN max matches nothing, and then
+// position 0 takes dy, as window_grad's scan does. Windows of up to kMaxDisjoint positions.
+constexpr std::int64_t kMaxDisjoint = 16;
+
+template <std::int64_t kWidth, bool kRelu>
+inline void disjoint_window_grad(const Window2d& g, const float* xn, float* dxn, const float* dyp,
+                                 std::int64_t c0, std::int64_t h0, std::int64_t h1, std::int64_t w0,
+                                 std::int64_t w1, std::int64_t nc_runtime) {
+  const std::int64_t nc = kWidth > 0 ? kWidth : nc_runtime;
+  const std::int64_t base = (h0 * g.w + w0) * g.c + c0;
+  float xs[kMaxDisjoint][kChannelBlock];
+  float mx[kChannelBlock], rest[kChannelBlock];
+  for (std::int64_t i = 0; i < nc; ++i) mx[i] = xn[base + i];
+  std::int64_t p = 0;
+  for (std::int64_t h = h0; h < h1; ++h) {
+    for (std::int64_t w = w0; w < w1; ++w, ++p) {
+      const float* xp = xn + (h * g.w + w) * g.c + c0;
+      for (std::int64_t i = 0; i < nc; ++i) {
+        xs[p][i] = xp[i];
+        mx[i] = xp[i] > mx[i] ? xp[i] : mx[i];
+      }
+    }
+  }
+  for (std::int64_t i = 0; i < nc; ++i) {
+    const float dy = dyp[i];
+    rest[i] = kRelu && !(mx[i] > 0.0f) ? 0.0f : dy;
+  }
+  p = 0;
+  for (std::int64_t h = h0; h < h1; ++h) {
+    for (std::int64_t w = w0; w < w1; ++w, ++p) {
+      float* dxp = dxn + (h * g.w + w) * g.c + c0;
+      for (std::int64_t i = 0; i < nc; ++i) {
+        // Bitwise & and |: short-circuit operators would branch on random data.
+        const bool hit = (xs[p][i] == mx[i]) | ((p == 0) & (mx[i] != mx[i]));
+        dxp[i] = hit ? rest[i] : 0.0f;
+        rest[i] = hit ? 0.0f : rest[i];
+      }
+    }
+  }
+}
+
+// Keras's default MaxPooling2D: every window a whole 2x2 window at stride 2 (valid
+// padding, or same on even sizes). One straight-line pass per window, vectorized over 16
+// channels, for float32 and for bfloat16 read as its bits (a bfloat16's float is its bits
+// shifted up; dx takes dy's bits or zero, so nothing is rounded): no workspace, no
+// conversion passes. The winner is the first of a, b, c, d (row-major) equal to the max.
+bool whole_2x2_windows(const Window2d& g) {
+  return g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.pad_top == 0 && g.pad_left == 0 &&
+         2 * g.oh <= g.h && 2 * g.ow <= g.w;
+}
+
+inline float as_float(float v) { return v; }
+inline float as_float(std::uint16_t bf16) { return std::bit_cast<float>(static_cast<std::uint32_t>(bf16) << 16); }
+
+template <typename T, bool kRelu>
+inline void window2x2_grad(const Window2d& g, const T* a, const T* dyp, T* da, std::int64_t nc) {
+  const T* b = a + g.c;
+  const T* c = a + g.w * g.c;
+  const T* d = c + g.c;
+  T o[4][kChannelBlock];
+  for (std::int64_t i = 0; i < nc; ++i) {
+    const float fa = as_float(a[i]), fb = as_float(b[i]), fc = as_float(c[i]), fd = as_float(d[i]);
+    float m = fa;
+    m = fb > m ? fb : m;
+    m = fc > m ? fc : m;
+    m = fd > m ? fd : m;
+    const T dy = dyp[i];  // loaded unconditionally: a conditional load stops vectorization
+    const T gi = kRelu && !(m > 0.0f) ? T(0) : dy;
+    // Bitwise & and |: short-circuit operators would branch on random data. A NaN max
+    // matches nothing; position a takes dy then, as window_grad's scan does.
+    const bool ha = (fa == m) | (m != m);
+    const bool hb = !ha & (fb == m);
+    const bool hc = !(ha | hb) & (fc == m);
+    const bool hd = !(ha | hb | hc) & (fd == m);
+    o[0][i] = ha ? gi : T(0);
+    o[1][i] = hb ? gi : T(0);
+    o[2][i] = hc ? gi : T(0);
+    o[3][i] = hd ? gi : T(0);
+  }
+  // Stores after all loads (x and dx are often page-aligned alike: 4K aliasing).
+  const std::size_t bytes = static_cast<std::size_t>(nc) * sizeof(T);
+  std::memcpy(da, o[0], bytes);
+  std::memcpy(da + g.c, o[1], bytes);
+  std::memcpy(da + g.w * g.c, o[2], bytes);
+  std::memcpy(da + g.w * g.c + g.c, o[3], bytes);
+}
+
+template <typename T, bool kRelu>
+void image_grad_2x2(const Window2d& g, const T* xn, const T* dyn, T* dxn) {
+  if (2 * g.oh < g.h || 2 * g.ow < g.w) {  // an odd size leaves a last row or column uncovered
+    std::memset(dxn, 0, static_cast<std::size_t>(g.h * g.w * g.c) * sizeof(T));
+  }
+  for (std::int64_t oh = 0; oh < g.oh; ++oh) {
+    for (std::int64_t ow = 0; ow < g.ow; ++ow) {
+      const std::int64_t base = (2 * oh * g.w + 2 * ow) * g.c;
+      const T* dyp = dyn + (oh * g.ow + ow) * g.c;
+      for (std::int64_t c0 = 0; c0 < g.c; c0 += kChannelBlock) {
+        window2x2_grad<T, kRelu>(g, xn + base + c0, dyp + c0, dxn + base + c0, std::min(kChannelBlock, g.c - c0));
+      }
+    }
+  }
+}
+
+template <typename T>
+void batch_grad_2x2(const Window2d& g, bool relu, const void* x, const void* dy, void* dx) {
+  const std::int64_t image = g.h * g.w * g.c, out_image = g.oh * g.ow * g.c;
+  const T* xs = static_cast<const T*>(x);
+  const T* dys = static_cast<const T*>(dy);
+  T* dxs = static_cast<T*>(dx);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t n = 0; n < g.n; ++n) {
+    if (relu) image_grad_2x2<T, true>(g, xs + n * image, dys + n * out_image, dxs + n * image);
+    else image_grad_2x2<T, false>(g, xs + n * image, dys + n * out_image, dxs + n * image);
+  }
+}
+
+bool disjoint_windows(const Window2d& g) {
+  return g.sh >= g.kh && g.sw >= g.kw && g.kh * g.kw <= kMaxDisjoint;
+}
+
+// Whether disjoint windows leave no element of x uncovered (then dx needs no zeroing).
+bool windows_tile_input(const Window2d& g) {
+  return g.sh == g.kh && g.sw == g.kw && g.pad_top <= 0 && g.pad_left <= 0 &&
+         (g.oh - 1) * g.sh - g.pad_top + g.kh >= g.h && (g.ow - 1) * g.sw - g.pad_left + g.kw >= g.w;
+}
+
+template <bool kDisjoint, std::int64_t kWidth, bool kRelu>
+inline void any_window_grad(const Window2d& g, const float* xn, float* dxn, const float* dyp, std::int64_t c0,
+                            std::int64_t h0, std::int64_t h1, std::int64_t w0, std::int64_t w1, std::int64_t nc) {
+  if constexpr (kDisjoint) disjoint_window_grad<kWidth, kRelu>(g, xn, dxn, dyp, c0, h0, h1, w0, w1, nc);
+  else window_grad<kWidth, kRelu>(g, xn, dxn, dyp, c0, h0, h1, w0, w1, nc);
+}
+
+// One image's gradient: dxn zeroed unless disjoint windows tile it, then each window's.
+template <bool kDisjoint>
+void image_grad_with(const Window2d& g, bool relu, const float* xn, const float* dyn, float* dxn) {
+  if (!kDisjoint || !windows_tile_input(g)) {
+    std::memset(dxn, 0, static_cast<std::size_t>(g.h * g.w * g.c) * sizeof(float));
+  }
   for (std::int64_t oh = 0; oh < g.oh; ++oh) {
     const std::int64_t h0 = std::max<std::int64_t>(oh * g.sh - g.pad_top, 0);
     const std::int64_t h1 = std::min(oh * g.sh - g.pad_top + g.kh, g.h);
@@ -69,17 +214,21 @@ inline void image_grad(const Window2d& g, bool relu, const float* xn, const floa
       for (std::int64_t c0 = 0; c0 < g.c; c0 += kChannelBlock) {
         const std::int64_t nc = std::min(kChannelBlock, g.c - c0);
         if (nc == kChannelBlock) {
-          if (relu) window_grad<kChannelBlock, true>(g, xn, dxn, dyp + c0, c0, h0, h1, w0, w1, nc);
-          else window_grad<kChannelBlock, false>(g, xn, dxn, dyp + c0, c0, h0, h1, w0, w1, nc);
+          if (relu) any_window_grad<kDisjoint, kChannelBlock, true>(g, xn, dxn, dyp + c0, c0, h0, h1, w0, w1, nc);
+          else any_window_grad<kDisjoint, kChannelBlock, false>(g, xn, dxn, dyp + c0, c0, h0, h1, w0, w1, nc);
         } else {
-          if (relu) window_grad<0, true>(g, xn, dxn, dyp + c0, c0, h0, h1, w0, w1, nc);
-          else window_grad<0, false>(g, xn, dxn, dyp + c0, c0, h0, h1, w0, w1, nc);
+          if (relu) any_window_grad<kDisjoint, 0, true>(g, xn, dxn, dyp + c0, c0, h0, h1, w0, w1, nc);
+          else any_window_grad<kDisjoint, 0, false>(g, xn, dxn, dyp + c0, c0, h0, h1, w0, w1, nc);
         }
       }
     }
   }
 }
 
+inline void image_grad(const Window2d& g, bool relu, const float* xn, const float* dyn, float* dxn) {
+  if (disjoint_windows(g)) image_grad_with<true>(g, relu, xn, dyn, dxn);
+  else image_grad_with<false>(g, relu, xn, dyn, dxn);
+}
 // Stateless apart from the geometry; run() from one thread at a time, parallel inside. At
 // bfloat16 / float16 each thread converts one image of x and dy into float32 in its slice
 // of the workspace, computes there and rounds dx back: the same arithmetic as float32 on
@@ -90,7 +239,7 @@ class OmpMaxPool2dGrad final : public Kernel {
       : g_(g), relu_(relu), dtype_(dtype), threads_(omp_get_max_threads()) {}
 
   std::size_t workspace_bytes() const override {
-    if (dtype_ == DType::f32) return 0;
+    if (dtype_ == DType::f32 || (dtype_ == DType::bf16 && whole_2x2_windows(g_))) return 0;
     return static_cast<std::size_t>(threads_) * per_thread() * sizeof(float);
   }
 
@@ -98,6 +247,11 @@ class OmpMaxPool2dGrad final : public Kernel {
     const Window2d g = g_;
     const bool relu = relu_;
     const std::int64_t image = g.h * g.w * g.c, out_image = g.oh * g.ow * g.c;
+    if (whole_2x2_windows(g) && dtype_ != DType::f16) {
+      if (dtype_ == DType::f32) batch_grad_2x2<float>(g, relu, args.inputs[0], args.inputs[2], args.outputs[0]);
+      else batch_grad_2x2<std::uint16_t>(g, relu, args.inputs[0], args.inputs[2], args.outputs[0]);
+      return;
+    }
     if (dtype_ == DType::f32) {
       const float* x = static_cast<const float*>(args.inputs[0]);
       const float* dy = static_cast<const float*>(args.inputs[2]);
@@ -149,7 +303,12 @@ std::unique_ptr<Kernel> make_omp_max_pool2d_grad(const KernelDesc& desc, std::st
       }
     }
   }
-  return std::make_unique<OmpMaxPool2dGrad>(checked_window(widened(desc)), desc.attrs.i_or("relu", 0) != 0, dtype);
+  const Window2d g = checked_window(widened(desc));
+  if ((g.kh * g.w + g.kw) * g.c >= (std::int64_t{1} << 31)) {
+    if (why_not) *why_not = "a pooling window spans 2^31 elements or more";
+    return nullptr;
+  }
+  return std::make_unique<OmpMaxPool2dGrad>(g, desc.attrs.i_or("relu", 0) != 0, dtype);
 }
 
 }  // namespace nnfit

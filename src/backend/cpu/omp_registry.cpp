@@ -85,6 +85,12 @@ void register_omp_kernels(KernelRegistry& registry) {
   for (DType dtype : {DType::f32, DType::f16, DType::bf16}) {
     registry.add("cast", DeviceType::cpu, dtype, {"omp:cast", make_omp_cast});
   }
+  // Read and written natively in bfloat16 (float16 runs the float32 kernels widened).
+  const std::pair<const char*, KernelFactory> kNativeBf16[] = {
+      {"bias_add_grad", make_omp_bias_add_grad}, {"dropout", make_omp_dropout}, {"dropout_grad", make_omp_dropout_grad}};
+  for (const auto& [op, factory] : kNativeBf16) {
+    registry.add(op, DeviceType::cpu, DType::bf16, {std::string("omp:") + op, factory});
+  }
   // reshape only moves bytes, so it serves every dtype (i32 labels, u8 masks, f16 storage).
   for (DType dtype : {DType::f16, DType::bf16, DType::i32, DType::i64, DType::u8, DType::boolean}) {
     registry.add("reshape", DeviceType::cpu, dtype, {"omp:reshape", make_omp_reshape});

@@ -43,6 +43,19 @@ bool uniform_float_type(const KernelDesc& desc, memory::data_type* out, std::str
   return true;
 }
 
+bool input_output_float_types(const KernelDesc& desc, memory::data_type* in, memory::data_type* out,
+                              std::string* why_not) {
+  KernelDesc inputs = desc, outputs = desc;
+  inputs.outputs.clear();
+  outputs.inputs.clear();
+  if (!uniform_float_type(inputs, in, why_not) || !uniform_float_type(outputs, out, why_not)) return false;
+  if (*out != *in && *out != memory::data_type::f32) {
+    if (why_not) *why_not = "outputs of another floating type than the inputs' or float32";
+    return false;
+  }
+  return true;
+}
+
 dnnl::primitive_attr user_scratchpad_attr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

@@ -35,6 +35,11 @@ memory::desc tensor_md(const memory::dims& dims, Tag tag, memory::data_type dt);
 // precision policies give an op's tensors one compute type); false, with *why_not, when
 // they differ. Integer tensors are not looked at.
 bool uniform_float_type(const KernelDesc& desc, memory::data_type* out, std::string* why_not);
+// The inputs' one floating type in *in and the outputs' in *out, which may also be f32 where
+// the inputs are bf16 / f16: a cast to float32 folded into the op (fuse_output_casts) has it
+// write float32 itself, as oneDNN's matmul and convolutions can. False, with *why_not, else.
+bool input_output_float_types(const KernelDesc& desc, memory::data_type* in, memory::data_type* out,
+                              std::string* why_not);
 // An attr with a user-managed scratchpad (bound to KernelArgs::workspace).
 dnnl::primitive_attr user_scratchpad_attr();
 

@@ -69,6 +69,13 @@ ConvSpec conv_spec(const Window3d& g, memory::data_type dt) {
   return s;
 }
 
+// `d` with data type t (its layout, plain or `any`, kept).
+memory::desc retyped(const memory::desc& d, memory::data_type t) {
+  if (d.data.format_kind == dnnl_format_kind_any) return memory::desc(d.dims(), t, Tag::any);
+  const auto& blocking = d.data.format_desc.blocking;
+  return memory::desc(d.dims(), t, memory::dims(blocking.strides, blocking.strides + d.data.ndims));
+}
+
 std::size_t align64(std::size_t bytes) { return (bytes + 63) / 64 * 64; }
 
 dnnl::convolution_forward::primitive_desc forward_pd(const ConvSpec& md, const memory::desc& bias,
@@ -104,7 +111,12 @@ class OnednnConv final : public Kernel {
       plan_filter_reorder(md.w, pd.weights_desc(), true);
       return;
     }
-    auto hint = forward_pd(md, memory::desc(), dnnl::prop_kind::forward_training, dnnl::primitive_attr());
+    // The forward hint in the inputs' type (a folded cast retypes only this pass's output).
+    ConvSpec in_types = md;
+    in_types.x = retyped(md.x, dt);
+    in_types.w_any = retyped(md.w_any, dt);
+    in_types.y = retyped(md.y, dt);
+    auto hint = forward_pd(in_types, memory::desc(), dnnl::prop_kind::forward_training, dnnl::primitive_attr());
     if (pass == ConvPass::backward_data) {
       dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, md.x, md.w_any, md.y,
                                               md.strides, md.dilates, md.padding_l, md.padding_r);
@@ -179,9 +191,18 @@ class OnednnConv final : public Kernel {
 // The kernel of a convolution desc of window `g` (checked by the caller).
 template <typename Window>
 std::unique_ptr<Kernel> make_conv(const KernelDesc& desc, std::string* why_not, ConvPass pass, const Window& g) {
-  memory::data_type dt;
-  if (!uniform_float_type(desc, &dt, why_not)) return nullptr;
-  const ConvSpec md = conv_spec(g, dt);
+  memory::data_type dt, out_dt;
+  if (!input_output_float_types(desc, &dt, &out_dt, why_not)) return nullptr;
+  ConvSpec md = conv_spec(g, dt);
+  // A folded cast to float32 (fuse_output_casts): the pass's output written as float32.
+  if (out_dt != dt) {
+    if (pass == ConvPass::forward) md.y = retyped(md.y, out_dt);
+    if (pass == ConvPass::backward_data) md.x = retyped(md.x, out_dt);
+    if (pass == ConvPass::backward_weights) {
+      md.w = retyped(md.w, out_dt);
+      md.w_any = retyped(md.w_any, out_dt);
+    }
+  }
   const bool fused = desc.op == "fused_conv2d" || desc.op == "fused_conv3d";
   ActivationKind act = fused ? parse_activation_kind(desc, "activation") : ActivationKind::linear;
   if (std::string r = empty_tensor_reason(desc); !r.empty()) {

@@ -14,16 +14,17 @@ using namespace onednn;
 class OnednnMatmul final : public Kernel {
  public:
   // batch > 0: batch_matmul's [batch, M, K]·[batch, K, N].
+  // dt: the inputs' type; out_dt: the output's (dt, or f32 with a folded cast).
   OnednnMatmul(const KernelDesc& desc, const MatmulGeometry& g, bool fused, ActivationKind act, memory::data_type dt,
-               std::int64_t batch = 0)
+               memory::data_type out_dt, std::int64_t batch = 0)
       : node_(desc.node_name), fused_(fused) {
-    const auto md = [batch, dt](std::int64_t r, std::int64_t c, bool transposed) {
-      if (batch == 0) return tensor_md({r, c}, transposed ? Tag::ba : Tag::ab, dt);
-      return tensor_md({batch, r, c}, transposed ? Tag::acb : Tag::abc, dt);
+    const auto md = [batch](std::int64_t r, std::int64_t c, bool transposed, memory::data_type t) {
+      if (batch == 0) return tensor_md({r, c}, transposed ? Tag::ba : Tag::ab, t);
+      return tensor_md({batch, r, c}, transposed ? Tag::acb : Tag::abc, t);
     };
-    memory::desc a = md(g.m, g.k, g.transpose_a);
-    memory::desc b = md(g.k, g.n, g.transpose_b);
-    memory::desc c = md(g.m, g.n, false);
+    memory::desc a = md(g.m, g.k, g.transpose_a, dt);
+    memory::desc b = md(g.k, g.n, g.transpose_b, dt);
+    memory::desc c = md(g.m, g.n, false, out_dt);
     memory::desc bias = fused ? tensor_md({1, g.n}, Tag::ab, dt) : memory::desc();
     dnnl::primitive_attr attr = user_scratchpad_attr();
     if (fused) {
@@ -74,7 +75,7 @@ std::unique_ptr<Kernel> make_onednn_batch_matmul(const KernelDesc& desc, std::st
   memory::data_type dt;
   if (!uniform_float_type(desc, &dt, why_not)) return nullptr;
   return decline_on_dnnl_error(desc, why_not, [&]() -> std::unique_ptr<Kernel> {
-    return std::make_unique<OnednnMatmul>(desc, g, false, ActivationKind::linear, dt, c[0]);
+    return std::make_unique<OnednnMatmul>(desc, g, false, ActivationKind::linear, dt, dt, c[0]);
   });
 }
 
@@ -86,10 +87,10 @@ std::unique_ptr<Kernel> make_onednn_matmul(const KernelDesc& desc, std::string* 
     if (why_not) *why_not = r;
     return nullptr;
   }
-  memory::data_type dt;
-  if (!uniform_float_type(desc, &dt, why_not)) return nullptr;
+  memory::data_type dt, out_dt;
+  if (!input_output_float_types(desc, &dt, &out_dt, why_not)) return nullptr;
   return decline_on_dnnl_error(desc, why_not, [&]() -> std::unique_ptr<Kernel> {
-    return std::make_unique<OnednnMatmul>(desc, g, fused, act, dt);
+    return std::make_unique<OnednnMatmul>(desc, g, fused, act, dt, out_dt);
   });
 }
 

@@ -96,6 +96,14 @@ void BackupAndRestore::on_train_batch_end(std::int64_t batch, const Logs&) {
 void BackupAndRestore::on_epoch_end(std::int64_t epoch, const Logs&) { pending_epoch_ = epoch + 1; }
 
 void BackupAndRestore::on_train_end() {
+  if (model_->interrupted()) {
+    // Stopped by FitOptions::interrupt (a signal): keep a backup of exactly this step, so
+    // the restarted run goes on from it, whatever delete_checkpoint says.
+    const std::int64_t epoch = model_->interrupted_epoch(), step = model_->interrupted_step();
+    backup(epoch, step, step > 0);
+    pending_epoch_.reset();
+    return;
+  }
   if (options_.delete_checkpoint) {
     std::error_code ec;
     fs::remove_all(options_.backup_dir, ec);

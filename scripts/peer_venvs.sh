@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Makes (once) and prints the Python of a benchmark peer, so the benches measure the
+# current PyTorch and Keras from PyPI, not whatever a machine happens to have:
+#   scripts/peer_venvs.sh torch   PyTorch 2.x (the reference peer; ~5 GB with the CUDA
+#                                 libraries PyPI's default wheel brings, unused on a CPU)
+#   scripts/peer_venvs.sh keras   TensorFlow's CPU build + Keras 3 (scripts/keras_venv.sh,
+#                                 the venv the Keras interop tests use)
+# Venvs live outside the checkout (NNFIT_TORCH_VENV, default
+# ${XDG_CACHE_HOME:-~/.cache}/nnfit/venvs/torch2) and are reused while the pins match.
+# Debian's /usr/bin/python3 makes them (python3-venv, scripts/setup.sh).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+case "${1:-}" in
+  keras) exec "$here/keras_venv.sh" ;;
+  torch) ;;
+  *) echo "usage: scripts/peer_venvs.sh torch|keras (prints the peer's Python, making its venv once)" >&2; exit 2 ;;
+esac
+venv=${NNFIT_TORCH_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/nnfit/venvs/torch2}
+want="torch==2.15.0 numpy"
+mkdir -p "$(dirname "$venv")"
+exec 9>"$venv.lock"
+flock 9
+# The pins are written last, so a venv cut off mid-install is made again (--clear).
+if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.nnfit-pins" 2>/dev/null)" != "$want" ]]; then
+  echo "peer_venvs.sh: installing $want into $venv (about 5 GB)" >&2
+  /usr/bin/python3 -m venv --clear "$venv" >&2
+  # shellcheck disable=SC2086
+  "$venv/bin/pip" install --quiet --disable-pip-version-check $want >&2
+  echo "$want" > "$venv/.nnfit-pins"
+fi
+exec 9>&-
+echo "$venv/bin/python"
