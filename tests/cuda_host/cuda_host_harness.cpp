@@ -88,12 +88,13 @@ namespace {
 // Runs `kernel` (at `dtype`) and ref:<op> (float32 on the rounded inputs), compares.
 void compare_with_reference(const KernelDesc& f32, const std::vector<Tensor>& inputs, DType dtype, float atol, float rtol,
                             const StepContext& ctx,
-                            const std::function<std::vector<Tensor>(const KernelDesc&, const std::vector<Tensor>&)>& run) {
+                            const std::function<std::vector<Tensor>(const KernelDesc&, const std::vector<Tensor>&)>& run,
+                            bool f32_outputs = false) {
   SCOPED_TRACE(f32.op + " at " + std::string(dtype_name(dtype)) + " " + f32.attrs.to_string());
   std::string why;
   auto ref = kernel_registry().create("ref:" + f32.op, f32, DeviceType::cpu, &why);
   ASSERT_NE(ref, nullptr) << "no reference kernel: " << why;
-  const KernelDesc low = at_dtype(f32, dtype);
+  const KernelDesc low = at_dtype(f32, dtype, f32_outputs);
   std::vector<Tensor> low_in, rounded;
   for (const Tensor& t : inputs) {
     low_in.push_back(to_dtype(t, dtype));
@@ -129,7 +130,7 @@ void compare_with_reference(const KernelDesc& f32, const std::vector<Tensor>& in
 }  // namespace
 
 void expect_device_kernel_matches_reference(const std::string& impl, const KernelDesc& f32, const std::vector<Tensor>& inputs,
-                                            DType dtype, float atol, float rtol) {
+                                            DType dtype, float atol, float rtol, bool f32_outputs) {
   compare_with_reference(f32, inputs, dtype, atol, rtol, StepContext{},
                          [&](const KernelDesc& low, const std::vector<Tensor>& in) -> std::vector<Tensor> {
                            std::string why;
@@ -137,7 +138,14 @@ void expect_device_kernel_matches_reference(const std::string& impl, const Kerne
                            EXPECT_NE(k, nullptr) << impl << " declined: " << why;
                            if (!k) return {};
                            return run_on_device(*k, low, in, StepContext{});
-                         });
+                         },
+                         f32_outputs);
+}
+
+void expect_cuda_host_folded_cast_matches_reference(const KernelDesc& f32, const std::vector<Tensor>& inputs, DType dtype) {
+  compare_with_reference(
+      f32, inputs, dtype, 0.0f, 0.0f, StepContext{},
+      [&](const KernelDesc& low, const std::vector<Tensor>& in) { return run_cuda(low, in, StepContext{}); }, true);
 }
 
 void expect_cuda_host_matches_reference(const KernelDesc& f32, const std::vector<Tensor>& inputs, DType dtype,

@@ -43,7 +43,12 @@ std::vector<Tensor> run_cuda(const KernelDesc& desc, const std::vector<Tensor>& 
 // registry at `dtype` against ref:<op> at float32, as expect_cuda_host_matches_reference.
 // For the vendor kernels (cuBLASLt), which have no host-run form.
 void expect_device_kernel_matches_reference(const std::string& impl, const KernelDesc& f32, const std::vector<Tensor>& inputs,
-                                            DType dtype, float atol, float rtol);
+                                            DType dtype, float atol, float rtol, bool f32_outputs = false);
+
+// A cast to float32 folded into the op (fuse_output_casts): the inputs at `dtype` (bfloat16
+// or float16), the outputs float32, against the float32 reference on the rounded inputs
+// within the format's tolerance.
+void expect_cuda_host_folded_cast_matches_reference(const KernelDesc& f32, const std::vector<Tensor>& inputs, DType dtype);
 
 // The three floating dtypes, in the order the cases run them.
 inline const std::vector<DType>& float_dtypes() {

@@ -254,6 +254,29 @@ TEST(CudaDescriptors, FilterReorderKernelRoundTrips) {
   EXPECT_NE(h, k16);
 }
 
+// A cast to float32 folded into the op (fuse_output_casts): the plans keep the inputs'
+// type for A/B (x/w) and give the output float32; a filter gradient's reorder buffer then
+// holds float32.
+TEST(CudaDescriptors, FoldedCastsGiveFloat32Outputs) {
+  KernelDesc mm = f32_desc("fused_matmul", {{"activation", std::string("relu")}}, {Shape{6, 9}, Shape{9, 4}, Shape{4}}, {Shape{6, 4}});
+  mm.inputs[0].dtype = mm.inputs[1].dtype = mm.inputs[2].dtype = DType::bf16;
+  const GemmPlan g = cuda::plan_gemm(mm);
+  EXPECT_EQ(g.dtype, DType::bf16);
+  EXPECT_EQ(g.out_dtype, DType::f32);
+  EXPECT_EQ(g.bias_dtype, DType::bf16);
+  const Attrs attrs{{"strides", std::vector<std::int64_t>{1, 1}}, {"padding", std::string("valid")},
+                    {"filter_shape", std::vector<std::int64_t>{3, 3, 2, 4}}};
+  KernelDesc wgrad = f32_desc("conv2d_backprop_filter", attrs, {Shape{1, 5, 5, 2}, Shape{1, 3, 3, 4}}, {Shape{3, 3, 2, 4}});
+  wgrad.inputs[0].dtype = wgrad.inputs[1].dtype = DType::f16;
+  const cuda::ConvPlan c = cuda::plan_conv(wgrad);
+  EXPECT_EQ(c.dtype, DType::f16);
+  EXPECT_EQ(c.filter_dtype(), DType::f32);
+  EXPECT_EQ(c.workspace_bytes(), 3u * 3 * 2 * 4 * 4);
+  KernelDesc uniform = wgrad;
+  uniform.outputs[0].dtype = DType::f16;
+  EXPECT_EQ(cuda::plan_conv(uniform).workspace_bytes(), 3u * 3 * 2 * 4 * 2);
+}
+
 TEST(CudaDescriptors, FusedConvPlansCarryBiasAndActivation) {
   const Attrs attrs{{"strides", std::vector<std::int64_t>{1, 1}}, {"padding", std::string("valid")}, {"activation", std::string("relu")}};
   const cuda::ConvPlan p = cuda::plan_conv(f32_desc("fused_conv2d", attrs, {Shape{1, 5, 5, 2}, Shape{3, 3, 2, 4}, Shape{4}}, {Shape{1, 3, 3, 4}}));

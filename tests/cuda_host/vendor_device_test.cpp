@@ -31,6 +31,25 @@ TEST_F(CudaDeviceVendor, CublasLtMatmulEveryTransposeAndDtype) {
   }
 }
 
+// The mixed policies' folded casts: bfloat16/float16 operands, a float32 result.
+TEST_F(CudaDeviceVendor, FoldedCastsWriteFloat32) {
+  const Tensor a = random_tensor(Shape{13, 24}, 1), b = random_tensor(Shape{24, 7}, 2), bias = random_tensor(Shape{7}, 3);
+  const Shape x{2, 9, 8, 3}, w{3, 3, 3, 5}, y{2, 7, 6, 5};
+  const Attrs conv{{"strides", std::vector<std::int64_t>{1, 1}}, {"padding", std::string("valid")}};
+  Attrs back_w = conv;
+  back_w.set("filter_shape", w.dims());
+  for (DType dt : {DType::bf16, DType::f16}) {
+    expect_device_kernel_matches_reference("cublaslt:matmul", f32_desc("matmul", {}, {{13, 24}, {24, 7}}, {{13, 7}}), {a, b}, dt, 0, 0, true);
+    expect_device_kernel_matches_reference("cublaslt:fused_matmul",
+                                           f32_desc("fused_matmul", {{"activation", std::string("relu")}}, {{13, 24}, {24, 7}, {7}}, {{13, 7}}),
+                                           {a, b, bias}, dt, 0, 0, true);
+    expect_device_kernel_matches_reference("cudnn:conv2d", f32_desc("conv2d", conv, {x, w}, {y}), {random_tensor(x, 4), random_tensor(w, 5)},
+                                           dt, 0, 0, true);
+    expect_device_kernel_matches_reference("cudnn:conv2d_backprop_filter", f32_desc("conv2d_backprop_filter", back_w, {x, y}, {w}),
+                                           {random_tensor(x, 6), random_tensor(y, 7)}, dt, 0, 0, true);
+  }
+}
+
 TEST_F(CudaDeviceVendor, CublasLtFusedMatmulEpilogues) {
   const Tensor a = random_tensor(Shape{128, 1600}, 5), b = random_tensor(Shape{1600, 10}, 6), bias = random_tensor(Shape{10}, 7);
   for (const char* act : {"linear", "relu", "sigmoid", "tanh"}) {

@@ -58,7 +58,11 @@ class CublasLtMatmul final : public Kernel {
     }
     a_ = layout(type, plan.a);
     b_ = layout(type, plan.b);
-    d_ = layout(type, plan.d);
+    d_ = layout(data_type(plan.out_dtype), plan.d);
+    if (plan.epilogue != cuda::GemmEpilogue::none) {
+      const cudaDataType_t bias_type = data_type(plan.bias_dtype);
+      set_op(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type));
+    }
     cublasLtMatmulPreference_t pref = nullptr;
     lt_check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate", node_);
     const std::size_t max_ws = kMaxWorkspaceBytes;
@@ -135,13 +139,11 @@ class CublasLtMatmul final : public Kernel {
 
 std::unique_ptr<Kernel> make_cublaslt_matmul(const KernelDesc& desc, std::string* why_not) {
   const cuda::GemmPlan plan = cuda::plan_gemm(desc);
-  for (const auto* list : {&desc.inputs, &desc.outputs}) {
-    for (const TensorDesc& t : *list) {
-      if (t.dtype != plan.dtype) {
-        if (why_not) *why_not = "cublaslt:" + desc.op + " takes one dtype for every tensor";
-        return nullptr;
-      }
-    }
+  // a and b of one type; c of it or float32 (a folded cast); the bias of either.
+  const auto ok = [&](DType d) { return d == plan.dtype || d == DType::f32; };
+  if (desc.inputs.at(1).dtype != plan.dtype || !ok(plan.out_dtype) || !ok(plan.bias_dtype)) {
+    if (why_not) *why_not = "cublaslt:" + desc.op + " takes a and b of one dtype, c and the bias of it or float32";
+    return nullptr;
   }
   return std::make_unique<CublasLtMatmul>(desc, plan);
 }

@@ -78,11 +78,14 @@ class CudnnConv final : public Kernel {
     const cudnnDataType_t io = data_type(plan_.dtype);
     const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
     std::vector<Desc>& ops = ops_;
-    tensors_.push_back(tensor(kX, plan_.x, io, false));
-    tensors_.push_back(tensor(kW, plan_.w, io, false));
+    // The op's output tensor takes the output's type (float32 where a cast was folded in).
+    const cudnnDataType_t out = data_type(plan_.out_dtype);
+    const cuda::ConvDirection dir = plan_.direction;
+    tensors_.push_back(tensor(kX, plan_.x, dir == cuda::ConvDirection::backward_data ? out : io, false));
+    tensors_.push_back(tensor(kW, plan_.w, dir == cuda::ConvDirection::backward_filter ? out : io, false));
     const bool fused = plan_.bias;
     const bool act = fused && plan_.activation != ActivationKind::linear;
-    tensors_.push_back(tensor(kY, plan_.y, io, false));
+    tensors_.push_back(tensor(kY, plan_.y, dir == cuda::ConvDirection::forward ? out : io, false));
     conv_ = std::make_unique<Desc>(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, &node_);
     Desc& conv = *conv_;
     const std::int64_t spatial = static_cast<std::int64_t>(plan_.stride.size());
@@ -113,7 +116,7 @@ class CudnnConv final : public Kernel {
         bias_layout.dims.assign(plan_.y.dims.size(), 1);
         bias_layout.dims[1] = plan_.y.dims[1];
         bias_layout.strides = cuda::channels_last_strides(bias_layout.dims);
-        tensors_.push_back(tensor(kBias, bias_layout, io, false));
+        tensors_.push_back(tensor(kBias, bias_layout, data_type(plan_.bias_dtype), false));
         const std::size_t conv_out = tensors_.size() - 2, bias = tensors_.size() - 1;
         if (act) tensors_.push_back(tensor(kBiased, plan_.y, f32, true));
         ops.push_back(pointwise(CUDNN_POINTWISE_ADD, tensors_[conv_out], &tensors_[bias], act ? tensors_.back() : tensors_[2]));
@@ -150,7 +153,7 @@ class CudnnConv final : public Kernel {
     void* krsc = ws;  // the filter in cuDNN's layout
     void* dnn_ws = ws + filter_bytes();
     const cuda::FilterReorder r = cuda::filter_reorder(plan_);
-    const std::size_t element = dtype_size(plan_.dtype);
+    const std::size_t element = dtype_size(plan_.filter_dtype());
     // The buffers by unique id: x, w (KRSC), y, bias (fused).
     const void* x = nullptr;
     const void* y = nullptr;
@@ -285,13 +288,11 @@ class CudnnConv final : public Kernel {
 
 std::unique_ptr<Kernel> make_cudnn_conv(const KernelDesc& desc, std::string* why_not) {
   cuda::ConvPlan plan = cuda::plan_conv(desc);
-  for (const auto* list : {&desc.inputs, &desc.outputs}) {
-    for (const TensorDesc& t : *list) {
-      if (t.dtype != plan.dtype) {
-        if (why_not) *why_not = "cudnn:" + desc.op + " takes one dtype for every tensor";
-        return nullptr;
-      }
-    }
+  // The two data inputs of one type; the output of it or float32 (a folded cast); the bias of either.
+  const auto ok = [&](DType d) { return d == plan.dtype || d == DType::f32; };
+  if (desc.inputs.at(1).dtype != plan.dtype || !ok(plan.out_dtype) || !ok(plan.bias_dtype)) {
+    if (why_not) *why_not = "cudnn:" + desc.op + " takes its data inputs of one dtype, the output and bias of it or float32";
+    return nullptr;
   }
   return std::make_unique<CudnnConv>(desc, std::move(plan));
 }

@@ -63,7 +63,7 @@ std::vector<std::int64_t> channels_last_strides(const std::vector<std::int64_t>&
 }
 
 std::size_t ConvPlan::workspace_bytes() const {
-  return static_cast<std::size_t>(filter_elements) * dtype_size(dtype);
+  return static_cast<std::size_t>(filter_elements) * dtype_size(filter_dtype());
 }
 
 ConvPlan plan_conv(const KernelDesc& desc) {
@@ -71,6 +71,8 @@ ConvPlan plan_conv(const KernelDesc& desc) {
   const Window w = window_of(f32, is_3d(desc.op));
   ConvPlan p;
   p.dtype = desc.inputs.at(0).dtype;
+  p.out_dtype = desc.outputs.at(0).dtype;
+  p.bias_dtype = desc.inputs.size() > 2 ? desc.inputs[2].dtype : p.out_dtype;
   p.direction = desc.op.find("backprop_input") != std::string::npos    ? ConvDirection::backward_data
                 : desc.op.find("backprop_filter") != std::string::npos ? ConvDirection::backward_filter
                                                                        : ConvDirection::forward;

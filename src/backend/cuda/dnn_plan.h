@@ -39,7 +39,11 @@ struct ConvPlan {
   std::int64_t filter_elements = 0;   // reordered HWIO <-> KRSC through the workspace
   bool bias = false;                  // fused_conv*: a bias-add node [1, O, 1, ...]
   ActivationKind activation = ActivationKind::linear;  // fused_conv*: a pointwise node
-  DType dtype = DType::f32;           // of x, w and y; compute in float32
+  DType dtype = DType::f32;           // of the inputs; compute in float32
+  // Of the output (y, dx or dw): dtype, or float32 where a cast to float32 was folded into
+  // the op (fuse_output_casts); and of fused_conv's bias.
+  DType out_dtype = DType::f32, bias_dtype = DType::f32;
+  DType filter_dtype() const { return direction == ConvDirection::backward_filter ? out_dtype : dtype; }
   std::size_t workspace_bytes() const;  // the reordered filter (cuDNN's own workspace adds to it)
 };
 

@@ -26,6 +26,8 @@ GemmPlan plan_gemm(const KernelDesc& desc) {
   const KernelDesc f32 = widenable(desc) ? widened(desc) : desc;
   GemmPlan p;
   p.dtype = desc.inputs.at(0).dtype;
+  p.out_dtype = desc.outputs.at(0).dtype;
+  p.bias_dtype = desc.inputs.size() > 2 ? desc.inputs[2].dtype : p.out_dtype;
   bool ta = false, tb = false;
   if (desc.op == "batch_matmul") {
     const Shape& a = desc.inputs.at(0).shape;

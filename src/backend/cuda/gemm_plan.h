@@ -31,7 +31,9 @@ struct GemmPlan {
   std::int64_t batch = 1;
   GemmEpilogue epilogue = GemmEpilogue::none;
   ActivationKind after = ActivationKind::linear;  // an activation run after the GEMM
-  DType dtype = DType::f32;  // of A, B and D; accumulation and scale are float32 always
+  DType dtype = DType::f32;      // of A and B; accumulation and scale are float32 always
+  DType out_dtype = DType::f32;  // of D: dtype, or float32 where a cast was folded in (fuse_output_casts)
+  DType bias_dtype = DType::f32; // fused_matmul's bias
 };
 
 // The plan of a matmul, fused_matmul or batch_matmul desc; throws InvalidArgument for a

@@ -42,7 +42,7 @@ struct ColumnPartialFn {
   }
 };
 
-template <class T>
+template <class Out>
 struct ColumnFinishFn {
   const float* partial;
   void* out;
@@ -50,7 +50,7 @@ struct ColumnFinishFn {
   NNFIT_HD void operator()(std::int64_t c) const {
     float s = 0.0f;
     for (std::int64_t k = 0; k < chunks; ++k) s += partial[k * channels + c];
-    store<T>(out, c, s);
+    store<Out>(out, c, s);
   }
 };
 
@@ -149,16 +149,25 @@ std::unique_ptr<Kernel> make_bias_add(const KernelDesc& desc, std::string* why_n
   });
 }
 
+// db in dy's type, or float32 where a cast to float32 was folded into the op
+// (fuse_output_casts: the mixed policies' float32 bias gradients).
 template <class Launch, class T>
 std::unique_ptr<Kernel> make_bias_add_grad(const KernelDesc& desc, std::string* why_not) {
   ChannelGeometry g;
-  if (!floats_are<T>(desc, why_not) || !check_bias_add_grad(as_f32(desc), &g, why_not)) return nullptr;
+  const bool f32_out = !desc.outputs.empty() && desc.outputs[0].dtype == DType::f32;
+  KernelDesc in_only = desc;
+  if (f32_out) in_only.outputs[0].dtype = dtype_of<T>();
+  if (!floats_are<T>(in_only, why_not) || !check_bias_add_grad(as_f32(desc), &g, why_not)) return nullptr;
   const std::int64_t rows = g.rows, c = g.channels, chunks = std::max<std::int64_t>(1, (rows + kRowsPerPartial - 1) / kRowsPerPartial);
   return launch_kernel(
-      [rows, c, chunks](const KernelArgs& a) {
+      [rows, c, chunks, f32_out](const KernelArgs& a) {
         auto* partial = static_cast<float*>(a.workspace);
         Launch::run(ColumnPartialFn<T>{a.inputs[0], partial, rows, c}, chunks * c, a.ctx);
-        Launch::run(ColumnFinishFn<T>{partial, a.outputs[0], chunks, c}, c, a.ctx);
+        if (f32_out) {
+          Launch::run(ColumnFinishFn<float>{partial, a.outputs[0], chunks, c}, c, a.ctx);
+        } else {
+          Launch::run(ColumnFinishFn<T>{partial, a.outputs[0], chunks, c}, c, a.ctx);
+        }
       },
       aligned_bytes(static_cast<std::size_t>(chunks * c) * sizeof(float)));
 }
