@@ -49,6 +49,9 @@ Subcommand add_profile_command(CLI::App& parent);
 // `nnfit monitor [--interval 1s] [--count N] [--json] [--nvml LIB]`
 Subcommand add_monitor_command(CLI::App& parent);
 
+// `nnfit ops [--json]`: the op catalogue and each backend's kernels per dtype.
+Subcommand add_ops_command(CLI::App& parent);
+
 // Note [OpenMP spin] in omp_env.cpp: sets GOMP_SPINCOUNT and re-executes the program when
 // the user set neither it nor OMP_WAIT_POLICY and the machine is busy (or NNFIT_OPENMP_SPIN
 // names a count); returns otherwise.

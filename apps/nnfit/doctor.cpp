@@ -64,6 +64,7 @@ int run_doctor(const DoctorArgs& args) {
                                      (b.available ? ", available" : ", unavailable") +
                                      (b.detail.empty() ? "" : " (" + b.detail + ")"));
     }
+    facts.nnfit.cuda_architectures = doctor::cuda_architectures_from_cmake(cuda_build_architectures());
     doctor::complete_facts(facts, tables);
     std::vector<doctor::Check> checks = doctor::run_rules(facts, tables);
     if (!args.target.empty()) {

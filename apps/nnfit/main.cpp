@@ -50,6 +50,7 @@ int run(int argc, char** argv) {
   commands.push_back(nnfit::cli::add_data_command(app));
   commands.push_back(nnfit::cli::add_profile_command(app));
   commands.push_back(nnfit::cli::add_monitor_command(app));
+  commands.push_back(nnfit::cli::add_ops_command(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

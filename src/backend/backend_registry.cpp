@@ -1,9 +1,11 @@
 // Which backends this binary has. The one place that knows about NNFIT_WITH_CUDA.
+#include "backend/kernel_families.h"
 #include "nnfit/backend/backend.h"
 #include "nnfit/core/error.h"
 
 #if NNFIT_WITH_CUDA
 #include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_sub_allocator.h"
 #endif
 
@@ -20,6 +22,22 @@ std::vector<BackendInfo> backend_infos() {
                    "(configure with -DNNFIT_WITH_CUDA=ON and CUDAToolkit_ROOT=/usr/local/cuda)"});
 #endif
   return infos;
+}
+
+std::string cuda_build_architectures() {
+#if NNFIT_WITH_CUDA
+  return NNFIT_CUDA_ARCHITECTURES;
+#else
+  return "";
+#endif
+}
+
+void register_cuda_kernels_if_built(KernelRegistry& registry) {
+#if NNFIT_WITH_CUDA
+  register_cuda_kernels(registry);
+#else
+  (void)registry;
+#endif
 }
 
 std::unique_ptr<Backend> make_backend(Device device, const MemoryPolicy& policy) {

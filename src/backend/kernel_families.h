@@ -9,6 +9,8 @@ namespace nnfit {
 void register_onednn_kernels(KernelRegistry& registry);
 // src/backend/cpu/omp_*.cpp: losses, batch norm, dropout, optimizer updates, bias, misc.
 void register_omp_kernels(KernelRegistry& registry);
+// The CUDA kernels when this build has them (backend_registry.cpp, the one #if); else nothing.
+void register_cuda_kernels_if_built(KernelRegistry& registry);
 // src/backend/ref/ref_nn_*.cpp: reference kernels of the oneDNN family's ops.
 void register_ref_nn_kernels(KernelRegistry& registry);
 // src/backend/ref/ref_train_*.cpp: reference kernels of the OpenMP family's ops.

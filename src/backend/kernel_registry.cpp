@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "backend/kernel_families.h"
 #include "backend/widened_kernel.h"
 #include "nnfit/core/env_flags.h"
 #include "nnfit/core/error.h"
@@ -117,6 +118,16 @@ std::vector<std::string> KernelRegistry::ops(DeviceType device) const {
   return names;
 }
 
+std::vector<RegisteredKernel> KernelRegistry::entries() const {
+  std::vector<RegisteredKernel> out;
+  for (const auto& [key, list] : impls_) {
+    for (const KernelImpl& impl : list) {
+      out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), impl.name});
+    }
+  }
+  return out;
+}
+
 const KernelRegistry& kernel_registry() {
   // Built once on first use and never modified afterwards (Note [Explicit registration]).
   static const KernelRegistry kRegistry = [] {
@@ -124,6 +135,7 @@ const KernelRegistry& kernel_registry() {
     // Fast implementations first; reference kernels last so they catch everything.
     register_cpu_kernels(r);
     register_ref_kernels(r);
+    register_cuda_kernels_if_built(r);
     return r;
   }();
   return kRegistry;

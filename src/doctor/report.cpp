@@ -80,6 +80,7 @@ nlohmann::ordered_json facts_json(const Facts& f) {
   j["nnfit"] = {{"version", f.nnfit.version},
                 {"backends", f.nnfit.backends},
                 {"cpu_features", f.nnfit.cpu_features},
+                {"cuda_architectures", f.nnfit.cuda_architectures},
                 {"openmp_version", f.nnfit.openmp_version},
                 {"env_flags", f.nnfit.env_flags}};
   // Every declared flag with its meaning and the value in effect (ARCHITECTURE.md: the

@@ -1,8 +1,9 @@
 // Rules about nnfit itself and the CPU-side libraries around it: the nnfit check (version,
 // backends, CPU features, OpenMP, oneDNN, MPI, NNFIT_* flags), a misspelled flag, an
-// mpirun from another MPI than the mpi.h programs compile against, and a oneDNN older
-// than the one nnfit was built with.
+// mpirun from another MPI than the mpi.h programs compile against, a oneDNN older
+// than the one nnfit was built with, and whether each GPU runs nnfit's CUDA code.
 #include <algorithm>
+#include <cstdlib>
 
 #include "nnfit/core/env_flags.h"
 #include "rules_util.h"
@@ -112,6 +113,51 @@ void check_onednn(const Facts& facts, std::vector<Check>& out) {
 
 }  // namespace
 
+// Which of nnfit's GPU code a GPU of compute capability `cc` ("8.6") runs: machine code of
+// its major at or below its minor, else PTX at or below it (JIT-compiled once), else none.
+void check_cuda_code(const Facts& facts, std::vector<Check>& out) {
+  const std::vector<std::string>& archs = facts.nnfit.cuda_architectures;
+  if (archs.empty()) return;
+  std::string built;
+  for (const auto& a : archs) {
+    if (!built.empty()) built += ", ";  // piecewise: GCC 12's -Wrestrict false positive
+    built += a;
+  }
+  for (const GpuFacts& gpu : facts.gpus) {
+    const std::string id = "nnfit-cuda-code:" + std::to_string(gpu.index);
+    const auto v = Version::parse(gpu.compute_capability);
+    if (!v) {
+      out.push_back({id, Status::kWarn, "cuda:" + std::to_string(gpu.index) + " " + gpu.name + ": compute capability unknown",
+                     "nnfit's CUDA code is built for " + built + "; the doctor could not tell whether this GPU runs it", ""});
+      continue;
+    }
+    const int cc = v->major() * 10 + v->minor();
+    std::string sass, ptx;
+    for (const auto& a : archs) {
+      const int n = std::atoi(a.substr(a.find('_') + 1).c_str());
+      if (a.rfind("sm_", 0) == 0 && n / 10 == cc / 10 && n <= cc && (sass.empty() || n > std::atoi(sass.c_str() + 3))) sass = a;
+      if (a.rfind("compute_", 0) == 0 && n <= cc && (ptx.empty() || n > std::atoi(ptx.c_str() + 8))) ptx = a;
+    }
+    const std::string gpu_name = "cuda:" + std::to_string(gpu.index) + " " + gpu.name + " (compute capability " +
+                                 gpu.compute_capability + ")";
+    const std::string rebuild = "rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(cc) +
+                                " (this GPU only) or the cuda-release preset (sm_75 to sm_100)";
+    if (!sass.empty()) {
+      out.push_back({id, Status::kOk, gpu_name + " runs nnfit's " + sass + " code", "nnfit's CUDA code is built for " + built, ""});
+    } else if (!ptx.empty()) {
+      out.push_back({id, Status::kWarn, gpu_name + " runs nnfit's kernels JIT-compiled from " + ptx + " PTX",
+                     "nnfit's CUDA code is built for " + built + ": no machine code for this GPU, so the driver compiles the "
+                     "PTX at the first launch of each kernel (seconds; then cached in ~/.nv/ComputeCache)",
+                     rebuild});
+    } else {
+      out.push_back({id, Status::kFail, gpu_name + " cannot run nnfit's CUDA kernels",
+                     "nnfit's CUDA code is built for " + built + ": no machine code for compute capability " +
+                         gpu.compute_capability + " and no PTX at or below it",
+                     rebuild});
+    }
+  }
+}
+
 void check_nnfit(const Facts& facts, std::vector<Check>& out) {
   const NnfitFacts& n = facts.nnfit;
   // Appending piecewise (not `sep + word`) also keeps GCC 12's -Wrestrict false positive away.
@@ -139,6 +185,7 @@ void check_nnfit(const Facts& facts, std::vector<Check>& out) {
                  ""});
   check_onednn(facts, out);
   check_mpi(facts, out);
+  check_cuda_code(facts, out);
   // Which dtype policies run natively on this CPU (oneDNN's bf16 / f16 primitives), and
   // what the others cost: their ops compute in float32 and round.
   const auto has = [&](const char* f) {
@@ -166,6 +213,24 @@ void check_nnfit(const Facts& facts, std::vector<Check>& out) {
                      "nnfit reads only declared flags: " + known, "unset " + name + " or correct its spelling"});
     }
   }
+}
+
+std::vector<std::string> cuda_architectures_from_cmake(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at <= list.size()) {
+    const std::size_t end = std::min(list.find_first_of(";,", at), list.size());
+    std::string item = list.substr(at, end - at);
+    at = end + 1;
+    if (item.empty()) continue;
+    const bool real = item.size() > 5 && item.compare(item.size() - 5, 5, "-real") == 0;
+    const bool virt = item.size() > 8 && item.compare(item.size() - 8, 8, "-virtual") == 0;
+    const std::string n = item.substr(0, item.find('-'));
+    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos) continue;  // "native", "all": unknown here
+    if (!virt) out.push_back(std::string("sm_").append(n));
+    if (!real) out.push_back(std::string("compute_").append(n));
+  }
+  return out;
 }
 
 }  // namespace nnfit::doctor

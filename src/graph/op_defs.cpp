@@ -532,6 +532,12 @@ const OpDef& op_def(const std::string& name) {
 
 bool has_op_def(const std::string& name) { return catalogue().count(name) != 0; }
 
+std::vector<std::string> op_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, def] : catalogue()) names.push_back(name);
+  return names;
+}
+
 Padding1d tf_padding(std::int64_t in, std::int64_t kernel, std::int64_t stride, const std::string& padding) {
   Padding1d p;
   if (padding == "same") {

@@ -42,6 +42,10 @@ struct BackendInfo {
 
 // What this binary was built with and what it finds at run time.
 std::vector<BackendInfo> backend_infos();
+// CMake's CUDA_ARCHITECTURES the CUDA kernels were built for, comma-separated ("80",
+// "75-real,80-real,...,100-virtual");
+// empty when this nnfit has no CUDA backend.
+std::string cuda_build_architectures();
 // A backend for `device`, its allocator a BfcAllocator under `policy`; throws Unsupported
 // with a hint when it is not compiled in or has no device.
 std::unique_ptr<Backend> make_backend(Device device, const MemoryPolicy& policy = {});

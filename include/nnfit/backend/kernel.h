@@ -31,6 +31,9 @@ struct StepContext {
   float learning_rate = 0.0f;   // this step's learning rate, from the schedule
   std::uint64_t seed = 0;       // base seed for random ops (dropout)
   bool training = true;
+  // The cudaStream_t a CUDA kernel is enqueued on (the model's compute stream); null: the
+  // default stream. CPU kernels ignore it.
+  void* stream = nullptr;
 };
 
 struct KernelArgs {

@@ -23,6 +23,14 @@ struct KernelImpl {
   KernelFactory factory;
 };
 
+// One registration: implementation `impl` serves `op` on `device` for key dtype `dtype`.
+struct RegisteredKernel {
+  std::string op;
+  DeviceType device;
+  DType dtype;
+  std::string impl;
+};
+
 struct SelectedKernel {
   std::unique_ptr<Kernel> kernel;
   std::string impl_name;
@@ -43,6 +51,9 @@ class KernelRegistry {
   std::vector<std::string> implementations(const std::string& op, DeviceType device,
                                            DType dtype) const;
   std::vector<std::string> ops(DeviceType device) const;
+  // Every registration, keys in (op, device, dtype) order and each key's list in order
+  // (what `nnfit ops` prints).
+  std::vector<RegisteredKernel> entries() const;
 
  private:
   std::map<std::tuple<std::string, DeviceType, DType>, std::vector<KernelImpl>> impls_;

@@ -111,6 +111,9 @@ struct NnfitFacts {
   std::string version;
   std::vector<std::string> backends;  // "cpu", "cuda"
   std::string cuda_compiled;          // empty when built without CUDA
+  // The GPU code nnfit's CUDA kernels were built for: "sm_80" (machine code), "compute_80"
+  // (PTX the driver JIT-compiles); empty without CUDA.
+  std::vector<std::string> cuda_architectures;
   std::string openmp_version;         // _OPENMP date, "201511"
   std::vector<std::string> cpu_features;  // "avx2", "avx512f", "avx512_bf16", "amx"
   std::map<std::string, std::string> env_flags;  // NNFIT_* and other declared flags set in the process

@@ -29,6 +29,10 @@ void complete_facts(Facts& facts, const CompatTables& tables);
 // variables, Python environments, probe problems, nnfit itself.
 std::vector<Check> run_rules(const Facts& facts, const CompatTables& tables);
 
+// CMake's CUDA_ARCHITECTURES list ("75-real;80;100-virtual", or with commas) as nvcc targets: "80" is
+// both "sm_80" and "compute_80", "-real" only the first, "-virtual" only the second.
+std::vector<std::string> cuda_architectures_from_cmake(const std::string& list);
+
 // 0 when no check fails, 1 otherwise.
 int exit_code(const std::vector<Check>& checks);
 

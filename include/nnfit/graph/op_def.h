@@ -39,6 +39,8 @@ struct OpDef {
 // The op catalogue; throws InvalidArgument for an unknown op name.
 const OpDef& op_def(const std::string& name);
 bool has_op_def(const std::string& name);
+// Every op name of the catalogue, sorted.
+std::vector<std::string> op_names();
 
 // TensorFlow's output size and padding for one spatial dimension.
 struct Padding1d {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "backend/common/hd.h"
 #include "backend/common/train_op_checks.h"
 
 namespace nnfit {
@@ -46,8 +47,9 @@ class NadamSchedule {
 SlotStep slot_step(SlotRule rule, const OptimizerParams& p, const StepContext& ctx, NadamSchedule& nadam);
 
 // Updates element i of param and its slots s0 (and s1: null for the one-slot rules,
-// Adagrad and Lion). Written to be inlined into a loop with `rule` a constant.
-inline void slot_update_element(SlotRule rule, const OptimizerParams& p, const SlotStep& s, float* param,
+// Adagrad and Lion). Written to be inlined into a loop with `rule` a constant. NNFIT_HD:
+// the CUDA kernel runs this very function on the device (backend/cuda/kernels).
+NNFIT_HD void slot_update_element(SlotRule rule, const OptimizerParams& p, const SlotStep& s, float* param,
                                 const float* grad, float* s0, float* s1, std::int64_t i) {
   const double g = grad[i];
   const double lr = s.lr;

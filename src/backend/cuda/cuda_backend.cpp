@@ -1,7 +1,7 @@
 // The CUDA backend seam: device memory through a BfcAllocator over cudaMalloc'd regions
-// (cuda_sub_allocator.h), copies and synchronization on the runtime API. Kernels (cuBLAS,
-// cuDNN) register against DeviceType::cuda in a later issue; this file makes the seam
-// compile, link and report honestly where no GPU exists.
+// (cuda_sub_allocator.h), copies and synchronization on the runtime API. Kernels register
+// against DeviceType::cuda in the registry (cuda_kernels.h), not here; this file makes the
+// seam compile, link and report honestly where no GPU exists.
 #include "backend/cuda/cuda_backend.h"
 
 #include <cuda_runtime.h>

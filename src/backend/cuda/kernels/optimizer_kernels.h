@@ -1,0 +1,308 @@
+// Private to the CUDA backend: own kernels of the fused optimizer updates (Note
+// [Kernel/launcher split]), float32 (variables and slots stay float32 under every dtype
+// policy), each one index per parameter element writing param and slots in place:
+// - SGD (+momentum, Nesterov), Adam/AdamW (+AMSGrad), RMSprop (+momentum, centered): the
+//   OpenMP kernels' float32 expressions (omp_optimizers.cpp), with the per-step scalars
+//   (Adam's bias-corrected alpha) computed once on the host in double, as there;
+// - Adagrad, Adamax, Lion, Adadelta, Nadam, Ftrl: backend/common/slot_update.h's
+//   slot_update_element itself (NNFIT_HD), the function the CPU kernels call;
+// - ema_update, decay_weights (Keras's use_ema and weight decay) and moving_average_update
+//   (the batch-norm statistics' moving average), in double as on the CPU.
+// - clip_by_value, clip_by_norm and global_norm_scale: the reference's double expressions,
+//   norms as ordered sums of fixed-chunk partials.
+// own_kernels.cu builds with --fmad=false, so the device does not contract a·b + c where
+// the host does not (Note [Bitwise slot updates]).
+#pragma once
+#include <math.h>
+
+#include <cmath>
+#include <vector>
+
+#include "backend/common/slot_update.h"
+#include "backend/common/train_op_checks.h"
+#include "backend/cuda/kernels/own_kernel.h"
+#include "nnfit/core/error.h"
+
+namespace nnfit::cuda {
+
+struct SgdFn {
+  float* param;
+  const float* grad;
+  float* velocity;  // null: plain SGD
+  float lr, momentum;
+  bool nesterov;
+  NNFIT_HD void operator()(std::int64_t i) const {
+    if (!velocity) {
+      param[i] -= lr * grad[i];
+      return;
+    }
+    const float v = momentum * velocity[i] - lr * grad[i];
+    velocity[i] = v;
+    param[i] += nesterov ? momentum * v - lr * grad[i] : v;
+  }
+};
+
+struct AdamFn {
+  float* param;
+  const float* grad;
+  float* m;
+  float* v;
+  float* v_hat;  // null without AMSGrad
+  float alpha, decay, one_minus_b1, one_minus_b2, eps;
+  NNFIT_HD void operator()(std::int64_t i) const {
+    const float g = grad[i];
+    const float mi = m[i] + (g - m[i]) * one_minus_b1;
+    const float vi = v[i] + (g * g - v[i]) * one_minus_b2;
+    m[i] = mi;
+    v[i] = vi;
+    float denom = vi;
+    if (v_hat) {
+      denom = v_hat[i] > vi ? v_hat[i] : vi;
+      v_hat[i] = denom;
+    }
+    param[i] = param[i] * decay - alpha * mi / (sqrtf(denom) + eps);
+  }
+};
+
+struct RmspropFn {
+  float* param;
+  const float* grad;
+  float* velocity;
+  float* momentum;  // null without momentum
+  float* average;   // null unless centered
+  float lr, rho, one_minus_rho, eps, mu;
+  NNFIT_HD void operator()(std::int64_t i) const {
+    const float g = grad[i];
+    const float v = rho * velocity[i] + one_minus_rho * g * g;
+    velocity[i] = v;
+    float inc = 0.0f;
+    if (average) {
+      const float a = rho * average[i] + one_minus_rho * g;
+      average[i] = a;
+      inc = lr * g / sqrtf(v - a * a + eps);
+      if (momentum) inc = momentum[i] = mu * momentum[i] + inc;
+    } else if (momentum) {
+      inc = momentum[i] = mu * momentum[i] + lr * g / sqrtf(v + eps);
+    } else {
+      inc = lr * g / sqrtf(v + eps);
+    }
+    param[i] -= inc;
+  }
+};
+
+struct SlotUpdateFn {
+  SlotRule rule;
+  OptimizerParams p;
+  SlotStep s;
+  float* param;
+  const float* grad;
+  float* s0;
+  float* s1;
+  NNFIT_HD void operator()(std::int64_t i) const { slot_update_element(rule, p, s, param, grad, s0, s1, i); }
+};
+
+// Keras's use_ema and weight decay (omp_slot_updates.cpp's expressions).
+struct EmaFn {
+  float* param;
+  float* avg;
+  double momentum;
+  bool overwrite;
+  NNFIT_HD void operator()(std::int64_t i) const {
+    const float a = static_cast<float>(momentum * avg[i] + (1.0 - momentum) * param[i]);
+    avg[i] = a;
+    if (overwrite) param[i] = a;
+  }
+};
+
+struct DecayFn {
+  float* param;
+  double factor;
+  NNFIT_HD void operator()(std::int64_t i) const { param[i] = static_cast<float>(param[i] - param[i] * factor); }
+};
+
+// Gradient clipping: sums of squares in double as partials over fixed 4096-element chunks,
+// added in order by one index (launch-shape independent), then the elementwise scale.
+inline constexpr std::int64_t kNormChunk = 4096;
+
+struct SquarePartialFn {
+  const float* x;
+  double* partial;
+  std::int64_t n;
+  NNFIT_HD void operator()(std::int64_t k) const {
+    const std::int64_t end = (k + 1) * kNormChunk < n ? (k + 1) * kNormChunk : n;
+    double s = 0.0;
+    for (std::int64_t i = k * kNormChunk; i < end; ++i) s += static_cast<double>(x[i]) * x[i];
+    partial[k] = s;
+  }
+};
+
+// One index: the norm's factor. clip_by_norm: limit / max(norm, limit) into factor[0];
+// global_norm_scale: Keras's limit · min(1/norm, 1/limit) (+ (norm − norm): NaN stays NaN)
+// into the op's scalar output.
+struct NormFactorFn {
+  const double* partial;
+  std::int64_t chunks;
+  double limit;
+  bool global;
+  double* factor;
+  float* out;
+  NNFIT_HD void operator()(std::int64_t) const {
+    double sum = 0.0;
+    for (std::int64_t k = 0; k < chunks; ++k) sum += partial[k];
+    if (global) {
+      const double norm = sqrt(sum);
+      *out = static_cast<float>(limit * fmin(1.0 / norm, 1.0 / limit) + (norm - norm));
+      return;
+    }
+    const double norm = sum > 0 ? sqrt(sum) : 0.0;
+    *factor = norm > limit ? norm : limit;
+  }
+};
+
+struct ClipFn {
+  const float* x;
+  float* y;
+  double limit;
+  const double* max_norm;  // clip_by_norm: max(norm, limit); null: clip_by_value
+  NNFIT_HD void operator()(std::int64_t i) const {
+    if (max_norm) {
+      y[i] = static_cast<float>(x[i] * limit / *max_norm);
+      return;
+    }
+    const double v = x[i];
+    y[i] = static_cast<float>(v < -limit ? -limit : (v > limit ? limit : v));
+  }
+};
+
+template <class Launch>
+std::unique_ptr<Kernel> make_clip(const KernelDesc& desc, std::string* why_not) {
+  for (const TensorDesc& t : desc.inputs) {
+    if (t.dtype != DType::f32) {
+      if (why_not) *why_not = "cuda:" + desc.op + " clips float32 gradients";
+      return nullptr;
+    }
+  }
+  NNFIT_CHECK(!desc.inputs.empty() && desc.outputs.size() == 1, InvalidArgument, desc.op, " at node '", desc.node_name,
+              "': expected inputs and one output");
+  const double limit = desc.attrs.f(desc.op == "clip_by_value" ? "clipvalue" : "clipnorm");
+  NNFIT_CHECK(limit > 0, InvalidArgument, desc.node_name, ": the clipping limit must be positive, got ", limit);
+  std::vector<std::int64_t> sizes, first_chunk;
+  std::int64_t chunks = 0;
+  for (const TensorDesc& t : desc.inputs) {
+    sizes.push_back(t.shape.numel());
+    first_chunk.push_back(chunks);
+    chunks += (t.shape.numel() + kNormChunk - 1) / kNormChunk;
+  }
+  const std::string op = desc.op;
+  return launch_kernel(
+      [op, limit, sizes, first_chunk, chunks](const KernelArgs& a) {
+        auto* partial = static_cast<double*>(a.workspace);
+        const auto* x = static_cast<const float*>(a.inputs[0]);
+        if (op == "clip_by_value") {
+          Launch::run(ClipFn{x, static_cast<float*>(a.outputs[0]), limit, nullptr}, sizes[0], a.ctx);
+          return;
+        }
+        for (std::size_t k = 0; k < sizes.size(); ++k) {
+          Launch::run(SquarePartialFn{static_cast<const float*>(a.inputs[k]), partial + first_chunk[k], sizes[k]},
+                      (sizes[k] + kNormChunk - 1) / kNormChunk, a.ctx);
+        }
+        double* factor = partial + chunks;
+        const bool global = op == "global_norm_scale";
+        Launch::run(NormFactorFn{partial, chunks, limit, global, factor, static_cast<float*>(a.outputs[0])}, 1, a.ctx);
+        if (!global) Launch::run(ClipFn{x, static_cast<float*>(a.outputs[0]), limit, factor}, sizes[0], a.ctx);
+      },
+      aligned_bytes(static_cast<std::size_t>(chunks + 1) * sizeof(double)));
+}
+
+struct MovingAverageFn {
+  float* moving;
+  const float* value;
+  double momentum;
+  NNFIT_HD void operator()(std::int64_t c) const {
+    moving[c] = static_cast<float>(moving[c] * momentum + value[c] * (1.0 - momentum));
+  }
+};
+
+template <class Launch>
+std::unique_ptr<Kernel> make_optimizer(const KernelDesc& desc, std::string* why_not) {
+  OptimizerParams p;
+  if (!check_optimizer(desc, &p, why_not)) return nullptr;
+  const std::int64_t n = p.numel;
+  if (desc.op == "sgd_update" || desc.op == "sgd_momentum_update") {
+    const bool momentum = desc.op == "sgd_momentum_update";
+    return launch_kernel([p, n, momentum](const KernelArgs& a) {
+      Launch::run(SgdFn{mutable_input(a, 0), input(a, 1), momentum ? mutable_input(a, 2) : nullptr, a.ctx->learning_rate,
+                        static_cast<float>(p.momentum), p.nesterov},
+                  n, a.ctx);
+    });
+  }
+  if (desc.op == "adam_update") {
+    return launch_kernel([p, n](const KernelArgs& a) {
+      const double lr = a.ctx->learning_rate, t = static_cast<double>(a.ctx->step + 1);
+      const float alpha = static_cast<float>(lr * std::sqrt(1.0 - std::pow(p.beta_2, t)) / (1.0 - std::pow(p.beta_1, t)));
+      const float decay = p.weight_decay > 0.0 ? static_cast<float>(1.0 - lr * p.weight_decay) : 1.0f;
+      Launch::run(AdamFn{mutable_input(a, 0), input(a, 1), mutable_input(a, 2), mutable_input(a, 3),
+                         p.amsgrad ? mutable_input(a, 4) : nullptr, alpha, decay, static_cast<float>(1.0 - p.beta_1),
+                         static_cast<float>(1.0 - p.beta_2), static_cast<float>(p.epsilon)},
+                  n, a.ctx);
+    });
+  }
+  if (desc.op == "rmsprop_update") {
+    return launch_kernel([p, n](const KernelArgs& a) {
+      float* momentum = p.has_momentum_slot ? mutable_input(a, 3) : nullptr;
+      float* average = p.centered ? mutable_input(a, p.has_momentum_slot ? 4 : 3) : nullptr;
+      Launch::run(RmspropFn{mutable_input(a, 0), input(a, 1), mutable_input(a, 2), momentum, average, a.ctx->learning_rate,
+                            static_cast<float>(p.rho), static_cast<float>(1.0 - p.rho), static_cast<float>(p.epsilon),
+                            static_cast<float>(p.momentum)},
+                  n, a.ctx);
+    });
+  }
+  if (desc.op == "ema_update") {
+    return launch_kernel([p, n](const KernelArgs& a) {
+      const double m = a.ctx->step == 0 ? 0.0 : p.momentum;
+      const bool overwrite = p.overwrite_frequency > 0 && (a.ctx->step + 1) % p.overwrite_frequency == 0;
+      Launch::run(EmaFn{mutable_input(a, 0), mutable_input(a, 1), m, overwrite}, n, a.ctx);
+    });
+  }
+  if (desc.op == "decay_weights") {
+    return launch_kernel([p, n](const KernelArgs& a) {
+      Launch::run(DecayFn{mutable_input(a, 0), p.weight_decay * a.ctx->learning_rate}, n, a.ctx);
+    });
+  }
+  SlotRule rule = SlotRule::adagrad;
+  NNFIT_CHECK(slot_rule_of(desc.op, &rule), InvalidArgument, "internal: cuda:", desc.op, " has no update rule");
+  const bool two_slots = desc.inputs.size() == 4;
+  // The Nadam schedule carries a product across steps (host state, as on the CPU).
+  auto nadam = std::make_shared<NadamSchedule>();
+  return launch_kernel([p, n, rule, two_slots, nadam](const KernelArgs& a) {
+    const SlotStep s = slot_step(rule, p, *a.ctx, *nadam);
+    Launch::run(SlotUpdateFn{rule, p, s, mutable_input(a, 0), input(a, 1), mutable_input(a, 2),
+                             two_slots ? mutable_input(a, 3) : nullptr},
+                n, a.ctx);
+  });
+}
+
+template <class Launch>
+std::unique_ptr<Kernel> make_moving_average(const KernelDesc& desc, std::string* why_not) {
+  std::int64_t channels = 0;
+  double momentum = 0.0;
+  if (!check_moving_average_update(desc, &channels, &momentum, why_not)) return nullptr;
+  return launch_kernel([channels, momentum](const KernelArgs& a) {
+    Launch::run(MovingAverageFn{mutable_input(a, 0), input(a, 1), momentum}, channels, a.ctx);
+  });
+}
+
+template <class Launch>
+void register_optimizer_kernels(KernelRegistry& r) {
+  for (const char* op : {"sgd_update", "sgd_momentum_update", "adam_update", "rmsprop_update", "adagrad_update",
+                         "adamax_update", "lion_update", "adadelta_update", "nadam_update", "ftrl_update", "ema_update",
+                         "decay_weights"}) {
+    r.add(op, DeviceType::cuda, DType::f32, {std::string("cuda:") + op, make_optimizer<Launch>});
+  }
+  r.add("moving_average_update", DeviceType::cuda, DType::f32, {"cuda:moving_average_update", make_moving_average<Launch>});
+  for (const char* op : {"clip_by_value", "clip_by_norm", "global_norm_scale"}) {
+    r.add(op, DeviceType::cuda, DType::f32, {std::string("cuda:") + op, make_clip<Launch>});
+  }
+}
+
+}  // namespace nnfit::cuda

@@ -1,0 +1,87 @@
+// Private to the CUDA backend: what every own-kernel family shares: the Kernel that runs a
+// launch lambda, the storage type <-> DType map, the check that a desc's floating tensors
+// are all of the kernel's storage type, and registration at float32, bfloat16 and float16.
+// Compiled by nvcc (DeviceLaunch, own_kernels.cu) and g++ (HostLaunch, tests/cuda_host).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "backend/cuda/kernels/hd_dtype.h"
+#include "backend/cuda/kernels/launch.h"
+#include "backend/widened_kernel.h"
+#include "nnfit/backend/kernel_registry.h"
+
+namespace nnfit::cuda {
+
+// A kernel whose run() is `f(args)`, with a fixed workspace size.
+template <class F>
+class LaunchKernel final : public Kernel {
+ public:
+  LaunchKernel(std::size_t workspace_bytes, F f) : workspace_bytes_(workspace_bytes), f_(std::move(f)) {}
+  std::size_t workspace_bytes() const override { return workspace_bytes_; }
+  void run(const KernelArgs& args) override { f_(args); }
+
+ private:
+  std::size_t workspace_bytes_;
+  F f_;
+};
+
+template <class F>
+std::unique_ptr<Kernel> launch_kernel(F f, std::size_t workspace_bytes = 0) {
+  return std::make_unique<LaunchKernel<F>>(workspace_bytes, std::move(f));
+}
+
+template <class T>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, Bf16>) return DType::bf16;
+  else if constexpr (std::is_same_v<T, F16>) return DType::f16;
+  else return DType::f32;
+}
+
+// Whether every floating tensor of `desc` is of T's dtype (the float32 checks then run on
+// widened(desc), whose shapes are the same); false with the reason otherwise.
+template <class T>
+bool floats_are(const KernelDesc& desc, std::string* why_not) {
+  for (const auto* list : {&desc.inputs, &desc.outputs}) {
+    for (const TensorDesc& t : *list) {
+      if (is_floating(t.dtype) && t.dtype != dtype_of<T>()) {
+        if (why_not) {
+          *why_not = "cuda:" + desc.op + " at " + std::string(dtype_name(dtype_of<T>())) + " got a " +
+                     std::string(dtype_name(t.dtype)) + " tensor";
+        }
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// The float32 form of desc for the shared float32 checks (check_*), which also validate
+// shapes and attributes and throw InvalidArgument for a malformed desc.
+inline KernelDesc as_f32(const KernelDesc& desc) { return widenable(desc) ? widened(desc) : desc; }
+
+// Registers `op` at the three floating dtypes with one factory per storage type.
+inline void add_float_kernels(KernelRegistry& r, const std::string& op, KernelFactory f32, KernelFactory bf16,
+                              KernelFactory f16) {
+  r.add(op, DeviceType::cuda, DType::f32, {"cuda:" + op, f32});
+  r.add(op, DeviceType::cuda, DType::bf16, {"cuda:" + op, bf16});
+  r.add(op, DeviceType::cuda, DType::f16, {"cuda:" + op, f16});
+}
+
+// Which workspace offset, 64-byte aligned, follows `bytes`.
+inline std::size_t aligned_bytes(std::size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+// Registration of each family (templates on the launch policy; own_kernels.cu instantiates
+// them with DeviceLaunch, tests/cuda_host with HostLaunch).
+template <class Launch>
+void register_elementwise_kernels(KernelRegistry& r);
+template <class Launch>
+void register_training_kernels(KernelRegistry& r);
+template <class Launch>
+void register_optimizer_kernels(KernelRegistry& r);
+template <class Launch>
+void register_layout_kernels(KernelRegistry& r);
+
+}  // namespace nnfit::cuda
