@@ -46,7 +46,7 @@ struct TrainArgs {
   std::string backup_dir;  // --backup-dir DIR
   bool quiet = false;
   std::string collective_timeout = "5m";
-  std::string bucket_size = "1MiB";
+  std::string bucket_size = "256KiB";
   bool no_overlap = false;
   MemoryFlags memory;
   CLI::Option* epochs_opt = nullptr;
@@ -379,7 +379,7 @@ Subcommand add_train_command(CLI::App& parent) {
                   "the rank that did not arrive (default 5m)");
   app->add_option("--bucket-size", args->bucket_size,
                   "Under mpirun: gradients are summed across ranks in buckets of this size, each as soon as the "
-                  "backward pass has made it (default 1MiB)");
+                  "backward pass has made it (default 256KiB)");
   app->add_flag("--no-overlap", args->no_overlap,
                 "Under mpirun: sum the gradient buckets after the backward pass instead of during it");
   app->add_flag("--quiet,-q", args->quiet, "Print neither the model summary nor the progress bar");

@@ -151,7 +151,10 @@ void Program::run(const StepContext& ctx, const std::function<void(std::size_t s
       phase_ns_[static_cast<std::size_t>(phases_[i])] += ns;
       t = t1;
     }
-    if (after_step) after_step(i);
+    if (after_step) {
+      after_step(i);
+      if (timing_) t = Clock::now();  // the callback's time is no kernel's
+    }
   }
 }
 

@@ -303,7 +303,10 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
         // A callback (TerminateOnNaN) may end training on a bad loss; otherwise it is an error.
         NNFIT_CHECK(std::isfinite(loss) || stop_training_, InvalidArgument, "the loss became ", loss, " at epoch ",
                     epoch + 1, ", step ", s + 1, "; lower the learning rate or check the data for NaN/inf");
+        const double t3 = now_s();
         if (replicated()) stop_training_ = any_rank_stops();  // every rank stops at the same step
+        const double t4 = now_s();
+        train_seconds += t4 - t3;  // the ranks' agreement on stopping is part of the step
         if (log_steps) {
           rec.step = global_step;
           rec.input_wait_us = to_us(t1 - t0);
@@ -317,7 +320,8 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
           rec.forward_us = (ns[0] + 500) / 1000;
           rec.backward_us = (ns[1] + 500) / 1000;
           rec.update_us = (ns[2] + 500) / 1000;
-          rec.callbacks_us = options.callbacks.empty() ? 0 : to_us(now_s() - t2);
+          rec.allreduce_us = replicated() ? replica_allreduce_us_ + to_us(t4 - t3) : 0;
+          rec.callbacks_us = options.callbacks.empty() ? 0 : to_us(t3 - t2);
           rec.memory_in_use_bytes = memory_stats().in_use_bytes;
           ++logged_steps;
         }

@@ -5,6 +5,7 @@
 // accumulation uses too). Also: the sharding rule, the state broadcast and the exact
 // reduction of loss and metric sums.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -147,10 +148,15 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
       if (!data_parallel_.overlap) finish(j);
     }
   }
+  // What the step waits for the sums after its backward pass (steps.jsonl's allreduce_us):
+  // the communication the overlap did not hide.
+  const auto wait_start = std::chrono::steady_clock::now();
   start_complete();
   NNFIT_CHECK(started == n_buckets, InvalidArgument, "internal: ", n_buckets - started,
               " gradient bucket(s) never completed");
   comm_->wait_all();
+  replica_allreduce_us_ = std::chrono::duration_cast<std::chrono::microseconds>(
+                              std::chrono::steady_clock::now() - wait_start).count();
 
   // The update runs in an arena of its own: the shared one still holds this step's loss
   // and predictions, which the epoch's sums read after the step.
