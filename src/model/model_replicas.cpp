@@ -142,10 +142,7 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
       });
     } else {
       e.program.run(ctx);
-    }
-    for (std::size_t j = 0; j < e.gradient_values.size(); ++j) {
-      // Without overlap (or for a gradient no step wrote) they are taken here.
-      if (!data_parallel_.overlap) finish(j);
+      for (std::size_t j = 0; j < e.gradient_values.size(); ++j) finish(j);
     }
   }
   // What the step waits for the sums after its backward pass (steps.jsonl's allreduce_us):
