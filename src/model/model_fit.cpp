@@ -304,7 +304,7 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
         NNFIT_CHECK(std::isfinite(loss) || stop_training_, InvalidArgument, "the loss became ", loss, " at epoch ",
                     epoch + 1, ", step ", s + 1, "; lower the learning rate or check the data for NaN/inf");
         const double t3 = now_s();
-        if (replicated()) stop_training_ = any_rank_stops();  // every rank stops at the same step
+        if (replicated()) agree_on_callbacks();  // every rank stops at the same step
         const double t4 = now_s();
         train_seconds += t4 - t3;  // the ranks' agreement on stopping is part of the step
         if (log_steps) {
@@ -331,6 +331,7 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
       if (stop_training_) break;
     }
     reduce_totals(totals, "allreduce of the epoch's loss and metric sums");
+    average_moving_statistics();  // before validation reads them
     const std::int64_t seen = totals.seen;
     NNFIT_CHECK(seen > 0, InvalidArgument, "epoch ", epoch + 1, " had no training batches; the dataset is empty",
                 " (a pipeline that is not repeated is consumed once per epoch)");
@@ -353,7 +354,7 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
       if (!options.pipeline_stages.empty()) write_pipeline_json(files.pipeline, options.pipeline_stages, epoch);
     }
     call_callbacks([&](Callback* cb) { cb->on_epoch_end(epoch, logs); });
-    if (replicated()) stop_training_ = any_rank_stops();
+    if (replicated()) agree_on_callbacks();
   }
   // Keras's finalize_variable_values: with use_ema the variables end on their averages.
   if (optimizer_->options().use_ema && options.epochs > options.initial_epoch) {

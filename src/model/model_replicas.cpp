@@ -13,6 +13,7 @@
 #include "nnfit/core/error.h"
 #include "nnfit/dist/communicator.h"
 #include "nnfit/memory/allocator.h"
+#include "nnfit/nn/lr_schedule.h"
 
 namespace nnfit {
 
@@ -191,6 +192,7 @@ void Model::broadcast_state(std::int64_t& start_epoch, std::int64_t& skip) {
                        "broadcast of the optimizer state from rank 0");
     }
   }
+  agree_on_callbacks();  // rank 0's learning rate (a restored ReduceLROnPlateau's)
   // Where rank 0 resumes (its BackupAndRestore read the backup): every rank starts there.
   std::int64_t where[3] = {iterations_, start_epoch, skip};
   comm_->broadcast(where, sizeof(where), 0, "broadcast of the iteration count from rank 0");
@@ -217,11 +219,50 @@ void Model::reduce_totals(Totals& t, const char* what) {
   }
 }
 
-bool Model::any_rank_stops() {
-  if (!replicated()) return stop_training_;
-  double flag = stop_training_ ? 1.0 : 0.0;
-  comm_->all_reduce_sum(&flag, 1, "allreduce of the stop_training flag");
-  return flag > 0;
+// Note [Moving statistics across ranks]: each rank's BatchNormalization updates its moving
+// mean and variance from its own slice. The moving average is linear, so the mean over
+// ranks of their moving means is the moving average of the global batches' means (equal
+// slices), the same whenever it is taken: once per epoch, before validation reads them and
+// callbacks save them, suffices. For the variance it is the mean of the slices' variances,
+// which misses the spread between slices (as Keras's MirroredStrategy without
+// SyncBatchNormalization does). Frozen layers do not update theirs and are left alone.
+void Model::average_moving_statistics() {
+  if (!replicated()) return;
+  auto is_moving = [](const Weight* w) {
+    auto ends = [&](const std::string& tail) {
+      return w->name.size() >= tail.size() && w->name.compare(w->name.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    return !w->trainable && !w->frozen && w->value.dtype() == DType::f32 && (ends("moving_mean") || ends("moving_variance"));
+  };
+  std::vector<Weight*> moving;
+  std::int64_t n = 0;
+  for (Weight* w : weights()) {
+    if (is_moving(w)) {
+      moving.push_back(w);
+      n += w->value.numel();
+    }
+  }
+  if (moving.empty()) return;
+  std::vector<double> sums;
+  sums.reserve(static_cast<std::size_t>(n));
+  for (Weight* w : moving) sums.insert(sums.end(), w->value.data<float>(), w->value.data<float>() + w->value.numel());
+  comm_->all_reduce_sum(sums.data(), n, "allreduce of the BatchNormalization moving statistics");
+  const double inv = 1.0 / comm_->size();
+  std::size_t at = 0;
+  for (Weight* w : moving) {
+    float* v = w->value.data<float>();
+    for (std::int64_t i = 0; i < w->value.numel(); ++i) v[i] = static_cast<float>(sums[at++] * inv);
+  }
+}
+
+void Model::agree_on_callbacks() {
+  if (!replicated()) return;
+  // One sum carries both: the stop flags, and rank 0's learning rate (the others add 0).
+  const bool constant = dynamic_cast<const ConstantLearningRate*>(optimizer_->options().learning_rate.get());
+  double agreed[2] = {stop_training_ ? 1.0 : 0.0, constant && comm_->rank() == 0 ? learning_rate() : 0.0};
+  comm_->all_reduce_sum(agreed, 2, "allreduce of the stop_training flag");
+  stop_training_ = agreed[0] > 0;
+  if (constant && agreed[1] != learning_rate()) set_learning_rate(agreed[1]);
 }
 
 }  // namespace nnfit

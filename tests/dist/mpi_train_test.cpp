@@ -164,6 +164,39 @@ TEST_F(MpiTrainTest, LossesAfterTwoEpochsFollowOneProcess) {
   }
 }
 
+// BatchNormalization: after the first step (weights still equal everywhere) the moving
+// mean averaged over the ranks is the one-process moving mean of the global batch (Note
+// [Moving statistics across ranks]); without the averaging it would be rank 0's slice's.
+TEST_F(MpiTrainTest, MovingMeansAreTheGlobalBatchs) {
+  const std::string model =
+      R"({"module": "keras", "class_name": "Sequential", "config": {"name": "bn", "layers": [)"
+      R"({"class_name": "InputLayer", "config": {"batch_shape": [null, 4, 4, 1], "dtype": "float32", "name": "in"}},)"
+      R"({"class_name": "Flatten", "config": {"name": "flatten"}},)"
+      R"({"class_name": "Dense", "config": {"name": "hidden", "units": 8}},)"
+      R"({"class_name": "BatchNormalization", "config": {"name": "bn", "momentum": 0.5}},)"
+      R"({"class_name": "Dense", "config": {"name": "out", "units": 3}}]}})";
+  const std::string files = R"({"images": ")" + (dir_ / "first12_images.idx").string() + R"(", "labels": ")" +
+                            (dir_ / "first12_labels.idx").string() + R"("})";
+  write_file(dir_ / "config.json", R"({"model": )" + model + R"(, "data": {"train": )" + files +
+                                       R"(}, "compile": {"optimizer": {"class_name": "SGD", "config": {"learning_rate": 0.1}}, )"
+                                       R"("loss": {"class_name": "SparseCategoricalCrossentropy", "config": {"from_logits": true}}}, )"
+                                       R"("fit": {"epochs": 1, "batch_size": 12, "seed": 3}})");
+  const std::string args = " train " + (dir_ / "config.json").string() + " -q --threads 1 --save ";
+  ASSERT_EQ(run(args + (dir_ / "one.keras").string()).code, 0);
+  const Result r = mpirun(2, nnfit() + args + (dir_ / "two.keras").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto moving_mean = [](const fs::path& p) {
+    const auto m = nnfit::load_model(p.string());
+    for (nnfit::Weight* w : m->weights()) {
+      if (w->name.find("moving_mean") != std::string::npos) return w->value.clone();
+    }
+    return nnfit::Tensor();
+  };
+  const nnfit::Tensor one = moving_mean(dir_ / "one.keras"), two = moving_mean(dir_ / "two.keras");
+  ASSERT_TRUE(one.defined() && two.defined());
+  EXPECT_LE(max_relative_difference({two}, {one}), 1e-5);
+}
+
 // Targets are the sample indices and the model predicts 0 (zero weights, no learning):
 // the epoch's loss (MSE) is the mean of i^2 and its MAE the mean of i over the samples
 // the ranks trained on. Both match 0..n-1 exactly once only if the slices cover every
@@ -224,21 +257,26 @@ TEST_F(MpiTrainTest, RankZeroAloneWritesFiles) {
 }
 
 // Rank 0 alone reads the backup; the broadcast after its restore gives rank 1 the weights,
-// optimizer state and resume epoch. Two epochs, then a run of four resumes at epoch 2:
-// its losses follow one process doing the same.
+// optimizer state, resume epoch and learning rate (which ReduceLROnPlateau lowered before
+// the backup). Two epochs, then a run of four resumes at epoch 2: its losses follow one
+// process doing the same.
 TEST_F(MpiTrainTest, AResumedJobContinuesFromRankZerosBackup) {
   auto config = [&](int epochs) {
     return make_config("images.idx", "labels.idx", kAdam,
                        R"({"epochs": )" + std::to_string(epochs) + R"(, "batch_size": 12, "seed": 4, "callbacks": [)"
                        R"({"class_name": "BackupAndRestore", "config": {"backup_dir": ")" + (dir_ / "backup").string() +
-                       R"(", "delete_checkpoint": false}}]})");
+                       R"(", "delete_checkpoint": false}},)"
+                       // Halves the rate after every epoch; rank 0 alone restores its state.
+                       R"({"class_name": "ReduceLROnPlateau", "config": {"monitor": "loss", "factor": 0.5, )"
+                       R"("patience": 0, "min_delta": 10, "min_lr": 1e-9}}]})");
   };
   std::vector<nlohmann::json> last;
   for (int ranks : {1, 2}) {
     fs::remove_all(dir_ / "backup");
     const fs::path metrics = dir_ / "resumed.json";
     for (int epochs : {2, 4}) {
-      const std::string args = " train " + config(epochs).string() + " -q --threads 1 --metrics-json " + metrics.string();
+      const std::string args = " train " + config(epochs).string() + " -q --threads 1 --metrics-json " +
+                               metrics.string() + " --save " + (dir_ / ("resumed" + std::to_string(ranks) + ".keras")).string();
       const Result r = ranks == 1 ? run(args) : mpirun(ranks, nnfit() + args);
       ASSERT_EQ(r.code, 0) << r.err;
     }
@@ -251,6 +289,8 @@ TEST_F(MpiTrainTest, AResumedJobContinuesFromRankZerosBackup) {
     const double want = last[0].at(key).get<double>(), got = last[1].at(key).get<double>();
     EXPECT_LE(std::abs(got - want), 1e-2 * std::abs(want)) << key;
   }
+  // The weights too: ranks that resumed with different learning rates would drift apart.
+  EXPECT_LE(max_relative_difference(weights_of(dir_ / "resumed2.keras"), weights_of(dir_ / "resumed1.keras")), 1e-4);
 }
 
 TEST_F(MpiTrainTest, BatchSizeThatDoesNotSplitIsAClearError) {

@@ -197,7 +197,8 @@ class Model {
   // and trains on its contiguous slice of each; the gradients are summed across ranks so
   // the update is the global batch's mean, and validation is sharded with its sums
   // reduced. fit broadcasts rank 0's weights and optimizer state when it starts (after a
-  // callback's restore). Logs and History hold the job's figures on every rank. A
+  // callback's restore), and averages BatchNormalization's moving statistics across the
+  // ranks at every epoch end. Logs and History hold the job's figures on every rank. A
   // communicator of one rank (or null) trains alone. requires: every rank makes the same
   // fit calls. Loss scaling and micro-batch splits (on_oom "reduce_batch") are not
   // supported across ranks yet (Unsupported).
@@ -419,8 +420,12 @@ class Model {
   void broadcast_state(std::int64_t& start_epoch, std::int64_t& skip);
   // Sums every rank's loss and metric sums into `totals`.
   void reduce_totals(Totals& totals, const char* what);
-  // Whether any rank set stop_training (a callback), so all stop at the same step.
-  bool any_rank_stops();
+  // After a step's or an epoch's callbacks: every rank stops if any rank's set
+  // stop_training, and takes rank 0's constant learning rate (ReduceLROnPlateau, or a
+  // restored backup, changed it there), so the replicas never drift apart.
+  void agree_on_callbacks();
+  // Averages BatchNormalization's moving statistics across ranks (at each epoch end).
+  void average_moving_statistics();
 };
 
 // Keras's Sequential: a chain of single-input layers, each called on the previous one's
