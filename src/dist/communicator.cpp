@@ -13,6 +13,7 @@ namespace nnfit::dist {
 
 #if NNFIT_WITH_MPI
 std::unique_ptr<Communicator> make_mpi_communicator_impl(const CommunicatorOptions& options);  // mpi/
+void notify_termination_signal_impl();                                                         // mpi/
 #endif
 
 namespace {
@@ -62,6 +63,12 @@ int launcher_world_size() {
 }
 
 bool mpi_available() { return NNFIT_WITH_MPI != 0; }
+
+void notify_termination_signal() {
+#if NNFIT_WITH_MPI
+  notify_termination_signal_impl();
+#endif
+}
 
 std::unique_ptr<Communicator> make_mpi_communicator(const CommunicatorOptions& options) {
   NNFIT_CHECK(options.timeout_s > 0, InvalidArgument, "the collective timeout must be positive, got ",

@@ -4,6 +4,7 @@
 #include "nnfit/dist/communicator.h"
 
 #include <gtest/gtest.h>
+#include <sys/time.h>
 
 #include <cstdlib>
 #include <vector>
@@ -95,6 +96,16 @@ TEST_F(LauncherEnv, SeveralRanksWithoutMpiIsAnErrorNotNIndependentRuns) {
     EXPECT_NE(std::string(e.what()).find("2 ranks"), std::string::npos) << e.what();
     EXPECT_NE(e.hint().find("libopenmpi-dev"), std::string::npos) << e.hint();
   }
+}
+
+TEST(NotifyTerminationSignal, DoesNothingWithoutAnMpiCommunicator) {
+  // No communicator lives: no flag, no timer (a SIGALRM 0.6 s later would end this test).
+  notify_termination_signal();
+  EXPECT_EQ(make_single_process_communicator()->size(), 1);
+  itimerval t{};
+  getitimer(ITIMER_REAL, &t);
+  EXPECT_EQ(t.it_value.tv_sec, 0);
+  EXPECT_EQ(t.it_value.tv_usec, 0);
 }
 
 TEST(MpiCommunicator, RefusesANonPositiveTimeout) {

@@ -100,6 +100,13 @@ std::unique_ptr<Communicator> make_mpi_communicator(const CommunicatorOptions& o
 // but nnfit was built without MPI (each would train alone and write the same files).
 std::unique_ptr<Communicator> make_communicator(const CommunicatorOptions& options);
 
+// Async-signal-safe: the launcher is ending the job (it sent SIGTERM because a rank died).
+// The MPI communicator installs a SIGTERM handler that does this (Note [Launcher
+// termination]); a program that installs its own SIGTERM handler afterwards replaces it,
+// and must call this from its handler so a rank waiting in a collective still names the
+// dead rank. Does nothing without an MPI communicator.
+void notify_termination_signal();
+
 // A duration as written in flags: `20s`, `5m`, `1h`, `1.5m`, or plain seconds `30`; in
 // seconds. `where` names the source in errors. throws: InvalidArgument.
 double parse_duration_seconds(std::string_view text, std::string_view where);

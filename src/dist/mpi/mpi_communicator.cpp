@@ -49,6 +49,7 @@ struct TermLine {
   char text[2][640] = {};
   std::atomic<int> current{0};
   std::atomic<int> pending{0};
+  std::atomic<int> live{0};  // an MPI communicator exists
 };
 TermLine g_term;
 constexpr double kTermGraceS = 0.3;  // the query's grace; the timer fires at 0.6 s
@@ -102,10 +103,12 @@ class MpiCommunicator final : public Communicator {
     library_ = library_.substr(0, library_.find_first_of(",\n"));
     post_receive();
     mark("startup");
+    g_term.live.store(1);
     std::signal(SIGTERM, on_sigterm);
   }
 
   ~MpiCommunicator() override {
+    g_term.live.store(0);
     std::signal(SIGTERM, SIG_DFL);
     if (inbox_request_ != MPI_REQUEST_NULL) {
       MPI_Cancel(&inbox_request_);
@@ -386,6 +389,10 @@ class MpiCommunicator final : public Communicator {
 };
 
 }  // namespace
+
+void notify_termination_signal_impl() {
+  if (g_term.live.load()) on_sigterm(SIGTERM);
+}
 
 std::unique_ptr<Communicator> make_mpi_communicator_impl(const CommunicatorOptions& options) {
   return std::make_unique<MpiCommunicator>(options);
