@@ -23,7 +23,7 @@ clang=$(command -v clang++-14 || command -v clang++ || true)
 [[ -n "$clang" ]] || { echo "fuzz.sh: needs clang++ (Debian's clang-14; scripts/setup.sh installs it)" >&2; exit 2; }
 cc=${clang/clang++/clang}
 cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$clang" \
-  -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" -DNNFIT_FUZZ=ON -DNNFIT_BUILD_TESTS=OFF -DNNFIT_WITH_CUDA=OFF > /dev/null
+  -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" -DNNFIT_FUZZ=ON -DNNFIT_BUILD_TESTS=OFF -DNNFIT_WITH_CUDA=OFF -DNNFIT_WITH_MPI=OFF > /dev/null
 cmake --build build/fuzz -j "${NNFIT_JOBS:-$(nproc)}" --target "nnfit_${target}_fuzzer"
 
 corpus=build/fuzz/corpus/$target

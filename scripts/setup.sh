@@ -18,6 +18,7 @@ PACKAGES=(
   libjpeg62-turbo-dev libpng-dev  # JPEG/PNG decoding in io (image folders)
   libhdf5-dev           # HDF5 C library: Keras's .h5 and model.weights.h5 (io)
   libzip-dev            # zip containers: Keras 3's .keras files (io)
+  libopenmpi-dev openmpi-bin  # Open MPI: data-parallel training (`mpirun -np N nnfit train`), dist module
   clang-14 libclang-rt-14-dev  # libFuzzer targets (scripts/fuzz.sh): clang and its fuzzer/sanitizer runtimes
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev

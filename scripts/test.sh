@@ -19,7 +19,7 @@ ctest --preset release -j "$jobs" "$@"
 
 if [[ "${NNFIT_SKIP_SANITIZERS:-0}" != 1 && $# -eq 0 ]]; then
   sanitized=(nnfit_core_tests nnfit_memory_tests nnfit_io_tests nnfit_data_tests nnfit_graph_tests nnfit_nn_tests
-             nnfit_model_tests nnfit_profile_tests nnfit_fuzz_tests)
+             nnfit_model_tests nnfit_profile_tests nnfit_dist_tests nnfit_fuzz_tests)
   cmake --preset asan-ubsan
   cmake --build --preset asan-ubsan -j "$jobs" --target "${sanitized[@]}"
   for t in "${sanitized[@]}"; do

@@ -12,6 +12,7 @@
 #include "nnfit/core/determinism.h"
 #include "commands.h"
 #include "nnfit/core/error.h"
+#include "nnfit/dist/communicator.h"
 #include "nnfit/io/atomic_file.h"
 
 namespace nnfit::cli {
@@ -44,6 +45,8 @@ void MetricsJsonWriter::write() const {
   out["threads"] = model_.num_threads();
   out["deterministic"] = op_determinism();
   out["batch_size"] = batch_size_;
+  // Data-parallel runs: the ranks (batch_size is the global batch, samples_per_s the job's).
+  out["ranks"] = model_.communicator() ? model_.communicator()->size() : 1;
   out["planned_peak_bytes"] = model_.planned_peak_bytes();
   out["peak_memory_bytes"] = model_.memory_stats().peak_bytes;
   out["peak_rss_bytes"] = peak_rss_bytes();

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include "nnfit/dist/communicator.h"
+
 namespace nnfit::cli {
 
 namespace {
@@ -10,6 +12,9 @@ std::atomic<int> g_received{0};
 static_assert(std::atomic<int>::is_always_lock_free, "the flag is set from a signal handler");
 
 extern "C" void on_stop_signal(int sig) {
+  // Under mpirun a SIGTERM may be the launcher ending the job for a dead rank: the MPI
+  // communicator's handler (which this one replaced) names it (Note [Launcher termination]).
+  if (sig == SIGTERM) dist::notify_termination_signal();
   int none = 0;
   if (!g_received.compare_exchange_strong(none, sig)) _exit(128 + sig);  // the second: at once
   static const char kNote[] = "\nnnfit: stopping at the next step (a second Ctrl-C or SIGTERM exits at once)\n";

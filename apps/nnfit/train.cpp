@@ -1,6 +1,9 @@
 // `nnfit train CONFIG.json`: read the config, build and compile the Keras model, load the
 // IDX data, fit with a progress bar and, with --metrics-json, a machine-readable record.
 // The config and the model are checked before any data is read, so a typo costs no time.
+// Under an MPI launcher (`mpirun -np N nnfit train`) it trains data-parallel: every rank
+// runs this command, rank 0 alone writes files and prints, and a failure on any rank ends
+// the job with one line per rank naming the failed rank (docs/design/distributed.md).
 #include <sched.h>
 
 #include <CLI/CLI.hpp>
@@ -8,6 +11,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <new>
 
 #include "commands.h"
 #include "memory_flags.h"
@@ -15,13 +19,16 @@
 #include "nnfit/core/determinism.h"
 #include "nnfit/core/env_flags.h"
 #include "nnfit/core/error.h"
+#include "nnfit/core/units.h"
 #include "nnfit/data/in_memory_dataset.h"
+#include "nnfit/dist/communicator.h"
 #include "nnfit/io/idx.h"
 #include "nnfit/model/callbacks.h"
 #include "nnfit/model/checkpoint_callbacks.h"
 #include "nnfit/model/keras_config.h"
 #include "nnfit/model/saving.h"
 #include "nnfit/model/tensorboard_callback.h"
+#include "nnfit/model/training_callbacks.h"
 #include "nnfit/profile/step_log.h"
 #include "stop_signals.h"
 #include "train_config.h"
@@ -41,6 +48,9 @@ struct TrainArgs {
   bool deterministic = false;
   std::string backup_dir;  // --backup-dir DIR
   bool quiet = false;
+  std::string collective_timeout = "5m";
+  std::string bucket_size = "256KiB";
+  bool no_overlap = false;
   MemoryFlags memory;
   CLI::Option* epochs_opt = nullptr;
   CLI::Option* batch_size_opt = nullptr;
@@ -139,7 +149,15 @@ void with_file(const std::string& file, F&& f) {
   }
 }
 
-int run_train(const TrainArgs& args) {
+// Callbacks that write files run on rank 0 only; the others (EarlyStopping,
+// ReduceLROnPlateau, TerminateOnNaN) run on every rank, which all see the same logs.
+bool writes_files(const Callback* cb) {
+  return dynamic_cast<const ModelCheckpoint*>(cb) || dynamic_cast<const BackupAndRestore*>(cb) ||
+         dynamic_cast<const CSVLogger*>(cb) || dynamic_cast<const TensorBoard*>(cb);
+}
+
+int run_train(const TrainArgs& args, dist::Communicator& comm) {
+  const bool root = comm.rank() == 0;
   if (!args.profile_steps.empty()) {
     if (args.logdir.empty()) {
       throw InvalidArgument("--profile-steps " + args.profile_steps + " needs --logdir DIR to write the trace to",
@@ -179,6 +197,13 @@ int run_train(const TrainArgs& args) {
     model = model_from_keras_json(cfg.model_json, cfg.model_where);
     configure(*model);
   }
+  if (comm.size() > 1) {
+    DataParallelOptions dp;
+    dp.bucket_bytes = parse_size_bytes(args.bucket_size, "--bucket-size");
+    dp.overlap = !args.no_overlap;
+    // A non-owning handle: the communicator outlives the model (run_train's caller owns it).
+    model->set_communicator(std::shared_ptr<dist::Communicator>(&comm, [](dist::Communicator*) {}), dp);
+  }
   if (cfg.compile) with_file(cfg.model_where, [&] { model->compile(*cfg.compile); });
   const Loss loss = model->compile_options().loss;
 
@@ -209,27 +234,34 @@ int run_train(const TrainArgs& args) {
   // fit.callbacks from the config, then --backup-dir's BackupAndRestore.
   std::vector<std::unique_ptr<Callback>> owned;
   if (!cfg.callbacks_json.empty()) owned = callbacks_from_keras_json(cfg.callbacks_json, cfg.path + ": fit");
-  if (!args.backup_dir.empty()) {
+  if (!root) std::erase_if(owned, [](const auto& cb) { return writes_files(cb.get()); });
+  if (!args.backup_dir.empty() && root) {
     BackupAndRestoreOptions bo;
     bo.backup_dir = args.backup_dir;
     owned.push_back(std::make_unique<BackupAndRestore>(bo));
   }
   ProgressBar progress(stdout);
   std::unique_ptr<MetricsJsonWriter> metrics;
-  if (!args.quiet) {
+  const bool quiet = args.quiet || !root;
+  if (!quiet) {
+    if (comm.size() > 1) {
+      std::printf("data-parallel: %d ranks over %s, global batch %lld (%lld per rank)\n", comm.size(),
+                  comm.name().c_str(), static_cast<long long>(fit.batch_size),
+                  static_cast<long long>(fit.batch_size / comm.size()));
+    }
     std::fputs(model->summary().c_str(), stdout);
     std::printf("Deterministic: %s\n", op_determinism() ? "yes (--deterministic: results independent of the thread count)"
                                                          : "same seed and thread count give the same bits (--deterministic: any thread count)");
     std::fflush(stdout);
     fit.callbacks.push_back(&progress);
   }
-  if (!args.metrics_json.empty()) {
+  if (!args.metrics_json.empty() && root) {
     metrics = std::make_unique<MetricsJsonWriter>(args.metrics_json, *model, fit.batch_size);
     fit.callbacks.push_back(metrics.get());
   }
   for (const auto& cb : owned) fit.callbacks.push_back(cb.get());
   std::unique_ptr<TensorBoard> tensorboard;
-  if (!args.logdir.empty()) {
+  if (!args.logdir.empty() && root) {
     TensorBoardOptions tb;
     tb.learning_rate = model->compile_options().optimizer.learning_rate;
     tb.monitor = true;  // host CPU/RAM and GPU figures per epoch, as `nnfit monitor` shows them
@@ -255,7 +287,7 @@ int run_train(const TrainArgs& args) {
       } catch (const InvalidArgument& e) {
         throw Error(cfg.path + ": " + e.what(), e.hint());
       }
-      if (!args.quiet && !h.autotune_summary.empty()) {
+      if (!quiet && !h.autotune_summary.empty()) {
         std::printf("autotune: %s (%zu change%s; NNFIT_VERBOSE=1 logs each)\n", h.autotune_summary.c_str(),
                     h.autotune_decisions.size(), h.autotune_decisions.size() == 1 ? "" : "s");
       }
@@ -277,9 +309,9 @@ int run_train(const TrainArgs& args) {
     if (!args.save.empty()) std::fprintf(stderr, "nnfit: --save skipped: training did not finish\n");
     return 128 + h.interrupted;
   }
-  if (!args.save.empty()) {
+  if (!args.save.empty() && root) {
     save_model(*model, args.save);
-    if (!args.quiet) std::printf("saved the model to %s\n", args.save.c_str());
+    if (!quiet) std::printf("saved the model to %s\n", args.save.c_str());
   }
   return 0;
 }
@@ -293,6 +325,46 @@ const CLI::Validator kFitsInt64(
       return ec == std::errc::result_out_of_range ? "more than a 64-bit integer holds: " + text : std::string();
     },
     "INT64");
+
+// One process, or every rank of an MPI job. A failure on a rank becomes one line naming
+// the rank on stderr, then the job ends (Note [Collective watchdog]); the other ranks
+// print theirs, naming this one.
+int run_train_ranks(const TrainArgs& args) {
+  dist::CommunicatorOptions co;
+  co.timeout_s = dist::parse_duration_seconds(args.collective_timeout, "--collective-timeout");
+  std::unique_ptr<dist::Communicator> comm = dist::make_communicator(co);
+  if (comm->size() == 1) return run_train(args, *comm);
+  auto fail = [&](const std::string& what, const std::string& hint, int code) {
+    std::fflush(stdout);
+    std::string line = "rank " + std::to_string(comm->rank()) + ": " + what;
+    for (char& c : line) {
+      if (c == '\n') c = ' ';
+    }
+    std::fprintf(stderr, "nnfit: error: %s\n", line.c_str());
+    if (!hint.empty()) std::fprintf(stderr, "  hint: %s\n", hint.c_str());
+    std::fflush(stderr);
+    comm->abort_job(what, code);
+  };
+  try {
+    const int code = run_train(args, *comm);
+    comm->barrier("the barrier at the end of training");
+    return code;
+  } catch (const InvalidArgument& e) {
+    fail(e.what(), e.hint(), 2);
+  } catch (const dist::PeerFailure& e) {
+    fail(e.what(), e.hint(), 1);
+  } catch (const dist::CollectiveTimeout& e) {
+    fail(e.what(), e.hint(), 1);
+  } catch (const OutOfMemory& e) {
+    fail(std::string("OutOfMemory: ") + e.what(), e.hint(), 1);
+  } catch (const Error& e) {
+    fail(e.what(), e.hint(), 1);
+  } catch (const std::bad_alloc&) {
+    fail("out of host memory", "try a smaller --batch-size", 1);
+  } catch (const std::exception& e) {
+    fail(std::string("internal error: ") + e.what(), "please report this as a bug", 1);
+  }
+}
 
 }  // namespace
 
@@ -324,11 +396,19 @@ Subcommand add_train_command(CLI::App& parent) {
                   "Back up the run here after every epoch (Keras's BackupAndRestore); a run restarted with the same "
                   "directory resumes where it stopped, and a run that ends normally deletes it");
   add_memory_flags(*app, args->memory);
+  app->add_option("--collective-timeout", args->collective_timeout,
+                  "Under mpirun: a rank that waits this long in a collective (20s, 5m, 1h) ends the job, naming "
+                  "the rank that did not arrive (default 5m)");
+  app->add_option("--bucket-size", args->bucket_size,
+                  "Under mpirun: gradients are summed across ranks in buckets of this size, each as soon as the "
+                  "backward pass has made it (default 256KiB)");
+  app->add_flag("--no-overlap", args->no_overlap,
+                "Under mpirun: sum the gradient buckets after the backward pass instead of during it");
   app->add_flag("--quiet,-q", args->quiet, "Print neither the model summary nor the progress bar");
   app->add_flag("--deterministic", args->deterministic,
                 "Results independent of the number of threads (also fit.deterministic, NNFIT_DETERMINISTIC=1); "
                 "runs with the same seed and thread count are bitwise equal either way");
-  return {app, [args] { return run_train(*args); }};
+  return {app, [args] { return run_train_ranks(*args); }};
 }
 
 }  // namespace nnfit::cli

@@ -130,7 +130,9 @@ void Program::set_input(int value, const void* data) {
   }
 }
 
-void Program::run(const StepContext& ctx) {
+void Program::run(const StepContext& ctx) { run(ctx, {}); }
+
+void Program::run(const StepContext& ctx, const std::function<void(std::size_t step)>& after_step) {
   NNFIT_CHECK(in_begin_.size() == steps_.size(), InvalidArgument, "Program::run before bind()");
   using Clock = std::chrono::steady_clock;
   Clock::time_point t = timing_ ? Clock::now() : Clock::time_point{};
@@ -142,13 +144,27 @@ void Program::run(const StepContext& ctx) {
       TraceRange range(trace_names_[i], "kernel", static_cast<std::int64_t>(i));
       s.kernel->run(args);
     }
-    if (!timing_) continue;
-    const Clock::time_point t1 = Clock::now();
-    const std::int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t).count();
-    step_seconds_[i] += static_cast<double>(ns) * 1e-9;
-    phase_ns_[static_cast<std::size_t>(phases_[i])] += ns;
-    t = t1;
+    if (timing_) {
+      const Clock::time_point t1 = Clock::now();
+      const std::int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t).count();
+      step_seconds_[i] += static_cast<double>(ns) * 1e-9;
+      phase_ns_[static_cast<std::size_t>(phases_[i])] += ns;
+      t = t1;
+    }
+    if (after_step) {
+      after_step(i);
+      if (timing_) t = Clock::now();  // the callback's time is no kernel's
+    }
   }
+}
+
+int Program::producer_step(int value) const {
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    for (int v : steps_[i].outputs) {
+      if (v == value) return static_cast<int>(i);
+    }
+  }
+  return -1;
 }
 
 }  // namespace nnfit

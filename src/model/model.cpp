@@ -295,6 +295,7 @@ Model::Entry& Model::entry_mode(int mode_value, std::int64_t batch, bool bind) {
   auto it = p.entries.find(key);
   if (it == p.entries.end()) {
     it = p.entries.emplace(key, mode == Mode::apply ? plan_apply() : plan_entry(mode_value, batch)).first;
+    it->second->mode = mode;
   }
   Entry& e = *it->second;
   if (!bind || e.bound || e.split) return e;

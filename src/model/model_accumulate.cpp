@@ -41,6 +41,9 @@ bool micro_batches_differ(const std::vector<std::unique_ptr<Layer>>& layers) {
 
 Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const char* what) {
   const Mode mode = training ? Mode::train : Mode::infer;
+  // Replicated training runs each rank's slice as gradients, summed across ranks, then
+  // the update (run_replica_step); a rank left without rows plans a slice of one.
+  if (training && replicated()) return entry_mode(static_cast<int>(Mode::grads), std::max<std::int64_t>(batch, 1));
   Entry& e = entry_mode(static_cast<int>(mode), batch, /*bind=*/false);
   // Loss scaling runs every training batch as gradients, then an update (one micro-batch
   // of the whole batch, unless memory asks for smaller ones).
@@ -121,6 +124,7 @@ void Model::make_split(Entry& e, bool training, std::int64_t batch, std::int64_t
 
 bool Model::run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
   if (e.split) return run_micro_batches(e, rows, ctx, before_run);
+  if (e.mode == Mode::grads && replicated()) return run_replica_step(e, rows, ctx, before_run);
   if (before_run) before_run(e.program, false);
   e.program.run(ctx);
   return true;

@@ -18,6 +18,7 @@
 #include "nnfit/core/error.h"
 #include "nnfit/core/trace.h"
 #include "nnfit/data/in_memory_dataset.h"
+#include "nnfit/dist/communicator.h"
 #include "nnfit/nn/metrics.h"
 #include "nnfit/profile/chrome_trace.h"
 #include "nnfit/profile/xplane.h"
@@ -233,6 +234,17 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
     NNFIT_CHECK(start_epoch <= options.epochs, InvalidArgument, "the backup is at epoch ", start_epoch,
                 ", past the ", options.epochs, " epochs this run trains; raise epochs or start afresh");
   }
+  // Replicated: every rank starts from rank 0's weights and resume point; the epoch's
+  // sums a backup carried are rank 0's alone (the ranks' sums are added at epoch end).
+  struct ShardScope {
+    bool& flag;
+    ~ShardScope() { flag = false; }
+  } shard_scope{shard_validation_};
+  if (replicated()) {
+    broadcast_state(start_epoch, skip);
+    if (comm_->rank() != 0) progress.clear();
+    shard_validation_ = true;
+  }
   History history;
   history.initial_epoch = fit_initial_epoch_ = start_epoch;
   history.initial_step = fit_initial_step_ = skip;
@@ -241,8 +253,12 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
   ctx.training = true;
   fit_skipped_steps_ = 0;
   // FitOptions::interrupt, looked at on each step boundary: set, training stops there.
+  // Data-parallel: the signal the ranks agreed on at the last step (agree_on_callbacks), so
+  // every rank stops at the same step (mpirun forwards a Ctrl-C to each at its own moment).
+  fit_interrupt_ = options.interrupt;
+  agreed_interrupt_ = 0;
   const auto interrupt_at = [&](std::int64_t epoch, std::int64_t done) {
-    const int sig = options.interrupt ? options.interrupt->load() : 0;
+    const int sig = replicated() ? agreed_interrupt_ : options.interrupt ? options.interrupt->load() : 0;
     if (sig == 0) return false;
     interrupted_ = sig;
     interrupted_epoch_ = epoch;
@@ -295,7 +311,7 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
         if (run_entry(*e, rows, ctx, time_program)) ++iterations_;
         if (rows == timed_batch && !e->split) ++timed_steps;
         train_seconds += now_s() - t0;
-        const float loss = e->loss_value();
+        const float loss = rows > 0 ? e->loss_value() : 0.0f;  // a replica may have no rows
         totals.add(*e, rows);
         const double t2 = now_s();
         if (!options.callbacks.empty()) {
@@ -305,6 +321,10 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
         // A callback (TerminateOnNaN) may end training on a bad loss; otherwise it is an error.
         NNFIT_CHECK(std::isfinite(loss) || stop_training_, InvalidArgument, "the loss became ", loss, " at epoch ",
                     epoch + 1, ", step ", s + 1, "; lower the learning rate or check the data for NaN/inf");
+        const double t3 = now_s();
+        if (replicated()) agree_on_callbacks();  // every rank stops at the same step
+        const double t4 = now_s();
+        train_seconds += t4 - t3;  // the ranks' agreement on stopping is part of the step
         if (log_steps) {
           rec.step = global_step;
           rec.input_wait_us = to_us(t1 - t0);
@@ -318,7 +338,8 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
           rec.forward_us = (ns[0] + 500) / 1000;
           rec.backward_us = (ns[1] + 500) / 1000;
           rec.update_us = (ns[2] + 500) / 1000;
-          rec.callbacks_us = options.callbacks.empty() ? 0 : to_us(now_s() - t2);
+          rec.allreduce_us = replicated() ? replica_allreduce_us_ + to_us(t4 - t3) : 0;
+          rec.callbacks_us = options.callbacks.empty() ? 0 : to_us(t3 - t2);
           rec.memory_in_use_bytes = memory_stats().in_use_bytes;
           ++logged_steps;
         }
@@ -331,6 +352,8 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
       if (log_steps) step_log->flush();
       break;
     }
+    reduce_totals(totals, "allreduce of the epoch's loss and metric sums");
+    average_moving_statistics();  // before validation reads them
     const std::int64_t seen = totals.seen;
     NNFIT_CHECK(seen > 0, InvalidArgument, "epoch ", epoch + 1, " had no training batches; the dataset is empty",
                 " (a pipeline that is not repeated is consumed once per epoch)");
@@ -353,6 +376,7 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
       if (!options.pipeline_stages.empty()) write_pipeline_json(files.pipeline, options.pipeline_stages, epoch);
     }
     call_callbacks([&](Callback* cb) { cb->on_epoch_end(epoch, logs); });
+    if (replicated()) agree_on_callbacks();
   }
   // Keras's finalize_variable_values: with use_ema the variables end on their averages.
   // (Not when interrupted: a backup then keeps the training variables, to go on from.)
@@ -444,15 +468,21 @@ History Model::fit(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y
   const std::int64_t last = n - (steps - 1) * bs;
   std::vector<std::string> notes;
   OomScope scope(*this, options.on_oom, &notes, options.on_note);
+  check_replicable(bs);
+  // This rank's rows of a global batch (all of them in one process).
+  auto local = [&](std::int64_t rows) {
+    const auto [lo, hi] = replica_slice(rows);
+    return std::max<std::int64_t>(hi - lo, 1);
+  };
   // Plan everything before the first step: the full batch, then the remainder.
-  entry_or_split(true, bs, "training");
-  if (last != bs) entry_or_split(true, last, "training");
+  entry_or_split(true, local(bs), "training");
+  if (last != bs) entry_or_split(true, local(last), "training");
   if (options.validation_data) {
     std::int64_t vn = options.validation_data->first.shape()[0];
     if (vn > 0) {
       std::int64_t vb = std::min(bs, vn);
-      entry_or_split(false, vb, "validation");
-      if (vn % vb) entry_or_split(false, vn % vb, "validation");
+      entry_or_split(false, local(vb), "validation");
+      if (vn % vb) entry_or_split(false, local(vn % vb), "validation");
     }
   }
   FitOptions o = options;
@@ -469,6 +499,11 @@ History Model::fit(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y
     if (step == steps) return nullptr;
     const std::int64_t* idx = order.data() + step * bs;
     rows = ++step < steps ? bs : last;
+    // Replicated: this rank's contiguous slice of the global batch (Note [Replica slices]).
+    replica_global_rows_ = rows;
+    const auto [lo, hi] = replica_slice(rows);
+    idx += lo;
+    rows = hi - lo;
     Entry& e = entry_or_split(true, rows, "training");
     // Rows are gathered straight into the programs' input slots.
     for (std::size_t i = 0; i < d.x.size(); ++i) gather_rows(d.x[i], idx, rows, e.x_data(i));
@@ -497,10 +532,12 @@ History Model::fit(const data::Dataset& train, const FitOptions& options) {
   WeightingScope weighting(*this, options, dataset_weights);
   std::vector<std::string> notes;
   OomScope scope(*this, options.on_oom, &notes, options.on_note);
-  // Plan the expected batch size now, so the memory footprint is known before the first
-  // step; a partial last batch is planned when it first arrives.
-  entry_or_split(true, options.batch_size, "training");
-  if (options.validation_dataset) entry_or_split(false, options.batch_size, "validation");
+  check_replicable(options.batch_size);
+  // Plan the expected batch size now (this rank's slice of it), so the memory footprint is
+  // known before the first step; a partial last batch is planned when it first arrives.
+  const auto [first_row, end_row] = replica_slice(options.batch_size);
+  entry_or_split(true, end_row - first_row, "training");
+  if (options.validation_dataset) entry_or_split(false, end_row - first_row, "validation");
   data::AutotuneOptions ao = options.autotune;
   if (ao.compute_threads == 0) ao.compute_threads = num_threads();
   data::Autotuner tuner(ao);
@@ -534,6 +571,20 @@ History Model::fit(const data::Dataset& train, const FitOptions& options) {
   feed.next = [&](std::int64_t& rows) -> Entry* {
     current = it->next();
     if (!current) return nullptr;
+    if (replicated()) {
+      // Every rank reads the same global batch and trains on its slice (Note [Replica slices]).
+      const data::Element& whole = *current;
+      replica_global_rows_ = whole.empty() || whole[0].shape().rank() == 0 ? 0 : whole[0].shape()[0];
+      const auto [lo, hi] = replica_slice(replica_global_rows_);
+      if (hi == lo) {
+        ++index;
+        rows = 0;
+        return &entry_or_split(true, 0, "training");
+      }
+      data::Element slice;
+      for (const Tensor& t : whole) slice.push_back(t.shape().rank() >= 1 ? t.slice_rows(lo, hi) : t);
+      current = std::move(slice);
+    }
     Entry& e = stage_element(*current, "training", index++);
     rows = (*current)[0].shape()[0];
     return &e;

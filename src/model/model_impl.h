@@ -78,6 +78,7 @@ struct Model::Entry {
   std::vector<int> gradient_values;  // weight gradients, for the plan breakdown
   std::vector<std::size_t> gradient_weights;  // Mode::grads: trainable index of each gradient
   std::vector<int> gradient_inputs;           // Mode::apply: the input of each trainable weight, or -1
+  Mode mode = Mode::train;
   bool bound = false;                // bound to the current arena
   std::unique_ptr<MicroBatches> split;  // set: this batch runs as micro-batches
 
@@ -159,6 +160,24 @@ struct Model::Totals {
     out.push_back({"loss", loss_sum / n});
     return out;
   }
+};
+
+// Data parallelism's gradient buckets (model_replicas.cpp, Note [Gradient buckets]): one
+// flat buffer holds every trainable weight's gradient sum, laid out in reverse layer order
+// (the order the backward pass produces them), so a bucket is a contiguous range.
+struct Model::Replicas {
+  Tensor flat;                        // f32, every trainable weight's gradient
+  std::vector<std::int64_t> offset;   // per trainable weight: where its gradient starts in flat
+  std::vector<int> bucket_of;         // per trainable weight
+  struct Bucket {
+    std::int64_t begin = 0, end = 0;  // floats of flat
+    std::string what;                 // "allreduce of gradient bucket 1 of 3", for the watchdog
+  };
+  std::vector<Bucket> buckets;
+  Tensor apply_arena;                 // the update program's own arena
+  // Per training program: for each of its steps, the entry's gradients (indices into
+  // gradient_values) that step completes.
+  std::map<const Program*, std::vector<std::vector<std::size_t>>> finals;
 };
 
 struct Model::Programs {

@@ -40,15 +40,22 @@ Logs Model::evaluate_tensors(const std::vector<Tensor>& x_in, const std::vector<
   for (std::int64_t i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
   StepContext ctx;
   ctx.training = false;
-  while (totals.seen < n) {
-    const std::int64_t rows = std::min(bs, n - totals.seen);
+  // Inside a replicated fit each rank evaluates its slice of every batch, and the sums
+  // are added across ranks (exact: sums and counts, not averages of averages).
+  const bool shard = shard_validation_ && replicated();
+  for (std::int64_t start = 0; start < n; start += bs) {
+    const std::int64_t global_rows = std::min(bs, n - start);
+    const auto [lo, hi] = shard ? replica_slice(global_rows) : std::pair<std::int64_t, std::int64_t>{0, global_rows};
+    const std::int64_t rows = hi - lo;
+    if (rows == 0) continue;
     Entry& e = entry_or_split(false, rows, what);
-    const std::int64_t* idx = order.data() + totals.seen;
+    const std::int64_t* idx = order.data() + start + lo;
     for (std::size_t i = 0; i < d.x.size(); ++i) gather_rows(d.x[i], idx, rows, e.x_data(i));
     for (std::size_t i = 0; i < d.y.size() && e.y_data(i); ++i) gather_rows(d.y[i], idx, rows, e.y_data(i));
     run_entry(e, rows, ctx);
     totals.add(e, rows);
   }
+  if (shard) reduce_totals(totals, "allreduce of the validation sums");
   return totals.logs();
 }
 
@@ -70,13 +77,25 @@ Logs Model::evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, 
   std::optional<data::Autotuner> own;
   if (!tuner) tuner = &own.emplace();
   it = tuner->make_iterator(data);
+  const bool shard = shard_validation_ && replicated();  // as in evaluate_tensors
   while (std::optional<data::Element> el = it->next()) {
+    if (shard && !el->empty() && (*el)[0].shape().rank() >= 1) {
+      const auto [lo, hi] = replica_slice((*el)[0].shape()[0]);
+      if (hi == lo) {
+        ++index;
+        continue;
+      }
+      data::Element slice;
+      for (const Tensor& t : *el) slice.push_back(t.shape().rank() >= 1 ? t.slice_rows(lo, hi) : t);
+      el = std::move(slice);
+    }
     Entry& e = stage_element(*el, what, index++);
     const std::int64_t rows = (*el)[0].shape()[0];
     run_entry(e, rows, ctx);
     for (std::size_t i = 0; i < num_inputs(); ++i) e.set_x(nullptr, i);  // the element goes at the end of this iteration
     totals.add(e, rows);
   }
+  if (shard) reduce_totals(totals, "allreduce of the validation sums");
   NNFIT_CHECK(totals.seen > 0, InvalidArgument, "no samples to evaluate: the dataset is empty");
   return totals.logs();
 }

@@ -13,6 +13,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -65,6 +66,11 @@ class Program {
   void bind(void* arena);
   // requires: bind() was called.
   void run(const StepContext& ctx);
+  // The same, calling after_step(i) as soon as steps()[i] has run: data-parallel training
+  // starts a gradient bucket's all-reduce there while the backward pass goes on.
+  void run(const StepContext& ctx, const std::function<void(std::size_t step)>& after_step);
+  // The index into steps() of the step that writes `value`, or -1 (an input or variable).
+  int producer_step(int value) const;
 
   // Where a graph value lives after bind(): arena offset or the variable's buffer.
   void* data(int value) const;

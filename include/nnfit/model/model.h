@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nnfit/backend/backend.h"
@@ -34,6 +35,19 @@ namespace nnfit {
 
 struct StepContext;  // backend/kernel.h
 class Program;      // graph/program.h
+namespace dist {
+class Communicator;  // dist/communicator.h
+}
+
+// Data-parallel training (Model::set_communicator; docs/design/distributed.md).
+struct DataParallelOptions {
+  // Gradients are summed across ranks in buckets of about this many bytes, in reverse
+  // layer order; a bucket's sum starts as soon as the backward pass has produced all of
+  // its gradients (Note [Gradient buckets] in model_replicas.cpp). 0: one bucket each.
+  std::int64_t bucket_bytes = 256 << 10;  // chosen by measurement: docs/design/distributed.md
+  // false: every bucket starts after the backward pass (for measuring the overlap).
+  bool overlap = true;
+};
 
 struct CompileOptions {
   OptimizerOptions optimizer;
@@ -187,6 +201,21 @@ class Model {
   void set_memory_policy(const MemoryPolicy& policy);
   const MemoryPolicy& memory_policy() const { return memory_policy_; }
 
+  // Data-parallel training, one replica per rank of `comm` (Keras's
+  // MultiWorkerMirroredStrategy; docs/design/distributed.md): fit's batch_size is the
+  // global batch, split evenly across the ranks (InvalidArgument naming both when it does
+  // not divide); every rank sees the global batches one process would, in the same order,
+  // and trains on its contiguous slice of each; the gradients are summed across ranks so
+  // the update is the global batch's mean, and validation is sharded with its sums
+  // reduced. fit broadcasts rank 0's weights and optimizer state when it starts (after a
+  // callback's restore), and averages BatchNormalization's moving statistics across the
+  // ranks at every epoch end. Logs and History hold the job's figures on every rank. A
+  // communicator of one rank (or null) trains alone. requires: every rank makes the same
+  // fit calls. Loss scaling and micro-batch splits (on_oom "reduce_batch") are not
+  // supported across ranks yet (Unsupported).
+  void set_communicator(std::shared_ptr<dist::Communicator> comm, DataParallelOptions options = {});
+  dist::Communicator* communicator() const { return comm_.get(); }
+
   // Compute threads (OpenMP); 0 keeps the default.
   void set_num_threads(int threads);
   int num_threads() const;
@@ -311,6 +340,7 @@ class Model {
   struct OomScope;
   struct EpochFeed;
   struct WeightingScope;
+  struct Replicas;
   void check_built() const;     // built (predict)
   void check_compiled() const;  // compiled (fit, evaluate)
   // The epoch loop both fit() overloads share; `feed` hands out each epoch's batches.
@@ -360,6 +390,8 @@ class Model {
   bool stop_training_ = false;
   int interrupted_ = 0;
   std::int64_t interrupted_epoch_ = 0, interrupted_step_ = 0;
+  const std::atomic<int>* fit_interrupt_ = nullptr;  // the running fit's FitOptions::interrupt
+  int agreed_interrupt_ = 0;                         // data-parallel: the signal the ranks agreed on
   // Loss scaling (OptimizerOptions::loss_scale): the scale now, the finite steps since it
   // last changed, and the steps skipped in the running epoch. Training then runs as a
   // gradient program and an apply program (a split of one micro-batch), so a step with
@@ -390,6 +422,36 @@ class Model {
   void stage_sample_weights(Entry& e, std::int64_t rows, const float* given);
   bool weighted_ = false;
   std::map<std::int64_t, double> class_weight_;
+
+  // Data parallelism (model_replicas.cpp). replicated(): more than one rank.
+  std::shared_ptr<dist::Communicator> comm_;
+  DataParallelOptions data_parallel_;
+  std::unique_ptr<Replicas> replicas_;
+  bool replicated() const;
+  // Set by fit while it runs replicated: validation is sharded too.
+  bool shard_validation_ = false;
+  // The rows of the global batch the running step trains on (this rank has a slice).
+  std::int64_t replica_global_rows_ = 0;
+  // The last replicated step's wait for its gradient sums after the backward pass.
+  std::int64_t replica_allreduce_us_ = 0;
+  // This rank's rows [first, second) of a global batch of `rows` (all of them alone).
+  std::pair<std::int64_t, std::int64_t> replica_slice(std::int64_t rows) const;
+  // throws: InvalidArgument when batch_size does not split evenly across the ranks, or
+  // Unsupported for what does not run replicated yet.
+  void check_replicable(std::int64_t batch_size) const;
+  // One replicated step on this rank's slice (e: a Mode::grads entry; rows may be 0).
+  bool run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run);
+  // Rank 0's weights, optimizer slots, iteration count and resume point (the epoch fit
+  // starts at and the batches of it to skip) to every rank.
+  void broadcast_state(std::int64_t& start_epoch, std::int64_t& skip);
+  // Sums every rank's loss and metric sums into `totals`.
+  void reduce_totals(Totals& totals, const char* what);
+  // After a step's or an epoch's callbacks: every rank stops if any rank's set
+  // stop_training, and takes rank 0's constant learning rate (ReduceLROnPlateau, or a
+  // restored backup, changed it there), so the replicas never drift apart.
+  void agree_on_callbacks();
+  // Averages BatchNormalization's moving statistics across ranks (at each epoch end).
+  void average_moving_statistics();
 };
 
 // Keras's Sequential: a chain of single-input layers, each called on the previous one's

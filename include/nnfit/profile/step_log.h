@@ -20,7 +20,7 @@ struct StepRecord {
   std::int64_t h2d_us = 0;               // host-to-device copy (0 on CPU: batches are read in place)
   std::int64_t forward_us = 0;           // forward kernels and the loss
   std::int64_t backward_us = 0;          // backward kernels
-  std::int64_t allreduce_us = 0;         // gradient all-reduce (0: no distribution yet)
+  std::int64_t allreduce_us = 0;         // waiting for the gradient sums after backward (0 in one process)
   std::int64_t update_us = 0;            // optimizer update kernels
   std::int64_t callbacks_us = 0;         // on_train_batch_end of every callback
   std::int64_t memory_in_use_bytes = 0;  // the device allocator's bytes in use after the step

@@ -1,0 +1,121 @@
+// The single-process communicator, the choice between it and MPI, and duration parsing.
+// The only `#if NNFIT_WITH_MPI` of the dist module lives here: the MPI implementation is
+// compiled (src/dist/mpi/) only where CMake found MPI.
+#include "nnfit/dist/communicator.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace nnfit::dist {
+
+#if NNFIT_WITH_MPI
+std::unique_ptr<Communicator> make_mpi_communicator_impl(const CommunicatorOptions& options);  // mpi/
+void notify_termination_signal_impl();                                                         // mpi/
+#endif
+
+namespace {
+
+class SingleProcessCommunicator final : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  int local_rank() const override { return 0; }
+  std::string name() const override { return "single process"; }
+  void all_reduce_sum(float*, std::int64_t, const char*) override {}
+  void all_reduce_sum(double*, std::int64_t, const char*) override {}
+  void broadcast(void*, std::int64_t, int root, const char*) override {
+    NNFIT_CHECK(root == 0, InvalidArgument, "broadcast from rank ", root, " in a job of one rank");
+  }
+  void barrier(const char*) override {}
+  void start_all_reduce_sum(float*, std::int64_t, const char*) override {}
+  void progress() override {}
+  void wait_all() override {}
+  [[noreturn]] void abort_job(const std::string&, int exit_code) override {
+    std::fflush(nullptr);
+    std::_Exit(exit_code);
+  }
+};
+
+int env_int(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  return (*end == '\0' && n > 0 && n < (1L << 30)) ? static_cast<int>(n) : 0;
+}
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_single_process_communicator() {
+  return std::make_unique<SingleProcessCommunicator>();
+}
+
+int launcher_world_size() {
+  // Open MPI's mpirun (and srun starting Open MPI ranks); MPICH/Hydra and Slurm's PMI-2.
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    if (int n = env_int(name)) return n;
+  }
+  // A PMIx launcher (srun --mpi=pmix) names the rank, not the size: MPI will tell.
+  return std::getenv("PMIX_RANK") ? -1 : 0;
+}
+
+bool mpi_available() { return NNFIT_WITH_MPI != 0; }
+
+void notify_termination_signal() {
+#if NNFIT_WITH_MPI
+  notify_termination_signal_impl();
+#endif
+}
+
+std::unique_ptr<Communicator> make_mpi_communicator(const CommunicatorOptions& options) {
+  NNFIT_CHECK(options.timeout_s > 0, InvalidArgument, "the collective timeout must be positive, got ",
+              options.timeout_s, " s");
+#if NNFIT_WITH_MPI
+  return make_mpi_communicator_impl(options);
+#else
+  throw Unsupported("this nnfit was built without MPI",
+                    "install Open MPI (apt-get install libopenmpi-dev openmpi-bin, or scripts/setup.sh) and rebuild");
+#endif
+}
+
+std::unique_ptr<Communicator> make_communicator(const CommunicatorOptions& options) {
+  const int launched = launcher_world_size();
+  if (launched == 0 || launched == 1 || (launched < 0 && !mpi_available())) return make_single_process_communicator();
+  if (!mpi_available()) {
+    throw Unsupported("started by an MPI launcher with " + std::to_string(launched) +
+                          " ranks, but this nnfit was built without MPI, so each rank would train alone",
+                      "install Open MPI (apt-get install libopenmpi-dev openmpi-bin, or scripts/setup.sh) and "
+                      "rebuild nnfit, or run one process without mpirun");
+  }
+  return make_mpi_communicator(options);
+}
+
+double parse_duration_seconds(std::string_view text, std::string_view where) {
+  auto bad = [&](const std::string& why) {
+    return InvalidArgument(std::string(where) + ": invalid duration \"" + std::string(text) + "\": " + why,
+                           "write a number with s, m or h, e.g. 20s, 5m, 1h");
+  };
+  std::size_t i = 0;
+  bool digits = false;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i, digits = true;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i, digits = true;
+  }
+  if (!digits) throw bad("it does not start with a number");
+  const double value = std::stod(std::string(text.substr(0, i)));
+  const std::string_view unit = text.substr(i);
+  double scale = 0;
+  if (unit.empty() || unit == "s") scale = 1;
+  else if (unit == "m") scale = 60;
+  else if (unit == "h") scale = 3600;
+  else throw bad("unknown unit \"" + std::string(unit) + "\" (s, m or h)");
+  const double seconds = value * scale;
+  if (!(seconds > 0) || !std::isfinite(seconds)) throw bad("it must be more than zero");
+  return seconds;
+}
+
+}  // namespace nnfit::dist

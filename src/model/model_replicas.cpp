@@ -1,0 +1,273 @@
+// Data-parallel training (docs/design/distributed.md): each rank trains on its slice of
+// the global batch; the replicated step runs the gradient program on the slice, sums the
+// gradients across ranks in buckets while the backward pass goes on, and applies their
+// global mean with the update program (the Mode::grads / Mode::apply pair that micro-batch
+// accumulation uses too). Also: the sharding rule, the state broadcast and the exact
+// reduction of loss and metric sums.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include "model/model_impl.h"
+#include "nnfit/core/error.h"
+#include "nnfit/dist/communicator.h"
+#include "nnfit/memory/allocator.h"
+#include "nnfit/nn/lr_schedule.h"
+
+namespace nnfit {
+
+void Model::set_communicator(std::shared_ptr<dist::Communicator> comm, DataParallelOptions options) {
+  NNFIT_CHECK(options.bucket_bytes >= 0, InvalidArgument, "bucket_bytes must be >= 0, got ", options.bucket_bytes);
+  comm_ = std::move(comm);
+  data_parallel_ = options;
+  replicas_.reset();
+  if (programs_) programs_->entries.clear();  // training programs become gradient programs
+}
+
+bool Model::replicated() const { return comm_ && comm_->size() > 1; }
+
+// Note [Replica slices]: a global batch of `rows` is split into contiguous slices of
+// floor/ceil sizes, rank r taking [rows*r/N, rows*(r+1)/N). A full batch splits evenly
+// (check_replicable); a last partial batch may leave a rank fewer rows, or none: its
+// gradients are weighted by its rows, so the sum over ranks is the global batch's.
+std::pair<std::int64_t, std::int64_t> Model::replica_slice(std::int64_t rows) const {
+  if (!replicated()) return {0, rows};
+  const std::int64_t n = comm_->size(), r = comm_->rank();
+  return {rows * r / n, rows * (r + 1) / n};
+}
+
+void Model::check_replicable(std::int64_t batch_size) const {
+  if (!replicated()) return;
+  const int n = comm_->size();
+  NNFIT_CHECK(batch_size % n == 0, InvalidArgument, "batch_size ", batch_size, " does not split evenly across ",
+              n, " replicas (batch_size is the global batch, as in Keras's distribution strategies)",
+              "use a batch_size that is a multiple of ", n, ", e.g. ", (batch_size / n + 1) * n);
+  NNFIT_CHECK(!loss_scaling(), Unsupported, "model '", name_,
+              "': loss scaling (mixed_float16) does not run across ranks yet", "use mixed_bfloat16 or float32");
+  NNFIT_CHECK(!reduce_on_oom_, Unsupported, "model '", name_,
+              "': on_oom \"reduce_batch\" does not run across ranks yet", "use on_oom \"fail\" with a smaller batch");
+}
+
+namespace {
+
+// Note [Gradient buckets]: the buckets follow the reverse of the layer order, the order
+// in which the backward pass finishes the gradients, so the first bucket's sum starts
+// while the gradients of the early layers are still being computed. Buckets start in
+// index order on every rank (MPI matches collectives by order), a bucket waiting for its
+// predecessors even when it is complete first.
+// (A template only because Model::Replicas is private: R is that.)
+template <typename R>
+void make_buckets(R& rp, const std::vector<Weight*>& trainable, std::int64_t bucket_bytes) {
+  const std::size_t n = trainable.size();
+  rp.offset.assign(n, 0);
+  rp.bucket_of.assign(n, 0);
+  std::int64_t at = 0, bucket_start = 0;
+  auto close = [&] {
+    if (at == bucket_start) return;
+    rp.buckets.push_back({bucket_start, at, ""});
+    bucket_start = at;
+  };
+  for (std::size_t i = n; i-- > 0;) {
+    rp.offset[i] = at;
+    rp.bucket_of[i] = static_cast<int>(rp.buckets.size());
+    at += trainable[i]->value.numel();
+    if ((at - bucket_start) * static_cast<std::int64_t>(sizeof(float)) >= bucket_bytes) close();
+  }
+  close();
+  for (std::size_t b = 0; b < rp.buckets.size(); ++b) {
+    rp.buckets[b].what = "allreduce of gradient bucket " + std::to_string(b + 1) + " of " +
+                         std::to_string(rp.buckets.size());
+  }
+  rp.flat = Tensor::zeros(Shape{std::max<std::int64_t>(at, 1)}, DType::f32);
+}
+
+}  // namespace
+
+bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
+  Programs& p = *programs_;
+  if (!replicas_) {
+    replicas_ = std::make_unique<Replicas>();
+    make_buckets(*replicas_, p.trainable, data_parallel_.bucket_bytes);
+  }
+  Replicas& rp = *replicas_;
+  const std::size_t n_buckets = rp.buckets.size();
+  float* flat = rp.flat.data<float>();
+  std::memset(flat, 0, rp.flat.nbytes());
+  comm_->set_step(ctx.step + 1);
+
+  // Gradients this rank still owes each bucket; a rank without rows owes none (zeros).
+  std::vector<int> owed(n_buckets, 0);
+  if (rows > 0) {
+    for (std::size_t k : e.gradient_weights) ++owed[static_cast<std::size_t>(rp.bucket_of[k])];
+  }
+  std::size_t started = 0;
+  auto start_complete = [&] {
+    for (; started < n_buckets && owed[started] == 0; ++started) {
+      const Replicas::Bucket& b = rp.buckets[started];
+      comm_->start_all_reduce_sum(flat + b.begin, b.end - b.begin, b.what.c_str());
+    }
+  };
+  // Each rank's gradient is of its slice's mean loss: weighted by its rows, the sum over
+  // ranks divided by the global rows is the global batch's mean (as in micro-batches).
+  const float weight = static_cast<float>(rows);
+  auto finish = [&](std::size_t j) {
+    const std::size_t k = e.gradient_weights[j];
+    const float* g = static_cast<const float*>(e.program.data(e.gradient_values[j]));
+    float* dst = flat + rp.offset[k];
+    const std::int64_t n = p.trainable[k]->value.numel();
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) dst[i] = weight * g[i];
+    --owed[static_cast<std::size_t>(rp.bucket_of[k])];
+  };
+  if (rows > 0) {
+    if (before_run) before_run(e.program, false);
+    if (data_parallel_.overlap) {
+      auto it = rp.finals.find(&e.program);
+      if (it == rp.finals.end()) {
+        std::vector<std::vector<std::size_t>> per_step(std::max<std::size_t>(e.program.steps().size(), 1));
+        for (std::size_t j = 0; j < e.gradient_values.size(); ++j) {
+          const int s = e.program.producer_step(e.gradient_values[j]);
+          per_step[s >= 0 ? static_cast<std::size_t>(s) : per_step.size() - 1].push_back(j);
+        }
+        it = rp.finals.emplace(&e.program, std::move(per_step)).first;
+      }
+      const auto& per_step = it->second;
+      e.program.run(ctx, [&](std::size_t step) {
+        if (per_step[step].empty()) {
+          comm_->progress();
+          return;
+        }
+        for (std::size_t j : per_step[step]) finish(j);
+        start_complete();
+      });
+    } else {
+      e.program.run(ctx);
+      for (std::size_t j = 0; j < e.gradient_values.size(); ++j) finish(j);
+    }
+  }
+  // What the step waits for the sums after its backward pass (steps.jsonl's allreduce_us):
+  // the communication the overlap did not hide.
+  const auto wait_start = std::chrono::steady_clock::now();
+  start_complete();
+  NNFIT_CHECK(started == n_buckets, InvalidArgument, "internal: ", n_buckets - started,
+              " gradient bucket(s) never completed");
+  comm_->wait_all();
+  replica_allreduce_us_ = std::chrono::duration_cast<std::chrono::microseconds>(
+                              std::chrono::steady_clock::now() - wait_start).count();
+
+  // The update runs in an arena of its own: the shared one still holds this step's loss
+  // and predictions, which the epoch's sums read after the step.
+  Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0, /*bind=*/false);
+  if (!rp.apply_arena.defined()) {
+    rp.apply_arena = allocate_tensor(backend_->allocator(),
+                                     Shape{std::max<std::int64_t>(static_cast<std::int64_t>(apply.program.arena_bytes()), 64)},
+                                     DType::u8);
+  }
+  apply.program.bind(rp.apply_arena.raw());  // cheap; the shared arena's growth may have rebound it
+  apply.bound = true;
+  const float inv = static_cast<float>(1.0 / static_cast<double>(replica_global_rows_));
+  for (std::size_t k = 0; k < p.trainable.size(); ++k) {
+    float* dst = static_cast<float*>(apply.program.data(apply.gradient_inputs[k]));
+    const float* src = flat + rp.offset[k];
+    const std::int64_t n = p.trainable[k]->value.numel();
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) dst[i] = src[i] * inv;
+  }
+  if (before_run) before_run(apply.program, true);
+  apply.program.run(ctx);
+  return true;
+}
+
+void Model::broadcast_state(std::int64_t& start_epoch, std::int64_t& skip) {
+  if (!replicated()) return;
+  comm_->set_step(iterations_);
+  for (Weight* w : weights()) {
+    comm_->broadcast(w->value.raw(), static_cast<std::int64_t>(w->value.nbytes()), 0,
+                     "broadcast of the weights from rank 0");
+  }
+  for (auto& slots : programs_->slots) {
+    for (Tensor& t : slots) {
+      comm_->broadcast(t.raw(), static_cast<std::int64_t>(t.nbytes()), 0,
+                       "broadcast of the optimizer state from rank 0");
+    }
+  }
+  agree_on_callbacks();  // rank 0's learning rate (a restored ReduceLROnPlateau's)
+  // Where rank 0 resumes (its BackupAndRestore read the backup): every rank starts there.
+  std::int64_t where[3] = {iterations_, start_epoch, skip};
+  comm_->broadcast(where, sizeof(where), 0, "broadcast of the iteration count from rank 0");
+  iterations_ = where[0];
+  start_epoch = where[1];
+  skip = where[2];
+}
+
+void Model::reduce_totals(Totals& t, const char* what) {
+  if (!replicated()) return;
+  std::vector<double> sums{t.loss_sum, static_cast<double>(t.seen)};
+  sums.insert(sums.end(), t.output_loss_sums.begin(), t.output_loss_sums.end());
+  for (const auto& m : t.metrics) sums.insert(sums.end(), m.metric.sums().begin(), m.metric.sums().end());
+  comm_->all_reduce_sum(sums.data(), static_cast<std::int64_t>(sums.size()), what);
+  std::size_t at = 0;
+  t.loss_sum = sums[at++];
+  t.seen = static_cast<std::int64_t>(sums[at++]);
+  for (double& s : t.output_loss_sums) s = sums[at++];
+  for (auto& m : t.metrics) {
+    const std::size_t n = m.metric.sums().size();
+    m.metric.set_sums(std::vector<double>(sums.begin() + static_cast<std::ptrdiff_t>(at),
+                                          sums.begin() + static_cast<std::ptrdiff_t>(at + n)));
+    at += n;
+  }
+}
+
+// Note [Moving statistics across ranks]: each rank's BatchNormalization updates its moving
+// mean and variance from its own slice. The moving average is linear, so the mean over
+// ranks of their moving means is the moving average of the global batches' means (equal
+// slices), the same whenever it is taken: once per epoch, before validation reads them and
+// callbacks save them, suffices. For the variance it is the mean of the slices' variances,
+// which misses the spread between slices (as Keras's MirroredStrategy without
+// SyncBatchNormalization does). Frozen layers do not update theirs and are left alone.
+void Model::average_moving_statistics() {
+  if (!replicated()) return;
+  auto is_moving = [](const Weight* w) {
+    auto ends = [&](const std::string& tail) {
+      return w->name.size() >= tail.size() && w->name.compare(w->name.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    return !w->trainable && !w->frozen && w->value.dtype() == DType::f32 && (ends("moving_mean") || ends("moving_variance"));
+  };
+  std::vector<Weight*> moving;
+  std::int64_t n = 0;
+  for (Weight* w : weights()) {
+    if (is_moving(w)) {
+      moving.push_back(w);
+      n += w->value.numel();
+    }
+  }
+  if (moving.empty()) return;
+  std::vector<double> sums;
+  sums.reserve(static_cast<std::size_t>(n));
+  for (Weight* w : moving) sums.insert(sums.end(), w->value.data<float>(), w->value.data<float>() + w->value.numel());
+  comm_->all_reduce_sum(sums.data(), n, "allreduce of the BatchNormalization moving statistics");
+  const double inv = 1.0 / comm_->size();
+  std::size_t at = 0;
+  for (Weight* w : moving) {
+    float* v = w->value.data<float>();
+    for (std::int64_t i = 0; i < w->value.numel(); ++i) v[i] = static_cast<float>(sums[at++] * inv);
+  }
+}
+
+void Model::agree_on_callbacks() {
+  if (!replicated()) return;
+  // One sum carries both: the stop flags, and rank 0's learning rate (the others add 0).
+  const bool constant = dynamic_cast<const ConstantLearningRate*>(optimizer_->options().learning_rate.get());
+  // And FitOptions::interrupt: the signal this rank got (0: none) and whether it got one;
+  // any rank's stops all of them at the next step, with the signal they got.
+  const int sig = fit_interrupt_ ? fit_interrupt_->load() : 0;
+  double agreed[4] = {stop_training_ ? 1.0 : 0.0, constant && comm_->rank() == 0 ? learning_rate() : 0.0,
+                      static_cast<double>(sig), sig != 0 ? 1.0 : 0.0};
+  comm_->all_reduce_sum(agreed, 4, "allreduce of the stop_training flag");
+  stop_training_ = agreed[0] > 0;
+  if (constant && agreed[1] != learning_rate()) set_learning_rate(agreed[1]);
+  if (agreed[3] > 0) agreed_interrupt_ = sig != 0 ? sig : static_cast<int>(agreed[2] / agreed[3] + 0.5);
+}
+
+}  // namespace nnfit
