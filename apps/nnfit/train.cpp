@@ -364,6 +364,7 @@ int run_train_ranks(const TrainArgs& args) {
   } catch (const std::exception& e) {
     fail(std::string("internal error: ") + e.what(), "please report this as a bug", 1);
   }
+  return 1;  // not reached: fail() ends the job (Communicator::abort_job)
 }
 
 }  // namespace
