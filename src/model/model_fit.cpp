@@ -103,38 +103,6 @@ Model::Entry& Model::stage_element(const data::Element& element, const char* wha
   return e;
 }
 
-void Model::set_sample_weighting(bool weighted, std::map<std::int64_t, double> class_weight) {
-  class_weight_ = std::move(class_weight);
-  if (weighted == weighted_) return;
-  weighted_ = weighted;
-  // The training programs gain or lose their sample-weight input: plan them again.
-  if (programs_) programs_->entries.clear();
-}
-
-void Model::stage_sample_weights(Entry& e, std::int64_t rows, const float* given) {
-  float* w = e.sample_weight_data();
-  for (std::int64_t i = 0; i < rows; ++i) w[i] = given ? given[i] : 1.0f;
-  if (class_weight_.empty()) return;
-  // The class of each staged target, as Keras's class_weight_to_sample_weights reads it.
-  const TensorDesc& y = e.program.graph().desc(e.ys[0]);
-  const std::int64_t width = y.shape.rank() >= 2 ? y.shape.numel() / y.shape[0] : 1;
-  for (std::int64_t i = 0; i < rows; ++i) {
-    std::int64_t cls = 0;
-    if (y.dtype == DType::i32) {
-      cls = static_cast<const std::int32_t*>(e.y_data(0))[i];
-    } else {
-      const float* t = static_cast<const float*>(e.y_data(0)) + i * width;
-      if (width == 1) {
-        cls = static_cast<std::int64_t>(std::nearbyint(t[0]));
-      } else {
-        cls = std::max_element(t, t + width) - t;
-      }
-    }
-    const auto it = class_weight_.find(cls);
-    if (it != class_weight_.end()) w[i] *= static_cast<float>(it->second);
-  }
-}
-
 History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoch, EpochFeed& feed,
                                data::Autotuner* validation_tuner) {
   NNFIT_CHECK(!(options.validation_data && options.validation_dataset), InvalidArgument,
