@@ -102,4 +102,78 @@ inline void check(const Case& c, float atol = 3e-3f, float rtol = 3e-2f) {
   }
 }
 
+// A float32 tensor's values rounded to `dtype` (bfloat16 or float16), kept as float32.
+inline Tensor rounded_to(const Tensor& t, DType dtype) {
+  Tensor out = t.clone();
+  if (t.dtype() != DType::f32) return out;
+  for (std::int64_t i = 0; i < out.numel(); ++i) {
+    float& v = out.data<float>()[i];
+    v = dtype == DType::bf16 ? bf16_to_float(float_to_bf16(v)) : f16_to_float(float_to_f16(v));
+  }
+  return out;
+}
+
+// The case at a low precision: its float32 inputs rounded to `dtype` and cast to it, the op
+// computing in `dtype` (Note [Compute dtype]), its output cast back to float32 for the loss.
+// Autodiff's gradients through that graph (the op's backward kernels in `dtype`, the casts'
+// gradients) against the float32 graph's on the same rounded inputs, which check() holds
+// against central differences: within tol of the largest float32 gradient. (Central
+// differences in bfloat16 itself would drown in its rounding.)
+inline void check_low_precision(const Case& c, DType dtype, float tol) {
+  SCOPED_TRACE(c.op + " " + c.attrs.to_string() + " at " + std::string(dtype_name(dtype)));
+  auto gradients_at = [&](bool low) {
+    Graph g;
+    std::vector<int> ins, wrt;
+    for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+      const bool floating = c.inputs[i].dtype() == DType::f32;
+      int v = g.add_variable("in" + std::to_string(i), floating ? rounded_to(c.inputs[i], dtype) : c.inputs[i]);
+      if (differentiated(c, i)) wrt.push_back(v);
+      if (low && floating) v = g.add("cast", {v}, {{"dtype", std::string(dtype_name(dtype))}}, "cast" + std::to_string(i));
+      ins.push_back(v);
+    }
+    int out = g.add_node(c.op, ins, c.attrs, "op")[static_cast<std::size_t>(c.output)];
+    if (low && is_low_precision(g.desc(out).dtype)) out = g.add("cast", {out}, {{"dtype", std::string("float32")}}, "back");
+    int loss = out;
+    if (!c.output_is_loss) {
+      int t = g.add_variable("target", random(g.desc(out).shape, 99));
+      loss = g.add("loss", {out, t}, {{"kind", std::string("mean_squared_error")}, {"from_logits", std::int64_t{0}}}, "mse");
+    }
+    Tensor one = Tensor::zeros(Shape{});
+    one.data<float>()[0] = 1.0f;
+    std::vector<int> grads = gradients(g, loss, g.add_variable("one", one), wrt);
+    PlanOptions po;
+    po.keep = grads;
+    Program p = plan(std::move(g), po);
+    HostAllocator alloc;
+    Tensor arena = allocate_tensor(alloc, Shape{static_cast<std::int64_t>(std::max<std::size_t>(p.arena_bytes(), 1))}, DType::u8);
+    p.bind(arena.raw());
+    StepContext ctx;
+    ctx.seed = 7;
+    p.run(ctx);
+    std::vector<Tensor> out_grads;
+    for (int gv : grads) {
+      EXPECT_EQ(p.graph().desc(gv).dtype, DType::f32) << "a float32 variable's gradient";
+      Tensor a = Tensor::zeros(p.graph().desc(gv).shape);
+      std::memcpy(a.raw(), p.data(gv), a.nbytes());
+      out_grads.push_back(a);
+    }
+    return out_grads;
+  };
+  const std::vector<Tensor> want = gradients_at(false), got = gradients_at(true);
+  ASSERT_EQ(want.size(), got.size());
+  for (std::size_t k = 0; k < want.size(); ++k) {
+    float scale = 1e-6f;
+    for (std::int64_t j = 0; j < want[k].numel(); ++j) scale = std::max(scale, std::fabs(want[k].data<float>()[j]));
+    std::int64_t bad = 0;
+    for (std::int64_t j = 0; j < want[k].numel(); ++j) {
+      const float w = want[k].data<float>()[j], a = got[k].data<float>()[j];
+      if (!(std::fabs(w - a) <= tol * scale) && bad++ < 3) {
+        ADD_FAILURE() << "gradient " << k << " element " << j << ": float32 " << w << ", low precision " << a;
+      }
+    }
+    EXPECT_EQ(bad, 0) << "gradient " << k << ": " << bad << " of " << want[k].numel() << " elements beyond " << tol
+                      << " of the largest (" << scale << ")";
+  }
+}
+
 }  // namespace nnfit

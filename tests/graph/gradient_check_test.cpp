@@ -486,5 +486,31 @@ TEST(GradientCheck, RecurrentScan) {
   }
 }
 
+// The gradient check at bfloat16 and float16 (Note [Compute dtype]): autodiff's gradients
+// with the op computing in the low type against the float32 ones on the same rounded inputs
+// (held against central differences above), within a per-dtype tolerance of the largest
+// gradient: bfloat16 3e-2 (8 significant bits, a few roundings), float16 4e-3 (11 bits).
+TEST(GradientCheck, AtBfloat16AndFloat16) {
+  for (const auto& [dtype, tol] : {std::pair{DType::bf16, 3e-2f}, std::pair{DType::f16, 4e-3f}}) {
+    check_low_precision({"matmul", {}, {random(Shape{4, 5}, 1), random(Shape{5, 3}, 2)}}, dtype, tol);
+    check_low_precision({"matmul", {{"transpose_a", std::int64_t{1}}}, {random(Shape{5, 4}, 3), random(Shape{5, 3}, 4)}},
+                        dtype, tol);
+    check_low_precision({"bias_add", {}, {random(Shape{2, 3, 4}, 5), random(Shape{4}, 6)}}, dtype, tol);
+    for (const char* kind : {"relu", "sigmoid", "tanh", "gelu", "elu", "softplus", "silu"}) {
+      check_low_precision({"activation", {{"kind", std::string(kind)}}, {random(Shape{3, 7}, 7, -2.0f, 2.0f)}}, dtype, tol);
+    }
+    check_low_precision({"softmax", {}, {random(Shape{4, 6}, 8, -2.0f, 2.0f)}}, dtype, tol);
+    check_low_precision({"log_softmax", {}, {random(Shape{4, 6}, 9, -2.0f, 2.0f)}}, dtype, tol);
+    for (const char* padding : {"valid", "same"}) {
+      check_low_precision({"conv2d", spatial({1, 1}, padding), {random(Shape{2, 6, 5, 3}, 10), random(Shape{3, 3, 3, 4}, 11)}},
+                          dtype, tol);
+      Attrs pool = spatial({2, 2}, padding);
+      pool.set("pool_size", std::vector<std::int64_t>{2, 2});
+      check_low_precision({"max_pool2d", pool, {random(Shape{2, 6, 6, 3}, 12)}}, dtype, tol);
+      check_low_precision({"avg_pool2d", pool, {random(Shape{2, 6, 6, 3}, 13)}}, dtype, tol);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nnfit
