@@ -5,7 +5,7 @@
 gives Keras 3's API (layers, Sequential, Model, compile, fit, ...) trained by nnfit's
 engine. Importing nnfit prints nothing and loads the engine only when a model is built.
 """
-from nnfit import errors  # noqa: F401  (pure Python: the engine loads with the first model)
+from nnfit import data, errors  # noqa: F401  (pure Python: the engine loads with the first model)
 
 __version__ = "0.1.0"
-__all__ = ["keras", "errors"]
+__all__ = ["keras", "data", "errors"]

@@ -5,6 +5,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include "nnfit/data/dataset.h"
 #include "nnfit/model/model.h"
 
 namespace nnfit::python {
@@ -18,7 +19,13 @@ struct ModelHandle {
   Model& get() const { return *model; }
 };
 
+// An input pipeline nnfit.data built (immutable; fit iterates it once per epoch).
+struct DatasetHandle {
+  data::Dataset dataset;
+};
+
 void define_model(py::module_& m);  // model_binding.cpp: building, weights, files
 void define_fit(py::class_<ModelHandle>& cls);  // fit_binding.cpp: fit, evaluate, predict
+void define_data(py::module_& m);  // data_binding.cpp: nnfit.data's pipelines
 
 }  // namespace nnfit::python

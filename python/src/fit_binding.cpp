@@ -6,12 +6,14 @@
 
 #include <atomic>
 #include <exception>
+#include <functional>
 
 #include <pybind11/stl.h>
 
 #include "arrays.h"
 #include "binding.h"
 #include "nnfit/model/keras_config.h"
+#include "nnfit/model/tensorboard_callback.h"
 
 namespace nnfit::python {
 namespace {
@@ -104,9 +106,53 @@ class SigintScope {
   struct sigaction previous_ {};
 };
 
+// Runs `train` (one of Model's fit overloads) with the callbacks, the SIGINT scope and the
+// GIL released, and returns History as a dict.
+py::dict run_fit(Model& model, FitOptions& o, const py::object& bridge, bool batch_hook,
+                 const std::string& keras_callbacks, const py::object& tensorboard,
+                 const std::function<History(const FitOptions&)>& train) {
+  std::vector<std::unique_ptr<Callback>> owned;
+  if (!keras_callbacks.empty()) owned = callbacks_from_keras_json(keras_callbacks, "callbacks");
+  if (!tensorboard.is_none()) {
+    // keras.callbacks.TensorBoard: epoch scalars (and the learning rate) to LOG_DIR/train and
+    // LOG_DIR/validation, and the profiler's per-step breakdown beside them, as `nnfit
+    // train --logdir` writes them (docs/design/profile.md).
+    auto tb = tensorboard.cast<py::dict>();
+    TensorBoardOptions to;
+    to.learning_rate = model.compile_options().optimizer.learning_rate;
+    to.initial_iteration = model.iterations();
+    o.log_dir = tb["log_dir"].cast<std::string>();
+    o.profile_steps = tb["profile_steps"].cast<std::string>();
+    owned.push_back(std::make_unique<TensorBoard>(o.log_dir, to));
+  }
+  std::atomic<int> interrupt{0};
+  o.interrupt = &interrupt;
+  std::unique_ptr<PythonCallbacks> python;
+  if (!bridge.is_none()) python = std::make_unique<PythonCallbacks>(bridge, batch_hook, &interrupt);
+  for (auto& c : owned) o.callbacks.push_back(c.get());
+  if (python) o.callbacks.push_back(python.get());
+  History history;
+  {
+    SigintScope sigint(&interrupt);
+    py::gil_scoped_release nogil;
+    history = train(o);
+  }
+  if (python && python->error()) std::rethrow_exception(python->error());
+  py::list epochs_out;
+  for (const Logs& logs : history.epochs) epochs_out.append(logs_list(logs));
+  py::dict out;
+  out["epochs"] = epochs_out;
+  out["notes"] = history.notes;
+  out["interrupted"] = history.interrupted;
+  out["initial_epoch"] = history.initial_epoch;
+  out["autotune"] = history.autotune_summary;
+  return out;
+}
+
 py::dict fit(ModelHandle& h, const py::sequence& x, const py::sequence& y, std::int64_t batch_size, std::int64_t epochs,
              bool shuffle, std::uint64_t seed, const py::object& validation, const py::object& bridge, bool batch_hook,
-             const std::string& keras_callbacks, const std::map<std::int64_t, double>& class_weight,
+             const std::string& keras_callbacks, const py::object& tensorboard,
+             const std::map<std::int64_t, double>& class_weight,
              const py::object& sample_weight, std::int64_t initial_epoch) {
   FitOptions o;
   o.epochs = epochs;
@@ -121,37 +167,44 @@ py::dict fit(ModelHandle& h, const py::sequence& x, const py::sequence& y, std::
     o.validation_data = std::make_pair(tensor_view(v[0], "validation_data x"), tensor_view(v[1], "validation_data y"));
   }
   std::vector<Tensor> xs = tensor_views(x, "x"), ys = tensor_views(y, "y");
-  std::vector<std::unique_ptr<Callback>> owned;
-  if (!keras_callbacks.empty()) owned = callbacks_from_keras_json(keras_callbacks, "callbacks");
-  std::atomic<int> interrupt{0};
-  o.interrupt = &interrupt;
-  std::unique_ptr<PythonCallbacks> python;
-  if (!bridge.is_none()) python = std::make_unique<PythonCallbacks>(bridge, batch_hook, &interrupt);
-  for (auto& c : owned) o.callbacks.push_back(c.get());
-  if (python) o.callbacks.push_back(python.get());
-  History history;
-  {
-    SigintScope sigint(&interrupt);
-    py::gil_scoped_release nogil;
-    history = xs.size() == 1 && ys.size() == 1 ? h.get().fit(xs[0], ys[0], o) : h.get().fit(xs, ys, o);
-  }
-  if (python && python->error()) std::rethrow_exception(python->error());
-  py::list epochs_out;
-  for (const Logs& logs : history.epochs) epochs_out.append(logs_list(logs));
-  py::dict out;
-  out["epochs"] = epochs_out;
-  out["notes"] = history.notes;
-  out["interrupted"] = history.interrupted;
-  out["initial_epoch"] = history.initial_epoch;
-  return out;
+  return run_fit(h.get(), o, bridge, batch_hook, keras_callbacks, tensorboard, [&](const FitOptions& fo) {
+    return xs.size() == 1 && ys.size() == 1 ? h.get().fit(xs[0], ys[0], fo) : h.get().fit(xs, ys, fo);
+  });
+}
+
+py::dict fit_dataset(ModelHandle& h, const DatasetHandle& train, std::int64_t epochs, std::uint64_t seed,
+                     const py::object& validation, const py::object& bridge, bool batch_hook,
+                     const std::string& keras_callbacks, const py::object& tensorboard,
+                     const std::map<std::int64_t, double>& class_weight,
+                     std::int64_t initial_epoch) {
+  FitOptions o;
+  o.epochs = epochs;
+  o.seed = seed;
+  o.class_weight = class_weight;
+  o.initial_epoch = initial_epoch;
+  if (!validation.is_none()) o.validation_dataset = validation.cast<const DatasetHandle&>().dataset;
+  return run_fit(h.get(), o, bridge, batch_hook, keras_callbacks, tensorboard,
+                 [&](const FitOptions& fo) { return h.get().fit(train.dataset, fo); });
 }
 
 }  // namespace
 
 void define_fit(py::class_<ModelHandle>& cls) {
-  cls.def("fit", &fit, py::arg("x"), py::arg("y"), py::arg("batch_size"), py::arg("epochs"), py::arg("shuffle"),
+  cls.def("fit_dataset", &fit_dataset, py::arg("dataset"), py::arg("epochs"), py::arg("seed"), py::arg("validation"),
+          py::arg("bridge"), py::arg("batch_hook"), py::arg("keras_callbacks"), py::arg("tensorboard"),
+          py::arg("class_weight"), py::arg("initial_epoch"))
+      .def("evaluate_dataset",
+           [](ModelHandle& h, const DatasetHandle& d) {
+             Logs logs;
+             {
+               py::gil_scoped_release nogil;
+               logs = h.get().evaluate(d.dataset);
+             }
+             return logs_list(logs);
+           })
+      .def("fit", &fit, py::arg("x"), py::arg("y"), py::arg("batch_size"), py::arg("epochs"), py::arg("shuffle"),
           py::arg("seed"), py::arg("validation"), py::arg("bridge"), py::arg("batch_hook"), py::arg("keras_callbacks"),
-          py::arg("class_weight"), py::arg("sample_weight"), py::arg("initial_epoch"))
+          py::arg("tensorboard"), py::arg("class_weight"), py::arg("sample_weight"), py::arg("initial_epoch"))
       .def(
           "evaluate",
           [](ModelHandle& h, const py::sequence& x, const py::sequence& y, std::int64_t batch_size) {

@@ -58,4 +58,5 @@ PYBIND11_MODULE(_nnfit, m) {
   m.attr("__version__") = NNFIT_VERSION;
   py::register_exception_translator(&nnfit::python::translate);
   nnfit::python::define_model(m);
+  nnfit::python::define_data(m);
 }

@@ -128,6 +128,12 @@ class LearningRateScheduler(Callback):
     def __init__(self, schedule: Callable[[int, float], float], verbose: int = 0) -> None: ...
 
 
+class TensorBoard(Callback):
+    def __init__(self, log_dir: str = "logs", histogram_freq: int = 0, write_graph: bool = True,
+                 write_images: bool = False, write_steps_per_second: bool = False, update_freq: Any = "epoch",
+                 profile_batch: Any = 0, embeddings_freq: int = 0, embeddings_metadata: Any = None) -> None: ...
+
+
 class _Builtin(KerasObject): ...
 '''),
 }

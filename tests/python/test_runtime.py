@@ -273,3 +273,19 @@ def test_out_of_memory_is_a_memory_error():
     lines = r.stdout.splitlines()
     assert lines[0] == "OutOfMemoryError True"
     assert "batch size" in lines[1], lines[1]
+
+
+def test_tensorboard_callback(tmp_path, blobs):
+    x, y = blobs
+    model = mlp()
+    model.compile("adam", "sparse_categorical_crossentropy", metrics=["accuracy"])
+    model.fit(x, y, epochs=2, validation_split=0.2, verbose=0,
+              callbacks=[keras.callbacks.TensorBoard(log_dir=tmp_path / "logs", profile_batch=(2, 3))])
+    train = list((tmp_path / "logs" / "train").glob("events.out.tfevents.*"))
+    val = list((tmp_path / "logs" / "validation").glob("events.out.tfevents.*"))
+    assert train and val and train[0].stat().st_size > 0
+    steps = (tmp_path / "logs" / "steps.jsonl").read_text().splitlines()
+    assert len(steps) == 2 * 15  # 480 training samples in batches of 32, two epochs
+    assert list((tmp_path / "logs" / "train" / "plugins" / "profile").glob("*/*.trace.json.gz"))
+    with pytest.raises(NotImplementedError, match="histogram_freq"):
+        keras.callbacks.TensorBoard(histogram_freq=1)

@@ -196,11 +196,16 @@ def _active(callback, hook):
 
 
 def split_callbacks(callbacks):
-    """Keras's callbacks list -> (Python callbacks, the built-ins' JSON for the engine)."""
+    """Keras's callbacks list -> (Python callbacks, the built-ins' JSON for the engine, the
+    TensorBoard callback's settings or None)."""
     import json
-    python, builtin = [], []
+    python, builtin, tensorboard = [], [], None
     for c in callbacks or []:
-        if isinstance(c, callbacks_module._Builtin):
+        if isinstance(c, callbacks_module.TensorBoard):
+            if tensorboard is not None:
+                raise ValueError("callbacks: one TensorBoard callback per fit")
+            tensorboard = c._engine_settings()
+        elif isinstance(c, callbacks_module._Builtin):
             builtin.append(c.serialize())
         elif isinstance(c, callbacks_module.Callback):
             if isinstance(c, callbacks_module.History):
@@ -208,7 +213,7 @@ def split_callbacks(callbacks):
             python.append(c)
         else:
             raise TypeError(f"callbacks: expected keras.callbacks.Callback objects, got {c!r}")
-    return python, json.dumps(builtin) if builtin else ""
+    return python, json.dumps(builtin) if builtin else "", tensorboard
 
 
 def fit_seed():

@@ -59,7 +59,7 @@ class _Builtin(KerasObject):
     _group = "callbacks"
 
 
-__all__ = ["Callback", "History", "LambdaCallback", "LearningRateScheduler"] + make_classes(
+__all__ = ["Callback", "History", "LambdaCallback", "LearningRateScheduler", "TensorBoard"] + make_classes(
     "callbacks", _Builtin, globals())
 
 
@@ -118,3 +118,34 @@ class LearningRateScheduler(Callback):
     def on_epoch_end(self, epoch, logs=None):
         if logs is not None:
             logs["learning_rate"] = float(self.model.optimizer.learning_rate)
+
+
+class TensorBoard(Callback):
+    """Keras's TensorBoard callback, run by the engine: epoch scalars (and the learning
+    rate) to LOG_DIR/train and LOG_DIR/validation, and nnfit's per-step breakdown
+    (steps.jsonl, ops.json) beside them, as `nnfit train --logdir` writes them;
+    ``profile_batch`` (N or "N,M") traces those steps into a Chrome trace under
+    LOG_DIR/train/plugins/profile. The model graph is not written (write_graph is
+    accepted for Keras's default); histograms, images, embeddings and per-batch scalars
+    are not supported (NotImplementedError when asked for)."""
+
+    def __init__(self, log_dir="logs", histogram_freq=0, write_graph=True, write_images=False,
+                 write_steps_per_second=False, update_freq="epoch", profile_batch=0, embeddings_freq=0,
+                 embeddings_metadata=None):
+        super().__init__()
+        unsupported = {"histogram_freq": (histogram_freq, 0), "write_images": (write_images, False),
+                       "write_steps_per_second": (write_steps_per_second, False),
+                       "update_freq": (update_freq, "epoch"), "embeddings_freq": (embeddings_freq, 0),
+                       "embeddings_metadata": (embeddings_metadata, None)}
+        for name, (value, default) in unsupported.items():
+            if value != default:
+                raise NotImplementedError(f"TensorBoard: {name}={value!r} is not supported by nnfit")
+        self.log_dir = str(log_dir)
+        if isinstance(profile_batch, (tuple, list)):
+            profile_batch = f"{profile_batch[0]}-{profile_batch[1]}"
+        elif isinstance(profile_batch, str):
+            profile_batch = profile_batch.replace(",", "-")
+        self.profile_batch = "" if profile_batch in (0, "0", None) else str(profile_batch)
+
+    def _engine_settings(self):
+        return {"log_dir": self.log_dir, "profile_steps": self.profile_batch}

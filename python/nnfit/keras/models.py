@@ -208,8 +208,12 @@ class Model:
                                      ("validation_freq", validation_freq, 1)):
             if value != default:
                 raise NotImplementedError(f"fit: {name} is not supported by nnfit")
+        verbose = 1 if verbose == "auto" else int(verbose)
+        if _is_dataset(x):
+            return self._fit_dataset(x, y, batch_size, epochs, verbose, callbacks, validation_split, validation_data,
+                                     class_weight, sample_weight, initial_epoch)
         if y is None:
-            raise NotImplementedError("fit: nnfit needs targets y (datasets without them are not supported yet)")
+            raise ValueError("fit: targets y are needed with array inputs (or pass an nnfit.data.Dataset of (x, y))")
         xs = _training.as_arrays(x, self._input_names_for(x), "x")
         self._prepare(xs)
         ys = _training.as_arrays(y, self._output_names(), "y", target=True)
@@ -227,21 +231,43 @@ class Model:
             if len(validation[0]) != 1 or len(validation[1]) != 1:
                 raise NotImplementedError("fit: validation data for several inputs or outputs is not supported yet")
             validation = (validation[0][0], validation[1][0])
-        verbose = 1 if verbose == "auto" else int(verbose)
-        python_callbacks, builtin = _training.split_callbacks(callbacks)
+        python_callbacks, builtin, tensorboard = _training.split_callbacks(callbacks)
         history = History()
         n = xs[0].shape[0]
         batch = 32 if batch_size is None else int(batch_size)
         steps = -(-n // batch)
         bridge = _training.Bridge(self, python_callbacks, history, verbose, epochs, initial_epoch, steps)
         result = self._handle.fit(xs, ys, batch, int(epochs), bool(shuffle), _state.next_seed(), validation, bridge,
-                                  bridge.batch_hook, builtin,
+                                  bridge.batch_hook, builtin, tensorboard,
                                   {int(k): float(v) for k, v in (class_weight or {}).items()}, sw, int(initial_epoch))
-        history.nnfit = bridge.nnfit_logs
-        history.notes = list(result["notes"])
-        if result["interrupted"] == 2:  # SIGINT: Keras raises KeyboardInterrupt; the model stays usable
-            raise KeyboardInterrupt
-        return history
+        return _finish(history, bridge, result)
+
+    def _fit_dataset(self, ds, y, batch_size, epochs, verbose, callbacks, validation_split, validation_data,
+                     class_weight, sample_weight, initial_epoch):
+        """fit over an nnfit.data.Dataset of (x, y) batches (Keras's fit over a tf.data.Dataset)."""
+        for name, value in (("y", y), ("batch_size", batch_size), ("sample_weight", sample_weight)):
+            if value is not None:
+                raise ValueError(f"fit: {name} must not be given with a dataset (its elements are (x, y) batches)")
+        if validation_split:
+            raise ValueError("fit: validation_split is not supported with a dataset; pass validation_data")
+        if self._handle is None and self._input_known() is False:
+            raise ValueError(f"Sequential {self.name!r} has no input shape yet: start it with keras.Input(shape=...)")
+        self._ensure_compiled()
+        seed = _state.next_seed()
+        train = ds._build(seed)
+        validation = None
+        if validation_data is not None:
+            if not _is_dataset(validation_data):
+                raise NotImplementedError("fit: with a dataset, validation_data must be a dataset too")
+            validation = validation_data._build(seed)
+        python_callbacks, builtin, tensorboard = _training.split_callbacks(callbacks)
+        history = History()
+        bridge = _training.Bridge(self, python_callbacks, history, verbose, epochs, initial_epoch, 0)
+        result = self._handle.fit_dataset(train, int(epochs), seed, validation, bridge, bridge.batch_hook, builtin,
+                                          tensorboard,
+                                          {int(k): float(v) for k, v in (class_weight or {}).items()},
+                                          int(initial_epoch))
+        return _finish(history, bridge, result)
 
     def _input_names_for(self, x):
         return self._input_names()
@@ -254,10 +280,16 @@ class Model:
         """Keras's evaluate: the loss, or [loss, metrics...], or a dict with return_dict."""
         if sample_weight is not None or steps is not None or callbacks:
             raise NotImplementedError("evaluate: sample_weight, steps and callbacks are not supported by nnfit")
-        xs = _training.as_arrays(x, self._input_names_for(x), "x")
-        self._prepare(xs)
-        ys = _training.as_arrays(y, self._output_names(), "y", target=True)
-        pairs = self._handle.evaluate(xs, ys, 32 if batch_size is None else int(batch_size))
+        if _is_dataset(x):
+            if y is not None or batch_size is not None:
+                raise ValueError("evaluate: y and batch_size must not be given with a dataset")
+            self._ensure_compiled()
+            pairs = self._handle.evaluate_dataset(x._build(_state.next_seed()))
+        else:
+            xs = _training.as_arrays(x, self._input_names_for(x), "x")
+            self._prepare(xs)
+            ys = _training.as_arrays(y, self._output_names(), "y", target=True)
+            pairs = self._handle.evaluate(xs, ys, 32 if batch_size is None else int(batch_size))
         logs, _ = _training._keras_logs(pairs)
         if return_dict:
             return logs
@@ -268,6 +300,8 @@ class Model:
         """Keras's predict: one array, or a list for several outputs."""
         if steps is not None or callbacks:
             raise NotImplementedError("predict: steps and callbacks are not supported by nnfit")
+        if _is_dataset(x):
+            raise NotImplementedError("predict: nnfit predicts on arrays; a dataset is not supported yet")
         xs = _training.as_arrays(x, self._input_names_for(x), "x")
         self._prepare_inference(xs)
         out = self._handle.predict(xs, 32 if batch_size is None else int(batch_size))
@@ -377,6 +411,20 @@ class Sequential(Model):
     def _build(self):
         handle = super()._build()
         return handle
+
+
+def _is_dataset(x):
+    from nnfit.data import Dataset
+    return isinstance(x, Dataset)
+
+
+def _finish(history, bridge, result):
+    history.nnfit = bridge.nnfit_logs
+    history.notes = list(result["notes"])
+    history.autotune = result["autotune"]
+    if result["interrupted"] == 2:  # SIGINT: Keras raises KeyboardInterrupt; the model stays usable
+        raise KeyboardInterrupt
+    return history
 
 
 def _graph_layers(outputs):
