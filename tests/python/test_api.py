@@ -202,3 +202,21 @@ def test_same_seed_same_result(blobs):
         return model.fit(x, y, epochs=2, verbose=0).history["loss"]
 
     assert run() == run()
+
+
+def test_progress_output_is_kerass(blobs, capsys):
+    import re
+    x, y = blobs
+    model = mlp()
+    model.compile("adam", "sparse_categorical_crossentropy", metrics=["accuracy"])
+    model.fit(x, y, epochs=2, batch_size=100, validation_split=0.2, verbose=2)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "Epoch 1/2" and lines[2] == "Epoch 2/2"
+    pattern = (r"^5/5 - \d+s - \d+(us|ms|s)/step - accuracy: \d\.\d{4} - loss: \d\.\d{4} - val_accuracy: \d\.\d{4} "
+               r"- val_loss: \d\.\d{4}$")
+    assert re.match(pattern, lines[1]), lines[1]
+    model.fit(x, y, epochs=1, batch_size=100, verbose=0)
+    assert capsys.readouterr().out == ""
+    model.fit(x, y, epochs=1, batch_size=100, verbose=1)  # not a terminal: the bar once, at the epoch's end
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and re.match(r"^\x1b\[1m6/6\x1b\[0m .*━.* - accuracy: \d\.\d{4} - loss: \d\.\d{4}$", out[0]), out

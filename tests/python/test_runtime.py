@@ -289,3 +289,21 @@ def test_tensorboard_callback(tmp_path, blobs):
     assert list((tmp_path / "logs" / "train" / "plugins" / "profile").glob("*/*.trace.json.gz"))
     with pytest.raises(NotImplementedError, match="histogram_freq"):
         keras.callbacks.TensorBoard(histogram_freq=1)
+
+
+def test_openmp_spin_is_chosen_before_libgomp_loads():
+    code = textwrap.dedent("""
+        import os
+        from nnfit import keras
+        from nnfit.keras import layers
+        keras.Sequential([keras.Input((2,)), layers.Dense(1)]).build()
+        maps = open("/proc/self/maps").read()
+        print(os.environ.get("GOMP_SPINCOUNT"), "libgomp" in maps)
+    """)
+    env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env=dict(env, NNFIT_OPENMP_SPIN="123"))
+    assert r.stdout.split() == ["123", "True"], r.stderr
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env=dict(env, NNFIT_OPENMP_SPIN="123", GOMP_SPINCOUNT="77"))
+    assert r.stdout.split() == ["77", "True"], r.stderr  # the user's own setting wins

@@ -162,8 +162,8 @@ class Dataset:
         return json.dumps({"source": self._source, "pipeline": self._stages})
 
     def _build(self, seed=0):
-        from nnfit import _nnfit
-        return _nnfit.Dataset.build(self.to_json(), "nnfit.data.Dataset", self._tensors, int(seed))
+        from nnfit import _engine
+        return _engine.get().Dataset.build(self.to_json(), "nnfit.data.Dataset", self._tensors, int(seed))
 
     @property
     def element_spec(self):

@@ -124,7 +124,8 @@ def _refs(refs):
 def infer_outputs(layer, node, count):
     """The KerasTensors a new call makes: shapes from nnfit's engine, which builds the
     graph up to this call exactly as it will build the model."""
-    from nnfit import _nnfit  # the extension loads only when a model is built
+    from nnfit import _engine  # the extension loads only when a model is built
+    _nnfit = _engine.get()
 
     sources = [t for t in flatten(node.inputs)]
     roots = {}

@@ -17,8 +17,8 @@ from nnfit.keras.callbacks import History
 
 
 def _engine():
-    from nnfit import _nnfit
-    return _nnfit
+    from nnfit import _engine
+    return _engine.get()
 
 
 class Model:
