@@ -6,9 +6,11 @@ logging (--logdir), a ModelCheckpoint every epoch and a BackupAndRestore every 1
 for --minutes (default 60), sampling the process from /proc once a second, then stops it
 with SIGTERM (the clean stop of issue 20: exit 143, backup kept). Per epoch it records the
 resident set (VmRSS), the allocator's in-use bytes (from --metrics-json), open file
-descriptors and threads. Verdict: after the first --settle epochs (default 3) in-use bytes,
-fds and threads stay equal, and the highest RSS of the second half of the remaining epochs
-is within 2% (or 8 MiB) of the first half's (malloc's arenas settle; a leak keeps growing).
+descriptors and threads. Verdict: after the first --settle epochs (default 3) in-use bytes
+stay equal, the second half's lowest fd and thread counts are no higher than at the base
+(one sampled while a checkpoint is written does not count), and the highest RSS of the
+second half of the remaining epochs is within 2% (or 8 MiB) of the first half's (malloc's
+arenas settle; a leak keeps growing).
 Writes a Markdown report (default bench/RESULTS_soak.md); exit 1 when something grew.
 
 Standard library only:  bench/soak.sh [--minutes 60] [--threads 2] [--out FILE]
@@ -105,9 +107,15 @@ def main():
     grew = []
     if len(after) >= 4 and rss_growth > max(0.02 * first_half_rss, 8 * 2**20):
         grew.append(f"RSS +{rss_growth / 2**20:.1f} MiB from the first half of the run to the second")
-    for key in ("in_use", "fds", "threads"):
-        if any(r[key] != base[key] for r in after):
-            grew.append(f"{key} {base[key]} -> {max(r[key] for r in after)}")
+    if any(r["in_use"] != base["in_use"] for r in after):
+        grew.append(f"in_use {base['in_use']} -> {max(r['in_use'] for r in after)}")
+    # An fd or thread sampled while a checkpoint is being written is open for that moment
+    # only (the 60-minute soak saw fds 7 at 5 of 151 epoch ends, 6 at the next); a leak
+    # raises the count for good, so the second half's lowest count is held against the base.
+    for key in ("fds", "threads"):
+        low = min(r[key] for r in after[half:]) if after[half:] else base[key]
+        if low > base[key]:
+            grew.append(f"{key} {base[key]} -> {low} (the lowest of the second half)")
     verdict = "flat" if not grew else "GREW: " + ", ".join(grew)
     lines = ["# Soak: the convnet example for %g minutes" % args.minutes, "",
              f"{len(rows)} epochs of `examples/fashion_mnist_cnn.json` with validation, TensorBoard logs, a ModelCheckpoint "
