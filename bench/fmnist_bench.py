@@ -172,7 +172,7 @@ def run_peer(args, framework, model, precision="float32"):
     if framework == "nnfit_py":
         # The Keras peer's script with `from nnfit import keras` (bench/peers/nnfit_keras_fmnist.py).
         cmd = [args.nnfit_python, str(REPO / "bench" / "peers" / "nnfit_keras_fmnist.py"), model, str(args.epochs),
-               str(args.threads), PRECISIONS[precision][0]]
+               str(args.threads), PRECISIONS[precision][0], "cli", args.python_callback]
         env = dict(os.environ, PYTHONPATH=str(args.python_package))
     elif framework == "pytorch":
         cmd = [str(args.torch_python), str(args.peers_dir / "torch_fmnist.py"), model, str(args.epochs), str(args.threads),
@@ -271,9 +271,11 @@ def write_report(args, results, versions, notes, started, load_before, command):
                      f"{fmt_ratio(rate['nnfit'], rate['pytorch'])} | {fmt_ratio(rate['nnfit'], rate['keras'])} | {wait} | "
                      f"{fmt_acc(acc['nnfit'])} | {fmt_acc(acc['pytorch'])} | {fmt_acc(acc['keras'])} |")
     if "nnfit_py" in measured:
-        lines += ["", "nnfit from Python (`bench/peers/nnfit_keras_fmnist.py`: the Keras peer's script with "
-                  "`from nnfit import keras` and nnfit.data in place of tf.data, a Python callback called every "
-                  "batch) against the CLI, same run:", "",
+        lines += ["", "nnfit from Python (`bench/peers/nnfit_keras_fmnist.py`: the Keras peer's models with "
+                  "`from nnfit import keras`, fed by nnfit.data with the CLI example's pipeline, samples/s from the "
+                  "engine's own per-epoch figure as the CLI reports it"
+                  + ("; with the Keras peer's per-batch Python timer callback" if args.python_callback == "batch"
+                     else "") + ") against the CLI, same run:", "",
                   "| model | nnfit CLI samples/s | nnfit.keras samples/s | Python/CLI | test acc nnfit.keras |",
                   "|---|---:|---:|---:|---:|"]
         for model in args.jobs:
@@ -357,11 +359,14 @@ def main():
                     help="the Python whose TensorFlow + Keras is measured (default: $NNFIT_KERAS_PYTHON, else "
                          "the venv scripts/peer_venvs.sh keras makes)")
     ap.add_argument("--no-keras", action="store_true", help="leave Keras out (the report says so)")
+    ap.add_argument("--no-pytorch", action="store_true", help="leave PyTorch out (the report says so; no ratios to it)")
     ap.add_argument("--python-package", default=str(REPO / "build" / "release" / "python"),
                     help="folder holding the built nnfit Python package (for nnfit.keras)")
     ap.add_argument("--nnfit-python", default="/usr/bin/python3",
                     help="the interpreter the package was built for (Debian's python3 with python3-numpy)")
     ap.add_argument("--no-python", action="store_true", help="leave nnfit.keras (Python) out")
+    ap.add_argument("--python-callback", choices=("none", "batch"), default="none",
+                    help="nnfit.keras: 'batch' adds the Keras peer's per-batch Python timer callback")
     args = ap.parse_args()
     script = os.path.relpath(__file__, os.getcwd())
     if script.startswith(".."):
@@ -381,8 +386,12 @@ def main():
     args.peers_dir = find_peers_dir(args.peers_dir)
 
     notes = []
-    args.torch_python = peer_python("torch", args.torch_python)
-    args.frameworks = ["pytorch"]
+    args.frameworks = []
+    if args.no_pytorch:
+        notes.append("PyTorch left out (--no-pytorch)")
+    else:
+        args.torch_python = peer_python("torch", args.torch_python)
+        args.frameworks = ["pytorch"]
     if not args.no_nnfit:
         if not Path(args.nnfit).is_file():
             sys.exit(f"fmnist_bench: nnfit binary not found at {args.nnfit}\n"
