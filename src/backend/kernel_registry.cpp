@@ -162,8 +162,8 @@ std::vector<RegisteredKernel> KernelRegistry::entries() const {
 }
 
 // Note [Plugin kernels]: the CUDA kernels live in the CUDA plugin (libnnfit_cuda.so), which
-// a CPU-only run must never load (its libraries cost 140 MiB of resident memory and need a
-// CUDA install). So the process-wide registry holds the CPU and reference kernels, and for
+// a CPU-only run must never load (its libraries cost 130-140 MiB of resident memory and
+// need a CUDA install). So the process-wide registry holds the CPU and reference kernels, and for
 // DeviceType::cuda defers to a second registry that backend_registry.cpp fills from the
 // plugin the first time anything asks for a CUDA kernel (a CUDA model's planner, `nnfit
 // ops`); both are built once, under a function-local static, and immutable afterwards, so
