@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-FRAMEWORKS = ("nnfit", "pytorch", "keras")
-LABELS = {"nnfit": "nnfit", "pytorch": "PyTorch", "keras": "Keras"}
+FRAMEWORKS = ("nnfit", "nnfit_py", "pytorch", "keras")
+LABELS = {"nnfit": "nnfit", "nnfit_py": "nnfit.keras (Python)", "pytorch": "PyTorch", "keras": "Keras"}
 # The peers' interpreters (the reference is PyTorch 2.x from PyPI): an option, else an
 # environment variable, else the venv scripts/peer_venvs.sh makes once and caches.
 PEER_PYTHON_ENV = {"torch": "NNFIT_TORCH_PYTHON", "keras": "NNFIT_KERAS_PYTHON"}
@@ -168,14 +168,20 @@ def run_nnfit(args, model, precision="float32"):
 
 
 def run_peer(args, framework, model, precision="float32"):
-    if framework == "pytorch":
+    env = None
+    if framework == "nnfit_py":
+        # The Keras peer's script with `from nnfit import keras` (bench/peers/nnfit_keras_fmnist.py).
+        cmd = [args.nnfit_python, str(REPO / "bench" / "peers" / "nnfit_keras_fmnist.py"), model, str(args.epochs),
+               str(args.threads), PRECISIONS[precision][0]]
+        env = dict(os.environ, PYTHONPATH=str(args.python_package))
+    elif framework == "pytorch":
         cmd = [str(args.torch_python), str(args.peers_dir / "torch_fmnist.py"), model, str(args.epochs), str(args.threads),
                PRECISIONS[precision][1]]
     else:
         cmd = [str(args.keras_python), str(args.peers_dir / "keras_fmnist.py"), model, str(args.epochs), str(args.threads),
                PRECISIONS[precision][2]]
     usage = {}
-    epochs, version = parse_peer_output(run(cmd, args.timeout, usage=usage))
+    epochs, version = parse_peer_output(run(cmd, args.timeout, env=env, usage=usage))
     if epochs:
         epochs[-1]["memory"] = {"peak_rss_bytes": usage.get("peak_rss_bytes")}
     return epochs, version
@@ -264,6 +270,21 @@ def write_report(args, results, versions, notes, started, load_before, command):
         lines.append(f"| {model} | {fmt_rate(rate['nnfit'])} | {fmt_rate(rate['pytorch'])} | {fmt_rate(rate['keras'])} | "
                      f"{fmt_ratio(rate['nnfit'], rate['pytorch'])} | {fmt_ratio(rate['nnfit'], rate['keras'])} | {wait} | "
                      f"{fmt_acc(acc['nnfit'])} | {fmt_acc(acc['pytorch'])} | {fmt_acc(acc['keras'])} |")
+    if "nnfit_py" in measured:
+        lines += ["", "nnfit from Python (`bench/peers/nnfit_keras_fmnist.py`: the Keras peer's script with "
+                  "`from nnfit import keras` and nnfit.data in place of tf.data, a Python callback called every "
+                  "batch) against the CLI, same run:", "",
+                  "| model | nnfit CLI samples/s | nnfit.keras samples/s | Python/CLI | test acc nnfit.keras |",
+                  "|---|---:|---:|---:|---:|"]
+        for model in args.jobs:
+            rates = {}
+            for f in ("nnfit", "nnfit_py"):
+                runs = results.get((model, f), [])
+                rates[f] = statistics.median(steady_throughput(r) for r in runs) if runs else None
+            accs = [r[-1]["test_acc"] for r in results.get((model, "nnfit_py"), []) if r[-1]["test_acc"] is not None]
+            lines.append(f"| {model} | {fmt_rate(rates['nnfit'])} | {fmt_rate(rates['nnfit_py'])} | "
+                         f"{fmt_ratio(rates['nnfit_py'], rates['nnfit'])} | "
+                         f"{fmt_acc(statistics.median(accs) if accs else None)} |")
     lines += ["", "Memory of the same runs (median over rounds): nnfit's planned peak and its allocator's measured "
               "peak (everything nnfit allocates for training), and each process's peak resident set (`ru_maxrss` "
               "from `wait4`: data set, libraries and interpreter included).", "",
@@ -336,6 +357,11 @@ def main():
                     help="the Python whose TensorFlow + Keras is measured (default: $NNFIT_KERAS_PYTHON, else "
                          "the venv scripts/peer_venvs.sh keras makes)")
     ap.add_argument("--no-keras", action="store_true", help="leave Keras out (the report says so)")
+    ap.add_argument("--python-package", default=str(REPO / "build" / "release" / "python"),
+                    help="folder holding the built nnfit Python package (for nnfit.keras)")
+    ap.add_argument("--nnfit-python", default="/usr/bin/python3",
+                    help="the interpreter the package was built for (Debian's python3 with python3-numpy)")
+    ap.add_argument("--no-python", action="store_true", help="leave nnfit.keras (Python) out")
     args = ap.parse_args()
     script = os.path.relpath(__file__, os.getcwd())
     if script.startswith(".."):
@@ -363,6 +389,11 @@ def main():
                      "  build it: cmake --preset release && cmake --build --preset release\n"
                      "  or pass --nnfit PATH, or --no-nnfit to measure the peers only")
         args.frameworks.insert(0, "nnfit")
+        if not args.no_python:
+            if not (Path(args.python_package) / "nnfit").is_dir():
+                sys.exit(f"fmnist_bench: no nnfit Python package at {args.python_package} (build it, pass "
+                         "--python-package, or --no-python)")
+            args.frameworks.insert(1, "nnfit_py")
     if args.no_keras:
         notes.append("Keras left out (--no-keras)")
     else:

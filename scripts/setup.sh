@@ -24,6 +24,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist # /usr/share/datasets/fashion-mnist
   python3
+  python3-dev pybind11-dev  # the Python package's extension (python/, nnfit._nnfit)
+  python3-numpy python3-pytest  # its tests (tests/python, ctest -L python) with Debian's python3
   python3-venv          # tests/profile/tensorboard_reads_test.py makes ~/.venvs/tb (tensorboard from PyPI) itself
   chromium              # headless, renders the `nnfit profile --html` report in tests/e2e/html_report_browser.cpp
 )

@@ -2,11 +2,13 @@
 # Installs the dependencies, then configures, builds and tests the release preset, then
 # builds the unit tests under AddressSanitizer + UBSan (LeakSanitizer on) and runs them:
 # every module's except the kernel conformance sweep and the CLI end-to-end and doctor
-# tests, which run the release binary. Last, the libFuzzer targets (scripts/fuzz.sh, clang)
+# tests, which run the release binary. Then `pip install .` of the Python package and its
+# tests against the installed copy. Last, the libFuzzer targets (scripts/fuzz.sh, clang)
 # run for a bounded time each from their seed corpora; any crash, hang or leak fails.
 # usage: scripts/test.sh [extra ctest arguments, e.g. -R Idx]
 # NNFIT_JOBS overrides the parallelism (default: nproc); NNFIT_SKIP_SANITIZERS=1 skips
-# the sanitizer pass; NNFIT_SKIP_FUZZ=1 the fuzzing; NNFIT_FUZZ_SECONDS caps its time per
+# the sanitizer pass; NNFIT_SKIP_PIP=1 the pip install test; NNFIT_SKIP_FUZZ=1 the fuzzing;
+# NNFIT_FUZZ_SECONDS caps its time per
 # target (default 12), NNFIT_FUZZ_RUNS and NNFIT_FUZZ_SEED set its inputs (4000, seed 1).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -16,6 +18,13 @@ scripts/setup.sh
 cmake --preset release
 cmake --build --preset release -j "$jobs"
 ctest --preset release -j "$jobs" "$@"
+
+# The Python package as users install it: `pip install .` into a fresh venv, its tests
+# from outside the source tree (NNFIT_SKIP_PIP=1 skips it; it needs PyPI for the build
+# backend, and reuses the release build's objects through ccache).
+if [[ "${NNFIT_SKIP_PIP:-0}" != 1 && $# -eq 0 ]]; then
+  scripts/python_install_test.sh
+fi
 
 if [[ "${NNFIT_SKIP_SANITIZERS:-0}" != 1 && $# -eq 0 ]]; then
   sanitized=(nnfit_core_tests nnfit_memory_tests nnfit_io_tests nnfit_data_tests nnfit_graph_tests nnfit_nn_tests

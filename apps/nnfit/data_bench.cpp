@@ -9,7 +9,7 @@
 #include "commands.h"
 #include "nnfit/core/error.h"
 #include "nnfit/data/autotune.h"
-#include "pipeline_config.h"
+#include "nnfit/config/pipeline.h"
 #include "train_config.h"
 
 namespace nnfit::cli {

@@ -3,11 +3,17 @@
 // model/keras_config.h, which check them against what Keras writes.
 #include "train_config.h"
 
-#include "config_section.h"
+#include "nnfit/config/section.h"
 #include "nnfit/model/keras_config.h"
 #include "nnfit/model/saving.h"
 
 namespace nnfit::cli {
+
+using config::json;
+using config::parse_file;
+using config::read_text;
+using config::resolve;
+using config::Section;
 namespace {
 
 // fit.memory: {"limit": SIZE (string or integer bytes), "preallocate": FRACTION (number

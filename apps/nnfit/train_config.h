@@ -10,9 +10,15 @@
 
 #include "nnfit/memory/memory_policy.h"
 #include "nnfit/model/model.h"
-#include "pipeline_config.h"
+#include "nnfit/config/pipeline.h"
 
 namespace nnfit::cli {
+
+// The library's config readers (include/nnfit/config), as the CLI's commands name them.
+using config::build_pipeline;
+using config::PipelineProbe;
+using config::PipelineSpec;
+using config::read_pipeline;
 
 struct DataFiles {
   std::string images;  // IDX file, raw or .gz, resolved path

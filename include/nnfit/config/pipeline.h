@@ -13,12 +13,12 @@
 #include "nnfit/data/preprocessing.h"
 #include "nnfit/data/sources.h"
 
-namespace nnfit::cli {
+namespace nnfit::config {
 
 class Section;
 
 struct SourceSpec {
-  std::string format;                 // idx | npy | npz | csv | tfrecord | image_folder
+  std::string format;                 // idx | npy | npz | csv | tfrecord | image_folder; tensors (build_pipeline_json)
   std::string where;                  // key path, for errors
   std::vector<std::string> paths;     // idx: images, labels; npy: x, y (, sample_weight); npz, csv: the file;
                                       // tfrecord: files or glob patterns; image_folder: directory
@@ -77,4 +77,17 @@ struct PipelineProbe {
 data::Dataset build_pipeline(const PipelineSpec& spec, std::int64_t batch_size, std::uint64_t seed,
                              PipelineProbe* probe = nullptr);
 
-}  // namespace nnfit::cli
+// The stages of `spec` applied to `source` (build_pipeline after opening the source).
+data::Dataset apply_stages(data::Dataset source, const PipelineSpec& spec, std::int64_t batch_size,
+                           std::uint64_t seed, PipelineProbe* probe = nullptr);
+
+// A pipeline from JSON text, the object a config's `data.train` holds ({"source": {...},
+// "pipeline": [...]}), as the Python package's nnfit.data writes it. The source may also
+// be {"format": "tensors"}: the rows of `tensors` are the elements (tf.data's
+// from_tensor_slices). The pipeline must batch (no implicit batch stage: tf.data's
+// semantics); shuffles and random maps without a seed take `seed`. `where` starts every
+// error message. throws: InvalidArgument naming the key path, DataError for the files.
+data::Dataset build_pipeline_json(const std::string& json_text, const std::string& where,
+                                  const std::vector<Tensor>& tensors, std::uint64_t seed);
+
+}  // namespace nnfit::config

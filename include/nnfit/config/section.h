@@ -17,7 +17,7 @@
 #include "nnfit/core/error.h"
 #include "nnfit/core/json_depth.h"
 
-namespace nnfit::cli {
+namespace nnfit::config {
 
 using json = nlohmann::json;
 
@@ -166,4 +166,4 @@ inline std::string resolve(const Section& s, const char* key) {
   return p.lexically_normal().string();
 }
 
-}  // namespace nnfit::cli
+}  // namespace nnfit::config

@@ -1,15 +1,15 @@
 // Reads and builds the config's input pipelines (pipeline_config.h).
-#include "pipeline_config.h"
+#include "nnfit/config/pipeline.h"
 
 #include <glob.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "config_section.h"
+#include "nnfit/config/section.h"
 #include "nnfit/io/csv.h"
 
-namespace nnfit::cli {
+namespace nnfit::config {
 namespace {
 
 const char* const kOps[] = {"map", "shuffle", "batch", "unbatch", "cache", "prefetch", "repeat",
@@ -457,14 +457,55 @@ PipelineSpec read_pipeline(const Section& s) {
 
 data::Dataset build_pipeline(const PipelineSpec& spec, std::int64_t batch_size, std::uint64_t seed,
                              PipelineProbe* probe) {
-  data::Dataset ds = open_source(spec.source);
+  return apply_stages(open_source(spec.source), spec, batch_size, seed, probe);
+}
+
+data::Dataset build_pipeline_json(const std::string& json_text, const std::string& where,
+                                  const std::vector<Tensor>& tensors, std::uint64_t seed) {
+  if (const std::int64_t at = json_too_deep_at(json_text); at >= 0) {  // Note [JSON nesting limit]
+    throw InvalidArgument(where + ": pipeline JSON nested more than " + std::to_string(kMaxJsonDepth) +
+                          " levels deep at byte " + std::to_string(at));
+  }
+  json obj;
+  try {
+    obj = json::parse(json_text);
+  } catch (const json::exception& e) {
+    throw InvalidArgument(where + ": invalid pipeline JSON: " + e.what());
+  }
+  const Section s(where, "", obj);
+  s.check_keys({"source", "pipeline"});
+  PipelineSpec spec;
+  const Section src = s.section("source");
+  if (src.string("format") == "tensors") {
+    src.check_keys({"format"});
+    NNFIT_CHECK(!tensors.empty(), InvalidArgument, where, ": a \"tensors\" source needs the tensors");
+    spec.source.format = "tensors";
+  } else {
+    NNFIT_CHECK(tensors.empty(), InvalidArgument, where, ": tensors given for a file source");
+    spec.source = read_source(src);
+  }
+  if (const json* stages = s.find("pipeline")) {
+    if (!stages->is_array()) s.fail("expected a list of transformations, got " + stages->dump(), "pipeline");
+    for (std::size_t i = 0; i < stages->size(); ++i) {
+      spec.stages.push_back(read_stage(Section(where, "pipeline[" + std::to_string(i) + "]", (*stages)[i])));
+    }
+  }
+  NNFIT_CHECK(spec.has_batch(), InvalidArgument, where,
+              ": the dataset yields single elements, not batches; call .batch(batch_size) before passing it to fit");
+  data::Dataset source =
+      spec.source.format == "tensors" ? data::Dataset::from_tensor_slices(tensors) : open_source(spec.source);
+  return apply_stages(std::move(source), spec, 0, seed, nullptr);
+}
+
+data::Dataset apply_stages(data::Dataset ds, const PipelineSpec& spec, std::int64_t batch_size, std::uint64_t seed,
+                           PipelineProbe* probe) {
   auto measured = [&](data::Dataset d, std::string name) {
     if (!probe) return d;
     probe->names.push_back(std::move(name));
     probe->stats.push_back(std::make_shared<data::StageStats>());
     return d.measure(probe->stats.back());
   };
-  ds = measured(ds, "source: " + spec.source.format);
+  ds = measured(std::move(ds), "source: " + spec.source.format);
   std::vector<StageSpec> stages = spec.stages;
   if (!spec.has_batch()) {
     StageSpec b;
@@ -531,4 +572,4 @@ data::Dataset build_pipeline(const PipelineSpec& spec, std::int64_t batch_size, 
   return ds;
 }
 
-}  // namespace nnfit::cli
+}  // namespace nnfit::config

@@ -1,0 +1,149 @@
+"""Symbolic tensors and the graph of layer calls they record (Keras's Functional API), and
+the Keras JSON of a Functional or Sequential model made from them."""
+import itertools
+import json
+
+from nnfit.keras import _state
+
+
+class KerasTensor:
+    """A symbolic tensor: the output of keras.Input or of a layer called on symbolic
+    tensors. ``shape`` has None for the batch axis, as Keras's."""
+
+    def __init__(self, shape, dtype, history, name=None):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self._history = history  # (layer, node index, tensor index)
+        self.name = name or history[0].name
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __repr__(self):
+        return f"<KerasTensor shape={self.shape}, dtype={self.dtype}, name={self.name}>"
+
+    def _json(self, node_index):
+        layer, _, tensor_index = self._history
+        return {"class_name": "__keras_tensor__",
+                "config": {"shape": list(self.shape), "dtype": self.dtype,
+                           "keras_history": [layer.name, node_index, tensor_index]}}
+
+
+class Node:
+    """One call of a layer: the structure of symbolic tensors it read, and what it made."""
+
+    _ids = itertools.count()
+
+    def __init__(self, layer, inputs):
+        self.layer = layer
+        self.inputs = inputs  # a KerasTensor, or a list of them (merge layers)
+        self.outputs = []
+        self.id = next(Node._ids)
+
+    def input_tensors(self):
+        if self.inputs is None:
+            return []
+        return list(self.inputs) if isinstance(self.inputs, (list, tuple)) else [self.inputs]
+
+
+def flatten(structure):
+    if isinstance(structure, (list, tuple)):
+        return [t for s in structure for t in flatten(s)]
+    if isinstance(structure, dict):
+        return [t for s in structure.values() for t in flatten(s)]
+    return [structure]
+
+
+def _collect(outputs):
+    """The nodes outputs depend on, each after the nodes it reads (depth-first order)."""
+    order, seen = [], set()
+
+    def visit(node):
+        if node.id in seen:
+            return
+        seen.add(node.id)
+        for t in node.input_tensors():
+            layer, index, _ = t._history
+            visit(layer._nodes[index])
+        order.append(node)
+
+    for t in outputs:
+        layer, index, _ = t._history
+        visit(layer._nodes[index])
+    return order
+
+
+def functional_config(name, inputs, outputs, trainable=True):
+    """Keras 3's Functional config for the graph from `inputs` to `outputs` (KerasTensors)."""
+    nodes = _collect(outputs)
+    layers, per_layer = [], {}
+    for node in nodes:
+        if node.layer not in per_layer:
+            per_layer[node.layer] = []
+            layers.append(node.layer)
+        per_layer[node.layer].append(node)
+    # A layer's node indices in this model: the order of its calls here.
+    index = {node.id: i for lst in per_layer.values() for i, node in enumerate(lst)}
+
+    def ref(t):
+        layer, node_index, tensor_index = t._history
+        return t._json(index[layer._nodes[node_index].id])
+
+    def out_ref(t):
+        layer, node_index, tensor_index = t._history
+        return [layer.name, index[layer._nodes[node_index].id], tensor_index]
+
+    entries = []
+    for layer in layers:
+        inbound = []
+        for node in per_layer[layer]:
+            if node.inputs is None:  # an InputLayer's own node
+                continue
+            args = [[ref(t) for t in node.inputs]] if isinstance(node.inputs, (list, tuple)) else [ref(node.inputs)]
+            inbound.append({"args": args, "kwargs": {}})
+        entry = layer._entry()
+        entry["name"] = layer.name
+        entry["inbound_nodes"] = inbound
+        entries.append(entry)
+    for t in inputs:
+        if t._history[0]._class_name != "InputLayer":
+            raise ValueError(f"Model inputs must come from keras.Input(), got {t!r}")
+    return {"module": "keras.src.models.functional", "class_name": "Functional",
+            "config": {"name": name, "trainable": trainable, "layers": entries,
+                       "input_layers": _refs([out_ref(t) for t in inputs]),
+                       "output_layers": _refs([out_ref(t) for t in outputs])},
+            "registered_name": "Functional"}
+
+
+def _refs(refs):
+    """Keras 3 writes one input or output as its reference, several as a list of them."""
+    return refs[0] if len(refs) == 1 else refs
+
+
+def infer_outputs(layer, node, count):
+    """The KerasTensors a new call makes: shapes from nnfit's engine, which builds the
+    graph up to this call exactly as it will build the model."""
+    from nnfit import _engine  # the extension loads only when a model is built
+    _nnfit = _engine.get()
+
+    sources = [t for t in flatten(node.inputs)]
+    roots = {}
+    for n in _collect(sources):
+        if n.inputs is None:
+            roots[n.layer.name] = n.layer._nodes[0].outputs[0]
+    tensors = [KerasTensor((None,), layer._compute_dtype(), (layer, len(layer._nodes) - 1, i)) for i in range(count)]
+    node.outputs = tensors
+    config = functional_config("shape_inference", list(roots.values()), tensors)
+    try:
+        shapes = _nnfit.output_shapes(json.dumps(config), f"layer {layer.name!r}")
+    except BaseException:
+        layer._nodes.pop()
+        raise
+    for t, shape in zip(tensors, shapes):
+        t.shape = tuple(shape)
+    return tensors
+
+
+def unique_name(base):
+    return _state.unique_name(base)

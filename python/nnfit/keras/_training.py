@@ -1,0 +1,220 @@
+"""fit / evaluate / predict for nnfit.keras models: Keras's arguments turned into the
+engine's, NumPy data passed in place, and the callbacks' bridge (Python callbacks, the
+progress bar and History) the engine calls under the GIL."""
+import math
+import sys
+import time
+
+import numpy as np
+
+from nnfit.keras import _state
+from nnfit.keras import callbacks as callbacks_module
+
+# Dtypes the engine reads in place (arrays of other dtypes are converted as Keras converts).
+_IN_PLACE = {np.dtype(t) for t in ("float32", "int32", "int64", "uint8", "bool")}
+# The log keys nnfit adds to Keras's; History keeps them apart (History.nnfit).
+NNFIT_KEYS = ("train_seconds", "samples_per_s", "input_wait_fraction", "memory_peak_bytes", "deterministic")
+
+
+def _array(value, what, target):
+    """A C-contiguous array the engine reads: x as float32 (Keras casts inputs to the
+    input's dtype), y as float32 or an integer type (class ids)."""
+    a = np.asarray(value)
+    if a.dtype.kind in "OUS":
+        raise TypeError(f"{what}: arrays of {a.dtype} cannot be trained on; pass numbers")
+    if a.dtype not in _IN_PLACE:
+        if target and a.dtype.kind in "iu":
+            a = a.astype(np.int64)
+        else:
+            a = a.astype(np.float32)
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    if a.ndim == 0:
+        raise ValueError(f"{what}: expected an array with a batch axis, got a scalar")
+    return a
+
+
+def as_arrays(data, names, what, target=False):
+    """Keras's forms of x or y: one array, a list/tuple (model order) or a dict by name."""
+    if data is None:
+        return []
+    if isinstance(data, dict):
+        missing = [n for n in names if n not in data]
+        extra = [k for k in data if k not in names]
+        if missing or extra:
+            raise ValueError(f"{what}: the dict's keys {sorted(data)} do not match the model's {names}")
+        data = [data[n] for n in names]
+    if isinstance(data, (list, tuple)) and not (len(data) and np.isscalar(data[0])):
+        return [_array(d, f"{what}[{i}]", target) for i, d in enumerate(data)]
+    return [_array(data, what, target)]
+
+
+def split_validation(xs, ys, sw, fraction):
+    """Keras's validation_split: the last `fraction` of the samples, before shuffling."""
+    if not 0.0 < fraction < 1.0:
+        raise ValueError(f"validation_split must be in (0, 1), got {fraction}")
+    n = xs[0].shape[0]
+    at = int(math.floor(n * (1.0 - fraction)))
+    if at == 0 or at == n:
+        raise ValueError(f"validation_split={fraction} of {n} samples leaves no training or no validation sample")
+    train = ([x[:at] for x in xs], [y[:at] for y in ys], None if sw is None else sw[:at])
+    val = ([x[at:] for x in xs], [y[at:] for y in ys])
+    return train, val
+
+
+class Progress:
+    """Keras's progress output: verbose=1 a bar per epoch (redrawn in place on a terminal
+    or in Jupyter, else printed at the epoch's end), verbose=2 one line per epoch."""
+
+    def __init__(self, verbose, epochs, steps):
+        self.verbose, self.epochs, self.steps = verbose, epochs, steps
+        out = sys.stdout
+        self.dynamic = (hasattr(out, "isatty") and out.isatty()) or "ipykernel" in sys.modules
+        self.start = self.last = 0.0
+        self.width = 0
+
+    def epoch_begin(self, epoch):
+        if self.epochs > 1:
+            print(f"Epoch {epoch + 1}/{self.epochs}", flush=True)
+        self.start = time.time()
+        self.last = 0.0
+        self.width = 0
+
+    @staticmethod
+    def _metrics(logs):
+        text = ""
+        for k, v in logs.items():
+            text += f" - {k}: {v:.4f}" if abs(v) > 1e-3 else f" - {k}: {v:.4e}"
+        return text
+
+    @staticmethod
+    def _per_step(seconds):
+        if seconds >= 1 or seconds == 0:
+            return f"{seconds:.0f}s/step"
+        if seconds >= 1e-3:
+            return f"{seconds * 1e3:.0f}ms/step"
+        return f"{seconds * 1e6:.0f}us/step"
+
+    def batch_end(self, batch, logs):
+        if self.verbose != 1 or not self.dynamic:
+            return
+        now = time.time()
+        if now - self.last < 0.05:
+            return
+        self.last = now
+        done = batch + 1
+        elapsed = now - self.start
+        eta = elapsed / done * (self.steps - done)
+        self._draw(done, f" {eta:.0f}s {self._per_step(elapsed / done)}{self._metrics(logs)}", final=False)
+
+    def _draw(self, done, info, final):
+        digits = len(str(self.steps))
+        bar_width = int(20 * done / max(self.steps, 1))
+        bar = f"\x1b[1m{done:{digits}d}/{self.steps}\x1b[0m \x1b[32m{'━' * bar_width}\x1b[0m\x1b[37m{'━' * (20 - bar_width)}\x1b[0m"
+        text = bar + info
+        pad = max(0, self.width - len(text))
+        sys.stdout.write(("\r" if self.dynamic else "") + text + " " * pad + ("\n" if final else ""))
+        sys.stdout.flush()
+        self.width = len(text)
+
+    def epoch_end(self, logs):
+        elapsed = time.time() - self.start
+        per = self._per_step(elapsed / max(self.steps, 1))
+        if self.verbose == 1:
+            self._draw(self.steps, f" \x1b[1m{elapsed:.0f}s\x1b[0m {per}{self._metrics(logs)}", final=True)
+        elif self.verbose == 2:
+            digits = len(str(self.steps))
+            print(f"{self.steps:{digits}d}/{self.steps} - {elapsed:.0f}s - {per}{self._metrics(logs)}", flush=True)
+
+
+def _keras_logs(pairs):
+    """The engine's logs as Keras's dict: its keys sorted as Keras 3 logs them, nnfit's
+    timing keys apart."""
+    keras_logs = {k: float(v) for k, v in sorted(pairs) if k not in NNFIT_KEYS}
+    return keras_logs, {k: float(v) for k, v in pairs if k in NNFIT_KEYS}
+
+
+class Bridge:
+    """The engine's one callback: dispatches to the Python callbacks with Keras's
+    signatures, keeps History and draws the progress bar."""
+
+    def __init__(self, model, callbacks, history, verbose, epochs, initial_epoch, steps):
+        self.model, self.callbacks, self.history = model, callbacks, history
+        self.progress = Progress(verbose, epochs, steps) if verbose else None
+        self.initial_epoch = initial_epoch
+        self.params = {"verbose": verbose, "epochs": epochs, "steps": steps}
+        self.nnfit_logs = []
+        hooks = ("on_train_batch_end", "on_batch_end", "on_train_batch_begin", "on_batch_begin")
+        self.batch_hook = (verbose == 1 and self.progress.dynamic) or any(
+            _active(c, h) for c in callbacks for h in hooks)
+
+    def _each(self, hook, *args):
+        for c in self.callbacks:
+            if _active(c, hook):
+                getattr(c, hook)(*args)
+
+    def on_train_begin(self, epochs, steps):
+        self.params["steps"] = steps
+        if self.progress:
+            self.progress.steps = steps
+        for c in self.callbacks:
+            c.set_model(self.model)
+            c.set_params(dict(self.params))
+        self.history.set_model(self.model)
+        self.history.set_params(dict(self.params))
+        self.history.on_train_begin()
+        self._each("on_train_begin", {})
+
+    def on_epoch_begin(self, epoch):
+        if self.progress:
+            self.progress.epoch_begin(epoch)
+        self._each("on_epoch_begin", epoch, {})
+
+    def on_train_batch_end(self, batch, pairs):
+        logs, _ = _keras_logs(pairs)
+        if self.progress:
+            self.progress.batch_end(batch, logs)
+        self._each("on_train_batch_end", batch, logs)
+        self._each("on_batch_end", batch, logs)
+
+    def on_epoch_end(self, epoch, pairs):
+        logs, extra = _keras_logs(pairs)
+        self.nnfit_logs.append(extra)
+        self._each("on_epoch_end", epoch, logs)
+        if self.progress:
+            self.progress.epoch_end(logs)
+        self.history.on_epoch_end(epoch, logs)
+
+    def on_train_end(self):
+        self._each("on_train_end", {})
+
+
+def _active(callback, hook):
+    if hook in vars(callback):
+        return True
+    return callbacks_module._overrides(callback, hook)
+
+
+def split_callbacks(callbacks):
+    """Keras's callbacks list -> (Python callbacks, the built-ins' JSON for the engine, the
+    TensorBoard callback's settings or None)."""
+    import json
+    python, builtin, tensorboard = [], [], None
+    for c in callbacks or []:
+        if isinstance(c, callbacks_module.TensorBoard):
+            if tensorboard is not None:
+                raise ValueError("callbacks: one TensorBoard callback per fit")
+            tensorboard = c._engine_settings()
+        elif isinstance(c, callbacks_module._Builtin):
+            builtin.append(c.serialize())
+        elif isinstance(c, callbacks_module.Callback):
+            if isinstance(c, callbacks_module.History):
+                continue
+            python.append(c)
+        else:
+            raise TypeError(f"callbacks: expected keras.callbacks.Callback objects, got {c!r}")
+    return python, json.dumps(builtin) if builtin else "", tensorboard
+
+
+def fit_seed():
+    return _state.next_seed()

@@ -1,0 +1,225 @@
+"""keras.layers on nnfit's engine: every layer nnfit implements, with Keras 3's arguments
+and defaults (from Keras's own signatures), plus keras.Input and InputLayer.
+
+A layer is its config until a model is built: calling it on symbolic tensors (from
+keras.Input) records the call and gives the output's shape; the model's weights live in
+nnfit's engine, which ``get_weights`` reads once the layer belongs to a built model.
+"""
+from nnfit.keras import _graph, _state
+from nnfit.keras._object import KerasObject, make_classes, to_json_value
+
+_LAYER_KWARGS = (("name", None), ("dtype", None), ("trainable", True), ("input_shape", None), ("input_dim", None),
+                 ("batch_input_shape", None), ("batch_size", None), ("autocast", True))
+_NOT_IN_CONFIG = ("input_shape", "input_dim", "batch_input_shape", "batch_size", "autocast")
+
+
+def _policy_json(name):
+    return {"module": "keras", "class_name": "DTypePolicy", "config": {"name": name}, "registered_name": None}
+
+
+def _policy_name(dtype):
+    if dtype is None:
+        return _state.policy()
+    if hasattr(dtype, "name"):  # a DTypePolicy
+        return dtype.name
+    return str(dtype)
+
+
+class Layer(KerasObject):
+    """Base of nnfit.keras's layers (Keras's keras.layers.Layer)."""
+
+    _group = "layers"
+    _extra = _LAYER_KWARGS
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        entry_snake = _snake(self._class_name)
+        self.name = self._args.get("name") or _state.unique_name(entry_snake)
+        self._args["name"] = self.name
+        self._policy = _policy_name(self._args.get("dtype"))
+        if self._args.get("autocast") is not True:
+            raise NotImplementedError(f"{self._class_name}: autocast=False is not supported by nnfit")
+        self._nodes = []
+        self._model = None  # the built model whose engine holds this layer's weights
+        self.trainable = bool(self._args.get("trainable", True))
+
+    # Keras's attributes.
+    @property
+    def dtype_policy(self):
+        from nnfit.keras.mixed_precision import DTypePolicy
+        return DTypePolicy(self._policy)
+
+    @property
+    def dtype(self):
+        return self.dtype_policy.variable_dtype
+
+    @property
+    def compute_dtype(self):
+        return self._compute_dtype()
+
+    def _compute_dtype(self):
+        return self.dtype_policy.compute_dtype
+
+    def _input_shape_arg(self):
+        """The input shape given as a constructor argument (Keras's first-layer shortcut)."""
+        a = self._args
+        if a.get("batch_input_shape") is not None:
+            return tuple(a["batch_input_shape"])[1:]
+        if a.get("input_shape") is not None:
+            return tuple(a["input_shape"])
+        if a.get("input_dim") is not None:
+            return (int(a["input_dim"]),)
+        return None
+
+    def get_config(self):
+        config = super().get_config()
+        for k in _NOT_IN_CONFIG:
+            config.pop(k, None)
+        config["name"] = self.name
+        config["trainable"] = self.trainable
+        config["dtype"] = _policy_json(self._policy)
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        dtype = config.get("dtype")
+        if isinstance(dtype, dict):  # Keras 3's DTypePolicy object
+            config["dtype"] = dtype.get("config", {}).get("name")
+        return cls(**config)
+
+    def _entry(self):
+        return {"module": "keras.layers", "class_name": self._class_name, "config": self.get_config(),
+                "registered_name": None}
+
+    def _output_count(self):
+        if self._args.get("return_state"):
+            states = {"LSTM": 2}.get(self._class_name, 1)
+            return 1 + states
+        return 1
+
+    def __call__(self, inputs, *args, **kwargs):
+        if args or kwargs:
+            raise NotImplementedError(f"{self._class_name} {self.name!r}: call arguments beyond the inputs "
+                                      f"({', '.join(list(kwargs) or ['positional'])}) are not supported by nnfit")
+        flat = _graph.flatten(inputs)
+        if not flat or not all(isinstance(t, _graph.KerasTensor) for t in flat):
+            raise NotImplementedError(
+                f"{self._class_name} {self.name!r}: nnfit calls layers on symbolic tensors only (keras.Input(...)); "
+                "build a model and use predict() for arrays")
+        node = _graph.Node(self, list(inputs) if isinstance(inputs, (list, tuple)) else inputs)
+        self._nodes.append(node)
+        outputs = _graph.infer_outputs(self, node, self._output_count())
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    # Weights, once the layer belongs to a built model.
+    def _engine(self):
+        if self._model is None or self._model._handle is None:
+            raise ValueError(f"Layer {self.name!r} has no weights yet: it belongs to no built model")
+        return self._model._with_weights()
+
+    @property
+    def weights(self):
+        return self.get_weights()
+
+    def get_weights(self):
+        if self._model is None or self._model._handle is None:
+            return []
+        return self._engine().layer_weights(self.name)
+
+    def count_params(self):
+        return self._engine().layer_count_params(self.name)
+
+    @property
+    def output(self):
+        if not self._nodes or not self._nodes[0].outputs:
+            raise AttributeError(f"Layer {self.name!r} has never been called and thus has no defined output.")
+        outs = self._nodes[0].outputs
+        return outs[0] if len(outs) == 1 else outs
+
+    @property
+    def input(self):
+        if not self._nodes or self._nodes[0].inputs is None:
+            raise AttributeError(f"Layer {self.name!r} is not connected, no input to return.")
+        return self._nodes[0].inputs
+
+    def __repr__(self):
+        return f"<{self._class_name} name={self.name}, built={self._model is not None}>"
+
+
+_SNAKE = {}
+
+
+def _snake(class_name):
+    from nnfit.keras._api_table import TABLE
+    return TABLE["layers"][class_name]["snake"]
+
+
+__all__ = ["Layer", "Input", "InputLayer"] + make_classes(
+    "layers", Layer, globals(), names=[n for n in __import__("nnfit.keras._api_table", fromlist=["TABLE"]).TABLE["layers"]
+                                      if n != "InputLayer"])
+
+
+class InputLayer(Layer):
+    """Keras's InputLayer: the entry of a model (keras.Input makes one and returns its tensor)."""
+
+    _class_name = "InputLayer"
+
+    def __init__(self, shape=None, batch_size=None, dtype=None, sparse=None, batch_shape=None, input_tensor=None,
+                 optional=False, name=None, **kwargs):
+        if kwargs:
+            raise TypeError(f"InputLayer: unexpected arguments {sorted(kwargs)}")
+        if sparse:
+            raise NotImplementedError("InputLayer: sparse inputs are not supported by nnfit")
+        if input_tensor is not None:
+            raise NotImplementedError("InputLayer: input_tensor is not supported by nnfit")
+        if optional:
+            raise NotImplementedError("InputLayer: optional inputs are not supported by nnfit")
+        if batch_shape is None:
+            if shape is None:
+                raise ValueError("You must pass a `shape` argument.")
+            shape = (shape,) if isinstance(shape, int) else tuple(shape)
+            batch_shape = (batch_size,) + shape
+        self._args = {}
+        self.name = name or _state.unique_name("input_layer")
+        self._batch_shape = tuple(None if d is None else int(d) for d in batch_shape)
+        self._dtype = str(dtype) if dtype is not None else "float32"
+        self._policy = self._dtype
+        self.trainable = True
+        self._model = None
+        node = _graph.Node(self, None)
+        node.outputs = [_graph.KerasTensor(self._batch_shape, self._dtype, (self, 0, 0), name=self.name)]
+        self._nodes = [node]
+
+    def get_config(self):
+        return {"batch_shape": list(self._batch_shape), "dtype": self._dtype, "sparse": False, "ragged": False,
+                "name": self.name, "optional": False}
+
+    def _compute_dtype(self):
+        return self._dtype
+
+
+InputLayer.__signature__ = None
+
+
+def Input(shape=None, batch_size=None, dtype=None, sparse=None, batch_shape=None, name=None, tensor=None,
+          optional=False):
+    """keras.Input: a symbolic tensor from a new InputLayer, to build a Functional model."""
+    layer = InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, sparse=sparse, batch_shape=batch_shape,
+                       input_tensor=tensor, optional=optional, name=name)
+    return layer._nodes[0].outputs[0]
+
+
+def serialize(layer):
+    return layer.serialize()
+
+
+def deserialize(config):
+    """A layer from Keras's serialized form ({"class_name", "config", ...})."""
+    cls = globals().get(config["class_name"])
+    if cls is None or not isinstance(cls, type) or not issubclass(cls, Layer):
+        raise NotImplementedError(f"layer class {config['class_name']!r} is not supported by nnfit")
+    return cls.from_config(dict(config["config"]))
+
+
+del to_json_value

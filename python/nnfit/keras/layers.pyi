@@ -1,0 +1,414 @@
+"""Type stubs written by python/tools/gen_stubs.py from Keras 3.15.1's signatures: do not edit."""
+from typing import Any, Optional, Sequence
+
+from nnfit.keras._graph import KerasTensor
+from nnfit.keras._object import KerasObject
+
+
+class Layer(KerasObject):
+    name: str
+    trainable: bool
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def compute_dtype(self) -> str: ...
+    @property
+    def weights(self) -> list: ...
+    def get_weights(self) -> list: ...
+    def count_params(self) -> int: ...
+    def __call__(self, inputs: Any) -> Any: ...
+
+
+class InputLayer(Layer):
+    def __init__(self, shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None,
+                 dtype: Optional[str] = None, sparse: Optional[bool] = None,
+                 batch_shape: Optional[Sequence[Optional[int]]] = None, input_tensor: Any = None,
+                 optional: bool = False, name: Optional[str] = None) -> None: ...
+
+
+def Input(shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None,
+          dtype: Optional[str] = None, sparse: Optional[bool] = None,
+          batch_shape: Optional[Sequence[Optional[int]]] = None, name: Optional[str] = None, tensor: Any = None,
+          optional: bool = False) -> KerasTensor: ...
+def serialize(layer: Layer) -> dict: ...
+def deserialize(config: dict) -> Layer: ...
+
+
+class Activation(Layer):
+    """Keras's Activation on nnfit's engine. Applies an activation function to an output."""
+    def __init__(self, activation: Any, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class ActivityRegularization(Layer):
+    """Keras's ActivityRegularization on nnfit's engine. Layer that applies an update to the cost function based input activity."""
+    def __init__(self, l1: Any = 0.0, l2: Any = 0.0, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Add(Layer):
+    """Keras's Add on nnfit's engine. Performs elementwise addition operation."""
+    def __init__(self, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class AdditiveAttention(Layer):
+    """Keras's AdditiveAttention on nnfit's engine. Additive attention layer, a.k.a. Bahdanau-style attention."""
+    def __init__(self, use_scale: Any = True, dropout: Any = 0.0, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class AlphaDropout(Layer):
+    """Keras's AlphaDropout on nnfit's engine. Applies Alpha Dropout to the input."""
+    def __init__(self, rate: Any, noise_shape: Any = None, seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Attention(Layer):
+    """Keras's Attention on nnfit's engine. Dot-product attention layer, a.k.a. Luong-style attention."""
+    def __init__(self, use_scale: Any = False, score_mode: Any = 'dot', dropout: Any = 0.0, seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Average(Layer):
+    """Keras's Average on nnfit's engine. Averages a list of inputs element-wise.."""
+    def __init__(self, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class AveragePooling1D(Layer):
+    """Keras's AveragePooling1D on nnfit's engine. Average pooling for temporal data."""
+    def __init__(self, pool_size: Any, strides: Any = None, padding: Any = 'valid', data_format: Any = None, name: Any = None, *, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class AveragePooling2D(Layer):
+    """Keras's AveragePooling2D on nnfit's engine. Average pooling operation for 2D spatial data."""
+    def __init__(self, pool_size: Any, strides: Any = None, padding: Any = 'valid', data_format: Any = None, name: Any = None, *, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class AveragePooling3D(Layer):
+    """Keras's AveragePooling3D on nnfit's engine. Average pooling operation for 3D data (spatial or spatio-temporal)."""
+    def __init__(self, pool_size: Any, strides: Any = None, padding: Any = 'valid', data_format: Any = None, name: Any = None, *, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class BatchNormalization(Layer):
+    """Keras's BatchNormalization on nnfit's engine. Layer that normalizes its inputs."""
+    def __init__(self, axis: Any = -1, momentum: Any = 0.99, epsilon: Any = 0.001, center: Any = True, scale: Any = True, beta_initializer: Any = 'zeros', gamma_initializer: Any = 'ones', moving_mean_initializer: Any = 'zeros', moving_variance_initializer: Any = 'ones', beta_regularizer: Any = None, gamma_regularizer: Any = None, beta_constraint: Any = None, gamma_constraint: Any = None, renorm: Any = False, renorm_clipping: Any = None, renorm_momentum: Any = 0.99, synchronized: Any = False, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Bidirectional(Layer):
+    """Keras's Bidirectional on nnfit's engine. Bidirectional wrapper for RNNs."""
+    def __init__(self, layer: Any, merge_mode: Any = 'concat', weights: Any = None, backward_layer: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class CenterCrop(Layer):
+    """Keras's CenterCrop on nnfit's engine. A preprocessing layer which crops images."""
+    def __init__(self, height: Any, width: Any, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Concatenate(Layer):
+    """Keras's Concatenate on nnfit's engine. Concatenates a list of inputs."""
+    def __init__(self, axis: Any = -1, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Conv1D(Layer):
+    """Keras's Conv1D on nnfit's engine. 1D convolution layer (e.g. temporal convolution)."""
+    def __init__(self, filters: Any, kernel_size: Any, strides: Any = 1, padding: Any = 'valid', data_format: Any = None, dilation_rate: Any = 1, groups: Any = 1, activation: Any = None, use_bias: Any = True, kernel_initializer: Any = 'glorot_uniform', bias_initializer: Any = 'zeros', kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None, kernel_constraint: Any = None, bias_constraint: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Conv2D(Layer):
+    """Keras's Conv2D on nnfit's engine. 2D convolution layer."""
+    def __init__(self, filters: Any, kernel_size: Any, strides: Any = (1, 1), padding: Any = 'valid', data_format: Any = None, dilation_rate: Any = (1, 1), groups: Any = 1, activation: Any = None, use_bias: Any = True, kernel_initializer: Any = 'glorot_uniform', bias_initializer: Any = 'zeros', kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None, kernel_constraint: Any = None, bias_constraint: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Conv3D(Layer):
+    """Keras's Conv3D on nnfit's engine. 3D convolution layer."""
+    def __init__(self, filters: Any, kernel_size: Any, strides: Any = (1, 1, 1), padding: Any = 'valid', data_format: Any = None, dilation_rate: Any = (1, 1, 1), groups: Any = 1, activation: Any = None, use_bias: Any = True, kernel_initializer: Any = 'glorot_uniform', bias_initializer: Any = 'zeros', kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None, kernel_constraint: Any = None, bias_constraint: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Cropping1D(Layer):
+    """Keras's Cropping1D on nnfit's engine. Cropping layer for 1D input (e.g. temporal sequence)."""
+    def __init__(self, cropping: Any = (1, 1), *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Cropping2D(Layer):
+    """Keras's Cropping2D on nnfit's engine. Cropping layer for 2D input (e.g. picture)."""
+    def __init__(self, cropping: Any = ..., data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Cropping3D(Layer):
+    """Keras's Cropping3D on nnfit's engine. Cropping layer for 3D data (e.g. spatial or spatio-temporal)."""
+    def __init__(self, cropping: Any = ..., data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Dense(Layer):
+    """Keras's Dense on nnfit's engine. Just your regular densely-connected NN layer."""
+    def __init__(self, units: Any, activation: Any = None, use_bias: Any = True, kernel_initializer: Any = 'glorot_uniform', bias_initializer: Any = 'zeros', kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None, kernel_constraint: Any = None, bias_constraint: Any = None, lora_rank: Any = None, lora_alpha: Any = None, quantization_config: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Dot(Layer):
+    """Keras's Dot on nnfit's engine. Computes element-wise dot product of two tensors."""
+    def __init__(self, axes: Any, normalize: Any = False, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Dropout(Layer):
+    """Keras's Dropout on nnfit's engine. Applies dropout to the input."""
+    def __init__(self, rate: Any, noise_shape: Any = None, seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class ELU(Layer):
+    """Keras's ELU on nnfit's engine. Applies an Exponential Linear Unit function to an output."""
+    def __init__(self, alpha: Any = 1.0, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class EinsumDense(Layer):
+    """Keras's EinsumDense on nnfit's engine. A layer that uses `einsum` as the backing computation."""
+    def __init__(self, equation: Any, output_shape: Any, activation: Any = None, bias_axes: Any = None, kernel_initializer: Any = 'glorot_uniform', bias_initializer: Any = 'zeros', kernel_regularizer: Any = None, bias_regularizer: Any = None, kernel_constraint: Any = None, bias_constraint: Any = None, lora_rank: Any = None, lora_alpha: Any = None, gptq_unpacked_column_size: Any = None, quantization_config: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Embedding(Layer):
+    """Keras's Embedding on nnfit's engine. Turns nonnegative integers (indexes) into dense vectors of fixed size."""
+    def __init__(self, input_dim: Any, output_dim: Any, embeddings_initializer: Any = 'uniform', embeddings_regularizer: Any = None, embeddings_constraint: Any = None, mask_zero: Any = False, weights: Any = None, lora_rank: Any = None, lora_alpha: Any = None, quantization_config: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Flatten(Layer):
+    """Keras's Flatten on nnfit's engine. Flattens the input. Does not affect the batch size."""
+    def __init__(self, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class GRU(Layer):
+    """Keras's GRU on nnfit's engine. Gated Recurrent Unit - Cho et al. 2014."""
+    def __init__(self, units: Any, activation: Any = 'tanh', recurrent_activation: Any = 'sigmoid', use_bias: Any = True, kernel_initializer: Any = 'glorot_uniform', recurrent_initializer: Any = 'orthogonal', bias_initializer: Any = 'zeros', kernel_regularizer: Any = None, recurrent_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None, kernel_constraint: Any = None, recurrent_constraint: Any = None, bias_constraint: Any = None, dropout: Any = 0.0, recurrent_dropout: Any = 0.0, seed: Any = None, return_sequences: Any = False, return_state: Any = False, go_backwards: Any = False, stateful: Any = False, unroll: Any = False, reset_after: Any = True, use_cudnn: Any = 'auto', *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class GaussianDropout(Layer):
+    """Keras's GaussianDropout on nnfit's engine. Apply multiplicative 1-centered Gaussian noise."""
+    def __init__(self, rate: Any, seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class GaussianNoise(Layer):
+    """Keras's GaussianNoise on nnfit's engine. Apply additive zero-centered Gaussian noise."""
+    def __init__(self, stddev: Any, seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class GlobalAveragePooling1D(Layer):
+    """Keras's GlobalAveragePooling1D on nnfit's engine. Global average pooling operation for temporal data."""
+    def __init__(self, data_format: Any = None, keepdims: Any = False, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class GlobalAveragePooling2D(Layer):
+    """Keras's GlobalAveragePooling2D on nnfit's engine. Global average pooling operation for 2D data."""
+    def __init__(self, data_format: Any = None, keepdims: Any = False, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class GlobalAveragePooling3D(Layer):
+    """Keras's GlobalAveragePooling3D on nnfit's engine. Global average pooling operation for 3D data."""
+    def __init__(self, data_format: Any = None, keepdims: Any = False, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class GlobalMaxPooling1D(Layer):
+    """Keras's GlobalMaxPooling1D on nnfit's engine. Global max pooling operation for temporal data."""
+    def __init__(self, data_format: Any = None, keepdims: Any = False, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class GlobalMaxPooling2D(Layer):
+    """Keras's GlobalMaxPooling2D on nnfit's engine. Global max pooling operation for 2D data."""
+    def __init__(self, data_format: Any = None, keepdims: Any = False, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class GlobalMaxPooling3D(Layer):
+    """Keras's GlobalMaxPooling3D on nnfit's engine. Global max pooling operation for 3D data."""
+    def __init__(self, data_format: Any = None, keepdims: Any = False, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class GroupNormalization(Layer):
+    """Keras's GroupNormalization on nnfit's engine. Group normalization layer."""
+    def __init__(self, groups: Any = 32, axis: Any = -1, epsilon: Any = 0.001, center: Any = True, scale: Any = True, beta_initializer: Any = 'zeros', gamma_initializer: Any = 'ones', beta_regularizer: Any = None, gamma_regularizer: Any = None, beta_constraint: Any = None, gamma_constraint: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class LSTM(Layer):
+    """Keras's LSTM on nnfit's engine. Long Short-Term Memory layer - Hochreiter 1997."""
+    def __init__(self, units: Any, activation: Any = 'tanh', recurrent_activation: Any = 'sigmoid', use_bias: Any = True, kernel_initializer: Any = 'glorot_uniform', recurrent_initializer: Any = 'orthogonal', bias_initializer: Any = 'zeros', unit_forget_bias: Any = True, kernel_regularizer: Any = None, recurrent_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None, kernel_constraint: Any = None, recurrent_constraint: Any = None, bias_constraint: Any = None, dropout: Any = 0.0, recurrent_dropout: Any = 0.0, seed: Any = None, return_sequences: Any = False, return_state: Any = False, go_backwards: Any = False, stateful: Any = False, unroll: Any = False, use_cudnn: Any = 'auto', *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class LayerNormalization(Layer):
+    """Keras's LayerNormalization on nnfit's engine. Layer normalization layer (Ba et al., 2016)."""
+    def __init__(self, axis: Any = -1, epsilon: Any = 0.001, center: Any = True, scale: Any = True, beta_initializer: Any = 'zeros', gamma_initializer: Any = 'ones', beta_regularizer: Any = None, gamma_regularizer: Any = None, beta_constraint: Any = None, gamma_constraint: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class LeakyReLU(Layer):
+    """Keras's LeakyReLU on nnfit's engine. Leaky version of a Rectified Linear Unit activation layer."""
+    def __init__(self, negative_slope: Any = 0.3, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Masking(Layer):
+    """Keras's Masking on nnfit's engine. Masks a sequence by using a mask value to skip timesteps."""
+    def __init__(self, mask_value: Any = 0.0, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class MaxPooling1D(Layer):
+    """Keras's MaxPooling1D on nnfit's engine. Max pooling operation for 1D temporal data."""
+    def __init__(self, pool_size: Any = 2, strides: Any = None, padding: Any = 'valid', data_format: Any = None, name: Any = None, *, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class MaxPooling2D(Layer):
+    """Keras's MaxPooling2D on nnfit's engine. Max pooling operation for 2D spatial data."""
+    def __init__(self, pool_size: Any = (2, 2), strides: Any = None, padding: Any = 'valid', data_format: Any = None, name: Any = None, *, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class MaxPooling3D(Layer):
+    """Keras's MaxPooling3D on nnfit's engine. Max pooling operation for 3D data (spatial or spatio-temporal)."""
+    def __init__(self, pool_size: Any = (2, 2, 2), strides: Any = None, padding: Any = 'valid', data_format: Any = None, name: Any = None, *, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Maximum(Layer):
+    """Keras's Maximum on nnfit's engine. Computes element-wise maximum on a list of inputs."""
+    def __init__(self, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Minimum(Layer):
+    """Keras's Minimum on nnfit's engine. Computes elementwise minimum on a list of inputs."""
+    def __init__(self, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class MultiHeadAttention(Layer):
+    """Keras's MultiHeadAttention on nnfit's engine. MultiHeadAttention layer."""
+    def __init__(self, num_heads: Any, key_dim: Any, value_dim: Any = None, dropout: Any = 0.0, use_bias: Any = True, output_shape: Any = None, attention_axes: Any = None, sliding_window: Any = None, flash_attention: Any = None, kernel_initializer: Any = 'glorot_uniform', bias_initializer: Any = 'zeros', kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None, kernel_constraint: Any = None, bias_constraint: Any = None, use_gate: Any = False, seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Multiply(Layer):
+    """Keras's Multiply on nnfit's engine. Performs elementwise multiplication."""
+    def __init__(self, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Normalization(Layer):
+    """Keras's Normalization on nnfit's engine. A preprocessing layer that normalizes continuous features."""
+    def __init__(self, axis: Any = -1, mean: Any = None, variance: Any = None, invert: Any = False, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class PReLU(Layer):
+    """Keras's PReLU on nnfit's engine. Parametric Rectified Linear Unit activation layer."""
+    def __init__(self, alpha_initializer: Any = 'Zeros', alpha_regularizer: Any = None, alpha_constraint: Any = None, shared_axes: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Permute(Layer):
+    """Keras's Permute on nnfit's engine. Permutes the dimensions of the input according to a given pattern."""
+    def __init__(self, dims: Any, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class RMSNormalization(Layer):
+    """Keras's RMSNormalization on nnfit's engine. Root Mean Square (RMS) Normalization layer."""
+    def __init__(self, axis: Any = -1, epsilon: Any = 1e-06, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class RandomContrast(Layer):
+    """Keras's RandomContrast on nnfit's engine. A preprocessing layer which randomly adjusts contrast during training."""
+    def __init__(self, factor: Any, value_range: Any = (0, 255), seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class RandomFlip(Layer):
+    """Keras's RandomFlip on nnfit's engine. A preprocessing layer which randomly flips images during training."""
+    def __init__(self, mode: Any = 'horizontal_and_vertical', seed: Any = None, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class RandomRotation(Layer):
+    """Keras's RandomRotation on nnfit's engine. A preprocessing layer which randomly rotates images during training."""
+    def __init__(self, factor: Any, fill_mode: Any = 'reflect', interpolation: Any = 'bilinear', seed: Any = None, fill_value: Any = 0.0, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class RandomTranslation(Layer):
+    """Keras's RandomTranslation on nnfit's engine. A preprocessing layer which randomly translates images during training."""
+    def __init__(self, height_factor: Any, width_factor: Any, fill_mode: Any = 'reflect', interpolation: Any = 'bilinear', seed: Any = None, fill_value: Any = 0.0, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class RandomZoom(Layer):
+    """Keras's RandomZoom on nnfit's engine. A preprocessing layer which randomly zooms images during training."""
+    def __init__(self, height_factor: Any, width_factor: Any = None, fill_mode: Any = 'reflect', interpolation: Any = 'bilinear', seed: Any = None, fill_value: Any = 0.0, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class ReLU(Layer):
+    """Keras's ReLU on nnfit's engine. Rectified Linear Unit activation function layer."""
+    def __init__(self, max_value: Any = None, negative_slope: Any = 0.0, threshold: Any = 0.0, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class RepeatVector(Layer):
+    """Keras's RepeatVector on nnfit's engine. Repeats the input n times."""
+    def __init__(self, n: Any, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Rescaling(Layer):
+    """Keras's Rescaling on nnfit's engine. A preprocessing layer which rescales input values to a new range."""
+    def __init__(self, scale: Any, offset: Any = 0.0, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Reshape(Layer):
+    """Keras's Reshape on nnfit's engine. Layer that reshapes inputs into the given shape."""
+    def __init__(self, target_shape: Any, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Resizing(Layer):
+    """Keras's Resizing on nnfit's engine. A preprocessing layer which resizes images."""
+    def __init__(self, height: Any, width: Any, interpolation: Any = 'bilinear', crop_to_aspect_ratio: Any = False, pad_to_aspect_ratio: Any = False, fill_mode: Any = 'constant', fill_value: Any = 0.0, antialias: Any = False, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class SimpleRNN(Layer):
+    """Keras's SimpleRNN on nnfit's engine. Fully-connected RNN where the output is to be fed back as the new input."""
+    def __init__(self, units: Any, activation: Any = 'tanh', use_bias: Any = True, kernel_initializer: Any = 'glorot_uniform', recurrent_initializer: Any = 'orthogonal', bias_initializer: Any = 'zeros', kernel_regularizer: Any = None, recurrent_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None, kernel_constraint: Any = None, recurrent_constraint: Any = None, bias_constraint: Any = None, dropout: Any = 0.0, recurrent_dropout: Any = 0.0, return_sequences: Any = False, return_state: Any = False, go_backwards: Any = False, stateful: Any = False, unroll: Any = False, seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Softmax(Layer):
+    """Keras's Softmax on nnfit's engine. Softmax activation layer."""
+    def __init__(self, axis: Any = -1, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class SpatialDropout1D(Layer):
+    """Keras's SpatialDropout1D on nnfit's engine. Spatial 1D version of Dropout."""
+    def __init__(self, rate: Any, seed: Any = None, name: Any = None, dtype: Any = None, *, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class SpatialDropout2D(Layer):
+    """Keras's SpatialDropout2D on nnfit's engine. Spatial 2D version of Dropout."""
+    def __init__(self, rate: Any, data_format: Any = None, seed: Any = None, name: Any = None, dtype: Any = None, *, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class SpatialDropout3D(Layer):
+    """Keras's SpatialDropout3D on nnfit's engine. Spatial 3D version of Dropout."""
+    def __init__(self, rate: Any, data_format: Any = None, seed: Any = None, name: Any = None, dtype: Any = None, *, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Subtract(Layer):
+    """Keras's Subtract on nnfit's engine. Performs elementwise subtraction."""
+    def __init__(self, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class TimeDistributed(Layer):
+    """Keras's TimeDistributed on nnfit's engine. This wrapper allows to apply a layer to every temporal slice of an input."""
+    def __init__(self, layer: Any, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class UnitNormalization(Layer):
+    """Keras's UnitNormalization on nnfit's engine. Unit normalization layer."""
+    def __init__(self, axis: Any = -1, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class UpSampling1D(Layer):
+    """Keras's UpSampling1D on nnfit's engine. Upsampling layer for 1D inputs."""
+    def __init__(self, size: Any = 2, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class UpSampling2D(Layer):
+    """Keras's UpSampling2D on nnfit's engine. Upsampling layer for 2D inputs."""
+    def __init__(self, size: Any = (2, 2), data_format: Any = None, interpolation: Any = 'nearest', *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class UpSampling3D(Layer):
+    """Keras's UpSampling3D on nnfit's engine. Upsampling layer for 3D inputs."""
+    def __init__(self, size: Any = (2, 2, 2), data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class ZeroPadding1D(Layer):
+    """Keras's ZeroPadding1D on nnfit's engine. Zero-padding layer for 1D input (e.g. temporal sequence)."""
+    def __init__(self, padding: Any = 1, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class ZeroPadding2D(Layer):
+    """Keras's ZeroPadding2D on nnfit's engine. Zero-padding layer for 2D input (e.g. picture)."""
+    def __init__(self, padding: Any = (1, 1), data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class ZeroPadding3D(Layer):
+    """Keras's ZeroPadding3D on nnfit's engine. Zero-padding layer for 3D data (spatial or spatio-temporal)."""
+    def __init__(self, padding: Any = ..., data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...

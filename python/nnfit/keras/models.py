@@ -1,0 +1,550 @@
+"""keras.Model (Functional), keras.Sequential and keras.models.load_model on nnfit's engine.
+
+A model is its Keras config until it is built: nnfit's engine builds it from that JSON
+(the reader that reads Keras's files), so what trains is exactly what ``to_json()`` says.
+"""
+import json
+
+import numpy as np
+
+from nnfit.keras import _graph, _state, _training
+from nnfit.keras import layers as layers_module
+from nnfit.keras import losses as losses_module
+from nnfit.keras import metrics as metrics_module
+from nnfit.keras import optimizers as optimizers_module
+from nnfit.keras._object import KerasObject, resolve, to_json_value
+from nnfit.keras.callbacks import History
+
+
+def _engine():
+    from nnfit import _engine
+    return _engine.get()
+
+
+class Model:
+    """keras.Model: ``Model(inputs, outputs, name=None)`` over symbolic tensors from
+    keras.Input and layer calls (the Functional API). Subclassed models with their own
+    ``call`` are not supported by nnfit."""
+
+    def __init__(self, inputs=None, outputs=None, name=None, trainable=True, **kwargs):
+        if kwargs:
+            raise TypeError(f"Model: unexpected arguments {sorted(kwargs)}")
+        if type(self) is not Sequential and (inputs is None or outputs is None):
+            raise NotImplementedError("Model subclassing (a call() method) is not supported by nnfit: build the "
+                                      "model with keras.Input and layer calls (Model(inputs, outputs)) or Sequential")
+        self._handle = None
+        self._compile_args = None
+        self.optimizer = None
+        self.loss = None
+        self.trainable = trainable
+        self._loaded_json = None
+        if type(self) is Sequential:
+            return
+        self._single_input = not isinstance(inputs, (list, tuple, dict))
+        self._single_output = not isinstance(outputs, (list, tuple, dict))
+        self.inputs = _graph.flatten(inputs)
+        self.outputs = _graph.flatten(outputs)
+        self.name = name or _state.unique_name("functional")
+        self._config = _graph.functional_config(self.name, self.inputs, self.outputs, trainable)
+        self._layers = _graph_layers(self.outputs)
+        self._build()
+
+    # Structure.
+    @property
+    def layers(self):
+        return list(self._layers)
+
+    def get_layer(self, name=None, index=None):
+        if index is not None:
+            return self.layers[index]
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"No such layer: {name}. Existing layers are: {[l.name for l in self.layers]}.")
+
+    @property
+    def input_shape(self):
+        shapes = self._handle_or_build().input_shapes
+        return shapes[0] if len(shapes) == 1 else shapes
+
+    @property
+    def output_shape(self):
+        shapes = self._handle_or_build().output_shapes
+        return shapes[0] if len(shapes) == 1 else shapes
+
+    def _input_names(self):
+        return [t.name for t in self.inputs]
+
+    def _output_names(self):
+        return list(self._handle_or_build().output_names)
+
+    def get_config(self):
+        return json.loads(self.to_json())["config"]
+
+    def to_json(self, **kwargs):
+        if self._handle is not None:
+            return self._handle.to_json()
+        return json.dumps(self._model_json(), **kwargs)
+
+    def _model_json(self):
+        return self._config
+
+    # The engine.
+    def _build(self):
+        if self._handle is None:
+            self._handle = _engine().Model.from_json(json.dumps(self._model_json()), f"model {self.name!r}",
+                                                     _state.next_seed())
+            for layer in self._layers:
+                layer._model = self
+        return self._handle
+
+    def _handle_or_build(self):
+        return self._handle if self._handle is not None else self._build()
+
+    def build(self, input_shape=None):
+        self._handle_or_build().build()
+
+    @property
+    def built(self):
+        return self._handle is not None
+
+    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False, show_trainable=False,
+                layer_range=None):
+        """Prints Keras's summary table (or passes each line to print_fn)."""
+        if line_length or positions or expand_nested or show_trainable or layer_range:
+            raise NotImplementedError("summary: only print_fn is supported by nnfit")
+        text = self._handle_or_build().summary().rstrip("\n")
+        for line in text.split("\n"):
+            (print_fn or print)(line)
+
+    def _with_weights(self):
+        """The engine's model with its weights made (Keras's build)."""
+        handle = self._handle_or_build()
+        if not handle.built:
+            handle.build()
+        return handle
+
+    def count_params(self):
+        return self._with_weights().count_params()
+
+    def get_weights(self):
+        return self._with_weights().get_weights()
+
+    def set_weights(self, weights):
+        self._with_weights().set_weights(list(weights))
+
+    @property
+    def weights(self):
+        return self.get_weights()
+
+    # Training.
+    def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None, weighted_metrics=None,
+                run_eagerly=False, steps_per_execution=1, jit_compile="auto", auto_scale_loss=True):
+        """Keras's compile. jit_compile is accepted and changes nothing: nnfit always plans
+        and fuses the whole step before it runs."""
+        if weighted_metrics:
+            raise NotImplementedError("compile: weighted_metrics is not supported by nnfit")
+        if run_eagerly:
+            raise NotImplementedError("compile: run_eagerly=True is not supported by nnfit (it runs planned steps)")
+        if steps_per_execution != 1:
+            raise NotImplementedError("compile: steps_per_execution other than 1 is not supported by nnfit")
+        if loss is None:
+            raise ValueError("compile: nnfit needs a loss (Keras's add_loss is not supported)")
+        if isinstance(optimizer, str):
+            optimizer = optimizers_module.get(optimizer)
+        elif isinstance(optimizer, dict):
+            optimizer = optimizers_module.deserialize(optimizer)
+        if not isinstance(optimizer, optimizers_module.Optimizer):
+            raise TypeError(f"compile: optimizer must be a name or a keras.optimizers object, got {optimizer!r}")
+        self.optimizer = optimizer
+        self.loss = loss
+        self._compile_args = (optimizer, loss, loss_weights, metrics, auto_scale_loss)
+        if self._input_known():
+            self._compile_engine()
+
+    def _input_known(self):
+        return True
+
+    def _compile_engine(self):
+        optimizer, loss, loss_weights, metrics, auto_scale_loss = self._compile_args
+        handle = self._handle_or_build()
+        outputs = self._output_names()
+        opt_json = optimizer.serialize()
+        if auto_scale_loss and _uses_float16(self):
+            opt_json = {"module": "keras.optimizers", "class_name": "LossScaleOptimizer",
+                        "config": {"name": "loss_scale_optimizer", "inner_optimizer": opt_json,
+                                   "initial_scale": 32768.0, "dynamic_growth_steps": 2000}, "registered_name": None}
+        losses = _per_output(loss, outputs, "loss")
+        weights = _per_output(loss_weights, outputs, "loss_weights") if loss_weights is not None else []
+        handle.compile(json.dumps(opt_json), [resolve(l, "losses", "loss") for l in losses],
+                       [float(w) for w in weights], _metrics_json(metrics, outputs))
+        optimizer._model = self
+
+    def _ensure_compiled(self, x_arrays=None):
+        if self._compile_args is None:
+            raise RuntimeError("You must call `compile()` before using the model.")
+        if self._handle is None or not self._handle.compiled:
+            self._compile_engine()
+
+    @property
+    def stop_training(self):
+        return self._handle.stop_training if self._handle is not None else False
+
+    @stop_training.setter
+    def stop_training(self, value):
+        self._handle_or_build().stop_training = bool(value)
+
+    @property
+    def metrics_names(self):
+        return ["loss", "compile_metrics"] if self._compile_args and self._compile_args[3] else ["loss"]
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
+            validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
+            steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1):
+        """Keras's fit over NumPy arrays; returns a History."""
+        for name, value, default in (("steps_per_epoch", steps_per_epoch, None),
+                                     ("validation_steps", validation_steps, None),
+                                     ("validation_batch_size", validation_batch_size, None),
+                                     ("validation_freq", validation_freq, 1)):
+            if value != default:
+                raise NotImplementedError(f"fit: {name} is not supported by nnfit")
+        verbose = 1 if verbose == "auto" else int(verbose)
+        if _is_dataset(x):
+            return self._fit_dataset(x, y, batch_size, epochs, verbose, callbacks, validation_split, validation_data,
+                                     class_weight, sample_weight, initial_epoch)
+        if y is None:
+            raise ValueError("fit: targets y are needed with array inputs (or pass an nnfit.data.Dataset of (x, y))")
+        xs = _training.as_arrays(x, self._input_names_for(x), "x")
+        self._prepare(xs)
+        ys = _training.as_arrays(y, self._output_names(), "y", target=True)
+        sw = None if sample_weight is None else _training._array(sample_weight, "sample_weight", False)
+        validation = None
+        if validation_data is not None:
+            if len(validation_data) == 3:
+                raise NotImplementedError("fit: validation sample weights are not supported by nnfit")
+            vx = _training.as_arrays(validation_data[0], self._input_names_for(validation_data[0]), "validation x")
+            vy = _training.as_arrays(validation_data[1], self._output_names(), "validation y", target=True)
+            validation = (vx, vy)
+        elif validation_split:
+            (xs, ys, sw), validation = _training.split_validation(xs, ys, sw, validation_split)
+        if validation is not None:
+            if len(validation[0]) != 1 or len(validation[1]) != 1:
+                raise NotImplementedError("fit: validation data for several inputs or outputs is not supported yet")
+            validation = (validation[0][0], validation[1][0])
+        python_callbacks, builtin, tensorboard = _training.split_callbacks(callbacks)
+        history = History()
+        n = xs[0].shape[0]
+        batch = 32 if batch_size is None else int(batch_size)
+        steps = -(-n // batch)
+        bridge = _training.Bridge(self, python_callbacks, history, verbose, epochs, initial_epoch, steps)
+        result = self._handle.fit(xs, ys, batch, int(epochs), bool(shuffle), _state.next_seed(), validation, bridge,
+                                  bridge.batch_hook, builtin, tensorboard,
+                                  {int(k): float(v) for k, v in (class_weight or {}).items()}, sw, int(initial_epoch))
+        return _finish(history, bridge, result)
+
+    def _fit_dataset(self, ds, y, batch_size, epochs, verbose, callbacks, validation_split, validation_data,
+                     class_weight, sample_weight, initial_epoch):
+        """fit over an nnfit.data.Dataset of (x, y) batches (Keras's fit over a tf.data.Dataset)."""
+        for name, value in (("y", y), ("batch_size", batch_size), ("sample_weight", sample_weight)):
+            if value is not None:
+                raise ValueError(f"fit: {name} must not be given with a dataset (its elements are (x, y) batches)")
+        if validation_split:
+            raise ValueError("fit: validation_split is not supported with a dataset; pass validation_data")
+        if self._handle is None and self._input_known() is False:
+            raise ValueError(f"Sequential {self.name!r} has no input shape yet: start it with keras.Input(shape=...)")
+        self._ensure_compiled()
+        seed = _state.next_seed()
+        train = ds._build(seed)
+        validation = None
+        if validation_data is not None:
+            if not _is_dataset(validation_data):
+                raise NotImplementedError("fit: with a dataset, validation_data must be a dataset too")
+            validation = validation_data._build(seed)
+        python_callbacks, builtin, tensorboard = _training.split_callbacks(callbacks)
+        history = History()
+        bridge = _training.Bridge(self, python_callbacks, history, verbose, epochs, initial_epoch, 0)
+        result = self._handle.fit_dataset(train, int(epochs), seed, validation, bridge, bridge.batch_hook, builtin,
+                                          tensorboard,
+                                          {int(k): float(v) for k, v in (class_weight or {}).items()},
+                                          int(initial_epoch))
+        return _finish(history, bridge, result)
+
+    def _input_names_for(self, x):
+        return self._input_names()
+
+    def _prepare(self, xs):
+        self._ensure_compiled(xs)
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
+                 callbacks=None, return_dict=False):
+        """Keras's evaluate: the loss, or [loss, metrics...], or a dict with return_dict."""
+        if sample_weight is not None or steps is not None or callbacks:
+            raise NotImplementedError("evaluate: sample_weight, steps and callbacks are not supported by nnfit")
+        if _is_dataset(x):
+            if y is not None or batch_size is not None:
+                raise ValueError("evaluate: y and batch_size must not be given with a dataset")
+            self._ensure_compiled()
+            pairs = self._handle.evaluate_dataset(x._build(_state.next_seed()))
+        else:
+            xs = _training.as_arrays(x, self._input_names_for(x), "x")
+            self._prepare(xs)
+            ys = _training.as_arrays(y, self._output_names(), "y", target=True)
+            pairs = self._handle.evaluate(xs, ys, 32 if batch_size is None else int(batch_size))
+        logs, _ = _training._keras_logs(pairs)
+        if return_dict:
+            return logs
+        values = [logs["loss"]] + [v for k, v in logs.items() if k != "loss"]
+        return values[0] if len(values) == 1 else values
+
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+        """Keras's predict: one array, or a list for several outputs."""
+        if steps is not None or callbacks:
+            raise NotImplementedError("predict: steps and callbacks are not supported by nnfit")
+        if _is_dataset(x):
+            raise NotImplementedError("predict: nnfit predicts on arrays; a dataset is not supported yet")
+        xs = _training.as_arrays(x, self._input_names_for(x), "x")
+        self._prepare_inference(xs)
+        out = self._handle.predict(xs, 32 if batch_size is None else int(batch_size))
+        return out[0] if len(out) == 1 else out
+
+    def _prepare_inference(self, xs):
+        self._handle_or_build()
+
+    # Files.
+    def save(self, filepath, overwrite=True, zipped=None, **kwargs):
+        """Keras's save: .keras (Keras 3's zip) or .h5 (legacy HDF5), readable by Keras."""
+        if kwargs or zipped is False:
+            raise NotImplementedError("save: only filepath and overwrite are supported by nnfit")
+        filepath = str(filepath)
+        if not overwrite and _exists(filepath):
+            raise FileExistsError(filepath)
+        self._handle_or_build().save(filepath)
+
+    def save_weights(self, filepath, overwrite=True):
+        filepath = str(filepath)
+        if not overwrite and _exists(filepath):
+            raise FileExistsError(filepath)
+        self._handle_or_build().save_weights(filepath)
+
+    def load_weights(self, filepath, skip_mismatch=False):
+        if skip_mismatch:
+            raise NotImplementedError("load_weights: skip_mismatch is not supported by nnfit")
+        self._handle_or_build().load_weights(str(filepath))
+
+
+class Sequential(Model):
+    """keras.Sequential: a stack of layers. The input shape comes from keras.Input (or an
+    InputLayer) first, a first layer's ``input_shape``, or the data of the first fit,
+    predict or build."""
+
+    def __init__(self, layers=None, trainable=True, name=None):
+        super().__init__(trainable=trainable)
+        self.name = name or _state.unique_name("sequential")
+        self._input = None  # (InputLayer)
+        self._layers = []
+        for layer in layers or []:
+            self.add(layer)
+
+    def add(self, layer):
+        if self._handle is not None:
+            raise ValueError("Sequential.add: the model is already built")
+        if isinstance(layer, _graph.KerasTensor) and isinstance(layer._history[0], layers_module.InputLayer):
+            layer = layer._history[0]
+        if isinstance(layer, layers_module.InputLayer):
+            if self._input is not None or self._layers:
+                raise ValueError("Sequential: an InputLayer may only come first")
+            self._input = layer
+            return
+        if not isinstance(layer, layers_module.Layer):
+            raise TypeError(f"Sequential.add: expected a keras.layers.Layer, got {layer!r}")
+        if not self._layers and self._input is None and layer._input_shape_arg() is not None:
+            self._input = layers_module.InputLayer(shape=layer._input_shape_arg())
+        self._layers.append(layer)
+
+    def pop(self):
+        if self._handle is not None:
+            raise ValueError("Sequential.pop: the model is already built")
+        return self._layers.pop()
+
+    @property
+    def inputs(self):
+        return [self._input._nodes[0].outputs[0]] if self._input is not None else []
+
+    def _input_names(self):
+        return [self._input.name] if self._input is not None else ["input_layer"]
+
+    def _input_known(self):
+        return self._input is not None
+
+    def _model_json(self):
+        if self._input is None:
+            raise ValueError(f"Sequential {self.name!r} has no input shape yet: start it with keras.Input(shape=...), "
+                             "or call fit, predict or build(input_shape) first")
+        entries = [self._input._entry()] + [layer._entry() for layer in self._layers]
+        return {"module": "keras", "class_name": "Sequential",
+                "config": {"name": self.name, "trainable": self.trainable, "layers": entries,
+                           "build_input_shape": list(self._input._batch_shape)},
+                "registered_name": None}
+
+    def _set_input_from(self, shape, dtype="float32"):
+        if self._input is None:
+            self._input = layers_module.InputLayer(batch_shape=(None,) + tuple(shape), dtype=dtype)
+
+    def build(self, input_shape=None):
+        if input_shape is not None:
+            self._set_input_from(tuple(input_shape)[1:])
+        super().build()
+
+    def _prepare(self, xs):
+        if self._input is None and xs:
+            self._set_input_from(xs[0].shape[1:])
+        super()._prepare(xs)
+
+    def _prepare_inference(self, xs):
+        if self._input is None and xs:
+            self._set_input_from(xs[0].shape[1:])
+        super()._prepare_inference(xs)
+
+    def _handle_or_build(self):
+        return self._handle if self._handle is not None else self._build()
+
+    def _build(self):
+        handle = super()._build()
+        return handle
+
+
+def _is_dataset(x):
+    from nnfit.data import Dataset
+    return isinstance(x, Dataset)
+
+
+def _finish(history, bridge, result):
+    history.nnfit = bridge.nnfit_logs
+    history.notes = list(result["notes"])
+    history.autotune = result["autotune"]
+    if result["interrupted"] == 2:  # SIGINT: Keras raises KeyboardInterrupt; the model stays usable
+        raise KeyboardInterrupt
+    return history
+
+
+def _graph_layers(outputs):
+    layers = []
+    for node in _graph._collect(outputs):
+        if node.layer not in layers:
+            layers.append(node.layer)
+    return layers
+
+
+def _exists(path):
+    import os
+    return os.path.exists(path)
+
+
+def _uses_float16(model):
+    return any(getattr(l, "_policy", "") in ("mixed_float16", "float16") for l in model.layers)
+
+
+def _per_output(value, outputs, what):
+    """Keras's per-output forms (a dict by output name, a list in output order, or one
+    value for all) as a list in output order."""
+    if isinstance(value, dict):
+        extra = [k for k in value if k not in outputs]
+        if extra:
+            raise ValueError(f"compile: {what} names {extra}, which are not outputs of the model ({outputs})")
+        missing = [o for o in outputs if o not in value]
+        if missing:
+            raise ValueError(f"compile: {what} has no entry for outputs {missing}")
+        return [value[o] for o in outputs]
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(outputs):
+            raise ValueError(f"compile: {what} has {len(value)} entries for {len(outputs)} outputs")
+        return list(value)
+    return [value]
+
+
+def _metrics_json(metrics, outputs):
+    if metrics is None:
+        return []
+    if isinstance(metrics, dict) or (isinstance(metrics, (list, tuple)) and any(
+            isinstance(m, (list, tuple, dict)) for m in metrics)):
+        raise NotImplementedError("compile: per-output metrics are not supported by nnfit (give one list, for every "
+                                  "output)")
+    if not isinstance(metrics, (list, tuple)):
+        raise TypeError(f"compile: metrics must be a list, got {metrics!r}")
+    return [resolve(m, "metrics", "metrics") for m in metrics]
+
+
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+    """Keras's load_model: a .keras or .h5 file (written by Keras or nnfit), with its
+    weights, compiled from the file's compile config when ``compile``."""
+    if custom_objects:
+        raise NotImplementedError("load_model: custom_objects are not supported by nnfit")
+    handle = _engine().Model.load(str(filepath), bool(compile), _state.next_seed())
+    return _from_engine(handle)
+
+
+def _from_engine(handle):
+    """A Python model over a model the engine built (from a file): its layers from the
+    engine's Keras config."""
+    config = json.loads(handle.to_json())
+    entries = config["config"]["layers"]
+    if config["class_name"] == "Sequential":
+        model = Sequential(name=config["config"]["name"])
+        for entry in entries:
+            if entry["class_name"] == "InputLayer":
+                c = entry["config"]
+                model._input = layers_module.InputLayer(batch_shape=c.get("batch_shape"), dtype=c.get("dtype"),
+                                                        name=c.get("name"))
+            else:
+                model._layers.append(layers_module.deserialize(entry))
+    else:
+        model = Model.__new__(Model)
+        model._handle, model._compile_args, model.optimizer, model.loss = None, None, None, None
+        model._loaded_json, model.trainable = None, True
+        model.name = config["config"]["name"]
+        model._layers = [layers_module.deserialize(e) if e["class_name"] != "InputLayer" else
+                         layers_module.InputLayer(batch_shape=e["config"].get("batch_shape"),
+                                                  dtype=e["config"].get("dtype"), name=e["config"].get("name"))
+                         for e in entries]
+        names = [e[0] for e in _as_refs(config["config"]["input_layers"])]
+        model.inputs = [l._nodes[0].outputs[0] for l in model._layers if l.name in names]
+        model.outputs = []
+        model._config = config
+    model._handle = handle
+    for layer in model._layers:
+        layer._model = model
+    if handle.compiled:
+        model._compile_args = ("engine", None, None, None, False)
+        model.optimizer = _EngineOptimizer(model)
+    return model
+
+
+def _as_refs(refs):
+    return [refs] if refs and isinstance(refs[0], str) else refs
+
+
+class _EngineOptimizer:
+    """A loaded model's optimizer, as the engine holds it (its learning rate and iterations)."""
+
+    def __init__(self, model):
+        self._model = model
+
+    @property
+    def learning_rate(self):
+        return self._model._handle.learning_rate
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        self._model._handle.learning_rate = float(value)
+
+    @property
+    def iterations(self):
+        return self._model._handle.iterations
+
+
+def model_from_json(json_string, custom_objects=None):
+    """Keras's model_from_json: an uncompiled model from Keras JSON."""
+    if custom_objects:
+        raise NotImplementedError("model_from_json: custom_objects are not supported by nnfit")
+    handle = _engine().Model.from_json(json_string, "model_from_json", _state.next_seed())
+    return _from_engine(handle)

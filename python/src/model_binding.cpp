@@ -1,0 +1,150 @@
+// Building models from Keras JSON, their weights and files.
+#include <pybind11/stl.h>
+
+#include "arrays.h"
+#include "binding.h"
+#include "nnfit/core/dtype.h"
+#include "nnfit/model/keras_config.h"
+#include "nnfit/model/saving.h"
+
+namespace nnfit::python {
+namespace {
+
+py::list specs(const std::vector<Shape>& shapes) {
+  py::list out;
+  for (const Shape& s : shapes) {
+    py::list dims;
+    dims.append(py::none());  // the batch axis
+    for (std::int64_t d : s.dims()) dims.append(d);
+    out.append(py::tuple(dims));
+  }
+  return out;
+}
+
+py::list arrays(const std::vector<Tensor>& tensors) {
+  py::list out;
+  for (const Tensor& t : tensors) out.append(to_array(t));
+  return out;
+}
+
+// Copies of the arrays' values as float32 tensors for set_weights.
+std::vector<Tensor> weight_values(const py::sequence& values) {
+  std::vector<Tensor> out;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    auto a = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(values[i]);
+    if (!a) throw py::type_error("weights[" + std::to_string(i) + "]: expected an array of numbers");
+    std::vector<std::int64_t> dims(a.shape(), a.shape() + a.ndim());
+    Tensor t = Tensor::uninitialized(Shape(std::move(dims)), DType::f32);
+    std::copy(a.data(), a.data() + a.size(), t.data<float>());
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+Layer& layer_named(const Model& m, const std::string& name) {
+  Layer* l = m.get_layer(name);
+  if (!l) throw py::value_error("No such layer: " + name);
+  return *l;
+}
+
+void compile(ModelHandle& h, const std::string& optimizer, const std::vector<std::string>& losses,
+             const std::vector<double>& loss_weights, const std::vector<std::string>& metrics) {
+  CompileOptions o;
+  o.optimizer = optimizer_from_keras_json(optimizer, "optimizer");
+  if (losses.size() == 1) {
+    o.loss = loss_from_keras_json(losses[0], "loss");
+  } else {
+    for (std::size_t i = 0; i < losses.size(); ++i) {
+      o.losses.push_back(loss_from_keras_json(losses[i], "loss[" + std::to_string(i) + "]"));
+    }
+  }
+  o.loss_weights = loss_weights;
+  for (std::size_t i = 0; i < metrics.size(); ++i) {
+    o.metrics.push_back(metric_from_keras_json(metrics[i], "metrics[" + std::to_string(i) + "]"));
+  }
+  py::gil_scoped_release nogil;
+  h.get().compile(std::move(o));
+}
+
+}  // namespace
+
+void define_model(py::module_& m) {
+  py::class_<ModelHandle> cls(m, "Model");
+  cls.def_static(
+         "from_json",
+         [](const std::string& json, const std::string& where, std::uint64_t seed, const std::string& policy) {
+           auto model = model_from_keras_json(json, where);
+           model->set_seed(seed);
+           if (!policy.empty()) model->set_dtype_policy(DTypePolicy::from_name(policy));
+           return ModelHandle{std::move(model)};
+         },
+         py::arg("json"), py::arg("where"), py::arg("seed"), py::arg("policy") = "")
+      .def_static(
+          "load",
+          [](const std::string& path, bool compile, std::uint64_t seed) {
+            LoadOptions o;
+            o.compile = compile;
+            o.configure = [seed](Model& model) { model.set_seed(seed); };
+            py::gil_scoped_release nogil;
+            return ModelHandle{load_model(path, o)};
+          },
+          py::arg("path"), py::arg("compile"), py::arg("seed"))
+      .def("to_json", [](const ModelHandle& h) { return model_to_keras_json(h.get()); })
+      .def("summary", [](const ModelHandle& h) { return h.get().summary(); })
+      .def("build", [](ModelHandle& h) { h.get().build(); })
+      .def("compile", &compile, py::arg("optimizer"), py::arg("losses"), py::arg("loss_weights"), py::arg("metrics"))
+      .def_property_readonly("compiled", [](const ModelHandle& h) { return h.get().compiled(); })
+      .def_property_readonly("built", [](const ModelHandle& h) { return h.get().built(); })
+      .def_property_readonly("name", [](const ModelHandle& h) { return h.get().name(); })
+      .def_property_readonly("input_shapes", [](const ModelHandle& h) { return specs(h.get().input_shapes()); })
+      .def_property_readonly("output_shapes", [](const ModelHandle& h) { return specs(h.get().output_shapes()); })
+      .def_property_readonly("output_names", [](const ModelHandle& h) { return h.get().output_names(); })
+      .def("count_params", [](const ModelHandle& h) { return h.get().count_params(); })
+      .def("get_weights", [](const ModelHandle& h) { return arrays(h.get().get_weights()); })
+      .def("set_weights", [](ModelHandle& h, const py::sequence& v) { h.get().set_weights(weight_values(v)); })
+      .def("layer_names", [](const ModelHandle& h) {
+        std::vector<std::string> out;
+        for (const auto& l : h.get().layers()) out.push_back(l->name());
+        return out;
+      })
+      .def("layer_weights", [](const ModelHandle& h, const std::string& name) {
+        std::vector<Tensor> out;
+        for (Weight* w : layer_named(h.get(), name).all_weights()) out.push_back(w->value.clone());
+        return arrays(out);
+      })
+      .def("layer_count_params", [](const ModelHandle& h, const std::string& name) {
+        return layer_named(h.get(), name).count_params();
+      })
+      .def("save", [](const ModelHandle& h, const std::string& path) {
+        py::gil_scoped_release nogil;
+        save_model(h.get(), path);
+      })
+      .def("save_weights", [](const ModelHandle& h, const std::string& path) {
+        py::gil_scoped_release nogil;
+        save_weights(h.get(), path);
+      })
+      .def("load_weights", [](ModelHandle& h, const std::string& path) {
+        py::gil_scoped_release nogil;
+        load_weights(h.get(), path);
+      })
+      .def_property("stop_training", [](const ModelHandle& h) { return h.get().stop_training(); },
+                    [](ModelHandle& h, bool v) { h.get().set_stop_training(v); })
+      .def_property("learning_rate", [](const ModelHandle& h) { return h.get().learning_rate(); },
+                    [](ModelHandle& h, double v) { h.get().set_learning_rate(v); })
+      .def_property_readonly("iterations", [](const ModelHandle& h) { return h.get().iterations(); })
+      .def("set_num_threads", [](ModelHandle& h, int n) { h.get().set_num_threads(n); })
+      .def("set_memory_limit", [](ModelHandle& h, std::int64_t bytes) {
+        MemoryPolicy p = h.get().memory_policy();
+        p.limit_bytes = bytes;
+        h.get().set_memory_policy(p);
+      });
+  define_fit(cls);
+
+  // The shapes of a Functional config's outputs without building weights: what
+  // nnfit.keras gives a symbolic tensor after a layer call.
+  m.def("output_shapes", [](const std::string& json, const std::string& where) {
+    return specs(model_from_keras_json(json, where)->output_shapes());
+  });
+}
+
+}  // namespace nnfit::python

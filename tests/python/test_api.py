@@ -1,0 +1,222 @@
+"""nnfit.keras's API: Keras's names, arguments, defaults and behaviour."""
+import inspect
+import json
+
+import numpy as np
+import pytest
+
+from nnfit import keras
+from nnfit.keras import layers
+
+
+def mlp(classes=3):
+    return keras.Sequential([keras.Input(shape=(8,)), layers.Dense(16, activation="relu"),
+                             layers.Dense(classes, activation="softmax")])
+
+
+def test_layer_signatures_are_keras():
+    sig = inspect.signature(layers.Dense)
+    assert list(sig.parameters)[:3] == ["units", "activation", "use_bias"]
+    assert sig.parameters["kernel_initializer"].default == "glorot_uniform"
+    assert inspect.signature(layers.Conv2D).parameters["padding"].default == "valid"
+    d = layers.Dense(4, "relu")
+    assert d.get_config()["activation"] == "relu" and d.get_config()["units"] == 4
+
+
+def test_bad_layer_arguments():
+    with pytest.raises(TypeError, match="units"):
+        layers.Dense()
+    with pytest.raises(TypeError, match="unitz"):
+        layers.Dense(4, unitz=3)
+    with pytest.raises(NotImplementedError, match="autocast"):
+        layers.Dense(4, autocast=False)
+
+
+def test_automatic_names_and_clear_session():
+    assert layers.Dense(1).name == "dense"
+    assert layers.Dense(1).name == "dense_1"
+    assert layers.Conv2D(1, 3).name == "conv2d"
+    keras.backend.clear_session()
+    assert layers.Dense(1).name == "dense"
+
+
+def test_sequential_trains_and_evaluates(blobs):
+    x, y = blobs
+    model = mlp()
+    model.compile(optimizer=keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    history = model.fit(x, y, batch_size=32, epochs=5, validation_split=0.2, verbose=0)
+    assert list(history.history) == ["accuracy", "loss", "val_accuracy", "val_loss"]
+    assert history.epoch == [0, 1, 2, 3, 4]
+    assert history.history["loss"][-1] < history.history["loss"][0]
+    assert history.history["val_accuracy"][-1] > 0.9
+    loss, acc = model.evaluate(x, y, verbose=0)
+    assert acc > 0.9
+    logs = model.evaluate(x, y, verbose=0, return_dict=True)
+    assert sorted(logs) == ["accuracy", "loss"] and logs["loss"] == pytest.approx(loss)
+    p = model.predict(x[:10], verbose=0)
+    assert p.shape == (10, 3) and p.dtype == np.float32
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, rtol=1e-5)
+
+
+def test_sequential_input_shape_from_data(blobs):
+    x, y = blobs
+    model = keras.Sequential([layers.Dense(3, activation="softmax")])
+    model.compile("sgd", "sparse_categorical_crossentropy")
+    model.fit(x, y, epochs=1, verbose=0)
+    assert model.input_shape == (None, 8)
+    first = keras.Sequential([layers.Dense(3, input_shape=(8,))])
+    assert first.output_shape == (None, 3)
+
+
+def test_functional_model(blobs):
+    x, y = blobs
+    a = keras.Input(shape=(8,), name="features")
+    h = layers.Dense(16, activation="relu")(a)
+    assert h.shape == (None, 16) and h.dtype == "float32"
+    b = layers.Dense(16, activation="relu")(a)
+    merged = layers.Concatenate()([h, b])
+    assert merged.shape == (None, 32)
+    out = layers.Dense(3, activation="softmax", name="probs")(merged)
+    model = keras.Model(inputs=a, outputs=out, name="towers")
+    assert [l.name for l in model.layers] == ["features", "dense", "dense_1", "concatenate", "probs"]
+    model.compile(optimizer=keras.optimizers.Adam(learning_rate=0.01), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    history = model.fit({"features": x}, y, epochs=3, verbose=0)
+    assert history.history["accuracy"][-1] > 0.9
+    assert model.get_layer("probs").get_weights()[0].shape == (32, 3)
+    config = json.loads(model.to_json())
+    assert config["class_name"] == "Functional" and config["config"]["name"] == "towers"
+
+
+def test_two_outputs(blobs):
+    x, y = blobs
+    a = keras.Input(shape=(8,))
+    h = layers.Dense(8, activation="relu")(a)
+    c = layers.Dense(3, activation="softmax", name="cls")(h)
+    r = layers.Dense(1, name="reg")(h)
+    model = keras.Model(a, [c, r])
+    model.compile("adam", loss={"cls": "sparse_categorical_crossentropy", "reg": "mse"}, loss_weights=[1.0, 0.5])
+    target = x[:, :1].copy()
+    history = model.fit(x, [y, target], epochs=2, verbose=0)
+    assert {"loss", "cls_loss", "reg_loss"} <= set(history.history)
+    p_cls, p_reg = model.predict(x[:5], verbose=0)
+    assert p_cls.shape == (5, 3) and p_reg.shape == (5, 1)
+
+
+def test_shape_errors_name_the_layer():
+    a = keras.Input(shape=(4, 4))
+    with pytest.raises(ValueError, match="conv2d"):
+        layers.Conv2D(2, 3)(a)
+
+
+def test_unsupported_arguments_are_errors(blobs):
+    x, y = blobs
+    model = mlp()
+    with pytest.raises(NotImplementedError, match="steps_per_execution"):
+        model.compile("adam", "sparse_categorical_crossentropy", steps_per_execution=4)
+    model.compile("adam", "sparse_categorical_crossentropy")
+    with pytest.raises(NotImplementedError, match="steps_per_epoch"):
+        model.fit(x, y, steps_per_epoch=3, verbose=0)
+    with pytest.raises(NotImplementedError, match="subclassing"):
+        keras.Model()
+
+
+def test_optimizer_loss_metric_objects(blobs):
+    x, y = blobs
+    model = mlp()
+    schedule = keras.optimizers.schedules.ExponentialDecay(0.01, decay_steps=10, decay_rate=0.9)
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=schedule, momentum=0.9),
+                  loss=keras.losses.SparseCategoricalCrossentropy(),
+                  metrics=[keras.metrics.SparseCategoricalAccuracy(name="acc")])
+    history = model.fit(x, y, epochs=2, verbose=0)
+    assert "acc" in history.history
+    with pytest.raises(ValueError, match="optimizer"):
+        mlp().compile(optimizer=keras.optimizers.Adam(learning_rate=-1.0), loss="mse")
+
+
+def test_class_and_sample_weights_and_initial_epoch(blobs):
+    x, y = blobs
+    model = mlp()
+    model.compile("adam", "sparse_categorical_crossentropy")
+    h = model.fit(x, y, epochs=3, initial_epoch=1, class_weight={0: 2.0, 1: 1.0, 2: 1.0}, verbose=0)
+    assert h.epoch == [1, 2]
+    h = model.fit(x, y, epochs=1, sample_weight=np.ones(len(x)), verbose=0)
+    assert len(h.history["loss"]) == 1
+
+
+def test_weights_round_trip(blobs):
+    model = mlp()
+    weights = model.get_weights()
+    assert [w.shape for w in weights] == [(8, 16), (16,), (16, 3), (3,)]
+    new = [np.full_like(w, 0.5) for w in weights]
+    model.set_weights(new)
+    np.testing.assert_array_equal(model.get_weights()[2], new[2])
+    assert model.count_params() == 8 * 16 + 16 + 16 * 3 + 3
+    with pytest.raises(ValueError):
+        model.set_weights(new[:2])
+
+
+@pytest.mark.parametrize("suffix", [".keras", ".h5"])
+def test_save_and_load(tmp_path, blobs, suffix):
+    x, y = blobs
+    model = mlp()
+    model.compile("adam", "sparse_categorical_crossentropy", metrics=["accuracy"])
+    model.fit(x, y, epochs=1, verbose=0)
+    path = tmp_path / f"m{suffix}"
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    np.testing.assert_allclose(loaded.predict(x[:20], verbose=0), model.predict(x[:20], verbose=0), rtol=1e-6)
+    assert [l.name for l in loaded.layers] == [l.name for l in model.layers]
+    history = loaded.fit(x, y, epochs=1, verbose=0)  # compiled from the file, optimizer state included
+    assert "accuracy" in history.history
+
+
+def test_to_categorical():
+    out = keras.utils.to_categorical([0, 2, 1], num_classes=3)
+    np.testing.assert_array_equal(out, [[1, 0, 0], [0, 0, 1], [0, 1, 0]])
+    assert out.dtype == np.float32
+    with pytest.raises(ValueError):
+        keras.utils.to_categorical([3], num_classes=3)
+
+
+def test_mixed_bfloat16(blobs):
+    x, y = blobs
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    model = mlp()
+    assert model.layers[0].compute_dtype == "bfloat16" and model.layers[0].dtype == "float32"
+    model.compile(keras.optimizers.Adam(0.01), "sparse_categorical_crossentropy", metrics=["accuracy"])
+    history = model.fit(x, y, epochs=4, verbose=0)
+    assert history.history["accuracy"][-1] > 0.9
+    with pytest.raises(ValueError, match="mixed_bfloat17"):
+        keras.mixed_precision.set_global_policy("mixed_bfloat17")
+
+
+def test_same_seed_same_result(blobs):
+    x, y = blobs
+
+    def run():
+        keras.backend.clear_session()
+        keras.utils.set_random_seed(7)
+        model = mlp()
+        model.compile("adam", "sparse_categorical_crossentropy")
+        return model.fit(x, y, epochs=2, verbose=0).history["loss"]
+
+    assert run() == run()
+
+
+def test_progress_output_is_kerass(blobs, capsys):
+    import re
+    x, y = blobs
+    model = mlp()
+    model.compile("adam", "sparse_categorical_crossentropy", metrics=["accuracy"])
+    model.fit(x, y, epochs=2, batch_size=100, validation_split=0.2, verbose=2)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "Epoch 1/2" and lines[2] == "Epoch 2/2"
+    pattern = (r"^5/5 - \d+s - \d+(us|ms|s)/step - accuracy: \d\.\d{4} - loss: \d\.\d{4} - val_accuracy: \d\.\d{4} "
+               r"- val_loss: \d\.\d{4}$")
+    assert re.match(pattern, lines[1]), lines[1]
+    model.fit(x, y, epochs=1, batch_size=100, verbose=0)
+    assert capsys.readouterr().out == ""
+    model.fit(x, y, epochs=1, batch_size=100, verbose=1)  # not a terminal: the bar once, at the epoch's end
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and re.match(r"^\x1b\[1m6/6\x1b\[0m .*━.* - accuracy: \d\.\d{4} - loss: \d\.\d{4}$", out[0]), out
