@@ -119,7 +119,8 @@ void print_table(const std::vector<OpRow>& ops) {
   }
   std::string cuda_status;
   for (const BackendInfo& b : backend_infos()) {
-    if (b.name == "cuda") cuda_status = b.compiled ? "built; " + b.detail : "not built";
+    // A build without CUDA says "not built"; one whose plugin does not load says why.
+    if (b.name == "cuda") cuda_status = b.compiled ? "built; " + b.detail : b.detail.rfind("not built", 0) == 0 ? "not built" : b.detail;
   }
   std::printf("\n%zu ops: %d with CPU kernels, %d with CUDA kernels (CUDA backend: %s)\n", ops.size(), cpu_ops,
               cuda_ops, cuda_status.c_str());

@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 
 #include "binding.h"
+#include "nnfit/backend/backend.h"
 #include "nnfit/core/error.h"
 
 namespace py = pybind11;
@@ -59,4 +60,11 @@ PYBIND11_MODULE(_nnfit, m) {
   py::register_exception_translator(&nnfit::python::translate);
   nnfit::python::define_model(m);
   nnfit::python::define_data(m);
+  // [(name, built and loaded, usable, detail)]: probes the CUDA plugin beside this module
+  // (docs/design/cuda.md, "Plugins").
+  m.def("backends", [] {
+    py::list out;
+    for (const nnfit::BackendInfo& b : nnfit::backend_infos()) out.append(py::make_tuple(b.name, b.compiled, b.available, b.detail));
+    return out;
+  });
 }

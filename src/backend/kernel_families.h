@@ -9,8 +9,10 @@ namespace nnfit {
 void register_onednn_kernels(KernelRegistry& registry);
 // src/backend/cpu/omp_*.cpp: losses, batch norm, dropout, optimizer updates, bias, misc.
 void register_omp_kernels(KernelRegistry& registry);
-// The CUDA kernels when this build has them (backend_registry.cpp, the one #if); else nothing.
-void register_cuda_kernels_if_built(KernelRegistry& registry);
+// The kernels of `device` when a plugin provides them: the CUDA plugin's, registered into a
+// registry of their own when this first asks (backend_registry.cpp loads the plugin; Note
+// [Plugin kernels]). Null for the CPU, or when the plugin cannot load (why in *why_not).
+const KernelRegistry* plugin_kernel_registry(DeviceType device, std::string* why_not);
 // src/backend/ref/ref_nn_*.cpp: reference kernels of the oneDNN family's ops.
 void register_ref_nn_kernels(KernelRegistry& registry);
 // src/backend/ref/ref_train_*.cpp: reference kernels of the OpenMP family's ops.

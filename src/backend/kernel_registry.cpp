@@ -1,6 +1,7 @@
 // KernelRegistry: ordered implementation lists with reasons for every rejection.
 #include "nnfit/backend/kernel_registry.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "backend/kernel_families.h"
@@ -20,7 +21,18 @@ void KernelRegistry::add(const std::string& op, DeviceType device, DType dtype, 
   impls_[{op, device, dtype}].push_back(std::move(impl));
 }
 
+const KernelRegistry* KernelRegistry::registry_for(DeviceType device, std::string* why_not) const {
+  if (device == DeviceType::cpu || !defers_to_plugins_) return this;
+  return plugin_kernel_registry(device, why_not);
+}
+
 SelectedKernel KernelRegistry::select(const KernelDesc& desc, DeviceType device) const {
+  if (device != DeviceType::cpu && defers_to_plugins_) {
+    std::string why;
+    const KernelRegistry* plugin = registry_for(device, &why);
+    NNFIT_CHECK(plugin != nullptr, Unsupported, "no kernel for op '", desc.op, "' on cuda: ", why);
+    return plugin->select(desc, device);
+  }
   SelectedKernel out;
   DType dtype = kernel_key_dtype(desc);
   auto it = impls_.find({desc.op, device, dtype});
@@ -77,6 +89,10 @@ SelectedKernel KernelRegistry::select(const KernelDesc& desc, DeviceType device)
 
 std::unique_ptr<Kernel> KernelRegistry::create(const std::string& impl_name, const KernelDesc& desc,
                                                DeviceType device, std::string* why_not) const {
+  if (device != DeviceType::cpu && defers_to_plugins_) {
+    const KernelRegistry* plugin = registry_for(device, why_not);
+    return plugin ? plugin->create(impl_name, desc, device, why_not) : nullptr;
+  }
   if (impl_name.rfind("widen:", 0) == 0) {  // "widen:ref:matmul": that float32 kernel, widened
     if (!widenable(desc)) {
       if (why_not) *why_not = desc.op + " has no float16 / bfloat16 tensor to widen, or updates in place";
@@ -99,6 +115,10 @@ std::unique_ptr<Kernel> KernelRegistry::create(const std::string& impl_name, con
 
 std::vector<std::string> KernelRegistry::implementations(const std::string& op, DeviceType device,
                                                          DType dtype) const {
+  if (device != DeviceType::cpu && defers_to_plugins_) {
+    const KernelRegistry* plugin = registry_for(device, nullptr);
+    return plugin ? plugin->implementations(op, device, dtype) : std::vector<std::string>{};
+  }
   std::vector<std::string> names;
   auto it = impls_.find({op, device, dtype});
   if (it != impls_.end()) {
@@ -108,6 +128,10 @@ std::vector<std::string> KernelRegistry::implementations(const std::string& op, 
 }
 
 std::vector<std::string> KernelRegistry::ops(DeviceType device) const {
+  if (device != DeviceType::cpu && defers_to_plugins_) {
+    const KernelRegistry* plugin = registry_for(device, nullptr);
+    return plugin ? plugin->ops(device) : std::vector<std::string>{};
+  }
   std::vector<std::string> names;
   for (const auto& [key, list] : impls_) {
     if (std::get<1>(key) == device &&
@@ -125,9 +149,27 @@ std::vector<RegisteredKernel> KernelRegistry::entries() const {
       out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), impl.name});
     }
   }
+  if (!defers_to_plugins_) return out;
+  if (const KernelRegistry* cuda = registry_for(DeviceType::cuda, nullptr)) {
+    const std::vector<RegisteredKernel> more = cuda->entries();
+    out.insert(out.end(), more.begin(), more.end());
+    // Key order, as one registry holding both would give; a key's list keeps its order.
+    std::stable_sort(out.begin(), out.end(), [](const RegisteredKernel& a, const RegisteredKernel& b) {
+      return std::tie(a.op, a.device, a.dtype) < std::tie(b.op, b.device, b.dtype);
+    });
+  }
   return out;
 }
 
+// Note [Plugin kernels]: the CUDA kernels live in the CUDA plugin (libnnfit_cuda.so), which
+// a CPU-only run must never load (its libraries cost 130-140 MiB of resident memory and
+// need a CUDA install). So the process-wide registry holds the CPU and reference kernels, and for
+// DeviceType::cuda defers to a second registry that backend_registry.cpp fills from the
+// plugin the first time anything asks for a CUDA kernel (a CUDA model's planner, `nnfit
+// ops`); both are built once, under a function-local static, and immutable afterwards, so
+// the registry stays safe to share. A kernel asking for another (cuBLASLt's matmul for its
+// activation) goes through kernel_registry() as any caller does: the plugin resolves that
+// symbol to the executable's (Note [Plugin symbols]), so there is one registry.
 const KernelRegistry& kernel_registry() {
   // Built once on first use and never modified afterwards (Note [Explicit registration]).
   static const KernelRegistry kRegistry = [] {
@@ -135,7 +177,7 @@ const KernelRegistry& kernel_registry() {
     // Fast implementations first; reference kernels last so they catch everything.
     register_cpu_kernels(r);
     register_ref_kernels(r);
-    register_cuda_kernels_if_built(r);
+    r.defers_to_plugins_ = true;
     return r;
   }();
   return kRegistry;

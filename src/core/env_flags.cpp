@@ -34,6 +34,9 @@ const std::vector<EnvFlag>& env_flags() {
        "the nnfit CLI's GOMP_SPINCOUNT when neither GOMP_SPINCOUNT nor OMP_WAIT_POLICY is set: auto (1000 when "
        "the 1-minute load average is at least the usable cores at start, else libgomp's default), default "
        "(never change it) or a spin count; see docs/cli.md, Environment"},
+      {"NNFIT_PLUGIN_DIR", "",
+       "where the CUDA and MPI plugins (libnnfit_cuda.so, libnnfit_mpi.so) are looked for, ':'-separated; "
+       "default: beside the nnfit binary, then ../lib/nnfit from it"},
       {"TF_FORCE_GPU_ALLOW_GROWTH", "",
        "accepted for TensorFlow users: true or false; nnfit grows on demand unless told to preallocate"},
       {"FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist",

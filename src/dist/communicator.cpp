@@ -1,22 +1,40 @@
 // The single-process communicator, the choice between it and MPI, and duration parsing.
-// The only `#if NNFIT_WITH_MPI` of the dist module lives here: the MPI implementation is
-// compiled (src/dist/mpi/) only where CMake found MPI.
+// The only `#if NNFIT_WITH_MPI` of the dist module lives here: the MPI implementation is a
+// plugin (src/dist/mpi/, libnnfit_mpi.so) built only where CMake found MPI, and loaded
+// here only when a communicator over MPI is asked for (mpi_plugin.h).
 #include "nnfit/dist/communicator.h"
 
+#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "dist/mpi_plugin.h"
+
 namespace nnfit::dist {
 
-#if NNFIT_WITH_MPI
-std::unique_ptr<Communicator> make_mpi_communicator_impl(const CommunicatorOptions& options);  // mpi/
-void notify_termination_signal_impl();                                                         // mpi/
-#endif
-
 namespace {
+
+// Set once the plugin has loaded; read by notify_termination_signal from a signal handler.
+std::atomic<const MpiPlugin*> g_mpi_plugin{nullptr};
+static_assert(std::atomic<const MpiPlugin*>::is_always_lock_free);
+
+// The loaded plugin. throws: Unsupported (no MPI in this build; the plugin or libmpi
+// cannot be loaded), naming the library and what to install.
+const MpiPlugin& mpi_plugin() {
+#if NNFIT_WITH_MPI
+  static const PluginSpec kSpec = {"libnnfit_mpi.so", "nnfit_mpi_plugin", "the MPI communicator",
+                                   "Open MPI's library (Debian: apt-get install libopenmpi3 openmpi-bin)", true};
+  const auto& plugin = reinterpret_cast<const MpiPlugin&>(load_plugin(kSpec));
+  g_mpi_plugin.store(&plugin);
+  return plugin;
+#else
+  throw Unsupported("this nnfit was built without MPI",
+                    "install Open MPI (apt-get install libopenmpi-dev openmpi-bin, or scripts/setup.sh) and rebuild");
+#endif
+}
 
 class SingleProcessCommunicator final : public Communicator {
  public:
@@ -65,32 +83,31 @@ int launcher_world_size() {
 bool mpi_available() { return NNFIT_WITH_MPI != 0; }
 
 void notify_termination_signal() {
-#if NNFIT_WITH_MPI
-  notify_termination_signal_impl();
-#endif
+  if (const MpiPlugin* plugin = g_mpi_plugin.load()) plugin->notify_termination_signal();
 }
 
 std::unique_ptr<Communicator> make_mpi_communicator(const CommunicatorOptions& options) {
   NNFIT_CHECK(options.timeout_s > 0, InvalidArgument, "the collective timeout must be positive, got ",
               options.timeout_s, " s");
-#if NNFIT_WITH_MPI
-  return make_mpi_communicator_impl(options);
-#else
-  throw Unsupported("this nnfit was built without MPI",
-                    "install Open MPI (apt-get install libopenmpi-dev openmpi-bin, or scripts/setup.sh) and rebuild");
-#endif
+  return mpi_plugin().make_communicator(options);
 }
 
 std::unique_ptr<Communicator> make_communicator(const CommunicatorOptions& options) {
   const int launched = launcher_world_size();
   if (launched == 0 || launched == 1 || (launched < 0 && !mpi_available())) return make_single_process_communicator();
+  const std::string launcher =
+      launched > 0 ? "an MPI launcher with " + std::to_string(launched) + " ranks" : "a PMIx launcher";
   if (!mpi_available()) {
-    throw Unsupported("started by an MPI launcher with " + std::to_string(launched) +
-                          " ranks, but this nnfit was built without MPI, so each rank would train alone",
+    throw Unsupported("started by " + launcher + ", but this nnfit was built without MPI, so each rank would train alone",
                       "install Open MPI (apt-get install libopenmpi-dev openmpi-bin, or scripts/setup.sh) and "
                       "rebuild nnfit, or run one process without mpirun");
   }
-  return make_mpi_communicator(options);
+  try {
+    return make_mpi_communicator(options);
+  } catch (const Unsupported& e) {
+    // Every rank fails alike here, before any collective: none trains alone.
+    throw Unsupported("started by " + launcher + ", but " + e.what(), e.hint() + "; or run one process without mpirun");
+  }
 }
 
 double parse_duration_seconds(std::string_view text, std::string_view where) {

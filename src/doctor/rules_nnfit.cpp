@@ -183,6 +183,20 @@ void check_nnfit(const Facts& facts, std::vector<Check>& out) {
                      "; oneDNN: " + onednn_detail(facts.onednn) + "; MPI: " + mpi_detail(facts.mpi) +
                      "; NNFIT_* set: " + (flags.empty() ? std::string("none") : flags),
                  ""});
+  // A backend built as a plugin that does not load on this machine (docs/design/cuda.md,
+  // "Plugins"): nnfit runs on the CPU, and says which library is missing.
+  for (const auto& b : n.backends) {
+    const std::string marker = "(plugin not loaded: ";
+    const std::size_t at = b.find(marker);
+    if (at == std::string::npos) continue;
+    const std::string name = b.substr(0, b.find(' '));
+    std::string why = b.substr(at + marker.size());
+    if (!why.empty() && why.back() == ')') why.pop_back();
+    out.push_back({"nnfit-plugin:" + name, Status::kWarn,
+                   "nnfit's " + name + " backend is built but its plugin does not load: nnfit runs on the CPU", why,
+                   "install the library named above, or set NNFIT_PLUGIN_DIR to the directory holding a libnnfit_" +
+                       name + ".so that loads here"});
+  }
   check_onednn(facts, out);
   check_mpi(facts, out);
   check_cuda_code(facts, out);

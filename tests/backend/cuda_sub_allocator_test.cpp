@@ -4,7 +4,12 @@
 // the backend is a clear Unsupported, never a crash.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "nnfit/backend/backend.h"
@@ -48,6 +53,39 @@ TEST(CudaSubAllocator, WithoutADeviceAskingIsAClearError) {
     EXPECT_NE(err.find(info.compiled ? "nnfit doctor" : "rebuild"), std::string::npos) << err;
   }
   EXPECT_THROW(make_backend(Device{DeviceType::cuda, 0}), Unsupported);
+}
+
+// The CUDA backend is a plugin (libnnfit_cuda.so): where it cannot be loaded, asking for a
+// CUDA device is a clear error naming the file, where it was looked for and the variable.
+TEST(CudaPlugin, WhereItIsMissingAskingForCudaIsAClearError) {
+  const std::string maps = [] {
+    std::ifstream in("/proc/self/maps");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  if (maps.find("libnnfit_cuda.so") != std::string::npos) GTEST_SKIP() << "an earlier test of this process loaded it";
+  char empty[] = "/tmp/nnfit_no_plugins_XXXXXX";
+  ASSERT_NE(mkdtemp(empty), nullptr);
+  const char* saved = std::getenv("NNFIT_PLUGIN_DIR");
+  const std::string saved_value = saved ? saved : "";
+  setenv("NNFIT_PLUGIN_DIR", empty, 1);
+  std::string err;
+  try {
+    make_backend(Device{DeviceType::cuda, 0});
+  } catch (const Unsupported& e) {
+    err = std::string(e.what()) + " | " + e.hint();
+  }
+  if (saved) setenv("NNFIT_PLUGIN_DIR", saved_value.c_str(), 1);
+  else unsetenv("NNFIT_PLUGIN_DIR");
+  rmdir(empty);
+  if (cuda_build_architectures().empty()) {  // a build without CUDA
+    EXPECT_NE(err.find("device cuda:0 requested but this nnfit was built without CUDA"), std::string::npos) << err;
+    return;
+  }
+  EXPECT_NE(err.find(std::string("device cuda:0 requested, but cannot load the CUDA backend: its plugin "
+                                 "libnnfit_cuda.so is in none of ") + empty + " (NNFIT_PLUGIN_DIR)"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("set NNFIT_PLUGIN_DIR to the directory that holds libnnfit_cuda.so"), std::string::npos) << err;
 }
 
 TEST(CudaSubAllocator, AMissingDeviceIndexIsAClearError) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <vector>
@@ -66,7 +67,7 @@ class LauncherEnv : public ::testing::Test {
       else unsetenv(name);
     }
   }
-  static constexpr const char* kNames[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"};
+  static constexpr const char* kNames[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "NNFIT_PLUGIN_DIR"};
   std::vector<std::pair<const char*, std::optional<std::string>>> saved_;
 };
 
@@ -96,6 +97,31 @@ TEST_F(LauncherEnv, SeveralRanksWithoutMpiIsAnErrorNotNIndependentRuns) {
     EXPECT_NE(std::string(e.what()).find("2 ranks"), std::string::npos) << e.what();
     EXPECT_NE(e.hint().find("libopenmpi-dev"), std::string::npos) << e.hint();
   }
+}
+
+// The MPI communicator is a plugin (libnnfit_mpi.so): where it cannot be loaded, several
+// ranks are the same clear error as a build without MPI, naming the file and the variable.
+TEST_F(LauncherEnv, SeveralRanksWithoutTheMpiPluginIsAnError) {
+  if (!mpi_available()) GTEST_SKIP() << "this nnfit was built without MPI (the test above covers it)";
+  char empty[] = "/tmp/nnfit_no_plugins_XXXXXX";
+  ASSERT_NE(mkdtemp(empty), nullptr);
+  setenv("NNFIT_PLUGIN_DIR", empty, 1);
+  setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+  std::string what, hint;
+  try {
+    make_communicator({});
+  } catch (const Unsupported& e) {
+    what = e.what();
+    hint = e.hint();
+  }
+  rmdir(empty);
+  EXPECT_EQ(what, std::string("started by an MPI launcher with 2 ranks, but cannot load the MPI communicator: its plugin "
+                              "libnnfit_mpi.so is in none of ") + empty + " (NNFIT_PLUGIN_DIR)");
+  EXPECT_NE(hint.find("set NNFIT_PLUGIN_DIR to the directory that holds libnnfit_mpi.so"), std::string::npos) << hint;
+  EXPECT_NE(hint.find("run one process without mpirun"), std::string::npos) << hint;
+  // Without a launcher nothing is loaded: one process trains.
+  unsetenv("OMPI_COMM_WORLD_SIZE");
+  EXPECT_EQ(make_communicator({})->size(), 1);
 }
 
 TEST(NotifyTerminationSignal, DoesNothingWithoutAnMpiCommunicator) {

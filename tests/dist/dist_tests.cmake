@@ -5,6 +5,7 @@
 add_executable(nnfit_dist_tests ${CMAKE_CURRENT_SOURCE_DIR}/dist/communicator_test.cpp)
 target_link_libraries(nnfit_dist_tests PRIVATE nnfit_dist GTest::gtest_main)
 target_compile_options(nnfit_dist_tests PRIVATE -O1)
+nnfit_export_core(nnfit_dist_tests)
 gtest_discover_tests(nnfit_dist_tests DISCOVERY_MODE PRE_TEST)
 
 if(TARGET nnfit)

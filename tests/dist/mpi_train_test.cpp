@@ -300,6 +300,24 @@ TEST_F(MpiTrainTest, BatchSizeThatDoesNotSplitIsAClearError) {
   EXPECT_NE(r.err.find("batch_size 10 does not split evenly across 3 replicas"), std::string::npos) << r.err;
 }
 
+// The MPI communicator is a plugin: where it cannot be loaded (here: NNFIT_PLUGIN_DIR names
+// an empty directory), every rank fails with the same line, and none trains alone.
+TEST_F(MpiTrainTest, WithoutTheMpiPluginEveryRankFailsAndNoneTrains) {
+  const fs::path cfg = make_config("images.idx", "labels.idx", kAdam, R"({"epochs": 1, "batch_size": 12, "seed": 1})");
+  fs::create_directories(dir_ / "no_plugins");
+  const fs::path saved = dir_ / "model.keras";
+  const Result r = mpirun(2, "-x NNFIT_PLUGIN_DIR=" + (dir_ / "no_plugins").string() + " " + nnfit() + " train " +
+                                 cfg.string() + " --threads 1 --save " + saved.string());
+  EXPECT_NE(r.code, 0);
+  EXPECT_EQ(r.out.find("Epoch"), std::string::npos) << "a rank trained alone:\n" << r.out;
+  EXPECT_FALSE(fs::exists(saved));
+  const std::string line = "nnfit: error: started by an MPI launcher with 2 ranks, but cannot load the MPI communicator: "
+                           "its plugin libnnfit_mpi.so is in none of " + (dir_ / "no_plugins").string();
+  std::size_t lines = 0;
+  for (std::size_t at = r.err.find(line); at != std::string::npos; at = r.err.find(line, at + 1)) ++lines;
+  EXPECT_EQ(lines, 2u) << r.err;
+}
+
 // The watchdog: rank 1 is stopped, killed or out of memory; rank 0 must exit non-zero
 // within the timeout (5 s) plus the grace and launch time, with its line naming rank 1.
 class MpiWatchdogTest : public MpiTrainTest {

@@ -62,6 +62,26 @@ TEST(DoctorCudaCode, OlderGpuCannotRunTheDefaultBuild) {
   EXPECT_EQ(exit_code(r.checks), 1);
 }
 
+// The CUDA backend is a plugin; where it does not load, the report says why (the backends
+// line nnfit's CLI fills from backend_infos()) and what to do.
+TEST(DoctorCudaPlugin, APluginThatDoesNotLoadIsAWarningNamingTheLibrary) {
+  FakeRoot root;
+  DoctorRun r = run_doctor(root);
+  r.facts.nnfit.backends = {"cpu (oneDNN 2.6.3, OpenMP) compiled, available (always built)",
+                            "cuda not compiled, unavailable (plugin not loaded: cannot load the CUDA backend: "
+                            "libcudnn.so.9: cannot open shared object file: No such file or directory)"};
+  r.checks = run_rules(r.facts, tables());
+  const Check* c = r.find("nnfit-plugin:cuda");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->status, Status::kWarn);
+  EXPECT_EQ(c->detail, "cannot load the CUDA backend: libcudnn.so.9: cannot open shared object file: No such file or directory");
+  EXPECT_NE(c->fix.find("NNFIT_PLUGIN_DIR"), std::string::npos) << c->fix;
+  // A build without CUDA, or one whose plugin loads: no such check.
+  r.facts.nnfit.backends = {"cuda not compiled, unavailable (not built: no CUDA toolkit was found at configure time)"};
+  r.checks = run_rules(r.facts, tables());
+  EXPECT_EQ(r.find("nnfit-plugin:cuda"), nullptr);
+}
+
 TEST(DoctorCudaCode, NoCheckWithoutCudaInTheBuild) {
   const DoctorRun r = with_gpu("Tesla T4", "");
   EXPECT_EQ(r.find("nnfit-cuda-code:0"), nullptr);

@@ -5,7 +5,9 @@
 //
 // Registration is explicit: register_cpu_kernels() / register_ref_kernels() are called by
 // kernel_registry() when it first builds the registry; nothing registers from a static
-// constructor. After construction the registry is immutable and safe to share.
+// constructor. After construction the registry is immutable and safe to share. The CUDA
+// kernels come from the CUDA plugin, in a registry of their own that the process-wide one
+// defers to for DeviceType::cuda, built when first asked for (Note [Plugin kernels]).
 #pragma once
 #include <map>
 #include <memory>
@@ -52,11 +54,18 @@ class KernelRegistry {
                                            DType dtype) const;
   std::vector<std::string> ops(DeviceType device) const;
   // Every registration, keys in (op, device, dtype) order and each key's list in order
-  // (what `nnfit ops` prints).
+  // (what `nnfit ops` prints). On the process-wide registry this loads the CUDA plugin
+  // where the build has one, and lists its kernels when it loads.
   std::vector<RegisteredKernel> entries() const;
 
  private:
+  friend const KernelRegistry& kernel_registry();
+  // The registry holding `device`'s kernels: this one, or the plugin's (null when it cannot
+  // load, why in *why_not) where this is the process-wide registry.
+  const KernelRegistry* registry_for(DeviceType device, std::string* why_not) const;
+
   std::map<std::tuple<std::string, DeviceType, DType>, std::vector<KernelImpl>> impls_;
+  bool defers_to_plugins_ = false;  // kernel_registry()'s: non-CPU devices are plugins' (Note [Plugin kernels])
 };
 
 // The process-wide registry with every built-in kernel (built once, then read-only).

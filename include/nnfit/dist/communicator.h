@@ -2,8 +2,8 @@
 // Sums of float and double buffers across ranks, broadcast, barrier, and non-blocking
 // sums that gradient buckets start while the backward pass still runs. Two
 // implementations: one process (always built: every collective is the identity) and MPI
-// (built where CMake finds MPI; src/dist/mpi/). An NCCL one for device tensors is issue 18's
-// next part.
+// (a plugin built where CMake finds MPI and loaded when used; src/dist/mpi/). An NCCL one
+// for device tensors is issue 18's next part.
 //
 // Note [Collective watchdog]: every MPI collective is non-blocking and polled against a
 // deadline (CommunicatorOptions::timeout_s), and the polling also reads a control channel
@@ -88,16 +88,21 @@ std::unique_ptr<Communicator> make_single_process_communicator();
 // launcher started it without saying the size (PMIX_RANK); 0 when none did.
 int launcher_world_size();
 
-// True when this nnfit was built with MPI (CMake found it).
+// True when this nnfit was built with MPI (CMake found it): its MPI communicator is the
+// plugin libnnfit_mpi.so (nnfit/core/plugin.h), which this does not load.
 bool mpi_available();
 
 // The MPI communicator over MPI_COMM_WORLD (initializes MPI; finalized when destroyed).
-// throws: Unsupported when nnfit was built without MPI (naming the package to install).
+// Loads the MPI plugin on the first call. throws: Unsupported when nnfit was built without
+// MPI (naming the package to install), or when the plugin or Open MPI's libmpi cannot be
+// loaded (naming the library, as dlerror does, and what to install).
 std::unique_ptr<Communicator> make_mpi_communicator(const CommunicatorOptions& options);
 
 // The communicator for this process: MPI when started by a launcher with more than one
-// rank, one process otherwise. throws: Unsupported when a launcher started several ranks
-// but nnfit was built without MPI (each would train alone and write the same files).
+// rank (or by a PMIx launcher, which does not say how many, in a build with MPI), one
+// process otherwise, without loading the MPI plugin. throws: Unsupported when a launcher
+// started several ranks but there is no MPI to join them (not built, or the plugin or
+// libmpi does not load): each would train alone and write the same files.
 std::unique_ptr<Communicator> make_communicator(const CommunicatorOptions& options);
 
 // Async-signal-safe: the launcher is ending the job (it sent SIGTERM because a rank died).

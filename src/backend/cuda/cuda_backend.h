@@ -1,4 +1,4 @@
-// Private: the CUDA backend's factory (compiled only when NNFIT_WITH_CUDA).
+// Private: the CUDA backend's factory (in the CUDA plugin, libnnfit_cuda.so).
 #pragma once
 #include <memory>
 

@@ -1,4 +1,4 @@
-// Private: the CUDA kernel families (compiled only when NNFIT_WITH_CUDA). register_cuda_kernels
+// Private: the CUDA kernel families (in the CUDA plugin, libnnfit_cuda.so). register_cuda_kernels
 // registers every CUDA kernel under DeviceType::cuda: the vendor kernels first (cuBLASLt's
 // matmuls), then nnfit's own kernels (kernels/*_kernels.h launched by DeviceLaunch; the same
 // code runs on the host in `ctest -L cuda-host`).

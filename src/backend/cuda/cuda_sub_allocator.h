@@ -1,4 +1,4 @@
-// Private: CUDA memory sources for BfcAllocator (compiled only when NNFIT_WITH_CUDA).
+// Private: CUDA memory sources for BfcAllocator (in the CUDA plugin, libnnfit_cuda.so).
 // The BFC algorithm is the host's, unchanged; only where regions come from differs:
 // device memory (cudaMalloc/cudaFree) or page-locked host memory
 // (cudaHostAlloc/cudaFreeHost) for fast, asynchronous host<->device copies.

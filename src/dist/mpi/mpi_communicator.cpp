@@ -1,6 +1,7 @@
-// The MPI communicator (CPU buffers), compiled where CMake finds MPI. Every collective is
-// the non-blocking MPI call polled against a deadline, with a control channel (a duplicate
-// of the world communicator) read in the same loop: Note [Collective watchdog] in
+// The MPI communicator (CPU buffers): the MPI plugin, libnnfit_mpi.so, built where CMake
+// finds MPI and loaded only when used (mpi_plugin.h). Every collective is the non-blocking
+// MPI call polled against a deadline, with a control channel (a duplicate of the world
+// communicator) read in the same loop: Note [Collective watchdog] in
 // nnfit/dist/communicator.h, and the protocol in docs/design/distributed.md.
 #include <mpi.h>
 #include <sys/time.h>
@@ -16,7 +17,12 @@
 #include <thread>
 #include <vector>
 
+#include "dist/mpi_plugin.h"
 #include "nnfit/dist/communicator.h"
+
+#ifndef NNFIT_BUILD_ID
+#error "NNFIT_BUILD_ID is set by cmake/plugins.cmake"
+#endif
 
 namespace nnfit::dist {
 namespace {
@@ -388,8 +394,6 @@ class MpiCommunicator final : public Communicator {
   int acks_ = 0, expected_acks_ = 0;
 };
 
-}  // namespace
-
 void notify_termination_signal_impl() {
   if (g_term.live.load()) on_sigterm(SIGTERM);
 }
@@ -398,4 +402,10 @@ std::unique_ptr<Communicator> make_mpi_communicator_impl(const CommunicatorOptio
   return std::make_unique<MpiCommunicator>(options);
 }
 
+const MpiPlugin kPlugin = {{NNFIT_BUILD_ID}, &make_mpi_communicator_impl, &notify_termination_signal_impl};
+
+}  // namespace
 }  // namespace nnfit::dist
+
+// The plugin's entry point (mpi_plugin.h).
+extern "C" const nnfit::dist::MpiPlugin* nnfit_mpi_plugin() { return &nnfit::dist::kPlugin; }
