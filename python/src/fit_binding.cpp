@@ -162,7 +162,9 @@ py::dict fit(ModelHandle& h, const py::sequence& x, const py::sequence& y, std::
   o.class_weight = class_weight;
   o.initial_epoch = initial_epoch;
   if (!sample_weight.is_none()) o.sample_weight = tensor_view(sample_weight, "sample_weight");
-  if (!validation.is_none()) {
+  if (py::isinstance<DatasetHandle>(validation)) {
+    o.validation_dataset = validation.cast<const DatasetHandle&>().dataset;  // several inputs or outputs
+  } else if (!validation.is_none()) {
     auto v = validation.cast<py::tuple>();
     o.validation_data = std::make_pair(tensor_view(v[0], "validation_data x"), tensor_view(v[1], "validation_data y"));
   }

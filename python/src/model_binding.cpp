@@ -112,6 +112,27 @@ void define_model(py::module_& m) {
         for (Weight* w : layer_named(h.get(), name).all_weights()) out.push_back(w->value.clone());
         return arrays(out);
       })
+      .def("set_layer_weights",
+           [](ModelHandle& h, const std::string& name, const py::sequence& values) {
+             Layer& layer = layer_named(h.get(), name);
+             std::vector<Weight*> weights = layer.all_weights();
+             std::vector<Tensor> v = weight_values(values);
+             if (v.size() != weights.size()) {
+               throw py::value_error("Layer " + name + " expects " + std::to_string(weights.size()) +
+                                     " weights, but the weight list has " + std::to_string(v.size()));
+             }
+             for (std::size_t i = 0; i < v.size(); ++i) {
+               if (!(v[i].shape() == weights[i]->value.shape())) {
+                 throw py::value_error("Layer " + name + " weight " + weights[i]->name + " has shape " +
+                                       weights[i]->value.shape().to_string() + ", got " + v[i].shape().to_string());
+               }
+             }
+             for (std::size_t i = 0; i < v.size(); ++i) {
+               Tensor& dst = weights[i]->value;
+               if (dst.dtype() != DType::f32) throw py::type_error("Layer " + name + ": weights other than float32");
+               std::copy(v[i].data<float>(), v[i].data<float>() + v[i].numel(), dst.data<float>());
+             }
+           })
       .def("layer_count_params", [](const ModelHandle& h, const std::string& name) {
         return layer_named(h.get(), name).count_params();
       })

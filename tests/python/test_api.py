@@ -220,3 +220,21 @@ def test_progress_output_is_kerass(blobs, capsys):
     model.fit(x, y, epochs=1, batch_size=100, verbose=1)  # not a terminal: the bar once, at the epoch's end
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 1 and re.match(r"^\x1b\[1m6/6\x1b\[0m .*━.* - accuracy: \d\.\d{4} - loss: \d\.\d{4}$", out[0]), out
+
+
+def test_layer_set_weights_and_multi_output_validation(blobs):
+    x, y = blobs
+    a = keras.Input(shape=(8,))
+    h = layers.Dense(4, activation="relu", name="h")(a)
+    c = layers.Dense(3, activation="softmax", name="cls")(h)
+    r = layers.Dense(1, name="reg")(h)
+    model = keras.Model(a, [c, r])
+    kernel, bias = model.get_layer("h").get_weights()
+    model.get_layer("h").set_weights([np.ones_like(kernel), np.full_like(bias, 0.5)])
+    np.testing.assert_array_equal(model.get_layer("h").get_weights()[1], np.full(4, 0.5, np.float32))
+    with pytest.raises(ValueError, match="shape"):
+        model.get_layer("h").set_weights([np.ones((2, 2)), bias])
+    model.compile("adam", loss=["sparse_categorical_crossentropy", "mse"])
+    target = x[:, :1].copy()
+    h = model.fit(x, [y, target], epochs=2, validation_data=(x[:100], [y[:100], target[:100]]), verbose=0)
+    assert {"val_loss", "val_cls_loss", "val_reg_loss"} <= set(h.history)

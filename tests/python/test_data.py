@@ -96,3 +96,10 @@ def test_idx_source_trains():
     model.compile("adam", "sparse_categorical_crossentropy", metrics=["accuracy"])
     history = model.fit(ds, epochs=2, verbose=0)
     assert history.history["accuracy"][-1] > 0.7
+
+
+def test_predict_on_a_dataset(blobs):
+    x, y = blobs
+    model = mlp()
+    ds = nnfit.data.Dataset.from_tensor_slices((x, y)).batch(64)
+    np.testing.assert_allclose(model.predict(ds, verbose=0), model.predict(x, verbose=0), rtol=1e-6, atol=1e-7)

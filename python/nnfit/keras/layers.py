@@ -127,6 +127,10 @@ class Layer(KerasObject):
             return []
         return self._engine().layer_weights(self.name)
 
+    def set_weights(self, weights):
+        """Keras's layer.set_weights: one array per weight, in get_weights() order."""
+        self._engine().set_layer_weights(self.name, list(weights))
+
     def count_params(self):
         return self._engine().layer_count_params(self.name)
 

@@ -228,9 +228,12 @@ class Model:
         elif validation_split:
             (xs, ys, sw), validation = _training.split_validation(xs, ys, sw, validation_split)
         if validation is not None:
-            if len(validation[0]) != 1 or len(validation[1]) != 1:
-                raise NotImplementedError("fit: validation data for several inputs or outputs is not supported yet")
-            validation = (validation[0][0], validation[1][0])
+            if len(validation[0]) == 1 and len(validation[1]) == 1:
+                validation = (validation[0][0], validation[1][0])
+            else:  # several inputs or outputs: the engine validates on a dataset of their rows
+                from nnfit.data import Dataset
+                validation = (Dataset.from_tensor_slices(tuple(validation[0]) + tuple(validation[1]))
+                              .batch(32 if batch_size is None else int(batch_size))._build(0))
         python_callbacks, builtin, tensorboard = _training.split_callbacks(callbacks)
         history = History()
         n = xs[0].shape[0]
@@ -301,14 +304,23 @@ class Model:
         if steps is not None or callbacks:
             raise NotImplementedError("predict: steps and callbacks are not supported by nnfit")
         if _is_dataset(x):
-            raise NotImplementedError("predict: nnfit predicts on arrays; a dataset is not supported yet")
+            # The dataset's batches (x, or x and targets, which are ignored as Keras does),
+            # made by the engine, predicted batch by batch.
+            self._prepare_inference([])
+            n_in = len(self._handle.input_shapes)
+            outs = [self._handle.predict(list(batch[:n_in]), int(batch[0].shape[0]))
+                    for batch in x._build(0).collect()]
+            if not outs:
+                raise ValueError("predict: the dataset is empty")
+            joined = [np.concatenate([o[i] for o in outs]) for i in range(len(outs[0]))]
+            return joined[0] if len(joined) == 1 else joined
         xs = _training.as_arrays(x, self._input_names_for(x), "x")
         self._prepare_inference(xs)
         out = self._handle.predict(xs, 32 if batch_size is None else int(batch_size))
         return out[0] if len(out) == 1 else out
 
     def _prepare_inference(self, xs):
-        self._handle_or_build()
+        self._with_weights()
 
     # Files.
     def save(self, filepath, overwrite=True, zipped=None, **kwargs):
