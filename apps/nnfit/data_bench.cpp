@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "cli_checks.h"
 #include "nnfit/core/error.h"
 #include "nnfit/data/autotune.h"
 #include "nnfit/config/pipeline.h"
@@ -105,10 +106,10 @@ Subcommand add_data_bench_command(CLI::App& data) {
   bench->add_option("config", args->config, "an nnfit train config whose data.train (or --split) is a pipeline")
       ->required();
   bench->add_option("--split", args->split, "train (default) or validation")->check(CLI::IsMember({"train", "validation"}));
-  bench->add_option("--epochs", args->epochs, "passes over the pipeline (default 2)")->check(CLI::PositiveNumber);
+  bench->add_option("--epochs", args->epochs, "passes over the pipeline (default 2)")->check(kPositive);
   bench->add_option("--compute-threads", args->compute_threads,
                     "threads to leave to training when sizing the pipeline's CPU budget (default 0: all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   bench->add_flag("--json", args->json, "print the figures as JSON (docs/cli.md)");
   return {bench, [args] { return run_bench(*args); }};
 }

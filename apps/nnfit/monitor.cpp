@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "cli_checks.h"
 #include "nnfit/core/error.h"
 #include "nnfit/core/units.h"
 #include "nnfit/profile/monitor.h"
@@ -119,7 +120,7 @@ Subcommand add_monitor_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand(
       "monitor", "Show GPU utilization, GPU memory and the processes holding it, and host CPU and RAM, every interval");
   app->add_option("--interval", args->interval, "time between samples: 1s (default), 500ms, 2");
-  app->add_option("--count", args->count, "stop after N samples (default: until Ctrl-C)")->check(CLI::NonNegativeNumber);
+  app->add_option("--count", args->count, "stop after N samples (default: until Ctrl-C)")->check(kNonNegative);
   app->add_flag("--json", args->json, "one JSON object per sample, one per line (docs/cli.md)");
   app->add_option("--nvml", args->nvml, "the NVML library to load (default libnvidia-ml.so.1 through the loader)");
   return {app, [args] { return run_monitor(*args); }};

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "cli_checks.h"
 #include "memory_flags.h"
 #include "nnfit/core/error.h"
 #include "nnfit/model/keras_config.h"
@@ -172,7 +173,7 @@ Subcommand add_plan_command(CLI::App& parent) {
   app->add_option("config", args->config, "The config file (docs/config.md); its data is not read")->required();
   app->add_option("--batch-sizes", args->batch_sizes, "Comma-separated batch sizes (default: 1,2,4,...,4096)")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   add_memory_flags(*app, args->memory);
   app->add_option("--dtype-policy", args->dtype_policy,
                   "Plan under this Keras dtype policy (float32, mixed_bfloat16, mixed_float16, bfloat16, float16), "

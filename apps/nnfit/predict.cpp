@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "cli_checks.h"
 #include "nnfit/core/error.h"
 #include "nnfit/io/npy.h"
 #include "nnfit/model/saving.h"
@@ -138,7 +139,7 @@ int run_evaluate(const ModelArgs& args) {
 void add_common(CLI::App* app, ModelArgs& args) {
   app->add_option("model", args.model, "A saved model: .keras (Keras 3) or .h5 (legacy HDF5)")->required();
   app->add_option("--input", args.inputs, "An .npy array per model input, in the model's input order")->required();
-  app->add_option("--batch-size", args.batch_size, "Rows per batch (default 32, as Keras)")->check(CLI::PositiveNumber);
+  app->add_option("--batch-size", args.batch_size, "Rows per batch (default 32, as Keras)")->check(kPositive);
   app->add_option("--threads", args.threads, "Compute threads (default: all cores)")->check(CLI::Range(1, 4096));
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "cli_checks.h"
 #include "profile_inputs.h"
 #include "nnfit/backend/backend.h"
 #include "nnfit/core/error.h"
@@ -493,10 +494,10 @@ Subcommand add_profile_command(CLI::App& parent) {
                   "also write a self-contained HTML report (curves, step breakdown, memory, verdict) to this file");
   app->add_option("--peak-gflops", args->peak_gflops,
                   "the machine's compute ceiling in GFLOP/s (default: measured with oneDNN's sgemm)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   app->add_option("--peak-gbps", args->peak_gbps,
                   "the machine's memory bandwidth in GB/s (default: measured with a STREAM triad)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   return {app, [args] { return run_profile(*args); }};
 }
 

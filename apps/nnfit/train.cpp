@@ -14,6 +14,7 @@
 #include <new>
 
 #include "commands.h"
+#include "cli_checks.h"
 #include "memory_flags.h"
 #include "metrics_json_writer.h"
 #include "nnfit/core/determinism.h"
@@ -316,16 +317,6 @@ int run_train(const TrainArgs& args, dist::Communicator& comm) {
   return 0;
 }
 
-// CLI11 converts an integer past int64 to int64's maximum (`--epochs 100000000000000000000`
-// trained forever); this check sees the text first and refuses it.
-const CLI::Validator kFitsInt64(
-    [](std::string& text) {
-      long long v = 0;
-      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-      return ec == std::errc::result_out_of_range ? "more than a 64-bit integer holds: " + text : std::string();
-    },
-    "INT64");
-
 // One process, or every rank of an MPI job. A failure on a rank becomes one line naming
 // the rank on stderr, then the job ends (Note [Collective watchdog]); the other ranks
 // print theirs, naming this one.
@@ -373,16 +364,16 @@ Subcommand add_train_command(CLI::App& parent) {
   auto args = std::make_shared<TrainArgs>();
   CLI::App* app = parent.add_subcommand("train", "Train a Keras model described by a JSON config (docs/config.md)");
   app->add_option("config", args->config, "The config file: model, data, compile, fit")->required();
-  args->epochs_opt = app->add_option("--epochs", args->epochs, "Override fit.epochs")->check(kFitsInt64)->check(CLI::PositiveNumber);
+  args->epochs_opt = app->add_option("--epochs", args->epochs, "Override fit.epochs")->check(kFitsInt64)->check(kPositive);
   args->batch_size_opt =
-      app->add_option("--batch-size", args->batch_size, "Override fit.batch_size")->check(kFitsInt64)->check(CLI::PositiveNumber);
-  args->seed_opt = app->add_option("--seed", args->seed, "Override fit.seed")->check(kFitsInt64)->check(CLI::NonNegativeNumber);
+      app->add_option("--batch-size", args->batch_size, "Override fit.batch_size")->check(kFitsInt64)->check(kPositive);
+  args->seed_opt = app->add_option("--seed", args->seed, "Override fit.seed")->check(kFitsInt64)->check(kNonNegative);
   app->add_option("--dtype-policy", args->dtype_policy,
                   "Keras's dtype policy for the whole model: float32, mixed_bfloat16, mixed_float16, bfloat16, "
                   "float16 (overrides compile.dtype_policy; a layer's own \"dtype\" still wins)");
   app->add_option("--threads", args->threads,
                   "Compute threads (default: $NNFIT_NUM_THREADS, else all cores)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   app->add_option("--metrics-json", args->metrics_json,
                   "Rewrite this JSON file after every epoch with timings, memory and metrics (docs/cli.md)");
   app->add_option("--logdir", args->logdir,

@@ -120,7 +120,11 @@ TEST_F(CliTest, InvalidJsonGivesLineAndColumn) {
 }
 
 TEST_F(CliTest, UsageErrors) {
-  expect_error_of("train " + config(model()).string() + " --epochs 0", 2, {"--epochs"});
+  expect_error_of("train " + config(model()).string() + " --epochs 0", 2, {"--epochs", "must be positive, got 0"});
+  // Not CLI11's "Value -3 not in range 0.000000 to 17976931348623157...(309 digits)".
+  expect_error_of("train " + config(model()).string() + " --epochs -3", 2, {"--epochs", "must be positive, got -3"});
+  expect_error_of("train " + config(model()).string() + " --seed -1", 2, {"--seed", "must be 0 or more, got -1"});
+  expect_error_of("train " + config(model()).string() + " --batch-size x", 2, {"--batch-size", "expected a number, got x"});
   expect_error_of("train " + config(model()).string() + " --bogus", 2, {"--bogus"});
   expect_error_of("", 2, {"subcommand"});
   expect_error_of("train " + (dir_ / "absent.json").string(), 2, {"absent.json"});
