@@ -1,7 +1,6 @@
 """nnfit's Python runtime: data read in place, the GIL released while training, Python
 callbacks, Ctrl-C, errors as Python exceptions, and a quiet import."""
 import os
-import signal
 import subprocess
 import sys
 import textwrap

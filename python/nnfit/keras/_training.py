@@ -138,10 +138,9 @@ class Bridge:
     """The engine's one callback: dispatches to the Python callbacks with Keras's
     signatures, keeps History and draws the progress bar."""
 
-    def __init__(self, model, callbacks, history, verbose, epochs, initial_epoch, steps):
+    def __init__(self, model, callbacks, history, verbose, epochs, steps):
         self.model, self.callbacks, self.history = model, callbacks, history
         self.progress = Progress(verbose, epochs, steps) if verbose else None
-        self.initial_epoch = initial_epoch
         self.params = {"verbose": verbose, "epochs": epochs, "steps": steps}
         self.nnfit_logs = []
         hooks = ("on_train_batch_end", "on_batch_end", "on_train_batch_begin", "on_batch_begin")

@@ -6,7 +6,8 @@ keras.Input) records the call and gives the output's shape; the model's weights 
 nnfit's engine, which ``get_weights`` reads once the layer belongs to a built model.
 """
 from nnfit.keras import _graph, _state
-from nnfit.keras._object import KerasObject, make_classes, to_json_value
+from nnfit.keras._api_table import TABLE
+from nnfit.keras._object import KerasObject, make_classes
 
 _LAYER_KWARGS = (("name", None), ("dtype", None), ("trainable", True), ("input_shape", None), ("input_dim", None),
                  ("batch_input_shape", None), ("batch_size", None), ("autocast", True))
@@ -33,8 +34,7 @@ class Layer(KerasObject):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        entry_snake = _snake(self._class_name)
-        self.name = self._args.get("name") or _state.unique_name(entry_snake)
+        self.name = self._args.get("name") or _state.unique_name(_snake(self._class_name))
         self._args["name"] = self.name
         self._policy = _policy_name(self._args.get("dtype"))
         if self._args.get("autocast") is not True:
@@ -151,17 +151,12 @@ class Layer(KerasObject):
         return f"<{self._class_name} name={self.name}, built={self._model is not None}>"
 
 
-_SNAKE = {}
-
-
 def _snake(class_name):
-    from nnfit.keras._api_table import TABLE
     return TABLE["layers"][class_name]["snake"]
 
 
 __all__ = ["Layer", "Input", "InputLayer"] + make_classes(
-    "layers", Layer, globals(), names=[n for n in __import__("nnfit.keras._api_table", fromlist=["TABLE"]).TABLE["layers"]
-                                      if n != "InputLayer"])
+    "layers", Layer, globals(), names=[n for n in TABLE["layers"] if n != "InputLayer"])
 
 
 class InputLayer(Layer):
@@ -203,8 +198,6 @@ class InputLayer(Layer):
         return self._dtype
 
 
-InputLayer.__signature__ = None
-
 
 def Input(shape=None, batch_size=None, dtype=None, sparse=None, batch_shape=None, name=None, tensor=None,
           optional=False):
@@ -225,5 +218,3 @@ def deserialize(config):
         raise NotImplementedError(f"layer class {config['class_name']!r} is not supported by nnfit")
     return cls.from_config(dict(config["config"]))
 
-
-del to_json_value

@@ -9,10 +9,8 @@ import numpy as np
 
 from nnfit.keras import _graph, _state, _training
 from nnfit.keras import layers as layers_module
-from nnfit.keras import losses as losses_module
-from nnfit.keras import metrics as metrics_module
 from nnfit.keras import optimizers as optimizers_module
-from nnfit.keras._object import KerasObject, resolve, to_json_value
+from nnfit.keras._object import resolve
 from nnfit.keras.callbacks import History
 
 
@@ -37,7 +35,6 @@ class Model:
         self.optimizer = None
         self.loss = None
         self.trainable = trainable
-        self._loaded_json = None
         if type(self) is Sequential:
             return
         self._single_input = not isinstance(inputs, (list, tuple, dict))
@@ -180,7 +177,7 @@ class Model:
                        [float(w) for w in weights], _metrics_json(metrics, outputs))
         optimizer._model = self
 
-    def _ensure_compiled(self, x_arrays=None):
+    def _ensure_compiled(self):
         if self._compile_args is None:
             raise RuntimeError("You must call `compile()` before using the model.")
         if self._handle is None or not self._handle.compiled:
@@ -239,7 +236,7 @@ class Model:
         n = xs[0].shape[0]
         batch = 32 if batch_size is None else int(batch_size)
         steps = -(-n // batch)
-        bridge = _training.Bridge(self, python_callbacks, history, verbose, epochs, initial_epoch, steps)
+        bridge = _training.Bridge(self, python_callbacks, history, verbose, epochs, steps)
         result = self._handle.fit(xs, ys, batch, int(epochs), bool(shuffle), _state.next_seed(), validation, bridge,
                                   bridge.batch_hook, builtin, tensorboard,
                                   {int(k): float(v) for k, v in (class_weight or {}).items()}, sw, int(initial_epoch))
@@ -253,7 +250,7 @@ class Model:
                 raise ValueError(f"fit: {name} must not be given with a dataset (its elements are (x, y) batches)")
         if validation_split:
             raise ValueError("fit: validation_split is not supported with a dataset; pass validation_data")
-        if self._handle is None and self._input_known() is False:
+        if self._handle is None and not self._input_known():
             raise ValueError(f"Sequential {self.name!r} has no input shape yet: start it with keras.Input(shape=...)")
         self._ensure_compiled()
         seed = _state.next_seed()
@@ -265,7 +262,7 @@ class Model:
             validation = validation_data._build(seed)
         python_callbacks, builtin, tensorboard = _training.split_callbacks(callbacks)
         history = History()
-        bridge = _training.Bridge(self, python_callbacks, history, verbose, epochs, initial_epoch, 0)
+        bridge = _training.Bridge(self, python_callbacks, history, verbose, epochs, 0)
         result = self._handle.fit_dataset(train, int(epochs), seed, validation, bridge, bridge.batch_hook, builtin,
                                           tensorboard,
                                           {int(k): float(v) for k, v in (class_weight or {}).items()},
@@ -276,7 +273,7 @@ class Model:
         return self._input_names()
 
     def _prepare(self, xs):
-        self._ensure_compiled(xs)
+        self._ensure_compiled()
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False):
@@ -417,12 +414,6 @@ class Sequential(Model):
             self._set_input_from(xs[0].shape[1:])
         super()._prepare_inference(xs)
 
-    def _handle_or_build(self):
-        return self._handle if self._handle is not None else self._build()
-
-    def _build(self):
-        handle = super()._build()
-        return handle
 
 
 def _is_dataset(x):
@@ -512,7 +503,7 @@ def _from_engine(handle):
     else:
         model = Model.__new__(Model)
         model._handle, model._compile_args, model.optimizer, model.loss = None, None, None, None
-        model._loaded_json, model.trainable = None, True
+        model.trainable = True
         model.name = config["config"]["name"]
         model._layers = [layers_module.deserialize(e) if e["class_name"] != "InputLayer" else
                          layers_module.InputLayer(batch_shape=e["config"].get("batch_shape"),
