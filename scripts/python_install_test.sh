@@ -11,7 +11,9 @@ venv=${NNFIT_PIP_VENV:-$repo/build/pip-venv}
 rm -rf "$venv"
 /usr/bin/python3 -m venv "$venv"
 start=$(date +%s)
-"$venv/bin/pip" install --quiet --disable-pip-version-check "$repo" pytest
+# scikit-build-core takes Python's compiler (x86_64-linux-gnu-g++) unless CXX says otherwise;
+# the release build's (c++) gives the same command lines, so ccache serves its objects.
+CC=${CC:-cc} CXX=${CXX:-c++} "$venv/bin/pip" install --quiet --disable-pip-version-check "$repo" pytest
 echo "== pip install . took $(( $(date +%s) - start )) s"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
