@@ -66,9 +66,9 @@ class PythonCallbacks final : public Callback {
   std::exception_ptr error_;
 };
 
-// SIGINT during fit (from the main thread): the first stops training at the next step
-// (fit then raises KeyboardInterrupt, the model usable), a second exits at once, as the
-// CLI does. The previous handler (Python's) is back when fit returns.
+// SIGINT during fit (from the main thread, while Python's default handler is installed): the
+// first stops training at the next step (fit then raises KeyboardInterrupt, the model
+// usable), a second exits at once, as the CLI does. Python's handler is back when fit returns.
 std::atomic<int>* g_interrupt = nullptr;
 
 extern "C" void on_sigint(int sig) {
@@ -86,6 +86,10 @@ class SigintScope {
   explicit SigintScope(std::atomic<int>* interrupt) {
     py::object threading = py::module_::import("threading");
     if (!threading.attr("current_thread")().is(threading.attr("main_thread")())) return;
+    // Only where Python would raise KeyboardInterrupt: a process that ignores SIGINT (started
+    // with nohup or in the background) or has its own handler keeps it during fit too.
+    py::object signal = py::module_::import("signal");
+    if (!signal.attr("getsignal")(SIGINT).is(signal.attr("default_int_handler"))) return;
     struct sigaction sa;
     std::memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigint;

@@ -210,6 +210,8 @@ def test_ctrl_c_stops_cleanly():
         import numpy as np
         from nnfit import keras
         from nnfit.keras import layers
+        # As an interactive Python has it (a background job, as CI runs us, starts with SIGINT ignored).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         x = np.random.rand(20000, 64).astype("float32"); y = (x[:, 0] > 0.5).astype("int64")
         m = keras.Sequential([keras.Input((64,)), layers.Dense(256, activation="relu"), layers.Dense(2, activation="softmax")])
         m.compile("adam", "sparse_categorical_crossentropy")
@@ -237,6 +239,24 @@ def test_ctrl_c_stops_cleanly():
     assert float(lines[0].split()[-1]) < 30
     assert lines[1] == "usable (3, 2)"
     assert lines[2:] == ["handler restored"], r.stdout
+
+
+def test_an_ignored_sigint_stays_ignored_during_fit():
+    r = run_python("""
+        import os, signal, threading
+        import numpy as np
+        from nnfit import keras
+        from nnfit.keras import layers
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # as under nohup
+        x = np.random.rand(2000, 16).astype("float32"); y = (x[:, 0] > 0.5).astype("int64")
+        m = keras.Sequential([keras.Input((16,)), layers.Dense(2, activation="softmax")])
+        m.compile("adam", "sparse_categorical_crossentropy")
+        threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        h = m.fit(x, y, batch_size=32, epochs=40, verbose=0)
+        print(len(h.epoch), signal.getsignal(signal.SIGINT) == signal.SIG_IGN)
+    """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["40", "True"]
 
 
 def test_errors_map_to_python_exceptions(tmp_path, blobs):
