@@ -84,9 +84,11 @@ class CliTest : public ::testing::Test {
     return p;
   }
 
-  Result run(const std::string& args) const {
+  Result run(const std::string& args) const { return run_with_env("", args); }
+  // The same with environment assignments before the command ("NNFIT_PLUGIN_DIR=/x").
+  Result run_with_env(const std::string& env, const std::string& args) const {
     const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string cmd = std::string(NNFIT_CLI) + " " + args + " >" + out.string() + " 2>" + err.string();
+    const std::string cmd = env + " " + NNFIT_CLI + " " + args + " >" + out.string() + " 2>" + err.string();
     const int status = std::system(cmd.c_str());
     Result r;
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -80,16 +80,6 @@ class PluginLoading : public CliTest {
   Result run_traced(const std::string& args, const std::string& env = "") const {
     return run_with_env("LD_DEBUG=files " + env, args);
   }
-  Result run_with_env(const std::string& env, const std::string& args) const {
-    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string cmd = env + " " + NNFIT_CLI + " " + args + " >" + out.string() + " 2>" + err.string();
-    const int status = std::system(cmd.c_str());
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-  }
   fs::path empty_dir() const {
     fs::create_directories(dir_ / "no_plugins");
     return dir_ / "no_plugins";
