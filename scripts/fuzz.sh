@@ -8,7 +8,9 @@
 # usage: scripts/fuzz.sh [TARGET|all] [SECONDS]     TARGET: keras_file (default), idx, ...
 # NNFIT_FUZZ_SEED and NNFIT_FUZZ_RUNS fix libFuzzer's seed and stop after that many inputs:
 # CI sets both, so a commit's fuzz stage explores the same inputs on every run (SECONDS
-# still caps it); a developer leaves them unset to explore afresh. NNFIT_JOBS: build jobs.
+# still caps it); a developer leaves them unset to explore afresh. NNFIT_JOBS: build jobs;
+# NNFIT_FUZZ_NO_BUILD=1 runs the built fuzzer without configuring or building (concurrent runs);
+# NNFIT_FUZZ_BUILD_ONLY=1 builds it and stops.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 targets=(idx npy npz csv tfrecord example image keras_json train_config tfevents profile doctor_root keras_file)
@@ -22,9 +24,12 @@ fi
 clang=$(command -v clang++-14 || command -v clang++ || true)
 [[ -n "$clang" ]] || { echo "fuzz.sh: needs clang++ (Debian's clang-14; scripts/setup.sh installs it)" >&2; exit 2; }
 cc=${clang/clang++/clang}
+if [[ -z "${NNFIT_FUZZ_NO_BUILD:-}" ]]; then
 cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$clang" \
   -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" -DNNFIT_FUZZ=ON -DNNFIT_BUILD_TESTS=OFF -DNNFIT_WITH_CUDA=OFF -DNNFIT_WITH_MPI=OFF > /dev/null
 cmake --build build/fuzz -j "${NNFIT_JOBS:-$(nproc)}" --target "nnfit_${target}_fuzzer"
+fi
+[[ -n "${NNFIT_FUZZ_BUILD_ONLY:-}" ]] && exit 0
 
 corpus=build/fuzz/corpus/$target
 findings=build/fuzz/findings/$target

@@ -326,12 +326,34 @@ std::vector<std::pair<std::string, Tensor>> read_npz(const std::string& path) {
     throw DataError(path, static_cast<std::int64_t>(size), "not a .npz/zip archive (no end-of-central-directory record)",
                     "is this a file written by numpy.savez?");
   }
-  const std::size_t entries = le16(&z[eocd + 10]);
-  std::size_t cd = le32(&z[eocd + 16]);
+  std::uint64_t entries = le16(&z[eocd + 10]);
+  std::uint64_t cd = le32(&z[eocd + 16]);
+  // Note [ZIP64 end of central directory]: an archive past 4 GiB or 65535 members (numpy's
+  // savez writes one through zipfile's allowZip64) leaves 0xFFFF / 0xFFFFFFFF here and
+  // keeps the real values in the ZIP64 record, which the locator just before the classic
+  // record points to.
+  if (entries == 0xffffu || cd == 0xffffffffu) {
+    if (eocd < 20 || le32(&z[eocd - 20]) != 0x07064b50u) {
+      throw DataError(path, static_cast<std::int64_t>(eocd),
+                      "the end-of-central-directory record defers to a ZIP64 record, but no ZIP64 locator precedes it",
+                      "the archive is corrupt or truncated");
+    }
+    const std::uint64_t rec = le64(&z[eocd - 20 + 8]);
+    if (rec > eocd - 20 || eocd - 20 - rec < 56 || le32(&z[rec]) != 0x06064b50u) {
+      throw DataError(path, static_cast<std::int64_t>(std::min<std::uint64_t>(rec, size)),
+                      "the ZIP64 locator points to no ZIP64 end-of-central-directory record", "the archive is corrupt");
+    }
+    entries = le64(&z[rec + 32]);
+    cd = le64(&z[rec + 48]);
+  }
   std::vector<std::pair<std::string, Tensor>> out;
-  for (std::size_t e = 0; e < entries; ++e) {
-    if (cd + 46 > size || le32(&z[cd]) != 0x02014b50u) {
-      throw DataError(path, static_cast<std::int64_t>(cd), "bad central directory entry", "the archive is corrupt");
+  for (std::uint64_t e = 0; e < entries; ++e) {
+    // Each entry is at least 46 bytes and is checked before it is read, so a count or an
+    // offset from a damaged record ends here, after at most size / 46 entries.
+    if (cd > size || size - cd < 46 || le32(&z[cd]) != 0x02014b50u) {
+      throw DataError(path, static_cast<std::int64_t>(std::min<std::uint64_t>(cd, size)),
+                      "bad central directory entry " + std::to_string(e + 1) + " of " + std::to_string(entries),
+                      "the archive is corrupt or truncated");
     }
     const unsigned method = le16(&z[cd + 10]);
     const std::uint32_t crc = le32(&z[cd + 16]);

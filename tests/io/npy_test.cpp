@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "nnfit/core/error.h"
 
@@ -236,6 +237,82 @@ TEST(Npz, CorruptArchivesNameFileAndOffset) {
   std::string method = z;
   method[cd + 10] = 12;  // bzip2
   EXPECT_THROW(read_npz(write_file("bz.npz", method)), DataError);
+}
+
+// np.savez's archive with ZIP64 records (tests/io/fixtures/npz/make_fixtures.py): ZIP64
+// extra fields in the headers and a ZIP64 end-of-central-directory record.
+std::string zip64_fixture() {
+  std::ifstream in(std::string(NNFIT_SOURCE_DIR) + "/tests/io/fixtures/npz/zip64.npz", std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void put_le(std::string& z, std::size_t at, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) z[at + static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+void expect_fixture_arrays(const std::vector<std::pair<std::string, Tensor>>& arrays) {
+  ASSERT_EQ(arrays.size(), 2u);
+  EXPECT_EQ(arrays[0].first, "x");
+  EXPECT_EQ(arrays[0].second.shape(), (Shape{4, 10}));
+  EXPECT_EQ(arrays[0].second.data<float>()[39], 39.0f);
+  EXPECT_EQ(arrays[1].first, "y");
+  EXPECT_EQ(arrays[1].second.data<std::int64_t>()[2], 9);
+}
+
+TEST(Npz, Zip64RecordsWrittenByNumpy) {
+  const std::string z = zip64_fixture();
+  ASSERT_NE(z.find("PK\x06\x06"), std::string::npos) << "the fixture has a ZIP64 end-of-central-directory record";
+  expect_fixture_arrays(read_npz(write_file("zip64.npz", z)));
+}
+
+TEST(Npz, EndRecordDefersToZip64Record) {
+  // An archive past 4 GiB or 65535 members: the classic record's count and offset hold
+  // 0xFFFF and 0xFFFFFFFF, and only the ZIP64 record has the real values.
+  std::string z = zip64_fixture();
+  const std::size_t eocd = z.rfind("PK\x05\x06");
+  put_le(z, eocd + 8, 0xffff, 2);
+  put_le(z, eocd + 10, 0xffff, 2);
+  put_le(z, eocd + 16, 0xffffffffu, 4);
+  expect_fixture_arrays(read_npz(write_file("escaped.npz", z)));
+
+  std::string no_locator = z;
+  no_locator[eocd - 20] = 'X';  // the locator's signature
+  try {
+    read_npz(write_file("nolocator.npz", no_locator));
+    FAIL() << "an escaped record without a ZIP64 locator was accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("no ZIP64 locator"), std::string::npos) << e.what();
+    EXPECT_EQ(e.offset(), static_cast<std::int64_t>(eocd));
+  }
+  std::string bad_record = z;
+  put_le(bad_record, eocd - 20 + 8, z.size() + 100, 8);  // the locator points past the file
+  EXPECT_THROW(read_npz(write_file("badrecord.npz", bad_record)), DataError);
+}
+
+TEST(Npz, CentralDirectoryCountAndOffsetFromADamagedRecord) {
+  const std::string z = zip64_fixture();
+  const std::size_t eocd = z.rfind("PK\x05\x06");
+  // More members than the directory holds: the entry after the last one is not there.
+  std::string count = z;
+  put_le(count, eocd + 10, 65534, 2);
+  try {
+    read_npz(write_file("count.npz", count));
+    FAIL() << "65534 members claimed, 2 present";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("entry 3 of 65534"), std::string::npos) << e.what();
+  }
+  // A directory offset past the end of the file, and one in the middle of a member.
+  for (const std::uint64_t offset : {std::uint64_t{0xfffffff0u}, std::uint64_t{40}}) {
+    std::string moved = z;
+    put_le(moved, eocd + 16, offset, 4);
+    try {
+      read_npz(write_file("offset.npz", moved));
+      FAIL() << "directory at " << offset << " accepted";
+    } catch (const DataError& e) {
+      EXPECT_NE(std::string(e.what()).find("entry 1 of 2"), std::string::npos) << e.what();
+      EXPECT_EQ(e.offset(), static_cast<std::int64_t>(std::min<std::uint64_t>(offset, z.size())));
+    }
+  }
 }
 
 }  // namespace
