@@ -39,7 +39,7 @@ samples=../shared/formats/samples
 seed fuzz/seeds/"$target"/* tests/fuzz/regressions/"$target"/*
 case "$target" in
   npy) seed "$samples"/npy/* tests/model/fixtures/*.npy ;;
-  npz) seed tests/model/fixtures/*.npz ;;
+  npz) seed tests/model/fixtures/*.npz tests/io/fixtures/npz/*.npz ;;
   tfrecord) seed "$samples"/tfrecord/* tests/io/fixtures/tfrecord/*.tfrecord* ;;
   keras_json) seed tests/model/fixtures/*.json ;;
   train_config) seed examples/*.json ;;

@@ -67,5 +67,6 @@ std::vector<OpCase> optimizer_cases();
 std::vector<OpCase> layout_cases();
 std::vector<OpCase> pool_cases();
 std::vector<OpCase> misc_cases();
+std::vector<OpCase> norm_regularizer_cases();
 
 }  // namespace nnfit::testing

@@ -4,12 +4,15 @@
 #pragma once
 #include "backend/cuda/kernels/batch_norm_kernels.h"
 #include "backend/cuda/kernels/elementwise_kernels.h"
+#include "backend/cuda/kernels/group_norm_kernels.h"
 #include "backend/cuda/kernels/layer_norm_kernels.h"
 #include "backend/cuda/kernels/layout_kernels.h"
 #include "backend/cuda/kernels/mask_kernels.h"
 #include "backend/cuda/kernels/misc_kernels.h"
 #include "backend/cuda/kernels/optimizer_kernels.h"
 #include "backend/cuda/kernels/pool_kernels.h"
+#include "backend/cuda/kernels/prelu_kernels.h"
+#include "backend/cuda/kernels/regularizer_kernels.h"
 #include "backend/cuda/kernels/training_kernels.h"
 
 namespace nnfit::cuda {
@@ -25,6 +28,9 @@ void register_own_kernels(KernelRegistry& r) {
   register_layer_norm_kernels<Launch>(r);
   register_misc_kernels<Launch>(r);
   register_mask_kernels<Launch>(r);
+  register_group_norm_kernels<Launch>(r);
+  register_prelu_kernels<Launch>(r);
+  register_regularizer_kernels<Launch>(r);
 }
 
 }  // namespace nnfit::cuda
