@@ -65,11 +65,13 @@ void MetricsJsonWriter::write() const {
   device["ooms"] = mem.ooms;
   out["memory"][model_.device().to_string()] = std::move(device);
   out["epochs"] = nlohmann::ordered_json::array();
-  for (const auto& [index, logs] : epochs_) {
+  for (const auto& [index, epoch_logs] : epochs_) {
     // Numbered from 1, as the progress bar shows them (fit passes Keras's 0-based index).
     nlohmann::ordered_json e;
     e["epoch"] = index + 1;
-    // Keras's order: loss, metrics, val_loss, val_metrics; timing keys first.
+    // Keras's order: loss, metrics, val_loss, val_metrics; timing keys first. (A lambda
+    // captures a reference, not the structured binding: C++20 before P1091 / clang 14.)
+    const auto& logs = epoch_logs;
     auto add = [&](auto&& wanted) {
       for (const auto& [key, value] : logs) {
         if (!e.contains(key) && wanted(key)) e[key] = value;

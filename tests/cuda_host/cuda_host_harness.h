@@ -68,5 +68,9 @@ std::vector<OpCase> layout_cases();
 std::vector<OpCase> pool_cases();
 std::vector<OpCase> misc_cases();
 std::vector<OpCase> norm_regularizer_cases();
+std::vector<OpCase> attention_cases();
+std::vector<OpCase> scatter_noise_cases();
+std::vector<OpCase> augment_cases();
+std::vector<OpCase> resize_cases();
 
 }  // namespace nnfit::testing

@@ -48,19 +48,24 @@ TEST(Bandwidth, AgreesWithAMemcpyOfTheSameSize) {
   GTEST_SKIP() << "AddressSanitizer checks every load and store of the triad but not memcpy's: no rate to compare";
 #endif
   const std::size_t bytes = 64 * kMiB;
-  const BandwidthMeasurement m = measure_host_bandwidth({1, bytes, 3});
-  EXPECT_EQ(m.array_bytes, bytes);
+  // The two are measured in alternation and the best of each kept, so a burst of load from
+  // another process (the tests run two at a time on shared machines) hits both alike.
   std::vector<char> src(3 * bytes / 2, 1), dst(src.size(), 0);
-  double copy_gbps = 0;
-  for (int round = 0; round < 4; ++round) {
+  double copy_gbps = 0, triad_gbps = 0;
+  for (int round = 0; round < 6; ++round) {
+    const BandwidthMeasurement m = measure_host_bandwidth({1, bytes, 1});
+    EXPECT_EQ(m.array_bytes, bytes);
     const auto t0 = std::chrono::steady_clock::now();
     std::memcpy(dst.data(), src.data(), src.size());
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (round > 0) copy_gbps = std::max(copy_gbps, 2.0 * static_cast<double>(src.size()) / s / 1e9);
+    if (round > 0) {  // the first pass faults the pages in
+      copy_gbps = std::max(copy_gbps, 2.0 * static_cast<double>(src.size()) / s / 1e9);
+      triad_gbps = std::max(triad_gbps, m.gbps);
+    }
   }
   EXPECT_EQ(dst[src.size() - 1], 1);
-  EXPECT_GT(m.gbps, copy_gbps * 0.6) << "triad " << m.gbps << " GB/s, memcpy " << copy_gbps << " GB/s";
-  EXPECT_LT(m.gbps, copy_gbps * 2.5) << "triad " << m.gbps << " GB/s, memcpy " << copy_gbps << " GB/s";
+  EXPECT_GT(triad_gbps, copy_gbps * 0.6) << "triad " << triad_gbps << " GB/s, memcpy " << copy_gbps << " GB/s";
+  EXPECT_LT(triad_gbps, copy_gbps * 2.5) << "triad " << triad_gbps << " GB/s, memcpy " << copy_gbps << " GB/s";
 }
 
 TEST(Bandwidth, BadOptionsAreInvalidArguments) {

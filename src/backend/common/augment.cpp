@@ -46,69 +46,6 @@ bool parse_flip_mode(const std::string& name, bool* horizontal, bool* vertical) 
   return true;
 }
 
-float affine_map_coordinate(float in, std::int64_t len, AffineFill fill) {
-  // TF truncates quotients to DenseIndex (int64) and mixes them back into float.
-  const auto trunc = [](float v) { return static_cast<float>(static_cast<std::int64_t>(v)); };
-  const auto flen = static_cast<float>(len), last = static_cast<float>(len - 1);
-  const auto clamp = [last](float v) { return std::fmin(std::fmax(v, 0.0f), last); };
-  switch (fill) {
-    case AffineFill::constant: return in;
-    case AffineFill::nearest: return clamp(in);
-    case AffineFill::reflect: {
-      // Reflect [abcd] to [dcba|abcd|dcba] (TF's code, its quirks included).
-      if (len <= 1 && (in < 0 || in > last)) return 0.0f;
-      const float sz2 = 2.0f * flen;
-      if (in < 0) {
-        if (in < sz2) in = sz2 * trunc(-in / sz2) + in;  // always true, as in TF
-        in = in < -flen ? in + sz2 : -in - 1.0f;
-      } else if (in > last) {
-        in -= sz2 * trunc(in / sz2);
-        if (in >= flen) in = sz2 - in - 1.0f;
-      }
-      return clamp(in);  // 3.5 of length 4 would round to 4 under nearest
-    }
-    case AffineFill::wrap: {
-      // Wrap [abcd] to [abcd|abcd|abcd].
-      if (len <= 1 && (in < 0 || in > last)) return 0.0f;
-      if (in < 0) {
-        in += flen * (trunc(-in / last) + 1.0f);
-      } else if (in > last) {
-        in -= flen * trunc(in / last);
-      }
-      return clamp(in);
-    }
-  }
-  return in;
-}
-
-AffineTaps affine_taps(const float* t, std::int64_t oy, std::int64_t ox, std::int64_t h, std::int64_t w,
-                       AffineFill fill, AffineInterpolation interpolation) {
-  AffineTaps taps;
-  const auto fx = static_cast<float>(ox), fy = static_cast<float>(oy);
-  const float k = t[6] * fx + t[7] * fy + 1.0f;
-  if (k == 0.0f) {
-    taps.projection_zero = true;
-    return taps;
-  }
-  const float x = affine_map_coordinate((t[0] * fx + t[1] * fy + t[2]) / k, w, fill);
-  const float y = affine_map_coordinate((t[3] * fx + t[4] * fy + t[5]) / k, h, fill);
-  if (interpolation == AffineInterpolation::nearest) {
-    taps.y0 = taps.y1 = static_cast<std::int64_t>(std::round(y));
-    taps.x0 = taps.x1 = static_cast<std::int64_t>(std::round(x));
-    return taps;
-  }
-  const float yf = std::floor(y), xf = std::floor(x);
-  taps.y0 = static_cast<std::int64_t>(yf);
-  taps.x0 = static_cast<std::int64_t>(xf);
-  taps.y1 = taps.y0 + 1;
-  taps.x1 = taps.x0 + 1;
-  taps.wy0 = (yf + 1.0f) - y;
-  taps.wy1 = y - yf;
-  taps.wx0 = (xf + 1.0f) - x;
-  taps.wx1 = x - xf;
-  return taps;
-}
-
 void affine_apply_sample(const AffineParams& p, const float* x, const float* t, float* y, std::int64_t n) {
   const float* img = x + n * p.h * p.w * p.c;
   const auto read = [&](std::int64_t r, std::int64_t col, std::int64_t ch) {
@@ -158,49 +95,16 @@ void affine_apply_adjoint_sample(const AffineParams& p, const float* dy, const f
   }
 }
 
-void translation_transform(float dx, float dy, float* t) {
-  const float v[8] = {1.0f, 0.0f, -dx, 0.0f, 1.0f, -dy, 0.0f, 0.0f};
-  for (int i = 0; i < 8; ++i) t[i] = v[i];
-}
-
-void rotation_transform(float angle_deg, std::int64_t h, std::int64_t w, float* t) {
-  // Keras's _compute_affine_matrix with centre (0.5, 0.5), no shear, scale 1.
-  const float rad = angle_deg * static_cast<float>(3.141592653589793 / 180.0);
-  const float cx = 0.5f * (static_cast<float>(w) - 1.0f), cy = 0.5f * (static_cast<float>(h) - 1.0f);
-  const float c = std::cos(rad), s = std::sin(rad);
-  const float a0 = c, a1 = -s, b0 = s, b1 = c;
-  const float v[8] = {a0, a1, cx - cx * a0 - cy * a1, b0, b1, cy - cx * b0 - cy * b1, 0.0f, 0.0f};
-  for (int i = 0; i < 8; ++i) t[i] = v[i];
-}
-
-void zoom_transform(float zx, float zy, std::int64_t h, std::int64_t w, float* t) {
-  const float v[8] = {zx, 0.0f, (static_cast<float>(w) - 1.0f) / 2.0f * (1.0f - zx), 0.0f, zy,
-                      (static_cast<float>(h) - 1.0f) / 2.0f * (1.0f - zy), 0.0f, 0.0f};
-  for (int i = 0; i < 8; ++i) t[i] = v[i];
-}
-
-double augment_uniform(std::uint64_t key, std::int64_t n, int slot) {
-  return noise_uniform(key, static_cast<std::uint64_t>(n) * 4 + static_cast<std::uint64_t>(slot));
-}
-
 void draw_affine_transform(const AffineDraw& d, std::uint64_t key, std::int64_t n, std::int64_t h, std::int64_t w,
                            float* t) {
-  // A uniform in [lower, upper): 1 - u is in [0, 1).
-  const auto draw = [&](int slot, double lower, double upper) {
-    return lower + (upper - lower) * (1.0 - augment_uniform(key, n, slot));
-  };
-  const double hv = draw(0, d.height_lower, d.height_upper);
-  if (d.kind == "rotation") {
-    rotation_transform(static_cast<float>(hv * 360.0), h, w, t);
-  } else if (d.kind == "translation") {
-    const double wv = draw(1, d.width_lower, d.width_upper);
-    // Keras: fractions of the width and height, in pixels.
-    translation_transform(static_cast<float>(wv * static_cast<double>(w)), static_cast<float>(hv * static_cast<double>(h)),
-                          t);
-  } else {
-    const double zy = 1.0 + hv, zx = d.same_zoom ? zy : 1.0 + draw(1, d.width_lower, d.width_upper);
-    zoom_transform(static_cast<float>(zx), static_cast<float>(zy), h, w, t);
-  }
+  AffineDrawRange r;
+  r.kind = d.kind == "rotation" ? AffineDrawKind::rotation : d.kind == "translation" ? AffineDrawKind::translation : AffineDrawKind::zoom;
+  r.height_lower = d.height_lower;
+  r.height_upper = d.height_upper;
+  r.width_lower = d.width_lower;
+  r.width_upper = d.width_upper;
+  r.same_zoom = d.same_zoom;
+  draw_affine_transform(r, key, n, h, w, t);
 }
 
 bool check_image_f32(const KernelDesc& desc, std::string* why_not) {

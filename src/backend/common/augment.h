@@ -8,12 +8,10 @@
 #include <cstdint>
 #include <string>
 
+#include "backend/common/augment_math.h"
 #include "nnfit/backend/kernel.h"
 
 namespace nnfit {
-
-enum class AffineFill { reflect, wrap, constant, nearest };
-enum class AffineInterpolation { bilinear, nearest };
 
 // Parse Keras's names; false for any other.
 bool parse_affine_fill(const std::string& name, AffineFill* out);
@@ -25,22 +23,7 @@ inline constexpr const char* kAffineInterpolationNames = "bilinear, nearest";
 bool parse_flip_mode(const std::string& name, bool* horizontal, bool* vertical);
 inline constexpr const char* kFlipModeNames = "horizontal, vertical, horizontal_and_vertical";
 
-// TF's MapCoordinate: an input coordinate outside [0, len - 1] mapped back by the fill mode
-// (constant returns it unchanged: the taps outside read fill_value).
-float affine_map_coordinate(float coord, std::int64_t len, AffineFill fill);
-
-// The taps of output pixel (oy, ox) under transform t (8 floats a0 a1 a2 b0 b1 b2 c0 c1:
-// the input point is ((a0 x + a1 y + a2) / k, (b0 x + b1 y + b2) / k), k = c0 x + c1 y + 1).
-// Rows y0, y1 (weights wy0, wy1) and columns x0, x1 (wx0, wx1); an index outside the image
-// reads fill_value. Nearest has one tap (weights 1 and 0). `projection_zero`: k == 0, where
-// TF writes fill_value alone.
-struct AffineTaps {
-  std::int64_t y0 = 0, y1 = 0, x0 = 0, x1 = 0;
-  float wy0 = 1, wy1 = 0, wx0 = 1, wx1 = 0;
-  bool projection_zero = false;
-};
-AffineTaps affine_taps(const float* t, std::int64_t oy, std::int64_t ox, std::int64_t h, std::int64_t w,
-                       AffineFill fill, AffineInterpolation interpolation);
+// affine_map_coordinate, affine_taps, the transforms and augment_uniform: augment_math.h.
 
 // Geometry and settings of affine_transform, affine_transform_grad and random_affine.
 struct AffineParams {
@@ -56,16 +39,6 @@ void affine_apply_sample(const AffineParams& p, const float* x, const float* t, 
 // nothing).
 void affine_apply_adjoint_sample(const AffineParams& p, const float* dy, const float* t, float* dx, std::int64_t n);
 
-// Keras's transforms (float32 as Keras computes them): translation by (dx, dy) pixels;
-// rotation by angle_deg about the image centre ((w - 1) / 2, (h - 1) / 2); zoom by (zx, zy)
-// about the centre.
-void translation_transform(float dx, float dy, float* t);
-void rotation_transform(float angle_deg, std::int64_t h, std::int64_t w, float* t);
-void zoom_transform(float zx, float zy, std::int64_t h, std::int64_t w, float* t);
-
-// Draw slot `slot` (< 4) of sample `n` for a node's per-step key: uniform in (0, 1].
-double augment_uniform(std::uint64_t key, std::int64_t n, int slot);
-
 // random_affine's draws for sample n: kind translation (factors are fractions of h and w),
 // rotation (fractions of a full turn, height_* only), zoom (1 + factor; width_* < -1
 // means "the height's zoom"). Writes the sample's 8-float transform.
@@ -74,6 +47,7 @@ struct AffineDraw {
   double height_lower = 0, height_upper = 0, width_lower = 0, width_upper = 0;
   bool same_zoom = false;  // zoom: width zoom = height zoom (Keras's width_factor None)
 };
+// (augment_math.h's, with the kind named as the op's attribute names it.)
 void draw_affine_transform(const AffineDraw& d, std::uint64_t key, std::int64_t n, std::int64_t h, std::int64_t w,
                            float* t);
 

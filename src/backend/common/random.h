@@ -2,6 +2,8 @@
 // kernels and the CUDA kernel draw exactly the same mask for the same step: the dropout
 // functions are NNFIT_HD, compiled for the device by nvcc from this very file.
 #pragma once
+#include <math.h>
+
 #include <cmath>
 #include <cstdint>
 
@@ -41,14 +43,16 @@ NNFIT_HD float dropout_uniform(std::uint64_t run_seed, std::uint64_t node_seed, 
 
 // A uniform double in (0, 1] with 53 bits for element `index` of a noise node (the
 // Gaussian layers need finer draws than the dropout mask's 16 bits).
-inline double noise_uniform(std::uint64_t key, std::uint64_t index) {
+NNFIT_HD double noise_uniform(std::uint64_t key, std::uint64_t index) {
   return static_cast<double>((splitmix64(key + index) >> 11) + 1) * (1.0 / 9007199254740992.0);
 }
 
 // A standard normal draw for element `index` (Box-Muller on draws 2·index and 2·index + 1).
-inline double noise_normal(std::uint64_t key, std::uint64_t index) {
+// ::sqrt, ::log and ::cos (math.h's, the same functions as std::'s for double) so nvcc
+// compiles it for the device too.
+NNFIT_HD double noise_normal(std::uint64_t key, std::uint64_t index) {
   const double u1 = noise_uniform(key, 2 * index), u2 = noise_uniform(key, 2 * index + 1);
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  return ::sqrt(-2.0 * ::log(u1)) * ::cos(6.283185307179586 * u2);
 }
 
 NNFIT_HD bool dropout_keep(std::uint64_t run_seed, std::uint64_t node_seed, std::uint64_t step,

@@ -2,6 +2,8 @@
 // policy (own_kernels.cu: DeviceLaunch; tests/cuda_host: HostLaunch), so the device and
 // the host-run check cannot register different lists.
 #pragma once
+#include "backend/cuda/kernels/attention_kernels.h"
+#include "backend/cuda/kernels/augment_kernels.h"
 #include "backend/cuda/kernels/batch_norm_kernels.h"
 #include "backend/cuda/kernels/elementwise_kernels.h"
 #include "backend/cuda/kernels/group_norm_kernels.h"
@@ -13,6 +15,8 @@
 #include "backend/cuda/kernels/pool_kernels.h"
 #include "backend/cuda/kernels/prelu_kernels.h"
 #include "backend/cuda/kernels/regularizer_kernels.h"
+#include "backend/cuda/kernels/resize_kernels.h"
+#include "backend/cuda/kernels/scatter_noise_kernels.h"
 #include "backend/cuda/kernels/training_kernels.h"
 
 namespace nnfit::cuda {
@@ -31,6 +35,10 @@ void register_own_kernels(KernelRegistry& r) {
   register_group_norm_kernels<Launch>(r);
   register_prelu_kernels<Launch>(r);
   register_regularizer_kernels<Launch>(r);
+  register_attention_kernels<Launch>(r);
+  register_scatter_noise_kernels<Launch>(r);
+  register_augment_kernels<Launch>(r);
+  register_resize_kernels<Launch>(r);
 }
 
 }  // namespace nnfit::cuda

@@ -35,6 +35,13 @@ struct DeviceLaunch {
     if (dst == src || bytes == 0) return;
     check_launch(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_of(ctx)), "cudaMemcpyAsync");
   }
+  // The source lives as long as the kernel object (its own table), so an asynchronous copy
+  // from pageable memory is safe; cudaMemcpyAsync stages it before returning. (A captured
+  // CUDA graph cannot hold a pageable copy: docs/design/cuda.md, "CUDA graphs".)
+  static void upload(void* dst, const void* src, std::size_t bytes, const StepContext* ctx) {
+    if (bytes == 0) return;
+    check_launch(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_of(ctx)), "cudaMemcpyAsync");
+  }
   static cudaStream_t stream_of(const StepContext* ctx) {
     return ctx ? static_cast<cudaStream_t>(ctx->stream) : nullptr;
   }

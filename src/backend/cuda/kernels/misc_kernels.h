@@ -2,8 +2,8 @@
 // (+grad) and scale_by (+grad) (Note [Kernel/launcher split]), at float32, bfloat16 and
 // float16, with the reference's formulas (ref_gather.cpp, ref_merge.cpp, ref_attention.cpp).
 // gather: one index per output element; an id outside the table writes NaN (a device
-// kernel cannot throw; the CPU kernels name the id). gather_grad, a scatter-add, has no
-// CUDA kernel yet: without atomics it needs the ids sorted first (docs/design/cuda.md).
+// kernel cannot throw; the CPU kernels name the id). gather_grad, a scatter-add, sorts the
+// ids first (scatter_noise_kernels.h).
 // l2_normalize: one index per (outer, inner) walking its axis. scale_by_grad, a sum over
 // the whole tensor: one index adds every element in order.
 #pragma once
