@@ -72,5 +72,6 @@ std::vector<OpCase> attention_cases();
 std::vector<OpCase> scatter_noise_cases();
 std::vector<OpCase> augment_cases();
 std::vector<OpCase> resize_cases();
+std::vector<OpCase> rnn_cases();
 
 }  // namespace nnfit::testing

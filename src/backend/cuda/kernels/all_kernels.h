@@ -16,6 +16,7 @@
 #include "backend/cuda/kernels/prelu_kernels.h"
 #include "backend/cuda/kernels/regularizer_kernels.h"
 #include "backend/cuda/kernels/resize_kernels.h"
+#include "backend/cuda/kernels/rnn_kernels.h"
 #include "backend/cuda/kernels/scatter_noise_kernels.h"
 #include "backend/cuda/kernels/training_kernels.h"
 
@@ -39,6 +40,7 @@ void register_own_kernels(KernelRegistry& r) {
   register_scatter_noise_kernels<Launch>(r);
   register_augment_kernels<Launch>(r);
   register_resize_kernels<Launch>(r);
+  register_rnn_kernels<Launch>(r);
 }
 
 }  // namespace nnfit::cuda
