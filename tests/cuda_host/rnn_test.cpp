@@ -1,7 +1,8 @@
 // cuda-host cases of rnn_kernels.h: rnn and rnn_grad for every cell (SimpleRNN, LSTM, GRU
 // resetting after and before) in three variants (plain; masked, relu, go_backwards with
 // time-ordered output; masked with zero outputs, hard_sigmoid, initial states and
-// recurrent dropout), the gradient from every output gradient, against the reference scan.
+// recurrent dropout), the gradient from every output gradient, against the reference scan,
+// at float32, bfloat16 and float16.
 #include "cuda_host/cuda_host_harness.h"
 
 namespace nnfit::testing {
@@ -69,7 +70,7 @@ void check_rnn(bool grad) {
       if (lstm) outs.push_back(Shape{n, h});
       outs.push_back(Shape{n, t, cell.saved * h});
       if (!grad) {
-        expect_cuda_host_matches_reference(desc("rnn", a, ins, outs), vals, DType::f32, 1e-5f, 1e-4f, ctx);
+        for (DType dt : float_dtypes()) expect_cuda_host_matches_reference(desc("rnn", a, ins, outs), vals, dt, 1e-5f, 1e-4f, ctx);
         continue;
       }
       // U, [mask], [initial states], saved, dy, dh, [dc].
@@ -92,7 +93,9 @@ void check_rnn(bool grad) {
       std::vector<Shape> gouts{Shape{n, t, g}, Shape{h, g}};
       if (cell.reset_after) gouts.push_back(Shape{g});
       for (std::int64_t s = 0; initial && s < states; ++s) gouts.push_back(Shape{n, h});
-      expect_cuda_host_matches_reference(desc("rnn_grad", ga, gins, gouts), gvals, DType::f32, 1e-5f, 1e-4f, ctx);
+      for (DType dt : float_dtypes()) {
+        expect_cuda_host_matches_reference(desc("rnn_grad", ga, gins, gouts), gvals, dt, 1e-5f, 1e-4f, ctx);
+      }
     }
   }
 }
