@@ -26,7 +26,7 @@ clang=$(command -v clang++-14 || command -v clang++ || true)
 cc=${clang/clang++/clang}
 if [[ -z "${NNFIT_FUZZ_NO_BUILD:-}" ]]; then
 cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$clang" \
-  -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" -DNNFIT_FUZZ=ON -DNNFIT_BUILD_TESTS=OFF -DNNFIT_WITH_CUDA=OFF -DNNFIT_WITH_MPI=OFF > /dev/null
+  -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" -DNNFIT_FUZZ=ON -DNNFIT_BUILD_TESTS=OFF -DNNFIT_WITH_CUDA=OFF -DNNFIT_WITH_MPI=OFF -DNNFIT_PYTHON=OFF > /dev/null
 cmake --build build/fuzz -j "${NNFIT_JOBS:-$(nproc)}" --target "nnfit_${target}_fuzzer"
 fi
 [[ -n "${NNFIT_FUZZ_BUILD_ONLY:-}" ]] && exit 0

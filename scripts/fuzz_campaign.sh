@@ -20,7 +20,9 @@ mkdir -p build/fuzz
 (
   flock 9
   NNFIT_FUZZ_BUILD_ONLY=1 NNFIT_JOBS=${NNFIT_JOBS:-1} scripts/fuzz.sh "${targets[0]}" > /dev/null
-  cmake --build build/fuzz -j "${NNFIT_JOBS:-1}" > /dev/null
+  names=()
+  for t in "${targets[@]}"; do names+=("nnfit_${t}_fuzzer"); done
+  cmake --build build/fuzz -j "${NNFIT_JOBS:-1}" --target "${names[@]}" > /dev/null
 ) 9> build/fuzz/.build.lock
 export NNFIT_FUZZ_NO_BUILD=1
 table=build/fuzz/campaign.tsv
