@@ -29,7 +29,8 @@ std::int64_t peak_rss_bytes() {
 MetricsJsonWriter::MetricsJsonWriter(std::string path, const Model& model, std::int64_t batch_size)
     : path_(std::move(path)), model_(model), batch_size_(batch_size) {}
 
-void MetricsJsonWriter::on_train_begin(std::int64_t, std::int64_t) {
+void MetricsJsonWriter::on_train_begin(std::int64_t, std::int64_t steps_per_epoch) {
+  steps_per_epoch_ = steps_per_epoch;
   epochs_.clear();
   write();
 }
@@ -45,6 +46,7 @@ void MetricsJsonWriter::write() const {
   out["threads"] = model_.num_threads();
   out["deterministic"] = op_determinism();
   out["batch_size"] = batch_size_;
+  out["steps_per_epoch"] = steps_per_epoch_;
   // Data-parallel runs: the ranks (batch_size is the global batch, samples_per_s the job's).
   out["ranks"] = model_.communicator() ? model_.communicator()->size() : 1;
   out["planned_peak_bytes"] = model_.planned_peak_bytes();

@@ -24,6 +24,7 @@ class MetricsJsonWriter final : public Callback {
   std::string path_;
   const Model& model_;
   std::int64_t batch_size_;
+  std::int64_t steps_per_epoch_ = 0;  // fit's batches per epoch; 0: one pass of unknown length
   std::vector<std::pair<std::int64_t, Logs>> epochs_;  // (0-based epoch, logs)
 };
 

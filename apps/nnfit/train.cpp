@@ -39,7 +39,7 @@ namespace {
 
 struct TrainArgs {
   std::string config;
-  std::int64_t epochs = 0, batch_size = 0, seed = 0;
+  std::int64_t epochs = 0, steps_per_epoch = 0, batch_size = 0, seed = 0;
   std::string dtype_policy;
   int threads = 0;
   std::string metrics_json;
@@ -54,6 +54,7 @@ struct TrainArgs {
   bool no_overlap = false;
   MemoryFlags memory;
   CLI::Option* epochs_opt = nullptr;
+  CLI::Option* steps_per_epoch_opt = nullptr;
   CLI::Option* batch_size_opt = nullptr;
   CLI::Option* seed_opt = nullptr;
 };
@@ -170,6 +171,7 @@ int run_train(const TrainArgs& args, dist::Communicator& comm) {
   // Before any kernel is made: results independent of the thread count.
   if (args.deterministic || cfg.deterministic) set_op_determinism(true);
   if (*args.epochs_opt) cfg.epochs = args.epochs;
+  if (*args.steps_per_epoch_opt) cfg.steps_per_epoch = args.steps_per_epoch;
   if (*args.batch_size_opt) cfg.batch_size = args.batch_size;
   if (*args.seed_opt) cfg.seed = static_cast<std::uint64_t>(args.seed);
 
@@ -215,6 +217,7 @@ int run_train(const TrainArgs& args, dist::Communicator& comm) {
   fit.seed = cfg.seed;
   fit.on_oom = cfg.on_oom;
   fit.class_weight = cfg.class_weight;
+  fit.steps_per_epoch = cfg.steps_per_epoch;
   fit.on_note = [](const std::string& note) { std::fprintf(stderr, "nnfit: note: %s\n", note.c_str()); };
   std::pair<Tensor, Tensor> train_tensors;
   std::optional<data::Dataset> train_dataset;
@@ -224,6 +227,11 @@ int run_train(const TrainArgs& args, dist::Communicator& comm) {
     // With a log dir the stages are measured for LOGDIR/pipeline.json (nnfit profile).
     PipelineProbe probe;
     train_dataset = build_pipeline(*cfg.train.pipeline, cfg.batch_size, cfg.seed, args.logdir.empty() ? nullptr : &probe);
+    if (train_dataset->cardinality() == data::kInfiniteCardinality && cfg.steps_per_epoch == 0) {
+      throw InvalidArgument(cfg.path + ": data.train's pipeline repeats forever and fit.steps_per_epoch is not set, so "
+                            "no epoch would end",
+                            "set \"steps_per_epoch\" in the fit section (or --steps-per-epoch N), or give the repeat a count");
+    }
     for (std::size_t i = 0; i < probe.names.size(); ++i) fit.pipeline_stages.emplace_back(probe.names[i], probe.stats[i]);
   }
   if (cfg.validation && cfg.validation->files) {
@@ -365,6 +373,11 @@ Subcommand add_train_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand("train", "Train a Keras model described by a JSON config (docs/config.md)");
   app->add_option("config", args->config, "The config file: model, data, compile, fit")->required();
   args->epochs_opt = app->add_option("--epochs", args->epochs, "Override fit.epochs")->check(kFitsInt64)->check(kPositive);
+  args->steps_per_epoch_opt = app->add_option("--steps-per-epoch", args->steps_per_epoch,
+                                              "Override fit.steps_per_epoch (batches per epoch; the data's pass goes on "
+                                              "into the next epoch)")
+                                  ->check(kFitsInt64)
+                                  ->check(kPositive);
   args->batch_size_opt =
       app->add_option("--batch-size", args->batch_size, "Override fit.batch_size")->check(kFitsInt64)->check(kPositive);
   args->seed_opt = app->add_option("--seed", args->seed, "Override fit.seed")->check(kFitsInt64)->check(kNonNegative);

@@ -131,8 +131,8 @@ TrainConfig read_train_config(const std::string& path) {
 
   if (top.find("fit")) {
     const Section fit = top.section("fit");
-    fit.check_keys({"epochs", "batch_size", "shuffle", "seed", "memory", "on_oom", "callbacks", "class_weight",
-                    "deterministic"});
+    fit.check_keys({"epochs", "steps_per_epoch", "batch_size", "shuffle", "seed", "memory", "on_oom", "callbacks",
+                    "class_weight", "deterministic"});
     if (const json* cw = fit.find("class_weight")) {
       // Keras's dict of class id -> weight; JSON keys are strings ("0").
       if (!cw->is_object()) fit.fail("expected an object of class id -> weight, got " + cw->dump(), "class_weight");
@@ -158,6 +158,7 @@ TrainConfig read_train_config(const std::string& path) {
       cfg.callbacks_json = cbs->dump();
     }
     cfg.epochs = fit.integer("epochs", cfg.epochs, 1);
+    cfg.steps_per_epoch = fit.integer("steps_per_epoch", cfg.steps_per_epoch, 1);
     cfg.batch_size = fit.integer("batch_size", cfg.batch_size, 1);
     cfg.shuffle = fit.boolean("shuffle", cfg.shuffle);
     cfg.deterministic = fit.boolean("deterministic", cfg.deterministic);

@@ -45,6 +45,7 @@ struct TrainConfig {
   // fit.callbacks: Keras's serialized callbacks ([{"class_name", "config"}]) as JSON text.
   std::string callbacks_json;
   std::int64_t epochs = 1;
+  std::int64_t steps_per_epoch = 0;  // fit.steps_per_epoch; 0: one pass over the data per epoch
   std::int64_t batch_size = 32;  // Keras's defaults
   bool shuffle = true;
   std::uint64_t seed = 0;

@@ -157,9 +157,10 @@ py::dict fit(ModelHandle& h, const py::sequence& x, const py::sequence& y, std::
              bool shuffle, std::uint64_t seed, const py::object& validation, const py::object& bridge, bool batch_hook,
              const std::string& keras_callbacks, const py::object& tensorboard,
              const std::map<std::int64_t, double>& class_weight,
-             const py::object& sample_weight, std::int64_t initial_epoch) {
+             const py::object& sample_weight, std::int64_t initial_epoch, std::int64_t steps_per_epoch) {
   FitOptions o;
   o.epochs = epochs;
+  o.steps_per_epoch = steps_per_epoch;
   o.batch_size = batch_size;
   o.shuffle = shuffle;
   o.seed = seed;
@@ -182,9 +183,10 @@ py::dict fit_dataset(ModelHandle& h, const DatasetHandle& train, std::int64_t ep
                      const py::object& validation, const py::object& bridge, bool batch_hook,
                      const std::string& keras_callbacks, const py::object& tensorboard,
                      const std::map<std::int64_t, double>& class_weight,
-                     std::int64_t initial_epoch) {
+                     std::int64_t initial_epoch, std::int64_t steps_per_epoch) {
   FitOptions o;
   o.epochs = epochs;
+  o.steps_per_epoch = steps_per_epoch;
   o.seed = seed;
   o.class_weight = class_weight;
   o.initial_epoch = initial_epoch;
@@ -198,7 +200,7 @@ py::dict fit_dataset(ModelHandle& h, const DatasetHandle& train, std::int64_t ep
 void define_fit(py::class_<ModelHandle>& cls) {
   cls.def("fit_dataset", &fit_dataset, py::arg("dataset"), py::arg("epochs"), py::arg("seed"), py::arg("validation"),
           py::arg("bridge"), py::arg("batch_hook"), py::arg("keras_callbacks"), py::arg("tensorboard"),
-          py::arg("class_weight"), py::arg("initial_epoch"))
+          py::arg("class_weight"), py::arg("initial_epoch"), py::arg("steps_per_epoch") = 0)
       .def("evaluate_dataset",
            [](ModelHandle& h, const DatasetHandle& d) {
              Logs logs;
@@ -210,7 +212,8 @@ void define_fit(py::class_<ModelHandle>& cls) {
            })
       .def("fit", &fit, py::arg("x"), py::arg("y"), py::arg("batch_size"), py::arg("epochs"), py::arg("shuffle"),
           py::arg("seed"), py::arg("validation"), py::arg("bridge"), py::arg("batch_hook"), py::arg("keras_callbacks"),
-          py::arg("tensorboard"), py::arg("class_weight"), py::arg("sample_weight"), py::arg("initial_epoch"))
+          py::arg("tensorboard"), py::arg("class_weight"), py::arg("sample_weight"), py::arg("initial_epoch"),
+          py::arg("steps_per_epoch") = 0)
       .def(
           "evaluate",
           [](ModelHandle& h, const py::sequence& x, const py::sequence& y, std::int64_t batch_size) {

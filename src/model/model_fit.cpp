@@ -29,82 +29,15 @@ namespace nnfit {
 using namespace fit_data;
 using namespace step_profile;
 
-// How the epoch loop gets its batches: begin(epoch) starts a pass; next(rows) stages the
-// next batch into its program's inputs and returns that entry and its rows (nullptr at
-// the end of the pass). The loop counts the time next() takes as input wait. prepare
-// (optional) is called as soon as an epoch's last batch is trained, before validation,
-// when another epoch follows: a pipeline starts the next pass there, so its first
-// batches are made while validation runs instead of at the start of the next epoch.
-struct Model::EpochFeed {
-  std::function<void(std::int64_t epoch)> begin;
-  std::function<Entry*(std::int64_t& rows)> next;
-  std::function<void(std::int64_t next_epoch)> prepare;
-  // Passes over the first n batches of the pass begun (a resumed run's done batches).
-  std::function<void(std::int64_t n)> skip;
-};
-
-Model::Entry& Model::stage_element(const data::Element& element, const char* what, std::int64_t index) {
-  const bool training = std::strcmp(what, "training") == 0;
-  const std::size_t n_in = num_inputs(), n_out = num_outputs();
-  NNFIT_CHECK(element.size() >= n_in + n_out, InvalidArgument, what, " batch ", index + 1, " has ", element.size(),
-              " component(s); fit and evaluate need ",
-              n_in + n_out == 2 ? std::string("(x, y)")
-                                : std::to_string(n_in + n_out) + " (one per model input, then one target per output)");
-  const std::vector<Shape> in_shapes = input_shapes();
-  const std::int64_t rows = element[0].shape().rank() >= 1 ? element[0].shape()[0] : 0;
-  for (std::size_t i = 0; i < n_in; ++i) {
-    const Tensor& x = element[i];
-    const std::string which = n_in > 1 ? " input " + std::to_string(i) : "";
-    NNFIT_CHECK(x.dtype() == DType::f32 || x.dtype() == DType::u8 || x.dtype() == DType::i32 ||
-                    x.dtype() == DType::i64 || x.dtype() == DType::boolean,
-                InvalidArgument, what, " batch ", index + 1, which, ": inputs are ", dtype_name(x.dtype()),
-                ", the model takes float32, uint8, int32, int64 or bool; add a map that converts them (cast)");
-    NNFIT_CHECK(x.shape() != in_shapes[i] && x.shape().rank() >= 1, InvalidArgument, what, " batch ", index + 1,
-                which, ": inputs of shape ", x.shape().to_string(), " are single samples; batch the dataset first");
-    // Like fit(x, y), any layout with the model's per-sample size is taken ([B, 28, 28] for
-    // a [28, 28, 1] input).
-    NNFIT_CHECK(rows > 0 && x.shape()[0] == rows && x.numel() == rows * in_shapes[i].numel(), InvalidArgument, what,
-                " batch ", index + 1, which, ": inputs of shape ", x.shape().to_string(),
-                " do not match the model's input shape ", in_shapes[i].to_string(), " per sample");
-  }
-  Entry& e = entry_or_split(training, rows, what);
-  const float* given_weights = nullptr;
-  if (e.sample_weight >= 0 && element.size() > n_in + n_out) {
-    const Tensor& w = element[n_in + n_out];
-    NNFIT_CHECK(w.dtype() == DType::f32 && w.numel() == rows, InvalidArgument, what, " batch ", index + 1,
-                ": sample weights must be float32, one per sample (", rows, "), got ", dtype_name(w.dtype()), " ",
-                w.shape().to_string());
-    given_weights = w.data<float>();
-  }
-  // The batch is read where the pipeline made it; the caller keeps `element` alive
-  // through the step.
-  // A float32 batch is read where the pipeline made it; others (uint8 images, integer token
-  // ids) are cast into the program's own input as Keras's model casts them, so pipelines
-  // may carry them as stored.
-  for (std::size_t i = 0; i < n_in; ++i) {
-    if (element[i].dtype() == DType::f32) {
-      e.set_x(element[i].raw(), i);
-    } else {
-      e.set_x(nullptr, i);
-      cast_inputs_to_f32(element[i], static_cast<float*>(e.x_data(i)));
-    }
-  }
-  const std::vector<Shape> outs = e.ys.empty() ? std::vector<Shape>{} : output_shapes();
-  for (std::size_t i = 0; i < e.ys.size(); ++i) {
-    try {
-      const Shape& out = outs[i];
-      convert_targets(element[n_in + i], e.program.graph().desc(e.ys[i]), rows, e.y_data(i),
-                      out.rank() > 0 ? out.dim(-1) : 0);
-    } catch (const InvalidArgument& err) {
-      throw InvalidArgument(std::string(what) + " batch " + std::to_string(index + 1) + ": " + err.what());
-    }
-  }
-  if (e.sample_weight >= 0) stage_sample_weights(e, rows, given_weights);
-  return e;
-}
-
-History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoch, EpochFeed& feed,
+History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoch, EpochFeed& whole_passes,
                                data::Autotuner* validation_tuner) {
+  NNFIT_CHECK(options.steps_per_epoch >= 0, InvalidArgument, "steps_per_epoch must be positive (or 0: one pass), got ",
+              options.steps_per_epoch);
+  std::vector<std::string> step_notes;
+  EpochFeed limited;
+  if (options.steps_per_epoch > 0) limited = limit_steps(whole_passes, options.steps_per_epoch, &step_notes, options.on_note);
+  EpochFeed& feed = options.steps_per_epoch > 0 ? limited : whole_passes;
+  if (options.steps_per_epoch > 0) steps_per_epoch = options.steps_per_epoch;
   NNFIT_CHECK(!(options.validation_data && options.validation_dataset), InvalidArgument,
               "give validation_data or validation_dataset, not both");
   NNFIT_CHECK(options.profile_steps.empty() || !options.log_dir.empty(), InvalidArgument,
@@ -374,6 +307,7 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
     }
     prog.set_timing(false);
   }
+  history.notes = std::move(step_notes);
   return history;
 }
 
@@ -458,6 +392,7 @@ History Model::fit(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y
   std::vector<std::int64_t> order;
   std::int64_t step = 0;
   EpochFeed feed;
+  feed.pass_steps = steps;
   feed.begin = [&](std::int64_t epoch) {
     order = ds.batches(bs, options.shuffle, options.seed, epoch).order();
     step = 0;
@@ -483,7 +418,7 @@ History Model::fit(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y
     return &e;
   };
   History h = train_loop(o, steps, feed, nullptr);
-  h.notes = std::move(notes);
+  h.notes.insert(h.notes.begin(), notes.begin(), notes.end());
   return h;
 }
 
@@ -491,9 +426,10 @@ History Model::fit(const data::Dataset& train, const FitOptions& options) {
   check_compiled();
   NNFIT_CHECK(options.batch_size > 0, InvalidArgument, "batch_size must be positive, got ", options.batch_size);
   NNFIT_CHECK(options.epochs >= 0, InvalidArgument, "epochs must be >= 0, got ", options.epochs);
-  NNFIT_CHECK(train.cardinality() != data::kInfiniteCardinality, InvalidArgument,
-              "the training dataset is infinite (repeat() without a count); one pass is one epoch, so drop the "
-              "repeat or follow it with take(steps_per_epoch)");
+  NNFIT_CHECK(train.cardinality() != data::kInfiniteCardinality || options.steps_per_epoch > 0, InvalidArgument,
+              "the training dataset is infinite (repeat() without a count) and no steps_per_epoch is given; give "
+              "steps_per_epoch (fit's steps_per_epoch, or \"steps_per_epoch\" in the config's fit section), or drop the "
+              "repeat");
   NNFIT_CHECK(!options.sample_weight.defined(), InvalidArgument,
               "sample_weight is for fit(x, y); a dataset brings its weights as a third component (x, y, sample_weight)");
   const bool dataset_weights = train.element_spec().size() > num_inputs() + num_outputs();
@@ -558,6 +494,7 @@ History Model::fit(const data::Dataset& train, const FitOptions& options) {
     return &e;
   };
   const std::int64_t steps = train.cardinality() >= 0 ? train.cardinality() : 0;
+  feed.pass_steps = steps;
   // The validation pipeline gets its own tuner: its waits are not the training loop's.
   std::optional<data::Autotuner> val_tuner;
   if (options.validation_dataset) {
@@ -570,7 +507,7 @@ History Model::fit(const data::Dataset& train, const FitOptions& options) {
   it.reset();
   h.autotune_summary = tuner.summary();
   h.autotune_decisions = tuner.decisions();
-  h.notes = std::move(notes);
+  h.notes.insert(h.notes.begin(), notes.begin(), notes.end());
   if (val_tuner && !val_tuner->summary().empty()) {
     h.autotune_summary += (h.autotune_summary.empty() ? "" : "; ") + std::string("validation: ") + val_tuner->summary();
     for (const std::string& d : val_tuner->decisions()) h.autotune_decisions.push_back("validation: " + d);

@@ -1,5 +1,6 @@
 // What model.cpp (building and planning) and model_fit.cpp (the training and
-// inference loops) share: the per-(mode, batch) planned entries and small helpers.
+// inference loops) share: the per-(mode, batch) planned entries, the EpochFeed fit's loop
+// takes its batches from (model_feed.cpp), and small helpers.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -187,6 +188,21 @@ struct Model::Programs {
   std::vector<Weight*> trainable;             // in layer order
   std::vector<std::vector<Tensor>> slots;     // per trainable weight
   Tensor one;                                 // scalar 1.0: dL/dL
+};
+
+// How the epoch loop gets its batches: begin(epoch) starts a pass; next(rows) stages the
+// next batch into its program's inputs and returns that entry and its rows (nullptr at
+// the end of the pass). The loop counts the time next() takes as input wait. prepare
+// (optional) is called as soon as an epoch's last batch is trained, before validation,
+// when another epoch follows: a pipeline starts the next pass there, so its first
+// batches are made while validation runs instead of at the start of the next epoch.
+struct Model::EpochFeed {
+  std::function<void(std::int64_t epoch)> begin;
+  std::function<Entry*(std::int64_t& rows)> next;
+  std::function<void(std::int64_t next_epoch)> prepare;
+  // Passes over the first n batches of the pass begun (a resumed run's done batches).
+  std::function<void(std::int64_t n)> skip;
+  std::int64_t pass_steps = 0;  // batches in one pass; 0: not known (a dataset of unknown size)
 };
 
 }  // namespace nnfit

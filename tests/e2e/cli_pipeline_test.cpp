@@ -167,6 +167,28 @@ TEST_F(CliTest, LogdirWritesTensorBoardEventFiles) {
 
 namespace {
 
+// fit.steps_per_epoch: an infinite pipeline ({"repeat": -1}) trains that many batches per
+// epoch (the metrics JSON's steps), --steps-per-epoch overrides it, and without it the
+// error names the key; a bad value is a config error.
+TEST_F(CliTest, StepsPerEpochTrainsAnInfinitePipeline) {
+  const fs::path metrics = dir_ / "metrics.json";
+  const std::string train = pipeline(R"({"map": "normalize", "scale": 0.00392156862745098}, {"batch": 3}, {"repeat": -1})");
+  const std::string val = pipeline(R"({"map": "normalize", "scale": 0.00392156862745098}, {"batch": 3})");
+  const fs::path cfg = config_with_data(model(), train, val, R"({"epochs": 2, "steps_per_epoch": 5, "seed": 1})");
+  Result r = run("train " + cfg.string() + " --quiet --metrics-json " + metrics.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto m = nlohmann::json::parse(slurp(metrics));
+  ASSERT_EQ(m["epochs"].size(), 2u) << m.dump();
+  EXPECT_EQ(m["steps_per_epoch"], 5) << m.dump();
+  r = run("train " + cfg.string() + " --quiet --steps-per-epoch 7 --metrics-json " + metrics.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  m = nlohmann::json::parse(slurp(metrics));
+  EXPECT_EQ(m["steps_per_epoch"], 7) << m.dump();
+  expect_error(config_with_data(model(), train, val, R"({"epochs": 1})"), 2, {"repeats forever", "fit.steps_per_epoch"});
+  expect_error(config_with_data(model(), train, val, R"({"steps_per_epoch": 0})"), 2, {"fit.steps_per_epoch"});
+  expect_error(config_with_data(model(), train, val, R"({"steps_per_epoch": "5"})"), 2, {"fit.steps_per_epoch"});
+}
+
 // fit.on_oom = "reduce_batch" under a --memory-limit between the plans for batch 3 and 6:
 // training goes on in micro-batches and says so on stderr; a bad value is a config error.
 TEST_F(CliTest, OnOomReduceBatchTrainsInMicroBatchesAndSaysSo) {

@@ -68,6 +68,40 @@ def test_fit_on_a_dataset(blobs):
     assert logs["accuracy"] == pytest.approx(history.history["val_accuracy"][-1])
 
 
+def weights_after(fit):
+    """The weights of a fresh seeded MLP after fit(model)."""
+    keras.backend.clear_session()  # the same layer names, so the same initial weights
+    keras.utils.set_random_seed(7)
+    model = mlp()
+    model.compile(keras.optimizers.Adam(0.01), "sparse_categorical_crossentropy")
+    history = fit(model)
+    return model.get_weights(), history
+
+
+def test_steps_per_epoch(blobs):
+    """Keras's steps_per_epoch: epochs read consecutive batches of the pass (the same
+    weights as the batches in one plain epoch); an infinite dataset needs it."""
+    x, y = blobs[0][:40], blobs[1][:40]
+    ds = nnfit.data.Dataset.from_tensor_slices((x, y)).batch(8)  # 5 batches a pass
+    a, ha = weights_after(lambda m: m.fit(ds.repeat(), epochs=3, steps_per_epoch=4, verbose=0))
+    b, _ = weights_after(lambda m: m.fit(ds.repeat(3).take(12), epochs=1, verbose=0))
+    assert len(ha.history["loss"]) == 3
+    for wa, wb in zip(a, b):
+        np.testing.assert_array_equal(wa, wb)
+    # Arrays: a pass of 5 batches in epochs of 2: 1-2 | 3-4 | 5, then the data ran out.
+    c, hc = weights_after(lambda m: m.fit(x, y, batch_size=8, shuffle=False, epochs=3, steps_per_epoch=2, verbose=0))
+    d, _ = weights_after(lambda m: m.fit(x, y, batch_size=8, shuffle=False, epochs=1, verbose=0))
+    for wc, wd in zip(c, d):
+        np.testing.assert_array_equal(wc, wd)
+    assert any("ran out" in note for note in hc.notes)
+    model = mlp()
+    model.compile("adam", "sparse_categorical_crossentropy")
+    with pytest.raises(ValueError, match="steps_per_epoch"):
+        model.fit(ds.repeat(), epochs=1, verbose=0)
+    with pytest.raises(ValueError, match="steps_per_epoch"):
+        model.fit(x, y, steps_per_epoch=0, verbose=0)
+
+
 def test_dataset_errors(blobs, tmp_path):
     x, y = blobs
     model = mlp()

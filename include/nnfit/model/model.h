@@ -87,6 +87,11 @@ struct FitOptions {
   // Keras's initial_epoch: epochs already done (a resumed run); training runs epochs
   // initial_epoch .. epochs-1 and the logs number them from there.
   std::int64_t initial_epoch = 0;
+  // Keras's steps_per_epoch: an epoch is this many batches (0: one pass over the data). The
+  // pass goes on into the next epoch; where it ends inside an epoch, that epoch ends there
+  // (a note says so) and the next starts a new pass. A dataset may then be infinite
+  // (repeat()). Note [Steps per epoch] (model_fit.cpp).
+  std::int64_t steps_per_epoch = 0;
   // What to do when a batch does not fit the memory limit: "fail" (the default:
   // OutOfMemory, with the largest batch that fits) or "reduce_batch": run it as the
   // largest power-of-two fraction of it that fits. A training batch accumulates the
@@ -346,6 +351,10 @@ class Model {
   // The epoch loop both fit() overloads share; `feed` hands out each epoch's batches.
   History train_loop(const FitOptions& options, std::int64_t steps_per_epoch, EpochFeed& feed,
                      data::Autotuner* validation_tuner);
+  // `inner` cut into epochs of `steps` batches (Note [Steps per epoch]); a note where the
+  // data runs out inside an epoch goes to *notes and on_note.
+  static EpochFeed limit_steps(EpochFeed& inner, std::int64_t steps, std::vector<std::string>* notes,
+                               const std::function<void(const std::string&)>& on_note);
   Logs validate(const FitOptions& options, data::Autotuner* tuner);
   // `what` names the batches in errors and notes: "validation" or "evaluation".
   Logs evaluate_tensors(const std::vector<Tensor>& x, const std::vector<Tensor>& y, std::int64_t batch_size,

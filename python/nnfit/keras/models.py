@@ -199,16 +199,19 @@ class Model:
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
             steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1):
         """Keras's fit over NumPy arrays; returns a History."""
-        for name, value, default in (("steps_per_epoch", steps_per_epoch, None),
-                                     ("validation_steps", validation_steps, None),
+        for name, value, default in (("validation_steps", validation_steps, None),
                                      ("validation_batch_size", validation_batch_size, None),
                                      ("validation_freq", validation_freq, 1)):
             if value != default:
                 raise NotImplementedError(f"fit: {name} is not supported by nnfit")
         verbose = 1 if verbose == "auto" else int(verbose)
+        if steps_per_epoch is not None and (isinstance(steps_per_epoch, bool) or int(steps_per_epoch) != steps_per_epoch
+                                            or steps_per_epoch < 1):
+            raise ValueError(f"fit: steps_per_epoch must be a positive integer, got {steps_per_epoch!r}")
+        spe = 0 if steps_per_epoch is None else int(steps_per_epoch)
         if _is_dataset(x):
             return self._fit_dataset(x, y, batch_size, epochs, verbose, callbacks, validation_split, validation_data,
-                                     class_weight, sample_weight, initial_epoch)
+                                     class_weight, sample_weight, initial_epoch, spe)
         if y is None:
             raise ValueError("fit: targets y are needed with array inputs (or pass an nnfit.data.Dataset of (x, y))")
         xs = _training.as_arrays(x, self._input_names_for(x), "x")
@@ -235,15 +238,16 @@ class Model:
         history = History()
         n = xs[0].shape[0]
         batch = 32 if batch_size is None else int(batch_size)
-        steps = -(-n // batch)
+        steps = spe or -(-n // batch)
         bridge = _training.Bridge(self, python_callbacks, history, verbose, epochs, steps)
         result = self._handle.fit(xs, ys, batch, int(epochs), bool(shuffle), _state.next_seed(), validation, bridge,
                                   bridge.batch_hook, builtin, tensorboard,
-                                  {int(k): float(v) for k, v in (class_weight or {}).items()}, sw, int(initial_epoch))
+                                  {int(k): float(v) for k, v in (class_weight or {}).items()}, sw, int(initial_epoch),
+                                  spe)
         return _finish(history, bridge, result)
 
     def _fit_dataset(self, ds, y, batch_size, epochs, verbose, callbacks, validation_split, validation_data,
-                     class_weight, sample_weight, initial_epoch):
+                     class_weight, sample_weight, initial_epoch, steps_per_epoch=0):
         """fit over an nnfit.data.Dataset of (x, y) batches (Keras's fit over a tf.data.Dataset)."""
         for name, value in (("y", y), ("batch_size", batch_size), ("sample_weight", sample_weight)):
             if value is not None:
@@ -262,11 +266,11 @@ class Model:
             validation = validation_data._build(seed)
         python_callbacks, builtin, tensorboard = _training.split_callbacks(callbacks)
         history = History()
-        bridge = _training.Bridge(self, python_callbacks, history, verbose, epochs, 0)
+        bridge = _training.Bridge(self, python_callbacks, history, verbose, epochs, steps_per_epoch)
         result = self._handle.fit_dataset(train, int(epochs), seed, validation, bridge, bridge.batch_hook, builtin,
                                           tensorboard,
                                           {int(k): float(v) for k, v in (class_weight or {}).items()},
-                                          int(initial_epoch))
+                                          int(initial_epoch), steps_per_epoch)
         return _finish(history, bridge, result)
 
     def _input_names_for(self, x):
