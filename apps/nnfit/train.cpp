@@ -266,7 +266,7 @@ int run_train(const TrainArgs& args, dist::Communicator& comm) {
     fit.callbacks.push_back(&progress);
   }
   if (!args.metrics_json.empty() && root) {
-    metrics = std::make_unique<MetricsJsonWriter>(args.metrics_json, *model, fit.batch_size);
+    metrics = std::make_unique<MetricsJsonWriter>(args.metrics_json, *model, fit.batch_size, placement.reason);
     fit.callbacks.push_back(metrics.get());
   }
   for (const auto& cb : owned) fit.callbacks.push_back(cb.get());

@@ -41,10 +41,15 @@ TEST_F(DeviceFlag, NoDriverTrainsOnTheCpuWithoutLoadingThePlugin) {
 }
 
 TEST_F(DeviceFlag, ExplicitCpu) {
-  const Result r = train(driver_root(1), "--device cpu");
+  const fs::path metrics = dir_ / "metrics.json";
+  const Result r = train(driver_root(1), "--device cpu --metrics-json " + metrics.string());
   ASSERT_EQ(r.code, 0) << r.err.substr(0, 2000);
   EXPECT_NE(r.out.find("Device: cpu (requested by --device)\n"), std::string::npos) << r.out;
   EXPECT_FALSE(loads_cuda(r.err)) << "--device cpu loaded CUDA";
+  const std::string json = slurp(metrics);
+  EXPECT_NE(json.find("\"device\": {\n    \"name\": \"cpu\",\n    \"reason\": \"requested by --device\"\n  }"),
+            std::string::npos)
+      << json;
 }
 
 TEST_F(DeviceFlag, ConfigKeyAndTheFlagOverridesIt) {
