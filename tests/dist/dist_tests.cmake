@@ -5,7 +5,8 @@
 add_executable(nnfit_dist_tests ${CMAKE_CURRENT_SOURCE_DIR}/dist/communicator_test.cpp
                ${CMAKE_CURRENT_SOURCE_DIR}/dist/nccl_host_test.cpp)
 target_include_directories(nnfit_dist_tests PRIVATE ${PROJECT_SOURCE_DIR}/src)
-target_link_libraries(nnfit_dist_tests PRIVATE nnfit_dist GTest::gtest_main)
+# nnfit_backend: device memory for the NCCL device test (CudaDevice.NcclOverOneRank).
+target_link_libraries(nnfit_dist_tests PRIVATE nnfit_dist nnfit_backend GTest::gtest_main)
 target_compile_options(nnfit_dist_tests PRIVATE -O1)
 nnfit_export_core(nnfit_dist_tests)
 gtest_discover_tests(nnfit_dist_tests DISCOVERY_MODE PRE_TEST)

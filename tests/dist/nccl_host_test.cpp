@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "dist/nccl_host.h"
+#include "nnfit/backend/backend.h"
 #include "nnfit/core/error.h"
 #include "nnfit/dist/nccl_communicator.h"
 
@@ -218,6 +219,9 @@ TEST(NcclWatchdog, WhenEveryRankAnswersNcclItselfHung) {
 }
 
 TEST(NcclCommunicator, WithoutAGpuAskingIsAClearError) {
+  EXPECT_THROW(make_nccl_communicator(nullptr, 0, nullptr, {}), InvalidArgument);
+  std::string why;
+  if (nccl_available() && cuda_device_count(&why) > 0) GTEST_SKIP() << "a CUDA device is present";
   auto host = std::shared_ptr<Communicator>(make_single_process_communicator());
   try {
     make_nccl_communicator(host, 0, nullptr, {});
@@ -231,7 +235,33 @@ TEST(NcclCommunicator, WithoutAGpuAskingIsAClearError) {
       EXPECT_EQ(what, "this nnfit was built without NCCL");
     }
   }
-  EXPECT_THROW(make_nccl_communicator(nullptr, 0, nullptr, {}), InvalidArgument);
+}
+
+// The communicator itself over one rank (a single-process host communicator carries the
+// ncclUniqueId): every collective on device memory, then the values read back. Needs one
+// GPU; skips here naming why.
+TEST(CudaDevice, NcclOverOneRank) {
+  if (!nccl_available()) GTEST_SKIP() << "this nnfit was built without NCCL";
+  std::string why;
+  if (cuda_device_count(&why) == 0) GTEST_SKIP() << "no usable CUDA device: " << why;
+  auto comm = make_nccl_communicator(std::shared_ptr<Communicator>(make_single_process_communicator()), 0, nullptr, {});
+  EXPECT_EQ(comm->size(), 1);
+  EXPECT_EQ(comm->name().rfind("NCCL ", 0), 0u) << comm->name();
+  constexpr std::size_t kCount = 1000;
+  auto memory = make_cuda_sub_allocator(0, CudaMemory::device);
+  auto backend = make_backend(Device{DeviceType::cuda, 0});
+  auto* data = static_cast<float*>(memory->alloc(kCount * sizeof(float)));
+  std::vector<float> host(kCount), back(kCount);
+  for (std::size_t i = 0; i < kCount; ++i) host[i] = static_cast<float>(i) * 0.5f;
+  backend->copy(data, host.data(), kCount * sizeof(float), CopyKind::host_to_device);
+  comm->all_reduce_sum(data, kCount, "allreduce in the test");
+  comm->start_all_reduce_sum(data, kCount / 2, "first half");
+  comm->start_all_reduce_sum(data + kCount / 2, kCount / 2, "second half");
+  comm->wait_all();
+  comm->broadcast(data, kCount * sizeof(float), 0, "broadcast in the test");
+  backend->copy(back.data(), data, kCount * sizeof(float), CopyKind::device_to_host);
+  EXPECT_EQ(back, host) << "a sum over one rank is the identity";
+  memory->free(data, kCount * sizeof(float));
 }
 
 }  // namespace
