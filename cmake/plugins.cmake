@@ -64,6 +64,7 @@ function(nnfit_plugin name)
   set(NNFIT_PLUGINS ${NNFIT_PLUGINS} nnfit_${name} PARENT_SCOPE)
 endfunction()
 set(NNFIT_PLUGINS "")
+set(NNFIT_NCCL_ENABLED OFF)
 
 if(NNFIT_CUDA_ENABLED)
   # The CUDA language is enabled only here, so a CPU-only build never runs nvcc. The default
@@ -109,7 +110,7 @@ if(NNFIT_CUDA_ENABLED)
   target_compile_options(nnfit_cuda_plans PRIVATE -Wall -Wextra)
   nnfit_plugin(cuda ENTRY src/backend/cuda/cuda_plugin_entry.cpp
                SOURCES src/backend/cuda/cuda_backend.cpp src/backend/cuda/cuda_sub_allocator.cpp
-                       src/backend/cuda/cublaslt_matmul.cpp ${NNFIT_CUDNN_SOURCE} src/backend/cuda/own_kernels.cu)
+                       src/backend/cuda/cuda_queues.cpp src/backend/cuda/cublaslt_matmul.cpp ${NNFIT_CUDNN_SOURCE} src/backend/cuda/own_kernels.cu)
   # The shared runtime, which the cuBLASLt and cuDNN libraries use too (CMake's default for
   # CUDA sources is the static one).
   set_target_properties(nnfit_cuda PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
@@ -123,6 +124,21 @@ if(NNFIT_CUDA_ENABLED)
   # (Note [Bitwise slot updates]); own kernels are memory-bound, so it costs nothing.
   target_compile_options(nnfit_cuda PRIVATE
                          $<$<COMPILE_LANGUAGE:CUDA>:--fmad=false --expt-relaxed-constexpr -Xcompiler=-fno-math-errno>)
+  # The NCCL communicator (docs/design/distributed.md, "NCCL"): its own plugin, so a CUDA run
+  # on one GPU never maps libnccl. Found beside the toolkit (NVIDIA's libnccl-dev puts it in
+  # the system paths, which find_library searches too).
+  find_library(NNFIT_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib64)
+  find_path(NNFIT_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+  if(NNFIT_NCCL_LIBRARY AND NNFIT_NCCL_INCLUDE_DIR)
+    nnfit_plugin(nccl ENTRY src/dist/nccl/nccl_communicator.cpp)
+    target_include_directories(nnfit_nccl PRIVATE ${NNFIT_NCCL_INCLUDE_DIR})
+    target_link_libraries(nnfit_nccl PRIVATE ${NNFIT_NCCL_LIBRARY} CUDA::cudart)
+    file(STRINGS ${NNFIT_NCCL_INCLUDE_DIR}/nccl.h _nccl_version REGEX "#define NCCL_(MAJOR|MINOR|PATCH) [0-9]+")
+    string(REGEX REPLACE "[^;]* ([0-9]+);[^;]* ([0-9]+);[^;]* ([0-9]+)" "\\1.\\2.\\3" NNFIT_NCCL_VERSION "${_nccl_version}")
+    set(NNFIT_NCCL_ENABLED ON)
+  else()
+    set(NNFIT_NCCL_REASON "no nccl.h / libnccl beside the CUDA toolkit")
+  endif()
   # The architectures as one comma-separated string (a ';' would split the definition).
   string(REPLACE ";" "," NNFIT_CUDA_ARCHITECTURES_TEXT "${CMAKE_CUDA_ARCHITECTURES}")
   set_property(SOURCE src/backend/backend_registry.cpp APPEND PROPERTY COMPILE_DEFINITIONS
@@ -130,6 +146,15 @@ if(NNFIT_CUDA_ENABLED)
                NNFIT_CUDA_LIBRARIES="${NNFIT_CUDA_LIBRARIES}")
 else()
   set_property(SOURCE src/backend/backend_registry.cpp APPEND PROPERTY COMPILE_DEFINITIONS NNFIT_WITH_CUDA=0)
+endif()
+
+if(NNFIT_NCCL_ENABLED)
+  set_property(SOURCE src/dist/nccl_host.cpp APPEND PROPERTY COMPILE_DEFINITIONS NNFIT_WITH_NCCL=1)
+else()
+  set_property(SOURCE src/dist/nccl_host.cpp APPEND PROPERTY COMPILE_DEFINITIONS NNFIT_WITH_NCCL=0)
+  if(NOT NNFIT_CUDA_ENABLED)
+    set(NNFIT_NCCL_REASON "no CUDA backend")
+  endif()
 endif()
 
 if(NNFIT_MPI_ENABLED)

@@ -26,8 +26,9 @@ std::int64_t peak_rss_bytes() {
 
 }  // namespace
 
-MetricsJsonWriter::MetricsJsonWriter(std::string path, const Model& model, std::int64_t batch_size)
-    : path_(std::move(path)), model_(model), batch_size_(batch_size) {}
+MetricsJsonWriter::MetricsJsonWriter(std::string path, const Model& model, std::int64_t batch_size,
+                                     std::string device_reason)
+    : path_(std::move(path)), model_(model), batch_size_(batch_size), device_reason_(std::move(device_reason)) {}
 
 void MetricsJsonWriter::on_train_begin(std::int64_t, std::int64_t steps_per_epoch) {
   steps_per_epoch_ = steps_per_epoch;
@@ -45,6 +46,9 @@ void MetricsJsonWriter::write() const {
   out["version"] = "nnfit " NNFIT_VERSION;
   out["threads"] = model_.num_threads();
   out["deterministic"] = op_determinism();
+  // Where the model trains, and why there (--device, fit.device, or the default's finding).
+  out["device"] = {{"name", model_.device().type == DeviceType::cpu ? std::string("cpu") : model_.device().to_string()},
+                   {"reason", device_reason_}};
   out["batch_size"] = batch_size_;
   out["steps_per_epoch"] = steps_per_epoch_;
   // Data-parallel runs: the ranks (batch_size is the global batch, samples_per_s the job's).

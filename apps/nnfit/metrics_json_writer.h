@@ -13,7 +13,8 @@ namespace nnfit::cli {
 // Holds a reference to the model (not owned; must outlive the writer). Not thread-safe.
 class MetricsJsonWriter final : public Callback {
  public:
-  MetricsJsonWriter(std::string path, const Model& model, std::int64_t batch_size);
+  // device_reason: why the model runs where it does (DevicePlacement::reason).
+  MetricsJsonWriter(std::string path, const Model& model, std::int64_t batch_size, std::string device_reason = "");
   void on_train_begin(std::int64_t epochs, std::int64_t steps_per_epoch) override;
   void on_epoch_end(std::int64_t epoch, const Logs& logs) override;
 
@@ -25,6 +26,7 @@ class MetricsJsonWriter final : public Callback {
   const Model& model_;
   std::int64_t batch_size_;
   std::int64_t steps_per_epoch_ = 0;  // fit's batches per epoch; 0: one pass of unknown length
+  std::string device_reason_;
   std::vector<std::pair<std::int64_t, Logs>> epochs_;  // (0-based epoch, logs)
 };
 

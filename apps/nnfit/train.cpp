@@ -26,6 +26,7 @@
 #include "nnfit/io/idx.h"
 #include "nnfit/model/callbacks.h"
 #include "nnfit/model/checkpoint_callbacks.h"
+#include "nnfit/model/device_placement.h"
 #include "nnfit/model/keras_config.h"
 #include "nnfit/model/saving.h"
 #include "nnfit/model/tensorboard_callback.h"
@@ -41,6 +42,7 @@ struct TrainArgs {
   std::string config;
   std::int64_t epochs = 0, steps_per_epoch = 0, batch_size = 0, seed = 0;
   std::string dtype_policy;
+  std::string device;  // --device: overrides fit.device
   int threads = 0;
   std::string metrics_json;
   std::string logdir;
@@ -175,12 +177,18 @@ int run_train(const TrainArgs& args, dist::Communicator& comm) {
   if (*args.batch_size_opt) cfg.batch_size = args.batch_size;
   if (*args.seed_opt) cfg.seed = static_cast<std::uint64_t>(args.seed);
 
+  // Before the model exists: an explicit device that cannot be used is a usage error
+  // (exit 2), and the default looks at the driver before it loads the CUDA plugin.
+  const DevicePlacement placement =
+      place_device(args.device.empty() ? parse_device_request(cfg.device, cfg.path + ": fit.device")
+                                       : parse_device_request(args.device, "--device"));
   const MemoryPolicy memory = resolve_memory_policy(cfg.memory, cfg.path, args.memory);
   std::optional<DTypePolicy> policy;
   if (!args.dtype_policy.empty()) policy = DTypePolicy::from_name(args.dtype_policy);
   if (policy && cfg.compile) cfg.compile->dtype_policy = policy;  // the flag overrides compile.dtype_policy
   auto configure = [&](Model& m) {
     if (policy) m.set_dtype_policy(*policy);
+    m.set_device(placement.device);
     m.set_memory_policy(memory);
     m.set_num_threads(args.threads > 0 ? args.threads : default_threads());
     m.set_seed(cfg.seed);
@@ -259,13 +267,14 @@ int run_train(const TrainArgs& args, dist::Communicator& comm) {
                   static_cast<long long>(fit.batch_size / comm.size()));
     }
     std::fputs(model->summary().c_str(), stdout);
+    std::printf("Device: %s\n", placement.to_string().c_str());
     std::printf("Deterministic: %s\n", op_determinism() ? "yes (--deterministic: results independent of the thread count)"
                                                          : "same seed and thread count give the same bits (--deterministic: any thread count)");
     std::fflush(stdout);
     fit.callbacks.push_back(&progress);
   }
   if (!args.metrics_json.empty() && root) {
-    metrics = std::make_unique<MetricsJsonWriter>(args.metrics_json, *model, fit.batch_size);
+    metrics = std::make_unique<MetricsJsonWriter>(args.metrics_json, *model, fit.batch_size, placement.reason);
     fit.callbacks.push_back(metrics.get());
   }
   for (const auto& cb : owned) fit.callbacks.push_back(cb.get());
@@ -384,6 +393,9 @@ Subcommand add_train_command(CLI::App& parent) {
   app->add_option("--dtype-policy", args->dtype_policy,
                   "Keras's dtype policy for the whole model: float32, mixed_bfloat16, mixed_float16, bfloat16, "
                   "float16 (overrides compile.dtype_policy; a layer's own \"dtype\" still wins)");
+  app->add_option("--device", args->device,
+                  "Where to train: cpu, cuda:N, or auto (the default: the first usable GPU, else the CPU); "
+                  "overrides fit.device");
   app->add_option("--threads", args->threads,
                   "Compute threads (default: $NNFIT_NUM_THREADS, else all cores)")
       ->check(kPositive);

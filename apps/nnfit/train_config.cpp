@@ -4,6 +4,7 @@
 #include "train_config.h"
 
 #include "nnfit/config/section.h"
+#include "nnfit/model/device_placement.h"
 #include "nnfit/model/keras_config.h"
 #include "nnfit/model/saving.h"
 
@@ -132,7 +133,7 @@ TrainConfig read_train_config(const std::string& path) {
   if (top.find("fit")) {
     const Section fit = top.section("fit");
     fit.check_keys({"epochs", "steps_per_epoch", "batch_size", "shuffle", "seed", "memory", "on_oom", "callbacks",
-                    "class_weight", "deterministic"});
+                    "class_weight", "deterministic", "device"});
     if (const json* cw = fit.find("class_weight")) {
       // Keras's dict of class id -> weight; JSON keys are strings ("0").
       if (!cw->is_object()) fit.fail("expected an object of class id -> weight, got " + cw->dump(), "class_weight");
@@ -164,6 +165,8 @@ TrainConfig read_train_config(const std::string& path) {
     cfg.deterministic = fit.boolean("deterministic", cfg.deterministic);
     cfg.seed = static_cast<std::uint64_t>(fit.integer("seed", 0, 0));
     if (fit.find("memory")) cfg.memory = read_memory(fit.section("memory"));
+    cfg.device = fit.string_or("device", "");
+    parse_device_request(cfg.device, path + ": " + fit.key_path("device"));  // a typo fails before any data is read
     cfg.on_oom = fit.string_or("on_oom", "fail");
     if (cfg.on_oom != "fail" && cfg.on_oom != "reduce_batch") {
       fit.fail("expected \"fail\" or \"reduce_batch\", got \"" + cfg.on_oom + "\"", "on_oom");

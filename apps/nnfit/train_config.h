@@ -51,6 +51,7 @@ struct TrainConfig {
   std::uint64_t seed = 0;
   MemorySettings memory;  // fit.memory
   std::string on_oom = "fail";  // fit.on_oom: "fail" or "reduce_batch"
+  std::string device;           // fit.device: "auto", "cpu", "cuda:N" ("" when absent: auto)
   bool deterministic = false;   // fit.deterministic: set_op_determinism (also --deterministic)
   std::map<std::int64_t, double> class_weight;  // fit.class_weight: {"0": 1.0, "1": 4.0}
 };

@@ -91,9 +91,23 @@ const KernelRegistry* plugin_kernel_registry(DeviceType device, std::string* why
 #endif
 }
 
+int cuda_device_count(std::string* why_not) {
+  try {
+    return cuda_plugin("").device_count(why_not);
+  } catch (const Error& e) {
+    if (why_not) *why_not = e.what();
+    return 0;
+  }
+}
+
 std::unique_ptr<Backend> make_backend(Device device, const MemoryPolicy& policy) {
   if (device.type == DeviceType::cpu) return make_cpu_backend(policy);
   return cuda_plugin("device " + device.to_string() + " requested").make_backend(device.index, policy);
+}
+
+std::unique_ptr<DeviceQueues> make_cuda_queues(int device_index, int num_events) {
+  return cuda_plugin("the streams of cuda:" + std::to_string(device_index) + " requested")
+      .make_queues(device_index, num_events);
 }
 
 std::unique_ptr<SubAllocator> make_cuda_sub_allocator(int device_index, CudaMemory kind) {

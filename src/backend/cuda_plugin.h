@@ -5,8 +5,10 @@
 // table, not a C ABI: both sides come from one build (Note [Plugin symbols]).
 #pragma once
 #include <memory>
+#include <string>
 
 #include "nnfit/backend/backend.h"
+#include "nnfit/backend/device_queues.h"
 #include "nnfit/backend/kernel_registry.h"
 #include "nnfit/core/plugin.h"
 
@@ -21,6 +23,11 @@ struct CudaPlugin {
   std::unique_ptr<SubAllocator> (*make_sub_allocator)(int device_index, CudaMemory kind);
   // Adds every CUDA kernel (DeviceType::cuda) to `registry`.
   void (*register_kernels)(KernelRegistry& registry);
+  // The devices the runtime sees; 0 with the runtime's reason in *why_not when it sees none
+  // or fails (never throws).
+  int (*device_count)(std::string* why_not);
+  // As make_cuda_queues in nnfit/backend/device_queues.h.
+  std::unique_ptr<DeviceQueues> (*make_queues)(int device_index, int num_events);
 };
 
 }  // namespace nnfit

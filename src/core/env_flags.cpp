@@ -37,6 +37,9 @@ const std::vector<EnvFlag>& env_flags() {
       {"NNFIT_PLUGIN_DIR", "",
        "where the CUDA and MPI plugins (libnnfit_cuda.so, libnnfit_mpi.so) are looked for, ':'-separated; "
        "default: beside the nnfit binary, then ../lib/nnfit from it"},
+      {"NNFIT_DRIVER_ROOT", "/",
+       "the directory under which the default device looks for proc/driver/nvidia/gpus (tests, containers "
+       "with the host's /proc mounted elsewhere); a GPU listed there is what makes nnfit load its CUDA plugin"},
       {"TF_FORCE_GPU_ALLOW_GROWTH", "",
        "accepted for TensorFlow users: true or false; nnfit grows on demand unless told to preallocate"},
       {"FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist",

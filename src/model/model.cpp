@@ -14,6 +14,7 @@
 #include "nnfit/graph/autodiff.h"
 #include "nnfit/graph/fusion.h"
 #include "nnfit/graph/program.h"
+#include "nnfit/model/device_placement.h"
 #include "nnfit/nn/lr_schedule.h"
 #include "nnfit/nn/metrics.h"
 
@@ -96,18 +97,36 @@ void Model::set_memory_policy(const MemoryPolicy& policy) {
               "': set_memory_policy() must come before compile(), while nothing is allocated");
   if (policy == memory_policy_) return;
   const int threads = backend_->num_threads();
+  const Device device = backend_->device();
   // Drop the old allocator first, so two preallocations never coexist.
   backend_.reset();
   try {
-    backend_ = make_cpu_backend(policy);
+    backend_ = make_backend(device, policy);
   } catch (const Error&) {
     memory_policy_ = MemoryPolicy{};
-    backend_ = make_cpu_backend(memory_policy_);  // the model stays usable with the default
+    backend_ = make_backend(device, memory_policy_);  // the model stays usable with the default
     backend_->set_num_threads(threads);
     throw;
   }
   backend_->set_num_threads(threads);
   memory_policy_ = policy;
+}
+
+void Model::set_device(Device device) {
+  NNFIT_CHECK(!compiled_ && backend_->allocator().stats().in_use_bytes == 0, InvalidArgument, "model '", name_,
+              "': set_device() must come before compile(), while nothing is allocated");
+  if (device == backend_->device()) return;
+  if (!model_trains_on(device.type)) {
+    throw Unsupported("model '" + name_ + "': cannot train on " + device.to_string() +
+                          ": the model's device path (weights, input copies, loss readback in device memory) is "
+                          "not built yet (docs/design/cuda.md, \"Device placement\")",
+                      "train on the cpu device");
+  }
+  // Reached only when model_trains_on admits a new device type: its backend, same policy.
+  const int threads = backend_->num_threads();
+  backend_.reset();
+  backend_ = make_backend(device, memory_policy_);
+  backend_->set_num_threads(threads);
 }
 
 void Model::set_num_threads(int threads) { backend_->set_num_threads(threads); }

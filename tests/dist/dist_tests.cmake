@@ -2,8 +2,11 @@
 # (`mpirun --oversubscribe -np 2|3 nnfit train`, ctest label `mpi`; each skips with the
 # reason where nnfit was built without MPI). The MPI tests take about a minute on two
 # cores, most of it the watchdog cases waiting out their 5 s timeout.
-add_executable(nnfit_dist_tests ${CMAKE_CURRENT_SOURCE_DIR}/dist/communicator_test.cpp)
-target_link_libraries(nnfit_dist_tests PRIVATE nnfit_dist GTest::gtest_main)
+add_executable(nnfit_dist_tests ${CMAKE_CURRENT_SOURCE_DIR}/dist/communicator_test.cpp
+               ${CMAKE_CURRENT_SOURCE_DIR}/dist/nccl_host_test.cpp)
+target_include_directories(nnfit_dist_tests PRIVATE ${PROJECT_SOURCE_DIR}/src)
+# nnfit_backend: device memory for the NCCL device test (CudaDevice.NcclOverOneRank).
+target_link_libraries(nnfit_dist_tests PRIVATE nnfit_dist nnfit_backend GTest::gtest_main)
 target_compile_options(nnfit_dist_tests PRIVATE -O1)
 nnfit_export_core(nnfit_dist_tests)
 gtest_discover_tests(nnfit_dist_tests DISCOVERY_MODE PRE_TEST)

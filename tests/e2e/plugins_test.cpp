@@ -68,6 +68,13 @@ TEST(NnfitBinary, EachPluginNeedsItsVendorLibraries) {
   for (const std::string& n : elf_needed(fs::path(NNFIT_BINARY_DIR) / "libnnfit_mpi.so")) mpi += n + " ";
   EXPECT_NE(mpi.find("libmpi.so"), std::string::npos) << mpi;
 #endif
+#if NNFIT_TEST_WITH_NCCL
+  std::string nccl;
+  for (const std::string& n : elf_needed(fs::path(NNFIT_BINARY_DIR) / "libnnfit_nccl.so")) nccl += n + " ";
+  EXPECT_NE(nccl.find("libnccl.so"), std::string::npos) << nccl;
+  EXPECT_NE(nccl.find("libcudart.so"), std::string::npos) << nccl;
+  EXPECT_EQ(nccl.find("libmpi"), std::string::npos) << "the NCCL plugin bootstraps through nnfit's communicator: " << nccl;
+#endif
 #if !NNFIT_TEST_WITH_CUDA && !NNFIT_TEST_WITH_MPI
   GTEST_SKIP() << "this build has no plugin";
 #endif
@@ -104,6 +111,7 @@ TEST_F(PluginLoading, OpsLoadsTheCudaPluginAndListsItsKernels) {
   EXPECT_EQ(r.out.find(R"("backend": "cuda")"), std::string::npos);
 #endif
   EXPECT_EQ(r.err.find("libnnfit_mpi.so"), std::string::npos) << "nnfit ops has no use for MPI";
+  EXPECT_EQ(r.err.find("libnccl"), std::string::npos) << "nnfit ops has no use for NCCL";
 }
 
 TEST_F(PluginLoading, WithoutTheCudaPluginOpsListsTheCpuAndSaysWhy) {

@@ -206,6 +206,13 @@ class Model {
   void set_memory_policy(const MemoryPolicy& policy);
   const MemoryPolicy& memory_policy() const { return memory_policy_; }
 
+  // The device the model trains on (docs/design/cuda.md, "Device placement"); the CPU
+  // unless set. Choose it with place_device() (nnfit/model/device_placement.h), which
+  // finds the default and says why. requires: before compile(). throws: InvalidArgument
+  // after compile(); Unsupported for a device a model cannot train on in this build
+  // (model_trains_on: a CUDA device until the model's device path exists), naming it.
+  void set_device(Device device);
+
   // Data-parallel training, one replica per rank of `comm` (Keras's
   // MultiWorkerMirroredStrategy; docs/design/distributed.md): fit's batch_size is the
   // global batch, split evenly across the ranks (InvalidArgument naming both when it does

@@ -58,6 +58,18 @@ BackendInfo cuda_backend_info() {
   return {"cuda", true, count > 0, rt + "; " + std::to_string(count) + " device(s)"};
 }
 
+int cuda_runtime_device_count(std::string* why_not) {
+  int count = 0;
+  const cudaError_t st = cudaGetDeviceCount(&count);
+  if (st != cudaSuccess) {
+    cudaGetLastError();  // clear it: the process goes on without CUDA
+    if (why_not) *why_not = std::string(cudaGetErrorName(st)) + ": " + cudaGetErrorString(st);
+    return 0;
+  }
+  if (count == 0 && why_not) *why_not = "the CUDA runtime finds no device";
+  return count;
+}
+
 std::unique_ptr<Backend> make_cuda_backend(int device_index, const MemoryPolicy& policy) {
   require_cuda_device(device_index);
   return std::make_unique<CudaBackend>(device_index, policy);

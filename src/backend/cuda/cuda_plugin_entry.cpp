@@ -4,6 +4,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_kernels.h"
+#include "backend/cuda/cuda_queues.h"
 #include "backend/cuda/cuda_sub_allocator.h"
 
 #ifndef NNFIT_BUILD_ID
@@ -19,7 +20,7 @@ std::unique_ptr<SubAllocator> make_sub_allocator(int device_index, CudaMemory ki
 }
 
 const CudaPlugin kPlugin = {{NNFIT_BUILD_ID}, &cuda_backend_info, &make_cuda_backend, &make_sub_allocator,
-                            &register_cuda_kernels};
+                            &register_cuda_kernels, &cuda_runtime_device_count, &make_cuda_queues_impl};
 
 }  // namespace
 }  // namespace nnfit
