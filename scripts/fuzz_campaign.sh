@@ -29,12 +29,13 @@ table=build/fuzz/campaign.tsv
 [[ -f "$table" ]] || printf 'target\tseconds\texecutions\texecs_per_s\tcov\tft\tcorpus\tfindings\tcpu_s\tpeak_rss_mb\tfinished_utc\n' > "$table"
 for t in "${targets[@]}"; do
   log=build/fuzz/campaign-$t.log
-  before=$(find "build/fuzz/findings/$t" -type f 2>/dev/null | wc -l)
+  mkdir -p "build/fuzz/findings/$t"
+  before=$(find "build/fuzz/findings/$t" -type f | wc -l)
   # libFuzzer exits non-zero on a finding; the row is still written, the chain goes on.
   /usr/bin/time -f 'cpu_s %U %S' -o "build/fuzz/campaign-$t.time" scripts/fuzz.sh "$t" "$seconds" > "$log" 2>&1 || true
-  after=$(find "build/fuzz/findings/$t" -type f 2>/dev/null | wc -l)
+  after=$(find "build/fuzz/findings/$t" -type f | wc -l)
   last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
-  field() { sed -nE "s/.*[[:space:]]$1: ([0-9]+[kMb]?).*/\1/p" <<< "$last"; }
+  field() { sed -nE "s|.*[[:space:]]$1: ([0-9]+[kMb]?).*|\1|p" <<< "$last"; }
   stat() { sed -nE "s/^stat::$1:[[:space:]]+([0-9]+).*/\1/p" "$log" | tail -1; }
   cpu=$(awk '/^cpu_s/ {printf "%.0f", $2 + $3}' "build/fuzz/campaign-$t.time" 2>/dev/null || echo "")
   execs=$(stat number_of_executed_units)
