@@ -191,13 +191,6 @@ struct AffineAdjointFn {  // acc = the transposed sampling of dy, channel ch of 
   }
 };
 
-template <class T>
-struct StoreFromF32Fn {
-  const float* from;
-  void* to;
-  NNFIT_HD void operator()(std::int64_t i) const { store<T>(to, i, from[i]); }
-};
-
 template <class Launch, class T>
 std::unique_ptr<Kernel> make_augment(const KernelDesc& desc, std::string* why_not) {
   if (!floats_are<T>(desc, why_not)) return nullptr;
@@ -258,7 +251,7 @@ std::unique_ptr<Kernel> make_augment(const KernelDesc& desc, std::string* why_no
             if (g.numel() == 0) return;
             auto* acc = static_cast<float*>(a.workspace);
             Launch::run(AffineAdjointFn<T>{a.inputs[0], a.inputs[1], acc, s, g}, g.n * g.c, a.ctx);
-            Launch::run(StoreFromF32Fn<T>{acc, a.outputs[0]}, g.numel(), a.ctx);
+            Launch::run(StoreF32Fn<T>{acc, a.outputs[0]}, g.numel(), a.ctx);
           },
           aligned_bytes(static_cast<std::size_t>(g.numel()) * sizeof(float)));
   }

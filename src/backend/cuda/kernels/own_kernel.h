@@ -70,6 +70,22 @@ inline void add_float_kernels(KernelRegistry& r, const std::string& op, KernelFa
   r.add(op, DeviceType::cuda, DType::f16, {"cuda:" + op, f16});
 }
 
+// Fills out[i] with zero at T's storage (float for a float32 workspace).
+template <class T>
+struct ZeroFn {
+  void* out;
+  NNFIT_HD void operator()(std::int64_t i) const { store<T>(out, i, 0.0f); }
+};
+
+// A float32 workspace stored at the kernel's dtype: sums and scans kept in float32 until
+// their end (augment's adjoint, the recurrent scan).
+template <class T>
+struct StoreF32Fn {
+  const float* from;
+  void* to;
+  NNFIT_HD void operator()(std::int64_t i) const { store<T>(to, i, from[i]); }
+};
+
 // Which workspace offset, 64-byte aligned, follows `bytes`.
 inline std::size_t aligned_bytes(std::size_t bytes) { return (bytes + 63) / 64 * 64; }
 

@@ -354,17 +354,6 @@ struct RnnGradFinishFn {
   }
 };
 
-struct ZeroFloatsFn {
-  float* p;
-  NNFIT_HD void operator()(std::int64_t i) const { p[i] = 0.0f; }
-};
-
-template <class T>
-struct RnnStoreFn {  // a float32 buffer to the kernel's dtype
-  const float* from;
-  void* to;
-  NNFIT_HD void operator()(std::int64_t i) const { store<T>(to, i, from[i]); }
-};
 
 template <class Launch, class T>
 std::unique_ptr<Kernel> make_rnn(const KernelDesc& desc, std::string* why_not) {
@@ -428,7 +417,7 @@ std::unique_ptr<Kernel> make_rnn(const KernelDesc& desc, std::string* why_not) {
             Launch::run(RnnCellFn<T>{st, in(0), in(1), rb, rh, saved, a.outputs[0], s}, nh, a.ctx);
           }
           if (nh > 0) Launch::run(RnnFinalStateFn<T>{st, a.outputs[1], lstm ? a.outputs[2] : nullptr}, nh, a.ctx);
-          if (seq_saved > 0) Launch::run(RnnStoreFn<T>{saved, a.outputs[lstm ? 3 : 2]}, seq_saved, a.ctx);
+          if (seq_saved > 0) Launch::run(StoreF32Fn<T>{saved, a.outputs[lstm ? 3 : 2]}, seq_saved, a.ctx);
           return;
         }
         const void* mask = l.mask ? in(l.grad_mask_input()) : nullptr;
@@ -449,9 +438,9 @@ std::unique_ptr<Kernel> make_rnn(const KernelDesc& desc, std::string* why_not) {
         b.dxw = b.dinner + g.n * g.g;
         b.du = b.dxw + seq_gates;
         b.drb = b.du + g.h * g.g;
-        if (g.h * g.g) Launch::run(ZeroFloatsFn{b.du}, g.h * g.g, a.ctx);
-        if (g.g) Launch::run(ZeroFloatsFn{b.drb}, g.g, a.ctx);
-        if (seq_gates) Launch::run(ZeroFloatsFn{b.dxw}, seq_gates, a.ctx);
+        if (g.h * g.g) Launch::run(ZeroFn<float>{b.du}, g.h * g.g, a.ctx);
+        if (g.g) Launch::run(ZeroFn<float>{b.drb}, g.g, a.ctx);
+        if (seq_gates) Launch::run(ZeroFn<float>{b.dxw}, seq_gates, a.ctx);
         if (nh > 0) {
           Launch::run(RnnGradInitFn<T>{b, dh, dc}, nh, a.ctx);
           for (std::int64_t s = g.t - 1; s >= 0; --s) {
@@ -462,9 +451,9 @@ std::unique_ptr<Kernel> make_rnn(const KernelDesc& desc, std::string* why_not) {
           }
           Launch::run(RnnGradFinishFn<T>{b, dh0, dc0}, nh, a.ctx);
         }
-        if (seq_gates) Launch::run(RnnStoreFn<T>{b.dxw, a.outputs[0]}, seq_gates, a.ctx);
-        if (g.h * g.g) Launch::run(RnnStoreFn<T>{b.du, a.outputs[1]}, g.h * g.g, a.ctx);
-        if (drb && g.g) Launch::run(RnnStoreFn<T>{b.drb, drb}, g.g, a.ctx);
+        if (seq_gates) Launch::run(StoreF32Fn<T>{b.dxw, a.outputs[0]}, seq_gates, a.ctx);
+        if (g.h * g.g) Launch::run(StoreF32Fn<T>{b.du, a.outputs[1]}, g.h * g.g, a.ctx);
+        if (drb && g.g) Launch::run(StoreF32Fn<T>{b.drb, drb}, g.g, a.ctx);
       },
       aligned_bytes(static_cast<std::size_t>(floats) * sizeof(float)));
 }

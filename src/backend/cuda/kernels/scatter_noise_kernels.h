@@ -108,12 +108,6 @@ struct BitonicStageFn {
 };
 
 template <class T>
-struct ZeroFn {
-  void* out;
-  NNFIT_HD void operator()(std::int64_t i) const { store<T>(out, i, 0.0f); }
-};
-
-template <class T>
 struct ScatterRunFn {  // dtable[id, j] = Σ dy[k, j] over the run of id, in position order
   const std::int64_t* keys;
   const void* dy;
