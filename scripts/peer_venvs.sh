@@ -7,7 +7,7 @@
 #                                 the venv the Keras interop tests use)
 # Venvs live outside the checkout (NNFIT_TORCH_VENV, default
 # ${XDG_CACHE_HOME:-~/.cache}/nnfit/venvs/torch2) and are reused while the pins match.
-# Debian's /usr/bin/python3 makes them (python3-venv, scripts/setup.sh).
+# scripts/pinned_venv.sh makes them, with Debian's /usr/bin/python3 (python3-venv).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 case "${1:-}" in
@@ -15,18 +15,5 @@ case "${1:-}" in
   torch) ;;
   *) echo "usage: scripts/peer_venvs.sh torch|keras (prints the peer's Python, making its venv once)" >&2; exit 2 ;;
 esac
-venv=${NNFIT_TORCH_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/nnfit/venvs/torch2}
-want="torch==2.15.0 numpy"
-mkdir -p "$(dirname "$venv")"
-exec 9>"$venv.lock"
-flock 9
-# The pins are written last, so a venv cut off mid-install is made again (--clear).
-if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.nnfit-pins" 2>/dev/null)" != "$want" ]]; then
-  echo "peer_venvs.sh: installing $want into $venv (about 5 GB)" >&2
-  /usr/bin/python3 -m venv --clear "$venv" >&2
-  # shellcheck disable=SC2086
-  "$venv/bin/pip" install --quiet --disable-pip-version-check $want >&2
-  echo "$want" > "$venv/.nnfit-pins"
-fi
-exec 9>&-
-echo "$venv/bin/python"
+exec "$here/pinned_venv.sh" "${NNFIT_TORCH_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/nnfit/venvs/torch2}" \
+  "torch==2.15.0 numpy" "about 5 GB"
