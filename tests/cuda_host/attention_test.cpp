@@ -7,12 +7,6 @@
 namespace nnfit::testing {
 namespace {
 
-KernelDesc desc(const std::string& op, Attrs attrs, std::vector<TensorDesc> ins, std::vector<TensorDesc> outs) {
-  return KernelDesc{op, std::move(attrs), std::move(ins), std::move(outs), "test/" + op};
-}
-
-TensorDesc f32(const Shape& s) { return {s, DType::f32}; }
-
 // 0/1 values, about a third zeros; with `empty_row`, the first row of the last axis all zeros.
 Tensor mask01(const Shape& s, std::uint64_t seed, bool empty_row = false) {
   Tensor m = random_tensor(s, seed, 0.0f, 1.0f);

@@ -8,12 +8,6 @@
 namespace nnfit::testing {
 namespace {
 
-KernelDesc desc(const std::string& op, Attrs attrs, std::vector<TensorDesc> ins, std::vector<TensorDesc> outs) {
-  return KernelDesc{op, std::move(attrs), std::move(ins), std::move(outs), "test/" + op};
-}
-
-TensorDesc f32(const Shape& s) { return {s, DType::f32}; }
-
 const std::vector<Shape>& images() {
   static const std::vector<Shape> kImages = {Shape{1, 1, 1, 1}, Shape{3, 5, 7, 2}, Shape{4, 12, 9, 3}};
   return kImages;

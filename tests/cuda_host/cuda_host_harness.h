@@ -50,6 +50,12 @@ void expect_device_kernel_matches_reference(const std::string& impl, const Kerne
 // within the format's tolerance.
 void expect_cuda_host_folded_cast_matches_reference(const KernelDesc& f32, const std::vector<Tensor>& inputs, DType dtype);
 
+// A float32 desc of `op` (the cases' form; the harness makes the bfloat16 and float16 ones).
+inline KernelDesc desc(const std::string& op, Attrs attrs, std::vector<TensorDesc> ins, std::vector<TensorDesc> outs) {
+  return KernelDesc{op, std::move(attrs), std::move(ins), std::move(outs), "test/" + op};
+}
+inline TensorDesc f32(const Shape& s) { return {s, DType::f32}; }
+
 // The three floating dtypes, in the order the cases run them.
 inline const std::vector<DType>& float_dtypes() {
   static const std::vector<DType> kAll = {DType::f32, DType::bf16, DType::f16};

@@ -11,12 +11,6 @@
 namespace nnfit::testing {
 namespace {
 
-KernelDesc desc(const std::string& op, Attrs attrs, std::vector<TensorDesc> ins, std::vector<TensorDesc> outs) {
-  return KernelDesc{op, std::move(attrs), std::move(ins), std::move(outs), "test/" + op};
-}
-
-TensorDesc f32(const Shape& s) { return {s, DType::f32}; }
-
 // Per (sample, group) mean and 1/sqrt(var + eps) of x [N, S..., C], in double.
 std::pair<Tensor, Tensor> group_stats(const Tensor& x, std::int64_t groups, double eps) {
   const std::int64_t n = x.shape()[0], c = x.shape().dim(-1), s = x.numel() / (n * c), width = c / groups;

@@ -6,10 +6,6 @@
 namespace nnfit::testing {
 namespace {
 
-KernelDesc desc(const std::string& op, Attrs attrs, std::vector<TensorDesc> ins, std::vector<TensorDesc> outs) {
-  return KernelDesc{op, std::move(attrs), std::move(ins), std::move(outs), "test/" + op};
-}
-
 void check_resize(bool grad) {
   std::uint64_t seed = 6000;
   const struct {

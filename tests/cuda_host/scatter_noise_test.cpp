@@ -7,12 +7,6 @@
 namespace nnfit::testing {
 namespace {
 
-KernelDesc desc(const std::string& op, Attrs attrs, std::vector<TensorDesc> ins, std::vector<TensorDesc> outs) {
-  return KernelDesc{op, std::move(attrs), std::move(ins), std::move(outs), "test/" + op};
-}
-
-TensorDesc f32(const Shape& s) { return {s, DType::f32}; }
-
 void check_noise() {
   std::uint64_t seed = 4000;
   for (const char* kind : {"gaussian_add", "gaussian_mul", "alpha_dropout"}) {

@@ -7,12 +7,6 @@
 namespace nnfit::testing {
 namespace {
 
-KernelDesc desc(const std::string& op, Attrs attrs, std::vector<TensorDesc> ins, std::vector<TensorDesc> outs) {
-  return KernelDesc{op, std::move(attrs), std::move(ins), std::move(outs), "test/" + op};
-}
-
-TensorDesc f32(const Shape& s) { return {s, DType::f32}; }
-
 Tensor probs(const Shape& shape, std::uint64_t seed, bool normalize) {
   Tensor t = random_tensor(shape, seed, 0.01f, 1.0f);
   if (normalize) {
