@@ -211,6 +211,8 @@ void Model::run_micro_batch_programs(Entry& e, std::int64_t rows, const StepCont
     }
     StepContext mc = ctx;
     if (training) mc.step = ctx.step + (index << 40);  // a dropout stream of its own per micro-batch
+    mc.row_offset = 0;  // (so not the global batch's rows: Note [Random draws by global row])
+    mc.rows = 0;
     if (before_run) before_run(m.program, false);
     m.program.run(mc);
     // Losses are means over their micro-batch (Keras's sum_over_batch_size): weight by rows.

@@ -184,6 +184,11 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
     Tensor& one;
     ~SeedReset() { *one.data<float>() = 1.0f; }
   } seed_reset{p.one};
+  // Random ops (Dropout) draw the global batch's numbers for this slice's rows, so the
+  // masks are one process's (Note [Random draws by global row]).
+  StepContext slice_ctx = ctx;
+  slice_ctx.row_offset = replica_slice(replica_global_rows_).first;
+  slice_ctx.rows = rows;
   // Gradients this rank still owes each bucket; a rank without rows owes none (zeros).
   std::vector<int> owed(n_buckets, 0);
   if (rows > 0 && !e.split) {
@@ -225,7 +230,7 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
         it = rp.finals.emplace(&e.program, std::move(per_step)).first;
       }
       const auto& per_step = it->second;
-      e.program.run(ctx, [&](std::size_t step) {
+      e.program.run(slice_ctx, [&](std::size_t step) {
         if (per_step[step].empty()) {
           comm_->progress();
           return;
@@ -234,7 +239,7 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
         start_complete();
       });
     } else {
-      e.program.run(ctx);
+      e.program.run(slice_ctx);
       for (std::size_t j = 0; j < e.gradient_values.size(); ++j) finish(j);
     }
   }

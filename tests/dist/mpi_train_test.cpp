@@ -164,6 +164,34 @@ TEST_F(MpiTrainTest, LossesAfterTwoEpochsFollowOneProcess) {
   }
 }
 
+// Dropout (Note [Random draws by global row]): each rank draws the single process's mask
+// for its rows, so the weights after the first step are one process's. Dense(5) makes the
+// ranks' first elements (rows 6, 4 and 8 times 5) fall inside the mask's groups of four.
+TEST_F(MpiTrainTest, DropoutMasksAreOneProcesss) {
+  const std::string model =
+      R"({"module": "keras", "class_name": "Sequential", "config": {"name": "drop", "layers": [)"
+      R"({"class_name": "InputLayer", "config": {"batch_shape": [null, 4, 4, 1], "dtype": "float32", "name": "in"}},)"
+      R"({"class_name": "Flatten", "config": {"name": "flatten"}},)"
+      R"({"class_name": "Dense", "config": {"name": "hidden", "units": 5, "activation": "relu"}},)"
+      R"({"class_name": "Dropout", "config": {"name": "dropout", "rate": 0.5, "seed": 4}},)"
+      R"({"class_name": "Dense", "config": {"name": "out", "units": 3}}]}})";
+  const std::string files = R"({"images": ")" + (dir_ / "first12_images.idx").string() + R"(", "labels": ")" +
+                            (dir_ / "first12_labels.idx").string() + R"("})";
+  write_file(dir_ / "config.json", R"({"model": )" + model + R"(, "data": {"train": )" + files +
+                                       R"(}, "compile": {"optimizer": {"class_name": "SGD", "config": {"learning_rate": 0.1}}, )"
+                                       R"("loss": {"class_name": "SparseCategoricalCrossentropy", "config": {"from_logits": true}}}, )"
+                                       R"("fit": {"epochs": 1, "batch_size": 12, "seed": 3}})");
+  const std::string args = " train " + (dir_ / "config.json").string() + " -q --threads 1 --save ";
+  ASSERT_EQ(run(args + (dir_ / "one.keras").string()).code, 0);
+  const auto reference = weights_of(dir_ / "one.keras");
+  for (int ranks : {2, 3}) {
+    const fs::path saved = dir_ / ("ranks" + std::to_string(ranks) + ".keras");
+    const Result r = mpirun(ranks, nnfit() + args + saved.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_LE(max_relative_difference(weights_of(saved), reference), 1e-6) << ranks << " ranks";
+  }
+}
+
 // BatchNormalization: after the first step (weights still equal everywhere) the moving
 // mean averaged over the ranks is the one-process moving mean of the global batch (Note
 // [Moving statistics across ranks]); without the averaging it would be rank 0's slice's.
