@@ -272,6 +272,10 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
     float* dst = static_cast<float*>(apply.program.data(apply.gradient_inputs[k]));
     const float* src = flat + rp.offset[k];
     const std::int64_t n = p.trainable[k]->value.numel();
+    if (!loss_scaling()) {  // the sum as it is: the seed made it the global mean
+      std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(float));
+      continue;
+    }
     bool ok = true;
 #pragma omp simd reduction(&& : ok)
     for (std::int64_t i = 0; i < n; ++i) {

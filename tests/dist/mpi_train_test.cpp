@@ -288,6 +288,30 @@ TEST_F(MpiTrainTest, ReduceBatchSplitsEveryRanksSliceWhenOneRunsOutOfMemory) {
   EXPECT_LE(max_relative_difference(weights_of(dir_ / "two.keras"), weights_of(dir_ / "one.keras")), 1e-6);
 }
 
+// The C++ API (examples/data_parallel.cpp: MultiWorkerMirroredStrategy chosen before
+// compile, a model with Dropout): the program run alone and on 2 and 3 ranks prints the
+// same replica count it runs, and the same final loss and weights to float rounding.
+TEST_F(MpiTrainTest, TheCppStrategyExampleFollowsOneProcess) {
+  const std::string example = (fs::path(NNFIT_CLI).parent_path() / "example_data_parallel").string();
+  auto value = [](const std::string& out, const std::string& key) {
+    const std::size_t at = out.find(key + " ");
+    return at == std::string::npos ? NAN : std::atof(out.c_str() + at + key.size() + 1);
+  };
+  const Result one = mpirun(1, example);
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_NE(one.out.find("replicas 1 (MultiWorkerMirroredStrategy)"), std::string::npos) << one.out;
+  for (int ranks : {2, 3}) {
+    const Result r = mpirun(ranks, example);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("replicas " + std::to_string(ranks) + " (MultiWorkerMirroredStrategy)"), std::string::npos)
+        << r.out;
+    for (const char* key : {"loss", "weight_abs_sum"}) {
+      const double want = value(one.out, key), got = value(r.out, key);
+      EXPECT_LE(std::abs(got - want), 1e-5 * std::abs(want)) << key << " on " << ranks << " ranks\n" << r.out;
+    }
+  }
+}
+
 // Targets are the sample indices and the model predicts 0 (zero weights, no learning):
 // the epoch's loss (MSE) is the mean of i^2 and its MAE the mean of i over the samples
 // the ranks trained on. Both match 0..n-1 exactly once only if the slices cover every

@@ -460,8 +460,7 @@ class Model {
   std::int64_t replica_allreduce_us_ = 0;
   // This rank's rows [first, second) of a global batch of `rows` (all of them alone).
   std::pair<std::int64_t, std::int64_t> replica_slice(std::int64_t rows) const;
-  // throws: InvalidArgument when batch_size does not split evenly across the ranks, or
-  // Unsupported for what does not run replicated yet.
+  // throws: InvalidArgument when batch_size does not split evenly across the ranks.
   void check_replicable(std::int64_t batch_size) const;
   // The gradient buckets (made on first use), and the update program's own arena
   // (allocated when a slice that fits is planned, so its memory is known before the
