@@ -23,6 +23,7 @@
 #include "nnfit/core/units.h"
 #include "nnfit/data/in_memory_dataset.h"
 #include "nnfit/dist/communicator.h"
+#include "nnfit/dist/strategy.h"
 #include "nnfit/io/idx.h"
 #include "nnfit/model/callbacks.h"
 #include "nnfit/model/checkpoint_callbacks.h"
@@ -186,12 +187,23 @@ int run_train(const TrainArgs& args, dist::Communicator& comm) {
   std::optional<DTypePolicy> policy;
   if (!args.dtype_policy.empty()) policy = DTypePolicy::from_name(args.dtype_policy);
   if (policy && cfg.compile) cfg.compile->dtype_policy = policy;  // the flag overrides compile.dtype_policy
+  // Under a launcher with several ranks: one replica per rank, chosen before compile.
+  std::shared_ptr<dist::Strategy> strategy;
+  if (comm.size() > 1) {
+    dist::CommunicationOptions co;
+    co.bytes_per_pack = parse_size_bytes(args.bucket_size, "--bucket-size");
+    co.overlap = !args.no_overlap;
+    // A non-owning handle: the communicator outlives the model (run_train's caller owns it).
+    strategy = std::make_shared<dist::MultiWorkerMirroredStrategy>(
+        std::shared_ptr<dist::Communicator>(&comm, [](dist::Communicator*) {}), co);
+  }
   auto configure = [&](Model& m) {
     if (policy) m.set_dtype_policy(*policy);
     m.set_device(placement.device);
     m.set_memory_policy(memory);
     m.set_num_threads(args.threads > 0 ? args.threads : default_threads());
     m.set_seed(cfg.seed);
+    if (strategy) m.set_strategy(strategy);
   };
   std::unique_ptr<Model> model;
   if (!cfg.model_file.empty()) {
@@ -208,13 +220,6 @@ int run_train(const TrainArgs& args, dist::Communicator& comm) {
     model = model_from_keras_json(cfg.model_json, cfg.model_where);
     configure(*model);
   }
-  if (comm.size() > 1) {
-    DataParallelOptions dp;
-    dp.bucket_bytes = parse_size_bytes(args.bucket_size, "--bucket-size");
-    dp.overlap = !args.no_overlap;
-    // A non-owning handle: the communicator outlives the model (run_train's caller owns it).
-    model->set_communicator(std::shared_ptr<dist::Communicator>(&comm, [](dist::Communicator*) {}), dp);
-  }
   if (cfg.compile) with_file(cfg.model_where, [&] { model->compile(*cfg.compile); });
   const Loss loss = model->compile_options().loss;
 
@@ -226,7 +231,9 @@ int run_train(const TrainArgs& args, dist::Communicator& comm) {
   fit.on_oom = cfg.on_oom;
   fit.class_weight = cfg.class_weight;
   fit.steps_per_epoch = cfg.steps_per_epoch;
-  fit.on_note = [](const std::string& note) { std::fprintf(stderr, "nnfit: note: %s\n", note.c_str()); };
+  // Rank 0 alone prints, as it alone writes (the ranks agree on what the notes are about:
+  // Note [Micro-batches across ranks]).
+  if (root) fit.on_note = [](const std::string& note) { std::fprintf(stderr, "nnfit: note: %s\n", note.c_str()); };
   std::pair<Tensor, Tensor> train_tensors;
   std::optional<data::Dataset> train_dataset;
   if (cfg.train.files) {

@@ -41,14 +41,17 @@ bool micro_batches_differ(const std::vector<std::unique_ptr<Layer>>& layers) {
 }  // namespace
 
 Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const char* what) {
-  const Mode mode = training ? Mode::train : Mode::infer;
   // Replicated training runs each rank's slice as gradients, summed across ranks, then
-  // the update (run_replica_step); a rank left without rows plans a slice of one.
-  if (training && replicated()) return entry_mode(static_cast<int>(Mode::grads), std::max<std::int64_t>(batch, 1));
+  // the update (run_replica_step), which does the loss scaling too; a rank left without
+  // rows plans a slice of one. A slice that does not fit runs as micro-batches below.
+  const bool replica = training && replicated();
+  if (replica) batch = std::max<std::int64_t>(batch, 1);
+  const Mode mode = replica ? Mode::grads : training ? Mode::train : Mode::infer;
   Entry& e = entry_mode(static_cast<int>(mode), batch, /*bind=*/false);
   // Loss scaling runs every training batch as gradients, then an update (one micro-batch
   // of the whole batch, unless memory asks for smaller ones).
-  if (training && loss_scaling() && !e.split) {
+  const bool scaled_split = training && !replica && loss_scaling();
+  if (scaled_split && !e.split) {
     try {
       entry_mode(static_cast<int>(Mode::grads), batch);
       make_split(e, true, batch, batch, "");
@@ -57,10 +60,12 @@ Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const cha
     }
   }
   // Under "fail" the full batch must fit, even if an earlier call split it.
-  if (e.split && !reduce_on_oom_ && !(training && loss_scaling() && e.split->micro == batch)) e.split.reset();
+  if (e.split && !reduce_on_oom_ && !(scaled_split && e.split->micro == batch)) e.split.reset();
   if (!e.split) {
     try {
-      return entry_mode(static_cast<int>(mode), batch);
+      Entry& whole = entry_mode(static_cast<int>(mode), batch);
+      if (replica) reserve_replica_update();  // the update's arena fits too, or the slice splits
+      return whole;
     } catch (const OutOfMemory& oom) {
       if (!reduce_on_oom_ || batch < 2) throw;
       // The largest power-of-two fraction of the batch whose program fits.
@@ -83,11 +88,15 @@ Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const cha
   MicroBatches& s = *e.split;
   if (s.noted_scope != oom_scope_ && notes_ && s.micro < s.batch) {
     s.noted_scope = oom_scope_;
-    const std::string head = std::string(what) + " batch " + std::to_string(batch) + " does not fit (" + s.cause +
-                             "); ";
+    const std::string head =
+        std::string(what) + " batch " + std::to_string(batch) +
+        (replica ? " (each rank's slice of the global batch " + std::to_string(batch * replica_count()) + ")" : "") +
+        " does not fit (" + s.cause + "); ";
     if (training) {
       notes_->push_back(head + "training on micro-batches of " + std::to_string(s.micro) +
-                        " with gradient accumulation, so the effective batch stays " + std::to_string(batch) +
+                        (replica ? " on every rank" : "") +
+                        " with gradient accumulation, so the effective batch stays " +
+                        std::to_string(replica ? batch * replica_count() : batch) +
                         (micro_batches_differ(graph_.layers())
                              ? "; Dropout/BatchNormalization see micro-batches, so results differ from a full batch"
                              : "; results match a full batch within float rounding"));
@@ -124,8 +133,8 @@ void Model::make_split(Entry& e, bool training, std::int64_t batch, std::int64_t
 }
 
 bool Model::run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
-  if (e.split) return run_micro_batches(e, rows, ctx, before_run);
   if (e.mode == Mode::grads && replicated()) return run_replica_step(e, rows, ctx, before_run);
+  if (e.split) return run_micro_batches(e, rows, ctx, before_run);
   if (before_run) before_run(e.program, false);
   e.program.run(ctx);
   return true;
@@ -134,6 +143,37 @@ bool Model::run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const
 bool Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
   MicroBatches& a = *e.split;
   Programs& p = *programs_;
+  const bool training = a.mode == Mode::grads;
+  // Loss scaling: the loss's gradient seed (dL/dL) is the scale, so every gradient of the
+  // backward pass is scaled (Keras's scale_loss); they are unscaled below.
+  const double scale = training && loss_scaling() ? loss_scale_ : 1.0;
+  if (training) *p.one.data<float>() = static_cast<float>(scale);
+  run_micro_batch_programs(e, rows, ctx, before_run);
+  if (!training) return true;
+  *p.one.data<float>() = 1.0f;
+  Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0);
+  const float inv = static_cast<float>(1.0 / (static_cast<double>(rows) * scale));
+  bool finite = true;
+  for (std::size_t k = 0; k < p.trainable.size(); ++k) {
+    float* dst = static_cast<float*>(apply.program.data(apply.gradient_inputs[k]));
+    const float* sum = a.grad_sums[k].data<float>();
+    const std::int64_t n = a.grad_sums[k].numel();
+    bool ok = true;
+#pragma omp simd reduction(&& : ok)
+    for (std::int64_t i = 0; i < n; ++i) {
+      dst[i] = sum[i] * inv;
+      ok = ok && std::isfinite(dst[i]);
+    }
+    finite = finite && ok;
+  }
+  if (loss_scaling() && !update_loss_scale(finite)) return false;
+  if (before_run) before_run(apply.program, true);
+  apply.program.run(ctx);
+  return true;
+}
+
+void Model::run_micro_batch_programs(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
+  MicroBatches& a = *e.split;
   const bool training = a.mode == Mode::grads;
   const Graph& full = e.program.graph();
   // Bytes per row of a tensor of the whole batch.
@@ -149,10 +189,6 @@ bool Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ct
                 static_cast<std::size_t>(r) * row);
   };
   for (Tensor& g : a.grad_sums) std::memset(g.raw(), 0, g.nbytes());
-  // Loss scaling: the loss's gradient seed (dL/dL) is the scale, so every gradient of the
-  // backward pass is scaled (Keras's scale_loss); they are unscaled below.
-  const double scale = training && loss_scaling() ? loss_scale_ : 1.0;
-  if (training) *p.one.data<float>() = static_cast<float>(scale);
   double loss_sum = 0;
   std::vector<double> output_loss_sums(a.output_losses.size(), 0.0);
   std::int64_t index = 0;
@@ -175,6 +211,8 @@ bool Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ct
     }
     StepContext mc = ctx;
     if (training) mc.step = ctx.step + (index << 40);  // a dropout stream of its own per micro-batch
+    mc.row_offset = 0;  // (so not the global batch's rows: Note [Random draws by global row])
+    mc.rows = 0;
     if (before_run) before_run(m.program, false);
     m.program.run(mc);
     // Losses are means over their micro-batch (Keras's sum_over_batch_size): weight by rows.
@@ -204,41 +242,21 @@ bool Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ct
     a.output_losses[i] = static_cast<float>(output_loss_sums[i] / static_cast<double>(rows));
   }
   a.loss = static_cast<float>(loss_sum / static_cast<double>(rows));
-  if (!training) return true;
-  *p.one.data<float>() = 1.0f;
-  Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0);
-  const float inv = static_cast<float>(1.0 / (static_cast<double>(rows) * scale));
-  bool finite = true;
-  for (std::size_t k = 0; k < p.trainable.size(); ++k) {
-    float* dst = static_cast<float*>(apply.program.data(apply.gradient_inputs[k]));
-    const float* sum = a.grad_sums[k].data<float>();
-    const std::int64_t n = a.grad_sums[k].numel();
-    bool ok = true;
-#pragma omp simd reduction(&& : ok)
-    for (std::int64_t i = 0; i < n; ++i) {
-      dst[i] = sum[i] * inv;
-      ok = ok && std::isfinite(dst[i]);
-    }
-    finite = finite && ok;
+}
+
+bool Model::update_loss_scale(bool finite) {
+  const OptimizerOptions::LossScale& ls = compile_options_.optimizer.loss_scale;
+  if (!finite) {
+    if (ls.dynamic) loss_scale_ /= 2.0;
+    loss_scale_good_steps_ = 0;
+    ++skipped_steps_;
+    ++fit_skipped_steps_;
+    return false;
   }
-  if (loss_scaling()) {
-    // Keras's LossScaleOptimizer: a non-finite step is skipped and halves a dynamic scale;
-    // growth_steps finite steps in a row double it.
-    const OptimizerOptions::LossScale& ls = compile_options_.optimizer.loss_scale;
-    if (!finite) {
-      if (ls.dynamic) loss_scale_ /= 2.0;
-      loss_scale_good_steps_ = 0;
-      ++skipped_steps_;
-      ++fit_skipped_steps_;
-      return false;
-    }
-    if (ls.dynamic && ++loss_scale_good_steps_ >= ls.growth_steps) {
-      loss_scale_ *= 2.0;
-      loss_scale_good_steps_ = 0;
-    }
+  if (ls.dynamic && ++loss_scale_good_steps_ >= ls.growth_steps) {
+    loss_scale_ *= 2.0;
+    loss_scale_good_steps_ = 0;
   }
-  if (before_run) before_run(apply.program, true);
-  apply.program.run(ctx);
   return true;
 }
 

@@ -378,6 +378,7 @@ History Model::fit(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y
   };
   // Plan everything before the first step: the full batch, then the remainder.
   entry_or_split(true, local(bs), "training");
+  agree_on_micro_batches(bs);
   if (last != bs) entry_or_split(true, local(last), "training");
   if (options.validation_data) {
     std::int64_t vn = options.validation_data->first.shape()[0];
@@ -441,6 +442,7 @@ History Model::fit(const data::Dataset& train, const FitOptions& options) {
   // known before the first step; a partial last batch is planned when it first arrives.
   const auto [first_row, end_row] = replica_slice(options.batch_size);
   entry_or_split(true, end_row - first_row, "training");
+  agree_on_micro_batches(options.batch_size);
   if (options.validation_dataset) entry_or_split(false, end_row - first_row, "validation");
   data::AutotuneOptions ao = options.autotune;
   if (ao.compute_threads == 0) ao.compute_threads = num_threads();

@@ -6,12 +6,14 @@
 // reduction of loss and metric sums.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <string>
 
 #include "model/model_impl.h"
 #include "nnfit/core/error.h"
 #include "nnfit/dist/communicator.h"
+#include "nnfit/dist/strategy.h"
 #include "nnfit/memory/allocator.h"
 #include "nnfit/nn/lr_schedule.h"
 
@@ -19,18 +21,49 @@ namespace nnfit {
 
 void Model::set_communicator(std::shared_ptr<dist::Communicator> comm, DataParallelOptions options) {
   NNFIT_CHECK(options.bucket_bytes >= 0, InvalidArgument, "bucket_bytes must be >= 0, got ", options.bucket_bytes);
+  // strategy() names what this is: one replica per process (set_strategy overrides it).
+  if (comm) {
+    dist::CommunicationOptions co;
+    co.bytes_per_pack = options.bucket_bytes;
+    co.overlap = options.overlap;
+    strategy_ = std::make_shared<dist::MultiWorkerMirroredStrategy>(comm, co);
+  } else {
+    strategy_.reset();
+  }
   comm_ = std::move(comm);
   data_parallel_ = options;
   replicas_.reset();
   if (programs_) programs_->entries.clear();  // training programs become gradient programs
 }
 
+void Model::set_strategy(std::shared_ptr<dist::Strategy> strategy) {
+  NNFIT_CHECK(!compiled_, InvalidArgument, "model '", name_, "': set_strategy() after compile(); choose the ",
+              "strategy before compile, as Keras builds a model in strategy.scope()");
+  if (strategy) {
+    const std::vector<Device> devices = strategy->devices();
+    NNFIT_CHECK(std::find(devices.begin(), devices.end(), device()) != devices.end(), InvalidArgument, "model '",
+                name_, "': ", strategy->name(), " runs on devices the model is not on (the model is on ",
+                device().to_string(), ")");
+    const dist::CommunicationOptions& co = strategy->communication_options();
+    DataParallelOptions options;
+    options.bucket_bytes = co.bytes_per_pack;
+    options.overlap = co.overlap;
+    set_communicator(strategy->communicator(), options);
+  } else {
+    set_communicator(nullptr);
+  }
+  strategy_ = std::move(strategy);
+}
+
 bool Model::replicated() const { return comm_ && comm_->size() > 1; }
+
+int Model::replica_count() const { return comm_ ? comm_->size() : 1; }
 
 // Note [Replica slices]: a global batch of `rows` is split into contiguous slices of
 // floor/ceil sizes, rank r taking [rows*r/N, rows*(r+1)/N). A full batch splits evenly
 // (check_replicable); a last partial batch may leave a rank fewer rows, or none: its
-// gradients are weighted by its rows, so the sum over ranks is the global batch's.
+// gradient seed is its share of the rows (Note [Replica gradient seed]), so the sum over
+// ranks is the global batch's.
 std::pair<std::int64_t, std::int64_t> Model::replica_slice(std::int64_t rows) const {
   if (!replicated()) return {0, rows};
   const std::int64_t n = comm_->size(), r = comm_->rank();
@@ -41,12 +74,34 @@ void Model::check_replicable(std::int64_t batch_size) const {
   if (!replicated()) return;
   const int n = comm_->size();
   NNFIT_CHECK(batch_size % n == 0, InvalidArgument, "batch_size ", batch_size, " does not split evenly across ",
-              n, " replicas (batch_size is the global batch, as in Keras's distribution strategies)",
+              n, " replicas (batch_size is the global batch, as in Keras's distribution strategies); ",
               "use a batch_size that is a multiple of ", n, ", e.g. ", (batch_size / n + 1) * n);
-  NNFIT_CHECK(!loss_scaling(), Unsupported, "model '", name_,
-              "': loss scaling (mixed_float16) does not run across ranks yet", "use mixed_bfloat16 or float32");
-  NNFIT_CHECK(!reduce_on_oom_, Unsupported, "model '", name_,
-              "': on_oom \"reduce_batch\" does not run across ranks yet", "use on_oom \"fail\" with a smaller batch");
+}
+
+// Note [Micro-batches across ranks]: under on_oom="reduce_batch" a rank whose slice of
+// the global batch does not fit runs it as micro-batches (entry_or_split, as one process
+// does) and sums their gradients, weighted by their rows, before the sum across ranks:
+// the global batch stays batch_size and the update is its mean gradient. Nothing forces
+// the other ranks to split too, but they agree to (one sum of a vector of N sizes, once
+// per fit, after the full slice is planned): every rank runs micro-batches of the same
+// size, the smallest any needs, so the global micro-batch N * micro splits evenly, the
+// ranks' steps take about as long (a rank with one slice would wait for the split one
+// anyway), and rank 0, which alone prints, makes the note even when rank 1 ran out of
+// memory. A ragged last batch's slice is smaller; it is planned when it first comes and
+// splits alone if it does not fit (no collective there; the sum is the same).
+void Model::agree_on_micro_batches(std::int64_t batch_size) {
+  if (!replicated() || !reduce_on_oom_) return;
+  const auto [lo, hi] = replica_slice(batch_size);
+  const std::int64_t slice = std::max<std::int64_t>(hi - lo, 1);
+  Entry& e = entry_mode(static_cast<int>(Mode::grads), slice, /*bind=*/false);
+  const std::int64_t own = e.split ? e.split->micro : slice;
+  std::vector<double> micro(static_cast<std::size_t>(comm_->size()), 0.0);
+  micro[static_cast<std::size_t>(comm_->rank())] = static_cast<double>(own);
+  comm_->all_reduce_sum(micro.data(), comm_->size(), "allreduce of the ranks' micro-batch sizes");
+  const auto least = std::min_element(micro.begin(), micro.end());
+  if (static_cast<std::int64_t>(*least) >= own) return;
+  make_split(e, true, slice, static_cast<std::int64_t>(*least),
+             "rank " + std::to_string(least - micro.begin()) + " ran out of memory");
 }
 
 namespace {
@@ -84,21 +139,59 @@ void make_buckets(R& rp, const std::vector<Weight*>& trainable, std::int64_t buc
 
 }  // namespace
 
-bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
-  Programs& p = *programs_;
+Model::Replicas& Model::replica_state() {
   if (!replicas_) {
     replicas_ = std::make_unique<Replicas>();
-    make_buckets(*replicas_, p.trainable, data_parallel_.bucket_bytes);
+    make_buckets(*replicas_, programs_->trainable, data_parallel_.bucket_bytes);
   }
-  Replicas& rp = *replicas_;
+  return *replicas_;
+}
+
+void Model::reserve_replica_update() {
+  Replicas& rp = replica_state();
+  if (rp.apply_arena.defined()) return;
+  const Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0, /*bind=*/false);
+  try {
+    rp.apply_arena = allocate_tensor(
+        backend_->allocator(), Shape{std::max<std::int64_t>(static_cast<std::int64_t>(apply.program.arena_bytes()), 64)},
+        DType::u8);
+  } catch (const OutOfMemory& oom) {
+    throw OutOfMemory(std::string(oom.what()) + " for the update arena of model '" + name_ + "' (data-parallel)",
+                      oom.hint(), oom.shared_details());
+  }
+}
+
+bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
+  Programs& p = *programs_;
+  Replicas& rp = replica_state();
   const std::size_t n_buckets = rp.buckets.size();
   float* flat = rp.flat.data<float>();
   std::memset(flat, 0, rp.flat.nbytes());
   comm_->set_step(ctx.step + 1);
 
+  // Note [Replica gradient seed]: the slice's loss is the mean over its b rows, the
+  // global batch's over B. Seeding the slice's backward pass (dL/dL) with b / B makes its
+  // gradient (1/B) * sum over its rows, so the ranks' gradients add up to the global
+  // batch's mean, and every row's gradient in the backward pass is the one a single
+  // process computes: what makes float16's overflows (loss scaling) the same. A split
+  // slice seeds each micro-batch of r rows with 1/B and weights it by r, which is the same
+  // sum. Under loss scaling the seed is also times the scale; the sum is unscaled below.
+  const double scale = loss_scaling() ? loss_scale_ : 1.0;
+  const double global_rows = static_cast<double>(std::max<std::int64_t>(replica_global_rows_, 1));
+  *p.one.data<float>() =
+      static_cast<float>(scale * (e.split ? 1.0 : static_cast<double>(rows)) / global_rows);
+  struct SeedReset {
+    Tensor& one;
+    ~SeedReset() { *one.data<float>() = 1.0f; }
+  } seed_reset{p.one};
+  // Random ops (Dropout) draw the global batch's numbers for this slice's rows, so the
+  // masks are one process's (Note [Random draws by global row]).
+  StepContext slice_ctx = ctx;
+  slice_ctx.row_offset = replica_slice(replica_global_rows_).first;
+  slice_ctx.rows = rows;
   // Gradients this rank still owes each bucket; a rank without rows owes none (zeros).
   std::vector<int> owed(n_buckets, 0);
-  if (rows > 0) {
+  if (rows > 0 && !e.split) {
     for (std::size_t k : e.gradient_weights) ++owed[static_cast<std::size_t>(rp.bucket_of[k])];
   }
   std::size_t started = 0;
@@ -108,19 +201,23 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
       comm_->start_all_reduce_sum(flat + b.begin, b.end - b.begin, b.what.c_str());
     }
   };
-  // Each rank's gradient is of its slice's mean loss: weighted by its rows, the sum over
-  // ranks divided by the global rows is the global batch's mean (as in micro-batches).
-  const float weight = static_cast<float>(rows);
+  // Each gradient, of (1/B) * the slice's summed loss (the seed above), as it is.
   auto finish = [&](std::size_t j) {
     const std::size_t k = e.gradient_weights[j];
-    const float* g = static_cast<const float*>(e.program.data(e.gradient_values[j]));
-    float* dst = flat + rp.offset[k];
-    const std::int64_t n = p.trainable[k]->value.numel();
-#pragma omp simd
-    for (std::int64_t i = 0; i < n; ++i) dst[i] = weight * g[i];
+    std::memcpy(flat + rp.offset[k], e.program.data(e.gradient_values[j]),
+                static_cast<std::size_t>(p.trainable[k]->value.numel()) * sizeof(float));
     --owed[static_cast<std::size_t>(rp.bucket_of[k])];
   };
-  if (rows > 0) {
+  if (rows > 0 && e.split) {
+    // A slice that does not fit (Note [Micro-batches across ranks]): its micro-batches'
+    // gradients are summed on this rank first, already weighted by their rows; their
+    // buckets start after the last one (no overlap).
+    run_micro_batch_programs(e, rows, ctx, before_run);
+    for (std::size_t k = 0; k < p.trainable.size(); ++k) {
+      const Tensor& g = e.split->grad_sums[k];
+      std::memcpy(flat + rp.offset[k], g.raw(), g.nbytes());
+    }
+  } else if (rows > 0) {
     if (before_run) before_run(e.program, false);
     if (data_parallel_.overlap) {
       auto it = rp.finals.find(&e.program);
@@ -133,7 +230,7 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
         it = rp.finals.emplace(&e.program, std::move(per_step)).first;
       }
       const auto& per_step = it->second;
-      e.program.run(ctx, [&](std::size_t step) {
+      e.program.run(slice_ctx, [&](std::size_t step) {
         if (per_step[step].empty()) {
           comm_->progress();
           return;
@@ -142,7 +239,7 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
         start_complete();
       });
     } else {
-      e.program.run(ctx);
+      e.program.run(slice_ctx);
       for (std::size_t j = 0; j < e.gradient_values.size(); ++j) finish(j);
     }
   }
@@ -157,22 +254,46 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
                               std::chrono::steady_clock::now() - wait_start).count();
 
   // The update runs in an arena of its own: the shared one still holds this step's loss
-  // and predictions, which the epoch's sums read after the step.
+  // and predictions, which the epoch's sums read after the step. (A split step copied
+  // them out: its update runs in the shared arena, as in one process, where make_split
+  // planned it, so a rank short of memory needs no second arena.)
   Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0, /*bind=*/false);
-  if (!rp.apply_arena.defined()) {
-    rp.apply_arena = allocate_tensor(backend_->allocator(),
-                                     Shape{std::max<std::int64_t>(static_cast<std::int64_t>(apply.program.arena_bytes()), 64)},
-                                     DType::u8);
+  if (e.split) {
+    apply.bound = false;
+    entry_mode(static_cast<int>(Mode::apply), 0);
+  } else {
+    reserve_replica_update();  // made when the slice was planned; here if it was planned before
+    apply.program.bind(rp.apply_arena.raw());  // cheap; the shared arena's growth may have rebound it
+    apply.bound = true;
   }
-  apply.program.bind(rp.apply_arena.raw());  // cheap; the shared arena's growth may have rebound it
-  apply.bound = true;
-  const float inv = static_cast<float>(1.0 / static_cast<double>(replica_global_rows_));
+  const float inv = static_cast<float>(1.0 / scale);
+  bool finite = true;
   for (std::size_t k = 0; k < p.trainable.size(); ++k) {
     float* dst = static_cast<float*>(apply.program.data(apply.gradient_inputs[k]));
     const float* src = flat + rp.offset[k];
     const std::int64_t n = p.trainable[k]->value.numel();
-#pragma omp simd
-    for (std::int64_t i = 0; i < n; ++i) dst[i] = src[i] * inv;
+    if (!loss_scaling()) {  // the sum as it is: the seed made it the global mean
+      std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(float));
+      continue;
+    }
+    bool ok = true;
+#pragma omp simd reduction(&& : ok)
+    for (std::int64_t i = 0; i < n; ++i) {
+      dst[i] = src[i] * inv;
+      ok = ok && std::isfinite(dst[i]);
+    }
+    finite = finite && ok;
+  }
+  // Note [Loss scale across ranks]: every rank must skip the same steps and keep the same
+  // scale, or the replicas drift apart (and the next step's scale differs). The summed
+  // gradients are the same on every rank in practice, but MPI does not promise the same
+  // bits everywhere (an algorithm may add in a different order per rank, and a sum near
+  // the float range may overflow on one rank only), so the ranks agree on the verdict:
+  // one sum of a double, only under loss scaling. Any rank's non-finite skips the step.
+  if (loss_scaling()) {
+    double non_finite = finite ? 0.0 : 1.0;
+    comm_->all_reduce_sum(&non_finite, 1, "allreduce of the loss scale's finite check");
+    if (!update_loss_scale(non_finite == 0.0)) return false;
   }
   if (before_run) before_run(apply.program, true);
   apply.program.run(ctx);
@@ -194,11 +315,14 @@ void Model::broadcast_state(std::int64_t& start_epoch, std::int64_t& skip) {
   }
   agree_on_callbacks();  // rank 0's learning rate (a restored ReduceLROnPlateau's)
   // Where rank 0 resumes (its BackupAndRestore read the backup): every rank starts there.
-  std::int64_t where[3] = {iterations_, start_epoch, skip};
+  // And the dynamic loss scale with its finite-step count (a restored backup's).
+  std::int64_t where[4] = {iterations_, start_epoch, skip, loss_scale_good_steps_};
   comm_->broadcast(where, sizeof(where), 0, "broadcast of the iteration count from rank 0");
   iterations_ = where[0];
   start_epoch = where[1];
   skip = where[2];
+  loss_scale_good_steps_ = where[3];
+  comm_->broadcast(&loss_scale_, sizeof(loss_scale_), 0, "broadcast of the loss scale from rank 0");
 }
 
 void Model::reduce_totals(Totals& t, const char* what) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <utility>
 
 #include "conformance/harness.h"
@@ -246,6 +247,66 @@ TEST(OmpOps, DropoutWithANoiseShape) {
     }
     EXPECT_GT(kept, 0);
     EXPECT_LT(kept, s.numel());
+  }
+}
+
+// Data-parallel slices (Note [Random draws by global row]): rows [lo, hi) of a batch run
+// with StepContext::row_offset = lo draw the mask the whole batch draws for them, in both
+// kernels, for offsets that do not fall on a group of four, with and without a noise shape
+// (the layers' kind: per row on the batch axis), serial and threaded.
+TEST(OmpOps, DropoutSlicesDrawTheWholeBatchsMask) {
+  struct Case {
+    Shape shape;
+    std::vector<std::int64_t> noise;
+  };
+  const std::vector<Case> cases = {{Shape{12, 5}, {}},
+                                   {Shape{9, 7, 3}, {}},
+                                   {Shape{6, 4001}, {}},
+                                   {Shape{6, 10, 3}, {6, 1, 3}},
+                                   {Shape{6, 10, 3}, {6, 10, 1}}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.shape.to_string());
+    const std::int64_t rows = c.shape[0], per_row = c.shape.numel() / rows;
+    Attrs attrs{{"rate", 0.5}, {"seed", std::int64_t{11}}};
+    if (!c.noise.empty()) attrs.set("noise_shape", c.noise);
+    StepContext ctx;
+    ctx.seed = 77;
+    ctx.step = 5;
+    const Tensor x = random_tensor(c.shape, 900);
+    for (const char* kernel : {"omp:dropout", "ref:dropout"}) {
+      SCOPED_TRACE(kernel);
+      std::string why;
+      const KernelDesc whole_desc = make_desc("dropout", attrs, {x}, {x.desc(), TensorDesc{c.shape, DType::u8}});
+      auto whole_kernel = kernel_registry().create(kernel, whole_desc, DeviceType::cpu, &why);
+      ASSERT_NE(whole_kernel, nullptr) << why;
+      const Tensor whole = testing::run_kernel(*whole_kernel, whole_desc, {x}, ctx)[1];
+      for (std::int64_t ranks : {2, 3, 4}) {
+        for (std::int64_t r = 0; r < ranks; ++r) {
+          const std::int64_t lo = rows * r / ranks, hi = rows * (r + 1) / ranks;
+          if (hi == lo) continue;
+          Shape slice_shape = c.shape;
+          slice_shape[0] = hi - lo;
+          const Tensor xs = x.slice_rows(lo, hi).clone();
+          Attrs slice_attrs = attrs;
+          if (!c.noise.empty()) {
+            std::vector<std::int64_t> noise = c.noise;
+            noise[0] = hi - lo;
+            slice_attrs.set("noise_shape", noise);
+          }
+          const KernelDesc d = make_desc("dropout", slice_attrs, {xs}, {xs.desc(), TensorDesc{slice_shape, DType::u8}});
+          auto k = kernel_registry().create(kernel, d, DeviceType::cpu, &why);
+          ASSERT_NE(k, nullptr) << why;
+          StepContext slice_ctx = ctx;
+          slice_ctx.row_offset = lo;
+          slice_ctx.rows = hi - lo;
+          const Tensor mask = testing::run_kernel(*k, d, {xs}, slice_ctx)[1];
+          EXPECT_EQ(std::memcmp(mask.raw(), whole.data<std::uint8_t>() + lo * per_row,
+                                static_cast<std::size_t>((hi - lo) * per_row)),
+                    0)
+              << "rows " << lo << ".." << hi << " of " << rows;
+        }
+      }
+    }
   }
 }
 

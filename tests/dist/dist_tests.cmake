@@ -23,7 +23,7 @@ if(TARGET nnfit)
   target_compile_definitions(nnfit_dist_mpi_tests PRIVATE
     NNFIT_CLI="${PROJECT_BINARY_DIR}/nnfit" NNFIT_MPIEXEC="${_mpiexec}"
     NNFIT_TEST_WITH_MPI=$<BOOL:${NNFIT_MPI_ENABLED}>)
-  add_dependencies(nnfit_dist_mpi_tests nnfit)
+  add_dependencies(nnfit_dist_mpi_tests nnfit example_data_parallel)
   # Each test runs two or three ranks: ctest counts them as two processors.
   gtest_discover_tests(nnfit_dist_mpi_tests DISCOVERY_MODE PRE_TEST
     PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 300)

@@ -164,6 +164,34 @@ TEST_F(MpiTrainTest, LossesAfterTwoEpochsFollowOneProcess) {
   }
 }
 
+// Dropout (Note [Random draws by global row]): each rank draws the single process's mask
+// for its rows, so the weights after the first step are one process's. Dense(5) makes the
+// ranks' first elements (rows 6, 4 and 8 times 5) fall inside the mask's groups of four.
+TEST_F(MpiTrainTest, DropoutMasksAreOneProcesss) {
+  const std::string model =
+      R"({"module": "keras", "class_name": "Sequential", "config": {"name": "drop", "layers": [)"
+      R"({"class_name": "InputLayer", "config": {"batch_shape": [null, 4, 4, 1], "dtype": "float32", "name": "in"}},)"
+      R"({"class_name": "Flatten", "config": {"name": "flatten"}},)"
+      R"({"class_name": "Dense", "config": {"name": "hidden", "units": 5, "activation": "relu"}},)"
+      R"({"class_name": "Dropout", "config": {"name": "dropout", "rate": 0.5, "seed": 4}},)"
+      R"({"class_name": "Dense", "config": {"name": "out", "units": 3}}]}})";
+  const std::string files = R"({"images": ")" + (dir_ / "first12_images.idx").string() + R"(", "labels": ")" +
+                            (dir_ / "first12_labels.idx").string() + R"("})";
+  write_file(dir_ / "config.json", R"({"model": )" + model + R"(, "data": {"train": )" + files +
+                                       R"(}, "compile": {"optimizer": {"class_name": "SGD", "config": {"learning_rate": 0.1}}, )"
+                                       R"("loss": {"class_name": "SparseCategoricalCrossentropy", "config": {"from_logits": true}}}, )"
+                                       R"("fit": {"epochs": 1, "batch_size": 12, "seed": 3}})");
+  const std::string args = " train " + (dir_ / "config.json").string() + " -q --threads 1 --save ";
+  ASSERT_EQ(run(args + (dir_ / "one.keras").string()).code, 0);
+  const auto reference = weights_of(dir_ / "one.keras");
+  for (int ranks : {2, 3}) {
+    const fs::path saved = dir_ / ("ranks" + std::to_string(ranks) + ".keras");
+    const Result r = mpirun(ranks, nnfit() + args + saved.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_LE(max_relative_difference(weights_of(saved), reference), 1e-6) << ranks << " ranks";
+  }
+}
+
 // BatchNormalization: after the first step (weights still equal everywhere) the moving
 // mean averaged over the ranks is the one-process moving mean of the global batch (Note
 // [Moving statistics across ranks]); without the averaging it would be rank 0's slice's.
@@ -195,6 +223,93 @@ TEST_F(MpiTrainTest, MovingMeansAreTheGlobalBatchs) {
   const nnfit::Tensor one = moving_mean(dir_ / "one.keras"), two = moving_mean(dir_ / "two.keras");
   ASSERT_TRUE(one.defined() && two.defined());
   EXPECT_LE(max_relative_difference({two}, {one}), 1e-5);
+}
+
+// Loss scaling (mixed_float16) across ranks (Note [Loss scale across ranks]): at an
+// initial scale of 2^20 the float16 gradients overflow, the step is skipped and the scale
+// halves; growth after every 2 finite steps overflows again, so every epoch skips steps.
+// The 2-rank job must skip the same steps and end each epoch on the same scale as one
+// process (Note [Replica gradient seed]), and follow its losses and weights.
+TEST_F(MpiTrainTest, LossScalingSkipsTheStepsOneProcessSkips) {
+  const std::string optimizer =
+      R"({"class_name": "LossScaleOptimizer", "config": {"inner_optimizer": {"class_name": "SGD", "config": )"
+      R"({"learning_rate": 0.1}}, "initial_scale": 1048576, "dynamic_growth_steps": 2}})";
+  const fs::path cfg = make_config("images.idx", "labels.idx", optimizer, R"({"epochs": 3, "batch_size": 12, "seed": 6})");
+  const std::string args = " train " + cfg.string() + " -q --threads 1 --dtype-policy mixed_float16 --metrics-json ";
+  const Result one = run(args + (dir_ / "one.json").string() + " --save " + (dir_ / "one.keras").string());
+  ASSERT_EQ(one.code, 0) << one.err;
+  const Result r = mpirun(2, nnfit() + args + (dir_ / "two.json").string() + " --save " + (dir_ / "two.keras").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto ref = nlohmann::json::parse(slurp(dir_ / "one.json")).at("epochs");
+  const auto got = nlohmann::json::parse(slurp(dir_ / "two.json")).at("epochs");
+  ASSERT_EQ(ref.size(), 3u);
+  ASSERT_EQ(got.size(), 3u);
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    EXPECT_EQ(got[i].at("loss_scale").get<double>(), ref[i].at("loss_scale").get<double>()) << "epoch " << i + 1;
+    EXPECT_EQ(got[i].at("skipped_steps").get<double>(), ref[i].at("skipped_steps").get<double>()) << "epoch " << i + 1;
+    const double want = ref[i].at("loss").get<double>();
+    EXPECT_LE(std::abs(got[i].at("loss").get<double>() - want), 1e-2 * std::abs(want)) << "epoch " << i + 1;
+    // The case must exercise the skips, and apply some steps (4 an epoch).
+    EXPECT_GE(ref[i].at("skipped_steps").get<double>(), 1) << ref.dump();
+    EXPECT_LT(ref[i].at("skipped_steps").get<double>(), 4) << ref.dump();
+  }
+  EXPECT_LE(max_relative_difference(weights_of(dir_ / "two.keras"), weights_of(dir_ / "one.keras")), 1e-3);
+}
+
+// on_oom "reduce_batch" across ranks (Note [Micro-batches across ranks]): rank 1 alone has
+// a memory limit its slice of 24 rows does not fit (a wide hidden layer: activations
+// dominate), so it runs micro-batches; rank 0 agrees to run the same ones and notes it.
+// The one step on the global batch of 48 is one process's step on the whole batch.
+TEST_F(MpiTrainTest, ReduceBatchSplitsEveryRanksSliceWhenOneRunsOutOfMemory) {
+  const std::string model =
+      R"({"module": "keras", "class_name": "Sequential", "config": {"name": "wide", "layers": [)"
+      R"({"class_name": "InputLayer", "config": {"batch_shape": [null, 4, 4, 1], "dtype": "float32", "name": "in"}},)"
+      R"({"class_name": "Flatten", "config": {"name": "flatten"}},)"
+      R"({"class_name": "Dense", "config": {"name": "hidden", "units": 2048, "activation": "relu"}},)"
+      R"({"class_name": "Dense", "config": {"name": "out", "units": 3}}]}})";
+  const std::string files = R"({"images": ")" + (dir_ / "images.idx").string() + R"(", "labels": ")" +
+                            (dir_ / "labels.idx").string() + R"("})";
+  write_file(dir_ / "config.json", R"({"model": )" + model + R"(, "data": {"train": )" + files +
+                                       R"(}, "compile": {"optimizer": {"class_name": "SGD", "config": {"learning_rate": 0.1}}, )"
+                                       R"("loss": {"class_name": "SparseCategoricalCrossentropy", "config": {"from_logits": true}}}, )"
+                                       R"("fit": {"epochs": 1, "batch_size": 48, "seed": 3, "on_oom": "reduce_batch"}})");
+  const std::string args = " train " + (dir_ / "config.json").string() + " -q --threads 1";
+  const Result one = run(args + " --save " + (dir_ / "one.keras").string());
+  ASSERT_EQ(one.code, 0) << one.err;
+  // Planned: 0.74 MiB for 24 rows, 0.46 MiB for 12 (`nnfit plan`); 600 KiB fits 12.
+  const Result r = mpirun(1, nnfit() + args + " --save " + (dir_ / "two.keras").string() + " : -np 1 " + nnfit() +
+                                 args + " --memory-limit 600KiB");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("nnfit: note: training batch 24 (each rank's slice of the global batch 48) does not fit "
+                       "(rank 1 ran out of memory); training on micro-batches of 12 on every rank"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("the effective batch stays 48"), std::string::npos) << r.err;
+  EXPECT_LE(max_relative_difference(weights_of(dir_ / "two.keras"), weights_of(dir_ / "one.keras")), 1e-6);
+}
+
+// The C++ API (examples/data_parallel.cpp: MultiWorkerMirroredStrategy chosen before
+// compile, a model with Dropout): the program run alone and on 2 and 3 ranks prints the
+// same replica count it runs, and the same final loss and weights to float rounding.
+TEST_F(MpiTrainTest, TheCppStrategyExampleFollowsOneProcess) {
+  const std::string example = (fs::path(NNFIT_CLI).parent_path() / "example_data_parallel").string();
+  auto value = [](const std::string& out, const std::string& key) {
+    const std::size_t at = out.find(key + " ");
+    return at == std::string::npos ? NAN : std::atof(out.c_str() + at + key.size() + 1);
+  };
+  const Result one = mpirun(1, example);
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_NE(one.out.find("replicas 1 (MultiWorkerMirroredStrategy)"), std::string::npos) << one.out;
+  for (int ranks : {2, 3}) {
+    const Result r = mpirun(ranks, example);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("replicas " + std::to_string(ranks) + " (MultiWorkerMirroredStrategy)"), std::string::npos)
+        << r.out;
+    for (const char* key : {"loss", "weight_abs_sum"}) {
+      const double want = value(one.out, key), got = value(r.out, key);
+      EXPECT_LE(std::abs(got - want), 1e-5 * std::abs(want)) << key << " on " << ranks << " ranks\n" << r.out;
+    }
+  }
 }
 
 // Targets are the sample indices and the model predicts 0 (zero weights, no learning):

@@ -30,6 +30,11 @@ struct StepContext {
   std::int64_t step = 0;        // optimizer iterations completed before this step (0-based)
   float learning_rate = 0.0f;   // this step's learning rate, from the schedule
   std::uint64_t seed = 0;       // base seed for random ops (dropout)
+  // Data-parallel (Note [Random draws by global row]): this run computes `rows` rows that
+  // begin at row `row_offset` of the global batch, and random ops draw the numbers one
+  // process draws for those rows. 0 and 0 (one process): the rows are the batch.
+  std::int64_t row_offset = 0;
+  std::int64_t rows = 0;
   bool training = true;
   // The cudaStream_t a CUDA kernel is enqueued on (the model's compute stream); null: the
   // default stream. CPU kernels ignore it.

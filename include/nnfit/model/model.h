@@ -37,6 +37,7 @@ struct StepContext;  // backend/kernel.h
 class Program;      // graph/program.h
 namespace dist {
 class Communicator;  // dist/communicator.h
+class Strategy;      // dist/strategy.h
 }
 
 // Data-parallel training (Model::set_communicator; docs/design/distributed.md).
@@ -212,6 +213,16 @@ class Model {
   // after compile(); Unsupported for a device a model cannot train on in this build
   // (model_trains_on: a CUDA device until the model's device path exists), naming it.
   void set_device(Device device);
+  // The distribution strategy (TensorFlow's tf.distribute; docs/design/distributed.md),
+  // chosen before compile, as Keras builds a model in strategy.scope():
+  // MultiWorkerMirroredStrategy trains one replica per process (set_communicator below
+  // with its communicator and options), MirroredStrategy one replica on the model's device.
+  // null: the default, one replica. throws: InvalidArgument after compile().
+  void set_strategy(std::shared_ptr<dist::Strategy> strategy);
+  const dist::Strategy* strategy() const { return strategy_.get(); }
+  // Replicas each step's gradients are summed over: the global batch splits evenly
+  // across them (Keras's strategy.num_replicas_in_sync; 1 without a strategy).
+  int num_replicas_in_sync() const { return replica_count(); }
 
   // Data-parallel training, one replica per rank of `comm` (Keras's
   // MultiWorkerMirroredStrategy; docs/design/distributed.md): fit's batch_size is the
@@ -222,9 +233,10 @@ class Model {
   // reduced. fit broadcasts rank 0's weights and optimizer state when it starts (after a
   // callback's restore), and averages BatchNormalization's moving statistics across the
   // ranks at every epoch end. Logs and History hold the job's figures on every rank. A
-  // communicator of one rank (or null) trains alone. requires: every rank makes the same
-  // fit calls. Loss scaling and micro-batch splits (on_oom "reduce_batch") are not
-  // supported across ranks yet (Unsupported).
+  // communicator of one rank (or null) trains alone. Loss scaling skips the same steps on
+  // every rank (Note [Loss scale across ranks]); under on_oom "reduce_batch" every rank
+  // runs its slice as micro-batches when one rank's does not fit (Note [Micro-batches
+  // across ranks]). requires: every rank makes the same fit calls, with the same options.
   void set_communicator(std::shared_ptr<dist::Communicator> comm, DataParallelOptions options = {});
   dist::Communicator* communicator() const { return comm_.get(); }
 
@@ -390,6 +402,15 @@ class Model {
   // is skipped).
   bool run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run = {});
   bool run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run);
+  // Loss scaling's decision after a step's gradients (Keras's LossScaleOptimizer): a
+  // non-finite step is skipped and halves a dynamic scale, growth_steps finite steps in a
+  // row double it. Returns whether the update runs. Data-parallel: `finite` must be the
+  // ranks' agreed verdict, so the scale stays the same everywhere.
+  bool update_loss_scale(bool finite);
+  // The programs of a split entry's micro-batches: staged rows in, each micro-batch's
+  // gradients (Mode::grads: summed into grad_sums, weighted by its rows), loss and outputs
+  // out. The caller seeds the loss scale and applies the update.
+  void run_micro_batch_programs(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run);
   // The split of a training or inference entry into micro-batches of `micro` rows.
   void make_split(Entry& e, bool training, std::int64_t batch, std::int64_t micro, std::string cause);
   std::int64_t persistent_bytes() const;  // weights, optimizer slots, constants
@@ -440,10 +461,12 @@ class Model {
   std::map<std::int64_t, double> class_weight_;
 
   // Data parallelism (model_replicas.cpp). replicated(): more than one rank.
+  std::shared_ptr<dist::Strategy> strategy_;
   std::shared_ptr<dist::Communicator> comm_;
   DataParallelOptions data_parallel_;
   std::unique_ptr<Replicas> replicas_;
   bool replicated() const;
+  int replica_count() const;  // the ranks (1 alone)
   // Set by fit while it runs replicated: validation is sharded too.
   bool shard_validation_ = false;
   // The rows of the global batch the running step trains on (this rank has a slice).
@@ -452,13 +475,17 @@ class Model {
   std::int64_t replica_allreduce_us_ = 0;
   // This rank's rows [first, second) of a global batch of `rows` (all of them alone).
   std::pair<std::int64_t, std::int64_t> replica_slice(std::int64_t rows) const;
-  // throws: InvalidArgument when batch_size does not split evenly across the ranks, or
-  // Unsupported for what does not run replicated yet.
+  // throws: InvalidArgument when batch_size does not split evenly across the ranks.
   void check_replicable(std::int64_t batch_size) const;
+  // The gradient buckets (made on first use), and the update program's own arena
+  // (allocated when a slice that fits is planned, so its memory is known before the
+  // first step; throws OutOfMemory).
+  Replicas& replica_state();
+  void reserve_replica_update();
   // One replicated step on this rank's slice (e: a Mode::grads entry; rows may be 0).
   bool run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run);
-  // Rank 0's weights, optimizer slots, iteration count and resume point (the epoch fit
-  // starts at and the batches of it to skip) to every rank.
+  // Rank 0's weights, optimizer slots, iteration count, loss scale and resume point (the
+  // epoch fit starts at and the batches of it to skip) to every rank.
   void broadcast_state(std::int64_t& start_epoch, std::int64_t& skip);
   // Sums every rank's loss and metric sums into `totals`.
   void reduce_totals(Totals& totals, const char* what);
@@ -468,6 +495,11 @@ class Model {
   void agree_on_callbacks();
   // Averages BatchNormalization's moving statistics across ranks (at each epoch end).
   void average_moving_statistics();
+  // on_oom="reduce_batch": the ranks agree on the micro-batches their slices of the
+  // global batch `batch_size` run as (the smallest any rank needs), so every rank splits
+  // when one runs out of memory (Note [Micro-batches across ranks]). A collective: every
+  // rank calls it at the same point of fit, with the same on_oom.
+  void agree_on_micro_batches(std::int64_t batch_size);
 };
 
 // Keras's Sequential: a chain of single-input layers, each called on the previous one's

@@ -117,11 +117,14 @@ std::int64_t augment_scratch_doubles(const AugmentParams& p) {
 void augment_sample(const AugmentParams& p, const KernelArgs& args, std::uint64_t key, std::int64_t n, double* scratch) {
   const auto* in = static_cast<const float*>(args.inputs[0]);
   auto* out = static_cast<float*>(args.outputs[0]);
+  // Sample n draws the numbers of its row of the global batch (Note [Random draws by
+  // global row]); its tensors are indexed by n.
+  const auto draw = static_cast<std::int64_t>(random_index_offset(args.ctx->row_offset, args.ctx->rows, p.image.n)) + n;
   switch (p.op) {
     case AugmentOp::random_flip: {
       // Keras: flip where uniform() <= 0.5, one draw per sample for every axis of the mode.
       auto* flips = static_cast<std::uint8_t*>(args.outputs[1]);
-      flips[n] = augment_uniform(key, n, 0) <= 0.5 ? 1 : 0;
+      flips[n] = augment_uniform(key, draw, 0) <= 0.5 ? 1 : 0;
       return flip_sample(p.image, p.horizontal, p.vertical, flips[n] != 0, in, out, n);
     }
     case AugmentOp::random_flip_grad:
@@ -129,7 +132,7 @@ void augment_sample(const AugmentParams& p, const KernelArgs& args, std::uint64_
                          in, out, n);
     case AugmentOp::random_affine: {
       auto* t = static_cast<float*>(args.outputs[1]);
-      draw_affine_transform(p.draw, key, n, p.image.h, p.image.w, t + 8 * n);
+      draw_affine_transform(p.draw, key, draw, p.image.h, p.image.w, t + 8 * n);
       return affine_apply_sample(p.image, in, t, out, n);
     }
     case AugmentOp::affine_transform:
@@ -139,7 +142,7 @@ void augment_sample(const AugmentParams& p, const KernelArgs& args, std::uint64_
     case AugmentOp::random_contrast: {
       auto* factor = static_cast<float*>(args.outputs[1]);
       factor[n] = static_cast<float>(p.factor_lower +
-                                     (p.factor_upper - p.factor_lower) * (1.0 - augment_uniform(key, n, 0)));
+                                     (p.factor_upper - p.factor_lower) * (1.0 - augment_uniform(key, draw, 0)));
       return contrast_sample(p, factor[n], in, nullptr, out, n, scratch);
     }
     case AugmentOp::random_contrast_grad:

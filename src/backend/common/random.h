@@ -55,6 +55,18 @@ NNFIT_HD double noise_normal(std::uint64_t key, std::uint64_t index) {
   return ::sqrt(-2.0 * ::log(u1)) * ::cos(6.283185307179586 * u2);
 }
 
+// Note [Random draws by global row]: every random op keys an element's (or a sample's)
+// numbers by its index in the tensor, so a data-parallel rank, whose tensors hold rows
+// [row_offset, row_offset + rows) of the global batch, draws the single process's numbers
+// for its rows by adding the index of its first element in the global tensor. That is
+// row_offset times the elements per row, for a tensor whose outermost axis is the batch
+// (or a multiple of it, as [batch * time, features]); anything else (0 here) draws its
+// own numbers, still random, just not one process's.
+NNFIT_HD std::uint64_t random_index_offset(std::int64_t row_offset, std::int64_t rows, std::int64_t numel) {
+  if (row_offset <= 0 || rows <= 0 || numel % rows != 0) return 0;
+  return static_cast<std::uint64_t>(row_offset) * static_cast<std::uint64_t>(numel / rows);
+}
+
 NNFIT_HD bool dropout_keep(std::uint64_t run_seed, std::uint64_t node_seed, std::uint64_t step,
                          std::uint64_t index, float rate) {
   return dropout_uniform(run_seed, node_seed, step, index) >= rate;

@@ -152,9 +152,13 @@ class RnnScan final : public Kernel {
     if (l_.recurrent_dropout <= 0.0) return nullptr;
     const float rate = static_cast<float>(l_.recurrent_dropout);
     const float keep_scale = static_cast<float>(1.0 / (1.0 - l_.recurrent_dropout));
+    // Element k of the [N, H] factors is element offset + k of the global batch's (Note
+    // [Random draws by global row]).
+    const std::uint64_t offset = random_index_offset(args.ctx->row_offset, args.ctx->rows, n_ * h_);
     for (std::int64_t k = 0; k < n_ * h_; ++k) {
       const bool keep = dropout_keep(args.ctx->seed, static_cast<std::uint64_t>(l_.recurrent_seed),
-                                     static_cast<std::uint64_t>(args.ctx->step), static_cast<std::uint64_t>(k), rate);
+                                     static_cast<std::uint64_t>(args.ctx->step), offset + static_cast<std::uint64_t>(k),
+                                     rate);
       rm[k] = keep ? keep_scale : 0.0f;
     }
     return rm;

@@ -8,6 +8,7 @@
 #include <vector>
 #include <string>
 
+#include "backend/common/random.h"
 #include "nnfit/backend/kernel.h"
 
 namespace nnfit {
@@ -81,6 +82,18 @@ struct DropoutParams {
   // With a noise_shape (Keras's: 1 on the axes one decision covers), element i's decision
   // is that of its position in the noise shape; empty: every element decides alone.
   std::vector<std::int64_t> dims, noise;
+  // The index of this run's element 0 in the global batch's noise positions (Note [Random
+  // draws by global row]): without a noise shape the elements', with one the batch axis's
+  // share of it. Every layer's noise shape draws per row on the batch axis (noise[0] ==
+  // dims[0]: Dropout::noise_for); a raw op's noise of 1 there on several rows shares its
+  // draws across them, and so across ranks.
+  std::uint64_t index_offset(std::int64_t row_offset, std::int64_t rows) const {
+    if (noise.empty()) return random_index_offset(row_offset, rows, numel);
+    if (dims.empty() || dims[0] != rows || noise[0] != dims[0]) return 0;
+    std::int64_t per_row = 1;
+    for (std::size_t d = 1; d < noise.size(); ++d) per_row *= noise[d];
+    return random_index_offset(row_offset, rows, rows * per_row);
+  }
   std::uint64_t noise_index(std::int64_t i) const {
     if (noise.empty()) return static_cast<std::uint64_t>(i);
     std::int64_t at = 0, stride = 1;

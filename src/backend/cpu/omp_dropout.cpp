@@ -36,37 +36,41 @@ void dropout(const DropoutParams& p, const KernelArgs& args) {
   const float scale = 1.0f / (1.0f - rate);
   const std::int64_t n = p.numel;
   const std::uint64_t key = dropout_key(args.ctx->seed, p.seed, static_cast<std::uint64_t>(args.ctx->step));
+  // A data-parallel rank's rows draw the global batch's (Note [Random draws by global row]).
+  const std::uint64_t offset = p.index_offset(args.ctx->row_offset, args.ctx->rows);
   if (!p.noise.empty()) {
     // Broadcast decisions (noise_shape): each element draws its noise position's lane.
 #pragma omp parallel for schedule(static) if (n >= kOmpMinParallelElements)
     for (std::int64_t i = 0; i < n; ++i) {
-      const std::uint64_t at = p.noise_index(i);
+      const std::uint64_t at = offset + p.noise_index(i);
       const bool keep = dropout_lane_uniform(dropout_bits(key, at / 4), static_cast<unsigned>(at % 4)) >= rate;
       store(keep_or_zero(load(x[i]) * scale, keep), &y[i]);
       mask[i] = keep ? 1 : 0;
     }
     return;
   }
-  // Full groups of four (one hash each), then the tail.
-  const std::int64_t full = n / 4;
+  // Element i draws lane (offset + i) % 4 of group (offset + i) / 4: the elements before
+  // the first whole group one by one, full groups of four (one hash each), then the tail.
+  auto one = [&](std::int64_t i) {
+    const bool keep = dropout_uniform_keyed(key, offset + static_cast<std::uint64_t>(i)) >= rate;
+    store(keep_or_zero(load(x[i]) * scale, keep), &y[i]);
+    mask[i] = keep ? 1 : 0;
+  };
+  const std::int64_t head = std::min<std::int64_t>(n, static_cast<std::int64_t>((4 - offset % 4) % 4));
+  for (std::int64_t i = 0; i < head; ++i) one(i);
+  const std::uint64_t first_group = (offset + static_cast<std::uint64_t>(head)) / 4;
+  const std::int64_t full = (n - head) / 4;
 #pragma omp parallel for schedule(static) if (n >= kOmpMinParallelElements)
   for (std::int64_t gidx = 0; gidx < full; ++gidx) {
-    const std::uint64_t bits = dropout_bits(key, static_cast<std::uint64_t>(gidx));
+    const std::uint64_t bits = dropout_bits(key, first_group + static_cast<std::uint64_t>(gidx));
     for (unsigned lane = 0; lane < 4; ++lane) {
-      const std::int64_t i = gidx * 4 + lane;
+      const std::int64_t i = head + gidx * 4 + lane;
       const bool keep = dropout_lane_uniform(bits, lane) >= rate;
       store(keep_or_zero(load(x[i]) * scale, keep), &y[i]);
       mask[i] = static_cast<std::uint8_t>(keep);
     }
   }
-  if (full * 4 < n) {
-    const std::uint64_t bits = dropout_bits(key, static_cast<std::uint64_t>(full));
-    for (std::int64_t i = full * 4; i < n; ++i) {
-      const bool keep = dropout_lane_uniform(bits, static_cast<unsigned>(i - full * 4)) >= rate;
-      store(keep_or_zero(load(x[i]) * scale, keep), &y[i]);
-      mask[i] = keep ? 1 : 0;
-    }
-  }
+  for (std::int64_t i = head + full * 4; i < n; ++i) one(i);
 }
 
 template <typename T>

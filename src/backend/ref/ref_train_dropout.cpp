@@ -1,6 +1,7 @@
 // Reference kernels of dropout, dropout_grad and noise. The mask comes from dropout_keep()
 // (backend/common/random.h), a pure function of (run seed, node seed, step, element), so
-// every kernel of this op draws the same mask with no state carried between steps.
+// every kernel of this op draws the same mask with no state carried between steps; the
+// element is its index in the global batch (Note [Random draws by global row]).
 #include <cmath>
 
 #include "backend/common/random.h"
@@ -19,8 +20,9 @@ class RefDropout final : public Kernel {
     float* y = static_cast<float*>(args.outputs[0]);
     std::uint8_t* mask = static_cast<std::uint8_t*>(args.outputs[1]);
     const auto step = static_cast<std::uint64_t>(args.ctx->step);
+    const std::uint64_t offset = p_.index_offset(args.ctx->row_offset, args.ctx->rows);
     for (std::int64_t i = 0; i < p_.numel; ++i) {
-      bool keep = dropout_keep(args.ctx->seed, p_.seed, step, p_.noise_index(i), p_.rate);
+      bool keep = dropout_keep(args.ctx->seed, p_.seed, step, offset + p_.noise_index(i), p_.rate);
       y[i] = keep ? static_cast<float>(x[i] / (1.0 - p_.rate)) : 0.0f;
       mask[i] = keep ? 1 : 0;
     }
@@ -63,8 +65,9 @@ class RefNoise final : public Kernel {
     const double rate = value_;
     const double a = std::pow((1.0 - rate) * (1.0 + rate * alpha_p * alpha_p), -0.5), b = -a * alpha_p * rate;
     const double sigma = kind_ == "gaussian_mul" ? std::sqrt(rate / (1.0 - rate)) : value_;
+    const std::uint64_t offset = random_index_offset(args.ctx->row_offset, args.ctx->rows, numel_);
     for (std::int64_t i = 0; i < numel_; ++i) {
-      const auto idx = static_cast<std::uint64_t>(i);
+      const auto idx = offset + static_cast<std::uint64_t>(i);
       if (kind_ == "gaussian_add") {
         y[i] = static_cast<float>(x[i] + sigma * noise_normal(key, idx));
       } else if (kind_ == "gaussian_mul") {
