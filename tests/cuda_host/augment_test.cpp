@@ -13,10 +13,15 @@ const std::vector<Shape>& images() {
   return kImages;
 }
 
-StepContext augment_ctx() {
+// With `rank_slice`, a data-parallel rank's: the draws of rows 3.. of the global batch.
+StepContext augment_ctx(bool rank_slice = false, std::int64_t rows = 0) {
   StepContext ctx;
   ctx.seed = 4321;
   ctx.step = 7;
+  if (rank_slice) {
+    ctx.row_offset = 3;
+    ctx.rows = rows;
+  }
   return ctx;
 }
 
@@ -31,6 +36,8 @@ void check_flip(bool grad) {
         if (!grad) {
           const Attrs a{{"mode", std::string(mode)}, {"seed", std::int64_t{11}}};
           expect_cuda_host_matches_reference(desc("random_flip", a, {f32(s)}, {f32(s), flags}), {x}, dt, 0.0f, 0.0f, augment_ctx());
+          expect_cuda_host_matches_reference(desc("random_flip", a, {f32(s)}, {f32(s), flags}), {x}, dt, 0.0f, 0.0f,
+                                             augment_ctx(true, s[0]));
           continue;
         }
         Tensor flips = Tensor::zeros(Shape{s[0]}, DType::u8);
@@ -100,6 +107,8 @@ void check_affine(const std::string& op) {
               a.set("width_upper", k.hi);
               a.set("seed", std::int64_t{5});
               expect_cuda_host_matches_reference(desc(op, a, {f32(s)}, {f32(s), f32(ts)}), {x}, dt, 1e-6f, 1e-6f, augment_ctx());
+              expect_cuda_host_matches_reference(desc(op, a, {f32(s)}, {f32(s), f32(ts)}), {x}, dt, 1e-6f, 1e-6f,
+                                                 augment_ctx(true, s[0]));
             }
           } else {
             expect_cuda_host_matches_reference(desc(op, common, {f32(s), f32(ts)}, {f32(s)}), {x, t}, dt, 1e-6f, 1e-6f);

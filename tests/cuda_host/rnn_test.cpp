@@ -18,6 +18,12 @@ void check_rnn(bool grad) {
       if (grad) expect_cuda_host_matches_reference(c.grad, c.grad_inputs, dt, 1e-5f, 1e-4f, ctx);
       else expect_cuda_host_matches_reference(c.forward, c.forward_inputs, dt, 1e-5f, 1e-4f, ctx);
     }
+    // A data-parallel rank's slice (recurrent dropout's factors of rows 2.. of the batch).
+    StepContext slice = ctx;
+    slice.row_offset = 2;
+    slice.rows = 5;
+    if (grad) expect_cuda_host_matches_reference(c.grad, c.grad_inputs, DType::f32, 1e-5f, 1e-4f, slice);
+    else expect_cuda_host_matches_reference(c.forward, c.forward_inputs, DType::f32, 1e-5f, 1e-4f, slice);
   }
 }
 

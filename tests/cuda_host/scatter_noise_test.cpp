@@ -23,6 +23,10 @@ void check_noise() {
         for (DType dt : float_dtypes()) {
           expect_cuda_host_matches_reference(desc("noise", a, {f32(s)}, outs), {x}, dt, 1e-6f, 1e-6f, ctx);
         }
+        // A data-parallel rank's slice: the draws of rows 5.. of the global batch.
+        ctx.row_offset = 5;
+        ctx.rows = s[0];
+        expect_cuda_host_matches_reference(desc("noise", a, {f32(s)}, outs), {x}, DType::f32, 1e-6f, 1e-6f, ctx);
       }
     }
   }

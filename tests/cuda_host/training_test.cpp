@@ -52,6 +52,22 @@ void check_dropout(bool grad) {
         desc("dropout", {{"rate", 0.5}, {"seed", std::int64_t{7}}, {"noise_shape", noise}}, {f32(s)}, {f32(s), {s, DType::u8}}),
         {x}, DType::f32, 0.0f, 0.0f, ctx);
   }
+  // A data-parallel rank's slice: the masks of rows 3.. of the global batch (Note [Random
+  // draws by global row]), with and without a noise shape; 3 · 400 elements per row is not
+  // a multiple of the 4-element draw groups' alignment for every shape.
+  StepContext slice = ctx;
+  slice.row_offset = 3;
+  slice.rows = s[0];
+  for (const std::vector<std::int64_t>& noise : {std::vector<std::int64_t>{}, std::vector<std::int64_t>{6, 1, 8}}) {
+    Attrs a{{"rate", 0.5}, {"seed", std::int64_t{7}}};
+    if (!noise.empty()) a.set("noise_shape", noise);
+    expect_cuda_host_matches_reference(desc("dropout", a, {f32(s)}, {f32(s), {s, DType::u8}}), {x}, DType::f32, 0.0f, 0.0f, slice);
+  }
+  const Shape odd{5, 7};  // rows of 7: an offset inside a 4-element draw group
+  slice.row_offset = 1;
+  slice.rows = 5;
+  expect_cuda_host_matches_reference(desc("dropout", {{"rate", 0.3}, {"seed", std::int64_t{7}}}, {f32(odd)}, {f32(odd), {odd, DType::u8}}),
+                                     {random_tensor(odd, 451)}, DType::f32, 0.0f, 0.0f, slice);
 }
 
 void check_loss(bool grad) {

@@ -72,8 +72,9 @@ struct RnnFactorsFn {  // recurrent_dropout's factor per (sample, unit), the sam
   float* rm;
   std::uint64_t run_seed, node_seed, step;
   float rate, keep_scale;
+  std::uint64_t offset;  // data-parallel: the first global row's index (Note [Random draws by global row])
   NNFIT_HD void operator()(std::int64_t k) const {
-    rm[k] = dropout_keep(run_seed, node_seed, step, static_cast<std::uint64_t>(k), rate) ? keep_scale : 0.0f;
+    rm[k] = dropout_keep(run_seed, node_seed, step, offset + static_cast<std::uint64_t>(k), rate) ? keep_scale : 0.0f;
   }
 };
 
@@ -399,7 +400,8 @@ std::unique_ptr<Kernel> make_rnn(const KernelDesc& desc, std::string* why_not) {
           rm = w;
           Launch::run(RnnFactorsFn{rm, a.ctx->seed, static_cast<std::uint64_t>(l.recurrent_seed),
                                    static_cast<std::uint64_t>(a.ctx->step), static_cast<float>(l.recurrent_dropout),
-                                   static_cast<float>(1.0 / (1.0 - l.recurrent_dropout))},
+                                   static_cast<float>(1.0 / (1.0 - l.recurrent_dropout)),
+                                   random_index_offset(a.ctx->row_offset, a.ctx->rows, nh)},
                       nh, a.ctx);
         }
         const bool lstm = g.cell == RnnCell::lstm;

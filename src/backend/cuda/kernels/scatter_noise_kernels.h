@@ -32,8 +32,9 @@ struct NoiseFn {
   std::uint64_t key;
   NoiseKind kind;
   double sigma, rate, a, b, alpha_p;
+  std::uint64_t offset;  // data-parallel: the first global row's index (Note [Random draws by global row])
   NNFIT_HD void operator()(std::int64_t i) const {
-    const auto idx = static_cast<std::uint64_t>(i);
+    const auto idx = offset + static_cast<std::uint64_t>(i);
     const double v = load<T>(x, i);
     if (kind == NoiseKind::gaussian_add) {
       store<T>(y, i, static_cast<float>(v + sigma * noise_normal(key, idx)));
@@ -70,7 +71,9 @@ std::unique_ptr<Kernel> make_noise(const KernelDesc& desc, std::string* why_not)
     if (n == 0) return;
     const std::uint64_t key = dropout_key(args.ctx->seed, seed, static_cast<std::uint64_t>(args.ctx->step));
     void* factor = kind == NoiseKind::gaussian_add ? nullptr : args.outputs[1];
-    Launch::run(NoiseFn<T>{args.inputs[0], args.outputs[0], factor, key, kind, sigma, value, a_coef, b_coef, alpha_p}, n, args.ctx);
+    Launch::run(NoiseFn<T>{args.inputs[0], args.outputs[0], factor, key, kind, sigma, value, a_coef, b_coef, alpha_p,
+                           random_index_offset(args.ctx->row_offset, args.ctx->rows, n)},
+                n, args.ctx);
   });
 }
 

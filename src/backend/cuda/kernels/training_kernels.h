@@ -49,8 +49,9 @@ struct DropoutFn {
   std::uint64_t key;
   float rate;
   NoiseIndex noise;
+  std::uint64_t offset;  // data-parallel: the first global row's index (Note [Random draws by global row])
   NNFIT_HD void operator()(std::int64_t i) const {
-    const bool keep = dropout_uniform_keyed(key, noise(i)) >= rate;
+    const bool keep = dropout_uniform_keyed(key, offset + noise(i)) >= rate;
     store<T>(y, i, keep ? static_cast<float>(load<T>(x, i) / (1.0 - rate)) : 0.0f);
     mask[i] = keep ? 1 : 0;
   }
@@ -88,8 +89,9 @@ std::unique_ptr<Kernel> make_dropout(const KernelDesc& desc, std::string* why_no
   }
   return launch_kernel([n, p, noise](const KernelArgs& a) {
     const std::uint64_t key = dropout_key(a.ctx->seed, p.seed, static_cast<std::uint64_t>(a.ctx->step));
-    Launch::run(DropoutFn<T>{a.inputs[0], a.outputs[0], static_cast<std::uint8_t*>(a.outputs[1]), key, p.rate, noise}, n,
-                a.ctx);
+    Launch::run(DropoutFn<T>{a.inputs[0], a.outputs[0], static_cast<std::uint8_t*>(a.outputs[1]), key, p.rate, noise,
+                             p.index_offset(a.ctx->row_offset, a.ctx->rows)},
+                n, a.ctx);
   });
 }
 
