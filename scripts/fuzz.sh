@@ -10,7 +10,7 @@
 # CI sets both, so a commit's fuzz stage explores the same inputs on every run (SECONDS
 # still caps it); a developer leaves them unset to explore afresh. NNFIT_JOBS: build jobs;
 # NNFIT_FUZZ_NO_BUILD=1 runs the built fuzzer without configuring or building (concurrent runs);
-# NNFIT_FUZZ_BUILD_ONLY=1 builds it and stops.
+# NNFIT_FUZZ_BUILD_ONLY=1 builds it and stops; NNFIT_FUZZ_TIMEOUT: seconds one input may take (20).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 targets=(idx npy npz csv tfrecord example image keras_json train_config tfevents profile doctor_root keras_file)
@@ -64,5 +64,5 @@ export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:suppressions=$PWD
 export LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp
 echo "== fuzz $target: ${seconds} s${NNFIT_FUZZ_RUNS:+, at most $NNFIT_FUZZ_RUNS inputs}${NNFIT_FUZZ_SEED:+, seed $NNFIT_FUZZ_SEED}"
 exec "build/fuzz/fuzz/nnfit_${target}_fuzzer" "$corpus" -artifact_prefix="$findings/" ${dict:+-dict="$dict"} \
-  -max_total_time="$seconds" -max_len=600000 -timeout=20 -rss_limit_mb=$((malloc_mb + 512)) -malloc_limit_mb=$malloc_mb -print_final_stats=1 \
+  -max_total_time="$seconds" -max_len=600000 -timeout="${NNFIT_FUZZ_TIMEOUT:-20}" -rss_limit_mb=$((malloc_mb + 512)) -malloc_limit_mb=$malloc_mb -print_final_stats=1 \
   ${NNFIT_FUZZ_SEED:+-seed="$NNFIT_FUZZ_SEED"} ${NNFIT_FUZZ_RUNS:+-runs="$NNFIT_FUZZ_RUNS"}

@@ -25,6 +25,9 @@ mkdir -p build/fuzz
   cmake --build build/fuzz -j "${NNFIT_JOBS:-1}" --target "${names[@]}" > /dev/null
 ) 9> build/fuzz/.build.lock
 export NNFIT_FUZZ_NO_BUILD=1
+# A campaign runs under `nice` beside other work, where an input that takes 2 s alone can
+# take 20 s of wall time: a slow input is one past 2 minutes here (CI keeps 20 s).
+export NNFIT_FUZZ_TIMEOUT=${NNFIT_FUZZ_TIMEOUT:-120}
 table=build/fuzz/campaign.tsv
 [[ -f "$table" ]] || printf 'target\tseconds\texecutions\texecs_per_s\tcov\tft\tcorpus\tfindings\tcpu_s\tpeak_rss_mb\tfinished_utc\n' > "$table"
 for t in "${targets[@]}"; do

@@ -25,3 +25,11 @@ class DataError(OSError):
     """A file or its data could not be read: ``filename`` and the byte ``offset`` where."""
 
     offset = None
+
+    def __init__(self, message=""):
+        super().__init__(message)
+        self.strerror = message
+
+    def __str__(self):
+        # OSError's own would print "[Errno None] None: 'file'" once filename is set.
+        return self.strerror or ""

@@ -266,6 +266,7 @@ def test_errors_map_to_python_exceptions(tmp_path, blobs):
     with pytest.raises(nnfit.errors.DataError) as e:
         keras.models.load_model(bad)
     assert isinstance(e.value, OSError) and e.value.filename == str(bad)
+    assert str(bad) in str(e.value) and "Errno" not in str(e.value), str(e.value)  # the engine's message
     with pytest.raises(OSError):
         keras.models.load_model(tmp_path / "missing.keras")
     with pytest.raises(NotImplementedError, match="softmax over several axes"):
