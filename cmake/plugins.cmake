@@ -110,7 +110,8 @@ if(NNFIT_CUDA_ENABLED)
   target_compile_options(nnfit_cuda_plans PRIVATE -Wall -Wextra)
   nnfit_plugin(cuda ENTRY src/backend/cuda/cuda_plugin_entry.cpp
                SOURCES src/backend/cuda/cuda_backend.cpp src/backend/cuda/cuda_sub_allocator.cpp
-                       src/backend/cuda/cuda_queues.cpp src/backend/cuda/cublaslt_matmul.cpp ${NNFIT_CUDNN_SOURCE} src/backend/cuda/own_kernels.cu)
+                       src/backend/cuda/cuda_queues.cpp src/backend/cuda/cublaslt_matmul.cpp ${NNFIT_CUDNN_SOURCE} src/backend/cuda/own_kernels.cu
+                       src/backend/cuda/own_kernels_more.cu)
   # The shared runtime, which the cuBLASLt and cuDNN libraries use too (CMake's default for
   # CUDA sources is the static one).
   set_target_properties(nnfit_cuda PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
