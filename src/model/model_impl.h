@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/fit_data.h"
+#include "nnfit/dist/buckets.h"
 #include "nnfit/graph/program.h"
 #include "nnfit/model/model.h"
 
@@ -170,11 +171,8 @@ struct Model::Replicas {
   Tensor flat;                        // f32, every trainable weight's gradient
   std::vector<std::int64_t> offset;   // per trainable weight: where its gradient starts in flat
   std::vector<int> bucket_of;         // per trainable weight
-  struct Bucket {
-    std::int64_t begin = 0, end = 0;  // floats of flat
-    std::string what;                 // "allreduce of gradient bucket 1 of 3", for the watchdog
-  };
-  std::vector<Bucket> buckets;
+  using Bucket = dist::BucketLayout::Bucket;
+  std::vector<Bucket> buckets;  // dist::plan_buckets's
   Tensor apply_arena;                 // the update program's own arena
   // Per training program: for each of its steps, the entry's gradients (indices into
   // gradient_values) that step completes.

@@ -12,6 +12,7 @@
 
 #include "model/model_impl.h"
 #include "nnfit/core/error.h"
+#include "nnfit/dist/buckets.h"
 #include "nnfit/dist/communicator.h"
 #include "nnfit/dist/strategy.h"
 #include "nnfit/memory/allocator.h"
@@ -114,27 +115,13 @@ namespace {
 // (A template only because Model::Replicas is private: R is that.)
 template <typename R>
 void make_buckets(R& rp, const std::vector<Weight*>& trainable, std::int64_t bucket_bytes) {
-  const std::size_t n = trainable.size();
-  rp.offset.assign(n, 0);
-  rp.bucket_of.assign(n, 0);
-  std::int64_t at = 0, bucket_start = 0;
-  auto close = [&] {
-    if (at == bucket_start) return;
-    rp.buckets.push_back({bucket_start, at, ""});
-    bucket_start = at;
-  };
-  for (std::size_t i = n; i-- > 0;) {
-    rp.offset[i] = at;
-    rp.bucket_of[i] = static_cast<int>(rp.buckets.size());
-    at += trainable[i]->value.numel();
-    if ((at - bucket_start) * static_cast<std::int64_t>(sizeof(float)) >= bucket_bytes) close();
-  }
-  close();
-  for (std::size_t b = 0; b < rp.buckets.size(); ++b) {
-    rp.buckets[b].what = "allreduce of gradient bucket " + std::to_string(b + 1) + " of " +
-                         std::to_string(rp.buckets.size());
-  }
-  rp.flat = Tensor::zeros(Shape{std::max<std::int64_t>(at, 1)}, DType::f32);
+  std::vector<std::int64_t> counts;
+  for (const Weight* w : trainable) counts.push_back(w->value.numel());
+  dist::BucketLayout layout = dist::plan_buckets(counts, bucket_bytes, 1);  // tight: no gaps on the CPU
+  rp.offset = std::move(layout.offset);
+  rp.bucket_of = std::move(layout.bucket_of);
+  rp.buckets = std::move(layout.buckets);
+  rp.flat = Tensor::zeros(Shape{std::max<std::int64_t>(layout.total_floats, 1)}, DType::f32);
 }
 
 }  // namespace

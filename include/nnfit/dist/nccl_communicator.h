@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "nnfit/core/device.h"
+#include "nnfit/dist/buckets.h"
 #include "nnfit/dist/communicator.h"
 
 namespace nnfit::dist {
@@ -50,22 +51,8 @@ std::unique_ptr<Communicator> make_nccl_communicator(std::shared_ptr<Communicato
 
 // Note [Device gradient buckets]: on a device the gradients of a bucket are copied into
 // one flat buffer, summed with one ncclAllReduce and copied back, as the CPU path sums its
-// flat buffer (Note [Gradient buckets] in model_replicas.cpp): buckets in the reverse of
-// the layer order, closed once they hold bucket_bytes. Each bucket starts at a multiple of
-// `align_floats` (64 floats = 256 bytes, the alignment of cudaMalloc and of NCCL's fastest
-// paths), the gap before it summed as zeros.
-struct BucketLayout {
-  struct Bucket {
-    std::int64_t begin = 0, end = 0;  // floats of the flat buffer, [begin, end)
-    std::string what;                 // "allreduce of gradient bucket 1 of 3", for the watchdog
-  };
-  std::vector<std::int64_t> offset;  // per gradient (in layer order): where it sits in the flat buffer
-  std::vector<int> bucket_of;        // per gradient: its bucket
-  std::vector<Bucket> buckets;       // in the order they start (reverse layer order)
-  std::int64_t total_floats = 0;     // the flat buffer's size, gaps included
-};
-// counts: floats per gradient, in layer order. throws: InvalidArgument for a negative
-// count, bucket_bytes < 0 or align_floats < 1.
-BucketLayout plan_buckets(const std::vector<std::int64_t>& counts, std::int64_t bucket_bytes, std::int64_t align_floats = 64);
+// flat buffer: the layout is dist::plan_buckets's (nnfit/dist/buckets.h) with each bucket
+// starting at a multiple of 64 floats (256 bytes, the alignment of cudaMalloc and of NCCL's
+// fastest paths), the gap before it summed as zeros.
 
 }  // namespace nnfit::dist

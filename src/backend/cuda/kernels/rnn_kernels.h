@@ -195,6 +195,11 @@ struct RnnGradBuffers {
   float* dxw;     // [N, T, G], float32 until the end
   float* du;      // [H, G], summed over the steps in float32
   float* drb;     // [G]
+  // The gradient reaching h_prev·U's column `col` for sample i at `time`: the inner
+  // products' (GRU resetting after, where rb is added) or the gates' pre-activations'.
+  NNFIT_HD float through_u(const RnnGeometry& g, std::int64_t i, std::int64_t time, std::int64_t col) const {
+    return g.reset_after ? dinner[i * g.g + col] : dxw[(i * g.t + time) * g.g + col];
+  }
 };
 
 template <class T>
@@ -309,7 +314,7 @@ struct RnnDuFn {
     const bool before = g.cell == RnnCell::gru && !g.reset_after;
     float sum = 0.0f, bias = 0.0f;
     for (std::int64_t i = 0; i < g.n; ++i) {
-      const float d = g.reset_after ? b.dinner[i * g.g + col] : b.dxw[(i * g.t + time) * g.g + col];
+      const float d = b.through_u(g, i, time, col);
       const float a = before && col >= 2 * g.h ? b.rh[i * g.h + k] : st.h_used(i, step, k);
       sum += a * d;
       bias += d;
@@ -334,7 +339,7 @@ struct RnnDhPrevFn {
     const std::int64_t cols = g.cell == RnnCell::gru && !g.reset_after ? 2 * g.h : g.g;
     float sum = 0.0f;
     for (std::int64_t col = 0; col < cols; ++col) {
-      const float d = g.reset_after ? b.dinner[i * g.g + col] : b.dxw[(i * g.t + time) * g.g + col];
+      const float d = b.through_u(g, i, time, col);
       sum += d * load<T>(u, k * g.g + col);
     }
     float v = b.dhp[ik] + sum;
