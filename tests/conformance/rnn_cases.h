@@ -20,6 +20,17 @@ struct RnnCase {
   std::vector<Tensor> grad_inputs;
 };
 
+// A desc of `op` with float32 inputs and outputs of these shapes.
+inline KernelDesc rnn_desc(const std::string& op, Attrs attrs, const std::vector<Shape>& ins, const std::vector<Shape>& outs) {
+  KernelDesc d;
+  d.op = op;
+  d.attrs = std::move(attrs);
+  for (const Shape& s : ins) d.inputs.push_back({s, DType::f32});
+  for (const Shape& s : outs) d.outputs.push_back({s, DType::f32});
+  d.node_name = "test/" + op;
+  return d;
+}
+
 inline std::vector<RnnCase> rnn_conformance_cases(std::int64_t n, std::int64_t t, std::int64_t h) {
   struct Cell {
     const char* name;
@@ -28,15 +39,6 @@ inline std::vector<RnnCase> rnn_conformance_cases(std::int64_t n, std::int64_t t
     std::int64_t saved;  // per step, in units
   };
   const Cell kCells[] = {{"simple_rnn", 1, false, 2}, {"lstm", 4, false, 6}, {"gru", 3, true, 5}, {"gru", 3, false, 5}};
-  const auto desc = [](const std::string& op, Attrs attrs, const std::vector<Shape>& ins, const std::vector<Shape>& outs) {
-    KernelDesc d;
-    d.op = op;
-    d.attrs = std::move(attrs);
-    for (const Shape& s : ins) d.inputs.push_back({s, DType::f32});
-    for (const Shape& s : outs) d.outputs.push_back({s, DType::f32});
-    d.node_name = "test/" + op;
-    return d;
-  };
   const auto mask_of = [](std::int64_t rows, std::int64_t steps, std::uint64_t seed) {
     Tensor m = random_tensor(Shape{rows, steps}, seed);
     for (std::int64_t i = 0; i < m.numel(); ++i) m.data<float>()[i] = m.data<float>()[i] > -0.4f ? 1.0f : 0.0f;
@@ -79,7 +81,7 @@ inline std::vector<RnnCase> rnn_conformance_cases(std::int64_t n, std::int64_t t
       std::vector<Shape> outs{Shape{n, t, h}, Shape{n, h}};
       if (lstm) outs.push_back(Shape{n, h});
       outs.push_back(Shape{n, t, cell.saved * h});
-      c.forward = desc("rnn", a, ins, outs);
+      c.forward = rnn_desc("rnn", a, ins, outs);
 
       Attrs ga = a;
       ga.set("has_dy", std::int64_t{1});
@@ -100,7 +102,7 @@ inline std::vector<RnnCase> rnn_conformance_cases(std::int64_t n, std::int64_t t
       std::vector<Shape> gouts{Shape{n, t, g}, Shape{h, g}};
       if (cell.reset_after) gouts.push_back(Shape{g});
       for (std::int64_t s = 0; initial && s < states; ++s) gouts.push_back(Shape{n, h});
-      c.grad = desc("rnn_grad", ga, gins, gouts);
+      c.grad = rnn_desc("rnn_grad", ga, gins, gouts);
       cases.push_back(std::move(c));
     }
   }

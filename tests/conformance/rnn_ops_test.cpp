@@ -12,15 +12,7 @@ namespace {
 using testing::expect_matches_reference;
 using testing::random_tensor;
 
-KernelDesc desc(const std::string& op, Attrs attrs, const std::vector<Shape>& ins, const std::vector<Shape>& outs) {
-  KernelDesc d;
-  d.op = op;
-  d.attrs = std::move(attrs);
-  for (const Shape& s : ins) d.inputs.push_back({s, DType::f32});
-  for (const Shape& s : outs) d.outputs.push_back({s, DType::f32});
-  d.node_name = "test/" + op;
-  return d;
-}
+using testing::rnn_desc;
 
 // oneDNN's GEMM under OpenMP against the reference scan, every case of rnn_cases.h.
 TEST(OnednnRnn, EveryCellAndOptionForwardAndBackward) {
@@ -44,7 +36,7 @@ TEST(RefRnn, RecurrentDropoutDropsEachUnitOnceForTheSequence) {
   Attrs a{{"cell", std::string("simple_rnn")}, {"activation", std::string("linear")},
           {"recurrent_activation", std::string("sigmoid")}, {"initial_state", std::int64_t{1}},
           {"recurrent_dropout", rate}, {"recurrent_seed", std::int64_t{3}}};
-  const KernelDesc d = desc("rnn", a, {Shape{n, t, h}, Shape{h, h}, Shape{n, h}}, {Shape{n, t, h}, Shape{n, h}, Shape{n, t, 2 * h}});
+  const KernelDesc d = rnn_desc("rnn", a, {Shape{n, t, h}, Shape{h, h}, Shape{n, h}}, {Shape{n, t, h}, Shape{n, h}, Shape{n, t, 2 * h}});
   std::string why;
   auto k = kernel_registry().create("ref:rnn", d, DeviceType::cpu, &why);
   ASSERT_NE(k, nullptr) << why;
@@ -85,7 +77,7 @@ TEST(RefRnn, HandComputedMaskAndDirection) {
             {"time_order_output", std::int64_t{w.go_backwards == 2}},
             {"recurrent_activation", std::string("sigmoid")}, {"mask", std::int64_t{1}},
             {"go_backwards", std::int64_t{w.go_backwards != 0}}, {"zero_output_for_mask", std::int64_t{w.zero_output}}};
-    const KernelDesc d = desc("rnn", a, {Shape{1, 3, 1}, Shape{1, 1}, Shape{1, 3}}, {Shape{1, 3, 1}, Shape{1, 1}, Shape{1, 3, 2}});
+    const KernelDesc d = rnn_desc("rnn", a, {Shape{1, 3, 1}, Shape{1, 1}, Shape{1, 3}}, {Shape{1, 3, 1}, Shape{1, 1}, Shape{1, 3, 2}});
     std::string why;
     auto k = kernel_registry().create("ref:rnn", d, DeviceType::cpu, &why);
     ASSERT_NE(k, nullptr) << why;
@@ -101,7 +93,7 @@ TEST(RefRnn, HandComputedLstmStep) {
   const float pre[] = {0.3f, -1.0f, 0.7f, 1.2f};
   std::copy(std::begin(pre), std::end(pre), xw.data<float>());
   Attrs a{{"cell", std::string("lstm")}, {"activation", std::string("tanh")}, {"recurrent_activation", std::string("sigmoid")}};
-  const KernelDesc d = desc("rnn", a, {Shape{1, 1, 4}, Shape{1, 4}}, {Shape{1, 1, 1}, Shape{1, 1}, Shape{1, 1}, Shape{1, 1, 6}});
+  const KernelDesc d = rnn_desc("rnn", a, {Shape{1, 1, 4}, Shape{1, 4}}, {Shape{1, 1, 1}, Shape{1, 1}, Shape{1, 1}, Shape{1, 1, 6}});
   std::string why;
   auto k = kernel_registry().create("ref:rnn", d, DeviceType::cpu, &why);
   ASSERT_NE(k, nullptr) << why;
