@@ -123,7 +123,7 @@ Program plan(Graph graph, const PlanOptions& options) {
     desc.node_name = node.name;
     for (int v : node.inputs) desc.inputs.push_back(graph.desc(v));
     for (int v : node.outputs) desc.outputs.push_back(graph.desc(v));
-    SelectedKernel sel = kernel_registry().select(desc, options.device);
+    SelectedKernel sel = (options.registry ? *options.registry : kernel_registry()).select(desc, options.device);
     PlannedStep step;
     step.node = n;
     step.impl = sel.impl_name;

@@ -129,6 +129,15 @@ void Model::set_device(Device device) {
   backend_->set_num_threads(threads);
 }
 
+void Model::set_backend(std::unique_ptr<Backend> backend) {
+  NNFIT_CHECK(backend, InvalidArgument, "model '", name_, "': set_backend() needs a backend");
+  NNFIT_CHECK(!programs_ && backend_->allocator().stats().in_use_bytes == 0, InvalidArgument, "model '", name_,
+              "': set_backend() must come before build() and compile(), while nothing is allocated");
+  const int threads = backend_->num_threads();
+  backend_ = std::move(backend);
+  backend_->set_num_threads(threads);
+}
+
 void Model::set_num_threads(int threads) { backend_->set_num_threads(threads); }
 int Model::num_threads() const { return backend_->num_threads(); }
 
@@ -450,6 +459,7 @@ std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t bat
   fuse_all(g);
   PlanOptions po;
   po.device = backend_->device().type;
+  po.registry = backend_->kernels();
   po.keep = keep;
   e->program = plan(std::move(g), po);
   return e;
@@ -483,6 +493,7 @@ std::unique_ptr<Model::Entry> Model::plan_apply() {
   }
   PlanOptions po;
   po.device = backend_->device().type;
+  po.registry = backend_->kernels();
   e->program = plan(std::move(g), po);
   return e;
 }

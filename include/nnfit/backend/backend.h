@@ -13,6 +13,8 @@
 
 namespace nnfit {
 
+class KernelRegistry;  // nnfit/backend/kernel_registry.h
+
 enum class CopyKind { host_to_device, device_to_host, device_to_device };
 
 class Backend {
@@ -26,6 +28,13 @@ class Backend {
   // Compute threads; the CPU backend maps this onto OpenMP. (optional: default ignores)
   virtual void set_num_threads(int /*threads*/) {}
   virtual int num_threads() const { return 1; }
+  // The kernels programs on this backend run: null for the process-wide registry's kernels
+  // of device().type (every real backend); a registry of its own for a simulated device
+  // (tests/cuda_host/sim_device.h: the CUDA kernels' host-run bodies on guarded memory).
+  virtual const KernelRegistry* kernels() const { return nullptr; }
+  // Whether the host may read and write this backend's memory directly (the CPU's); where
+  // not, the model moves data only through copy().
+  bool host_addressable() const { return device().type == DeviceType::cpu; }
 };
 
 // The CPU backend; always built. Its allocator is a BfcAllocator over host memory under

@@ -46,11 +46,15 @@ struct PlannedStep {
 enum class StepPhase : std::uint8_t { forward = 0, backward = 1, update = 2 };
 inline constexpr std::size_t kNumStepPhases = 3;
 
+class KernelRegistry;  // nnfit/backend/kernel_registry.h
+
 struct PlanOptions {
   DeviceType device = DeviceType::cpu;
   // Values that must stay readable after run() (loss, predictions); they live to the end.
   std::vector<int> keep;
   std::size_t alignment = 64;
+  // Where the kernels come from: null for kernel_registry() (Backend::kernels()).
+  const KernelRegistry* registry = nullptr;
 };
 
 class Program {

@@ -213,6 +213,12 @@ class Model {
   // after compile(); Unsupported for a device a model cannot train on in this build
   // (model_trains_on: a CUDA device until the model's device path exists), naming it.
   void set_device(Device device);
+  // A backend made elsewhere, in place of set_device's: a simulated device whose kernels
+  // and memory are its own (tests/cuda_host/sim_device.h runs the CUDA backend's kernels on
+  // the host over memory the host may not touch, so the model's device path is checked
+  // without a GPU). requires: before build(), while nothing is allocated. throws:
+  // InvalidArgument otherwise.
+  void set_backend(std::unique_ptr<Backend> backend);
   // The distribution strategy (TensorFlow's tf.distribute; docs/design/distributed.md),
   // chosen before compile, as Keras builds a model in strategy.scope():
   // MultiWorkerMirroredStrategy trains one replica per process (set_communicator below
