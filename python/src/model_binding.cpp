@@ -109,7 +109,7 @@ void define_model(py::module_& m) {
       })
       .def("layer_weights", [](const ModelHandle& h, const std::string& name) {
         std::vector<Tensor> out;
-        for (Weight* w : layer_named(h.get(), name).all_weights()) out.push_back(w->value.clone());
+        for (Weight* w : layer_named(h.get(), name).all_weights()) out.push_back(h.get().host_view(w->value).clone());
         return arrays(out);
       })
       .def("set_layer_weights",
@@ -130,7 +130,7 @@ void define_model(py::module_& m) {
              for (std::size_t i = 0; i < v.size(); ++i) {
                Tensor& dst = weights[i]->value;
                if (dst.dtype() != DType::f32) throw py::type_error("Layer " + name + ": weights other than float32");
-               std::copy(v[i].data<float>(), v[i].data<float>() + v[i].numel(), dst.data<float>());
+               h.get().write_tensor(dst, v[i]);  // a copy into device memory on a GPU
              }
            })
       .def("layer_count_params", [](const ModelHandle& h, const std::string& name) {

@@ -71,11 +71,13 @@ void check_fits(const Tensor& value, const Weight& w, const std::string& where, 
 }
 
 // Copies checked values into their destinations only once every one has been checked.
+// The destinations are the model's tensors, in device memory on a GPU: write_tensor.
 struct PendingCopies {
+  const Model& model;
   std::vector<std::pair<Tensor, Tensor>> copies;  // (source, destination)
   void add(Tensor src, Tensor dst) { copies.emplace_back(std::move(src), std::move(dst)); }
   void apply() {
-    for (auto& [src, dst] : copies) std::memcpy(dst.raw(), src.raw(), src.nbytes());
+    for (auto& [src, dst] : copies) model.write_tensor(dst, src);
   }
 };
 
@@ -152,7 +154,7 @@ void write_optimizer_vars(io::H5File& file, const std::string& group, int first,
   int i = first;
   file.write(member(group, static_cast<std::size_t>(i++)), scalar_i64(model.iterations()));
   if (constant_rate(model)) file.write(member(group, static_cast<std::size_t>(i++)), scalar_f32(model.learning_rate()));
-  for (const Tensor& slot : model.optimizer_slots()) file.write(member(group, static_cast<std::size_t>(i++)), slot);
+  for (const Tensor& slot : model.optimizer_slots()) file.write(member(group, static_cast<std::size_t>(i++)), model.host_view(slot));
   // Nadam's _u_product, a function of the iteration count, last (as Keras lists it).
   if (model.compile_options().optimizer.name == "nadam") {
     file.write(member(group, static_cast<std::size_t>(i++)), scalar_f32(nadam_u_product(model)));
@@ -204,7 +206,7 @@ void write_keras3_weights(io::H5File& file, const Model& model) {
       file.create_group(vars);
       file.set_string_attr(vars, "name", name);
       for (std::size_t i = 0; i < group.weights.size(); ++i) {
-        file.write(vars + "/" + std::to_string(i), group.weights[i]->value);
+        file.write(vars + "/" + std::to_string(i), model.host_view(group.weights[i]->value));
       }
     }
   });
@@ -232,7 +234,7 @@ void write_keras3_weights(io::H5File& file, const Model& model) {
 }
 
 void read_keras3_weights(const io::H5File& file, Model& model, const std::string& where, bool optimizer) {
-  PendingCopies copies;
+  PendingCopies copies{model};
   walk(model.graph(), model.class_name() == "Sequential", "layers", [&](Layer* l, const std::string& name, const std::string& path) {
     for (const WeightGroup& group : own_variables(l)) {
       const std::vector<Weight*>& vars = group.weights;
@@ -293,7 +295,7 @@ void write_legacy_weights(io::H5File& file, const std::string& group, const Mode
     std::vector<std::string> names;
     for (const Weight* w : vars) {
       names.push_back(w->name + ":0");
-      file.write(g + "/" + names.back(), w->value);
+      file.write(g + "/" + names.back(), model.host_view(w->value));
     }
     file.set_string_list_attr(g, "weight_names", names);
     layer_names.push_back(name);
@@ -338,7 +340,7 @@ void read_legacy_weights(const io::H5File& file, const std::string& group, Model
                         std::to_string(ours.size()),
                     "the file was saved from a different model");
   }
-  PendingCopies copies;
+  PendingCopies copies{model};
   for (std::size_t i = 0; i < ours.size(); ++i) {
     const Saved& s = saved[i];
     auto& [layer, vars] = ours[i];
@@ -376,7 +378,7 @@ void write_legacy_optimizer(io::H5File& file, const Model& model) {
   const std::vector<Tensor> slots = model.optimizer_slots();
   for (std::size_t i = 0; i < slots.size(); ++i) {
     names.push_back(opt + "/slot_" + std::to_string(i));
-    file.write("optimizer_weights/" + names.back(), slots[i]);
+    file.write("optimizer_weights/" + names.back(), model.host_view(slots[i]));
   }
   file.set_string_list_attr("optimizer_weights", "weight_names", names);
 }
@@ -404,7 +406,7 @@ void read_legacy_optimizer(const io::H5File& file, Model& model, const std::stri
                         model.compile_options().optimizer.name + " of this model has " + std::to_string(slots.size()),
                     "the file was saved with another optimizer; compile with that one or load weights only");
   }
-  PendingCopies copies;
+  PendingCopies copies{model};
   for (std::size_t i = 0; i < slots.size(); ++i) read_slot(file, "optimizer_weights/" + slot_names[i], slots[i], where, copies);
   copies.apply();
   if (iterations >= 0) model.set_iterations(iterations);

@@ -154,10 +154,21 @@ void Model::build() {
   NNFIT_CHECK(!graph_.layers().empty(), InvalidArgument, "model '", name_, "' has no layers");
   NNFIT_CHECK(!graph_.inputs().empty() && graph_.inputs()[0].shape.rank() > 0, InvalidArgument, "model '", name_,
               "' has no input shape; give an Input layer or batch_shape on the first layer");
-  WeightFactory wf(backend_->allocator(), seed_);
+  // Note [The model's device path]: layers fill their weights on the host; off the CPU
+  // they are made in host memory and then copied once into the device's.
+  const bool host = backend_->host_addressable();
+  WeightFactory wf = host ? WeightFactory(backend_->allocator(), seed_) : WeightFactory(seed_);
   graph_.build(wf);
+  if (!host) {
+    std::map<const void*, Tensor> moved;  // weights that share a buffer stay shared
+    for (Weight* w : graph_.weights()) {
+      auto [it, fresh] = moved.try_emplace(w->value.raw());
+      if (fresh) it->second = on_backend(w->value);
+      w->value = it->second;
+    }
+  }
   programs_ = std::make_unique<Programs>();
-  programs_->one = wf.make("autodiff/one", Shape{}, "ones", 1, 1);
+  programs_->one = on_backend(wf.make("autodiff/one", Shape{}, "ones", 1, 1));
 }
 
 void Model::compile(CompileOptions options) {
@@ -182,7 +193,6 @@ void Model::compile(CompileOptions options) {
   optimizer_ = std::move(optimizer);
   compile_options_ = std::move(options);
   compile_options_.optimizer = optimizer_->options();
-  WeightFactory wf(backend_->allocator(), seed_);
   // Validate the losses and metrics against the outputs now, not at the first step.
   const std::vector<Shape> outs = output_shapes();
   for (std::size_t i = 0; i < outs.size(); ++i) {
@@ -200,9 +210,16 @@ void Model::compile(CompileOptions options) {
     programs_->trainable.push_back(w);
     std::vector<Tensor> sl;
     for (int i = 0; i < optimizer_->num_kept_slots(); ++i) {
-      sl.push_back(wf.zeros(w->value.shape()));
+      Tensor slot = Tensor::zeros(w->value.shape());
       const float init = static_cast<float>(optimizer_->slot_initial_value(i));
-      if (init != 0.0f) std::fill_n(sl.back().data<float>(), sl.back().numel(), init);
+      if (init != 0.0f) std::fill_n(slot.data<float>(), slot.numel(), init);
+      if (backend_->host_addressable()) {  // in the model's allocator, as everything it keeps
+        Tensor kept = allocate_tensor(backend_->allocator(), slot.shape(), DType::f32);
+        std::memcpy(kept.raw(), slot.raw(), slot.nbytes());
+        sl.push_back(std::move(kept));
+      } else {
+        sl.push_back(on_backend(slot));
+      }
     }
     programs_->slots.push_back(std::move(sl));
   }
@@ -214,8 +231,8 @@ std::int64_t Model::count_params() const { return graph_.count_params(); }
 std::vector<Tensor> Model::get_weights() const {
   std::vector<Tensor> out;
   for (const Weight* w : graph_.weights()) {
-    Tensor t = Tensor::zeros(w->value.shape(), w->value.dtype());
-    std::memcpy(t.raw(), w->value.raw(), t.nbytes());
+    Tensor t = Tensor::uninitialized(w->value.shape(), w->value.dtype());
+    read_buffer(t.raw(), w->value.raw(), t.nbytes());
     out.push_back(std::move(t));
   }
   return out;
@@ -230,7 +247,7 @@ void Model::set_weights(const std::vector<Tensor>& values) {
                 ws[i]->name, ": a value of shape ", values[i].shape().to_string(), " (", dtype_name(values[i].dtype()),
                 ") for a weight of shape ", ws[i]->value.shape().to_string(), " (", dtype_name(ws[i]->value.dtype()), ")");
   }
-  for (std::size_t i = 0; i < ws.size(); ++i) std::memcpy(ws[i]->value.raw(), values[i].raw(), values[i].nbytes());
+  for (std::size_t i = 0; i < ws.size(); ++i) write_buffer(ws[i]->value.raw(), values[i].raw(), values[i].nbytes());
 }
 
 void Model::set_iterations(std::int64_t iterations) {
@@ -457,6 +474,7 @@ std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t bat
     }
   }
   fuse_all(g);
+  place_constants(g);
   PlanOptions po;
   po.device = backend_->device().type;
   po.registry = backend_->kernels();
@@ -491,6 +509,7 @@ std::unique_ptr<Model::Entry> Model::plan_apply() {
     if (w.constraint.active()) emit_constraint(g, vars[k], w.constraint, w.name + "/constraint");
     optimizer_->emit_average(g, vars[k], slot_ids, w.name);
   }
+  place_constants(g);
   PlanOptions po;
   po.device = backend_->device().type;
   po.registry = backend_->kernels();

@@ -136,7 +136,9 @@ bool Model::run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const
   if (e.mode == Mode::grads && replicated()) return run_replica_step(e, rows, ctx, before_run);
   if (e.split) return run_micro_batches(e, rows, ctx, before_run);
   if (before_run) before_run(e.program, false);
+  if (e.staged) e.upload(*backend_);
   e.program.run(ctx);
+  if (e.staged) e.download(*backend_);
   return true;
 }
 
@@ -147,17 +149,21 @@ bool Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ct
   // Loss scaling: the loss's gradient seed (dL/dL) is the scale, so every gradient of the
   // backward pass is scaled (Keras's scale_loss); they are unscaled below.
   const double scale = training && loss_scaling() ? loss_scale_ : 1.0;
-  if (training) *p.one.data<float>() = static_cast<float>(scale);
+  const auto seed = [&](float value) { write_buffer(p.one.raw(), &value, sizeof value); };
+  if (training) seed(static_cast<float>(scale));
   run_micro_batch_programs(e, rows, ctx, before_run);
   if (!training) return true;
-  *p.one.data<float>() = 1.0f;
+  seed(1.0f);
   Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0);
   const float inv = static_cast<float>(1.0 / (static_cast<double>(rows) * scale));
   bool finite = true;
+  std::vector<float> staged;  // on a device: the mean gradient, copied in below
   for (std::size_t k = 0; k < p.trainable.size(); ++k) {
-    float* dst = static_cast<float*>(apply.program.data(apply.gradient_inputs[k]));
+    void* input = apply.program.data(apply.gradient_inputs[k]);
     const float* sum = a.grad_sums[k].data<float>();
     const std::int64_t n = a.grad_sums[k].numel();
+    if (!backend_->host_addressable()) staged.resize(static_cast<std::size_t>(n));
+    float* dst = backend_->host_addressable() ? static_cast<float*>(input) : staged.data();
     bool ok = true;
 #pragma omp simd reduction(&& : ok)
     for (std::int64_t i = 0; i < n; ++i) {
@@ -165,6 +171,7 @@ bool Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ct
       ok = ok && std::isfinite(dst[i]);
     }
     finite = finite && ok;
+    write_buffer(input, dst, static_cast<std::size_t>(n) * sizeof(float));
   }
   if (loss_scaling() && !update_loss_scale(finite)) return false;
   if (before_run) before_run(apply.program, true);
@@ -200,43 +207,47 @@ void Model::run_micro_batch_programs(Entry& e, std::int64_t rows, const StepCont
       mp = &entry_mode(static_cast<int>(a.mode), r);
     }
     Entry& m = *mp;
-    for (std::size_t i = 0; i < m.xs.size(); ++i) {
-      m.program.set_input(m.xs[i], xs[i] + static_cast<std::size_t>(off) * row_bytes(e.xs[i]));
-    }
+    for (std::size_t i = 0; i < m.xs.size(); ++i) m.set_x(xs[i] + static_cast<std::size_t>(off) * row_bytes(e.xs[i]), i);
     for (std::size_t i = 0; i < m.ys.size() && i < a.ys.size(); ++i) {
-      rows_in(m.program.data(m.ys[i]), a.ys[i], row_bytes(e.ys[i]), off, r);
+      rows_in(m.y_data(i), a.ys[i], row_bytes(e.ys[i]), off, r);
     }
     if (m.sample_weight >= 0 && a.sample_weight.defined()) {
-      rows_in(m.program.data(m.sample_weight), a.sample_weight, sizeof(float), off, r);
+      rows_in(m.sample_weight_data(), a.sample_weight, sizeof(float), off, r);
     }
     StepContext mc = ctx;
     if (training) mc.step = ctx.step + (index << 40);  // a dropout stream of its own per micro-batch
     mc.row_offset = 0;  // (so not the global batch's rows: Note [Random draws by global row])
     mc.rows = 0;
     if (before_run) before_run(m.program, false);
+    if (m.staged) m.upload(*backend_);
     m.program.run(mc);
+    if (m.staged) m.download(*backend_);
     // Losses are means over their micro-batch (Keras's sum_over_batch_size): weight by rows.
-    if (m.loss >= 0) {
-      loss_sum += static_cast<double>(*static_cast<const float*>(m.program.data(m.loss))) * static_cast<double>(r);
-    }
+    if (m.loss >= 0) loss_sum += static_cast<double>(m.loss_value()) * static_cast<double>(r);
     for (std::size_t i = 0; i < m.output_losses.size() && i < output_loss_sums.size(); ++i) {
-      output_loss_sums[i] += static_cast<double>(*static_cast<const float*>(m.program.data(m.output_losses[i]))) *
-                             static_cast<double>(r);
+      output_loss_sums[i] += static_cast<double>(m.output_loss_value(i)) * static_cast<double>(r);
     }
     for (std::size_t i = 0; i < m.preds.size(); ++i) {
       const std::size_t row = row_bytes(e.preds[i]);
-      std::memcpy(static_cast<char*>(a.preds[i].raw()) + static_cast<std::size_t>(off) * row,
-                  m.program.data(m.preds[i]), static_cast<std::size_t>(r) * row);
+      std::memcpy(static_cast<char*>(a.preds[i].raw()) + static_cast<std::size_t>(off) * row, m.pred_data(i),
+                  static_cast<std::size_t>(r) * row);
     }
     // Each micro-batch's gradient is of its mean loss: weight it by its rows.
+    std::vector<float> copied;  // on a device: the gradient, copied out
     for (std::size_t k = 0; k < m.gradient_weights.size(); ++k) {
       float* sum = a.grad_sums[m.gradient_weights[k]].data<float>();
-      const float* g = static_cast<const float*>(m.program.data(m.gradient_values[k]));
       const std::int64_t n = a.grad_sums[m.gradient_weights[k]].numel();
+      const void* grad = m.program.data(m.gradient_values[k]);
+      if (!backend_->host_addressable()) {
+        copied.resize(static_cast<std::size_t>(n));
+        read_buffer(copied.data(), grad, static_cast<std::size_t>(n) * sizeof(float));
+        grad = copied.data();
+      }
+      const float* g = static_cast<const float*>(grad);
       const float w = static_cast<float>(r);
       for (std::int64_t i = 0; i < n; ++i) sum[i] += w * g[i];
     }
-    for (int x : m.xs) m.program.set_input(x, nullptr);
+    for (std::size_t i = 0; i < m.xs.size(); ++i) m.set_x(nullptr, i);
   }
   for (std::size_t i = 0; i < output_loss_sums.size(); ++i) {
     a.output_losses[i] = static_cast<float>(output_loss_sums[i] / static_cast<double>(rows));

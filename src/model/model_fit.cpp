@@ -285,7 +285,7 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
     const std::size_t avg = static_cast<std::size_t>(optimizer_->num_slots());
     for (std::size_t k = 0; k < programs_->trainable.size(); ++k) {
       Tensor& w = programs_->trainable[k]->value;
-      std::memcpy(w.raw(), programs_->slots[k][avg].raw(), w.nbytes());
+      backend_->copy(w.raw(), programs_->slots[k][avg].raw(), w.nbytes(), CopyKind::device_to_device);
     }
   }
   call_callbacks([&](Callback* cb) { cb->on_train_end(); });

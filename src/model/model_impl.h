@@ -69,8 +69,19 @@ struct Model::OomScope {
   std::uint64_t scope;
 };
 
+// Host copies of an entry's inputs and outputs, for a program whose arena is in device
+// memory (Note [The model's device path]): the feeds write the batch here, upload() copies
+// it into the program's input slots, download() brings the loss and predictions back.
+struct Model::Staging {
+  std::vector<Tensor> xs, ys, preds;
+  Tensor sample_weight;
+  std::vector<const void*> x_ext;  // an input read where the pipeline made it (set_x)
+  float loss = 0;
+  std::vector<float> output_losses;
+};
+
 // A planned program and where its inputs and outputs live. A split entry (micro-batches)
-// stages them in its MicroBatches instead.
+// stages them in its MicroBatches instead; an entry on a device, in its Staging.
 struct Model::Entry {
   Program program;  // for a split entry: planned for the whole batch, never bound
   std::vector<int> xs, ys, preds;    // per model input, per output (ys: when there is a loss)
@@ -83,36 +94,58 @@ struct Model::Entry {
   Mode mode = Mode::train;
   bool bound = false;                // bound to the current arena
   std::unique_ptr<MicroBatches> split;  // set: this batch runs as micro-batches
+  std::unique_ptr<Staging> staged;      // set: the program's arena is device memory
 
   // Where a feed writes the batch's input rows and targets; where the loops read the
   // outputs after the run.
   void* x_data(std::size_t i = 0) {
     if (split) return split->xs[i].raw();
+    if (staged) {
+      staged->x_ext[i] = nullptr;
+      return staged->xs[i].raw();
+    }
     program.set_input(xs[i], nullptr);
     return program.data(xs[i]);
   }
   // Reads input i from `data` for the next run (nullptr: from x_data() again).
   void set_x(const void* data, std::size_t i = 0) {
     if (split) split->x_ext[i] = data;
+    else if (staged) staged->x_ext[i] = data;
     else program.set_input(xs[i], data);
   }
   void* y_data(std::size_t i = 0) {
     if (split) return i < split->ys.size() ? split->ys[i].raw() : nullptr;
+    if (staged) return i < staged->ys.size() ? staged->ys[i].raw() : nullptr;
     return i < ys.size() ? program.data(ys[i]) : nullptr;
   }
   float* sample_weight_data() {
-    return static_cast<float*>(split ? split->sample_weight.raw() : program.data(sample_weight));
+    if (split) return split->sample_weight.data<float>();
+    if (staged) return staged->sample_weight.data<float>();
+    return static_cast<float*>(program.data(sample_weight));
   }
   const float* pred_data(std::size_t i = 0) const {
-    return static_cast<const float*>(split ? split->preds[i].raw() : program.data(preds[i]));
+    if (split) return split->preds[i].data<float>();
+    if (staged) return staged->preds[i].data<float>();
+    return static_cast<const float*>(program.data(preds[i]));
   }
   const TensorDesc& pred_desc(std::size_t i = 0) const { return program.graph().desc(preds[i]); }
-  float loss_value() const { return split ? split->loss : *static_cast<const float*>(program.data(loss)); }
+  float loss_value() const {
+    if (split) return split->loss;
+    if (staged) return staged->loss;
+    return *static_cast<const float*>(program.data(loss));
+  }
   // Output i's own loss (the total for a single-output model).
   float output_loss_value(std::size_t i) const {
     if (output_losses.empty()) return loss_value();
-    return split ? split->output_losses[i] : *static_cast<const float*>(program.data(output_losses[i]));
+    if (split) return split->output_losses[i];
+    if (staged) return staged->output_losses[i];
+    return *static_cast<const float*>(program.data(output_losses[i]));
   }
+  // A staged entry: its Staging made (host tensors of the program's shapes and dtypes).
+  void make_staging();
+  // A staged entry, around its program's run: the staged batch in, the results out.
+  void upload(Backend& backend);
+  void download(Backend& backend);
 };
 
 // Loss and metric sums over the batches of an epoch or an evaluation, and the logs they

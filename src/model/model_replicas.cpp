@@ -165,12 +165,16 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
   // sum. Under loss scaling the seed is also times the scale; the sum is unscaled below.
   const double scale = loss_scaling() ? loss_scale_ : 1.0;
   const double global_rows = static_cast<double>(std::max<std::int64_t>(replica_global_rows_, 1));
-  *p.one.data<float>() =
-      static_cast<float>(scale * (e.split ? 1.0 : static_cast<double>(rows)) / global_rows);
+  const float seed = static_cast<float>(scale * (e.split ? 1.0 : static_cast<double>(rows)) / global_rows);
+  write_buffer(p.one.raw(), &seed, sizeof seed);
   struct SeedReset {
+    const Model& model;
     Tensor& one;
-    ~SeedReset() { *one.data<float>() = 1.0f; }
-  } seed_reset{p.one};
+    ~SeedReset() {
+      const float unit = 1.0f;
+      model.write_buffer(one.raw(), &unit, sizeof unit);
+    }
+  } seed_reset{*this, p.one};
   // Random ops (Dropout) draw the global batch's numbers for this slice's rows, so the
   // masks are one process's (Note [Random draws by global row]).
   StepContext slice_ctx = ctx;
@@ -191,7 +195,7 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
   // Each gradient, of (1/B) * the slice's summed loss (the seed above), as it is.
   auto finish = [&](std::size_t j) {
     const std::size_t k = e.gradient_weights[j];
-    std::memcpy(flat + rp.offset[k], e.program.data(e.gradient_values[j]),
+    read_buffer(flat + rp.offset[k], e.program.data(e.gradient_values[j]),
                 static_cast<std::size_t>(p.trainable[k]->value.numel()) * sizeof(float));
     --owed[static_cast<std::size_t>(rp.bucket_of[k])];
   };
@@ -206,6 +210,7 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
     }
   } else if (rows > 0) {
     if (before_run) before_run(e.program, false);
+    if (e.staged) e.upload(*backend_);
     if (data_parallel_.overlap) {
       auto it = rp.finals.find(&e.program);
       if (it == rp.finals.end()) {
@@ -229,6 +234,7 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
       e.program.run(slice_ctx);
       for (std::size_t j = 0; j < e.gradient_values.size(); ++j) finish(j);
     }
+    if (e.staged) e.download(*backend_);
   }
   // What the step waits for the sums after its backward pass (steps.jsonl's allreduce_us):
   // the communication the overlap did not hide.
@@ -255,14 +261,18 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
   }
   const float inv = static_cast<float>(1.0 / scale);
   bool finite = true;
+  std::vector<float> staged;  // on a device: the unscaled sum, copied in below
   for (std::size_t k = 0; k < p.trainable.size(); ++k) {
-    float* dst = static_cast<float*>(apply.program.data(apply.gradient_inputs[k]));
+    void* input = apply.program.data(apply.gradient_inputs[k]);
     const float* src = flat + rp.offset[k];
     const std::int64_t n = p.trainable[k]->value.numel();
+    const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
     if (!loss_scaling()) {  // the sum as it is: the seed made it the global mean
-      std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(float));
+      write_buffer(input, src, bytes);
       continue;
     }
+    if (!backend_->host_addressable()) staged.resize(static_cast<std::size_t>(n));
+    float* dst = backend_->host_addressable() ? static_cast<float*>(input) : staged.data();
     bool ok = true;
 #pragma omp simd reduction(&& : ok)
     for (std::int64_t i = 0; i < n; ++i) {
@@ -270,6 +280,7 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
       ok = ok && std::isfinite(dst[i]);
     }
     finite = finite && ok;
+    write_buffer(input, dst, bytes);
   }
   // Note [Loss scale across ranks]: every rank must skip the same steps and keep the same
   // scale, or the replicas drift apart (and the next step's scale differs). The summed
@@ -290,14 +301,18 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
 void Model::broadcast_state(std::int64_t& start_epoch, std::int64_t& skip) {
   if (!replicated()) return;
   comm_->set_step(iterations_);
+  // On a device through host copies (host_view is the tensor itself on the CPU).
   for (Weight* w : weights()) {
-    comm_->broadcast(w->value.raw(), static_cast<std::int64_t>(w->value.nbytes()), 0,
-                     "broadcast of the weights from rank 0");
+    Tensor h = host_view(w->value);
+    comm_->broadcast(h.raw(), static_cast<std::int64_t>(h.nbytes()), 0, "broadcast of the weights from rank 0");
+    write_tensor(w->value, h);
   }
   for (auto& slots : programs_->slots) {
     for (Tensor& t : slots) {
-      comm_->broadcast(t.raw(), static_cast<std::int64_t>(t.nbytes()), 0,
+      Tensor h = host_view(t);
+      comm_->broadcast(h.raw(), static_cast<std::int64_t>(h.nbytes()), 0,
                        "broadcast of the optimizer state from rank 0");
+      write_tensor(t, h);
     }
   }
   agree_on_callbacks();  // rank 0's learning rate (a restored ReduceLROnPlateau's)
@@ -356,13 +371,18 @@ void Model::average_moving_statistics() {
   if (moving.empty()) return;
   std::vector<double> sums;
   sums.reserve(static_cast<std::size_t>(n));
-  for (Weight* w : moving) sums.insert(sums.end(), w->value.data<float>(), w->value.data<float>() + w->value.numel());
+  for (Weight* w : moving) {
+    const Tensor h = host_view(w->value);
+    sums.insert(sums.end(), h.data<float>(), h.data<float>() + h.numel());
+  }
   comm_->all_reduce_sum(sums.data(), n, "allreduce of the BatchNormalization moving statistics");
   const double inv = 1.0 / comm_->size();
   std::size_t at = 0;
   for (Weight* w : moving) {
-    float* v = w->value.data<float>();
-    for (std::int64_t i = 0; i < w->value.numel(); ++i) v[i] = static_cast<float>(sums[at++] * inv);
+    Tensor h = backend_->host_addressable() ? w->value : Tensor::uninitialized(w->value.shape(), DType::f32);
+    float* v = h.data<float>();
+    for (std::int64_t i = 0; i < h.numel(); ++i) v[i] = static_cast<float>(sums[at++] * inv);
+    write_tensor(w->value, h);
   }
 }
 

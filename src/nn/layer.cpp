@@ -62,7 +62,8 @@ void orthogonal(std::mt19937_64& rng, const Shape& shape, float* p) {
 }  // namespace
 
 Tensor WeightFactory::zeros(const Shape& shape) {
-  Tensor t = allocate_tensor(allocator_, shape, DType::f32);
+  if (!allocator_) return Tensor::zeros(shape);
+  Tensor t = allocate_tensor(*allocator_, shape, DType::f32);
   std::memset(t.raw(), 0, t.nbytes());
   return t;
 }

@@ -344,6 +344,13 @@ class Model {
   // every momentum), one momentum per weight for SGD. The tensors share the model's
   // buffers, so writing into them restores a state. requires: compiled.
   std::vector<Tensor> optimizer_slots() const;
+  // A weight, optimizer slot or other tensor of this model as host memory: the tensor
+  // itself where the model's memory is the host's (the CPU), else a host copy made with
+  // Backend::copy (a GPU's). Writers use write_tensor.
+  Tensor host_view(const Tensor& t) const;
+  // Writes host tensor `src` into the model's tensor `dst` (same bytes): a memcpy on the
+  // CPU, Backend::copy to a device. throws: InvalidArgument when the sizes differ.
+  void write_tensor(const Tensor& dst, const Tensor& src) const;
   // The planner's memory figures for training at `batch_size` (plans; allocates nothing).
   MemoryPlan plan_memory(std::int64_t batch_size);
   // The allocator's figures for the model's device (device()).
@@ -365,6 +372,7 @@ class Model {
  private:
   struct Programs;
   struct Entry;
+  struct Staging;
   struct Totals;
   struct MicroBatches;
   struct OomScope;
@@ -420,6 +428,13 @@ class Model {
   // The split of a training or inference entry into micro-batches of `micro` rows.
   void make_split(Entry& e, bool training, std::int64_t batch, std::int64_t micro, std::string cause);
   std::int64_t persistent_bytes() const;  // weights, optimizer slots, constants
+  // Copies between host memory and the model's buffers (Note [The model's device path]).
+  void read_buffer(void* host, const void* buffer, std::size_t bytes) const;
+  void write_buffer(void* buffer, const void* host, std::size_t bytes) const;
+  // A host tensor in the model's memory: itself where that is the host's, else a copy.
+  Tensor on_backend(const Tensor& host) const;
+  // Host constants a graph holds as variables (a GRU's zero bias), on the model's memory.
+  void place_constants(Graph& g) const;
 
   std::string name_;
   DTypePolicy dtype_policy_;

@@ -44,7 +44,10 @@ struct WeightGroup {
 // Creates weight tensors; owned by the model, passed to build().
 class WeightFactory {
  public:
-  WeightFactory(Allocator& allocator, std::uint64_t seed) : allocator_(allocator), seed_(seed) {}
+  WeightFactory(Allocator& allocator, std::uint64_t seed) : allocator_(&allocator), seed_(seed) {}
+  // Weights in plain host memory, for a model whose own memory the host cannot address
+  // (a GPU's): layers fill them on the host, then the model copies them to the device.
+  explicit WeightFactory(std::uint64_t seed) : seed_(seed) {}
   // A weight of `shape` filled by `initializer` (a Keras name: glorot_uniform,
   // glorot_normal, he_normal, he_uniform, zeros, ones, ...), seeded from the model seed
   // and the weight's name so a run repeats.
@@ -53,7 +56,7 @@ class WeightFactory {
   Tensor zeros(const Shape& shape);
 
  private:
-  Allocator& allocator_;
+  Allocator* allocator_ = nullptr;  // null: host memory (Tensor::zeros)
   std::uint64_t seed_;
 };
 

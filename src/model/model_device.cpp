@@ -1,0 +1,107 @@
+// The model's device path (Note [The model's device path]): copies between the host and
+// the model's memory, and the staging of a program's inputs and outputs on a device the
+// host cannot address.
+#include <cstring>
+
+#include "model/model_impl.h"
+#include "nnfit/core/error.h"
+#include "nnfit/memory/allocator.h"
+
+namespace nnfit {
+
+// Note [The model's device path]: on a device the host cannot address (a GPU's), the
+// weights, optimizer slots, the autodiff seed and every program's arena live in the
+// device's memory (the backend's BfcAllocator under the model's memory policy), and the
+// host moves data only through Backend::copy: weights once after the layers fill them
+// (build), slots once at compile, a batch's inputs, targets and sample weights into the
+// program's input slots before each run (Entry::upload), and its loss and predictions
+// back after it (Entry::download); get_weights/set_weights, saving and loading go through
+// host_view and write_tensor. The split and loss-scaled steps sum their micro-batches'
+// gradients on the host from copies. On the CPU each of these is the plain memory access
+// it was, with no extra copy. tests/cuda_host/sim_device.h checks the discipline: its
+// simulated device's memory faults on any host access outside a kernel or a copy.
+void Model::read_buffer(void* host, const void* buffer, std::size_t bytes) const {
+  if (bytes == 0 || host == buffer) return;
+  if (backend_->host_addressable()) std::memcpy(host, buffer, bytes);
+  else backend_->copy(host, buffer, bytes, CopyKind::device_to_host);
+}
+
+void Model::write_buffer(void* buffer, const void* host, std::size_t bytes) const {
+  if (bytes == 0 || host == buffer) return;
+  if (backend_->host_addressable()) std::memcpy(buffer, host, bytes);
+  else backend_->copy(buffer, host, bytes, CopyKind::host_to_device);
+}
+
+Tensor Model::on_backend(const Tensor& host) const {
+  if (backend_->host_addressable()) return host;
+  Tensor t = allocate_tensor(backend_->allocator(), host.shape(), host.dtype());
+  backend_->copy(t.raw(), host.raw(), host.nbytes(), CopyKind::host_to_device);
+  return t;
+}
+
+void Model::place_constants(Graph& g) const {
+  if (backend_->host_addressable()) return;
+  for (int v = 0; v < g.num_values(); ++v) {
+    Value& value = g.value(v);
+    if (value.kind == ValueKind::variable && value.bound.device().type == DeviceType::cpu) {
+      value.bound = on_backend(value.bound);
+    }
+  }
+}
+
+Tensor Model::host_view(const Tensor& t) const {
+  if (backend_->host_addressable() || t.device().type == DeviceType::cpu) return t;
+  Tensor out = Tensor::uninitialized(t.shape(), t.dtype());
+  backend_->copy(out.raw(), t.raw(), t.nbytes(), CopyKind::device_to_host);
+  return out;
+}
+
+void Model::write_tensor(const Tensor& dst, const Tensor& src) const {
+  NNFIT_CHECK(dst.nbytes() == src.nbytes(), InvalidArgument, "model '", name_, "': writing ", src.nbytes(),
+              " bytes into a tensor of ", dst.nbytes());
+  if (dst.raw() == src.raw()) return;
+  if (dst.device().type == DeviceType::cpu) std::memcpy(dst.raw(), src.raw(), src.nbytes());
+  else write_buffer(dst.raw(), src.raw(), src.nbytes());
+}
+
+
+void Model::Entry::make_staging() {
+  const Graph& g = program.graph();
+  auto s = std::make_unique<Staging>();
+  for (int x : xs) s->xs.push_back(Tensor::zeros(g.desc(x).shape, g.desc(x).dtype));
+  s->x_ext.assign(xs.size(), nullptr);
+  for (int y : ys) s->ys.push_back(Tensor::zeros(g.desc(y).shape, g.desc(y).dtype));
+  for (int pr : preds) s->preds.push_back(Tensor::zeros(g.desc(pr).shape, g.desc(pr).dtype));
+  if (sample_weight >= 0) s->sample_weight = Tensor::zeros(g.desc(sample_weight).shape, DType::f32);
+  s->output_losses.assign(output_losses.size(), 0.0f);
+  staged = std::move(s);
+}
+
+void Model::Entry::upload(Backend& backend) {
+  Staging& s = *staged;
+  const Graph& g = program.graph();
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const void* src = s.x_ext[i] ? s.x_ext[i] : s.xs[i].raw();
+    backend.copy(program.data(xs[i]), src, g.desc(xs[i]).bytes(), CopyKind::host_to_device);
+    s.x_ext[i] = nullptr;
+  }
+  for (std::size_t i = 0; i < ys.size(); ++i) {
+    backend.copy(program.data(ys[i]), s.ys[i].raw(), s.ys[i].nbytes(), CopyKind::host_to_device);
+  }
+  if (sample_weight >= 0) {
+    backend.copy(program.data(sample_weight), s.sample_weight.raw(), s.sample_weight.nbytes(), CopyKind::host_to_device);
+  }
+}
+
+void Model::Entry::download(Backend& backend) {
+  Staging& s = *staged;
+  for (std::size_t i = 0; i < preds.size(); ++i) {
+    backend.copy(s.preds[i].raw(), program.data(preds[i]), s.preds[i].nbytes(), CopyKind::device_to_host);
+  }
+  if (loss >= 0) backend.copy(&s.loss, program.data(loss), sizeof(float), CopyKind::device_to_host);
+  for (std::size_t i = 0; i < output_losses.size(); ++i) {
+    backend.copy(&s.output_losses[i], program.data(output_losses[i]), sizeof(float), CopyKind::device_to_host);
+  }
+}
+
+}  // namespace nnfit
