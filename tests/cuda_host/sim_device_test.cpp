@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "cuda_host/cuda_host_harness.h"
@@ -113,6 +114,60 @@ TEST(CudaSim, RegistryServesOwnKernelsAndVendorStandIns) {
   }
   EXPECT_EQ(sim_ops.size(), own.size() + cuda_sim_vendor_ops().size());
   EXPECT_TRUE(sim.ops(DeviceType::cpu).empty());
+}
+
+// `desc` as the sim's registry selects it, run on the sim: inputs copied in, output 0
+// copied out; *impl names the kernel.
+Tensor run_on_sim(Backend& sim, const KernelDesc& desc, const std::vector<Tensor>& inputs, std::string* impl) {
+  SelectedKernel k = sim.kernels()->select(desc, DeviceType::cuda);
+  *impl = k.impl_name;
+  Allocator& alloc = sim.allocator();
+  std::vector<const void*> ins;
+  for (const Tensor& t : inputs) {
+    void* p = alloc.allocate(t.nbytes());
+    sim.copy(p, t.raw(), t.nbytes(), CopyKind::host_to_device);
+    ins.push_back(p);
+  }
+  void* out = alloc.allocate(desc.outputs[0].bytes());
+  void* ws = k.kernel->workspace_bytes() ? alloc.allocate(k.kernel->workspace_bytes()) : nullptr;
+  const StepContext ctx;
+  k.kernel->run(KernelArgs{ins.data(), &out, ws, &ctx});
+  Tensor got = Tensor::zeros(desc.outputs[0].shape, desc.outputs[0].dtype);
+  sim.copy(got.raw(), out, got.nbytes(), CopyKind::device_to_host);
+  for (const void* p : ins) alloc.deallocate(const_cast<void*>(p));
+  alloc.deallocate(out);
+  if (ws) alloc.deallocate(ws);
+  return got;
+}
+
+TEST(CudaSim, VendorStandInsRunAtEveryDtype) {
+  const std::unique_ptr<Backend> sim = make_cuda_sim_backend();
+  Attrs conv;
+  conv.set("strides", std::vector<std::int64_t>{1, 1});
+  conv.set("padding", std::string("same"));
+  const std::vector<KernelDesc> descs = {
+      f32_desc("matmul", {}, {Shape{5, 7}, Shape{7, 3}}, {Shape{5, 3}}),
+      f32_desc("conv2d", conv, {Shape{2, 5, 5, 3}, Shape{3, 3, 3, 4}}, {Shape{2, 5, 5, 4}})};
+  for (const KernelDesc& base : descs) {
+    std::vector<Tensor> inputs;
+    for (std::size_t i = 0; i < base.inputs.size(); ++i) inputs.push_back(random_tensor(base.inputs[i].shape, 11 + i));
+    for (DType dtype : float_dtypes()) {
+      const std::string what = base.op + " at " + std::string(dtype_name(dtype));
+      std::vector<Tensor> low, rounded;
+      for (const Tensor& t : inputs) {
+        low.push_back(to_dtype(t, dtype));
+        rounded.push_back(to_f32(low.back()));
+      }
+      std::string impl;
+      const Tensor got = to_f32(run_on_sim(*sim, at_dtype(base, dtype), low, &impl));
+      EXPECT_EQ(impl, (dtype == DType::f32 ? "cuda-sim:ref:" : "cuda-sim:widen:ref:") + base.op) << what;
+      const Tensor want = run_reference(base, rounded);
+      float most = 0;
+      for (std::int64_t i = 0; i < want.numel(); ++i) most = std::max(most, std::fabs(want.data<float>()[i]));
+      const float tol = dtype == DType::f32 ? 1e-5f : low_precision_tolerance(dtype) * most;
+      expect_close(want, got, tol, dtype == DType::f32 ? 1e-5f : 0.0f, what);
+    }
+  }
 }
 
 TEST(CudaSim, VendorOpsAreTheRealRegistrys) {
