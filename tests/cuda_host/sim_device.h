@@ -1,0 +1,56 @@
+// cuda-sim: a simulated CUDA device for checking the model's device path without a GPU
+// (Note [Simulated device]). Its memory is host memory the host cannot touch: mmap'd
+// regions kept PROT_NONE except while one of its kernels runs or a Backend::copy moves
+// bytes, so any host code that reads or writes "device" memory directly faults, and a
+// SIGSEGV handler names the access. Its kernels are the own CUDA kernels' host-run bodies
+// (cuda_host_registry()) plus the reference kernels standing in for cuBLASLt and cuDNN.
+// It checks discipline and arithmetic, not streams, launch shapes or the vendor libraries.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nnfit/backend/backend.h"
+#include "nnfit/backend/kernel_registry.h"
+
+namespace nnfit::testing {
+
+// A Backend on Device{cuda, 0} whose allocator is a BfcAllocator under `policy` over
+// guarded host memory, whose copy() is a memcpy with the memory opened for its duration,
+// and whose kernels() is cuda_sim_registry(). While at least one exists, a SIGSEGV handler
+// is installed (the previous one is restored when the last is destroyed) that turns a host
+// access to guarded memory into one line on stderr and abort(); other faults go to the
+// previous handler. Thread safety: as a real backend's; copies and kernel runs may
+// overlap on different threads (the memory stays open while any of them runs).
+std::unique_ptr<Backend> make_cuda_sim_backend(const MemoryPolicy& policy = {});
+
+// The simulated device's kernels, under DeviceType::cuda (built once, then read-only):
+// every kernel of cuda_host_registry() under its own name ("cuda:relu"), and for the ops
+// the real CUDA registry serves through cuBLASLt and cuDNN (cuda_sim_vendor_ops()) the
+// reference kernel as "cuda-sim:ref:<op>" (float32) and "cuda-sim:widen:ref:<op>"
+// (bfloat16, float16: the float32 reference through the widening adapter). Every kernel
+// it hands out opens the guarded memory while it runs and first checks that each of its
+// non-empty inputs, outputs and its workspace lie in simulated device memory (throws
+// BackendError naming the node and the pointer when not: host memory given to a kernel).
+const KernelRegistry& cuda_sim_registry();
+
+// The ops the real CUDA registry gives to cuBLASLt and cuDNN (cublaslt_matmul.cpp,
+// cudnn_conv.cpp), for which the simulated device stands the reference kernel in.
+const std::vector<std::string>& cuda_sim_vendor_ops();
+
+// Opens the simulated memory (PROT_READ | PROT_WRITE) for its lifetime; nests, and
+// across threads (the memory closes when the last one ends). For the sim's own kernels and
+// copies: host code that needs it outside them is what the simulated device exists to catch.
+class CudaSimOpen {
+ public:
+  CudaSimOpen();
+  ~CudaSimOpen();
+  CudaSimOpen(const CudaSimOpen&) = delete;
+  CudaSimOpen& operator=(const CudaSimOpen&) = delete;
+};
+
+// Whether [ptr, ptr + bytes) lies within one live region of simulated device memory.
+bool in_cuda_sim_memory(const void* ptr, std::size_t bytes);
+
+}  // namespace nnfit::testing
