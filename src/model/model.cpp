@@ -117,16 +117,15 @@ void Model::set_device(Device device) {
               "': set_device() must come before compile(), while nothing is allocated");
   if (device == backend_->device()) return;
   if (!model_trains_on(device.type)) {
-    throw Unsupported("model '" + name_ + "': cannot train on " + device.to_string() +
-                          ": the model's device path (weights, input copies, loss readback in device memory) is "
-                          "not built yet (docs/design/cuda.md, \"Device placement\")",
+    throw Unsupported("model '" + name_ + "': cannot train on " + device.to_string() + ": no device path for it",
                       "train on the cpu device");
   }
-  // Reached only when model_trains_on admits a new device type: its backend, same policy.
-  const int threads = backend_->num_threads();
-  backend_.reset();
-  backend_ = make_backend(device, memory_policy_);
-  backend_->set_num_threads(threads);
+  // Its backend under the same policy, made before the old one goes (another device's
+  // memory, so no two preallocations of one device coexist): a device that cannot be used
+  // throws and leaves the model where it was.
+  std::unique_ptr<Backend> backend = make_backend(device, memory_policy_);
+  backend->set_num_threads(backend_->num_threads());
+  backend_ = std::move(backend);
 }
 
 void Model::set_backend(std::unique_ptr<Backend> backend) {
@@ -341,6 +340,7 @@ Model::Entry& Model::entry_mode(int mode_value, std::int64_t batch, bool bind) {
   if (it == p.entries.end()) {
     it = p.entries.emplace(key, mode == Mode::apply ? plan_apply() : plan_entry(mode_value, batch)).first;
     it->second->mode = mode;
+    if (!backend_->host_addressable() && mode != Mode::apply) it->second->make_staging();
   }
   Entry& e = *it->second;
   if (!bind || e.bound || e.split) return e;

@@ -42,12 +42,12 @@ struct DevicePlacement {
   std::string to_string() const;
 };
 
-// Whether a Model can train on `type` in this build (the CPU always; CUDA once the
-// model's device path exists: docs/design/cuda.md, "Device placement").
+// Whether a Model has a device path for `type` (the CPU and CUDA: docs/design/cuda.md,
+// "Device placement"); a CUDA device must still be usable (make_backend says why not).
 bool model_trains_on(DeviceType type);
 
 // Resolves a request. Automatic: the CPU, with the reason, unless the driver lists a GPU,
-// the CUDA plugin loads, its runtime sees the device and a model can train there. An
+// the CUDA plugin loads and its runtime sees the device. An
 // explicit CUDA device that cannot be used throws Unsupported saying what is missing
 // (no driver, no such GPU, the plugin or runtime's error, or no device path in this build)
 // and what to do; an explicit "cpu" never loads anything.

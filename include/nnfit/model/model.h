@@ -210,8 +210,8 @@ class Model {
   // The device the model trains on (docs/design/cuda.md, "Device placement"); the CPU
   // unless set. Choose it with place_device() (nnfit/model/device_placement.h), which
   // finds the default and says why. requires: before compile(). throws: InvalidArgument
-  // after compile(); Unsupported for a device a model cannot train on in this build
-  // (model_trains_on: a CUDA device until the model's device path exists), naming it.
+  // after compile(); Unsupported for a device this build cannot use (no CUDA in it, no
+  // driver or GPU), naming why; the model then stays on its device.
   void set_device(Device device);
   // A backend made elsewhere, in place of set_device's: a simulated device whose kernels
   // and memory are its own (tests/cuda_host/sim_device.h runs the CUDA backend's kernels on

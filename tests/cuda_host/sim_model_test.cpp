@@ -1,0 +1,236 @@
+// The model's device path (Note [The model's device path]) on cuda-sim (sim_device.h): whole
+// fit/evaluate/predict calls, saving and loading, with the weights, optimizer slots and
+// arena in simulated device memory that faults on any host access outside a kernel or a
+// Backend::copy, and the CUDA backend's own kernels (their host-run bodies) doing the
+// arithmetic. Each model trains the same on the sim as on the CPU: the same seed gives the
+// same initial weights and the same dropout masks, so the losses and weights after
+// training agree to float rounding (the two backends' kernels sum in different orders).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <unistd.h>
+
+#include "cuda_host/sim_device.h"
+#include "nnfit/core/error.h"
+#include "nnfit/model/model.h"
+#include "nnfit/model/saving.h"
+#include "nnfit/nn/layers.h"
+
+namespace nnfit::testing {
+namespace {
+
+using Build = std::function<void(Sequential&)>;
+
+// The model `build` adds layers to, on the sim (sim = true) or the CPU, compiled with Adam
+// and sparse cross-entropy from logits.
+std::unique_ptr<Sequential> make(bool sim, const Build& build, const std::string& policy = "float32",
+                                 const MemoryPolicy& memory = {}) {
+  auto m = std::make_unique<Sequential>("m");
+  if (sim) m->set_backend(make_cuda_sim_backend(memory));
+  else if (memory.limit_bytes > 0) m->set_memory_policy(memory);
+  m->set_seed(5);
+  build(*m);
+  CompileOptions c;
+  c.optimizer.name = "adam";
+  c.optimizer.learning_rate = std::make_shared<ConstantLearningRate>(0.01);
+  c.loss = Loss::from_name("sparse_categorical_crossentropy", true);
+  c.metrics = {"accuracy"};
+  c.dtype_policy = DTypePolicy::from_name(policy);
+  m->compile(c);
+  return m;
+}
+
+// n samples of `shape`, 4 classes by the sign pattern of two halves' sums.
+std::pair<Tensor, Tensor> data(std::int64_t n, const Shape& shape, std::uint32_t seed) {
+  std::vector<std::int64_t> dims{n};
+  dims.insert(dims.end(), shape.dims().begin(), shape.dims().end());
+  Tensor x = Tensor::zeros(Shape(dims), DType::f32);
+  Tensor y = Tensor::zeros(Shape{n}, DType::i32);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> g;
+  const std::int64_t w = shape.numel();
+  for (std::int64_t i = 0; i < n; ++i) {
+    float a = 0, b = 0;
+    for (std::int64_t j = 0; j < w; ++j) {
+      const float v = x.data<float>()[i * w + j] = g(rng);
+      (j < w / 2 ? a : b) += v;
+    }
+    y.data<std::int32_t>()[i] = (a > 0 ? 1 : 0) + (b > 0 ? 2 : 0);
+  }
+  return {x, y};
+}
+
+// The optimizer slots share the model's buffers (device memory on the sim): host copies.
+std::vector<Tensor> slots(const Model& m) {
+  std::vector<Tensor> out;
+  for (const Tensor& t : m.optimizer_slots()) out.push_back(m.host_view(t));
+  return out;
+}
+
+void expect_close(const std::vector<Tensor>& got, const std::vector<Tensor>& want, float tol, const char* what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].shape(), want[i].shape()) << what << " " << i;
+    ASSERT_EQ(got[i].device().type, DeviceType::cpu) << what << " " << i << ": not a host tensor";
+    const float* g = got[i].data<float>();
+    const float* w = want[i].data<float>();
+    for (std::int64_t j = 0; j < got[i].numel(); ++j) {
+      ASSERT_NEAR(g[j], w[j], tol * (1.0f + std::fabs(w[j]))) << what << " " << i << " element " << j;
+    }
+  }
+}
+
+// Trains the model `build` makes on the sim and on the CPU (3 epochs, validation, a last
+// partial batch) and compares the epoch logs, the weights, evaluate and predict.
+void expect_trains_like_the_cpu(const Build& build, const Shape& shape, const std::string& policy = "float32",
+                                float tol = 2e-4f) {
+  auto [x, y] = data(300, shape, 3);
+  auto [vx, vy] = data(70, shape, 4);
+  FitOptions f;
+  f.epochs = 3;
+  f.batch_size = 64;  // 4 batches of 64 and one of 44
+  f.validation_data = std::make_pair(vx, vy);
+  auto sim = make(true, build, policy);
+  auto cpu = make(false, build, policy);
+  ASSERT_EQ(sim->device().type, DeviceType::cuda);
+  expect_close(sim->get_weights(), cpu->get_weights(), 0.0f, "initial weights");
+  const History hs = sim->fit(x, y, f);
+  const History hc = cpu->fit(x, y, f);
+  ASSERT_EQ(hs.epochs.size(), 3u);
+  for (std::size_t e = 0; e < hs.epochs.size(); ++e) {
+    for (const char* key : {"loss", "accuracy", "val_loss", "val_accuracy"}) {
+      const double want = log_value(hc.epochs[e], key, -1);
+      EXPECT_NEAR(log_value(hs.epochs[e], key, 1e9), want, 1e-3 * (1 + std::fabs(want))) << key << " epoch " << e;
+    }
+  }
+  EXPECT_LT(log_value(hs.epochs.back(), "loss"), log_value(hs.epochs.front(), "loss")) << "the sim did not learn";
+  expect_close(sim->get_weights(), cpu->get_weights(), tol, "trained weights");
+  expect_close(slots(*sim), slots(*cpu), tol, "optimizer slots");
+  const Logs es = sim->evaluate(vx, vy, 32), ec = cpu->evaluate(vx, vy, 32);
+  EXPECT_NEAR(log_value(es, "loss"), log_value(ec, "loss"), 1e-3);
+  expect_close({sim->predict(vx, 32)}, {cpu->predict(vx, 32)}, 1e-3f, "predictions");
+  // Everything the model keeps is in the sim's memory (the allocator counts it).
+  EXPECT_GT(sim->memory_stats().in_use_bytes, 0);
+}
+
+TEST(CudaSimModel, MlpWithDropoutTrainsLikeTheCpu) {
+  expect_trains_like_the_cpu(
+      [](Sequential& m) {
+        m.set_input_shape(Shape{16});
+        m.add(std::make_unique<Dense>("dense", DenseOptions{32, "relu"}));
+        m.add(std::make_unique<Dropout>("dropout", 0.25));
+        m.add(std::make_unique<Dense>("dense_1", DenseOptions{4}));
+      },
+      Shape{16});
+}
+
+TEST(CudaSimModel, ConvNetWithBatchNormTrainsLikeTheCpu) {
+  // Conv2D through the cuDNN stand-in, BatchNormalization's moving statistics (variables the
+  // program updates), max pooling, and the fused conv/matmul epilogues.
+  expect_trains_like_the_cpu(
+      [](Sequential& m) {
+        m.set_input_shape(Shape{8, 8, 1});
+        Conv2DOptions c;
+        c.filters = 4;
+        c.activation = "relu";
+        m.add(std::make_unique<Conv2D>("conv2d", c));
+        m.add(std::make_unique<BatchNormalization>("batch_normalization", BatchNormalizationOptions{}));
+        m.add(std::make_unique<MaxPooling2D>("max_pooling2d", Pooling2DOptions{}));
+        m.add(std::make_unique<Flatten>("flatten"));
+        m.add(std::make_unique<Dense>("dense", DenseOptions{4}));
+      },
+      Shape{8, 8, 1});
+}
+
+TEST(CudaSimModel, GruWithoutBiasTakesItsZeroConstantToTheDevice) {
+  // A GRU without use_bias adds a host constant to its graph (the recurrent bias of zeros):
+  // the model must place it in device memory, or the sim's kernel check refuses it.
+  expect_trains_like_the_cpu(
+      [](Sequential& m) {
+        m.set_input_shape(Shape{5, 4});
+        RecurrentOptions r;
+        r.units = 6;
+        r.use_bias = false;
+        m.add(std::make_unique<GRU>("gru", r));
+        m.add(std::make_unique<Dense>("dense", DenseOptions{4}));
+      },
+      Shape{5, 4});
+}
+
+TEST(CudaSimModel, MixedFloat16WithLossScalingTrainsLikeTheCpu) {
+  // Loss scaling runs each step as a gradient program and an update: the gradients are
+  // copied out, unscaled and checked on the host, and copied into the update's inputs.
+  expect_trains_like_the_cpu(
+      [](Sequential& m) {
+        m.set_input_shape(Shape{16});
+        m.add(std::make_unique<Dense>("dense", DenseOptions{32, "relu"}));
+        m.add(std::make_unique<Dense>("dense_1", DenseOptions{4}));
+      },
+      Shape{16}, "mixed_float16", 2e-3f);
+}
+
+TEST(CudaSimModel, ABatchThatDoesNotFitRunsAsMicroBatches) {
+  const Build build = [](Sequential& m) {
+    m.set_input_shape(Shape{64});
+    m.add(std::make_unique<Dense>("dense", DenseOptions{256, "relu"}));
+    m.add(std::make_unique<Dense>("dense_1", DenseOptions{4}));
+  };
+  auto [x, y] = data(256, Shape{64}, 7);
+  FitOptions f;
+  f.epochs = 2;
+  f.batch_size = 256;
+  f.shuffle = false;
+  f.on_oom = "reduce_batch";
+  // The weights and slots (~270 KB) fit; the batch of 256's arena (~600 KB) does not.
+  MemoryPolicy limited;
+  limited.limit_bytes = 600 * 1024;
+  auto sim = make(true, build, "float32", limited);
+  auto cpu = make(false, build, "float32");
+  const History hs = sim->fit(x, y, f);
+  ASSERT_FALSE(hs.notes.empty()) << "the batch was not split; the limit no longer bites";
+  EXPECT_NE(hs.notes[0].find("micro-batches"), std::string::npos) << hs.notes[0];
+  const History hc = cpu->fit(x, y, f);
+  ASSERT_TRUE(hc.notes.empty());
+  for (std::size_t e = 0; e < 2; ++e) {
+    EXPECT_NEAR(log_value(hs.epochs[e], "loss"), log_value(hc.epochs[e], "loss"), 1e-4) << "epoch " << e;
+  }
+  expect_close(sim->get_weights(), cpu->get_weights(), 2e-4f, "weights after micro-batches");
+}
+
+TEST(CudaSimModel, SavedAndLoadedThroughHostCopies) {
+  const Build build = [](Sequential& m) {
+    m.set_input_shape(Shape{16});
+    m.add(std::make_unique<Dense>("dense", DenseOptions{8, "relu"}));
+    m.add(std::make_unique<Dense>("dense_1", DenseOptions{4}));
+  };
+  auto [x, y] = data(128, Shape{16}, 9);
+  FitOptions f;
+  f.epochs = 1;
+  auto sim = make(true, build);
+  sim->fit(x, y, f);
+  const std::string dir = ::testing::TempDir() + "/nnfit_sim_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  // A .keras file written from device memory loads on the CPU with the same weights and
+  // optimizer state.
+  save_model(*sim, dir + "/m.keras");
+  auto loaded = load_model(dir + "/m.keras");
+  expect_close(loaded->get_weights(), sim->get_weights(), 0.0f, ".keras weights");
+  expect_close(slots(*loaded), slots(*sim), 0.0f, ".keras optimizer slots");
+  // And weights read from a file go into device memory.
+  auto other = make(true, build);
+  load_weights(*other, dir + "/m.keras");
+  expect_close(other->get_weights(), sim->get_weights(), 0.0f, "loaded into the sim");
+  std::vector<Tensor> w = sim->get_weights();
+  for (Tensor& t : w) t.data<float>()[0] += 1.0f;
+  other->set_weights(w);
+  expect_close(other->get_weights(), w, 0.0f, "set_weights");
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace nnfit::testing
