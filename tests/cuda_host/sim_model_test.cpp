@@ -7,6 +7,7 @@
 // training agree to float rounding (the two backends' kernels sum in different orders).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -17,6 +18,7 @@
 
 #include "cuda_host/sim_device.h"
 #include "nnfit/core/error.h"
+#include "nnfit/data/dataset.h"
 #include "nnfit/model/model.h"
 #include "nnfit/model/saving.h"
 #include "nnfit/nn/layers.h"
@@ -200,6 +202,43 @@ TEST(CudaSimModel, ABatchThatDoesNotFitRunsAsMicroBatches) {
     EXPECT_NEAR(log_value(hs.epochs[e], "loss"), log_value(hc.epochs[e], "loss"), 1e-4) << "epoch " << e;
   }
   expect_close(sim->get_weights(), cpu->get_weights(), 2e-4f, "weights after micro-batches");
+}
+
+TEST(CudaSimModel, APipelineFeedsItLikeTheCpu) {
+  // fit and evaluate fed by a data::Dataset (the CLI's path): prefetched batches, a last
+  // partial batch, validation from a dataset.
+  const Build build = [](Sequential& m) {
+    m.set_input_shape(Shape{16});
+    m.add(std::make_unique<Dense>("dense", DenseOptions{16, "relu"}));
+    m.add(std::make_unique<Dense>("dense_1", DenseOptions{4}));
+  };
+  auto [xf, y] = data(200, Shape{16}, 12);
+  Tensor x = Tensor::zeros(xf.shape(), DType::u8);
+  for (std::int64_t i = 0; i < x.numel(); ++i) {
+    x.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(std::clamp(128.0f + 40.0f * xf.data<float>()[i], 0.0f, 255.0f));
+  }
+  // Training reads uint8 (cast into the staging), validation float32 (read where the
+  // pipeline made it: Entry::set_x).
+  const auto pipeline = [&](std::int64_t from, std::int64_t to) {
+    const Tensor& in = from == 0 ? x : xf;
+    return data::Dataset::from_tensor_slices({in.slice_rows(from, to), y.slice_rows(from, to)}).batch(48).prefetch(2);
+  };
+  FitOptions f;
+  f.epochs = 2;
+  f.validation_dataset = pipeline(150, 200);
+  auto sim = make(true, build);
+  auto cpu = make(false, build);
+  const History hs = sim->fit(pipeline(0, 150), f);
+  const History hc = cpu->fit(pipeline(0, 150), f);
+  for (std::size_t e = 0; e < 2; ++e) {
+    for (const char* key : {"loss", "accuracy", "val_loss"}) {
+      const double want = log_value(hc.epochs[e], key, -1);
+      EXPECT_NEAR(log_value(hs.epochs[e], key, 1e9), want, 1e-3 * (1 + std::fabs(want))) << key << " epoch " << e;
+    }
+  }
+  expect_close(sim->get_weights(), cpu->get_weights(), 2e-4f, "weights after a pipeline");
+  EXPECT_NEAR(log_value(sim->evaluate(pipeline(150, 200)), "loss"), log_value(cpu->evaluate(pipeline(150, 200)), "loss"),
+              1e-3);
 }
 
 TEST(CudaSimModel, SavedAndLoadedThroughHostCopies) {
