@@ -16,6 +16,7 @@ namespace py = pybind11;
 // fit, evaluate and predict run with the GIL released.
 struct ModelHandle {
   std::unique_ptr<Model> model;
+  std::string device_reason;  // why it trains where it does (place_device's reason)
   Model& get() const { return *model; }
 };
 

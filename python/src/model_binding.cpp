@@ -4,6 +4,7 @@
 #include "arrays.h"
 #include "binding.h"
 #include "nnfit/core/dtype.h"
+#include "nnfit/model/device_placement.h"
 #include "nnfit/model/keras_config.h"
 #include "nnfit/model/saving.h"
 
@@ -68,28 +69,48 @@ void compile(ModelHandle& h, const std::string& optimizer, const std::vector<std
 
 }  // namespace
 
+// Places a model built from Python (before its weights exist): "auto" (the first usable
+// GPU, else the CPU), "cpu" or "cuda:N", as the CLI's --device; returns the reason.
+std::string place(Model& model, const std::string& device) {
+  const DevicePlacement p = place_device(parse_device_request(device, "nnfit.keras.device"));
+  model.set_device(p.device);
+  return p.reason;
+}
+
 void define_model(py::module_& m) {
   py::class_<ModelHandle> cls(m, "Model");
   cls.def_static(
          "from_json",
-         [](const std::string& json, const std::string& where, std::uint64_t seed, const std::string& policy) {
+         [](const std::string& json, const std::string& where, std::uint64_t seed, const std::string& policy,
+            const std::string& device) {
            auto model = model_from_keras_json(json, where);
            model->set_seed(seed);
            if (!policy.empty()) model->set_dtype_policy(DTypePolicy::from_name(policy));
-           return ModelHandle{std::move(model)};
+           std::string reason = place(*model, device);
+           return ModelHandle{std::move(model), std::move(reason)};
          },
-         py::arg("json"), py::arg("where"), py::arg("seed"), py::arg("policy") = "")
+         py::arg("json"), py::arg("where"), py::arg("seed"), py::arg("policy") = "", py::arg("device") = "auto")
       .def_static(
           "load",
-          [](const std::string& path, bool compile, std::uint64_t seed) {
+          [](const std::string& path, bool compile, std::uint64_t seed, const std::string& device) {
             LoadOptions o;
             o.compile = compile;
-            o.configure = [seed](Model& model) { model.set_seed(seed); };
+            std::string reason;
+            o.configure = [seed, &device, &reason](Model& model) {
+              model.set_seed(seed);
+              reason = place(model, device);
+            };
             py::gil_scoped_release nogil;
-            return ModelHandle{load_model(path, o)};
+            auto model = load_model(path, o);
+            return ModelHandle{std::move(model), std::move(reason)};
           },
-          py::arg("path"), py::arg("compile"), py::arg("seed"))
+          py::arg("path"), py::arg("compile"), py::arg("seed"), py::arg("device") = "auto")
       .def("to_json", [](const ModelHandle& h) { return model_to_keras_json(h.get()); })
+      .def_property_readonly("device", [](const ModelHandle& h) {
+        const Device d = h.get().device();
+        return d.type == DeviceType::cpu ? std::string("cpu") : d.to_string();
+      })
+      .def_property_readonly("device_reason", [](const ModelHandle& h) { return h.device_reason; })
       .def("summary", [](const ModelHandle& h) { return h.get().summary(); })
       .def("build", [](ModelHandle& h) { h.get().build(); })
       .def("compile", &compile, py::arg("optimizer"), py::arg("losses"), py::arg("loss_weights"), py::arg("metrics"))

@@ -331,3 +331,47 @@ def test_openmp_spin_is_chosen_before_libgomp_loads():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                        env=dict(env, NNFIT_OPENMP_SPIN="123", GOMP_SPINCOUNT="77"))
     assert r.stdout.split() == ["77", "True"], r.stderr  # the user's own setting wins
+
+
+# Device placement (issue 19): models go where keras.device / NNFIT_DEVICE say, "auto" by
+# default, and say why; a GPU named where none is usable is an error naming what is missing.
+NO_DRIVER = not os.path.exists("/proc/driver/nvidia/gpus")
+
+
+def test_device_defaults_to_auto_and_says_why():
+    m = mlp()
+    if NO_DRIVER:
+        assert m.device == "cpu"
+        assert "no NVIDIA driver" in m.device_reason, m.device_reason
+    else:
+        assert m.device in ("cpu", "cuda:0"), m.device
+        assert m.device_reason
+
+
+def test_keras_device_scope_places_models(monkeypatch):
+    with keras.device("cpu"):
+        m = mlp()
+    assert m.device == "cpu"
+    assert m.device_reason == "requested by nnfit.keras.device"
+    monkeypatch.setenv("NNFIT_DEVICE", "cpu:0")
+    assert mlp().device_reason == "requested by nnfit.keras.device"
+    with pytest.raises(ValueError, match="unknown device 'tpu:0'"):
+        keras.device("tpu:0")
+    with keras.device("auto"):
+        assert mlp().device in ("cpu", "cuda:0")
+
+
+@pytest.mark.skipif(not NO_DRIVER, reason="this machine has an NVIDIA driver")
+def test_a_gpu_named_without_one_is_an_error(tmp_path):
+    with keras.device("/GPU:0"):
+        m = mlp()
+    with pytest.raises(NotImplementedError, match="no NVIDIA GPU on this machine"):
+        m.device  # built (and placed) on first use
+    m = mlp()
+    m.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    m.save(tmp_path / "m.keras")
+    with keras.device("gpu:0"):
+        with pytest.raises(NotImplementedError, match="no NVIDIA GPU on this machine"):
+            keras.models.load_model(tmp_path / "m.keras")
+    with keras.device("cpu"):
+        assert keras.models.load_model(tmp_path / "m.keras").device == "cpu"

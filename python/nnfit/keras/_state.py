@@ -1,10 +1,13 @@
 """nnfit.keras's global state, as Keras keeps it: the names given so far (reset by
-keras.backend.clear_session), the global dtype policy and the random seed."""
+keras.backend.clear_session), the global dtype policy, the random seed and the device
+models are placed on (keras.device's scope; NNFIT_DEVICE, else "auto")."""
+import os
 import random
 
 _names = {}
 _policy = "float32"
 _seed = None
+_device = []  # keras.device scopes, innermost last
 
 
 def unique_name(base):
@@ -25,6 +28,20 @@ def set_policy(name):
 
 def policy():
     return _policy
+
+
+def device():
+    """The device a model built now is placed on: the innermost keras.device scope, else
+    NNFIT_DEVICE, else "auto" (the first usable GPU, else the CPU)."""
+    return _device[-1] if _device else os.environ.get("NNFIT_DEVICE", "auto")
+
+
+def push_device(name):
+    _device.append(name)
+
+
+def pop_device():
+    _device.pop()
 
 
 def set_seed(seed):

@@ -31,6 +31,7 @@ class Model:
             raise NotImplementedError("Model subclassing (a call() method) is not supported by nnfit: build the "
                                       "model with keras.Input and layer calls (Model(inputs, outputs)) or Sequential")
         self._handle = None
+        self._device = _state.device()  # where it is placed when built (keras.device's scope)
         self._compile_args = None
         self.optimizer = None
         self.loss = None
@@ -45,6 +46,17 @@ class Model:
         self._config = _graph.functional_config(self.name, self.inputs, self.outputs, trainable)
         self._layers = _graph_layers(self.outputs)
         self._build()
+
+    @property
+    def device(self):
+        """Where the model trains (nnfit's): "cpu" or "cuda:N", chosen when it was built from
+        keras.device's scope (or NNFIT_DEVICE; default "auto": the first usable GPU, else the
+        CPU); ``device_reason`` says why."""
+        return self._handle_or_build().device
+
+    @property
+    def device_reason(self):
+        return self._handle_or_build().device_reason
 
     # Structure.
     @property
@@ -90,7 +102,7 @@ class Model:
     def _build(self):
         if self._handle is None:
             self._handle = _engine().Model.from_json(json.dumps(self._model_json()), f"model {self.name!r}",
-                                                     _state.next_seed())
+                                                     _state.next_seed(), device=self._device)
             for layer in self._layers:
                 layer._model = self
         return self._handle
@@ -486,7 +498,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     weights, compiled from the file's compile config when ``compile``."""
     if custom_objects:
         raise NotImplementedError("load_model: custom_objects are not supported by nnfit")
-    handle = _engine().Model.load(str(filepath), bool(compile), _state.next_seed())
+    handle = _engine().Model.load(str(filepath), bool(compile), _state.next_seed(), _state.device())
     return _from_engine(handle)
 
 
@@ -553,5 +565,5 @@ def model_from_json(json_string, custom_objects=None):
     """Keras's model_from_json: an uncompiled model from Keras JSON."""
     if custom_objects:
         raise NotImplementedError("model_from_json: custom_objects are not supported by nnfit")
-    handle = _engine().Model.from_json(json_string, "model_from_json", _state.next_seed())
+    handle = _engine().Model.from_json(json_string, "model_from_json", _state.next_seed(), device=_state.device())
     return _from_engine(handle)
