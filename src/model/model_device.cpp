@@ -4,10 +4,16 @@
 #include <cstring>
 
 #include "model/model_impl.h"
+#include "nnfit/backend/device_queues.h"
 #include "nnfit/core/error.h"
 #include "nnfit/memory/allocator.h"
 
 namespace nnfit {
+
+namespace {
+// The model's events on a backend's queues: a step's results copied back; a full sync.
+constexpr int kResults = 0, kSync = 1;
+}  // namespace
 
 // Note [The model's device path]: on a device the host cannot address (a GPU's), the
 // weights, optimizer slots, the autodiff seed and every program's arena live in the
@@ -20,22 +26,45 @@ namespace nnfit {
 // gradients on the host from copies. On the CPU each of these is the plain memory access
 // it was, with no extra copy. tests/cuda_host/sim_device.h checks the discipline: its
 // simulated device's memory faults on any host access outside a kernel or a copy.
+void Model::sync_device() const {
+  DeviceQueues* q = backend_->queues();
+  if (!q) return;
+  q->record(Queue::compute, kSync);
+  q->host_wait(kSync);
+}
+
+StepContext Model::step_context() const {
+  StepContext ctx;
+  if (DeviceQueues* q = backend_->queues()) ctx.stream = q->native(Queue::compute);
+  return ctx;
+}
+
+// Backend::copy is not ordered with the queues (CUDA's cudaMemcpy runs on the legacy
+// default stream, which non-blocking streams do not wait for): sync them first.
 void Model::read_buffer(void* host, const void* buffer, std::size_t bytes) const {
   if (bytes == 0 || host == buffer) return;
-  if (backend_->host_addressable()) std::memcpy(host, buffer, bytes);
-  else backend_->copy(host, buffer, bytes, CopyKind::device_to_host);
+  if (backend_->host_addressable()) {
+    std::memcpy(host, buffer, bytes);
+    return;
+  }
+  sync_device();
+  backend_->copy(host, buffer, bytes, CopyKind::device_to_host);
 }
 
 void Model::write_buffer(void* buffer, const void* host, std::size_t bytes) const {
   if (bytes == 0 || host == buffer) return;
-  if (backend_->host_addressable()) std::memcpy(buffer, host, bytes);
-  else backend_->copy(buffer, host, bytes, CopyKind::host_to_device);
+  if (backend_->host_addressable()) {
+    std::memcpy(buffer, host, bytes);
+    return;
+  }
+  sync_device();
+  backend_->copy(buffer, host, bytes, CopyKind::host_to_device);
 }
 
 Tensor Model::on_backend(const Tensor& host) const {
   if (backend_->host_addressable()) return host;
   Tensor t = allocate_tensor(backend_->allocator(), host.shape(), host.dtype());
-  backend_->copy(t.raw(), host.raw(), host.nbytes(), CopyKind::host_to_device);
+  write_buffer(t.raw(), host.raw(), host.nbytes());
   return t;
 }
 
@@ -52,7 +81,7 @@ void Model::place_constants(Graph& g) const {
 Tensor Model::host_view(const Tensor& t) const {
   if (backend_->host_addressable() || t.device().type == DeviceType::cpu) return t;
   Tensor out = Tensor::uninitialized(t.shape(), t.dtype());
-  backend_->copy(out.raw(), t.raw(), t.nbytes(), CopyKind::device_to_host);
+  read_buffer(out.raw(), t.raw(), t.nbytes());
   return out;
 }
 
@@ -77,30 +106,40 @@ void Model::Entry::make_staging() {
   staged = std::move(s);
 }
 
+// On a backend with queues the copies are enqueued on the compute queue, in order with the
+// step's kernels, and download waits for them before the host reads the results; without
+// queues (cuda-sim without them, a device whose copies synchronize) they are Backend::copy.
 void Model::Entry::upload(Backend& backend) {
   Staging& s = *staged;
+  DeviceQueues* q = backend.queues();
+  const auto in = [&](void* dst, const void* src, std::size_t bytes) {
+    if (q) q->copy_to_device(Queue::compute, dst, src, bytes);
+    else backend.copy(dst, src, bytes, CopyKind::host_to_device);
+  };
   const Graph& g = program.graph();
   for (std::size_t i = 0; i < xs.size(); ++i) {
-    const void* src = s.x_ext[i] ? s.x_ext[i] : s.xs[i].raw();
-    backend.copy(program.data(xs[i]), src, g.desc(xs[i]).bytes(), CopyKind::host_to_device);
+    in(program.data(xs[i]), s.x_ext[i] ? s.x_ext[i] : s.xs[i].raw(), g.desc(xs[i]).bytes());
     s.x_ext[i] = nullptr;
   }
-  for (std::size_t i = 0; i < ys.size(); ++i) {
-    backend.copy(program.data(ys[i]), s.ys[i].raw(), s.ys[i].nbytes(), CopyKind::host_to_device);
-  }
-  if (sample_weight >= 0) {
-    backend.copy(program.data(sample_weight), s.sample_weight.raw(), s.sample_weight.nbytes(), CopyKind::host_to_device);
-  }
+  for (std::size_t i = 0; i < ys.size(); ++i) in(program.data(ys[i]), s.ys[i].raw(), s.ys[i].nbytes());
+  if (sample_weight >= 0) in(program.data(sample_weight), s.sample_weight.raw(), s.sample_weight.nbytes());
 }
 
 void Model::Entry::download(Backend& backend) {
   Staging& s = *staged;
-  for (std::size_t i = 0; i < preds.size(); ++i) {
-    backend.copy(s.preds[i].raw(), program.data(preds[i]), s.preds[i].nbytes(), CopyKind::device_to_host);
-  }
-  if (loss >= 0) backend.copy(&s.loss, program.data(loss), sizeof(float), CopyKind::device_to_host);
+  DeviceQueues* q = backend.queues();
+  const auto out = [&](void* dst, const void* src, std::size_t bytes) {
+    if (q) q->copy_to_host(Queue::compute, dst, src, bytes);
+    else backend.copy(dst, src, bytes, CopyKind::device_to_host);
+  };
+  for (std::size_t i = 0; i < preds.size(); ++i) out(s.preds[i].raw(), program.data(preds[i]), s.preds[i].nbytes());
+  if (loss >= 0) out(&s.loss, program.data(loss), sizeof(float));
   for (std::size_t i = 0; i < output_losses.size(); ++i) {
-    backend.copy(&s.output_losses[i], program.data(output_losses[i]), sizeof(float), CopyKind::device_to_host);
+    out(&s.output_losses[i], program.data(output_losses[i]), sizeof(float));
+  }
+  if (q) {
+    q->record(Queue::compute, kResults);
+    q->host_wait(kResults);
   }
 }
 

@@ -149,7 +149,7 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
   History history;
   history.initial_epoch = fit_initial_epoch_ = start_epoch;
   history.initial_step = fit_initial_step_ = skip;
-  StepContext ctx;
+  StepContext ctx = step_context();
   ctx.seed = seed_;
   ctx.training = true;
   fit_skipped_steps_ = 0;
@@ -283,6 +283,7 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
   // (Not when interrupted: a backup then keeps the training variables, to go on from.)
   if (optimizer_->options().use_ema && options.epochs > options.initial_epoch && !interrupted_) {
     const std::size_t avg = static_cast<std::size_t>(optimizer_->num_slots());
+    sync_device();  // the last step's updates are done before the copies read them
     for (std::size_t k = 0; k < programs_->trainable.size(); ++k) {
       Tensor& w = programs_->trainable[k]->value;
       backend_->copy(w.raw(), programs_->slots[k][avg].raw(), w.nbytes(), CopyKind::device_to_device);

@@ -38,7 +38,7 @@ Logs Model::evaluate_tensors(const std::vector<Tensor>& x_in, const std::vector<
   const std::int64_t bs = std::min(batch_size, n);
   std::vector<std::int64_t> order(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
-  StepContext ctx;
+  StepContext ctx = step_context();
   ctx.training = false;
   // Inside a replicated fit each rank evaluates its slice of every batch, and the sums
   // are added across ranks (exact: sums and counts, not averages of averages).
@@ -70,7 +70,7 @@ Logs Model::evaluate(const data::Dataset& data, const InferenceOptions& options)
 Logs Model::evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, const char* what) {
   check_compiled();
   Totals totals(*this);
-  StepContext ctx;
+  StepContext ctx = step_context();
   ctx.training = false;
   std::int64_t index = 0;
   std::unique_ptr<data::Iterator> it;
@@ -128,7 +128,7 @@ std::vector<Tensor> Model::predict(const std::vector<Tensor>& x_in, const Infere
     result.push_back(Tensor::zeros(Shape(od), DType::f32));
     o_row.push_back(static_cast<std::size_t>(out.numel()) * sizeof(float));
   }
-  StepContext ctx;
+  StepContext ctx = step_context();
   ctx.training = false;
   for (std::int64_t start = 0; start < n; start += batch_size) {
     const std::int64_t rows = std::min(batch_size, n - start);

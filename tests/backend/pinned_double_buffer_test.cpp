@@ -30,6 +30,7 @@ class SimulatedDevice final : public DeviceQueues {
     enqueue(q, {[=] { std::memcpy(dst, src, bytes); }});
   }
   void copy_on_device(Queue q, void* dst, const void* src, std::size_t bytes) override { copy_to_device(q, dst, src, bytes); }
+  void copy_to_host(Queue q, void* dst, const void* src, std::size_t bytes) override { copy_to_device(q, dst, src, bytes); }
   void record(Queue q, int e) override {
     const std::int64_t gen = ++issued_[e];
     enqueue(q, {[this, e, gen] { reached_[e] = gen; }});
@@ -102,6 +103,7 @@ class Without final : public DeviceQueues {
   int num_events() const override { return d_.num_events(); }
   void copy_to_device(Queue q, void* dst, const void* src, std::size_t n) override { d_.copy_to_device(q, dst, src, n); }
   void copy_on_device(Queue q, void* dst, const void* src, std::size_t n) override { d_.copy_on_device(q, dst, src, n); }
+  void copy_to_host(Queue q, void* dst, const void* src, std::size_t n) override { d_.copy_to_host(q, dst, src, n); }
   void record(Queue q, int e) override { d_.record(q, e); }
   void wait(Queue q, int e) override {
     if (what_ == compute_wait_on_copied && q == Queue::compute) return;
@@ -233,6 +235,7 @@ TEST(PinnedDoubleBuffer, TooFewEventsIsAnError) {
     int num_events() const override { return 2; }
     void copy_to_device(Queue, void*, const void*, std::size_t) override {}
     void copy_on_device(Queue, void*, const void*, std::size_t) override {}
+    void copy_to_host(Queue, void*, const void*, std::size_t) override {}
     void record(Queue, int) override {}
     void wait(Queue, int) override {}
     void host_wait(int) override {}

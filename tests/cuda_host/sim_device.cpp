@@ -30,6 +30,7 @@
 
 #include "cuda_host/cuda_host_harness.h"
 #include "nnfit/core/error.h"
+#include "nnfit/backend/device_queues.h"
 #include "nnfit/memory/bfc_allocator.h"
 
 namespace nnfit::testing {
@@ -158,7 +159,8 @@ class GuardedSubAllocator final : public SubAllocator {
 
 class SimBackend final : public Backend {
  public:
-  explicit SimBackend(const MemoryPolicy& policy) : allocator_(std::make_unique<GuardedSubAllocator>(), policy) {
+  SimBackend(const MemoryPolicy& policy, bool queues) : allocator_(std::make_unique<GuardedSubAllocator>(), policy) {
+    if (queues) queues_ = make_cuda_sim_queues();
     std::lock_guard<std::mutex> lock(g_guards.mu);
     if (g_guards.backends++ > 0) return;
     struct sigaction ours {};
@@ -168,6 +170,7 @@ class SimBackend final : public Backend {
     sigaction(SIGSEGV, &ours, &g_guards.previous);
   }
   ~SimBackend() override {
+    queues_.reset();  // its pending work runs while the memory and the handler are there
     std::lock_guard<std::mutex> lock(g_guards.mu);
     if (--g_guards.backends == 0) sigaction(SIGSEGV, &g_guards.previous, nullptr);
   }
@@ -191,9 +194,11 @@ class SimBackend final : public Backend {
   }
   void synchronize() override {}
   const KernelRegistry* kernels() const override { return &cuda_sim_registry(); }
+  DeviceQueues* queues() override { return queues_.get(); }
 
  private:
   BfcAllocator allocator_;
+  std::unique_ptr<DeviceQueues> queues_;  // after the allocator: destroyed (drained) first
 };
 
 }  // namespace
@@ -227,6 +232,8 @@ bool in_cuda_sim_memory(const void* ptr, std::size_t bytes) {
   return false;
 }
 
-std::unique_ptr<Backend> make_cuda_sim_backend(const MemoryPolicy& policy) { return std::make_unique<SimBackend>(policy); }
+std::unique_ptr<Backend> make_cuda_sim_backend(const MemoryPolicy& policy, bool queues) {
+  return std::make_unique<SimBackend>(policy, queues);
+}
 
 }  // namespace nnfit::testing

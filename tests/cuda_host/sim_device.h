@@ -7,6 +7,7 @@
 // It checks discipline and arithmetic, not streams, launch shapes or the vendor libraries.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,7 +24,19 @@ namespace nnfit::testing {
 // access to guarded memory into one line on stderr and abort(); other faults go to the
 // previous handler. Thread safety: as a real backend's; copies and kernel runs may
 // overlap on different threads (the memory stays open while any of them runs).
-std::unique_ptr<Backend> make_cuda_sim_backend(const MemoryPolicy& policy = {});
+// With `queues`, its queues() are make_cuda_sim_queues()'s, so a model's steps run through
+// them as on a GPU; without, a model copies and runs synchronously.
+std::unique_ptr<Backend> make_cuda_sim_backend(const MemoryPolicy& policy = {}, bool queues = true);
+
+// Simulated compute and copy queues (sim_queues.cpp, Note [Lazy simulated queues]): the
+// copies and kernels enqueued on them run only when the host waits for an event recorded
+// after them (host_wait) or the queues are destroyed, so a result read without that wait
+// is stale. A sim kernel run with StepContext::stream one of their native() handles is
+// enqueued there instead of running at once.
+std::unique_ptr<DeviceQueues> make_cuda_sim_queues();
+// Enqueues `work` on the simulated queue whose native() handle is `stream`; false when
+// `stream` is not one.
+bool enqueue_on_cuda_sim_stream(void* stream, std::function<void()> work);
 
 // The simulated device's kernels, under DeviceType::cuda (built once, then read-only):
 // every kernel of cuda_host_registry() under its own name ("cuda:relu"), and for the ops

@@ -46,6 +46,22 @@ class SimKernel final : public Kernel {
     for (std::size_t i = 0; i < desc_.inputs.size(); ++i) check("input", i, args.inputs[i], desc_.inputs[i].bytes());
     for (std::size_t i = 0; i < desc_.outputs.size(); ++i) check("output", i, args.outputs[i], desc_.outputs[i].bytes());
     check("workspace", 0, args.workspace, inner_->workspace_bytes());
+    if (args.ctx && args.ctx->stream) {
+      // On a simulated queue (Note [Lazy simulated queues]): runs when the queue gets there,
+      // with the pointers and step values of this call (as a launch copies its arguments).
+      std::vector<const void*> ins(args.inputs, args.inputs + desc_.inputs.size());
+      std::vector<void*> outs(args.outputs, args.outputs + desc_.outputs.size());
+      Kernel* inner = inner_.get();
+      const bool queued = enqueue_on_cuda_sim_stream(
+          args.ctx->stream, [inner, ins = std::move(ins), outs = std::move(outs), ws = args.workspace, ctx = *args.ctx] {
+            const KernelArgs a{ins.data(), outs.data(), ws, &ctx};
+            const CudaSimOpen open;
+            inner->run(a);
+          });
+      NNFIT_CHECK(queued, BackendError, "cuda-sim: kernel ", impl_, " of node '", desc_.node_name,
+                  "' was given a stream that is not a simulated queue");
+      return;
+    }
     const CudaSimOpen open;
     inner_->run(args);
   }

@@ -14,6 +14,7 @@
 namespace nnfit {
 
 class KernelRegistry;  // nnfit/backend/kernel_registry.h
+class DeviceQueues;    // nnfit/backend/device_queues.h
 
 enum class CopyKind { host_to_device, device_to_host, device_to_device };
 
@@ -32,6 +33,11 @@ class Backend {
   // of device().type (every real backend); a registry of its own for a simulated device
   // (tests/cuda_host/sim_device.h: the CUDA kernels' host-run bodies on guarded memory).
   virtual const KernelRegistry* kernels() const { return nullptr; }
+  // The compute and copy queues a model's steps use (Note [The model's device path]), with
+  // at least kQueueEvents events; null where kernels and copies run synchronously (the
+  // CPU). copy() is not ordered with them: a caller syncs the queues first.
+  static constexpr int kQueueEvents = 8;
+  virtual DeviceQueues* queues() { return nullptr; }
   // Whether the host may read and write this backend's memory directly (the CPU's); where
   // not, the model moves data only through copy().
   bool host_addressable() const { return device().type == DeviceType::cpu; }

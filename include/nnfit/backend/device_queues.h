@@ -32,6 +32,10 @@ class DeviceQueues {
   // copy has run (an event recorded after it says when).
   virtual void copy_to_device(Queue queue, void* dst, const void* src, std::size_t bytes) = 0;
   virtual void copy_on_device(Queue queue, void* dst, const void* src, std::size_t bytes) = 0;
+  // Enqueues an asynchronous copy from device `src` to host `dst` (pinned, or pageable at
+  // the cost of the overlap): `dst` holds the bytes once an event recorded after it has
+  // been reached (host_wait).
+  virtual void copy_to_host(Queue queue, void* dst, const void* src, std::size_t bytes) = 0;
   virtual void record(Queue queue, int event) = 0;
   virtual void wait(Queue queue, int event) = 0;
   virtual void host_wait(int event) = 0;

@@ -430,6 +430,11 @@ class Model {
   std::int64_t persistent_bytes() const;  // weights, optimizer slots, constants
   // Copies between host memory and the model's buffers (Note [The model's device path]).
   void read_buffer(void* host, const void* buffer, std::size_t bytes) const;
+  // Waits for the work enqueued on the device's queues (none on the CPU): before a copy
+  // that must see a step's results, or must not overwrite what a queued kernel reads.
+  void sync_device() const;
+  // A StepContext for the model's steps: the compute queue's stream on a device.
+  StepContext step_context() const;
   void write_buffer(void* buffer, const void* host, std::size_t bytes) const;
   // A host tensor in the model's memory: itself where that is the host's, else a copy.
   Tensor on_backend(const Tensor& host) const;

@@ -6,6 +6,7 @@
 
 #include <cuda_runtime.h>
 
+#include "backend/cuda/cuda_queues.h"
 #include "backend/cuda/cuda_sub_allocator.h"
 #include "nnfit/core/error.h"
 #include "nnfit/memory/bfc_allocator.h"
@@ -26,7 +27,9 @@ class CudaBackend final : public Backend {
   CudaBackend(int device, const MemoryPolicy& policy)
       : device_(device), allocator_(make_cuda_device_sub_allocator(device), policy) {
     cuda_check(cudaSetDevice(device), "cudaSetDevice");
+    queues_ = make_cuda_queues_impl(device, kQueueEvents);
   }
+  ~CudaBackend() override { queues_.reset(); }  // its streams finish before the memory goes
   std::string name() const override { return "cuda:" + std::to_string(device_); }
   Device device() const override { return Device{DeviceType::cuda, device_}; }
   Allocator& allocator() override { return allocator_; }
@@ -37,10 +40,12 @@ class CudaBackend final : public Backend {
     cuda_check(cudaMemcpy(dst, src, bytes, k), "cudaMemcpy");
   }
   void synchronize() override { cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+  DeviceQueues* queues() override { return queues_.get(); }
 
  private:
   int device_;
   BfcAllocator allocator_;  // over device memory (cuda_sub_allocator.h), as the host's over RAM
+  std::unique_ptr<DeviceQueues> queues_;  // two non-blocking streams (cuda_queues.cpp)
 };
 
 }  // namespace

@@ -42,6 +42,9 @@ class CudaQueues final : public DeviceQueues {
   void copy_on_device(Queue q, void* dst, const void* src, std::size_t bytes) override {
     check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream(q)), "cudaMemcpyAsync (device to device)");
   }
+  void copy_to_host(Queue q, void* dst, const void* src, std::size_t bytes) override {
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream(q)), "cudaMemcpyAsync (device to host)");
+  }
   void record(Queue q, int e) override { check(cudaEventRecord(event(e), stream(q)), "cudaEventRecord"); }
   void wait(Queue q, int e) override { check(cudaStreamWaitEvent(stream(q), event(e), 0), "cudaStreamWaitEvent"); }
   void host_wait(int e) override { check(cudaEventSynchronize(event(e)), "cudaEventSynchronize"); }

@@ -1,0 +1,127 @@
+// cuda-sim's queues (sim_device.h): DeviceQueues whose work runs as late as CUDA allows.
+// Note [Lazy simulated queues]: on a GPU, work enqueued on a stream runs at some time
+// after the call, in order on its stream, and the host sees its effects only after it
+// waits for an event recorded after it; Backend::copy (cudaMemcpy on the legacy default
+// stream) is not ordered with non-blocking streams at all. Here nothing enqueued runs
+// until the host waits for an event (or the queues go), so host code that reads a
+// step's results, or copies over a buffer a queued kernel still reads, without waiting
+// first sees stale bytes, and a test comparing with the CPU fails; on a GPU the same
+// mistake is a race that passes most of the time.
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <set>
+
+#include "cuda_host/sim_device.h"
+#include "nnfit/backend/device_queues.h"
+#include "nnfit/core/error.h"
+
+namespace nnfit::testing {
+namespace {
+
+class SimQueues;
+
+struct Live {
+  std::mutex mu;
+  std::set<SimQueues*> queues;
+};
+Live& live() {
+  static Live l;
+  return l;
+}
+
+class SimQueues final : public DeviceQueues {
+ public:
+  SimQueues() {
+    std::lock_guard<std::mutex> lock(live().mu);
+    live().queues.insert(this);
+  }
+  ~SimQueues() override {
+    {
+      std::lock_guard<std::mutex> lock(live().mu);
+      live().queues.erase(this);
+    }
+    // As cudaStreamDestroy: the work already enqueued still runs.
+    while (step(0) || step(1)) {
+    }
+  }
+  int num_events() const override { return Backend::kQueueEvents; }
+  void copy_to_device(Queue q, void* dst, const void* src, std::size_t bytes) override { copy(q, dst, src, bytes); }
+  void copy_on_device(Queue q, void* dst, const void* src, std::size_t bytes) override { copy(q, dst, src, bytes); }
+  void copy_to_host(Queue q, void* dst, const void* src, std::size_t bytes) override { copy(q, dst, src, bytes); }
+  void record(Queue q, int e) override {
+    check(e);
+    const std::int64_t gen = ++issued_[e];
+    enqueue(q, {[this, e, gen] { reached_[e] = gen; }, nullptr});
+  }
+  void wait(Queue q, int e) override {
+    check(e);
+    const std::int64_t gen = issued_[e];  // the most recent record at the time of the call
+    enqueue(q, {nullptr, [this, e, gen] { return reached_[e] < gen; }});
+  }
+  void host_wait(int e) override {
+    check(e);
+    while (reached_[e] < issued_[e]) {
+      NNFIT_CHECK(step(0) || step(1), BackendError, "cuda-sim: the host waits for event ", e,
+                  " that no queue can reach (a deadlock)");
+    }
+  }
+  void* native(Queue q) override { return reinterpret_cast<char*>(this) + index(q); }
+
+  // The queue whose native handle is `stream`, or null.
+  static SimQueues* find(void* stream, Queue* which) {
+    std::lock_guard<std::mutex> lock(live().mu);
+    for (SimQueues* s : live().queues) {
+      for (Queue q : {Queue::compute, Queue::copy}) {
+        if (s->native(q) == stream) {
+          *which = q;
+          return s;
+        }
+      }
+    }
+    return nullptr;
+  }
+  void enqueue_work(Queue q, std::function<void()> work) { enqueue(q, {std::move(work), nullptr}); }
+
+ private:
+  struct Op {
+    std::function<void()> run;
+    std::function<bool()> blocked;
+  };
+  static int index(Queue q) { return q == Queue::compute ? 0 : 1; }
+  void check(int e) const {
+    NNFIT_CHECK(e >= 0 && e < Backend::kQueueEvents, InvalidArgument, "cuda-sim: event ", e, " of ", Backend::kQueueEvents);
+  }
+  void copy(Queue q, void* dst, const void* src, std::size_t bytes) {
+    enqueue(q, {[dst, src, bytes] {
+                  const CudaSimOpen open;
+                  std::memcpy(dst, src, bytes);
+                },
+                nullptr});
+  }
+  void enqueue(Queue q, Op op) { q_[index(q)].push_back(std::move(op)); }
+  bool step(int i) {
+    if (q_[i].empty() || (q_[i].front().blocked && q_[i].front().blocked())) return false;
+    Op op = std::move(q_[i].front());
+    q_[i].pop_front();
+    if (op.run) op.run();
+    return true;
+  }
+
+  std::deque<Op> q_[2];  // compute, copy
+  std::int64_t issued_[Backend::kQueueEvents] = {}, reached_[Backend::kQueueEvents] = {};
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceQueues> make_cuda_sim_queues() { return std::make_unique<SimQueues>(); }
+
+bool enqueue_on_cuda_sim_stream(void* stream, std::function<void()> work) {
+  Queue q = Queue::compute;
+  SimQueues* s = SimQueues::find(stream, &q);
+  if (!s) return false;
+  s->enqueue_work(q, std::move(work));
+  return true;
+}
+
+}  // namespace nnfit::testing
