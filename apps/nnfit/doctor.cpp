@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "nnfit/backend/backend.h"
 #include "nnfit/core/error.h"
+#include "nnfit/dist/communicator.h"
 #include "nnfit/doctor/compat_tables.h"
 #include "nnfit/doctor/probe.h"
 #include "nnfit/doctor/report.h"
@@ -63,6 +64,13 @@ int run_doctor(const DoctorArgs& args) {
       facts.nnfit.backends.push_back(b.name + (b.compiled ? " compiled" : " not compiled") +
                                      (b.available ? ", available" : ", unavailable") +
                                      (b.detail.empty() ? "" : " (" + b.detail + ")"));
+    }
+    if (!args.no_load) {  // loading a plugin loads its vendor library (libmpi, libnccl)
+      for (const auto& c : dist::communicator_infos()) {
+        facts.nnfit.communicators.push_back(c.name + (c.compiled ? " compiled" : " not compiled") +
+                                            (c.available ? ", available" : ", unavailable") +
+                                            (c.detail.empty() ? "" : " (" + c.detail + ")"));
+      }
     }
     facts.nnfit.cuda_architectures = doctor::cuda_architectures_from_cmake(cuda_build_architectures());
     doctor::complete_facts(facts, tables);

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "dist/mpi_plugin.h"
+#include "nnfit/dist/nccl_communicator.h"
 
 namespace nnfit::dist {
 
@@ -81,6 +82,22 @@ int launcher_world_size() {
 }
 
 bool mpi_available() { return NNFIT_WITH_MPI != 0; }
+
+std::vector<CommunicatorInfo> communicator_infos() {
+  std::vector<CommunicatorInfo> infos;
+#if NNFIT_WITH_MPI
+  try {
+    mpi_plugin();
+    infos.push_back({"mpi", true, true, "libnnfit_mpi.so loads"});
+  } catch (const Error& e) {
+    infos.push_back({"mpi", true, false, std::string("plugin not loaded: ") + e.what()});
+  }
+#else
+  infos.push_back({"mpi", false, false, "not built: no MPI was found at configure time (apt-get install libopenmpi-dev)"});
+#endif
+  infos.push_back(nccl_info());
+  return infos;
+}
 
 void notify_termination_signal() {
   if (const MpiPlugin* plugin = g_mpi_plugin.load()) plugin->notify_termination_signal();

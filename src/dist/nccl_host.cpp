@@ -102,16 +102,36 @@ void poll_collective(const NcclPoll& poll, double timeout_s, const NcclCallSite&
 
 bool nccl_available() { return NNFIT_WITH_NCCL != 0; }
 
+namespace {
+#if NNFIT_WITH_NCCL
+const NcclPlugin& nccl_plugin() {
+  static const PluginSpec kSpec = {"libnnfit_nccl.so", "nnfit_nccl_plugin", "the NCCL communicator",
+                                   "NCCL and the CUDA runtime it was built with", false};
+  return reinterpret_cast<const NcclPlugin&>(load_plugin(kSpec));
+}
+#endif
+}  // namespace
+
+CommunicatorInfo nccl_info() {
+#if NNFIT_WITH_NCCL
+  try {
+    nccl_plugin();
+    return {"nccl", true, true, "libnnfit_nccl.so loads"};
+  } catch (const Error& e) {
+    return {"nccl", true, false, std::string("plugin not loaded: ") + e.what()};
+  }
+#else
+  return {"nccl", false, false, "not built: no NCCL was found beside the CUDA toolkit at configure time"};
+#endif
+}
+
 std::unique_ptr<Communicator> make_nccl_communicator(std::shared_ptr<Communicator> host, int device_index,
                                                      void* compute_stream, const CommunicatorOptions& options) {
   NNFIT_CHECK(host != nullptr, InvalidArgument, "the NCCL communicator needs the MPI communicator to bootstrap over");
   NNFIT_CHECK(options.timeout_s > 0, InvalidArgument, "the collective timeout must be positive, got ", options.timeout_s,
               " s");
 #if NNFIT_WITH_NCCL
-  static const PluginSpec kSpec = {"libnnfit_nccl.so", "nnfit_nccl_plugin", "the NCCL communicator",
-                                   "NCCL and the CUDA runtime it was built with", false};
-  const auto& plugin = reinterpret_cast<const NcclPlugin&>(load_plugin(kSpec));
-  return plugin.make_communicator(std::move(host), device_index, compute_stream, options);
+  return nccl_plugin().make_communicator(std::move(host), device_index, compute_stream, options);
 #else
   (void)device_index;
   (void)compute_stream;

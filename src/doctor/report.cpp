@@ -79,6 +79,7 @@ nlohmann::ordered_json facts_json(const Facts& f) {
                  {"header", f.onednn.header},               {"header_version", f.onednn.header_version}};
   j["nnfit"] = {{"version", f.nnfit.version},
                 {"backends", f.nnfit.backends},
+                {"communicators", f.nnfit.communicators},
                 {"cpu_features", f.nnfit.cpu_features},
                 {"cuda_architectures", f.nnfit.cuda_architectures},
                 {"openmp_version", f.nnfit.openmp_version},

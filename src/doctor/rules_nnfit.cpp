@@ -165,12 +165,13 @@ void check_nnfit(const Facts& facts, std::vector<Check>& out) {
     if (!list.empty()) list += sep;
     list += word;
   };
-  std::string features, backends, compiled, flags;
+  std::string features, backends, compiled, flags, communicators;
   for (const auto& f : n.cpu_features) append(features, " ", f);
   for (const auto& b : n.backends) {
     append(backends, "; ", b);
     if (b.find(" not compiled") == std::string::npos) append(compiled, " ", b.substr(0, b.find(' ')));
   }
+  for (const auto& c : n.communicators) append(communicators, "; ", c);
   for (const auto& [k, v] : n.env_flags) append(flags, " ", k + "=" + v);
   out.push_back({"nnfit", Status::kOk,
                  "nnfit " + (n.version.empty() ? std::string("(library)") : n.version) + " (backends: " +
@@ -181,19 +182,27 @@ void check_nnfit(const Facts& facts, std::vector<Check>& out) {
                      "; CPU features: " + (features.empty() ? std::string("none detected") : features) +
                      "; OpenMP: " + (n.openmp_version.empty() ? std::string("not reported") : n.openmp_version) +
                      "; oneDNN: " + onednn_detail(facts.onednn) + "; MPI: " + mpi_detail(facts.mpi) +
+                     "; communicators: " + (communicators.empty() ? std::string("not probed") : communicators) +
                      "; NNFIT_* set: " + (flags.empty() ? std::string("none") : flags),
                  ""});
-  // A backend built as a plugin that does not load on this machine (docs/design/cuda.md,
-  // "Plugins"): nnfit runs on the CPU, and says which library is missing.
-  for (const auto& b : n.backends) {
+  // A backend or communicator built as a plugin that does not load on this machine
+  // (docs/design/cuda.md, "Plugins"): nnfit runs on the CPU (or one process), and says
+  // which library is missing.
+  std::vector<std::string> plugins = n.backends;
+  plugins.insert(plugins.end(), n.communicators.begin(), n.communicators.end());
+  for (const auto& b : plugins) {
     const std::string marker = "(plugin not loaded: ";
     const std::size_t at = b.find(marker);
     if (at == std::string::npos) continue;
     const std::string name = b.substr(0, b.find(' '));
     std::string why = b.substr(at + marker.size());
     if (!why.empty() && why.back() == ')') why.pop_back();
+    const bool backend = name == "cuda";
     out.push_back({"nnfit-plugin:" + name, Status::kWarn,
-                   "nnfit's " + name + " backend is built but its plugin does not load: nnfit runs on the CPU", why,
+                   backend ? "nnfit's " + name + " backend is built but its plugin does not load: nnfit runs on the CPU"
+                           : "nnfit's " + name + " communicator is built but its plugin does not load: " +
+                                 (name == "mpi" ? "mpirun starts no data-parallel job" : "NCCL is not there for data-parallel GPUs"),
+                   why,
                    "install the library named above, or set NNFIT_PLUGIN_DIR to the directory holding a libnnfit_" +
                        name + ".so that loads here"});
   }

@@ -82,6 +82,25 @@ TEST(DoctorCudaPlugin, APluginThatDoesNotLoadIsAWarningNamingTheLibrary) {
   EXPECT_EQ(r.find("nnfit-plugin:cuda"), nullptr);
 }
 
+// The communicator plugins likewise (the CLI fills their lines from dist::communicator_infos).
+TEST(DoctorCudaPlugin, ACommunicatorPluginThatDoesNotLoadIsAWarning) {
+  FakeRoot root;
+  DoctorRun r = run_doctor(root);
+  r.facts.nnfit.communicators = {"mpi compiled, unavailable (plugin not loaded: cannot load the MPI communicator: "
+                                 "libmpi.so.40: cannot open shared object file: No such file or directory)",
+                                 "nccl compiled, available (libnnfit_nccl.so loads)"};
+  r.checks = run_rules(r.facts, tables());
+  const Check* c = r.find("nnfit-plugin:mpi");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->status, Status::kWarn);
+  EXPECT_NE(c->title.find("mpirun starts no data-parallel job"), std::string::npos) << c->title;
+  EXPECT_NE(c->detail.find("libmpi.so.40"), std::string::npos) << c->detail;
+  EXPECT_EQ(r.find("nnfit-plugin:nccl"), nullptr) << "a plugin that loads is no warning";
+  const Check* n = r.find("nnfit");
+  ASSERT_NE(n, nullptr);
+  EXPECT_NE(n->detail.find("communicators: mpi compiled, unavailable"), std::string::npos) << n->detail;
+}
+
 TEST(DoctorCudaCode, NoCheckWithoutCudaInTheBuild) {
   const DoctorRun r = with_gpu("Tesla T4", "");
   EXPECT_EQ(r.find("nnfit-cuda-code:0"), nullptr);

@@ -5,6 +5,7 @@
 #include <elf.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <regex>
 
 #include "e2e/cli_fixture.h"
@@ -125,6 +126,29 @@ TEST_F(PluginLoading, WithoutTheCudaPluginOpsListsTheCpuAndSaysWhy) {
       << r.out.substr(r.out.size() - 400);
 #else
   EXPECT_NE(r.out.find("(CUDA backend: not built)"), std::string::npos) << r.out.substr(r.out.size() - 400);
+#endif
+}
+
+// nnfit doctor says which plugin does not load and why, one warning each.
+TEST_F(PluginLoading, DoctorWarnsOfEachPluginThatDoesNotLoad) {
+  const Result r = run_with_env("NNFIT_PLUGIN_DIR=" + empty_dir().string(), "doctor");
+  const std::string none = "is in none of " + empty_dir().string() + " (NNFIT_PLUGIN_DIR)";
+#if NNFIT_TEST_WITH_MPI
+  EXPECT_NE(r.out.find("! nnfit's mpi communicator is built but its plugin does not load: mpirun starts no data-parallel "
+                       "job\n    cause: cannot load the MPI communicator: its plugin libnnfit_mpi.so " + none),
+            std::string::npos)
+      << r.out;
+#else
+  EXPECT_EQ(r.out.find("nnfit's mpi communicator"), std::string::npos) << r.out;
+#endif
+#if NNFIT_TEST_WITH_CUDA
+  EXPECT_NE(r.out.find("its plugin libnnfit_cuda.so " + none), std::string::npos) << r.out;
+#endif
+  const Result ok = run_with_env("", "doctor --json");
+  const auto facts = nlohmann::json::parse(ok.out)["facts"]["nnfit"]["communicators"];
+  ASSERT_EQ(facts.size(), 2u) << ok.out.substr(0, 400);
+#if NNFIT_TEST_WITH_MPI
+  EXPECT_EQ(facts[0], "mpi compiled, available (libnnfit_mpi.so loads)");
 #endif
 }
 

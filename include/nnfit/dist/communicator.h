@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "nnfit/core/error.h"
 
@@ -91,6 +92,18 @@ int launcher_world_size();
 // True when this nnfit was built with MPI (CMake found it): its MPI communicator is the
 // plugin libnnfit_mpi.so (nnfit/core/plugin.h), which this does not load.
 bool mpi_available();
+
+// The communicator plugins of this build, for `nnfit doctor`: "mpi" (libnnfit_mpi.so)
+// and "nccl" (libnnfit_nccl.so), each with whether it was built, whether it loads here
+// (this loads it, and the vendor library it links, without initializing either) and why
+// not: the loader's line. A plugin not built says what configure found missing.
+struct CommunicatorInfo {
+  std::string name;
+  bool compiled = false;
+  bool available = false;
+  std::string detail;
+};
+std::vector<CommunicatorInfo> communicator_infos();
 
 // The MPI communicator over MPI_COMM_WORLD (initializes MPI; finalized when destroyed).
 // Loads the MPI plugin on the first call. throws: Unsupported when nnfit was built without

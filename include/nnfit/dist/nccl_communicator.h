@@ -38,6 +38,8 @@ CommunicatorChoice choose_communicator(Device device, int world_size, bool mpi_b
 
 // True when this nnfit was built with NCCL (its plugin libnnfit_nccl.so; not loaded here).
 bool nccl_available();
+// The NCCL plugin's line of communicator_infos() (communicator.h): loads it where built.
+CommunicatorInfo nccl_info();
 
 // The NCCL communicator over the ranks of `host` (an MPI communicator, kept for the
 // bootstrap, barrier and abort_job), for device tensors on cuda:`device_index`. Its

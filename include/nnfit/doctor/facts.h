@@ -110,6 +110,9 @@ struct OneDnnFacts {
 struct NnfitFacts {
   std::string version;
   std::vector<std::string> backends;  // "cpu", "cuda"
+  // The communicator plugins, as backends are listed: "mpi compiled, available (...)",
+  // "nccl compiled, unavailable (plugin not loaded: ...)"; empty under --no-load.
+  std::vector<std::string> communicators;
   std::string cuda_compiled;          // empty when built without CUDA
   // The GPU code nnfit's CUDA kernels were built for: "sm_80" (machine code), "compute_80"
   // (PTX the driver JIT-compiles); empty without CUDA.
