@@ -37,6 +37,9 @@ const std::vector<EnvFlag>& env_flags() {
       {"NNFIT_PLUGIN_DIR", "",
        "where the CUDA and MPI plugins (libnnfit_cuda.so, libnnfit_mpi.so) are looked for, ':'-separated; "
        "default: beside the nnfit binary, then ../lib/nnfit from it"},
+      {"NNFIT_CUDA_GRAPHS", "1",
+       "0: run every training step's kernels one launch at a time instead of capturing the step once as a "
+       "CUDA graph and replaying it (for comparing, or a capture problem on a new driver)"},
       {"NNFIT_DRIVER_ROOT", "/",
        "the directory under which the default device looks for proc/driver/nvidia/gpus (tests, containers "
        "with the host's /proc mounted elsewhere); a GPU listed there is what makes nnfit load its CUDA plugin"},

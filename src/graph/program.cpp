@@ -158,6 +158,13 @@ void Program::run(const StepContext& ctx, const std::function<void(std::size_t s
   }
 }
 
+bool Program::capturable() const {
+  for (const PlannedStep& s : steps_) {
+    if (!s.kernel->capturable()) return false;
+  }
+  return true;
+}
+
 int Program::producer_step(int value) const {
   for (std::size_t i = 0; i < steps_.size(); ++i) {
     for (int v : steps_[i].outputs) {

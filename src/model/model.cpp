@@ -369,6 +369,7 @@ Model::Entry& Model::entry_mode(int mode_value, std::int64_t batch, bool bind) {
   for (auto& [k, other] : p.entries) {
     if (!other->bound && other->program.arena_bytes() <= p.arena_bytes) {
       other->program.bind(p.arena.raw());
+      other->graph.drop();  // captured with the old arena's addresses
       other->bound = true;
     }
   }

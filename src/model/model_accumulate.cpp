@@ -137,7 +137,7 @@ bool Model::run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const
   if (e.split) return run_micro_batches(e, rows, ctx, before_run);
   if (before_run) before_run(e.program, false);
   if (e.staged) e.upload(*backend_);
-  e.program.run(ctx);
+  run_program(e, ctx);
   if (e.staged) e.download(*backend_);
   return true;
 }

@@ -5,6 +5,7 @@
 
 #include "model/model_impl.h"
 #include "nnfit/backend/device_queues.h"
+#include "nnfit/core/env_flags.h"
 #include "nnfit/core/error.h"
 #include "nnfit/memory/allocator.h"
 
@@ -93,6 +94,61 @@ void Model::write_tensor(const Tensor& dst, const Tensor& src) const {
   else write_buffer(dst.raw(), src.raw(), src.nbytes());
 }
 
+
+// Note [Captured steps]: a step's plan is static (the same kernels on the same arena
+// offsets every time), so on queues that capture graphs (CUDA's) the program is captured
+// at its first run and replayed with one launch after: every step's kernels then cost the
+// device one launch instead of one per kernel. What changes from step to step reaches the
+// replay through memory, not launch arguments: the batch is copied into the arena's input
+// slots, and the step, learning rate, seed and row offset into the StepScalars buffer the
+// kernels read (Note [Step values in device memory]), both enqueued before the launch. A
+// program with a kernel that cannot be captured (Kernel::capturable: Nadam's host state,
+// the random augmentation layers, ...) runs kernel by kernel, as does a program being
+// timed kernel by kernel (the profiler), with NNFIT_CUDA_GRAPHS=0, and where a capture
+// fails (the graph is then not tried again for that program). Rebinding the program to a
+// grown arena drops its graph. cuda-sim's queues record and replay the same way, with each
+// kernel's arguments as captured, so a kernel that read a step value from its launch
+// arguments would replay the first step's: the CudaSimModel cases check the replays.
+void Model::run_program(Entry& e, const StepContext& ctx) {
+  DeviceQueues* q = backend_->queues();
+  if (!q) {
+    e.program.run(ctx);
+    return;
+  }
+  Programs& p = *programs_;
+  if (!p.step_buffer.defined()) {
+    p.step_buffer = allocate_tensor(backend_->allocator(), Shape{static_cast<std::int64_t>(sizeof(StepScalars))}, DType::u8);
+  }
+  p.step_host = StepScalars::of(ctx);
+  q->copy_to_device(Queue::compute, p.step_buffer.raw(), &p.step_host, sizeof(StepScalars));
+  StepContext c = ctx;
+  c.device_step = static_cast<const StepScalars*>(p.step_buffer.raw());
+  static const bool graphs = env_flag("NNFIT_CUDA_GRAPHS").value_or("1") != "0";
+  Entry::Captured& g = e.graph;
+  if (g.id < 0 && !g.uncapturable && !e.program.timing()) {
+    g.uncapturable = !graphs || !q->supports_graphs() || !e.program.capturable();
+    if (!g.uncapturable) {
+      q->begin_capture(Queue::compute);
+      try {
+        e.program.run(c);
+      } catch (...) {
+        try {
+          q->end_capture(Queue::compute);
+        } catch (const Error&) {  // the kernel's own error is the one to report
+        }
+        throw;
+      }
+      try {
+        g.id = q->end_capture(Queue::compute);
+        g.queues = q;
+      } catch (const BackendError&) {
+        g.uncapturable = true;  // nothing recorded ran: the step runs below, kernel by kernel
+      }
+    }
+  }
+  if (g.id >= 0 && !e.program.timing()) q->launch_graph(Queue::compute, g.id);
+  else e.program.run(c);
+}
 
 void Model::Entry::make_staging() {
   const Graph& g = program.graph();

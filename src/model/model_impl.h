@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/fit_data.h"
+#include "nnfit/backend/device_queues.h"
 #include "nnfit/dist/buckets.h"
 #include "nnfit/graph/program.h"
 #include "nnfit/model/model.h"
@@ -95,6 +96,18 @@ struct Model::Entry {
   bool bound = false;                // bound to the current arena
   std::unique_ptr<MicroBatches> split;  // set: this batch runs as micro-batches
   std::unique_ptr<Staging> staged;      // set: the program's arena is device memory
+  // The program captured as a CUDA graph on the backend's queues (Note [Captured steps]):
+  // its id, -1 before capture; `uncapturable` once a capture failed or cannot be made.
+  struct Captured {
+    DeviceQueues* queues = nullptr;
+    int id = -1;
+    bool uncapturable = false;
+    void drop() {
+      if (queues && id >= 0) queues->drop_graph(id);
+      id = -1;
+    }
+    ~Captured() { drop(); }
+  } graph;
 
   // Where a feed writes the batch's input rows and targets; where the loops read the
   // outputs after the run.
@@ -219,6 +232,10 @@ struct Model::Programs {
   std::vector<Weight*> trainable;             // in layer order
   std::vector<std::vector<Tensor>> slots;     // per trainable weight
   Tensor one;                                 // scalar 1.0: dL/dL
+  // On a device with queues: this step's StepScalars in device memory, and the host copy
+  // it is written from (stable until the step's wait; Note [Step values in device memory]).
+  Tensor step_buffer;
+  StepScalars step_host;
 };
 
 // How the epoch loop gets its batches: begin(epoch) starts a pass; next(rows) stages the

@@ -93,9 +93,9 @@ TEST(CudaHostSplit, ResultsDoNotDependOnTheLaunchShape) {
   const Tensor x = random_tensor(Shape{n}, 5);
   Tensor y1 = Tensor::zeros(Shape{n}), y2 = Tensor::zeros(Shape{n});
   Tensor m1 = Tensor::zeros(Shape{n}, DType::u8), m2 = Tensor::zeros(Shape{n}, DType::u8);
-  const std::uint64_t key = dropout_key(77, 3, 9);
-  cuda::HostLaunch::run(cuda::DropoutFn<float>{x.raw(), y1.raw(), m1.data<std::uint8_t>(), key, 0.3f, {}}, n, nullptr);
-  const cuda::DropoutFn<float> f{x.raw(), y2.raw(), m2.data<std::uint8_t>(), key, 0.3f, {}};
+  const std::uint64_t draw[2] = {dropout_key(77, 3, 9), 0};  // the key, no row offset
+  cuda::HostLaunch::run(cuda::DropoutFn<float>{x.raw(), y1.raw(), m1.data<std::uint8_t>(), draw, 0.3f, {}}, n, nullptr);
+  const cuda::DropoutFn<float> f{x.raw(), y2.raw(), m2.data<std::uint8_t>(), draw, 0.3f, {}};
   for (int thread = 31; thread >= 0; --thread) {  // one block of 32 threads, walked backwards
     for (std::int64_t i = thread; i < n; i += 32) f(i);
   }

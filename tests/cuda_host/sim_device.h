@@ -37,6 +37,9 @@ std::unique_ptr<DeviceQueues> make_cuda_sim_queues();
 // Enqueues `work` on the simulated queue whose native() handle is `stream`; false when
 // `stream` is not one.
 bool enqueue_on_cuda_sim_stream(void* stream, std::function<void()> work);
+// Graphs launched on simulated queues so far (their captured steps replayed); 0 for other
+// queues.
+std::int64_t cuda_sim_graph_launches(DeviceQueues& queues);
 
 // The simulated device's kernels, under DeviceType::cuda (built once, then read-only):
 // every kernel of cuda_host_registry() under its own name ("cuda:relu"), and for the ops

@@ -42,6 +42,8 @@ class SimKernel final : public Kernel {
   SimKernel(const KernelDesc& desc, std::string impl, std::unique_ptr<Kernel> inner)
       : desc_(desc), impl_(std::move(impl)), inner_(std::move(inner)) {}
   std::size_t workspace_bytes() const override { return inner_->workspace_bytes(); }
+  // The own kernels say for themselves; the stand-ins are what cuBLASLt and cuDNN are.
+  bool capturable() const override { return impl_.rfind("cuda:", 0) != 0 || inner_->capturable(); }
   void run(const KernelArgs& args) override {
     for (std::size_t i = 0; i < desc_.inputs.size(); ++i) check("input", i, args.inputs[i], desc_.inputs[i].bytes());
     for (std::size_t i = 0; i < desc_.outputs.size(); ++i) check("output", i, args.outputs[i], desc_.outputs[i].bytes());

@@ -30,10 +30,18 @@ using Build = std::function<void(Sequential&)>;
 
 // The model `build` adds layers to, on the sim (sim = true) or the CPU, compiled with Adam
 // and sparse cross-entropy from logits.
+// The sim backend's queues of the last model make() built on the sim (for counting the
+// graphs it replayed).
+DeviceQueues* g_last_queues = nullptr;
+
 std::unique_ptr<Sequential> make(bool sim, const Build& build, const std::string& policy = "float32",
                                  const MemoryPolicy& memory = {}) {
   auto m = std::make_unique<Sequential>("m");
-  if (sim) m->set_backend(make_cuda_sim_backend(memory));
+  if (sim) {
+    std::unique_ptr<Backend> backend = make_cuda_sim_backend(memory);
+    g_last_queues = backend->queues();
+    m->set_backend(std::move(backend));
+  }
   else if (memory.limit_bytes > 0) m->set_memory_policy(memory);
   m->set_seed(5);
   build(*m);
@@ -89,7 +97,12 @@ void expect_close(const std::vector<Tensor>& got, const std::vector<Tensor>& wan
 
 // Trains the model `build` makes on the sim and on the CPU (3 epochs, validation, a last
 // partial batch) and compares the epoch logs, the weights, evaluate and predict.
-void expect_trains_like_the_cpu(const Build& build, const Shape& shape, const std::string& policy = "float32",
+// `launches`: the graphs fit launches (Note [Captured steps]: a program whose kernels are all
+// capturable is captured at its first run and every run launches it), so the replays carry
+// the steps' values: 3 epochs of 5 training batches (4 of 64, one of 44) and 2 validation
+// batches (64, 6) give 21 where every program is captured.
+void expect_trains_like_the_cpu(const Build& build, const Shape& shape, std::int64_t launches,
+                                const std::string& policy = "float32",
                                 float tol = 2e-4f) {
   auto [x, y] = data(300, shape, 3);
   auto [vx, vy] = data(70, shape, 4);
@@ -101,9 +114,11 @@ void expect_trains_like_the_cpu(const Build& build, const Shape& shape, const st
   auto cpu = make(false, build, policy);
   ASSERT_EQ(sim->device().type, DeviceType::cuda);
   expect_close(sim->get_weights(), cpu->get_weights(), 0.0f, "initial weights");
+  DeviceQueues* queues = g_last_queues;
   const History hs = sim->fit(x, y, f);
   const History hc = cpu->fit(x, y, f);
   ASSERT_EQ(hs.epochs.size(), 3u);
+  EXPECT_EQ(cuda_sim_graph_launches(*queues), launches);
   for (std::size_t e = 0; e < hs.epochs.size(); ++e) {
     for (const char* key : {"loss", "accuracy", "val_loss", "val_accuracy"}) {
       const double want = log_value(hc.epochs[e], key, -1);
@@ -128,7 +143,7 @@ TEST(CudaSimModel, MlpWithDropoutTrainsLikeTheCpu) {
         m.add(std::make_unique<Dropout>("dropout", 0.25));
         m.add(std::make_unique<Dense>("dense_1", DenseOptions{4}));
       },
-      Shape{16});
+      Shape{16}, 21);
 }
 
 TEST(CudaSimModel, ConvNetWithBatchNormTrainsLikeTheCpu) {
@@ -146,7 +161,7 @@ TEST(CudaSimModel, ConvNetWithBatchNormTrainsLikeTheCpu) {
         m.add(std::make_unique<Flatten>("flatten"));
         m.add(std::make_unique<Dense>("dense", DenseOptions{4}));
       },
-      Shape{8, 8, 1});
+      Shape{8, 8, 1}, 21);
 }
 
 TEST(CudaSimModel, GruWithoutBiasTakesItsZeroConstantToTheDevice) {
@@ -161,7 +176,7 @@ TEST(CudaSimModel, GruWithoutBiasTakesItsZeroConstantToTheDevice) {
         m.add(std::make_unique<GRU>("gru", r));
         m.add(std::make_unique<Dense>("dense", DenseOptions{4}));
       },
-      Shape{5, 4});
+      Shape{5, 4}, 0);  // the recurrent kernel reads its step values at launch: never captured
 }
 
 TEST(CudaSimModel, MixedFloat16WithLossScalingTrainsLikeTheCpu) {
@@ -173,7 +188,7 @@ TEST(CudaSimModel, MixedFloat16WithLossScalingTrainsLikeTheCpu) {
         m.add(std::make_unique<Dense>("dense", DenseOptions{32, "relu"}));
         m.add(std::make_unique<Dense>("dense_1", DenseOptions{4}));
       },
-      Shape{16}, "mixed_float16", 2e-3f);
+      Shape{16}, 6, "mixed_float16", 2e-3f);  // gradient and update programs run one by one: validation only
 }
 
 TEST(CudaSimModel, ABatchThatDoesNotFitRunsAsMicroBatches) {

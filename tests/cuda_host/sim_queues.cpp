@@ -11,6 +11,7 @@
 #include <deque>
 #include <mutex>
 #include <set>
+#include <vector>
 
 #include "cuda_host/sim_device.h"
 #include "nnfit/backend/device_queues.h"
@@ -67,6 +68,30 @@ class SimQueues final : public DeviceQueues {
     }
   }
   void* native(Queue q) override { return reinterpret_cast<char*>(this) + index(q); }
+  // A graph is the recorded list of what was enqueued on the capturing queue; a launch
+  // enqueues copies of it (the kernels with the pointers and step values of the capture).
+  bool supports_graphs() const override { return true; }
+  void begin_capture(Queue q) override {
+    NNFIT_CHECK(capture_ < 0, InvalidArgument, "cuda-sim: a capture is already under way");
+    capture_ = index(q);
+    recorded_.clear();
+  }
+  int end_capture(Queue q) override {
+    NNFIT_CHECK(capture_ == index(q), InvalidArgument, "cuda-sim: end_capture on a queue that is not capturing");
+    capture_ = -1;
+    graphs_.push_back(std::move(recorded_));
+    recorded_.clear();
+    return static_cast<int>(graphs_.size()) - 1;
+  }
+  void launch_graph(Queue q, int g) override {
+    NNFIT_CHECK(g >= 0 && g < static_cast<int>(graphs_.size()), InvalidArgument, "cuda-sim: graph ", g, " does not exist");
+    for (const Op& op : graphs_[static_cast<std::size_t>(g)]) q_[index(q)].push_back(op);
+    ++launches_;
+  }
+  void drop_graph(int g) override {
+    if (g >= 0 && g < static_cast<int>(graphs_.size())) graphs_[static_cast<std::size_t>(g)].clear();
+  }
+  std::int64_t graph_launches() const { return launches_; }
 
   // The queue whose native handle is `stream`, or null.
   static SimQueues* find(void* stream, Queue* which) {
@@ -99,7 +124,10 @@ class SimQueues final : public DeviceQueues {
                 },
                 nullptr});
   }
-  void enqueue(Queue q, Op op) { q_[index(q)].push_back(std::move(op)); }
+  void enqueue(Queue q, Op op) {
+    if (capture_ == index(q)) recorded_.push_back(std::move(op));
+    else q_[index(q)].push_back(std::move(op));
+  }
   bool step(int i) {
     if (q_[i].empty() || (q_[i].front().blocked && q_[i].front().blocked())) return false;
     Op op = std::move(q_[i].front());
@@ -109,12 +137,21 @@ class SimQueues final : public DeviceQueues {
   }
 
   std::deque<Op> q_[2];  // compute, copy
+  int capture_ = -1;     // the queue being captured
+  std::vector<Op> recorded_;
+  std::vector<std::vector<Op>> graphs_;
+  std::int64_t launches_ = 0;
   std::int64_t issued_[Backend::kQueueEvents] = {}, reached_[Backend::kQueueEvents] = {};
 };
 
 }  // namespace
 
 std::unique_ptr<DeviceQueues> make_cuda_sim_queues() { return std::make_unique<SimQueues>(); }
+
+std::int64_t cuda_sim_graph_launches(DeviceQueues& queues) {
+  auto* s = dynamic_cast<SimQueues*>(&queues);
+  return s ? s->graph_launches() : 0;
+}
 
 bool enqueue_on_cuda_sim_stream(void* stream, std::function<void()> work) {
   Queue q = Queue::compute;

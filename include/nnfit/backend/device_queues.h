@@ -42,6 +42,18 @@ class DeviceQueues {
   // The native handle of `queue` (a cudaStream_t) for StepContext::stream; null on a device
   // without queues.
   virtual void* native(Queue queue) = 0;
+
+  // Graphs (CUDA graphs; Note [Captured steps]): between begin_capture and end_capture the
+  // work enqueued on `queue` is recorded, not run; end_capture returns an id whose
+  // launch_graph enqueues all of it again, with the arguments it had when recorded.
+  // end_capture throws BackendError when the capture failed (something enqueued cannot be
+  // captured): the queue is then out of capture and nothing recorded has run. Queues
+  // without graphs (the default) say so with supports_graphs() and throw Unsupported.
+  virtual bool supports_graphs() const { return false; }
+  virtual void begin_capture(Queue queue);
+  virtual int end_capture(Queue queue);
+  virtual void launch_graph(Queue queue, int graph);
+  virtual void drop_graph(int graph);
 };
 
 // The queues of cuda:`device_index`: two non-blocking streams and `num_events` events

@@ -39,6 +39,21 @@ struct StepContext {
   // The cudaStream_t a CUDA kernel is enqueued on (the model's compute stream); null: the
   // default stream. CPU kernels ignore it.
   void* stream = nullptr;
+  // Device memory holding this step's StepScalars (below), written before each run by the
+  // model on a device: a kernel a CUDA graph replays reads the per-step values there, not
+  // from the fields above, which a captured launch would keep from the capture's step
+  // (Note [Step values in device memory]). null: no such copy (the CPU, tests).
+  const struct StepScalars* device_step = nullptr;
+};
+
+// The per-step values of a StepContext, as the model copies them to device memory.
+struct StepScalars {
+  std::int64_t step = 0;
+  std::int64_t row_offset = 0;
+  std::int64_t rows = 0;
+  std::uint64_t seed = 0;
+  float learning_rate = 0.0f;
+  static StepScalars of(const StepContext& c) { return {c.step, c.row_offset, c.rows, c.seed, c.learning_rate}; }
 };
 
 struct KernelArgs {
@@ -55,6 +70,10 @@ class Kernel {
   // Scratch memory run() needs; the planner gives it a slot live only during this kernel.
   virtual std::size_t workspace_bytes() const { return 0; }
   virtual void run(const KernelArgs& args) = 0;
+  // Whether a CUDA graph may capture run() once and replay it at later steps: its launches
+  // read nothing per-step from the StepContext's fields (only StepContext::device_step),
+  // and it makes no copy from host memory and no host synchronization. Device kernels only.
+  virtual bool capturable() const { return false; }
 };
 
 // A factory returns nullptr and sets *why_not when it declines the desc (an unsupported

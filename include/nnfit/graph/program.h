@@ -75,6 +75,8 @@ class Program {
   void run(const StepContext& ctx, const std::function<void(std::size_t step)>& after_step);
   // The index into steps() of the step that writes `value`, or -1 (an input or variable).
   int producer_step(int value) const;
+  // Whether every step's kernel may be captured in a CUDA graph (Kernel::capturable).
+  bool capturable() const;
 
   // Where a graph value lives after bind(): arena offset or the variable's buffer.
   void* data(int value) const;

@@ -45,6 +45,8 @@ cublasLtHandle_t lt_handle() {
 
 class CublasLtMatmul final : public Kernel {
  public:
+  // No per-step values and no host copies: a CUDA graph may capture it.
+  bool capturable() const override { return true; }
   CublasLtMatmul(const KernelDesc& desc, const cuda::GemmPlan& plan) : node_(desc.node_name), plan_(plan) {
     const cudaDataType_t type = data_type(plan.dtype);
     lt_check(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate", node_);

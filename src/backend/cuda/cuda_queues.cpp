@@ -32,6 +32,9 @@ class CudaQueues final : public DeviceQueues {
   ~CudaQueues() override {
     // Pending work still reads the buffers the caller owns: finish it before they go.
     for (cudaStream_t s : streams_) cudaStreamSynchronize(s);
+    for (cudaGraphExec_t g : graphs_) {
+      if (g) cudaGraphExecDestroy(g);
+    }
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
     for (cudaStream_t s : streams_) cudaStreamDestroy(s);
   }
@@ -49,6 +52,32 @@ class CudaQueues final : public DeviceQueues {
   void wait(Queue q, int e) override { check(cudaStreamWaitEvent(stream(q), event(e), 0), "cudaStreamWaitEvent"); }
   void host_wait(int e) override { check(cudaEventSynchronize(event(e)), "cudaEventSynchronize"); }
   void* native(Queue q) override { return stream(q); }
+  bool supports_graphs() const override { return true; }
+  // Thread-local capture: other threads' CUDA calls (the input pipeline's pinned copies)
+  // are neither captured nor refused.
+  void begin_capture(Queue q) override {
+    check(cudaStreamBeginCapture(stream(q), cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  }
+  int end_capture(Queue q) override {
+    cudaGraph_t graph = nullptr;
+    check(cudaStreamEndCapture(stream(q), &graph), "cudaStreamEndCapture");
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t st = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    check(st, "cudaGraphInstantiate");
+    graphs_.push_back(exec);
+    return static_cast<int>(graphs_.size()) - 1;
+  }
+  void launch_graph(Queue q, int g) override {
+    NNFIT_CHECK(g >= 0 && g < static_cast<int>(graphs_.size()) && graphs_[static_cast<std::size_t>(g)], InvalidArgument,
+                "graph ", g, " does not exist");
+    check(cudaGraphLaunch(graphs_[static_cast<std::size_t>(g)], stream(q)), "cudaGraphLaunch");
+  }
+  void drop_graph(int g) override {
+    if (g < 0 || g >= static_cast<int>(graphs_.size()) || !graphs_[static_cast<std::size_t>(g)]) return;
+    cudaGraphExecDestroy(graphs_[static_cast<std::size_t>(g)]);
+    graphs_[static_cast<std::size_t>(g)] = nullptr;
+  }
 
  private:
   cudaStream_t stream(Queue q) const { return streams_[q == Queue::compute ? 0 : 1]; }
@@ -59,6 +88,7 @@ class CudaQueues final : public DeviceQueues {
   int device_;
   cudaStream_t streams_[2] = {nullptr, nullptr};  // compute, copy
   std::vector<cudaEvent_t> events_;
+  std::vector<cudaGraphExec_t> graphs_;  // by id; null once dropped
 };
 
 }  // namespace

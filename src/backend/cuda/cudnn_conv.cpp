@@ -74,6 +74,8 @@ enum Uid : std::int64_t { kX = 1, kW = 2, kY = 3, kBias = 4, kConvOut = 5, kBias
 
 class CudnnConv final : public Kernel {
  public:
+  // No per-step values and no host copies: a CUDA graph may capture it.
+  bool capturable() const override { return true; }
   CudnnConv(const KernelDesc& desc, cuda::ConvPlan plan) : node_(desc.node_name), plan_(std::move(plan)) {
     const cudnnDataType_t io = data_type(plan_.dtype);
     const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;

@@ -219,7 +219,7 @@ std::unique_ptr<Kernel> make_augment(const KernelDesc& desc, std::string* why_no
         const std::uint64_t key = draw ? augment_step_key(a, seed) : 0;
         Launch::run(FlipFn<T>{a.inputs[0], a.outputs[0], flips, key, draw, p.horizontal, p.vertical, g, row0_of(a, g)}, g.numel(),
                     a.ctx);
-      });
+      }, 0, Capture::no);  // draws from the step context
     }
     case AugmentOp::random_contrast:
     case AugmentOp::random_contrast_grad: {
@@ -233,7 +233,7 @@ std::unique_ptr<Kernel> make_augment(const KernelDesc& desc, std::string* why_no
                                   grad ? nullptr : a.outputs[1], key, p.factor_lower, p.factor_upper, p.value_lower,
                                   p.value_upper, g, row0_of(a, g)},
                     g.n * g.c, a.ctx);
-      });
+      }, 0, Capture::no);
     }
     case AugmentOp::affine_transform:
       return launch_kernel([=](const KernelArgs& a) {
@@ -255,7 +255,7 @@ std::unique_ptr<Kernel> make_augment(const KernelDesc& desc, std::string* why_no
         const std::int64_t row0 = row0_of(a, g);
         Launch::run(AffineDrawFn<T>{a.outputs[1], d, key, g, row0}, g.n, a.ctx);
         if (g.numel()) Launch::run(AffineApplyFn<T>{a.inputs[0], nullptr, a.outputs[0], s, g, true, d, key, row0}, g.numel(), a.ctx);
-      });
+      }, 0, Capture::no);
     }
     case AugmentOp::affine_transform_grad:
       return launch_kernel(

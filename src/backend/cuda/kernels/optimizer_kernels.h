@@ -25,13 +25,49 @@
 
 namespace nnfit::cuda {
 
+// This step's factors of an update (Note [Step values in device memory]), one index:
+// out[0] the learning rate (SGD, RMSprop), or Adam's bias-corrected rate and out[1] its
+// decoupled weight decay, or decay_weights' weight_decay * learning rate; in double, as the
+// host computed them.
+enum class Factors { rate, adam, decay };
+struct UpdateFactorsFn {
+  const StepScalars* s;
+  Factors kind;
+  double beta_1, beta_2, weight_decay;
+  double* out;
+  NNFIT_HD void operator()(std::int64_t) const {
+    const double lr = s->learning_rate;
+    if (kind == Factors::rate) {
+      out[0] = lr;
+    } else if (kind == Factors::decay) {
+      out[0] = weight_decay * lr;
+    } else {
+      const double t = static_cast<double>(s->step + 1);
+      out[0] = static_cast<float>(lr * ::sqrt(1.0 - ::pow(beta_2, t)) / (1.0 - ::pow(beta_1, t)));
+      out[1] = weight_decay > 0.0 ? static_cast<float>(1.0 - lr * weight_decay) : 1.0f;
+    }
+  }
+};
+
+// The factors' place in an update kernel's workspace, after the step slot.
+inline constexpr std::size_t kFactorsWorkspace = kStepSlot + 64;
+template <class Launch>
+const double* update_factors(const KernelArgs& a, Factors kind, double beta_1, double beta_2, double weight_decay) {
+  char* ws = static_cast<char*>(a.workspace);
+  auto* out = reinterpret_cast<double*>(ws + kStepSlot);
+  Launch::run(UpdateFactorsFn{step_scalars<Launch>(a, ws), kind, beta_1, beta_2, weight_decay, out}, 1, a.ctx);
+  return out;
+}
+
 struct SgdFn {
   float* param;
   const float* grad;
   float* velocity;  // null: plain SGD
-  float lr, momentum;
+  const double* rate;  // UpdateFactorsFn's
+  float momentum;
   bool nesterov;
   NNFIT_HD void operator()(std::int64_t i) const {
+    const float lr = static_cast<float>(rate[0]);
     if (!velocity) {
       param[i] -= lr * grad[i];
       return;
@@ -48,8 +84,10 @@ struct AdamFn {
   float* m;
   float* v;
   float* v_hat;  // null without AMSGrad
-  float alpha, decay, one_minus_b1, one_minus_b2, eps;
+  const double* factors;  // UpdateFactorsFn's: the bias-corrected rate, the decay
+  float one_minus_b1, one_minus_b2, eps;
   NNFIT_HD void operator()(std::int64_t i) const {
+    const float alpha = static_cast<float>(factors[0]), decay = static_cast<float>(factors[1]);
     const float g = grad[i];
     const float mi = m[i] + (g - m[i]) * one_minus_b1;
     const float vi = v[i] + (g * g - v[i]) * one_minus_b2;
@@ -70,8 +108,10 @@ struct RmspropFn {
   float* velocity;
   float* momentum;  // null without momentum
   float* average;   // null unless centered
-  float lr, rho, one_minus_rho, eps, mu;
+  const double* rate;  // UpdateFactorsFn's
+  float rho, one_minus_rho, eps, mu;
   NNFIT_HD void operator()(std::int64_t i) const {
+    const float lr = static_cast<float>(rate[0]);
     const float g = grad[i];
     const float v = rho * velocity[i] + one_minus_rho * g * g;
     velocity[i] = v;
@@ -116,8 +156,8 @@ struct EmaFn {
 
 struct DecayFn {
   float* param;
-  double factor;
-  NNFIT_HD void operator()(std::int64_t i) const { param[i] = static_cast<float>(param[i] - param[i] * factor); }
+  const double* factor;  // UpdateFactorsFn's
+  NNFIT_HD void operator()(std::int64_t i) const { param[i] = static_cast<float>(param[i] - param[i] * factor[0]); }
 };
 
 // Gradient clipping: sums of squares in double as partials over fixed 4096-element chunks,
@@ -230,56 +270,69 @@ std::unique_ptr<Kernel> make_optimizer(const KernelDesc& desc, std::string* why_
   const std::int64_t n = p.numel;
   if (desc.op == "sgd_update" || desc.op == "sgd_momentum_update") {
     const bool momentum = desc.op == "sgd_momentum_update";
-    return launch_kernel([p, n, momentum](const KernelArgs& a) {
-      Launch::run(SgdFn{mutable_input(a, 0), input(a, 1), momentum ? mutable_input(a, 2) : nullptr, a.ctx->learning_rate,
-                        static_cast<float>(p.momentum), p.nesterov},
-                  n, a.ctx);
-    });
+    return launch_kernel(
+        [p, n, momentum](const KernelArgs& a) {
+          const double* rate = update_factors<Launch>(a, Factors::rate, 0, 0, 0);
+          Launch::run(SgdFn{mutable_input(a, 0), input(a, 1), momentum ? mutable_input(a, 2) : nullptr, rate,
+                            static_cast<float>(p.momentum), p.nesterov},
+                      n, a.ctx);
+        },
+        kFactorsWorkspace);
   }
   if (desc.op == "adam_update") {
-    return launch_kernel([p, n](const KernelArgs& a) {
-      const double lr = a.ctx->learning_rate, t = static_cast<double>(a.ctx->step + 1);
-      const float alpha = static_cast<float>(lr * std::sqrt(1.0 - std::pow(p.beta_2, t)) / (1.0 - std::pow(p.beta_1, t)));
-      const float decay = p.weight_decay > 0.0 ? static_cast<float>(1.0 - lr * p.weight_decay) : 1.0f;
-      Launch::run(AdamFn{mutable_input(a, 0), input(a, 1), mutable_input(a, 2), mutable_input(a, 3),
-                         p.amsgrad ? mutable_input(a, 4) : nullptr, alpha, decay, static_cast<float>(1.0 - p.beta_1),
-                         static_cast<float>(1.0 - p.beta_2), static_cast<float>(p.epsilon)},
-                  n, a.ctx);
-    });
+    return launch_kernel(
+        [p, n](const KernelArgs& a) {
+          const double* f = update_factors<Launch>(a, Factors::adam, p.beta_1, p.beta_2, p.weight_decay);
+          Launch::run(AdamFn{mutable_input(a, 0), input(a, 1), mutable_input(a, 2), mutable_input(a, 3),
+                             p.amsgrad ? mutable_input(a, 4) : nullptr, f, static_cast<float>(1.0 - p.beta_1),
+                             static_cast<float>(1.0 - p.beta_2), static_cast<float>(p.epsilon)},
+                      n, a.ctx);
+        },
+        kFactorsWorkspace);
   }
   if (desc.op == "rmsprop_update") {
-    return launch_kernel([p, n](const KernelArgs& a) {
-      float* momentum = p.has_momentum_slot ? mutable_input(a, 3) : nullptr;
-      float* average = p.centered ? mutable_input(a, p.has_momentum_slot ? 4 : 3) : nullptr;
-      Launch::run(RmspropFn{mutable_input(a, 0), input(a, 1), mutable_input(a, 2), momentum, average, a.ctx->learning_rate,
-                            static_cast<float>(p.rho), static_cast<float>(1.0 - p.rho), static_cast<float>(p.epsilon),
-                            static_cast<float>(p.momentum)},
-                  n, a.ctx);
-    });
+    return launch_kernel(
+        [p, n](const KernelArgs& a) {
+          float* momentum = p.has_momentum_slot ? mutable_input(a, 3) : nullptr;
+          float* average = p.centered ? mutable_input(a, p.has_momentum_slot ? 4 : 3) : nullptr;
+          const double* rate = update_factors<Launch>(a, Factors::rate, 0, 0, 0);
+          Launch::run(RmspropFn{mutable_input(a, 0), input(a, 1), mutable_input(a, 2), momentum, average, rate,
+                                static_cast<float>(p.rho), static_cast<float>(1.0 - p.rho), static_cast<float>(p.epsilon),
+                                static_cast<float>(p.momentum)},
+                      n, a.ctx);
+        },
+        kFactorsWorkspace);
   }
   if (desc.op == "ema_update") {
-    return launch_kernel([p, n](const KernelArgs& a) {
-      const double m = a.ctx->step == 0 ? 0.0 : p.momentum;
-      const bool overwrite = p.overwrite_frequency > 0 && (a.ctx->step + 1) % p.overwrite_frequency == 0;
-      Launch::run(EmaFn{mutable_input(a, 0), mutable_input(a, 1), m, overwrite}, n, a.ctx);
-    });
+    return launch_kernel(
+        [p, n](const KernelArgs& a) {
+          const double m = a.ctx->step == 0 ? 0.0 : p.momentum;
+          const bool overwrite = p.overwrite_frequency > 0 && (a.ctx->step + 1) % p.overwrite_frequency == 0;
+          Launch::run(EmaFn{mutable_input(a, 0), mutable_input(a, 1), m, overwrite}, n, a.ctx);
+        },
+        0, Capture::no);
   }
   if (desc.op == "decay_weights") {
-    return launch_kernel([p, n](const KernelArgs& a) {
-      Launch::run(DecayFn{mutable_input(a, 0), p.weight_decay * a.ctx->learning_rate}, n, a.ctx);
-    });
+    return launch_kernel(
+        [p, n](const KernelArgs& a) {
+          Launch::run(DecayFn{mutable_input(a, 0), update_factors<Launch>(a, Factors::decay, 0, 0, p.weight_decay)}, n,
+                      a.ctx);
+        },
+        kFactorsWorkspace);
   }
   SlotRule rule = SlotRule::adagrad;
   NNFIT_CHECK(slot_rule_of(desc.op, &rule), InvalidArgument, "internal: cuda:", desc.op, " has no update rule");
   const bool two_slots = desc.inputs.size() == 4;
   // The Nadam schedule carries a product across steps (host state, as on the CPU).
   auto nadam = std::make_shared<NadamSchedule>();
-  return launch_kernel([p, n, rule, two_slots, nadam](const KernelArgs& a) {
-    const SlotStep s = slot_step(rule, p, *a.ctx, *nadam);
-    Launch::run(SlotUpdateFn{rule, p, s, mutable_input(a, 0), input(a, 1), mutable_input(a, 2),
-                             two_slots ? mutable_input(a, 3) : nullptr},
-                n, a.ctx);
-  });
+  return launch_kernel(
+      [p, n, rule, two_slots, nadam](const KernelArgs& a) {
+        const SlotStep s = slot_step(rule, p, *a.ctx, *nadam);
+        Launch::run(SlotUpdateFn{rule, p, s, mutable_input(a, 0), input(a, 1), mutable_input(a, 2),
+                                 two_slots ? mutable_input(a, 3) : nullptr},
+                    n, a.ctx);
+      },
+      0, Capture::no);  // its step values are computed on the host (Nadam's product is host state)
 }
 
 template <class Launch>

@@ -15,22 +15,47 @@
 
 namespace nnfit::cuda {
 
+// Whether a kernel may be captured in a CUDA graph (Kernel::capturable): `no` for the
+// kernels whose run() reads per-step values from the StepContext's fields or copies from
+// host memory (Note [Step values in device memory]).
+enum class Capture { yes, no };
+
 // A kernel whose run() is `f(args)`, with a fixed workspace size.
 template <class F>
 class LaunchKernel final : public Kernel {
  public:
-  LaunchKernel(std::size_t workspace_bytes, F f) : workspace_bytes_(workspace_bytes), f_(std::move(f)) {}
+  LaunchKernel(std::size_t workspace_bytes, F f, Capture capture)
+      : workspace_bytes_(workspace_bytes), f_(std::move(f)), capture_(capture) {}
   std::size_t workspace_bytes() const override { return workspace_bytes_; }
   void run(const KernelArgs& args) override { f_(args); }
+  bool capturable() const override { return capture_ == Capture::yes; }
 
  private:
   std::size_t workspace_bytes_;
   F f_;
+  Capture capture_;
 };
 
 template <class F>
-std::unique_ptr<Kernel> launch_kernel(F f, std::size_t workspace_bytes = 0) {
-  return std::make_unique<LaunchKernel<F>>(workspace_bytes, std::move(f));
+std::unique_ptr<Kernel> launch_kernel(F f, std::size_t workspace_bytes = 0, Capture capture = Capture::yes) {
+  return std::make_unique<LaunchKernel<F>>(workspace_bytes, std::move(f), capture);
+}
+
+// Note [Step values in device memory]: a CUDA graph replays the launches it captured with
+// the arguments they had then, so a kernel it replays cannot take the step, learning rate,
+// seed or row offset by value. Such kernels read them from the StepScalars in device
+// memory the model rewrites before every step (StepContext::device_step): a one-index
+// functor derives what the update needs (Adam's bias-corrected rate, the dropout key) into
+// the kernel's workspace, and the per-element functor reads it there. Without a device copy
+// (the cuda-host tests, a run outside a model) this run's values are uploaded into
+// `slot`, sizeof(StepScalars) bytes of the workspace (kStepSlot), and read the same way.
+inline constexpr std::size_t kStepSlot = 64;
+template <class Launch>
+const StepScalars* step_scalars(const KernelArgs& a, void* slot) {
+  if (a.ctx && a.ctx->device_step) return a.ctx->device_step;
+  const StepScalars s = a.ctx ? StepScalars::of(*a.ctx) : StepScalars{};
+  Launch::upload(slot, &s, sizeof s, a.ctx);
+  return static_cast<const StepScalars*>(slot);
 }
 
 template <class T>

@@ -97,7 +97,7 @@ std::unique_ptr<Kernel> make_resize(const KernelDesc& desc, std::string* why_not
                                 out_h, out_w, g.c},
                     n, a.ctx);
       },
-      aligned_bytes(packed->bytes.size()));
+      aligned_bytes(packed->bytes.size()), Capture::no);  // uploads its tables from host memory
 }
 
 template <class Launch>

@@ -74,7 +74,7 @@ std::unique_ptr<Kernel> make_noise(const KernelDesc& desc, std::string* why_not)
     Launch::run(NoiseFn<T>{args.inputs[0], args.outputs[0], factor, key, kind, sigma, value, a_coef, b_coef, alpha_p,
                            random_index_offset(args.ctx->row_offset, args.ctx->rows, n)},
                 n, args.ctx);
-  });
+  }, 0, Capture::no);  // draws from the step context
 }
 
 // ---- gather_grad ----

@@ -46,14 +46,32 @@ struct DropoutFn {
   const void* x;
   void* y;
   std::uint8_t* mask;
-  std::uint64_t key;
+  // DropoutDrawFn's: the key, and (data-parallel) the first global row's index (Note
+  // [Random draws by global row]).
+  const std::uint64_t* draw;
   float rate;
   NoiseIndex noise;
-  std::uint64_t offset;  // data-parallel: the first global row's index (Note [Random draws by global row])
   NNFIT_HD void operator()(std::int64_t i) const {
-    const bool keep = dropout_uniform_keyed(key, offset + noise(i)) >= rate;
+    const bool keep = dropout_uniform_keyed(draw[0], draw[1] + noise(i)) >= rate;
     store<T>(y, i, keep ? static_cast<float>(load<T>(x, i) / (1.0 - rate)) : 0.0f);
     mask[i] = keep ? 1 : 0;
+  }
+};
+
+// This step's draw of a dropout node from the StepScalars (Note [Step values in device
+// memory]), one index: the key of (run seed, node seed, step) and the index offset of the
+// run's rows, as DropoutParams::index_offset computes it (`per_row` > 0: a noise shape
+// drawn per row; 0: one per element; -1: a noise shape not per row, no offset).
+struct DropoutDrawFn {
+  const StepScalars* s;
+  std::uint64_t node_seed;
+  std::int64_t numel, first_dim, per_row;
+  std::uint64_t* out;
+  NNFIT_HD void operator()(std::int64_t) const {
+    out[0] = dropout_key(s->seed, node_seed, static_cast<std::uint64_t>(s->step));
+    if (per_row == 0) out[1] = random_index_offset(s->row_offset, s->rows, numel);
+    else if (per_row < 0 || first_dim != s->rows) out[1] = 0;
+    else out[1] = random_index_offset(s->row_offset, s->rows, s->rows * per_row);
   }
 };
 
@@ -87,12 +105,25 @@ std::unique_ptr<Kernel> make_dropout(const KernelDesc& desc, std::string* why_no
     noise.dims[d] = p.dims[d];
     noise.noise[d] = p.noise[d];
   }
-  return launch_kernel([n, p, noise](const KernelArgs& a) {
-    const std::uint64_t key = dropout_key(a.ctx->seed, p.seed, static_cast<std::uint64_t>(a.ctx->step));
-    Launch::run(DropoutFn<T>{a.inputs[0], a.outputs[0], static_cast<std::uint8_t*>(a.outputs[1]), key, p.rate, noise,
-                             p.index_offset(a.ctx->row_offset, a.ctx->rows)},
-                n, a.ctx);
-  });
+  // DropoutParams::index_offset's cases, fixed at plan time.
+  std::int64_t per_row = 0;
+  if (!p.noise.empty()) {
+    per_row = -1;
+    if (!p.dims.empty() && p.noise[0] == p.dims[0]) {
+      per_row = 1;
+      for (std::size_t d = 1; d < p.noise.size(); ++d) per_row *= p.noise[d];
+    }
+  }
+  const std::int64_t first_dim = p.dims.empty() ? 0 : p.dims[0];
+  return launch_kernel(
+      [n, p, noise, per_row, first_dim](const KernelArgs& a) {
+        char* ws = static_cast<char*>(a.workspace);
+        auto* draw = reinterpret_cast<std::uint64_t*>(ws + kStepSlot);
+        Launch::run(DropoutDrawFn{step_scalars<Launch>(a, ws), p.seed, p.numel, first_dim, per_row, draw}, 1, a.ctx);
+        Launch::run(DropoutFn<T>{a.inputs[0], a.outputs[0], static_cast<std::uint8_t*>(a.outputs[1]), draw, p.rate, noise},
+                    n, a.ctx);
+      },
+      kStepSlot + 64);
 }
 
 // ---- losses (float32) ----
