@@ -340,7 +340,7 @@ Model::Entry& Model::entry_mode(int mode_value, std::int64_t batch, bool bind) {
   if (it == p.entries.end()) {
     it = p.entries.emplace(key, mode == Mode::apply ? plan_apply() : plan_entry(mode_value, batch)).first;
     it->second->mode = mode;
-    if (!backend_->host_addressable() && mode != Mode::apply) it->second->make_staging();
+    if (!backend_->host_addressable() && mode != Mode::apply) it->second->make_staging(backend_->pinned_allocator());
   }
   Entry& e = *it->second;
   if (!bind || e.bound || e.split) return e;

@@ -150,14 +150,22 @@ void Model::run_program(Entry& e, const StepContext& ctx) {
   else e.program.run(c);
 }
 
-void Model::Entry::make_staging() {
+// In the backend's pinned memory where it has some, so the queue's copies are the
+// device's own (DMA, asynchronous), not staged through the driver.
+void Model::Entry::make_staging(Allocator* pinned) {
   const Graph& g = program.graph();
+  const auto host = [pinned](const TensorDesc& d) {
+    if (!pinned) return Tensor::zeros(d.shape, d.dtype);
+    Tensor t = allocate_tensor(*pinned, d.shape, d.dtype);
+    std::memset(t.raw(), 0, t.nbytes());
+    return t;
+  };
   auto s = std::make_unique<Staging>();
-  for (int x : xs) s->xs.push_back(Tensor::zeros(g.desc(x).shape, g.desc(x).dtype));
+  for (int x : xs) s->xs.push_back(host(g.desc(x)));
   s->x_ext.assign(xs.size(), nullptr);
-  for (int y : ys) s->ys.push_back(Tensor::zeros(g.desc(y).shape, g.desc(y).dtype));
-  for (int pr : preds) s->preds.push_back(Tensor::zeros(g.desc(pr).shape, g.desc(pr).dtype));
-  if (sample_weight >= 0) s->sample_weight = Tensor::zeros(g.desc(sample_weight).shape, DType::f32);
+  for (int y : ys) s->ys.push_back(host(g.desc(y)));
+  for (int pr : preds) s->preds.push_back(host(g.desc(pr)));
+  if (sample_weight >= 0) s->sample_weight = host({g.desc(sample_weight).shape, DType::f32});
   s->output_losses.assign(output_losses.size(), 0.0f);
   staged = std::move(s);
 }

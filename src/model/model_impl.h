@@ -154,8 +154,9 @@ struct Model::Entry {
     if (staged) return staged->output_losses[i];
     return *static_cast<const float*>(program.data(output_losses[i]));
   }
-  // A staged entry: its Staging made (host tensors of the program's shapes and dtypes).
-  void make_staging();
+  // A staged entry: its Staging made (host tensors of the program's shapes and dtypes, from
+  // `pinned` when given).
+  void make_staging(Allocator* pinned);
   // A staged entry, around its program's run: the staged batch in, the results out.
   void upload(Backend& backend);
   void download(Backend& backend);

@@ -195,10 +195,13 @@ class SimBackend final : public Backend {
   void synchronize() override {}
   const KernelRegistry* kernels() const override { return &cuda_sim_registry(); }
   DeviceQueues* queues() override { return queues_.get(); }
+  // "Pinned" staging: host memory from an allocator of its own, as CUDA's page-locked BFC.
+  Allocator* pinned_allocator() override { return &pinned_; }
 
  private:
   BfcAllocator allocator_;
-  std::unique_ptr<DeviceQueues> queues_;  // after the allocator: destroyed (drained) first
+  BfcAllocator pinned_{make_host_sub_allocator(), MemoryPolicy{}};
+  std::unique_ptr<DeviceQueues> queues_;  // after the allocators: destroyed (drained) first
 };
 
 }  // namespace

@@ -38,6 +38,9 @@ class Backend {
   // CPU). copy() is not ordered with them: a caller syncs the queues first.
   static constexpr int kQueueEvents = 8;
   virtual DeviceQueues* queues() { return nullptr; }
+  // Host memory the device copies asynchronously (CUDA's page-locked memory), for the
+  // batches a model stages and the results it reads back; null: plain host memory.
+  virtual Allocator* pinned_allocator() { return nullptr; }
   // Whether the host may read and write this backend's memory directly (the CPU's); where
   // not, the model moves data only through copy().
   bool host_addressable() const { return device().type == DeviceType::cpu; }

@@ -41,11 +41,18 @@ class CudaBackend final : public Backend {
   }
   void synchronize() override { cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
   DeviceQueues* queues() override { return queues_.get(); }
+  // Page-locked host memory, made on first use (a CPU-side BFC under the default policy:
+  // staging is a few batches, not the device's budget).
+  Allocator* pinned_allocator() override {
+    if (!pinned_) pinned_ = std::make_unique<BfcAllocator>(make_cuda_pinned_sub_allocator(device_), MemoryPolicy{});
+    return pinned_.get();
+  }
 
  private:
   int device_;
   BfcAllocator allocator_;  // over device memory (cuda_sub_allocator.h), as the host's over RAM
   std::unique_ptr<DeviceQueues> queues_;  // two non-blocking streams (cuda_queues.cpp)
+  std::unique_ptr<BfcAllocator> pinned_;  // page-locked staging, made on first use
 };
 
 }  // namespace
