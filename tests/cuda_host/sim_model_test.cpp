@@ -34,6 +34,14 @@ using Build = std::function<void(Sequential&)>;
 // graphs it replayed).
 DeviceQueues* g_last_queues = nullptr;
 
+// The optimizer make() compiles with (Adam unless a test says otherwise).
+OptimizerOptions g_optimizer = [] {
+  OptimizerOptions o;
+  o.name = "adam";
+  o.learning_rate = std::make_shared<ConstantLearningRate>(0.01);
+  return o;
+}();
+
 std::unique_ptr<Sequential> make(bool sim, const Build& build, const std::string& policy = "float32",
                                  const MemoryPolicy& memory = {}) {
   auto m = std::make_unique<Sequential>("m");
@@ -46,8 +54,7 @@ std::unique_ptr<Sequential> make(bool sim, const Build& build, const std::string
   m->set_seed(5);
   build(*m);
   CompileOptions c;
-  c.optimizer.name = "adam";
-  c.optimizer.learning_rate = std::make_shared<ConstantLearningRate>(0.01);
+  c.optimizer = g_optimizer;
   c.loss = Loss::from_name("sparse_categorical_crossentropy", true);
   c.metrics = {"accuracy"};
   c.dtype_policy = DTypePolicy::from_name(policy);
@@ -144,6 +151,23 @@ TEST(CudaSimModel, MlpWithDropoutTrainsLikeTheCpu) {
         m.add(std::make_unique<Dense>("dense_1", DenseOptions{4}));
       },
       Shape{16}, 21);
+}
+
+TEST(CudaSimModel, AdamaxWithEmaIsCapturedAndTrainsLikeTheCpu) {
+  // A slot-update rule and use_ema's average (with overwrites every 4 steps): their step
+  // values come from device memory, so the step is captured and its replays are right.
+  const OptimizerOptions saved = g_optimizer;
+  g_optimizer.name = "adamax";
+  g_optimizer.use_ema = true;
+  g_optimizer.ema_overwrite_frequency = 4;
+  expect_trains_like_the_cpu(
+      [](Sequential& m) {
+        m.set_input_shape(Shape{16});
+        m.add(std::make_unique<Dense>("dense", DenseOptions{32, "relu"}));
+        m.add(std::make_unique<Dense>("dense_1", DenseOptions{4}));
+      },
+      Shape{16}, 21);
+  g_optimizer = saved;
 }
 
 TEST(CudaSimModel, ConvNetWithBatchNormTrainsLikeTheCpu) {

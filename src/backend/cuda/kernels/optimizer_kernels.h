@@ -130,24 +130,42 @@ struct RmspropFn {
   }
 };
 
+// This step's SlotStep for every rule but Nadam (slot_step's expressions), one index, from
+// the StepScalars (Note [Step values in device memory]).
+struct SlotStepFn {
+  const StepScalars* s;
+  double beta_1;
+  SlotStep* out;
+  NNFIT_HD void operator()(std::int64_t) const {
+    SlotStep st;
+    st.lr = s->learning_rate;
+    st.b1t = ::pow(beta_1, static_cast<double>(s->step + 1));
+    *out = st;
+  }
+};
+
 struct SlotUpdateFn {
   SlotRule rule;
   OptimizerParams p;
-  SlotStep s;
+  const SlotStep* s;  // SlotStepFn's, or Nadam's uploaded from the host
   float* param;
   const float* grad;
   float* s0;
   float* s1;
-  NNFIT_HD void operator()(std::int64_t i) const { slot_update_element(rule, p, s, param, grad, s0, s1, i); }
+  NNFIT_HD void operator()(std::int64_t i) const { slot_update_element(rule, p, *s, param, grad, s0, s1, i); }
 };
 
-// Keras's use_ema and weight decay (omp_slot_updates.cpp's expressions).
+// Keras's use_ema and weight decay (omp_slot_updates.cpp's expressions); the step from the
+// StepScalars.
 struct EmaFn {
   float* param;
   float* avg;
-  double momentum;
-  bool overwrite;
+  const StepScalars* s;
+  double ema_momentum;
+  std::int64_t overwrite_frequency;
   NNFIT_HD void operator()(std::int64_t i) const {
+    const double momentum = s->step == 0 ? 0.0 : ema_momentum;
+    const bool overwrite = overwrite_frequency > 0 && (s->step + 1) % overwrite_frequency == 0;
     const float a = static_cast<float>(momentum * avg[i] + (1.0 - momentum) * param[i]);
     avg[i] = a;
     if (overwrite) param[i] = a;
@@ -306,11 +324,11 @@ std::unique_ptr<Kernel> make_optimizer(const KernelDesc& desc, std::string* why_
   if (desc.op == "ema_update") {
     return launch_kernel(
         [p, n](const KernelArgs& a) {
-          const double m = a.ctx->step == 0 ? 0.0 : p.momentum;
-          const bool overwrite = p.overwrite_frequency > 0 && (a.ctx->step + 1) % p.overwrite_frequency == 0;
-          Launch::run(EmaFn{mutable_input(a, 0), mutable_input(a, 1), m, overwrite}, n, a.ctx);
+          Launch::run(EmaFn{mutable_input(a, 0), mutable_input(a, 1), step_scalars<Launch>(a, a.workspace), p.momentum,
+                            p.overwrite_frequency},
+                      n, a.ctx);
         },
-        0, Capture::no);
+        kStepSlot);
   }
   if (desc.op == "decay_weights") {
     return launch_kernel(
@@ -327,12 +345,21 @@ std::unique_ptr<Kernel> make_optimizer(const KernelDesc& desc, std::string* why_
   auto nadam = std::make_shared<NadamSchedule>();
   return launch_kernel(
       [p, n, rule, two_slots, nadam](const KernelArgs& a) {
-        const SlotStep s = slot_step(rule, p, *a.ctx, *nadam);
-        Launch::run(SlotUpdateFn{rule, p, s, mutable_input(a, 0), input(a, 1), mutable_input(a, 2),
+        char* ws = static_cast<char*>(a.workspace);
+        auto* step = reinterpret_cast<SlotStep*>(ws + kStepSlot);
+        if (rule == SlotRule::nadam) {
+          const SlotStep s = slot_step(rule, p, *a.ctx, *nadam);
+          Launch::upload(step, &s, sizeof s, a.ctx);
+        } else {
+          Launch::run(SlotStepFn{step_scalars<Launch>(a, ws), p.beta_1, step}, 1, a.ctx);
+        }
+        Launch::run(SlotUpdateFn{rule, p, step, mutable_input(a, 0), input(a, 1), mutable_input(a, 2),
                                  two_slots ? mutable_input(a, 3) : nullptr},
                     n, a.ctx);
       },
-      0, Capture::no);  // its step values are computed on the host (Nadam's product is host state)
+      kStepSlot + aligned_bytes(sizeof(SlotStep)),
+      // Nadam's momentum product is host state carried across steps, uploaded at each run.
+      rule == SlotRule::nadam ? Capture::no : Capture::yes);
 }
 
 template <class Launch>
