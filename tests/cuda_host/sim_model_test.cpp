@@ -153,9 +153,10 @@ TEST(CudaSimModel, MlpWithDropoutTrainsLikeTheCpu) {
       Shape{16}, 21);
 }
 
-TEST(CudaSimModel, AdamaxWithEmaIsCapturedAndTrainsLikeTheCpu) {
-  // A slot-update rule and use_ema's average (with overwrites every 4 steps): their step
-  // values come from device memory, so the step is captured and its replays are right.
+TEST(CudaSimModel, AdamaxWithEmaAndNoiseIsCapturedAndTrainsLikeTheCpu) {
+  // A slot-update rule, use_ema's average (with overwrites every 4 steps) and GaussianDropout:
+  // their step values come from device memory, so the step is captured and its replays are
+  // right.
   const OptimizerOptions saved = g_optimizer;
   g_optimizer.name = "adamax";
   g_optimizer.use_ema = true;
@@ -163,6 +164,7 @@ TEST(CudaSimModel, AdamaxWithEmaIsCapturedAndTrainsLikeTheCpu) {
   expect_trains_like_the_cpu(
       [](Sequential& m) {
         m.set_input_shape(Shape{16});
+        m.add(std::make_unique<NoiseLayer>("gaussian_dropout", NoiseKind::gaussian_dropout, 0.2));
         m.add(std::make_unique<Dense>("dense", DenseOptions{32, "relu"}));
         m.add(std::make_unique<Dense>("dense_1", DenseOptions{4}));
       },
@@ -200,7 +202,7 @@ TEST(CudaSimModel, GruWithoutBiasTakesItsZeroConstantToTheDevice) {
         m.add(std::make_unique<GRU>("gru", r));
         m.add(std::make_unique<Dense>("dense", DenseOptions{4}));
       },
-      Shape{5, 4}, 0);  // the recurrent kernel reads its step values at launch: never captured
+      Shape{5, 4}, 21);
 }
 
 TEST(CudaSimModel, MixedFloat16WithLossScalingTrainsLikeTheCpu) {

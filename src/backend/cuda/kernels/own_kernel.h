@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "backend/common/random.h"
 #include "backend/cuda/kernels/hd_dtype.h"
 #include "backend/cuda/kernels/launch.h"
 #include "backend/widened_kernel.h"
@@ -124,5 +125,34 @@ template <class Launch>
 void register_optimizer_kernels(KernelRegistry& r);
 template <class Launch>
 void register_layout_kernels(KernelRegistry& r);
+
+// This step's draw of a random node (Dropout, the noise layers) from the StepScalars (Note
+// [Step values in device memory]), one index: the key of (run seed, node seed, step) and the index offset of the
+// run's rows, as DropoutParams::index_offset computes it (`per_row` > 0: a noise shape
+// drawn per row; 0: one per element; -1: a noise shape not per row, no offset).
+struct DropoutDrawFn {
+  const StepScalars* s;
+  std::uint64_t node_seed;
+  std::int64_t numel, first_dim, per_row;
+  std::uint64_t* out;
+  NNFIT_HD void operator()(std::int64_t) const {
+    out[0] = dropout_key(s->seed, node_seed, static_cast<std::uint64_t>(s->step));
+    if (per_row == 0) out[1] = random_index_offset(s->row_offset, s->rows, numel);
+    else if (per_row < 0 || first_dim != s->rows) out[1] = 0;
+    else out[1] = random_index_offset(s->row_offset, s->rows, s->rows * per_row);
+  }
+};
+
+// Runs DropoutDrawFn into `draw` (two words of the workspace after the step slot) and
+// returns it.
+template <class Launch>
+const std::uint64_t* random_draw(const KernelArgs& a, std::uint64_t node_seed, std::int64_t numel, std::int64_t first_dim,
+                                 std::int64_t per_row) {
+  char* ws = static_cast<char*>(a.workspace);
+  auto* draw = reinterpret_cast<std::uint64_t*>(ws + kStepSlot);
+  Launch::run(DropoutDrawFn{step_scalars<Launch>(a, ws), node_seed, numel, first_dim, per_row, draw}, 1, a.ctx);
+  return draw;
+}
+inline constexpr std::size_t kRandomDrawWorkspace = kStepSlot + 64;
 
 }  // namespace nnfit::cuda

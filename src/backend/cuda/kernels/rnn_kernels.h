@@ -462,7 +462,9 @@ std::unique_ptr<Kernel> make_rnn(const KernelDesc& desc, std::string* why_not) {
         if (g.h * g.g) Launch::run(StoreF32Fn<T>{b.du, a.outputs[1]}, g.h * g.g, a.ctx);
         if (drb && g.g) Launch::run(StoreF32Fn<T>{b.drb, drb}, g.g, a.ctx);
       },
-      aligned_bytes(static_cast<std::size_t>(floats) * sizeof(float)), Capture::no);  // recurrent dropout reads the step context
+      aligned_bytes(static_cast<std::size_t>(floats) * sizeof(float)),
+      // Recurrent dropout draws from the step context's values at launch.
+      l.recurrent_dropout > 0.0 ? Capture::no : Capture::yes);
 }
 
 template <class Launch>

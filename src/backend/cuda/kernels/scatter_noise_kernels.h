@@ -29,12 +29,14 @@ struct NoiseFn {
   const void* x;
   void* y;
   void* factor;  // null for gaussian_add
-  std::uint64_t key;
+  // random_draw's: the key, and (data-parallel) the first global row's index (Note [Random
+  // draws by global row]).
+  const std::uint64_t* draw;
   NoiseKind kind;
   double sigma, rate, a, b, alpha_p;
-  std::uint64_t offset;  // data-parallel: the first global row's index (Note [Random draws by global row])
   NNFIT_HD void operator()(std::int64_t i) const {
-    const auto idx = offset + static_cast<std::uint64_t>(i);
+    const std::uint64_t key = draw[0];
+    const auto idx = draw[1] + static_cast<std::uint64_t>(i);
     const double v = load<T>(x, i);
     if (kind == NoiseKind::gaussian_add) {
       store<T>(y, i, static_cast<float>(v + sigma * noise_normal(key, idx)));
@@ -67,14 +69,15 @@ std::unique_ptr<Kernel> make_noise(const KernelDesc& desc, std::string* why_not)
   const double alpha_p = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946;
   const double a_coef = std::pow((1.0 - value) * (1.0 + value * alpha_p * alpha_p), -0.5), b_coef = -a_coef * alpha_p * value;
   const double sigma = kind == NoiseKind::gaussian_mul ? std::sqrt(value / (1.0 - value)) : value;
-  return launch_kernel([=](const KernelArgs& args) {
-    if (n == 0) return;
-    const std::uint64_t key = dropout_key(args.ctx->seed, seed, static_cast<std::uint64_t>(args.ctx->step));
-    void* factor = kind == NoiseKind::gaussian_add ? nullptr : args.outputs[1];
-    Launch::run(NoiseFn<T>{args.inputs[0], args.outputs[0], factor, key, kind, sigma, value, a_coef, b_coef, alpha_p,
-                           random_index_offset(args.ctx->row_offset, args.ctx->rows, n)},
-                n, args.ctx);
-  }, 0, Capture::no);  // draws from the step context
+  return launch_kernel(
+      [=](const KernelArgs& args) {
+        if (n == 0) return;
+        const std::uint64_t* draw = random_draw<Launch>(args, seed, n, 0, 0);
+        void* factor = kind == NoiseKind::gaussian_add ? nullptr : args.outputs[1];
+        Launch::run(NoiseFn<T>{args.inputs[0], args.outputs[0], factor, draw, kind, sigma, value, a_coef, b_coef, alpha_p},
+                    n, args.ctx);
+      },
+      kRandomDrawWorkspace);
 }
 
 // ---- gather_grad ----

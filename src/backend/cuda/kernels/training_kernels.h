@@ -58,23 +58,6 @@ struct DropoutFn {
   }
 };
 
-// This step's draw of a dropout node from the StepScalars (Note [Step values in device
-// memory]), one index: the key of (run seed, node seed, step) and the index offset of the
-// run's rows, as DropoutParams::index_offset computes it (`per_row` > 0: a noise shape
-// drawn per row; 0: one per element; -1: a noise shape not per row, no offset).
-struct DropoutDrawFn {
-  const StepScalars* s;
-  std::uint64_t node_seed;
-  std::int64_t numel, first_dim, per_row;
-  std::uint64_t* out;
-  NNFIT_HD void operator()(std::int64_t) const {
-    out[0] = dropout_key(s->seed, node_seed, static_cast<std::uint64_t>(s->step));
-    if (per_row == 0) out[1] = random_index_offset(s->row_offset, s->rows, numel);
-    else if (per_row < 0 || first_dim != s->rows) out[1] = 0;
-    else out[1] = random_index_offset(s->row_offset, s->rows, s->rows * per_row);
-  }
-};
-
 template <class T>
 struct DropoutGradFn {
   const void* dy;
@@ -117,13 +100,11 @@ std::unique_ptr<Kernel> make_dropout(const KernelDesc& desc, std::string* why_no
   const std::int64_t first_dim = p.dims.empty() ? 0 : p.dims[0];
   return launch_kernel(
       [n, p, noise, per_row, first_dim](const KernelArgs& a) {
-        char* ws = static_cast<char*>(a.workspace);
-        auto* draw = reinterpret_cast<std::uint64_t*>(ws + kStepSlot);
-        Launch::run(DropoutDrawFn{step_scalars<Launch>(a, ws), p.seed, p.numel, first_dim, per_row, draw}, 1, a.ctx);
+        const std::uint64_t* draw = random_draw<Launch>(a, p.seed, p.numel, first_dim, per_row);
         Launch::run(DropoutFn<T>{a.inputs[0], a.outputs[0], static_cast<std::uint8_t*>(a.outputs[1]), draw, p.rate, noise},
                     n, a.ctx);
       },
-      kStepSlot + 64);
+      kRandomDrawWorkspace);
 }
 
 // ---- losses (float32) ----
