@@ -173,11 +173,13 @@ TEST(CudaSimModel, AdamaxWithEmaAndNoiseIsCapturedAndTrainsLikeTheCpu) {
 }
 
 TEST(CudaSimModel, ConvNetWithBatchNormTrainsLikeTheCpu) {
-  // Conv2D through the cuDNN stand-in, BatchNormalization's moving statistics (variables the
-  // program updates), max pooling, and the fused conv/matmul epilogues.
+  // RandomFlip (a random augmentation layer), Conv2D through the cuDNN stand-in,
+  // BatchNormalization's moving statistics (variables the program updates), max pooling,
+  // and the fused conv/matmul epilogues.
   expect_trains_like_the_cpu(
       [](Sequential& m) {
         m.set_input_shape(Shape{8, 8, 1});
+        m.add(std::make_unique<RandomFlip>("random_flip", RandomFlipOptions{}));
         Conv2DOptions c;
         c.filters = 4;
         c.activation = "relu";

@@ -32,16 +32,18 @@ struct FlipFn {
   const void* x;
   void* y;
   std::uint8_t* flips;         // random_flip: written; the gradient: read
-  std::uint64_t key;
+  // random_draw's (random_flip): the key, and sample 0's row of the global batch
+  // (data-parallel: Note [Random draws by global row]); unread by the gradient.
+  const std::uint64_t* drawn;
   bool draw, horizontal, vertical;
   ImageGeometry g;
-  std::int64_t row0;  // data-parallel: sample 0's row of the global batch (Note [Random draws by global row])
   NNFIT_HD void operator()(std::int64_t i) const {
     const std::int64_t n = i / g.sample(), within = i % g.sample();
     const std::int64_t ch = within % g.c, col = (within / g.c) % g.w, r = within / (g.c * g.w);
     bool flip;
     if (draw) {
-      flip = augment_uniform(key, row0 + n, 0) <= 0.5;  // Keras: flip where uniform() <= 0.5
+      const std::int64_t row0 = static_cast<std::int64_t>(drawn[1]);
+      flip = augment_uniform(drawn[0], row0 + n, 0) <= 0.5;  // Keras: flip where uniform() <= 0.5
       if (within == 0) flips[n] = flip ? 1 : 0;
     } else {
       flip = flips[n] != 0;
@@ -61,16 +63,16 @@ struct ContrastFn {
   const void* factor;  // the gradient: the forward's factors
   void* out;
   void* factor_out;    // the forward: written by channel 0 of each sample
-  std::uint64_t key;
+  const std::uint64_t* drawn;  // the forward: random_draw's key and sample 0's row
   double factor_lower, factor_upper;
   float value_lower, value_upper;
   ImageGeometry g;
-  std::int64_t row0;
   NNFIT_HD void operator()(std::int64_t nc) const {
     const std::int64_t n = nc / g.c, ch = nc % g.c, pixels = g.h * g.w, base = n * g.sample() + ch;
     float f;
     if (!dy) {
-      f = static_cast<float>(factor_lower + (factor_upper - factor_lower) * (1.0 - augment_uniform(key, row0 + n, 0)));
+      const std::int64_t row0 = static_cast<std::int64_t>(drawn[1]);
+      f = static_cast<float>(factor_lower + (factor_upper - factor_lower) * (1.0 - augment_uniform(drawn[0], row0 + n, 0)));
       if (ch == 0) store<T>(factor_out, n, f);
     } else {
       f = load<T>(factor, n);
@@ -105,11 +107,6 @@ struct AffineSettings {
   float fill_value = 0.0f;
 };
 
-// Sample 0's row of the global batch: its draws are one process's (Note [Random draws by
-// global row]); 0 in one process.
-inline std::int64_t row0_of(const KernelArgs& a, const ImageGeometry& g) {
-  return static_cast<std::int64_t>(random_index_offset(a.ctx->row_offset, a.ctx->rows, g.n));
-}
 
 template <class T>
 NNFIT_HD void load_transform(const void* t, std::int64_t n, float* out) {
@@ -127,8 +124,7 @@ struct AffineApplyFn {
   ImageGeometry g;
   bool draw = false;
   AffineDrawRange d{};
-  std::uint64_t key = 0;
-  std::int64_t row0 = 0;
+  const std::uint64_t* drawn = nullptr;  // drawing: random_draw's key and sample 0's row
   NNFIT_HD float read(std::int64_t n, std::int64_t r, std::int64_t col, std::int64_t ch) const {
     return r >= 0 && r < g.h && col >= 0 && col < g.w ? load<T>(x, n * g.sample() + (r * g.w + col) * g.c + ch) : s.fill_value;
   }
@@ -136,7 +132,7 @@ struct AffineApplyFn {
     const std::int64_t n = i / g.sample(), within = i % g.sample();
     const std::int64_t ch = within % g.c, ox = (within / g.c) % g.w, oy = within / (g.c * g.w);
     float tr[8];
-    if (draw) draw_affine_transform(d, key, row0 + n, g.h, g.w, tr);
+    if (draw) draw_affine_transform(d, drawn[0], static_cast<std::int64_t>(drawn[1]) + n, g.h, g.w, tr);
     else load_transform<T>(t, n, tr);
     const AffineTaps a = affine_taps(tr, oy, ox, g.h, g.w, s.fill, s.interpolation);
     float v;
@@ -157,12 +153,11 @@ template <class T>
 struct AffineDrawFn {  // random_affine: sample n's transform
   void* t;
   AffineDrawRange d;
-  std::uint64_t key;
+  const std::uint64_t* drawn;  // random_draw's key and sample 0's row
   ImageGeometry g;
-  std::int64_t row0;
   NNFIT_HD void operator()(std::int64_t n) const {
     float tr[8];
-    draw_affine_transform(d, key, row0 + n, g.h, g.w, tr);
+    draw_affine_transform(d, drawn[0], static_cast<std::int64_t>(drawn[1]) + n, g.h, g.w, tr);
     for (int k = 0; k < 8; ++k) store<T>(t, 8 * n + k, tr[k]);
   }
 };
@@ -216,10 +211,9 @@ std::unique_ptr<Kernel> make_augment(const KernelDesc& desc, std::string* why_no
       return launch_kernel([=](const KernelArgs& a) {
         if (g.numel() == 0) return;
         auto* flips = static_cast<std::uint8_t*>(draw ? a.outputs[1] : const_cast<void*>(a.inputs[1]));
-        const std::uint64_t key = draw ? augment_step_key(a, seed) : 0;
-        Launch::run(FlipFn<T>{a.inputs[0], a.outputs[0], flips, key, draw, p.horizontal, p.vertical, g, row0_of(a, g)}, g.numel(),
-                    a.ctx);
-      }, 0, Capture::no);  // draws from the step context
+        const std::uint64_t* drawn = draw ? random_draw<Launch>(a, seed, g.n, 0, 0) : nullptr;
+        Launch::run(FlipFn<T>{a.inputs[0], a.outputs[0], flips, drawn, draw, p.horizontal, p.vertical, g}, g.numel(), a.ctx);
+      }, kRandomDrawWorkspace);
     }
     case AugmentOp::random_contrast:
     case AugmentOp::random_contrast_grad: {
@@ -228,12 +222,12 @@ std::unique_ptr<Kernel> make_augment(const KernelDesc& desc, std::string* why_no
         if (g.n * g.c == 0 || g.h * g.w == 0) return;
         // The gradient's inputs: dy, x, factor (augment_kernel.cpp's order).
         const void* x = grad ? a.inputs[1] : a.inputs[0];
-        const std::uint64_t key = grad ? 0 : augment_step_key(a, seed);
+        const std::uint64_t* drawn = grad ? nullptr : random_draw<Launch>(a, seed, g.n, 0, 0);
         Launch::run(ContrastFn<T>{x, grad ? a.inputs[0] : nullptr, grad ? a.inputs[2] : nullptr, a.outputs[0],
-                                  grad ? nullptr : a.outputs[1], key, p.factor_lower, p.factor_upper, p.value_lower,
-                                  p.value_upper, g, row0_of(a, g)},
+                                  grad ? nullptr : a.outputs[1], drawn, p.factor_lower, p.factor_upper, p.value_lower,
+                                  p.value_upper, g},
                     g.n * g.c, a.ctx);
-      }, 0, Capture::no);
+      }, kRandomDrawWorkspace);
     }
     case AugmentOp::affine_transform:
       return launch_kernel([=](const KernelArgs& a) {
@@ -251,11 +245,10 @@ std::unique_ptr<Kernel> make_augment(const KernelDesc& desc, std::string* why_no
       d.same_zoom = p.draw.same_zoom;
       return launch_kernel([=](const KernelArgs& a) {
         if (g.n == 0) return;
-        const std::uint64_t key = augment_step_key(a, seed);
-        const std::int64_t row0 = row0_of(a, g);
-        Launch::run(AffineDrawFn<T>{a.outputs[1], d, key, g, row0}, g.n, a.ctx);
-        if (g.numel()) Launch::run(AffineApplyFn<T>{a.inputs[0], nullptr, a.outputs[0], s, g, true, d, key, row0}, g.numel(), a.ctx);
-      }, 0, Capture::no);
+        const std::uint64_t* drawn = random_draw<Launch>(a, seed, g.n, 0, 0);
+        Launch::run(AffineDrawFn<T>{a.outputs[1], d, drawn, g}, g.n, a.ctx);
+        if (g.numel()) Launch::run(AffineApplyFn<T>{a.inputs[0], nullptr, a.outputs[0], s, g, true, d, drawn}, g.numel(), a.ctx);
+      }, kRandomDrawWorkspace);
     }
     case AugmentOp::affine_transform_grad:
       return launch_kernel(
