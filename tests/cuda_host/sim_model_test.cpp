@@ -194,13 +194,15 @@ TEST(CudaSimModel, ConvNetWithBatchNormTrainsLikeTheCpu) {
 
 TEST(CudaSimModel, GruWithoutBiasTakesItsZeroConstantToTheDevice) {
   // A GRU without use_bias adds a host constant to its graph (the recurrent bias of zeros):
-  // the model must place it in device memory, or the sim's kernel check refuses it.
+  // the model must place it in device memory, or the sim's kernel check refuses it. With
+  // recurrent dropout, captured and replayed.
   expect_trains_like_the_cpu(
       [](Sequential& m) {
         m.set_input_shape(Shape{5, 4});
         RecurrentOptions r;
         r.units = 6;
         r.use_bias = false;
+        r.recurrent_dropout = 0.25;  // its factors drawn from the step values in device memory
         m.add(std::make_unique<GRU>("gru", r));
         m.add(std::make_unique<Dense>("dense", DenseOptions{4}));
       },

@@ -143,12 +143,12 @@ struct DropoutDrawFn {
   }
 };
 
-// Runs DropoutDrawFn into `draw` (two words of the workspace after the step slot) and
-// returns it.
+// Runs DropoutDrawFn into two words after a step slot and returns them; the slot is the
+// workspace's start, or `at` (kRandomDrawWorkspace bytes of the workspace, 64-aligned).
 template <class Launch>
 const std::uint64_t* random_draw(const KernelArgs& a, std::uint64_t node_seed, std::int64_t numel, std::int64_t first_dim,
-                                 std::int64_t per_row) {
-  char* ws = static_cast<char*>(a.workspace);
+                                 std::int64_t per_row, void* at = nullptr) {
+  char* ws = static_cast<char*>(at ? at : a.workspace);
   auto* draw = reinterpret_cast<std::uint64_t*>(ws + kStepSlot);
   Launch::run(DropoutDrawFn{step_scalars<Launch>(a, ws), node_seed, numel, first_dim, per_row, draw}, 1, a.ctx);
   return draw;

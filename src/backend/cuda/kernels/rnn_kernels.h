@@ -70,11 +70,12 @@ struct RnnState {
 
 struct RnnFactorsFn {  // recurrent_dropout's factor per (sample, unit), the same every step
   float* rm;
-  std::uint64_t run_seed, node_seed, step;
+  // random_draw's: the key of (run, node, step) and (data-parallel) the first global row's
+  // index (Note [Random draws by global row]).
+  const std::uint64_t* drawn;
   float rate, keep_scale;
-  std::uint64_t offset;  // data-parallel: the first global row's index (Note [Random draws by global row])
   NNFIT_HD void operator()(std::int64_t k) const {
-    rm[k] = dropout_keep(run_seed, node_seed, step, offset + static_cast<std::uint64_t>(k), rate) ? keep_scale : 0.0f;
+    rm[k] = dropout_uniform_keyed(drawn[0], drawn[1] + static_cast<std::uint64_t>(k)) >= rate ? keep_scale : 0.0f;
   }
 };
 
@@ -398,15 +399,16 @@ std::unique_ptr<Kernel> make_rnn(const KernelDesc& desc, std::string* why_not) {
   // dxw, du, drb.
   const std::int64_t floats = grad ? nh + 5 * nh + g.n * g.g + seq_gates + g.h * g.g + g.g : 2 * nh + seq_saved;
   return launch_kernel(
-      [l, g, grad, nh, seq_saved, seq_gates](const KernelArgs& a) {
+      [l, g, grad, nh, seq_saved, seq_gates, floats](const KernelArgs& a) {
         auto* w = static_cast<float*>(a.workspace);
         float* rm = nullptr;
         if (l.recurrent_dropout > 0.0 && nh > 0) {
           rm = w;
-          Launch::run(RnnFactorsFn{rm, a.ctx->seed, static_cast<std::uint64_t>(l.recurrent_seed),
-                                   static_cast<std::uint64_t>(a.ctx->step), static_cast<float>(l.recurrent_dropout),
-                                   static_cast<float>(1.0 / (1.0 - l.recurrent_dropout)),
-                                   random_index_offset(a.ctx->row_offset, a.ctx->rows, nh)},
+          // The draw's words after the floats (the workspace's last kRandomDrawWorkspace bytes).
+          void* at = static_cast<char*>(a.workspace) + aligned_bytes(static_cast<std::size_t>(floats) * sizeof(float));
+          const std::uint64_t* drawn = random_draw<Launch>(a, static_cast<std::uint64_t>(l.recurrent_seed), nh, 0, 0, at);
+          Launch::run(RnnFactorsFn{rm, drawn, static_cast<float>(l.recurrent_dropout),
+                                   static_cast<float>(1.0 / (1.0 - l.recurrent_dropout))},
                       nh, a.ctx);
         }
         const bool lstm = g.cell == RnnCell::lstm;
@@ -462,9 +464,7 @@ std::unique_ptr<Kernel> make_rnn(const KernelDesc& desc, std::string* why_not) {
         if (g.h * g.g) Launch::run(StoreF32Fn<T>{b.du, a.outputs[1]}, g.h * g.g, a.ctx);
         if (drb && g.g) Launch::run(StoreF32Fn<T>{b.drb, drb}, g.g, a.ctx);
       },
-      aligned_bytes(static_cast<std::size_t>(floats) * sizeof(float)),
-      // Recurrent dropout draws from the step context's values at launch.
-      l.recurrent_dropout > 0.0 ? Capture::no : Capture::yes);
+      aligned_bytes(static_cast<std::size_t>(floats) * sizeof(float)) + (l.recurrent_dropout > 0.0 ? kRandomDrawWorkspace : 0));
 }
 
 template <class Launch>
