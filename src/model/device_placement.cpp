@@ -80,12 +80,6 @@ std::string DevicePlacement::to_string() const {
   return (device.type == DeviceType::cpu ? std::string("cpu") : device.to_string()) + " (" + reason + ")";
 }
 
-bool model_trains_on(DeviceType type) {
-  // Note [The model's device path]: weights, slots and arena in the device's memory, data
-  // moved by Backend::copy; checked on cuda-sim (tests/cuda_host/sim_model_test.cpp).
-  return type == DeviceType::cpu || type == DeviceType::cuda;
-}
-
 DevicePlacement place_device(const DeviceRequest& request, const std::string& root) {
   if (!request.automatic && request.device.type == DeviceType::cpu) {
     return {Device{}, "requested by " + request.where};

@@ -14,7 +14,6 @@
 #include "nnfit/graph/autodiff.h"
 #include "nnfit/graph/fusion.h"
 #include "nnfit/graph/program.h"
-#include "nnfit/model/device_placement.h"
 #include "nnfit/nn/lr_schedule.h"
 #include "nnfit/nn/metrics.h"
 
@@ -116,10 +115,6 @@ void Model::set_device(Device device) {
   NNFIT_CHECK(!compiled_ && backend_->allocator().stats().in_use_bytes == 0, InvalidArgument, "model '", name_,
               "': set_device() must come before compile(), while nothing is allocated");
   if (device == backend_->device()) return;
-  if (!model_trains_on(device.type)) {
-    throw Unsupported("model '" + name_ + "': cannot train on " + device.to_string() + ": no device path for it",
-                      "train on the cpu device");
-  }
   // Its backend under the same policy, made before the old one goes (another device's
   // memory, so no two preallocations of one device coexist): a device that cannot be used
   // throws and leaves the model where it was.

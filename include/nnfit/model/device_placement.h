@@ -42,14 +42,10 @@ struct DevicePlacement {
   std::string to_string() const;
 };
 
-// Whether a Model has a device path for `type` (the CPU and CUDA: docs/design/cuda.md,
-// "Device placement"); a CUDA device must still be usable (make_backend says why not).
-bool model_trains_on(DeviceType type);
-
 // Resolves a request. Automatic: the CPU, with the reason, unless the driver lists a GPU,
 // the CUDA plugin loads and its runtime sees the device. An
 // explicit CUDA device that cannot be used throws Unsupported saying what is missing
-// (no driver, no such GPU, the plugin or runtime's error, or no device path in this build)
+// (no driver, no such GPU, the plugin or runtime's error)
 // and what to do; an explicit "cpu" never loads anything.
 DevicePlacement place_device(const DeviceRequest& request, const std::string& root = "");
 
