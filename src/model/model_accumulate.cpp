@@ -136,9 +136,7 @@ bool Model::run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const
   if (e.mode == Mode::grads && replicated()) return run_replica_step(e, rows, ctx, before_run);
   if (e.split) return run_micro_batches(e, rows, ctx, before_run);
   if (before_run) before_run(e.program, false);
-  if (e.staged) e.upload(*backend_);
   run_program(e, ctx);
-  if (e.staged) e.download(*backend_);
   return true;
 }
 
@@ -219,9 +217,7 @@ void Model::run_micro_batch_programs(Entry& e, std::int64_t rows, const StepCont
     mc.row_offset = 0;  // (so not the global batch's rows: Note [Random draws by global row])
     mc.rows = 0;
     if (before_run) before_run(m.program, false);
-    if (m.staged) m.upload(*backend_);
-    m.program.run(mc);
-    if (m.staged) m.download(*backend_);
+    run_program(m, mc);
     // Losses are means over their micro-batch (Keras's sum_over_batch_size): weight by rows.
     if (m.loss >= 0) loss_sum += static_cast<double>(m.loss_value()) * static_cast<double>(r);
     for (std::size_t i = 0; i < m.output_losses.size() && i < output_loss_sums.size(); ++i) {

@@ -94,7 +94,6 @@ void Model::write_tensor(const Tensor& dst, const Tensor& src) const {
   else write_buffer(dst.raw(), src.raw(), src.nbytes());
 }
 
-
 // Note [Captured steps]: a step's plan is static (the same kernels on the same arena
 // offsets every time), so on queues that capture graphs (CUDA's) the program is captured
 // at its first run and replayed with one launch after: every step's kernels then cost the
@@ -103,55 +102,59 @@ void Model::write_tensor(const Tensor& dst, const Tensor& src) const {
 // slots, and the step, learning rate, seed and row offset into the StepScalars buffer the
 // kernels read (Note [Step values in device memory]), both enqueued before the launch. A
 // program with a kernel that cannot be captured (Kernel::capturable: Nadam's host state,
-// the random augmentation layers, ...) runs kernel by kernel, as does a program being
-// timed kernel by kernel (the profiler), with NNFIT_CUDA_GRAPHS=0, and where a capture
-// fails (the graph is then not tried again for that program). Rebinding the program to a
+// resize's host tables) runs kernel by kernel, as does a program being timed kernel by
+// kernel (the profiler), with NNFIT_CUDA_GRAPHS=0, and where a capture fails (the graph is
+// then not tried again for that program); so do the data-parallel path (its buckets start
+// inside the backward pass) and the update of a split step. Rebinding the program to a
 // grown arena drops its graph. cuda-sim's queues record and replay the same way, with each
 // kernel's arguments as captured, so a kernel that read a step value from its launch
 // arguments would replay the first step's: the CudaSimModel cases check the replays.
 void Model::run_program(Entry& e, const StepContext& ctx) {
-  DeviceQueues* q = backend_->queues();
-  if (!q) {
+  if (e.staged) e.upload(*backend_);
+  if (DeviceQueues* q = backend_->queues()) {
+    run_on_queues(e, ctx, *q);
+  } else {
     e.program.run(ctx);
-    return;
   }
+  if (e.staged) e.download(*backend_);
+}
+
+void Model::run_on_queues(Entry& e, const StepContext& ctx, DeviceQueues& q) {
   Programs& p = *programs_;
   if (!p.step_buffer.defined()) {
     p.step_buffer = allocate_tensor(backend_->allocator(), Shape{static_cast<std::int64_t>(sizeof(StepScalars))}, DType::u8);
   }
   p.step_host = StepScalars::of(ctx);
-  q->copy_to_device(Queue::compute, p.step_buffer.raw(), &p.step_host, sizeof(StepScalars));
+  q.copy_to_device(Queue::compute, p.step_buffer.raw(), &p.step_host, sizeof(StepScalars));
   StepContext c = ctx;
   c.device_step = static_cast<const StepScalars*>(p.step_buffer.raw());
   static const bool graphs = env_flag("NNFIT_CUDA_GRAPHS").value_or("1") != "0";
   Entry::Captured& g = e.graph;
   if (g.id < 0 && !g.uncapturable && !e.program.timing()) {
-    g.uncapturable = !graphs || !q->supports_graphs() || !e.program.capturable();
+    g.uncapturable = !graphs || !q.supports_graphs() || !e.program.capturable();
     if (!g.uncapturable) {
-      q->begin_capture(Queue::compute);
+      q.begin_capture(Queue::compute);
       try {
         e.program.run(c);
       } catch (...) {
         try {
-          q->end_capture(Queue::compute);
+          q.end_capture(Queue::compute);
         } catch (const Error&) {  // the kernel's own error is the one to report
         }
         throw;
       }
       try {
-        g.id = q->end_capture(Queue::compute);
-        g.queues = q;
+        g.id = q.end_capture(Queue::compute);
+        g.queues = &q;
       } catch (const BackendError&) {
         g.uncapturable = true;  // nothing recorded ran: the step runs below, kernel by kernel
       }
     }
   }
-  if (g.id >= 0 && !e.program.timing()) q->launch_graph(Queue::compute, g.id);
+  if (g.id >= 0 && !e.program.timing()) q.launch_graph(Queue::compute, g.id);
   else e.program.run(c);
 }
 
-// In the backend's pinned memory where it has some, so the queue's copies are the
-// device's own (DMA, asynchronous), not staged through the driver.
 void Model::Entry::make_staging(Allocator* pinned) {
   const Graph& g = program.graph();
   const auto host = [pinned](const TensorDesc& d) {

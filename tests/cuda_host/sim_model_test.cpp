@@ -218,7 +218,7 @@ TEST(CudaSimModel, MixedFloat16WithLossScalingTrainsLikeTheCpu) {
         m.add(std::make_unique<Dense>("dense", DenseOptions{32, "relu"}));
         m.add(std::make_unique<Dense>("dense_1", DenseOptions{4}));
       },
-      Shape{16}, 6, "mixed_float16", 2e-3f);  // gradient and update programs run one by one: validation only
+      Shape{16}, 21, "mixed_float16", 2e-3f);  // the gradient programs and validation (the updates run one by one)
 }
 
 TEST(CudaSimModel, ABatchThatDoesNotFitRunsAsMicroBatches) {

@@ -416,9 +416,13 @@ class Model {
   // is skipped).
   bool run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run = {});
   bool run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run);
-  // A bound entry's program (its batch staged): on a backend whose queues capture graphs,
-  // captured at its first run and replayed after (Note [Captured steps]); else run.
+  // A bound entry's program: its staged batch copied in and its results out on a device;
+  // on a backend whose queues capture graphs, captured at its first run and replayed after
+  // (Note [Captured steps]); else run.
   void run_program(Entry& e, const StepContext& ctx);
+  // run_program's run on a device's queues: the step's values copied in, then the graph
+  // launched (captured first if need be) or the program run kernel by kernel.
+  void run_on_queues(Entry& e, const StepContext& ctx, DeviceQueues& queues);
   // Loss scaling's decision after a step's gradients (Keras's LossScaleOptimizer): a
   // non-finite step is skipped and halves a dynamic scale, growth_steps finite steps in a
   // row double it. Returns whether the update runs. Data-parallel: `finite` must be the
