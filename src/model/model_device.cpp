@@ -19,11 +19,12 @@ constexpr int kResults = 0, kSync = 1;
 // Note [The model's device path]: on a device the host cannot address (a GPU's), the
 // weights, optimizer slots, the autodiff seed and every program's arena live in the
 // device's memory (the backend's BfcAllocator under the model's memory policy), and the
-// host moves data only through Backend::copy: weights once after the layers fill them
-// (build), slots once at compile, a batch's inputs, targets and sample weights into the
-// program's input slots before each run (Entry::upload), and its loss and predictions
-// back after it (Entry::download); get_weights/set_weights, saving and loading go through
-// host_view and write_tensor. The split and loss-scaled steps sum their micro-batches'
+// host moves data only by copies: weights once after the layers fill them (build), slots
+// once at compile, a batch's inputs, targets and sample weights into the program's input
+// slots before each run (Entry::upload) and its loss and predictions back after it
+// (Entry::download), both on the backend's compute queue where it has one (in order with
+// the step's kernels, one wait per step), else Backend::copy; get_weights/set_weights,
+// saving and loading go through host_view and write_tensor (Backend::copy after a sync). The split and loss-scaled steps sum their micro-batches'
 // gradients on the host from copies. On the CPU each of these is the plain memory access
 // it was, with no extra copy. tests/cuda_host/sim_device.h checks the discipline: its
 // simulated device's memory faults on any host access outside a kernel or a copy.
