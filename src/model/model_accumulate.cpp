@@ -155,13 +155,12 @@ bool Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ct
   Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0);
   const float inv = static_cast<float>(1.0 / (static_cast<double>(rows) * scale));
   bool finite = true;
-  std::vector<float> staged;  // on a device: the mean gradient, copied in below
   for (std::size_t k = 0; k < p.trainable.size(); ++k) {
     void* input = apply.program.data(apply.gradient_inputs[k]);
     const float* sum = a.grad_sums[k].data<float>();
     const std::int64_t n = a.grad_sums[k].numel();
-    if (!backend_->host_addressable()) staged.resize(static_cast<std::size_t>(n));
-    float* dst = backend_->host_addressable() ? static_cast<float*>(input) : staged.data();
+    if (!backend_->host_addressable()) p.host_scratch.resize(static_cast<std::size_t>(n));  // on a device: copied in below
+    float* dst = backend_->host_addressable() ? static_cast<float*>(input) : p.host_scratch.data();
     bool ok = true;
 #pragma omp simd reduction(&& : ok)
     for (std::int64_t i = 0; i < n; ++i) {
@@ -229,12 +228,12 @@ void Model::run_micro_batch_programs(Entry& e, std::int64_t rows, const StepCont
                   static_cast<std::size_t>(r) * row);
     }
     // Each micro-batch's gradient is of its mean loss: weight it by its rows.
-    std::vector<float> copied;  // on a device: the gradient, copied out
     for (std::size_t k = 0; k < m.gradient_weights.size(); ++k) {
       float* sum = a.grad_sums[m.gradient_weights[k]].data<float>();
       const std::int64_t n = a.grad_sums[m.gradient_weights[k]].numel();
       const void* grad = m.program.data(m.gradient_values[k]);
       if (!backend_->host_addressable()) {
+        std::vector<float>& copied = programs_->host_scratch;  // on a device: the gradient, copied out
         copied.resize(static_cast<std::size_t>(n));
         read_buffer(copied.data(), grad, static_cast<std::size_t>(n) * sizeof(float));
         grad = copied.data();

@@ -237,6 +237,9 @@ struct Model::Programs {
   // it is written from (stable until the step's wait; Note [Step values in device memory]).
   Tensor step_buffer;
   StepScalars step_host;
+  // On a device: host room for one gradient the host sums or unscales (micro-batches, loss
+  // scaling, data-parallel), grown once to the largest, so a step allocates nothing.
+  std::vector<float> host_scratch;
 };
 
 // How the epoch loop gets its batches: begin(epoch) starts a pass; next(rows) stages the

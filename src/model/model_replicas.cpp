@@ -261,7 +261,6 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
   }
   const float inv = static_cast<float>(1.0 / scale);
   bool finite = true;
-  std::vector<float> staged;  // on a device: the unscaled sum, copied in below
   for (std::size_t k = 0; k < p.trainable.size(); ++k) {
     void* input = apply.program.data(apply.gradient_inputs[k]);
     const float* src = flat + rp.offset[k];
@@ -271,8 +270,8 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
       write_buffer(input, src, bytes);
       continue;
     }
-    if (!backend_->host_addressable()) staged.resize(static_cast<std::size_t>(n));
-    float* dst = backend_->host_addressable() ? static_cast<float*>(input) : staged.data();
+    if (!backend_->host_addressable()) p.host_scratch.resize(static_cast<std::size_t>(n));  // on a device: copied in below
+    float* dst = backend_->host_addressable() ? static_cast<float*>(input) : p.host_scratch.data();
     bool ok = true;
 #pragma omp simd reduction(&& : ok)
     for (std::int64_t i = 0; i < n; ++i) {
