@@ -335,12 +335,18 @@ Model::Entry& Model::entry_mode(int mode_value, std::int64_t batch, bool bind) {
   if (it == p.entries.end()) {
     it = p.entries.emplace(key, mode == Mode::apply ? plan_apply() : plan_entry(mode_value, batch)).first;
     it->second->mode = mode;
-    if (!backend_->host_addressable() && mode != Mode::apply) it->second->make_staging(backend_->pinned_allocator());
+    if (!backend_->host_addressable() && mode != Mode::apply) {
+      Entry& made = *it->second;
+      made.make_staging(backend_->pinned_allocator());
+      made.staged->ring = input_ring(made.staged->bytes);
+    }
   }
   Entry& e = *it->second;
   if (!bind || e.bound || e.split) return e;
   if (e.program.arena_bytes() > p.arena_bytes) {
-    // Free the old arena before taking the larger one, so the peak is the larger alone.
+    // Free the old arena before taking the larger one, so the peak is the larger alone
+    // (after the device's queues are done with it: a step may be running ahead).
+    sync_device();
     p.arena = Tensor();
     for (auto& [k, other] : p.entries) other->bound = false;
     try {

@@ -1,6 +1,7 @@
 // The model's device path (Note [The model's device path]): copies between the host and
 // the model's memory, and the staging of a program's inputs and outputs on a device the
 // host cannot address.
+#include <algorithm>
 #include <cstring>
 
 #include "model/model_impl.h"
@@ -12,8 +13,10 @@
 namespace nnfit {
 
 namespace {
-// The model's events on a backend's queues: a step's results copied back; a full sync.
-constexpr int kResults = 0, kSync = 1;
+// The model's events on a backend's queues: a step's results copied back; a full sync;
+// the input ring's (PinnedDoubleBuffer::kEvents from kRingEvents).
+constexpr int kResults = 0, kSync = 1, kRingEvents = 2;
+static_assert(kRingEvents + PinnedDoubleBuffer::kEvents <= Backend::kQueueEvents);
 }  // namespace
 
 // Note [The model's device path]: on a device the host cannot address (a GPU's), the
@@ -33,6 +36,11 @@ void Model::sync_device() const {
   if (!q) return;
   q->record(Queue::compute, kSync);
   q->host_wait(kSync);
+}
+
+std::function<void()> Model::timing_wait() const {
+  if (!backend_->queues()) return {};
+  return [this] { sync_device(); };
 }
 
 StepContext Model::step_context() const {
@@ -118,6 +126,12 @@ void Model::run_program(Entry& e, const StepContext& ctx) {
     e.program.run(ctx);
   }
   if (e.staged) e.download(*backend_);
+  if (lookahead_) {  // the next batch staged while the device runs this step
+    const std::function<void()> next = std::move(lookahead_);
+    lookahead_ = nullptr;
+    next();
+  }
+  if (e.staged) e.finish_download(*backend_);
 }
 
 void Model::run_on_queues(Entry& e, const StepContext& ctx, DeviceQueues& q) {
@@ -156,6 +170,54 @@ void Model::run_on_queues(Entry& e, const StepContext& ctx, DeviceQueues& q) {
   else e.program.run(c);
 }
 
+// Note [Input double buffer]: on a device with queues a batch reaches the program's input
+// slots in two copies (PinnedDoubleBuffer, Note [Double buffer events]): the feed writes it
+// into the entry's pinned set of the batch's parity, stage() enqueues its copy into a ring
+// slot on the copy queue, and the step's upload() makes the compute queue wait for that
+// copy and copy the slot into the arena's input slots. fit's step enqueues its work and
+// then, before waiting for its results, takes the next batch from the pipeline and stages
+// it (Model::lookahead_): the pipeline's hand-over, the host's writes and the
+// host-to-device copy of batch n+1 overlap step n on the device, and the metrics read
+// batch n's targets from the other set. The ring is the model's (one batch count across
+// entries, so the events stay in order when the last partial batch switches programs),
+// sized to the largest entry; the sets are each entry's, so a batch's targets outlive
+// the next batch's staging. Growing the ring, or the arena, waits for the queues first.
+// A batch staged ahead and never run (training stopped, or an error) is discarded
+// (Model::drop_lookahead). Without queues the batch is copied in by Backend::copy from
+// set 0 at the run.
+Model::InputRing* Model::input_ring(std::size_t bytes) {
+  DeviceQueues* q = backend_->queues();
+  if (!q) return nullptr;
+  Programs& p = *programs_;
+  if (!p.ring) p.ring = std::make_unique<InputRing>();
+  InputRing& r = *p.ring;
+  if (r.buffer && r.buffer->capacity() >= bytes) return &r;
+  NNFIT_CHECK(!r.buffer || r.buffer->staged() == r.buffer->consumed(), InvalidArgument,
+              "internal: the input ring grows with a batch staged in it");
+  sync_device();
+  r.buffer.reset();
+  for (Tensor& slot : r.device) slot = Tensor();
+  const std::size_t capacity = std::max<std::size_t>(bytes, 64);
+  for (Tensor& slot : r.device) {
+    slot = allocate_tensor(backend_->allocator(), Shape{static_cast<std::int64_t>(capacity)}, DType::u8);
+  }
+  r.buffer = std::make_unique<PinnedDoubleBuffer>(*q, PinnedDoubleBuffer::Slot{nullptr, r.device[0].raw()},
+                                                  PinnedDoubleBuffer::Slot{nullptr, r.device[1].raw()}, capacity,
+                                                  kRingEvents);
+  return &r;
+}
+
+void Model::drop_lookahead() {
+  lookahead_ = nullptr;
+  if (!programs_ || !programs_->ring || !programs_->ring->buffer) return;
+  PinnedDoubleBuffer& b = *programs_->ring->buffer;
+  if (b.staged() == b.consumed()) return;
+  for (auto& [key, e] : programs_->entries) {
+    if (e->staged) e->staged->pending = false;
+  }
+  b.discard(b.staged() - 1);
+}
+
 void Model::Entry::make_staging(Allocator* pinned) {
   const Graph& g = program.graph();
   const auto host = [pinned](const TensorDesc& d) {
@@ -165,32 +227,79 @@ void Model::Entry::make_staging(Allocator* pinned) {
     return t;
   };
   auto s = std::make_unique<Staging>();
-  for (int x : xs) s->xs.push_back(host(g.desc(x)));
+  const auto place = [&s](std::size_t bytes) {
+    s->offsets.push_back(s->bytes);
+    s->bytes += static_cast<std::size_t>(round64(static_cast<std::int64_t>(bytes)));
+  };
+  for (Staging::Set& set : s->in) {
+    for (int x : xs) set.xs.push_back(host(g.desc(x)));
+    for (int y : ys) set.ys.push_back(host(g.desc(y)));
+    if (sample_weight >= 0) set.sample_weight = host({g.desc(sample_weight).shape, DType::f32});
+  }
+  for (int x : xs) place(g.desc(x).bytes());
+  for (int y : ys) place(g.desc(y).bytes());
+  if (sample_weight >= 0) place(s->in[0].sample_weight.nbytes());
   s->x_ext.assign(xs.size(), nullptr);
-  for (int y : ys) s->ys.push_back(host(g.desc(y)));
   for (int pr : preds) s->preds.push_back(host(g.desc(pr)));
-  if (sample_weight >= 0) s->sample_weight = host({g.desc(sample_weight).shape, DType::f32});
   s->output_losses.assign(output_losses.size(), 0.0f);
   staged = std::move(s);
 }
 
+void Model::Entry::stage(Backend&) {
+  Staging& s = *staged;
+  if (!s.ring || s.pending) return;
+  PinnedDoubleBuffer& ring = *s.ring->buffer;
+  Staging::Set& set = s.write();
+  const Graph& g = program.graph();
+  std::vector<PinnedDoubleBuffer::In> parts;
+  parts.reserve(s.offsets.size());
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i, ++k) {
+    // An input read where the pipeline made it: into the pinned set, which the copy reads
+    // when it runs (the pipeline's buffer may be reused by then).
+    if (s.x_ext[i]) std::memcpy(set.xs[i].raw(), s.x_ext[i], g.desc(xs[i]).bytes());
+    s.x_ext[i] = nullptr;
+    parts.push_back({set.xs[i].raw(), s.offsets[k], g.desc(xs[i]).bytes()});
+  }
+  for (std::size_t i = 0; i < ys.size(); ++i, ++k) parts.push_back({set.ys[i].raw(), s.offsets[k], set.ys[i].nbytes()});
+  if (sample_weight >= 0) parts.push_back({set.sample_weight.raw(), s.offsets[k], set.sample_weight.nbytes()});
+  ring.stage(ring.staged(), parts);
+  s.pending = true;
+}
+
 // On a backend with queues the copies are enqueued on the compute queue, in order with the
-// step's kernels, and download waits for them before the host reads the results; without
-// queues (cuda-sim without them, a device whose copies synchronize) they are Backend::copy.
+// step's kernels, and finish_download waits for them before the host reads the results;
+// without queues (cuda-sim without them, a device whose copies synchronize) they are
+// Backend::copy.
 void Model::Entry::upload(Backend& backend) {
   Staging& s = *staged;
-  DeviceQueues* q = backend.queues();
-  const auto in = [&](void* dst, const void* src, std::size_t bytes) {
-    if (q) q->copy_to_device(Queue::compute, dst, src, bytes);
-    else backend.copy(dst, src, bytes, CopyKind::host_to_device);
-  };
   const Graph& g = program.graph();
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    in(program.data(xs[i]), s.x_ext[i] ? s.x_ext[i] : s.xs[i].raw(), g.desc(xs[i]).bytes());
-    s.x_ext[i] = nullptr;
+  if (!s.ring) {
+    const Staging::Set& set = s.in[0];
+    const auto in = [&](void* dst, const void* src, std::size_t bytes) {
+      backend.copy(dst, src, bytes, CopyKind::host_to_device);
+    };
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      in(program.data(xs[i]), s.x_ext[i] ? s.x_ext[i] : set.xs[i].raw(), g.desc(xs[i]).bytes());
+      s.x_ext[i] = nullptr;
+    }
+    for (std::size_t i = 0; i < ys.size(); ++i) in(program.data(ys[i]), set.ys[i].raw(), set.ys[i].nbytes());
+    if (sample_weight >= 0) in(program.data(sample_weight), set.sample_weight.raw(), set.sample_weight.nbytes());
+    s.read = 0;
+    return;
   }
-  for (std::size_t i = 0; i < ys.size(); ++i) in(program.data(ys[i]), s.ys[i].raw(), s.ys[i].nbytes());
-  if (sample_weight >= 0) in(program.data(sample_weight), s.sample_weight.raw(), s.sample_weight.nbytes());
+  stage(backend);
+  PinnedDoubleBuffer& ring = *s.ring->buffer;
+  std::vector<PinnedDoubleBuffer::Out> parts;
+  parts.reserve(s.offsets.size());
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i, ++k) parts.push_back({program.data(xs[i]), s.offsets[k], g.desc(xs[i]).bytes()});
+  for (std::size_t i = 0; i < ys.size(); ++i, ++k) parts.push_back({program.data(ys[i]), s.offsets[k], g.desc(ys[i]).bytes()});
+  if (sample_weight >= 0) parts.push_back({program.data(sample_weight), s.offsets[k], g.desc(sample_weight).bytes()});
+  const std::int64_t n = ring.consumed();
+  ring.consume(n, parts);
+  s.read = static_cast<int>(n % 2);
+  s.pending = false;
 }
 
 void Model::Entry::download(Backend& backend) {
@@ -205,10 +314,11 @@ void Model::Entry::download(Backend& backend) {
   for (std::size_t i = 0; i < output_losses.size(); ++i) {
     out(&s.output_losses[i], program.data(output_losses[i]), sizeof(float));
   }
-  if (q) {
-    q->record(Queue::compute, kResults);
-    q->host_wait(kResults);
-  }
+  if (q) q->record(Queue::compute, kResults);
+}
+
+void Model::Entry::finish_download(Backend& backend) {
+  if (DeviceQueues* q = backend.queues()) q->host_wait(kResults);
 }
 
 }  // namespace nnfit

@@ -45,7 +45,7 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
   Totals totals(*this);
   const bool kernel_times = env_flag_enabled("NNFIT_KERNEL_TIMES");
   const std::int64_t timed_batch = options.batch_size;
-  if (kernel_times) entry(true, timed_batch).program.set_timing(true);
+  if (kernel_times) entry(true, timed_batch).program.set_timing(true, timing_wait());
   std::int64_t timed_steps = 0;
 
   // Profiling (Note [Step breakdown]): with a log dir every step's parts go to steps.jsonl
@@ -69,7 +69,7 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
     auto it = std::find_if(timed.begin(), timed.end(), [&](const TimedProgram& tp) { return tp.program == &prog; });
     if (it == timed.end()) {
       const bool ours = !prog.timing();
-      if (ours) prog.set_timing(true);
+      if (ours) prog.set_timing(true, timing_wait());
       timed.push_back({&prog, 0, ours, update_only});
       it = timed.end() - 1;
     }
@@ -181,6 +181,23 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
     }
     double train_seconds = 0, wait_seconds = 0;
     Logs batch_logs;
+    // The batch the last step's lookahead took (Note [Input double buffer]); a batch left
+    // here when the epoch stops early is dropped.
+    struct Ahead {
+      Entry* e = nullptr;
+      std::int64_t rows = 0;
+      double input_wait = 0, h2d = 0;
+      bool taken = false;
+    } ahead;
+    struct DropAhead {
+      Model& model;
+      ~DropAhead() {
+        try {
+          model.drop_lookahead();
+        } catch (const std::exception&) {  // unwinding from the device's own error
+        }
+      }
+    } drop_ahead{*this};
     for (std::int64_t s = first_step;; ++s) {
       if (s > first_step && interrupt_at(epoch, s)) break;
       const std::int64_t global_step = iterations_ + 1;
@@ -194,13 +211,43 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
       {
         TraceRange step_range("train_step", "fit", global_step);
         const double t0 = now_s();
-        {
-          TraceRange wait_range("input_wait", "fit", global_step);
-          e = feed.next(rows);
+        double input_wait = 0, h2d = 0;
+        if (ahead.taken) {  // taken and staged while the last step ran
+          e = ahead.e;
+          rows = ahead.rows;
+          input_wait = ahead.input_wait;
+          h2d = ahead.h2d;
+          ahead = Ahead{};
+        } else {
+          {
+            TraceRange wait_range("input_wait", "fit", global_step);
+            e = feed.next(rows);
+          }
+          input_wait = now_s() - t0;
+          if (e && e->staged && !e->split) {
+            const double h0 = now_s();
+            e->stage(*backend_);
+            h2d = now_s() - h0;
+          }
         }
-        const double t1 = now_s();
+        wait_seconds += input_wait;
         if (!e) break;
-        wait_seconds += t1 - t0;
+        // On a device with queues, the next batch is taken and staged while this step runs
+        // (Note [Input double buffer]).
+        if (e->staged && e->staged->ring && !e->split && e->mode == Mode::train && !replicated()) {
+          lookahead_ = [&, next_step = global_step + 1] {
+            const double a0 = now_s();
+            {
+              TraceRange wait_range("input_wait", "fit", next_step);
+              ahead.e = feed.next(ahead.rows);
+            }
+            const double a1 = now_s();
+            if (ahead.e && ahead.e->staged && !ahead.e->split) ahead.e->stage(*backend_);
+            ahead.input_wait = a1 - a0;
+            ahead.h2d = now_s() - a1;
+            ahead.taken = true;
+          };
+        }
         ctx.step = iterations_;
         // The random ops' streams are keyed by (seed, step): after a skipped loss-scaled step
         // (iterations_ not advanced) the retry draws afresh, as Keras's seed generator does.
@@ -209,7 +256,9 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
         step_programs.clear();
         // A loss-scaled step with non-finite gradients is skipped: the optimizer's
         // iterations (and the learning rate schedule) do not advance, as in Keras.
-        if (run_entry(*e, rows, ctx, time_program)) ++iterations_;
+        const bool stepped = run_entry(*e, rows, ctx, time_program);
+        lookahead_ = nullptr;
+        if (stepped) ++iterations_;
         if (rows == timed_batch && !e->split) ++timed_steps;
         train_seconds += now_s() - t0;
         const float loss = rows > 0 ? e->loss_value() : 0.0f;  // a replica may have no rows
@@ -228,7 +277,8 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
         train_seconds += t4 - t3;  // the ranks' agreement on stopping is part of the step
         if (log_steps) {
           rec.step = global_step;
-          rec.input_wait_us = to_us(t1 - t0);
+          rec.input_wait_us = to_us(input_wait);
+          rec.h2d_us = to_us(h2d);
           std::array<std::int64_t, kNumStepPhases> ns{};
           for (const auto& [prog, update_only] : step_programs) {
             const auto phase_ns = prog->take_phase_ns();

@@ -13,6 +13,7 @@
 
 #include "model/fit_data.h"
 #include "nnfit/backend/device_queues.h"
+#include "nnfit/backend/pinned_double_buffer.h"
 #include "nnfit/dist/buckets.h"
 #include "nnfit/graph/program.h"
 #include "nnfit/model/model.h"
@@ -70,15 +71,41 @@ struct Model::OomScope {
   std::uint64_t scope;
 };
 
+// The device's side of the input double buffer (Note [Input double buffer], model_device.cpp):
+// two device slots, each as large as the largest staged entry's batch, and the buffer that
+// orders their copies. One per model; its batch count runs across every staged entry.
+struct Model::InputRing {
+  Tensor device[2];
+  std::unique_ptr<PinnedDoubleBuffer> buffer;
+};
+
 // Host copies of an entry's inputs and outputs, for a program whose arena is in device
-// memory (Note [The model's device path]): the feeds write the batch here, upload() copies
-// it into the program's input slots, download() brings the loss and predictions back.
+// memory (Note [The model's device path]): the feeds write the batch into one of two
+// pinned sets (the parity of the ring's next batch), stage() enqueues its copy to the
+// device, consume() copies it into the program's input slots, download() brings the loss
+// and predictions back. The metrics read the targets of the set the last run consumed.
 struct Model::Staging {
-  std::vector<Tensor> xs, ys, preds;
-  Tensor sample_weight;
-  std::vector<const void*> x_ext;  // an input read where the pipeline made it (set_x)
+  struct Set {
+    std::vector<Tensor> xs, ys;
+    Tensor sample_weight;
+  };
+  Set in[2];
+  std::vector<std::size_t> offsets;  // where each input, target and the weights lie in a ring slot
+  std::size_t bytes = 0;             // a batch's bytes in a ring slot
+  InputRing* ring = nullptr;         // null: copied in with Backend::copy (no queues)
+  int read = 0;                      // the set the last run consumed
+  bool pending = false;              // this entry's batch is staged (ahead of its step)
+  std::vector<const void*> x_ext;    // an input read where the pipeline made it (set_x)
+  std::vector<Tensor> preds;
   float loss = 0;
   std::vector<float> output_losses;
+  // The set the feeds write: the ring's next batch's, once the copies that read it before
+  // have run.
+  Set& write() {
+    if (!ring) return in[0];
+    ring->buffer->await_host(ring->buffer->staged());
+    return in[ring->buffer->staged() % 2];
+  }
 };
 
 // A planned program and where its inputs and outputs live. A split entry (micro-batches)
@@ -115,7 +142,7 @@ struct Model::Entry {
     if (split) return split->xs[i].raw();
     if (staged) {
       staged->x_ext[i] = nullptr;
-      return staged->xs[i].raw();
+      return staged->write().xs[i].raw();
     }
     program.set_input(xs[i], nullptr);
     return program.data(xs[i]);
@@ -128,12 +155,18 @@ struct Model::Entry {
   }
   void* y_data(std::size_t i = 0) {
     if (split) return i < split->ys.size() ? split->ys[i].raw() : nullptr;
-    if (staged) return i < staged->ys.size() ? staged->ys[i].raw() : nullptr;
+    if (staged) return i < ys.size() ? staged->write().ys[i].raw() : nullptr;
     return i < ys.size() ? program.data(ys[i]) : nullptr;
+  }
+  // The targets of the batch last run (the metrics' reading; the feeds may have staged
+  // the next batch's already).
+  const void* y_result(std::size_t i) const {
+    if (staged && !split) return i < ys.size() ? staged->in[staged->read].ys[i].raw() : nullptr;
+    return const_cast<Entry*>(this)->y_data(i);
   }
   float* sample_weight_data() {
     if (split) return split->sample_weight.data<float>();
-    if (staged) return staged->sample_weight.data<float>();
+    if (staged) return staged->write().sample_weight.data<float>();
     return static_cast<float*>(program.data(sample_weight));
   }
   const float* pred_data(std::size_t i = 0) const {
@@ -154,12 +187,18 @@ struct Model::Entry {
     if (staged) return staged->output_losses[i];
     return *static_cast<const float*>(program.data(output_losses[i]));
   }
-  // A staged entry: its Staging made (host tensors of the program's shapes and dtypes, from
-  // `pinned` when given).
+  // A staged entry: its Staging made (two sets of host tensors of the program's shapes and
+  // dtypes, from `pinned` when given, and their place in a ring slot); the caller sets
+  // its ring.
   void make_staging(Allocator* pinned);
-  // A staged entry, around its program's run: the staged batch in, the results out.
+  // A staged entry's batch on its way in: stage() enqueues its copies to the ring's slot
+  // (on the copy queue; done ahead of the step by fit's lookahead), upload() copies it into
+  // the program's input slots (staging it first if need be), download() brings the
+  // results back (enqueued; finish_download() waits for them).
+  void stage(Backend& backend);
   void upload(Backend& backend);
   void download(Backend& backend);
+  void finish_download(Backend& backend);
 };
 
 // Loss and metric sums over the batches of an epoch or an evaluation, and the logs they
@@ -189,7 +228,7 @@ struct Model::Totals {
     for (std::size_t i = 0; i < output_loss_sums.size(); ++i) {
       output_loss_sums[i] += static_cast<double>(e.output_loss_value(i)) * r;
     }
-    for (auto& m : metrics) m.metric.update(e.pred_data(m.output), e.y_data(m.output), rows, e.pred_desc(m.output));
+    for (auto& m : metrics) m.metric.update(e.pred_data(m.output), e.y_result(m.output), rows, e.pred_desc(m.output));
     seen += rows;
   }
   // The sums as JSON and back (training_progress.cpp): a resumed run continues a partly
@@ -240,6 +279,7 @@ struct Model::Programs {
   // On a device: host room for one gradient the host sums or unscales (micro-batches, loss
   // scaling, data-parallel), grown once to the largest, so a step allocates nothing.
   std::vector<float> host_scratch;
+  std::unique_ptr<InputRing> ring;  // on a device with queues: the input double buffer
 };
 
 // How the epoch loop gets its batches: begin(epoch) starts a pass; next(rows) stages the

@@ -234,7 +234,10 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
       e.program.run(slice_ctx);
       for (std::size_t j = 0; j < e.gradient_values.size(); ++j) finish(j);
     }
-    if (e.staged) e.download(*backend_);
+    if (e.staged) {
+      e.download(*backend_);
+      e.finish_download(*backend_);
+    }
   }
   // What the step waits for the sums after its backward pass (steps.jsonl's allreduce_us):
   // the communication the overlap did not hide.

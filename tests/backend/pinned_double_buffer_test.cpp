@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -229,6 +230,97 @@ TEST(PinnedDoubleBuffer, OutOfOrderUseIsAnError) {
   EXPECT_EQ(buffer.consumed(), 1);
 }
 
+// The model's use (Note [Input double buffer]): batches of several parts from the caller's
+// own pinned sets of each parity, each part into its own input; events after the model's
+// own; a batch staged ahead and then discarded is staged again as the same batch number.
+constexpr int kFirst = 2;  // the model's first event for its buffer
+TEST(PinnedDoubleBuffer, PartsFromTheCallersSetsAndADiscard) {
+  for (const Schedule& sch : schedules()) {
+    SimulatedDevice sim(sch.copy, sch.compute, sch.seed);
+    // The events below kFirst belong to someone else: record them around the buffer's use.
+    std::vector<float> device[2], host[2][2], input[2];
+    for (int s = 0; s < 2; ++s) {
+      device[s].assign(2 * kFloats, -7);
+      for (int p = 0; p < 2; ++p) host[s][p].assign(kFloats, -7);
+    }
+    input[0].assign(kFloats, -7), input[1].assign(kFloats, -7);
+    class Offset final : public DeviceQueues {  // the first kFirst events are not the buffer's
+     public:
+      explicit Offset(SimulatedDevice& d) : d_(d) {}
+      int num_events() const override { return kFirst + PinnedDoubleBuffer::kEvents; }
+      void copy_to_device(Queue q, void* dst, const void* src, std::size_t n) override { d_.copy_to_device(q, dst, src, n); }
+      void copy_on_device(Queue q, void* dst, const void* src, std::size_t n) override { d_.copy_on_device(q, dst, src, n); }
+      void copy_to_host(Queue q, void* dst, const void* src, std::size_t n) override { d_.copy_to_host(q, dst, src, n); }
+      void record(Queue q, int e) override { d_.record(q, check(e)); }
+      void wait(Queue q, int e) override { d_.wait(q, check(e)); }
+      void host_wait(int e) override { d_.host_wait(check(e)); }
+      void* native(Queue q) override { return d_.native(q); }
+
+     private:
+      static int check(int e) {
+        EXPECT_GE(e, int{kFirst}) << "the buffer used an event below its first";
+        return e - kFirst;
+      }
+      SimulatedDevice& d_;
+    } queues(sim);
+    PinnedDoubleBuffer buffer(queues, {nullptr, device[0].data()}, {nullptr, device[1].data()},
+                              2 * kFloats * sizeof(float), kFirst);
+    const std::size_t bytes = kFloats * sizeof(float);
+    std::vector<int> seen;
+    auto stage = [&](int batch) {
+      const std::int64_t n = buffer.staged();
+      buffer.await_host(n);
+      for (int p = 0; p < 2; ++p) std::fill(host[n % 2][p].begin(), host[n % 2][p].end(), static_cast<float>(batch * 2 + p));
+      const PinnedDoubleBuffer::In parts[2] = {{host[n % 2][0].data(), 0, bytes}, {host[n % 2][1].data(), bytes, bytes}};
+      buffer.stage(n, parts);
+    };
+    auto step = [&] {
+      const std::int64_t n = buffer.consumed();
+      // The parts land swapped, to show each goes where its Out says.
+      const PinnedDoubleBuffer::Out parts[2] = {{input[1].data(), 0, bytes}, {input[0].data(), bytes, bytes}};
+      buffer.consume(n, parts);
+      sim.kernel(Queue::compute, [&] {
+        const bool whole = std::all_of(input[0].begin(), input[0].end(), [&](float v) { return v == input[0][0]; }) &&
+                           std::all_of(input[1].begin(), input[1].end(), [&](float v) { return v == input[1][0]; });
+        const int batch = static_cast<int>(input[1][0]) / 2;
+        seen.push_back(whole && input[1][0] == batch * 2.0f && input[0][0] == batch * 2.0f + 1 ? batch : -1);
+      });
+      buffer.end_step(n);
+    };
+    // Batches 0..5 with one staged ahead; batch 6 is staged ahead, discarded, and the
+    // next batch (7) takes its place and number.
+    stage(0);
+    for (int b = 0; b < 6; ++b) {
+      step();
+      stage(b + 1);
+      buffer.wait_step(b);
+    }
+    step();  // batch 6
+    stage(100);
+    buffer.discard(buffer.staged() - 1);
+    stage(7);
+    step();
+    sim.drain();
+    EXPECT_EQ(seen, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}))
+        << "copy " << static_cast<int>(sch.copy) << ", compute " << static_cast<int>(sch.compute) << ", seed " << sch.seed;
+  }
+}
+
+TEST(PinnedDoubleBuffer, DiscardingAnythingButTheBatchStagedAheadIsAnError) {
+  SimulatedDevice sim(Run::eager, Run::eager, 1);
+  std::vector<float> d0(4), d1(4), in(4), src(4);
+  PinnedDoubleBuffer buffer(sim, {nullptr, d0.data()}, {nullptr, d1.data()}, 4 * sizeof(float));
+  EXPECT_THROW(buffer.discard(0), InvalidArgument);  // nothing staged
+  EXPECT_THROW(buffer.stage(0, src.data(), 16), InvalidArgument);  // no pinned buffers of its own
+  const PinnedDoubleBuffer::In part{src.data(), 0, 16};
+  buffer.stage(0, std::span<const PinnedDoubleBuffer::In>(&part, 1));
+  buffer.consume(0, in.data());
+  EXPECT_THROW(buffer.discard(0), InvalidArgument);  // consumed
+  const PinnedDoubleBuffer::Out past{in.data(), 8, 16};
+  buffer.stage(1, std::span<const PinnedDoubleBuffer::In>(&part, 1));
+  EXPECT_THROW(buffer.consume(1, std::span<const PinnedDoubleBuffer::Out>(&past, 1)), InvalidArgument);
+}
+
 TEST(PinnedDoubleBuffer, TooFewEventsIsAnError) {
   class Few final : public DeviceQueues {
    public:
@@ -243,6 +335,7 @@ TEST(PinnedDoubleBuffer, TooFewEventsIsAnError) {
   } few;
   float a = 0, b = 0, c = 0, d = 0;
   EXPECT_THROW(PinnedDoubleBuffer(few, {&a, &b}, {&c, &d}, 4), InvalidArgument);
+  EXPECT_THROW(PinnedDoubleBuffer(few, {&a, &b}, {&c, &d}, 4, /*first_event=*/1), InvalidArgument);
 }
 
 }  // namespace

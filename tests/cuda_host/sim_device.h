@@ -40,6 +40,13 @@ bool enqueue_on_cuda_sim_stream(void* stream, std::function<void()> work);
 // Graphs launched on simulated queues so far (their captured steps replayed); 0 for other
 // queues.
 std::int64_t cuda_sim_graph_launches(DeviceQueues& queues);
+// Batches staged through the copy queue so far (records on it: one per
+// PinnedDoubleBuffer::stage), and how many of them were staged while the compute queue
+// still held work (a step enqueued and not yet waited for: the copy overlaps it).
+struct CudaSimStagings {
+  std::int64_t total = 0, behind_compute = 0;
+};
+CudaSimStagings cuda_sim_stagings(DeviceQueues& queues);
 
 // The simulated device's kernels, under DeviceType::cuda (built once, then read-only):
 // every kernel of cuda_host_registry() under its own name ("cuda:relu"), and for the ops

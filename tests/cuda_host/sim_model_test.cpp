@@ -22,6 +22,7 @@
 #include "nnfit/model/model.h"
 #include "nnfit/model/saving.h"
 #include "nnfit/nn/layers.h"
+#include "nnfit/profile/step_log.h"
 
 namespace nnfit::testing {
 namespace {
@@ -126,6 +127,15 @@ void expect_trains_like_the_cpu(const Build& build, const Shape& shape, std::int
   const History hc = cpu->fit(x, y, f);
   ASSERT_EQ(hs.epochs.size(), 3u);
   EXPECT_EQ(cuda_sim_graph_launches(*queues), launches);
+  // Every batch reached the device through the input ring's copy queue: 15 training and 6
+  // validation batches. A plain step stages the next batch while it runs (Note [Input
+  // double buffer]): 4 of each epoch's 5 training batches (the first waits for the
+  // epoch's start). A loss-scaled step (a split) stages none ahead; its update program,
+  // enqueued after the host's finiteness check, is still queued when the first
+  // validation batch of the epoch is staged.
+  const CudaSimStagings staged = cuda_sim_stagings(*queues);
+  EXPECT_EQ(staged.total, 21);
+  EXPECT_EQ(staged.behind_compute, policy == "mixed_float16" ? 3 : 12);
   for (std::size_t e = 0; e < hs.epochs.size(); ++e) {
     for (const char* key : {"loss", "accuracy", "val_loss", "val_accuracy"}) {
       const double want = log_value(hc.epochs[e], key, -1);
@@ -190,6 +200,44 @@ TEST(CudaSimModel, ConvNetWithBatchNormTrainsLikeTheCpu) {
         m.add(std::make_unique<Dense>("dense", DenseOptions{4}));
       },
       Shape{8, 8, 1}, 21);
+}
+
+// A fit with a log dir times each kernel (steps.jsonl). The sim's kernels run only when
+// the host waits, as a GPU's run after their launch: the timed program waits after each
+// kernel, so the kernels' parts hold their runs, most of the step's wall time, and the
+// losses still match the CPU's. Each step's h2d_us is its batch's staging.
+TEST(CudaSimModel, ATimedFitTimesTheKernelsRunsNotTheirLaunches) {
+  const Build build = [](Sequential& m) {
+    m.set_input_shape(Shape{16, 16, 3});
+    Conv2DOptions c;
+    c.filters = 16;
+    c.activation = "relu";
+    m.add(std::make_unique<Conv2D>("conv2d", c));
+    m.add(std::make_unique<Flatten>("flatten"));
+    m.add(std::make_unique<Dense>("dense", DenseOptions{4}));
+  };
+  auto [x, y] = data(256, Shape{16, 16, 3}, 8);
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / ("nnfit_sim_timed_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  FitOptions f;
+  f.epochs = 1;
+  f.batch_size = 64;
+  f.log_dir = dir.string();
+  auto sim = make(true, build);
+  auto cpu = make(false, build);
+  const History hs = sim->fit(x, y, f);
+  f.log_dir.clear();
+  const History hc = cpu->fit(x, y, f);
+  EXPECT_NEAR(log_value(hs.epochs[0], "loss"), log_value(hc.epochs[0], "loss"), 1e-3);
+  const std::vector<profile::StepRecord> steps = profile::read_step_log((dir / "steps.jsonl").string());
+  ASSERT_EQ(steps.size(), 4u);
+  double kernels_us = 0;
+  for (const profile::StepRecord& r : steps) kernels_us += static_cast<double>(r.forward_us + r.backward_us + r.update_us);
+  const double train_us = log_value(hs.epochs[0], "train_seconds") * 1e6;
+  EXPECT_GT(kernels_us, 0.5 * train_us) << "the kernels' times are their launches: " << kernels_us << " us of "
+                                        << train_us << " us";
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CudaSimModel, GruWithoutBiasTakesItsZeroConstantToTheDevice) {

@@ -52,6 +52,11 @@ class SimQueues final : public DeviceQueues {
   void copy_to_host(Queue q, void* dst, const void* src, std::size_t bytes) override { copy(q, dst, src, bytes); }
   void record(Queue q, int e) override {
     check(e);
+    // A record on the copy queue ends a batch's staging (PinnedDoubleBuffer::stage).
+    if (q == Queue::copy && capture_ < 0) {
+      ++stagings_;
+      if (!q_[0].empty()) ++stagings_behind_compute_;
+    }
     const std::int64_t gen = ++issued_[e];
     enqueue(q, {[this, e, gen] { reached_[e] = gen; }, nullptr});
   }
@@ -92,6 +97,8 @@ class SimQueues final : public DeviceQueues {
     if (g >= 0 && g < static_cast<int>(graphs_.size())) graphs_[static_cast<std::size_t>(g)].clear();
   }
   std::int64_t graph_launches() const { return launches_; }
+  std::int64_t stagings() const { return stagings_; }
+  std::int64_t stagings_behind_compute() const { return stagings_behind_compute_; }
 
   // The queue whose native handle is `stream`, or null.
   static SimQueues* find(void* stream, Queue* which) {
@@ -141,6 +148,7 @@ class SimQueues final : public DeviceQueues {
   std::vector<Op> recorded_;
   std::vector<std::vector<Op>> graphs_;
   std::int64_t launches_ = 0;
+  std::int64_t stagings_ = 0, stagings_behind_compute_ = 0;
   std::int64_t issued_[Backend::kQueueEvents] = {}, reached_[Backend::kQueueEvents] = {};
 };
 
@@ -151,6 +159,11 @@ std::unique_ptr<DeviceQueues> make_cuda_sim_queues() { return std::make_unique<S
 std::int64_t cuda_sim_graph_launches(DeviceQueues& queues) {
   auto* s = dynamic_cast<SimQueues*>(&queues);
   return s ? s->graph_launches() : 0;
+}
+
+CudaSimStagings cuda_sim_stagings(DeviceQueues& queues) {
+  auto* s = dynamic_cast<SimQueues*>(&queues);
+  return s ? CudaSimStagings{s->stagings(), s->stagings_behind_compute()} : CudaSimStagings{};
 }
 
 bool enqueue_on_cuda_sim_stream(void* stream, std::function<void()> work) {

@@ -3,8 +3,10 @@
 // tensor memory.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 #include "nnfit/core/error.h"
 #include "nnfit/graph/autodiff.h"
@@ -262,6 +264,30 @@ TEST(Executor, TrainingStepsLowerTheLossAndAllocateNothing) {
   MemoryStats after = alloc.stats();
   EXPECT_EQ(after.allocations, before.allocations);
   EXPECT_LT(last, first * 0.5f);
+}
+
+// On a device whose kernels run asynchronously, a timed run waits for each kernel before
+// reading the clock, so the wait (the kernel's run on the device) is that kernel's time.
+TEST(Executor, ATimedRunWaitsForEachKernelInsideItsTime) {
+  Mlp m(8);
+  HostAllocator alloc;
+  Program p = plan(std::move(m.g), {DeviceType::cpu, {m.loss}, 64});
+  Tensor arena = allocate_tensor(alloc, Shape{static_cast<std::int64_t>(p.arena_bytes())}, DType::u8);
+  p.bind(arena.raw());
+  std::memset(arena.raw(), 0, arena.nbytes());
+  int waits = 0;
+  p.set_timing(true, [&waits] {
+    ++waits;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the "device" finishing the kernel
+  });
+  StepContext ctx;
+  p.run(ctx);
+  // One wait before the first kernel (earlier work is not its time), one after each.
+  EXPECT_EQ(waits, static_cast<int>(p.steps().size()) + 1);
+  for (std::size_t i = 0; i < p.steps().size(); ++i) EXPECT_GE(p.step_seconds()[i], 2e-3) << p.steps()[i].impl;
+  p.set_timing(false);
+  p.run(ctx);
+  EXPECT_EQ(waits, static_cast<int>(p.steps().size()) + 1) << "an untimed run waited";
 }
 
 // An input read where it lies (set_input) gives the same step as one copied into its

@@ -90,8 +90,11 @@ class Program {
   const std::vector<PlannedStep>& steps() const { return steps_; }
   // Per-step wall-time accumulation, off by default. When on, run() reads the clock once
   // per kernel (a kernel's end is the next one's start) and adds each kernel's time to
-  // step_seconds() and to its phase's phase_ns(). Turning it on zeroes both.
-  void set_timing(bool on);
+  // step_seconds() and to its phase's phase_ns(). Turning it on zeroes both. `wait`
+  // (given on a device whose kernels run asynchronously) is called after each kernel,
+  // before the clock is read, so each kernel's time is its run's, not its launch's: a
+  // timed step pays one synchronization per kernel.
+  void set_timing(bool on, std::function<void()> wait = {});
   bool timing() const { return timing_; }
   const std::vector<double>& step_seconds() const { return step_seconds_; }
   // Nanoseconds spent in each StepPhase's kernels (timing on) since set_timing(true) or
@@ -116,6 +119,7 @@ class Program {
   std::vector<void*> out_ptrs_;
   std::vector<std::size_t> in_begin_, out_begin_;
   bool timing_ = false;
+  std::function<void()> timing_wait_;
   std::vector<double> step_seconds_;
   std::array<std::int64_t, kNumStepPhases> phase_ns_{};
   // Per step, built by bind(): the phase, and the node's name for its trace range

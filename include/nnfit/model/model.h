@@ -373,6 +373,7 @@ class Model {
   struct Programs;
   struct Entry;
   struct Staging;
+  struct InputRing;
   struct Totals;
   struct MicroBatches;
   struct OomScope;
@@ -420,6 +421,16 @@ class Model {
   // on a backend whose queues capture graphs, captured at its first run and replayed after
   // (Note [Captured steps]); else run.
   void run_program(Entry& e, const StepContext& ctx);
+  // Set by fit for one plain step on a device with queues: called once, by run_program,
+  // after the step's work is enqueued and before the host waits for its results, to
+  // stage the next batch while the device runs this one (Note [Input double buffer]).
+  std::function<void()> lookahead_;
+  // The model's input double buffer with slots of at least `bytes` (made or grown on
+  // first need; null without queues). Growing waits for the queues.
+  InputRing* input_ring(std::size_t bytes);
+  // Forgets a batch staged ahead that no step will run (fit stopped or failed after
+  // staging it), so the ring's next batch is the next one run.
+  void drop_lookahead();
   // run_program's run on a device's queues: the step's values copied in, then the graph
   // launched (captured first if need be) or the program run kernel by kernel.
   void run_on_queues(Entry& e, const StepContext& ctx, DeviceQueues& queues);
@@ -440,6 +451,9 @@ class Model {
   // Waits for the work enqueued on the device's queues (none on the CPU): before a copy
   // that must see a step's results, or must not overwrite what a queued kernel reads.
   void sync_device() const;
+  // What a timed program calls after each kernel (Program::set_timing): on a device with
+  // queues, a wait for them; nothing on the CPU.
+  std::function<void()> timing_wait() const;
   // A StepContext for the model's steps: the compute queue's stream on a device.
   StepContext step_context() const;
   void write_buffer(void* buffer, const void* host, std::size_t bytes) const;
