@@ -182,7 +182,8 @@ int run_train(const TrainArgs& args, dist::Communicator& comm) {
   // (exit 2), and the default looks at the driver before it loads the CUDA plugin.
   const DevicePlacement placement =
       place_device(args.device.empty() ? parse_device_request(cfg.device, cfg.path + ": fit.device")
-                                       : parse_device_request(args.device, "--device"));
+                                       : parse_device_request(args.device, "--device"),
+                   "", comm.local_rank());
   const MemoryPolicy memory = resolve_memory_policy(cfg.memory, cfg.path, args.memory);
   std::optional<DTypePolicy> policy;
   if (!args.dtype_policy.empty()) policy = DTypePolicy::from_name(args.dtype_policy);
@@ -193,6 +194,7 @@ int run_train(const TrainArgs& args, dist::Communicator& comm) {
     dist::CommunicationOptions co;
     co.bytes_per_pack = parse_size_bytes(args.bucket_size, "--bucket-size");
     co.overlap = !args.no_overlap;
+    co.timeout_seconds = dist::parse_duration_seconds(args.collective_timeout, "--collective-timeout");
     // A non-owning handle: the communicator outlives the model (run_train's caller owns it).
     strategy = std::make_shared<dist::MultiWorkerMirroredStrategy>(
         std::shared_ptr<dist::Communicator>(&comm, [](dist::Communicator*) {}), co);

@@ -3,6 +3,7 @@
 // plugin's runtime how many devices it sees.
 #include "nnfit/model/device_placement.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
@@ -80,7 +81,7 @@ std::string DevicePlacement::to_string() const {
   return (device.type == DeviceType::cpu ? std::string("cpu") : device.to_string()) + " (" + reason + ")";
 }
 
-DevicePlacement place_device(const DeviceRequest& request, const std::string& root) {
+DevicePlacement place_device(const DeviceRequest& request, const std::string& root, int local_rank) {
   if (!request.automatic && request.device.type == DeviceType::cpu) {
     return {Device{}, "requested by " + request.where};
   }
@@ -101,13 +102,18 @@ DevicePlacement place_device(const DeviceRequest& request, const std::string& ro
     if (request.automatic) return {Device{}, why};
     refuse(request, why, std::string("run 'nnfit doctor' to check the driver, toolkit and plugin; or ") + kUseCpu);
   }
-  const Device gpu = request.automatic ? Device{DeviceType::cuda, 0} : request.device;
+  const Device gpu = request.automatic ? Device{DeviceType::cuda, std::max(local_rank, 0) % count} : request.device;
   if (gpu.index >= count) {
     refuse(request, "the CUDA runtime sees " + plural_gpus(count) + " (cuda:0" +
                         (count > 1 ? " to cuda:" + std::to_string(count - 1) : std::string()) + ")",
            "pick an index below " + std::to_string(count) + " ('nnfit doctor' lists the GPUs)");
   }
-  return {gpu, request.automatic ? "the first usable GPU (" + listed + ")" : "requested by " + request.where};
+  if (!request.automatic) return {gpu, "requested by " + request.where};
+  if (local_rank > 0) {
+    return {gpu, "GPU " + std::to_string(gpu.index) + " of " + std::to_string(count) + " for local rank " +
+                     std::to_string(local_rank) + " (" + listed + ")"};
+  }
+  return {gpu, "the first usable GPU (" + listed + ")"};
 }
 
 }  // namespace nnfit

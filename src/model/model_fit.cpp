@@ -422,6 +422,7 @@ History Model::fit(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y
   std::vector<std::string> notes;
   OomScope scope(*this, options.on_oom, &notes, options.on_note);
   check_replicable(bs);
+  choose_gradient_sums();
   // This rank's rows of a global batch (all of them in one process).
   auto local = [&](std::int64_t rows) {
     const auto [lo, hi] = replica_slice(rows);
@@ -489,6 +490,7 @@ History Model::fit(const data::Dataset& train, const FitOptions& options) {
   std::vector<std::string> notes;
   OomScope scope(*this, options.on_oom, &notes, options.on_note);
   check_replicable(options.batch_size);
+  choose_gradient_sums();
   // Plan the expected batch size now (this rank's slice of it), so the memory footprint is
   // known before the first step; a partial last batch is planned when it first arrives.
   const auto [first_row, end_row] = replica_slice(options.batch_size);

@@ -254,6 +254,7 @@ struct Model::Totals {
 // flat buffer holds every trainable weight's gradient sum, laid out in reverse layer order
 // (the order the backward pass produces them), so a bucket is a contiguous range.
 struct Model::Replicas {
+  bool on_device = false;             // flat is device memory summed by device_comm_
   Tensor flat;                        // f32, every trainable weight's gradient
   std::vector<std::int64_t> offset;   // per trainable weight: where its gradient starts in flat
   std::vector<int> bucket_of;         // per trainable weight

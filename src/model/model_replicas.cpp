@@ -14,6 +14,7 @@
 #include "nnfit/core/error.h"
 #include "nnfit/dist/buckets.h"
 #include "nnfit/dist/communicator.h"
+#include "nnfit/dist/nccl_communicator.h"
 #include "nnfit/dist/strategy.h"
 #include "nnfit/memory/allocator.h"
 #include "nnfit/nn/lr_schedule.h"
@@ -27,11 +28,14 @@ void Model::set_communicator(std::shared_ptr<dist::Communicator> comm, DataParal
     dist::CommunicationOptions co;
     co.bytes_per_pack = options.bucket_bytes;
     co.overlap = options.overlap;
+    co.implementation = options.implementation;
+    co.timeout_seconds = options.collective_timeout_s;
     strategy_ = std::make_shared<dist::MultiWorkerMirroredStrategy>(comm, co);
   } else {
     strategy_.reset();
   }
   comm_ = std::move(comm);
+  device_comm_.reset();
   data_parallel_ = options;
   replicas_.reset();
   if (programs_) programs_->entries.clear();  // training programs become gradient programs
@@ -49,6 +53,8 @@ void Model::set_strategy(std::shared_ptr<dist::Strategy> strategy) {
     DataParallelOptions options;
     options.bucket_bytes = co.bytes_per_pack;
     options.overlap = co.overlap;
+    options.implementation = co.implementation;
+    options.collective_timeout_s = co.timeout_seconds;
     set_communicator(strategy->communicator(), options);
   } else {
     set_communicator(nullptr);
@@ -113,23 +119,98 @@ namespace {
 // index order on every rank (MPI matches collectives by order), a bucket waiting for its
 // predecessors even when it is complete first.
 // (A template only because Model::Replicas is private: R is that.)
+// On a device (Note [Device gradient sums]) each bucket starts at a multiple of 64 floats
+// (Note [Device gradient buckets]); on the CPU they are packed tight.
 template <typename R>
-void make_buckets(R& rp, const std::vector<Weight*>& trainable, std::int64_t bucket_bytes) {
+dist::BucketLayout make_buckets(R& rp, const std::vector<Weight*>& trainable, std::int64_t bucket_bytes) {
   std::vector<std::int64_t> counts;
   for (const Weight* w : trainable) counts.push_back(w->value.numel());
-  dist::BucketLayout layout = dist::plan_buckets(counts, bucket_bytes, 1);  // tight: no gaps on the CPU
-  rp.offset = std::move(layout.offset);
-  rp.bucket_of = std::move(layout.bucket_of);
-  rp.buckets = std::move(layout.buckets);
-  rp.flat = Tensor::zeros(Shape{std::max<std::int64_t>(layout.total_floats, 1)}, DType::f32);
+  dist::BucketLayout layout = dist::plan_buckets(counts, bucket_bytes, rp.on_device ? 64 : 1);
+  rp.offset = layout.offset;
+  rp.bucket_of = layout.bucket_of;
+  rp.buckets = layout.buckets;
+  return layout;
 }
 
 }  // namespace
 
+// Note [Device gradient sums]: a model on a GPU trained by several ranks sums its gradient
+// buckets where they are made, on the device, with NCCL (device_comm_, made over the host
+// communicator comm_, which keeps every other collective: the state broadcast, the loss
+// and metric sums, the agreements, all on host memory). Each gradient is copied (device
+// to device, on the compute queue, right after the kernel that finished it) into the flat
+// buffer of buckets, in device memory; a complete bucket's sum starts on NCCL's stream
+// after the compute queue's work so far, and wait_all makes the compute queue wait for
+// the sums; the update's inputs are copied from the sums on the compute queue, so the step
+// never goes through host memory (a loss-scaled step reads the sums back for its finite
+// check). Every rank must choose alike, or one would enter NCCL's bootstrap alone: so
+// each says whether it can load NCCL and they sum the answers. With implementation
+// automatic a rank that cannot makes all of them sum in host memory over comm_ (copies to
+// and from the device, as before NCCL), with a note naming why; with nccl it is an error;
+// with ring they always sum in host memory.
+void Model::choose_gradient_sums() {
+  const bool device_model = !backend_->host_addressable() && backend_->queues();
+  if (!replicated() || !device_model || data_parallel_.implementation == dist::CommunicationImplementation::ring) {
+    if (device_comm_) replicas_.reset();
+    device_comm_.reset();
+    return;
+  }
+  if (device_comm_ && device_comm_device_ == device()) return;
+  device_comm_.reset();
+  replicas_.reset();
+  std::string why_not;  // this rank's reason it cannot sum on the device
+  if (!data_parallel_.make_device_communicator) {
+    const dist::CommunicatorInfo nccl = dist::nccl_info();
+    if (!nccl.available) why_not = nccl.detail;
+  }
+  double missing = why_not.empty() ? 0.0 : 1.0;
+  comm_->all_reduce_sum(&missing, 1, "allreduce of the ranks' NCCL availability");
+  if (missing > 0) {
+    const std::string reason =
+        why_not.empty() ? std::to_string(static_cast<int>(missing)) + " other rank(s) cannot load NCCL" : why_not;
+    NNFIT_CHECK(data_parallel_.implementation != dist::CommunicationImplementation::nccl, Unsupported,
+                "model '", name_, "': data-parallel gradients on ", device().to_string(), " over NCCL: ", reason,
+                "; install NCCL beside the CUDA toolkit and rebuild, or let nnfit sum them in host memory ",
+                "(implementation auto or ring)");
+    if (notes_) {
+      notes_->push_back("data-parallel on " + device().to_string() + ": the gradients are summed in host memory over " +
+                        comm_->name() + ", not on the device over NCCL (" + reason + ")");
+      if (on_note_) on_note_(notes_->back());
+    }
+    return;
+  }
+  const dist::DeviceCommunicatorFactory make =
+      data_parallel_.make_device_communicator
+          ? data_parallel_.make_device_communicator
+          : [timeout = data_parallel_.collective_timeout_s](std::shared_ptr<dist::Communicator> host, int index,
+                                                            void* stream) {
+              dist::CommunicatorOptions o;
+              o.timeout_s = timeout;
+              return dist::make_nccl_communicator(std::move(host), index, stream, o);
+            };
+  device_comm_ = make(comm_, device().index, backend_->queues()->native(Queue::compute));
+  device_comm_device_ = device();
+  if (notes_) {
+    notes_->push_back("data-parallel on " + device().to_string() + ": the gradients are summed on the device over " +
+                      device_comm_->name());
+    if (on_note_) on_note_(notes_->back());
+  }
+}
+
 Model::Replicas& Model::replica_state() {
   if (!replicas_) {
     replicas_ = std::make_unique<Replicas>();
-    make_buckets(*replicas_, programs_->trainable, data_parallel_.bucket_bytes);
+    Replicas& rp = *replicas_;
+    rp.on_device = device_comm_ != nullptr;
+    const dist::BucketLayout layout = make_buckets(rp, programs_->trainable, data_parallel_.bucket_bytes);
+    const Shape shape{std::max<std::int64_t>(layout.total_floats, 1)};
+    if (rp.on_device) {
+      rp.flat = allocate_tensor(backend_->allocator(), shape, DType::f32);
+      const std::vector<float> zeros(static_cast<std::size_t>(shape.numel()), 0.0f);  // the gaps sum as zeros
+      write_buffer(rp.flat.raw(), zeros.data(), rp.flat.nbytes());
+    } else {
+      rp.flat = Tensor::zeros(shape, DType::f32);
+    }
   }
   return *replicas_;
 }
@@ -152,9 +233,19 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
   Programs& p = *programs_;
   Replicas& rp = replica_state();
   const std::size_t n_buckets = rp.buckets.size();
-  float* flat = rp.flat.data<float>();
-  std::memset(flat, 0, rp.flat.nbytes());
+  float* flat = rp.flat.data<float>();  // device memory when rp.on_device
+  // The buckets' communicator: NCCL's on a device (Note [Device gradient sums]), else comm_.
+  dist::Communicator& sums = rp.on_device ? *device_comm_ : *comm_;
+  DeviceQueues* queues = rp.on_device ? backend_->queues() : nullptr;
+  // A rank sums zeros where it made no gradient (no rows); every gradient it made is
+  // written over, and on the device the gaps between buckets hold zeros from the start.
+  if (!rp.on_device) std::memset(flat, 0, rp.flat.nbytes());
+  else if (rows == 0) {
+    p.host_scratch.assign(static_cast<std::size_t>(rp.flat.numel()), 0.0f);
+    write_buffer(flat, p.host_scratch.data(), rp.flat.nbytes());
+  }
   comm_->set_step(ctx.step + 1);
+  sums.set_step(ctx.step + 1);
 
   // Note [Replica gradient seed]: the slice's loss is the mean over its b rows, the
   // global batch's over B. Seeding the slice's backward pass (dL/dL) with b / B makes its
@@ -189,14 +280,15 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
   auto start_complete = [&] {
     for (; started < n_buckets && owed[started] == 0; ++started) {
       const Replicas::Bucket& b = rp.buckets[started];
-      comm_->start_all_reduce_sum(flat + b.begin, b.end - b.begin, b.what.c_str());
+      sums.start_all_reduce_sum(flat + b.begin, b.end - b.begin, b.what.c_str());
     }
   };
   // Each gradient, of (1/B) * the slice's summed loss (the seed above), as it is.
   auto finish = [&](std::size_t j) {
     const std::size_t k = e.gradient_weights[j];
-    read_buffer(flat + rp.offset[k], e.program.data(e.gradient_values[j]),
-                static_cast<std::size_t>(p.trainable[k]->value.numel()) * sizeof(float));
+    const std::size_t bytes = static_cast<std::size_t>(p.trainable[k]->value.numel()) * sizeof(float);
+    if (queues) queues->copy_on_device(Queue::compute, flat + rp.offset[k], e.program.data(e.gradient_values[j]), bytes);
+    else read_buffer(flat + rp.offset[k], e.program.data(e.gradient_values[j]), bytes);
     --owed[static_cast<std::size_t>(rp.bucket_of[k])];
   };
   if (rows > 0 && e.split) {
@@ -206,7 +298,8 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
     run_micro_batch_programs(e, rows, ctx, before_run);
     for (std::size_t k = 0; k < p.trainable.size(); ++k) {
       const Tensor& g = e.split->grad_sums[k];
-      std::memcpy(flat + rp.offset[k], g.raw(), g.nbytes());
+      if (rp.on_device) write_buffer(flat + rp.offset[k], g.raw(), g.nbytes());
+      else std::memcpy(flat + rp.offset[k], g.raw(), g.nbytes());
     }
   } else if (rows > 0) {
     if (before_run) before_run(e.program, false);
@@ -224,7 +317,7 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
       const auto& per_step = it->second;
       e.program.run(slice_ctx, [&](std::size_t step) {
         if (per_step[step].empty()) {
-          comm_->progress();
+          sums.progress();
           return;
         }
         for (std::size_t j : per_step[step]) finish(j);
@@ -245,7 +338,7 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
   start_complete();
   NNFIT_CHECK(started == n_buckets, InvalidArgument, "internal: ", n_buckets - started,
               " gradient bucket(s) never completed");
-  comm_->wait_all();
+  sums.wait_all();
   replica_allreduce_us_ = std::chrono::duration_cast<std::chrono::microseconds>(
                               std::chrono::steady_clock::now() - wait_start).count();
 
@@ -270,15 +363,18 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
     const std::int64_t n = p.trainable[k]->value.numel();
     const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
     if (!loss_scaling()) {  // the sum as it is: the seed made it the global mean
-      write_buffer(input, src, bytes);
+      if (queues) queues->copy_on_device(Queue::compute, input, src, bytes);  // after the sums (wait_all)
+      else write_buffer(input, src, bytes);
       continue;
     }
     if (!backend_->host_addressable()) p.host_scratch.resize(static_cast<std::size_t>(n));  // on a device: copied in below
     float* dst = backend_->host_addressable() ? static_cast<float*>(input) : p.host_scratch.data();
+    if (rp.on_device) read_buffer(dst, src, bytes);  // the device's sums, for the finite check
+    const float* sum = rp.on_device ? dst : src;
     bool ok = true;
 #pragma omp simd reduction(&& : ok)
     for (std::int64_t i = 0; i < n; ++i) {
-      dst[i] = src[i] * inv;
+      dst[i] = sum[i] * inv;
       ok = ok && std::isfinite(dst[i]);
     }
     finite = finite && ok;

@@ -135,6 +135,14 @@ TEST_F(FakeDriverRoot, AListedGpuAsksTheRuntime) {
   } else {
     EXPECT_EQ(p.device, (Device{DeviceType::cuda, 0}));
     EXPECT_NE(p.reason.find("the first usable GPU"), std::string::npos) << p.reason;
+    // Data-parallel ranks on one host take its GPUs one each, by local rank.
+    const DevicePlacement third = place_device(parse_device_request("auto", "fit.device"), root_.string(), 3);
+    EXPECT_EQ(third.device, (Device{DeviceType::cuda, 3 % count}));
+    EXPECT_NE(third.reason.find("for local rank 3"), std::string::npos) << third.reason;
+  }
+  // Without a usable GPU the local rank changes nothing.
+  if (count == 0) {
+    EXPECT_EQ(place_device(parse_device_request("auto", "fit.device"), root_.string(), 3).device, Device{});
   }
 }
 

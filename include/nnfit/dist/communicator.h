@@ -2,8 +2,8 @@
 // Sums of float and double buffers across ranks, broadcast, barrier, and non-blocking
 // sums that gradient buckets start while the backward pass still runs. Two
 // implementations: one process (always built: every collective is the identity) and MPI
-// (a plugin built where CMake finds MPI and loaded when used; src/dist/mpi/). An NCCL one
-// for device tensors is issue 18's next part.
+// (a plugin built where CMake finds MPI and loaded when used; src/dist/mpi/); and NCCL for
+// the gradients of a model on a GPU (nccl_communicator.h, over the MPI one).
 //
 // Note [Collective watchdog]: every MPI collective is non-blocking and polled against a
 // deadline (CommunicatorOptions::timeout_s), and the polling also reads a control channel
@@ -15,6 +15,7 @@
 // Thread safety: a communicator is used from one thread (the training loop's).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -80,6 +81,13 @@ class Communicator {
  protected:
   std::int64_t step_ = 0;
 };
+
+// Makes the communicator that sums device buffers of cuda:`device_index` across the ranks
+// of `host` (kept for the bootstrap, barriers and the end of a failed job), its sums
+// ordered after the work enqueued on `compute_stream` and the work enqueued there after
+// wait_all() ordered after them: make_nccl_communicator's shape (nccl_communicator.h).
+using DeviceCommunicatorFactory = std::function<std::unique_ptr<Communicator>(
+    std::shared_ptr<Communicator> host, int device_index, void* compute_stream)>;
 
 // One process: rank 0 of 1; the sums and broadcast leave the data as it is.
 std::unique_ptr<Communicator> make_single_process_communicator();

@@ -20,6 +20,13 @@
 namespace nnfit::dist {
 
 // TensorFlow's tf.distribute.experimental.CommunicationOptions, in nnfit's terms.
+// TensorFlow's CommunicationImplementation: how a device model's gradients are summed.
+// automatic: on the device over NCCL where every rank can load it, else in host memory
+// over the host communicator (a note says why); ring: in host memory over the host
+// communicator (MPI); nccl: on the device over NCCL, an error where it cannot be used.
+// A model on the CPU always sums in host memory.
+enum class CommunicationImplementation { automatic, ring, nccl };
+
 struct CommunicationOptions {
   // Gradients are summed in buckets ("packs") of about this many bytes, in reverse layer
   // order, each started as soon as the backward pass has produced it (Note [Gradient
@@ -30,6 +37,7 @@ struct CommunicationOptions {
   // The collective watchdog's deadline (Note [Collective watchdog]); used when the
   // strategy makes its own communicator.
   double timeout_seconds = 300;
+  CommunicationImplementation implementation = CommunicationImplementation::automatic;
 };
 
 class Strategy {

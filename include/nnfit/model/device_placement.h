@@ -46,7 +46,10 @@ struct DevicePlacement {
 // the CUDA plugin loads and its runtime sees the device. An
 // explicit CUDA device that cannot be used throws Unsupported saying what is missing
 // (no driver, no such GPU, the plugin or runtime's error)
-// and what to do; an explicit "cpu" never loads anything.
-DevicePlacement place_device(const DeviceRequest& request, const std::string& root = "");
+// and what to do; an explicit "cpu" never loads anything. `local_rank`: this process's rank
+// among the data-parallel ranks on its host; automatic then picks GPU local_rank mod the
+// GPUs it sees, so the ranks of a host share its GPUs one each (as Horovod and
+// MultiWorkerMirroredStrategy pin them).
+DevicePlacement place_device(const DeviceRequest& request, const std::string& root = "", int local_rank = 0);
 
 }  // namespace nnfit

@@ -24,6 +24,7 @@
 #include "nnfit/backend/backend.h"
 #include "nnfit/data/autotune.h"
 #include "nnfit/data/dataset.h"
+#include "nnfit/dist/strategy.h"
 #include "nnfit/model/callbacks.h"
 #include "nnfit/nn/layer.h"
 #include "nnfit/nn/layer_graph.h"
@@ -35,10 +36,6 @@ namespace nnfit {
 
 struct StepContext;  // backend/kernel.h
 class Program;      // graph/program.h
-namespace dist {
-class Communicator;  // dist/communicator.h
-class Strategy;      // dist/strategy.h
-}
 
 // Data-parallel training (Model::set_communicator; docs/design/distributed.md).
 struct DataParallelOptions {
@@ -48,6 +45,14 @@ struct DataParallelOptions {
   std::int64_t bucket_bytes = 256 << 10;  // chosen by measurement: docs/design/distributed.md
   // false: every bucket starts after the backward pass (for measuring the overlap).
   bool overlap = true;
+  // How a model on a GPU sums its gradients (Note [Device gradient sums] in
+  // model_replicas.cpp): automatic, ring (host memory over the host communicator) or nccl.
+  dist::CommunicationImplementation implementation = dist::CommunicationImplementation::automatic;
+  // Makes the device communicator; null: NCCL's (dist::make_nccl_communicator). A seam for
+  // other device libraries and for tests on a simulated device.
+  dist::DeviceCommunicatorFactory make_device_communicator;
+  // The device communicator's watchdog deadline per collective (--collective-timeout).
+  double collective_timeout_s = 300;
 };
 
 struct CompileOptions {
@@ -528,6 +533,13 @@ class Model {
   // (allocated when a slice that fits is planned, so its memory is known before the
   // first step; throws OutOfMemory).
   Replicas& replica_state();
+  // At the start of a replicated fit, a collective: whether this model's gradients are
+  // summed on its device (device_comm_, NCCL's) or in host memory over comm_ (Note
+  // [Device gradient sums]); every rank decides alike. throws: Unsupported when
+  // implementation is nccl and a rank cannot use it.
+  void choose_gradient_sums();
+  std::shared_ptr<dist::Communicator> device_comm_;  // set: the gradient sums' communicator
+  Device device_comm_device_;                        // the device it was made for
   void reserve_replica_update();
   // One replicated step on this rank's slice (e: a Mode::grads entry; rows may be 0).
   bool run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run);

@@ -1,0 +1,286 @@
+// Data-parallel training of a model on a device (Note [Device gradient sums]) on cuda-sim:
+// two ranks are two threads, each with a model on its own simulated device. The host
+// communicator sums host memory between the threads (MPI's part); the device communicator
+// sums device buffers in order on the compute queue (NCCL's part: its sums start after the
+// compute queue's work so far and the work after wait_all() follows them; the simulated
+// one simply runs them on the compute queue, which gives that order). The two ranks must
+// train as one process on the CPU does (the global batch's mean gradient, dropout drawn
+// by global row), and the gradients must go through the device communicator.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cuda_host/sim_device.h"
+#include "nnfit/core/error.h"
+#include "nnfit/dist/communicator.h"
+#include "nnfit/model/model.h"
+#include "nnfit/nn/layers.h"
+
+namespace nnfit::testing {
+namespace {
+
+// The ranks' meeting point: the k-th call of each rank meets the k-th call of the others
+// and hands each every rank's bytes, in rank order.
+class Rendezvous {
+ public:
+  explicit Rendezvous(int ranks) : ranks_(ranks), slots_(static_cast<std::size_t>(ranks)) {}
+  std::vector<std::vector<char>> exchange(int rank, const void* data, std::size_t bytes) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return !draining_; });  // the last round's readers are gone
+    const char* p = static_cast<const char*>(data);
+    slots_[static_cast<std::size_t>(rank)].assign(p, p + bytes);
+    if (++arrived_ == ranks_) {
+      draining_ = true;
+      cv_.notify_all();
+    } else {
+      cv_.wait(lock, [&] { return draining_; });
+    }
+    std::vector<std::vector<char>> all = slots_;
+    if (++left_ == ranks_) {
+      arrived_ = left_ = 0;
+      draining_ = false;
+      cv_.notify_all();
+    }
+    return all;
+  }
+  template <typename T>
+  void sum(int rank, T* data, std::int64_t count) {
+    const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(T);
+    const std::vector<std::vector<char>> all = exchange(rank, data, bytes);
+    for (std::int64_t i = 0; i < count; ++i) {
+      T s = 0;
+      for (const auto& slot : all) s += reinterpret_cast<const T*>(slot.data())[i];  // rank order, every rank alike
+      data[i] = s;
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int ranks_;
+  int arrived_ = 0, left_ = 0;
+  bool draining_ = false;
+  std::vector<std::vector<char>> slots_;
+};
+
+// MPI's part: host memory, one thread per rank.
+class ThreadComm final : public dist::Communicator {
+ public:
+  ThreadComm(Rendezvous& r, int rank, int size) : r_(r), rank_(rank), size_(size) {}
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  int local_rank() const override { return rank_; }
+  std::string name() const override { return "threads"; }
+  void all_reduce_sum(float* data, std::int64_t count, const char*) override {
+    r_.sum(rank_, data, count);
+    if (count > 1) ++float_sums;
+  }
+  void all_reduce_sum(double* data, std::int64_t count, const char*) override { r_.sum(rank_, data, count); }
+  void broadcast(void* data, std::int64_t bytes, int root, const char*) override {
+    const auto all = r_.exchange(rank_, data, static_cast<std::size_t>(bytes));
+    std::memcpy(data, all[static_cast<std::size_t>(root)].data(), static_cast<std::size_t>(bytes));
+  }
+  void barrier(const char*) override { r_.exchange(rank_, nullptr, 0); }
+  void start_all_reduce_sum(float* data, std::int64_t count, const char* what) override {
+    all_reduce_sum(data, count, what);  // the ranks start the buckets in the same order
+  }
+  void progress() override {}
+  void wait_all() override {}
+  [[noreturn]] void abort_job(const std::string& message, int) override {
+    ADD_FAILURE() << "abort_job: " << message;
+    std::abort();
+  }
+  std::atomic<int> float_sums{0};  // sums of more than one float (gradient buckets)
+
+ private:
+  Rendezvous& r_;
+  int rank_, size_;
+};
+
+// NCCL's part: sums of simulated device memory, run on the compute queue in order.
+class SimDeviceComm final : public dist::Communicator {
+ public:
+  SimDeviceComm(std::shared_ptr<dist::Communicator> host, Rendezvous& r, void* stream)
+      : host_(std::move(host)), r_(r), stream_(stream) {}
+  int rank() const override { return host_->rank(); }
+  int size() const override { return host_->size(); }
+  int local_rank() const override { return host_->local_rank(); }
+  std::string name() const override { return "cuda-sim sums over " + host_->name(); }
+  void all_reduce_sum(float*, std::int64_t, const char* what) override { unexpected(what); }
+  void all_reduce_sum(double*, std::int64_t, const char* what) override { unexpected(what); }
+  void broadcast(void*, std::int64_t, int, const char* what) override { unexpected(what); }
+  void barrier(const char* what) override { host_->barrier(what); }
+  void start_all_reduce_sum(float* data, std::int64_t count, const char* what) override {
+    EXPECT_TRUE(in_cuda_sim_memory(data, static_cast<std::size_t>(count) * sizeof(float)))
+        << what << ": not device memory";
+    const int rank = host_->rank();
+    const bool queued = enqueue_on_cuda_sim_stream(stream_, [this, data, count, rank] {
+      std::vector<float> local(static_cast<std::size_t>(count));
+      {
+        const CudaSimOpen open;
+        std::memcpy(local.data(), data, local.size() * sizeof(float));
+      }
+      r_.sum(rank, local.data(), count);
+      const CudaSimOpen open;
+      std::memcpy(data, local.data(), local.size() * sizeof(float));
+    });
+    EXPECT_TRUE(queued) << "the model gave the device communicator no simulated compute stream";
+    ++device_sums;
+  }
+  void progress() override {}
+  void wait_all() override {}  // the sums are on the compute queue, before what follows
+  [[noreturn]] void abort_job(const std::string& message, int code) override { host_->abort_job(message, code); }
+  static inline std::atomic<int> device_sums{0};
+
+ private:
+  [[noreturn]] static void unexpected(const char* what) {
+    throw InvalidArgument(std::string("the device communicator was asked for ") + what + ": only the buckets' sums go through it");
+  }
+  std::shared_ptr<dist::Communicator> host_;
+  Rendezvous& r_;
+  void* stream_;
+};
+
+std::pair<Tensor, Tensor> data(std::int64_t n, std::int64_t width, std::uint32_t seed) {
+  Tensor x = Tensor::zeros(Shape{n, width}, DType::f32);
+  Tensor y = Tensor::zeros(Shape{n}, DType::i32);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> g;
+  for (std::int64_t i = 0; i < n; ++i) {
+    float a = 0, b = 0;
+    for (std::int64_t j = 0; j < width; ++j) {
+      const float v = x.data<float>()[i * width + j] = g(rng);
+      (j < width / 2 ? a : b) += v;
+    }
+    y.data<std::int32_t>()[i] = (a > 0 ? 1 : 0) + (b > 0 ? 2 : 0);
+  }
+  return {x, y};
+}
+
+std::unique_ptr<Sequential> mlp(bool sim) {
+  auto m = std::make_unique<Sequential>("m");
+  if (sim) m->set_backend(make_cuda_sim_backend());
+  m->set_seed(9);
+  m->set_input_shape(Shape{12});
+  m->add(std::make_unique<Dense>("dense", DenseOptions{16, "relu"}));
+  m->add(std::make_unique<Dropout>("dropout", 0.25));
+  m->add(std::make_unique<Dense>("dense_1", DenseOptions{4}));
+  return m;
+}
+
+void compile(Model& m, const std::string& policy) {
+  CompileOptions c;
+  c.dtype_policy = DTypePolicy::from_name(policy);  // mixed_float16: with loss scaling
+  c.optimizer.name = "adam";
+  c.optimizer.learning_rate = std::make_shared<ConstantLearningRate>(0.01);
+  c.loss = Loss::from_name("sparse_categorical_crossentropy", true);
+  c.metrics = {"accuracy"};
+  m.compile(c);
+}
+
+struct RankResult {
+  History history;
+  std::vector<Tensor> weights;
+  std::string error;
+};
+
+// Two ranks on cuda-sim, each in a thread, summing on the device (implementation
+// automatic with the simulated device communicator) or in host memory (ring).
+std::vector<RankResult> train_two_ranks(dist::CommunicationImplementation impl, const std::string& policy,
+                                        const FitOptions& f, const Tensor& x, const Tensor& y) {
+  Rendezvous host(2), device(2);
+  std::vector<RankResult> out(2);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < 2; ++rank) {
+    threads.emplace_back([&, rank] {
+      try {
+        auto comm = std::make_shared<ThreadComm>(host, rank, 2);
+        auto m = mlp(true);
+        DataParallelOptions dp;
+        dp.bucket_bytes = 256;  // several buckets
+        dp.implementation = impl;
+        dp.make_device_communicator = [&device](std::shared_ptr<dist::Communicator> h, int index, void* stream) {
+          EXPECT_EQ(index, 0);
+          return std::make_unique<SimDeviceComm>(std::move(h), device, stream);
+        };
+        m->set_communicator(comm, dp);
+        compile(*m, policy);
+        out[static_cast<std::size_t>(rank)].history = m->fit(x, y, f);
+        out[static_cast<std::size_t>(rank)].weights = m->get_weights();
+        if (impl == dist::CommunicationImplementation::automatic) {
+          EXPECT_EQ(comm->float_sums.load(), 0) << "rank " << rank << ": gradients were summed in host memory";
+        } else {
+          EXPECT_GT(comm->float_sums.load(), 0) << "rank " << rank << ": ring summed no gradient in host memory";
+        }
+      } catch (const std::exception& e) {
+        out[static_cast<std::size_t>(rank)].error = e.what();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return out;
+}
+
+void expect_like_one_cpu_process(dist::CommunicationImplementation impl, const std::string& policy = "float32") {
+  auto [x, y] = data(200, 12, 21);  // 3 batches of 64 and one of 8 (4 rows per rank)
+  FitOptions f;
+  f.epochs = 2;
+  f.batch_size = 64;
+  f.shuffle = false;
+  SimDeviceComm::device_sums = 0;
+  const std::vector<RankResult> ranks = train_two_ranks(impl, policy, f, x, y);
+  for (const RankResult& r : ranks) ASSERT_EQ(r.error, "");
+  auto one = mlp(false);
+  compile(*one, policy);
+  const float tol = policy == "float32" ? 2e-4f : 2e-3f;
+  const History h = one->fit(x, y, f);
+  const std::vector<Tensor> want = one->get_weights();
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::vector<Tensor>& got = ranks[static_cast<std::size_t>(rank)].weights;
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      for (std::int64_t j = 0; j < got[i].numel(); ++j) {
+        ASSERT_NEAR(got[i].data<float>()[j], want[i].data<float>()[j], tol * (1 + std::fabs(want[i].data<float>()[j])))
+            << "rank " << rank << " weight " << i << " element " << j;
+      }
+    }
+    const auto loss = [](const History& hist, std::size_t e) {
+      for (const auto& [k, v] : hist.epochs[e]) {
+        if (k == "loss") return v;
+      }
+      return -1.0;
+    };
+    for (std::size_t e = 0; e < 2; ++e) {
+      EXPECT_NEAR(loss(ranks[static_cast<std::size_t>(rank)].history, e), loss(h, e), 1e-3) << "epoch " << e;
+    }
+  }
+  // 2 epochs of 4 steps, each summing every bucket on each rank.
+  if (impl == dist::CommunicationImplementation::automatic) EXPECT_GE(SimDeviceComm::device_sums.load(), 2 * 2 * 4);
+  else EXPECT_EQ(SimDeviceComm::device_sums.load(), 0);
+}
+
+TEST(CudaSimRanks, TwoRanksSumOnTheDeviceAndTrainAsOneProcess) {
+  expect_like_one_cpu_process(dist::CommunicationImplementation::automatic);
+}
+
+// Loss scaling reads the device's sums back for its finite check and unscales them.
+TEST(CudaSimRanks, LossScaledStepsSumOnTheDeviceAndTrainAsOneProcess) {
+  expect_like_one_cpu_process(dist::CommunicationImplementation::automatic, "mixed_float16");
+}
+
+TEST(CudaSimRanks, RingSumsInHostMemoryAndTrainsAsOneProcess) {
+  expect_like_one_cpu_process(dist::CommunicationImplementation::ring);
+}
+
+}  // namespace
+}  // namespace nnfit::testing
