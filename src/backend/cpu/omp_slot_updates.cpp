@@ -37,7 +37,7 @@ class OmpSlotUpdate final : public Kernel {
     const float* grad = input(args, 1);
     float* s0 = mutable_input(args, 2);
     float* s1 = two_slots_ ? mutable_input(args, 3) : nullptr;
-    const SlotStep s = slot_step(rule_, p_, *args.ctx, nadam_);
+    const SlotStep s = slot_step(rule_, p_, *args.ctx);
     switch (rule_) {
       case SlotRule::adagrad: return slot_update_loop<SlotRule::adagrad>(p_, s, param, grad, s0, s1);
       case SlotRule::adamax: return slot_update_loop<SlotRule::adamax>(p_, s, param, grad, s0, s1);
@@ -52,7 +52,6 @@ class OmpSlotUpdate final : public Kernel {
   SlotRule rule_;
   OptimizerParams p_;
   bool two_slots_;
-  NadamSchedule nadam_;
 };
 
 // Keras's use_ema (ref_train_optimizers.cpp's RefEmaUpdate, the same expressions).

@@ -128,7 +128,7 @@ class RefSlotUpdate final : public Kernel {
     const float* grad = input(args, 1);
     float* s0 = mutable_input(args, 2);
     float* s1 = two_slots_ ? mutable_input(args, 3) : nullptr;
-    const SlotStep s = slot_step(rule_, p_, *args.ctx, nadam_);
+    const SlotStep s = slot_step(rule_, p_, *args.ctx);
     for (std::int64_t i = 0; i < p_.numel; ++i) slot_update_element(rule_, p_, s, param, grad, s0, s1, i);
   }
 
@@ -136,7 +136,6 @@ class RefSlotUpdate final : public Kernel {
   SlotRule rule_;
   OptimizerParams p_;
   bool two_slots_;
-  NadamSchedule nadam_;
 };
 
 // Keras's use_ema after an update: avg = m·avg + (1 − m)·p, m = 0 on the first step (step
