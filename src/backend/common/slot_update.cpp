@@ -21,8 +21,8 @@ bool slot_rule_of(const std::string& op, SlotRule* out) {
   return false;
 }
 
-SlotStep slot_step(SlotRule rule, const OptimizerParams& p, const StepContext& ctx) {
-  return slot_step_at(rule, p.beta_1, p.beta_2, ctx.learning_rate, ctx.step);
+SlotStep slot_step(SlotRule rule, const OptimizerParams& p, const NadamPrefix& nadam, const StepContext& ctx) {
+  return slot_step_at(rule, p.beta_1, p.beta_2, nadam, ctx.learning_rate, ctx.step);
 }
 
 }  // namespace nnfit

@@ -140,8 +140,11 @@ struct SlotStepFn {
   const StepScalars* s;
   SlotRule rule;
   double beta_1, beta_2;
+  NadamPrefix nadam;  // a constant of beta_1
   SlotStep* out;
-  NNFIT_HD void operator()(std::int64_t) const { *out = slot_step_at(rule, beta_1, beta_2, s->learning_rate, s->step); }
+  NNFIT_HD void operator()(std::int64_t) const {
+    *out = slot_step_at(rule, beta_1, beta_2, nadam, s->learning_rate, s->step);
+  }
 };
 
 struct SlotUpdateFn {
@@ -341,11 +344,12 @@ std::unique_ptr<Kernel> make_optimizer(const KernelDesc& desc, std::string* why_
   SlotRule rule = SlotRule::adagrad;
   NNFIT_CHECK(slot_rule_of(desc.op, &rule), InvalidArgument, "internal: cuda:", desc.op, " has no update rule");
   const bool two_slots = desc.inputs.size() == 4;
+  const NadamPrefix nadam = rule == SlotRule::nadam ? nadam_prefix(p.beta_1) : NadamPrefix{};
   return launch_kernel(
-      [p, n, rule, two_slots](const KernelArgs& a) {
+      [p, n, rule, two_slots, nadam](const KernelArgs& a) {
         char* ws = static_cast<char*>(a.workspace);
         auto* step = reinterpret_cast<SlotStep*>(ws + kStepSlot);
-        Launch::run(SlotStepFn{step_scalars<Launch>(a, ws), rule, p.beta_1, p.beta_2, step}, 1, a.ctx);
+        Launch::run(SlotStepFn{step_scalars<Launch>(a, ws), rule, p.beta_1, p.beta_2, nadam, step}, 1, a.ctx);
         Launch::run(SlotUpdateFn{rule, p, step, mutable_input(a, 0), input(a, 1), mutable_input(a, 2),
                                  two_slots ? mutable_input(a, 3) : nullptr},
                     n, a.ctx);
