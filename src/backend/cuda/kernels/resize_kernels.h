@@ -132,7 +132,8 @@ std::unique_ptr<Kernel> make_resize(const KernelDesc& desc, std::string* why_not
   if (!check_resize(as_f32(desc), &g, why_not)) return nullptr;
   const bool grad = desc.op == "resize_grad";
   // The host's tables, built by the function the device runs, give each table's stride.
-  const ResizeTaps rows = resize_taps(g.method, g.antialias, g.h, g.oh), cols = resize_taps(g.method, g.antialias, g.w, g.ow);
+  const ResizeTaps rows = resize_taps(g.method, g.antialias, g.h, g.oh);
+  const ResizeTaps cols = resize_taps(g.method, g.antialias, g.w, g.ow);
   const TapTable row_runs = TapTable::at(0, g.oh, std::max<std::int64_t>(rows.longest_run(), 1));
   const TapTable col_runs = TapTable::at(row_runs.end, g.ow, std::max<std::int64_t>(cols.longest_run(), 1));
   TapTable row_inputs, col_inputs;  // the gradient's transposed runs
@@ -161,7 +162,8 @@ std::unique_ptr<Kernel> make_resize(const KernelDesc& desc, std::string* why_not
           row_taps = row_inputs.taps(ws);
           col_taps = col_inputs.taps(ws);
         }
-        Launch::run(ResizeFn<T>{a.inputs[0], a.outputs[0], row_taps, col_taps, in_h, in_w, out_h, out_w, g.c}, n, a.ctx);
+        Launch::run(ResizeFn<T>{a.inputs[0], a.outputs[0], row_taps, col_taps, in_h, in_w, out_h, out_w, g.c}, n,
+                    a.ctx);
       },
       workspace);
 }
