@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 
+#include "backend/common/slot_update.h"
 #include "model/keras_json.h"
 #include "nnfit/core/error.h"
 #include "nnfit/nn/lr_schedule.h"
@@ -124,12 +125,12 @@ std::vector<Weight*> legacy_variables(Layer& l) {
   return vars;
 }
 
-// Keras's Nadam _u_product after the model's iterations: Π_{s=1..t} β1·(1 − 0.5·0.96^s).
+// Keras's Nadam _u_product after the model's iterations: Π_{s=1..t} β1·(1 − 0.5·0.96^s),
+// the kernels' own function (Note [Nadam's schedule without state]).
 double nadam_u_product(const Model& m) {
   const double beta_1 = m.compile_options().optimizer.beta_1;
-  double u = 1.0;
-  for (std::int64_t s = 1; s <= m.iterations(); ++s) u *= beta_1 * (1.0 - 0.5 * std::pow(0.96, static_cast<double>(s)));
-  return u;
+  double decay = 0.0;
+  return nnfit::nadam_u_product(beta_1, nadam_prefix(beta_1), m.iterations(), &decay);
 }
 
 bool constant_rate(const Model& m) {

@@ -110,9 +110,9 @@ void Model::write_tensor(const Tensor& dst, const Tensor& src) const {
 // replay through memory, not launch arguments: the batch is copied into the arena's input
 // slots, and the step, learning rate, seed and row offset into the StepScalars buffer the
 // kernels read (Note [Step values in device memory]), both enqueued before the launch. A
-// program with a kernel that cannot be captured (Kernel::capturable: Nadam's host state,
-// resize's host tables) runs kernel by kernel, as does a program being timed kernel by
-// kernel (the profiler), with NNFIT_CUDA_GRAPHS=0, and where a capture fails (the graph is
+// program with a kernel that cannot be captured (Kernel::capturable: none of the CUDA
+// backend's today; a kernel with host state or a copy from host memory would be one) runs
+// kernel by kernel, as does a program being timed kernel by kernel (the profiler), with NNFIT_CUDA_GRAPHS=0, and where a capture fails (the graph is
 // then not tried again for that program); so do the data-parallel path (its buckets start
 // inside the backward pass) and the update of a split step. Rebinding the program to a
 // grown arena drops its graph. cuda-sim's queues record and replay the same way, with each

@@ -1,6 +1,6 @@
 // cuda-host cases of resize_kernels.h: resize and resize_grad in every method, antialias
-// on and off, up and down with odd sizes (the taps uploaded into the workspace, the
-// gradient through the transposed taps).
+// on and off, up and down with odd sizes (the taps computed into the workspace by one
+// index per output coordinate, the gradient through the transposed taps gathered there).
 #include "cuda_host/cuda_host_harness.h"
 
 namespace nnfit::testing {

@@ -182,6 +182,38 @@ TEST(CudaSimModel, AdamaxWithEmaAndNoiseIsCapturedAndTrainsLikeTheCpu) {
   g_optimizer = saved;
 }
 
+TEST(CudaSimModel, NadamAndResizingAreCapturedAndTrainLikeTheCpu) {
+  // Nadam's momentum product is a function of the step its SlotStepFn reads from device
+  // memory (Note [Nadam's schedule without state]), and resize computes its taps on the
+  // device (resize_kernels.h): both are captured, and each replay must use its own step.
+  // The resizes follow a convolution, so the step has their gradients (resize_grad) too.
+  const OptimizerOptions saved = g_optimizer;
+  g_optimizer.name = "nadam";
+  expect_trains_like_the_cpu(
+      [](Sequential& m) {
+        m.set_input_shape(Shape{6, 6, 1});
+        Conv2DOptions c;
+        c.filters = 3;
+        c.activation = "relu";
+        m.add(std::make_unique<Conv2D>("conv2d", c));  // 4x4x3
+        ResizingOptions up;
+        up.height = 9;
+        up.width = 7;
+        up.interpolation = "bicubic";
+        m.add(std::make_unique<Resizing>("resizing", up));
+        ResizingOptions down;
+        down.height = 5;
+        down.width = 4;
+        down.interpolation = "lanczos3";
+        down.antialias = true;
+        m.add(std::make_unique<Resizing>("resizing_1", down));
+        m.add(std::make_unique<Flatten>("flatten"));
+        m.add(std::make_unique<Dense>("dense", DenseOptions{4}));
+      },
+      Shape{6, 6, 1}, 21);
+  g_optimizer = saved;
+}
+
 TEST(CudaSimModel, ConvNetWithBatchNormTrainsLikeTheCpu) {
   // RandomFlip (a random augmentation layer), Conv2D through the cuDNN stand-in,
   // BatchNormalization's moving statistics (variables the program updates), max pooling,

@@ -1,6 +1,7 @@
 // How TensorFlow's tf.image.resize (v2: half-pixel centres, no align_corners) samples one
 // axis, shared by the resize op's shape inference (graph/resize_op_defs.cpp) and its
-// reference and OpenMP kernels, so every path resamples alike. Every method TF offers
+// reference and OpenMP kernels, and built from resize_runs.h's per-coordinate function,
+// which the CUDA kernels run on the device, so every path resamples alike. Every method TF offers
 // Keras 3 is separable: output coordinate o reads a short run of input coordinates, each
 // with a weight, and a 2-D resize applies the height taps and then the width taps. The
 // weights are computed in float with TF's own expressions (see Note [TF resize sampling]
@@ -11,12 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "backend/common/resize_runs.h"
 #include "nnfit/backend/kernel.h"
 
 namespace nnfit {
-
-// Keras 3's interpolation names for its TensorFlow backend (keras.ops.image.resize).
-enum class ResizeInterpolation { nearest, bilinear, bicubic, area, lanczos3, lanczos5 };
 
 // "nearest, bilinear, bicubic, area, lanczos3, lanczos5": for messages.
 extern const char* const kResizeMethodNames;
@@ -31,6 +30,7 @@ struct ResizeTaps {
   std::vector<std::int64_t> index;
   std::vector<float> weight;
   std::int64_t size() const { return static_cast<std::int64_t>(offsets.size()) - 1; }
+  std::int64_t longest_run() const;
 };
 
 // requires: in >= 1, out >= 1. antialias is TF's: for bilinear, bicubic and the lanczos

@@ -31,20 +31,83 @@ struct SlotStep {
   double u_t = 0.0, u_next = 0.0, u_prod = 0.0, u_prod_next = 0.0, b2t = 0.0;
 };
 
-// Π_{s=1..step+1} β1·(1 − 0.5·0.96^s), carried from one step to the next and recomputed
-// after a jump (a resumed run). One per kernel; not thread-safe (a kernel runs on one
-// thread at a time).
-class NadamSchedule {
- public:
-  double u_product(double beta_1, std::int64_t step);
-
- private:
-  std::int64_t step_ = -1;
-  double product_ = 1.0;
+// Note [Nadam's schedule without state]
+// Keras's Nadam keeps u_prod = Π_{s=1..t} u_s, u_s = β1·(1 − 0.5·0.96^s), in a variable it
+// multiplies by u_t before each step. Here it is a function of t alone, so no kernel
+// carries state across steps and a CUDA graph's replay computes it on the device from the
+// step in the StepScalars (optimizer_kernels.h's SlotStepFn calls slot_step_at). The
+// factors are multiplied in order, with 0.96^s by repeated multiplication, until one's
+// (1 − 0.5·0.96^s) rounds to exactly 1.0 (0.5·0.96^s ≤ 2^-54: s = 900, whatever β1); from
+// there on every factor is β1 exactly, since 0.96^s only decreases, so the rest of the
+// product is β1^(t − 900 + 1), one pow. The product of the first 899 factors depends on β1
+// alone: NadamPrefix, computed once when a kernel is made (a constant, not step state, so
+// a captured launch may carry it). Against a running product (Keras's, nnfit's before) it
+// differs only in rounding: 0.96^s by multiplication is within s/2 ulp of pow's, which
+// moves 1 − 0.5·0.96^s by under an ulp; the tail's one pow against t − 900 roundings of a
+// running product: relative differences of 1e-16..1e-14 (β1 0.8..0.999, t up to 20000;
+// slot_update_test.cpp holds them under 1e-13), far below the float32 update they enter.
+// Cost per kernel per step, on one thread (the CPU's and the device's alike): t
+// iterations of two multiplies and a subtract in the first 899 steps, one pow after.
+// Only mul, sub and pow: on the host (the CPU kernels, cuda-host) and the device it is the
+// same IEEE arithmetic (own_kernels.cu builds with --fmad=false) except pow's last ulp.
+struct NadamPrefix {
+  double product = 1.0;        // Π of the factors before unit_step
+  std::int64_t unit_step = 1;  // the first s whose factor is β1 exactly (900)
 };
 
-// The scalars of step ctx.step (t = step + 1) for `rule`; `nadam` is only read for Nadam.
-SlotStep slot_step(SlotRule rule, const OptimizerParams& p, const StepContext& ctx, NadamSchedule& nadam);
+NNFIT_HD NadamPrefix nadam_prefix(double beta_1) {
+  NadamPrefix p;
+  double decay = 1.0;  // 0.96^s
+  for (std::int64_t s = 1;; ++s) {  // ends: 0.96^s falls below 2^-53 at s = 900
+    decay *= 0.96;
+    const double f = 1.0 - 0.5 * decay;
+    if (f == 1.0) {
+      p.unit_step = s;
+      return p;
+    }
+    p.product *= beta_1 * f;
+  }
+}
+
+// Π_{s=1..t} u_s, and 0.96^t into *decay_t (0 from unit_step on, where u_t is β1 exactly).
+// requires: prefix is nadam_prefix(beta_1).
+NNFIT_HD double nadam_u_product(double beta_1, const NadamPrefix& prefix, std::int64_t t, double* decay_t) {
+  if (t >= prefix.unit_step) {
+    *decay_t = 0.0;
+    return prefix.product * std::pow(beta_1, static_cast<double>(t - prefix.unit_step + 1));
+  }
+  double product = 1.0, decay = 1.0;
+  for (std::int64_t s = 1; s <= t; ++s) {  // the prefix's own loop, stopped at t
+    decay *= 0.96;
+    product *= beta_1 * (1.0 - 0.5 * decay);
+  }
+  *decay_t = decay;
+  return product;
+}
+
+// The scalars of step `step` (t = step + 1, Keras's local_step) for `rule`; `nadam` is
+// read for Nadam only. NNFIT_HD: the CUDA kernel computes them on the device from the
+// StepScalars (Note [Step values in device memory]), the CPU kernels on the host, with
+// this one function.
+NNFIT_HD SlotStep slot_step_at(SlotRule rule, double beta_1, double beta_2, const NadamPrefix& nadam,
+                               double learning_rate, std::int64_t step) {
+  SlotStep s;
+  s.lr = learning_rate;
+  const double t = static_cast<double>(step + 1);
+  s.b1t = std::pow(beta_1, t);
+  if (rule == SlotRule::nadam) {
+    double decay = 0.0;  // 0.96^t
+    s.u_prod = nadam_u_product(beta_1, nadam, step + 1, &decay);
+    s.u_t = beta_1 * (1.0 - 0.5 * decay);
+    s.u_next = beta_1 * (1.0 - 0.5 * (decay * 0.96));
+    s.u_prod_next = s.u_prod * s.u_next;
+    s.b2t = std::pow(beta_2, t);
+  }
+  return s;
+}
+
+// slot_step_at for a kernel's run on the host.
+SlotStep slot_step(SlotRule rule, const OptimizerParams& p, const NadamPrefix& nadam, const StepContext& ctx);
 
 // Updates element i of param and its slots s0 (and s1: null for the one-slot rules,
 // Adagrad and Lion). Written to be inlined into a loop with `rule` a constant. NNFIT_HD:

@@ -31,13 +31,14 @@ void slot_update_loop(const OptimizerParams& p, const SlotStep& s, float* param,
 
 class OmpSlotUpdate final : public Kernel {
  public:
-  OmpSlotUpdate(SlotRule rule, OptimizerParams p, bool two_slots) : rule_(rule), p_(p), two_slots_(two_slots) {}
+  OmpSlotUpdate(SlotRule rule, OptimizerParams p, bool two_slots)
+      : rule_(rule), p_(p), two_slots_(two_slots), nadam_(nadam_prefix(p.beta_1)) {}
   void run(const KernelArgs& args) override {
     float* param = mutable_input(args, 0);
     const float* grad = input(args, 1);
     float* s0 = mutable_input(args, 2);
     float* s1 = two_slots_ ? mutable_input(args, 3) : nullptr;
-    const SlotStep s = slot_step(rule_, p_, *args.ctx, nadam_);
+    const SlotStep s = slot_step(rule_, p_, nadam_, *args.ctx);
     switch (rule_) {
       case SlotRule::adagrad: return slot_update_loop<SlotRule::adagrad>(p_, s, param, grad, s0, s1);
       case SlotRule::adamax: return slot_update_loop<SlotRule::adamax>(p_, s, param, grad, s0, s1);
@@ -52,7 +53,7 @@ class OmpSlotUpdate final : public Kernel {
   SlotRule rule_;
   OptimizerParams p_;
   bool two_slots_;
-  NadamSchedule nadam_;
+  NadamPrefix nadam_;  // a constant of beta_1 (Note [Nadam's schedule without state])
 };
 
 // Keras's use_ema (ref_train_optimizers.cpp's RefEmaUpdate, the same expressions).

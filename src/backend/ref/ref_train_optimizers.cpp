@@ -122,13 +122,14 @@ class RefRmspropUpdate final : public Kernel {
 // OpenMP kernel, backend/common/slot_update.h) over every element in order.
 class RefSlotUpdate final : public Kernel {
  public:
-  RefSlotUpdate(SlotRule rule, OptimizerParams p, bool two_slots) : rule_(rule), p_(p), two_slots_(two_slots) {}
+  RefSlotUpdate(SlotRule rule, OptimizerParams p, bool two_slots)
+      : rule_(rule), p_(p), two_slots_(two_slots), nadam_(nadam_prefix(p.beta_1)) {}
   void run(const KernelArgs& args) override {
     float* param = mutable_input(args, 0);
     const float* grad = input(args, 1);
     float* s0 = mutable_input(args, 2);
     float* s1 = two_slots_ ? mutable_input(args, 3) : nullptr;
-    const SlotStep s = slot_step(rule_, p_, *args.ctx, nadam_);
+    const SlotStep s = slot_step(rule_, p_, nadam_, *args.ctx);
     for (std::int64_t i = 0; i < p_.numel; ++i) slot_update_element(rule_, p_, s, param, grad, s0, s1, i);
   }
 
@@ -136,7 +137,7 @@ class RefSlotUpdate final : public Kernel {
   SlotRule rule_;
   OptimizerParams p_;
   bool two_slots_;
-  NadamSchedule nadam_;
+  NadamPrefix nadam_;  // a constant of beta_1 (Note [Nadam's schedule without state])
 };
 
 // Keras's use_ema after an update: avg = m·avg + (1 − m)·p, m = 0 on the first step (step

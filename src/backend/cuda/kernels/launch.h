@@ -46,8 +46,9 @@ struct HostLaunch {
   static void copy(void* dst, const void* src, std::size_t bytes, const StepContext* /*ctx*/) {
     if (dst != src && bytes) std::copy_n(static_cast<const char*>(src), bytes, static_cast<char*>(dst));
   }
-  // A copy of a kernel's own host table (resize's taps) into device memory (host memory
-  // here) before the functors that read it.
+  // A copy of host values into device memory (host memory here) before the functors that
+  // read them: only step_scalars' StepScalars, where no device copy exists (outside a
+  // model's queues), which is never in a captured graph.
   static void upload(void* dst, const void* src, std::size_t bytes, const StepContext* /*ctx*/) {
     if (bytes) std::copy_n(static_cast<const char*>(src), bytes, static_cast<char*>(dst));
   }

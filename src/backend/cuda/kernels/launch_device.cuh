@@ -35,9 +35,10 @@ struct DeviceLaunch {
     if (dst == src || bytes == 0) return;
     check_launch(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_of(ctx)), "cudaMemcpyAsync");
   }
-  // The source lives as long as the kernel object (its own table), so an asynchronous copy
-  // from pageable memory is safe; cudaMemcpyAsync stages it before returning. (A captured
-  // CUDA graph cannot hold a pageable copy: docs/design/cuda.md, "CUDA graphs".)
+  // Only step_scalars' values where no device copy exists (outside a model's queues): from
+  // pageable memory, which cudaMemcpyAsync stages before returning, so the source may be a
+  // local. A captured CUDA graph cannot hold a pageable copy (docs/design/cuda.md, "CUDA
+  // graphs"): no capturable kernel uploads on a model's queues.
   static void upload(void* dst, const void* src, std::size_t bytes, const StepContext* ctx) {
     if (bytes == 0) return;
     check_launch(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_of(ctx)), "cudaMemcpyAsync");

@@ -3,9 +3,12 @@
 // policy), each one index per parameter element writing param and slots in place:
 // - SGD (+momentum, Nesterov), Adam/AdamW (+AMSGrad), RMSprop (+momentum, centered): the
 //   OpenMP kernels' float32 expressions (omp_optimizers.cpp), with the per-step scalars
-//   (Adam's bias-corrected alpha) computed once on the host in double, as there;
+//   (Adam's bias-corrected alpha) computed once per step in double, as there, by a
+//   one-index functor reading the step from device memory (UpdateFactorsFn);
 // - Adagrad, Adamax, Lion, Adadelta, Nadam, Ftrl: backend/common/slot_update.h's
-//   slot_update_element itself (NNFIT_HD), the function the CPU kernels call;
+//   slot_step_at and slot_update_element themselves (NNFIT_HD), the functions the CPU
+//   kernels call (Nadam's momentum product from the step alone: Note [Nadam's schedule
+//   without state]);
 // - ema_update, decay_weights (Keras's use_ema and weight decay) and moving_average_update
 //   (the batch-norm statistics' moving average), in double as on the CPU.
 // - clip_by_value, clip_by_norm and global_norm_scale: the reference's double expressions,
@@ -130,24 +133,24 @@ struct RmspropFn {
   }
 };
 
-// This step's SlotStep for every rule but Nadam (slot_step's expressions), one index, from
-// the StepScalars (Note [Step values in device memory]).
+// This step's SlotStep (slot_step_at, the CPU kernels' function: Nadam's momentum product
+// from the step alone, Note [Nadam's schedule without state]), one index, from the
+// StepScalars (Note [Step values in device memory]).
 struct SlotStepFn {
   const StepScalars* s;
-  double beta_1;
+  SlotRule rule;
+  double beta_1, beta_2;
+  NadamPrefix nadam;  // a constant of beta_1
   SlotStep* out;
   NNFIT_HD void operator()(std::int64_t) const {
-    SlotStep st;
-    st.lr = s->learning_rate;
-    st.b1t = ::pow(beta_1, static_cast<double>(s->step + 1));
-    *out = st;
+    *out = slot_step_at(rule, beta_1, beta_2, nadam, s->learning_rate, s->step);
   }
 };
 
 struct SlotUpdateFn {
   SlotRule rule;
   OptimizerParams p;
-  const SlotStep* s;  // SlotStepFn's, or Nadam's uploaded from the host
+  const SlotStep* s;  // SlotStepFn's
   float* param;
   const float* grad;
   float* s0;
@@ -341,25 +344,17 @@ std::unique_ptr<Kernel> make_optimizer(const KernelDesc& desc, std::string* why_
   SlotRule rule = SlotRule::adagrad;
   NNFIT_CHECK(slot_rule_of(desc.op, &rule), InvalidArgument, "internal: cuda:", desc.op, " has no update rule");
   const bool two_slots = desc.inputs.size() == 4;
-  // The Nadam schedule carries a product across steps (host state, as on the CPU).
-  auto nadam = std::make_shared<NadamSchedule>();
+  const NadamPrefix nadam = rule == SlotRule::nadam ? nadam_prefix(p.beta_1) : NadamPrefix{};
   return launch_kernel(
       [p, n, rule, two_slots, nadam](const KernelArgs& a) {
         char* ws = static_cast<char*>(a.workspace);
         auto* step = reinterpret_cast<SlotStep*>(ws + kStepSlot);
-        if (rule == SlotRule::nadam) {
-          const SlotStep s = slot_step(rule, p, *a.ctx, *nadam);
-          Launch::upload(step, &s, sizeof s, a.ctx);
-        } else {
-          Launch::run(SlotStepFn{step_scalars<Launch>(a, ws), p.beta_1, step}, 1, a.ctx);
-        }
+        Launch::run(SlotStepFn{step_scalars<Launch>(a, ws), rule, p.beta_1, p.beta_2, nadam, step}, 1, a.ctx);
         Launch::run(SlotUpdateFn{rule, p, step, mutable_input(a, 0), input(a, 1), mutable_input(a, 2),
                                  two_slots ? mutable_input(a, 3) : nullptr},
                     n, a.ctx);
       },
-      kStepSlot + aligned_bytes(sizeof(SlotStep)),
-      // Nadam's momentum product is host state carried across steps, uploaded at each run.
-      rule == SlotRule::nadam ? Capture::no : Capture::yes);
+      kStepSlot + aligned_bytes(sizeof(SlotStep)));
 }
 
 template <class Launch>

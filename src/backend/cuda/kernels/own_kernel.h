@@ -16,9 +16,9 @@
 
 namespace nnfit::cuda {
 
-// Whether a kernel may be captured in a CUDA graph (Kernel::capturable): `no` for the
-// kernels whose run() reads per-step values from the StepContext's fields or copies from
-// host memory (Note [Step values in device memory]).
+// Whether a kernel may be captured in a CUDA graph (Kernel::capturable): `no` for a
+// kernel whose run() reads per-step values from the StepContext's fields or copies from
+// host memory (Note [Step values in device memory]); no own kernel does today.
 enum class Capture { yes, no };
 
 // A kernel whose run() is `f(args)`, with a fixed workspace size.
