@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# The first run of nnfit on an NVIDIA GPU (docs/design/cuda.md, "What a first GPU run must
+# check"), as one command: every check in order, each a command whose whole output goes to
+# OUT/NN-name.log, stopping at the first failure with what it points at. The device tests
+# skip where no GPU is usable; here a skip is a failure (the point is to run them). On a
+# machine without a usable GPU the first check stops it and says why.
+#
+# Usage: scripts/gpu_first_run.sh [BUILD_DIR] [OUT_DIR]
+#   BUILD_DIR  a configured and built tree with the CUDA backend (default build/release)
+#   OUT_DIR    where the logs and summary.md go (default gpu-first-run-<date>)
+# Exit: 0 when every check passed, 1 at the first that did not, 2 on bad usage.
+#
+# Written without a GPU (none was available where nnfit is built): the commands and their
+# order are the design's; expect to adjust thresholds after the first real run.
+set -u
+
+build=${1:-build/release}
+out=${2:-gpu-first-run-$(date +%Y%m%d-%H%M%S)}
+src=$(cd "$(dirname "$0")/.." && pwd)
+nnfit="$build/nnfit"
+if [ ! -x "$nnfit" ]; then
+  echo "gpu_first_run: $nnfit not found: build first (cmake --preset release && cmake --build build/release)" >&2
+  exit 2
+fi
+mkdir -p "$out" || exit 2
+py=/usr/bin/python3
+summary="$out/summary.md"
+printf '# nnfit: first GPU run\n\n%s, %s\n\n| # | check | result |\n|---|---|---|\n' "$(date -u +%FT%TZ)" \
+  "$(git -C "$src" describe --always --dirty 2>/dev/null || echo 'not a git tree')" > "$summary"
+n=0
+
+# check NAME MEANING CMD...: runs CMD with its output in OUT/NN-NAME.log; a non-zero exit,
+# or a ctest line saying a test was skipped, fails the run with MEANING.
+check() {
+  local name=$1 meaning=$2
+  shift 2
+  n=$((n + 1))
+  local log
+  log=$(printf '%s/%02d-%s.log' "$out" "$n" "$name")
+  echo "== $n. $name: $*"
+  "$@" > "$log" 2>&1
+  local code=$?
+  if [ $code -eq 0 ] && grep -q '\*\*\*Skipped\|\[  SKIPPED \]' "$log"; then
+    code=77
+  fi
+  if [ $code -ne 0 ]; then
+    printf '| %d | %s | FAILED (exit %d): %s |\n' "$n" "$name" "$code" "$meaning" >> "$summary"
+    echo "FAILED ($([ $code -eq 77 ] && echo 'a device test skipped' || echo "exit $code")): $meaning"
+    echo "--- last lines of $log:"
+    tail -n 25 "$log"
+    echo "summary: $summary"
+    exit 1
+  fi
+  printf '| %d | %s | passed |\n' "$n" "$name" >> "$summary"
+  echo "passed"
+}
+
+# A CNN run's metrics JSON: prints "val_accuracy samples_per_s"; fails below `min` accuracy.
+metrics() {
+  "$py" - "$1" "$2" <<'EOF'
+import json, sys
+m = json.load(open(sys.argv[1]))
+e = m["epochs"][-1]
+assert m["device"]["name"].startswith("cuda:"), "trained on " + m["device"]["name"] + ": " + m["device"]["reason"]
+print("device", m["device"]["name"], "val_accuracy", e["val_accuracy"], "samples_per_s", e["samples_per_s"])
+assert e["val_accuracy"] > float(sys.argv[2]), "val_accuracy %s <= %s" % (e["val_accuracy"], sys.argv[2])
+EOF
+}
+
+cnn="$src/examples/fashion_mnist_cnn.json"
+train() {  # train OUTNAME [flags...]: one epoch of the Fashion-MNIST CNN on cuda:0
+  local name=$1
+  shift
+  "$nnfit" train "$cnn" --device cuda:0 --epochs 1 --seed 1 --quiet --metrics-json "$out/$name.json" "$@" &&
+    metrics "$out/$name.json" 0.85
+}
+
+gpus=$("$nnfit" doctor --json 2>/dev/null | "$py" -c "import json,sys; print(len(json.load(sys.stdin)['facts'].get('gpus') or []))" 2>/dev/null || echo 0)
+check doctor "the driver, the GPU or the build's architectures (nnfit doctor's failing check says which and how to fix it; it lists $gpus GPU(s))" \
+  bash -c "'$nnfit' doctor && [ '${gpus:-0}' -ge 1 ]"
+check memory-and-streams "device or pinned memory, the BFC allocator, or the two streams and their events (the pinned double buffer)" \
+  ctest --test-dir "$build" -R "CudaSubAllocator|CudaBackend|QueuesRunTheDoubleBuffer" --output-on-failure
+check own-kernels "an own kernel that matched the reference on the host fails on the device: a launch problem (grid, stream, pointer kind), a math-library difference or a compiler difference (the bit-for-bit cases separate the last)" \
+  ctest --test-dir "$build" -R "CudaDevice\." --output-on-failure
+if command -v compute-sanitizer > /dev/null || [ -x /usr/local/cuda/bin/compute-sanitizer ]; then
+  sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  check memcheck "an own kernel reads or writes outside its buffers" \
+    "$sanitizer" --tool memcheck --error-exitcode 1 "$build/tests/nnfit_cuda_host_tests" --gtest_filter='CudaDevice.*'
+  check racecheck "two indices of an own kernel write the same memory (the kernel/launcher split promises they never do)" \
+    "$sanitizer" --tool racecheck --error-exitcode 1 "$build/tests/nnfit_cuda_host_tests" --gtest_filter='CudaDevice.*'
+else
+  printf '| - | compute-sanitizer | not found: memcheck and racecheck not run |\n' >> "$summary"
+fi
+check vendor-kernels "cuBLASLt or cuDNN against the reference: with the emulated plans passing (CudaDescriptors), a descriptor attribute, not the layout" \
+  ctest --test-dir "$build" -R "CudaDeviceVendor" --output-on-failure
+check fashion-mnist-e2e "a whole training run on cuda:0 (the model's device path: placement, copies, streams, graphs)" \
+  ctest --test-dir "$build" -R "FashionMnistCnnTrainsOnCuda0" --output-on-failure
+check graphs-on "the CNN with every step captured as a CUDA graph (the default)" train graphs_on
+check graphs-off "the CNN launching kernel by kernel (NNFIT_CUDA_GRAPHS=0)" env NNFIT_CUDA_GRAPHS=0 "$nnfit" train "$cnn" \
+  --device cuda:0 --epochs 1 --seed 1 --quiet --metrics-json "$out/graphs_off.json"
+check graphs-agree "a captured step computes something else than the same step launched kernel by kernel (a value read from launch arguments instead of the StepScalars)" \
+  "$py" -c "
+import json, sys
+a = json.load(open('$out/graphs_on.json'))['epochs'][-1]
+b = json.load(open('$out/graphs_off.json'))['epochs'][-1]
+print('graphs on', a['loss'], a['samples_per_s'], 'off', b['loss'], b['samples_per_s'])
+sys.exit(0 if abs(a['loss'] - b['loss']) <= 1e-3 * (1 + abs(b['loss'])) else 1)"
+check mixed-float16 "mixed precision with loss scaling on the device" train mixed_float16 --dtype-policy mixed_float16
+check profile "the step breakdown on a device (kernels timed by their runs, h2d_us the batch's staging)" \
+  bash -c "'$nnfit' train '$cnn' --device cuda:0 --epochs 1 --steps-per-epoch 50 --seed 1 --quiet --logdir '$out/logdir' &&
+           '$nnfit' profile '$out/logdir'"
+if ctest --test-dir "$build" -N -R NcclOverOneRank | grep -q NcclOverOneRank; then
+  check nccl-one-rank "NCCL's bootstrap or a collective on device memory" \
+    ctest --test-dir "$build" -R "NcclOverOneRank" --output-on-failure
+fi
+if [ "${gpus:-0}" -ge 2 ] && command -v mpirun > /dev/null; then
+  check two-gpus-nccl "data-parallel on two GPUs: each rank on its own GPU, the gradients summed on the devices over NCCL" \
+    bash -c "mpirun -np 2 '$nnfit' train '$cnn' --epochs 1 --seed 1 --metrics-json '$out/two_gpus.json' 2>&1 | tee /dev/stderr |
+             grep -q 'summed on the device over NCCL'"
+else
+  printf '| - | two-gpus-nccl | not run: %s GPU(s), mpirun %s |\n' "${gpus:-0}" \
+    "$(command -v mpirun > /dev/null && echo found || echo 'not found')" >> "$summary"
+fi
+echo "every check passed; summary: $summary"
