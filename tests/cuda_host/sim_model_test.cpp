@@ -12,10 +12,10 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
-#include <random>
 #include <string>
 #include <unistd.h>
 
+#include "cuda_host/sim_data.h"
 #include "cuda_host/sim_device.h"
 #include "nnfit/core/error.h"
 #include "nnfit/data/dataset.h"
@@ -63,25 +63,7 @@ std::unique_ptr<Sequential> make(bool sim, const Build& build, const std::string
   return m;
 }
 
-// n samples of `shape`, 4 classes by the sign pattern of two halves' sums.
-std::pair<Tensor, Tensor> data(std::int64_t n, const Shape& shape, std::uint32_t seed) {
-  std::vector<std::int64_t> dims{n};
-  dims.insert(dims.end(), shape.dims().begin(), shape.dims().end());
-  Tensor x = Tensor::zeros(Shape(dims), DType::f32);
-  Tensor y = Tensor::zeros(Shape{n}, DType::i32);
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> g;
-  const std::int64_t w = shape.numel();
-  for (std::int64_t i = 0; i < n; ++i) {
-    float a = 0, b = 0;
-    for (std::int64_t j = 0; j < w; ++j) {
-      const float v = x.data<float>()[i * w + j] = g(rng);
-      (j < w / 2 ? a : b) += v;
-    }
-    y.data<std::int32_t>()[i] = (a > 0 ? 1 : 0) + (b > 0 ? 2 : 0);
-  }
-  return {x, y};
-}
+std::pair<Tensor, Tensor> data(std::int64_t n, const Shape& shape, std::uint32_t seed) { return sim_data(n, shape, seed); }
 
 // The optimizer slots share the model's buffers (device memory on the sim): host copies.
 std::vector<Tensor> slots(const Model& m) {

@@ -15,11 +15,11 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "cuda_host/sim_data.h"
 #include "cuda_host/sim_device.h"
 #include "nnfit/core/error.h"
 #include "nnfit/dist/communicator.h"
@@ -151,22 +151,6 @@ class SimDeviceComm final : public dist::Communicator {
   void* stream_;
 };
 
-std::pair<Tensor, Tensor> data(std::int64_t n, std::int64_t width, std::uint32_t seed) {
-  Tensor x = Tensor::zeros(Shape{n, width}, DType::f32);
-  Tensor y = Tensor::zeros(Shape{n}, DType::i32);
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> g;
-  for (std::int64_t i = 0; i < n; ++i) {
-    float a = 0, b = 0;
-    for (std::int64_t j = 0; j < width; ++j) {
-      const float v = x.data<float>()[i * width + j] = g(rng);
-      (j < width / 2 ? a : b) += v;
-    }
-    y.data<std::int32_t>()[i] = (a > 0 ? 1 : 0) + (b > 0 ? 2 : 0);
-  }
-  return {x, y};
-}
-
 std::unique_ptr<Sequential> mlp(bool sim) {
   auto m = std::make_unique<Sequential>("m");
   if (sim) m->set_backend(make_cuda_sim_backend());
@@ -232,7 +216,7 @@ std::vector<RankResult> train_two_ranks(dist::CommunicationImplementation impl, 
 }
 
 void expect_like_one_cpu_process(dist::CommunicationImplementation impl, const std::string& policy = "float32") {
-  auto [x, y] = data(200, 12, 21);  // 3 batches of 64 and one of 8 (4 rows per rank)
+  auto [x, y] = sim_data(200, Shape{12}, 21);  // 3 batches of 64 and one of 8 (4 rows per rank)
   FitOptions f;
   f.epochs = 2;
   f.batch_size = 64;
