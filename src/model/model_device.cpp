@@ -127,9 +127,9 @@ void Model::run_program(Entry& e, const StepContext& ctx) {
   }
   if (e.staged) e.download(*backend_);
   if (lookahead_) {  // the next batch staged while the device runs this step
-    const std::function<void()> next = std::move(lookahead_);
+    const std::function<void()>* next = lookahead_;
     lookahead_ = nullptr;
-    next();
+    (*next)();
   }
   if (e.staged) e.finish_download(*backend_);
 }
@@ -239,6 +239,8 @@ void Model::Entry::make_staging(Allocator* pinned) {
   for (int x : xs) place(g.desc(x).bytes());
   for (int y : ys) place(g.desc(y).bytes());
   if (sample_weight >= 0) place(s->in[0].sample_weight.nbytes());
+  s->in_parts.reserve(s->offsets.size());
+  s->out_parts.reserve(s->offsets.size());
   s->x_ext.assign(xs.size(), nullptr);
   for (int pr : preds) s->preds.push_back(host(g.desc(pr)));
   s->output_losses.assign(output_losses.size(), 0.0f);
@@ -251,8 +253,8 @@ void Model::Entry::stage(Backend&) {
   PinnedDoubleBuffer& ring = *s.ring->buffer;
   Staging::Set& set = s.write();
   const Graph& g = program.graph();
-  std::vector<PinnedDoubleBuffer::In> parts;
-  parts.reserve(s.offsets.size());
+  std::vector<PinnedDoubleBuffer::In>& parts = s.in_parts;  // reserved at make_staging: no allocation
+  parts.clear();
   std::size_t k = 0;
   for (std::size_t i = 0; i < xs.size(); ++i, ++k) {
     // An input read where the pipeline made it: into the pinned set, which the copy reads
@@ -290,8 +292,8 @@ void Model::Entry::upload(Backend& backend) {
   }
   stage(backend);
   PinnedDoubleBuffer& ring = *s.ring->buffer;
-  std::vector<PinnedDoubleBuffer::Out> parts;
-  parts.reserve(s.offsets.size());
+  std::vector<PinnedDoubleBuffer::Out>& parts = s.out_parts;
+  parts.clear();
   std::size_t k = 0;
   for (std::size_t i = 0; i < xs.size(); ++i, ++k) parts.push_back({program.data(xs[i]), s.offsets[k], g.desc(xs[i]).bytes()});
   for (std::size_t i = 0; i < ys.size(); ++i, ++k) parts.push_back({program.data(ys[i]), s.offsets[k], g.desc(ys[i]).bytes()});

@@ -189,6 +189,20 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
       double input_wait = 0, h2d = 0;
       bool taken = false;
     } ahead;
+    // The lookahead run_program calls (Model::lookahead_): batch next_step taken and staged.
+    std::int64_t next_step = 0;
+    const std::function<void()> take_next = [&] {
+      const double a0 = now_s();
+      {
+        TraceRange wait_range("input_wait", "fit", next_step);
+        ahead.e = feed.next(ahead.rows);
+      }
+      const double a1 = now_s();
+      if (ahead.e && ahead.e->staged && !ahead.e->split) ahead.e->stage(*backend_);
+      ahead.input_wait = a1 - a0;
+      ahead.h2d = now_s() - a1;
+      ahead.taken = true;
+    };
     struct DropAhead {
       Model& model;
       ~DropAhead() {
@@ -235,18 +249,8 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
         // On a device with queues, the next batch is taken and staged while this step runs
         // (Note [Input double buffer]).
         if (e->staged && e->staged->ring && !e->split && e->mode == Mode::train && !replicated()) {
-          lookahead_ = [&, next_step = global_step + 1] {
-            const double a0 = now_s();
-            {
-              TraceRange wait_range("input_wait", "fit", next_step);
-              ahead.e = feed.next(ahead.rows);
-            }
-            const double a1 = now_s();
-            if (ahead.e && ahead.e->staged && !ahead.e->split) ahead.e->stage(*backend_);
-            ahead.input_wait = a1 - a0;
-            ahead.h2d = now_s() - a1;
-            ahead.taken = true;
-          };
+          next_step = global_step + 1;
+          lookahead_ = &take_next;
         }
         ctx.step = iterations_;
         // The random ops' streams are keyed by (seed, step): after a skipped loss-scaled step

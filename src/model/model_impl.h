@@ -96,6 +96,8 @@ struct Model::Staging {
   int read = 0;                      // the set the last run consumed
   bool pending = false;              // this entry's batch is staged (ahead of its step)
   std::vector<const void*> x_ext;    // an input read where the pipeline made it (set_x)
+  std::vector<PinnedDoubleBuffer::In> in_parts;    // a batch's copies, reused each step
+  std::vector<PinnedDoubleBuffer::Out> out_parts;
   std::vector<Tensor> preds;
   float loss = 0;
   std::vector<float> output_losses;

@@ -429,7 +429,8 @@ class Model {
   // Set by fit for one plain step on a device with queues: called once, by run_program,
   // after the step's work is enqueued and before the host waits for its results, to
   // stage the next batch while the device runs this one (Note [Input double buffer]).
-  std::function<void()> lookahead_;
+  // fit owns the function; a pointer, so setting it each step allocates nothing.
+  const std::function<void()>* lookahead_ = nullptr;
   // The model's input double buffer with slots of at least `bytes` (made or grown on
   // first need; null without queues). Growing waits for the queues.
   InputRing* input_ring(std::size_t bytes);
