@@ -176,9 +176,9 @@ void Model::run_on_queues(Entry& e, const StepContext& ctx, DeviceQueues& q) {
 // slot on the copy queue, and the step's upload() makes the compute queue wait for that
 // copy and copy the slot into the arena's input slots. fit's step enqueues its work and
 // then, before waiting for its results, takes the next batch from the pipeline and stages
-// it (Model::lookahead_): the pipeline's hand-over, the host's writes and the
-// host-to-device copy of batch n+1 overlap step n on the device, and the metrics read
-// batch n's targets from the other set. The ring is the model's (one batch count across
+// it (Model::lookahead_; evaluate and predict likewise, Model::run_batches): the
+// pipeline's hand-over, the host's writes and the host-to-device copy of batch n+1
+// overlap step n on the device, and the metrics read batch n's targets from the other set. The ring is the model's (one batch count across
 // entries, so the events stay in order when the last partial batch switches programs),
 // sized to the largest entry; the sets are each entry's, so a batch's targets outlive
 // the next batch's staging. Growing the ring, or the arena, waits for the queues first.

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -201,6 +202,15 @@ struct Model::Entry {
   void upload(Backend& backend);
   void download(Backend& backend);
   void finish_download(Backend& backend);
+};
+
+// One batch of an inference loop (Model::run_batches): its entry, rows and first row, and
+// the dataset element it came from (kept until the batch is staged and run: an input may
+// be read where the element holds it).
+struct Model::Batch {
+  Entry* e = nullptr;
+  std::int64_t rows = 0, start = 0;
+  std::optional<data::Element> element;
 };
 
 // Loss and metric sums over the batches of an epoch or an evaluation, and the logs they

@@ -43,18 +43,25 @@ Logs Model::evaluate_tensors(const std::vector<Tensor>& x_in, const std::vector<
   // Inside a replicated fit each rank evaluates its slice of every batch, and the sums
   // are added across ranks (exact: sums and counts, not averages of averages).
   const bool shard = shard_validation_ && replicated();
-  for (std::int64_t start = 0; start < n; start += bs) {
-    const std::int64_t global_rows = std::min(bs, n - start);
-    const auto [lo, hi] = shard ? replica_slice(global_rows) : std::pair<std::int64_t, std::int64_t>{0, global_rows};
-    const std::int64_t rows = hi - lo;
-    if (rows == 0) continue;
-    Entry& e = entry_or_split(false, rows, what);
-    const std::int64_t* idx = order.data() + start + lo;
-    for (std::size_t i = 0; i < d.x.size(); ++i) gather_rows(d.x[i], idx, rows, e.x_data(i));
-    for (std::size_t i = 0; i < d.y.size() && e.y_data(i); ++i) gather_rows(d.y[i], idx, rows, e.y_data(i));
-    run_entry(e, rows, ctx);
-    totals.add(e, rows);
-  }
+  std::int64_t start = 0;
+  const auto next = [&](Batch& b) {
+    for (; start < n; start += bs) {
+      const std::int64_t global_rows = std::min(bs, n - start);
+      const auto [lo, hi] = shard ? replica_slice(global_rows) : std::pair<std::int64_t, std::int64_t>{0, global_rows};
+      const std::int64_t rows = hi - lo;
+      if (rows == 0) continue;
+      Entry& e = entry_or_split(false, rows, what);
+      const std::int64_t* idx = order.data() + start + lo;
+      for (std::size_t i = 0; i < d.x.size(); ++i) gather_rows(d.x[i], idx, rows, e.x_data(i));
+      for (std::size_t i = 0; i < d.y.size() && e.y_data(i); ++i) gather_rows(d.y[i], idx, rows, e.y_data(i));
+      b.e = &e;
+      b.rows = rows;
+      start += bs;
+      return true;
+    }
+    return false;
+  };
+  run_batches(next, [&](Batch& b) { totals.add(*b.e, b.rows); }, ctx);
   if (shard) reduce_totals(totals, "allreduce of the validation sums");
   return totals.logs();
 }
@@ -78,23 +85,29 @@ Logs Model::evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, 
   if (!tuner) tuner = &own.emplace();
   it = tuner->make_iterator(data);
   const bool shard = shard_validation_ && replicated();  // as in evaluate_tensors
-  while (std::optional<data::Element> el = it->next()) {
-    if (shard && !el->empty() && (*el)[0].shape().rank() >= 1) {
-      const auto [lo, hi] = replica_slice((*el)[0].shape()[0]);
-      if (hi == lo) {
-        ++index;
-        continue;
+  const auto next = [&](Batch& b) {
+    while (std::optional<data::Element> el = it->next()) {
+      if (shard && !el->empty() && (*el)[0].shape().rank() >= 1) {
+        const auto [lo, hi] = replica_slice((*el)[0].shape()[0]);
+        if (hi == lo) {
+          ++index;
+          continue;
+        }
+        data::Element slice;
+        for (const Tensor& t : *el) slice.push_back(t.shape().rank() >= 1 ? t.slice_rows(lo, hi) : t);
+        el = std::move(slice);
       }
-      data::Element slice;
-      for (const Tensor& t : *el) slice.push_back(t.shape().rank() >= 1 ? t.slice_rows(lo, hi) : t);
-      el = std::move(slice);
+      b.element = std::move(el);  // the entry may read its inputs there until the batch is staged and run
+      b.e = &stage_element(*b.element, what, index++);
+      b.rows = (*b.element)[0].shape()[0];
+      return true;
     }
-    Entry& e = stage_element(*el, what, index++);
-    const std::int64_t rows = (*el)[0].shape()[0];
-    run_entry(e, rows, ctx);
-    for (std::size_t i = 0; i < num_inputs(); ++i) e.set_x(nullptr, i);  // the element goes at the end of this iteration
-    totals.add(e, rows);
-  }
+    return false;
+  };
+  run_batches(next, [&](Batch& b) {
+    for (std::size_t i = 0; i < num_inputs(); ++i) b.e->set_x(nullptr, i);  // its element goes with the batch
+    totals.add(*b.e, b.rows);
+  }, ctx);
   if (shard) reduce_totals(totals, "allreduce of the validation sums");
   NNFIT_CHECK(totals.seen > 0, InvalidArgument, "no samples to evaluate: the dataset is empty");
   return totals.logs();
@@ -130,7 +143,9 @@ std::vector<Tensor> Model::predict(const std::vector<Tensor>& x_in, const Infere
   }
   StepContext ctx = step_context();
   ctx.training = false;
-  for (std::int64_t start = 0; start < n; start += batch_size) {
+  std::int64_t start = 0;
+  const auto next = [&](Batch& b) {
+    if (start >= n) return false;
     const std::int64_t rows = std::min(batch_size, n - start);
     Entry& e = entry_or_split(false, rows, "prediction");
     for (std::size_t i = 0; i < x.size(); ++i) {
@@ -141,13 +156,55 @@ std::vector<Tensor> Model::predict(const std::vector<Tensor>& x_in, const Infere
     for (std::size_t i = 0; i < e.ys.size(); ++i) {
       if (void* y = e.y_data(i)) std::memset(y, 0, e.program.graph().desc(e.ys[i]).bytes());
     }
-    run_entry(e, rows, ctx);
+    b.e = &e;
+    b.rows = rows;
+    b.start = start;
+    start += batch_size;
+    return true;
+  };
+  run_batches(next, [&](Batch& b) {
     for (std::size_t i = 0; i < result.size(); ++i) {
-      std::memcpy(static_cast<char*>(result[i].raw()) + static_cast<std::size_t>(start) * o_row[i], e.pred_data(i),
-                  static_cast<std::size_t>(rows) * o_row[i]);
+      std::memcpy(static_cast<char*>(result[i].raw()) + static_cast<std::size_t>(b.start) * o_row[i],
+                  b.e->pred_data(i), static_cast<std::size_t>(b.rows) * o_row[i]);
+    }
+  }, ctx);
+  return result;
+}
+
+// As fit's loop (Note [Input double buffer]), without the training: on a device with queues
+// the next batch is taken and staged while the device runs the current one, whose results
+// are read after; a batch staged ahead and not run (an error) is dropped.
+void Model::run_batches(const std::function<bool(Batch&)>& next, const std::function<void(Batch&)>& done,
+                        const StepContext& ctx) {
+  Batch cur, ahead;
+  bool have = next(cur), took = false, ahead_ok = false;
+  const std::function<void()> take = [&] {
+    took = true;
+    ahead_ok = next(ahead);
+    if (ahead_ok && ahead.e->staged && !ahead.e->split) ahead.e->stage(*backend_);
+  };
+  struct DropAhead {
+    Model& model;
+    ~DropAhead() {
+      try {
+        model.drop_lookahead();
+      } catch (const std::exception&) {  // unwinding from the device's own error
+      }
+    }
+  } drop_ahead{*this};
+  while (have) {
+    took = false;
+    if (cur.e->staged && cur.e->staged->ring && !cur.e->split) lookahead_ = &take;
+    run_entry(*cur.e, cur.rows, ctx);
+    lookahead_ = nullptr;
+    done(cur);
+    if (took) {
+      std::swap(cur, ahead);
+      have = ahead_ok;
+    } else {
+      have = next(cur);
     }
   }
-  return result;
 }
 
 }  // namespace nnfit

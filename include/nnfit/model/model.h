@@ -385,6 +385,7 @@ class Model {
   struct EpochFeed;
   struct WeightingScope;
   struct Replicas;
+  struct Batch;
   void check_built() const;     // built (predict)
   void check_compiled() const;  // compiled (fit, evaluate)
   // The epoch loop both fit() overloads share; `feed` hands out each epoch's batches.
@@ -437,6 +438,12 @@ class Model {
   // Forgets a batch staged ahead that no step will run (fit stopped or failed after
   // staging it), so the ring's next batch is the next one run.
   void drop_lookahead();
+  // The loop of evaluate and predict: next(b) stages the next batch into its entry and
+  // fills b (false at the end), each is run, then done(b) reads its results; on a device
+  // the next batch is staged while the device runs the current one (Note [Input double
+  // buffer]).
+  void run_batches(const std::function<bool(Batch&)>& next, const std::function<void(Batch&)>& done,
+                   const StepContext& ctx);
   // run_program's run on a device's queues: the step's values copied in, then the graph
   // launched (captured first if need be) or the program run kernel by kernel.
   void run_on_queues(Entry& e, const StepContext& ctx, DeviceQueues& queues);
