@@ -255,6 +255,44 @@ TEST(CudaSimModel, ATimedFitTimesTheKernelsRunsNotTheirLaunches) {
   std::filesystem::remove_all(dir);
 }
 
+// A callback that stops training mid-epoch leaves the next batch staged ahead (Note
+// [Input double buffer]): fit drops it, so what runs next (evaluate, another fit) gets its
+// own batches in order and the model goes on as on the CPU.
+TEST(CudaSimModel, StoppingMidEpochDropsTheBatchStagedAhead) {
+  struct StopAt final : Callback {
+    std::int64_t batch;
+    explicit StopAt(std::int64_t b) : batch(b) {}
+    void on_train_batch_end(std::int64_t b, const Logs&) override {
+      if (b == batch) model()->set_stop_training(true);
+    }
+  };
+  const Build build = [](Sequential& m) {
+    m.set_input_shape(Shape{16});
+    m.add(std::make_unique<Dense>("dense", DenseOptions{16, "relu"}));
+    m.add(std::make_unique<Dense>("dense_1", DenseOptions{4}));
+  };
+  auto [x, y] = data(300, Shape{16}, 13);
+  auto [vx, vy] = data(70, Shape{16}, 14);
+  auto sim = make(true, build);
+  auto cpu = make(false, build);
+  DeviceQueues* queues = g_last_queues;
+  StopAt stop(1);  // after the second of five batches: the third is staged ahead
+  FitOptions f;
+  f.epochs = 2;
+  f.batch_size = 64;
+  f.shuffle = false;
+  f.callbacks = {&stop};
+  const History hs = sim->fit(x, y, f);
+  const History hc = cpu->fit(x, y, f);
+  EXPECT_EQ(cuda_sim_stagings(*queues).total, 3) << "batches 0 and 1, and 2 ahead";
+  ASSERT_EQ(hs.epochs.size(), hc.epochs.size());
+  EXPECT_NEAR(log_value(sim->evaluate(vx, vy, 32), "loss"), log_value(cpu->evaluate(vx, vy, 32), "loss"), 1e-3);
+  f.callbacks.clear();
+  sim->fit(x, y, f);
+  cpu->fit(x, y, f);
+  expect_close(sim->get_weights(), cpu->get_weights(), 2e-4f, "weights after a stop and another fit");
+}
+
 TEST(CudaSimModel, GruWithoutBiasTakesItsZeroConstantToTheDevice) {
   // A GRU without use_bias adds a host constant to its graph (the recurrent bias of zeros):
   // the model must place it in device memory, or the sim's kernel check refuses it. With
