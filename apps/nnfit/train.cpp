@@ -55,6 +55,7 @@ struct TrainArgs {
   std::string collective_timeout = "5m";
   std::string bucket_size = "256KiB";
   bool no_overlap = false;
+  std::string communication = "auto";  // --communication-implementation
   MemoryFlags memory;
   CLI::Option* epochs_opt = nullptr;
   CLI::Option* steps_per_epoch_opt = nullptr;
@@ -195,6 +196,9 @@ int run_train(const TrainArgs& args, dist::Communicator& comm) {
     co.bytes_per_pack = parse_size_bytes(args.bucket_size, "--bucket-size");
     co.overlap = !args.no_overlap;
     co.timeout_seconds = dist::parse_duration_seconds(args.collective_timeout, "--collective-timeout");
+    co.implementation = args.communication == "nccl"   ? dist::CommunicationImplementation::nccl
+                        : args.communication == "ring" ? dist::CommunicationImplementation::ring
+                                                       : dist::CommunicationImplementation::automatic;
     // A non-owning handle: the communicator outlives the model (run_train's caller owns it).
     strategy = std::make_shared<dist::MultiWorkerMirroredStrategy>(
         std::shared_ptr<dist::Communicator>(&comm, [](dist::Communicator*) {}), co);
@@ -430,6 +434,11 @@ Subcommand add_train_command(CLI::App& parent) {
                   "backward pass has made it (default 256KiB)");
   app->add_flag("--no-overlap", args->no_overlap,
                 "Under mpirun: sum the gradient buckets after the backward pass instead of during it");
+  app->add_option("--communication-implementation", args->communication,
+                  "Under mpirun, a model on a GPU: auto (NCCL where every rank loads it, else host memory over MPI), "
+                  "nccl (an error where it cannot be used) or ring (host memory over MPI); TensorFlow's "
+                  "CommunicationImplementation")
+      ->check(CLI::IsMember({"auto", "nccl", "ring"}));
   app->add_flag("--quiet,-q", args->quiet, "Print neither the model summary nor the progress bar");
   app->add_flag("--deterministic", args->deterministic,
                 "Results independent of the number of threads (also fit.deterministic, NNFIT_DETERMINISTIC=1); "

@@ -80,6 +80,8 @@ TEST_F(DeviceFlag, BadDeviceNamesTheKey) {
   expect_error(config(model(), "images.idx", "labels.idx", R"({"device": "gpu0"})"), 2,
                {"config.json: fit.device: unknown device \"gpu0\""});
   expect_error(config(model()), 2, {"--device: unknown device \"tpu\""}, "--device tpu");
+  expect_error(config(model()), 2, {"--communication-implementation", "nccl_ring", "auto", "nccl", "ring"},
+               "--communication-implementation nccl_ring");
 }
 
 // A GPU listed by the driver is what lets the plugin load; this machine's runtime then finds
