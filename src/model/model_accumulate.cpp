@@ -257,26 +257,26 @@ void Model::run_micro_batch_programs(Entry& e, std::int64_t rows, const StepCont
   a.loss = static_cast<float>(loss_sum / static_cast<double>(rows));
 }
 
-// Note [Loss scaling on the device]: on a device with queues (a GPU's) a loss-scaled
-// batch that fits runs as two programs that never take a gradient through host memory.
-// The Mode::scaled program is the gradient program with the scale as its seed (`one`,
-// written by a copy on the compute queue before the step, so the captured graph reads it
-// from memory), each gradient then unscaled by an unscale_gradient node (u = g · 1/scale,
-// and a flag when an element of u is not finite), the flags summed into one scalar that
-// comes back with the loss and the predictions (Entry::download). The host reads that
-// scalar after the step's one wait and decides as Keras's LossScaleOptimizer does
+// Note [Loss scaling on the device]: on a device with queues (a GPU's) a loss-scaled batch
+// that fits runs as two programs that never take a gradient through host memory. The
+// Mode::scaled program is the gradient program with the scale as its seed (`one`, written
+// by a copy on the compute queue before the step, so the captured graph reads it from
+// memory), each gradient then unscaled by an unscale_gradient node (u = g · 1/scale, and a
+// flag when an element of u is not finite), the flags summed into one scalar that comes
+// back with the loss and the predictions (Entry::download). The host reads that scalar
+// after the step's one wait and decides as Keras's LossScaleOptimizer does
 // (update_loss_scale): a non-finite step is skipped (no update, the iterations stay) and
 // halves the scale. A finite one copies each unscaled gradient device to device on the
 // compute queue into the apply program's inputs and launches that program, captured like
 // any other; it runs in an arena of its own (Programs::update_arena), since the shared one
-// holds the gradients it copies in. The scaled program is an ordinary staged entry, so
-// fit stages the next batch while it runs (Note [Input double buffer]); the update is
-// enqueued after the decision and runs while the host takes the next step's batch. The
-// arithmetic is the split path's in exact arithmetic (that one weights the whole batch's
-// gradient by its rows and multiplies by 1/(rows · scale); the same value when rows and
-// scale are powers of two, as the dynamic scale always is). A batch that does not
-// fit under on_oom="reduce_batch" takes that path (micro-batches summed on the host), and
-// so does a device without queues; the CPU always does, where it costs no copy.
+// holds the gradients it copies in. The scaled program is an ordinary staged entry, so fit
+// stages the next batch while it runs (Note [Input double buffer]); the update is enqueued
+// after the decision and runs while the host takes the next step's batch. The arithmetic
+// is the split path's in exact arithmetic (that one weights the whole batch's gradient by
+// its rows and multiplies by 1/(rows · scale); the same float when rows and scale are
+// powers of two, as 2^15 and its doublings and halvings are). A batch that does not fit
+// under on_oom="reduce_batch" takes that path (micro-batches summed on the host), and so
+// does a device without queues; the CPU always does, where it costs no copy.
 bool Model::run_scaled_step(Entry& e, const StepContext& ctx, const BeforeRun& before_run) {
   Programs& p = *programs_;
   DeviceQueues& q = *backend_->queues();
@@ -286,6 +286,7 @@ bool Model::run_scaled_step(Entry& e, const StepContext& ctx, const BeforeRun& b
   run_program(e, ctx);  // its results back and waited for: the loss, predictions, the flags
   if (!update_loss_scale(e.staged->nonfinite == 0.0f)) return false;
   Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0, /*bind=*/false);
+  reserve_scaled_update(e);  // taken when the batch was planned: nothing to do
   const char* arena = static_cast<const char*>(p.update_arena.raw());
   const auto in_update_arena = [&](const void* ptr) {
     return static_cast<const char*>(ptr) >= arena && static_cast<const char*>(ptr) < arena + p.update_arena.nbytes();

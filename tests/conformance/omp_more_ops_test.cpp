@@ -125,8 +125,8 @@ TEST(OmpMoreOps, UnscaleGradient) {
         auto ref = kernel_registry().create("ref:unscale_gradient", d, DeviceType::cpu, &why);
         auto omp = kernel_registry().create("omp:unscale_gradient", d, DeviceType::cpu, &why);
         ASSERT_TRUE(ref && omp) << why;
-        const std::vector<Tensor> want = testing::run_kernel(*ref, d, {gi, sc});
-        const std::vector<Tensor> got = testing::run_kernel(*omp, d, {gi, sc});
+        const std::vector<Tensor> want = testing::run_kernel(*ref, d, {gi, sc}, StepContext{});
+        const std::vector<Tensor> got = testing::run_kernel(*omp, d, {gi, sc}, StepContext{});
         EXPECT_EQ(0, std::memcmp(want[0].raw(), got[0].raw(), want[0].nbytes())) << s.to_string() << " at " << at;
         EXPECT_EQ(*got[1].data<float>(), at >= 0 ? 1.0f : 0.0f) << s.to_string() << " at " << at;
         EXPECT_EQ(*want[1].data<float>(), *got[1].data<float>());
