@@ -1,7 +1,8 @@
 // Shape inference and gradient rules of the training-only ops (docs/design/ops.md,
 // "Dropout" and "Optimizer updates"): the updates that mutate variables and their slots
 // (optimizers, batch norm's moving averages), Keras's gradient clipping between gradients
-// and updates, and the random regularizers (dropout, the Gaussian and alpha-dropout noise).
+// and updates, loss scaling's unscale_gradient, and the random regularizers (dropout,
+// the Gaussian and alpha-dropout noise).
 #include <map>
 
 #include "nnfit/core/error.h"
@@ -60,6 +61,19 @@ Descs infer_global_norm_scale(const Descs& in, const Attrs& a) {
   NNFIT_CHECK(!in.empty(), InvalidArgument, "global_norm_scale needs at least one tensor");
   NNFIT_CHECK(a.f("clipnorm") > 0.0, InvalidArgument, "global_norm_scale: clipnorm must be positive");
   return {{Shape{}, DType::f32}};
+}
+
+// Loss scaling on a device (Note [Loss scaling on the device]): a scaled gradient and the
+// scale -> the gradient unscaled (like g) and whether any of its elements is not finite
+// (a float32 scalar, 1 or 0).
+Descs infer_unscale_gradient(const Descs& in, const Attrs&) {
+  expect_count(in, 2);
+  NNFIT_CHECK(in[0].dtype == DType::f32 && in[1].dtype == DType::f32, InvalidArgument,
+              "unscale_gradient: the gradient and the scale must be float32, got ", dtype_name(in[0].dtype), " and ",
+              dtype_name(in[1].dtype));
+  NNFIT_CHECK(in[1].shape.rank() == 0, InvalidArgument, "unscale_gradient: the scale must be a scalar, got shape ",
+              in[1].shape.to_string());
+  return {in[0], {Shape{}, DType::f32}};
 }
 
 Descs infer_dropout(const Descs& in, const Attrs& a) {
@@ -138,6 +152,7 @@ void add_training_op_defs(std::map<std::string, OpDef>& m) {
   add({"clip_by_value", infer_clip, nullptr, {}});
   add({"clip_by_norm", infer_clip, nullptr, {}});
   add({"global_norm_scale", infer_global_norm_scale, nullptr, {}});
+  add({"unscale_gradient", infer_unscale_gradient, nullptr, {}});
 }
 
 }  // namespace nnfit

@@ -31,6 +31,11 @@ Model::Model(std::string name, LayerGraph graph) : Model(std::move(name)) {
 }
 
 Model::~Model() {
+  // Work still queued on the device (a step's update) runs before its memory goes.
+  try {
+    sync_device();
+  } catch (const std::exception&) {  // a failed kernel's error was the step's to report
+  }
   // Programs (and their arena) go before the layers' weights; all return to the allocator.
   // The backend (and its allocator) is declared after the graph, so release every tensor
   // explicitly before it goes.
@@ -180,8 +185,15 @@ void Model::compile(CompileOptions options) {
   auto optimizer = std::make_unique<Optimizer>(options.optimizer);
   // A recompiled model plans afresh with new optimizer slots; its weights stay.
   programs_->entries.clear();
+  // The autodiff seed is 1 outside a loss-scaled step; a loss-scaled device step leaves
+  // the scale in it (Note [Loss scaling on the device]), which a program compiled without
+  // loss scaling must not read. (The copy waits for the device's queues first.)
+  const float unit = 1.0f;
+  write_buffer(programs_->one.raw(), &unit, sizeof unit);
   programs_->arena = Tensor();
   programs_->arena_bytes = 0;
+  programs_->update_arena = Tensor();
+  programs_->zero_gradient = Tensor();
   programs_->trainable.clear();
   programs_->slots.clear();
   optimizer_ = std::move(optimizer);
@@ -452,19 +464,30 @@ std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t bat
       }
     }
     std::vector<int> grads = gradients(g, e->loss, one, vars);
-    if (mode != Mode::grads) {  // accumulated gradients are clipped when applied (plan_apply)
+    // Mode::grads and Mode::scaled end with the gradients; the apply program clips them.
+    const bool gradients_only = mode == Mode::grads || mode == Mode::scaled;
+    if (!gradients_only) {  // accumulated gradients are clipped when applied (plan_apply)
       std::vector<std::string> names;
       for (std::size_t k = 0; k < vars.size(); ++k) names.push_back(p.trainable[index[k]]->name);
       grads = optimizer_->clip_gradients(g, grads, names);
     }
+    std::vector<int> nonfinite;  // Mode::scaled: per gradient, whether it holds a non-finite element
     for (std::size_t k = 0; k < vars.size(); ++k) {
       if (grads[k] < 0) continue;  // the loss does not depend on it
-      e->gradient_values.push_back(grads[k]);
-      if (mode == Mode::grads) {  // kept readable after the run; no update
+      if (gradients_only) {  // kept readable after the run; no update
+        int grad = grads[k];
+        if (mode == Mode::scaled) {  // `one` holds the scale (Note [Loss scaling on the device])
+          const std::vector<int> out =
+              g.add_node("unscale_gradient", {grads[k], one}, {}, p.trainable[index[k]]->name + "/unscale");
+          grad = out[0];
+          nonfinite.push_back(out[1]);
+        }
+        e->gradient_values.push_back(grad);
         e->gradient_weights.push_back(index[k]);
-        keep.push_back(grads[k]);
+        keep.push_back(grad);
         continue;
       }
+      e->gradient_values.push_back(grads[k]);
       std::vector<int> slot_ids;
       const Weight& w = *p.trainable[index[k]];
       for (std::size_t s = 0; s < p.slots[index[k]].size(); ++s) {
@@ -473,6 +496,10 @@ std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t bat
       optimizer_->emit_update(g, vars[k], grads[k], slot_ids, w.name);
       if (w.constraint.active()) emit_constraint(g, vars[k], w.constraint, w.name + "/constraint");
       optimizer_->emit_average(g, vars[k], slot_ids, w.name);
+    }
+    if (!nonfinite.empty()) {
+      e->nonfinite = nonfinite.size() == 1 ? nonfinite[0] : g.add("add_n", nonfinite, {}, "loss_scale/nonfinite");
+      keep.push_back(e->nonfinite);
     }
   }
   fuse_all(g);

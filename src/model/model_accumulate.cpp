@@ -46,11 +46,16 @@ Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const cha
   // rows plans a slice of one. A slice that does not fit runs as micro-batches below.
   const bool replica = training && replicated();
   if (replica) batch = std::max<std::int64_t>(batch, 1);
-  const Mode mode = replica ? Mode::grads : training ? Mode::train : Mode::infer;
+  // Loss scaling on a device with queues: the unscaled gradients and their finite check
+  // on the device, then the update program (Note [Loss scaling on the device]); both
+  // planned and their memory taken here, or (reduce_batch) the micro-batches below.
+  const bool device_scaled =
+      training && !replica && loss_scaling() && !backend_->host_addressable() && backend_->queues();
+  const Mode mode = replica ? Mode::grads : device_scaled ? Mode::scaled : training ? Mode::train : Mode::infer;
   Entry& e = entry_mode(static_cast<int>(mode), batch, /*bind=*/false);
-  // Loss scaling runs every training batch as gradients, then an update (one micro-batch
-  // of the whole batch, unless memory asks for smaller ones).
-  const bool scaled_split = training && !replica && loss_scaling();
+  // Elsewhere loss scaling runs every training batch as gradients, then an update (one
+  // micro-batch of the whole batch, unless memory asks for smaller ones).
+  const bool scaled_split = training && !replica && !device_scaled && loss_scaling();
   if (scaled_split && !e.split) {
     try {
       entry_mode(static_cast<int>(Mode::grads), batch);
@@ -65,6 +70,7 @@ Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const cha
     try {
       Entry& whole = entry_mode(static_cast<int>(mode), batch);
       if (replica) reserve_replica_update();  // the update's arena fits too, or the slice splits
+      if (device_scaled) reserve_scaled_update(whole);  // likewise
       return whole;
     } catch (const OutOfMemory& oom) {
       if (!reduce_on_oom_ || batch < 2) throw;
@@ -135,6 +141,7 @@ void Model::make_split(Entry& e, bool training, std::int64_t batch, std::int64_t
 bool Model::run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
   if (e.mode == Mode::grads && replicated()) return run_replica_step(e, rows, ctx, before_run);
   if (e.split) return run_micro_batches(e, rows, ctx, before_run);
+  if (e.mode == Mode::scaled) return run_scaled_step(e, ctx, before_run);
   if (before_run) before_run(e.program, false);
   run_program(e, ctx);
   return true;
@@ -248,6 +255,93 @@ void Model::run_micro_batch_programs(Entry& e, std::int64_t rows, const StepCont
     a.output_losses[i] = static_cast<float>(output_loss_sums[i] / static_cast<double>(rows));
   }
   a.loss = static_cast<float>(loss_sum / static_cast<double>(rows));
+}
+
+// Note [Loss scaling on the device]: on a device with queues (a GPU's) a loss-scaled batch
+// that fits runs as two programs that never take a gradient through host memory. The
+// Mode::scaled program is the gradient program with the scale as its seed (`one`, written
+// by a copy on the compute queue before the step, so the captured graph reads it from
+// memory), each gradient then unscaled by an unscale_gradient node (u = g · 1/scale, and a
+// flag when an element of u is not finite), the flags summed into one scalar that comes
+// back with the loss and the predictions (Entry::download). The host reads that scalar
+// after the step's one wait and decides as Keras's LossScaleOptimizer does
+// (update_loss_scale): a non-finite step is skipped (no update, the iterations stay) and
+// halves the scale. A finite one copies each unscaled gradient device to device on the
+// compute queue into the apply program's inputs and launches that program, captured like
+// any other; it runs in an arena of its own (Programs::update_arena), since the shared one
+// holds the gradients it copies in. The scaled program is an ordinary staged entry, so fit
+// stages the next batch while it runs (Note [Input double buffer]); the update is enqueued
+// after the decision and runs while the host takes the next step's batch. The arithmetic
+// is the split path's in exact arithmetic (that one weights the whole batch's gradient by
+// its rows and multiplies by 1/(rows · scale); the same float when rows and scale are
+// powers of two, as 2^15 and its doublings and halvings are). A batch that does not fit
+// under on_oom="reduce_batch" takes that path (micro-batches summed on the host), and so
+// does a device without queues; the CPU always does, where it costs no copy.
+bool Model::run_scaled_step(Entry& e, const StepContext& ctx, const BeforeRun& before_run) {
+  Programs& p = *programs_;
+  DeviceQueues& q = *backend_->queues();
+  p.scale_host = static_cast<float>(loss_scale_);
+  q.copy_to_device(Queue::compute, p.one.raw(), &p.scale_host, sizeof p.scale_host);
+  if (before_run) before_run(e.program, false);
+  run_program(e, ctx);  // its results back and waited for: the loss, predictions, the flags
+  if (!update_loss_scale(e.staged->nonfinite == 0.0f)) return false;
+  Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0, /*bind=*/false);
+  reserve_scaled_update(e);  // taken when the batch was planned: nothing to do
+  const char* arena = static_cast<const char*>(p.update_arena.raw());
+  const auto in_update_arena = [&](const void* ptr) {
+    return static_cast<const char*>(ptr) >= arena && static_cast<const char*>(ptr) < arena + p.update_arena.nbytes();
+  };
+  // The shared arena's growth rebinds every entry to it, this one too: back to its own.
+  if (!apply.bound || apply.gradient_inputs.empty() || !in_update_arena(apply.program.data(apply.gradient_inputs[0]))) {
+    apply.program.bind(p.update_arena.raw());
+    apply.graph.drop();
+    apply.bound = true;
+  }
+  std::vector<bool> given(p.trainable.size(), false);
+  for (std::size_t j = 0; j < e.gradient_values.size(); ++j) {
+    const std::size_t k = e.gradient_weights[j];
+    given[k] = true;
+    q.copy_on_device(Queue::compute, apply.program.data(apply.gradient_inputs[k]), e.program.data(e.gradient_values[j]),
+                     static_cast<std::size_t>(p.trainable[k]->value.numel()) * sizeof(float));
+  }
+  for (std::size_t k = 0; k < p.trainable.size(); ++k) {  // a weight the loss does not reach: a zero gradient
+    if (!given[k]) {
+      q.copy_on_device(Queue::compute, apply.program.data(apply.gradient_inputs[k]), p.zero_gradient.raw(),
+                       static_cast<std::size_t>(p.trainable[k]->value.numel()) * sizeof(float));
+    }
+  }
+  if (before_run) before_run(apply.program, true);
+  run_on_queues(apply, ctx, q);
+  return true;
+}
+
+void Model::reserve_scaled_update(const Entry& e) {
+  Programs& p = *programs_;
+  const Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0, /*bind=*/false);
+  const auto take = [&](Tensor& t, std::size_t bytes, const char* what) {
+    if (t.defined() && t.nbytes() >= bytes) return false;
+    sync_device();  // an update still queued may use the old one
+    t = Tensor();
+    try {
+      t = allocate_tensor(backend_->allocator(), Shape{static_cast<std::int64_t>(bytes)}, DType::u8);
+    } catch (const OutOfMemory& oom) {
+      throw OutOfMemory(std::string(oom.what()) + " for the " + what + " of model '" + name_ +
+                            "' (loss scaling on the device)",
+                        oom.hint(), oom.shared_details());
+    }
+    return true;
+  };
+  take(p.update_arena, std::max<std::size_t>(apply.program.arena_bytes(), 64), "update arena");
+  std::vector<bool> given(p.trainable.size(), false);
+  for (std::size_t k : e.gradient_weights) given[k] = true;
+  std::size_t missing = 0;
+  for (std::size_t k = 0; k < p.trainable.size(); ++k) {
+    if (!given[k]) missing = std::max(missing, p.trainable[k]->value.nbytes());
+  }
+  if (missing > 0 && take(p.zero_gradient, missing, "zero gradient")) {
+    const std::vector<char> zeros(p.zero_gradient.nbytes(), 0);
+    write_buffer(p.zero_gradient.raw(), zeros.data(), zeros.size());
+  }
 }
 
 bool Model::update_loss_scale(bool finite) {

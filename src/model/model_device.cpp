@@ -27,10 +27,12 @@ static_assert(kRingEvents + PinnedDoubleBuffer::kEvents <= Backend::kQueueEvents
 // slots before each run (Entry::upload) and its loss and predictions back after it
 // (Entry::download), both on the backend's compute queue where it has one (in order with
 // the step's kernels, one wait per step), else Backend::copy; get_weights/set_weights,
-// saving and loading go through host_view and write_tensor (Backend::copy after a sync). The split and loss-scaled steps sum their micro-batches'
-// gradients on the host from copies. On the CPU each of these is the plain memory access
-// it was, with no extra copy. tests/cuda_host/sim_device.h checks the discipline: its
-// simulated device's memory faults on any host access outside a kernel or a copy.
+// saving and loading go through host_view and write_tensor (Backend::copy after a sync).
+// The split steps sum their micro-batches' gradients on the host from copies; a
+// loss-scaled step that fits keeps them on the device (Note [Loss scaling on the device]).
+// On the CPU each of these is the plain memory access it was, with no extra copy.
+// tests/cuda_host/sim_device.h checks the discipline: its simulated device's memory faults
+// on any host access outside a kernel or a copy.
 void Model::sync_device() const {
   DeviceQueues* q = backend_->queues();
   if (!q) return;
@@ -112,12 +114,15 @@ void Model::write_tensor(const Tensor& dst, const Tensor& src) const {
 // kernels read (Note [Step values in device memory]), both enqueued before the launch. A
 // program with a kernel that cannot be captured (Kernel::capturable: none of the CUDA
 // backend's today; a kernel with host state or a copy from host memory would be one) runs
-// kernel by kernel, as does a program being timed kernel by kernel (the profiler), with NNFIT_CUDA_GRAPHS=0, and where a capture fails (the graph is
-// then not tried again for that program); so do the data-parallel path (its buckets start
-// inside the backward pass) and the update of a split step. Rebinding the program to a
-// grown arena drops its graph. cuda-sim's queues record and replay the same way, with each
-// kernel's arguments as captured, so a kernel that read a step value from its launch
-// arguments would replay the first step's: the CudaSimModel cases check the replays.
+// kernel by kernel, as does a program being timed kernel by kernel (the profiler), with
+// NNFIT_CUDA_GRAPHS=0, and where a capture fails (the graph is then not tried again for
+// that program); so do the data-parallel path (its buckets start inside the backward pass)
+// and the update of a split step. A loss-scaled step on a device launches two graphs: its
+// gradient program's and, when finite, its update's (Note [Loss scaling on the device]).
+// Rebinding the program to a grown arena drops its graph. cuda-sim's queues record and
+// replay the same way, with each kernel's arguments as captured, so a kernel that read a
+// step value from its launch arguments would replay the first step's: the CudaSimModel
+// cases check the replays.
 void Model::run_program(Entry& e, const StepContext& ctx) {
   if (e.staged) e.upload(*backend_);
   if (DeviceQueues* q = backend_->queues()) {
@@ -139,8 +144,11 @@ void Model::run_on_queues(Entry& e, const StepContext& ctx, DeviceQueues& q) {
   if (!p.step_buffer.defined()) {
     p.step_buffer = allocate_tensor(backend_->allocator(), Shape{static_cast<std::int64_t>(sizeof(StepScalars))}, DType::u8);
   }
-  p.step_host = StepScalars::of(ctx);
-  q.copy_to_device(Queue::compute, p.step_buffer.raw(), &p.step_host, sizeof(StepScalars));
+  // A loss-scaled step's update has its own host copy: nothing waits for it before the
+  // next step writes step_host (Note [Loss scaling on the device]).
+  StepScalars& host = e.mode == Mode::apply ? p.update_step_host : p.step_host;
+  host = StepScalars::of(ctx);
+  q.copy_to_device(Queue::compute, p.step_buffer.raw(), &host, sizeof(StepScalars));
   StepContext c = ctx;
   c.device_step = static_cast<const StepScalars*>(p.step_buffer.raw());
   static const bool graphs = env_flag("NNFIT_CUDA_GRAPHS").value_or("1") != "0";
@@ -313,6 +321,7 @@ void Model::Entry::download(Backend& backend) {
   };
   for (std::size_t i = 0; i < preds.size(); ++i) out(s.preds[i].raw(), program.data(preds[i]), s.preds[i].nbytes());
   if (loss >= 0) out(&s.loss, program.data(loss), sizeof(float));
+  if (nonfinite >= 0) out(&s.nonfinite, program.data(nonfinite), sizeof(float));
   for (std::size_t i = 0; i < output_losses.size(); ++i) {
     out(&s.output_losses[i], program.data(output_losses[i]), sizeof(float));
   }

@@ -248,7 +248,8 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
         if (!e) break;
         // On a device with queues, the next batch is taken and staged while this step runs
         // (Note [Input double buffer]).
-        if (e->staged && e->staged->ring && !e->split && e->mode == Mode::train && !replicated()) {
+        if (e->staged && e->staged->ring && !e->split && (e->mode == Mode::train || e->mode == Mode::scaled) &&
+            !replicated()) {
           next_step = global_step + 1;
           lookahead_ = &take_next;
         }
@@ -333,6 +334,9 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
     call_callbacks([&](Callback* cb) { cb->on_epoch_end(epoch, logs); });
     if (replicated()) agree_on_callbacks();
   }
+  // A loss-scaled step's update, or a replicated one's, may still be queued on the device:
+  // done before fit returns, so nothing fit enqueued outlives it.
+  sync_device();
   // Keras's finalize_variable_values: with use_ema the variables end on their averages.
   // (Not when interrupted: a backup then keeps the training variables, to go on from.)
   if (optimizer_->options().use_ema && options.epochs > options.initial_epoch && !interrupted_) {

@@ -31,8 +31,10 @@ inline double now_s() {
 // optimizer slots and the constant that seeds autodiff.
 // What an entry's program computes: inference, a training step (forward, backward and the
 // optimizer update), only the weight gradients of a micro-batch, or only the update from
-// given gradients (the last two make a batch that does not fit: fit(on_oom="reduce_batch")).
-enum class Mode { infer = 0, train = 1, grads = 2, apply = 3 };
+// given gradients (the last two make a batch that does not fit: fit(on_oom="reduce_batch")),
+// or a loss-scaled batch's unscaled gradients and their finite check on a device, whose
+// update is the apply program's (Note [Loss scaling on the device], model_accumulate.cpp).
+enum class Mode { infer = 0, train = 1, grads = 2, apply = 3, scaled = 4 };
 
 // A batch that does not fit, run as micro-batches (fit/evaluate/predict with
 // on_oom="reduce_batch"; docs/design/memory.md). Rows are staged here (or read where the
@@ -102,6 +104,7 @@ struct Model::Staging {
   std::vector<Tensor> preds;
   float loss = 0;
   std::vector<float> output_losses;
+  float nonfinite = 0;  // Mode::scaled
   // The set the feeds write: the ring's next batch's, once the copies that read it before
   // have run.
   Set& write() {
@@ -120,7 +123,8 @@ struct Model::Entry {
   int loss = -1;                     // the total (weighted) loss
   std::vector<int> output_losses;    // per output, for a model with several
   std::vector<int> gradient_values;  // weight gradients, for the plan breakdown
-  std::vector<std::size_t> gradient_weights;  // Mode::grads: trainable index of each gradient
+  std::vector<std::size_t> gradient_weights;  // Mode::grads, scaled: trainable index of each gradient
+  int nonfinite = -1;                // Mode::scaled: how many gradients hold a non-finite element (f32)
   std::vector<int> gradient_inputs;           // Mode::apply: the input of each trainable weight, or -1
   Mode mode = Mode::train;
   bool bound = false;                // bound to the current arena
@@ -289,6 +293,16 @@ struct Model::Programs {
   // it is written from (stable until the step's wait; Note [Step values in device memory]).
   Tensor step_buffer;
   StepScalars step_host;
+  // The same for the update program of a loss-scaled step, which no host wait follows
+  // before the next step's program writes step_host (Note [Loss scaling on the device]);
+  // and the scale that step copies into `one`, stable until its results' wait.
+  StepScalars update_step_host;
+  float scale_host = 1.0f;
+  // On a device with queues, a loss-scaled step's update program runs in an arena of its
+  // own (the shared one holds the gradients it copies in), and a weight the loss does not
+  // reach gets its zero gradient from zero_gradient (device memory, the largest such weight).
+  Tensor update_arena;
+  Tensor zero_gradient;
   // On a device: host room for one gradient the host sums or unscales (micro-batches, loss
   // scaling, data-parallel), grown once to the largest, so a step allocates nothing.
   std::vector<float> host_scratch;

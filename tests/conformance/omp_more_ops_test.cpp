@@ -107,6 +107,34 @@ TEST(OmpMoreOps, Clipping) {
   }
 }
 
+// Loss scaling's unscale, bit for bit: clean gradients, and a NaN or an overflow to
+// infinity (a large element over a scale below 1) at the first, a middle and the last
+// element, so each thread's share of the OR is exercised.
+TEST(OmpMoreOps, UnscaleGradient) {
+  std::uint64_t seed = 600;
+  for (const Shape& s : kFlatShapes) {
+    for (float scale : {32768.0f, 3.0f, 1e-30f}) {
+      Tensor sc = Tensor::zeros(Shape{}, DType::f32);
+      *sc.data<float>() = scale;
+      const Tensor g = random_tensor(s, seed++, -2.0f, 2.0f);
+      for (std::int64_t at : {std::int64_t{-1}, std::int64_t{0}, s.numel() / 2, s.numel() - 1}) {
+        Tensor gi = g.clone();
+        if (at >= 0) gi.data<float>()[at] = scale < 1.0f ? 3e38f : std::nanf("");
+        std::string why;
+        const KernelDesc d = make_desc("unscale_gradient", {}, {gi, sc}, {gi.desc(), TensorDesc{Shape{}, DType::f32}});
+        auto ref = kernel_registry().create("ref:unscale_gradient", d, DeviceType::cpu, &why);
+        auto omp = kernel_registry().create("omp:unscale_gradient", d, DeviceType::cpu, &why);
+        ASSERT_TRUE(ref && omp) << why;
+        const std::vector<Tensor> want = testing::run_kernel(*ref, d, {gi, sc}, StepContext{});
+        const std::vector<Tensor> got = testing::run_kernel(*omp, d, {gi, sc}, StepContext{});
+        EXPECT_EQ(0, std::memcmp(want[0].raw(), got[0].raw(), want[0].nbytes())) << s.to_string() << " at " << at;
+        EXPECT_EQ(*got[1].data<float>(), at >= 0 ? 1.0f : 0.0f) << s.to_string() << " at " << at;
+        EXPECT_EQ(*want[1].data<float>(), *got[1].data<float>());
+      }
+    }
+  }
+}
+
 Tensor random_ids(const Shape& shape, std::int64_t rows, DType dtype, std::uint64_t seed) {
   Tensor t = Tensor::zeros(shape, dtype);
   std::mt19937_64 rng(seed);

@@ -396,6 +396,22 @@ TEST(RefTrainValues, GradientClipping) {
                 "global_norm_scale under the limit");
 }
 
+// Loss scaling's unscale: a gradient scaled by 4 comes back exact with the flag 0; one
+// whose unscaled value overflows (1e38 / 0.25), or holds a NaN or an infinity, sets it.
+TEST(RefTrainValues, UnscaleGradient) {
+  const std::vector<TensorDesc> outs = {TensorDesc{Shape{3}}, TensorDesc{Shape{}}};
+  auto clean = run_ref("unscale_gradient", {}, {make(Shape{3}, {3, -6, 1.5f}), make(Shape{}, {4})}, outs);
+  expect_values(clean[0], {0.75f, -1.5f, 0.375f}, 0, "unscale_gradient");
+  expect_values(clean[1], {0}, 0, "unscale_gradient's flag");
+  auto over = run_ref("unscale_gradient", {}, {make(Shape{3}, {1, 1e38f, 2}), make(Shape{}, {0.25f})}, outs);
+  EXPECT_TRUE(std::isinf(over[0].data<float>()[1]));
+  expect_values(over[1], {1}, 0, "unscale_gradient's flag on an overflow");
+  for (float bad : {std::nanf(""), -INFINITY}) {
+    auto r = run_ref("unscale_gradient", {}, {make(Shape{3}, {1, 2, bad}), make(Shape{}, {2})}, outs);
+    expect_values(r[1], {1}, 0, "unscale_gradient's flag on a non-finite gradient");
+  }
+}
+
 // The noise op's draws have the moments Keras's layers promise: GaussianNoise adds N(0, σ),
 // GaussianDropout multiplies by N(1, rate / (1 − rate)), AlphaDropout keeps 1 − rate of a
 // standard normal input and keeps its mean 0 and variance 1; a step repeats its draws and

@@ -2,6 +2,8 @@
 // (variables and slots stay float32 under every policy), param and slots compared after
 // the run; the slot-update rules bit for bit, since the CUDA kernel calls the reference's
 // own per-element function.
+#include <cmath>
+
 #include "cuda_host/cuda_host_harness.h"
 
 namespace nnfit::testing {
@@ -92,6 +94,30 @@ void check_clip(const std::string& op) {
   }
 }
 
+// Loss scaling's unscale: scales that make 1/scale exact and not (3), a gradient with no
+// bad element, and one NaN at its first, a middle (another chunk: Shape{20011} has 5)
+// and its last element, so each index's flag and their OR are checked. (The OR over
+// infinities is in the reference's own test: an infinity compares unequal to itself
+// within a tolerance.)
+void check_unscale_gradient() {
+  std::uint64_t seed = 400;
+  for (const Shape& s : kShapes) {
+    for (float scale : {1.0f, 32768.0f, 0.5f, 3.0f}) {
+      const Tensor sc = Tensor::zeros(Shape{}, DType::f32);
+      *sc.data<float>() = scale;
+      const Tensor g = random_tensor(s, seed++, -3e4f, 3e4f);
+      std::vector<std::int64_t> bad_at = {-1, 0, s.numel() / 2, s.numel() - 1};
+      for (std::int64_t at : bad_at) {
+        Tensor gi = g.clone();
+        if (at >= 0) gi.data<float>()[at] = std::nanf("");
+        KernelDesc d = clip_desc("unscale_gradient", {}, {gi, sc}, g.desc());
+        d.outputs.push_back({Shape{}, DType::f32});
+        expect_cuda_host_matches_reference(d, {gi, sc}, DType::f32, 0.0f, 0.0f);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<OpCase> optimizer_cases() {
@@ -135,6 +161,7 @@ std::vector<OpCase> optimizer_cases() {
                      }
                    }});
   for (const char* op : {"clip_by_value", "clip_by_norm", "global_norm_scale"}) cases.push_back({op, [op] { check_clip(op); }});
+  cases.push_back({"unscale_gradient", check_unscale_gradient});
   cases.push_back({"moving_average_update", [] {
                      for (std::int64_t channels : {1, 7, 20001}) {
                        const std::vector<Tensor> in{random_tensor(Shape{channels}, 700), random_tensor(Shape{channels}, 701)};

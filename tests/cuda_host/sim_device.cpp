@@ -191,7 +191,9 @@ class SimBackend final : public Backend {
                 dst_device ? (src_device ? "source too" : "source host memory") : "destination host memory");
     const CudaSimOpen open;
     std::memcpy(dst, src, bytes);
+    if (kind == CopyKind::device_to_host) bytes_to_host_ += static_cast<std::int64_t>(bytes);
   }
+  std::int64_t bytes_to_host() const { return bytes_to_host_; }
   void synchronize() override {}
   const KernelRegistry* kernels() const override { return &cuda_sim_registry(); }
   DeviceQueues* queues() override { return queues_.get(); }
@@ -202,6 +204,7 @@ class SimBackend final : public Backend {
   BfcAllocator allocator_;
   BfcAllocator pinned_{make_host_sub_allocator(), MemoryPolicy{}};
   std::unique_ptr<DeviceQueues> queues_;  // after the allocators: destroyed (drained) first
+  std::atomic<std::int64_t> bytes_to_host_{0};
 };
 
 }  // namespace
@@ -233,6 +236,12 @@ bool in_cuda_sim_memory(const void* ptr, std::size_t bytes) {
     if (rb != 0 && b >= rb && b <= re && bytes <= re - b) return true;
   }
   return false;
+}
+
+std::int64_t cuda_sim_bytes_to_host(Backend& backend) {
+  auto* sim = dynamic_cast<SimBackend*>(&backend);
+  if (!sim) return 0;
+  return sim->bytes_to_host() + (sim->queues() ? cuda_sim_queue_bytes_to_host(*sim->queues()) : 0);
 }
 
 std::unique_ptr<Backend> make_cuda_sim_backend(const MemoryPolicy& policy, bool queues) {

@@ -48,6 +48,12 @@ struct CudaSimStagings {
 };
 CudaSimStagings cuda_sim_stagings(DeviceQueues& queues);
 
+// Bytes copied from simulated device memory to host memory so far: by the backend's
+// copy() (device_to_host) and by its queues' copy_to_host, counted as they run (a sim
+// backend's; 0 for other backends). cuda_sim_queue_bytes_to_host counts the queues' alone.
+std::int64_t cuda_sim_bytes_to_host(Backend& backend);
+std::int64_t cuda_sim_queue_bytes_to_host(DeviceQueues& queues);
+
 // The simulated device's kernels, under DeviceType::cuda (built once, then read-only):
 // every kernel of cuda_host_registry() under its own name ("cuda:relu"), and for the ops
 // the real CUDA registry serves through cuBLASLt and cuDNN (cuda_sim_vendor_ops()) the

@@ -34,6 +34,7 @@ using Build = std::function<void(Sequential&)>;
 // The sim backend's queues of the last model make() built on the sim (for counting the
 // graphs it replayed).
 DeviceQueues* g_last_queues = nullptr;
+Backend* g_last_backend = nullptr;  // and its backend (owned by the model), for its copy counts
 
 // The optimizer make() compiles with (Adam unless a test says otherwise).
 OptimizerOptions g_optimizer = [] {
@@ -49,6 +50,7 @@ std::unique_ptr<Sequential> make(bool sim, const Build& build, const std::string
   if (sim) {
     std::unique_ptr<Backend> backend = make_cuda_sim_backend(memory);
     g_last_queues = backend->queues();
+    g_last_backend = backend.get();
     m->set_backend(std::move(backend));
   }
   else if (memory.limit_bytes > 0) m->set_memory_policy(memory);
@@ -110,17 +112,18 @@ void expect_trains_like_the_cpu(const Build& build, const Shape& shape, std::int
   ASSERT_EQ(hs.epochs.size(), 3u);
   EXPECT_EQ(cuda_sim_graph_launches(*queues), launches);
   // Every batch reached the device through the input ring's copy queue: 15 training and 6
-  // validation batches. A plain step stages the next batch while it runs (Note [Input
-  // double buffer]): 4 of each epoch's 5 training batches (the first waits for the
-  // epoch's start), and the second of each epoch's 2 validation batches. A loss-scaled
-  // step (a split) stages none ahead; its update program, enqueued after the host's
-  // finiteness check, is still queued when the first validation batch of the epoch is
-  // staged.
+  // validation batches. A step stages the next batch while it runs (Note [Input double
+  // buffer]): 4 of each epoch's 5 training batches (the first waits for the epoch's
+  // start), a loss-scaled step's too (its Mode::scaled program is a staged entry like
+  // any), and the second of each epoch's 2 validation batches. A loss-scaled step's
+  // update program, enqueued after the host read the finite check, is also still queued
+  // when the first validation batch of each epoch is staged: 3 more.
   const CudaSimStagings staged = cuda_sim_stagings(*queues);
   EXPECT_EQ(staged.total, 21);
-  EXPECT_EQ(staged.behind_compute, policy == "mixed_float16" ? 3 + 3 : 12 + 3);
+  EXPECT_EQ(staged.behind_compute, policy == "mixed_float16" ? 12 + 3 + 3 : 12 + 3);
   for (std::size_t e = 0; e < hs.epochs.size(); ++e) {
-    for (const char* key : {"loss", "accuracy", "val_loss", "val_accuracy"}) {
+    for (const char* key : {"loss", "accuracy", "val_loss", "val_accuracy", "loss_scale", "skipped_steps"}) {
+      if (policy != "mixed_float16" && std::string(key).find('_s') != std::string::npos) continue;  // no loss scale
       const double want = log_value(hc.epochs[e], key, -1);
       EXPECT_NEAR(log_value(hs.epochs[e], key, 1e9), want, 1e-3 * (1 + std::fabs(want))) << key << " epoch " << e;
     }
@@ -310,16 +313,79 @@ TEST(CudaSimModel, GruWithoutBiasTakesItsZeroConstantToTheDevice) {
       Shape{5, 4}, 21);
 }
 
+const Build kScaledMlp = [](Sequential& m) {
+  m.set_input_shape(Shape{16});
+  m.add(std::make_unique<Dense>("dense", DenseOptions{32, "relu"}));
+  m.add(std::make_unique<Dense>("dense_1", DenseOptions{4}));
+};
+
 TEST(CudaSimModel, MixedFloat16WithLossScalingTrainsLikeTheCpu) {
-  // Loss scaling runs each step as a gradient program and an update: the gradients are
-  // copied out, unscaled and checked on the host, and copied into the update's inputs.
-  expect_trains_like_the_cpu(
-      [](Sequential& m) {
-        m.set_input_shape(Shape{16});
-        m.add(std::make_unique<Dense>("dense", DenseOptions{32, "relu"}));
-        m.add(std::make_unique<Dense>("dense_1", DenseOptions{4}));
-      },
-      Shape{16}, 21, "mixed_float16", 2e-3f);  // the gradient programs and validation (the updates run one by one)
+  // Loss scaling on the device (Note [Loss scaling on the device]): each step runs its
+  // Mode::scaled program (gradients unscaled and checked on the device) and, when finite,
+  // the update program fed by device-to-device copies; both are captured. The CPU runs
+  // the host's split path, and the two agree on the losses, weights, the scale and the
+  // skipped steps (none here: the initial 2^15 does not overflow this model's float16
+  // gradients). Launches: 15 scaled programs + 15 updates + 6 validation batches = 36.
+  expect_trains_like_the_cpu(kScaledMlp, Shape{16}, 15 + 15 + 6, "mixed_float16", 2e-3f);
+}
+
+// Trains kScaledMlp under mixed_float16 from `initial_scale` on the sim and the CPU (3
+// epochs of 5 batches, no validation) and checks that they skip the same steps and keep
+// the same scale; returns the steps skipped.
+std::int64_t expect_scales_like_the_cpu(double initial_scale) {
+  const OptimizerOptions saved = g_optimizer;
+  g_optimizer.loss_scale.initial_scale = initial_scale;
+  auto sim = make(true, kScaledMlp, "mixed_float16");
+  DeviceQueues* queues = g_last_queues;
+  auto cpu = make(false, kScaledMlp, "mixed_float16");
+  g_optimizer = saved;
+  auto [x, y] = data(300, Shape{16}, 3);
+  FitOptions f;
+  f.epochs = 3;
+  f.batch_size = 64;
+  const History hs = sim->fit(x, y, f);
+  const History hc = cpu->fit(x, y, f);
+  std::int64_t skipped = 0;
+  for (std::size_t e = 0; e < 3; ++e) {
+    for (const char* key : {"loss_scale", "skipped_steps"}) {
+      EXPECT_EQ(log_value(hs.epochs[e], key, -1), log_value(hc.epochs[e], key, -2)) << key << " epoch " << e;
+    }
+    const double want = log_value(hc.epochs[e], "loss");
+    EXPECT_NEAR(log_value(hs.epochs[e], "loss"), want, 1e-3 * (1 + std::fabs(want))) << "epoch " << e;
+    skipped += static_cast<std::int64_t>(log_value(hs.epochs[e], "skipped_steps"));
+  }
+  EXPECT_EQ(sim->iterations(), cpu->iterations());
+  EXPECT_EQ(sim->iterations(), 15 - skipped) << "a skipped step does not count";
+  expect_close(sim->get_weights(), cpu->get_weights(), 2e-3f, "weights after skipped steps");
+  // A skipped step launches its scaled program and no update.
+  EXPECT_EQ(cuda_sim_graph_launches(*queues), 15 + (15 - skipped));
+  return skipped;
+}
+
+TEST(CudaSimModel, LossScaledStepsOverflowAndAreSkippedOnTheDeviceAsOnTheCpu) {
+  // From 2^28 the float16 gradients overflow (infinities in the backward pass), as in
+  // LossScaling.OverflowSkipsStepsAndBacksOffWithoutNaNInTheWeights (tests/model): the
+  // device's unscale_gradient flags them, the step is skipped and the scale halves until
+  // the gradients fit float16, as the CPU's host check decides.
+  const std::int64_t skipped = expect_scales_like_the_cpu(268435456.0);
+  EXPECT_GT(skipped, 0) << "no step overflowed: the test no longer checks a skip";
+  EXPECT_LT(skipped, 15) << "every step overflowed: the test no longer checks an update after skips";
+}
+
+TEST(CudaSimModel, ALossScaledStepCopiesBackOnlyItsResults) {
+  // No gradient goes through host memory: a loss-scaled step copies back its predictions
+  // (64 rows of 4 float32), its loss and its non-finite count, 1032 bytes, where the
+  // gradients alone are (16·32 + 32 + 32·4 + 4) · 4 = 2704 bytes.
+  auto sim = make(true, kScaledMlp, "mixed_float16");
+  Backend& backend = *g_last_backend;
+  auto [x, y] = data(256, Shape{16}, 11);
+  FitOptions f;
+  f.epochs = 1;
+  f.batch_size = 64;
+  const std::int64_t before = cuda_sim_bytes_to_host(backend);
+  const History h = sim->fit(x, y, f);
+  ASSERT_EQ(log_value(h.epochs[0], "skipped_steps"), 0.0);
+  EXPECT_EQ(cuda_sim_bytes_to_host(backend) - before, 4 * (64 * 4 * 4 + 4 + 4));
 }
 
 TEST(CudaSimModel, ABatchThatDoesNotFitRunsAsMicroBatches) {

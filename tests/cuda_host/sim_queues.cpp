@@ -49,7 +49,15 @@ class SimQueues final : public DeviceQueues {
   int num_events() const override { return Backend::kQueueEvents; }
   void copy_to_device(Queue q, void* dst, const void* src, std::size_t bytes) override { copy(q, dst, src, bytes); }
   void copy_on_device(Queue q, void* dst, const void* src, std::size_t bytes) override { copy(q, dst, src, bytes); }
-  void copy_to_host(Queue q, void* dst, const void* src, std::size_t bytes) override { copy(q, dst, src, bytes); }
+  void copy_to_host(Queue q, void* dst, const void* src, std::size_t bytes) override {
+    // Counted when it runs, so a copy in a replayed graph counts at every replay.
+    enqueue(q, {[this, dst, src, bytes] {
+                  const CudaSimOpen open;
+                  std::memcpy(dst, src, bytes);
+                  bytes_to_host_ += static_cast<std::int64_t>(bytes);
+                },
+                nullptr});
+  }
   void record(Queue q, int e) override {
     check(e);
     // A record on the copy queue ends a batch's staging (PinnedDoubleBuffer::stage).
@@ -99,6 +107,7 @@ class SimQueues final : public DeviceQueues {
   std::int64_t graph_launches() const { return launches_; }
   std::int64_t stagings() const { return stagings_; }
   std::int64_t stagings_behind_compute() const { return stagings_behind_compute_; }
+  std::int64_t bytes_to_host() const { return bytes_to_host_; }
 
   // The queue whose native handle is `stream`, or null.
   static SimQueues* find(void* stream, Queue* which) {
@@ -149,6 +158,7 @@ class SimQueues final : public DeviceQueues {
   std::vector<std::vector<Op>> graphs_;
   std::int64_t launches_ = 0;
   std::int64_t stagings_ = 0, stagings_behind_compute_ = 0;
+  std::int64_t bytes_to_host_ = 0;
   std::int64_t issued_[Backend::kQueueEvents] = {}, reached_[Backend::kQueueEvents] = {};
 };
 
@@ -164,6 +174,11 @@ std::int64_t cuda_sim_graph_launches(DeviceQueues& queues) {
 CudaSimStagings cuda_sim_stagings(DeviceQueues& queues) {
   auto* s = dynamic_cast<SimQueues*>(&queues);
   return s ? CudaSimStagings{s->stagings(), s->stagings_behind_compute()} : CudaSimStagings{};
+}
+
+std::int64_t cuda_sim_queue_bytes_to_host(DeviceQueues& queues) {
+  auto* s = dynamic_cast<SimQueues*>(&queues);
+  return s ? s->bytes_to_host() : 0;
 }
 
 bool enqueue_on_cuda_sim_stream(void* stream, std::function<void()> work) {

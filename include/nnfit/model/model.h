@@ -423,6 +423,13 @@ class Model {
   // is skipped).
   bool run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run = {});
   bool run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run);
+  // A loss-scaled step on a device (e: a Mode::scaled entry; Note [Loss scaling on the
+  // device]): the scaled program, the decision, and when finite the update program fed by
+  // device-to-device copies.
+  bool run_scaled_step(Entry& e, const StepContext& ctx, const BeforeRun& before_run);
+  // The memory that step's update needs beside the shared arena (Programs::update_arena,
+  // and zero_gradient for a weight e has no gradient of). throws: OutOfMemory.
+  void reserve_scaled_update(const Entry& e);
   // A bound entry's program: its staged batch copied in and its results out on a device;
   // on a backend whose queues capture graphs, captured at its first run and replayed after
   // (Note [Captured steps]); else run.
@@ -491,8 +498,9 @@ class Model {
   int agreed_interrupt_ = 0;                         // data-parallel: the signal the ranks agreed on
   // Loss scaling (OptimizerOptions::loss_scale): the scale now, the finite steps since it
   // last changed, and the steps skipped in the running epoch. Training then runs as a
-  // gradient program and an apply program (a split of one micro-batch), so a step with
-  // non-finite gradients can be skipped.
+  // gradient program and an apply program (a split of one micro-batch; on a device with
+  // queues a Mode::scaled program and the apply program), so a step with non-finite
+  // gradients can be skipped.
   bool loss_scaling() const { return compile_options_.optimizer.loss_scale.enabled; }
   double loss_scale_ = 1.0;
   std::int64_t loss_scale_good_steps_ = 0, skipped_steps_ = 0;

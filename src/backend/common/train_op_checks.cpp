@@ -230,6 +230,15 @@ bool check_moving_average_update(const KernelDesc& desc, std::int64_t* channels,
   return expect_f32(desc, why_not);
 }
 
+bool check_unscale_gradient(const KernelDesc& desc, std::int64_t* numel, std::string* why_not) {
+  expect_arity(desc, 2, 2);
+  *numel = desc.inputs[0].shape.numel();
+  expect_shape(desc, 'i', 1, Shape{});
+  expect_shape(desc, 'o', 0, desc.inputs[0].shape);
+  expect_shape(desc, 'o', 1, Shape{});
+  return expect_f32(desc, why_not);
+}
+
 bool check_dropout(const KernelDesc& desc, DropoutParams* out, std::string* why_not, DType data) {
   bool grad = desc.op == "dropout_grad";
   expect_arity(desc, grad ? 2 : 1, grad ? 1 : 2);

@@ -137,6 +137,8 @@ bool check_moving_average_update(const KernelDesc& desc, std::int64_t* channels,
                                  std::string* why_not);
 // dropout and dropout_grad; `data`: the type x, y, dy and dx must have (the mask is u8).
 bool check_dropout(const KernelDesc& desc, DropoutParams* out, std::string* why_not, DType data = DType::f32);
+// unscale_gradient: g and the scalar scale in, u like g and the scalar flag out, all float32.
+bool check_unscale_gradient(const KernelDesc& desc, std::int64_t* numel, std::string* why_not);
 // sgd_update, sgd_momentum_update, adam_update and rmsprop_update.
 bool check_optimizer(const KernelDesc& desc, OptimizerParams* out, std::string* why_not);
 // An update kernel's float32 input `index`, written in place (the op contract allows it for

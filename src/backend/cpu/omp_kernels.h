@@ -57,6 +57,9 @@ std::unique_ptr<Kernel> make_omp_rmsprop_update(const KernelDesc& desc, std::str
 // decay_weights, ema_update; clip_by_value, clip_by_norm, global_norm_scale.
 std::unique_ptr<Kernel> make_omp_slot_update(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_omp_clip(const KernelDesc& desc, std::string* why_not);
+// omp_slot_updates.cpp: unscale_gradient (loss scaling on a device's model; the CPU's own
+// runs unscale on the host, but every op has its CPU kernels).
+std::unique_ptr<Kernel> make_omp_unscale_gradient(const KernelDesc& desc, std::string* why_not);
 // omp_gather.cpp: gather and gather_grad.
 std::unique_ptr<Kernel> make_omp_gather(const KernelDesc& desc, std::string* why_not);
 // omp_augment.cpp: random_flip, random_affine, affine_transform, random_contrast and

@@ -48,6 +48,7 @@ void register_omp_kernels(KernelRegistry& registry) {
       {"clip_by_value", make_omp_clip},
       {"clip_by_norm", make_omp_clip},
       {"global_norm_scale", make_omp_clip},
+      {"unscale_gradient", make_omp_unscale_gradient},
       {"random_flip", make_omp_augment},
       {"random_flip_grad", make_omp_augment},
       {"random_affine", make_omp_augment},

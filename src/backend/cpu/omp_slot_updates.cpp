@@ -1,10 +1,11 @@
 // OpenMP kernels of the optimizer steps the fused f32 kernels (omp_optimizers.cpp) do not
 // cover: the slot updates of Adagrad, Adamax, Lion, Adadelta, Nadam and Ftrl (the
 // reference's per-element double formulas, backend/common/slot_update.h, split over
-// threads: bit-identical, Note [Bitwise slot updates]), Keras's weight decay and EMA, and
-// gradient clipping. Norms sum squares in double per thread over a static split, then add
-// the partials in thread order: deterministic for a thread count, and within a few double
-// ulps of the reference's one running sum (far below a float's ulp).
+// threads: bit-identical, Note [Bitwise slot updates]), Keras's weight decay and EMA,
+// gradient clipping and loss scaling's unscale_gradient. Norms sum squares in double per
+// thread over a static split, then add the partials in thread order: deterministic for a
+// thread count, and within a few double ulps of the reference's one running sum (far
+// below a float's ulp).
 #include <omp.h>
 
 #include <algorithm>
@@ -157,7 +158,36 @@ class OmpClip final : public Kernel {
   int threads_;
 };
 
+// unscale_gradient, as RefUnscaleGradient (ref_train_optimizers.cpp): the same float
+// products, so bit for bit; "any not finite" is an OR, so the threads' split cannot change it.
+class OmpUnscaleGradient final : public Kernel {
+ public:
+  explicit OmpUnscaleGradient(std::int64_t numel) : numel_(numel) {}
+  void run(const KernelArgs& args) override {
+    const float* g = input(args, 0);
+    const float inv = static_cast<float>(1.0 / static_cast<double>(*input(args, 1)));
+    auto* u = static_cast<float*>(args.outputs[0]);
+    const std::int64_t n = numel_;
+    int bad = 0;
+#pragma omp parallel for simd schedule(static) reduction(| : bad) if (n >= kOmpMinParallelElements)
+    for (std::int64_t i = 0; i < n; ++i) {
+      u[i] = g[i] * inv;
+      bad |= std::isfinite(u[i]) ? 0 : 1;
+    }
+    *static_cast<float*>(args.outputs[1]) = bad ? 1.0f : 0.0f;
+  }
+
+ private:
+  std::int64_t numel_;
+};
+
 }  // namespace
+
+std::unique_ptr<Kernel> make_omp_unscale_gradient(const KernelDesc& desc, std::string* why_not) {
+  std::int64_t numel = 0;
+  if (!check_unscale_gradient(desc, &numel, why_not)) return nullptr;
+  return std::make_unique<OmpUnscaleGradient>(numel);
+}
 
 std::unique_ptr<Kernel> make_omp_slot_update(const KernelDesc& desc, std::string* why_not) {
   OptimizerParams p;

@@ -211,7 +211,34 @@ class RefClip final : public Kernel {
   std::vector<std::int64_t> sizes_;
 };
 
+// Loss scaling's unscale (Note [Loss scaling on the device]): u = g · inv with inv the
+// float of 1/scale in double, and 1 when any element of u is not finite, else 0.
+class RefUnscaleGradient final : public Kernel {
+ public:
+  explicit RefUnscaleGradient(std::int64_t numel) : numel_(numel) {}
+  void run(const KernelArgs& args) override {
+    const float* g = input(args, 0);
+    const float inv = static_cast<float>(1.0 / static_cast<double>(*input(args, 1)));
+    auto* u = static_cast<float*>(args.outputs[0]);
+    bool finite = true;
+    for (std::int64_t i = 0; i < numel_; ++i) {
+      u[i] = g[i] * inv;
+      finite = finite && std::isfinite(u[i]);
+    }
+    *static_cast<float*>(args.outputs[1]) = finite ? 0.0f : 1.0f;
+  }
+
+ private:
+  std::int64_t numel_;
+};
+
 }  // namespace
+
+std::unique_ptr<Kernel> make_ref_unscale_gradient(const KernelDesc& desc, std::string* why_not) {
+  std::int64_t numel = 0;
+  if (!check_unscale_gradient(desc, &numel, why_not)) return nullptr;
+  return std::make_unique<RefUnscaleGradient>(numel);
+}
 
 std::unique_ptr<Kernel> make_ref_clip(const KernelDesc& desc, std::string* /*why_not*/) {
   std::vector<std::int64_t> sizes;

@@ -39,6 +39,7 @@ void register_ref_train_kernels(KernelRegistry& registry) {
       {"noise", make_ref_noise},
       {"clip_by_norm", make_ref_clip},
       {"global_norm_scale", make_ref_clip},
+      {"unscale_gradient", make_ref_unscale_gradient},
       {"sub", make_ref_merge},
       {"mul", make_ref_merge},
       {"maximum", make_ref_merge},

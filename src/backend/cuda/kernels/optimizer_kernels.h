@@ -13,6 +13,8 @@
 //   (the batch-norm statistics' moving average), in double as on the CPU.
 // - clip_by_value, clip_by_norm and global_norm_scale: the reference's double expressions,
 //   norms as ordered sums of fixed-chunk partials.
+// - unscale_gradient (loss scaling on the device): the reference's float product, its
+//   "any element not finite" as per-index flags ORed by one index.
 // own_kernels.cu builds with --fmad=false, so the device does not contract a·b + c where
 // the host does not (Note [Bitwise slot updates]).
 #pragma once
@@ -275,6 +277,57 @@ std::unique_ptr<Kernel> make_clip(const KernelDesc& desc, std::string* why_not) 
       aligned_bytes(static_cast<std::size_t>(chunks + 1) * sizeof(double)));
 }
 
+// Loss scaling's unscale (Note [Loss scaling on the device]): index k of the C = ⌈n /
+// kUnscaleChunk⌉ indices unscales elements k, k + C, k + 2C, … (neighbouring indices read
+// neighbouring elements) and writes whether any of them is not finite to flag[k]; one
+// index then ORs the C flags into the op's scalar. C depends on n alone, so the result
+// does not depend on the launch shape (and an OR on no order at all).
+inline constexpr std::int64_t kUnscaleChunk = 4096;
+
+struct UnscaleFn {
+  const float* g;
+  const float* scale;  // the op's scalar input, in device memory
+  float* u;
+  float* flag;  // C floats of the workspace
+  std::int64_t n, stride;
+  NNFIT_HD void operator()(std::int64_t k) const {
+    const float inv = static_cast<float>(1.0 / static_cast<double>(*scale));
+    bool bad = false;
+    for (std::int64_t i = k; i < n; i += stride) {
+      const float v = g[i] * inv;
+      u[i] = v;
+      bad = bad || !isfinite(v);
+    }
+    flag[k] = bad ? 1.0f : 0.0f;
+  }
+};
+
+struct AnyFlagFn {
+  const float* flag;
+  std::int64_t count;
+  float* out;
+  NNFIT_HD void operator()(std::int64_t) const {
+    float any = 0.0f;
+    for (std::int64_t k = 0; k < count; ++k) any = flag[k] != 0.0f ? 1.0f : any;
+    *out = any;
+  }
+};
+
+template <class Launch>
+std::unique_ptr<Kernel> make_unscale_gradient(const KernelDesc& desc, std::string* why_not) {
+  std::int64_t n = 0;
+  if (!check_unscale_gradient(desc, &n, why_not)) return nullptr;
+  const std::int64_t chunks = (n + kUnscaleChunk - 1) / kUnscaleChunk;
+  return launch_kernel(
+      [n, chunks](const KernelArgs& a) {
+        auto* flag = static_cast<float*>(a.workspace);
+        Launch::run(UnscaleFn{input(a, 0), input(a, 1), static_cast<float*>(a.outputs[0]), flag, n, chunks}, chunks,
+                    a.ctx);
+        Launch::run(AnyFlagFn{flag, chunks, static_cast<float*>(a.outputs[1])}, 1, a.ctx);
+      },
+      aligned_bytes(static_cast<std::size_t>(std::max<std::int64_t>(chunks, 1)) * sizeof(float)));
+}
+
 struct MovingAverageFn {
   float* moving;
   const float* value;
@@ -378,6 +431,7 @@ void register_optimizer_kernels(KernelRegistry& r) {
   for (const char* op : {"clip_by_value", "clip_by_norm", "global_norm_scale"}) {
     r.add(op, DeviceType::cuda, DType::f32, {std::string("cuda:") + op, make_clip<Launch>});
   }
+  r.add("unscale_gradient", DeviceType::cuda, DType::f32, {"cuda:unscale_gradient", make_unscale_gradient<Launch>});
 }
 
 }  // namespace nnfit::cuda
