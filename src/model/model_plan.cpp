@@ -1,0 +1,235 @@
+// Planning a model's programs (split from model.cpp): the graph of each (mode, batch)
+// entry built from the layers, the loss and autodiff, then planned into a Program; the
+// update-only program; and the memory plan that says what fits before the first step
+// (Note [Plan breakdown]).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "model/model_impl.h"
+#include "nnfit/core/env_flags.h"
+#include "nnfit/core/error.h"
+#include "nnfit/graph/autodiff.h"
+#include "nnfit/graph/fusion.h"
+#include "nnfit/graph/program.h"
+#include "nnfit/nn/lr_schedule.h"
+#include "nnfit/nn/metrics.h"
+
+namespace nnfit {
+
+std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t batch) {
+  Programs& p = *programs_;
+  const Mode mode = static_cast<Mode>(mode_value);
+  const bool training = mode != Mode::infer;
+
+  auto e = std::make_unique<Entry>();
+  Graph g;
+  GraphBuilder b(g, training);
+  for (const InputSpec& in : graph_.inputs()) {
+    std::vector<std::int64_t> dims{batch};
+    dims.insert(dims.end(), in.shape.dims().begin(), in.shape.dims().end());
+    e->xs.push_back(g.add_input(in.name, {Shape(dims), DType::f32}));
+  }
+  std::vector<int> output_masks;
+  const bool has_loss = training || !compile_options_.loss_for(0).kind.empty();
+  b.set_collect_losses(has_loss);
+  b.set_default_policy(dtype_policy_);
+  e->preds = graph_.emit_masked(b, e->xs, std::vector<int>(e->xs.size(), -1), output_masks);
+  // Keras's losses and nnfit's predictions take float32 whatever the policy.
+  for (int& pred : e->preds) {
+    if (is_floating(g.desc(pred).dtype)) pred = b.cast(pred, DType::f32);
+  }
+  std::vector<int> keep = e->preds;
+  if (has_loss) {
+    for (std::size_t i = 0; i < output_masks.size(); ++i) {
+      // Keras weights the loss of an output that carries a mask by it (padded steps count
+      // nothing); nnfit's losses do not take masks yet.
+      NNFIT_CHECK(output_masks[i] < 0, Unsupported, "model '", name(), "': output '", output_names()[i],
+                  "' carries a mask (from Embedding(mask_zero=True) or Masking through return_sequences layers), ",
+                  "and a masked loss is not supported yet; end the masked part with a layer that consumes the mask ",
+                  "(an RNN without return_sequences)");
+    }
+    const std::vector<std::string> names = output_names();
+    if (training && weighted_) e->sample_weight = g.add_input("sample_weight", {Shape{batch}, DType::f32});
+    std::vector<int> weighted;
+    for (std::size_t i = 0; i < e->preds.size(); ++i) {
+      const Loss& loss = compile_options_.loss_for(i);
+      const std::string prefix = e->preds.size() > 1 ? names[i] + "/" : "";
+      e->ys.push_back(g.add_input(prefix + "y", loss.target_desc(g.desc(e->preds[i]))));
+      const int l = loss.emit(g, e->preds[i], e->ys.back(), e->sample_weight);
+      if (e->preds.size() > 1) e->output_losses.push_back(l);
+      const double w = compile_options_.loss_weight(i);
+      if (w == 1.0) {
+        weighted.push_back(l);
+      } else {
+        Attrs a;
+        a.set("factor", w);
+        weighted.push_back(g.add("scale", {l}, a, prefix + "loss_weight"));
+      }
+    }
+    // Keras adds the regularizers' penalties (of the weights that train, and the layers'
+    // activity regularizers) to the loss it reports and differentiates.
+    for (const auto& [id, w] : b.variables()) {
+      if (w->trains() && w->regularizer.active()) {
+        weighted.push_back(emit_penalty(g, id, w->regularizer, 1.0, w->name + "/regularizer"));
+      }
+    }
+    weighted.insert(weighted.end(), b.losses().begin(), b.losses().end());
+    e->loss = weighted.size() == 1 ? weighted[0] : g.add("add_n", weighted, {}, "total_loss");
+    keep.push_back(e->loss);
+    keep.insert(keep.end(), e->output_losses.begin(), e->output_losses.end());
+  }
+  if (training) {
+    int one = g.add_variable("autodiff/one", p.one);
+    std::vector<int> vars;
+    std::vector<std::size_t> index;
+    for (const auto& [id, w] : b.variables()) {
+      for (std::size_t i = 0; i < p.trainable.size(); ++i) {
+        if (p.trainable[i] == w) {
+          vars.push_back(id);
+          index.push_back(i);
+        }
+      }
+    }
+    std::vector<int> grads = gradients(g, e->loss, one, vars);
+    // Mode::grads and Mode::scaled end with the gradients; the apply program clips them.
+    const bool gradients_only = mode == Mode::grads || mode == Mode::scaled;
+    if (!gradients_only) {  // accumulated gradients are clipped when applied (plan_apply)
+      std::vector<std::string> names;
+      for (std::size_t k = 0; k < vars.size(); ++k) names.push_back(p.trainable[index[k]]->name);
+      grads = optimizer_->clip_gradients(g, grads, names);
+    }
+    std::vector<int> nonfinite;  // Mode::scaled: per gradient, whether it holds a non-finite element
+    for (std::size_t k = 0; k < vars.size(); ++k) {
+      if (grads[k] < 0) continue;  // the loss does not depend on it
+      if (gradients_only) {  // kept readable after the run; no update
+        int grad = grads[k];
+        if (mode == Mode::scaled) {  // `one` holds the scale (Note [Loss scaling on the device])
+          const std::vector<int> out =
+              g.add_node("unscale_gradient", {grads[k], one}, {}, p.trainable[index[k]]->name + "/unscale");
+          grad = out[0];
+          nonfinite.push_back(out[1]);
+        }
+        e->gradient_values.push_back(grad);
+        e->gradient_weights.push_back(index[k]);
+        keep.push_back(grad);
+        continue;
+      }
+      e->gradient_values.push_back(grads[k]);
+      std::vector<int> slot_ids;
+      const Weight& w = *p.trainable[index[k]];
+      for (std::size_t s = 0; s < p.slots[index[k]].size(); ++s) {
+        slot_ids.push_back(g.add_variable(w.name + "/slot" + std::to_string(s), p.slots[index[k]][s]));
+      }
+      optimizer_->emit_update(g, vars[k], grads[k], slot_ids, w.name);
+      if (w.constraint.active()) emit_constraint(g, vars[k], w.constraint, w.name + "/constraint");
+      optimizer_->emit_average(g, vars[k], slot_ids, w.name);
+    }
+    if (!nonfinite.empty()) {
+      e->nonfinite = nonfinite.size() == 1 ? nonfinite[0] : g.add("add_n", nonfinite, {}, "loss_scale/nonfinite");
+      keep.push_back(e->nonfinite);
+    }
+  }
+  fuse_all(g);
+  place_constants(g);
+  PlanOptions po;
+  po.device = backend_->device().type;
+  po.registry = backend_->kernels();
+  po.keep = keep;
+  e->program = plan(std::move(g), po);
+  return e;
+}
+
+// The optimizer update alone, from gradients given as inputs (one per trainable weight):
+// what an accumulated batch ends with (Mode::apply).
+std::unique_ptr<Model::Entry> Model::plan_apply() {
+  Programs& p = *programs_;
+  auto e = std::make_unique<Entry>();
+  Graph g;
+  std::vector<int> vars, grads;
+  std::vector<std::string> names;
+  for (std::size_t k = 0; k < p.trainable.size(); ++k) {
+    const Weight& w = *p.trainable[k];
+    vars.push_back(g.add_variable(w.name, w.value));
+    grads.push_back(g.add_input(w.name + "/grad", {w.value.shape(), DType::f32}));
+    names.push_back(w.name);
+    e->gradient_inputs.push_back(grads.back());
+  }
+  grads = optimizer_->clip_gradients(g, grads, names);
+  for (std::size_t k = 0; k < p.trainable.size(); ++k) {
+    const Weight& w = *p.trainable[k];
+    std::vector<int> slot_ids;
+    for (std::size_t s = 0; s < p.slots[k].size(); ++s) {
+      slot_ids.push_back(g.add_variable(w.name + "/slot" + std::to_string(s), p.slots[k][s]));
+    }
+    optimizer_->emit_update(g, vars[k], grads[k], slot_ids, w.name);
+    if (w.constraint.active()) emit_constraint(g, vars[k], w.constraint, w.name + "/constraint");
+    optimizer_->emit_average(g, vars[k], slot_ids, w.name);
+  }
+  place_constants(g);
+  PlanOptions po;
+  po.device = backend_->device().type;
+  po.registry = backend_->kernels();
+  e->program = plan(std::move(g), po);
+  return e;
+}
+
+std::int64_t Model::planned_peak_bytes() const {
+  if (!programs_) return 0;
+  return persistent_bytes() + round64(static_cast<std::int64_t>(programs_->arena_bytes));
+}
+
+std::int64_t Model::largest_batch_size_within(std::int64_t limit_bytes, std::int64_t max_batch) {
+  // Planned peaks grow with the batch size, so bisect; each probe plans without allocating.
+  if (max_batch < 1 || plan_memory(1).peak_bytes > limit_bytes) return 0;
+  std::int64_t lo = 1, hi = max_batch + 1;  // lo fits; hi does not (or is past the range)
+  if (plan_memory(max_batch).peak_bytes <= limit_bytes) return max_batch;
+  hi = max_batch;
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    (plan_memory(mid).peak_bytes <= limit_bytes ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+// Note [Plan breakdown]: arena slots overlap in time, so "how much of the arena is
+// gradients" has an answer only at one step. We take the step where the live bytes peak
+// and count the weight gradients and workspaces live there; everything else in the arena
+// (activations, their gradients, inputs, and the packing slack between the live bytes and
+// the arena size) and the autodiff constant are reported as activations, so the parts add
+// up to peak_bytes exactly.
+MemoryPlan Model::plan_memory(std::int64_t batch_size) {
+  NNFIT_CHECK(batch_size >= 1, InvalidArgument, "batch size must be at least 1, got ", batch_size);
+  check_compiled();
+  Entry& e = entry(true, batch_size, /*bind=*/false);
+  MemoryPlan m;
+  m.batch_size = batch_size;
+  for (const Weight* w : graph_.weights()) m.weights_bytes += round64(static_cast<std::int64_t>(w->value.nbytes()));
+  for (const auto& sl : programs_->slots) {
+    for (const Tensor& t : sl) m.optimizer_bytes += round64(static_cast<std::int64_t>(t.nbytes()));
+  }
+  m.arena_bytes = round64(static_cast<std::int64_t>(e.program.arena_bytes()));
+  m.peak_bytes = persistent_bytes() + m.arena_bytes;
+
+  // Live bytes per step (index step + 1: inputs are live from step -1).
+  const std::size_t n = e.program.steps().size() + 2;
+  std::vector<std::int64_t> total(n), grads(n), work(n);
+  for (const ArenaSlot& slot : e.program.slots()) {
+    const bool is_grad = slot.value >= 0 && std::find(e.gradient_values.begin(), e.gradient_values.end(),
+                                                      slot.value) != e.gradient_values.end();
+    for (int st = slot.first_step; st <= slot.last_step; ++st) {
+      const auto i = static_cast<std::size_t>(std::clamp(st + 1, 0, static_cast<int>(n) - 1));
+      total[i] += static_cast<std::int64_t>(slot.bytes);
+      if (is_grad) grads[i] += static_cast<std::int64_t>(slot.bytes);
+      if (slot.value < 0) work[i] += static_cast<std::int64_t>(slot.bytes);
+    }
+  }
+  const auto fullest = static_cast<std::size_t>(std::max_element(total.begin(), total.end()) - total.begin());
+  m.gradients_bytes = grads[fullest];
+  m.workspace_bytes = work[fullest];
+  m.activations_bytes = m.peak_bytes - m.weights_bytes - m.optimizer_bytes - m.gradients_bytes - m.workspace_bytes;
+  return m;
+}
+
+}  // namespace nnfit
