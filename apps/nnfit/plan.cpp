@@ -2,6 +2,7 @@
 // optimizer, broken down into weights, gradients, optimizer state, activations and
 // workspace, per batch size; with a memory limit, the largest batch size that fits (found
 // exactly by bisection between the listed sizes). Nothing is trained and no data is read.
+#include <algorithm>
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
@@ -14,7 +15,6 @@
 #include "memory_flags.h"
 #include "nnfit/core/error.h"
 #include "nnfit/model/keras_config.h"
-#include "nnfit/model/saving.h"
 #include "nnfit/model/saving.h"
 #include "train_config.h"
 
@@ -122,6 +122,7 @@ int run_plan(const PlanArgs& args) {
       b["optimizer_bytes"] = p.optimizer_bytes;
       b["activations_bytes"] = p.activations_bytes;
       b["workspace_bytes"] = p.workspace_bytes;
+      b["staging_bytes"] = p.staging_bytes;
       if (f32) b["float32_peak_bytes"] = f32_plans[out["batches"].size()].peak_bytes;
       out["batches"].push_back(std::move(b));
     }
@@ -136,8 +137,10 @@ int run_plan(const PlanArgs& args) {
               model->name().c_str(), static_cast<long long>(model->count_params()),
               model->compile_options().optimizer.name.c_str(), model->dtype_policy().name.c_str(),
               model->device().to_string().c_str());
-  std::printf("%10s %12s %10s %10s %10s %12s %10s%s\n", "batch", "peak", "weights", "gradients", "optimizer",
-              "activations", "workspace", f32 ? "  float32 peak  saved" : "");
+  // On a device: the input double buffer and update arena, a column of their own.
+  const bool staging = std::any_of(plans.begin(), plans.end(), [](const MemoryPlan& p) { return p.staging_bytes > 0; });
+  std::printf("%10s %12s %10s %10s %10s %12s %10s%s%s\n", "batch", "peak", "weights", "gradients", "optimizer",
+              "activations", "workspace", staging ? "    staging" : "", f32 ? "  float32 peak  saved" : "");
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const MemoryPlan& p = plans[i];
     std::string versus;
@@ -147,9 +150,12 @@ int run_plan(const PlanArgs& args) {
       std::snprintf(buf, sizeof buf, "  %12s %5.0f%%", mib(f32_plans[i].peak_bytes).c_str(), saved);
       versus = buf;
     }
-    std::printf("%10lld %12s %10s %10s %10s %12s %10s%s\n", static_cast<long long>(p.batch_size), mib(p.peak_bytes).c_str(),
+    const std::string staged = staging ? " " + std::string(10 - std::min<std::size_t>(10, mib(p.staging_bytes).size()), ' ') +
+                                             mib(p.staging_bytes)
+                                       : "";
+    std::printf("%10lld %12s %10s %10s %10s %12s %10s%s%s\n", static_cast<long long>(p.batch_size), mib(p.peak_bytes).c_str(),
                 mib(p.weights_bytes).c_str(), mib(p.gradients_bytes).c_str(), mib(p.optimizer_bytes).c_str(),
-                mib(p.activations_bytes).c_str(), mib(p.workspace_bytes).c_str(), versus.c_str());
+                mib(p.activations_bytes).c_str(), mib(p.workspace_bytes).c_str(), staged.c_str(), versus.c_str());
   }
   if (largest) {
     if (*largest == 0) {

@@ -177,7 +177,30 @@ std::unique_ptr<Model::Entry> Model::plan_apply() {
 
 std::int64_t Model::planned_peak_bytes() const {
   if (!programs_) return 0;
-  return persistent_bytes() + round64(static_cast<std::int64_t>(programs_->arena_bytes));
+  std::int64_t n = persistent_bytes() + round64(static_cast<std::int64_t>(programs_->arena_bytes));
+  // On a device: what is allocated beside them (device_staging_bytes's parts, as taken).
+  const Programs& p = *programs_;
+  for (const Tensor* t : {&p.step_buffer, &p.update_arena, &p.zero_gradient}) {
+    if (t->defined()) n += round64(static_cast<std::int64_t>(t->nbytes()));
+  }
+  if (p.ring) {
+    for (const Tensor& slot : p.ring->device) {
+      if (slot.defined()) n += round64(static_cast<std::int64_t>(slot.nbytes()));
+    }
+  }
+  return n;
+}
+
+std::int64_t Model::device_staging_bytes(const Entry& e) {
+  if (backend_->host_addressable() || !backend_->queues() || !e.staged) return 0;
+  // The ring's two slots (Model::input_ring: at least 64 bytes each) and the StepScalars.
+  std::int64_t n = 2 * round64(std::max<std::int64_t>(static_cast<std::int64_t>(e.staged->bytes), 64)) +
+                   round64(static_cast<std::int64_t>(sizeof(StepScalars)));
+  if (e.mode == Mode::scaled) {  // the update's own arena (Note [Loss scaling on the device])
+    const Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0, /*bind=*/false);
+    n += round64(std::max<std::int64_t>(static_cast<std::int64_t>(apply.program.arena_bytes()), 64));
+  }
+  return n;
 }
 
 std::int64_t Model::largest_batch_size_within(std::int64_t limit_bytes, std::int64_t max_batch) {
@@ -202,7 +225,11 @@ std::int64_t Model::largest_batch_size_within(std::int64_t limit_bytes, std::int
 MemoryPlan Model::plan_memory(std::int64_t batch_size) {
   NNFIT_CHECK(batch_size >= 1, InvalidArgument, "batch size must be at least 1, got ", batch_size);
   check_compiled();
-  Entry& e = entry(true, batch_size, /*bind=*/false);
+  // The training step's program: on a device with loss scaling, the scaled one.
+  const bool device_scaled =
+      loss_scaling() && !replicated() && !backend_->host_addressable() && backend_->queues();
+  Entry& e = device_scaled ? entry_mode(static_cast<int>(Mode::scaled), batch_size, /*bind=*/false)
+                           : entry(true, batch_size, /*bind=*/false);
   MemoryPlan m;
   m.batch_size = batch_size;
   for (const Weight* w : graph_.weights()) m.weights_bytes += round64(static_cast<std::int64_t>(w->value.nbytes()));
@@ -210,7 +237,8 @@ MemoryPlan Model::plan_memory(std::int64_t batch_size) {
     for (const Tensor& t : sl) m.optimizer_bytes += round64(static_cast<std::int64_t>(t.nbytes()));
   }
   m.arena_bytes = round64(static_cast<std::int64_t>(e.program.arena_bytes()));
-  m.peak_bytes = persistent_bytes() + m.arena_bytes;
+  m.staging_bytes = device_staging_bytes(e);
+  m.peak_bytes = persistent_bytes() + m.arena_bytes + m.staging_bytes;
 
   // Live bytes per step (index step + 1: inputs are live from step -1).
   const std::size_t n = e.program.steps().size() + 2;
@@ -228,7 +256,8 @@ MemoryPlan Model::plan_memory(std::int64_t batch_size) {
   const auto fullest = static_cast<std::size_t>(std::max_element(total.begin(), total.end()) - total.begin());
   m.gradients_bytes = grads[fullest];
   m.workspace_bytes = work[fullest];
-  m.activations_bytes = m.peak_bytes - m.weights_bytes - m.optimizer_bytes - m.gradients_bytes - m.workspace_bytes;
+  m.activations_bytes =
+      m.peak_bytes - m.weights_bytes - m.optimizer_bytes - m.gradients_bytes - m.workspace_bytes - m.staging_bytes;
   return m;
 }
 

@@ -296,6 +296,33 @@ TEST(CudaSimModel, StoppingMidEpochDropsTheBatchStagedAhead) {
   expect_close(sim->get_weights(), cpu->get_weights(), 2e-4f, "weights after a stop and another fit");
 }
 
+// The memory plan holds on a device as on the CPU: the measured peak of the simulated
+// device's allocator is the planned peak, counting the input double buffer's slots, the
+// step's values and (loss scaling) the update's arena (MemoryPlan::staging_bytes).
+TEST(CudaSimModel, MeasuredPeakIsThePlannedPeak) {
+  const Build build = [](Sequential& m) {
+    m.set_input_shape(Shape{16});
+    m.add(std::make_unique<Dense>("dense", DenseOptions{32, "relu"}));
+    m.add(std::make_unique<Dense>("dense_1", DenseOptions{4}));
+  };
+  auto [x, y] = data(128, Shape{16}, 15);
+  for (const char* policy : {"float32", "mixed_float16"}) {
+    auto sim = make(true, build, policy);
+    const MemoryPlan plan = sim->plan_memory(32);
+    EXPECT_GT(plan.staging_bytes, 2 * 32 * (16 + 1) * 4) << policy << ": two slots of a batch's inputs and targets";
+    EXPECT_EQ(plan.weights_bytes + plan.gradients_bytes + plan.optimizer_bytes + plan.activations_bytes +
+                  plan.workspace_bytes + plan.staging_bytes,
+              plan.peak_bytes);
+    FitOptions f;
+    f.batch_size = 32;
+    f.epochs = 1;
+    sim->fit(x, y, f);
+    EXPECT_EQ(sim->memory_stats().peak_bytes, plan.peak_bytes) << policy;
+    EXPECT_EQ(sim->planned_peak_bytes(), plan.peak_bytes) << policy;
+    EXPECT_EQ(make(false, build, policy)->plan_memory(32).staging_bytes, 0) << policy << ": nothing staged on the CPU";
+  }
+}
+
 TEST(CudaSimModel, GruWithoutBiasTakesItsZeroConstantToTheDevice) {
   // A GRU without use_bias adds a host constant to its graph (the recurrent bias of zeros):
   // the model must place it in device memory, or the sim's kernel check refuses it. With

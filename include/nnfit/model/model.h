@@ -176,6 +176,9 @@ struct MemoryPlan {
   std::int64_t activations_bytes = 0;  // the rest of the arena (activations, their gradients, inputs) and constants
   std::int64_t workspace_bytes = 0;    // kernel workspaces live at the arena's fullest step
   std::int64_t arena_bytes = 0;        // activations, gradients, workspace, input staging
+  // On a device: the input double buffer's two slots, the step's values, and a loss-scaled
+  // step's update arena (docs/design/cuda.md); 0 on the CPU.
+  std::int64_t staging_bytes = 0;
   std::int64_t peak_bytes = 0;         // everything nnfit allocates for training
 };
 
@@ -466,6 +469,9 @@ class Model {
   // The split of a training or inference entry into micro-batches of `micro` rows.
   void make_split(Entry& e, bool training, std::int64_t batch, std::int64_t micro, std::string cause);
   std::int64_t persistent_bytes() const;  // weights, optimizer slots, constants
+  // On a device with queues, what a training step of `e` needs beside the weights and the
+  // arena (MemoryPlan::staging_bytes); 0 elsewhere.
+  std::int64_t device_staging_bytes(const Entry& e);
   // Copies between host memory and the model's buffers (Note [The model's device path]).
   void read_buffer(void* host, const void* buffer, std::size_t bytes) const;
   // Waits for the work enqueued on the device's queues (none on the CPU): before a copy
