@@ -297,15 +297,14 @@ bool Model::run_scaled_step(Entry& e, const StepContext& ctx, const BeforeRun& b
     apply.graph.drop();
     apply.bound = true;
   }
-  std::vector<bool> given(p.trainable.size(), false);
   for (std::size_t j = 0; j < e.gradient_values.size(); ++j) {
     const std::size_t k = e.gradient_weights[j];
-    given[k] = true;
     q.copy_on_device(Queue::compute, apply.program.data(apply.gradient_inputs[k]), e.program.data(e.gradient_values[j]),
                      static_cast<std::size_t>(p.trainable[k]->value.numel()) * sizeof(float));
   }
-  for (std::size_t k = 0; k < p.trainable.size(); ++k) {  // a weight the loss does not reach: a zero gradient
-    if (!given[k]) {
+  // A weight the loss does not reach: a zero gradient (a search, so the step allocates nothing).
+  for (std::size_t k = 0; k < p.trainable.size(); ++k) {
+    if (std::find(e.gradient_weights.begin(), e.gradient_weights.end(), k) == e.gradient_weights.end()) {
       q.copy_on_device(Queue::compute, apply.program.data(apply.gradient_inputs[k]), p.zero_gradient.raw(),
                        static_cast<std::size_t>(p.trainable[k]->value.numel()) * sizeof(float));
     }
@@ -332,11 +331,11 @@ void Model::reserve_scaled_update(const Entry& e) {
     return true;
   };
   take(p.update_arena, std::max<std::size_t>(apply.program.arena_bytes(), 64), "update arena");
-  std::vector<bool> given(p.trainable.size(), false);
-  for (std::size_t k : e.gradient_weights) given[k] = true;
-  std::size_t missing = 0;
+  std::size_t missing = 0;  // the largest weight without a gradient (run_scaled_step's search)
   for (std::size_t k = 0; k < p.trainable.size(); ++k) {
-    if (!given[k]) missing = std::max(missing, p.trainable[k]->value.nbytes());
+    if (std::find(e.gradient_weights.begin(), e.gradient_weights.end(), k) == e.gradient_weights.end()) {
+      missing = std::max(missing, p.trainable[k]->value.nbytes());
+    }
   }
   if (missing > 0 && take(p.zero_gradient, missing, "zero gradient")) {
     const std::vector<char> zeros(p.zero_gradient.nbytes(), 0);
