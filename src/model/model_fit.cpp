@@ -304,6 +304,9 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
       if (tracing && global_step >= trace_steps->last) finish_trace();
       if (stop_training_) break;
     }
+    // A batch staged ahead of a step that did not come (a stop or an interrupt mid-epoch)
+    // goes before anything else runs: validation's batches are next on the ring.
+    drop_lookahead();
     if (interrupted_) {  // mid-epoch: no validation, no epoch end; on_train_end below
       if (log_steps) step_log->flush();
       break;

@@ -259,8 +259,9 @@ TEST(CudaSimModel, ATimedFitTimesTheKernelsRunsNotTheirLaunches) {
 }
 
 // A callback that stops training mid-epoch leaves the next batch staged ahead (Note
-// [Input double buffer]): fit drops it, so what runs next (evaluate, another fit) gets its
-// own batches in order and the model goes on as on the CPU.
+// [Input double buffer]): fit drops it before the epoch's validation, so what runs next
+// (validation, evaluate, another fit) gets its own batches in order and the model goes on
+// as on the CPU.
 TEST(CudaSimModel, StoppingMidEpochDropsTheBatchStagedAhead) {
   struct StopAt final : Callback {
     std::int64_t batch;
@@ -285,10 +286,16 @@ TEST(CudaSimModel, StoppingMidEpochDropsTheBatchStagedAhead) {
   f.batch_size = 64;
   f.shuffle = false;
   f.callbacks = {&stop};
+  f.validation_data = std::make_pair(vx, vy);  // the stopped epoch still validates
   const History hs = sim->fit(x, y, f);
   const History hc = cpu->fit(x, y, f);
-  EXPECT_EQ(cuda_sim_stagings(*queues).total, 3) << "batches 0 and 1, and 2 ahead";
+  EXPECT_EQ(cuda_sim_stagings(*queues).total, 3 + 2) << "batches 0 and 1, 2 ahead, and validation's 2";
   ASSERT_EQ(hs.epochs.size(), hc.epochs.size());
+  ASSERT_EQ(hs.epochs.size(), 1u);
+  for (const char* key : {"loss", "val_loss", "val_accuracy"}) {
+    EXPECT_NEAR(log_value(hs.epochs[0], key, 1e9), log_value(hc.epochs[0], key, -1), 1e-3) << key;
+  }
+  f.validation_data.reset();
   EXPECT_NEAR(log_value(sim->evaluate(vx, vy, 32), "loss"), log_value(cpu->evaluate(vx, vy, 32), "loss"), 1e-3);
   f.callbacks.clear();
   sim->fit(x, y, f);
