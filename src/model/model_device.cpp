@@ -191,7 +191,9 @@ void Model::run_on_queues(Entry& e, const StepContext& ctx, DeviceQueues& q) {
 // sized to the largest entry; the sets are each entry's, so a batch's targets outlive
 // the next batch's staging. Growing the ring, or the arena, waits for the queues first.
 // A batch staged ahead and never run (training stopped, or an error) is discarded
-// (Model::drop_lookahead). Without queues the batch is copied in by Backend::copy from
+// (Model::drop_lookahead); so is one another program's run comes before (a callback's
+// evaluate between fit's steps; InputRing::pending says whose it is), and its program
+// stages it again when it runs, moving it to the set of its new number's parity first. Without queues the batch is copied in by Backend::copy from
 // set 0 at the run.
 Model::InputRing* Model::input_ring(std::size_t bytes) {
   DeviceQueues* q = backend_->queues();
@@ -200,8 +202,7 @@ Model::InputRing* Model::input_ring(std::size_t bytes) {
   if (!p.ring) p.ring = std::make_unique<InputRing>();
   InputRing& r = *p.ring;
   if (r.buffer && r.buffer->capacity() >= bytes) return &r;
-  NNFIT_CHECK(!r.buffer || r.buffer->staged() == r.buffer->consumed(), InvalidArgument,
-              "internal: the input ring grows with a batch staged in it");
+  r.drop_pending();  // a batch staged ahead is staged again by its program (from its sets)
   sync_device();
   r.buffer.reset();
   for (Tensor& slot : r.device) slot = Tensor();
@@ -217,13 +218,14 @@ Model::InputRing* Model::input_ring(std::size_t bytes) {
 
 void Model::drop_lookahead() {
   lookahead_ = nullptr;
-  if (!programs_ || !programs_->ring || !programs_->ring->buffer) return;
-  PinnedDoubleBuffer& b = *programs_->ring->buffer;
-  if (b.staged() == b.consumed()) return;
-  for (auto& [key, e] : programs_->entries) {
-    if (e->staged) e->staged->pending = false;
-  }
-  b.discard(b.staged() - 1);
+  if (programs_ && programs_->ring) programs_->ring->drop_pending();
+}
+
+void Model::InputRing::drop_pending() {
+  if (!buffer || buffer->staged() == buffer->consumed()) return;
+  if (pending) pending->pending = false;
+  pending = nullptr;
+  buffer->discard(buffer->staged() - 1);
 }
 
 void Model::Entry::make_staging(Allocator* pinned) {
@@ -259,8 +261,18 @@ void Model::Entry::stage(Backend&) {
   Staging& s = *staged;
   if (!s.ring || s.pending) return;
   PinnedDoubleBuffer& ring = *s.ring->buffer;
+  // The batch goes out from the set of the ring's next batch. A batch staged ahead and
+  // dropped (another program ran between: a callback's evaluate) is staged again under a
+  // later number, whose set may be the other one: the batch moves there first.
+  const int from = s.written;
   Staging::Set& set = s.write();
   const Graph& g = program.graph();
+  if (from >= 0 && from != s.written) {
+    const Staging::Set& old = s.in[from];
+    for (std::size_t i = 0; i < xs.size(); ++i) std::memcpy(set.xs[i].raw(), old.xs[i].raw(), set.xs[i].nbytes());
+    for (std::size_t i = 0; i < ys.size(); ++i) std::memcpy(set.ys[i].raw(), old.ys[i].raw(), set.ys[i].nbytes());
+    if (sample_weight >= 0) std::memcpy(set.sample_weight.raw(), old.sample_weight.raw(), set.sample_weight.nbytes());
+  }
   std::vector<PinnedDoubleBuffer::In>& parts = s.in_parts;  // reserved at make_staging: no allocation
   parts.clear();
   std::size_t k = 0;
@@ -275,6 +287,7 @@ void Model::Entry::stage(Backend&) {
   if (sample_weight >= 0) parts.push_back({set.sample_weight.raw(), s.offsets[k], set.sample_weight.nbytes()});
   ring.stage(ring.staged(), parts);
   s.pending = true;
+  s.ring->pending = &s;
 }
 
 // On a backend with queues the copies are enqueued on the compute queue, in order with the
@@ -298,6 +311,9 @@ void Model::Entry::upload(Backend& backend) {
     s.read = 0;
     return;
   }
+  // Another program's batch staged ahead (this one runs between, from a callback): dropped;
+  // its program stages it again when it runs.
+  if (s.ring->pending && s.ring->pending != &s) s.ring->drop_pending();
   stage(backend);
   PinnedDoubleBuffer& ring = *s.ring->buffer;
   std::vector<PinnedDoubleBuffer::Out>& parts = s.out_parts;
@@ -310,6 +326,8 @@ void Model::Entry::upload(Backend& backend) {
   ring.consume(n, parts);
   s.read = static_cast<int>(n % 2);
   s.pending = false;
+  s.ring->pending = nullptr;
+  s.written = -1;
 }
 
 void Model::Entry::download(Backend& backend) {

@@ -80,6 +80,9 @@ struct Model::OomScope {
 struct Model::InputRing {
   Tensor device[2];
   std::unique_ptr<PinnedDoubleBuffer> buffer;
+  Staging* pending = nullptr;  // whose batch is staged and not yet consumed
+  // Forgets the batch staged ahead, if any (its entry stages it again when it runs).
+  void drop_pending();
 };
 
 // Host copies of an entry's inputs and outputs, for a program whose arena is in device
@@ -110,8 +113,10 @@ struct Model::Staging {
   Set& write() {
     if (!ring) return in[0];
     ring->buffer->await_host(ring->buffer->staged());
-    return in[ring->buffer->staged() % 2];
+    written = static_cast<int>(ring->buffer->staged() % 2);
+    return in[written];
   }
+  int written = -1;  // the set the feeds last wrote (another batch may have been staged since)
 };
 
 // A planned program and where its inputs and outputs live. A split entry (micro-batches)

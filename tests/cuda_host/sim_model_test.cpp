@@ -303,6 +303,49 @@ TEST(CudaSimModel, StoppingMidEpochDropsTheBatchStagedAhead) {
   expect_close(sim->get_weights(), cpu->get_weights(), 2e-4f, "weights after a stop and another fit");
 }
 
+// A callback that evaluates at each batch end runs other programs while fit's next batch is
+// staged ahead: that batch is dropped and staged again when its step comes (from the set
+// it was written to, into the ring's next), and both the evaluations and the training
+// follow the CPU's. The evaluation's batch size (100) is larger than the training's, so
+// the ring grows in the middle of fit too; its odd number of batches moves the dropped
+// batch to the other set.
+TEST(CudaSimModel, ACallbackEvaluatingBetweenStepsGetsItsOwnBatches) {
+  struct EvaluateEachBatch final : Callback {
+    const Tensor *x, *y;
+    std::vector<double> losses;
+    void on_train_batch_end(std::int64_t, const Logs&) override {
+      losses.push_back(log_value(model()->evaluate(*x, *y, 100), "loss"));
+    }
+  };
+  const Build build = [](Sequential& m) {
+    m.set_input_shape(Shape{16});
+    m.add(std::make_unique<Dense>("dense", DenseOptions{16, "relu"}));
+    m.add(std::make_unique<Dropout>("dropout", 0.2));
+    m.add(std::make_unique<Dense>("dense_1", DenseOptions{4}));
+  };
+  auto [x, y] = data(300, Shape{16}, 16);
+  auto [vx, vy] = data(250, Shape{16}, 17);  // 3 batches: the dropped batch's number changes parity
+  std::vector<double> losses[2];
+  std::vector<Tensor> weights[2];
+  for (int sim : {1, 0}) {
+    auto m = make(sim == 1, build);
+    EvaluateEachBatch cb;
+    cb.x = &vx;
+    cb.y = &vy;
+    FitOptions f;
+    f.epochs = 2;
+    f.batch_size = 64;
+    f.callbacks = {&cb};
+    m->fit(x, y, f);
+    losses[sim] = cb.losses;
+    weights[sim] = m->get_weights();
+  }
+  ASSERT_EQ(losses[1].size(), 10u);
+  ASSERT_EQ(losses[0].size(), 10u);
+  for (std::size_t i = 0; i < 10; ++i) EXPECT_NEAR(losses[1][i], losses[0][i], 1e-3) << "evaluation " << i;
+  expect_close(weights[1], weights[0], 2e-4f, "weights after evaluations between the steps");
+}
+
 // The memory plan holds on a device as on the CPU: the measured peak of the simulated
 // device's allocator is the planned peak, counting the input double buffer's slots, the
 // step's values and (loss scaling) the update's arena (MemoryPlan::staging_bytes).
