@@ -184,6 +184,7 @@ void Model::compile(CompileOptions options) {
   loss_scale_good_steps_ = skipped_steps_ = 0;
   auto optimizer = std::make_unique<Optimizer>(options.optimizer);
   // A recompiled model plans afresh with new optimizer slots; its weights stay.
+  drop_lookahead();  // a batch staged ahead belongs to an entry about to go
   programs_->entries.clear();
   // The autodiff seed is 1 outside a loss-scaled step; a loss-scaled device step leaves
   // the scale in it (Note [Loss scaling on the device]), which a program compiled without

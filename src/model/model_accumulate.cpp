@@ -366,6 +366,7 @@ void Model::set_sample_weighting(bool weighted, std::map<std::int64_t, double> c
   if (weighted == weighted_) return;
   weighted_ = weighted;
   // The training programs gain or lose their sample-weight input: plan them again.
+  drop_lookahead();  // a batch staged ahead belongs to an entry about to go
   if (programs_) programs_->entries.clear();
 }
 

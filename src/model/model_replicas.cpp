@@ -38,6 +38,7 @@ void Model::set_communicator(std::shared_ptr<dist::Communicator> comm, DataParal
   device_comm_.reset();
   data_parallel_ = options;
   replicas_.reset();
+  drop_lookahead();  // a batch staged ahead belongs to an entry about to go
   if (programs_) programs_->entries.clear();  // training programs become gradient programs
 }
 
