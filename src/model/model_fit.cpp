@@ -203,15 +203,7 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
       ahead.h2d = now_s() - a1;
       ahead.taken = true;
     };
-    struct DropAhead {
-      Model& model;
-      ~DropAhead() {
-        try {
-          model.drop_lookahead();
-        } catch (const std::exception&) {  // unwinding from the device's own error
-        }
-      }
-    } drop_ahead{*this};
+    const LookaheadScope lookahead_scope{*this};
     for (std::int64_t s = first_step;; ++s) {
       if (s > first_step && interrupt_at(epoch, s)) break;
       const std::int64_t global_step = iterations_ + 1;

@@ -213,6 +213,18 @@ struct Model::Entry {
   void finish_download(Backend& backend);
 };
 
+// A loop that stages batches ahead (fit's epoch, Model::run_batches): a batch left staged
+// when it ends, however it ends, is dropped (Note [Input double buffer]).
+struct Model::LookaheadScope {
+  Model& model;
+  ~LookaheadScope() {
+    try {
+      model.drop_lookahead();
+    } catch (const std::exception&) {  // unwinding from the device's own error
+    }
+  }
+};
+
 // One batch of an inference loop (Model::run_batches): its entry, rows and first row, and
 // the dataset element it came from (kept until the batch is staged and run: an input may
 // be read where the element holds it).

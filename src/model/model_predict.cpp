@@ -183,15 +183,7 @@ void Model::run_batches(const std::function<bool(Batch&)>& next, const std::func
     ahead_ok = next(ahead);
     if (ahead_ok && ahead.e->staged && !ahead.e->split) ahead.e->stage(*backend_);
   };
-  struct DropAhead {
-    Model& model;
-    ~DropAhead() {
-      try {
-        model.drop_lookahead();
-      } catch (const std::exception&) {  // unwinding from the device's own error
-      }
-    }
-  } drop_ahead{*this};
+  const LookaheadScope lookahead_scope{*this};
   while (have) {
     took = false;
     if (cur.e->staged && cur.e->staged->ring && !cur.e->split) lookahead_ = &take;

@@ -389,6 +389,7 @@ class Model {
   struct WeightingScope;
   struct Replicas;
   struct Batch;
+  struct LookaheadScope;
   void check_built() const;     // built (predict)
   void check_compiled() const;  // compiled (fit, evaluate)
   // The epoch loop both fit() overloads share; `feed` hands out each epoch's batches.
