@@ -131,7 +131,9 @@ std::vector<int> grad_additive_scores(GradContext& c) {
 
 void add_attention_op_defs(std::map<std::string, OpDef>& m) {
   auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
-  add({"attention_mask", infer_attention_mask, nullptr, {}});
+  OpDef mask{"attention_mask", infer_attention_mask, nullptr, {}};
+  mask.zero_gradient = true;  // masks combined: 0/1
+  add(mask);
   add({"masked_softmax", infer_masked_softmax, grad_masked_softmax, {}});
   add({"masked_softmax_grad", infer_masked_softmax_grad, nullptr, {}});
   add({"scale_by", infer_scale_by, grad_scale_by, {}});

@@ -65,6 +65,7 @@ std::vector<int> gradients(Graph& graph, int loss, int seed, const std::vector<i
     }
     if (!useful || !any_need) continue;
     const OpDef& def = op_def(node.op);
+    if (def.zero_gradient) continue;  // a comparison: nothing flows back through it
     NNFIT_CHECK(def.grad != nullptr, Unsupported, node.name, ": op '", node.op, "' has no gradient rule");
     GradContext ctx{graph, n, {}, needs};
     bool any_grad = false;

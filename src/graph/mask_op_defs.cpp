@@ -72,7 +72,9 @@ std::vector<int> grad_masked_mean(GradContext& c) {
 
 void add_mask_op_defs(std::map<std::string, OpDef>& m) {
   auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
-  add({"sequence_mask", infer_sequence_mask, nullptr, {}});
+  OpDef mask{"sequence_mask", infer_sequence_mask, nullptr, {}};
+  mask.zero_gradient = true;  // x != value: 0/1 whatever x's small changes
+  add(mask);
   add({"apply_mask", infer_apply_mask, grad_apply_mask, {}});
   add({"masked_mean", infer_masked_mean, grad_masked_mean, {}});
   add({"masked_mean_grad", infer_masked_mean_grad, nullptr, {}});

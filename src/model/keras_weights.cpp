@@ -235,7 +235,7 @@ void write_keras3_weights(io::H5File& file, const Model& model) {
 }
 
 void read_keras3_weights(const io::H5File& file, Model& model, const std::string& where, bool optimizer) {
-  PendingCopies copies{model};
+  PendingCopies copies{model, {}};
   walk(model.graph(), model.class_name() == "Sequential", "layers", [&](Layer* l, const std::string& name, const std::string& path) {
     for (const WeightGroup& group : own_variables(l)) {
       const std::vector<Weight*>& vars = group.weights;
@@ -341,7 +341,7 @@ void read_legacy_weights(const io::H5File& file, const std::string& group, Model
                         std::to_string(ours.size()),
                     "the file was saved from a different model");
   }
-  PendingCopies copies{model};
+  PendingCopies copies{model, {}};
   for (std::size_t i = 0; i < ours.size(); ++i) {
     const Saved& s = saved[i];
     auto& [layer, vars] = ours[i];
@@ -407,7 +407,7 @@ void read_legacy_optimizer(const io::H5File& file, Model& model, const std::stri
                         model.compile_options().optimizer.name + " of this model has " + std::to_string(slots.size()),
                     "the file was saved with another optimizer; compile with that one or load weights only");
   }
-  PendingCopies copies{model};
+  PendingCopies copies{model, {}};
   for (std::size_t i = 0; i < slots.size(); ++i) read_slot(file, "optimizer_weights/" + slot_names[i], slots[i], where, copies);
   copies.apply();
   if (iterations >= 0) model.set_iterations(iterations);

@@ -331,16 +331,22 @@ void Model::reserve_scaled_update(const Entry& e) {
     return true;
   };
   take(p.update_arena, std::max<std::size_t>(apply.program.arena_bytes(), 64), "update arena");
-  std::size_t missing = 0;  // the largest weight without a gradient (run_scaled_step's search)
-  for (std::size_t k = 0; k < p.trainable.size(); ++k) {
-    if (std::find(e.gradient_weights.begin(), e.gradient_weights.end(), k) == e.gradient_weights.end()) {
-      missing = std::max(missing, p.trainable[k]->value.nbytes());
-    }
-  }
+  const std::size_t missing = zero_gradient_bytes(e);
   if (missing > 0 && take(p.zero_gradient, missing, "zero gradient")) {
     const std::vector<char> zeros(p.zero_gradient.nbytes(), 0);
     write_buffer(p.zero_gradient.raw(), zeros.data(), zeros.size());
   }
+}
+
+std::size_t Model::zero_gradient_bytes(const Entry& e) const {
+  std::size_t bytes = 0;
+  const std::vector<Weight*>& trainable = programs_->trainable;
+  for (std::size_t k = 0; k < trainable.size(); ++k) {
+    if (std::find(e.gradient_weights.begin(), e.gradient_weights.end(), k) == e.gradient_weights.end()) {
+      bytes = std::max(bytes, trainable[k]->value.nbytes());
+    }
+  }
+  return bytes;
 }
 
 bool Model::update_loss_scale(bool finite) {

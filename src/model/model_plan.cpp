@@ -196,9 +196,10 @@ std::int64_t Model::device_staging_bytes(const Entry& e) {
   // The ring's two slots (Model::input_ring: at least 64 bytes each) and the StepScalars.
   std::int64_t n = 2 * round64(std::max<std::int64_t>(static_cast<std::int64_t>(e.staged->bytes), 64)) +
                    round64(static_cast<std::int64_t>(sizeof(StepScalars)));
-  if (e.mode == Mode::scaled) {  // the update's own arena (Note [Loss scaling on the device])
+  if (e.mode == Mode::scaled) {  // the update's own arena and zero gradient (Note [Loss scaling on the device])
     const Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0, /*bind=*/false);
-    n += round64(std::max<std::int64_t>(static_cast<std::int64_t>(apply.program.arena_bytes()), 64));
+    n += round64(std::max<std::int64_t>(static_cast<std::int64_t>(apply.program.arena_bytes()), 64)) +
+         round64(static_cast<std::int64_t>(zero_gradient_bytes(e)));
   }
   return n;
 }

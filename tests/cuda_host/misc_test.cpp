@@ -89,7 +89,15 @@ void check_masks(const std::string& op) {
       ids32.data<std::int32_t>()[i] = static_cast<std::int32_t>(ids.data<float>()[i] * 7);
       ids64.data<std::int64_t>()[i] = static_cast<std::int64_t>(ids.data<float>()[i] * 9);
     }
-    for (const Tensor* t : std::vector<const Tensor*>{&ids, &ids32, &ids64}) {
+    // Values at bfloat16 and float16 (a mixed policy's activations): the mask in their type.
+    for (DType dt : float_dtypes()) {
+      for (std::int64_t reduce : {0, 1}) {
+        const Shape out = reduce ? m.shape() : s;
+        expect_cuda_host_matches_reference(desc(op, {{"value", 0.0}, {"reduce_last", reduce}}, {ids}, {{out, DType::f32}}),
+                                           {ids}, dt, 0.0f, 0.0f);
+      }
+    }
+    for (const Tensor* t : std::vector<const Tensor*>{&ids32, &ids64}) {
       expect_cuda_host_matches_reference(
           desc(op, {{"value", 0.0}, {"reduce_last", std::int64_t{0}}}, {*t}, {{s, DType::f32}}), {*t}, DType::f32, 0.0f, 0.0f);
       expect_cuda_host_matches_reference(desc(op, {{"value", 0.0}, {"reduce_last", std::int64_t{1}}}, {*t}, {m.desc()}), {*t},

@@ -22,6 +22,7 @@
 #include "nnfit/model/model.h"
 #include "nnfit/model/saving.h"
 #include "nnfit/nn/layers.h"
+#include "nnfit/nn/merge_layers.h"
 #include "nnfit/profile/step_log.h"
 
 namespace nnfit::testing {
@@ -123,7 +124,7 @@ void expect_trains_like_the_cpu(const Build& build, const Shape& shape, std::int
   EXPECT_EQ(staged.behind_compute, policy == "mixed_float16" ? 12 + 3 + 3 : 12 + 3);
   for (std::size_t e = 0; e < hs.epochs.size(); ++e) {
     for (const char* key : {"loss", "accuracy", "val_loss", "val_accuracy", "loss_scale", "skipped_steps"}) {
-      if (policy != "mixed_float16" && std::string(key).find('_s') != std::string::npos) continue;  // no loss scale
+      if (policy != "mixed_float16" && std::string(key).find("_s") != std::string::npos) continue;  // no loss scale
       const double want = log_value(hc.epochs[e], key, -1);
       EXPECT_NEAR(log_value(hs.epochs[e], key, 1e9), want, 1e-3 * (1 + std::fabs(want))) << key << " epoch " << e;
     }
@@ -371,6 +372,46 @@ TEST(CudaSimModel, MeasuredPeakIsThePlannedPeak) {
     EXPECT_EQ(sim->planned_peak_bytes(), plan.peak_bytes) << policy;
     EXPECT_EQ(make(false, build, policy)->plan_memory(32).staging_bytes, 0) << policy << ": nothing staged on the CPU";
   }
+}
+
+// A weight the loss does not reach: "gate" feeds only a NotEqual (no gradient flows
+// through a comparison), so a loss-scaled step on the device gives its update a zero
+// gradient from a buffer the size of its kernel (Programs::zero_gradient), which the plan
+// counts too. The gate's weights stay as initialized, as on the CPU.
+TEST(CudaSimModel, AWeightTheLossDoesNotReachIsPlannedAndKeptAsOnTheCpu) {
+  const auto make_gated = [](bool sim) {
+    LayerGraph g;
+    TensorRef x = g.add_input("x", Shape{16});
+    TensorRef gate = g.call(g.add_layer(std::make_unique<Dense>("gate", DenseOptions{16})), {x})[0];
+    TensorRef mask = g.call(g.add_layer(std::make_unique<LogicalOp>("not_equal", LogicalOpKind::not_equal, 0.0)), {gate})[0];
+    TensorRef kept = g.call(g.add_layer(std::make_unique<Merge>("multiply", MergeOp::multiply)), {x, mask})[0];
+    TensorRef h = g.call(g.add_layer(std::make_unique<Dense>("dense", DenseOptions{32, "relu"})), {kept})[0];
+    g.set_outputs({g.call(g.add_layer(std::make_unique<Dense>("dense_1", DenseOptions{4})), {h})[0]});
+    auto m = std::make_unique<Model>("gated", std::move(g));
+    if (sim) m->set_backend(make_cuda_sim_backend());
+    m->set_seed(5);
+    CompileOptions c;
+    c.optimizer = g_optimizer;
+    c.loss = Loss::from_name("sparse_categorical_crossentropy", true);
+    c.dtype_policy = DTypePolicy::from_name("mixed_float16");
+    m->compile(c);
+    return m;
+  };
+  auto sim = make_gated(true);
+  auto cpu = make_gated(false);
+  const std::vector<Tensor> initial = cpu->get_weights();
+  const MemoryPlan plan = sim->plan_memory(32);
+  auto [x, y] = data(128, Shape{16}, 15);
+  FitOptions f;
+  f.batch_size = 32;
+  f.epochs = 2;
+  const History hs = sim->fit(x, y, f);
+  const History hc = cpu->fit(x, y, f);
+  EXPECT_EQ(sim->memory_stats().peak_bytes, plan.peak_bytes) << "the gate's zero gradient is not planned";
+  EXPECT_NEAR(log_value(hs.epochs[1], "loss"), log_value(hc.epochs[1], "loss"), 2e-3);
+  const std::vector<Tensor> trained = sim->get_weights();
+  expect_close(trained, cpu->get_weights(), 2e-3f, "weights");
+  expect_close({trained[0], trained[1]}, {initial[0], initial[1]}, 0.0f, "the gate (no gradient)");
 }
 
 TEST(CudaSimModel, GruWithoutBiasTakesItsZeroConstantToTheDevice) {

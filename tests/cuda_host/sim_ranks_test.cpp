@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cmath>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -139,7 +140,10 @@ class SimDeviceComm final : public dist::Communicator {
   }
   void progress() override {}
   void wait_all() override {}  // the sums are on the compute queue, before what follows
-  [[noreturn]] void abort_job(const std::string& message, int code) override { host_->abort_job(message, code); }
+  [[noreturn]] void abort_job(const std::string& message, int code) override {
+    host_->abort_job(message, code);
+    std::abort();  // not reached: the host's ends the job
+  }
   static inline std::atomic<int> device_sums{0};
 
  private:

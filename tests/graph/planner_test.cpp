@@ -354,5 +354,46 @@ TEST(Autodiff, FanOutGradientsAreSummed) {
   EXPECT_THROW(g.add("matmul", {x, t}, {}, "bad"), InvalidArgument);
 }
 
+// A comparison (sequence_mask: OpDef::zero_gradient) passes no gradient: a weight reached
+// only through one gets none, as TensorFlow's NotDifferentiable ops, while the other
+// weight trains. An op without a rule that is not marked so ("slice") on a weight's path
+// is an error naming it, not a silent zero.
+TEST(Autodiff, AComparisonPassesNoGradientAndAMissingRuleIsAnError) {
+  const auto build = [](const char* gate_op, std::vector<int>* grads) {
+    Graph g;
+    Tensor tw = filled(Shape{3, 3}, 0.1f), tv = filled(Shape{3, 2}, 0.2f), one = filled(Shape{}, 1.0f);
+    int x = g.add_input("x", {Shape{4, 3}, DType::f32});
+    int w = g.add_variable("gate_w", tw);
+    int v = g.add_variable("v", tv);
+    Attrs ga;
+    if (std::string(gate_op) == "sequence_mask") {
+      ga.set("value", 0.0);
+    } else {
+      ga.set("axis", std::int64_t{1});
+      ga.set("begin", std::int64_t{0});
+      ga.set("size", std::int64_t{3});
+    }
+    int gate = g.add(gate_op, {g.add("matmul", {x, w}, {}, "gate")}, ga, "mask");
+    int kept = g.add("mul", {x, gate}, {}, "kept");
+    int t = g.add_input("t", {Shape{4, 2}, DType::f32});
+    Attrs la;
+    la.set("kind", std::string("mean_squared_error"));
+    la.set("from_logits", std::int64_t{0});
+    int loss = g.add("loss", {g.add("matmul", {kept, v}, {}, "out"), t}, la, "loss");
+    *grads = gradients(g, loss, g.add_variable("one", one), {w, v});
+  };
+  std::vector<int> grads;
+  build("sequence_mask", &grads);
+  ASSERT_EQ(grads.size(), 2u);
+  EXPECT_LT(grads[0], 0) << "a gradient through a comparison";
+  EXPECT_GE(grads[1], 0);
+  try {
+    build("slice", &grads);
+    ADD_FAILURE() << "a path through an op without a gradient rule was accepted";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("'slice' has no gradient rule"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace nnfit

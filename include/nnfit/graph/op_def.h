@@ -34,6 +34,11 @@ struct OpDef {
   // float32 takes the node's compute dtype: the type of its first floating input (Note
   // [Compute dtype] in graph.cpp).
   bool own_output_dtypes = false;
+  // With grad null: the output is piecewise constant in its inputs (a comparison, a mask),
+  // so no gradient flows through it, as TensorFlow's NotDifferentiable ops: a weight
+  // reached only through one gets none. Without it, a null grad on a path from a weight
+  // to the loss is an error (a missing rule).
+  bool zero_gradient = false;
 };
 
 // The op catalogue; throws InvalidArgument for an unknown op name.

@@ -163,7 +163,7 @@ struct MemoryPlan {
   std::int64_t workspace_bytes = 0;    // kernel workspaces live at the arena's fullest step
   std::int64_t arena_bytes = 0;        // activations, gradients, workspace, input staging
   // On a device: the input double buffer's two slots, the step's values, and a loss-scaled
-  // step's update arena (docs/design/cuda.md); 0 on the CPU.
+  // step's update arena and zero gradient (docs/design/cuda.md); 0 on the CPU.
   std::int64_t staging_bytes = 0;
   std::int64_t peak_bytes = 0;         // everything nnfit allocates for training
 };

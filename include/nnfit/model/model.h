@@ -292,6 +292,9 @@ class Model {
   // The memory that step's update needs beside the shared arena (Programs::update_arena,
   // and zero_gradient for a weight e has no gradient of). throws: OutOfMemory.
   void reserve_scaled_update(const Entry& e);
+  // The bytes of the largest trainable weight the loss of e does not reach (its update's
+  // zero gradient, Programs::zero_gradient); 0 when the loss reaches them all.
+  std::size_t zero_gradient_bytes(const Entry& e) const;
   // A bound entry's program: its staged batch copied in and its results out on a device;
   // on a backend whose queues capture graphs, captured at its first run and replayed after
   // (Note [Captured steps]); else run.

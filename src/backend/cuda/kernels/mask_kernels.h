@@ -1,24 +1,36 @@
 // Private to the CUDA backend: own kernels of Keras's masking ops (Note [Kernel/launcher
-// split]): sequence_mask (int32, int64 or float32 values; a float32 mask), apply_mask,
+// split]): sequence_mask (int32, int64 or floating values; a float32 mask, or the values'
+// type at bfloat16 and float16), apply_mask,
 // masked_mean and masked_mean_grad, with the reference's formulas (ref_mask.cpp),
 // including masked_mean's 0/0 where every step is masked (Keras's division). The float
 // ops run at float32, bfloat16 and float16, every floating tensor of one type.
 #pragma once
+#include <type_traits>
+
 #include "backend/cuda/kernels/own_kernel.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit::cuda {
 
+// The mask's storage type for values of type V: the values' own at bfloat16 and float16
+// (the graph gives the mask the node's compute dtype, Note [Compute dtype]), else float32.
+template <class V>
+using MaskOf = std::conditional_t<std::is_same_v<V, Bf16> || std::is_same_v<V, F16>, V, float>;
+
 template <class V>
 struct SequenceMaskFn {  // one index per row: 1 where any of its values differs from `value`
   const V* x;
-  float* m;
+  void* m;
   std::int64_t width;
   double value;
+  NNFIT_HD static double as_double(V v) {
+    if constexpr (std::is_same_v<MaskOf<V>, V>) return static_cast<double>(to_float(v));
+    else return static_cast<double>(v);
+  }
   NNFIT_HD void operator()(std::int64_t r) const {
     bool any = false;
-    for (std::int64_t j = 0; j < width && !any; ++j) any = static_cast<double>(x[r * width + j]) != value;
-    m[r] = any ? 1.0f : 0.0f;
+    for (std::int64_t j = 0; j < width && !any; ++j) any = as_double(x[r * width + j]) != value;
+    store<MaskOf<V>>(m, r, any ? 1.0f : 0.0f);
   }
 };
 
@@ -59,15 +71,18 @@ template <class Launch, class V>
 std::unique_ptr<Kernel> make_sequence_mask(const KernelDesc& desc, std::string* why_not) {
   NNFIT_CHECK(desc.inputs.size() == 1 && desc.outputs.size() == 1, InvalidArgument, "sequence_mask at node '", desc.node_name,
               "': expected one input and one output");
-  if (desc.outputs[0].dtype != DType::f32) {
-    if (why_not) *why_not = "cuda:sequence_mask writes a float32 mask";
+  if (desc.outputs[0].dtype != dtype_of<MaskOf<V>>()) {
+    if (why_not) {
+      *why_not = "cuda:sequence_mask of " + std::string(dtype_name(desc.inputs[0].dtype)) + " values writes a " +
+                 std::string(dtype_name(dtype_of<MaskOf<V>>())) + " mask";
+    }
     return nullptr;
   }
   const std::int64_t rows = desc.outputs[0].shape.numel();
   const std::int64_t width = rows == 0 ? 0 : desc.inputs[0].shape.numel() / rows;
   const double value = desc.attrs.f("value");
   return launch_kernel([rows, width, value](const KernelArgs& a) {
-    Launch::run(SequenceMaskFn<V>{static_cast<const V*>(a.inputs[0]), static_cast<float*>(a.outputs[0]), width, value}, rows, a.ctx);
+    Launch::run(SequenceMaskFn<V>{static_cast<const V*>(a.inputs[0]), a.outputs[0], width, value}, rows, a.ctx);
   });
 }
 
@@ -96,7 +111,8 @@ void register_mask_kernels(KernelRegistry& r) {
   for (const char* op : {"apply_mask", "masked_mean", "masked_mean_grad"}) {
     add_float_kernels(r, op, make_mask_op<Launch, float>, make_mask_op<Launch, Bf16>, make_mask_op<Launch, F16>);
   }
-  r.add("sequence_mask", DeviceType::cuda, DType::f32, {"cuda:sequence_mask", make_sequence_mask<Launch, float>});
+  add_float_kernels(r, "sequence_mask", make_sequence_mask<Launch, float>, make_sequence_mask<Launch, Bf16>,
+                    make_sequence_mask<Launch, F16>);
   r.add("sequence_mask", DeviceType::cuda, DType::i32, {"cuda:sequence_mask", make_sequence_mask<Launch, std::int32_t>});
   r.add("sequence_mask", DeviceType::cuda, DType::i64, {"cuda:sequence_mask", make_sequence_mask<Launch, std::int64_t>});
 }
