@@ -44,14 +44,16 @@ Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const cha
   // Replicated training runs each rank's slice as gradients, summed across ranks, then
   // the update (run_replica_step), which does the loss scaling too; a rank left without
   // rows plans a slice of one. A slice that does not fit runs as micro-batches below.
-  const bool replica = training && replicated();
-  if (replica) batch = std::max<std::int64_t>(batch, 1);
+  const Mode mode = training ? static_cast<Mode>(training_mode()) : Mode::infer;
+  const bool replica = mode == Mode::grads;
+  if (replica) {
+    batch = std::max<std::int64_t>(batch, 1);
+    replica_state();  // the gradient buckets: taken before any arena, as whole or split steps need them
+  }
   // Loss scaling on a device with queues: the unscaled gradients and their finite check
   // on the device, then the update program (Note [Loss scaling on the device]); both
   // planned and their memory taken here, or (reduce_batch) the micro-batches below.
-  const bool device_scaled =
-      training && !replica && loss_scaling() && !backend_->host_addressable() && backend_->queues();
-  const Mode mode = replica ? Mode::grads : device_scaled ? Mode::scaled : training ? Mode::train : Mode::infer;
+  const bool device_scaled = mode == Mode::scaled;
   Entry& e = entry_mode(static_cast<int>(mode), batch, /*bind=*/false);
   // Elsewhere loss scaling runs every training batch as gradients, then an update (one
   // micro-batch of the whole batch, unless memory asks for smaller ones).
@@ -115,6 +117,12 @@ Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const cha
     if (on_note_) on_note_(notes_->back());
   }
   return e;
+}
+
+int Model::training_mode() const {
+  if (replicated()) return static_cast<int>(Mode::grads);
+  const bool queued = !backend_->host_addressable() && backend_->queues();
+  return static_cast<int>(loss_scaling() && queued ? Mode::scaled : Mode::train);
 }
 
 void Model::make_split(Entry& e, bool training, std::int64_t batch, std::int64_t micro, std::string cause) {
@@ -285,18 +293,8 @@ bool Model::run_scaled_step(Entry& e, const StepContext& ctx, const BeforeRun& b
   if (before_run) before_run(e.program, false);
   run_program(e, ctx);  // its results back and waited for: the loss, predictions, the flags
   if (!update_loss_scale(e.staged->nonfinite == 0.0f)) return false;
-  Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0, /*bind=*/false);
   reserve_scaled_update(e);  // taken when the batch was planned: nothing to do
-  const char* arena = static_cast<const char*>(p.update_arena.raw());
-  const auto in_update_arena = [&](const void* ptr) {
-    return static_cast<const char*>(ptr) >= arena && static_cast<const char*>(ptr) < arena + p.update_arena.nbytes();
-  };
-  // The shared arena's growth rebinds every entry to it, this one too: back to its own.
-  if (!apply.bound || apply.gradient_inputs.empty() || !in_update_arena(apply.program.data(apply.gradient_inputs[0]))) {
-    apply.program.bind(p.update_arena.raw());
-    apply.graph.drop();
-    apply.bound = true;
-  }
+  Entry& apply = update_in_own_arena();
   for (std::size_t j = 0; j < e.gradient_values.size(); ++j) {
     const std::size_t k = e.gradient_weights[j];
     q.copy_on_device(Queue::compute, apply.program.data(apply.gradient_inputs[k]), e.program.data(e.gradient_values[j]),
@@ -316,26 +314,43 @@ bool Model::run_scaled_step(Entry& e, const StepContext& ctx, const BeforeRun& b
 
 void Model::reserve_scaled_update(const Entry& e) {
   Programs& p = *programs_;
-  const Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0, /*bind=*/false);
-  const auto take = [&](Tensor& t, std::size_t bytes, const char* what) {
-    if (t.defined() && t.nbytes() >= bytes) return false;
-    sync_device();  // an update still queued may use the old one
-    t = Tensor();
-    try {
-      t = allocate_tensor(backend_->allocator(), Shape{static_cast<std::int64_t>(bytes)}, DType::u8);
-    } catch (const OutOfMemory& oom) {
-      throw OutOfMemory(std::string(oom.what()) + " for the " + what + " of model '" + name_ +
-                            "' (loss scaling on the device)",
-                        oom.hint(), oom.shared_details());
-    }
-    return true;
-  };
-  take(p.update_arena, std::max<std::size_t>(apply.program.arena_bytes(), 64), "update arena");
+  reserve_update_arena("loss scaling on the device");
   const std::size_t missing = zero_gradient_bytes(e);
-  if (missing > 0 && take(p.zero_gradient, missing, "zero gradient")) {
+  if (missing > 0 && reserve_buffer(p.zero_gradient, missing, "zero gradient", "loss scaling on the device")) {
     const std::vector<char> zeros(p.zero_gradient.nbytes(), 0);
     write_buffer(p.zero_gradient.raw(), zeros.data(), zeros.size());
   }
+}
+
+void Model::reserve_update_arena(const char* why) {
+  const Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0, /*bind=*/false);
+  reserve_buffer(programs_->update_arena, std::max<std::size_t>(apply.program.arena_bytes(), 64), "update arena", why);
+}
+
+bool Model::reserve_buffer(Tensor& t, std::size_t bytes, const char* what, const char* why, DType dtype) {
+  if (t.defined() && t.nbytes() >= bytes) return false;
+  sync_device();  // a program still queued may use the old one
+  t = Tensor();
+  try {
+    const auto n = static_cast<std::int64_t>((bytes + dtype_size(dtype) - 1) / dtype_size(dtype));
+    t = allocate_tensor(backend_->allocator(), Shape{n}, dtype);
+  } catch (const OutOfMemory& oom) {
+    throw OutOfMemory(std::string(oom.what()) + " for the " + what + " of model '" + name_ + "' (" + why + ")",
+                      oom.hint(), oom.shared_details());
+  }
+  return true;
+}
+
+Model::Entry& Model::update_in_own_arena() {
+  Programs& p = *programs_;
+  Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0, /*bind=*/false);
+  // The shared arena's growth rebinds every entry to it, this one too: back to its own.
+  if (!apply.bound || apply.program.arena() != p.update_arena.raw()) {
+    apply.program.bind(p.update_arena.raw());
+    apply.graph.drop();  // captured with the other arena's addresses
+    apply.bound = true;
+  }
+  return apply;
 }
 
 std::size_t Model::zero_gradient_bytes(const Entry& e) const {

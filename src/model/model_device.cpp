@@ -116,8 +116,8 @@ void Model::write_tensor(const Tensor& dst, const Tensor& src) const {
 // backend's today; a kernel with host state or a copy from host memory would be one) runs
 // kernel by kernel, as does a program being timed kernel by kernel (the profiler), with
 // NNFIT_CUDA_GRAPHS=0, and where a capture fails (the graph is then not tried again for
-// that program); so do the data-parallel path (its buckets start inside the backward pass)
-// and the update of a split step. A loss-scaled step on a device launches two graphs: its
+// that program); so do a data-parallel step's gradient program (its buckets start inside
+// the backward pass; its update program is captured) and the update of a split step. A loss-scaled step on a device launches two graphs: its
 // gradient program's and, when finite, its update's (Note [Loss scaling on the device]).
 // Rebinding the program to a grown arena drops its graph. cuda-sim's queues record and
 // replay the same way, with each kernel's arguments as captured, so a kernel that read a
@@ -131,12 +131,15 @@ void Model::run_program(Entry& e, const StepContext& ctx) {
     e.program.run(ctx);
   }
   if (e.staged) e.download(*backend_);
-  if (lookahead_) {  // the next batch staged while the device runs this step
-    const std::function<void()>* next = lookahead_;
-    lookahead_ = nullptr;
-    (*next)();
-  }
+  run_lookahead();  // the next batch staged while the device runs this step
   if (e.staged) e.finish_download(*backend_);
+}
+
+void Model::run_lookahead() {
+  if (!lookahead_) return;
+  const std::function<void()>* next = lookahead_;
+  lookahead_ = nullptr;
+  (*next)();
 }
 
 void Model::run_on_queues(Entry& e, const StepContext& ctx, DeviceQueues& q) {
@@ -193,7 +196,8 @@ void Model::run_on_queues(Entry& e, const StepContext& ctx, DeviceQueues& q) {
 // A batch staged ahead and never run (training stopped, or an error) is discarded
 // (Model::drop_lookahead); so is one another program's run comes before (a callback's
 // evaluate between fit's steps; InputRing::pending says whose it is), and its program
-// stages it again when it runs, moving it to the set of its new number's parity first. Without queues the batch is copied in by Backend::copy from
+// stages it again when it runs, moving it to the set of its new number's parity first.
+// A data-parallel step calls the lookahead once its backward pass and sums are enqueued. Without queues the batch is copied in by Backend::copy from
 // set 0 at the run.
 Model::InputRing* Model::input_ring(std::size_t bytes) {
   DeviceQueues* q = backend_->queues();

@@ -240,8 +240,8 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
         if (!e) break;
         // On a device with queues, the next batch is taken and staged while this step runs
         // (Note [Input double buffer]).
-        if (e->staged && e->staged->ring && !e->split && (e->mode == Mode::train || e->mode == Mode::scaled) &&
-            !replicated()) {
+        if (e->staged && e->staged->ring && !e->split &&
+            (e->mode == Mode::train || e->mode == Mode::scaled || e->mode == Mode::grads)) {
           next_step = global_step + 1;
           lookahead_ = &take_next;
         }

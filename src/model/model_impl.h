@@ -293,7 +293,6 @@ struct Model::Replicas {
   std::vector<int> bucket_of;         // per trainable weight
   using Bucket = dist::BucketLayout::Bucket;
   std::vector<Bucket> buckets;  // dist::plan_buckets's
-  Tensor apply_arena;                 // the update program's own arena
   // Per training program: for each of its steps, the entry's gradients (indices into
   // gradient_values) that step completes.
   std::map<const Program*, std::vector<std::vector<std::size_t>>> finals;
@@ -315,9 +314,11 @@ struct Model::Programs {
   // and the scale that step copies into `one`, stable until its results' wait.
   StepScalars update_step_host;
   float scale_host = 1.0f;
-  // On a device with queues, a loss-scaled step's update program runs in an arena of its
-  // own (the shared one holds the gradients it copies in), and a weight the loss does not
-  // reach gets its zero gradient from zero_gradient (device memory, the largest such weight).
+  // The update program's own arena, where the shared one still holds what the update
+  // reads: a loss-scaled step's on a device (its gradients) and a data-parallel step's
+  // (the loss and predictions the epoch's sums read after it). On a device a loss-scaled
+  // step gives a weight the loss does not reach its zero gradient from zero_gradient
+  // (device memory, the largest such weight).
   Tensor update_arena;
   Tensor zero_gradient;
   // On a device: host room for one gradient the host sums or unscales (micro-batches, loss

@@ -183,6 +183,9 @@ std::int64_t Model::planned_peak_bytes() const {
   for (const Tensor* t : {&p.step_buffer, &p.update_arena, &p.zero_gradient}) {
     if (t->defined()) n += round64(static_cast<std::int64_t>(t->nbytes()));
   }
+  if (replicas_ && (replicas_->on_device || backend_->host_addressable())) {  // the gradient buckets, as taken
+    n += round64(static_cast<std::int64_t>(replicas_->flat.nbytes()));
+  }
   if (p.ring) {
     for (const Tensor& slot : p.ring->device) {
       if (slot.defined()) n += round64(static_cast<std::int64_t>(slot.nbytes()));
@@ -191,15 +194,22 @@ std::int64_t Model::planned_peak_bytes() const {
   return n;
 }
 
-std::int64_t Model::device_staging_bytes(const Entry& e) {
-  if (backend_->host_addressable() || !backend_->queues() || !e.staged) return 0;
-  // The ring's two slots (Model::input_ring: at least 64 bytes each) and the StepScalars.
-  std::int64_t n = 2 * round64(std::max<std::int64_t>(static_cast<std::int64_t>(e.staged->bytes), 64)) +
-                   round64(static_cast<std::int64_t>(sizeof(StepScalars)));
-  if (e.mode == Mode::scaled) {  // the update's own arena and zero gradient (Note [Loss scaling on the device])
+std::int64_t Model::staging_bytes(const Entry& e) {
+  std::int64_t n = 0;
+  if (!backend_->host_addressable() && backend_->queues() && e.staged) {
+    // The ring's two slots (Model::input_ring: at least 64 bytes each) and the StepScalars.
+    n += 2 * round64(std::max<std::int64_t>(static_cast<std::int64_t>(e.staged->bytes), 64)) +
+         round64(static_cast<std::int64_t>(sizeof(StepScalars)));
+  }
+  const auto update_arena = [&] {
     const Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0, /*bind=*/false);
-    n += round64(std::max<std::int64_t>(static_cast<std::int64_t>(apply.program.arena_bytes()), 64)) +
-         round64(static_cast<std::int64_t>(zero_gradient_bytes(e)));
+    return round64(std::max<std::int64_t>(static_cast<std::int64_t>(apply.program.arena_bytes()), 64));
+  };
+  if (e.mode == Mode::scaled) {  // the update's own arena and zero gradient (Note [Loss scaling on the device])
+    n += update_arena() + round64(static_cast<std::int64_t>(zero_gradient_bytes(e)));
+  }
+  if (e.mode == Mode::grads && replicated()) {  // the update's own arena and the gradient buckets
+    n += update_arena() + round64(gradient_buckets_bytes());
   }
   return n;
 }
@@ -226,11 +236,9 @@ std::int64_t Model::largest_batch_size_within(std::int64_t limit_bytes, std::int
 MemoryPlan Model::plan_memory(std::int64_t batch_size) {
   NNFIT_CHECK(batch_size >= 1, InvalidArgument, "batch size must be at least 1, got ", batch_size);
   check_compiled();
-  // The training step's program: on a device with loss scaling, the scaled one.
-  const bool device_scaled =
-      loss_scaling() && !replicated() && !backend_->host_addressable() && backend_->queues();
-  Entry& e = device_scaled ? entry_mode(static_cast<int>(Mode::scaled), batch_size, /*bind=*/false)
-                           : entry(true, batch_size, /*bind=*/false);
+  // The program the training step runs (a replica's gradients, a loss-scaled step's on a
+  // device, or the fused step).
+  Entry& e = entry_mode(training_mode(), batch_size, /*bind=*/false);
   MemoryPlan m;
   m.batch_size = batch_size;
   for (const Weight* w : graph_.weights()) m.weights_bytes += round64(static_cast<std::int64_t>(w->value.nbytes()));
@@ -238,7 +246,7 @@ MemoryPlan Model::plan_memory(std::int64_t batch_size) {
     for (const Tensor& t : sl) m.optimizer_bytes += round64(static_cast<std::int64_t>(t.nbytes()));
   }
   m.arena_bytes = round64(static_cast<std::int64_t>(e.program.arena_bytes()));
-  m.staging_bytes = device_staging_bytes(e);
+  m.staging_bytes = staging_bytes(e);
   m.peak_bytes = persistent_bytes() + m.arena_bytes + m.staging_bytes;
 
   // Live bytes per step (index step + 1: inputs are live from step -1).

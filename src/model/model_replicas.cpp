@@ -126,6 +126,7 @@ template <typename R>
 dist::BucketLayout make_buckets(R& rp, const std::vector<Weight*>& trainable, std::int64_t bucket_bytes) {
   std::vector<std::int64_t> counts;
   for (const Weight* w : trainable) counts.push_back(w->value.numel());
+  // (gradient_buckets_bytes plans the same layout)
   dist::BucketLayout layout = dist::plan_buckets(counts, bucket_bytes, rp.on_device ? 64 : 1);
   rp.offset = layout.offset;
   rp.bucket_of = layout.bucket_of;
@@ -144,7 +145,7 @@ dist::BucketLayout make_buckets(R& rp, const std::vector<Weight*>& trainable, st
 // after the compute queue's work so far, and wait_all makes the compute queue wait for
 // the sums; the update's inputs are copied from the sums on the compute queue, so the step
 // never goes through host memory (a loss-scaled step reads the sums back for its finite
-// check). Every rank must choose alike, or one would enter NCCL's bootstrap alone: so
+// check). The update program runs in Programs::update_arena, captured like any program. Every rank must choose alike, or one would enter NCCL's bootstrap alone: so
 // each says whether it can load NCCL and they sum the answers. With implementation
 // automatic a rank that cannot makes all of them sum in host memory over comm_ (copies to
 // and from the device, as before NCCL), with a note naming why; with nccl it is an error;
@@ -204,30 +205,39 @@ Model::Replicas& Model::replica_state() {
     Replicas& rp = *replicas_;
     rp.on_device = device_comm_ != nullptr;
     const dist::BucketLayout layout = make_buckets(rp, programs_->trainable, data_parallel_.bucket_bytes);
-    const Shape shape{std::max<std::int64_t>(layout.total_floats, 1)};
-    if (rp.on_device) {
-      rp.flat = allocate_tensor(backend_->allocator(), shape, DType::f32);
-      const std::vector<float> zeros(static_cast<std::size_t>(shape.numel()), 0.0f);  // the gaps sum as zeros
+    // Where the sums run: the backend's memory on the CPU and for NCCL on a device (so the
+    // memory plan and the measured peak count it; zeros: on a device the gaps between
+    // buckets sum as zeros), host memory where a device's gradients are summed over MPI.
+    const std::int64_t floats = std::max<std::int64_t>(layout.total_floats, 1);
+    if (rp.on_device || backend_->host_addressable()) {
+      reserve_buffer(rp.flat, static_cast<std::size_t>(floats) * sizeof(float), "gradient buckets", "data-parallel",
+                     DType::f32);
+      const std::vector<float> zeros(static_cast<std::size_t>(floats), 0.0f);
       write_buffer(rp.flat.raw(), zeros.data(), rp.flat.nbytes());
     } else {
-      rp.flat = Tensor::zeros(shape, DType::f32);
+      rp.flat = Tensor::zeros(Shape{floats}, DType::f32);
     }
   }
   return *replicas_;
 }
 
+std::int64_t Model::gradient_buckets_bytes() const {
+  const bool device_model = !backend_->host_addressable();
+  // On a device the buckets are its memory when NCCL sums them: once fit has chosen, as
+  // it chose; before, unless implementation ring says host memory.
+  const bool in_backend = !device_model || (replicas_ ? replicas_->on_device
+                                                      : data_parallel_.implementation !=
+                                                            dist::CommunicationImplementation::ring);
+  if (!in_backend || !programs_) return 0;
+  std::vector<std::int64_t> counts;
+  for (const Weight* w : programs_->trainable) counts.push_back(w->value.numel());
+  const dist::BucketLayout layout = dist::plan_buckets(counts, data_parallel_.bucket_bytes, device_model ? 64 : 1);
+  return std::max<std::int64_t>(layout.total_floats, 1) * static_cast<std::int64_t>(sizeof(float));
+}
+
 void Model::reserve_replica_update() {
-  Replicas& rp = replica_state();
-  if (rp.apply_arena.defined()) return;
-  const Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0, /*bind=*/false);
-  try {
-    rp.apply_arena = allocate_tensor(
-        backend_->allocator(), Shape{std::max<std::int64_t>(static_cast<std::int64_t>(apply.program.arena_bytes()), 64)},
-        DType::u8);
-  } catch (const OutOfMemory& oom) {
-    throw OutOfMemory(std::string(oom.what()) + " for the update arena of model '" + name_ + "' (data-parallel)",
-                      oom.hint(), oom.shared_details());
-  }
+  replica_state();
+  reserve_update_arena("data-parallel");
 }
 
 bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
@@ -328,11 +338,12 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
       e.program.run(slice_ctx);
       for (std::size_t j = 0; j < e.gradient_values.size(); ++j) finish(j);
     }
-    if (e.staged) {
-      e.download(*backend_);
-      e.finish_download(*backend_);
-    }
+    if (e.staged) e.download(*backend_);
   }
+  // The next batch staged while the device runs this slice's step and its sums (Note
+  // [Input double buffer]); fit's lookahead sets replica_global_rows_, read above.
+  run_lookahead();
+  if (rows > 0 && !e.split && e.staged) e.finish_download(*backend_);
   // What the step waits for the sums after its backward pass (steps.jsonl's allreduce_us):
   // the communication the overlap did not hide.
   const auto wait_start = std::chrono::steady_clock::now();
@@ -347,15 +358,16 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
   // and predictions, which the epoch's sums read after the step. (A split step copied
   // them out: its update runs in the shared arena, as in one process, where make_split
   // planned it, so a rank short of memory needs no second arena.)
-  Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0, /*bind=*/false);
+  Entry* update = nullptr;
   if (e.split) {
-    apply.bound = false;
-    entry_mode(static_cast<int>(Mode::apply), 0);
+    Entry& shared = entry_mode(static_cast<int>(Mode::apply), 0, /*bind=*/false);
+    if (shared.program.arena() != p.arena.raw()) shared.bound = false;  // bound below, its graph dropped
+    update = &entry_mode(static_cast<int>(Mode::apply), 0);
   } else {
     reserve_replica_update();  // made when the slice was planned; here if it was planned before
-    apply.program.bind(rp.apply_arena.raw());  // cheap; the shared arena's growth may have rebound it
-    apply.bound = true;
+    update = &update_in_own_arena();
   }
+  Entry& apply = *update;
   const float inv = static_cast<float>(1.0 / scale);
   bool finite = true;
   for (std::size_t k = 0; k < p.trainable.size(); ++k) {
@@ -393,7 +405,10 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
     if (!update_loss_scale(non_finite == 0.0)) return false;
   }
   if (before_run) before_run(apply.program, true);
-  apply.program.run(ctx);
+  // On a device with queues the update is captured and replayed like any program (Note
+  // [Captured steps]): its inputs were copied in on the compute queue or by write_buffer.
+  if (DeviceQueues* q = backend_->queues()) run_on_queues(apply, ctx, *q);
+  else apply.program.run(ctx);
   return true;
 }
 

@@ -155,9 +155,14 @@ class SimDeviceComm final : public dist::Communicator {
   void* stream_;
 };
 
-std::unique_ptr<Sequential> mlp(bool sim) {
+// `queues`: where to put the sim backend's queues (for their counts).
+std::unique_ptr<Sequential> mlp(bool sim, DeviceQueues** queues = nullptr) {
   auto m = std::make_unique<Sequential>("m");
-  if (sim) m->set_backend(make_cuda_sim_backend());
+  if (sim) {
+    std::unique_ptr<Backend> backend = make_cuda_sim_backend();
+    if (queues) *queues = backend->queues();
+    m->set_backend(std::move(backend));
+  }
   m->set_seed(9);
   m->set_input_shape(Shape{12});
   m->add(std::make_unique<Dense>("dense", DenseOptions{16, "relu"}));
@@ -180,6 +185,9 @@ struct RankResult {
   History history;
   std::vector<Tensor> weights;
   std::string error;
+  std::int64_t graph_launches = 0;
+  CudaSimStagings stagings;
+  std::int64_t planned_peak = 0, measured_peak = 0;  // plan_memory(32) before fit; the allocator's after
 };
 
 // Two ranks on cuda-sim, each in a thread, summing on the device (implementation
@@ -193,7 +201,8 @@ std::vector<RankResult> train_two_ranks(dist::CommunicationImplementation impl, 
     threads.emplace_back([&, rank] {
       try {
         auto comm = std::make_shared<ThreadComm>(host, rank, 2);
-        auto m = mlp(true);
+        DeviceQueues* queues = nullptr;
+        auto m = mlp(true, &queues);
         DataParallelOptions dp;
         dp.bucket_bytes = 256;  // several buckets
         dp.implementation = impl;
@@ -203,8 +212,13 @@ std::vector<RankResult> train_two_ranks(dist::CommunicationImplementation impl, 
         };
         m->set_communicator(comm, dp);
         compile(*m, policy);
-        out[static_cast<std::size_t>(rank)].history = m->fit(x, y, f);
-        out[static_cast<std::size_t>(rank)].weights = m->get_weights();
+        RankResult& r = out[static_cast<std::size_t>(rank)];
+        r.planned_peak = m->plan_memory(f.batch_size / 2).peak_bytes;  // this rank's slice
+        r.history = m->fit(x, y, f);
+        r.weights = m->get_weights();
+        r.graph_launches = cuda_sim_graph_launches(*queues);
+        r.stagings = cuda_sim_stagings(*queues);
+        r.measured_peak = m->memory_stats().peak_bytes;
         if (impl == dist::CommunicationImplementation::automatic) {
           EXPECT_EQ(comm->float_sums.load(), 0) << "rank " << rank << ": gradients were summed in host memory";
         } else {
@@ -219,8 +233,11 @@ std::vector<RankResult> train_two_ranks(dist::CommunicationImplementation impl, 
   return out;
 }
 
-void expect_like_one_cpu_process(dist::CommunicationImplementation impl, const std::string& policy = "float32") {
-  auto [x, y] = sim_data(200, Shape{12}, 21);  // 3 batches of 64 and one of 8 (4 rows per rank)
+// `samples`: 200 gives 3 batches of 64 and one of 8 (4 rows per rank); 193 a last batch
+// of 1, which leaves rank 1 without rows.
+void expect_like_one_cpu_process(dist::CommunicationImplementation impl, const std::string& policy = "float32",
+                                 std::int64_t samples = 200) {
+  auto [x, y] = sim_data(samples, Shape{12}, 21);
   FitOptions f;
   f.epochs = 2;
   f.batch_size = 64;
@@ -268,6 +285,39 @@ TEST(CudaSimRanks, LossScaledStepsSumOnTheDeviceAndTrainAsOneProcess) {
 
 TEST(CudaSimRanks, RingSumsInHostMemoryAndTrainsAsOneProcess) {
   expect_like_one_cpu_process(dist::CommunicationImplementation::ring);
+}
+
+TEST(CudaSimRanks, ARankWithoutRowsInTheLastBatchSumsZeros) {
+  expect_like_one_cpu_process(dist::CommunicationImplementation::automatic, "float32", 193);
+}
+
+// A data-parallel step on a device (Note [Device gradient sums]): the next batch is staged
+// while the step's backward pass and sums run (Note [Input double buffer]), the update
+// program is captured once and replayed (Note [Captured steps]), and the memory plan of a
+// rank's slice, with the update's own arena and the gradient buckets, is the measured peak.
+TEST(CudaSimRanks, AStepStagesTheNextBatchReplaysItsUpdateAndIsPlanned) {
+  auto [x, y] = sim_data(200, Shape{12}, 21);  // 3 batches of 64 and one of 8 per epoch
+  FitOptions f;
+  f.epochs = 2;
+  f.batch_size = 64;
+  f.shuffle = false;
+  for (auto impl : {dist::CommunicationImplementation::automatic, dist::CommunicationImplementation::ring}) {
+    const bool nccl = impl == dist::CommunicationImplementation::automatic;
+    SCOPED_TRACE(nccl ? "summed on the device" : "summed in host memory");
+    const std::vector<RankResult> ranks = train_two_ranks(impl, "float32", f, x, y);
+    for (int rank = 0; rank < 2; ++rank) {
+      const RankResult& r = ranks[static_cast<std::size_t>(rank)];
+      ASSERT_EQ(r.error, "");
+      EXPECT_EQ(r.stagings.total, 8) << "rank " << rank << ": 2 epochs of 4 batches";
+      // Every batch but each epoch's first is staged while the compute queue holds the step
+      // before it (its results' copies at least, where the gradients went to host memory).
+      EXPECT_EQ(r.stagings.behind_compute, 6) << "rank " << rank;
+      EXPECT_EQ(r.graph_launches, 8) << "rank " << rank << ": one update graph launch per step";
+      // (summed in host memory, the buckets are not the device's)
+      EXPECT_EQ(r.measured_peak, r.planned_peak) << "rank " << rank;
+      EXPECT_GT(r.planned_peak, 0);
+    }
+  }
 }
 
 }  // namespace

@@ -35,7 +35,8 @@ class Backend {
   virtual const KernelRegistry* kernels() const { return nullptr; }
   // The compute and copy queues a model's steps use (Note [The model's device path]), with
   // at least kQueueEvents events; null where kernels and copies run synchronously (the
-  // CPU). copy() is not ordered with them: a caller syncs the queues first.
+  // CPU). copy() is not ordered with them: a caller syncs the queues first; work enqueued
+  // after copy() returns sees its bytes (it is complete on return).
   static constexpr int kQueueEvents = 8;
   virtual DeviceQueues* queues() { return nullptr; }
   // Host memory the device copies asynchronously (CUDA's page-locked memory), for the

@@ -68,6 +68,8 @@ class Program {
   // Points every step at `arena` (arena_bytes() bytes, 64-byte aligned). Must be called
   // before run() and again if the arena moves.
   void bind(void* arena);
+  // The arena bind() last pointed the steps at (null before).
+  void* arena() const { return arena_; }
   // requires: bind() was called.
   void run(const StepContext& ctx);
   // The same, calling after_step(i) as soon as steps()[i] has run: data-parallel training

@@ -162,8 +162,10 @@ struct MemoryPlan {
   std::int64_t activations_bytes = 0;  // the rest of the arena (activations, their gradients, inputs) and constants
   std::int64_t workspace_bytes = 0;    // kernel workspaces live at the arena's fullest step
   std::int64_t arena_bytes = 0;        // activations, gradients, workspace, input staging
-  // On a device: the input double buffer's two slots, the step's values, and a loss-scaled
-  // step's update arena and zero gradient (docs/design/cuda.md); 0 on the CPU.
+  // Beside the shared arena: on a device the input double buffer's two slots and the
+  // step's values; the update program's own arena of a loss-scaled step on a device (and
+  // its zero gradient) or of a data-parallel step (and the gradient buckets' buffer)
+  // (docs/design/cuda.md, distributed.md); 0 for one process on the CPU.
   std::int64_t staging_bytes = 0;
   std::int64_t peak_bytes = 0;         // everything nnfit allocates for training
 };

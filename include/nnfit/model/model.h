@@ -277,6 +277,9 @@ class Model {
   // split left by an earlier call is dropped, so the full batch fits or OutOfMemory says
   // why. throws: OutOfMemory.
   Entry& entry_or_split(bool training, std::int64_t batch, const char* what);
+  // The Mode a training batch that fits runs as: a replica's gradients (data-parallel),
+  // a loss-scaled step's gradients on a device with queues, else the training step.
+  int training_mode() const;
   // Called before each program a step runs; `update_only`: the program is all optimizer
   // update (an accumulated step's last one), whatever its nodes' names say.
   using BeforeRun = std::function<void(Program& program, bool update_only)>;
@@ -292,6 +295,16 @@ class Model {
   // The memory that step's update needs beside the shared arena (Programs::update_arena,
   // and zero_gradient for a weight e has no gradient of). throws: OutOfMemory.
   void reserve_scaled_update(const Entry& e);
+  // The update program's own arena (Programs::update_arena: a loss-scaled step on a device,
+  // a data-parallel step), taken at its size; `why` names the user in an OutOfMemory.
+  void reserve_update_arena(const char* why);
+  // Takes `t` as `bytes` of the backend's memory (a vector of `dtype`) unless it holds
+  // that much already (waiting for the device before freeing the old one); returns
+  // whether it did. throws: OutOfMemory naming `what` and `why`.
+  bool reserve_buffer(Tensor& t, std::size_t bytes, const char* what, const char* why, DType dtype = DType::u8);
+  // The update program, bound to Programs::update_arena (rebound, its graph dropped, when
+  // the shared arena's growth moved it there).
+  Entry& update_in_own_arena();
   // The bytes of the largest trainable weight the loss of e does not reach (its update's
   // zero gradient, Programs::zero_gradient); 0 when the loss reaches them all.
   std::size_t zero_gradient_bytes(const Entry& e) const;
@@ -304,6 +317,9 @@ class Model {
   // stage the next batch while the device runs this one (Note [Input double buffer]).
   // fit owns the function; a pointer, so setting it each step allocates nothing.
   const std::function<void()>* lookahead_ = nullptr;
+  // Calls and clears lookahead_ if set (run_program; a data-parallel step after its
+  // backward pass and sums are enqueued).
+  void run_lookahead();
   // The model's input double buffer with slots of at least `bytes` (made or grown on
   // first need; null without queues). Growing waits for the queues.
   InputRing* input_ring(std::size_t bytes);
@@ -331,9 +347,12 @@ class Model {
   // The split of a training or inference entry into micro-batches of `micro` rows.
   void make_split(Entry& e, bool training, std::int64_t batch, std::int64_t micro, std::string cause);
   std::int64_t persistent_bytes() const;  // weights, optimizer slots, constants
-  // On a device with queues, what a training step of `e` needs beside the weights and the
-  // arena (MemoryPlan::staging_bytes); 0 elsewhere.
-  std::int64_t device_staging_bytes(const Entry& e);
+  // What a training step of `e` needs beside the weights, the slots and the shared arena
+  // (MemoryPlan::staging_bytes): on a device with queues the input ring's slots and the
+  // step's values; the update's own arena for a loss-scaled step on a device (with its
+  // zero gradient) and a data-parallel step (with the gradient buckets). 0 for one CPU
+  // process.
+  std::int64_t staging_bytes(const Entry& e);
   // Copies between host memory and the model's buffers (Note [The model's device path]).
   void read_buffer(void* host, const void* buffer, std::size_t bytes) const;
   // Waits for the work enqueued on the device's queues (none on the CPU): before a copy
@@ -425,6 +444,9 @@ class Model {
   std::shared_ptr<dist::Communicator> device_comm_;  // set: the gradient sums' communicator
   Device device_comm_device_;                        // the device it was made for
   void reserve_replica_update();
+  // The bytes of the gradient buckets' buffer (Replicas::flat) where it is the backend's
+  // memory (the CPU, or a device whose sums NCCL runs), else 0; for the memory plan.
+  std::int64_t gradient_buckets_bytes() const;
   // One replicated step on this rank's slice (e: a Mode::grads entry; rows may be 0).
   bool run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run);
   // Rank 0's weights, optimizer slots, iteration count, loss scale and resume point (the

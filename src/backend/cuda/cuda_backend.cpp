@@ -37,7 +37,13 @@ class CudaBackend final : public Backend {
     cudaMemcpyKind k = kind == CopyKind::host_to_device   ? cudaMemcpyHostToDevice
                        : kind == CopyKind::device_to_host ? cudaMemcpyDeviceToHost
                                                           : cudaMemcpyDeviceToDevice;
-    cuda_check(cudaMemcpy(dst, src, bytes, k), "cudaMemcpy");
+    // Note [Synchronous copies]: cudaMemcpy from pageable host memory may return once the
+    // bytes are staged for DMA, before they reach the device, and the model's queues are
+    // non-blocking streams, which the legacy stream does not order: a kernel enqueued after
+    // could read the old bytes. Waiting for the legacy stream makes the copy complete when
+    // copy() returns, as Backend promises.
+    cuda_check(cudaMemcpyAsync(dst, src, bytes, k, cudaStreamLegacy), "cudaMemcpyAsync");
+    cuda_check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
   }
   void synchronize() override { cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
   DeviceQueues* queues() override { return queues_.get(); }
