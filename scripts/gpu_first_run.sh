@@ -117,6 +117,16 @@ if [ "${gpus:-0}" -ge 2 ] && command -v mpirun > /dev/null; then
   check two-gpus-nccl "data-parallel on two GPUs: each rank on its own GPU, the gradients summed on the devices over NCCL" \
     bash -c "mpirun -np 2 '$nnfit' train '$cnn' --epochs 1 --seed 1 --metrics-json '$out/two_gpus.json' 2>&1 | tee /dev/stderr |
              grep -q 'summed on the device over NCCL'"
+  check two-gpus-graphs-off "data-parallel on two GPUs with every step kernel by kernel and the sums launched directly" \
+    mpirun -np 2 -x NNFIT_CUDA_GRAPHS=0 "$nnfit" train "$cnn" --epochs 1 --seed 1 --quiet \
+    --metrics-json "$out/two_gpus_graphs_off.json"
+  check two-gpus-graphs-agree "a captured data-parallel step (its sums inside the graph) computes something else than the same step launched directly" \
+    "$py" -c "
+import json, sys
+a = json.load(open('$out/two_gpus.json'))['epochs'][-1]
+b = json.load(open('$out/two_gpus_graphs_off.json'))['epochs'][-1]
+print('captured', a['loss'], a['samples_per_s'], 'direct', b['loss'], b['samples_per_s'])
+sys.exit(0 if abs(a['loss'] - b['loss']) <= 1e-3 * (1 + abs(b['loss'])) else 1)"
 else
   printf '| - | two-gpus-nccl | not run: %s GPU(s), mpirun %s |\n' "${gpus:-0}" \
     "$(command -v mpirun > /dev/null && echo found || echo 'not found')" >> "$summary"

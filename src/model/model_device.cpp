@@ -116,8 +116,9 @@ void Model::write_tensor(const Tensor& dst, const Tensor& src) const {
 // backend's today; a kernel with host state or a copy from host memory would be one) runs
 // kernel by kernel, as does a program being timed kernel by kernel (the profiler), with
 // NNFIT_CUDA_GRAPHS=0, and where a capture fails (the graph is then not tried again for
-// that program); so do a data-parallel step's gradient program (its buckets start inside
-// the backward pass; its update program is captured) and the update of a split step. A loss-scaled step on a device launches two graphs: its
+// that program); so do the update of a split step and, where its gradients are summed in
+// host memory, a data-parallel step's gradient program (where NCCL sums them, its sums
+// are captured with it: Note [Captured gradient sums]). A loss-scaled step on a device launches two graphs: its
 // gradient program's and, when finite, its update's (Note [Loss scaling on the device]).
 // Rebinding the program to a grown arena drops its graph. cuda-sim's queues record and
 // replay the same way, with each kernel's arguments as captured, so a kernel that read a
@@ -142,7 +143,8 @@ void Model::run_lookahead() {
   (*next)();
 }
 
-void Model::run_on_queues(Entry& e, const StepContext& ctx, DeviceQueues& q) {
+void Model::run_on_queues(Entry& e, const StepContext& ctx, DeviceQueues& q,
+                          const std::function<void(const StepContext&)>& body) {
   Programs& p = *programs_;
   if (!p.step_buffer.defined()) {
     p.step_buffer = allocate_tensor(backend_->allocator(), Shape{static_cast<std::int64_t>(sizeof(StepScalars))}, DType::u8);
@@ -161,7 +163,7 @@ void Model::run_on_queues(Entry& e, const StepContext& ctx, DeviceQueues& q) {
     if (!g.uncapturable) {
       q.begin_capture(Queue::compute);
       try {
-        e.program.run(c);
+        body ? body(c) : e.program.run(c);
       } catch (...) {
         try {
           q.end_capture(Queue::compute);
@@ -178,7 +180,7 @@ void Model::run_on_queues(Entry& e, const StepContext& ctx, DeviceQueues& q) {
     }
   }
   if (g.id >= 0 && !e.program.timing()) q.launch_graph(Queue::compute, g.id);
-  else e.program.run(c);
+  else body ? body(c) : e.program.run(c);
 }
 
 // Note [Input double buffer]: on a device with queues a batch reaches the program's input

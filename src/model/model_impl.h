@@ -314,6 +314,7 @@ struct Model::Programs {
   // and the scale that step copies into `one`, stable until its results' wait.
   StepScalars update_step_host;
   float scale_host = 1.0f;
+  float seed_host = 1.0f;  // a data-parallel step's seed, copied into `one` likewise
   // The update program's own arena, where the shared one still holds what the update
   // reads: a loss-scaled step's on a device (its gradients) and a data-parallel step's
   // (the loss and predictions the epoch's sums read after it). On a device a loss-scaled

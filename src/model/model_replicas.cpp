@@ -199,6 +199,25 @@ void Model::choose_gradient_sums() {
   }
 }
 
+// Note [Captured gradient sums]: on a device whose gradients NCCL sums, a data-parallel
+// step's gradient program is captured with its sums (Note [Captured steps]). The capture
+// of the compute stream holds the program's kernels, each gradient's copy into the bucket
+// buffer right after the kernel that made it, each bucket's ncclAllReduce once complete
+// (NCCL's stream joins the capture through the event the compute stream records before it;
+// NCCL captures collectives from 2.9.6 on) and, last, the join: the compute stream waits
+// for NCCL's (Communicator::join), as a capture must end. Each later step launches that
+// one graph, sums included. The host cannot poll an event inside a graph, so the watchdog
+// (Note [NCCL watchdog]) polls one the compute stream records after the launch
+// (Communicator::wait_all), which the step's results' copies also follow: the host reads
+// the loss after the watchdog's wait, so a dead peer is a CollectiveTimeout, never a hang
+// in the results' wait. The seed is copied into `one` on the compute queue, so nothing
+// waits for the device before the launch. A step run kernel by kernel (timed by the
+// profiler, NNFIT_CUDA_GRAPHS=0, a communicator that cannot capture) enqueues the same work
+// in the same order. A rank without rows starts its sums of zeros directly; NCCL lets direct
+// and captured launches mix on one communicator (NCCL_GRAPH_MIXING_SUPPORT, on by default).
+// On cuda-sim the simulated communicator enqueues its sums on the compute queue, so the
+// capture records them and every launch runs them again: CudaSimRanks.* train as one CPU
+// process with the sums replayed.
 Model::Replicas& Model::replica_state() {
   if (!replicas_) {
     replicas_ = std::make_unique<Replicas>();
@@ -267,16 +286,22 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
   // sum. Under loss scaling the seed is also times the scale; the sum is unscaled below.
   const double scale = loss_scaling() ? loss_scale_ : 1.0;
   const double global_rows = static_cast<double>(std::max<std::int64_t>(replica_global_rows_, 1));
-  const float seed = static_cast<float>(scale * (e.split ? 1.0 : static_cast<double>(rows)) / global_rows);
-  write_buffer(p.one.raw(), &seed, sizeof seed);
-  struct SeedReset {
+  // On a device the seed is copied in on the compute queue, before the step's work, from
+  // host memory that stays as it is until the step's wait (no wait for the device here).
+  p.seed_host = static_cast<float>(scale * (e.split ? 1.0 : static_cast<double>(rows)) / global_rows);
+  struct SeedWrite {
     const Model& model;
     Tensor& one;
-    ~SeedReset() {
-      const float unit = 1.0f;
-      model.write_buffer(one.raw(), &unit, sizeof unit);
+    void operator()(const float* value) const {
+      if (DeviceQueues* q = model.backend_->queues()) q->copy_to_device(Queue::compute, one.raw(), value, sizeof(float));
+      else model.write_buffer(one.raw(), value, sizeof(float));
     }
-  } seed_reset{*this, p.one};
+    ~SeedWrite() {
+      static const float kUnit = 1.0f;  // back to 1 after the step (ordered after it on a device)
+      (*this)(&kUnit);
+    }
+  } seed_write{*this, p.one};
+  seed_write(&p.seed_host);
   // Random ops (Dropout) draw the global batch's numbers for this slice's rows, so the
   // masks are one process's (Note [Random draws by global row]).
   StepContext slice_ctx = ctx;
@@ -315,37 +340,54 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
   } else if (rows > 0) {
     if (before_run) before_run(e.program, false);
     if (e.staged) e.upload(*backend_);
-    if (data_parallel_.overlap) {
-      auto it = rp.finals.find(&e.program);
-      if (it == rp.finals.end()) {
-        std::vector<std::vector<std::size_t>> per_step(std::max<std::size_t>(e.program.steps().size(), 1));
-        for (std::size_t j = 0; j < e.gradient_values.size(); ++j) {
-          const int s = e.program.producer_step(e.gradient_values[j]);
-          per_step[s >= 0 ? static_cast<std::size_t>(s) : per_step.size() - 1].push_back(j);
+    // The program with each gradient's copy and its bucket's sum enqueued as it completes;
+    // on the device also the sums left and the compute stream's join, so that a capture
+    // holds the whole step (Note [Captured gradient sums]).
+    const auto body = [&](const StepContext& c) {
+      if (data_parallel_.overlap) {
+        auto it = rp.finals.find(&e.program);
+        if (it == rp.finals.end()) {
+          std::vector<std::vector<std::size_t>> per_step(std::max<std::size_t>(e.program.steps().size(), 1));
+          for (std::size_t j = 0; j < e.gradient_values.size(); ++j) {
+            const int s = e.program.producer_step(e.gradient_values[j]);
+            per_step[s >= 0 ? static_cast<std::size_t>(s) : per_step.size() - 1].push_back(j);
+          }
+          it = rp.finals.emplace(&e.program, std::move(per_step)).first;
         }
-        it = rp.finals.emplace(&e.program, std::move(per_step)).first;
+        const auto& per_step = it->second;
+        e.program.run(c, [&](std::size_t step) {
+          if (per_step[step].empty()) {
+            sums.progress();
+            return;
+          }
+          for (std::size_t j : per_step[step]) finish(j);
+          start_complete();
+        });
+      } else {
+        e.program.run(c);
+        for (std::size_t j = 0; j < e.gradient_values.size(); ++j) finish(j);
       }
-      const auto& per_step = it->second;
-      e.program.run(slice_ctx, [&](std::size_t step) {
-        if (per_step[step].empty()) {
-          sums.progress();
-          return;
-        }
-        for (std::size_t j : per_step[step]) finish(j);
+      if (rp.on_device) {
         start_complete();
-      });
+        sums.join();
+      }
+    };
+    if (rp.on_device) {
+      if (!sums.capturable()) e.graph.uncapturable = true;  // kernel by kernel, its sums between
+      run_on_queues(e, slice_ctx, *queues, body);
+      started = n_buckets;  // every sum is enqueued: by the body, or in the graph launched
     } else {
-      e.program.run(slice_ctx);
-      for (std::size_t j = 0; j < e.gradient_values.size(); ++j) finish(j);
+      body(slice_ctx);
     }
     if (e.staged) e.download(*backend_);
   }
   // The next batch staged while the device runs this slice's step and its sums (Note
   // [Input double buffer]); fit's lookahead sets replica_global_rows_, read above.
   run_lookahead();
-  if (rows > 0 && !e.split && e.staged) e.finish_download(*backend_);
   // What the step waits for the sums after its backward pass (steps.jsonl's allreduce_us):
-  // the communication the overlap did not hide.
+  // the communication the overlap did not hide. (A timed step's kernels, the only ones
+  // logged, have run by now; on a device the results' copies follow the sums, so they are
+  // read after the watchdog's wait.)
   const auto wait_start = std::chrono::steady_clock::now();
   start_complete();
   NNFIT_CHECK(started == n_buckets, InvalidArgument, "internal: ", n_buckets - started,
@@ -353,6 +395,7 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
   sums.wait_all();
   replica_allreduce_us_ = std::chrono::duration_cast<std::chrono::microseconds>(
                               std::chrono::steady_clock::now() - wait_start).count();
+  if (rows > 0 && !e.split && e.staged) e.finish_download(*backend_);
 
   // The update runs in an arena of its own: the shared one still holds this step's loss
   // and predictions, which the epoch's sums read after the step. (A split step copied

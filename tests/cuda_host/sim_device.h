@@ -37,6 +37,9 @@ std::unique_ptr<DeviceQueues> make_cuda_sim_queues();
 // Enqueues `work` on the simulated queue whose native() handle is `stream`; false when
 // `stream` is not one.
 bool enqueue_on_cuda_sim_stream(void* stream, std::function<void()> work);
+// Runs what is enqueued on that queue (and, as its waits need, on the other) until it is
+// empty, as a host waiting for an event recorded on it; false when `stream` is not one.
+bool drain_cuda_sim_stream(void* stream);
 // Graphs launched on simulated queues so far (their captured steps replayed); 0 for other
 // queues.
 std::int64_t cuda_sim_graph_launches(DeviceQueues& queues);

@@ -123,6 +123,12 @@ class SimQueues final : public DeviceQueues {
     return nullptr;
   }
   void enqueue_work(Queue q, std::function<void()> work) { enqueue(q, {std::move(work), nullptr}); }
+  void drain(Queue q) {
+    while (!q_[index(q)].empty()) {
+      NNFIT_CHECK(step(0) || step(1), BackendError, "cuda-sim: the host drains a queue that waits for an event no "
+                  "queue can reach (a deadlock)");
+    }
+  }
 
  private:
   struct Op {
@@ -186,6 +192,14 @@ bool enqueue_on_cuda_sim_stream(void* stream, std::function<void()> work) {
   SimQueues* s = SimQueues::find(stream, &q);
   if (!s) return false;
   s->enqueue_work(q, std::move(work));
+  return true;
+}
+
+bool drain_cuda_sim_stream(void* stream) {
+  Queue q = Queue::compute;
+  SimQueues* s = SimQueues::find(stream, &q);
+  if (!s) return false;
+  s->drain(q);
   return true;
 }
 

@@ -67,6 +67,15 @@ class Communicator {
   virtual void progress() = 0;
   virtual void wait_all() = 0;
 
+  // A device communicator (NCCL's; Note [Captured gradient sums] in model_replicas.cpp)
+  // whose sums may be enqueued while the compute stream is being captured into a graph,
+  // with join() last: join() enqueues the compute stream's wait for every sum started so
+  // far and returns at once, so the capture ends on the compute stream. wait_all() then
+  // waits, under the watchdog, for everything enqueued on the compute stream, the graph's
+  // sums with it. Host communicators say false and do nothing in join().
+  virtual bool capturable() const { return false; }
+  virtual void join() {}
+
   // After this rank failed (or after PeerFailure / CollectiveTimeout): ends the whole job
   // with `exit_code`. A rank whose own error this is first sends `message` to the others
   // (they throw PeerFailure naming it) and waits briefly for them to report it; a rank

@@ -333,8 +333,12 @@ class Model {
   void run_batches(const std::function<bool(Batch&)>& next, const std::function<void(Batch&)>& done,
                    const StepContext& ctx);
   // run_program's run on a device's queues: the step's values copied in, then the graph
-  // launched (captured first if need be) or the program run kernel by kernel.
-  void run_on_queues(Entry& e, const StepContext& ctx, DeviceQueues& queues);
+  // launched (captured first if need be) or the program run kernel by kernel. `body`, if
+  // given, is what runs (and is captured) instead of e.program.run: the program with what
+  // must be enqueued between its kernels (a data-parallel step's gradient sums); it is
+  // given the context whose step values are in device memory.
+  void run_on_queues(Entry& e, const StepContext& ctx, DeviceQueues& queues,
+                     const std::function<void(const StepContext&)>& body = {});
   // Loss scaling's decision after a step's gradients (Keras's LossScaleOptimizer): a
   // non-finite step is skipped and halves a dynamic scale, growth_steps finite steps in a
   // row double it. Returns whether the update runs. Data-parallel: `finite` must be the

@@ -52,6 +52,7 @@ class NcclCommunicator final : public Communicator {
     cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
     cuda_check(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     cuda_check(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    cuda_check(cudaEventCreateWithFlags(&watch_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     ncclUniqueId id{};
     if (host_->rank() == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId", "NCCL's bootstrap");
     host_->broadcast(&id, sizeof(id), 0, "broadcast of NCCL's unique id");
@@ -65,6 +66,7 @@ class NcclCommunicator final : public Communicator {
       if (aborted_) ncclCommAbort(comm_);
       else ncclCommDestroy(comm_);
     }
+    if (watch_) cudaEventDestroy(watch_);
     if (done_) cudaEventDestroy(done_);
     if (ready_) cudaEventDestroy(ready_);
     if (stream_) cudaStreamDestroy(stream_);
@@ -101,12 +103,26 @@ class NcclCommunicator final : public Communicator {
     start(data, count, ncclFloat, what);
   }
   void progress() override {}  // NCCL's kernels progress on the device
-  void wait_all() override {
+  // NCCL captures its collectives into CUDA graphs from 2.9.6 on, and lets captured and
+  // direct launches mix on one communicator by default (NCCL_GRAPH_MIXING_SUPPORT=1).
+  bool capturable() const override {
+    int v = 0;
+    return ncclGetVersion(&v) == ncclSuccess && v >= 20906;
+  }
+  // The compute stream waits for the sums: the optimizer's kernels read them. Inside a
+  // capture the record and the wait are the graph's join of NCCL's stream.
+  void join() override {
     cuda_check(cudaEventRecord(done_, stream_), "cudaEventRecord");
-    poll([this] { return cudaEventQuery(done_) != cudaErrorNotReady; }, "ncclAllReduce", last_what_);
-    cuda_check(cudaEventQuery(done_), "the NCCL stream");
-    // The optimizer's kernels on the compute stream read the sums.
     cuda_check(cudaStreamWaitEvent(compute_, done_, 0), "cudaStreamWaitEvent");
+  }
+  // Everything on the compute stream so far, which now waits for the sums: the sums
+  // started here, and a launched graph's own (an event inside a graph is no record the
+  // host can poll, so the watchdog polls one after it).
+  void wait_all() override {
+    join();
+    cuda_check(cudaEventRecord(watch_, compute_), "cudaEventRecord");
+    poll([this] { return cudaEventQuery(watch_) != cudaErrorNotReady; }, "ncclAllReduce", last_what_);
+    cuda_check(cudaEventQuery(watch_), "the compute stream after the sums");
   }
   [[noreturn]] void abort_job(const std::string& message, int exit_code) override {
     if (comm_ && !aborted_) {
@@ -170,7 +186,7 @@ class NcclCommunicator final : public Communicator {
   std::shared_ptr<Communicator> host_;
   cudaStream_t compute_ = nullptr;
   cudaStream_t stream_ = nullptr;
-  cudaEvent_t ready_ = nullptr, done_ = nullptr;
+  cudaEvent_t ready_ = nullptr, done_ = nullptr, watch_ = nullptr;
   ncclComm_t comm_ = nullptr;
   bool aborted_ = false;
   double timeout_s_;
