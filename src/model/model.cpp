@@ -328,7 +328,9 @@ std::int64_t Model::persistent_bytes() const {
     for (const auto& sl : programs_->slots) {
       for (const Tensor& t : sl) n += round64(static_cast<std::int64_t>(t.nbytes()));
     }
-    if (programs_->one.defined()) n += round64(static_cast<std::int64_t>(programs_->one.nbytes()));
+    for (const Tensor* t : {&programs_->one, &programs_->scale}) {
+      if (t->defined()) n += round64(static_cast<std::int64_t>(t->nbytes()));
+    }
   }
   return n;
 }

@@ -45,7 +45,7 @@ Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const cha
   // the update (run_replica_step), which does the loss scaling too; a rank left without
   // rows plans a slice of one. A slice that does not fit runs as micro-batches below.
   const Mode mode = training ? static_cast<Mode>(training_mode()) : Mode::infer;
-  const bool replica = mode == Mode::grads;
+  const bool replica = training && replicated();
   if (replica) {
     batch = std::max<std::int64_t>(batch, 1);
     replica_state();  // the gradient buckets: taken before any arena, as whole or split steps need them
@@ -53,7 +53,7 @@ Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const cha
   // Loss scaling on a device with queues: the unscaled gradients and their finite check
   // on the device, then the update program (Note [Loss scaling on the device]); both
   // planned and their memory taken here, or (reduce_batch) the micro-batches below.
-  const bool device_scaled = mode == Mode::scaled;
+  const bool device_scaled = mode == Mode::scaled && !replica;
   Entry& e = entry_mode(static_cast<int>(mode), batch, /*bind=*/false);
   // Elsewhere loss scaling runs every training batch as gradients, then an update (one
   // micro-batch of the whole batch, unless memory asks for smaller ones).
@@ -120,9 +120,9 @@ Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const cha
 }
 
 int Model::training_mode() const {
-  if (replicated()) return static_cast<int>(Mode::grads);
   const bool queued = !backend_->host_addressable() && backend_->queues();
-  return static_cast<int>(loss_scaling() && queued ? Mode::scaled : Mode::train);
+  if (loss_scaling() && queued) return static_cast<int>(Mode::scaled);  // a replica's too (Note [Loss scale across ranks])
+  return static_cast<int>(replicated() ? Mode::grads : Mode::train);
 }
 
 void Model::make_split(Entry& e, bool training, std::int64_t batch, std::int64_t micro, std::string cause) {
@@ -147,7 +147,7 @@ void Model::make_split(Entry& e, bool training, std::int64_t batch, std::int64_t
 }
 
 bool Model::run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
-  if (e.mode == Mode::grads && replicated()) return run_replica_step(e, rows, ctx, before_run);
+  if ((e.mode == Mode::grads || e.mode == Mode::scaled) && replicated()) return run_replica_step(e, rows, ctx, before_run);
   if (e.split) return run_micro_batches(e, rows, ctx, before_run);
   if (e.mode == Mode::scaled) return run_scaled_step(e, ctx, before_run);
   if (before_run) before_run(e.program, false);
@@ -187,7 +187,10 @@ bool Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ct
   }
   if (loss_scaling() && !update_loss_scale(finite)) return false;
   if (before_run) before_run(apply.program, true);
-  apply.program.run(ctx);
+  // On a device with queues the update is captured and replayed (Note [Captured steps]);
+  // write_buffer copied its inputs in before.
+  if (DeviceQueues* q = backend_->queues()) run_on_queues(apply, ctx, *q);
+  else apply.program.run(ctx);
   return true;
 }
 
@@ -269,8 +272,9 @@ void Model::run_micro_batch_programs(Entry& e, std::int64_t rows, const StepCont
 // that fits runs as two programs that never take a gradient through host memory. The
 // Mode::scaled program is the gradient program with the scale as its seed (`one`, written
 // by a copy on the compute queue before the step, so the captured graph reads it from
-// memory), each gradient then unscaled by an unscale_gradient node (u = g · 1/scale, and a
-// flag when an element of u is not finite), the flags summed into one scalar that comes
+// memory), each gradient then unscaled by an unscale_gradient node (u = g · 1/scale, the
+// scale read from Programs::scale, written likewise; and a flag when an element of u is
+// not finite), the flags summed into one scalar that comes
 // back with the loss and the predictions (Entry::download). The host reads that scalar
 // after the step's one wait and decides as Keras's LossScaleOptimizer does
 // (update_loss_scale): a non-finite step is skipped (no update, the iterations stay) and
@@ -289,7 +293,8 @@ bool Model::run_scaled_step(Entry& e, const StepContext& ctx, const BeforeRun& b
   Programs& p = *programs_;
   DeviceQueues& q = *backend_->queues();
   p.scale_host = static_cast<float>(loss_scale_);
-  q.copy_to_device(Queue::compute, p.one.raw(), &p.scale_host, sizeof p.scale_host);
+  q.copy_to_device(Queue::compute, p.one.raw(), &p.scale_host, sizeof p.scale_host);    // the seed
+  q.copy_to_device(Queue::compute, p.scale.raw(), &p.scale_host, sizeof p.scale_host);  // the divisor
   if (before_run) before_run(e.program, false);
   run_program(e, ctx);  // its results back and waited for: the loss, predictions, the flags
   if (!update_loss_scale(e.staged->nonfinite == 0.0f)) return false;

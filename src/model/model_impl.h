@@ -305,6 +305,7 @@ struct Model::Programs {
   std::vector<Weight*> trainable;             // in layer order
   std::vector<std::vector<Tensor>> slots;     // per trainable weight
   Tensor one;                                 // scalar 1.0: dL/dL
+  Tensor scale;  // Mode::scaled programs: the loss scale their gradients are divided by (made with the first)
   // On a device with queues: this step's StepScalars in device memory, and the host copy
   // it is written from (stable until the step's wait; Note [Step values in device memory]).
   Tensor step_buffer;

@@ -101,13 +101,18 @@ std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t bat
       grads = optimizer_->clip_gradients(g, grads, names);
     }
     std::vector<int> nonfinite;  // Mode::scaled: per gradient, whether it holds a non-finite element
+    int scale = -1;              // Mode::scaled: the loss scale the gradients are divided by
+    if (mode == Mode::scaled) {
+      if (!p.scale.defined()) p.scale = on_backend(Tensor::zeros(Shape{}));  // written before each step
+      scale = g.add_variable("loss_scale", p.scale);
+    }
     for (std::size_t k = 0; k < vars.size(); ++k) {
       if (grads[k] < 0) continue;  // the loss does not depend on it
       if (gradients_only) {  // kept readable after the run; no update
         int grad = grads[k];
-        if (mode == Mode::scaled) {  // `one` holds the scale (Note [Loss scaling on the device])
+        if (mode == Mode::scaled) {  // Note [Loss scaling on the device]
           const std::vector<int> out =
-              g.add_node("unscale_gradient", {grads[k], one}, {}, p.trainable[index[k]]->name + "/unscale");
+              g.add_node("unscale_gradient", {grads[k], scale}, {}, p.trainable[index[k]]->name + "/unscale");
           grad = out[0];
           nonfinite.push_back(out[1]);
         }
@@ -205,11 +210,10 @@ std::int64_t Model::staging_bytes(const Entry& e) {
     const Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0, /*bind=*/false);
     return round64(std::max<std::int64_t>(static_cast<std::int64_t>(apply.program.arena_bytes()), 64));
   };
-  if (e.mode == Mode::scaled) {  // the update's own arena and zero gradient (Note [Loss scaling on the device])
-    n += update_arena() + round64(static_cast<std::int64_t>(zero_gradient_bytes(e)));
-  }
-  if (e.mode == Mode::grads && replicated()) {  // the update's own arena and the gradient buckets
+  if (replicated() && (e.mode == Mode::grads || e.mode == Mode::scaled)) {  // the update's own arena, the buckets
     n += update_arena() + round64(gradient_buckets_bytes());
+  } else if (e.mode == Mode::scaled) {  // the update's own arena and zero gradient (Note [Loss scaling on the device])
+    n += update_arena() + round64(static_cast<std::int64_t>(zero_gradient_bytes(e)));
   }
   return n;
 }

@@ -101,7 +101,7 @@ void Model::agree_on_micro_batches(std::int64_t batch_size) {
   if (!replicated() || !reduce_on_oom_) return;
   const auto [lo, hi] = replica_slice(batch_size);
   const std::int64_t slice = std::max<std::int64_t>(hi - lo, 1);
-  Entry& e = entry_mode(static_cast<int>(Mode::grads), slice, /*bind=*/false);
+  Entry& e = entry_mode(training_mode(), slice, /*bind=*/false);
   const std::int64_t own = e.split ? e.split->micro : slice;
   std::vector<double> micro(static_cast<std::size_t>(comm_->size()), 0.0);
   micro[static_cast<std::size_t>(comm_->rank())] = static_cast<double>(own);
@@ -144,8 +144,8 @@ dist::BucketLayout make_buckets(R& rp, const std::vector<Weight*>& trainable, st
 // buffer of buckets, in device memory; a complete bucket's sum starts on NCCL's stream
 // after the compute queue's work so far, and wait_all makes the compute queue wait for
 // the sums; the update's inputs are copied from the sums on the compute queue, so the step
-// never goes through host memory (a loss-scaled step reads the sums back for its finite
-// check). The update program runs in Programs::update_arena, captured like any program. Every rank must choose alike, or one would enter NCCL's bootstrap alone: so
+// never goes through host memory (a loss-scaled step unscales and checks its gradients
+// before the sums: Note [Loss scale across ranks]). The update program runs in Programs::update_arena, captured like any program. Every rank must choose alike, or one would enter NCCL's bootstrap alone: so
 // each says whether it can load NCCL and they sum the answers. With implementation
 // automatic a rank that cannot makes all of them sum in host memory over comm_ (copies to
 // and from the device, as before NCCL), with a note naming why; with nccl it is an error;
@@ -302,6 +302,13 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
     }
   } seed_write{*this, p.one};
   seed_write(&p.seed_host);
+  // A loss-scaled slice on a device unscales and checks its gradients before their sums
+  // (Note [Loss scale across ranks]): its unscale_gradient nodes divide by Programs::scale.
+  const bool unscaled = e.mode == Mode::scaled && !e.split;
+  if (unscaled) {
+    p.scale_host = static_cast<float>(scale);
+    backend_->queues()->copy_to_device(Queue::compute, p.scale.raw(), &p.scale_host, sizeof p.scale_host);
+  }
   // Random ops (Dropout) draw the global batch's numbers for this slice's rows, so the
   // masks are one process's (Note [Random draws by global row]).
   StepContext slice_ctx = ctx;
@@ -418,7 +425,7 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
     const float* src = flat + rp.offset[k];
     const std::int64_t n = p.trainable[k]->value.numel();
     const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
-    if (!loss_scaling()) {  // the sum as it is: the seed made it the global mean
+    if (!loss_scaling() || unscaled) {  // the sum as it is: the seed made it the global mean
       if (queues) queues->copy_on_device(Queue::compute, input, src, bytes);  // after the sums (wait_all)
       else write_buffer(input, src, bytes);
       continue;
@@ -442,6 +449,15 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
   // bits everywhere (an algorithm may add in a different order per rank, and a sum near
   // the float range may overflow on one rank only), so the ranks agree on the verdict:
   // one sum of a double, only under loss scaling. Any rank's non-finite skips the step.
+  // On a device (Mode::scaled) each rank unscales its own gradients in its gradient
+  // program, u = g / scale (Programs::scale; the seed `one` is scale · b / B), flags a
+  // non-finite element there, and the buckets sum the u: no gradient goes to host memory
+  // for the check, only the flags' count with the loss. The verdict is then whether any
+  // rank's gradients were non-finite (a NaN or an infinity in one makes every sum so);
+  // the sum of finite u cannot overflow in practice (it would take |u| near 3e38 / ranks).
+  // Dividing before or after the sum gives the same floats when the scale is a power of
+  // two (a dynamic scale always is), else the same within rounding.
+  if (unscaled) finite = rows == 0 || e.staged->nonfinite == 0.0f;
   if (loss_scaling()) {
     double non_finite = finite ? 0.0 : 1.0;
     comm_->all_reduce_sum(&non_finite, 1, "allreduce of the loss scale's finite check");

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -522,10 +523,17 @@ TEST(CudaSimModel, ABatchThatDoesNotFitRunsAsMicroBatches) {
   MemoryPolicy limited;
   limited.limit_bytes = 600 * 1024;
   auto sim = make(true, build, "float32", limited);
+  DeviceQueues* queues = g_last_queues;
   auto cpu = make(false, build, "float32");
   const History hs = sim->fit(x, y, f);
   ASSERT_FALSE(hs.notes.empty()) << "the batch was not split; the limit no longer bites";
-  EXPECT_NE(hs.notes[0].find("micro-batches"), std::string::npos) << hs.notes[0];
+  const std::size_t at = hs.notes[0].find("micro-batches of ");
+  ASSERT_NE(at, std::string::npos) << hs.notes[0];
+  const std::int64_t micro = std::atoll(hs.notes[0].c_str() + at + 17);
+  ASSERT_GT(micro, 0);
+  // Each micro-batch's gradient program and the update are captured graphs: per step
+  // (one per epoch) 256 / micro launches and the update's.
+  EXPECT_EQ(cuda_sim_graph_launches(*queues), 2 * (256 / micro + 1)) << "micro-batches of " << micro;
   const History hc = cpu->fit(x, y, f);
   ASSERT_TRUE(hc.notes.empty());
   for (std::size_t e = 0; e < 2; ++e) {

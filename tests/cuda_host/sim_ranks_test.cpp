@@ -160,11 +160,12 @@ class SimDeviceComm final : public dist::Communicator {
 };
 
 // `queues`: where to put the sim backend's queues (for their counts).
-std::unique_ptr<Sequential> mlp(bool sim, DeviceQueues** queues = nullptr) {
+std::unique_ptr<Sequential> mlp(bool sim, DeviceQueues** queues = nullptr, Backend** backend_out = nullptr) {
   auto m = std::make_unique<Sequential>("m");
   if (sim) {
     std::unique_ptr<Backend> backend = make_cuda_sim_backend();
     if (queues) *queues = backend->queues();
+    if (backend_out) *backend_out = backend.get();
     m->set_backend(std::move(backend));
   }
   m->set_seed(9);
@@ -192,6 +193,24 @@ struct RankResult {
   std::int64_t graph_launches = 0;
   CudaSimStagings stagings;
   std::int64_t planned_peak = 0, measured_peak = 0;  // plan_memory(32) before fit; the allocator's after
+  std::int64_t steps_bytes_to_host = 0;  // from the first epoch's start to the last training batch's end
+};
+
+// Counts the bytes the simulated device copied to host memory during the training batches.
+class BytesToHost final : public Callback {
+ public:
+  explicit BytesToHost(Backend& b) : backend_(b) {}
+  void on_epoch_begin(std::int64_t) override {
+    if (!started_) start_ = cuda_sim_bytes_to_host(backend_);
+    started_ = true;
+  }
+  void on_train_batch_end(std::int64_t, const Logs&) override { end_ = cuda_sim_bytes_to_host(backend_); }
+  std::int64_t bytes() const { return end_ - start_; }
+
+ private:
+  Backend& backend_;
+  bool started_ = false;
+  std::int64_t start_ = 0, end_ = 0;
 };
 
 // Two ranks on cuda-sim, each in a thread, summing on the device (implementation
@@ -206,7 +225,11 @@ std::vector<RankResult> train_two_ranks(dist::CommunicationImplementation impl, 
       try {
         auto comm = std::make_shared<ThreadComm>(host, rank, 2);
         DeviceQueues* queues = nullptr;
-        auto m = mlp(true, &queues);
+        Backend* backend = nullptr;
+        auto m = mlp(true, &queues, &backend);
+        BytesToHost bytes(*backend);
+        FitOptions fo = f;
+        fo.callbacks.push_back(&bytes);
         DataParallelOptions dp;
         dp.bucket_bytes = 256;  // several buckets
         dp.implementation = impl;
@@ -218,7 +241,8 @@ std::vector<RankResult> train_two_ranks(dist::CommunicationImplementation impl, 
         compile(*m, policy);
         RankResult& r = out[static_cast<std::size_t>(rank)];
         r.planned_peak = m->plan_memory(f.batch_size / 2).peak_bytes;  // this rank's slice
-        r.history = m->fit(x, y, f);
+        r.history = m->fit(x, y, fo);
+        r.steps_bytes_to_host = bytes.bytes();
         r.weights = m->get_weights();
         r.graph_launches = cuda_sim_graph_launches(*queues);
         r.stagings = cuda_sim_stagings(*queues);
@@ -282,9 +306,30 @@ TEST(CudaSimRanks, TwoRanksSumOnTheDeviceAndTrainAsOneProcess) {
   expect_like_one_cpu_process(dist::CommunicationImplementation::automatic);
 }
 
-// Loss scaling reads the device's sums back for its finite check and unscales them.
+// Loss scaling: each rank unscales and checks its gradients on the device before their
+// sums (Note [Loss scale across ranks]); the ranks skip the same steps as one process.
 TEST(CudaSimRanks, LossScaledStepsSumOnTheDeviceAndTrainAsOneProcess) {
   expect_like_one_cpu_process(dist::CommunicationImplementation::automatic, "mixed_float16");
+}
+
+// No gradient goes to host memory in a loss-scaled data-parallel step on the device: a
+// step copies back its predictions, its loss and its count of non-finite gradients.
+TEST(CudaSimRanks, ALossScaledStepCopiesBackOnlyItsResults) {
+  auto [x, y] = sim_data(200, Shape{12}, 21);  // per epoch, slices of 32, 32, 32 and 4 rows
+  FitOptions f;
+  f.epochs = 2;
+  f.batch_size = 64;
+  f.shuffle = false;
+  const std::vector<RankResult> ranks =
+      train_two_ranks(dist::CommunicationImplementation::automatic, "mixed_float16", f, x, y);
+  // Predictions of 4 classes in float32, the loss and the non-finite count: per epoch
+  // (3 · 32 + 4) · 16 + 4 · 8 bytes. The gradients alone are (12·16 + 16 + 16·4 + 4) · 4
+  // = 1104 bytes a step.
+  for (int rank = 0; rank < 2; ++rank) {
+    const RankResult& r = ranks[static_cast<std::size_t>(rank)];
+    ASSERT_EQ(r.error, "");
+    EXPECT_EQ(r.steps_bytes_to_host, 2 * ((3 * 32 + 4) * 16 + 4 * 8)) << "rank " << rank;
+  }
 }
 
 TEST(CudaSimRanks, RingSumsInHostMemoryAndTrainsAsOneProcess) {
