@@ -116,10 +116,11 @@ void Model::write_tensor(const Tensor& dst, const Tensor& src) const {
 // backend's today; a kernel with host state or a copy from host memory would be one) runs
 // kernel by kernel, as does a program being timed kernel by kernel (the profiler), with
 // NNFIT_CUDA_GRAPHS=0, and where a capture fails (the graph is then not tried again for
-// that program); so do the update of a split step and, where its gradients are summed in
-// host memory, a data-parallel step's gradient program (where NCCL sums them, its sums
-// are captured with it: Note [Captured gradient sums]). A loss-scaled step on a device launches two graphs: its
-// gradient program's and, when finite, its update's (Note [Loss scaling on the device]).
+// that program); so does, where its gradients are summed in host memory, a data-parallel
+// step's gradient program (where NCCL sums them, its sums are captured with it: Note
+// [Captured gradient sums]). A loss-scaled step on a device launches two graphs: its
+// gradient program's and, when finite, its update's (Note [Loss scaling on the device]);
+// a split step one per micro-batch and its update's.
 // Rebinding the program to a grown arena drops its graph. cuda-sim's queues record and
 // replay the same way, with each kernel's arguments as captured, so a kernel that read a
 // step value from its launch arguments would replay the first step's: the CudaSimModel
