@@ -121,7 +121,8 @@ Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const cha
 
 int Model::training_mode() const {
   const bool queued = !backend_->host_addressable() && backend_->queues();
-  if (loss_scaling() && queued) return static_cast<int>(Mode::scaled);  // a replica's too (Note [Loss scale across ranks])
+  // A replica's too: it unscales before the sums (Note [Loss scale across ranks]).
+  if (loss_scaling() && queued) return static_cast<int>(Mode::scaled);
   return static_cast<int>(replicated() ? Mode::grads : Mode::train);
 }
 
@@ -147,7 +148,9 @@ void Model::make_split(Entry& e, bool training, std::int64_t batch, std::int64_t
 }
 
 bool Model::run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
-  if ((e.mode == Mode::grads || e.mode == Mode::scaled) && replicated()) return run_replica_step(e, rows, ctx, before_run);
+  if ((e.mode == Mode::grads || e.mode == Mode::scaled) && replicated()) {
+    return run_replica_step(e, rows, ctx, before_run);
+  }
   if (e.split) return run_micro_batches(e, rows, ctx, before_run);
   if (e.mode == Mode::scaled) return run_scaled_step(e, ctx, before_run);
   if (before_run) before_run(e.program, false);

@@ -200,8 +200,8 @@ void Model::run_on_queues(Entry& e, const StepContext& ctx, DeviceQueues& q,
 // (Model::drop_lookahead); so is one another program's run comes before (a callback's
 // evaluate between fit's steps; InputRing::pending says whose it is), and its program
 // stages it again when it runs, moving it to the set of its new number's parity first.
-// A data-parallel step calls the lookahead once its backward pass and sums are enqueued. Without queues the batch is copied in by Backend::copy from
-// set 0 at the run.
+// A data-parallel step calls the lookahead once its backward pass and sums are enqueued.
+// Without queues the batch is copied in by Backend::copy from set 0 at the run.
 Model::InputRing* Model::input_ring(std::size_t bytes) {
   DeviceQueues* q = backend_->queues();
   if (!q) return nullptr;

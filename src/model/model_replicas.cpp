@@ -145,8 +145,10 @@ dist::BucketLayout make_buckets(R& rp, const std::vector<Weight*>& trainable, st
 // after the compute queue's work so far, and wait_all makes the compute queue wait for
 // the sums; the update's inputs are copied from the sums on the compute queue, so the step
 // never goes through host memory (a loss-scaled step unscales and checks its gradients
-// before the sums: Note [Loss scale across ranks]). The update program runs in Programs::update_arena, captured like any program. Every rank must choose alike, or one would enter NCCL's bootstrap alone: so
-// each says whether it can load NCCL and they sum the answers. With implementation
+// before the sums: Note [Loss scale across ranks]). The update program runs in
+// Programs::update_arena, captured like any program. Every rank must choose alike, or
+// one would enter NCCL's bootstrap alone: so each says whether it can load NCCL and they
+// sum the answers. With implementation
 // automatic a rank that cannot makes all of them sum in host memory over comm_ (copies to
 // and from the device, as before NCCL), with a note naming why; with nccl it is an error;
 // with ring they always sum in host memory.
@@ -293,12 +295,16 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
     const Model& model;
     Tensor& one;
     void operator()(const float* value) const {
-      if (DeviceQueues* q = model.backend_->queues()) q->copy_to_device(Queue::compute, one.raw(), value, sizeof(float));
+      DeviceQueues* q = model.backend_->queues();
+      if (q) q->copy_to_device(Queue::compute, one.raw(), value, sizeof(float));
       else model.write_buffer(one.raw(), value, sizeof(float));
     }
     ~SeedWrite() {
       static const float kUnit = 1.0f;  // back to 1 after the step (ordered after it on a device)
-      (*this)(&kUnit);
+      try {
+        (*this)(&kUnit);
+      } catch (const Error&) {  // the step failed already (its error is the one to report)
+      }
     }
   } seed_write{*this, p.one};
   seed_write(&p.seed_host);
