@@ -76,6 +76,20 @@ Descs infer_unscale_gradient(const Descs& in, const Attrs&) {
   return {in[0], {Shape{}, DType::f32}};
 }
 
+// A split step's micro-batch on a device (Note [Micro-batches on the device]): its gradient,
+// the step's divisor and the gradient's sum, mutated: sum += g · (weight / divisor); the
+// one output is whether any element of the sum is then not finite (a float32 scalar).
+Descs infer_accumulate_gradient(const Descs& in, const Attrs& a) {
+  expect_count(in, 3);
+  NNFIT_CHECK(in[0].dtype == DType::f32 && in[1].dtype == DType::f32 && in[2].dtype == DType::f32, InvalidArgument,
+              "accumulate_gradient: the gradient, the divisor and the sum must be float32");
+  NNFIT_CHECK(in[1].shape.rank() == 0, InvalidArgument, "accumulate_gradient: the divisor must be a scalar, got shape ",
+              in[1].shape.to_string());
+  expect_same(in[0], in[2], "gradient and sum");
+  NNFIT_CHECK(a.f("weight") > 0.0, InvalidArgument, "accumulate_gradient: weight must be positive");
+  return {{Shape{}, DType::f32}};
+}
+
 Descs infer_dropout(const Descs& in, const Attrs& a) {
   expect_count(in, 1);
   double rate = a.f("rate");
@@ -153,6 +167,7 @@ void add_training_op_defs(std::map<std::string, OpDef>& m) {
   add({"clip_by_norm", infer_clip, nullptr, {}});
   add({"global_norm_scale", infer_global_norm_scale, nullptr, {}});
   add({"unscale_gradient", infer_unscale_gradient, nullptr, {}});
+  add({"accumulate_gradient", infer_accumulate_gradient, nullptr, {2}});
 }
 
 }  // namespace nnfit

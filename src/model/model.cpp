@@ -195,6 +195,7 @@ void Model::compile(CompileOptions options) {
   programs_->arena_bytes = 0;
   programs_->update_arena = Tensor();
   programs_->zero_gradient = Tensor();
+  programs_->device_grad_sums.clear();
   programs_->trainable.clear();
   programs_->slots.clear();
   optimizer_ = std::move(optimizer);

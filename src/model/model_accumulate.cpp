@@ -76,8 +76,10 @@ Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const cha
       return whole;
     } catch (const OutOfMemory& oom) {
       if (!reduce_on_oom_ || batch < 2) throw;
-      // The largest power-of-two fraction of the batch whose program fits.
-      const Mode micro_mode = training ? Mode::grads : Mode::infer;
+      // The largest power-of-two fraction of the batch whose program fits (beside the
+      // gradient sums, on a device: taken first).
+      const Mode micro_mode = training ? static_cast<Mode>(split_training_mode()) : Mode::infer;
+      if (micro_mode == Mode::accumulate) reserve_device_grad_sums();
       std::int64_t micro = batch / 2;
       for (;; micro /= 2) {
         try {
@@ -126,11 +128,49 @@ int Model::training_mode() const {
   return static_cast<int>(replicated() ? Mode::grads : Mode::train);
 }
 
+int Model::split_training_mode() const {
+  const bool queued = !backend_->host_addressable() && backend_->queues();
+  return static_cast<int>(queued && !replicated() ? Mode::accumulate : Mode::grads);
+}
+
+// Note [Micro-batches on the device]: on a device with queues a split training step sums
+// its micro-batches' gradients where they are made. Each micro-batch of r rows runs a
+// Mode::accumulate program: its gradients, each added into the step's sum for its weight
+// (Programs::device_grad_sums, device memory taken before the micro-batch size is chosen,
+// so the choice counts it) by accumulate_gradient, sum += g · (r / d), d = rows · scale
+// (Programs::scale, copied in before the micro-batches), and the count of sums holding a
+// non-finite element, read back with the loss. The sums are zeroed first by copies from
+// a zero buffer; after the last micro-batch each is copied device to device into the
+// update program's inputs, and the update is launched as a graph like the micro-batches'
+// programs. So no gradient crosses PCIe, at the cost of the sums' device memory (the
+// trainable weights' size again, as the accumulators of PyTorch's or Keras's gradient
+// accumulation). The result is the host path's sum · 1/(rows · scale) within rounding.
+// Data-parallel slices keep the host path (their sums go on to the buckets), as does the
+// CPU, where the host's sum costs no copy.
+void Model::reserve_device_grad_sums() {
+  Programs& p = *programs_;
+  std::size_t largest = 0;
+  for (Weight* w : p.trainable) largest = std::max(largest, static_cast<std::size_t>(w->value.numel()) * sizeof(float));
+  if (p.device_grad_sums.size() != p.trainable.size()) {
+    p.device_grad_sums.assign(p.trainable.size(), Tensor());
+    for (std::size_t k = 0; k < p.trainable.size(); ++k) {
+      const Shape& shape = p.trainable[k]->value.shape();
+      reserve_buffer(p.device_grad_sums[k], static_cast<std::size_t>(shape.numel()) * sizeof(float), "gradient sums",
+                     "micro-batches on the device", DType::f32);
+      p.device_grad_sums[k] = p.device_grad_sums[k].reshape(shape);  // the weight's shape, for the programs
+    }
+  }
+  if (largest > 0 && reserve_buffer(p.zero_gradient, largest, "zero gradient", "micro-batches on the device")) {
+    const std::vector<char> zeros(p.zero_gradient.nbytes(), 0);
+    write_buffer(p.zero_gradient.raw(), zeros.data(), zeros.size());
+  }
+}
+
 void Model::make_split(Entry& e, bool training, std::int64_t batch, std::int64_t micro, std::string cause) {
   if (training) entry_mode(static_cast<int>(Mode::apply), 0);
   const Graph& g = e.program.graph();
   auto s = std::make_unique<MicroBatches>();
-  s->mode = training ? Mode::grads : Mode::infer;
+  s->mode = training ? static_cast<Mode>(split_training_mode()) : Mode::infer;
   s->batch = batch;
   s->micro = micro;
   // Staged as the feeds write them: inputs as float32, targets in their program type.
@@ -140,9 +180,10 @@ void Model::make_split(Entry& e, bool training, std::int64_t batch, std::int64_t
   for (int pr : e.preds) s->preds.push_back(Tensor::zeros(g.desc(pr).shape, DType::f32));
   if (e.sample_weight >= 0) s->sample_weight = Tensor::zeros(g.desc(e.sample_weight).shape, DType::f32);
   s->output_losses.assign(e.output_losses.size(), 0.0f);
-  if (training) {
+  if (s->mode == Mode::grads) {
     for (Weight* w : programs_->trainable) s->grad_sums.push_back(Tensor::zeros(w->value.shape(), DType::f32));
   }
+  if (s->mode == Mode::accumulate) reserve_device_grad_sums();
   s->cause = std::move(cause);
   e.split = std::move(s);
 }
@@ -161,16 +202,31 @@ bool Model::run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const
 bool Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
   MicroBatches& a = *e.split;
   Programs& p = *programs_;
-  const bool training = a.mode == Mode::grads;
+  const bool training = a.mode != Mode::infer;
   // Loss scaling: the loss's gradient seed (dL/dL) is the scale, so every gradient of the
   // backward pass is scaled (Keras's scale_loss); they are unscaled below.
   const double scale = training && loss_scaling() ? loss_scale_ : 1.0;
   const auto seed = [&](float value) { write_buffer(p.one.raw(), &value, sizeof value); };
   if (training) seed(static_cast<float>(scale));
+  if (a.mode == Mode::accumulate) {  // the sums' divisor (Note [Micro-batches on the device])
+    const float divisor = static_cast<float>(static_cast<double>(rows) * scale);
+    write_buffer(p.scale.raw(), &divisor, sizeof divisor);
+  }
   run_micro_batch_programs(e, rows, ctx, before_run);
   if (!training) return true;
   seed(1.0f);
   Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0);
+  if (a.mode == Mode::accumulate) {
+    DeviceQueues& q = *backend_->queues();
+    for (std::size_t k = 0; k < p.trainable.size(); ++k) {
+      q.copy_on_device(Queue::compute, apply.program.data(apply.gradient_inputs[k]), p.device_grad_sums[k].raw(),
+                       p.device_grad_sums[k].nbytes());
+    }
+    if (loss_scaling() && !update_loss_scale(a.nonfinite == 0.0f)) return false;
+    if (before_run) before_run(apply.program, true);
+    run_on_queues(apply, ctx, q);
+    return true;
+  }
   const float inv = static_cast<float>(1.0 / (static_cast<double>(rows) * scale));
   bool finite = true;
   for (std::size_t k = 0; k < p.trainable.size(); ++k) {
@@ -199,7 +255,7 @@ bool Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ct
 
 void Model::run_micro_batch_programs(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
   MicroBatches& a = *e.split;
-  const bool training = a.mode == Mode::grads;
+  const bool training = a.mode != Mode::infer;
   const Graph& full = e.program.graph();
   // Bytes per row of a tensor of the whole batch.
   const auto row_bytes = [&](int value) { return full.desc(value).bytes() / static_cast<std::size_t>(a.batch); };
@@ -214,6 +270,12 @@ void Model::run_micro_batch_programs(Entry& e, std::int64_t rows, const StepCont
                 static_cast<std::size_t>(r) * row);
   };
   for (Tensor& g : a.grad_sums) std::memset(g.raw(), 0, g.nbytes());
+  if (a.mode == Mode::accumulate) {  // the device's sums zeroed on the compute queue, before the first micro-batch
+    Programs& p = *programs_;
+    DeviceQueues& q = *backend_->queues();
+    for (const Tensor& sum : p.device_grad_sums) q.copy_on_device(Queue::compute, sum.raw(), p.zero_gradient.raw(), sum.nbytes());
+    a.nonfinite = 0;
+  }
   double loss_sum = 0;
   std::vector<double> output_loss_sums(a.output_losses.size(), 0.0);
   std::int64_t index = 0;
@@ -248,8 +310,9 @@ void Model::run_micro_batch_programs(Entry& e, std::int64_t rows, const StepCont
       std::memcpy(static_cast<char*>(a.preds[i].raw()) + static_cast<std::size_t>(off) * row, m.pred_data(i),
                   static_cast<std::size_t>(r) * row);
     }
-    // Each micro-batch's gradient is of its mean loss: weight it by its rows.
-    for (std::size_t k = 0; k < m.gradient_weights.size(); ++k) {
+    if (a.mode == Mode::accumulate) a.nonfinite += m.staged->nonfinite;  // its sums, added on the device
+    // Each micro-batch's gradient is of its mean loss: weight it by its rows (host sums).
+    for (std::size_t k = 0; a.mode == Mode::grads && k < m.gradient_weights.size(); ++k) {
       float* sum = a.grad_sums[m.gradient_weights[k]].data<float>();
       const std::int64_t n = a.grad_sums[m.gradient_weights[k]].numel();
       const void* grad = m.program.data(m.gradient_values[k]);

@@ -34,7 +34,7 @@ inline double now_s() {
 // given gradients (the last two make a batch that does not fit: fit(on_oom="reduce_batch")),
 // or a loss-scaled batch's unscaled gradients and their finite check on a device, whose
 // update is the apply program's (Note [Loss scaling on the device], model_accumulate.cpp).
-enum class Mode { infer = 0, train = 1, grads = 2, apply = 3, scaled = 4 };
+enum class Mode { infer = 0, train = 1, grads = 2, apply = 3, scaled = 4, accumulate = 5 };
 
 // A batch that does not fit, run as micro-batches (fit/evaluate/predict with
 // on_oom="reduce_batch"; docs/design/memory.md). Rows are staged here (or read where the
@@ -43,14 +43,15 @@ enum class Mode { infer = 0, train = 1, grads = 2, apply = 3, scaled = 4 };
 // each micro-batch's gradients weighted by its rows, and one update applies their mean,
 // which is the full batch's gradient; inference (Mode::infer) needs nothing more.
 struct Model::MicroBatches {
-  Mode mode = Mode::grads;            // the micro-batches' programs
+  Mode mode = Mode::grads;            // the micro-batches' programs (accumulate: summed on the device)
   std::int64_t batch = 0, micro = 0;
   // Host staging for the whole batch: per model input, per output (ys: if a loss), and
   // the per-sample loss weights (training with class or sample weights).
   std::vector<Tensor> xs, ys, preds;
   Tensor sample_weight;
   std::vector<const void*> x_ext;     // the batch's inputs where they lie, for one run
-  std::vector<Tensor> grad_sums;      // training: per trainable weight
+  std::vector<Tensor> grad_sums;      // Mode::grads: per trainable weight (host memory)
+  float nonfinite = 0;                // Mode::accumulate: the micro-batches' non-finite counts, summed
   float loss = 0;
   std::vector<float> output_losses;   // per output, for a model with several
   std::string cause;                  // the OutOfMemory message that made the split
@@ -305,7 +306,10 @@ struct Model::Programs {
   std::vector<Weight*> trainable;             // in layer order
   std::vector<std::vector<Tensor>> slots;     // per trainable weight
   Tensor one;                                 // scalar 1.0: dL/dL
-  Tensor scale;  // Mode::scaled programs: the loss scale their gradients are divided by (made with the first)
+  Tensor scale;  // Mode::scaled and accumulate programs: what their gradients are divided by (made with the first)
+  // On a device with queues, a split step's gradient sums (Note [Micro-batches on the
+  // device]): one float32 tensor per trainable weight, in device memory, made with the split.
+  std::vector<Tensor> device_grad_sums;
   // On a device with queues: this step's StepScalars in device memory, and the host copy
   // it is written from (stable until the step's wait; Note [Step values in device memory]).
   Tensor step_buffer;

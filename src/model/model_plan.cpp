@@ -93,16 +93,16 @@ std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t bat
       }
     }
     std::vector<int> grads = gradients(g, e->loss, one, vars);
-    // Mode::grads and Mode::scaled end with the gradients; the apply program clips them.
-    const bool gradients_only = mode == Mode::grads || mode == Mode::scaled;
+    // Mode::grads, scaled and accumulate end with the gradients; the apply program clips them.
+    const bool gradients_only = mode == Mode::grads || mode == Mode::scaled || mode == Mode::accumulate;
     if (!gradients_only) {  // accumulated gradients are clipped when applied (plan_apply)
       std::vector<std::string> names;
       for (std::size_t k = 0; k < vars.size(); ++k) names.push_back(p.trainable[index[k]]->name);
       grads = optimizer_->clip_gradients(g, grads, names);
     }
     std::vector<int> nonfinite;  // Mode::scaled: per gradient, whether it holds a non-finite element
-    int scale = -1;              // Mode::scaled: the loss scale the gradients are divided by
-    if (mode == Mode::scaled) {
+    int scale = -1;              // Mode::scaled, accumulate: what the gradients are divided by
+    if (mode == Mode::scaled || mode == Mode::accumulate) {
       if (!p.scale.defined()) p.scale = on_backend(Tensor::zeros(Shape{}));  // written before each step
       scale = g.add_variable("loss_scale", p.scale);
     }
@@ -115,6 +115,15 @@ std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t bat
               g.add_node("unscale_gradient", {grads[k], scale}, {}, p.trainable[index[k]]->name + "/unscale");
           grad = out[0];
           nonfinite.push_back(out[1]);
+        }
+        if (mode == Mode::accumulate) {  // into the step's sum (Note [Micro-batches on the device])
+          Attrs a;
+          a.set("weight", static_cast<double>(batch));
+          const int sum = g.add_variable(p.trainable[index[k]]->name + "/sum", p.device_grad_sums.at(index[k]));
+          nonfinite.push_back(g.add("accumulate_gradient", {grads[k], scale, sum}, a,
+                                    p.trainable[index[k]]->name + "/accumulate"));
+          e->gradient_weights.push_back(index[k]);
+          continue;
         }
         e->gradient_values.push_back(grad);
         e->gradient_weights.push_back(index[k]);
@@ -188,6 +197,7 @@ std::int64_t Model::planned_peak_bytes() const {
   for (const Tensor* t : {&p.step_buffer, &p.update_arena, &p.zero_gradient}) {
     if (t->defined()) n += round64(static_cast<std::int64_t>(t->nbytes()));
   }
+  for (const Tensor& t : p.device_grad_sums) n += round64(static_cast<std::int64_t>(t.nbytes()));  // split steps' sums
   if (replicas_ && (replicas_->on_device || backend_->host_addressable())) {  // the gradient buckets, as taken
     n += round64(static_cast<std::int64_t>(replicas_->flat.nbytes()));
   }

@@ -412,6 +412,25 @@ TEST(RefTrainValues, UnscaleGradient) {
   }
 }
 
+// A micro-batch's accumulation: sum += g · (weight / divisor), here 2 · 3/12 = 0.5 of g
+// onto 1; the flag is 0, and 1 once an element of the sum is not finite (a NaN in g, or a
+// sum that overflows although each product does not).
+TEST(RefTrainValues, AccumulateGradient) {
+  const std::vector<TensorDesc> outs = {TensorDesc{Shape{}}};
+  const Attrs w{{"weight", 3.0}};
+  // run_ref gives the flag, then the inputs after the run: the sum is [3].
+  auto r = run_ref("accumulate_gradient", w, {make(Shape{3}, {4, -2, 1}), make(Shape{}, {12}), make(Shape{3}, {1, 1, 1})},
+                   outs);
+  ASSERT_EQ(r.size(), 4u);
+  expect_values(r[3], {2, 0.5f, 1.25f}, 0, "accumulate_gradient's sum");
+  expect_values(r[0], {0}, 0, "accumulate_gradient's flag");
+  r = run_ref("accumulate_gradient", w, {make(Shape{3}, {1, std::nanf(""), 1}), make(Shape{}, {3}), make(Shape{3}, {0, 0, 0})},
+              outs);
+  expect_values(r[0], {1}, 0, "the flag of a NaN");
+  r = run_ref("accumulate_gradient", w, {make(Shape{2}, {3e38f, 1}), make(Shape{}, {3}), make(Shape{2}, {3e38f, 0})}, outs);
+  expect_values(r[0], {1}, 0, "the flag of an overflowing sum");
+}
+
 // The noise op's draws have the moments Keras's layers promise: GaussianNoise adds N(0, σ),
 // GaussianDropout multiplies by N(1, rate / (1 − rate)), AlphaDropout keeps 1 − rate of a
 // standard normal input and keeps its mean 0 and variance 1; a step repeats its draws and

@@ -118,6 +118,28 @@ void check_unscale_gradient() {
   }
 }
 
+// A micro-batch's accumulation (Note [Micro-batches on the device]): into a sum that holds
+// earlier micro-batches' products, by weights and divisors that make weight/divisor exact
+// and not; a NaN in the gradient at a first, middle and last element sets the flag, and
+// the sum after the run (the mutated input) is compared too.
+void check_accumulate_gradient() {
+  std::uint64_t seed = 450;
+  for (const Shape& s : kShapes) {
+    for (const auto& [weight, divisor] : std::vector<std::pair<double, float>>{{32, 256}, {7, 98304}, {3, 10}}) {
+      const Tensor d = Tensor::zeros(Shape{}, DType::f32);
+      *d.data<float>() = divisor;
+      const Tensor g = random_tensor(s, seed++, -3e4f, 3e4f);
+      const Tensor sum = random_tensor(s, seed++, -2.0f, 2.0f);
+      for (std::int64_t at : std::vector<std::int64_t>{-1, 0, s.numel() / 2, s.numel() - 1}) {
+        Tensor gi = g.clone();
+        if (at >= 0) gi.data<float>()[at] = std::nanf("");
+        KernelDesc k = clip_desc("accumulate_gradient", {{"weight", weight}}, {gi, d, sum}, {Shape{}, DType::f32});
+        expect_cuda_host_matches_reference(k, {gi, d, sum}, DType::f32, 0.0f, 0.0f);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<OpCase> optimizer_cases() {
@@ -162,6 +184,7 @@ std::vector<OpCase> optimizer_cases() {
                    }});
   for (const char* op : {"clip_by_value", "clip_by_norm", "global_norm_scale"}) cases.push_back({op, [op] { check_clip(op); }});
   cases.push_back({"unscale_gradient", check_unscale_gradient});
+  cases.push_back({"accumulate_gradient", check_accumulate_gradient});
   cases.push_back({"moving_average_update", [] {
                      for (std::int64_t channels : {1, 7, 20001}) {
                        const std::vector<Tensor> in{random_tensor(Shape{channels}, 700), random_tensor(Shape{channels}, 701)};

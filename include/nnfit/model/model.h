@@ -348,6 +348,12 @@ class Model {
   // gradients (Mode::grads: summed into grad_sums, weighted by its rows), loss and outputs
   // out. The caller seeds the loss scale and applies the update.
   void run_micro_batch_programs(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run);
+  // The Mode of a split training step's micro-batches: accumulate on a device with queues
+  // (sums on the device, Note [Micro-batches on the device]) unless data-parallel, else grads.
+  int split_training_mode() const;
+  // Takes Programs::device_grad_sums (and a zero buffer for them) if not yet taken.
+  // throws: OutOfMemory.
+  void reserve_device_grad_sums();
   // The split of a training or inference entry into micro-batches of `micro` rows.
   void make_split(Entry& e, bool training, std::int64_t batch, std::int64_t micro, std::string cause);
   std::int64_t persistent_bytes() const;  // weights, optimizer slots, constants

@@ -239,6 +239,18 @@ bool check_unscale_gradient(const KernelDesc& desc, std::int64_t* numel, std::st
   return expect_f32(desc, why_not);
 }
 
+bool check_accumulate_gradient(const KernelDesc& desc, std::int64_t* numel, float* weight, std::string* why_not) {
+  expect_arity(desc, 3, 1);
+  *numel = desc.inputs[0].shape.numel();
+  expect_shape(desc, 'i', 1, Shape{});
+  expect_shape(desc, 'i', 2, desc.inputs[0].shape);
+  expect_shape(desc, 'o', 0, Shape{});
+  const double w = desc.attrs.f("weight");
+  NNFIT_CHECK(w > 0.0, InvalidArgument, where(desc), ": weight must be positive, got ", w);
+  *weight = static_cast<float>(w);
+  return expect_f32(desc, why_not);
+}
+
 bool check_dropout(const KernelDesc& desc, DropoutParams* out, std::string* why_not, DType data) {
   bool grad = desc.op == "dropout_grad";
   expect_arity(desc, grad ? 2 : 1, grad ? 1 : 2);

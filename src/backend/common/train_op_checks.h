@@ -139,6 +139,9 @@ bool check_moving_average_update(const KernelDesc& desc, std::int64_t* channels,
 bool check_dropout(const KernelDesc& desc, DropoutParams* out, std::string* why_not, DType data = DType::f32);
 // unscale_gradient: g and the scalar scale in, u like g and the scalar flag out, all float32.
 bool check_unscale_gradient(const KernelDesc& desc, std::int64_t* numel, std::string* why_not);
+// accumulate_gradient: g, the scalar divisor and the sum (like g, mutated) in, the scalar
+// flag out, all float32; `weight` the attribute (positive).
+bool check_accumulate_gradient(const KernelDesc& desc, std::int64_t* numel, float* weight, std::string* why_not);
 // sgd_update, sgd_momentum_update, adam_update and rmsprop_update.
 bool check_optimizer(const KernelDesc& desc, OptimizerParams* out, std::string* why_not);
 // An update kernel's float32 input `index`, written in place (the op contract allows it for

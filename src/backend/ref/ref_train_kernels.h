@@ -75,7 +75,7 @@ std::unique_ptr<Kernel> make_ref_adam_update(const KernelDesc& desc, std::string
 std::unique_ptr<Kernel> make_ref_slot_update(const KernelDesc& desc, std::string* why_not);
 // clip_by_value, clip_by_norm, global_norm_scale (ref_train_optimizers.cpp).
 std::unique_ptr<Kernel> make_ref_clip(const KernelDesc& desc, std::string* why_not);
-// unscale_gradient (ref_train_optimizers.cpp).
+// unscale_gradient and accumulate_gradient (ref_train_optimizers.cpp).
 std::unique_ptr<Kernel> make_ref_unscale_gradient(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_rmsprop_update(const KernelDesc& desc, std::string* why_not);
 

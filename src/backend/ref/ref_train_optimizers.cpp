@@ -211,33 +211,44 @@ class RefClip final : public Kernel {
   std::vector<std::int64_t> sizes_;
 };
 
-// Loss scaling's unscale (Note [Loss scaling on the device]): u = g · inv with inv the
-// float of 1/scale in double, and 1 when any element of u is not finite, else 0.
+// Loss scaling's unscale (Note [Loss scaling on the device]): u = g · f with f the float
+// of 1/scale in double, and 1 when any element of u is not finite, else 0. With
+// `accumulate` (accumulate_gradient, Note [Micro-batches on the device]) f is the float of
+// weight/divisor and the products are added into the sum (input 2), whose elements the
+// flag then checks.
 class RefUnscaleGradient final : public Kernel {
  public:
-  explicit RefUnscaleGradient(std::int64_t numel) : numel_(numel) {}
+  RefUnscaleGradient(std::int64_t numel, double weight, bool accumulate)
+      : numel_(numel), weight_(weight), accumulate_(accumulate) {}
   void run(const KernelArgs& args) override {
     const float* g = input(args, 0);
-    const float inv = static_cast<float>(1.0 / static_cast<double>(*input(args, 1)));
-    auto* u = static_cast<float*>(args.outputs[0]);
+    const float f = static_cast<float>(weight_ / static_cast<double>(*input(args, 1)));
+    float* out = accumulate_ ? mutable_input(args, 2) : static_cast<float*>(args.outputs[0]);
     bool finite = true;
     for (std::int64_t i = 0; i < numel_; ++i) {
-      u[i] = g[i] * inv;
-      finite = finite && std::isfinite(u[i]);
+      out[i] = accumulate_ ? out[i] + g[i] * f : g[i] * f;
+      finite = finite && std::isfinite(out[i]);
     }
-    *static_cast<float*>(args.outputs[1]) = finite ? 0.0f : 1.0f;
+    *static_cast<float*>(args.outputs[accumulate_ ? 0 : 1]) = finite ? 0.0f : 1.0f;
   }
 
  private:
   std::int64_t numel_;
+  double weight_;
+  bool accumulate_;
 };
 
 }  // namespace
 
 std::unique_ptr<Kernel> make_ref_unscale_gradient(const KernelDesc& desc, std::string* why_not) {
   std::int64_t numel = 0;
+  if (desc.op == "accumulate_gradient") {
+    float weight = 0;
+    if (!check_accumulate_gradient(desc, &numel, &weight, why_not)) return nullptr;
+    return std::make_unique<RefUnscaleGradient>(numel, weight, true);
+  }
   if (!check_unscale_gradient(desc, &numel, why_not)) return nullptr;
-  return std::make_unique<RefUnscaleGradient>(numel);
+  return std::make_unique<RefUnscaleGradient>(numel, 1.0, false);
 }
 
 std::unique_ptr<Kernel> make_ref_clip(const KernelDesc& desc, std::string* /*why_not*/) {

@@ -40,6 +40,7 @@ void register_ref_train_kernels(KernelRegistry& registry) {
       {"clip_by_norm", make_ref_clip},
       {"global_norm_scale", make_ref_clip},
       {"unscale_gradient", make_ref_unscale_gradient},
+      {"accumulate_gradient", make_ref_unscale_gradient},
       {"sub", make_ref_merge},
       {"mul", make_ref_merge},
       {"maximum", make_ref_merge},

@@ -13,8 +13,9 @@
 //   (the batch-norm statistics' moving average), in double as on the CPU.
 // - clip_by_value, clip_by_norm and global_norm_scale: the reference's double expressions,
 //   norms as ordered sums of fixed-chunk partials.
-// - unscale_gradient (loss scaling on the device): the reference's float product, its
-//   "any element not finite" as per-index flags ORed by one index.
+// - unscale_gradient (loss scaling on the device) and accumulate_gradient (micro-batches on
+//   the device): the reference's float product (and sum), its "any element not finite" as
+//   per-index flags ORed by one index.
 // own_kernels.cu builds with --fmad=false, so the device does not contract a·b + c where
 // the host does not (Note [Bitwise slot updates]).
 #pragma once
@@ -284,18 +285,22 @@ std::unique_ptr<Kernel> make_clip(const KernelDesc& desc, std::string* why_not) 
 // does not depend on the launch shape (and an OR on no order at all).
 inline constexpr std::int64_t kUnscaleChunk = 4096;
 
+// With `accumulate` (accumulate_gradient, Note [Micro-batches on the device]) the factor is
+// weight/divisor and the products are added into out, the sum, whose elements are checked.
 struct UnscaleFn {
   const float* g;
   const float* scale;  // the op's scalar input, in device memory
-  float* u;
-  float* flag;  // C floats of the workspace
+  float* out;          // u, or the sum
+  float* flag;         // C floats of the workspace
   std::int64_t n, stride;
+  double weight;  // 1 for unscale_gradient
+  bool accumulate;
   NNFIT_HD void operator()(std::int64_t k) const {
-    const float inv = static_cast<float>(1.0 / static_cast<double>(*scale));
+    const float f = static_cast<float>(weight / static_cast<double>(*scale));
     bool bad = false;
     for (std::int64_t i = k; i < n; i += stride) {
-      const float v = g[i] * inv;
-      u[i] = v;
+      const float v = accumulate ? out[i] + g[i] * f : g[i] * f;
+      out[i] = v;
       bad = bad || !isfinite(v);
     }
     flag[k] = bad ? 1.0f : 0.0f;
@@ -316,14 +321,18 @@ struct AnyFlagFn {
 template <class Launch>
 std::unique_ptr<Kernel> make_unscale_gradient(const KernelDesc& desc, std::string* why_not) {
   std::int64_t n = 0;
-  if (!check_unscale_gradient(desc, &n, why_not)) return nullptr;
+  float weight = 1.0f;
+  const bool accumulate = desc.op == "accumulate_gradient";
+  if (accumulate ? !check_accumulate_gradient(desc, &n, &weight, why_not) : !check_unscale_gradient(desc, &n, why_not)) {
+    return nullptr;
+  }
   const std::int64_t chunks = (n + kUnscaleChunk - 1) / kUnscaleChunk;
   return launch_kernel(
-      [n, chunks](const KernelArgs& a) {
+      [n, chunks, weight, accumulate](const KernelArgs& a) {
         auto* flag = static_cast<float*>(a.workspace);
-        Launch::run(UnscaleFn{input(a, 0), input(a, 1), static_cast<float*>(a.outputs[0]), flag, n, chunks}, chunks,
-                    a.ctx);
-        Launch::run(AnyFlagFn{flag, chunks, static_cast<float*>(a.outputs[1])}, 1, a.ctx);
+        float* out = accumulate ? mutable_input(a, 2) : static_cast<float*>(a.outputs[0]);
+        Launch::run(UnscaleFn{input(a, 0), input(a, 1), out, flag, n, chunks, weight, accumulate}, chunks, a.ctx);
+        Launch::run(AnyFlagFn{flag, chunks, static_cast<float*>(a.outputs[accumulate ? 0 : 1])}, 1, a.ctx);
       },
       aligned_bytes(static_cast<std::size_t>(std::max<std::int64_t>(chunks, 1)) * sizeof(float)));
 }
@@ -432,6 +441,7 @@ void register_optimizer_kernels(KernelRegistry& r) {
     r.add(op, DeviceType::cuda, DType::f32, {std::string("cuda:") + op, make_clip<Launch>});
   }
   r.add("unscale_gradient", DeviceType::cuda, DType::f32, {"cuda:unscale_gradient", make_unscale_gradient<Launch>});
+  r.add("accumulate_gradient", DeviceType::cuda, DType::f32, {"cuda:accumulate_gradient", make_unscale_gradient<Launch>});
 }
 
 }  // namespace nnfit::cuda
