@@ -130,7 +130,7 @@ int Model::training_mode() const {
 
 int Model::split_training_mode() const {
   const bool queued = !backend_->host_addressable() && backend_->queues();
-  return static_cast<int>(queued && !replicated() ? Mode::accumulate : Mode::grads);
+  return static_cast<int>(queued ? Mode::accumulate : Mode::grads);
 }
 
 // Note [Micro-batches on the device]: on a device with queues a split training step sums
@@ -145,8 +145,10 @@ int Model::split_training_mode() const {
 // programs. So no gradient crosses PCIe, at the cost of the sums' device memory (the
 // trainable weights' size again, as the accumulators of PyTorch's or Keras's gradient
 // accumulation). The result is the host path's sum · 1/(rows · scale) within rounding.
-// Data-parallel slices keep the host path (their sums go on to the buckets), as does the
-// CPU, where the host's sum costs no copy.
+// A data-parallel slice that does not fit does the same with the loss scale alone as the
+// divisor (its seed carries 1/B, Note [Replica gradient seed]), and its sums are copied
+// into the bucket buffer, so they reach the buckets unscaled, as a whole slice's do (Note
+// [Loss scale across ranks]). The CPU keeps the host's sum, which costs it no copy.
 void Model::reserve_device_grad_sums() {
   Programs& p = *programs_;
   std::size_t largest = 0;

@@ -309,8 +309,11 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
   } seed_write{*this, p.one};
   seed_write(&p.seed_host);
   // A loss-scaled slice on a device unscales and checks its gradients before their sums
-  // (Note [Loss scale across ranks]): its unscale_gradient nodes divide by Programs::scale.
-  const bool unscaled = e.mode == Mode::scaled && !e.split;
+  // (Note [Loss scale across ranks]): its unscale_gradient nodes divide by Programs::scale,
+  // as do a split slice's accumulate_gradient nodes (Note [Micro-batches on the device];
+  // the seed carries the 1/B).
+  const bool split_on_device = e.split && e.split->mode == Mode::accumulate;
+  const bool unscaled = (e.mode == Mode::scaled && !e.split) || split_on_device;
   if (unscaled) {
     p.scale_host = static_cast<float>(scale);
     backend_->queues()->copy_to_device(Queue::compute, p.scale.raw(), &p.scale_host, sizeof p.scale_host);
@@ -346,8 +349,10 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
     // buckets start after the last one (no overlap).
     run_micro_batch_programs(e, rows, ctx, before_run);
     for (std::size_t k = 0; k < p.trainable.size(); ++k) {
-      const Tensor& g = e.split->grad_sums[k];
-      if (rp.on_device) write_buffer(flat + rp.offset[k], g.raw(), g.nbytes());
+      const Tensor& g = split_on_device ? p.device_grad_sums[k] : e.split->grad_sums[k];
+      if (split_on_device && rp.on_device) queues->copy_on_device(Queue::compute, flat + rp.offset[k], g.raw(), g.nbytes());
+      else if (split_on_device) read_buffer(flat + rp.offset[k], g.raw(), g.nbytes());  // host buckets
+      else if (rp.on_device) write_buffer(flat + rp.offset[k], g.raw(), g.nbytes());
       else std::memcpy(flat + rp.offset[k], g.raw(), g.nbytes());
     }
   } else if (rows > 0) {
@@ -463,7 +468,7 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
   // the sum of finite u cannot overflow in practice (it would take |u| near 3e38 / ranks).
   // Dividing before or after the sum gives the same floats when the scale is a power of
   // two (a dynamic scale always is), else the same within rounding.
-  if (unscaled) finite = rows == 0 || e.staged->nonfinite == 0.0f;
+  if (unscaled) finite = rows == 0 || (split_on_device ? e.split->nonfinite : e.staged->nonfinite) == 0.0f;
   if (loss_scaling()) {
     double non_finite = finite ? 0.0 : 1.0;
     comm_->all_reduce_sum(&non_finite, 1, "allreduce of the loss scale's finite check");

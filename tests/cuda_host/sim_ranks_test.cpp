@@ -160,18 +160,32 @@ class SimDeviceComm final : public dist::Communicator {
 };
 
 // `queues`: where to put the sim backend's queues (for their counts).
-std::unique_ptr<Sequential> mlp(bool sim, DeviceQueues** queues = nullptr, Backend** backend_out = nullptr) {
+// The model of the ranks: 12 -> 16 (relu) -> Dropout -> 4, or (`wide`, for memory
+// limits) 64 -> 256 (relu) -> 4 without Dropout, whose micro-batches sum to the whole
+// batch's gradient. `memory`: the sim's policy.
+struct Net {
+  bool wide = false;
+  MemoryPolicy memory;
+};
+
+std::unique_ptr<Sequential> mlp(bool sim, DeviceQueues** queues = nullptr, Backend** backend_out = nullptr,
+                                const Net& net = {}) {
   auto m = std::make_unique<Sequential>("m");
   if (sim) {
-    std::unique_ptr<Backend> backend = make_cuda_sim_backend();
+    std::unique_ptr<Backend> backend = make_cuda_sim_backend(net.memory);
     if (queues) *queues = backend->queues();
     if (backend_out) *backend_out = backend.get();
     m->set_backend(std::move(backend));
   }
   m->set_seed(9);
-  m->set_input_shape(Shape{12});
-  m->add(std::make_unique<Dense>("dense", DenseOptions{16, "relu"}));
-  m->add(std::make_unique<Dropout>("dropout", 0.25));
+  if (net.wide) {
+    m->set_input_shape(Shape{64});
+    m->add(std::make_unique<Dense>("dense", DenseOptions{256, "relu"}));
+  } else {
+    m->set_input_shape(Shape{12});
+    m->add(std::make_unique<Dense>("dense", DenseOptions{16, "relu"}));
+    m->add(std::make_unique<Dropout>("dropout", 0.25));
+  }
   m->add(std::make_unique<Dense>("dense_1", DenseOptions{4}));
   return m;
 }
@@ -216,7 +230,7 @@ class BytesToHost final : public Callback {
 // Two ranks on cuda-sim, each in a thread, summing on the device (implementation
 // automatic with the simulated device communicator) or in host memory (ring).
 std::vector<RankResult> train_two_ranks(dist::CommunicationImplementation impl, const std::string& policy,
-                                        const FitOptions& f, const Tensor& x, const Tensor& y) {
+                                        const FitOptions& f, const Tensor& x, const Tensor& y, const Net& net = {}) {
   Rendezvous host(2), device(2);
   std::vector<RankResult> out(2);
   std::vector<std::thread> threads;
@@ -226,7 +240,7 @@ std::vector<RankResult> train_two_ranks(dist::CommunicationImplementation impl, 
         auto comm = std::make_shared<ThreadComm>(host, rank, 2);
         DeviceQueues* queues = nullptr;
         Backend* backend = nullptr;
-        auto m = mlp(true, &queues, &backend);
+        auto m = mlp(true, &queues, &backend, net);
         BytesToHost bytes(*backend);
         FitOptions fo = f;
         fo.callbacks.push_back(&bytes);
@@ -334,6 +348,52 @@ TEST(CudaSimRanks, ALossScaledStepCopiesBackOnlyItsResults) {
 
 TEST(CudaSimRanks, RingSumsInHostMemoryAndTrainsAsOneProcess) {
   expect_like_one_cpu_process(dist::CommunicationImplementation::ring);
+}
+
+// A slice that does not fit the rank's memory runs as micro-batches summed on the device
+// (Note [Micro-batches on the device]), the sums copied into the buckets unscaled: the
+// ranks train as one process does on the whole batch, and no gradient comes back to
+// the host, in float32 and under loss scaling.
+TEST(CudaSimRanks, ASliceThatDoesNotFitSumsItsMicroBatchesOnTheDevice) {
+  auto [x, y] = sim_data(512, Shape{64}, 23);  // 2 batches of 256: slices of 128
+  FitOptions f;
+  f.epochs = 2;
+  f.batch_size = 256;
+  f.shuffle = false;
+  f.on_oom = "reduce_batch";
+  Net net;
+  net.wide = true;
+  net.memory.limit_bytes = 600 * 1024;  // the weights, slots, buckets and sums fit; a slice of 128's arena does not
+  for (const char* policy : {"float32", "mixed_float16"}) {
+    SCOPED_TRACE(policy);
+    const std::vector<RankResult> ranks = train_two_ranks(dist::CommunicationImplementation::automatic, policy, f, x, y, net);
+    auto one = mlp(false, nullptr, nullptr, net);
+    compile(*one, policy);
+    const History h = one->fit(x, y, f);
+    const float tol = std::string(policy) == "float32" ? 2e-4f : 2e-3f;
+    for (int rank = 0; rank < 2; ++rank) {
+      const RankResult& r = ranks[static_cast<std::size_t>(rank)];
+      ASSERT_EQ(r.error, "");
+      ASSERT_FALSE(r.history.notes.empty());
+      std::string notes;
+      for (const std::string& n : r.history.notes) notes += n + "\n";
+      const std::size_t at = notes.find("micro-batches of ");
+      ASSERT_NE(at, std::string::npos) << notes;
+      const std::int64_t micro = std::atoll(notes.c_str() + at + 17);
+      ASSERT_GT(micro, 0);
+      // Per step and rank: each micro-batch's predictions (4 float32 a row), loss and
+      // non-finite count; 2 steps an epoch.
+      EXPECT_EQ(r.steps_bytes_to_host, 2 * 2 * (128 * 16 + (128 / micro) * 8)) << "rank " << rank << ", micro " << micro;
+      const std::vector<Tensor> want = one->get_weights();
+      ASSERT_EQ(r.weights.size(), want.size());
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        for (std::int64_t j = 0; j < want[i].numel(); ++j) {
+          ASSERT_NEAR(r.weights[i].data<float>()[j], want[i].data<float>()[j], tol * (1 + std::fabs(want[i].data<float>()[j])))
+              << "rank " << rank << " weight " << i << " element " << j;
+        }
+      }
+    }
+  }
 }
 
 TEST(CudaSimRanks, ARankWithoutRowsInTheLastBatchSumsZeros) {

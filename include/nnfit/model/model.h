@@ -349,7 +349,7 @@ class Model {
   // out. The caller seeds the loss scale and applies the update.
   void run_micro_batch_programs(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run);
   // The Mode of a split training step's micro-batches: accumulate on a device with queues
-  // (sums on the device, Note [Micro-batches on the device]) unless data-parallel, else grads.
+  // (sums on the device, Note [Micro-batches on the device]), else grads.
   int split_training_mode() const;
   // Takes Programs::device_grad_sums (and a zero buffer for them) if not yet taken.
   // throws: OutOfMemory.
