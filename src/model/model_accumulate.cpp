@@ -122,15 +122,13 @@ Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const cha
 }
 
 int Model::training_mode() const {
-  const bool queued = !backend_->host_addressable() && backend_->queues();
   // A replica's too: it unscales before the sums (Note [Loss scale across ranks]).
-  if (loss_scaling() && queued) return static_cast<int>(Mode::scaled);
+  if (loss_scaling() && queued_device()) return static_cast<int>(Mode::scaled);
   return static_cast<int>(replicated() ? Mode::grads : Mode::train);
 }
 
 int Model::split_training_mode() const {
-  const bool queued = !backend_->host_addressable() && backend_->queues();
-  return static_cast<int>(queued ? Mode::accumulate : Mode::grads);
+  return static_cast<int>(queued_device() ? Mode::accumulate : Mode::grads);
 }
 
 // Note [Micro-batches on the device]: on a device with queues a split training step sums
@@ -162,10 +160,7 @@ void Model::reserve_device_grad_sums() {
       p.device_grad_sums[k] = p.device_grad_sums[k].reshape(shape);  // the weight's shape, for the programs
     }
   }
-  if (largest > 0 && reserve_buffer(p.zero_gradient, largest, "zero gradient", "micro-batches on the device")) {
-    const std::vector<char> zeros(p.zero_gradient.nbytes(), 0);
-    write_buffer(p.zero_gradient.raw(), zeros.data(), zeros.size());
-  }
+  reserve_zero_gradient(largest, "micro-batches on the device");
 }
 
 void Model::make_split(Entry& e, bool training, std::int64_t batch, std::int64_t micro, std::string cause) {
@@ -218,20 +213,14 @@ bool Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ct
   if (!training) return true;
   seed(1.0f);
   Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0);
-  if (a.mode == Mode::accumulate) {
-    DeviceQueues& q = *backend_->queues();
-    for (std::size_t k = 0; k < p.trainable.size(); ++k) {
-      q.copy_on_device(Queue::compute, apply.program.data(apply.gradient_inputs[k]), p.device_grad_sums[k].raw(),
-                       p.device_grad_sums[k].nbytes());
-    }
-    if (loss_scaling() && !update_loss_scale(a.nonfinite == 0.0f)) return false;
-    if (before_run) before_run(apply.program, true);
-    run_on_queues(apply, ctx, q);
-    return true;
-  }
   const float inv = static_cast<float>(1.0 / (static_cast<double>(rows) * scale));
-  bool finite = true;
+  bool finite = a.nonfinite == 0.0f;  // Mode::accumulate's count; the host's check below
   for (std::size_t k = 0; k < p.trainable.size(); ++k) {
+    if (a.mode == Mode::accumulate) {  // summed and divided on the device: copied into the update
+      backend_->queues()->copy_on_device(Queue::compute, apply.program.data(apply.gradient_inputs[k]),
+                                         p.device_grad_sums[k].raw(), p.device_grad_sums[k].nbytes());
+      continue;
+    }
     void* input = apply.program.data(apply.gradient_inputs[k]);
     const float* sum = a.grad_sums[k].data<float>();
     const std::int64_t n = a.grad_sums[k].numel();
@@ -248,10 +237,7 @@ bool Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ct
   }
   if (loss_scaling() && !update_loss_scale(finite)) return false;
   if (before_run) before_run(apply.program, true);
-  // On a device with queues the update is captured and replayed (Note [Captured steps]);
-  // write_buffer copied its inputs in before.
-  if (DeviceQueues* q = backend_->queues()) run_on_queues(apply, ctx, *q);
-  else apply.program.run(ctx);
+  run_program(apply, ctx);  // on a device with queues captured and replayed (Note [Captured steps])
   return true;
 }
 
@@ -313,8 +299,9 @@ void Model::run_micro_batch_programs(Entry& e, std::int64_t rows, const StepCont
                   static_cast<std::size_t>(r) * row);
     }
     if (a.mode == Mode::accumulate) a.nonfinite += m.staged->nonfinite;  // its sums, added on the device
-    // Each micro-batch's gradient is of its mean loss: weight it by its rows (host sums).
-    for (std::size_t k = 0; a.mode == Mode::grads && k < m.gradient_weights.size(); ++k) {
+    // Each micro-batch's gradient is of its mean loss: weight it by its rows (host sums;
+    // an accumulate program has no gradient values, only its sums).
+    for (std::size_t k = 0; k < m.gradient_values.size(); ++k) {
       float* sum = a.grad_sums[m.gradient_weights[k]].data<float>();
       const std::int64_t n = a.grad_sums[m.gradient_weights[k]].numel();
       const void* grad = m.program.data(m.gradient_values[k]);
@@ -386,10 +373,13 @@ bool Model::run_scaled_step(Entry& e, const StepContext& ctx, const BeforeRun& b
 }
 
 void Model::reserve_scaled_update(const Entry& e) {
-  Programs& p = *programs_;
   reserve_update_arena("loss scaling on the device");
-  const std::size_t missing = zero_gradient_bytes(e);
-  if (missing > 0 && reserve_buffer(p.zero_gradient, missing, "zero gradient", "loss scaling on the device")) {
+  reserve_zero_gradient(zero_gradient_bytes(e), "loss scaling on the device");
+}
+
+void Model::reserve_zero_gradient(std::size_t bytes, const char* why) {
+  Programs& p = *programs_;
+  if (bytes > 0 && reserve_buffer(p.zero_gradient, bytes, "zero gradient", why)) {
     const std::vector<char> zeros(p.zero_gradient.nbytes(), 0);
     write_buffer(p.zero_gradient.raw(), zeros.data(), zeros.size());
   }

@@ -211,7 +211,7 @@ std::int64_t Model::planned_peak_bytes() const {
 
 std::int64_t Model::staging_bytes(const Entry& e) {
   std::int64_t n = 0;
-  if (!backend_->host_addressable() && backend_->queues() && e.staged) {
+  if (queued_device() && e.staged) {
     // The ring's two slots (Model::input_ring: at least 64 bytes each) and the StepScalars.
     n += 2 * round64(std::max<std::int64_t>(static_cast<std::int64_t>(e.staged->bytes), 64)) +
          round64(static_cast<std::int64_t>(sizeof(StepScalars)));

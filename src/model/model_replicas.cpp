@@ -122,12 +122,15 @@ namespace {
 // (A template only because Model::Replicas is private: R is that.)
 // On a device (Note [Device gradient sums]) each bucket starts at a multiple of 64 floats
 // (Note [Device gradient buckets]); on the CPU they are packed tight.
-template <typename R>
-dist::BucketLayout make_buckets(R& rp, const std::vector<Weight*>& trainable, std::int64_t bucket_bytes) {
+dist::BucketLayout bucket_layout(const std::vector<Weight*>& trainable, std::int64_t bucket_bytes, bool on_device) {
   std::vector<std::int64_t> counts;
   for (const Weight* w : trainable) counts.push_back(w->value.numel());
-  // (gradient_buckets_bytes plans the same layout)
-  dist::BucketLayout layout = dist::plan_buckets(counts, bucket_bytes, rp.on_device ? 64 : 1);
+  return dist::plan_buckets(counts, bucket_bytes, on_device ? 64 : 1);
+}
+
+template <typename R>
+dist::BucketLayout make_buckets(R& rp, const std::vector<Weight*>& trainable, std::int64_t bucket_bytes) {
+  dist::BucketLayout layout = bucket_layout(trainable, bucket_bytes, rp.on_device);
   rp.offset = layout.offset;
   rp.bucket_of = layout.bucket_of;
   rp.buckets = layout.buckets;
@@ -153,8 +156,7 @@ dist::BucketLayout make_buckets(R& rp, const std::vector<Weight*>& trainable, st
 // and from the device, as before NCCL), with a note naming why; with nccl it is an error;
 // with ring they always sum in host memory.
 void Model::choose_gradient_sums() {
-  const bool device_model = !backend_->host_addressable() && backend_->queues();
-  if (!replicated() || !device_model || data_parallel_.implementation == dist::CommunicationImplementation::ring) {
+  if (!replicated() || !queued_device() || data_parallel_.implementation == dist::CommunicationImplementation::ring) {
     if (device_comm_) replicas_.reset();
     device_comm_.reset();
     return;
@@ -250,9 +252,7 @@ std::int64_t Model::gradient_buckets_bytes() const {
                                                       : data_parallel_.implementation !=
                                                             dist::CommunicationImplementation::ring);
   if (!in_backend || !programs_) return 0;
-  std::vector<std::int64_t> counts;
-  for (const Weight* w : programs_->trainable) counts.push_back(w->value.numel());
-  const dist::BucketLayout layout = dist::plan_buckets(counts, data_parallel_.bucket_bytes, device_model ? 64 : 1);
+  const dist::BucketLayout layout = bucket_layout(programs_->trainable, data_parallel_.bucket_bytes, device_model);
   return std::max<std::int64_t>(layout.total_floats, 1) * static_cast<std::int64_t>(sizeof(float));
 }
 
@@ -475,10 +475,7 @@ bool Model::run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx
     if (!update_loss_scale(non_finite == 0.0)) return false;
   }
   if (before_run) before_run(apply.program, true);
-  // On a device with queues the update is captured and replayed like any program (Note
-  // [Captured steps]): its inputs were copied in on the compute queue or by write_buffer.
-  if (DeviceQueues* q = backend_->queues()) run_on_queues(apply, ctx, *q);
-  else apply.program.run(ctx);
+  run_program(apply, ctx);  // on a device with queues captured and replayed (Note [Captured steps])
   return true;
 }
 

@@ -277,6 +277,8 @@ class Model {
   // split left by an earlier call is dropped, so the full batch fits or OutOfMemory says
   // why. throws: OutOfMemory.
   Entry& entry_or_split(bool training, std::int64_t batch, const char* what);
+  // Whether the model runs on a device whose work goes through queues (a GPU's streams).
+  bool queued_device() const { return !backend_->host_addressable() && backend_->queues() != nullptr; }
   // The Mode a training batch that fits runs as: a replica's gradients (data-parallel),
   // a loss-scaled step's gradients on a device with queues, else the training step.
   int training_mode() const;
@@ -351,6 +353,9 @@ class Model {
   // The Mode of a split training step's micro-batches: accumulate on a device with queues
   // (sums on the device, Note [Micro-batches on the device]), else grads.
   int split_training_mode() const;
+  // Takes Programs::zero_gradient as at least `bytes` of zeros (none for 0); `why` names
+  // its user in an OutOfMemory.
+  void reserve_zero_gradient(std::size_t bytes, const char* why);
   // Takes Programs::device_grad_sums (and a zero buffer for them) if not yet taken.
   // throws: OutOfMemory.
   void reserve_device_grad_sums();
