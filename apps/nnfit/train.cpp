@@ -237,6 +237,9 @@ int run_train(const TrainArgs& args, dist::Communicator& comm) {
   fit.on_oom = cfg.on_oom;
   fit.class_weight = cfg.class_weight;
   fit.steps_per_epoch = cfg.steps_per_epoch;
+  fit.validation_freq = cfg.validation_freq;
+  fit.validation_epochs = cfg.validation_epochs;
+  fit.validation_steps = cfg.validation_steps;
   // Rank 0 alone prints, as it alone writes (the ranks agree on what the notes are about:
   // Note [Micro-batches across ranks]).
   if (root) fit.on_note = [](const std::string& note) { std::fprintf(stderr, "nnfit: note: %s\n", note.c_str()); };
@@ -255,10 +258,19 @@ int run_train(const TrainArgs& args, dist::Communicator& comm) {
     }
     for (std::size_t i = 0; i < probe.names.size(); ++i) fit.pipeline_stages.emplace_back(probe.names[i], probe.stats[i]);
   }
+  // fit.validation_batch_size: the files' batches, or a pipeline's batch that takes fit's size.
   if (cfg.validation && cfg.validation->files) {
     fit.validation_data = load_split(*cfg.validation->files, *model, loss);
+    fit.validation_batch_size = cfg.validation_batch_size;
   } else if (cfg.validation) {
-    fit.validation_dataset = build_pipeline(*cfg.validation->pipeline, cfg.batch_size, cfg.seed);
+    fit.validation_dataset = build_pipeline(*cfg.validation->pipeline,
+                                            cfg.validation_batch_size > 0 ? cfg.validation_batch_size : cfg.batch_size,
+                                            cfg.seed);
+    if (fit.validation_dataset->cardinality() == data::kInfiniteCardinality && cfg.validation_steps == 0) {
+      throw InvalidArgument(cfg.path + ": data.validation's pipeline repeats forever and fit.validation_steps is not "
+                            "set, so no validation would end",
+                            "set \"validation_steps\" in the fit section, or give the repeat a count");
+    }
   }
 
   // fit.callbacks from the config, then --backup-dir's BackupAndRestore.

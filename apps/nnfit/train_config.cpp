@@ -133,7 +133,24 @@ TrainConfig read_train_config(const std::string& path) {
   if (top.find("fit")) {
     const Section fit = top.section("fit");
     fit.check_keys({"epochs", "steps_per_epoch", "batch_size", "shuffle", "seed", "memory", "on_oom", "callbacks",
-                    "class_weight", "deterministic", "device"});
+                    "class_weight", "deterministic", "device", "validation_freq", "validation_steps",
+                    "validation_batch_size"});
+    if (const json* vf = fit.given("validation_freq"); vf && vf->is_array()) {
+      // Keras's list form: the epochs (from 1) after which to validate.
+      for (const json& e : *vf) {
+        if (!e.is_number_integer() || e.get<std::int64_t>() < 1) {
+          fit.fail("expected epoch numbers >= 1 (Keras counts epochs from 1), got " + e.dump(), "validation_freq");
+        }
+        cfg.validation_epochs.push_back(e.get<std::int64_t>());
+      }
+      if (cfg.validation_epochs.empty()) {
+        fit.fail("an empty list never validates; drop data.validation instead", "validation_freq");
+      }
+    } else {
+      cfg.validation_freq = fit.integer("validation_freq", 1, 1);
+    }
+    cfg.validation_steps = fit.integer("validation_steps", 0, 1);
+    cfg.validation_batch_size = fit.integer("validation_batch_size", 0, 1);
     if (const json* cw = fit.find("class_weight")) {
       // Keras's dict of class id -> weight; JSON keys are strings ("0").
       if (!cw->is_object()) fit.fail("expected an object of class id -> weight, got " + cw->dump(), "class_weight");

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "nnfit/memory/memory_policy.h"
 #include "nnfit/model/model.h"
@@ -46,6 +47,13 @@ struct TrainConfig {
   std::string callbacks_json;
   std::int64_t epochs = 1;
   std::int64_t steps_per_epoch = 0;  // fit.steps_per_epoch; 0: one pass over the data per epoch
+  // fit.validation_freq: validate after every Nth epoch, or (a list) after those epochs
+  // (from 1); fit.validation_steps: batches per validation (0: all); fit.validation_batch_size:
+  // the validation batches' size (0: batch_size).
+  std::int64_t validation_freq = 1;
+  std::vector<std::int64_t> validation_epochs;
+  std::int64_t validation_steps = 0;
+  std::int64_t validation_batch_size = 0;
   std::int64_t batch_size = 32;  // Keras's defaults
   bool shuffle = true;
   std::uint64_t seed = 0;

@@ -153,12 +153,26 @@ py::dict run_fit(Model& model, FitOptions& o, const py::object& bridge, bool bat
   return out;
 }
 
+// Keras's validation_freq (an int, or a list of epochs from 1) and validation_steps.
+void set_validation_schedule(FitOptions& o, const py::object& freq, std::int64_t steps) {
+  if (py::isinstance<py::int_>(freq)) {
+    o.validation_freq = freq.cast<std::int64_t>();
+  } else {
+    o.validation_epochs = freq.cast<std::vector<std::int64_t>>();
+    NNFIT_CHECK(!o.validation_epochs.empty(), InvalidArgument, "validation_freq: an empty list never validates");
+  }
+  o.validation_steps = steps;
+}
+
 py::dict fit(ModelHandle& h, const py::sequence& x, const py::sequence& y, std::int64_t batch_size, std::int64_t epochs,
              bool shuffle, std::uint64_t seed, const py::object& validation, const py::object& bridge, bool batch_hook,
              const std::string& keras_callbacks, const py::object& tensorboard,
              const std::map<std::int64_t, double>& class_weight,
-             const py::object& sample_weight, std::int64_t initial_epoch, std::int64_t steps_per_epoch) {
+             const py::object& sample_weight, std::int64_t initial_epoch, std::int64_t steps_per_epoch,
+             std::int64_t validation_batch_size, std::int64_t validation_steps, const py::object& validation_freq) {
   FitOptions o;
+  o.validation_batch_size = validation_batch_size;
+  set_validation_schedule(o, validation_freq, validation_steps);
   o.epochs = epochs;
   o.steps_per_epoch = steps_per_epoch;
   o.batch_size = batch_size;
@@ -172,6 +186,7 @@ py::dict fit(ModelHandle& h, const py::sequence& x, const py::sequence& y, std::
   } else if (!validation.is_none()) {
     auto v = validation.cast<py::tuple>();
     o.validation_data = std::make_pair(tensor_view(v[0], "validation_data x"), tensor_view(v[1], "validation_data y"));
+    if (v.size() > 2 && !v[2].is_none()) o.validation_sample_weight = tensor_view(v[2], "validation sample_weight");
   }
   std::vector<Tensor> xs = tensor_views(x, "x"), ys = tensor_views(y, "y");
   return run_fit(h.get(), o, bridge, batch_hook, keras_callbacks, tensorboard, [&](const FitOptions& fo) {
@@ -183,8 +198,10 @@ py::dict fit_dataset(ModelHandle& h, const DatasetHandle& train, std::int64_t ep
                      const py::object& validation, const py::object& bridge, bool batch_hook,
                      const std::string& keras_callbacks, const py::object& tensorboard,
                      const std::map<std::int64_t, double>& class_weight,
-                     std::int64_t initial_epoch, std::int64_t steps_per_epoch) {
+                     std::int64_t initial_epoch, std::int64_t steps_per_epoch, std::int64_t validation_steps,
+                     const py::object& validation_freq) {
   FitOptions o;
+  set_validation_schedule(o, validation_freq, validation_steps);
   o.epochs = epochs;
   o.steps_per_epoch = steps_per_epoch;
   o.seed = seed;
@@ -200,26 +217,35 @@ py::dict fit_dataset(ModelHandle& h, const DatasetHandle& train, std::int64_t ep
 void define_fit(py::class_<ModelHandle>& cls) {
   cls.def("fit_dataset", &fit_dataset, py::arg("dataset"), py::arg("epochs"), py::arg("seed"), py::arg("validation"),
           py::arg("bridge"), py::arg("batch_hook"), py::arg("keras_callbacks"), py::arg("tensorboard"),
-          py::arg("class_weight"), py::arg("initial_epoch"), py::arg("steps_per_epoch") = 0)
-      .def("evaluate_dataset",
-           [](ModelHandle& h, const DatasetHandle& d) {
-             Logs logs;
-             {
-               py::gil_scoped_release nogil;
-               logs = h.get().evaluate(d.dataset);
-             }
-             return logs_list(logs);
-           })
+          py::arg("class_weight"), py::arg("initial_epoch"), py::arg("steps_per_epoch") = 0,
+          py::arg("validation_steps") = 0, py::arg("validation_freq") = 1)
+      .def(
+          "evaluate_dataset",
+          [](ModelHandle& h, const DatasetHandle& d, std::int64_t steps) {
+            InferenceOptions o;
+            o.steps = steps;
+            Logs logs;
+            {
+              py::gil_scoped_release nogil;
+              logs = h.get().evaluate(d.dataset, o);
+            }
+            return logs_list(logs);
+          },
+          py::arg("dataset"), py::arg("steps") = 0)
       .def("fit", &fit, py::arg("x"), py::arg("y"), py::arg("batch_size"), py::arg("epochs"), py::arg("shuffle"),
           py::arg("seed"), py::arg("validation"), py::arg("bridge"), py::arg("batch_hook"), py::arg("keras_callbacks"),
           py::arg("tensorboard"), py::arg("class_weight"), py::arg("sample_weight"), py::arg("initial_epoch"),
-          py::arg("steps_per_epoch") = 0)
+          py::arg("steps_per_epoch") = 0, py::arg("validation_batch_size") = 0, py::arg("validation_steps") = 0,
+          py::arg("validation_freq") = 1)
       .def(
           "evaluate",
-          [](ModelHandle& h, const py::sequence& x, const py::sequence& y, std::int64_t batch_size) {
+          [](ModelHandle& h, const py::sequence& x, const py::sequence& y, std::int64_t batch_size,
+             const py::object& sample_weight, std::int64_t steps) {
             std::vector<Tensor> xs = tensor_views(x, "x"), ys = tensor_views(y, "y");
             InferenceOptions o;
             o.batch_size = batch_size;
+            o.steps = steps;
+            if (!sample_weight.is_none()) o.sample_weight = tensor_view(sample_weight, "sample_weight");
             Logs logs;
             {
               py::gil_scoped_release nogil;
@@ -227,13 +253,15 @@ void define_fit(py::class_<ModelHandle>& cls) {
             }
             return logs_list(logs);
           },
-          py::arg("x"), py::arg("y"), py::arg("batch_size"))
+          py::arg("x"), py::arg("y"), py::arg("batch_size"), py::arg("sample_weight") = py::none(),
+          py::arg("steps") = 0)
       .def(
           "predict",
-          [](ModelHandle& h, const py::sequence& x, std::int64_t batch_size) {
+          [](ModelHandle& h, const py::sequence& x, std::int64_t batch_size, std::int64_t steps) {
             std::vector<Tensor> xs = tensor_views(x, "x");
             InferenceOptions o;
             o.batch_size = batch_size;
+            o.steps = steps;
             std::vector<Tensor> out;
             {
               py::gil_scoped_release nogil;
@@ -243,7 +271,7 @@ void define_fit(py::class_<ModelHandle>& cls) {
             for (const Tensor& t : out) arrays.append(to_array(t));
             return arrays;
           },
-          py::arg("x"), py::arg("batch_size"));
+          py::arg("x"), py::arg("batch_size"), py::arg("steps") = 0);
 }
 
 }  // namespace nnfit::python

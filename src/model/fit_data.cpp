@@ -123,6 +123,45 @@ void gather_rows(const Tensor& src, const std::int64_t* idx, std::int64_t rows, 
   }
 }
 
+std::int64_t validation_batch_size(const FitOptions& o) {
+  return o.validation_batch_size > 0 ? o.validation_batch_size : o.batch_size;
+}
+
+void check_validation_options(const FitOptions& o) {
+  NNFIT_CHECK(!(o.validation_data && o.validation_dataset), InvalidArgument,
+              "give validation_data or validation_dataset, not both");
+  NNFIT_CHECK(o.validation_freq >= 1, InvalidArgument, "validation_freq must be a positive number of epochs, got ",
+              o.validation_freq);
+  for (std::int64_t e : o.validation_epochs) {
+    NNFIT_CHECK(e >= 1, InvalidArgument, "validation_freq's epochs are counted from 1, got ", e);
+  }
+  NNFIT_CHECK(o.validation_steps >= 0, InvalidArgument,
+              "validation_steps must be positive (or 0: the whole validation data), got ", o.validation_steps);
+  NNFIT_CHECK(o.validation_batch_size >= 0, InvalidArgument, "validation_batch_size must be positive, got ",
+              o.validation_batch_size);
+  NNFIT_CHECK(!o.validation_dataset || o.validation_steps > 0 ||
+                  o.validation_dataset->cardinality() != data::kInfiniteCardinality,
+              InvalidArgument,
+              "the validation dataset repeats forever (repeat() without a count) and no validation_steps are given; "
+              "give validation_steps, or drop the repeat");
+  NNFIT_CHECK(o.validation_batch_size == 0 || !o.validation_dataset, InvalidArgument,
+              "validation_batch_size is for validation_data tensors; a validation dataset brings its own batches");
+  if (o.validation_sample_weight.defined()) {
+    NNFIT_CHECK(o.validation_data.has_value(), InvalidArgument,
+                "validation sample weights go with validation_data tensors; a validation dataset brings them as a "
+                "third component (x, y, sample_weight)");
+    check_sample_weights(o.validation_sample_weight, o.validation_data->first.shape()[0],
+                         "the validation sample weights");
+  }
+}
+
+void check_sample_weights(const Tensor& weights, std::int64_t n, const char* what) {
+  NNFIT_CHECK(weights.dtype() == DType::f32 && weights.numel() == n && weights.shape().rank() >= 1 &&
+                  weights.shape()[0] == n,
+              InvalidArgument, what, " must be float32 with one weight per sample (", n, "), got ",
+              dtype_name(weights.dtype()), " ", weights.shape().to_string());
+}
+
 std::vector<Tensor> prepare_all_inputs(const std::vector<Tensor>& x_in, const std::vector<Shape>& input_shapes) {
   NNFIT_CHECK(x_in.size() == input_shapes.size(), InvalidArgument, "the model has ", input_shapes.size(),
               " input(s) but ", x_in.size(), " input tensor(s) were given");

@@ -53,6 +53,13 @@ PreparedData prepare_data(const std::vector<Tensor>& x_in, const std::vector<Ten
                           const CompileOptions& co, const char* empty_message);
 // Copies rows idx[0..rows) of src ([N, ...]) to dst, one after another.
 void gather_rows(const Tensor& src, const std::int64_t* idx, std::int64_t rows, void* dst);
+// The batch size of validation_data tensors (Keras's validation_batch_size or batch_size).
+std::int64_t validation_batch_size(const FitOptions& o);
+// FitOptions' validation keys, before anything is planned. throws: InvalidArgument.
+void check_validation_options(const FitOptions& o);
+// requires: `weights` ("sample_weight", "validation sample weights") is float32 with n
+// elements. throws: InvalidArgument naming `what`.
+void check_sample_weights(const Tensor& weights, std::int64_t n, const char* what);
 // Inputs only (predict). throws: as prepare_data.
 std::vector<Tensor> prepare_all_inputs(const std::vector<Tensor>& x_in, const std::vector<Shape>& input_shapes);
 

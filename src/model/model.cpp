@@ -345,7 +345,7 @@ Model::Entry& Model::entry_mode(int mode_value, std::int64_t batch, bool bind) {
   else check_compiled();
   Programs& p = *programs_;
   const Mode mode = static_cast<Mode>(mode_value);
-  const bool training = mode != Mode::infer;
+  const bool training = !is_inference(mode);
   auto key = std::make_pair(mode, batch);
   auto it = p.entries.find(key);
   if (it == p.entries.end()) {

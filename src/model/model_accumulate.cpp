@@ -44,7 +44,7 @@ Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const cha
   // Replicated training runs each rank's slice as gradients, summed across ranks, then
   // the update (run_replica_step), which does the loss scaling too; a rank left without
   // rows plans a slice of one. A slice that does not fit runs as micro-batches below.
-  const Mode mode = training ? static_cast<Mode>(training_mode()) : Mode::infer;
+  const Mode mode = static_cast<Mode>(training ? training_mode() : inference_mode());
   const bool replica = training && replicated();
   if (replica) {
     batch = std::max<std::int64_t>(batch, 1);
@@ -78,7 +78,7 @@ Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const cha
       if (!reduce_on_oom_ || batch < 2) throw;
       // The largest power-of-two fraction of the batch whose program fits (beside the
       // gradient sums, on a device: taken first).
-      const Mode micro_mode = training ? static_cast<Mode>(split_training_mode()) : Mode::infer;
+      const Mode micro_mode = static_cast<Mode>(training ? split_training_mode() : inference_mode());
       if (micro_mode == Mode::accumulate) reserve_device_grad_sums();
       std::int64_t micro = batch / 2;
       for (;; micro /= 2) {
@@ -119,6 +119,10 @@ Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const cha
     if (on_note_) on_note_(notes_->back());
   }
   return e;
+}
+
+int Model::inference_mode() const {
+  return static_cast<int>(weighted_evaluation_ ? Mode::infer_weighted : Mode::infer);
 }
 
 int Model::training_mode() const {
@@ -167,7 +171,7 @@ void Model::make_split(Entry& e, bool training, std::int64_t batch, std::int64_t
   if (training) entry_mode(static_cast<int>(Mode::apply), 0);
   const Graph& g = e.program.graph();
   auto s = std::make_unique<MicroBatches>();
-  s->mode = training ? static_cast<Mode>(split_training_mode()) : Mode::infer;
+  s->mode = static_cast<Mode>(training ? split_training_mode() : inference_mode());
   s->batch = batch;
   s->micro = micro;
   // Staged as the feeds write them: inputs as float32, targets in their program type.
@@ -199,7 +203,7 @@ bool Model::run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const
 bool Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
   MicroBatches& a = *e.split;
   Programs& p = *programs_;
-  const bool training = a.mode != Mode::infer;
+  const bool training = !is_inference(a.mode);
   // Loss scaling: the loss's gradient seed (dL/dL) is the scale, so every gradient of the
   // backward pass is scaled (Keras's scale_loss); they are unscaled below.
   const double scale = training && loss_scaling() ? loss_scale_ : 1.0;
@@ -243,7 +247,7 @@ bool Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ct
 
 void Model::run_micro_batch_programs(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
   MicroBatches& a = *e.split;
-  const bool training = a.mode != Mode::infer;
+  const bool training = !is_inference(a.mode);
   const Graph& full = e.program.graph();
   // Bytes per row of a tensor of the whole batch.
   const auto row_bytes = [&](int value) { return full.desc(value).bytes() / static_cast<std::size_t>(a.batch); };
@@ -457,7 +461,7 @@ void Model::set_sample_weighting(bool weighted, std::map<std::int64_t, double> c
 void Model::stage_sample_weights(Entry& e, std::int64_t rows, const float* given) {
   float* w = e.sample_weight_data();
   for (std::int64_t i = 0; i < rows; ++i) w[i] = given ? given[i] : 1.0f;
-  if (class_weight_.empty()) return;
+  if (class_weight_.empty() || is_inference(e.mode)) return;  // Keras weighs only training by class
   // The class of each staged target, as Keras's class_weight_to_sample_weights reads it.
   const TensorDesc& y = e.program.graph().desc(e.ys[0]);
   const std::int64_t width = y.shape.rank() >= 2 ? y.shape.numel() / y.shape[0] : 1;

@@ -38,8 +38,6 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
   if (options.steps_per_epoch > 0) limited = limit_steps(whole_passes, options.steps_per_epoch, &step_notes, options.on_note);
   EpochFeed& feed = options.steps_per_epoch > 0 ? limited : whole_passes;
   if (options.steps_per_epoch > 0) steps_per_epoch = options.steps_per_epoch;
-  NNFIT_CHECK(!(options.validation_data && options.validation_dataset), InvalidArgument,
-              "give validation_data or validation_dataset, not both");
   NNFIT_CHECK(options.profile_steps.empty() || !options.log_dir.empty(), InvalidArgument,
               "profile_steps \"", options.profile_steps, "\" needs a log_dir to write the trace to");
   Totals totals(*this);
@@ -310,7 +308,7 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
                 " (a pipeline that is not repeated is consumed once per epoch)");
     if (feed.prepare && epoch + 1 < options.epochs && !stop_training_) feed.prepare(epoch + 1);
     Logs logs = totals.logs();
-    for (const auto& [k, val] : validate(options, validation_tuner)) logs.push_back({"val_" + k, val});
+    for (const auto& [k, val] : validate(options, epoch, validation_tuner)) logs.push_back({"val_" + k, val});
     logs.push_back({"train_seconds", train_seconds});
     logs.push_back({"samples_per_s", static_cast<double>(seen) / train_seconds});
     logs.push_back({"input_wait_fraction", train_seconds > 0 ? wait_seconds / train_seconds : 0.0});
@@ -365,15 +363,6 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
   return history;
 }
 
-Logs Model::validate(const FitOptions& options, data::Autotuner* tuner) {
-  // Under fit's OomScope: a validation batch that does not fit is split like a training one.
-  if (options.validation_dataset) return evaluate_dataset(*options.validation_dataset, tuner, "validation");
-  if (options.validation_data) {
-    return evaluate_tensors({options.validation_data->first}, {options.validation_data->second}, options.batch_size,
-                            "validation");
-  }
-  return {};
-}
 
 // A fit with class or sample weights: the training programs take a sample-weight input
 // for its length. throws: InvalidArgument for class weights on several outputs or with
@@ -406,14 +395,11 @@ History Model::fit(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y
   check_compiled();
   NNFIT_CHECK(options.batch_size > 0, InvalidArgument, "batch_size must be positive, got ", options.batch_size);
   NNFIT_CHECK(options.epochs >= 0, InvalidArgument, "epochs must be >= 0, got ", options.epochs);
+  check_validation_options(options);
   PreparedData d = prepare_data(x_in, y_in, input_shapes(), output_shapes(), compile_options_, "no training samples");
   const std::int64_t n = d.n;
   const bool given_weights = options.sample_weight.defined();
-  if (given_weights) {
-    NNFIT_CHECK(options.sample_weight.dtype() == DType::f32 && options.sample_weight.numel() == n, InvalidArgument,
-                "sample_weight must be float32 with one weight per sample (", n, "), got ",
-                dtype_name(options.sample_weight.dtype()), " ", options.sample_weight.shape().to_string());
-  }
+  if (given_weights) check_sample_weights(options.sample_weight, n, "sample_weight");
   WeightingScope weighting(*this, options, given_weights);
   // The dataset of the first input and target fixes each epoch's order; every tensor is
   // gathered in that order.
@@ -435,16 +421,17 @@ History Model::fit(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y
   entry_or_split(true, local(bs), "training");
   agree_on_micro_batches(bs);
   if (last != bs) entry_or_split(true, local(last), "training");
+  FitOptions o = options;
+  o.batch_size = bs;
   if (options.validation_data) {
+    const WeightedEvaluation weighting(*this, options.validation_sample_weight.defined());
     std::int64_t vn = options.validation_data->first.shape()[0];
     if (vn > 0) {
-      std::int64_t vb = std::min(bs, vn);
+      std::int64_t vb = std::min(validation_batch_size(o), vn);
       entry_or_split(false, local(vb), "validation");
       if (vn % vb) entry_or_split(false, local(vn % vb), "validation");
     }
   }
-  FitOptions o = options;
-  o.batch_size = bs;
   std::vector<std::int64_t> order;
   std::int64_t step = 0;
   EpochFeed feed;
@@ -488,6 +475,7 @@ History Model::fit(const data::Dataset& train, const FitOptions& options) {
               "repeat");
   NNFIT_CHECK(!options.sample_weight.defined(), InvalidArgument,
               "sample_weight is for fit(x, y); a dataset brings its weights as a third component (x, y, sample_weight)");
+  check_validation_options(options);
   const bool dataset_weights = train.element_spec().size() > num_inputs() + num_outputs();
   WeightingScope weighting(*this, options, dataset_weights);
   std::vector<std::string> notes;
@@ -499,7 +487,11 @@ History Model::fit(const data::Dataset& train, const FitOptions& options) {
   const auto [first_row, end_row] = replica_slice(options.batch_size);
   entry_or_split(true, end_row - first_row, "training");
   agree_on_micro_batches(options.batch_size);
-  if (options.validation_dataset) entry_or_split(false, end_row - first_row, "validation");
+  if (options.validation_dataset) {
+    const WeightedEvaluation weighting(
+        *this, options.validation_dataset->element_spec().size() > num_inputs() + num_outputs());
+    entry_or_split(false, end_row - first_row, "validation");
+  }
   data::AutotuneOptions ao = options.autotune;
   if (ao.compute_threads == 0) ao.compute_threads = num_threads();
   data::Autotuner tuner(ao);

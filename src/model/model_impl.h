@@ -33,15 +33,18 @@ inline double now_s() {
 // optimizer update), only the weight gradients of a micro-batch, or only the update from
 // given gradients (the last two make a batch that does not fit: fit(on_oom="reduce_batch")),
 // or a loss-scaled batch's unscaled gradients and their finite check on a device, whose
-// update is the apply program's (Note [Loss scaling on the device], model_accumulate.cpp).
-enum class Mode { infer = 0, train = 1, grads = 2, apply = 3, scaled = 4, accumulate = 5 };
+// update is the apply program's (Note [Loss scaling on the device], model_accumulate.cpp),
+// or inference whose loss weighs each sample by a weight input (evaluate with sample
+// weights; Model::inference_mode).
+enum class Mode { infer = 0, train = 1, grads = 2, apply = 3, scaled = 4, accumulate = 5, infer_weighted = 6 };
+inline bool is_inference(Mode mode) { return mode == Mode::infer || mode == Mode::infer_weighted; }
 
 // A batch that does not fit, run as micro-batches (fit/evaluate/predict with
 // on_oom="reduce_batch"; docs/design/memory.md). Rows are staged here (or read where the
 // pipeline made them); each micro-batch runs the program of its size, its predictions
 // land in `pred` and its loss is weighted by its rows. Training (Mode::grads) also sums
 // each micro-batch's gradients weighted by its rows, and one update applies their mean,
-// which is the full batch's gradient; inference (Mode::infer) needs nothing more.
+// which is the full batch's gradient; inference (is_inference) needs nothing more.
 struct Model::MicroBatches {
   Mode mode = Mode::grads;            // the micro-batches' programs (accumulate: summed on the device)
   std::int64_t batch = 0, micro = 0;
@@ -73,6 +76,19 @@ struct Model::OomScope {
   std::vector<std::string>* notes;
   std::function<void(const std::string&)> on_note;
   std::uint64_t scope;
+};
+
+// Model::weighted_evaluation_ for an evaluation's length: its inference programs take
+// sample weights (Mode::infer_weighted), or not.
+struct Model::WeightedEvaluation {
+  WeightedEvaluation(Model& m, bool weighted) : model(m), was(m.weighted_evaluation_) {
+    m.weighted_evaluation_ = weighted;
+  }
+  ~WeightedEvaluation() { model.weighted_evaluation_ = was; }
+  WeightedEvaluation(const WeightedEvaluation&) = delete;
+  WeightedEvaluation& operator=(const WeightedEvaluation&) = delete;
+  Model& model;
+  bool was;
 };
 
 // The device's side of the input double buffer (Note [Input double buffer], model_device.cpp):

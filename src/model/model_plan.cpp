@@ -21,7 +21,7 @@ namespace nnfit {
 std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t batch) {
   Programs& p = *programs_;
   const Mode mode = static_cast<Mode>(mode_value);
-  const bool training = mode != Mode::infer;
+  const bool training = !is_inference(mode);
 
   auto e = std::make_unique<Entry>();
   Graph g;
@@ -51,7 +51,9 @@ std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t bat
                   "(an RNN without return_sequences)");
     }
     const std::vector<std::string> names = output_names();
-    if (training && weighted_) e->sample_weight = g.add_input("sample_weight", {Shape{batch}, DType::f32});
+    if ((training && weighted_) || mode == Mode::infer_weighted) {
+      e->sample_weight = g.add_input("sample_weight", {Shape{batch}, DType::f32});
+    }
     std::vector<int> weighted;
     for (std::size_t i = 0; i < e->preds.size(); ++i) {
       const Loss& loss = compile_options_.loss_for(i);

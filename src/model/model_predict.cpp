@@ -1,6 +1,7 @@
-// Model's inference loops: evaluate (from tensors or a Dataset) and predict. Each
-// batch runs the inference program of its size, or, under on_oom="reduce_batch" when that
+// Model's inference loops: evaluate (from tensors or a Dataset), fit's validation after
+// an epoch, and predict. Each batch runs the inference program of its size, or, under on_oom="reduce_batch" when that
 // does not fit, its micro-batches (model_accumulate.cpp).
+#include <algorithm>
 #include <cstring>
 
 #include "model/fit_data.h"
@@ -25,17 +26,29 @@ Logs Model::evaluate(const Tensor& x, const Tensor& y, const InferenceOptions& o
 Logs Model::evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y, const InferenceOptions& options) {
   std::vector<std::string> notes;
   OomScope scope(*this, options.on_oom, &notes, options.on_note);
-  return evaluate_tensors(x, y, options.batch_size, "evaluation");
+  return evaluate_tensors(x, y, options.sample_weight, options.batch_size, options.steps, "evaluation");
 }
 
 Logs Model::evaluate_tensors(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y_in,
-                             std::int64_t batch_size, const char* what) {
+                             const Tensor& sample_weight, std::int64_t batch_size, std::int64_t steps,
+                             const char* what) {
   check_compiled();
   NNFIT_CHECK(batch_size > 0, InvalidArgument, "batch_size must be positive, got ", batch_size);
+  NNFIT_CHECK(steps >= 0, InvalidArgument, "steps must be positive (or 0: all batches), got ", steps);
   PreparedData d = prepare_data(x_in, y_in, input_shapes(), output_shapes(), compile_options_, "no samples to evaluate");
   const std::int64_t n = d.n;
+  const bool weighted = sample_weight.defined();
+  if (weighted) {
+    check_sample_weights(sample_weight, n, std::strcmp(what, "validation") == 0 ? "the validation sample weights"
+                                                                                : "sample_weight");
+  }
+  const WeightedEvaluation weighting(*this, weighted);
   Totals totals(*this);
   const std::int64_t bs = std::min(batch_size, n);
+  // Keras's steps: the first `steps` batches (all of them when the data ends first).
+  const std::int64_t batches = (n + bs - 1) / bs;
+  if (steps > batches) note_short_steps(what, steps, batches);
+  const std::int64_t end = steps > 0 ? std::min(n, steps * bs) : n;
   std::vector<std::int64_t> order(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
   StepContext ctx = step_context();
@@ -45,8 +58,8 @@ Logs Model::evaluate_tensors(const std::vector<Tensor>& x_in, const std::vector<
   const bool shard = shard_validation_ && replicated();
   std::int64_t start = 0;
   const auto next = [&](Batch& b) {
-    for (; start < n; start += bs) {
-      const std::int64_t global_rows = std::min(bs, n - start);
+    for (; start < end; start += bs) {
+      const std::int64_t global_rows = std::min(bs, end - start);
       const auto [lo, hi] = shard ? replica_slice(global_rows) : std::pair<std::int64_t, std::int64_t>{0, global_rows};
       const std::int64_t rows = hi - lo;
       if (rows == 0) continue;
@@ -54,6 +67,7 @@ Logs Model::evaluate_tensors(const std::vector<Tensor>& x_in, const std::vector<
       const std::int64_t* idx = order.data() + start + lo;
       for (std::size_t i = 0; i < d.x.size(); ++i) gather_rows(d.x[i], idx, rows, e.x_data(i));
       for (std::size_t i = 0; i < d.y.size() && e.y_data(i); ++i) gather_rows(d.y[i], idx, rows, e.y_data(i));
+      if (e.sample_weight >= 0) gather_rows(sample_weight, idx, rows, e.sample_weight_data());
       b.e = &e;
       b.rows = rows;
       start += bs;
@@ -66,16 +80,33 @@ Logs Model::evaluate_tensors(const std::vector<Tensor>& x_in, const std::vector<
   return totals.logs();
 }
 
+void Model::note_short_steps(const char* what, std::int64_t steps, std::int64_t ran) {
+  if (!notes_) return;
+  notes_->push_back(std::string(what) + ": steps " + std::to_string(steps) + " asked for, but the data ended after " +
+                    std::to_string(ran) + " batch(es); give the data at least steps batches (repeat() a dataset)");
+  if (on_note_) on_note_(notes_->back());
+}
+
 Logs Model::evaluate(const data::Dataset& data) { return evaluate(data, InferenceOptions{}); }
 
 Logs Model::evaluate(const data::Dataset& data, const InferenceOptions& options) {
+  NNFIT_CHECK(!options.sample_weight.defined(), InvalidArgument,
+              "sample_weight is for evaluate(x, y); a dataset brings its weights as a third component "
+              "(x, y, sample_weight)");
   std::vector<std::string> notes;
   OomScope scope(*this, options.on_oom, &notes, options.on_note);
-  return evaluate_dataset(data, nullptr, "evaluation");
+  return evaluate_dataset(data, nullptr, options.steps, "evaluation");
 }
 
-Logs Model::evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, const char* what) {
+Logs Model::evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, std::int64_t steps, const char* what) {
   check_compiled();
+  NNFIT_CHECK(steps >= 0, InvalidArgument, "steps must be positive (or 0: all batches), got ", steps);
+  NNFIT_CHECK(steps > 0 || data.cardinality() != data::kInfiniteCardinality, InvalidArgument, "the ", what,
+              " dataset repeats forever (repeat() without a count) and no steps are given; give steps (",
+              std::strcmp(what, "validation") == 0 ? "fit's validation_steps" : "evaluate's steps",
+              "), or drop the repeat");
+  // A third component (x, y, sample_weight): the loss weighs each sample by it.
+  const WeightedEvaluation weighting(*this, data.element_spec().size() > num_inputs() + num_outputs());
   Totals totals(*this);
   StepContext ctx = step_context();
   ctx.training = false;
@@ -85,8 +116,14 @@ Logs Model::evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, 
   if (!tuner) tuner = &own.emplace();
   it = tuner->make_iterator(data);
   const bool shard = shard_validation_ && replicated();  // as in evaluate_tensors
+  bool ended = false;  // the data ended before `steps` batches
   const auto next = [&](Batch& b) {
-    while (std::optional<data::Element> el = it->next()) {
+    while (steps == 0 || index < steps) {
+      std::optional<data::Element> el = it->next();
+      if (!el) {
+        ended = steps > 0;
+        return false;
+      }
       if (shard && !el->empty() && (*el)[0].shape().rank() >= 1) {
         const auto [lo, hi] = replica_slice((*el)[0].shape()[0]);
         if (hi == lo) {
@@ -108,9 +145,30 @@ Logs Model::evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, 
     for (std::size_t i = 0; i < num_inputs(); ++i) b.e->set_x(nullptr, i);  // its element goes with the batch
     totals.add(*b.e, b.rows);
   }, ctx);
+  if (ended) note_short_steps(what, steps, index);
   if (shard) reduce_totals(totals, "allreduce of the validation sums");
   NNFIT_CHECK(totals.seen > 0, InvalidArgument, "no samples to evaluate: the dataset is empty");
   return totals.logs();
+}
+
+Logs Model::validate(const FitOptions& options, std::int64_t epoch, data::Autotuner* tuner) {
+  // Keras's _should_eval: epochs counted from 1.
+  const std::int64_t number = epoch + 1;
+  const auto& listed = options.validation_epochs;
+  if (listed.empty() ? number % options.validation_freq != 0
+                     : std::find(listed.begin(), listed.end(), number) == listed.end()) {
+    return {};
+  }
+  // Under fit's OomScope: a validation batch that does not fit is split like a training one.
+  if (options.validation_dataset) {
+    return evaluate_dataset(*options.validation_dataset, tuner, options.validation_steps, "validation");
+  }
+  if (options.validation_data) {
+    return evaluate_tensors({options.validation_data->first}, {options.validation_data->second},
+                            options.validation_sample_weight, validation_batch_size(options), options.validation_steps,
+                            "validation");
+  }
+  return {};
 }
 
 Tensor Model::predict(const Tensor& x, std::int64_t batch_size) {
@@ -129,10 +187,17 @@ std::vector<Tensor> Model::predict(const std::vector<Tensor>& x_in, const Infere
   check_built();
   const std::int64_t batch_size = options.batch_size;
   NNFIT_CHECK(batch_size > 0, InvalidArgument, "batch_size must be positive, got ", batch_size);
+  NNFIT_CHECK(options.steps >= 0, InvalidArgument, "steps must be positive (or 0: all batches), got ", options.steps);
+  NNFIT_CHECK(!options.sample_weight.defined(), InvalidArgument,
+              "predict takes no sample_weight (it computes no loss); give it to evaluate");
   std::vector<std::string> notes;
   OomScope scope(*this, options.on_oom, &notes, options.on_note);
   const std::vector<Tensor> x = prepare_all_inputs(x_in, input_shapes());
-  const std::int64_t n = x[0].shape()[0];
+  const std::int64_t all = x[0].shape()[0];
+  // Keras's steps: the rows of the first `steps` batches.
+  const std::int64_t batches = (all + batch_size - 1) / batch_size;
+  if (options.steps > batches) note_short_steps("prediction", options.steps, batches);
+  const std::int64_t n = options.steps > 0 ? std::min(all, options.steps * batch_size) : all;
   std::vector<Tensor> result;
   std::vector<std::size_t> o_row;
   for (const Shape& out : output_shapes()) {
@@ -149,7 +214,7 @@ std::vector<Tensor> Model::predict(const std::vector<Tensor>& x_in, const Infere
     const std::int64_t rows = std::min(batch_size, n - start);
     Entry& e = entry_or_split(false, rows, "prediction");
     for (std::size_t i = 0; i < x.size(); ++i) {
-      const std::size_t x_row = n ? x[i].nbytes() / static_cast<std::size_t>(n) : 0;
+      const std::size_t x_row = all ? x[i].nbytes() / static_cast<std::size_t>(all) : 0;
       std::memcpy(e.x_data(i), static_cast<const char*>(x[i].raw()) + static_cast<std::size_t>(start) * x_row,
                   static_cast<std::size_t>(rows) * x_row);
     }

@@ -196,6 +196,48 @@ TEST(CudaSimModel, StoppingMidEpochDropsTheBatchStagedAhead) {
   expect_close(sim->get_weights(), cpu->get_weights(), 2e-4f, "weights after a stop and another fit");
 }
 
+// Weighted validation and evaluation (Mode::infer_weighted: a sample-weight input staged
+// with the batch), validation_freq and steps run through the device path as on the CPU.
+TEST(CudaSimModel, WeightedValidationAndStepsRunAsOnTheCpu) {
+  const Build build = [](Sequential& m) {
+    m.set_input_shape(Shape{16});
+    m.add(std::make_unique<Dense>("dense", DenseOptions{16, "relu"}));
+    m.add(std::make_unique<Dense>("dense_1", DenseOptions{4}));
+  };
+  auto [x, y] = data(200, Shape{16}, 13);
+  auto [vx, vy] = data(70, Shape{16}, 14);
+  Tensor vw = Tensor::zeros(Shape{70});
+  for (std::int64_t i = 0; i < 70; ++i) vw.data<float>()[i] = static_cast<float>(i % 4);
+  auto sim = make(true, build);
+  auto cpu = make(false, build);
+  FitOptions f;
+  f.epochs = 2;
+  f.batch_size = 64;
+  f.shuffle = false;
+  f.validation_data = std::make_pair(vx, vy);
+  f.validation_sample_weight = vw;
+  f.validation_batch_size = 24;
+  f.validation_freq = 2;
+  const History hs = sim->fit(x, y, f);
+  const History hc = cpu->fit(x, y, f);
+  ASSERT_EQ(hs.epochs.size(), 2u);
+  EXPECT_EQ(log_value(hs.epochs[0], "val_loss", -1), -1);  // validation_freq 2: none after epoch 1
+  for (const char* key : {"loss", "val_loss", "val_accuracy"}) {
+    EXPECT_NEAR(log_value(hs.epochs[1], key, 1e9), log_value(hc.epochs[1], key, -1), 1e-3) << key;
+  }
+  InferenceOptions io;
+  io.batch_size = 32;
+  io.steps = 2;
+  io.sample_weight = vw;
+  const double weighted = log_value(sim->evaluate(vx, vy, io), "loss", 1e9);
+  EXPECT_NEAR(weighted, log_value(cpu->evaluate(vx, vy, io), "loss", -1), 1e-3);
+  io.sample_weight = Tensor();
+  EXPECT_GT(std::fabs(weighted - log_value(sim->evaluate(vx, vy, io), "loss", 1e9)), 1e-3);  // the weights count
+  const Tensor ps = sim->predict(vx, io), pc = cpu->predict(vx, io);
+  ASSERT_EQ(ps.shape(), (Shape{64, 4}));
+  for (std::int64_t i = 0; i < ps.numel(); ++i) EXPECT_NEAR(ps.data<float>()[i], pc.data<float>()[i], 1e-4) << i;
+}
+
 // A callback that evaluates at each batch end runs other programs while fit's next batch is
 // staged ahead: that batch is dropped and staged again when its step comes (from the set
 // it was written to, into the ring's next), and both the evaluations and the training

@@ -2,8 +2,10 @@
 // and `--logdir`: a full pipeline trains and reports input_wait_fraction; every malformed
 // pipeline is one error line naming the key (exit 2), and bad data met while training is
 // a runtime failure (exit 1).
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "cli_fixture.h"
 #include "nnfit/profile/event_file_reader.h"
@@ -187,6 +189,49 @@ TEST_F(CliTest, StepsPerEpochTrainsAnInfinitePipeline) {
   expect_error(config_with_data(model(), train, val, R"({"epochs": 1})"), 2, {"repeats forever", "fit.steps_per_epoch"});
   expect_error(config_with_data(model(), train, val, R"({"steps_per_epoch": 0})"), 2, {"fit.steps_per_epoch"});
   expect_error(config_with_data(model(), train, val, R"({"steps_per_epoch": "5"})"), 2, {"fit.steps_per_epoch"});
+}
+
+// fit.validation_freq (every Nth epoch, or Keras's list), validation_batch_size and
+// validation_steps: the metrics JSON has val_ keys only after the epochs that validated, and
+// a validation of one batch of 2 of the 6 samples gives an accuracy in halves; bad values
+// are config errors naming the key.
+TEST_F(CliTest, ValidationFreqStepsAndBatchSizeReachFit) {
+  const fs::path metrics = dir_ / "metrics.json";
+  const std::string train = pipeline(R"({"map": "normalize", "scale": 0.00392156862745098}, {"batch": 3})");
+  const std::string val = pipeline(R"({"map": "normalize", "scale": 0.00392156862745098})");  // fit's batch size
+  const auto epochs_validated = [&](const std::string& fit) {
+    const Result r = run("train " + config_with_data(model(), train, val, fit).string() + " --quiet --metrics-json " +
+                         metrics.string());
+    EXPECT_EQ(r.code, 0) << r.err;
+    std::vector<int> out;
+    const auto m = nlohmann::json::parse(slurp(metrics));
+    for (const auto& e : m["epochs"]) {
+      if (e.contains("val_accuracy")) {
+        out.push_back(e["epoch"].get<int>());
+        const double acc = e["val_accuracy"].get<double>();
+        EXPECT_EQ(acc * 2, std::round(acc * 2)) << "not a validation of 2 samples: " << e.dump();
+      }
+    }
+    return out;
+  };
+  EXPECT_EQ(epochs_validated(R"({"epochs": 4, "seed": 1, "validation_freq": 2, "validation_steps": 1,)"
+                             R"( "validation_batch_size": 2})"),
+            (std::vector<int>{2, 4}));
+  EXPECT_EQ(epochs_validated(R"({"epochs": 3, "seed": 1, "validation_freq": [1, 3], "validation_steps": 1,)"
+                             R"( "validation_batch_size": 2})"),
+            (std::vector<int>{1, 3}));
+  expect_error(config_with_data(model(), train, val, R"({"validation_freq": 0})"), 2,
+               {"fit.validation_freq", "expected an integer >= 1"});
+  expect_error(config_with_data(model(), train, val, R"({"validation_freq": [2, 0]})"), 2,
+               {"fit.validation_freq", "Keras counts epochs from 1"});
+  expect_error(config_with_data(model(), train, val, R"({"validation_freq": []})"), 2,
+               {"fit.validation_freq", "never validates"});
+  expect_error(config_with_data(model(), train, val, R"({"validation_steps": 0})"), 2, {"fit.validation_steps"});
+  expect_error(config_with_data(model(), train, val, R"({"validation_batch_size": "2"})"), 2,
+               {"fit.validation_batch_size"});
+  const std::string forever = pipeline(R"({"map": "normalize", "scale": 0.00392156862745098}, {"repeat": -1})");
+  expect_error(config_with_data(model(), train, forever, R"({"epochs": 1})"), 2,
+               {"data.validation's pipeline repeats forever", "fit.validation_steps"});
 }
 
 // fit.on_oom = "reduce_batch" under a --memory-limit between the plans for batch 3 and 6:

@@ -15,38 +15,14 @@
 #include "nnfit/core/error.h"
 #include "nnfit/model/model.h"
 #include "nnfit/nn/layers.h"
+#include "small_models.h"
 
 namespace nnfit {
 namespace {
 
-std::unique_ptr<Sequential> small_mlp(std::uint64_t seed = 3) {
-  auto m = std::make_unique<Sequential>("mlp");
-  m->set_input_shape(Shape{8});
-  m->set_seed(seed);
-  m->add(std::make_unique<Dense>("dense", DenseOptions{16, "relu"}));
-  m->add(std::make_unique<Dense>("dense_1", DenseOptions{3}));
-  CompileOptions c;
-  c.optimizer.name = "adam";
-  c.loss = Loss::from_name("sparse_categorical_crossentropy", true);
-  c.metrics = {"accuracy"};
-  m->compile(c);
-  return m;
-}
+using test::small_mlp;
 
-// Labels follow the inputs (class = argmax of the first three features), so a model can
-// learn them.
-std::pair<Tensor, Tensor> data(std::int64_t n, std::uint32_t seed = 1) {
-  Tensor x = Tensor::zeros(Shape{n, 8}, DType::f32);
-  Tensor y = Tensor::zeros(Shape{n}, DType::u8);
-  std::mt19937 rng(seed);
-  for (std::int64_t i = 0; i < n; ++i) {
-    float* row = x.data<float>() + i * 8;
-    for (int j = 0; j < 8; ++j) row[j] = static_cast<float>(rng() % 1000) / 1000.0f;
-    y.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(row[0] > row[1] ? (row[0] > row[2] ? 0 : 2)
-                                                                           : (row[1] > row[2] ? 1 : 2));
-  }
-  return {x, y};
-}
+std::pair<Tensor, Tensor> data(std::int64_t n, std::uint32_t seed = 1) { return test::small_data(n, seed); }
 
 double get(const Logs& logs, const std::string& key) { return log_value(logs, key, -1.0); }
 

@@ -234,6 +234,20 @@ TEST(ReduceBatch, EvaluateAndPredictSplitWithTheOptionAndFailWithout) {
   for (std::int64_t i = 0; i < pa.numel(); ++i) EXPECT_NEAR(pa.data<float>()[i], pb.data<float>()[i], 1e-5) << i;
   EXPECT_LE(limited->memory_stats().peak_bytes, limit);
 
+  // Sample weights reach every micro-batch: the weighted loss is the full batch's.
+  Tensor w = Tensor::zeros(Shape{x.shape()[0]});
+  for (std::int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] = static_cast<float>(i % 3 + 1);  // mean 2: twice the loss
+  InferenceOptions weighted = io;
+  weighted.sample_weight = w;
+  InferenceOptions free_weighted = weighted;
+  free_weighted.on_oom = "fail";
+  const Logs wa = free_run->evaluate(x, y, free_weighted);
+  const Logs wb = limited->evaluate(x, y, weighted);
+  EXPECT_EQ(notes.size(), 4u);
+  expect_same_logs(wa, wb, "");
+  EXPECT_GT(std::fabs(log_of(wa, "loss") - log_of(ea, "loss")), 1e-3);  // the weights count
+  EXPECT_LE(limited->memory_stats().peak_bytes, limit);
+
   // Without the option again, the split made earlier does not stand in for the full batch.
   EXPECT_THROW(limited->predict(x, 1024), OutOfMemory);
   io.on_oom = "shrink";

@@ -7,38 +7,18 @@
 
 #include <cstring>
 #include <memory>
-#include <random>
 
 #include "nnfit/core/error.h"
 #include "nnfit/model/model.h"
 #include "nnfit/nn/layers.h"
+#include "small_models.h"
 
 namespace nnfit {
 namespace {
 
-std::unique_ptr<Sequential> small_mlp() {
-  auto m = std::make_unique<Sequential>("mlp");
-  m->set_input_shape(Shape{8});
-  m->set_seed(3);
-  m->add(std::make_unique<Dense>("dense", DenseOptions{16, "relu"}));
-  m->add(std::make_unique<Dense>("dense_1", DenseOptions{3}));
-  CompileOptions c;
-  c.optimizer.name = "adam";
-  c.loss = Loss::from_name("sparse_categorical_crossentropy", true);
-  m->compile(c);
-  return m;
-}
+std::unique_ptr<Sequential> small_mlp() { return test::small_mlp(); }
 
-std::pair<Tensor, Tensor> data(std::int64_t n) {
-  Tensor x = Tensor::zeros(Shape{n, 8}, DType::f32);
-  Tensor y = Tensor::zeros(Shape{n}, DType::u8);
-  std::mt19937 rng(5);
-  for (std::int64_t i = 0; i < n; ++i) {
-    for (int j = 0; j < 8; ++j) x.data<float>()[i * 8 + j] = static_cast<float>(rng() % 1000) / 1000.0f;
-    y.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(rng() % 3);
-  }
-  return {x, y};
-}
+std::pair<Tensor, Tensor> data(std::int64_t n) { return test::small_data(n, 5, /*learnable=*/false); }
 
 void expect_same_weights(const Model& a, const Model& b) {
   const std::vector<Tensor> wa = a.get_weights(), wb = b.get_weights();

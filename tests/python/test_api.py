@@ -115,8 +115,8 @@ def test_unsupported_arguments_are_errors(blobs):
     with pytest.raises(NotImplementedError, match="steps_per_execution"):
         model.compile("adam", "sparse_categorical_crossentropy", steps_per_execution=4)
     model.compile("adam", "sparse_categorical_crossentropy")
-    with pytest.raises(NotImplementedError, match="validation_steps"):
-        model.fit(x, y, validation_steps=3, verbose=0)
+    with pytest.raises(NotImplementedError, match="callbacks"):
+        model.evaluate(x, y, callbacks=[keras.callbacks.Callback()], verbose=0)
     with pytest.raises(NotImplementedError, match="subclassing"):
         keras.Model()
 
@@ -142,6 +142,68 @@ def test_class_and_sample_weights_and_initial_epoch(blobs):
     assert h.epoch == [1, 2]
     h = model.fit(x, y, epochs=1, sample_weight=np.ones(len(x)), verbose=0)
     assert len(h.history["loss"]) == 1
+
+
+def test_validation_arguments_as_keras(blobs):
+    """validation_freq, validation_batch_size, validation_steps and weighted validation:
+    the last epoch's val_ logs are the final model's evaluate() of the same rows."""
+    x, y = blobs
+    vx, vy, vw = x[:50], y[:50], (np.arange(50) % 4).astype("float32")
+    model = mlp()
+    model.compile("adam", "sparse_categorical_crossentropy", metrics=["accuracy"])
+    h = model.fit(x, y, epochs=4, validation_data=(vx, vy, vw), validation_freq=2, validation_batch_size=7,
+                  validation_steps=3, verbose=0)
+    assert len(h.history["loss"]) == 4 and len(h.history["val_loss"]) == 2  # after epochs 2 and 4, as Keras
+    final = model.evaluate(vx[:21], vy[:21], sample_weight=vw[:21], batch_size=21, return_dict=True, verbose=0)
+    assert h.history["val_loss"][-1] == pytest.approx(final["loss"], rel=1e-5)
+    assert h.history["val_accuracy"][-1] == pytest.approx(final["accuracy"])
+    plain = model.evaluate(vx[:21], vy[:21], return_dict=True, verbose=0)
+    assert abs(plain["loss"] - final["loss"]) > 1e-3 and plain["accuracy"] == final["accuracy"]
+    # Keras's list form, and a dataset with its weights as a third component.
+    from nnfit.data import Dataset
+    ds = Dataset.from_tensor_slices((vx, vy, vw)).batch(10)
+    h = model.fit(x, y, epochs=3, validation_data=ds, validation_freq=[1, 3], verbose=0)
+    assert len(h.history["val_loss"]) == 2
+    assert h.history["val_loss"][-1] == pytest.approx(
+        model.evaluate(vx, vy, sample_weight=vw, return_dict=True, verbose=0)["loss"], rel=1e-5)
+    assert model.evaluate(ds, verbose=0)[0] == pytest.approx(h.history["val_loss"][-1], rel=1e-5)
+    with pytest.raises(ValueError, match="validation_freq"):
+        model.fit(x, y, validation_data=(vx, vy), validation_freq=0, verbose=0)
+    with pytest.raises(ValueError, match="validation_freq"):
+        model.fit(x, y, validation_data=(vx, vy), validation_freq="2", verbose=0)
+    with pytest.raises(ValueError, match="validation_steps"):
+        model.fit(x, y, validation_data=(vx, vy), validation_steps=0, verbose=0)
+    with pytest.raises(ValueError, match="one weight per sample"):
+        model.fit(x, y, validation_data=(vx, vy, vw[:10]), verbose=0)
+    with pytest.raises(ValueError, match="repeats forever"):
+        model.fit(x, y, validation_data=ds.repeat(), verbose=0)
+    # validation_split keeps the weights of the rows it sets aside, as Keras does.
+    w = np.where(y == 0, 3.0, 1.0).astype("float32")
+    h = model.fit(x, y, epochs=1, sample_weight=w, validation_split=0.25, verbose=0)
+    assert h.history["val_loss"][-1] == pytest.approx(
+        model.evaluate(x[450:], y[450:], sample_weight=w[450:], return_dict=True, verbose=0)["loss"], rel=1e-5)
+
+
+def test_evaluate_and_predict_steps(blobs):
+    x, y = blobs
+    model = mlp()
+    model.compile("adam", "sparse_categorical_crossentropy")
+    model.fit(x, y, epochs=1, verbose=0)
+    assert model.predict(x, batch_size=10, steps=3, verbose=0).shape == (30, 3)
+    np.testing.assert_array_equal(model.predict(x, batch_size=10, steps=3, verbose=0), model.predict(x[:30], verbose=0))
+    assert model.evaluate(x, y, batch_size=10, steps=3, verbose=0) == pytest.approx(
+        model.evaluate(x[:30], y[:30], verbose=0), rel=1e-6)
+    from nnfit.data import Dataset
+    forever = Dataset.from_tensor_slices((x, y)).batch(10).repeat()
+    assert model.evaluate(forever, steps=3, verbose=0) == pytest.approx(model.evaluate(x[:30], y[:30], verbose=0),
+                                                                        rel=1e-6)
+    np.testing.assert_array_equal(model.predict(forever, steps=2, verbose=0), model.predict(x[:20], verbose=0))
+    with pytest.raises(ValueError, match="repeats forever"):
+        model.evaluate(forever, verbose=0)
+    with pytest.raises(ValueError, match="steps"):
+        model.predict(x, steps=-1, verbose=0)
+    with pytest.raises(ValueError, match="sample_weight"):
+        model.evaluate(forever, sample_weight=np.ones(10), steps=1, verbose=0)
 
 
 def test_weights_round_trip(blobs):

@@ -66,6 +66,22 @@ struct FitOptions {
   // or a dataset of (x, y) batches. At most one of the two.
   std::optional<std::pair<Tensor, Tensor>> validation_data;
   std::optional<data::Dataset> validation_dataset;
+  // Keras's validation sample weights ((x, y, sample_weight) as validation_data): one per
+  // validation sample, shape [N]; the validation loss weighs each sample by its weight, as
+  // the training loss does. A validation dataset brings them as a third component.
+  Tensor validation_sample_weight;
+  // Keras's validation_batch_size: the batch size of validation_data tensors (0:
+  // batch_size). Not with a validation dataset, which brings its own batches.
+  std::int64_t validation_batch_size = 0;
+  // Keras's validation_steps: each validation runs this many batches, the first of a new
+  // pass (0: the whole validation data; a pass that ends first ends it, with a note). A
+  // validation dataset that repeats forever needs it.
+  std::int64_t validation_steps = 0;
+  // Keras's validation_freq: validation runs after the epochs whose number (from 1, as
+  // Keras counts them) is a multiple of validation_freq, or, when validation_epochs is
+  // given (Keras's list form), after those epochs only. Epochs without it log no val_ keys.
+  std::int64_t validation_freq = 1;
+  std::vector<std::int64_t> validation_epochs;
   std::vector<Callback*> callbacks;  // not owned
   // Keras's class_weight: each training sample's loss is multiplied by its class's weight
   // (class ids; one-hot targets' argmax; a single column rounded), 1 for a class not listed.
@@ -127,6 +143,13 @@ struct InferenceOptions {
   std::int64_t batch_size = 32;
   std::string on_oom = "fail";
   std::function<void(const std::string&)> on_note;
+  // Keras's steps: evaluate or predict only the first `steps` batches (0: all of them). Data
+  // that ends first ends the call, with a note; a dataset that repeats forever needs it.
+  std::int64_t steps = 0;
+  // evaluate(x, y) only: Keras's sample_weight, one weight per sample (shape [N]); the loss
+  // weighs each sample by it (the metrics do not, as Keras's `metrics`). A dataset brings
+  // them as a third component (x, y, sample_weight).
+  Tensor sample_weight;
 };
 
 // Epoch logs hold Keras's keys ("loss", "accuracy", "val_loss", ...) and nnfit's:

@@ -149,8 +149,10 @@ class Model {
   Logs evaluate(const Tensor& x, const Tensor& y, std::int64_t batch_size = 32);
   Logs evaluate(const data::Dataset& data);
   Tensor predict(const Tensor& x, std::int64_t batch_size = 32);
-  // The same with an on_oom policy (InferenceOptions; the overloads above "fail").
-  // throws: InvalidArgument for an on_oom other than "fail" or "reduce_batch".
+  // The same with an on_oom policy, steps and sample weights (InferenceOptions; the
+  // overloads above "fail"). throws: InvalidArgument for an on_oom other than "fail" or
+  // "reduce_batch", sample weights that are not one float32 per sample (or given to
+  // predict or with a dataset), a dataset that repeats forever without steps.
   Logs evaluate(const Tensor& x, const Tensor& y, const InferenceOptions& options);
   Logs evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y, const InferenceOptions& options);
   Logs evaluate(const data::Dataset& data, const InferenceOptions& options);
@@ -257,11 +259,16 @@ class Model {
   // data runs out inside an epoch goes to *notes and on_note.
   static EpochFeed limit_steps(EpochFeed& inner, std::int64_t steps, std::vector<std::string>* notes,
                                const std::function<void(const std::string&)>& on_note);
-  Logs validate(const FitOptions& options, data::Autotuner* tuner);
-  // `what` names the batches in errors and notes: "validation" or "evaluation".
-  Logs evaluate_tensors(const std::vector<Tensor>& x, const std::vector<Tensor>& y, std::int64_t batch_size,
-                        const char* what);
-  Logs evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, const char* what);
+  // The validation logs after epoch `epoch` (from 0), or none where validation_freq skips it.
+  Logs validate(const FitOptions& options, std::int64_t epoch, data::Autotuner* tuner);
+  // `what` names the batches in errors and notes: "validation" or "evaluation". With
+  // `sample_weight` defined (or a dataset's third component) the loss weighs each sample;
+  // `steps` > 0 stops after that many batches.
+  Logs evaluate_tensors(const std::vector<Tensor>& x, const std::vector<Tensor>& y, const Tensor& sample_weight,
+                        std::int64_t batch_size, std::int64_t steps, const char* what);
+  Logs evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, std::int64_t steps, const char* what);
+  // A note that `steps` batches were asked for and the data ended after `ran` (Keras warns).
+  void note_short_steps(const char* what, std::int64_t steps, std::int64_t ran);
   // Copies a dataset element (x, y) into the inputs of the program for its batch size;
   // `what`: "training", "validation" or "evaluation".
   Entry& stage_element(const data::Element& element, const char* what, std::int64_t index);
@@ -282,6 +289,9 @@ class Model {
   // The Mode a training batch that fits runs as: a replica's gradients (data-parallel),
   // a loss-scaled step's gradients on a device with queues, else the training step.
   int training_mode() const;
+  // The Mode an inference batch runs as: with a sample-weight input while an evaluation
+  // weighs its loss by sample weights (WeightedEvaluation), else plain inference.
+  int inference_mode() const;
   // Called before each program a step runs; `update_only`: the program is all optimizer
   // update (an accumulated step's last one), whatever its nodes' names say.
   using BeforeRun = std::function<void(Program& program, bool update_only)>;
@@ -425,10 +435,15 @@ class Model {
   // weight input (entries are re-planned when this changes).
   void set_sample_weighting(bool weighted, std::map<std::int64_t, double> class_weight);
   // Writes the batch's sample weights into `e`'s input: `given` (rows floats, or null for
-  // ones) times the class weights of the targets already staged in `e`.
+  // ones) times, in training, the class weights of the targets already staged in `e`.
   void stage_sample_weights(Entry& e, std::int64_t rows, const float* given);
   bool weighted_ = false;
   std::map<std::int64_t, double> class_weight_;
+  // While an evaluation (or fit's validation) has sample weights: its programs take them
+  // and weigh the loss, as Keras's evaluate(sample_weight=...) does; set by a
+  // WeightedEvaluation for its length. Class weights never apply to it.
+  bool weighted_evaluation_ = false;
+  struct WeightedEvaluation;
 
   // Data parallelism (model_replicas.cpp). replicated(): more than one rank.
   std::shared_ptr<dist::Strategy> strategy_;

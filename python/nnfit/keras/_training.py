@@ -58,8 +58,29 @@ def split_validation(xs, ys, sw, fraction):
     if at == 0 or at == n:
         raise ValueError(f"validation_split={fraction} of {n} samples leaves no training or no validation sample")
     train = ([x[:at] for x in xs], [y[:at] for y in ys], None if sw is None else sw[:at])
-    val = ([x[at:] for x in xs], [y[at:] for y in ys])
+    val = ([x[at:] for x in xs], [y[at:] for y in ys], None if sw is None else sw[at:])  # Keras weighs it too
     return train, val
+
+
+def count_or_none(what, value):
+    """A positive integer argument (steps, batch sizes) or None, as the engine takes it (0: none)."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{what} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def validation_freq(value):
+    """Keras's validation_freq: validate every `value` epochs, or after the listed epochs (from 1)."""
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise ValueError("fit: validation_freq is an empty list, which never validates")
+        return [count_or_none("fit: validation_freq's epochs", e) for e in value]
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"Expected `validation_freq` to be a list or int. Received: validation_freq={value!r} of "
+                         f"the type {type(value)}.")
+    return count_or_none("fit: validation_freq", value)
 
 
 class Progress:

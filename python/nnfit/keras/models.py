@@ -210,56 +210,57 @@ class Model:
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
             steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1):
-        """Keras's fit over NumPy arrays; returns a History."""
-        for name, value, default in (("validation_steps", validation_steps, None),
-                                     ("validation_batch_size", validation_batch_size, None),
-                                     ("validation_freq", validation_freq, 1)):
-            if value != default:
-                raise NotImplementedError(f"fit: {name} is not supported by nnfit")
+        """Keras's fit over NumPy arrays or an nnfit.data.Dataset; returns a History."""
         verbose = 1 if verbose == "auto" else int(verbose)
-        if steps_per_epoch is not None and (isinstance(steps_per_epoch, bool) or int(steps_per_epoch) != steps_per_epoch
-                                            or steps_per_epoch < 1):
-            raise ValueError(f"fit: steps_per_epoch must be a positive integer, got {steps_per_epoch!r}")
-        spe = 0 if steps_per_epoch is None else int(steps_per_epoch)
+        spe = _training.count_or_none("fit: steps_per_epoch", steps_per_epoch)
+        schedule = (_training.count_or_none("fit: validation_steps", validation_steps),
+                    _training.validation_freq(validation_freq))
         if _is_dataset(x):
+            # Keras ignores validation_batch_size with a dataset too: its batches are its own.
             return self._fit_dataset(x, y, batch_size, epochs, verbose, callbacks, validation_split, validation_data,
-                                     class_weight, sample_weight, initial_epoch, spe)
+                                     class_weight, sample_weight, initial_epoch, spe, schedule)
         if y is None:
             raise ValueError("fit: targets y are needed with array inputs (or pass an nnfit.data.Dataset of (x, y))")
         xs = _training.as_arrays(x, self._input_names_for(x), "x")
         self._prepare(xs)
         ys = _training.as_arrays(y, self._output_names(), "y", target=True)
         sw = None if sample_weight is None else _training._array(sample_weight, "sample_weight", False)
+        batch = 32 if batch_size is None else int(batch_size)
+        validation_batch = _training.count_or_none("fit: validation_batch_size", validation_batch_size)
         validation = None
-        if validation_data is not None:
-            if len(validation_data) == 3:
-                raise NotImplementedError("fit: validation sample weights are not supported by nnfit")
+        if _is_dataset(validation_data):  # its own batches (Keras ignores validation_batch_size then)
+            validation, validation_batch = validation_data._build(_state.next_seed()), 0
+        elif validation_data is not None:
+            if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
+                raise ValueError("fit: validation_data must be (x, y) or (x, y, sample_weight) with arrays")
             vx = _training.as_arrays(validation_data[0], self._input_names_for(validation_data[0]), "validation x")
             vy = _training.as_arrays(validation_data[1], self._output_names(), "validation y", target=True)
-            validation = (vx, vy)
+            vsw = validation_data[2] if len(validation_data) == 3 else None
+            validation = (vx, vy, None if vsw is None else _training._array(vsw, "validation sample_weight", False))
         elif validation_split:
             (xs, ys, sw), validation = _training.split_validation(xs, ys, sw, validation_split)
-        if validation is not None:
-            if len(validation[0]) == 1 and len(validation[1]) == 1:
-                validation = (validation[0][0], validation[1][0])
+        if isinstance(validation, tuple):
+            vx, vy, vsw = validation
+            if len(vx) == 1 and len(vy) == 1:
+                validation = (vx[0], vy[0], vsw)
             else:  # several inputs or outputs: the engine validates on a dataset of their rows
                 from nnfit.data import Dataset
-                validation = (Dataset.from_tensor_slices(tuple(validation[0]) + tuple(validation[1]))
-                              .batch(32 if batch_size is None else int(batch_size))._build(0))
+                parts = tuple(vx) + tuple(vy) + (() if vsw is None else (vsw,))
+                validation = Dataset.from_tensor_slices(parts).batch(validation_batch or batch)._build(0)
+                validation_batch = 0
         python_callbacks, builtin, tensorboard = _training.split_callbacks(callbacks)
         history = History()
         n = xs[0].shape[0]
-        batch = 32 if batch_size is None else int(batch_size)
         steps = spe or -(-n // batch)
         bridge = _training.Bridge(self, python_callbacks, history, verbose, epochs, steps)
         result = self._handle.fit(xs, ys, batch, int(epochs), bool(shuffle), _state.next_seed(), validation, bridge,
                                   bridge.batch_hook, builtin, tensorboard,
                                   {int(k): float(v) for k, v in (class_weight or {}).items()}, sw, int(initial_epoch),
-                                  spe)
+                                  spe, validation_batch, *schedule)
         return _finish(history, bridge, result)
 
     def _fit_dataset(self, ds, y, batch_size, epochs, verbose, callbacks, validation_split, validation_data,
-                     class_weight, sample_weight, initial_epoch, steps_per_epoch=0):
+                     class_weight, sample_weight, initial_epoch, steps_per_epoch, schedule):
         """fit over an nnfit.data.Dataset of (x, y) batches (Keras's fit over a tf.data.Dataset)."""
         for name, value in (("y", y), ("batch_size", batch_size), ("sample_weight", sample_weight)):
             if value is not None:
@@ -282,7 +283,7 @@ class Model:
         result = self._handle.fit_dataset(train, int(epochs), seed, validation, bridge, bridge.batch_hook, builtin,
                                           tensorboard,
                                           {int(k): float(v) for k, v in (class_weight or {}).items()},
-                                          int(initial_epoch), steps_per_epoch)
+                                          int(initial_epoch), steps_per_epoch, *schedule)
         return _finish(history, bridge, result)
 
     def _input_names_for(self, x):
@@ -294,18 +295,21 @@ class Model:
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False):
         """Keras's evaluate: the loss, or [loss, metrics...], or a dict with return_dict."""
-        if sample_weight is not None or steps is not None or callbacks:
-            raise NotImplementedError("evaluate: sample_weight, steps and callbacks are not supported by nnfit")
+        if callbacks:
+            raise NotImplementedError("evaluate: callbacks are not supported by nnfit")
+        steps = _training.count_or_none("evaluate: steps", steps)
         if _is_dataset(x):
-            if y is not None or batch_size is not None:
-                raise ValueError("evaluate: y and batch_size must not be given with a dataset")
+            if y is not None or batch_size is not None or sample_weight is not None:
+                raise ValueError("evaluate: y, batch_size and sample_weight must not be given with a dataset "
+                                 "(its elements are (x, y) or (x, y, sample_weight) batches)")
             self._ensure_compiled()
-            pairs = self._handle.evaluate_dataset(x._build(_state.next_seed()))
+            pairs = self._handle.evaluate_dataset(x._build(_state.next_seed()), steps)
         else:
             xs = _training.as_arrays(x, self._input_names_for(x), "x")
             self._prepare(xs)
             ys = _training.as_arrays(y, self._output_names(), "y", target=True)
-            pairs = self._handle.evaluate(xs, ys, 32 if batch_size is None else int(batch_size))
+            sw = None if sample_weight is None else _training._array(sample_weight, "sample_weight", False)
+            pairs = self._handle.evaluate(xs, ys, 32 if batch_size is None else int(batch_size), sw, steps)
         logs, _ = _training._keras_logs(pairs)
         if return_dict:
             return logs
@@ -314,22 +318,23 @@ class Model:
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Keras's predict: one array, or a list for several outputs."""
-        if steps is not None or callbacks:
-            raise NotImplementedError("predict: steps and callbacks are not supported by nnfit")
+        if callbacks:
+            raise NotImplementedError("predict: callbacks are not supported by nnfit")
+        steps = _training.count_or_none("predict: steps", steps)
         if _is_dataset(x):
             # The dataset's batches (x, or x and targets, which are ignored as Keras does),
-            # made by the engine, predicted batch by batch.
+            # made by the engine, predicted batch by batch; Keras's steps: the first ones.
             self._prepare_inference([])
             n_in = len(self._handle.input_shapes)
             outs = [self._handle.predict(list(batch[:n_in]), int(batch[0].shape[0]))
-                    for batch in x._build(0).collect()]
+                    for batch in (x.take(steps) if steps else x)._build(0).collect()]
             if not outs:
                 raise ValueError("predict: the dataset is empty")
             joined = [np.concatenate([o[i] for o in outs]) for i in range(len(outs[0]))]
             return joined[0] if len(joined) == 1 else joined
         xs = _training.as_arrays(x, self._input_names_for(x), "x")
         self._prepare_inference(xs)
-        out = self._handle.predict(xs, 32 if batch_size is None else int(batch_size))
+        out = self._handle.predict(xs, 32 if batch_size is None else int(batch_size), steps)
         return out[0] if len(out) == 1 else out
 
     def _prepare_inference(self, xs):
