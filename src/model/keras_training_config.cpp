@@ -99,7 +99,7 @@ std::shared_ptr<LearningRateSchedule> read_schedule(const Reader& r, const std::
 
 std::shared_ptr<LearningRateSchedule> read_learning_rate(const Reader& r, const std::string& p, const json& v) {
   if (v.is_number()) {
-    if (v.get<double>() <= 0) r.invalid(p, "\"learning_rate\" must be positive, got " + show(v));
+    if (!(v.get<double>() >= 0)) r.invalid(p, "\"learning_rate\" must not be negative, got " + show(v));
     return std::make_shared<ConstantLearningRate>(v.get<double>());
   }
   return read_schedule(r, p + ".learning_rate", v);

@@ -26,7 +26,8 @@ void check_steps(const char* schedule, const char* key, std::int64_t steps) {
 }  // namespace
 
 ConstantLearningRate::ConstantLearningRate(double lr) : lr_(lr) {
-  NNFIT_CHECK(lr > 0, InvalidArgument, "learning_rate must be positive, got ", lr);
+  // 0 is Keras's too: the optimizer steps (its iterations, slots and EMA) and the weights stay.
+  NNFIT_CHECK(lr >= 0, InvalidArgument, "learning_rate must not be negative, got ", lr);
 }
 
 std::string ConstantLearningRate::describe() const { return format("%g", lr_); }

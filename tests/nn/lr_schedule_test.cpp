@@ -78,7 +78,9 @@ TEST(LearningRateSchedule, MatchesKeras) {
 }
 
 TEST(LearningRateSchedule, RejectsBadArguments) {
-  EXPECT_THROW(ConstantLearningRate(0.0), InvalidArgument);
+  EXPECT_THROW(ConstantLearningRate(-0.1), InvalidArgument);
+  EXPECT_THROW(ConstantLearningRate(std::nan("")), InvalidArgument);
+  EXPECT_EQ(ConstantLearningRate(0.0)(5), 0.0);  // Keras's too: the weights stay
   EXPECT_THROW(CosineDecay(0.001, 0), InvalidArgument);
   EXPECT_THROW(CosineDecay(0.001, 100, 1.5), InvalidArgument);
   EXPECT_THROW(CosineDecay(0.0, 100), InvalidArgument);            // no warm-up: it would stay at 0

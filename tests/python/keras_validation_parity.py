@@ -1,0 +1,106 @@
+"""Keras's validation and inference arguments, run under real Keras (from PyPI, in the Keras
+venv) and under `from nnfit import keras`, on the same weights: validation_freq (an int and
+a list), validation_batch_size, validation_steps, validation sample weights (a tuple and
+validation_split's share of sample_weight), evaluate(sample_weight=..., steps=...) and
+predict(steps=...). The optimizer is SGD with a learning rate of 0, so training leaves the
+weights alone and every figure is deterministic: the History's keys and lengths must be
+Keras's, and every value must agree to 1e-4 relative (float32 arithmetic in two engines).
+
+usage: keras_validation_parity.py KERAS_PYTHON [NNFIT_PYTHON]
+"""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+SCRIPT = textwrap.dedent("""
+    import json
+    import numpy as np
+    IMPORT_LINE
+
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(120, 8)).astype("float32")
+    y = rng.integers(0, 3, size=120).astype("int64")
+    w = rng.uniform(0.0, 2.0, size=120).astype("float32")
+    vx, vy, vw = x[:40] * 0.5, y[:40], w[:40][::-1].copy()
+    weights = [rng.normal(size=(8, 16)).astype("float32") * 0.5, rng.normal(size=16).astype("float32") * 0.1,
+               rng.normal(size=(16, 3)).astype("float32") * 0.5, rng.normal(size=3).astype("float32") * 0.1]
+
+    def model():
+        m = keras.Sequential([keras.Input(shape=(8,)), keras.layers.Dense(16, activation="relu"),
+                              keras.layers.Dense(3, activation="softmax")])
+        m.set_weights(weights)
+        m.compile(optimizer=keras.optimizers.SGD(learning_rate=0.0), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+        return m
+
+    def floats(d):
+        return {k: [float(v) for v in vs] if isinstance(vs, list) else float(vs) for k, vs in d.items()}
+
+    out = {}
+    m = model()
+    out["evaluate_weighted"] = floats(m.evaluate(x, y, sample_weight=w, batch_size=16, verbose=0, return_dict=True))
+    out["evaluate_steps"] = floats(m.evaluate(x, y, batch_size=16, steps=3, verbose=0, return_dict=True))
+    p = m.predict(x, batch_size=16, steps=2, verbose=0)
+    out["predict_steps"] = {"rows": [float(p.shape[0])], "class_mean": [float((p * np.arange(3)).sum() / p.shape[0])]}
+    out["fit_freq_2"] = floats(m.fit(x, y, batch_size=20, epochs=4, shuffle=False, verbose=0,
+                                     validation_data=(vx, vy, vw), validation_freq=2, validation_batch_size=7,
+                                     validation_steps=3).history)
+    out["fit_freq_list"] = floats(m.fit(x, y, batch_size=20, epochs=3, shuffle=False, verbose=0,
+                                        validation_data=(vx, vy), validation_freq=[1, 3]).history)
+    out["fit_split_weighted"] = floats(m.fit(x, y, sample_weight=w, batch_size=20, epochs=1, shuffle=False,
+                                             verbose=0, validation_split=0.25).history)
+    print("PARITY " + json.dumps(out))
+""")
+
+
+def run(python, import_line, env):
+    r = subprocess.run([python, "-c", SCRIPT.replace("IMPORT_LINE", import_line)], capture_output=True, text=True,
+                       env=env, timeout=900)
+    if r.returncode != 0:
+        sys.exit(f"{python} ({import_line}) failed:\n{r.stderr[-3000:]}")
+    for line in r.stdout.splitlines():
+        if line.startswith("PARITY "):
+            return json.loads(line[7:])
+    sys.exit(f"{python} ({import_line}) printed no result:\n{r.stdout[-2000:]}")
+
+
+def compare(got, ref):
+    """Every case's keys, list lengths and values (1e-4 relative, 1e-6 absolute)."""
+    failures = []
+    for case, want in ref.items():
+        have = got.get(case, {})
+        if sorted(have) != sorted(want):
+            failures.append(f"{case}: keys nnfit {sorted(have)}, Keras {sorted(want)}")
+            continue
+        for key, values in want.items():
+            mine = have[key]
+            if isinstance(values, list) != isinstance(mine, list) or (isinstance(values, list)
+                                                                       and len(values) != len(mine)):
+                failures.append(f"{case}.{key}: nnfit {mine}, Keras {values}")
+                continue
+            for a, b in zip(mine if isinstance(mine, list) else [mine], values if isinstance(values, list) else [values]):
+                if abs(a - b) > 1e-6 + 1e-4 * abs(b):
+                    failures.append(f"{case}.{key}: nnfit {mine}, Keras {values}")
+                    break
+    return failures
+
+
+def main():
+    keras_python = sys.argv[1]
+    nnfit_python = sys.argv[2] if len(sys.argv) > 2 else sys.executable
+    keras_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    keras_env.update(KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3")
+    ref = run(keras_python, "import keras", keras_env)
+    got = run(nnfit_python, "from nnfit import keras", dict(os.environ))
+    failures = compare(got, ref)
+    for case, logs in ref.items():
+        print(f"{case}: " + ", ".join(f"{k}={v}" for k, v in sorted(logs.items())))
+    if failures:
+        sys.exit("\n".join(failures))
+    print(f"parity: ok ({len(ref)} cases)")
+
+
+if __name__ == "__main__":
+    main()
