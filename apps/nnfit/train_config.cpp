@@ -88,7 +88,7 @@ TrainConfig read_train_config(const std::string& path) {
 
   if (top.find("compile") || cfg.model_file.empty()) {
     const Section compile = top.section("compile");
-    compile.check_keys({"optimizer", "loss", "metrics", "loss_weights", "dtype_policy"});
+    compile.check_keys({"optimizer", "loss", "metrics", "weighted_metrics", "loss_weights", "dtype_policy"});
     CompileOptions co;
     if (const json* p = compile.find("dtype_policy")) {
       if (!p->is_string()) compile.fail("expected a Keras dtype policy name such as \"mixed_bfloat16\", got " + p->dump(), "dtype_policy");
@@ -117,14 +117,17 @@ TrainConfig read_train_config(const std::string& path) {
         co.loss_weights.push_back(w.get<double>());
       }
     }
-    if (const json* metrics = compile.find("metrics")) {
+    for (const char* key : {"metrics", "weighted_metrics"}) {
+      const json* metrics = compile.find(key);
+      if (!metrics) continue;
       if (!metrics->is_array()) {
-        compile.fail("expected a list of metric names or Keras metric objects, got " + metrics->dump(), "metrics");
+        compile.fail("expected a list of metric names or Keras metric objects, got " + metrics->dump(), key);
       }
+      std::vector<MetricSpec>& out = key == std::string("metrics") ? co.metrics : co.weighted_metrics;
       for (std::size_t i = 0; i < metrics->size(); ++i) {
         const json& m = (*metrics)[i];
-        if (!m.is_string() && !m.is_object()) compile.fail("expected a metric name or object, got " + m.dump(), "metrics");
-        co.metrics.push_back(metric_from_keras_json(m.dump(), path + ": " + compile.key_path("metrics") + "[" + std::to_string(i) + "]"));
+        if (!m.is_string() && !m.is_object()) compile.fail("expected a metric name or object, got " + m.dump(), key);
+        out.push_back(metric_from_keras_json(m.dump(), path + ": " + compile.key_path(key) + "[" + std::to_string(i) + "]"));
       }
     }
     cfg.compile = std::move(co);

@@ -49,7 +49,8 @@ Layer& layer_named(const Model& m, const std::string& name) {
 }
 
 void compile(ModelHandle& h, const std::string& optimizer, const std::vector<std::string>& losses,
-             const std::vector<double>& loss_weights, const std::vector<std::string>& metrics) {
+             const std::vector<double>& loss_weights, const std::vector<std::string>& metrics,
+             const std::vector<std::string>& weighted_metrics) {
   CompileOptions o;
   o.optimizer = optimizer_from_keras_json(optimizer, "optimizer");
   if (losses.size() == 1) {
@@ -62,6 +63,10 @@ void compile(ModelHandle& h, const std::string& optimizer, const std::vector<std
   o.loss_weights = loss_weights;
   for (std::size_t i = 0; i < metrics.size(); ++i) {
     o.metrics.push_back(metric_from_keras_json(metrics[i], "metrics[" + std::to_string(i) + "]"));
+  }
+  for (std::size_t i = 0; i < weighted_metrics.size(); ++i) {
+    o.weighted_metrics.push_back(
+        metric_from_keras_json(weighted_metrics[i], "weighted_metrics[" + std::to_string(i) + "]"));
   }
   py::gil_scoped_release nogil;
   h.get().compile(std::move(o));
@@ -113,7 +118,8 @@ void define_model(py::module_& m) {
       .def_property_readonly("device_reason", [](const ModelHandle& h) { return h.device_reason; })
       .def("summary", [](const ModelHandle& h) { return h.get().summary(); })
       .def("build", [](ModelHandle& h) { h.get().build(); })
-      .def("compile", &compile, py::arg("optimizer"), py::arg("losses"), py::arg("loss_weights"), py::arg("metrics"))
+      .def("compile", &compile, py::arg("optimizer"), py::arg("losses"), py::arg("loss_weights"), py::arg("metrics"),
+           py::arg("weighted_metrics") = std::vector<std::string>{})
       .def_property_readonly("compiled", [](const ModelHandle& h) { return h.get().compiled(); })
       .def_property_readonly("built", [](const ModelHandle& h) { return h.get().built(); })
       .def_property_readonly("name", [](const ModelHandle& h) { return h.get().name(); })

@@ -103,11 +103,23 @@ std::vector<OutputMetric> make_output_metrics(const CompileOptions& co, const st
                                               const std::vector<std::string>& output_names) {
   std::vector<OutputMetric> out;
   const bool several = output_shapes.size() > 1;
-  for (std::size_t i = 0; i < output_shapes.size(); ++i) {
-    for (const MetricSpec& spec : co.metrics) {
-      Metric m(spec, co.loss_for(i), one_prediction(output_shapes[i]));
-      std::string key = several ? output_names[i] + "_" + m.name() : m.name();
-      out.push_back({i, std::move(key), std::move(m)});
+  const auto taken = [&](const std::string& key) {
+    return std::any_of(out.begin(), out.end(), [&](const OutputMetric& m) { return m.key == key; });
+  };
+  for (const bool weighted : {false, true}) {
+    for (std::size_t i = 0; i < output_shapes.size(); ++i) {
+      for (const MetricSpec& spec : weighted ? co.weighted_metrics : co.metrics) {
+        Metric m(spec, co.loss_for(i), one_prediction(output_shapes[i]));
+        const std::string prefix = several ? output_names[i] + "_" : "";
+        std::string key = prefix + m.name();
+        // Keras's CompileMetrics.result: a weighted metric whose name is taken becomes
+        // "weighted_<name>", and "weighted_<name>_<k>" from its second repeat on.
+        if (weighted && taken(key)) {
+          key = prefix + "weighted_" + m.name();
+          for (int k = 1; taken(key); ++k) key = prefix + "weighted_" + m.name() + "_" + std::to_string(k);
+        }
+        out.push_back({i, std::move(key), std::move(m), weighted});
+      }
     }
   }
   return out;

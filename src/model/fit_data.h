@@ -29,13 +29,15 @@ TensorDesc one_prediction(const Shape& output_shape);
 std::vector<Metric> make_metrics(const CompileOptions& co, const TensorDesc& pred1);
 
 // A metric of one output, under the key Keras logs it by: "accuracy" for a single
-// output, "<output layer>_accuracy" for several.
+// output, "<output layer>_accuracy" for several; `weighted`: one of weighted_metrics.
 struct OutputMetric {
   std::size_t output = 0;
   std::string key;
   Metric metric;
+  bool weighted = false;
 };
-// The compiled metrics for every output (output_names: Model::output_names()).
+// The compiled metrics for every output (output_names: Model::output_names()), then the
+// weighted metrics for every output, in Keras's order and under Keras's keys.
 std::vector<OutputMetric> make_output_metrics(const CompileOptions& co, const std::vector<Shape>& output_shapes,
                                               const std::vector<std::string>& output_names);
 

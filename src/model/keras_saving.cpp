@@ -41,11 +41,11 @@ ojson losses_json(const Model& m) {
   return out;
 }
 
-ojson metrics_json(const Model& m) {
-  const CompileOptions& c = m.compile_options();
-  if (c.metrics.empty()) return nullptr;
+// Keras's metrics or weighted_metrics entry: null, a list, or one list per output.
+ojson metrics_json(const Model& m, const std::vector<MetricSpec>& metrics) {
+  if (metrics.empty()) return nullptr;
   ojson one = ojson::array();
-  for (const MetricSpec& s : c.metrics) one.push_back(ojson::parse(metric_to_keras_json(s)));
+  for (const MetricSpec& s : metrics) one.push_back(ojson::parse(metric_to_keras_json(s)));
   if (m.num_outputs() == 1) return one;
   ojson out = ojson::array();
   for (std::size_t i = 0; i < m.num_outputs(); ++i) out.push_back(one);
@@ -62,8 +62,8 @@ ojson compile_config(const Model& m) {
   return {{"optimizer", ojson::parse(optimizer_to_keras_json(m.compile_options().optimizer))},
           {"loss", losses_json(m)},
           {"loss_weights", loss_weights_json(m)},
-          {"metrics", metrics_json(m)},
-          {"weighted_metrics", nullptr},
+          {"metrics", metrics_json(m, m.compile_options().metrics)},
+          {"weighted_metrics", metrics_json(m, m.compile_options().weighted_metrics)},
           {"run_eagerly", false},
           {"steps_per_execution", 1},
           {"jit_compile", false}};
@@ -80,8 +80,8 @@ ojson training_config(const Model& m) {
   }
   if (optimizer["config"]["weight_decay"].is_null()) optimizer["config"].erase("weight_decay");
   return {{"loss", losses_json(m)},
-          {"metrics", metrics_json(m)},
-          {"weighted_metrics", nullptr},
+          {"metrics", metrics_json(m, m.compile_options().metrics)},
+          {"weighted_metrics", metrics_json(m, m.compile_options().weighted_metrics)},
           {"loss_weights", loss_weights_json(m)},
           {"optimizer_config", optimizer}};
 }
@@ -119,6 +119,26 @@ std::vector<json> per_output(const keras_json::Reader& r, const std::string& pat
   return std::vector<json>(names.size(), v);
 }
 
+// Keras's metrics or weighted_metrics of a compile config: one list for every output (nnfit
+// applies the same metrics to each), or the same list per output.
+void read_metrics(const keras_json::Reader& r, const std::string& key, const json& mt, const Model& m,
+                  std::vector<MetricSpec>& out) {
+  const bool nested = mt.is_array() && !mt.empty() && mt[0].is_array();
+  if (m.num_outputs() > 1 && (nested || (mt.is_object() && !keras_json::find(mt, "class_name")))) {
+    std::vector<std::vector<MetricSpec>> per;
+    for (const json& v : per_output(r, key, mt, m, false)) {
+      per.emplace_back();
+      collect_metrics(r, key, v, per.back());
+    }
+    for (const auto& p : per) {
+      if (p != per[0]) r.unsupported(key, "different metrics per output are not supported", "use one list for all");
+    }
+    if (!per.empty()) out = per[0];
+  } else {
+    collect_metrics(r, key, mt, out);
+  }
+}
+
 CompileOptions read_compile(const json& cfg, const Model& m, const std::string& where, const char* optimizer_key) {
   const keras_json::Reader r{where};
   keras_json::expect_object(r, "", cfg);
@@ -144,25 +164,10 @@ CompileOptions read_compile(const json& cfg, const Model& m, const std::string& 
     }
     if (m.num_outputs() == 1) co.loss_weights.clear();  // Keras ignores a single output's weight
   }
-  if (const json* mt = keras_json::value(cfg, "metrics")) {
-    // One list for every output (nnfit applies the same metrics to each).
-    std::vector<std::vector<MetricSpec>> per;
-    const bool nested = mt->is_array() && !mt->empty() && (*mt)[0].is_array();
-    if (m.num_outputs() > 1 && (nested || (mt->is_object() && !keras_json::find(*mt, "class_name")))) {
-      for (const json& v : per_output(r, "metrics", *mt, m, false)) {
-        per.emplace_back();
-        collect_metrics(r, "metrics", v, per.back());
-      }
-      for (const auto& p : per) {
-        if (p != per[0]) r.unsupported("metrics", "different metrics per output are not supported", "use one list for all");
-      }
-      if (!per.empty()) co.metrics = per[0];
-    } else {
-      collect_metrics(r, "metrics", *mt, co.metrics);
+  for (const char* key : {"metrics", "weighted_metrics"}) {
+    if (const json* mt = keras_json::value(cfg, key)) {
+      read_metrics(r, key, *mt, m, key == std::string("metrics") ? co.metrics : co.weighted_metrics);
     }
-  }
-  if (const json* wm = keras_json::value(cfg, "weighted_metrics"); wm && !(wm->is_array() && wm->empty())) {
-    r.unsupported("weighted_metrics", "weighted metrics are not supported");
   }
   return co;
 }

@@ -210,7 +210,16 @@ void Model::compile(CompileOptions options) {
     const Loss& loss = compile_options_.loss_for(i);
     Graph probe;
     loss.emit(probe, probe.add_input("pred", pred), probe.add_input("y", loss.target_desc(pred)));
-    for (const MetricSpec& m : compile_options_.metrics) Metric(m, loss, pred);
+    for (const char* key : {"metrics", "weighted_metrics"}) {
+      const auto& specs = key == std::string("metrics") ? compile_options_.metrics : compile_options_.weighted_metrics;
+      for (std::size_t k = 0; k < specs.size(); ++k) {
+        try {
+          Metric(specs[k], loss, pred);
+        } catch (const InvalidArgument& e) {  // named by its place in the compile options
+          throw InvalidArgument(std::string(key) + "[" + std::to_string(k) + "]: " + e.what(), e.hint());
+        }
+      }
+    }
   }
 
   for (Weight* w : graph_.weights()) {

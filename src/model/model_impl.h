@@ -198,6 +198,11 @@ struct Model::Entry {
     if (staged) return staged->write().sample_weight.data<float>();
     return static_cast<float*>(program.data(sample_weight));
   }
+  // The sample weights of the batch last run (as y_result).
+  const float* sample_weight_result() const {
+    if (staged && !split) return staged->in[staged->read].sample_weight.data<float>();
+    return const_cast<Entry*>(this)->sample_weight_data();
+  }
   const float* pred_data(std::size_t i = 0) const {
     if (split) return split->preds[i].data<float>();
     if (staged) return staged->preds[i].data<float>();
@@ -278,7 +283,12 @@ struct Model::Totals {
     for (std::size_t i = 0; i < output_loss_sums.size(); ++i) {
       output_loss_sums[i] += static_cast<double>(e.output_loss_value(i)) * r;
     }
-    for (auto& m : metrics) m.metric.update(e.pred_data(m.output), e.y_result(m.output), rows, e.pred_desc(m.output));
+    // A weighted metric counts each row by its sample weight where the batch has them.
+    const float* weights = e.sample_weight >= 0 ? e.sample_weight_result() : nullptr;
+    for (auto& m : metrics) {
+      m.metric.update(e.pred_data(m.output), e.y_result(m.output), rows, e.pred_desc(m.output),
+                      m.weighted ? weights : nullptr);
+    }
     seen += rows;
   }
   // The sums as JSON and back (training_progress.cpp): a resumed run continues a partly

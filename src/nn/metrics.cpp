@@ -142,7 +142,8 @@ std::vector<std::string> Metric::keys(const std::string& key) const {
   return out;
 }
 
-void Metric::update_confusion(const float* pred, const float* t, std::int64_t rows, std::int64_t per_row) {
+void Metric::update_confusion(const float* pred, const float* t, std::int64_t rows, std::int64_t per_row,
+                              const float* weights) {
   // Keras's update_confusion_matrix_variables: top_k keeps each row's k largest (ties to the
   // lower index) and makes the rest negative; class_id then keeps one column; a prediction
   // above the threshold (default 0.5) is positive, a nonzero target is positive.
@@ -153,6 +154,7 @@ void Metric::update_confusion(const float* pred, const float* t, std::int64_t ro
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* p = pred + r * per_row;
     const float* tr = t + r * per_row;
+    const double w = weights ? weights[r] : 1.0;
     if (spec_.top_k) {
       std::vector<std::int64_t> order(static_cast<std::size_t>(per_row));
       for (std::int64_t c = 0; c < per_row; ++c) order[static_cast<std::size_t>(c)] = c;
@@ -165,13 +167,14 @@ void Metric::update_confusion(const float* pred, const float* t, std::int64_t ro
       // Keras sets the dropped predictions to NEG_INF (-1e10), below any threshold it takes.
       const double value = kept[static_cast<std::size_t>(c)] ? p[c] : -1e10;
       const bool predicted = value > threshold, actual = tr[c] != 0.0f;
-      if (predicted && actual) sums_[0] += 1.0;
-      if (precision ? predicted && !actual : !predicted && actual) sums_[1] += 1.0;
+      if (predicted && actual) sums_[0] += w;
+      if (precision ? predicted && !actual : !predicted && actual) sums_[1] += w;
     }
   }
 }
 
-void Metric::update_auc(const float* pred, const float* t, std::int64_t n) {
+void Metric::update_auc(const float* pred, const float* t, std::int64_t n, std::int64_t per_row,
+                        const float* weights) {
   // Keras's AUC (multi_label false): every prediction against every threshold; a nonzero
   // target is positive. Sums: tp, fp, tn, fn, each over the thresholds.
   const std::size_t count = thresholds_.size();
@@ -179,14 +182,16 @@ void Metric::update_auc(const float* pred, const float* t, std::int64_t n) {
     double p = pred[i];
     if (spec_.from_logits) p = 1.0 / (1.0 + std::exp(-p));
     const bool actual = t[i] != 0.0f;
+    const double w = weights ? weights[i / per_row] : 1.0;  // a row's weight for each of its values
     for (std::size_t k = 0; k < count; ++k) {
       const bool predicted = p > thresholds_[k];
-      sums_[(predicted ? (actual ? 0 : 1) : (actual ? 3 : 2)) * count + k] += 1.0;
+      sums_[(predicted ? (actual ? 0 : 1) : (actual ? 3 : 2)) * count + k] += w;
     }
   }
 }
 
-void Metric::update_fbeta(const float* pred, const float* t, std::int64_t rows, std::int64_t classes) {
+void Metric::update_fbeta(const float* pred, const float* t, std::int64_t rows, std::int64_t classes,
+                          const float* weights) {
   // Keras's FBetaScore.update_state: without a threshold a row's largest values (ties all
   // count, an all-zero row none) are its predicted classes; with one, those above it.
   const auto at = [&](int what, std::int64_t c) -> double& {
@@ -196,45 +201,54 @@ void Metric::update_fbeta(const float* pred, const float* t, std::int64_t rows, 
     const float* p = pred + r * classes;
     const float* tr = t + r * classes;
     const float top = *std::max_element(p, p + classes);
+    const double w = weights ? weights[r] : 1.0;
     for (std::int64_t c = 0; c < classes; ++c) {
       const double y = spec_.threshold ? (p[c] > *spec_.threshold ? 1.0 : 0.0)
                                        : (p[c] >= top && std::fabs(p[c]) > 1e-9f ? 1.0 : 0.0);
       const double truth = tr[c];
-      at(0, c) += y * truth;
-      at(1, c) += y * (1.0 - truth);
-      at(2, c) += (1.0 - y) * truth;
-      at(3, c) += truth;
+      at(0, c) += y * truth * w;
+      at(1, c) += y * (1.0 - truth) * w;
+      at(2, c) += (1.0 - y) * truth * w;
+      at(3, c) += truth * w;
     }
   }
 }
 
-void Metric::update(const float* pred, const void* target, std::int64_t rows, const TensorDesc& pred_desc) {
+void Metric::update(const float* pred, const void* target, std::int64_t rows, const TensorDesc& pred_desc,
+                    const float* weights) {
   const std::int64_t per_row = pred_desc.shape.numel() / std::max<std::int64_t>(pred_desc.shape[0], 1);
   const std::int64_t n = rows * per_row;
   const float* t = static_cast<const float*>(target);
+  const auto weight = [&](std::int64_t r) { return weights ? static_cast<double>(weights[r]) : 1.0; };
+  // The rows' weights summed: the count a mean divides by.
+  double count = static_cast<double>(rows);
+  if (weights) {
+    count = 0;
+    for (std::int64_t r = 0; r < rows; ++r) count += weights[r];
+  }
   if (resolved_ == "binary_accuracy") {
     // Keras's binary_accuracy: the prediction thresholded (whatever from_logits says) must
     // equal the target; the mean over the last axis, averaged over samples.
     const double threshold = spec_.threshold.value_or(0.5);
     for (std::int64_t i = 0; i < n; ++i) {
-      sums_[0] += (pred[i] > threshold ? 1.0f : 0.0f) == t[i] ? 1.0 / static_cast<double>(per_row) : 0.0;
+      sums_[0] += (pred[i] > threshold ? 1.0f : 0.0f) == t[i] ? weight(i / per_row) / static_cast<double>(per_row) : 0.0;
     }
-    sums_[1] += static_cast<double>(rows);
+    sums_[1] += count;
   } else if (resolved_ == "mean_absolute_error" || resolved_ == "mean_squared_error" ||
              resolved_ == "root_mean_squared_error") {
     // Keras's per-sample mean over the last axis, averaged over samples.
     const bool abs = resolved_ == "mean_absolute_error";
     for (std::int64_t i = 0; i < n; ++i) {
       const double e = static_cast<double>(pred[i]) - t[i];
-      sums_[0] += (abs ? std::fabs(e) : e * e) / static_cast<double>(per_row);
+      sums_[0] += (abs ? std::fabs(e) : e * e) * weight(i / per_row) / static_cast<double>(per_row);
     }
-    sums_[1] += static_cast<double>(rows);
+    sums_[1] += count;
   } else if (resolved_ == "precision" || resolved_ == "recall") {
-    update_confusion(pred, t, rows, per_row);
+    update_confusion(pred, t, rows, per_row, weights);
   } else if (resolved_ == "auc") {
-    update_auc(pred, t, n);
+    update_auc(pred, t, n, per_row, weights);
   } else if (resolved_ == "f1_score" || resolved_ == "fbeta_score") {
-    update_fbeta(pred, t, rows, classes_);
+    update_fbeta(pred, t, rows, classes_, weights);
   } else {
     // Categorical kinds: argmax (or top k) of each row against the target class.
     const bool top_k = resolved_ == "top_k_categorical_accuracy" || resolved_ == "sparse_top_k_categorical_accuracy";
@@ -249,14 +263,14 @@ void Metric::update(const float* pred, const void* target, std::int64_t rows, co
         for (std::int64_t c = 1; c < per_row; ++c) label = tr[c] > tr[label] ? c : label;
       }
       if (top_k) {
-        sums_[0] += in_top_k(p, per_row, label, spec_.k) ? 1.0 : 0.0;
+        sums_[0] += in_top_k(p, per_row, label, spec_.k) ? weight(r) : 0.0;
       } else {
         std::int64_t arg = 0;
         for (std::int64_t c = 1; c < per_row; ++c) arg = p[c] > p[arg] ? c : arg;
-        sums_[0] += arg == label ? 1.0 : 0.0;
+        sums_[0] += arg == label ? weight(r) : 0.0;
       }
     }
-    sums_[1] += static_cast<double>(rows);
+    sums_[1] += count;
   }
 }
 

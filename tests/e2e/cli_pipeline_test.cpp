@@ -270,6 +270,25 @@ TEST_F(CliTest, ClassWeightTrainsAndBadEntriesAreNamed) {
                {"fit.class_weight", "class 1's weight must be a non-negative number"});
   expect_error(config_with_data(model(), files, files, R"({"class_weight": [1, 2]})"), 2,
                {"fit.class_weight", "expected an object of class id -> weight"});
+
+  // compile.weighted_metrics: counted by the class weights, logged as Keras names them.
+  const auto with_compile = [&](const std::string& extra) {
+    const fs::path p = config_with_data(model(), files, files, R"({"epochs": 1, "batch_size": 6, "class_weight": {"0": 2.0}})");
+    std::string text = slurp(p);
+    const std::string at = R"("metrics": ["accuracy"])";
+    text.replace(text.find(at), at.size(), at + ", " + extra);
+    write_file(p, text);
+    return p;
+  };
+  const fs::path metrics = dir_ / "metrics.json";
+  const Result w = run("train " + with_compile(R"("weighted_metrics": ["accuracy"])").string() +
+                       " --quiet --metrics-json " + metrics.string());
+  ASSERT_EQ(w.code, 0) << w.err;
+  const auto m = nlohmann::json::parse(slurp(metrics));
+  EXPECT_TRUE(m["epochs"][0].contains("weighted_accuracy")) << m.dump();
+  EXPECT_TRUE(m["epochs"][0].contains("val_weighted_accuracy")) << m.dump();
+  expect_error(with_compile(R"("weighted_metrics": "accuracy")"), 2, {"compile.weighted_metrics", "expected a list"});
+  expect_error(with_compile(R"("weighted_metrics": ["acuracy"])"), 2, {"weighted_metrics[0]: unknown metric 'acuracy'"});
 }
 
 // compile.metrics takes Keras metric objects with their arguments; a bad one is a config

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "nnfit/core/error.h"
 #include "nnfit/nn/metrics.h"
@@ -68,6 +69,39 @@ TEST(Metrics, KerasFormulasAndSums) {
                InvalidArgument);
   EXPECT_THROW(Metric("sparse_top_k_categorical_accuracy", Loss::from_name("categorical_crossentropy"), five),
                InvalidArgument);
+}
+
+// Weighted metrics (Keras's weighted_metrics): a mean is sum(w * value) / sum(w), a
+// confusion count adds w; weights of 1 change nothing and a zero weight drops the row. The
+// parity with Keras itself is tests/python/keras_arguments_parity.py's weighted cases.
+TEST(Metrics, SampleWeightsCountEachRowByItsWeight) {
+  const TensorDesc three{Shape{3, 3}, DType::f32};
+  const Loss sparse = Loss::from_name("sparse_categorical_crossentropy");
+  const float pred[] = {0.1f, 0.8f, 0.1f, 0.9f, 0.05f, 0.05f, 0.2f, 0.3f, 0.5f};
+  const std::int32_t labels[] = {1, 0, 1};  // right, right, wrong
+  const float w[] = {2.0f, 0.5f, 1.5f}, ones[] = {1, 1, 1}, drop_wrong[] = {1, 1, 0};
+  Metric acc("accuracy", sparse, three), plain("accuracy", sparse, three), dropped("accuracy", sparse, three);
+  acc.update(pred, labels, 3, three, w);
+  plain.update(pred, labels, 3, three, ones);
+  dropped.update(pred, labels, 3, three, drop_wrong);
+  EXPECT_NEAR(acc.result(), 2.5 / 4.0, 1e-12);
+  EXPECT_NEAR(plain.result(), 2.0 / 3.0, 1e-12);
+  EXPECT_NEAR(dropped.result(), 1.0, 1e-12);
+
+  const TensorDesc col{Shape{4, 1}, DType::f32};
+  const Loss bce = Loss::from_name("binary_crossentropy");
+  const float p[] = {0.9f, 0.6f, 0.4f, 0.1f}, t[] = {1, 0, 1, 0}, pw[] = {3, 1, 2, 5};
+  Metric precision("precision", bce, col), recall("recall", bce, col), bin("binary_accuracy", bce, col),
+      mse("mse", bce, col), auc("auc", bce, col), auc_ones("auc", bce, col), auc_plain("auc", bce, col);
+  for (Metric* m : {&precision, &recall, &bin, &mse, &auc}) m->update(p, t, 4, col, pw);
+  auc_ones.update(p, t, 4, col, std::vector<float>(4, 1.0f).data());
+  auc_plain.update(p, t, 4, col);
+  EXPECT_DOUBLE_EQ(precision.result(), 3.0 / (3.0 + 1.0));  // tp 0.9 (w 3), fp 0.6 (w 1)
+  EXPECT_DOUBLE_EQ(recall.result(), 3.0 / (3.0 + 2.0));     // fn 0.4 (w 2)
+  EXPECT_DOUBLE_EQ(bin.result(), (3.0 + 5.0) / 11.0);        // right: 0.9 and 0.1
+  EXPECT_NEAR(mse.result(), (3 * 0.01 + 1 * 0.36 + 2 * 0.36 + 5 * 0.01) / 11.0, 1e-7);
+  EXPECT_DOUBLE_EQ(auc_ones.result(), auc_plain.result());
+  EXPECT_NE(auc.result(), auc_plain.result());
 }
 
 // Precision / Recall with a threshold, top_k (Keras's default threshold then NEG_INF: every

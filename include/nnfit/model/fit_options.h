@@ -47,6 +47,11 @@ struct CompileOptions {
   std::vector<Loss> losses;            // one per output, in output order (Keras's list form)
   std::vector<double> loss_weights;    // one per output; empty: 1 each
   std::vector<MetricSpec> metrics;     // Keras names ("accuracy", ...) or objects; for every output
+  // Keras's weighted_metrics: the same kinds, each row counted by its sample weight (the
+  // sample_weight or class_weight of fit, the sample weights of evaluate or validation;
+  // unweighted where there are none). Logged by their names, or "weighted_<name>" where a
+  // metric of `metrics` has the name already, as Keras logs them.
+  std::vector<MetricSpec> weighted_metrics;
   // The model's dtype policy (Keras's global policy: layers without their own take it);
   // unset: the model's (set_dtype_policy, default float32).
   std::optional<DTypePolicy> dtype_policy;

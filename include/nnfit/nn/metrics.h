@@ -63,8 +63,11 @@ class Metric {
   const std::string& name() const { return spec_.name; }  // the key in history/logs
   const std::string& resolved() const { return resolved_; }
   void reset() { sums_.assign(sums_.size(), 0.0); }
-  // Accumulates `rows` rows of predictions (f32) and targets.
-  void update(const float* pred, const void* target, std::int64_t rows, const TensorDesc& pred_desc);
+  // Accumulates `rows` rows of predictions (f32) and targets; with `weights` (one per
+  // row, Keras's sample_weight of a weighted metric) each row counts by its weight: a mean
+  // is sum(w * value) / sum(w), a confusion count adds w.
+  void update(const float* pred, const void* target, std::int64_t rows, const TensorDesc& pred_desc,
+              const float* weights = nullptr);
   // The value: one number, or one per class (F1Score / FBetaScore with average None).
   std::vector<double> results() const;
   double result() const { return results().at(0); }
@@ -77,9 +80,11 @@ class Metric {
   void set_sums(const std::vector<double>& sums);
 
  private:
-  void update_auc(const float* pred, const float* target, std::int64_t n);
-  void update_confusion(const float* pred, const float* target, std::int64_t rows, std::int64_t per_row);
-  void update_fbeta(const float* pred, const float* target, std::int64_t rows, std::int64_t classes);
+  void update_auc(const float* pred, const float* target, std::int64_t n, std::int64_t per_row, const float* weights);
+  void update_confusion(const float* pred, const float* target, std::int64_t rows, std::int64_t per_row,
+                        const float* weights);
+  void update_fbeta(const float* pred, const float* target, std::int64_t rows, std::int64_t classes,
+                    const float* weights);
   double auc() const;
   std::vector<double> fbeta() const;
 

@@ -151,8 +151,6 @@ class Model:
                 run_eagerly=False, steps_per_execution=1, jit_compile="auto", auto_scale_loss=True):
         """Keras's compile. jit_compile is accepted and changes nothing: nnfit always plans
         and fuses the whole step before it runs."""
-        if weighted_metrics:
-            raise NotImplementedError("compile: weighted_metrics is not supported by nnfit")
         if run_eagerly:
             raise NotImplementedError("compile: run_eagerly=True is not supported by nnfit (it runs planned steps)")
         if steps_per_execution != 1:
@@ -167,7 +165,7 @@ class Model:
             raise TypeError(f"compile: optimizer must be a name or a keras.optimizers object, got {optimizer!r}")
         self.optimizer = optimizer
         self.loss = loss
-        self._compile_args = (optimizer, loss, loss_weights, metrics, auto_scale_loss)
+        self._compile_args = (optimizer, loss, loss_weights, metrics, auto_scale_loss, weighted_metrics)
         if self._input_known():
             self._compile_engine()
 
@@ -175,7 +173,7 @@ class Model:
         return True
 
     def _compile_engine(self):
-        optimizer, loss, loss_weights, metrics, auto_scale_loss = self._compile_args
+        optimizer, loss, loss_weights, metrics, auto_scale_loss, weighted_metrics = self._compile_args
         handle = self._handle_or_build()
         outputs = self._output_names()
         opt_json = optimizer.serialize()
@@ -186,7 +184,8 @@ class Model:
         losses = _per_output(loss, outputs, "loss")
         weights = _per_output(loss_weights, outputs, "loss_weights") if loss_weights is not None else []
         handle.compile(json.dumps(opt_json), [resolve(l, "losses", "loss") for l in losses],
-                       [float(w) for w in weights], _metrics_json(metrics, outputs))
+                       [float(w) for w in weights], _metrics_json(metrics, outputs, "metrics"),
+                       _metrics_json(weighted_metrics, outputs, "weighted_metrics"))
         optimizer._model = self
 
     def _ensure_compiled(self):
@@ -205,7 +204,8 @@ class Model:
 
     @property
     def metrics_names(self):
-        return ["loss", "compile_metrics"] if self._compile_args and self._compile_args[3] else ["loss"]
+        has_metrics = self._compile_args and (self._compile_args[3] or self._compile_args[5])
+        return ["loss", "compile_metrics"] if has_metrics else ["loss"]
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
@@ -486,16 +486,16 @@ def _per_output(value, outputs, what):
     return [value]
 
 
-def _metrics_json(metrics, outputs):
+def _metrics_json(metrics, outputs, what):
     if metrics is None:
         return []
     if isinstance(metrics, dict) or (isinstance(metrics, (list, tuple)) and any(
             isinstance(m, (list, tuple, dict)) for m in metrics)):
-        raise NotImplementedError("compile: per-output metrics are not supported by nnfit (give one list, for every "
-                                  "output)")
+        raise NotImplementedError(f"compile: per-output {what} are not supported by nnfit (give one list, for "
+                                  "every output)")
     if not isinstance(metrics, (list, tuple)):
-        raise TypeError(f"compile: metrics must be a list, got {metrics!r}")
-    return [resolve(m, "metrics", "metrics") for m in metrics]
+        raise TypeError(f"compile: {what} must be a list, got {metrics!r}")
+    return [resolve(m, "metrics", what) for m in metrics]
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
@@ -538,7 +538,7 @@ def _from_engine(handle):
     for layer in model._layers:
         layer._model = model
     if handle.compiled:
-        model._compile_args = ("engine", None, None, None, False)
+        model._compile_args = ("engine", None, None, None, False, None)
         model.optimizer = _EngineOptimizer(model)
     return model
 

@@ -1,12 +1,14 @@
-"""Keras's validation and inference arguments, run under real Keras (from PyPI, in the Keras
-venv) and under `from nnfit import keras`, on the same weights: validation_freq (an int and
-a list), validation_batch_size, validation_steps, validation sample weights (a tuple and
-validation_split's share of sample_weight), evaluate(sample_weight=..., steps=...) and
-predict(steps=...). The optimizer is SGD with a learning rate of 0, so training leaves the
+"""Keras's validation, inference and metric arguments, run under real Keras (from PyPI, in
+the Keras venv) and under `from nnfit import keras`, on the same weights: validation_freq
+(an int and a list), validation_batch_size, validation_steps, validation sample weights (a
+tuple and validation_split's share of sample_weight), evaluate(sample_weight=...,
+steps=...), predict(steps=...), and weighted_metrics (every metric kind nnfit has, weighted
+by sample_weight and class_weight, with Keras's "weighted_" names where a name is taken).
+The optimizer is SGD with a learning rate of 0, so training leaves the
 weights alone and every figure is deterministic: the History's keys and lengths must be
 Keras's, and every value must agree to 1e-4 relative (float32 arithmetic in two engines).
 
-usage: keras_validation_parity.py KERAS_PYTHON [NNFIT_PYTHON]
+usage: keras_arguments_parity.py KERAS_PYTHON [NNFIT_PYTHON]
 """
 import json
 import os
@@ -36,7 +38,17 @@ SCRIPT = textwrap.dedent("""
         return m
 
     def floats(d):
-        return {k: [float(v) for v in vs] if isinstance(vs, list) else float(vs) for k, vs in d.items()}
+        # A logs dict as floats; a per-class value (F1Score(average=None)) as its items.
+        out = {}
+        for k, vs in d.items():
+            v = np.asarray(vs)
+            if isinstance(vs, list):
+                out[k] = [float(e) for e in vs]
+            elif v.ndim == 1:
+                out.update({f"{k}_{i}": float(e) for i, e in enumerate(v)})
+            else:
+                out[k] = float(v)
+        return out
 
     out = {}
     m = model()
@@ -51,6 +63,29 @@ SCRIPT = textwrap.dedent("""
                                         validation_data=(vx, vy), validation_freq=[1, 3]).history)
     out["fit_split_weighted"] = floats(m.fit(x, y, sample_weight=w, batch_size=20, epochs=1, shuffle=False,
                                              verbose=0, validation_split=0.25).history)
+
+    # weighted_metrics: the categorical kinds and F1 on one-hot targets, the binary kinds on
+    # one sigmoid unit; "accuracy" in both lists becomes "weighted_accuracy".
+    m = model()
+    m.compile(optimizer=keras.optimizers.SGD(learning_rate=0.0), loss="sparse_categorical_crossentropy",
+              metrics=["accuracy"], weighted_metrics=["accuracy", keras.metrics.SparseTopKCategoricalAccuracy(k=2)])
+    out["weighted_sparse_fit"] = floats(m.fit(x, y, batch_size=20, epochs=1, shuffle=False, verbose=0,
+                                              class_weight={0: 3.0, 1: 0.5}, validation_data=(vx, vy, vw)).history)
+    out["weighted_sparse_evaluate"] = floats(m.evaluate(x, y, sample_weight=w, verbose=0, return_dict=True))
+    onehot = np.eye(3, dtype="float32")[y]
+    m = model()
+    m.compile(optimizer=keras.optimizers.SGD(learning_rate=0.0), loss="categorical_crossentropy",
+              weighted_metrics=["categorical_accuracy", keras.metrics.F1Score(average="weighted"),
+                                keras.metrics.F1Score(average=None, name="f1_each"), "mse", "mae"])
+    out["weighted_onehot_evaluate"] = floats(m.evaluate(x, onehot, sample_weight=w, verbose=0, return_dict=True))
+    b = keras.Sequential([keras.Input(shape=(8,)), keras.layers.Dense(1, activation="sigmoid")])
+    b.set_weights([weights[0][:, :1], weights[1][:1]])
+    b.compile(optimizer=keras.optimizers.SGD(learning_rate=0.0), loss="binary_crossentropy",
+              weighted_metrics=["accuracy", keras.metrics.Precision(), keras.metrics.Recall(thresholds=0.3),
+                                keras.metrics.AUC(), keras.metrics.AUC(curve="PR", name="pr_auc"),
+                                keras.metrics.RootMeanSquaredError()])
+    yb = (y == 1).astype("float32")
+    out["weighted_binary_evaluate"] = floats(b.evaluate(x, yb, sample_weight=w, verbose=0, return_dict=True))
     print("PARITY " + json.dumps(out))
 """)
 
