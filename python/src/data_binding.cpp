@@ -21,6 +21,8 @@ void define_data(py::module_& m) {
           py::arg("json"), py::arg("where"), py::arg("tensors"), py::arg("seed"))
       .def_property_readonly("element_spec",
                              [](const DatasetHandle& d) { return data::to_string(d.dataset.element_spec()); })
+      // Batches per pass: -1 repeats forever, -2 unknown (data::kInfiniteCardinality, ...).
+      .def_property_readonly("cardinality", [](const DatasetHandle& d) { return d.dataset.cardinality(); })
       .def("collect", [](const DatasetHandle& d) {
         std::vector<data::Element> elements;
         {

@@ -30,21 +30,49 @@ py::list logs_list(const Logs& logs) {
 // engine's frames.
 class PythonCallbacks final : public Callback {
  public:
-  PythonCallbacks(py::object bridge, bool batch_hook, std::atomic<int>* interrupt)
-      : bridge_(std::move(bridge)), batch_hook_(batch_hook), interrupt_(interrupt) {}
+  // The per-batch hooks run only where the bridge asks for them (a Python callback that
+  // overrides one, or a progress bar redrawn per batch): bridge.batch_hook (training),
+  // .test_batch_hook, .predict_batch_hook.
+  PythonCallbacks(py::object bridge, std::atomic<int>* interrupt)
+      : bridge_(std::move(bridge)),
+        batch_hook_(py::getattr(bridge_, "batch_hook", py::bool_(false)).cast<bool>()),
+        test_batch_hook_(py::getattr(bridge_, "test_batch_hook", py::bool_(false)).cast<bool>()),
+        predict_batch_hook_(py::getattr(bridge_, "predict_batch_hook", py::bool_(false)).cast<bool>()),
+        interrupt_(interrupt) {}
   ~PythonCallbacks() override {
     py::gil_scoped_acquire gil;
     bridge_ = py::object();
   }
   void on_train_begin(std::int64_t epochs, std::int64_t steps) override { call("on_train_begin", epochs, steps); }
   void on_epoch_begin(std::int64_t epoch) override { call("on_epoch_begin", epoch); }
+  void on_train_batch_begin(std::int64_t batch) override {
+    if (batch_hook_) call("on_train_batch_begin", batch);
+  }
   void on_train_batch_end(std::int64_t batch, const Logs& logs) override {
     if (batch_hook_) call("on_train_batch_end", batch, logs);
   }
   void on_epoch_end(std::int64_t epoch, const Logs& logs) override { call("on_epoch_end", epoch, logs); }
   void on_train_end() override { call("on_train_end"); }
+  void on_test_begin() override { call("on_test_begin"); }
+  void on_test_batch_begin(std::int64_t batch) override {
+    if (test_batch_hook_) call("on_test_batch_begin", batch);
+  }
+  void on_test_batch_end(std::int64_t batch, const Logs& logs) override {
+    if (test_batch_hook_) call("on_test_batch_end", batch, logs);
+  }
+  void on_test_end(const Logs& logs) override { call("on_test_end", logs); }
+  void on_predict_begin() override { call("on_predict_begin"); }
+  void on_predict_batch_begin(std::int64_t batch) override {
+    if (predict_batch_hook_) call("on_predict_batch_begin", batch);
+  }
+  void on_predict_batch_end(std::int64_t batch, const std::vector<Tensor>& outputs) override {
+    if (predict_batch_hook_) call("on_predict_batch_end", batch, outputs);
+  }
+  void on_predict_end() override { call("on_predict_end"); }
   // The first exception a hook raised, if any.
   std::exception_ptr error() const { return error_; }
+  // Thrown through the engine when a hook of evaluate or predict raised (error() has it).
+  struct HookFailed : std::exception {};
 
  private:
   template <typename... Args>
@@ -55,13 +83,21 @@ class PythonCallbacks final : public Callback {
       bridge_.attr(hook)(convert(args)...);
     } catch (py::error_already_set&) {
       error_ = std::current_exception();
+      // fit stops at the next step boundary; evaluate and predict (no interrupt) unwind at
+      // once: no training state is mid-way there.
+      if (!interrupt_) throw HookFailed{};
       interrupt_->store(-1);
     }
   }
   static py::object convert(std::int64_t v) { return py::int_(v); }
   static py::object convert(const Logs& logs) { return logs_list(logs); }
+  static py::object convert(const std::vector<Tensor>& outputs) {  // copies: the views end with the call
+    py::list arrays;
+    for (const Tensor& t : outputs) arrays.append(to_array(t.clone()));
+    return arrays;
+  }
   py::object bridge_;
-  bool batch_hook_;
+  bool batch_hook_, test_batch_hook_, predict_batch_hook_;
   std::atomic<int>* interrupt_;
   std::exception_ptr error_;
 };
@@ -112,7 +148,7 @@ class SigintScope {
 
 // Runs `train` (one of Model's fit overloads) with the callbacks, the SIGINT scope and the
 // GIL released, and returns History as a dict.
-py::dict run_fit(Model& model, FitOptions& o, const py::object& bridge, bool batch_hook,
+py::dict run_fit(Model& model, FitOptions& o, const py::object& bridge,
                  const std::string& keras_callbacks, const py::object& tensorboard,
                  const std::function<History(const FitOptions&)>& train) {
   std::vector<std::unique_ptr<Callback>> owned;
@@ -132,7 +168,7 @@ py::dict run_fit(Model& model, FitOptions& o, const py::object& bridge, bool bat
   std::atomic<int> interrupt{0};
   o.interrupt = &interrupt;
   std::unique_ptr<PythonCallbacks> python;
-  if (!bridge.is_none()) python = std::make_unique<PythonCallbacks>(bridge, batch_hook, &interrupt);
+  if (!bridge.is_none()) python = std::make_unique<PythonCallbacks>(bridge, &interrupt);
   for (auto& c : owned) o.callbacks.push_back(c.get());
   if (python) o.callbacks.push_back(python.get());
   History history;
@@ -164,8 +200,25 @@ void set_validation_schedule(FitOptions& o, const py::object& freq, std::int64_t
   o.validation_steps = steps;
 }
 
+// Runs evaluate or predict (`body`, given the options) with the bridge's hooks (none when it
+// is None) and the GIL released; a hook's Python exception is raised here.
+template <typename Body>
+auto run_inference(InferenceOptions& o, const py::object& bridge, Body&& body) {
+  std::unique_ptr<PythonCallbacks> python;
+  if (!bridge.is_none()) {
+    python = std::make_unique<PythonCallbacks>(bridge, nullptr);
+    o.callbacks.push_back(python.get());
+  }
+  try {
+    py::gil_scoped_release nogil;
+    return body(o);
+  } catch (const PythonCallbacks::HookFailed&) {
+    std::rethrow_exception(python->error());
+  }
+}
+
 py::dict fit(ModelHandle& h, const py::sequence& x, const py::sequence& y, std::int64_t batch_size, std::int64_t epochs,
-             bool shuffle, std::uint64_t seed, const py::object& validation, const py::object& bridge, bool batch_hook,
+             bool shuffle, std::uint64_t seed, const py::object& validation, const py::object& bridge,
              const std::string& keras_callbacks, const py::object& tensorboard,
              const std::map<std::int64_t, double>& class_weight,
              const py::object& sample_weight, std::int64_t initial_epoch, std::int64_t steps_per_epoch,
@@ -189,13 +242,13 @@ py::dict fit(ModelHandle& h, const py::sequence& x, const py::sequence& y, std::
     if (v.size() > 2 && !v[2].is_none()) o.validation_sample_weight = tensor_view(v[2], "validation sample_weight");
   }
   std::vector<Tensor> xs = tensor_views(x, "x"), ys = tensor_views(y, "y");
-  return run_fit(h.get(), o, bridge, batch_hook, keras_callbacks, tensorboard, [&](const FitOptions& fo) {
+  return run_fit(h.get(), o, bridge, keras_callbacks, tensorboard, [&](const FitOptions& fo) {
     return xs.size() == 1 && ys.size() == 1 ? h.get().fit(xs[0], ys[0], fo) : h.get().fit(xs, ys, fo);
   });
 }
 
 py::dict fit_dataset(ModelHandle& h, const DatasetHandle& train, std::int64_t epochs, std::uint64_t seed,
-                     const py::object& validation, const py::object& bridge, bool batch_hook,
+                     const py::object& validation, const py::object& bridge,
                      const std::string& keras_callbacks, const py::object& tensorboard,
                      const std::map<std::int64_t, double>& class_weight,
                      std::int64_t initial_epoch, std::int64_t steps_per_epoch, std::int64_t validation_steps,
@@ -208,7 +261,7 @@ py::dict fit_dataset(ModelHandle& h, const DatasetHandle& train, std::int64_t ep
   o.class_weight = class_weight;
   o.initial_epoch = initial_epoch;
   if (!validation.is_none()) o.validation_dataset = validation.cast<const DatasetHandle&>().dataset;
-  return run_fit(h.get(), o, bridge, batch_hook, keras_callbacks, tensorboard,
+  return run_fit(h.get(), o, bridge, keras_callbacks, tensorboard,
                  [&](const FitOptions& fo) { return h.get().fit(train.dataset, fo); });
 }
 
@@ -216,62 +269,53 @@ py::dict fit_dataset(ModelHandle& h, const DatasetHandle& train, std::int64_t ep
 
 void define_fit(py::class_<ModelHandle>& cls) {
   cls.def("fit_dataset", &fit_dataset, py::arg("dataset"), py::arg("epochs"), py::arg("seed"), py::arg("validation"),
-          py::arg("bridge"), py::arg("batch_hook"), py::arg("keras_callbacks"), py::arg("tensorboard"),
+          py::arg("bridge"), py::arg("keras_callbacks"), py::arg("tensorboard"),
           py::arg("class_weight"), py::arg("initial_epoch"), py::arg("steps_per_epoch") = 0,
           py::arg("validation_steps") = 0, py::arg("validation_freq") = 1)
       .def(
           "evaluate_dataset",
-          [](ModelHandle& h, const DatasetHandle& d, std::int64_t steps) {
+          [](ModelHandle& h, const DatasetHandle& d, std::int64_t steps, const py::object& bridge) {
             InferenceOptions o;
             o.steps = steps;
-            Logs logs;
-            {
-              py::gil_scoped_release nogil;
-              logs = h.get().evaluate(d.dataset, o);
-            }
-            return logs_list(logs);
+            return logs_list(run_inference(o, bridge, [&](const InferenceOptions& io) {
+              return h.get().evaluate(d.dataset, io);
+            }));
           },
-          py::arg("dataset"), py::arg("steps") = 0)
+          py::arg("dataset"), py::arg("steps") = 0, py::arg("bridge") = py::none())
       .def("fit", &fit, py::arg("x"), py::arg("y"), py::arg("batch_size"), py::arg("epochs"), py::arg("shuffle"),
-          py::arg("seed"), py::arg("validation"), py::arg("bridge"), py::arg("batch_hook"), py::arg("keras_callbacks"),
+          py::arg("seed"), py::arg("validation"), py::arg("bridge"), py::arg("keras_callbacks"),
           py::arg("tensorboard"), py::arg("class_weight"), py::arg("sample_weight"), py::arg("initial_epoch"),
           py::arg("steps_per_epoch") = 0, py::arg("validation_batch_size") = 0, py::arg("validation_steps") = 0,
           py::arg("validation_freq") = 1)
       .def(
           "evaluate",
           [](ModelHandle& h, const py::sequence& x, const py::sequence& y, std::int64_t batch_size,
-             const py::object& sample_weight, std::int64_t steps) {
+             const py::object& sample_weight, std::int64_t steps, const py::object& bridge) {
             std::vector<Tensor> xs = tensor_views(x, "x"), ys = tensor_views(y, "y");
             InferenceOptions o;
             o.batch_size = batch_size;
             o.steps = steps;
             if (!sample_weight.is_none()) o.sample_weight = tensor_view(sample_weight, "sample_weight");
-            Logs logs;
-            {
-              py::gil_scoped_release nogil;
-              logs = h.get().evaluate(xs, ys, o);
-            }
-            return logs_list(logs);
+            return logs_list(
+                run_inference(o, bridge, [&](const InferenceOptions& io) { return h.get().evaluate(xs, ys, io); }));
           },
           py::arg("x"), py::arg("y"), py::arg("batch_size"), py::arg("sample_weight") = py::none(),
-          py::arg("steps") = 0)
+          py::arg("steps") = 0, py::arg("bridge") = py::none())
       .def(
           "predict",
-          [](ModelHandle& h, const py::sequence& x, std::int64_t batch_size, std::int64_t steps) {
+          [](ModelHandle& h, const py::sequence& x, std::int64_t batch_size, std::int64_t steps,
+             const py::object& bridge) {
             std::vector<Tensor> xs = tensor_views(x, "x");
             InferenceOptions o;
             o.batch_size = batch_size;
             o.steps = steps;
-            std::vector<Tensor> out;
-            {
-              py::gil_scoped_release nogil;
-              out = h.get().predict(xs, o);
-            }
+            const std::vector<Tensor> out =
+                run_inference(o, bridge, [&](const InferenceOptions& io) { return h.get().predict(xs, io); });
             py::list arrays;
             for (const Tensor& t : out) arrays.append(to_array(t));
             return arrays;
           },
-          py::arg("x"), py::arg("batch_size"), py::arg("steps") = 0);
+          py::arg("x"), py::arg("batch_size"), py::arg("steps") = 0, py::arg("bridge") = py::none());
 }
 
 }  // namespace nnfit::python

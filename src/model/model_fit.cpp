@@ -236,6 +236,13 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
         }
         wait_seconds += input_wait;
         if (!e) break;
+        // Keras's on_train_batch_begin, once the batch is here; its time is the callbacks'.
+        double begin_hooks = 0;
+        if (!options.callbacks.empty()) {
+          const double b0 = now_s();
+          call_callbacks([&](Callback* cb) { cb->on_train_batch_begin(s); });
+          begin_hooks = now_s() - b0;
+        }
         // On a device with queues, the next batch is taken and staged while this step runs
         // (Note [Input double buffer]).
         if (e->staged && e->staged->ring && !e->split &&
@@ -255,7 +262,7 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
         lookahead_ = nullptr;
         if (stepped) ++iterations_;
         if (rows == timed_batch && !e->split) ++timed_steps;
-        train_seconds += now_s() - t0;
+        train_seconds += now_s() - t0 - begin_hooks;
         const float loss = rows > 0 ? e->loss_value() : 0.0f;  // a replica may have no rows
         totals.add(*e, rows);
         const double t2 = now_s();
@@ -285,7 +292,7 @@ History Model::train_loop(const FitOptions& options, std::int64_t steps_per_epoc
           rec.backward_us = (ns[1] + 500) / 1000;
           rec.update_us = (ns[2] + 500) / 1000;
           rec.allreduce_us = replicated() ? replica_allreduce_us_ + to_us(t4 - t3) : 0;
-          rec.callbacks_us = options.callbacks.empty() ? 0 : to_us(t3 - t2);
+          rec.callbacks_us = options.callbacks.empty() ? 0 : to_us(t3 - t2 + begin_hooks);
           rec.memory_in_use_bytes = memory_stats().in_use_bytes;
           ++logged_steps;
         }

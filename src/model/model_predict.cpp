@@ -26,12 +26,13 @@ Logs Model::evaluate(const Tensor& x, const Tensor& y, const InferenceOptions& o
 Logs Model::evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y, const InferenceOptions& options) {
   std::vector<std::string> notes;
   OomScope scope(*this, options.on_oom, &notes, options.on_note);
-  return evaluate_tensors(x, y, options.sample_weight, options.batch_size, options.steps, "evaluation");
+  return evaluate_tensors(x, y, options.sample_weight, options.batch_size, options.steps, "evaluation",
+                          options.callbacks);
 }
 
 Logs Model::evaluate_tensors(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y_in,
                              const Tensor& sample_weight, std::int64_t batch_size, std::int64_t steps,
-                             const char* what) {
+                             const char* what, const std::vector<Callback*>& callbacks) {
   check_compiled();
   NNFIT_CHECK(batch_size > 0, InvalidArgument, "batch_size must be positive, got ", batch_size);
   NNFIT_CHECK(steps >= 0, InvalidArgument, "steps must be positive (or 0: all batches), got ", steps);
@@ -75,9 +76,33 @@ Logs Model::evaluate_tensors(const std::vector<Tensor>& x_in, const std::vector<
     }
     return false;
   };
-  run_batches(next, [&](Batch& b) { totals.add(*b.e, b.rows); }, ctx);
+  return run_evaluation(next, totals, ctx, shard, callbacks);
+}
+
+Logs Model::run_evaluation(const std::function<bool(Batch&)>& next, Totals& totals, const StepContext& ctx,
+                           bool shard, const std::vector<Callback*>& callbacks) {
+  for (Callback* cb : callbacks) {
+    cb->set_model(this);
+    cb->on_test_begin();
+  }
+  std::int64_t index = 0;
+  const auto before = [&](std::int64_t i) {
+    for (Callback* cb : callbacks) cb->on_test_batch_begin(i);
+  };
+  run_batches(next, [&](Batch& b) {
+    for (std::size_t i = 0; i < num_inputs(); ++i) {
+      if (b.element) b.e->set_x(nullptr, i);  // a dataset's element goes with the batch
+    }
+    totals.add(*b.e, b.rows);
+    if (callbacks.empty()) return;
+    const Logs so_far = totals.logs();
+    for (Callback* cb : callbacks) cb->on_test_batch_end(index, so_far);
+    ++index;
+  }, ctx, callbacks.empty() ? std::function<void(std::int64_t)>{} : before);
   if (shard) reduce_totals(totals, "allreduce of the validation sums");
-  return totals.logs();
+  const Logs logs = totals.logs();
+  for (Callback* cb : callbacks) cb->on_test_end(logs);
+  return logs;
 }
 
 void Model::note_short_steps(const char* what, std::int64_t steps, std::int64_t ran) {
@@ -95,10 +120,11 @@ Logs Model::evaluate(const data::Dataset& data, const InferenceOptions& options)
               "(x, y, sample_weight)");
   std::vector<std::string> notes;
   OomScope scope(*this, options.on_oom, &notes, options.on_note);
-  return evaluate_dataset(data, nullptr, options.steps, "evaluation");
+  return evaluate_dataset(data, nullptr, options.steps, "evaluation", options.callbacks);
 }
 
-Logs Model::evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, std::int64_t steps, const char* what) {
+Logs Model::evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, std::int64_t steps, const char* what,
+                             const std::vector<Callback*>& callbacks) {
   check_compiled();
   NNFIT_CHECK(steps >= 0, InvalidArgument, "steps must be positive (or 0: all batches), got ", steps);
   NNFIT_CHECK(steps > 0 || data.cardinality() != data::kInfiniteCardinality, InvalidArgument, "the ", what,
@@ -141,14 +167,10 @@ Logs Model::evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, 
     }
     return false;
   };
-  run_batches(next, [&](Batch& b) {
-    for (std::size_t i = 0; i < num_inputs(); ++i) b.e->set_x(nullptr, i);  // its element goes with the batch
-    totals.add(*b.e, b.rows);
-  }, ctx);
+  const Logs logs = run_evaluation(next, totals, ctx, shard, callbacks);
   if (ended) note_short_steps(what, steps, index);
-  if (shard) reduce_totals(totals, "allreduce of the validation sums");
   NNFIT_CHECK(totals.seen > 0, InvalidArgument, "no samples to evaluate: the dataset is empty");
-  return totals.logs();
+  return logs;
 }
 
 Logs Model::validate(const FitOptions& options, std::int64_t epoch, data::Autotuner* tuner) {
@@ -161,12 +183,13 @@ Logs Model::validate(const FitOptions& options, std::int64_t epoch, data::Autotu
   }
   // Under fit's OomScope: a validation batch that does not fit is split like a training one.
   if (options.validation_dataset) {
-    return evaluate_dataset(*options.validation_dataset, tuner, options.validation_steps, "validation");
+    return evaluate_dataset(*options.validation_dataset, tuner, options.validation_steps, "validation",
+                            options.callbacks);
   }
   if (options.validation_data) {
     return evaluate_tensors({options.validation_data->first}, {options.validation_data->second},
                             options.validation_sample_weight, validation_batch_size(options), options.validation_steps,
-                            "validation");
+                            "validation", options.callbacks);
   }
   return {};
 }
@@ -208,7 +231,11 @@ std::vector<Tensor> Model::predict(const std::vector<Tensor>& x_in, const Infere
   }
   StepContext ctx = step_context();
   ctx.training = false;
-  std::int64_t start = 0;
+  for (Callback* cb : options.callbacks) {
+    cb->set_model(this);
+    cb->on_predict_begin();
+  }
+  std::int64_t start = 0, index = 0;
   const auto next = [&](Batch& b) {
     if (start >= n) return false;
     const std::int64_t rows = std::min(batch_size, n - start);
@@ -227,12 +254,21 @@ std::vector<Tensor> Model::predict(const std::vector<Tensor>& x_in, const Infere
     start += batch_size;
     return true;
   };
+  const auto before = [&](std::int64_t i) {
+    for (Callback* cb : options.callbacks) cb->on_predict_batch_begin(i);
+  };
   run_batches(next, [&](Batch& b) {
     for (std::size_t i = 0; i < result.size(); ++i) {
       std::memcpy(static_cast<char*>(result[i].raw()) + static_cast<std::size_t>(b.start) * o_row[i],
                   b.e->pred_data(i), static_cast<std::size_t>(b.rows) * o_row[i]);
     }
-  }, ctx);
+    if (options.callbacks.empty()) return;
+    std::vector<Tensor> outputs;
+    for (const Tensor& r : result) outputs.push_back(r.slice_rows(b.start, b.start + b.rows));
+    for (Callback* cb : options.callbacks) cb->on_predict_batch_end(index, outputs);
+    ++index;
+  }, ctx, options.callbacks.empty() ? std::function<void(std::int64_t)>{} : before);
+  for (Callback* cb : options.callbacks) cb->on_predict_end();
   return result;
 }
 
@@ -240,7 +276,8 @@ std::vector<Tensor> Model::predict(const std::vector<Tensor>& x_in, const Infere
 // the next batch is taken and staged while the device runs the current one, whose results
 // are read after; a batch staged ahead and not run (an error) is dropped.
 void Model::run_batches(const std::function<bool(Batch&)>& next, const std::function<void(Batch&)>& done,
-                        const StepContext& ctx) {
+                        const StepContext& ctx, const std::function<void(std::int64_t)>& before) {
+  std::int64_t index = 0;
   Batch cur, ahead;
   bool have = next(cur), took = false, ahead_ok = false;
   const std::function<void()> take = [&] {
@@ -251,6 +288,7 @@ void Model::run_batches(const std::function<bool(Batch&)>& next, const std::func
   const LookaheadScope lookahead_scope{*this};
   while (have) {
     took = false;
+    if (before) before(index++);
     if (cur.e->staged && cur.e->staged->ring && !cur.e->split) lookahead_ = &take;
     run_entry(*cur.e, cur.rows, ctx);
     lookahead_ = nullptr;

@@ -115,8 +115,10 @@ def test_unsupported_arguments_are_errors(blobs):
     with pytest.raises(NotImplementedError, match="steps_per_execution"):
         model.compile("adam", "sparse_categorical_crossentropy", steps_per_execution=4)
     model.compile("adam", "sparse_categorical_crossentropy")
-    with pytest.raises(NotImplementedError, match="callbacks"):
-        model.evaluate(x, y, callbacks=[keras.callbacks.Callback()], verbose=0)
+    with pytest.raises(NotImplementedError, match="run_eagerly"):
+        model.compile("adam", "sparse_categorical_crossentropy", run_eagerly=True)
+    with pytest.raises(NotImplementedError, match="TensorBoard"):
+        model.evaluate(x, y, callbacks=[keras.callbacks.TensorBoard("/tmp/unused")], verbose=0)
     with pytest.raises(NotImplementedError, match="subclassing"):
         keras.Model()
 
@@ -182,6 +184,78 @@ def test_validation_arguments_as_keras(blobs):
     h = model.fit(x, y, epochs=1, sample_weight=w, validation_split=0.25, verbose=0)
     assert h.history["val_loss"][-1] == pytest.approx(
         model.evaluate(x[450:], y[450:], sample_weight=w[450:], return_dict=True, verbose=0)["loss"], rel=1e-5)
+
+
+class Recorder(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.events = []
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self.events.append(("train_batch_begin", batch))
+
+    def on_test_begin(self, logs=None):
+        self.events.append(("test_begin", self.model is not None))
+
+    def on_test_batch_begin(self, batch, logs=None):
+        self.events.append(("test_batch_begin", batch))
+
+    def on_test_batch_end(self, batch, logs=None):
+        self.events.append(("test_batch_end", batch, sorted(logs)))
+
+    def on_test_end(self, logs=None):
+        self.events.append(("test_end", round(logs["loss"], 6)))
+
+    def on_predict_begin(self, logs=None):
+        self.events.append(("predict_begin",))
+
+    def on_predict_batch_end(self, batch, logs=None):
+        self.events.append(("predict_batch_end", batch, logs["outputs"].shape))
+
+    def on_predict_end(self, logs=None):
+        self.events.append(("predict_end",))
+
+
+def test_callbacks_of_fit_evaluate_and_predict(blobs, capsys):
+    """Keras's hooks in Keras's order: on_train_batch_begin, on_test_* in fit's validation
+    and evaluate, on_predict_* with each batch's outputs; a hook's exception ends the call."""
+    x, y = blobs
+    model = mlp()
+    model.compile("adam", "sparse_categorical_crossentropy", metrics=["accuracy"])
+    r = Recorder()
+    h = model.fit(x[:64], y[:64], batch_size=32, epochs=1, validation_data=(x[:40], y[:40]), callbacks=[r],
+                  verbose=0)
+    assert r.events == [("train_batch_begin", 0), ("train_batch_begin", 1), ("test_begin", True),
+                        ("test_batch_begin", 0), ("test_batch_end", 0, ["accuracy", "loss"]),
+                        ("test_batch_begin", 1), ("test_batch_end", 1, ["accuracy", "loss"]),
+                        ("test_end", round(h.history["val_loss"][0], 6))]
+    r.events.clear()
+    loss = model.evaluate(x[:40], y[:40], batch_size=16, callbacks=[r], verbose=0)[0]
+    assert [e[0] for e in r.events] == ["test_begin"] + ["test_batch_begin", "test_batch_end"] * 3 + ["test_end"]
+    assert r.events[-1] == ("test_end", round(loss, 6))
+    r.events.clear()
+    model.predict(x[:40], batch_size=16, callbacks=[r], verbose=0)
+    assert r.events == [("predict_begin",), ("predict_batch_end", 0, (16, 3)), ("predict_batch_end", 1, (16, 3)),
+                        ("predict_batch_end", 2, (8, 3)), ("predict_end",)]
+    from nnfit.data import Dataset
+    r.events.clear()
+    model.predict(Dataset.from_tensor_slices(x[:40]).batch(16), callbacks=[r], verbose=0)
+    assert [e[0] for e in r.events] == ["predict_begin"] + ["predict_batch_end"] * 3 + ["predict_end"]
+    # Keras's progress lines: evaluate with its metrics, predict with its steps.
+    capsys.readouterr()
+    model.evaluate(x[:40], y[:40], batch_size=16, verbose=2)
+    model.predict(x[:40], batch_size=16, verbose=2)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("3/3 - ") and " - accuracy: " in out[0] and " - loss: " in out[0], out
+    assert out[1].startswith("3/3 - ") and "loss" not in out[1], out
+
+    class Fails(keras.callbacks.Callback):
+        def on_test_batch_end(self, batch, logs=None):
+            raise RuntimeError("stop here")
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        model.evaluate(x[:40], y[:40], callbacks=[Fails()], verbose=0)
+    assert model.evaluate(x[:40], y[:40], verbose=0)[0] == pytest.approx(loss)  # usable afterwards
 
 
 def test_evaluate_and_predict_steps(blobs):

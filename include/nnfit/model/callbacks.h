@@ -38,9 +38,23 @@ class Callback {
   Model* model() const { return model_; }
   virtual void on_train_begin(std::int64_t /*epochs*/, std::int64_t /*steps_per_epoch*/) {}
   virtual void on_epoch_begin(std::int64_t /*epoch*/) {}
+  // Before the step of a batch whose data has arrived (Keras calls it before the fetch).
+  virtual void on_train_batch_begin(std::int64_t /*batch*/) {}
   virtual void on_train_batch_end(std::int64_t /*batch*/, const Logs& /*logs*/) {}
   virtual void on_epoch_end(std::int64_t /*epoch*/, const Logs& /*logs*/) {}
   virtual void on_train_end() {}
+  // An evaluation: evaluate(), or fit's validation with fit's callbacks, as Keras calls
+  // them. A batch's logs are the loss and metrics over the batches so far; the end's, all.
+  virtual void on_test_begin() {}
+  virtual void on_test_batch_begin(std::int64_t /*batch*/) {}
+  virtual void on_test_batch_end(std::int64_t /*batch*/, const Logs& /*logs*/) {}
+  virtual void on_test_end(const Logs& /*logs*/) {}
+  // predict(): `outputs` are the batch's predictions, one tensor per model output (views
+  // valid during the call).
+  virtual void on_predict_begin() {}
+  virtual void on_predict_batch_begin(std::int64_t /*batch*/) {}
+  virtual void on_predict_batch_end(std::int64_t /*batch*/, const std::vector<Tensor>& /*outputs*/) {}
+  virtual void on_predict_end() {}
   // State a resumed run needs; restore_state applies it and keeps it through the next
   // on_train_begin.
   virtual CallbackState state() const { return {}; }

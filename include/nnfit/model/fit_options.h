@@ -151,6 +151,8 @@ struct InferenceOptions {
   // Keras's steps: evaluate or predict only the first `steps` batches (0: all of them). Data
   // that ends first ends the call, with a note; a dataset that repeats forever needs it.
   std::int64_t steps = 0;
+  // Keras's callbacks of evaluate (on_test_*) and predict (on_predict_*); not owned.
+  std::vector<Callback*> callbacks;
   // evaluate(x, y) only: Keras's sample_weight, one weight per sample (shape [N]); the loss
   // weighs each sample by it (the metrics do not, as Keras's `metrics`). A dataset brings
   // them as a third component (x, y, sample_weight).

@@ -264,9 +264,16 @@ class Model {
   // `what` names the batches in errors and notes: "validation" or "evaluation". With
   // `sample_weight` defined (or a dataset's third component) the loss weighs each sample;
   // `steps` > 0 stops after that many batches.
+  // `callbacks` get Keras's on_test_* hooks.
   Logs evaluate_tensors(const std::vector<Tensor>& x, const std::vector<Tensor>& y, const Tensor& sample_weight,
-                        std::int64_t batch_size, std::int64_t steps, const char* what);
-  Logs evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, std::int64_t steps, const char* what);
+                        std::int64_t batch_size, std::int64_t steps, const char* what,
+                        const std::vector<Callback*>& callbacks);
+  Logs evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, std::int64_t steps, const char* what,
+                        const std::vector<Callback*>& callbacks);
+  // An evaluation's batches run with the on_test_* hooks of `callbacks` around them, and
+  // its logs (the sums added across ranks when `shard`).
+  Logs run_evaluation(const std::function<bool(Batch&)>& next, Totals& totals, const StepContext& ctx, bool shard,
+                      const std::vector<Callback*>& callbacks);
   // A note that `steps` batches were asked for and the data ended after `ran` (Keras warns).
   void note_short_steps(const char* what, std::int64_t steps, std::int64_t ran);
   // Copies a dataset element (x, y) into the inputs of the program for its batch size;
@@ -339,11 +346,11 @@ class Model {
   // staging it), so the ring's next batch is the next one run.
   void drop_lookahead();
   // The loop of evaluate and predict: next(b) stages the next batch into its entry and
-  // fills b (false at the end), each is run, then done(b) reads its results; on a device
-  // the next batch is staged while the device runs the current one (Note [Input double
-  // buffer]).
+  // fills b (false at the end), before(i) is called, the batch is run, then done(b) reads its
+  // results; on a device the next batch is staged while the device runs the current one
+  // (Note [Input double buffer]). `before` (may be empty) takes the batch's index from 0.
   void run_batches(const std::function<bool(Batch&)>& next, const std::function<void(Batch&)>& done,
-                   const StepContext& ctx);
+                   const StepContext& ctx, const std::function<void(std::int64_t)>& before = {});
   // run_program's run on a device's queues: the step's values copied in, then the graph
   // launched (captured first if need be) or the program run kernel by kernel. `body`, if
   // given, is what runs (and is captured) instead of e.program.run: the program with what

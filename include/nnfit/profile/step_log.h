@@ -22,7 +22,7 @@ struct StepRecord {
   std::int64_t backward_us = 0;          // backward kernels
   std::int64_t allreduce_us = 0;         // waiting for the gradient sums after backward (0 in one process)
   std::int64_t update_us = 0;            // optimizer update kernels
-  std::int64_t callbacks_us = 0;         // on_train_batch_end of every callback
+  std::int64_t callbacks_us = 0;         // on_train_batch_begin and _end of every callback
   std::int64_t memory_in_use_bytes = 0;  // the device allocator's bytes in use after the step
   std::int64_t total_us() const {
     return input_wait_us + h2d_us + forward_us + backward_us + allreduce_us + update_us + callbacks_us;

@@ -167,6 +167,8 @@ class Bridge:
         hooks = ("on_train_batch_end", "on_batch_end", "on_train_batch_begin", "on_batch_begin")
         self.batch_hook = (verbose == 1 and self.progress.dynamic) or any(
             _active(c, h) for c in callbacks for h in hooks)
+        self.test_batch_hook = any(_active(c, h) for c in callbacks for h in ("on_test_batch_begin",
+                                                                             "on_test_batch_end"))
 
     def _each(self, hook, *args):
         for c in self.callbacks:
@@ -190,12 +192,29 @@ class Bridge:
             self.progress.epoch_begin(epoch)
         self._each("on_epoch_begin", epoch, {})
 
+    def on_train_batch_begin(self, batch):
+        self._each("on_train_batch_begin", batch, {})
+        self._each("on_batch_begin", batch, {})
+
     def on_train_batch_end(self, batch, pairs):
         logs, _ = _keras_logs(pairs)
         if self.progress:
             self.progress.batch_end(batch, logs)
         self._each("on_train_batch_end", batch, logs)
         self._each("on_batch_end", batch, logs)
+
+    # fit's validation: Keras calls the fit's callbacks' test hooks (no progress bar of its own).
+    def on_test_begin(self):
+        self._each("on_test_begin", {})
+
+    def on_test_batch_begin(self, batch):
+        self._each("on_test_batch_begin", batch, {})
+
+    def on_test_batch_end(self, batch, pairs):
+        self._each("on_test_batch_end", batch, _keras_logs(pairs)[0])
+
+    def on_test_end(self, pairs):
+        self._each("on_test_end", _keras_logs(pairs)[0])
 
     def on_epoch_end(self, epoch, pairs):
         logs, extra = _keras_logs(pairs)
@@ -207,6 +226,90 @@ class Bridge:
 
     def on_train_end(self):
         self._each("on_train_end", {})
+
+
+class InferenceBridge:
+    """evaluate's or predict's callbacks (Keras's on_test_* / on_predict_* hooks, with
+    self.model and params set) and progress output: verbose=1 a bar (redrawn per batch on a
+    terminal or in Jupyter, else printed at the end), verbose=2 one line, as Keras prints
+    them. ``steps`` may be 0 when the number of batches is unknown."""
+
+    def __init__(self, model, callbacks, verbose, steps, kind):
+        self.model, self.callbacks, self.kind = model, callbacks, kind
+        self.progress = Progress(verbose, 1, steps) if verbose else None
+        self.batches = 0
+        hooks = (f"on_{kind}_batch_begin", f"on_{kind}_batch_end")
+        per_batch = (self.progress is not None and verbose == 1 and self.progress.dynamic and steps > 0) or any(
+            _active(c, h) for c in callbacks for h in hooks)
+        self.test_batch_hook = per_batch and kind == "test"
+        self.predict_batch_hook = per_batch and kind == "predict"
+        for c in callbacks:
+            c.set_model(model)
+            c.set_params({"verbose": verbose, "epochs": 1, "steps": steps or None})
+
+    def _each(self, hook, *args):
+        for c in self.callbacks:
+            if _active(c, hook):
+                getattr(c, hook)(*args)
+
+    def _begin(self):
+        if self.progress:
+            self.progress.epoch_begin(0)
+        self._each(f"on_{self.kind}_begin", {})
+
+    def _batch_end(self, batch, logs, hook_logs):
+        self.batches = batch + 1
+        if self.progress and self.progress.steps:
+            self.progress.batch_end(batch, logs)
+        self._each(f"on_{self.kind}_batch_end", batch, hook_logs)
+
+    def _end(self, logs, hook_logs):
+        if self.progress:
+            self.progress.steps = self.progress.steps or self.batches
+            self.progress.epoch_end(logs)
+        self._each(f"on_{self.kind}_end", hook_logs)
+
+    def on_test_begin(self):
+        self._begin()
+
+    def on_test_batch_begin(self, batch):
+        self._each("on_test_batch_begin", batch, {})
+
+    def on_test_batch_end(self, batch, pairs):
+        logs = _keras_logs(pairs)[0]
+        self._batch_end(batch, logs, logs)
+
+    def on_test_end(self, pairs):
+        logs = _keras_logs(pairs)[0]
+        self._end(logs, logs)
+
+    def on_predict_begin(self):
+        self._begin()
+
+    def on_predict_batch_begin(self, batch):
+        self._each("on_predict_batch_begin", batch, {})
+
+    def on_predict_batch_end(self, batch, outputs):
+        self._batch_end(batch, {}, {"outputs": outputs[0] if len(outputs) == 1 else outputs})
+
+    def on_predict_end(self):
+        self._end({}, {})
+
+
+def inference_callbacks(callbacks, what):
+    """evaluate's or predict's callbacks: the Python ones (the engine's built-ins have no
+    test or predict hooks, in Keras neither, so they are accepted and do nothing there)."""
+    python = []
+    for c in callbacks or []:
+        if isinstance(c, callbacks_module.TensorBoard):
+            raise NotImplementedError(f"{what}: TensorBoard's evaluation scalars are not written by nnfit; "
+                                      "pass it to fit")
+        if isinstance(c, callbacks_module._Builtin) or isinstance(c, callbacks_module.History):
+            continue
+        if not isinstance(c, callbacks_module.Callback):
+            raise TypeError(f"callbacks: expected keras.callbacks.Callback objects, got {c!r}")
+        python.append(c)
+    return python
 
 
 def _active(callback, hook):

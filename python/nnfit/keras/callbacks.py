@@ -47,6 +47,34 @@ class Callback:
     def on_batch_end(self, batch, logs=None):
         pass
 
+    def on_test_begin(self, logs=None):
+        pass
+
+    def on_test_end(self, logs=None):
+        pass
+
+    def on_test_batch_begin(self, batch, logs=None):
+        pass
+
+    def on_test_batch_end(self, batch, logs=None):
+        pass
+
+    def on_predict_begin(self, logs=None):
+        pass
+
+    def on_predict_end(self, logs=None):
+        pass
+
+    def on_predict_batch_begin(self, batch, logs=None):
+        pass
+
+    def on_predict_batch_end(self, batch, logs=None):
+        pass
+
+
+def _is_hook(name):
+    return name.startswith("on_") and callable(getattr(Callback, name, None))
+
 
 def _overrides(callback, hook):
     """Whether `callback`'s class defines `hook` beyond the base class's no-op."""
@@ -87,12 +115,14 @@ class LambdaCallback(Callback):
     def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_train_begin=None, on_train_end=None,
                  on_train_batch_begin=None, on_train_batch_end=None, **kwargs):
         super().__init__()
-        unsupported = [k for k in kwargs if kwargs[k] is not None]
+        # Keras sets any other hook given by keyword (on_test_begin, on_predict_batch_end, ...).
+        unsupported = [k for k in kwargs if kwargs[k] is not None and not _is_hook(k)]
         if unsupported:
             raise NotImplementedError(f"LambdaCallback: {', '.join(sorted(unsupported))} is not supported by nnfit")
         for name, fn in (("on_epoch_begin", on_epoch_begin), ("on_epoch_end", on_epoch_end),
                          ("on_train_begin", on_train_begin), ("on_train_end", on_train_end),
-                         ("on_train_batch_begin", on_train_batch_begin), ("on_train_batch_end", on_train_batch_end)):
+                         ("on_train_batch_begin", on_train_batch_begin), ("on_train_batch_end", on_train_batch_end),
+                         *kwargs.items()):
             if fn is not None:
                 setattr(self, name, fn)
 

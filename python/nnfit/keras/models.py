@@ -254,7 +254,7 @@ class Model:
         steps = spe or -(-n // batch)
         bridge = _training.Bridge(self, python_callbacks, history, verbose, epochs, steps)
         result = self._handle.fit(xs, ys, batch, int(epochs), bool(shuffle), _state.next_seed(), validation, bridge,
-                                  bridge.batch_hook, builtin, tensorboard,
+                                  builtin, tensorboard,
                                   {int(k): float(v) for k, v in (class_weight or {}).items()}, sw, int(initial_epoch),
                                   spe, validation_batch, *schedule)
         return _finish(history, bridge, result)
@@ -280,7 +280,7 @@ class Model:
         python_callbacks, builtin, tensorboard = _training.split_callbacks(callbacks)
         history = History()
         bridge = _training.Bridge(self, python_callbacks, history, verbose, epochs, steps_per_epoch)
-        result = self._handle.fit_dataset(train, int(epochs), seed, validation, bridge, bridge.batch_hook, builtin,
+        result = self._handle.fit_dataset(train, int(epochs), seed, validation, bridge, builtin,
                                           tensorboard,
                                           {int(k): float(v) for k, v in (class_weight or {}).items()},
                                           int(initial_epoch), steps_per_epoch, *schedule)
@@ -295,21 +295,25 @@ class Model:
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False):
         """Keras's evaluate: the loss, or [loss, metrics...], or a dict with return_dict."""
-        if callbacks:
-            raise NotImplementedError("evaluate: callbacks are not supported by nnfit")
         steps = _training.count_or_none("evaluate: steps", steps)
+        python_callbacks = _training.inference_callbacks(callbacks, "evaluate")
+        verbose = 1 if verbose == "auto" else int(verbose)
         if _is_dataset(x):
             if y is not None or batch_size is not None or sample_weight is not None:
                 raise ValueError("evaluate: y, batch_size and sample_weight must not be given with a dataset "
                                  "(its elements are (x, y) or (x, y, sample_weight) batches)")
             self._ensure_compiled()
-            pairs = self._handle.evaluate_dataset(x._build(_state.next_seed()), steps)
+            built = x._build(_state.next_seed())
+            bridge = self._inference_bridge(python_callbacks, verbose, _dataset_steps(built, steps), "test")
+            pairs = self._handle.evaluate_dataset(built, steps, bridge)
         else:
             xs = _training.as_arrays(x, self._input_names_for(x), "x")
             self._prepare(xs)
             ys = _training.as_arrays(y, self._output_names(), "y", target=True)
             sw = None if sample_weight is None else _training._array(sample_weight, "sample_weight", False)
-            pairs = self._handle.evaluate(xs, ys, 32 if batch_size is None else int(batch_size), sw, steps)
+            batch = 32 if batch_size is None else int(batch_size)
+            bridge = self._inference_bridge(python_callbacks, verbose, _array_steps(xs, batch, steps), "test")
+            pairs = self._handle.evaluate(xs, ys, batch, sw, steps, bridge)
         logs, _ = _training._keras_logs(pairs)
         if return_dict:
             return logs
@@ -318,24 +322,43 @@ class Model:
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Keras's predict: one array, or a list for several outputs."""
-        if callbacks:
-            raise NotImplementedError("predict: callbacks are not supported by nnfit")
         steps = _training.count_or_none("predict: steps", steps)
+        python_callbacks = _training.inference_callbacks(callbacks, "predict")
+        verbose = 1 if verbose == "auto" else int(verbose)
         if _is_dataset(x):
             # The dataset's batches (x, or x and targets, which are ignored as Keras does),
             # made by the engine, predicted batch by batch; Keras's steps: the first ones.
             self._prepare_inference([])
             n_in = len(self._handle.input_shapes)
-            outs = [self._handle.predict(list(batch[:n_in]), int(batch[0].shape[0]))
-                    for batch in (x.take(steps) if steps else x)._build(0).collect()]
+            batches = (x.take(steps) if steps else x)._build(0).collect()
+            bridge = self._inference_bridge(python_callbacks, verbose, len(batches), "predict")
+            if bridge:
+                bridge.on_predict_begin()
+            outs = []
+            for i, batch in enumerate(batches):
+                if bridge:
+                    bridge.on_predict_batch_begin(i)
+                outs.append(self._handle.predict(list(batch[:n_in]), int(batch[0].shape[0])))
+                if bridge:
+                    bridge.on_predict_batch_end(i, outs[-1])
+            if bridge:
+                bridge.on_predict_end()
             if not outs:
                 raise ValueError("predict: the dataset is empty")
             joined = [np.concatenate([o[i] for o in outs]) for i in range(len(outs[0]))]
             return joined[0] if len(joined) == 1 else joined
         xs = _training.as_arrays(x, self._input_names_for(x), "x")
         self._prepare_inference(xs)
-        out = self._handle.predict(xs, 32 if batch_size is None else int(batch_size), steps)
+        batch = 32 if batch_size is None else int(batch_size)
+        bridge = self._inference_bridge(python_callbacks, verbose, _array_steps(xs, batch, steps), "predict")
+        out = self._handle.predict(xs, batch, steps, bridge)
         return out[0] if len(out) == 1 else out
+
+    def _inference_bridge(self, callbacks, verbose, steps, kind):
+        """The engine's callback for evaluate or predict: None when nothing listens."""
+        if not callbacks and not verbose:
+            return None
+        return _training.InferenceBridge(self, callbacks, verbose, steps, kind)
 
     def _prepare_inference(self, xs):
         self._with_weights()
@@ -435,6 +458,18 @@ class Sequential(Model):
             self._set_input_from(xs[0].shape[1:])
         super()._prepare_inference(xs)
 
+
+
+def _array_steps(xs, batch, steps):
+    """The batches evaluate or predict runs over arrays (Keras's steps: at most that many)."""
+    n = -(-xs[0].shape[0] // batch) if xs else 0
+    return min(n, steps) if steps else n
+
+
+def _dataset_steps(built, steps):
+    """The batches of a built dataset's pass, or steps; 0 when not known."""
+    n = built.cardinality
+    return min(n, steps) if steps and n >= 0 else (steps or max(n, 0))
 
 
 def _is_dataset(x):
