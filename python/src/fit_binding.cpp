@@ -30,15 +30,19 @@ py::list logs_list(const Logs& logs) {
 // engine's frames.
 class PythonCallbacks final : public Callback {
  public:
-  // The per-batch hooks run only where the bridge asks for them (a Python callback that
-  // overrides one, or a progress bar redrawn per batch): bridge.batch_hook (training),
-  // .test_batch_hook, .predict_batch_hook.
-  PythonCallbacks(py::object bridge, std::atomic<int>* interrupt)
-      : bridge_(std::move(bridge)),
-        batch_hook_(py::getattr(bridge_, "batch_hook", py::bool_(false)).cast<bool>()),
-        test_batch_hook_(py::getattr(bridge_, "test_batch_hook", py::bool_(false)).cast<bool>()),
-        predict_batch_hook_(py::getattr(bridge_, "predict_batch_hook", py::bool_(false)).cast<bool>()),
-        interrupt_(interrupt) {}
+  // The per-batch hooks run only where the bridge asks for them in bridge.batch_hooks (a
+  // Python callback overrides one, or a progress bar is redrawn per batch): each costs a
+  // call into Python per batch.
+  PythonCallbacks(py::object bridge, std::atomic<int>* interrupt) : bridge_(std::move(bridge)), interrupt_(interrupt) {
+    const py::object wanted = py::getattr(bridge_, "batch_hooks", py::set());
+    const auto wants = [&](const char* hook) { return wanted.contains(hook); };
+    train_begin_ = wants("on_train_batch_begin");
+    train_end_ = wants("on_train_batch_end");
+    test_begin_ = wants("on_test_batch_begin");
+    test_end_ = wants("on_test_batch_end");
+    predict_begin_ = wants("on_predict_batch_begin");
+    predict_end_ = wants("on_predict_batch_end");
+  }
   ~PythonCallbacks() override {
     py::gil_scoped_acquire gil;
     bridge_ = py::object();
@@ -46,27 +50,27 @@ class PythonCallbacks final : public Callback {
   void on_train_begin(std::int64_t epochs, std::int64_t steps) override { call("on_train_begin", epochs, steps); }
   void on_epoch_begin(std::int64_t epoch) override { call("on_epoch_begin", epoch); }
   void on_train_batch_begin(std::int64_t batch) override {
-    if (batch_hook_) call("on_train_batch_begin", batch);
+    if (train_begin_) call("on_train_batch_begin", batch);
   }
   void on_train_batch_end(std::int64_t batch, const Logs& logs) override {
-    if (batch_hook_) call("on_train_batch_end", batch, logs);
+    if (train_end_) call("on_train_batch_end", batch, logs);
   }
   void on_epoch_end(std::int64_t epoch, const Logs& logs) override { call("on_epoch_end", epoch, logs); }
   void on_train_end() override { call("on_train_end"); }
   void on_test_begin() override { call("on_test_begin"); }
   void on_test_batch_begin(std::int64_t batch) override {
-    if (test_batch_hook_) call("on_test_batch_begin", batch);
+    if (test_begin_) call("on_test_batch_begin", batch);
   }
   void on_test_batch_end(std::int64_t batch, const Logs& logs) override {
-    if (test_batch_hook_) call("on_test_batch_end", batch, logs);
+    if (test_end_) call("on_test_batch_end", batch, logs);
   }
   void on_test_end(const Logs& logs) override { call("on_test_end", logs); }
   void on_predict_begin() override { call("on_predict_begin"); }
   void on_predict_batch_begin(std::int64_t batch) override {
-    if (predict_batch_hook_) call("on_predict_batch_begin", batch);
+    if (predict_begin_) call("on_predict_batch_begin", batch);
   }
   void on_predict_batch_end(std::int64_t batch, const std::vector<Tensor>& outputs) override {
-    if (predict_batch_hook_) call("on_predict_batch_end", batch, outputs);
+    if (predict_end_) call("on_predict_batch_end", batch, outputs);
   }
   void on_predict_end() override { call("on_predict_end"); }
   // The first exception a hook raised, if any.
@@ -97,7 +101,8 @@ class PythonCallbacks final : public Callback {
     return arrays;
   }
   py::object bridge_;
-  bool batch_hook_, test_batch_hook_, predict_batch_hook_;
+  bool train_begin_ = false, train_end_ = false, test_begin_ = false, test_end_ = false;
+  bool predict_begin_ = false, predict_end_ = false;
   std::atomic<int>* interrupt_;
   std::exception_ptr error_;
 };

@@ -164,11 +164,13 @@ class Bridge:
         self.progress = Progress(verbose, epochs, steps) if verbose else None
         self.params = {"verbose": verbose, "epochs": epochs, "steps": steps}
         self.nnfit_logs = []
-        hooks = ("on_train_batch_end", "on_batch_end", "on_train_batch_begin", "on_batch_begin")
-        self.batch_hook = (verbose == 1 and self.progress.dynamic) or any(
-            _active(c, h) for c in callbacks for h in hooks)
-        self.test_batch_hook = any(_active(c, h) for c in callbacks for h in ("on_test_batch_begin",
-                                                                             "on_test_batch_end"))
+        # The per-batch hooks the engine calls (each a call into Python per batch).
+        self.batch_hooks = _wanted(callbacks, {"on_train_batch_begin": ("on_train_batch_begin", "on_batch_begin"),
+                                               "on_train_batch_end": ("on_train_batch_end", "on_batch_end"),
+                                               "on_test_batch_begin": ("on_test_batch_begin",),
+                                               "on_test_batch_end": ("on_test_batch_end",)})
+        if verbose == 1 and self.progress.dynamic:
+            self.batch_hooks.add("on_train_batch_end")
 
     def _each(self, hook, *args):
         for c in self.callbacks:
@@ -238,11 +240,10 @@ class InferenceBridge:
         self.model, self.callbacks, self.kind = model, callbacks, kind
         self.progress = Progress(verbose, 1, steps) if verbose else None
         self.batches = 0
-        hooks = (f"on_{kind}_batch_begin", f"on_{kind}_batch_end")
-        per_batch = (self.progress is not None and verbose == 1 and self.progress.dynamic and steps > 0) or any(
-            _active(c, h) for c in callbacks for h in hooks)
-        self.test_batch_hook = per_batch and kind == "test"
-        self.predict_batch_hook = per_batch and kind == "predict"
+        begin, end = f"on_{kind}_batch_begin", f"on_{kind}_batch_end"
+        self.batch_hooks = _wanted(callbacks, {begin: (begin,), end: (end,)})
+        if self.progress is not None and verbose == 1 and self.progress.dynamic and steps > 0:
+            self.batch_hooks.add(end)
         for c in callbacks:
             c.set_model(model)
             c.set_params({"verbose": verbose, "epochs": 1, "steps": steps or None})
@@ -310,6 +311,11 @@ def inference_callbacks(callbacks, what):
             raise TypeError(f"callbacks: expected keras.callbacks.Callback objects, got {c!r}")
         python.append(c)
     return python
+
+
+def _wanted(callbacks, hooks):
+    """The engine hooks (keys) whose Python hooks (values) some callback overrides."""
+    return {engine for engine, python in hooks.items() if any(_active(c, h) for c in callbacks for h in python)}
 
 
 def _active(callback, hook):
