@@ -1,6 +1,6 @@
 // Model's inference loops: evaluate (from tensors or a Dataset), fit's validation after
-// an epoch, and predict. Each batch runs the inference program of its size, or, under on_oom="reduce_batch" when that
-// does not fit, its micro-batches (model_accumulate.cpp).
+// an epoch, and predict. Each batch runs the inference program of its size, or, under
+// on_oom="reduce_batch" when that does not fit, its micro-batches (model_accumulate.cpp).
 #include <algorithm>
 #include <cstring>
 
@@ -85,13 +85,13 @@ Logs Model::run_evaluation(const std::function<bool(Batch&)>& next, Totals& tota
     cb->set_model(this);
     cb->on_test_begin();
   }
-  std::int64_t index = 0;
+  std::int64_t index = 0;  // the batch done
   const auto before = [&](std::int64_t i) {
     for (Callback* cb : callbacks) cb->on_test_batch_begin(i);
   };
   run_batches(next, [&](Batch& b) {
-    for (std::size_t i = 0; i < num_inputs(); ++i) {
-      if (b.element) b.e->set_x(nullptr, i);  // a dataset's element goes with the batch
+    if (b.element) {  // a dataset's element goes with the batch
+      for (std::size_t i = 0; i < num_inputs(); ++i) b.e->set_x(nullptr, i);
     }
     totals.add(*b.e, b.rows);
     if (callbacks.empty()) return;
