@@ -121,13 +121,31 @@ TrainConfig read_train_config(const std::string& path) {
       const json* metrics = compile.find(key);
       if (!metrics) continue;
       if (!metrics->is_array()) {
-        compile.fail("expected a list of metric names or Keras metric objects, got " + metrics->dump(), key);
+        compile.fail("expected a list of metric names or Keras metric objects (or one such list per output), got " +
+                         metrics->dump(),
+                     key);
       }
-      std::vector<MetricSpec>& out = key == std::string("metrics") ? co.metrics : co.weighted_metrics;
-      for (std::size_t i = 0; i < metrics->size(); ++i) {
-        const json& m = (*metrics)[i];
-        if (!m.is_string() && !m.is_object()) compile.fail("expected a metric name or object, got " + m.dump(), key);
-        out.push_back(metric_from_keras_json(m.dump(), path + ": " + compile.key_path(key) + "[" + std::to_string(i) + "]"));
+      const bool weighted = key == std::string("weighted_metrics");
+      // A list of metrics for every output, or (Keras's per-output form) a list of lists.
+      const auto read_list = [&](const json& list, const std::string& at, std::vector<MetricSpec>& out) {
+        for (std::size_t i = 0; i < list.size(); ++i) {
+          const json& m = list[i];
+          if (!m.is_string() && !m.is_object()) {
+            compile.fail("expected a metric name or object, got " + m.dump() + " at " + at + "[" + std::to_string(i) + "]",
+                         key);
+          }
+          out.push_back(metric_from_keras_json(m.dump(), path + ": " + at + "[" + std::to_string(i) + "]"));
+        }
+      };
+      if (!metrics->empty() && (*metrics)[0].is_array()) {
+        auto& per = weighted ? co.output_weighted_metrics : co.output_metrics;
+        for (std::size_t o = 0; o < metrics->size(); ++o) {
+          if (!(*metrics)[o].is_array()) compile.fail("expected one list per output, got " + (*metrics)[o].dump(), key);
+          per.emplace_back();
+          read_list((*metrics)[o], compile.key_path(key) + "[" + std::to_string(o) + "]", per.back());
+        }
+      } else {
+        read_list(*metrics, compile.key_path(key), weighted ? co.weighted_metrics : co.metrics);
       }
     }
     cfg.compile = std::move(co);

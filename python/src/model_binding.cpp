@@ -48,9 +48,20 @@ Layer& layer_named(const Model& m, const std::string& name) {
   return *l;
 }
 
+// Metric objects as Keras's JSON, named in errors by their place ("metrics[1]", "metrics[0][1]").
+std::vector<MetricSpec> metric_list(const std::vector<std::string>& json, const std::string& where) {
+  std::vector<MetricSpec> out;
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    out.push_back(metric_from_keras_json(json[i], where + "[" + std::to_string(i) + "]"));
+  }
+  return out;
+}
+
 void compile(ModelHandle& h, const std::string& optimizer, const std::vector<std::string>& losses,
              const std::vector<double>& loss_weights, const std::vector<std::string>& metrics,
-             const std::vector<std::string>& weighted_metrics) {
+             const std::vector<std::string>& weighted_metrics,
+             const std::vector<std::vector<std::string>>& output_metrics,
+             const std::vector<std::vector<std::string>>& output_weighted_metrics) {
   CompileOptions o;
   o.optimizer = optimizer_from_keras_json(optimizer, "optimizer");
   if (losses.size() == 1) {
@@ -61,12 +72,14 @@ void compile(ModelHandle& h, const std::string& optimizer, const std::vector<std
     }
   }
   o.loss_weights = loss_weights;
-  for (std::size_t i = 0; i < metrics.size(); ++i) {
-    o.metrics.push_back(metric_from_keras_json(metrics[i], "metrics[" + std::to_string(i) + "]"));
+  o.metrics = metric_list(metrics, "metrics");
+  o.weighted_metrics = metric_list(weighted_metrics, "weighted_metrics");
+  for (std::size_t i = 0; i < output_metrics.size(); ++i) {
+    o.output_metrics.push_back(metric_list(output_metrics[i], "metrics[" + std::to_string(i) + "]"));
   }
-  for (std::size_t i = 0; i < weighted_metrics.size(); ++i) {
-    o.weighted_metrics.push_back(
-        metric_from_keras_json(weighted_metrics[i], "weighted_metrics[" + std::to_string(i) + "]"));
+  for (std::size_t i = 0; i < output_weighted_metrics.size(); ++i) {
+    o.output_weighted_metrics.push_back(
+        metric_list(output_weighted_metrics[i], "weighted_metrics[" + std::to_string(i) + "]"));
   }
   py::gil_scoped_release nogil;
   h.get().compile(std::move(o));
@@ -119,7 +132,9 @@ void define_model(py::module_& m) {
       .def("summary", [](const ModelHandle& h) { return h.get().summary(); })
       .def("build", [](ModelHandle& h) { h.get().build(); })
       .def("compile", &compile, py::arg("optimizer"), py::arg("losses"), py::arg("loss_weights"), py::arg("metrics"),
-           py::arg("weighted_metrics") = std::vector<std::string>{})
+           py::arg("weighted_metrics") = std::vector<std::string>{},
+           py::arg("output_metrics") = std::vector<std::vector<std::string>>{},
+           py::arg("output_weighted_metrics") = std::vector<std::vector<std::string>>{})
       .def_property_readonly("compiled", [](const ModelHandle& h) { return h.get().compiled(); })
       .def_property_readonly("built", [](const ModelHandle& h) { return h.get().built(); })
       .def_property_readonly("name", [](const ModelHandle& h) { return h.get().name(); })

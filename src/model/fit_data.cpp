@@ -108,7 +108,7 @@ std::vector<OutputMetric> make_output_metrics(const CompileOptions& co, const st
   };
   for (const bool weighted : {false, true}) {
     for (std::size_t i = 0; i < output_shapes.size(); ++i) {
-      for (const MetricSpec& spec : weighted ? co.weighted_metrics : co.metrics) {
+      for (const MetricSpec& spec : co.metrics_for(i, weighted)) {
         Metric m(spec, co.loss_for(i), one_prediction(output_shapes[i]));
         const std::string prefix = several ? output_names[i] + "_" : "";
         std::string key = prefix + m.name();

@@ -5,6 +5,7 @@
 // training_config form.
 #include "nnfit/model/saving.h"
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -42,13 +43,19 @@ ojson losses_json(const Model& m) {
 }
 
 // Keras's metrics or weighted_metrics entry: null, a list, or one list per output.
-ojson metrics_json(const Model& m, const std::vector<MetricSpec>& metrics) {
-  if (metrics.empty()) return nullptr;
-  ojson one = ojson::array();
-  for (const MetricSpec& s : metrics) one.push_back(ojson::parse(metric_to_keras_json(s)));
-  if (m.num_outputs() == 1) return one;
+ojson metrics_json(const Model& m, bool weighted) {
+  const CompileOptions& c = m.compile_options();
+  const auto list = [](const std::vector<MetricSpec>& metrics) {
+    ojson one = ojson::array();
+    for (const MetricSpec& s : metrics) one.push_back(ojson::parse(metric_to_keras_json(s)));
+    return one;
+  };
+  const auto& shared = weighted ? c.weighted_metrics : c.metrics;
+  const auto& per = weighted ? c.output_weighted_metrics : c.output_metrics;
+  if (shared.empty() && per.empty()) return nullptr;
+  if (m.num_outputs() == 1 && per.empty()) return list(shared);
   ojson out = ojson::array();
-  for (std::size_t i = 0; i < m.num_outputs(); ++i) out.push_back(one);
+  for (std::size_t i = 0; i < m.num_outputs(); ++i) out.push_back(list(c.metrics_for(i, weighted)));
   return out;
 }
 
@@ -62,8 +69,8 @@ ojson compile_config(const Model& m) {
   return {{"optimizer", ojson::parse(optimizer_to_keras_json(m.compile_options().optimizer))},
           {"loss", losses_json(m)},
           {"loss_weights", loss_weights_json(m)},
-          {"metrics", metrics_json(m, m.compile_options().metrics)},
-          {"weighted_metrics", metrics_json(m, m.compile_options().weighted_metrics)},
+          {"metrics", metrics_json(m, false)},
+          {"weighted_metrics", metrics_json(m, true)},
           {"run_eagerly", false},
           {"steps_per_execution", 1},
           {"jit_compile", false}};
@@ -80,8 +87,8 @@ ojson training_config(const Model& m) {
   }
   if (optimizer["config"]["weight_decay"].is_null()) optimizer["config"].erase("weight_decay");
   return {{"loss", losses_json(m)},
-          {"metrics", metrics_json(m, m.compile_options().metrics)},
-          {"weighted_metrics", metrics_json(m, m.compile_options().weighted_metrics)},
+          {"metrics", metrics_json(m, false)},
+          {"weighted_metrics", metrics_json(m, true)},
           {"loss_weights", loss_weights_json(m)},
           {"optimizer_config", optimizer}};
 }
@@ -122,20 +129,39 @@ std::vector<json> per_output(const keras_json::Reader& r, const std::string& pat
 // Keras's metrics or weighted_metrics of a compile config: one list for every output (nnfit
 // applies the same metrics to each), or the same list per output.
 void read_metrics(const keras_json::Reader& r, const std::string& key, const json& mt, const Model& m,
-                  std::vector<MetricSpec>& out) {
+                  std::vector<MetricSpec>& shared, std::vector<std::vector<MetricSpec>>& per_output_lists) {
+  // Keras's per-output forms: a dict by output name, or a list with one entry per output (a
+  // metric, a list of them, or null); nested lists say so at any length.
   const bool nested = mt.is_array() && !mt.empty() && mt[0].is_array();
-  if (m.num_outputs() > 1 && (nested || (mt.is_object() && !keras_json::find(mt, "class_name")))) {
+  const bool one_per_output = mt.is_array() && mt.size() == m.num_outputs();
+  const bool by_name = mt.is_object() && !keras_json::find(mt, "class_name");
+  if (m.num_outputs() > 1 && (nested || one_per_output || by_name)) {
     std::vector<std::vector<MetricSpec>> per;
-    for (const json& v : per_output(r, key, mt, m, false)) {
-      per.emplace_back();
-      collect_metrics(r, key, v, per.back());
+    const std::vector<std::string> names = m.output_names();
+    if (by_name) {  // Keras's dict: an output it does not name has no metrics
+      for (const auto& [k, v] : mt.items()) {
+        if (std::find(names.begin(), names.end(), k) == names.end()) {
+          r.invalid(key, "names \"" + k + "\", which is not an output of the model");
+        }
+      }
+      for (const std::string& n : names) {
+        per.emplace_back();
+        if (const json* v = keras_json::find(mt, n.c_str())) collect_metrics(r, key + "." + n, *v, per.back());
+      }
+    } else {
+      for (const json& v : per_output(r, key, mt, m, false)) {
+        per.emplace_back();
+        collect_metrics(r, key, v, per.back());
+      }
     }
-    for (const auto& p : per) {
-      if (p != per[0]) r.unsupported(key, "different metrics per output are not supported", "use one list for all");
+    // The same list for every output (what nnfit and Keras's flat list write) is the shared form.
+    if (std::all_of(per.begin(), per.end(), [&](const auto& p) { return p == per[0]; })) {
+      shared = per.empty() ? std::vector<MetricSpec>{} : per[0];
+    } else {
+      per_output_lists = std::move(per);
     }
-    if (!per.empty()) out = per[0];
   } else {
-    collect_metrics(r, key, mt, out);
+    collect_metrics(r, key, mt, shared);
   }
 }
 
@@ -166,7 +192,9 @@ CompileOptions read_compile(const json& cfg, const Model& m, const std::string& 
   }
   for (const char* key : {"metrics", "weighted_metrics"}) {
     if (const json* mt = keras_json::value(cfg, key)) {
-      read_metrics(r, key, *mt, m, key == std::string("metrics") ? co.metrics : co.weighted_metrics);
+      const bool weighted = key == std::string("weighted_metrics");
+      read_metrics(r, key, *mt, m, weighted ? co.weighted_metrics : co.metrics,
+                   weighted ? co.output_weighted_metrics : co.output_metrics);
     }
   }
   return co;

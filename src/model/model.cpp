@@ -173,6 +173,14 @@ void Model::build() {
 void Model::compile(CompileOptions options) {
   NNFIT_CHECK(options.losses.empty() || options.losses.size() == num_outputs(), InvalidArgument, "model '", name_,
               "' has ", num_outputs(), " outputs but ", options.losses.size(), " losses were given");
+  for (const bool weighted : {false, true}) {
+    const char* key = weighted ? "weighted_metrics" : "metrics";
+    const auto& per = weighted ? options.output_weighted_metrics : options.output_metrics;
+    NNFIT_CHECK(per.empty() || per.size() == num_outputs(), InvalidArgument, "model '", name_, "' has ",
+                num_outputs(), " outputs but ", key, " has ", per.size(), " per-output lists");
+    NNFIT_CHECK(per.empty() || (weighted ? options.weighted_metrics : options.metrics).empty(), InvalidArgument,
+                key, ": give one list for every output or one list per output, not both");
+  }
   NNFIT_CHECK(options.loss_weights.empty() || options.loss_weights.size() == num_outputs(), InvalidArgument,
               "model '", name_, "' has ", num_outputs(), " outputs but ", options.loss_weights.size(),
               " loss_weights were given");
@@ -210,13 +218,17 @@ void Model::compile(CompileOptions options) {
     const Loss& loss = compile_options_.loss_for(i);
     Graph probe;
     loss.emit(probe, probe.add_input("pred", pred), probe.add_input("y", loss.target_desc(pred)));
-    for (const char* key : {"metrics", "weighted_metrics"}) {
-      const auto& specs = key == std::string("metrics") ? compile_options_.metrics : compile_options_.weighted_metrics;
+    for (const bool weighted : {false, true}) {
+      // Named by its place in the compile options: "metrics[k]", or "metrics[i][k]" per output.
+      const auto& per = weighted ? compile_options_.output_weighted_metrics : compile_options_.output_metrics;
+      const std::string key = std::string(weighted ? "weighted_metrics" : "metrics") +
+                              (per.empty() ? "" : "[" + std::to_string(i) + "]");
+      const auto& specs = compile_options_.metrics_for(i, weighted);
       for (std::size_t k = 0; k < specs.size(); ++k) {
         try {
           Metric(specs[k], loss, pred);
-        } catch (const InvalidArgument& e) {  // named by its place in the compile options
-          throw InvalidArgument(std::string(key) + "[" + std::to_string(k) + "]: " + e.what(), e.hint());
+        } catch (const InvalidArgument& e) {
+          throw InvalidArgument(key + "[" + std::to_string(k) + "]: " + e.what(), e.hint());
         }
       }
     }

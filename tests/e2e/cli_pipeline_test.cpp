@@ -289,6 +289,22 @@ TEST_F(CliTest, ClassWeightTrainsAndBadEntriesAreNamed) {
   EXPECT_TRUE(m["epochs"][0].contains("val_weighted_accuracy")) << m.dump();
   expect_error(with_compile(R"("weighted_metrics": "accuracy")"), 2, {"compile.weighted_metrics", "expected a list"});
   expect_error(with_compile(R"("weighted_metrics": ["acuracy"])"), 2, {"weighted_metrics[0]: unknown metric 'acuracy'"});
+
+  // Keras's per-output form, a list per output: this model has one output.
+  const auto with_metrics = [&](const std::string& metrics_json) {
+    const fs::path p = config_with_data(model(), files, files, R"({"epochs": 1, "batch_size": 6})");
+    std::string text = slurp(p);
+    const std::string at = R"("metrics": ["accuracy"])";
+    text.replace(text.find(at), at.size(), R"("metrics": )" + metrics_json);
+    write_file(p, text);
+    return p;
+  };
+  const Result one = run("train " + with_metrics(R"([["accuracy"]])").string() + " --quiet --metrics-json " +
+                         metrics.string());
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_TRUE(nlohmann::json::parse(slurp(metrics))["epochs"][0].contains("accuracy"));
+  expect_error(with_metrics(R"([["accuracy"], ["mae"]])"), 2, {"1 outputs but metrics has 2 per-output lists"});
+  expect_error(with_metrics(R"([["accuracy"], "mae"])"), 2, {"compile.metrics", "expected one list per output"});
 }
 
 // compile.metrics takes Keras metric objects with their arguments; a bad one is a config

@@ -5,11 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <memory>
 #include <random>
+#include <unistd.h>
 
 #include "nnfit/core/error.h"
 #include "nnfit/model/model.h"
+#include "nnfit/model/saving.h"
 #include "nnfit/nn/layers.h"
 #include "nnfit/nn/lr_schedule.h"
 #include "nnfit/nn/merge_layers.h"
@@ -121,6 +124,59 @@ TEST(Functional, TheLossIsTheWeightedSumOfTheOutputsLossesUnderKerasNames) {
   EXPECT_FALSE(std::isnan(get(lp, "head_accuracy")));
   EXPECT_FALSE(std::isnan(get(lp, "aux_accuracy")));
   EXPECT_TRUE(std::isnan(get(lp, "accuracy"))) << "several outputs: metrics carry the output's name";
+}
+
+// Keras's per-output metrics: each output logs its own, "<output>_<metric>", the weighted
+// ones after; they survive a .keras and an .h5 file.
+TEST(Functional, PerOutputMetricsAreLoggedPerOutputAndSurviveKerasFiles) {
+  Data d = data(40);
+  auto m = two_tower();
+  CompileOptions c = two_losses();
+  c.metrics.clear();
+  c.output_metrics = {{MetricSpec{"accuracy"}}, {MetricSpec{"mae"}}};
+  c.output_weighted_metrics = {{}, {MetricSpec{"mse"}}};
+  m->compile(c);
+  InferenceOptions io;
+  io.batch_size = 16;
+  const Logs logs = m->evaluate({d.a, d.b}, {d.y_class, d.y_sum}, io);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : logs) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"head_accuracy", "aux_mae", "aux_mse", "head_loss", "aux_loss", "loss"}));
+  const std::vector<Tensor> out = m->predict({d.a, d.b}, io);
+  double mae = 0;
+  for (std::int64_t r = 0; r < 40; ++r) mae += std::fabs(out[1].data<float>()[r] - d.y_sum.data<float>()[r]);
+  EXPECT_NEAR(get(logs, "aux_mae"), mae / 40, 1e-6);
+  EXPECT_NEAR(get(logs, "aux_mse"), get(logs, "aux_loss"), 1e-6);  // unweighted here: the mse loss itself
+
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / ("nnfit_per_output_metrics_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (const char* name : {"m.keras", "m.h5"}) {
+    save_model(*m, (dir / name).string());
+    const auto loaded = load_model((dir / name).string());
+    EXPECT_EQ(loaded->compile_options().output_metrics, c.output_metrics) << name;
+    EXPECT_EQ(loaded->compile_options().output_weighted_metrics, c.output_weighted_metrics) << name;
+    EXPECT_EQ(loaded->evaluate({d.a, d.b}, {d.y_class, d.y_sum}, io), logs) << name;
+  }
+  std::filesystem::remove_all(dir);
+
+  auto bad = two_tower();
+  CompileOptions one = two_losses();
+  one.metrics.clear();
+  one.output_metrics = {{MetricSpec{"accuracy"}}};
+  EXPECT_THROW(bad->compile(one), InvalidArgument);  // one list for two outputs
+  CompileOptions both = two_losses();
+  both.output_metrics = {{}, {MetricSpec{"mae"}}};
+  EXPECT_THROW(bad->compile(both), InvalidArgument);  // a shared list and per-output lists
+  CompileOptions misspelt = two_losses();
+  misspelt.metrics.clear();
+  misspelt.output_metrics = {{}, {MetricSpec{"maae"}}};
+  try {
+    bad->compile(misspelt);
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("metrics[1][0]: unknown metric 'maae'"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Functional, TrainsBothOutputsFromTensorsAndFromADataset) {

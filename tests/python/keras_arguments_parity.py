@@ -3,7 +3,8 @@ the Keras venv) and under `from nnfit import keras`, on the same weights: valida
 (an int and a list), validation_batch_size, validation_steps, validation sample weights (a
 tuple and validation_split's share of sample_weight), evaluate(sample_weight=...,
 steps=...), predict(steps=...), and weighted_metrics (every metric kind nnfit has, weighted
-by sample_weight and class_weight, with Keras's "weighted_" names where a name is taken).
+by sample_weight and class_weight, with Keras's "weighted_" names where a name is taken),
+and per-output metrics (a dict by output name, a list with one entry per output).
 The optimizer is SGD with a learning rate of 0, so training leaves the
 weights alone and every figure is deterministic: the History's keys and lengths must be
 Keras's, and every value must agree to 1e-4 relative (float32 arithmetic in two engines).
@@ -86,6 +87,30 @@ SCRIPT = textwrap.dedent("""
                                 keras.metrics.RootMeanSquaredError()])
     yb = (y == 1).astype("float32")
     out["weighted_binary_evaluate"] = floats(b.evaluate(x, yb, sample_weight=w, verbose=0, return_dict=True))
+
+    # Per-output metrics on a two-output Functional model: a dict by output name, and a
+    # list with one entry per output (Keras's reading of a list as long as the outputs).
+    def two_outputs(metrics, weighted_metrics):
+        inp = keras.Input(shape=(8,), name="x")
+        hidden = keras.layers.Dense(16, activation="relu", name="hidden")(inp)
+        head = keras.layers.Dense(3, activation="softmax", name="head")(hidden)
+        aux = keras.layers.Dense(1, name="aux")(hidden)
+        m = keras.Model(inp, [head, aux])
+        m.set_weights(weights + [weights[2][:, :1], weights[3][:1]])
+        m.compile(optimizer=keras.optimizers.SGD(learning_rate=0.0),
+                  loss=["sparse_categorical_crossentropy", "mse"], metrics=metrics, weighted_metrics=weighted_metrics)
+        return m
+
+    target = (x[:, :1] * 0.5).astype("float32")
+    m = two_outputs({"head": ["accuracy"], "aux": ["mae", keras.metrics.RootMeanSquaredError()]},
+                    {"aux": ["mse"]})
+    # Batches of equal size: Keras's `<output>_loss` is the plain mean of the batches' means
+    # (nnfit's, the mean over the samples); the two agree when no batch is partial.
+    out["per_output_dict"] = floats(m.evaluate(x, [y, target], sample_weight=w, batch_size=40, verbose=0,
+                                               return_dict=True))
+    m = two_outputs(["accuracy", "mae"], None)
+    out["per_output_list"] = floats(m.fit(x, [y, target], batch_size=20, epochs=1, shuffle=False, verbose=0,
+                                          validation_data=(vx, [vy, vx[:, :1] * 0.5])).history)
     print("PARITY " + json.dumps(out))
 """)
 

@@ -101,6 +101,16 @@ def test_two_outputs(blobs):
     assert {"loss", "cls_loss", "reg_loss"} <= set(history.history)
     p_cls, p_reg = model.predict(x[:5], verbose=0)
     assert p_cls.shape == (5, 3) and p_reg.shape == (5, 1)
+    # Per-output metrics, in Keras's dict and one-entry-per-output forms.
+    model.compile("adam", loss=["sparse_categorical_crossentropy", "mse"],
+                  metrics={"cls": ["accuracy"], "reg": "mae"}, weighted_metrics={"reg": ["mse"]})
+    logs = model.evaluate(x, [y, target], verbose=0, return_dict=True)
+    assert set(logs) == {"loss", "cls_loss", "reg_loss", "cls_accuracy", "reg_mae", "reg_mse"}
+    model.compile("adam", loss=["sparse_categorical_crossentropy", "mse"], metrics=[None, ["mae", "mse"]])
+    assert set(model.evaluate(x, [y, target], verbose=0, return_dict=True)) == {
+        "loss", "cls_loss", "reg_loss", "reg_mae", "reg_mse"}
+    with pytest.raises(ValueError, match="not outputs of the model"):
+        model.compile("adam", loss=["sparse_categorical_crossentropy", "mse"], metrics={"clz": ["accuracy"]})
 
 
 def test_shape_errors_name_the_layer():

@@ -52,12 +52,22 @@ struct CompileOptions {
   // unweighted where there are none). Logged by their names, or "weighted_<name>" where a
   // metric of `metrics` has the name already, as Keras logs them.
   std::vector<MetricSpec> weighted_metrics;
+  // Keras's per-output forms (a list per output, or a dict by output name, in output order
+  // here): output i's metrics and weighted metrics. Empty: `metrics` / `weighted_metrics`
+  // for every output; given, one list per output (empty lists allowed) and the shared
+  // list empty.
+  std::vector<std::vector<MetricSpec>> output_metrics, output_weighted_metrics;
   // The model's dtype policy (Keras's global policy: layers without their own take it);
   // unset: the model's (set_dtype_policy, default float32).
   std::optional<DTypePolicy> dtype_policy;
   // The loss of output i (of n).
   const Loss& loss_for(std::size_t i) const { return losses.empty() ? loss : losses.at(i); }
   double loss_weight(std::size_t i) const { return loss_weights.empty() ? 1.0 : loss_weights.at(i); }
+  // The metrics (weighted: the weighted metrics) of output i.
+  const std::vector<MetricSpec>& metrics_for(std::size_t i, bool weighted = false) const {
+    const auto& per = weighted ? output_weighted_metrics : output_metrics;
+    return per.empty() ? (weighted ? weighted_metrics : metrics) : per.at(i);
+  }
 };
 
 struct FitOptions {

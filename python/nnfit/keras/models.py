@@ -183,9 +183,10 @@ class Model:
                                    "initial_scale": 32768.0, "dynamic_growth_steps": 2000}, "registered_name": None}
         losses = _per_output(loss, outputs, "loss")
         weights = _per_output(loss_weights, outputs, "loss_weights") if loss_weights is not None else []
+        shared, per_output = _metrics_json(metrics, outputs, "metrics")
+        weighted_shared, weighted_per_output = _metrics_json(weighted_metrics, outputs, "weighted_metrics")
         handle.compile(json.dumps(opt_json), [resolve(l, "losses", "loss") for l in losses],
-                       [float(w) for w in weights], _metrics_json(metrics, outputs, "metrics"),
-                       _metrics_json(weighted_metrics, outputs, "weighted_metrics"))
+                       [float(w) for w in weights], shared, weighted_shared, per_output, weighted_per_output)
         optimizer._model = self
 
     def _ensure_compiled(self):
@@ -522,15 +523,34 @@ def _per_output(value, outputs, what):
 
 
 def _metrics_json(metrics, outputs, what):
+    """Keras's metrics (or weighted_metrics) as the engine's (one list for every output, one
+    list per output): per output when the model has several and they come as a dict by
+    output name or a list with one entry (a metric, a list of them, or None) per output, as
+    Keras reads them; otherwise one list, which nnfit applies to every output."""
     if metrics is None:
-        return []
-    if isinstance(metrics, dict) or (isinstance(metrics, (list, tuple)) and any(
-            isinstance(m, (list, tuple, dict)) for m in metrics)):
-        raise NotImplementedError(f"compile: per-output {what} are not supported by nnfit (give one list, for "
-                                  "every output)")
+        return [], []
+
+    def as_list(entry, where):
+        if entry is None:
+            return []
+        entries = entry if isinstance(entry, (list, tuple)) else [entry]
+        for m in entries:
+            if isinstance(m, (list, tuple, dict)):
+                raise ValueError(f"compile: {where} nests deeper than one list per output: {m!r}")
+        return [resolve(m, "metrics", where) for m in entries]
+
+    if isinstance(metrics, dict):
+        if len(outputs) < 2:
+            raise ValueError(f"compile: {what} given by output name, but the model has one output")
+        unknown = [k for k in metrics if k not in outputs]
+        if unknown:
+            raise ValueError(f"compile: {what} names {unknown}, which are not outputs of the model ({outputs})")
+        return [], [as_list(metrics.get(name), f"{what}[{name!r}]") for name in outputs]
     if not isinstance(metrics, (list, tuple)):
-        raise TypeError(f"compile: {what} must be a list, got {metrics!r}")
-    return [resolve(m, "metrics", what) for m in metrics]
+        raise TypeError(f"compile: {what} must be a list or a dict by output name, got {metrics!r}")
+    if len(outputs) > 1 and len(metrics) == len(outputs):
+        return [], [as_list(entry, f"{what}[{i}]") for i, entry in enumerate(metrics)]
+    return as_list(list(metrics), what), []
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
