@@ -155,7 +155,18 @@ def _keras_logs(pairs):
     return keras_logs, {k: float(v) for k, v in pairs if k in NNFIT_KEYS}
 
 
-class Bridge:
+class _Hooks:
+    """Calls a hook on the Python callbacks that define it."""
+
+    callbacks = ()
+
+    def _each(self, hook, *args):
+        for c in self.callbacks:
+            if _active(c, hook):
+                getattr(c, hook)(*args)
+
+
+class Bridge(_Hooks):
     """The engine's one callback: dispatches to the Python callbacks with Keras's
     signatures, keeps History and draws the progress bar."""
 
@@ -171,11 +182,6 @@ class Bridge:
                                                "on_test_batch_end": ("on_test_batch_end",)})
         if verbose == 1 and self.progress.dynamic:
             self.batch_hooks.add("on_train_batch_end")
-
-    def _each(self, hook, *args):
-        for c in self.callbacks:
-            if _active(c, hook):
-                getattr(c, hook)(*args)
 
     def on_train_begin(self, epochs, steps):
         self.params["steps"] = steps
@@ -230,7 +236,7 @@ class Bridge:
         self._each("on_train_end", {})
 
 
-class InferenceBridge:
+class InferenceBridge(_Hooks):
     """evaluate's or predict's callbacks (Keras's on_test_* / on_predict_* hooks, with
     self.model and params set) and progress output: verbose=1 a bar (redrawn per batch on a
     terminal or in Jupyter, else printed at the end), verbose=2 one line, as Keras prints
@@ -247,11 +253,6 @@ class InferenceBridge:
         for c in callbacks:
             c.set_model(model)
             c.set_params({"verbose": verbose, "epochs": 1, "steps": steps or None})
-
-    def _each(self, hook, *args):
-        for c in self.callbacks:
-            if _active(c, hook):
-                getattr(c, hook)(*args)
 
     def _begin(self):
         if self.progress:
