@@ -206,9 +206,16 @@ void set_validation_schedule(FitOptions& o, const py::object& freq, std::int64_t
 }
 
 // Runs evaluate or predict (`body`, given the options) with the bridge's hooks (none when it
-// is None) and the GIL released; a hook's Python exception is raised here.
+// is None) and keras.callbacks.TensorBoard's settings (evaluate: the evaluation's scalars in
+// LOG_DIR/validation, as Keras writes them), the GIL released; a hook's Python exception is
+// raised here.
 template <typename Body>
-auto run_inference(InferenceOptions& o, const py::object& bridge, Body&& body) {
+auto run_inference(InferenceOptions& o, const py::object& bridge, const py::object& tensorboard, Body&& body) {
+  std::unique_ptr<TensorBoard> tb;
+  if (!tensorboard.is_none()) {
+    tb = std::make_unique<TensorBoard>(tensorboard.cast<py::dict>()["log_dir"].cast<std::string>());
+    o.callbacks.push_back(tb.get());
+  }
   std::unique_ptr<PythonCallbacks> python;
   if (!bridge.is_none()) {
     python = std::make_unique<PythonCallbacks>(bridge, nullptr);
@@ -279,14 +286,16 @@ void define_fit(py::class_<ModelHandle>& cls) {
           py::arg("validation_steps") = 0, py::arg("validation_freq") = 1)
       .def(
           "evaluate_dataset",
-          [](ModelHandle& h, const DatasetHandle& d, std::int64_t steps, const py::object& bridge) {
+          [](ModelHandle& h, const DatasetHandle& d, std::int64_t steps, const py::object& bridge,
+             const py::object& tensorboard) {
             InferenceOptions o;
             o.steps = steps;
-            return logs_list(run_inference(o, bridge, [&](const InferenceOptions& io) {
+            return logs_list(run_inference(o, bridge, tensorboard, [&](const InferenceOptions& io) {
               return h.get().evaluate(d.dataset, io);
             }));
           },
-          py::arg("dataset"), py::arg("steps") = 0, py::arg("bridge") = py::none())
+          py::arg("dataset"), py::arg("steps") = 0, py::arg("bridge") = py::none(),
+          py::arg("tensorboard") = py::none())
       .def("fit", &fit, py::arg("x"), py::arg("y"), py::arg("batch_size"), py::arg("epochs"), py::arg("shuffle"),
           py::arg("seed"), py::arg("validation"), py::arg("bridge"), py::arg("keras_callbacks"),
           py::arg("tensorboard"), py::arg("class_weight"), py::arg("sample_weight"), py::arg("initial_epoch"),
@@ -295,17 +304,19 @@ void define_fit(py::class_<ModelHandle>& cls) {
       .def(
           "evaluate",
           [](ModelHandle& h, const py::sequence& x, const py::sequence& y, std::int64_t batch_size,
-             const py::object& sample_weight, std::int64_t steps, const py::object& bridge) {
+             const py::object& sample_weight, std::int64_t steps, const py::object& bridge,
+             const py::object& tensorboard) {
             std::vector<Tensor> xs = tensor_views(x, "x"), ys = tensor_views(y, "y");
             InferenceOptions o;
             o.batch_size = batch_size;
             o.steps = steps;
             if (!sample_weight.is_none()) o.sample_weight = tensor_view(sample_weight, "sample_weight");
-            return logs_list(
-                run_inference(o, bridge, [&](const InferenceOptions& io) { return h.get().evaluate(xs, ys, io); }));
+            return logs_list(run_inference(o, bridge, tensorboard, [&](const InferenceOptions& io) {
+              return h.get().evaluate(xs, ys, io);
+            }));
           },
           py::arg("x"), py::arg("y"), py::arg("batch_size"), py::arg("sample_weight") = py::none(),
-          py::arg("steps") = 0, py::arg("bridge") = py::none())
+          py::arg("steps") = 0, py::arg("bridge") = py::none(), py::arg("tensorboard") = py::none())
       .def(
           "predict",
           [](ModelHandle& h, const py::sequence& x, std::int64_t batch_size, std::int64_t steps,
@@ -315,7 +326,7 @@ void define_fit(py::class_<ModelHandle>& cls) {
             o.batch_size = batch_size;
             o.steps = steps;
             const std::vector<Tensor> out =
-                run_inference(o, bridge, [&](const InferenceOptions& io) { return h.get().predict(xs, io); });
+                run_inference(o, bridge, py::none(), [&](const InferenceOptions& io) { return h.get().predict(xs, io); });
             py::list arrays;
             for (const Tensor& t : out) arrays.append(to_array(t));
             return arrays;

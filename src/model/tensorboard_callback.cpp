@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "nnfit/model/model.h"
 #include "nnfit/profile/event_file_writer.h"
 #include "nnfit/profile/monitor.h"
 
@@ -31,6 +32,7 @@ profile::EventFileWriter& TensorBoard::writer(std::unique_ptr<profile::EventFile
 }
 
 void TensorBoard::on_train_begin(std::int64_t /*epochs*/, std::int64_t /*steps_per_epoch*/) {
+  in_fit_ = true;
   if (options_.monitor && !monitor_) monitor_ = std::make_unique<profile::Monitor>();
   if (monitor_) monitor_->sample();  // the epoch's CPU figure counts from here
 }
@@ -65,7 +67,20 @@ void TensorBoard::on_epoch_end(std::int64_t epoch, const Logs& logs) {
   }
 }
 
+void TensorBoard::on_test_end(const Logs& logs) {
+  if (model_ == nullptr || !model_->compiled()) return;  // Keras: only with an optimizer's iterations
+  profile::EventFileWriter& w = writer(validation_, validation_dir());
+  for (const auto& [key, value] : logs) {
+    if (!std::isnan(value)) w.add_scalar("evaluation_" + key + "_vs_iterations", value, model_->iterations());
+  }
+  if (!in_fit_) {  // a standalone evaluate: no on_train_end will close it
+    std::unique_ptr<profile::EventFileWriter> done = std::move(validation_);
+    done->close();
+  }
+}
+
 void TensorBoard::on_train_end() {
+  in_fit_ = false;
   // close() reports errors; dropping the writers then lets the next fit() open new files.
   std::unique_ptr<profile::EventFileWriter> train = std::move(train_), validation = std::move(validation_);
   if (train != nullptr) train->close();

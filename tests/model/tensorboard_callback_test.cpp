@@ -129,12 +129,28 @@ TEST(TensorBoardCallback, FitLogsItsHistoryAndEachFitStartsNewFiles) {
     EXPECT_EQ(val["epoch_loss"].at(epoch), static_cast<float>(log_value(logs, "val_loss")));
     EXPECT_EQ(train["epoch_samples_per_s"].at(epoch), static_cast<float>(log_value(logs, "samples_per_s")));
     EXPECT_FLOAT_EQ(train["epoch_learning_rate"].at(epoch), 0.01f);  // SGD's default
+    // Keras 3's on_test_end: the validation's logs at the optimizer's iterations (4 a epoch).
+    EXPECT_EQ(val["evaluation_loss_vs_iterations"].at(4 * (epoch + 1)), static_cast<float>(log_value(logs, "val_loss")));
+    EXPECT_EQ(val["evaluation_accuracy_vs_iterations"].at(4 * (epoch + 1)),
+              static_cast<float>(log_value(logs, "val_accuracy")));
   }
   ASSERT_EQ(tb.event_files().size(), 2u);
   fo.epochs = 1;
   model->fit(x, y, fo);
   EXPECT_EQ(tb.event_files().size(), 4u);
   EXPECT_EQ(std::distance(fs::directory_iterator(log_dir / "train"), fs::directory_iterator()), 2);
+  // A standalone evaluate with the callback: one more validation file, complete on return.
+  InferenceOptions io;
+  io.callbacks = {&tb};
+  const Logs evaluated = model->evaluate(x, y, io);
+  ASSERT_EQ(tb.event_files().size(), 5u);
+  const auto last = profile::read_event_file(tb.event_files().back()).scalars;
+  ASSERT_EQ(last.size(), 2u);  // accuracy and loss
+  for (const auto& sc : last) {
+    EXPECT_EQ(sc.step, 16);
+    EXPECT_EQ(sc.value, static_cast<float>(log_value(evaluated, sc.tag.substr(11, sc.tag.size() - 11 - 14))))
+        << sc.tag;
+  }
 }
 
 }  // namespace

@@ -79,13 +79,19 @@ def check(cond, msg):
 
 
 def expected_runs(out):
-    """run -> tag -> [values by epoch], as Keras's TensorBoard callback splits them."""
+    """run -> tag -> [(step, value)], as Keras 3's TensorBoard callback writes them: epoch
+    scalars at the epoch, and each validation's logs as evaluation_<name>_vs_iterations at
+    the optimizer's iterations."""
     runs = {"train": {}, "validation": {}}
     for epoch, logs in enumerate(out["epochs"]):
         for key, value in logs.items():
-            run, tag = ("validation", "epoch_" + key[4:]) if key.startswith("val_") else ("train", "epoch_" + key)
-            runs[run].setdefault(tag, []).append(value)
-        runs["train"].setdefault("epoch_learning_rate", []).append(out["learning_rate"][epoch])
+            if key.startswith("val_"):
+                runs["validation"].setdefault("epoch_" + key[4:], []).append((epoch, value))
+                runs["validation"].setdefault(f"evaluation_{key[4:]}_vs_iterations", []).append(
+                    (out["iterations"][epoch], value))
+            else:
+                runs["train"].setdefault("epoch_" + key, []).append((epoch, value))
+        runs["train"].setdefault("epoch_learning_rate", []).append((epoch, out["learning_rate"][epoch]))
     return runs
 
 
@@ -104,8 +110,8 @@ def check_logs(log_dir, out):
         check(got == sorted(tags), f"{run}: scalar tags {got}, want {sorted(tags)}")
         for tag, values in tags.items():
             events = acc.Scalars(tag)
-            check([e.step for e in events] == list(range(len(values))), f"{run}/{tag}: steps {[e.step for e in events]}")
-            for e, v in zip(events, values):
+            check([e.step for e in events] == [step for step, _ in values], f"{run}/{tag}: steps {[e.step for e in events]}")
+            for e, (_, v) in zip(events, values):
                 check(e.value == f32(v), f"{run}/{tag} step {e.step}: {e.value} != float32({v})")
                 check(e.wall_time > 1.6e9, f"{run}/{tag}: wall_time {e.wall_time}")
         # The data path `tensorboard --logdir` uses: values migrated to scalar tensors.
@@ -118,8 +124,8 @@ def check_logs(log_dir, out):
             check(meta.plugin_data.plugin_name == "scalars", f"{run}/{tag}: plugin {meta.plugin_data.plugin_name!r}")
             events = pacc.Tensors(tag)
             got_values = [float(tensor_util.make_ndarray(e.tensor_proto)) for e in events]
-            check([e.step for e in events] == list(range(len(values))), f"{run}/{tag}: tensor steps")
-            check(got_values == [f32(v) for v in values], f"{run}/{tag}: {got_values} != {values}")
+            check([e.step for e in events] == [step for step, _ in values], f"{run}/{tag}: tensor steps")
+            check(got_values == [f32(v) for _, v in values], f"{run}/{tag}: {got_values} != {values}")
         log(f"{run}: {len(tags)} tags x {len(out['epochs'])} epochs read back by TensorBoard: {sorted(tags)}")
 
 

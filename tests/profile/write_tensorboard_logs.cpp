@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
       out["epochs"].push_back(logs);
       const auto iterations = static_cast<std::int64_t>((e + 1) * 4);  // 64 rows / batch 16
       out["learning_rate"].push_back((*co.optimizer.learning_rate)(iterations));
+      out["iterations"].push_back(iterations);  // the steps of the validation's evaluation_* scalars
     }
     std::printf("%s\n", out.dump(2).c_str());
   } catch (const std::exception& e) {

@@ -313,6 +313,9 @@ def test_tensorboard_callback(tmp_path, blobs):
     assert list((tmp_path / "logs" / "train" / "plugins" / "profile").glob("*/*.trace.json.gz"))
     with pytest.raises(NotImplementedError, match="histogram_freq"):
         keras.callbacks.TensorBoard(histogram_freq=1)
+    # evaluate with the callback: one more validation file (Keras 3's evaluation_* scalars).
+    model.evaluate(x, y, callbacks=[keras.callbacks.TensorBoard(log_dir=tmp_path / "logs")], verbose=0)
+    assert len(list((tmp_path / "logs" / "validation").glob("events.out.tfevents.*"))) == 2
 
 
 def test_openmp_spin_is_chosen_before_libgomp_loads():

@@ -50,6 +50,10 @@ class TensorBoard final : public Callback {
   void on_train_batch_end(std::int64_t batch, const Logs& logs) override;
   void on_epoch_end(std::int64_t epoch, const Logs& logs) override;
   void on_train_end() override;
+  // After an evaluation (fit's validation or evaluate()): its logs as Keras 3 writes them
+  // to the validation run, "evaluation_<name>_vs_iterations" at the optimizer's iterations.
+  // Outside fit the file is closed at once, so a reader sees it complete.
+  void on_test_end(const Logs& logs) override;
 
   const std::string& log_dir() const { return log_dir_; }
   std::string train_dir() const;       // LOG_DIR/train
@@ -62,6 +66,7 @@ class TensorBoard final : public Callback {
   std::string log_dir_;
   TensorBoardOptions options_;
   std::int64_t iterations_ = 0;  // batches seen, all fits
+  bool in_fit_ = false;
   std::unique_ptr<profile::EventFileWriter> train_, validation_;
   std::unique_ptr<profile::Monitor> monitor_;
   std::vector<std::string> event_files_;

@@ -298,20 +298,21 @@ class InferenceBridge(_Hooks):
         self._end({}, {})
 
 
-def inference_callbacks(callbacks, what):
-    """evaluate's or predict's callbacks: the Python ones (the engine's built-ins have no
-    test or predict hooks, in Keras neither, so they are accepted and do nothing there)."""
-    python = []
+def inference_callbacks(callbacks):
+    """evaluate's or predict's callbacks: (the Python ones, TensorBoard's settings or None).
+    The engine's other built-ins have no test or predict hooks (in Keras neither), so they
+    are accepted and do nothing there; TensorBoard writes an evaluation's scalars."""
+    python, tensorboard = [], None
     for c in callbacks or []:
         if isinstance(c, callbacks_module.TensorBoard):
-            raise NotImplementedError(f"{what}: TensorBoard's evaluation scalars are not written by nnfit; "
-                                      "pass it to fit")
-        if isinstance(c, callbacks_module._Builtin) or isinstance(c, callbacks_module.History):
+            tensorboard = c._engine_settings()
+        elif isinstance(c, callbacks_module._Builtin) or isinstance(c, callbacks_module.History):
             continue
-        if not isinstance(c, callbacks_module.Callback):
+        elif not isinstance(c, callbacks_module.Callback):
             raise TypeError(f"callbacks: expected keras.callbacks.Callback objects, got {c!r}")
-        python.append(c)
-    return python
+        else:
+            python.append(c)
+    return python, tensorboard
 
 
 def _wanted(callbacks, hooks):

@@ -155,7 +155,9 @@ class TensorBoard(Callback):
     rate) to LOG_DIR/train and LOG_DIR/validation, and nnfit's per-step breakdown
     (steps.jsonl, ops.json) beside them, as `nnfit train --logdir` writes them;
     ``profile_batch`` (N or "N,M") traces those steps into a Chrome trace under
-    LOG_DIR/train/plugins/profile. The model graph is not written (write_graph is
+    LOG_DIR/train/plugins/profile. Each evaluation (fit's validation, or evaluate given the
+    callback) adds evaluation_<name>_vs_iterations to LOG_DIR/validation, as Keras 3 writes
+    it. The model graph is not written (write_graph is
     accepted for Keras's default); histograms, images, embeddings and per-batch scalars
     are not supported (NotImplementedError when asked for)."""
 

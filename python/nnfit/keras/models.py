@@ -297,7 +297,7 @@ class Model:
                  callbacks=None, return_dict=False):
         """Keras's evaluate: the loss, or [loss, metrics...], or a dict with return_dict."""
         steps = _training.count_or_none("evaluate: steps", steps)
-        python_callbacks = _training.inference_callbacks(callbacks, "evaluate")
+        python_callbacks, tensorboard = _training.inference_callbacks(callbacks)
         verbose = 1 if verbose == "auto" else int(verbose)
         if _is_dataset(x):
             if y is not None or batch_size is not None or sample_weight is not None:
@@ -306,7 +306,7 @@ class Model:
             self._ensure_compiled()
             built = x._build(_state.next_seed())
             bridge = self._inference_bridge(python_callbacks, verbose, _dataset_steps(built, steps), "test")
-            pairs = self._handle.evaluate_dataset(built, steps, bridge)
+            pairs = self._handle.evaluate_dataset(built, steps, bridge, tensorboard)
         else:
             xs = _training.as_arrays(x, self._input_names_for(x), "x")
             self._prepare(xs)
@@ -314,7 +314,7 @@ class Model:
             sw = None if sample_weight is None else _training._array(sample_weight, "sample_weight", False)
             batch = 32 if batch_size is None else int(batch_size)
             bridge = self._inference_bridge(python_callbacks, verbose, _array_steps(xs, batch, steps), "test")
-            pairs = self._handle.evaluate(xs, ys, batch, sw, steps, bridge)
+            pairs = self._handle.evaluate(xs, ys, batch, sw, steps, bridge, tensorboard)
         logs, _ = _training._keras_logs(pairs)
         if return_dict:
             return logs
@@ -324,7 +324,7 @@ class Model:
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Keras's predict: one array, or a list for several outputs."""
         steps = _training.count_or_none("predict: steps", steps)
-        python_callbacks = _training.inference_callbacks(callbacks, "predict")
+        python_callbacks, _ = _training.inference_callbacks(callbacks)  # TensorBoard: no predict hooks
         verbose = 1 if verbose == "auto" else int(verbose)
         if _is_dataset(x):
             # The dataset's batches (x, or x and targets, which are ignored as Keras does),
