@@ -84,6 +84,19 @@ class CliTest : public ::testing::Test {
     return p;
   }
 
+  // config_with_data's config (train = validation = the IDX files) with its compile
+  // section's `"metrics": ["accuracy"]` replaced by `metrics_entries` (JSON members).
+  fs::path config_with_metrics(const std::string& model_json, const std::string& metrics_entries,
+                               const std::string& fit) {
+    const std::string files = R"({"images": "images.idx", "labels": "labels.idx"})";
+    const fs::path p = config_with_data(model_json, files, files, fit);
+    std::string text = slurp(p);
+    const std::string plain = R"("metrics": ["accuracy"])";
+    text.replace(text.find(plain), plain.size(), metrics_entries);
+    write_file(p, text);
+    return p;
+  }
+
   Result run(const std::string& args) const { return run_with_env("", args); }
   // The same with environment assignments before the command ("NNFIT_PLUGIN_DIR=/x").
   Result run_with_env(const std::string& env, const std::string& args) const {

@@ -272,52 +272,26 @@ TEST_F(CliTest, ClassWeightTrainsAndBadEntriesAreNamed) {
                {"fit.class_weight", "expected an object of class id -> weight"});
 
   // compile.weighted_metrics: counted by the class weights, logged as Keras names them.
-  const auto with_compile = [&](const std::string& extra) {
-    const fs::path p = config_with_data(model(), files, files, R"({"epochs": 1, "batch_size": 6, "class_weight": {"0": 2.0}})");
-    std::string text = slurp(p);
-    const std::string at = R"("metrics": ["accuracy"])";
-    text.replace(text.find(at), at.size(), at + ", " + extra);
-    write_file(p, text);
-    return p;
+  const std::string weighted_fit = R"({"epochs": 1, "batch_size": 6, "class_weight": {"0": 2.0}})";
+  const auto with_weighted = [&](const std::string& entry) {
+    return config_with_metrics(model(), R"("metrics": ["accuracy"], "weighted_metrics": )" + entry, weighted_fit);
   };
   const fs::path metrics = dir_ / "metrics.json";
-  const Result w = run("train " + with_compile(R"("weighted_metrics": ["accuracy"])").string() +
-                       " --quiet --metrics-json " + metrics.string());
+  const Result w = run("train " + with_weighted(R"(["accuracy"])").string() + " --quiet --metrics-json " +
+                       metrics.string());
   ASSERT_EQ(w.code, 0) << w.err;
   const auto m = nlohmann::json::parse(slurp(metrics));
   EXPECT_TRUE(m["epochs"][0].contains("weighted_accuracy")) << m.dump();
   EXPECT_TRUE(m["epochs"][0].contains("val_weighted_accuracy")) << m.dump();
-  expect_error(with_compile(R"("weighted_metrics": "accuracy")"), 2, {"compile.weighted_metrics", "expected a list"});
-  expect_error(with_compile(R"("weighted_metrics": ["acuracy"])"), 2, {"weighted_metrics[0]: unknown metric 'acuracy'"});
-
-  // Keras's per-output form, a list per output: this model has one output.
-  const auto with_metrics = [&](const std::string& metrics_json) {
-    const fs::path p = config_with_data(model(), files, files, R"({"epochs": 1, "batch_size": 6})");
-    std::string text = slurp(p);
-    const std::string at = R"("metrics": ["accuracy"])";
-    text.replace(text.find(at), at.size(), R"("metrics": )" + metrics_json);
-    write_file(p, text);
-    return p;
-  };
-  const Result one = run("train " + with_metrics(R"([["accuracy"]])").string() + " --quiet --metrics-json " +
-                         metrics.string());
-  ASSERT_EQ(one.code, 0) << one.err;
-  EXPECT_TRUE(nlohmann::json::parse(slurp(metrics))["epochs"][0].contains("accuracy"));
-  expect_error(with_metrics(R"([["accuracy"], ["mae"]])"), 2, {"1 outputs but metrics has 2 per-output lists"});
-  expect_error(with_metrics(R"([["accuracy"], "mae"])"), 2, {"compile.metrics", "expected one list per output"});
+  expect_error(with_weighted(R"("accuracy")"), 2, {"compile.weighted_metrics", "expected a list"});
+  expect_error(with_weighted(R"(["acuracy"])"), 2, {"weighted_metrics[0]: unknown metric 'acuracy'"});
 }
 
-// compile.metrics takes Keras metric objects with their arguments; a bad one is a config
-// error naming its place in the list.
+// compile.metrics takes Keras metric objects with their arguments, and a list per output;
+// a bad one is a config error naming its place in the list.
 TEST_F(CliTest, MetricObjectsTrainAndBadOnesAreNamed) {
-  const std::string files = R"({"images": "images.idx", "labels": "labels.idx"})";
   const auto with_metrics = [&](const std::string& metrics) {
-    const fs::path cfg = config_with_data(model(), files, files, R"({"epochs": 1, "batch_size": 6})");
-    std::string text = slurp(cfg);
-    const std::string plain = R"("metrics": ["accuracy"])";
-    text.replace(text.find(plain), plain.size(), R"("metrics": )" + metrics);
-    write_file(cfg, text);
-    return cfg;
+    return config_with_metrics(model(), R"("metrics": )" + metrics, R"({"epochs": 1, "batch_size": 6})");
   };
   const fs::path metrics = dir_ / "m.json";
   const Result r = run("train " +
@@ -329,6 +303,14 @@ TEST_F(CliTest, MetricObjectsTrainAndBadOnesAreNamed) {
   expect_error(with_metrics(R"(["accuracy", {"class_name": "AUC", "config": {"multi_label": true}}])"), 2,
                {"compile.metrics[1]", "\"multi_label\" = true"});
   expect_error(with_metrics(R"([7])"), 2, {"compile.metrics", "expected a metric name or object, got 7"});
+
+  // Keras's per-output form, a list per output: this model has one output.
+  const Result one = run("train " + with_metrics(R"([["accuracy"]])").string() + " --quiet --metrics-json " +
+                         metrics.string());
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_TRUE(nlohmann::json::parse(slurp(metrics))["epochs"][0].contains("accuracy"));
+  expect_error(with_metrics(R"([["accuracy"], ["mae"]])"), 2, {"1 outputs but metrics has 2 per-output lists"});
+  expect_error(with_metrics(R"([["accuracy"], "mae"])"), 2, {"compile.metrics", "expected one list per output"});
 }
 
 // --dtype-policy on train and plan, compile.dtype_policy; bad names are config errors.

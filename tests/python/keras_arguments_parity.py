@@ -11,11 +11,10 @@ Keras's, and every value must agree to 1e-4 relative (float32 arithmetic in two 
 
 usage: keras_arguments_parity.py KERAS_PYTHON [NNFIT_PYTHON]
 """
-import json
-import os
-import subprocess
 import sys
 import textwrap
+
+import parity_runs
 
 SCRIPT = textwrap.dedent("""
     import json
@@ -115,17 +114,6 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def run(python, import_line, env):
-    r = subprocess.run([python, "-c", SCRIPT.replace("IMPORT_LINE", import_line)], capture_output=True, text=True,
-                       env=env, timeout=900)
-    if r.returncode != 0:
-        sys.exit(f"{python} ({import_line}) failed:\n{r.stderr[-3000:]}")
-    for line in r.stdout.splitlines():
-        if line.startswith("PARITY "):
-            return json.loads(line[7:])
-    sys.exit(f"{python} ({import_line}) printed no result:\n{r.stdout[-2000:]}")
-
-
 def compare(got, ref):
     """Every case's keys, list lengths and values (1e-4 relative, 1e-6 absolute)."""
     failures = []
@@ -148,12 +136,7 @@ def compare(got, ref):
 
 
 def main():
-    keras_python = sys.argv[1]
-    nnfit_python = sys.argv[2] if len(sys.argv) > 2 else sys.executable
-    keras_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    keras_env.update(KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3")
-    ref = run(keras_python, "import keras", keras_env)
-    got = run(nnfit_python, "from nnfit import keras", dict(os.environ))
+    ref, got = parity_runs.run_both(SCRIPT, sys.argv, timeout=900)
     failures = compare(got, ref)
     for case, logs in ref.items():
         print(f"{case}: " + ", ".join(f"{k}={v}" for k, v in sorted(logs.items())))

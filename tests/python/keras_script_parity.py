@@ -10,11 +10,10 @@ from its PYTHONPATH. The data: Fashion-MNIST from Debian's dataset-fashion-mnist
 covers the two frameworks' different initial weights and shuffles at this size (the
 accuracy itself is near 0.83).
 """
-import json
-import os
-import subprocess
 import sys
 import textwrap
+
+import parity_runs
 
 SCRIPT = textwrap.dedent("""
     import gzip, json, sys
@@ -48,19 +47,6 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def run(python, import_line, env):
-    code = SCRIPT.replace("IMPORT_LINE", import_line)
-    if import_line.startswith("from nnfit"):
-        code = code.replace("from keras import layers", "from nnfit.keras import layers")
-    r = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env, timeout=1200)
-    if r.returncode != 0:
-        sys.exit(f"{python} ({import_line}) failed:\n{r.stderr[-3000:]}")
-    for line in r.stdout.splitlines():
-        if line.startswith("PARITY "):
-            return json.loads(line[7:])
-    sys.exit(f"{python} ({import_line}) printed no result:\n{r.stdout[-2000:]}")
-
-
 def table_rows(lines):
     """The summary's layer rows (name (type), output shape, params) and totals."""
     rows = []
@@ -76,12 +62,7 @@ def table_rows(lines):
 
 
 def main():
-    keras_python = sys.argv[1]
-    nnfit_python = sys.argv[2] if len(sys.argv) > 2 else sys.executable
-    keras_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    keras_env.update(KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3")
-    ref = run(keras_python, "import keras", keras_env)
-    got = run(nnfit_python, "from nnfit import keras", dict(os.environ))
+    ref, got = parity_runs.run_both(SCRIPT, sys.argv, timeout=1200)
     failures = []
     if got["keys"] != ref["keys"]:
         failures.append(f"History keys: nnfit {got['keys']}, Keras {ref['keys']}")
