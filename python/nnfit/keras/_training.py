@@ -9,6 +9,7 @@ import numpy as np
 
 from nnfit.keras import _state
 from nnfit.keras import callbacks as callbacks_module
+from nnfit.keras._object import resolve
 
 # Dtypes the engine reads in place (arrays of other dtypes are converted as Keras converts).
 _IN_PLACE = {np.dtype(t) for t in ("float32", "int32", "int64", "uint8", "bool")}
@@ -349,3 +350,46 @@ def split_callbacks(callbacks):
 
 def fit_seed():
     return _state.next_seed()
+
+
+def array_steps(xs, batch, steps):
+    """The batches evaluate or predict runs over arrays (Keras's steps: at most that many)."""
+    n = -(-xs[0].shape[0] // batch) if xs else 0
+    return min(n, steps) if steps else n
+
+
+def dataset_steps(built, steps):
+    """The batches of a built dataset's pass, or steps; 0 when not known."""
+    n = built.cardinality
+    return min(n, steps) if steps and n >= 0 else (steps or max(n, 0))
+
+
+def metrics_json(metrics, outputs, what):
+    """Keras's metrics (or weighted_metrics) as the engine's (one list for every output, one
+    list per output): per output when the model has several and they come as a dict by
+    output name or a list with one entry (a metric, a list of them, or None) per output, as
+    Keras reads them; otherwise one list, which nnfit applies to every output."""
+    if metrics is None:
+        return [], []
+
+    def as_list(entry, where):
+        if entry is None:
+            return []
+        entries = entry if isinstance(entry, (list, tuple)) else [entry]
+        for m in entries:
+            if isinstance(m, (list, tuple, dict)):
+                raise ValueError(f"compile: {where} nests deeper than one list per output: {m!r}")
+        return [resolve(m, "metrics", where) for m in entries]
+
+    if isinstance(metrics, dict):
+        if len(outputs) < 2:
+            raise ValueError(f"compile: {what} given by output name, but the model has one output")
+        unknown = [k for k in metrics if k not in outputs]
+        if unknown:
+            raise ValueError(f"compile: {what} names {unknown}, which are not outputs of the model ({outputs})")
+        return [], [as_list(metrics.get(name), f"{what}[{name!r}]") for name in outputs]
+    if not isinstance(metrics, (list, tuple)):
+        raise TypeError(f"compile: {what} must be a list or a dict by output name, got {metrics!r}")
+    if len(outputs) > 1 and len(metrics) == len(outputs):
+        return [], [as_list(entry, f"{what}[{i}]") for i, entry in enumerate(metrics)]
+    return as_list(list(metrics), what), []

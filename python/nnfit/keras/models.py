@@ -183,8 +183,8 @@ class Model:
                                    "initial_scale": 32768.0, "dynamic_growth_steps": 2000}, "registered_name": None}
         losses = _per_output(loss, outputs, "loss")
         weights = _per_output(loss_weights, outputs, "loss_weights") if loss_weights is not None else []
-        shared, per_output = _metrics_json(metrics, outputs, "metrics")
-        weighted_shared, weighted_per_output = _metrics_json(weighted_metrics, outputs, "weighted_metrics")
+        shared, per_output = _training.metrics_json(metrics, outputs, "metrics")
+        weighted_shared, weighted_per_output = _training.metrics_json(weighted_metrics, outputs, "weighted_metrics")
         handle.compile(json.dumps(opt_json), [resolve(l, "losses", "loss") for l in losses],
                        [float(w) for w in weights], shared, weighted_shared, per_output, weighted_per_output)
         optimizer._model = self
@@ -305,7 +305,7 @@ class Model:
                                  "(its elements are (x, y) or (x, y, sample_weight) batches)")
             self._ensure_compiled()
             built = x._build(_state.next_seed())
-            bridge = self._inference_bridge(python_callbacks, verbose, _dataset_steps(built, steps), "test")
+            bridge = self._inference_bridge(python_callbacks, verbose, _training.dataset_steps(built, steps), "test")
             pairs = self._handle.evaluate_dataset(built, steps, bridge, tensorboard)
         else:
             xs = _training.as_arrays(x, self._input_names_for(x), "x")
@@ -313,7 +313,7 @@ class Model:
             ys = _training.as_arrays(y, self._output_names(), "y", target=True)
             sw = None if sample_weight is None else _training._array(sample_weight, "sample_weight", False)
             batch = 32 if batch_size is None else int(batch_size)
-            bridge = self._inference_bridge(python_callbacks, verbose, _array_steps(xs, batch, steps), "test")
+            bridge = self._inference_bridge(python_callbacks, verbose, _training.array_steps(xs, batch, steps), "test")
             pairs = self._handle.evaluate(xs, ys, batch, sw, steps, bridge, tensorboard)
         logs, _ = _training._keras_logs(pairs)
         if return_dict:
@@ -351,7 +351,7 @@ class Model:
         xs = _training.as_arrays(x, self._input_names_for(x), "x")
         self._prepare_inference(xs)
         batch = 32 if batch_size is None else int(batch_size)
-        bridge = self._inference_bridge(python_callbacks, verbose, _array_steps(xs, batch, steps), "predict")
+        bridge = self._inference_bridge(python_callbacks, verbose, _training.array_steps(xs, batch, steps), "predict")
         out = self._handle.predict(xs, batch, steps, bridge)
         return out[0] if len(out) == 1 else out
 
@@ -461,18 +461,6 @@ class Sequential(Model):
 
 
 
-def _array_steps(xs, batch, steps):
-    """The batches evaluate or predict runs over arrays (Keras's steps: at most that many)."""
-    n = -(-xs[0].shape[0] // batch) if xs else 0
-    return min(n, steps) if steps else n
-
-
-def _dataset_steps(built, steps):
-    """The batches of a built dataset's pass, or steps; 0 when not known."""
-    n = built.cardinality
-    return min(n, steps) if steps and n >= 0 else (steps or max(n, 0))
-
-
 def _is_dataset(x):
     from nnfit.data import Dataset
     return isinstance(x, Dataset)
@@ -520,37 +508,6 @@ def _per_output(value, outputs, what):
             raise ValueError(f"compile: {what} has {len(value)} entries for {len(outputs)} outputs")
         return list(value)
     return [value]
-
-
-def _metrics_json(metrics, outputs, what):
-    """Keras's metrics (or weighted_metrics) as the engine's (one list for every output, one
-    list per output): per output when the model has several and they come as a dict by
-    output name or a list with one entry (a metric, a list of them, or None) per output, as
-    Keras reads them; otherwise one list, which nnfit applies to every output."""
-    if metrics is None:
-        return [], []
-
-    def as_list(entry, where):
-        if entry is None:
-            return []
-        entries = entry if isinstance(entry, (list, tuple)) else [entry]
-        for m in entries:
-            if isinstance(m, (list, tuple, dict)):
-                raise ValueError(f"compile: {where} nests deeper than one list per output: {m!r}")
-        return [resolve(m, "metrics", where) for m in entries]
-
-    if isinstance(metrics, dict):
-        if len(outputs) < 2:
-            raise ValueError(f"compile: {what} given by output name, but the model has one output")
-        unknown = [k for k in metrics if k not in outputs]
-        if unknown:
-            raise ValueError(f"compile: {what} names {unknown}, which are not outputs of the model ({outputs})")
-        return [], [as_list(metrics.get(name), f"{what}[{name!r}]") for name in outputs]
-    if not isinstance(metrics, (list, tuple)):
-        raise TypeError(f"compile: {what} must be a list or a dict by output name, got {metrics!r}")
-    if len(outputs) > 1 and len(metrics) == len(outputs):
-        return [], [as_list(entry, f"{what}[{i}]") for i, entry in enumerate(metrics)]
-    return as_list(list(metrics), what), []
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
