@@ -483,7 +483,7 @@ History Model::fit(const data::Dataset& train, const FitOptions& options) {
   NNFIT_CHECK(!options.sample_weight.defined(), InvalidArgument,
               "sample_weight is for fit(x, y); a dataset brings its weights as a third component (x, y, sample_weight)");
   check_validation_options(options);
-  const bool dataset_weights = train.element_spec().size() > num_inputs() + num_outputs();
+  const bool dataset_weights = carries_sample_weights(train);
   WeightingScope weighting(*this, options, dataset_weights);
   std::vector<std::string> notes;
   OomScope scope(*this, options.on_oom, &notes, options.on_note);
@@ -495,8 +495,7 @@ History Model::fit(const data::Dataset& train, const FitOptions& options) {
   entry_or_split(true, end_row - first_row, "training");
   agree_on_micro_batches(options.batch_size);
   if (options.validation_dataset) {
-    const WeightedEvaluation weighting(
-        *this, options.validation_dataset->element_spec().size() > num_inputs() + num_outputs());
+    const WeightedEvaluation weighting(*this, carries_sample_weights(*options.validation_dataset));
     entry_or_split(false, end_row - first_row, "validation");
   }
   data::AutotuneOptions ao = options.autotune;

@@ -132,7 +132,7 @@ Logs Model::evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, 
               std::strcmp(what, "validation") == 0 ? "fit's validation_steps" : "evaluate's steps",
               "), or drop the repeat");
   // A third component (x, y, sample_weight): the loss weighs each sample by it.
-  const WeightedEvaluation weighting(*this, data.element_spec().size() > num_inputs() + num_outputs());
+  const WeightedEvaluation weighting(*this, carries_sample_weights(data));
   Totals totals(*this);
   StepContext ctx = step_context();
   ctx.training = false;

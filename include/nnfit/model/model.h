@@ -299,6 +299,11 @@ class Model {
   // The Mode an inference batch runs as: with a sample-weight input while an evaluation
   // weighs its loss by sample weights (WeightedEvaluation), else plain inference.
   int inference_mode() const;
+  // Whether a dataset's elements bring sample weights: a component after x and y, as
+  // (x, y, sample_weight).
+  bool carries_sample_weights(const data::Dataset& data) const {
+    return data.element_spec().size() > num_inputs() + num_outputs();
+  }
   // Called before each program a step runs; `update_only`: the program is all optimizer
   // update (an accumulated step's last one), whatever its nodes' names say.
   using BeforeRun = std::function<void(Program& program, bool update_only)>;
