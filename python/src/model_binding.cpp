@@ -5,6 +5,7 @@
 #include "binding.h"
 #include "nnfit/core/dtype.h"
 #include "nnfit/model/device_placement.h"
+#include "nnfit/model/eager_operations.h"
 #include "nnfit/model/keras_config.h"
 #include "nnfit/model/saving.h"
 
@@ -208,6 +209,24 @@ void define_model(py::module_& m) {
   m.def("output_shapes", [](const std::string& json, const std::string& where) {
     return specs(model_from_keras_json(json, where)->output_shapes());
   });
+
+  // keras.ops on arrays (include/nnfit/model/eager_operations.h): the outputs, and with
+  // cotangents the inputs' gradients of sum(outputs · cotangents).
+  m.def(
+      "run_operations",
+      [](const std::string& json, const py::sequence& inputs, const py::object& cotangents) {
+        std::vector<Tensor> in;
+        for (std::size_t i = 0; i < inputs.size(); ++i) in.push_back(tensor_view(inputs[i], "argument " + std::to_string(i)).clone());
+        std::vector<Tensor> cot;
+        if (!cotangents.is_none()) cot = weight_values(cotangents.cast<py::sequence>());
+        EagerResult r;
+        {
+          py::gil_scoped_release release;
+          r = run_operations(json, in, cot);
+        }
+        return py::make_tuple(arrays(r.outputs), arrays(r.input_gradients));
+      },
+      py::arg("config"), py::arg("inputs"), py::arg("cotangents") = py::none());
 }
 
 }  // namespace nnfit::python

@@ -37,7 +37,19 @@ struct Entry {
   const json* cfg = nullptr;
   const json* json_entry = nullptr;
   bool custom = false;
+  // A Keras operation (module keras.src.ops.*; Note [Keras operations]): its module and
+  // class as written. The four LogicalOp classes Keras writes for masks stay layers.
+  bool operation = false;
+  std::string module, op_class;
 };
+
+bool is_operation_entry(const json& entry) {
+  if (!keras_json::is_operation_module(entry)) return false;
+  const json* c = find(entry, "class_name");
+  if (!c || !c->is_string()) return false;
+  const std::string cls = c->get<std::string>();
+  return cls != "NotEqual" && cls != "LogicalOr" && cls != "LogicalAnd" && cls != "ConvertToTensor";
+}
 
 Entry read_entry(const Reader& r, const std::string& epath, const json& entry, Keys extra) {
   expect_object(r, epath, entry);
@@ -59,6 +71,12 @@ Entry read_entry(const Reader& r, const std::string& epath, const json& entry, K
   const json* registered = value(entry, "registered_name");
   e.custom = registered && !(registered->is_string() && (registered->get<std::string>() == e.cls ||
                                                           is_model_class(registered->get<std::string>())));
+  if (is_operation_entry(entry)) {
+    e.operation = true;
+    e.module = entry["module"].get<std::string>();
+    e.op_class = entry["class_name"].get<std::string>();
+    e.custom = false;
+  }
   return e;
 }
 
@@ -73,6 +91,7 @@ std::unique_ptr<Layer> make_layer(const Reader& r, const Entry& e, const std::ve
     if (!get_bool(r, e.path + ".config", *e.cfg, "trainable", true)) nested->set_trainable(false);
     return nested;
   }
+  if (e.operation) return keras_json::read_operation(r, e.path, e.op_class, e.module, *e.cfg, e.name);
   return read_layer(r, e.path, e.cls, *e.cfg, e.name, e.custom, in);
 }
 
@@ -258,6 +277,9 @@ struct CallNode {
   std::vector<std::pair<std::string, bool>> flags;
   std::vector<double> constants;
   std::vector<std::optional<History>> masks;  // Keras's mask= argument: one tensor, or a list with nulls
+  std::vector<OperationArg> operation_args;    // an operation's call (Note [Keras operations])
+  std::string operation_kwargs;
+  std::map<std::string, double> operation_kwarg_numbers;
   std::string path;
 
   CallArguments arguments() const {
@@ -266,6 +288,9 @@ struct CallNode {
     for (const auto& [k, h] : keyword_refs) a.keyword_inputs.push_back(k);
     a.flags = flags;
     a.constants = constants;
+    a.operation_args = operation_args;
+    a.operation_kwargs = operation_kwargs;
+    a.operation_kwarg_numbers = operation_kwarg_numbers;
     return a;
   }
   // Every tensor the call reads, positional ones first.
@@ -346,7 +371,25 @@ std::vector<CallNode> read_nodes(const Reader& r, const std::string& path, const
     const json& node = (*in)[n];
     CallNode call;
     call.path = path + ".inbound_nodes[" + std::to_string(n) + "]";
-    if (node.is_object()) {  // Keras 3
+    if (node.is_object() && is_operation_entry(entry)) {
+      check_keys(r, call.path, node, {"args", "kwargs"});
+      std::vector<json> tensors;
+      call.operation_args = keras_json::read_operation_args(r, call.path, node.contains("args") ? node["args"] : json::array(), tensors);
+      for (std::size_t t = 0; t < tensors.size(); ++t) {
+        call.refs.push_back(keras_tensor_history(r, call.path + ".args", tensors[t]));
+      }
+      if (const json* kw = value(node, "kwargs")) {
+        if (!kw->is_object()) r.invalid(call.path + ".kwargs", "must be an object, got " + show(*kw));
+        for (const auto& [k, v] : kw->items()) {
+          if (v.is_number()) {
+            call.operation_kwarg_numbers[k] = v.get<double>();
+          } else if (!v.is_null()) {
+            r.unsupported(call.path + ".kwargs." + k, "the keyword argument " + show(v) + " is not supported");
+          }
+        }
+        call.operation_kwargs = kw->dump();
+      }
+    } else if (node.is_object()) {  // Keras 3
       check_keys(r, call.path, node, {"args", "kwargs"});
       if (const json* args = value(node, "args")) {
         // Numbers after the tensors are an operation's constants (not_equal(x, 0)).

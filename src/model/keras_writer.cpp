@@ -11,6 +11,7 @@
 #include "nnfit/model/keras_config.h"
 #include "nnfit/nn/layers.h"
 #include "nnfit/nn/nested_model.h"
+#include "nnfit/nn/operation.h"
 
 namespace nnfit {
 namespace {
@@ -48,6 +49,10 @@ json model_object(const std::string& cls, const std::string& name, const LayerGr
 
 json layer_json(const Layer& l, const std::vector<Shape>& in) {
   if (auto* nm = dynamic_cast<const NestedModel*>(&l)) return model_object(nm->class_name(), nm->name(), nm->graph());
+  if (auto* op = dynamic_cast<const Operation*>(&l)) {
+    if (g_keras2) throw Unsupported(l.name() + ": Keras's " + l.class_name() + " operation has no Keras 2 form", "save as .keras");
+    return keras_json::write_operation_object(*op);
+  }
   if (auto* op = dynamic_cast<const LogicalOp*>(&l)) {
     // An operation, as Keras 3 writes one: its name (not_equal's value is a call argument).
     if (g_keras2) throw Unsupported(l.name() + ": Keras's " + l.class_name() + " operation has no Keras 2 form", "save as .keras");
@@ -168,7 +173,9 @@ json functional_object(const std::string& name, const LayerGraph& g, const std::
         in.push_back(shapes[static_cast<std::size_t>(t.node)][static_cast<std::size_t>(t.index)]);
       }
       const CallArguments call = layer->call_arguments();
-      if (g_keras2) {
+      if (auto* op = dynamic_cast<const Operation*>(layer.get()); op && !g_keras2) {
+        nodes.push_back(keras_json::write_operation_call(*op, std::vector<json>(args.begin(), args.end())));
+      } else if (g_keras2) {
         if (!call.flags.empty() || !call.keyword_inputs.empty()) {
           throw Unsupported(layer->name() + ": a call with keyword arguments is not written in Keras 2's format",
                             "save as .keras");

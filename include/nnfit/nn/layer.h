@@ -14,6 +14,7 @@
 #include "nnfit/core/tensor.h"
 #include "nnfit/graph/graph.h"
 #include "nnfit/nn/dtype_policy.h"
+#include "nnfit/nn/operation_args.h"
 #include "nnfit/nn/regularizers.h"
 
 namespace nnfit {
@@ -111,6 +112,11 @@ struct CallArguments {
   // Per input, the name of its shape in Keras's build(...) ("query" -> "query_shape"; a
   // "name/i" entry is item i of a list), "" for an input build does not take; empty: none.
   std::vector<std::string> build_names;
+  // A Keras operation's positional arguments in order (tensors by input index), when the
+  // call is an operation's (Note [Keras operations]); empty for a layer.
+  std::vector<OperationArg> operation_args;
+  std::string operation_kwargs;                           // its keyword arguments' JSON, written back as read
+  std::map<std::string, double> operation_kwarg_numbers;  // the numeric ones (Pad's constant_values)
   friend bool operator==(const CallArguments&, const CallArguments&) = default;
 };
 

@@ -6,6 +6,11 @@ import json
 from nnfit.keras import _state
 
 
+def _ops():
+    from nnfit.keras import ops
+    return ops
+
+
 class KerasTensor:
     """A symbolic tensor: the output of keras.Input or of a layer called on symbolic
     tensors. ``shape`` has None for the batch axis, as Keras's."""
@@ -22,6 +27,104 @@ class KerasTensor:
 
     def __repr__(self):
         return f"<KerasTensor shape={self.shape}, dtype={self.dtype}, name={self.name}>"
+
+    # Python's operators record keras.ops calls, as Keras's KerasTensor does.
+    def __add__(self, other):
+        return _ops().add(self, other)
+
+    def __radd__(self, other):
+        return _ops().add(other, self)
+
+    def __sub__(self, other):
+        return _ops().subtract(self, other)
+
+    def __rsub__(self, other):
+        return _ops().subtract(other, self)
+
+    def __mul__(self, other):
+        return _ops().multiply(self, other)
+
+    def __rmul__(self, other):
+        return _ops().multiply(other, self)
+
+    def __matmul__(self, other):
+        return _ops().matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _ops().matmul(other, self)
+
+    def __truediv__(self, other):
+        return _ops().true_divide(self, other)
+
+    def __rtruediv__(self, other):
+        return _ops().true_divide(other, self)
+
+    def __floordiv__(self, other):
+        return _ops().floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        return _ops().floor_divide(other, self)
+
+    def __mod__(self, other):
+        return _ops().mod(self, other)
+
+    def __rmod__(self, other):
+        return _ops().mod(other, self)
+
+    def __pow__(self, other):
+        return _ops().power(self, other)
+
+    def __rpow__(self, other):
+        return _ops().power(other, self)
+
+    def __neg__(self):
+        return _ops().negative(self)
+
+    def __abs__(self):
+        return _ops().absolute(self)
+
+    def __lt__(self, other):
+        return _ops().less(self, other)
+
+    def __le__(self, other):
+        return _ops().less_equal(self, other)
+
+    def __gt__(self, other):
+        return _ops().greater(self, other)
+
+    def __ge__(self, other):
+        return _ops().greater_equal(self, other)
+
+    def __and__(self, other):
+        return _ops().logical_and(self, other)
+
+    def __rand__(self, other):
+        return _ops().logical_and(other, self)
+
+    def __or__(self, other):
+        return _ops().logical_or(self, other)
+
+    def __ror__(self, other):
+        return _ops().logical_or(other, self)
+
+    def __xor__(self, other):
+        return _ops().logical_xor(self, other)
+
+    def __invert__(self):
+        return _ops().logical_not(self)
+
+    def __getitem__(self, key):
+        return _ops().get_item(self, key)
+
+    def __round__(self, ndigits=None):
+        return _ops().round(self, decimals=ndigits or 0)
+
+    def __bool__(self):
+        raise TypeError("A symbolic KerasTensor cannot be used as a Python boolean: its value is known only when "
+                        "the model runs (use keras.ops.where or compare static shapes)")
+
+    def __iter__(self):
+        raise TypeError("A symbolic KerasTensor cannot be iterated (use keras.ops.unstack or index it)")
 
     def _json(self, node_index):
         layer, _, tensor_index = self._history
@@ -99,6 +202,9 @@ def functional_config(name, inputs, outputs, trainable=True):
         inbound = []
         for node in per_layer[layer]:
             if node.inputs is None:  # an InputLayer's own node
+                continue
+            if hasattr(layer, "_inbound"):  # a keras.ops operation: its own arguments
+                inbound.append(layer._inbound(node, ref))
                 continue
             args = [[ref(t) for t in node.inputs]] if isinstance(node.inputs, (list, tuple)) else [ref(node.inputs)]
             inbound.append({"args": args, "kwargs": {}})

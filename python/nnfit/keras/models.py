@@ -476,9 +476,12 @@ def _finish(history, bridge, result):
 
 
 def _graph_layers(outputs):
+    """The model's layers in graph order (Keras's Functional.layers: operations are nodes of
+    the graph, not layers)."""
+    from nnfit.keras.ops._operation import Operation
     layers = []
     for node in _graph._collect(outputs):
-        if node.layer not in layers:
+        if node.layer not in layers and not isinstance(node.layer, Operation):
             layers.append(node.layer)
     return layers
 
@@ -538,10 +541,11 @@ def _from_engine(handle):
         model._handle, model._compile_args, model.optimizer, model.loss = None, None, None, None
         model.trainable = True
         model.name = config["config"]["name"]
+        # Keras's operation nodes (module keras.src.ops.*) are nodes of the graph, not layers.
         model._layers = [layers_module.deserialize(e) if e["class_name"] != "InputLayer" else
                          layers_module.InputLayer(batch_shape=e["config"].get("batch_shape"),
                                                   dtype=e["config"].get("dtype"), name=e["config"].get("name"))
-                         for e in entries]
+                         for e in entries if not str(e.get("module", "")).startswith("keras.src.ops.")]
         names = [e[0] for e in _as_refs(config["config"]["input_layers"])]
         model.inputs = [l._nodes[0].outputs[0] for l in model._layers if l.name in names]
         model.outputs = []

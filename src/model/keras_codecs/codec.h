@@ -12,6 +12,7 @@
 
 #include "model/keras_json.h"
 #include "nnfit/nn/layer.h"
+#include "nnfit/nn/operation.h"
 
 namespace nnfit::keras_json {
 
@@ -57,6 +58,18 @@ const LayerFamily& augmentation_layers();    // RandomFlip, RandomTranslation/Ro
 const LayerFamily& attention_layers();      // EinsumDense, MultiHeadAttention, Attention, AdditiveAttention
 // Every family, in the order errors list the supported classes.
 const std::vector<const LayerFamily*>& layer_families();
+
+// Keras 3's operations in Functional configs (operations.cpp; Note [Keras operations]):
+// whether an entry's module is keras.src.ops.*; an operation's call arguments, with each
+// tensor argument's JSON appended to `tensors` in argument order; the operation from its
+// config; and the two written back (the entry's object and one call's args and kwargs).
+bool is_operation_module(const json& entry);
+std::vector<OperationArg> read_operation_args(const Reader& r, const std::string& path, const json& args,
+                                              std::vector<json>& tensors);
+LayerPtr read_operation(const Reader& r, const std::string& path, const std::string& cls, const std::string& module,
+                        const json& cfg, const std::string& name);
+ojson write_operation_object(const Operation& op);
+ojson write_operation_call(const Operation& op, const std::vector<ojson>& tensors);
 
 // Reading helpers the families share (codec.cpp).
 

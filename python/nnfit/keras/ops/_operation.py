@@ -1,0 +1,269 @@
+"""Keras 3's operations as nnfit.keras records and runs them (docs/design/keras_programming_model.md).
+
+A ``keras.ops`` call on symbolic tensors adds an operation node to the graph, in the form
+Keras 3 writes in a Functional config (module ``keras.src.ops.numpy``, class ``Add``, its
+constructor config, its call's positional arguments), so nnfit's engine reads it with the
+reader that reads Keras's files. The same call on arrays builds a one-node graph over the
+arrays and runs it once on the engine (``_nnfit.run_operations``): eager and symbolic
+calls run the same kernels.
+"""
+import json
+import numbers
+
+import numpy as np
+
+from nnfit.keras import _graph, _state
+
+
+# Tests' hook (tests/python/keras_ops_parity.py): with RECORD set, each eager call's
+# arguments are kept in LAST_CALL, so `gradients(*LAST_CALL, cotangent=...)` differentiates
+# the same operation with the engine's autodiff.
+RECORD = False
+LAST_CALL = None
+
+
+class Operation:
+    """One call of a Keras operation: a node of the graph, as a layer is (Keras 3's
+    ``keras.src.ops.operation.Operation``). Not a layer: it has no weights and no config of
+    its own beyond Keras's constructor arguments."""
+
+    trainable = True
+
+    def __init__(self, module, class_name, snake, config, out_dtype):
+        self._module = f"keras.src.ops.{module}"
+        self._class_name = class_name
+        self.name = _state.unique_name(snake)
+        self._config = dict(config)
+        self._out_dtype = out_dtype
+        self._nodes = []
+        self._model = None
+
+    def _compute_dtype(self):
+        return self._out_dtype
+
+    def _entry(self):
+        return {"module": self._module, "class_name": self._class_name,
+                "config": {"name": self.name, **self._config}, "registered_name": self._class_name}
+
+    def _output_count(self):
+        return 1
+
+    def _inbound(self, node, ref):
+        """The node's call as Keras writes it: its arguments with each tensor as `ref(t)`."""
+        return {"args": [_arg_json(a, ref) for a in node.call_args], "kwargs": dict(node.call_kwargs)}
+
+    def get_weights(self):
+        return []
+
+    def count_params(self):
+        return 0
+
+    def __repr__(self):
+        return f"<Operation {self._class_name} name={self.name}>"
+
+
+class Const:
+    """An array argument of a symbolic call: Keras's ``__tensor__`` object."""
+
+    def __init__(self, value):
+        self.value = np.asarray(value)
+
+
+class Index:
+    """GetItem's key: a tuple of integers, slices, None and Ellipsis (or one of them)."""
+
+    def __init__(self, key):
+        self.key = key
+
+
+def _key_item(item):
+    if item is None or isinstance(item, (bool, np.bool_)):
+        if item is None:
+            return None
+        raise TypeError(f"keras.ops: a boolean index {item!r} is not supported by nnfit")
+    if item is Ellipsis:
+        return {"class_name": "__ellipsis__", "config": {}}
+    if isinstance(item, slice):
+        def bound(b):
+            if b is None:
+                return None
+            if not isinstance(b, (int, np.integer)):
+                raise TypeError(f"keras.ops: slice bounds must be integers, got {b!r}")
+            return int(b)
+        return {"class_name": "__slice__", "config": {"start": bound(item.start), "stop": bound(item.stop),
+                                                      "step": bound(item.step)}}
+    if isinstance(item, (int, np.integer)):
+        return int(item)
+    raise TypeError(f"keras.ops: an index {item!r} is not supported by nnfit (integers, slices, None, Ellipsis)")
+
+
+def _arg_json(a, ref):
+    if isinstance(a, _graph.KerasTensor):
+        return ref(a)
+    if isinstance(a, list):
+        return [ref(t) for t in a]
+    if isinstance(a, Const):
+        v = a.value
+        dtype = "float32" if v.dtype.kind == "f" else ("bool" if v.dtype.kind == "b" else "int32")
+        return {"class_name": "__tensor__", "config": {"value": v.astype("float64").tolist(), "dtype": dtype}}
+    if isinstance(a, Index):
+        if isinstance(a.key, tuple):
+            return [_key_item(k) for k in a.key]
+        return _key_item(a.key)
+    if a is None or isinstance(a, bool):
+        return a
+    if isinstance(a, numbers.Integral):
+        return int(a)
+    if isinstance(a, numbers.Real):
+        return float(a)
+    raise TypeError(f"keras.ops: cannot pass a {type(a).__name__} to an operation")
+
+
+def _engine():
+    from nnfit import _engine as e
+    return e.get()
+
+
+def is_symbolic(x):
+    return isinstance(x, _graph.KerasTensor)
+
+
+def _float_dtype_of(args):
+    for a in args:
+        for t in (a if isinstance(a, list) else [a]):
+            if isinstance(t, _graph.KerasTensor) and str(t.dtype).startswith(("float", "bfloat")):
+                return t.dtype
+            if isinstance(t, np.ndarray) and t.dtype.kind == "f":
+                return "float32"
+    return "float32"
+
+
+def call(module, class_name, snake, args, config=None, kwargs=None, out_dtype=None):
+    """Runs or records Keras's operation `module.class_name` on positional `args`: each a
+    tensor (symbolic or array), a list of tensors, a Python number, None, Const or Index."""
+    config = config or {}
+    kwargs = kwargs or {}
+    flat = []
+    for a in args:
+        flat.extend(a if isinstance(a, list) else [a])
+    dtype = out_dtype or _float_dtype_of(args)
+    if any(is_symbolic(t) for t in flat):
+        return _symbolic(module, class_name, snake, args, config, kwargs, dtype)
+    return _eager(module, class_name, snake, args, config, kwargs)
+
+
+def _symbolic(module, class_name, snake, args, config, kwargs, dtype):
+    op = Operation(module, class_name, snake, config, dtype)
+    fixed = []
+    for a in args:
+        if isinstance(a, list):
+            if not all(is_symbolic(t) for t in a):
+                raise TypeError(f"keras.ops.{snake}: a list mixing arrays and symbolic tensors is not supported by "
+                                "nnfit; make each a symbolic tensor")
+            fixed.append(list(a))
+        elif isinstance(a, np.ndarray) or (hasattr(a, "__array__") and not is_symbolic(a) and not isinstance(a, (Const, Index))):
+            fixed.append(Const(a))
+        else:
+            fixed.append(a)
+    tensors = []
+    for a in fixed:
+        if is_symbolic(a):
+            tensors.append(a)
+        elif isinstance(a, list):
+            tensors.extend(a)
+    node = _graph.Node(op, tensors)
+    node.call_args = fixed
+    node.call_kwargs = kwargs
+    op._nodes.append(node)
+    outputs = _graph.infer_outputs(op, node, op._output_count())
+    for t in outputs:
+        t.dtype = dtype
+    return outputs[0] if len(outputs) == 1 else outputs
+
+
+def _as_array(x, where):
+    a = np.asarray(x)
+    if a.dtype == object:
+        raise TypeError(f"{where}: expected an array of numbers, got {type(x).__name__}")
+    if a.dtype.kind in "fb" or a.dtype.kind == "c":
+        if a.dtype.kind == "c":
+            raise TypeError(f"{where}: complex arrays are not supported by nnfit")
+        a = a.astype("float32")
+    elif a.dtype.kind in "iu":
+        a = a.astype("int64" if a.dtype.itemsize > 4 else "int32")
+    return np.ascontiguousarray(a)
+
+
+def eager_graph(module, class_name, snake, args, config, kwargs):
+    """The Functional config of one eager call and the arrays it reads, in input order."""
+    arrays, layers, converted = [], [], []
+
+    def input_ref(i, shape):
+        return {"class_name": "__keras_tensor__",
+                "config": {"shape": list(shape), "dtype": str(arrays[i].dtype), "keras_history": [f"input_{i}", 0, 0]}}
+
+    refs = {}
+
+    def take(x):
+        a = _as_array(x, f"keras.ops.{snake}")
+        squeeze = a.ndim == 0
+        if squeeze:
+            a = a.reshape(1)
+        arrays.append(a)
+        i = len(arrays) - 1
+        layers.append({"module": "keras.layers", "class_name": "InputLayer",
+                       "config": {"batch_shape": list(a.shape), "dtype": str(a.dtype), "name": f"input_{i}"},
+                       "registered_name": None, "name": f"input_{i}", "inbound_nodes": []})
+        token = ("in", i)
+        refs[token] = input_ref(i, a.shape)
+        return token, squeeze
+
+    scalars_only = True
+    for a in args:
+        if isinstance(a, list):
+            converted.append([take(t)[0] for t in a])
+            scalars_only = False
+        elif isinstance(a, (Const, Index)) or a is None or isinstance(a, (bool, numbers.Number)):
+            converted.append(a)
+        else:
+            token, squeeze = take(a)
+            scalars_only = scalars_only and squeeze
+            converted.append(token)
+
+    def js(a):
+        if isinstance(a, tuple) and a and a[0] == "in":
+            return refs[a]
+        if isinstance(a, list):
+            return [refs[t] for t in a]
+        return _arg_json(a, None)
+
+    name = snake
+    layers.append({"module": f"keras.src.ops.{module}", "class_name": class_name,
+                   "config": {"name": name, **config}, "registered_name": class_name, "name": name,
+                   "inbound_nodes": [{"args": [js(a) for a in converted], "kwargs": dict(kwargs)}]})
+    config_json = {"module": "keras.src.models.functional", "class_name": "Functional",
+                   "config": {"name": "eager", "layers": layers,
+                              "input_layers": [[f"input_{i}", 0, 0] for i in range(len(arrays))],
+                              "output_layers": [[name, 0, 0]]},
+                   "registered_name": "Functional"}
+    return json.dumps(config_json), arrays, scalars_only and bool(arrays)
+
+
+def _eager(module, class_name, snake, args, config, kwargs):
+    global LAST_CALL
+    if RECORD:
+        LAST_CALL = (module, class_name, snake, args, config, kwargs)
+    text, arrays, squeeze = eager_graph(module, class_name, snake, args, config, kwargs)
+    if not arrays:
+        raise TypeError(f"keras.ops.{snake}: expected at least one tensor argument")
+    outputs, _ = _engine().run_operations(text, arrays)
+    out = outputs[0]
+    return out.reshape(()) if squeeze and out.size == 1 else out
+
+
+def gradients(module, class_name, snake, args, config=None, kwargs=None, cotangent=None):
+    """The engine's gradient of sum(op(args) · cotangent) with respect to each array
+    argument (nnfit's check of its gradient rules against another framework's)."""
+    text, arrays, _ = eager_graph(module, class_name, snake, args, config or {}, kwargs or {})
+    outputs, grads = _engine().run_operations(text, arrays, [np.asarray(cotangent, "float32")])
+    return outputs[0], grads

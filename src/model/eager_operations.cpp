@@ -1,0 +1,158 @@
+// run_operations (include/nnfit/model/eager_operations.h): builds a Graph straight from a
+// Functional config of operations, with the arrays bound as variables of their own shapes,
+// emits each Operation as a model would (Note [Keras operations]), adds the gradient of
+// sum(outputs · cotangents) when asked, plans the graph and runs it once on the CPU.
+#include "nnfit/model/eager_operations.h"
+
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "model/keras_codecs/codec.h"
+#include "nnfit/core/error.h"
+#include "nnfit/graph/autodiff.h"
+#include "nnfit/graph/program.h"
+#include "nnfit/memory/host_allocator.h"
+#include "nnfit/nn/operation.h"
+
+namespace nnfit {
+namespace {
+
+using keras_json::json;
+using keras_json::Reader;
+
+std::string ref_key(const Reader& r, const std::string& path, const json& keras_tensor) {
+  const json* cfg = keras_json::find(keras_tensor, "config");
+  const json* h = cfg ? keras_json::find(*cfg, "keras_history") : nullptr;
+  if (!h || !h->is_array() || h->size() != 3 || !(*h)[0].is_string() || !(*h)[2].is_number_integer()) {
+    r.invalid(path, "a __keras_tensor__ needs config.keras_history [layer, node, tensor]");
+  }
+  return (*h)[0].get<std::string>() + "/" + std::to_string((*h)[2].get<std::int64_t>());
+}
+
+}  // namespace
+
+EagerResult run_operations(const std::string& text, const std::vector<Tensor>& inputs,
+                           const std::vector<Tensor>& cotangents) {
+  const Reader r{"keras.ops"};
+  const json root = keras_json::parse(r, text);
+  const json* cfg = keras_json::find(root, "config");
+  const json* layers = cfg ? keras_json::find(*cfg, "layers") : nullptr;
+  if (!layers || !layers->is_array()) r.invalid("", "expected a Functional config with \"layers\"");
+  Graph g;
+  std::map<std::string, int> values;  // "layer/tensor index" -> value
+  std::vector<int> input_values;
+  std::vector<std::unique_ptr<Operation>> ops;
+  for (std::size_t i = 0; i < layers->size(); ++i) {
+    const json& entry = (*layers)[i];
+    const std::string path = "layers[" + std::to_string(i) + "]";
+    const std::string name = keras_json::get_string(r, path, entry, "name", std::nullopt);
+    const std::string cls = keras_json::get_string(r, path, entry, "class_name", std::nullopt);
+    if (cls == "InputLayer") {
+      const std::size_t k = input_values.size();
+      if (k >= inputs.size()) r.invalid(path, "more InputLayers than the " + std::to_string(inputs.size()) + " arrays given");
+      const int v = g.add_variable(name, inputs[k]);
+      input_values.push_back(v);
+      values[name + "/0"] = v;
+      continue;
+    }
+    if (!keras_json::is_operation_module(entry)) r.unsupported(path, "a " + cls + " layer cannot run eagerly here (operations only)");
+    const json* nodes = keras_json::find(entry, "inbound_nodes");
+    if (!nodes || !nodes->is_array() || nodes->size() != 1) r.invalid(path, "an operation needs exactly one inbound node");
+    const json& node = (*nodes)[0];
+    std::vector<json> tensors;
+    CallArguments call;
+    call.operation_args = keras_json::read_operation_args(r, path + ".inbound_nodes[0]", node.contains("args") ? node["args"] : json::array(), tensors);
+    if (const json* kw = keras_json::find(node, "kwargs"); kw && kw->is_object()) {
+      for (const auto& [k, v] : kw->items()) {
+        if (v.is_number()) call.operation_kwarg_numbers[k] = v.get<double>();
+      }
+      call.operation_kwargs = kw->dump();
+    }
+    std::vector<int> in;
+    for (const json& t : tensors) {
+      auto it = values.find(ref_key(r, path, t));
+      if (it == values.end()) r.invalid(path, "reads a tensor no earlier layer makes");
+      in.push_back(it->second);
+    }
+    const json* ocfg = keras_json::find(entry, "config");
+    if (!ocfg || !ocfg->is_object()) r.invalid(path, "missing \"config\"");
+    auto layer = keras_json::read_operation(r, path, cls, entry["module"].get<std::string>(), *ocfg, name);
+    auto* op = dynamic_cast<Operation*>(layer.get());
+    layer.release();
+    ops.emplace_back(op);
+    op->set_call_arguments(call);
+    std::map<std::string, Tensor> constants;
+    for (const Operation::Constant& c : op->constants()) {
+      Tensor t = Tensor::zeros(c.shape);
+      for (std::size_t j = 0; j < c.values.size(); ++j) t.data<float>()[j] = static_cast<float>(c.values[j]);
+      constants[c.key] = t;
+    }
+    const Operation::ConstantFn constant = [&](const std::string& key) {
+      auto it = constants.find(key);
+      if (it == constants.end()) throw InvalidArgument(name + ": no constant \"" + key + "\"");
+      return g.add_variable(name + "/" + key, it->second);
+    };
+    const std::vector<int> out = op->emit(g, in, constant);
+    for (std::size_t j = 0; j < out.size(); ++j) values[name + "/" + std::to_string(j)] = out[j];
+  }
+  std::vector<int> outputs;
+  const json* outs = keras_json::find(*cfg, "output_layers");
+  if (!outs || !outs->is_array() || outs->empty()) r.invalid("", "missing \"output_layers\"");
+  const json list = (*outs)[0].is_array() ? *outs : json::array({*outs});
+  for (const json& o : list) {
+    if (!o.is_array() || o.size() != 3 || !o[0].is_string()) r.invalid("output_layers", "expected [layer, node, tensor]");
+    auto it = values.find(o[0].get<std::string>() + "/" + std::to_string(o[2].get<std::int64_t>()));
+    if (it == values.end()) r.invalid("output_layers", "no layer makes " + o.dump());
+    outputs.push_back(it->second);
+  }
+  std::vector<int> grads;
+  if (!cotangents.empty()) {
+    NNFIT_CHECK(cotangents.size() == outputs.size(), InvalidArgument, "keras.ops: ", cotangents.size(),
+                " cotangents for ", outputs.size(), " outputs");
+    int total = -1;
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      NNFIT_CHECK(cotangents[i].shape() == g.desc(outputs[i]).shape, InvalidArgument, "keras.ops: cotangent ", i,
+                  " of shape ", cotangents[i].shape().to_string(), " for an output of shape ",
+                  g.desc(outputs[i]).shape.to_string());
+      const int c = g.add_variable("cotangent_" + std::to_string(i), cotangents[i]);
+      int y = outputs[i];
+      if (g.desc(y).dtype != DType::f32) y = g.add("cast", {y}, Attrs{{"dtype", std::string("float32")}}, "cast");
+      const int prod = g.add("mul", {y, c}, {}, "dot");
+      std::vector<std::int64_t> all(static_cast<std::size_t>(g.desc(prod).shape.rank()));
+      for (std::size_t a = 0; a < all.size(); ++a) all[a] = static_cast<std::int64_t>(a);
+      const int mean = g.add("reduce_mean", {prod}, Attrs{{"axes", all}, {"keepdims", std::int64_t{0}}}, "dot");
+      const int sum = g.add("scale", {mean}, Attrs{{"factor", static_cast<double>(g.desc(prod).shape.numel())}}, "dot");
+      total = total < 0 ? sum : g.add("add_n", {total, sum}, {}, "dot");
+    }
+    Tensor one = Tensor::zeros(Shape{});
+    one.data<float>()[0] = 1.0f;
+    grads = gradients(g, total, g.add_variable("one", one), input_values);
+  }
+  PlanOptions po;
+  po.keep = outputs;
+  for (int v : grads) {
+    if (v >= 0) po.keep.push_back(v);
+  }
+  Program p = plan(std::move(g), po);
+  HostAllocator alloc;
+  Tensor arena = allocate_tensor(alloc, Shape{static_cast<std::int64_t>(std::max<std::size_t>(p.arena_bytes(), 1))}, DType::u8);
+  p.bind(arena.raw());
+  StepContext ctx;
+  ctx.training = false;
+  p.run(ctx);
+  const auto read = [&](int v) {
+    const TensorDesc& d = p.graph().desc(v);
+    Tensor t = Tensor::uninitialized(d.shape, d.dtype);
+    std::memcpy(t.raw(), p.data(v), t.nbytes());
+    return t;
+  };
+  EagerResult result;
+  for (int v : outputs) result.outputs.push_back(read(v));
+  for (std::size_t i = 0; i < grads.size(); ++i) {
+    result.input_gradients.push_back(grads[i] >= 0 ? read(grads[i]) : Tensor::zeros(inputs[i].shape(), inputs[i].dtype()));
+  }
+  return result;
+}
+
+}  // namespace nnfit
