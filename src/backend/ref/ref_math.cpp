@@ -1,8 +1,9 @@
 // Reference kernels of the tensor-algebra ops (graph/math_op_defs.cpp): plain loops in
 // output order calling math_fns.h's element functions, the ones the CUDA functors call.
 // Broadcasting reads each operand through its BroadcastIndex; what sums over broadcast or
-// reduced axes (the gradients, reduce, cumulative) scatters into double accumulators, a
-// different order from the device's per-element gathers, so the two check each other.
+// reduced axes (the gradients, reduce, cumulative) scatters into double accumulators (in the
+// planned workspace: a step allocates nothing), a different order from the device's
+// per-element gathers, so the two check each other.
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -19,16 +20,31 @@ namespace {
 const float* in(const KernelArgs& a, std::size_t i) { return static_cast<const float*>(a.inputs[i]); }
 float* out(const KernelArgs& a, std::size_t i) { return static_cast<float*>(a.outputs[i]); }
 
+// run() is f(args); the double accumulators live in the planned workspace, so a step
+// allocates nothing.
 class FnKernel final : public Kernel {
  public:
-  explicit FnKernel(std::function<void(const KernelArgs&)> f) : f_(std::move(f)) {}
+  FnKernel(std::function<void(const KernelArgs&)> f, std::size_t workspace_bytes) : f_(std::move(f)), bytes_(workspace_bytes) {}
+  std::size_t workspace_bytes() const override { return bytes_; }
   void run(const KernelArgs& a) override { f_(a); }
 
  private:
   std::function<void(const KernelArgs&)> f_;
+  std::size_t bytes_;
 };
 
-std::unique_ptr<Kernel> fn(std::function<void(const KernelArgs&)> f) { return std::make_unique<FnKernel>(std::move(f)); }
+std::unique_ptr<Kernel> fn(std::function<void(const KernelArgs&)> f, std::size_t workspace_bytes = 0) {
+  return std::make_unique<FnKernel>(std::move(f), workspace_bytes);
+}
+
+// `count` doubles of the workspace, each set to `value`.
+double* doubles(const KernelArgs& a, std::size_t first, std::int64_t count, double value) {
+  double* p = static_cast<double*>(a.workspace) + first;
+  for (std::int64_t i = 0; i < count; ++i) p[i] = value;
+  return p;
+}
+
+std::size_t double_bytes(std::int64_t count) { return static_cast<std::size_t>(count) * sizeof(double); }
 
 const Shape& shape_of(const std::vector<TensorDesc>& list, std::size_t i, const KernelDesc& d) {
   NNFIT_CHECK(i < list.size(), InvalidArgument, d.op, " at node '", d.node_name, "': too few tensors");
@@ -47,11 +63,13 @@ std::unique_ptr<Kernel> make_reduce(const KernelDesc& d) {
     return fn([=](const KernelArgs& a) {
       const float* xs = in(a, 0);
       float* y = out(a, 0);
-      std::vector<double> acc(static_cast<std::size_t>(m), k == ReduceKind::prod ? 1.0 : 0.0);
-      std::vector<float> mx(static_cast<std::size_t>(m),
-                            k == ReduceKind::min ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity());
+      double* acc = doubles(a, 0, m, k == ReduceKind::prod ? 1.0 : 0.0);
+      auto* mx = reinterpret_cast<float*>(acc + m);
+      for (std::int64_t j = 0; j < m; ++j) {
+        mx[j] = k == ReduceKind::min ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity();
+      }
       for (std::int64_t e = 0; e < n; ++e) {
-        const auto j = static_cast<std::size_t>(yi(e));
+        const std::int64_t j = yi(e);
         if (k == ReduceKind::sum) acc[j] += xs[e];
         else if (k == ReduceKind::prod) acc[j] *= xs[e];
         else if (k == ReduceKind::min) mx[j] = min_step(mx[j], xs[e]);
@@ -59,34 +77,34 @@ std::unique_ptr<Kernel> make_reduce(const KernelDesc& d) {
       }
       if (k == ReduceKind::logsumexp) {
         for (std::int64_t e = 0; e < n; ++e) {
-          const auto j = static_cast<std::size_t>(yi(e));
+          const std::int64_t j = yi(e);
           acc[j] += std::exp(static_cast<double>(xs[e]) - mx[j]);
         }
       }
-      for (std::size_t j = 0; j < static_cast<std::size_t>(m); ++j) {
+      for (std::int64_t j = 0; j < m; ++j) {
         y[j] = k == ReduceKind::min         ? mx[j]
                : k == ReduceKind::logsumexp ? logsumexp_finish(mx[j], static_cast<float>(acc[j]))
                                             : static_cast<float>(acc[j]);
       }
-    });
+    }, double_bytes(m) + static_cast<std::size_t>(m) * sizeof(float));
   }
   return fn([=](const KernelArgs& a) {  // reduce_grad: x, y, dy -> dx
     const float *xs = in(a, 0), *y = in(a, 1), *dy = in(a, 2);
     float* dx = out(a, 0);
     // min: the ties of each group; prod: each group's zeros and product of its nonzeros.
-    std::vector<double> count(static_cast<std::size_t>(m), 0.0), nonzero(static_cast<std::size_t>(m), 1.0);
+    double *count = doubles(a, 0, m, 0.0), *nonzero = doubles(a, static_cast<std::size_t>(m), m, 1.0);
     for (std::int64_t e = 0; e < n; ++e) {
-      const auto j = static_cast<std::size_t>(yi(e));
+      const std::int64_t j = yi(e);
       if (k == ReduceKind::min) count[j] += xs[e] == y[j];
       if (k == ReduceKind::prod) xs[e] == 0.0f ? void(count[j] += 1) : void(nonzero[j] *= xs[e]);
     }
     for (std::int64_t e = 0; e < n; ++e) {
-      const auto j = static_cast<std::size_t>(yi(e));
+      const std::int64_t j = yi(e);
       const double others = count[j] > 1 ? 0.0 : nonzero[j];  // x == 0: the others' product
       const double extra = k == ReduceKind::min ? count[j] : others;
       dx[e] = reduce_grad_fn(k, xs[e], y[j], dy[j], static_cast<float>(extra));
     }
-  });
+  }, double_bytes(2 * m));
 }
 
 std::unique_ptr<Kernel> make_where(const KernelDesc& d) {
@@ -107,11 +125,11 @@ std::unique_ptr<Kernel> make_where(const KernelDesc& d) {
   const std::int64_t n = y.numel(), na = sa.numel(), nb = sb.numel();
   return fn([=](const KernelArgs& a) {
     const float *cond = in(a, 0), *dy = in(a, 1);
-    std::vector<double> da(static_cast<std::size_t>(na), 0.0), db(static_cast<std::size_t>(nb), 0.0);
+    double *da = doubles(a, 0, na, 0.0), *db = doubles(a, static_cast<std::size_t>(na), nb, 0.0);
     for (std::int64_t i = 0; i < n; ++i) (cond[c(i)] != 0.0f ? da[ia(i)] : db[ib(i)]) += dy[i];
     for (std::int64_t j = 0; j < na; ++j) out(a, 0)[j] = static_cast<float>(da[j]);
     for (std::int64_t j = 0; j < nb; ++j) out(a, 1)[j] = static_cast<float>(db[j]);
-  });
+  }, double_bytes(na + nb));
 }
 
 std::unique_ptr<Kernel> make_arg_reduce(const KernelDesc& d) {
@@ -200,15 +218,15 @@ std::unique_ptr<Kernel> make_ref_math(const KernelDesc& d, std::string* why_not)
       });
     }
     return fn([=](const KernelArgs& a) {
-      std::vector<double> da(static_cast<std::size_t>(na), 0.0), db(static_cast<std::size_t>(nb), 0.0);
+      double *da = doubles(a, 0, na, 0.0), *db = doubles(a, static_cast<std::size_t>(na), nb, 0.0);
       for (std::int64_t i = 0; i < n; ++i) {
         const GradPair g = binary_grad_fn(k, in(a, 0)[ia(i)], in(a, 1)[ib(i)], in(a, 2)[i]);
-        da[static_cast<std::size_t>(ia(i))] += g.a;
-        db[static_cast<std::size_t>(ib(i))] += g.b;
+        da[ia(i)] += g.a;
+        db[ib(i)] += g.b;
       }
       for (std::int64_t j = 0; j < na; ++j) out(a, 0)[j] = static_cast<float>(da[j]);
       for (std::int64_t j = 0; j < nb; ++j) out(a, 1)[j] = static_cast<float>(db[j]);
-    });
+    }, double_bytes(na + nb));
   }
   if (d.op == "reduce" || d.op == "reduce_grad") return make_reduce(d);
   if (d.op == "where" || d.op == "where_grad") return make_where(d);
