@@ -10,6 +10,8 @@
 #include "conformance/harness.h"
 #include "nnfit/core/error.h"
 #include "nnfit/graph/op_def.h"
+#include "nnfit/graph/program.h"
+#include "nnfit/memory/host_allocator.h"
 
 namespace nnfit {
 namespace {
@@ -144,6 +146,47 @@ TEST(RefMathValues, WhereArgReduceCumulativeBroadcastTo) {
                 Shape{3}, {9, 4, 2}, "cumprod grad");
   expect_values(run_ref("broadcast_to", Attrs{{"shape", std::vector<std::int64_t>{2, 2, 2}}}, {make(Shape{2, 1}, {7, 8})})[0],
                 Shape{2, 2, 2}, {7, 7, 8, 8, 7, 7, 8, 8}, "broadcast_to");
+}
+
+// Through the planner and executor at each float dtype: broadcasting, a reduction, and
+// arg_reduce's int32 output beside low-precision values (small integers, exact in bf16).
+TEST(RefMathValues, RunThroughThePlannerAtEachDtype) {
+  for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    Graph g;
+    int x = g.add_variable("x", make(Shape{2, 3}, {1, 5, 3, 4, -2, 4}));
+    int b = g.add_variable("b", make(Shape{3}, {0, -4, 1}));
+    if (dtype != DType::f32) {
+      x = g.add("cast", {x}, {{"dtype", std::string(dtype_name(dtype))}}, "cast_x");
+      b = g.add("cast", {b}, {{"dtype", std::string(dtype_name(dtype))}}, "cast_b");
+    }
+    const int s = g.add("binary", {x, b}, kind("add"), "s");  // [[1, 1, 4], [4, -6, 5]]
+    EXPECT_EQ(g.desc(s).dtype, dtype);
+    const int am = g.add("arg_reduce", {s}, {{"kind", std::string("argmax")}, {"axis", std::int64_t{1}}}, "am");
+    const int an = g.add("arg_reduce", {s}, {{"kind", std::string("argmin")}, {"axis", std::int64_t{-1}}}, "an");
+    EXPECT_EQ(g.desc(am).dtype, DType::i32);
+    Attrs ra = kind("sum");
+    ra.set("axes", std::vector<std::int64_t>{0});
+    int r = g.add("reduce", {s}, ra, "r");  // [5, -5, 9]
+    if (dtype != DType::f32) r = g.add("cast", {r}, {{"dtype", std::string("float32")}}, "back");
+    PlanOptions po;
+    po.keep = {am, an, r};
+    Program p = plan(std::move(g), po);
+    HostAllocator alloc;
+    Tensor arena = allocate_tensor(alloc, Shape{static_cast<std::int64_t>(std::max<std::size_t>(p.arena_bytes(), 1))}, DType::u8);
+    p.bind(arena.raw());
+    p.run(StepContext{});
+    const auto* ids = static_cast<const std::int32_t*>(p.data(am));
+    const auto* mins = static_cast<const std::int32_t*>(p.data(an));
+    EXPECT_EQ(ids[0], 2);
+    EXPECT_EQ(ids[1], 2);
+    EXPECT_EQ(mins[0], 0) << "the first on ties";
+    EXPECT_EQ(mins[1], 1);
+    const auto* sums = static_cast<const float*>(p.data(r));
+    EXPECT_EQ(sums[0], 5.0f);
+    EXPECT_EQ(sums[1], -5.0f);
+    EXPECT_EQ(sums[2], 9.0f);
+  }
 }
 
 TEST(RefMathValues, ShapeInferenceNamesTheShapes) {
