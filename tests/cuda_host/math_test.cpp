@@ -113,7 +113,7 @@ Attrs reduce_attrs(const std::string& k, const ReduceCase& c) {
 
 Tensor reduce_input(const std::string& k, const Shape& s, std::uint64_t seed) {
   Tensor x = random_tensor(s, seed, k == "prod" ? 0.6f : -2.0f, k == "prod" ? 1.4f : 2.0f);
-  if (k == "min") {  // quarters: ties
+  if (k == "min" || k == "max") {  // quarters: ties
     for (std::int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::round(x.data<float>()[i] * 2.0f) / 4.0f;
   }
   if (k == "prod" && x.numel() > 40) {  // one zero in some groups, two in others
@@ -124,7 +124,7 @@ Tensor reduce_input(const std::string& k, const Shape& s, std::uint64_t seed) {
 
 void check_reduce(bool grad) {
   std::uint64_t seed = grad ? 700 : 600;
-  for (const char* k : {"sum", "min", "prod", "logsumexp"}) {
+  for (const char* k : {"sum", "min", "prod", "logsumexp", "max", "mean"}) {
     for (const ReduceCase& c : kReduceCases) {
       const Shape y = reduced_shape(c.x, reduce_axes(c.x, c.axes, "test"), c.keepdims);
       const Tensor x = reduce_input(k, c.x, seed++);

@@ -63,7 +63,7 @@ TEST(MathGradientCheck, BinaryWithBroadcasting) {
 
 TEST(MathGradientCheck, Reductions) {
   std::uint64_t seed = 200;
-  for (const char* k : {"sum", "min", "prod", "logsumexp"}) {
+  for (const char* k : {"sum", "min", "prod", "logsumexp", "max", "mean"}) {
     for (const auto& axes : {std::vector<std::int64_t>{}, std::vector<std::int64_t>{1}, std::vector<std::int64_t>{0, 2},
                              std::vector<std::int64_t>{-1}}) {
       for (std::int64_t keepdims : {0, 1}) {
@@ -71,7 +71,7 @@ TEST(MathGradientCheck, Reductions) {
         if (!axes.empty()) a.set("axes", axes);
         a.set("keepdims", keepdims);
         Tensor x = random(Shape{2, 3, 4}, seed++, std::string(k) == "prod" ? 0.5f : -1.0f, 1.0f);
-        if (std::string(k) == "min") {  // distinct values 0.05 apart: no step changes a minimum
+        if (std::string(k) == "min" || std::string(k) == "max") {  // distinct values 0.05 apart: no step changes an extreme
           for (std::int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = -1.0f + 0.05f * static_cast<float>((i * 7) % x.numel());
         }
         Case c{"reduce", a, {x}};

@@ -102,6 +102,14 @@ TEST(RefMathValues, Reductions) {
   a.set("keepdims", std::int64_t{1});
   expect_values(run_ref("reduce", a, {x})[0], Shape{2, 1}, {6, 15}, "keepdims");
   expect_values(run_ref("reduce", kind("prod"), {x})[0], Shape{}, {720}, "prod of all");
+  Attrs mean = kind("mean");
+  mean.set("axes", std::vector<std::int64_t>{0});
+  expect_values(run_ref("reduce", mean, {x})[0], Shape{3}, {2.5f, 3.5f, 4.5f}, "mean over axis 0");
+  expect_values(run_ref("reduce_grad", mean, {x, make(Shape{3}, {0, 0, 0}), make(Shape{3}, {2, 4, 6})})[0], Shape{2, 3},
+                {1, 2, 3, 1, 2, 3}, "mean: dy / count");
+  expect_values(run_ref("reduce", kind("max"), {make(Shape{3}, {2, 7, -1})})[0], Shape{}, {7}, "max");
+  expect_values(run_ref("reduce_grad", kind("max"), {make(Shape{3}, {7, 7, 2}), make(Shape{}, {7}), make(Shape{}, {1})})[0],
+                Shape{3}, {0.5f, 0.5f, 0}, "max: ties share dy");
   expect_values(run_ref("reduce", kind("min"), {make(Shape{3}, {2, kNaN, 1})})[0], Shape{}, {kNaN}, "min with NaN");
   expect_values(run_ref("reduce", kind("logsumexp"), {make(Shape{2}, {0, 0})})[0], Shape{}, {std::log(2.0f)}, "logsumexp");
   expect_values(run_ref("reduce", kind("logsumexp"), {make(Shape{2}, {-kInf, -kInf})})[0], Shape{}, {-kInf}, "logsumexp -inf");

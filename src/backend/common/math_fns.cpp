@@ -30,7 +30,7 @@ const char* const kBinaryNames[] = {"add",       "subtract",   "multiply",    "d
                                     "maximum",   "minimum",    "floor_divide", "mod",        "arctan2",
                                     "equal",     "not_equal",  "less",        "less_equal",  "greater",
                                     "greater_equal", "logical_and", "logical_or", "logical_xor"};
-const char* const kReduceNames[] = {"sum", "min", "prod", "logsumexp"};
+const char* const kReduceNames[] = {"sum", "min", "prod", "logsumexp", "max", "mean"};
 
 void check_rank(const Shape& s) {
   NNFIT_CHECK(s.rank() <= kMathMaxRank, InvalidArgument, "shape ", s.to_string(), " has more than ", kMathMaxRank,

@@ -27,7 +27,7 @@ enum class BinaryKind {
   equal, not_equal, less, less_equal, greater, greater_equal, logical_and, logical_or, logical_xor
 };
 
-enum class ReduceKind { sum, min, prod, logsumexp };
+enum class ReduceKind { sum, min, prod, logsumexp, max, mean };
 
 // Parsers of the `kind` attribute; throw InvalidArgument naming the kinds there are.
 UnaryKind unary_kind(const std::string& kind);
@@ -179,14 +179,17 @@ NNFIT_HD GradPair binary_grad_fn(BinaryKind k, float a, float b, float dy) {
 NNFIT_HD float min_step(float m, float x) { return x < m || x != x ? x : m; }  // NaN wins
 NNFIT_HD float max_step(float m, float x) { return x > m || x != x ? x : m; }
 
-// dx of one element x of a reduction y = reduce(k, ...) times dy. min: `extra` is how many
-// elements of the group equal y (dy split evenly among them, reduce_max_grad's rule);
+// dx of one element x of a reduction y = reduce(k, ...) times dy. min, max: `extra` is how
+// many elements of the group equal y (dy split evenly among them, reduce_max_grad's rule);
+// mean: `extra` is the group's size;
 // prod: `extra` is the product of the group's other elements, read only where x == 0
 // (dy·y/x elsewhere), so zeros get their exact gradient; logsumexp: dy·exp(x − y).
 NNFIT_HD float reduce_grad_fn(ReduceKind k, float x, float y, float dy, float extra) {
   switch (k) {
     case ReduceKind::sum: return dy;
-    case ReduceKind::min: return x == y ? dy / extra : 0.0f;
+    case ReduceKind::min:
+    case ReduceKind::max: return x == y ? dy / extra : 0.0f;
+    case ReduceKind::mean: return dy / extra;
     case ReduceKind::prod: return x != 0.0f ? dy * y / x : dy * extra;
     case ReduceKind::logsumexp: return dy * expf(x - y);
   }

@@ -70,9 +70,9 @@ std::unique_ptr<Kernel> make_reduce(const KernelDesc& d) {
       }
       for (std::int64_t e = 0; e < n; ++e) {
         const std::int64_t j = yi(e);
-        if (k == ReduceKind::sum) acc[j] += xs[e];
+        if (k == ReduceKind::sum || k == ReduceKind::mean) acc[j] += xs[e];
         else if (k == ReduceKind::prod) acc[j] *= xs[e];
-        else if (k == ReduceKind::min) mx[j] = min_step(mx[j], xs[e]);
+        else if (k == ReduceKind::min) mx[j] = min_step(mx[j], xs[e]);  // max and logsumexp: the maximum
         else mx[j] = max_step(mx[j], xs[e]);
       }
       if (k == ReduceKind::logsumexp) {
@@ -82,9 +82,10 @@ std::unique_ptr<Kernel> make_reduce(const KernelDesc& d) {
         }
       }
       for (std::int64_t j = 0; j < m; ++j) {
-        y[j] = k == ReduceKind::min         ? mx[j]
-               : k == ReduceKind::logsumexp ? logsumexp_finish(mx[j], static_cast<float>(acc[j]))
-                                            : static_cast<float>(acc[j]);
+        y[j] = k == ReduceKind::min || k == ReduceKind::max ? mx[j]
+               : k == ReduceKind::logsumexp                 ? logsumexp_finish(mx[j], static_cast<float>(acc[j]))
+               : k == ReduceKind::mean                      ? static_cast<float>(acc[j] / static_cast<double>(n / m))
+                                                            : static_cast<float>(acc[j]);
       }
     }, double_bytes(m) + static_cast<std::size_t>(m) * sizeof(float));
   }
@@ -95,13 +96,15 @@ std::unique_ptr<Kernel> make_reduce(const KernelDesc& d) {
     double *count = doubles(a, 0, m, 0.0), *nonzero = doubles(a, static_cast<std::size_t>(m), m, 1.0);
     for (std::int64_t e = 0; e < n; ++e) {
       const std::int64_t j = yi(e);
-      if (k == ReduceKind::min) count[j] += xs[e] == y[j];
+      if (k == ReduceKind::min || k == ReduceKind::max) count[j] += xs[e] == y[j];
       if (k == ReduceKind::prod) xs[e] == 0.0f ? void(count[j] += 1) : void(nonzero[j] *= xs[e]);
     }
     for (std::int64_t e = 0; e < n; ++e) {
       const std::int64_t j = yi(e);
       const double others = count[j] > 1 ? 0.0 : nonzero[j];  // x == 0: the others' product
-      const double extra = k == ReduceKind::min ? count[j] : others;
+      const double extra = k == ReduceKind::min || k == ReduceKind::max ? count[j]
+                           : k == ReduceKind::mean                      ? static_cast<double>(n / m)
+                                                                        : others;
       dx[e] = reduce_grad_fn(k, xs[e], y[j], dy[j], static_cast<float>(extra));
     }
   }, double_bytes(2 * m));

@@ -98,15 +98,17 @@ struct ReduceKindFn {
     float m = kind == ReduceKind::min ? INFINITY : -INFINITY;
     for (std::int64_t r = 0; r < group.size; ++r) {
       const float v = load<T>(x, group(j, r));
-      if (kind == ReduceKind::sum) acc += v;
+      if (kind == ReduceKind::sum || kind == ReduceKind::mean) acc += v;
       else if (kind == ReduceKind::prod) acc *= v;
       else if (kind == ReduceKind::min) m = min_step(m, v);
-      else m = max_step(m, v);
+      else m = max_step(m, v);  // max and logsumexp
     }
+    if (kind == ReduceKind::mean) acc /= static_cast<float>(group.size);
     if (kind == ReduceKind::logsumexp) {
       for (std::int64_t r = 0; r < group.size; ++r) acc += expf(load<T>(x, group(j, r)) - m);
     }
-    store<T>(y, j, kind == ReduceKind::min ? m : kind == ReduceKind::logsumexp ? logsumexp_finish(m, acc) : acc);
+    const bool extreme = kind == ReduceKind::min || kind == ReduceKind::max;
+    store<T>(y, j, extreme ? m : kind == ReduceKind::logsumexp ? logsumexp_finish(m, acc) : acc);
   }
 };
 
@@ -125,7 +127,9 @@ struct ReduceGradKindFn {
     const std::int64_t j = yi(e);
     const float v = load<T>(x, e), yv = load<T>(y, j);
     float extra = 0.0f;
-    if (kind == ReduceKind::min && v == yv) {
+    if (kind == ReduceKind::mean) {
+      extra = static_cast<float>(group.size);
+    } else if ((kind == ReduceKind::min || kind == ReduceKind::max) && v == yv) {
       for (std::int64_t r = 0; r < group.size; ++r) extra += load<T>(x, group(j, r)) == yv ? 1.0f : 0.0f;
     } else if (kind == ReduceKind::prod && v == 0.0f) {
       extra = 1.0f;
