@@ -72,8 +72,8 @@ std::unique_ptr<Kernel> make_reduce(const KernelDesc& d) {
         const std::int64_t j = yi(e);
         if (k == ReduceKind::sum || k == ReduceKind::mean) acc[j] += xs[e];
         else if (k == ReduceKind::prod) acc[j] *= xs[e];
-        else if (k == ReduceKind::min) mx[j] = min_step(mx[j], xs[e]);  // max and logsumexp: the maximum
-        else mx[j] = max_step(mx[j], xs[e]);
+        else if (k == ReduceKind::min) mx[j] = min_step(mx[j], xs[e]);
+        else mx[j] = max_step(mx[j], xs[e]);  // max, and logsumexp's shift
       }
       if (k == ReduceKind::logsumexp) {
         for (std::int64_t e = 0; e < n; ++e) {
@@ -92,7 +92,7 @@ std::unique_ptr<Kernel> make_reduce(const KernelDesc& d) {
   return fn([=](const KernelArgs& a) {  // reduce_grad: x, y, dy -> dx
     const float *xs = in(a, 0), *y = in(a, 1), *dy = in(a, 2);
     float* dx = out(a, 0);
-    // min: the ties of each group; prod: each group's zeros and product of its nonzeros.
+    // min, max: the ties of each group; prod: each group's zeros and product of its nonzeros.
     double *count = doubles(a, 0, m, 0.0), *nonzero = doubles(a, static_cast<std::size_t>(m), m, 1.0);
     for (std::int64_t e = 0; e < n; ++e) {
       const std::int64_t j = yi(e);
