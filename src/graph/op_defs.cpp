@@ -467,6 +467,7 @@ void add_conv3d_op_defs(std::map<std::string, OpDef>& catalogue);      // conv3d
 void add_resize_op_defs(std::map<std::string, OpDef>& catalogue);      // resize_op_defs.cpp
 void add_augment_op_defs(std::map<std::string, OpDef>& catalogue);     // augment_op_defs.cpp
 void add_cast_op_defs(std::map<std::string, OpDef>& catalogue);        // cast_op_defs.cpp
+void add_math_op_defs(std::map<std::string, OpDef>& catalogue);        // math_op_defs.cpp
 
 namespace {
 
@@ -514,6 +515,7 @@ std::map<std::string, OpDef> build_catalogue() {
   add_resize_op_defs(m);
   add_augment_op_defs(m);
   add_cast_op_defs(m);
+  add_math_op_defs(m);
   return m;
 }
 

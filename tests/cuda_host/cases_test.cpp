@@ -16,7 +16,7 @@ std::vector<OpCase> all_cases() {
   std::vector<OpCase> all;
   for (auto* family : {elementwise_cases, training_cases, optimizer_cases, layout_cases, pool_cases, misc_cases, norm_regularizer_cases,
                         attention_cases, scatter_noise_cases, augment_cases,
-                        resize_cases, rnn_cases}) {
+                        resize_cases, rnn_cases, math_cases}) {
     for (OpCase& c : family()) all.push_back(std::move(c));
   }
   return all;

@@ -79,5 +79,6 @@ std::vector<OpCase> scatter_noise_cases();
 std::vector<OpCase> augment_cases();
 std::vector<OpCase> resize_cases();
 std::vector<OpCase> rnn_cases();
+std::vector<OpCase> math_cases();
 
 }  // namespace nnfit::testing

@@ -23,6 +23,8 @@ inline void omp_row_range(int tid, int threads, std::int64_t rows, std::int64_t*
   *end = rows * (tid + 1) / threads;
 }
 
+// omp_math.cpp: unary, unary_grad, binary, where, broadcast_to.
+std::unique_ptr<Kernel> make_omp_math(const KernelDesc& desc, std::string* why_not);
 // omp_elementwise.cpp
 std::unique_ptr<Kernel> make_omp_bias_add(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_omp_bias_add_grad(const KernelDesc& desc, std::string* why_not);

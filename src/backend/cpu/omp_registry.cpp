@@ -74,6 +74,11 @@ void register_omp_kernels(KernelRegistry& registry) {
       {"repeat_grad", make_omp_shape},
       {"concat", make_omp_shape},
       {"slice", make_omp_shape},
+      {"unary", make_omp_math},
+      {"unary_grad", make_omp_math},
+      {"binary", make_omp_math},
+      {"where", make_omp_math},
+      {"broadcast_to", make_omp_math},
   };
   for (const auto& k : kKernels) {
     registry.add(k.op, DeviceType::cpu, DType::f32, {std::string("omp:") + k.op, k.factory});

@@ -17,6 +17,9 @@ std::unique_ptr<Kernel> make_ref_add_n(const KernelDesc& desc, std::string* why_
 // sub, mul, maximum, minimum, minmax_grad, scale, concat, slice, batch_matmul,
 // l2_normalize, l2_normalize_grad (ref_merge.cpp).
 std::unique_ptr<Kernel> make_ref_merge(const KernelDesc& desc, std::string* why_not);
+// unary, binary, reduce, where, cumulative (+ their gradients), arg_reduce, broadcast_to
+// (ref_math.cpp).
+std::unique_ptr<Kernel> make_ref_math(const KernelDesc& desc, std::string* why_not);
 // ref_shape.cpp: pad, crop, transpose, repeat, repeat_grad.
 std::unique_ptr<Kernel> make_ref_shape(const KernelDesc& desc, std::string* why_not);
 // ref_reduce.cpp: reduce_mean, reduce_max and their gradients.

@@ -94,6 +94,18 @@ void register_ref_train_kernels(KernelRegistry& registry) {
       {"weight_penalty", make_ref_regularizer},
       {"weight_penalty_grad", make_ref_regularizer},
       {"apply_constraint", make_ref_regularizer},
+      {"unary", make_ref_math},
+      {"unary_grad", make_ref_math},
+      {"binary", make_ref_math},
+      {"binary_grad", make_ref_math},
+      {"reduce", make_ref_math},
+      {"reduce_grad", make_ref_math},
+      {"where", make_ref_math},
+      {"where_grad", make_ref_math},
+      {"arg_reduce", make_ref_math},
+      {"cumulative", make_ref_math},
+      {"cumulative_grad", make_ref_math},
+      {"broadcast_to", make_ref_math},
   };
   for (const auto& k : kKernels) {
     registry.add(k.op, DeviceType::cpu, DType::f32, {std::string("ref:") + k.op, k.factory});
