@@ -115,7 +115,7 @@ void register_ref_train_kernels(KernelRegistry& registry) {
     registry.add("gather_grad", DeviceType::cpu, dtype, {"ref:gather_grad", make_ref_gather});
     registry.add("sequence_mask", DeviceType::cpu, dtype, {"ref:sequence_mask", make_ref_mask});
   }
-  for (DType dtype : {DType::f32, DType::f16, DType::bf16}) {
+  for (DType dtype : {DType::f32, DType::f16, DType::bf16, DType::i32, DType::i64}) {
     registry.add("cast", DeviceType::cpu, dtype, {"ref:cast", make_ref_cast});
   }
   // reshape only moves bytes, so it serves every dtype (i32 labels, u8 masks, f16 storage).

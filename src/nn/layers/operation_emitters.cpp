@@ -420,7 +420,9 @@ std::vector<int> cast(const Emit& e) {
   const int x = e.value(0);
   const std::string to = e.config().s_or("dtype", "float32");
   if (to == "bool") return {x};  // nnfit's comparisons already give 0/1 floats
-  if (to != "float32" && to != "float16" && to != "bfloat16") e.unsupported("cast to " + to + " is not supported (float32, float16, bfloat16)");
+  if (to != "float32" && to != "float16" && to != "bfloat16" && to != "int32") {
+    e.unsupported("cast to " + to + " is not supported (float32, float16, bfloat16, int32)");
+  }
   return {e.g.desc(x).dtype == dtype_from_name(to) ? x : e.add("cast", {x}, Attrs{{"dtype", to}})};
 }
 
