@@ -76,7 +76,7 @@ inline void expect_close(const Tensor& want, const Tensor& got, float atol, floa
   std::int64_t bad = 0;
   for (std::int64_t i = 0; i < want.numel(); ++i) {
     float tol = atol + rtol * std::fabs(a[i]);
-    if (!(std::fabs(a[i] - b[i]) <= tol)) {
+    if (!(a[i] == b[i] || std::fabs(a[i] - b[i]) <= tol)) {  // equal infinities match too
       if (bad < 5) ADD_FAILURE() << what << ": element " << i << " want " << a[i] << " got " << b[i];
       ++bad;
     }

@@ -12,7 +12,7 @@ namespace {
 const char* const kUnaryKinds[] = {"negative", "abs",    "sign",   "square", "sqrt",    "rsqrt",   "reciprocal", "exp",
                                    "expm1",    "log",    "log1p",  "log2",   "log10",   "sin",     "cos",        "tan",
                                    "arcsin",   "arccos", "arctan", "sinh",   "cosh",    "arcsinh", "arccosh",    "arctanh",
-                                   "erf",      "floor",  "ceil",   "round",  "logical_not"};
+                                   "erf",      "floor",  "ceil",   "round",  "logical_not", "trunc", "isnan", "isinf", "isfinite"};
 
 TEST(OmpMath, UnaryMatchesReferenceBitForBit) {
   std::uint64_t seed = 1;

@@ -20,7 +20,7 @@ Attrs kind(const std::string& k) { return Attrs{{"kind", k}}; }
 const char* const kUnaryKinds[] = {"negative", "abs",    "sign",   "square", "sqrt",    "rsqrt",   "reciprocal", "exp",
                                    "expm1",    "log",    "log1p",  "log2",   "log10",   "sin",     "cos",        "tan",
                                    "arcsin",   "arccos", "arctan", "sinh",   "cosh",    "arcsinh", "arccosh",    "arctanh",
-                                   "erf",      "floor",  "ceil",   "round",  "logical_not"};
+                                   "erf",      "floor",  "ceil",   "round",  "logical_not", "trunc", "isnan", "isinf", "isfinite"};
 const char* const kBinaryKinds[] = {"add",     "subtract",  "multiply", "divide",     "power",   "maximum",       "minimum",
                                     "floor_divide", "mod",  "arctan2",  "equal",      "not_equal", "less",        "less_equal",
                                     "greater", "greater_equal", "logical_and", "logical_or", "logical_xor"};
@@ -33,8 +33,12 @@ Tensor unary_input(const std::string& k, const Shape& s, std::uint64_t seed) {
   if (k == "log1p") return random_tensor(s, seed, -0.8f, 2.0f);
   if (k == "tan") return random_tensor(s, seed, -1.2f, 1.2f);
   Tensor x = random_tensor(s, seed, -3.0f, 3.0f);
-  if (k == "round" || k == "sign" || k == "logical_not" || k == "floor") {  // halves (ties to even) and zeros
+  if (k == "round" || k == "sign" || k == "logical_not" || k == "floor" || k == "trunc") {  // halves (ties to even) and zeros
     for (std::int64_t i = 0; i < s.numel(); i += 4) x.data<float>()[i] = static_cast<float>(i % 9) * 0.5f - 2.0f;
+  }
+  if (k == "isnan" || k == "isinf" || k == "isfinite") {  // NaN, ±inf among finite values
+    const float special[] = {std::nanf(""), INFINITY, -INFINITY};
+    for (std::int64_t i = 0; i < s.numel(); i += 5) x.data<float>()[i] = special[(i / 5) % 3];
   }
   return x;
 }

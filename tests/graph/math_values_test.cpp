@@ -58,6 +58,11 @@ TEST(RefMathValues, Unary) {
   expect_values(run_ref("unary", kind("floor"), {x})[0], Shape{6}, {0, 1, 2, -1, -3, 0}, "floor");
   expect_values(run_ref("unary", kind("sign"), {x})[0], Shape{6}, {1, 1, 1, -1, -1, 0}, "sign");
   expect_values(run_ref("unary", kind("logical_not"), {x})[0], Shape{6}, {0, 0, 0, 0, 0, 1}, "logical_not");
+  expect_values(run_ref("unary", kind("trunc"), {x})[0], Shape{6}, {0, 1, 2, -0.0f, -2, 0}, "trunc");
+  const Tensor special = make(Shape{4}, {kNaN, kInf, -kInf, -3});
+  expect_values(run_ref("unary", kind("isnan"), {special})[0], Shape{4}, {1, 0, 0, 0}, "isnan");
+  expect_values(run_ref("unary", kind("isinf"), {special})[0], Shape{4}, {0, 1, 1, 0}, "isinf");
+  expect_values(run_ref("unary", kind("isfinite"), {special})[0], Shape{4}, {0, 0, 0, 1}, "isfinite");
   const Tensor p = make(Shape{3}, {4.0f, 1.0f, 0.25f});
   expect_values(run_ref("unary", kind("sqrt"), {p})[0], Shape{3}, {2, 1, 0.5f}, "sqrt");
   expect_values(run_ref("unary", kind("rsqrt"), {p})[0], Shape{3}, {0.5f, 1, 2}, "rsqrt");

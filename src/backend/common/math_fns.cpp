@@ -25,7 +25,7 @@ E parse(const std::string& kind, const char* const (&names)[N], const char* what
 const char* const kUnaryNames[] = {"negative", "abs",     "sign",    "square",  "sqrt",    "rsqrt",  "reciprocal", "exp",
                                    "expm1",    "log",     "log1p",   "log2",    "log10",   "sin",    "cos",        "tan",
                                    "arcsin",   "arccos",  "arctan",  "sinh",    "cosh",    "arcsinh", "arccosh",   "arctanh",
-                                   "erf",      "floor",   "ceil",    "round",   "logical_not"};
+                                   "erf",      "floor",   "ceil",    "round",   "logical_not", "trunc", "isnan", "isinf", "isfinite"};
 const char* const kBinaryNames[] = {"add",       "subtract",   "multiply",    "divide",      "power",
                                     "maximum",   "minimum",    "floor_divide", "mod",        "arctan2",
                                     "equal",     "not_equal",  "less",        "less_equal",  "greater",
@@ -45,7 +45,7 @@ ReduceKind reduce_kind(const std::string& kind) { return parse<ReduceKind>(kind,
 
 bool unary_is_constant(UnaryKind k) {
   return k == UnaryKind::sign || k == UnaryKind::floor || k == UnaryKind::ceil || k == UnaryKind::round ||
-         k == UnaryKind::logical_not;
+         static_cast<int>(k) >= static_cast<int>(UnaryKind::logical_not);
 }
 
 bool binary_is_constant(BinaryKind k) {

@@ -19,7 +19,8 @@ namespace nnfit {
 
 enum class UnaryKind {
   negative, abs, sign, square, sqrt, rsqrt, reciprocal, exp, expm1, log, log1p, log2, log10, sin, cos, tan,
-  arcsin, arccos, arctan, sinh, cosh, arcsinh, arccosh, arctanh, erf, floor, ceil, round, logical_not
+  arcsin, arccos, arctan, sinh, cosh, arcsinh, arccosh, arctanh, erf, floor, ceil, round, logical_not,
+  trunc, isnan, isinf, isfinite
 };
 
 enum class BinaryKind {
@@ -33,8 +34,9 @@ enum class ReduceKind { sum, min, prod, logsumexp, max, mean };
 UnaryKind unary_kind(const std::string& kind);
 BinaryKind binary_kind(const std::string& kind);
 ReduceKind reduce_kind(const std::string& kind);
-// Whether the kind is piecewise constant (sign, floor, ceil, round, logical_not; floor_divide,
-// the comparisons and the logical ops): no gradient flows through it.
+// Whether the kind is piecewise constant (sign, floor, ceil, round, logical_not, trunc and
+// the isnan/isinf/isfinite tests; floor_divide, the comparisons and the logical ops): no
+// gradient flows through it.
 bool unary_is_constant(UnaryKind k);
 bool binary_is_constant(BinaryKind k);
 
@@ -73,6 +75,10 @@ NNFIT_HD float unary_fn(UnaryKind k, float x) {
     case UnaryKind::ceil: return ceilf(x);
     case UnaryKind::round: return rintf(x);  // the default rounding mode: half to even, as NumPy
     case UnaryKind::logical_not: return x == 0.0f ? 1.0f : 0.0f;
+    case UnaryKind::trunc: return truncf(x);
+    case UnaryKind::isnan: return x != x ? 1.0f : 0.0f;
+    case UnaryKind::isinf: return fabsf(x) == INFINITY ? 1.0f : 0.0f;
+    case UnaryKind::isfinite: return x - x == 0.0f ? 1.0f : 0.0f;
   }
   return x;
 }
@@ -111,7 +117,11 @@ NNFIT_HD float unary_grad_fn(UnaryKind k, float x, float dy) {
     case UnaryKind::floor:
     case UnaryKind::ceil:
     case UnaryKind::round:
-    case UnaryKind::logical_not: return 0.0f;
+    case UnaryKind::logical_not:
+    case UnaryKind::trunc:
+    case UnaryKind::isnan:
+    case UnaryKind::isinf:
+    case UnaryKind::isfinite: return 0.0f;
   }
   return 0.0f;
 }
