@@ -119,10 +119,9 @@ EagerResult run_operations(const std::string& text, const std::vector<Tensor>& i
       int y = outputs[i];
       if (g.desc(y).dtype != DType::f32) y = g.add("cast", {y}, Attrs{{"dtype", std::string("float32")}}, "cast");
       const int prod = g.add("mul", {y, c}, {}, "dot");
-      std::vector<std::int64_t> all(static_cast<std::size_t>(g.desc(prod).shape.rank()));
-      for (std::size_t a = 0; a < all.size(); ++a) all[a] = static_cast<std::int64_t>(a);
-      const int mean = g.add("reduce_mean", {prod}, Attrs{{"axes", all}, {"keepdims", std::int64_t{0}}}, "dot");
-      const int sum = g.add("scale", {mean}, Attrs{{"factor", static_cast<double>(g.desc(prod).shape.numel())}}, "dot");
+      const int sum = g.desc(prod).shape.rank() == 0
+                          ? prod
+                          : g.add("reduce", {prod}, Attrs{{"kind", std::string("sum")}, {"keepdims", std::int64_t{0}}}, "dot");
       total = total < 0 ? sum : g.add("add_n", {total, sum}, {}, "dot");
     }
     Tensor one = Tensor::zeros(Shape{});

@@ -36,9 +36,11 @@ std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t bat
   b.set_collect_losses(has_loss);
   b.set_default_policy(dtype_policy_);
   e->preds = graph_.emit_masked(b, e->xs, std::vector<int>(e->xs.size(), -1), output_masks);
-  // Keras's losses and nnfit's predictions take float32 whatever the policy.
+  // Keras's losses and nnfit's predictions take float32 whatever the policy; an integer
+  // output (keras.ops.argmax's indices) is predicted as float32 values too.
   for (int& pred : e->preds) {
-    if (is_floating(g.desc(pred).dtype)) pred = b.cast(pred, DType::f32);
+    const DType d = g.desc(pred).dtype;
+    if (is_floating(d) || d == DType::i32 || d == DType::i64) pred = b.cast(pred, DType::f32);
   }
   std::vector<int> keep = e->preds;
   if (has_loss) {

@@ -45,6 +45,7 @@ Tensor tensor_of(const json& v) {
 TEST(KerasOperations, AModelKerasBuiltWithOpsPredictsWhatKerasPredicted) {
   const json doc = fixture();
   auto m = model_from_keras_json(doc["model"].dump(), "operations_keras3.json");
+  m->build();
   std::vector<Tensor> x;
   for (const json& v : doc["inputs"]) x.push_back(tensor_of(v));
   const std::vector<Tensor> y = m->predict(x, InferenceOptions{});

@@ -49,7 +49,7 @@ def test_a_model_built_with_ops_trains_saves_and_loads(tmp_path, blobs):
     model = keras.Model(inputs, outputs)
     assert [l.name for l in model.layers] == [inputs._history[0].name, "dense", "dense_1"]  # operations are not layers
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
-    history = model.fit(x, y, epochs=4, batch_size=32, verbose=0)
+    history = model.fit(x, y, epochs=10, batch_size=32, verbose=0)
     assert history.history["loss"][-1] < history.history["loss"][0]
     assert history.history["accuracy"][-1] > 0.8
     path = tmp_path / "ops.keras"
@@ -76,7 +76,7 @@ def test_errors_name_the_operation_and_what_to_do():
         ops.sum(x)
     with pytest.raises(NotImplementedError, match=r"keras\.ops\.fft2 is not supported by nnfit"):
         ops.fft2((np.zeros(4), np.zeros(4)))
-    with pytest.raises(NotImplementedError, match=r"keras\.ops\.linalg\.svd"):
+    with pytest.raises(NotImplementedError, match=r"keras\.ops\.svd is not supported"):
         ops.linalg.svd(np.eye(3))
     with pytest.raises(TypeError, match="cannot be used as a Python boolean"):
         bool(x > 0)

@@ -380,7 +380,11 @@ std::vector<int> get_item(const Emit& e) {
       if (size == 0) e.unsupported("an empty slice is not supported");
     }
     if (begin != 0 || size != n) {
-      x = e.add("slice", {x}, Attrs{{"axis", static_cast<std::int64_t>(axis)}, {"begin", begin}, {"size", size}});
+      // crop (whose gradient is pad) rather than slice, which has no gradient rule.
+      Dims starts(static_cast<std::size_t>(e.rank(x)), 0), sizes = e.shape(x).dims();
+      starts[static_cast<std::size_t>(axis)] = begin;
+      sizes[static_cast<std::size_t>(axis)] = size;
+      x = e.add("crop", {x}, Attrs{{"begin", starts}, {"shape", sizes}}, "slice");
     }
     if (it.kind == IndexItem::Kind::slice) out_dims.push_back(size);
     ++axis;

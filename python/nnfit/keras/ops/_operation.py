@@ -219,11 +219,14 @@ def eager_graph(module, class_name, snake, args, config, kwargs):
         return token, squeeze
 
     scalars_only = True
+    if not any(isinstance(a, (list, np.ndarray)) or hasattr(a, "__array__") for a in args):
+        # Only Python numbers (ops.sqrt(4.0)): they are the tensors, as Keras converts them.
+        args = [a if a is None or isinstance(a, (Const, Index)) else np.asarray(a, "float32") for a in args]
     for a in args:
         if isinstance(a, list):
             converted.append([take(t)[0] for t in a])
             scalars_only = False
-        elif isinstance(a, (Const, Index)) or a is None or isinstance(a, (bool, numbers.Number)):
+        elif isinstance(a, (Const, Index)) or a is None or type(a) in (bool, int, float):
             converted.append(a)
         else:
             token, squeeze = take(a)
