@@ -84,3 +84,15 @@ def test_errors_name_the_operation_and_what_to_do():
         x[:, ::2]
     with pytest.raises(NotImplementedError, match="where"):
         ops.where(x > 0)
+
+
+def test_lambda_is_traced_into_operations(blobs):
+    x, y = blobs
+    inputs = keras.Input(shape=(8,))
+    h = layers.Lambda(lambda t, scale: ops.tanh(t) * scale, arguments={"scale": 2.0})(inputs)
+    model = keras.Model(inputs, layers.Dense(3, activation="softmax")(h))
+    kinds = [l["class_name"] for l in model.get_config()["layers"]]
+    assert kinds == ["InputLayer", "Tanh", "Multiply", "Dense"]
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    model.fit(x, y, epochs=1, verbose=0)
+    np.testing.assert_allclose(layers.Lambda(lambda t: ops.square(t) + 1.0)(np.arange(3.0)), [1.0, 2.0, 5.0])

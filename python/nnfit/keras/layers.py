@@ -207,6 +207,11 @@ def Input(shape=None, batch_size=None, dtype=None, sparse=None, batch_shape=None
     return layer._nodes[0].outputs[0]
 
 
+from nnfit.keras._lambda import Lambda  # noqa: E402  (traced into keras.ops nodes)
+
+__all__.append("Lambda")
+
+
 def serialize(layer):
     return layer.serialize()
 
