@@ -67,8 +67,8 @@ cp "$repo"/examples/*.json "$root/examples/"
 # The recipe of this build, for rebuilding the CUDA plugin there with its nvcc
 # (docs/gpu_bundle.md, "A fix on the GPU machine").
 cp "$build/compile_commands.json" "$root/share/nnfit/compile_commands.json"
-mkdir -p "$root/bench"
-cp "$repo/bench/peers/torch_fmnist_cuda.py" "$root/bench/"
+mkdir -p "$root/scripts"
+cp "$repo/scripts/gpu_bundle_torch_peer.py" "$repo/scripts/gpu_bundle_wheel_smoke.py" "$root/scripts/"
 
 # Every library the binaries and plugins load (ldd lists the whole closure), but the C
 # runtime and CUDA's, copied under the name the loader asks for.

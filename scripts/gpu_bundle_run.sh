@@ -9,7 +9,7 @@
 #      losses agreeing; mixed_bfloat16 and mixed_float16
 #   3. timing: the step of the CNN and the MLP (steady-state epochs), its breakdown
 #      (nnfit profile), and PyTorch eager on the same GPU where it imports
-#   4. extra: compute-sanitizer memcheck, the Python wheel
+#   4. extra: compute-sanitizer memcheck, the Python wheel (where the bundle carries one)
 # Everything lands in OUT (at most 8 files: summary.md, env.log and one log per stage, each
 # check's output capped), summary.md rewritten after every check.
 #
@@ -225,6 +225,15 @@ profile_cnn() {  # 100 steps of the CNN with --logdir, then nnfit profile; its m
   echo "detail: $(printf '%s\n' "$report" | grep -m 1 '^mean step'); $(printf '%s\n' "$report" | grep -m 1 '^verdict')"
 }
 
+wheel_check() {  # the bundle's wheel in a venv over the machine's Python (its NumPy), without the network
+  rm -rf "$work/venv"
+  "$py" -m venv --system-site-packages "$work/venv" &&
+    "$work/venv/bin/python" -m pip install --no-deps --no-index --disable-pip-version-check --quiet "$wheel" || return
+  # lib/: the libraries a wheel that auditwheel did not repair needs (the same as nnfit's).
+  (cd "$work" && LD_LIBRARY_PATH=$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+    "$work/venv/bin/python" "$root/scripts/gpu_bundle_wheel_smoke.py" "$(echo "$device" | sed 's/^cuda:/gpu:/')")
+}
+
 if wants 1; then
   gc_stage 1-device
   check doctor "the driver, the GPU or the build's architectures (nnfit doctor's failing check says which and how to fix it)" 60 \
@@ -265,8 +274,8 @@ if wants 3; then
   check profile-cnn "the step breakdown on the device (kernels timed by their runs, h2d_us the batch's staging)" 120 \
     profile_cnn
   if [ -n "$py" ] && "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2> /dev/null; then
-    check torch-cnn "PyTorch eager, the same CNN on the same GPU (the peer)" 150 "$py" "$root/bench/torch_fmnist_cuda.py" cnn 3
-    check torch-mlp "PyTorch eager, the same MLP on the same GPU (the peer)" 120 "$py" "$root/bench/torch_fmnist_cuda.py" mlp 3
+    check torch-cnn "PyTorch eager, the same CNN on the same GPU (the peer)" 150 "$py" "$root/scripts/gpu_bundle_torch_peer.py" cnn 3
+    check torch-mlp "PyTorch eager, the same MLP on the same GPU (the peer)" 120 "$py" "$root/scripts/gpu_bundle_torch_peer.py" mlp 3
   else
     gc_note torch "PyTorch with CUDA not importable from ${py:-no python}"
   fi
@@ -280,10 +289,11 @@ if wants 4; then
   else
     gc_note memcheck "compute-sanitizer not found"
   fi
-  wheel=$(ls "$here"/wheel/nnfit-*.whl 2> /dev/null | head -n 1)
+  wheel=$(find "$here/wheel" -name 'nnfit-*.whl' 2> /dev/null | head -n 1)
   if [ -n "$wheel" ] && [ -n "$py" ]; then
-    check python-wheel "the Python package (from nnfit import keras) trains on the GPU" 180 \
-      bash "$root/bench/wheel_smoke.sh" "$py" "$wheel" "$work/venv"
+    export wheel py root
+    check python-wheel "the Python package (from nnfit import keras) trains on the GPU: the wheel, its plugin or its libraries" 180 \
+      wheel_check
   else
     gc_note python-wheel "no wheel in the bundle (wheel/) or no Python"
   fi

@@ -5,7 +5,7 @@ Dropout(0.5)-Dense10), Adam 1e-3, batch 128, float32, the whole training set res
 the device (the fastest eager input path, so the peer is not input-bound). Each epoch is
 timed between two torch.cuda.synchronize() calls.
 
-usage: python torch_fmnist_cuda.py mlp|cnn EPOCHS [float32|bfloat16]
+usage: python gpu_bundle_torch_peer.py mlp|cnn EPOCHS [float32|bfloat16]
 Prints one JSON line per epoch and a summary line; the last line starts with "detail: ".
 """
 import gzip
