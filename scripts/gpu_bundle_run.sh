@@ -122,7 +122,7 @@ fi
 
 # shellcheck source=scripts/gpu_checks.sh
 source "$here/gpu_checks.sh"
-GC_OUT=$out GC_PY=${py:-python3} GC_STAGE_LOGS=1 GC_KEEP_GOING=1 GC_LOG_CAP=$((3 * 1024 * 1024))
+GC_OUT=$out GC_PY=${py:-python3} GC_STAGE_LOGS=1 GC_KEEP_GOING=1 GC_LOG_CAP=$((2 * 1024 * 1024))
 gc_init "nnfit: GPU bundle run" "- bundle: $(manifest source), built for $(manifest cuda_architectures); $start
 - machine: $(. /etc/os-release 2> /dev/null && echo "$PRETTY_NAME"), glibc ${glibc_here:-?}, $(nproc) cores
 - GPU: ${gpu_names:-none listed by nvidia-smi} ($gpus_listed in /proc/driver/nvidia/gpus)
