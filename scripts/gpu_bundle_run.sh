@@ -225,13 +225,12 @@ profile_cnn() {  # 100 steps of the CNN with --logdir, then nnfit profile; its m
   echo "detail: $(printf '%s\n' "$report" | grep -m 1 '^mean step'); $(printf '%s\n' "$report" | grep -m 1 '^verdict')"
 }
 
-wheel_check() {  # the bundle's wheel in a venv over the machine's Python (its NumPy), without the network
-  rm -rf "$work/venv"
-  "$py" -m venv --system-site-packages "$work/venv" &&
-    "$work/venv/bin/python" -m pip install --no-deps --no-index --disable-pip-version-check --quiet "$wheel" || return
+wheel_check() {  # the bundle's wheel into a folder of its own for the machine's Python (and its NumPy), without the network
+  rm -rf "$work/site"
+  "$py" -m pip install --target "$work/site" --no-deps --no-index --disable-pip-version-check --quiet "$wheel" || return
   # lib/: the libraries a wheel that auditwheel did not repair needs (the same as nnfit's).
-  (cd "$work" && LD_LIBRARY_PATH=$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
-    "$work/venv/bin/python" "$root/scripts/gpu_bundle_wheel_smoke.py" "$(echo "$device" | sed 's/^cuda:/gpu:/')")
+  (cd "$work" && PYTHONPATH=$work/site${PYTHONPATH:+:$PYTHONPATH} LD_LIBRARY_PATH=$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+    "$py" "$root/scripts/gpu_bundle_wheel_smoke.py" "${device/#cuda:/gpu:}")
 }
 
 if wants 1; then
