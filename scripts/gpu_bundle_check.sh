@@ -7,6 +7,7 @@
 #   3. ldd: every library the carried binaries, plugins and libraries load, with
 #      LD_LIBRARY_PATH naming only the bundle (lib/ and lib/gcc/, the carried libstdc++ that
 #      run.sh falls back to), resolves inside it, but the C runtime's and CUDA's;
+#      and so do the carried wheel's extension and plugins, where the bundle has a wheel;
 #   4. the carried nnfit trains one CPU epoch of the Fashion-MNIST MLP under `env -i` with a
 #      minimal PATH and LD_LIBRARY_PATH holding only the bundle, and the libraries the
 #      process maps (LD_DEBUG=libs) come from the bundle or the C runtime.
@@ -71,6 +72,25 @@ fi
 echo "  not carried, as ldd resolves them here: $(for elf in "$root"/bin/* "$root"/lib/nnfit/*.so; do
   env -i LD_LIBRARY_PATH="$root/lib:$root/lib/gcc" /usr/bin/ldd "$elf"; done | awk '$2 == "=>" {print $1}' | grep -E "$c_runtime|$cuda_libs" |
   sort -u | tr '\n' ' ')"
+
+# 3b. the carried wheel's extension and plugins: their libraries are the bundle's too
+wheel=$(find "$copy/bundle/wheel" -name 'nnfit-*.whl' 2> /dev/null | head -n 1)
+if [ -n "$wheel" ]; then
+  python3 -m zipfile -e "$wheel" "$copy/wheel"
+  bad=0
+  for elf in "$copy"/wheel/nnfit/*.so; do
+    while read -r name arrow path _; do
+      [ "$arrow" = "=>" ] || continue
+      [[ $name =~ $c_runtime || $name =~ $cuda_libs ]] && continue
+      case $path in "$root"/*) ;; *) echo "  $elf: $name => $path"; bad=$((bad + 1)) ;; esac
+    done < <(env -i LD_LIBRARY_PATH="$root/lib:$root/lib/gcc" /usr/bin/ldd "$elf" 2>&1)
+  done
+  if [ "$bad" -eq 0 ]; then
+    pass "ldd: the wheel's $(basename "$wheel") extension and plugins find every library in the bundle's lib/ (but the C runtime's and CUDA's)"
+  else
+    fail "ldd: $bad libraries of the wheel resolve outside the bundle"
+  fi
+fi
 
 # 4. one CPU epoch with only the bundle
 home=$copy/home
