@@ -68,7 +68,8 @@ cp "$repo"/examples/*.json "$root/examples/"
 # (docs/gpu_bundle.md, "A fix on the GPU machine").
 cp "$build/compile_commands.json" "$root/share/nnfit/compile_commands.json"
 mkdir -p "$root/scripts"
-cp "$repo/scripts/gpu_bundle_torch_peer.py" "$repo/scripts/gpu_bundle_wheel_smoke.py" "$root/scripts/"
+cp "$repo/scripts/gpu_bundle_torch_peer.py" "$repo/scripts/gpu_bundle_wheel_smoke.py" \
+  "$repo/scripts/gpu_bundle_rebuild_cuda.py" "$root/scripts/"
 
 # Every library the binaries and plugins load (ldd lists the whole closure), but the C
 # runtime and CUDA's, copied under the name the loader asks for.
