@@ -112,12 +112,12 @@ for lib in $(manifest cuda_libraries_needed) libcuda.so.1 libnvidia-ml.so.1; do
   say "library $lib: ${where:-NOT FOUND}"
   cuda_found+="$lib ${where:-**not found**}; "
 done
-gpu_names=$(nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader 2> /dev/null)
+gpu_names=$(timeout 20 nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader 2> /dev/null)
 gpus_listed=$(ls -d /proc/driver/nvidia/gpus/* 2> /dev/null | wc -l)
 say "nvidia-smi: ${gpu_names:-(none or not found)}; /proc/driver/nvidia/gpus lists $gpus_listed"
 say "nvcc: $(nvcc --version 2> /dev/null | tail -n 2 | head -n 1 || echo 'not found')"
 if [ -n "$py" ]; then
-  say "torch: $("$py" -c 'import torch; print(torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())' 2>&1 | tail -n 1)"
+  say "torch: $(timeout 60 "$py" -c 'import torch; print(torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())' 2>&1 | tail -n 1)"
 fi
 
 # shellcheck source=scripts/gpu_checks.sh
@@ -272,7 +272,7 @@ if wants 3; then
   check time-mlp "the MLP's step, graphs on" 120 timing time_mlp "$mlp"
   check profile-cnn "the step breakdown on the device (kernels timed by their runs, h2d_us the batch's staging)" 120 \
     profile_cnn
-  if [ -n "$py" ] && "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2> /dev/null; then
+  if [ -n "$py" ] && timeout 60 "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2> /dev/null; then
     check torch-cnn "PyTorch eager, the same CNN on the same GPU (the peer)" 150 "$py" "$root/scripts/gpu_bundle_torch_peer.py" cnn 3
     check torch-mlp "PyTorch eager, the same MLP on the same GPU (the peer)" 120 "$py" "$root/scripts/gpu_bundle_torch_peer.py" mlp 3
   else
