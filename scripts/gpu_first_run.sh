@@ -23,73 +23,39 @@ if [ ! -x "$nnfit" ]; then
   exit 2
 fi
 mkdir -p "$out" || exit 2
-py=/usr/bin/python3
-summary="$out/summary.md"
-printf '# nnfit: first GPU run\n\n%s, %s\n\n| # | check | result |\n|---|---|---|\n' "$(date -u +%FT%TZ)" \
-  "$(git -C "$src" describe --always --dirty 2>/dev/null || echo 'not a git tree')" > "$summary"
-n=0
-
-# check NAME MEANING CMD...: runs CMD with its output in OUT/NN-NAME.log; a non-zero exit,
-# or a ctest line saying a test was skipped, fails the run with MEANING.
-check() {
+# The checks' runner (check, summary, metrics) is shared with the GPU bundle's run.sh.
+# shellcheck source=scripts/gpu_checks.sh
+source "$src/scripts/gpu_checks.sh"
+GC_OUT=$out GC_PY=/usr/bin/python3
+gc_init "nnfit: first GPU run" "- source: $(git -C "$src" describe --always --dirty 2>/dev/null || echo 'not a git tree'); build: $build"
+export nnfit out cnn="$src/examples/fashion_mnist_cnn.json"
+check() {  # check NAME MEANING CMD...: stops the run at the first failure
   local name=$1 meaning=$2
   shift 2
-  n=$((n + 1))
-  local log
-  log=$(printf '%s/%02d-%s.log' "$out" "$n" "$name")
-  echo "== $n. $name: $*"
-  "$@" > "$log" 2>&1
-  local code=$?
-  if [ $code -eq 0 ] && grep -q '\*\*\*Skipped\|\[  SKIPPED \]' "$log"; then
-    code=77
-  fi
-  if [ $code -ne 0 ]; then
-    printf '| %d | %s | FAILED (exit %d): %s |\n' "$n" "$name" "$code" "$meaning" >> "$summary"
-    echo "FAILED ($([ $code -eq 77 ] && echo 'a device test skipped' || echo "exit $code")): $meaning"
-    echo "--- last lines of $log:"
-    tail -n 25 "$log"
-    echo "summary: $summary"
-    exit 1
-  fi
-  printf '| %d | %s | passed |\n' "$n" "$name" >> "$summary"
-  echo "passed"
+  gc_check "$name" "$meaning" 3600 "$@"
 }
-
-# A CNN run's metrics JSON: prints "val_accuracy samples_per_s"; fails below `min` accuracy.
-metrics() {
-  "$py" - "$1" "$2" <<'EOF'
-import json, sys
-m = json.load(open(sys.argv[1]))
-e = m["epochs"][-1]
-assert m["device"]["name"].startswith("cuda:"), "trained on " + m["device"]["name"] + ": " + m["device"]["reason"]
-print("device", m["device"]["name"], "val_accuracy", e["val_accuracy"], "samples_per_s", e["samples_per_s"])
-assert e["val_accuracy"] > float(sys.argv[2]), "val_accuracy %s <= %s" % (e["val_accuracy"], sys.argv[2])
-EOF
-}
-
-cnn="$src/examples/fashion_mnist_cnn.json"
 train() {  # train OUTNAME [flags...]: one epoch of the Fashion-MNIST CNN on cuda:0
   local name=$1
   shift
   "$nnfit" train "$cnn" --device cuda:0 --epochs 1 --seed 1 --quiet --metrics-json "$out/$name.json" "$@" &&
-    metrics "$out/$name.json" 0.85
+    gc_metrics "$out/$name.json" 0.85
 }
 
-gpus=$("$nnfit" doctor --json 2>/dev/null | "$py" -c "import json,sys; print(len(json.load(sys.stdin)['facts'].get('gpus') or []))" 2>/dev/null || echo 0)
+gpus=$(gc_gpu_count "$nnfit")
 check doctor "the driver, the GPU or the build's architectures (nnfit doctor's failing check says which and how to fix it; it lists $gpus GPU(s))" \
   bash -c "'$nnfit' doctor && [ '${gpus:-0}' -ge 1 ]"
 check memory-and-streams "device or pinned memory, the BFC allocator, or the two streams and their events (the pinned double buffer)" \
-  ctest --test-dir "$build" -R "CudaSubAllocator|CudaBackend|QueuesRunTheDoubleBuffer" --output-on-failure
+  ctest --test-dir "$build" -R "CudaSubAllocator|CudaBackend|QueuesRunTheDoubleBuffer" -E WithoutADevice --output-on-failure
 check own-kernels "an own kernel that matched the reference on the host fails on the device: a launch problem (grid, stream, pointer kind), a math-library difference or a compiler difference (the bit-for-bit cases separate the last)" \
   ctest --test-dir "$build" -R "CudaDevice\." --output-on-failure
 if command -v compute-sanitizer > /dev/null || [ -x /usr/local/cuda/bin/compute-sanitizer ]; then
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   check memcheck "an own kernel reads or writes outside its buffers" \
-    "$sanitizer" --tool memcheck --error-exitcode 1 "$build/tests/nnfit_cuda_host_tests" --gtest_filter='CudaDevice.*'
+    "$sanitizer" --tool memcheck --error-exitcode 1 "$build/tests/nnfit_cuda_host_tests" --gtest_filter='*CudaDevice.*'
   check racecheck "two indices of an own kernel write the same memory (the kernel/launcher split promises they never do)" \
-    "$sanitizer" --tool racecheck --error-exitcode 1 "$build/tests/nnfit_cuda_host_tests" --gtest_filter='CudaDevice.*'
+    "$sanitizer" --tool racecheck --error-exitcode 1 "$build/tests/nnfit_cuda_host_tests" --gtest_filter='*CudaDevice.*'
 else
-  printf '| - | compute-sanitizer | not found: memcheck and racecheck not run |\n' >> "$summary"
+  gc_note compute-sanitizer "not found: memcheck and racecheck not run"
 fi
 check vendor-kernels "cuBLASLt or cuDNN against the reference: with the emulated plans passing (CudaDescriptors), a descriptor attribute, not the layout" \
   ctest --test-dir "$build" -R "CudaDeviceVendor" --output-on-failure
@@ -99,12 +65,7 @@ check graphs-on "the CNN with every step captured as a CUDA graph (the default)"
 check graphs-off "the CNN launching kernel by kernel (NNFIT_CUDA_GRAPHS=0)" env NNFIT_CUDA_GRAPHS=0 "$nnfit" train "$cnn" \
   --device cuda:0 --epochs 1 --seed 1 --quiet --metrics-json "$out/graphs_off.json"
 check graphs-agree "a captured step computes something else than the same step launched kernel by kernel (a value read from launch arguments instead of the StepScalars)" \
-  "$py" -c "
-import json, sys
-a = json.load(open('$out/graphs_on.json'))['epochs'][-1]
-b = json.load(open('$out/graphs_off.json'))['epochs'][-1]
-print('graphs on', a['loss'], a['samples_per_s'], 'off', b['loss'], b['samples_per_s'])
-sys.exit(0 if abs(a['loss'] - b['loss']) <= 1e-3 * (1 + abs(b['loss'])) else 1)"
+  gc_same_loss "$out/graphs_on.json" "$out/graphs_off.json"
 check mixed-float16 "mixed precision with loss scaling on the device" train mixed_float16 --dtype-policy mixed_float16
 check profile "the step breakdown on a device (kernels timed by their runs, h2d_us the batch's staging)" \
   bash -c "'$nnfit' train '$cnn' --device cuda:0 --epochs 1 --steps-per-epoch 50 --seed 1 --quiet --logdir '$out/logdir' &&
@@ -121,14 +82,8 @@ if [ "${gpus:-0}" -ge 2 ] && command -v mpirun > /dev/null; then
     mpirun -np 2 -x NNFIT_CUDA_GRAPHS=0 "$nnfit" train "$cnn" --epochs 1 --seed 1 --quiet \
     --metrics-json "$out/two_gpus_graphs_off.json"
   check two-gpus-graphs-agree "a captured data-parallel step (its sums inside the graph) computes something else than the same step launched directly" \
-    "$py" -c "
-import json, sys
-a = json.load(open('$out/two_gpus.json'))['epochs'][-1]
-b = json.load(open('$out/two_gpus_graphs_off.json'))['epochs'][-1]
-print('captured', a['loss'], a['samples_per_s'], 'direct', b['loss'], b['samples_per_s'])
-sys.exit(0 if abs(a['loss'] - b['loss']) <= 1e-3 * (1 + abs(b['loss'])) else 1)"
+    gc_same_loss "$out/two_gpus.json" "$out/two_gpus_graphs_off.json"
 else
-  printf '| - | two-gpus-nccl | not run: %s GPU(s), mpirun %s |\n' "${gpus:-0}" \
-    "$(command -v mpirun > /dev/null && echo found || echo 'not found')" >> "$summary"
+  gc_note two-gpus-nccl "$gpus GPU(s), mpirun $(command -v mpirun > /dev/null && echo found || echo 'not found')"
 fi
-echo "every check passed; summary: $summary"
+gc_finish
