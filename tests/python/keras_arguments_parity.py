@@ -4,7 +4,9 @@ the Keras venv) and under `from nnfit import keras`, on the same weights: valida
 tuple and validation_split's share of sample_weight), evaluate(sample_weight=...,
 steps=...), predict(steps=...), and weighted_metrics (every metric kind nnfit has, weighted
 by sample_weight and class_weight, with Keras's "weighted_" names where a name is taken),
-and per-output metrics (a dict by output name, a list with one entry per output).
+and per-output metrics (a dict by output name, a list with one entry per output); then
+train_on_batch (twice, with SGD at 0.1, so the second follows the first's update),
+test_on_batch, predict_on_batch and model(x) on arrays.
 The optimizer is SGD with a learning rate of 0, so training leaves the
 weights alone and every figure is deterministic: the History's keys and lengths must be
 Keras's, and every value must agree to 1e-4 relative (float32 arithmetic in two engines).
@@ -110,6 +112,19 @@ SCRIPT = textwrap.dedent("""
     m = two_outputs(["accuracy", "mae"], None)
     out["per_output_list"] = floats(m.fit(x, [y, target], batch_size=20, epochs=1, shuffle=False, verbose=0,
                                           validation_data=(vx, [vy, vx[:, :1] * 0.5])).history)
+    # The per-batch methods and the eager call, with a learning rate that moves the weights:
+    # train_on_batch's second result comes after the first one's update.
+    m = keras.Sequential([keras.Input(shape=(8,)), keras.layers.Dense(16, activation="relu"),
+                          keras.layers.Dense(3, activation="softmax")])
+    m.set_weights(weights)
+    m.compile(optimizer=keras.optimizers.SGD(learning_rate=0.1), loss="sparse_categorical_crossentropy",
+              metrics=["accuracy"])
+    first = m.train_on_batch(x[:20], y[:20])
+    out["on_batch"] = {"train_1": [float(v) for v in first],
+                       "train_2": [float(v) for v in m.train_on_batch(x[20:40], y[20:40], sample_weight=w[20:40])],
+                       "test": [float(v) for v in m.test_on_batch(x, y, sample_weight=w)],
+                       "predict_on_batch": [float(v) for v in np.asarray(m.predict_on_batch(x[:4])).ravel()],
+                       "call": [float(v) for v in np.asarray(m(x[:4])).ravel()]}
     print("PARITY " + json.dumps(out))
 """)
 

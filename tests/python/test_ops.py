@@ -96,3 +96,11 @@ def test_lambda_is_traced_into_operations(blobs):
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
     model.fit(x, y, epochs=1, verbose=0)
     np.testing.assert_allclose(layers.Lambda(lambda t: ops.square(t) + 1.0)(np.arange(3.0)), [1.0, 2.0, 5.0])
+
+
+def test_model_called_on_symbolic_tensors_says_it_is_not_supported_yet(blobs):
+    model = keras.Sequential([keras.Input(shape=(8,)), layers.Dense(3)])
+    with pytest.raises(NotImplementedError, match="a model nested in another"):
+        model(keras.Input(shape=(8,)))
+    x, _ = blobs
+    np.testing.assert_allclose(model(x[:5]), model.predict(x[:5], verbose=0), rtol=1e-6)

@@ -8,6 +8,7 @@ import json
 import numpy as np
 
 from nnfit.keras import _graph, _state, _training
+from nnfit.keras._batch_methods import BatchMethods
 from nnfit.keras import layers as layers_module
 from nnfit.keras import optimizers as optimizers_module
 from nnfit.keras._object import resolve
@@ -19,7 +20,7 @@ def _engine():
     return _engine.get()
 
 
-class Model:
+class Model(BatchMethods):
     """keras.Model: ``Model(inputs, outputs, name=None)`` over symbolic tensors from
     keras.Input and layer calls (the Functional API). Subclassed models with their own
     ``call`` are not supported by nnfit."""
