@@ -10,7 +10,8 @@ keras.ops function on random arrays of several shapes under real Keras and under
 - on symbolic tensors, where the operation keeps the batch axis: the operation nodes'
   modules, classes and configs in the model's Functional config (Keras's own
   serialization; as a set, since the two may list them in other topological orders), and
-  the model's predictions against the eager values. Python's operators on arrays are
+  the model's predictions against the eager values; and a model built with keras.ops,
+  trained and saved as .keras by nnfit, loads in Keras with the same predictions. Python's operators on arrays are
   NumPy's, in Keras as here, so the operator cases (x[...], a @ b, -x) are checked on
   symbolic tensors only.
 
@@ -226,10 +227,59 @@ def close(a, b, rtol, what):
     return None
 
 
+# Files both ways: a model built with keras.ops and trained a little by nnfit, saved as
+# .keras, loads in Keras with the same predictions.
+SAVE_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    from nnfit import keras
+    ops = keras.ops
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(64, 6, 4)).astype("float32")
+    y = rng.integers(0, 3, size=64)
+    i = keras.Input(shape=(6, 4))
+    h = keras.layers.Dense(8)(i)
+    h = ops.gelu(h) + ops.expand_dims(ops.mean(h, axis=1), 1) * 0.5
+    h = ops.reshape(ops.transpose(h, (0, 2, 1))[:, 1:, :], (-1, 42))
+    h = ops.where(h > 0, h, ops.exp(ops.minimum(h, 0.0)) - 1.0) / ops.sqrt(1.0 + ops.square(h))
+    m = keras.Model(i, keras.layers.Dense(3, activation="softmax")(h))
+    m.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    m.fit(x, y, epochs=2, batch_size=16, verbose=0)
+    m.save(sys.argv[1] + "/ops.keras")
+    np.save(sys.argv[1] + "/x.npy", x)
+    np.save(sys.argv[1] + "/nnfit.npy", m.predict(x, verbose=0))
+""")
+LOAD_SCRIPT = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import keras
+    m = keras.models.load_model(sys.argv[1] + "/ops.keras")
+    np.save(sys.argv[1] + "/keras.npy", m.predict(np.load(sys.argv[1] + "/x.npy"), verbose=0))
+""")
+
+
+def files_both_ways(argv):
+    import os
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        nnfit_python = argv[2] if len(argv) > 2 else sys.executable
+        keras_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        keras_env.update(KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3")
+        for python, code, env in ((nnfit_python, SAVE_SCRIPT, dict(os.environ)), (argv[1], LOAD_SCRIPT, keras_env)):
+            r = subprocess.run([python, "-c", code, d], capture_output=True, text=True, env=env, timeout=600)
+            if r.returncode != 0:
+                return f"files both ways: {python} failed:\n{r.stderr[-2000:]}"
+        return close(np.load(d + "/nnfit.npy"), np.load(d + "/keras.npy"), 1e-5, "files both ways: Keras's predictions")
+
+
 def main(argv):
     script = SCRIPT.replace("CASES_SOURCE", repr([c[:5] for c in CASES]))
     keras_res, nnfit_res = parity_runs.run_both(script, argv, timeout=900)
     failures, checked = [], 0
+    both_ways = files_both_ways(argv)
+    if both_ways:
+        failures.append(both_ways)
     for name, _, specs, grad, symbolic, rtol in CASES:
         k, n = keras_res[name], nnfit_res[name]
         if "error" in k:
@@ -257,7 +307,7 @@ def main(argv):
     for f in failures:
         print("FAIL", f)
     print(f"keras.ops parity: {checked - len([f for f in failures if 'failed' not in f])} of {len(CASES)} cases agree")
-    print(f"{len(CASES) - len(failures)} passed, {len(failures)} failed")
+    print(f"{len(CASES) + 1 - len(failures)} passed, {len(failures)} failed")
     return 1 if failures else 0
 
 
