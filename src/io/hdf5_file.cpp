@@ -66,7 +66,11 @@ H5File::H5File(std::int64_t id, std::string name, bool in_memory, std::shared_pt
     : id_(id), name_(std::move(name)), in_memory_(in_memory), heaps_(std::move(heaps)) {}
 
 H5File::H5File(H5File&& o) noexcept
-    : id_(o.id_), name_(std::move(o.name_)), in_memory_(o.in_memory_), heaps_(std::move(o.heaps_)) {
+    : id_(o.id_),
+      name_(std::move(o.name_)),
+      in_memory_(o.in_memory_),
+      heaps_(std::move(o.heaps_)),
+      dataset_values_(o.dataset_values_) {
   o.id_ = -1;
 }
 
@@ -80,6 +84,7 @@ H5File& H5File::operator=(H5File&& o) noexcept {
     name_ = std::move(o.name_);
     in_memory_ = o.in_memory_;
     heaps_ = std::move(o.heaps_);
+    dataset_values_ = o.dataset_values_;
     o.id_ = -1;
   }
   return *this;
@@ -131,9 +136,11 @@ H5File H5File::open(const std::string& path) {
   const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.id);
   if (id < 0) throw DataError(path, -1, "cannot open the HDF5 file (damaged or truncated?)");
   Handle file(id, H5Fclose);
-  check_file_stays_inside(id, path);  // Note [HDF5 files stay inside themselves]
+  const std::uint64_t values = check_file_stays_inside(id, path);  // Note [HDF5 files stay inside themselves]
   file.id = -1;
-  return H5File(id, path, false, std::move(heaps));
+  H5File out(id, path, false, std::move(heaps));
+  out.dataset_values_ = values;
+  return out;
 }
 
 H5File H5File::open_image(const std::string& bytes, const std::string& name) {
@@ -157,9 +164,11 @@ H5File H5File::open_image(const std::string& bytes, const std::string& name) {
   const hid_t id = H5Fopen(id_name.c_str(), H5F_ACC_RDONLY, fapl.id);
   if (id < 0) throw DataError(name, -1, "cannot open the HDF5 data (damaged or truncated?)");
   Handle file(id, H5Fclose);
-  check_file_stays_inside(id, name);  // Note [HDF5 files stay inside themselves]
+  const std::uint64_t values = check_file_stays_inside(id, name);  // Note [HDF5 files stay inside themselves]
   file.id = -1;
-  return H5File(id, name, true, std::move(heaps));
+  H5File out(id, name, true, std::move(heaps));
+  out.dataset_values_ = values;
+  return out;
 }
 
 H5File H5File::create(const std::string& path) {

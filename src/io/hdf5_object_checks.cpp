@@ -3,6 +3,7 @@
 
 #include <H5PLpublic.h>
 
+#include <algorithm>
 #include <string>
 
 #include "nnfit/core/error.h"
@@ -25,16 +26,21 @@ herr_t refuse_external_link(const char*, const char*, const char*, const char*, 
 struct Walk {
   std::string name;     // the file, for errors
   std::string refusal;  // set by the callback when it stops the walk
+  std::uint64_t values = 0;  // in all datasets (saturating)
 };
 
 std::string object(const char* path) { return std::string("/") + path; }
 
-std::string check_dataset(hid_t group, const char* path) {
+std::string check_dataset(hid_t group, const char* path, std::uint64_t& values) {
   const hid_t d = H5Dopen2(group, path, H5P_DEFAULT);
   if (d < 0) return object(path) + ": cannot open the dataset (damaged?)";
   std::string why;
   const hid_t dcpl = H5Dget_create_plist(d);
   const hid_t type = H5Dget_type(d);
+  const hid_t space = H5Dget_space(d);
+  const hssize_t points = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+  if (space >= 0) H5Sclose(space);
+  if (points > 0) values += std::min<std::uint64_t>(static_cast<std::uint64_t>(points), ~values);
   if (dcpl < 0 || type < 0) {
     why = object(path) + ": cannot read the dataset's properties (damaged?)";
   } else if (H5Pget_external_count(dcpl) != 0) {
@@ -81,7 +87,7 @@ herr_t visit_link(hid_t group, const char* path, const H5L_info_t* info, void* d
     return 1;
   }
   if (oinfo.type == H5O_TYPE_DATASET) {
-    walk->refusal = check_dataset(group, path);
+    walk->refusal = check_dataset(group, path, walk->values);
     if (!walk->refusal.empty()) return 1;
   }
   return 0;
@@ -103,13 +109,14 @@ hid_t inside_only_fapl() {
   return fapl;
 }
 
-void check_file_stays_inside(hid_t file, const std::string& name) {
-  Walk walk{name, {}};
+std::uint64_t check_file_stays_inside(hid_t file, const std::string& name) {
+  Walk walk{name, {}, 0};
   const herr_t rc = H5Lvisit(file, H5_INDEX_NAME, H5_ITER_INC, visit_link, &walk);
   if (!walk.refusal.empty()) {
     throw DataError(name, -1, walk.refusal, "the file reaches outside itself or is damaged; nnfit does not load it");
   }
   if (rc < 0) throw DataError(name, -1, "cannot list the file's groups and datasets (damaged?)");
+  return walk.values;
 }
 
 bool numeric_type_is_valid(hid_t type, std::string& why) {

@@ -6,6 +6,7 @@
 #pragma once
 #include <hdf5.h>
 
+#include <cstdint>
 #include <string>
 
 namespace nnfit::io {
@@ -14,9 +15,9 @@ namespace nnfit::io {
 // filter plugin loading off (the caller closes it). Call under the HDF5 mutex.
 hid_t inside_only_fapl();
 
-// Walks every link and dataset of the open `file`. throws: DataError naming `name` and
-// the object. Call under the HDF5 mutex.
-void check_file_stays_inside(hid_t file, const std::string& name);
+// Walks every link and dataset of the open `file`; returns how many values its datasets
+// hold in all. throws: DataError naming `name` and the object. Call under the HDF5 mutex.
+std::uint64_t check_file_stays_inside(hid_t file, const std::string& name);
 
 // A float or integer dataset type must be the standard layout of its size (a float32
 // with a 40-bit exponent is a damaged type, not data). `why` says what is wrong when it

@@ -237,6 +237,16 @@ void save_legacy_h5(const Model& m, const std::string& path) {
   });
 }
 
+// A model loaded from a file takes every variable from it, so its layers may not ask for
+// more values than the file's datasets hold (twice that, and 1M more, for nnfit's own
+// bookkeeping): a config with 10^6 units where the file holds a (784, 128) kernel is
+// refused before gigabytes are allocated (Note [Weights larger than the machine]).
+void limit_weights_to(Model& m, const io::H5File& file) {
+  const std::uint64_t values = file.dataset_values();
+  m.limit_weight_elements(values > (std::uint64_t{1} << 61) ? 0 : 2 * values + (std::uint64_t{1} << 20),
+                          file.name() + " (whose datasets hold " + std::to_string(values) + " values)");
+}
+
 void compile_or_build(Model& m, const json* cfg, const std::string& where, const char* optimizer_key, bool compile) {
   if (compile && cfg && cfg->is_object() && !cfg->empty()) {
     m.compile(read_compile(*cfg, m, where, optimizer_key));
@@ -259,9 +269,12 @@ std::unique_ptr<Model> load_keras_zip(const std::string& path, const LoadOptions
   std::unique_ptr<Model> m = model_from_keras_json(config, path + ": config.json");
   if (options.configure) options.configure(*m);
   const json root = json::parse(config);
+  // The weights file is checked (Note [HDF5 files stay inside themselves]) and bounds the
+  // layers before any weight is allocated.
+  const io::H5File weights = io::H5File::open_image(zip.read("model.weights.h5"), path + ": model.weights.h5");
+  limit_weights_to(*m, weights);
   compile_or_build(*m, keras_json::value(root, "compile_config"), path + ": config.json: compile_config", "optimizer",
                    options.compile);
-  const io::H5File weights = io::H5File::open_image(zip.read("model.weights.h5"), path + ": model.weights.h5");
   keras_files::read_keras3_weights(weights, *m, path + ": model.weights.h5", true);
   return m;
 }
@@ -287,6 +300,7 @@ std::unique_ptr<Model> load_legacy_h5(const std::string& path, const LoadOptions
       throw DataError(path, -1, std::string("training_config is not valid JSON: ") + e.what());
     }
   }
+  limit_weights_to(*m, f);
   compile_or_build(*m, tc ? &*tc : nullptr, path + ": training_config", "optimizer_config", options.compile);
   if (!f.is_group("model_weights")) throw DataError(path, -1, "no model_weights group; not a Keras model file");
   keras_files::read_legacy_weights(f, "model_weights", *m, path);

@@ -68,7 +68,9 @@ void orthogonal(std::mt19937_64& rng, const Shape& shape, float* p) {
 // states: 2^31 units would allocate and zero gigabytes before the file's own kernel shape
 // is compared. A weight larger than the host's physical memory can never be trained or
 // loaded, so it is refused before anything is allocated; a device allocator's own limit
-// (the memory policy) refuses smaller ones. LayerGraph::build names the layer.
+// (the memory policy) refuses smaller ones; and a model loaded from a file may not make
+// more values than the file's datasets can fill (limit_elements, set by load_model).
+// LayerGraph::build names the layer.
 Tensor WeightFactory::zeros(const Shape& shape) {
   const std::int64_t numel = shape.numel();  // throws past 64 bits
   const auto pages = static_cast<std::uint64_t>(std::max<long>(::sysconf(_SC_PHYS_PAGES), 0));
@@ -80,10 +82,26 @@ Tensor WeightFactory::zeros(const Shape& shape) {
                           " MiB, more than this machine's memory (" + std::to_string(host_bytes >> 20) + " MiB)",
                       "the layer's config (units, filters, kernel_size, input shape) is far too large; check its values");
   }
+  if (budget_elements_ > 0) {
+    if (static_cast<std::uint64_t>(numel) > budget_elements_ - std::min(made_elements_, budget_elements_)) {
+      throw InvalidArgument("a weight of shape " + shape.to_string() + " (" + std::to_string(numel) +
+                                " values) takes the model past the " + std::to_string(budget_elements_) +
+                                " values " + budget_source_ + " can fill",
+                            "the config asks for larger layers than the file's weights (units, filters, kernel_size, "
+                            "input shape): the file is damaged or its config was edited");
+    }
+    made_elements_ += static_cast<std::uint64_t>(numel);
+  }
   if (!allocator_) return Tensor::zeros(shape);
   Tensor t = allocate_tensor(*allocator_, shape, DType::f32);
   std::memset(t.raw(), 0, t.nbytes());
   return t;
+}
+
+void WeightFactory::limit_elements(std::uint64_t elements, std::string source) {
+  budget_elements_ = elements;
+  made_elements_ = 0;
+  budget_source_ = std::move(source);
 }
 
 Tensor WeightFactory::make(const std::string& name, const Shape& shape, const std::string& initializer,

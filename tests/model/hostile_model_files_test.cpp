@@ -88,6 +88,31 @@ TEST_F(HostileModelFiles, ALayerLargerThanTheMachineIsRefusedByNameBeforeAllocat
   }
 }
 
+TEST_F(HostileModelFiles, ConfigSizesPastWhatTheFileHoldsAreRefusedBeforeAllocating) {
+  // The sweep's case: units raised in config.json while the file's kernel stays (3, 4).
+  auto m = small();
+  compile_sgd(*m);
+  save_model(*m, path("m.keras"));
+  std::vector<std::pair<std::string, std::string>> members;
+  {
+    io::ZipReader zip(path("m.keras"));
+    for (const io::ZipMember& member : zip.members()) members.emplace_back(member.name, zip.read(member.name));
+  }
+  for (auto& [name, bytes] : members) {
+    if (name != "config.json") continue;
+    const std::string units = "\"units\":4";
+    ASSERT_NE(bytes.find(units), std::string::npos) << bytes;
+    bytes.replace(bytes.find(units), units.size(), "\"units\":100000000");
+  }
+  io::write_zip(path("edited.keras"), members);
+  const std::string what = error_of([&] { load_model(path("edited.keras")); });
+  EXPECT_NE(what.find("layer 'd' (Dense): a weight of shape (3, 100000000) (300000000 values) takes the model past"),
+            std::string::npos)
+      << what;
+  EXPECT_NE(what.find("edited.keras: model.weights.h5 (whose datasets hold"), std::string::npos) << what;
+  EXPECT_NO_THROW(load_model(path("m.keras")));  // the file as saved still loads
+}
+
 // A Keras 3 weights file for small() whose optimizer iteration count is `iterations`.
 void write_weights(const std::string& p, const Tensor& iterations) {
   io::H5File f = io::H5File::create(p);
