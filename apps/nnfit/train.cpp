@@ -417,10 +417,12 @@ Subcommand add_train_command(CLI::App& parent) {
   args->seed_opt = app->add_option("--seed", args->seed, "Override fit.seed")->check(kFitsInt64)->check(kNonNegative);
   app->add_option("--dtype-policy", args->dtype_policy,
                   "Keras's dtype policy for the whole model: float32, mixed_bfloat16, mixed_float16, bfloat16, "
-                  "float16 (overrides compile.dtype_policy; a layer's own \"dtype\" still wins)");
+                  "float16 (overrides compile.dtype_policy; a layer's own \"dtype\" still wins)")
+      ->check(kNotEmpty);
   app->add_option("--device", args->device,
                   "Where to train: cpu, cuda:N, or auto (the default: the first usable GPU, else the CPU); "
-                  "overrides fit.device");
+                  "overrides fit.device")
+      ->check(kNotEmpty);
   app->add_option("--threads", args->threads,
                   "Compute threads (default: $NNFIT_NUM_THREADS, else all cores)")
       ->check(kPositive);

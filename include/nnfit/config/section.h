@@ -16,16 +16,22 @@
 #include "nnfit/core/env_flags.h"
 #include "nnfit/core/error.h"
 #include "nnfit/core/json_depth.h"
+#include "nnfit/io/regular_file.h"
 
 namespace nnfit::config {
 
 using json = nlohmann::json;
 
 inline std::string read_text(const std::string& path, const char* what) {
+  // A FIFO would block the open and a device never end: refused by name first.
+  const io::FileKind kind = io::file_kind(path);
+  if (kind != io::FileKind::regular && kind != io::FileKind::missing) {
+    throw InvalidArgument(path + ": is " + io::file_kind_name(kind) + ", not a " + what + " file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw InvalidArgument(path + ": cannot read " + what + ": " +
-                          (std::filesystem::exists(path) ? "permission denied" : "no such file"));
+                          (kind != io::FileKind::missing ? "permission denied" : "no such file (or a name too long)"));
   }
   std::ostringstream text;
   text << in.rdbuf();
@@ -33,7 +39,7 @@ inline std::string read_text(const std::string& path, const char* what) {
 }
 
 inline json parse_file(const std::string& path, const char* what) {
-  if (std::filesystem::is_directory(path)) throw InvalidArgument(path + ": is a directory, not a " + what + " file");
+  if (io::file_kind(path) == io::FileKind::directory) throw InvalidArgument(path + ": is a directory, not a " + what + " file");
   const std::string text = read_text(path, what);
   // A model file where JSON was expected is named for what it is, not a JSON syntax error.
   if (text.compare(0, 4, "PK\x03\x04") == 0 || text.compare(0, 8, std::string("\x89HDF\r\n\x1a\n", 8)) == 0) {
