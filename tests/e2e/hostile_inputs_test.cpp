@@ -60,6 +60,24 @@ TEST_F(HostileInputsTest, SpecialFilesAsDataPathsAreRefusedByName) {
   EXPECT_NE(e.find("images.pipe: is a FIFO (named pipe), not an IDX file"), std::string::npos) << e;
 }
 
+TEST_F(HostileInputsTest, AnotherLayoutOfTheInputIsRefusedNamingTheFiles) {
+  // Train and save the fixture's (4, 4, 1) model, then predict on (6, 16): same size, another
+  // layout, refused as Keras refuses it; (6, 4, 4) is Keras's trailing-1 rule and runs.
+  const fs::path saved = dir_ / "m.keras";
+  const Result trained = run_with_env(kTimeout, "train " + config(model()).string() + " --quiet --save " + saved.string());
+  ASSERT_EQ(trained.code, 0) << trained.err;
+  write_npy("flat.npy", nnfit::Shape{6, 16});
+  const std::string out = " --output " + (dir_ / "p.npy").string();
+  const std::string e = error_of("predict " + saved.string() + " --input " + (dir_ / "flat.npy").string() + out, 2);
+  EXPECT_NE(e.find("m.keras on --input " + (dir_ / "flat.npy").string() + ": inputs of shape (6, 16) do not match the "
+                   "model's input shape (4, 4, 1) per sample"),
+            std::string::npos)
+      << e;
+  write_npy("rank3.npy", nnfit::Shape{6, 4, 4});
+  const Result r = run_with_env(kTimeout, "predict " + saved.string() + " --input " + (dir_ / "rank3.npy").string() + out);
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
 TEST_F(HostileInputsTest, BatchSizesPastOneDnnsDimensionsDoNotCrash) {
   // A multiple of 2^32 died of SIGFPE inside oneDNN (Note [oneDNN's 32-bit dimensions]).
   const fs::path cfg = config(model());
