@@ -340,6 +340,12 @@ int run_train(const TrainArgs& args, dist::Communicator& comm) {
   } catch (const Unsupported& e) {
     // Raised while running, it is a runtime failure (exit 1), not a config error.
     throw Error(e.what(), e.hint());
+  } catch (const OutOfMemory& e) {
+    // "cpu:0: out of memory allocating 128 GiB" alone names neither the config nor the
+    // value that sized it.
+    throw OutOfMemory(cfg.path + ": training with batch size " + std::to_string(fit.batch_size) +
+                          (*args.batch_size_opt ? " (--batch-size)" : " (fit.batch_size)") + ": " + e.what(),
+                      e.hint().empty() ? "try a smaller --batch-size" : e.hint(), e.shared_details());
   }
   if (h.interrupted) {
     std::fflush(stdout);
@@ -373,8 +379,8 @@ int run_train_ranks(const TrainArgs& args) {
     for (char& c : line) {
       if (c == '\n') c = ' ';
     }
-    std::fprintf(stderr, "nnfit: error: %s\n", line.c_str());
-    if (!hint.empty()) std::fprintf(stderr, "  hint: %s\n", hint.c_str());
+    std::fprintf(stderr, "nnfit: error: %s\n", clip_error_line(line).c_str());
+    if (!hint.empty()) std::fprintf(stderr, "  hint: %s\n", clip_error_line(hint).c_str());
     std::fflush(stderr);
     comm->abort_job(what, code);
   };
