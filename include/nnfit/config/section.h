@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -105,11 +106,17 @@ class Section {
     auto it = obj_.find(key);
     return it == obj_.end() ? nullptr : &*it;
   }
-  std::int64_t integer(const char* key, std::int64_t fallback, std::int64_t min) const {
+  // `max`: a value kept in a narrower type (an int) is bounded here, never truncated.
+  std::int64_t integer(const char* key, std::int64_t fallback, std::int64_t min,
+                       std::int64_t max = std::numeric_limits<std::int64_t>::max()) const {
     const json* v = given(key);
     if (!v) return fallback;
-    if (!v->is_number_integer() || v->get<std::int64_t>() < min) {
-      fail("expected an integer >= " + std::to_string(min) + ", got " + v->dump(), key);
+    const bool too_big = v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(max);
+    if (!v->is_number_integer() || too_big || v->get<std::int64_t>() < min || v->get<std::int64_t>() > max) {
+      fail("expected an integer >= " + std::to_string(min) +
+               (max < std::numeric_limits<std::int64_t>::max() ? " and <= " + std::to_string(max) : "") + ", got " +
+               v->dump().substr(0, 40),
+           key);
     }
     return v->get<std::int64_t>();
   }
