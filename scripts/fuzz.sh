@@ -49,7 +49,7 @@ esac
 dict=
 case "$target" in
   npy|npz) dict=fuzz/dicts/npy.dict ;;
-  keras_json|train_config|profile|doctor_root) dict=fuzz/dicts/$target.dict ;;
+  keras_json|train_config|profile|doctor_root|keras_file) dict=fuzz/dicts/$target.dict ;;
 esac
 [[ "$target" == keras_json ]] && dict=fuzz/dicts/json.dict
 # allocator_may_return_null: a size read from a damaged file asks malloc for exabytes; as in

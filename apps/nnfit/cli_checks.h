@@ -45,4 +45,8 @@ inline const CLI::Validator kFitsInt64(
     },
     "INT64");
 
+// `--dtype-policy ""` is a mistake (an unset shell variable), not "the default": said so.
+inline const CLI::Validator kNotEmpty(
+    [](std::string& text) { return text.empty() ? std::string("must not be empty") : std::string(); }, "TEXT");
+
 }  // namespace nnfit::cli

@@ -2,6 +2,7 @@
 // parser through one add_*_command function that main.cpp calls explicitly.
 #pragma once
 #include <functional>
+#include <string>
 
 // The build may pass the project version; this is the fallback.
 #ifndef NNFIT_VERSION
@@ -51,6 +52,10 @@ Subcommand add_monitor_command(CLI::App& parent);
 
 // `nnfit ops [--json]`: the op catalogue and each backend's kernels per dtype.
 Subcommand add_ops_command(CLI::App& parent);
+
+// At most about 360 bytes of an error or hint line: its start (the file and key) and end
+// (what was expected) with the number of bytes cut between them said (main.cpp).
+std::string clip_error_line(const std::string& text);
 
 // Note [OpenMP spin] in omp_env.cpp: sets GOMP_SPINCOUNT and re-executes the program when
 // the user set neither it nor OMP_WAIT_POLICY and the machine is busy (or NNFIT_OPENMP_SPIN

@@ -19,6 +19,7 @@
 #include "nnfit/io/idx.h"
 #include "nnfit/io/image.h"
 #include "nnfit/io/npy.h"
+#include "nnfit/io/regular_file.h"
 #include "nnfit/io/tfrecord.h"
 
 namespace nnfit::cli {
@@ -37,10 +38,10 @@ struct InspectArgs {
 // name, never read as a TFRecord and reported as a CRC error or as "0 records": a TFRecord
 // is recognized by its first record's length CRC, or by gzip's magic or its extension.
 std::string sniff(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
+  if (io::file_kind(path) == io::FileKind::directory) {
     throw DataError(path, -1, "is a directory, not a data file", "give one file; `nnfit data inspect` reads a single file");
   }
+  if (io::file_kind(path) != io::FileKind::missing) io::require_regular_file(path, "a data file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw DataError(path, -1, "cannot open file", "check the path exists and is readable");
   unsigned char m[12] = {};

@@ -33,8 +33,8 @@ std::string one_line(std::string text) {
 
 int report(const std::string& what, const std::string& hint, int code) {
   std::fflush(stdout);
-  std::fprintf(stderr, "nnfit: error: %s\n", one_line(what).c_str());
-  if (!hint.empty()) std::fprintf(stderr, "  hint: %s\n", one_line(hint).c_str());
+  std::fprintf(stderr, "nnfit: error: %s\n", nnfit::cli::clip_error_line(one_line(what)).c_str());
+  if (!hint.empty()) std::fprintf(stderr, "  hint: %s\n", nnfit::cli::clip_error_line(one_line(hint)).c_str());
   return code;
 }
 
@@ -65,6 +65,23 @@ int run(int argc, char** argv) {
 }
 
 }  // namespace
+
+namespace nnfit::cli {
+
+// At most about 360 bytes: a message that quotes a value from a file (a 10 MB string
+// in a config) keeps its start, which names the file and key, and its end, which says what
+// was expected, and says how many bytes were cut between them.
+std::string clip_error_line(const std::string& text) {
+  constexpr std::size_t kMax = 360, kHead = 240, kTail = 100;
+  if (text.size() <= kMax) return text;
+  const auto continuation = [&](std::size_t i) { return (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80; };
+  std::size_t head = kHead, tail = text.size() - kTail;  // never inside a UTF-8 sequence
+  while (head > 0 && continuation(head)) --head;
+  while (tail < text.size() && continuation(tail)) ++tail;
+  return text.substr(0, head) + " [... " + std::to_string(tail - head) + " bytes cut ...] " + text.substr(tail);
+}
+
+}  // namespace nnfit::cli
 
 int main(int argc, char** argv) {
   nnfit::cli::apply_openmp_spin_default(argv);

@@ -103,9 +103,17 @@ int run_plan(const PlanArgs& args) {
 
   std::vector<std::int64_t> sizes = args.batch_sizes.empty() ? default_batch_sizes() : args.batch_sizes;
   std::vector<MemoryPlan> plans, f32_plans;
-  for (std::int64_t b : sizes) plans.push_back(model->plan_memory(b));
+  // A batch size whose tensors 64 bits cannot count is named with the flag that gave it.
+  const auto plan = [](Model& m, std::int64_t b) {
+    try {
+      return m.plan_memory(b);
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument("--batch-sizes " + std::to_string(b) + ": " + e.what(), e.hint());
+    }
+  };
+  for (std::int64_t b : sizes) plans.push_back(plan(*model, b));
   if (f32) {
-    for (std::int64_t b : sizes) f32_plans.push_back(f32->plan_memory(b));
+    for (std::int64_t b : sizes) f32_plans.push_back(plan(*f32, b));
   }
   std::optional<std::int64_t> largest;
   if (budget.limit_bytes > 0) largest = largest_fitting(*model, plans, budget.limit_bytes);
@@ -179,11 +187,13 @@ Subcommand add_plan_command(CLI::App& parent) {
   app->add_option("config", args->config, "The config file (docs/config.md); its data is not read")->required();
   app->add_option("--batch-sizes", args->batch_sizes, "Comma-separated batch sizes (default: 1,2,4,...,4096)")
       ->delimiter(',')
+      ->check(kFitsInt64)
       ->check(kPositive);
   add_memory_flags(*app, args->memory);
   app->add_option("--dtype-policy", args->dtype_policy,
                   "Plan under this Keras dtype policy (float32, mixed_bfloat16, mixed_float16, bfloat16, float16), "
-                  "beside the float32 plan");
+                  "beside the float32 plan")
+      ->check(kNotEmpty);
   app->add_flag("--json", args->json, "Print JSON: {batches: [...], memory_limit_bytes, largest_batch_size}");
   return {app, [args] { return run_plan(*args); }};
 }

@@ -70,6 +70,20 @@ std::vector<Tensor> read_inputs(const ModelArgs& args, const Model& m) {
   return xs;
 }
 
+// A shape or dtype the model refuses is named with the files it came from ("inputs of
+// shape (8, 784) do not match ..." alone names neither the model nor the array).
+template <typename Fn>
+auto naming_files(const ModelArgs& args, Fn&& fn) {
+  try {
+    return fn();
+  } catch (const InvalidArgument& e) {
+    std::string files;
+    for (const std::string& f : args.inputs) files += (files.empty() ? "--input " : ", ") + f;
+    for (const std::string& f : args.labels) files += ", --labels " + f;
+    throw InvalidArgument(args.model + " on " + files + ": " + e.what(), e.hint());
+  }
+}
+
 int run_predict(const ModelArgs& args) {
   std::unique_ptr<Model> m = open_model(args, /*compile=*/false);
   const std::vector<Tensor> xs = read_inputs(args, *m);
@@ -80,7 +94,7 @@ int run_predict(const ModelArgs& args) {
   }
   InferenceOptions io;
   io.batch_size = args.batch_size;
-  const std::vector<Tensor> ys = m->predict(xs, io);
+  const std::vector<Tensor> ys = naming_files(args, [&] { return m->predict(xs, io); });
   if (npz) {
     std::vector<std::pair<std::string, Tensor>> arrays;
     // Keras's output names; a name that repeats (a layer with several outputs, e.g.
@@ -115,7 +129,7 @@ int run_evaluate(const ModelArgs& args) {
   for (const std::string& f : args.labels) ys.push_back(io::read_npy(f));
   InferenceOptions io;
   io.batch_size = args.batch_size;
-  const Logs logs = m->evaluate(xs, ys, io);
+  const Logs logs = naming_files(args, [&] { return m->evaluate(xs, ys, io); });
   if (args.json) {
     // Keras's evaluate(return_dict=True): the loss first, then the metrics.
     nlohmann::ordered_json out;

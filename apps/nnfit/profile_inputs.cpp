@@ -8,6 +8,7 @@
 
 #include "nnfit/core/error.h"
 #include "nnfit/core/json_depth.h"
+#include "nnfit/io/regular_file.h"
 
 namespace nnfit::cli {
 
@@ -15,6 +16,7 @@ namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 
 ordered_json read_json(const fs::path& p) {
+  if (io::file_kind(p.string()) != io::FileKind::missing) io::require_regular_file(p.string(), "a JSON file");
   std::ifstream in(p, std::ios::binary);
   if (!in) throw DataError(p.string(), -1, "cannot open");
   const std::string text{std::istreambuf_iterator<char>(in), {}};

@@ -340,6 +340,12 @@ int run_train(const TrainArgs& args, dist::Communicator& comm) {
   } catch (const Unsupported& e) {
     // Raised while running, it is a runtime failure (exit 1), not a config error.
     throw Error(e.what(), e.hint());
+  } catch (const OutOfMemory& e) {
+    // "cpu:0: out of memory allocating 128 GiB" alone names neither the config nor the
+    // value that sized it.
+    throw OutOfMemory(cfg.path + ": training with batch size " + std::to_string(fit.batch_size) +
+                          (*args.batch_size_opt ? " (--batch-size)" : " (fit.batch_size)") + ": " + e.what(),
+                      e.hint().empty() ? "try a smaller --batch-size" : e.hint(), e.shared_details());
   }
   if (h.interrupted) {
     std::fflush(stdout);
@@ -373,8 +379,8 @@ int run_train_ranks(const TrainArgs& args) {
     for (char& c : line) {
       if (c == '\n') c = ' ';
     }
-    std::fprintf(stderr, "nnfit: error: %s\n", line.c_str());
-    if (!hint.empty()) std::fprintf(stderr, "  hint: %s\n", hint.c_str());
+    std::fprintf(stderr, "nnfit: error: %s\n", clip_error_line(line).c_str());
+    if (!hint.empty()) std::fprintf(stderr, "  hint: %s\n", clip_error_line(hint).c_str());
     std::fflush(stderr);
     comm->abort_job(what, code);
   };
@@ -417,10 +423,12 @@ Subcommand add_train_command(CLI::App& parent) {
   args->seed_opt = app->add_option("--seed", args->seed, "Override fit.seed")->check(kFitsInt64)->check(kNonNegative);
   app->add_option("--dtype-policy", args->dtype_policy,
                   "Keras's dtype policy for the whole model: float32, mixed_bfloat16, mixed_float16, bfloat16, "
-                  "float16 (overrides compile.dtype_policy; a layer's own \"dtype\" still wins)");
+                  "float16 (overrides compile.dtype_policy; a layer's own \"dtype\" still wins)")
+      ->check(kNotEmpty);
   app->add_option("--device", args->device,
                   "Where to train: cpu, cuda:N, or auto (the default: the first usable GPU, else the CPU); "
-                  "overrides fit.device");
+                  "overrides fit.device")
+      ->check(kNotEmpty);
   app->add_option("--threads", args->threads,
                   "Compute threads (default: $NNFIT_NUM_THREADS, else all cores)")
       ->check(kPositive);

@@ -204,6 +204,9 @@ TrainConfig read_train_config(const std::string& path) {
     cfg.seed = static_cast<std::uint64_t>(fit.integer("seed", 0, 0));
     if (fit.find("memory")) cfg.memory = read_memory(fit.section("memory"));
     cfg.device = fit.string_or("device", "");
+    if (fit.find("device") && cfg.device.empty()) {
+      fit.fail("is empty; give \"cpu\", \"cuda:N\" or \"auto\", or leave the key out", "device");
+    }
     parse_device_request(cfg.device, path + ": " + fit.key_path("device"));  // a typo fails before any data is read
     cfg.on_oom = fit.string_or("on_oom", "fail");
     if (cfg.on_oom != "fail" && cfg.on_oom != "reduce_batch") {

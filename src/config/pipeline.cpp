@@ -153,7 +153,7 @@ SourceSpec read_source(const Section& s) {
   } else if (f == "image_folder") {
     s.check_keys({"format", "directory", "channels"});
     src.paths = {resolve(s, "directory")};
-    src.channels = static_cast<int>(s.integer("channels", 0, 0));
+    src.channels = static_cast<int>(s.integer("channels", 0, 0, 4));
   } else {
     s.fail("unknown source format \"" + f + "\"", "format", "formats: idx, npy, npz, csv, tfrecord, image_folder");
   }
@@ -178,7 +178,7 @@ void read_map(const Section& s, StageSpec& st) {
   };
   st.parallel = parallelism(s, "num_parallel_calls", 0);
   st.deterministic = s.boolean("deterministic", true);
-  st.component = static_cast<int>(s.integer("component", fn == "one_hot" ? 1 : 0, 0));
+  st.component = static_cast<int>(s.integer("component", fn == "one_hot" ? 1 : 0, 0, 0x7fffffff));
   if (fn == "normalize") {
     keys({"scale", "mean", "stddev"});
     st.scale = static_cast<float>(s.number("scale", 1.0));
@@ -272,7 +272,9 @@ StageSpec read_stage(const Section& s) {
     if (!v.get<std::string>().empty()) st.filename = resolve(s, "cache");
   } else if (op == "prefetch") {
     s.check_keys({"prefetch"});
-    st.parallel = static_cast<int>(value_count(1, true));
+    const std::int64_t buffers = value_count(1, true);
+    if (buffers > 0x7fffffff) s.fail("expected at most 2147483647 buffers, got " + v.dump(), op);  // never truncated to an int
+    st.parallel = static_cast<int>(buffers);
   } else if (op == "shard") {
     s.check_keys({"shard", "index"});
     st.count = value_count(1, false);

@@ -30,6 +30,7 @@
 #include "data/rows.h"
 #include "nnfit/data/ram_budget.h"
 #include "nnfit/core/error.h"
+#include "nnfit/io/regular_file.h"
 
 namespace nnfit::data {
 namespace {
@@ -162,7 +163,8 @@ class CacheNode final : public DatasetNode {
       std::lock_guard<std::mutex> lock(state_->mu);
       if (state_->memory) return std::make_unique<ReplayIterator>(state_->memory);
       if (state_->rows) return std::make_unique<ReplayRowsIterator>(state_->rows);
-    } else if (std::filesystem::exists(filename_)) {
+    } else if (io::file_kind(filename_) != io::FileKind::missing) {
+      io::require_regular_file(filename_, "a cache file");  // a FIFO would block the open
       return std::make_unique<FileReadIterator>(filename_);
     }
     return std::make_unique<RecordingIterator>(state_, filename_, input_.make_iterator(), element_spec());

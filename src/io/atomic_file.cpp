@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "nnfit/core/error.h"
+#include "nnfit/io/regular_file.h"
 
 namespace nnfit::io {
 
@@ -85,8 +86,7 @@ void write_bytes_atomically(const std::string& path, std::string_view bytes) {
 }
 
 std::string read_file_bytes(const std::string& path, const char* what) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) throw DataError(path, -1, std::string("is a directory, not a ") + what);
+  if (file_kind(path) != FileKind::missing) require_regular_file(path, (std::string("a ") + what).c_str());
   std::ifstream f(path, std::ios::binary);
   if (!f) throw DataError(path, -1, std::string("cannot open: ") + std::strerror(errno), "check the path exists and is readable");
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());

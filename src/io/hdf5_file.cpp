@@ -1,6 +1,7 @@
 // H5File over the HDF5 1.10 C API. Automatic error printing is off; every failing call
 // becomes a DataError with the file and object path. Dataset sizes are checked against
-// the file before a tensor is allocated, so a damaged header cannot ask for terabytes.
+// the file before a tensor is allocated, so a damaged header cannot ask for terabytes,
+// and a file that reaches outside itself is refused when it opens (hdf5_object_checks.h).
 #include "nnfit/io/hdf5_file.h"
 
 #include <hdf5.h>
@@ -16,7 +17,9 @@
 #include <mutex>
 
 #include "io/hdf5_guards.h"
+#include "io/hdf5_object_checks.h"
 #include "nnfit/core/error.h"
+#include "nnfit/io/regular_file.h"
 
 namespace nnfit::io {
 
@@ -63,7 +66,11 @@ H5File::H5File(std::int64_t id, std::string name, bool in_memory, std::shared_pt
     : id_(id), name_(std::move(name)), in_memory_(in_memory), heaps_(std::move(heaps)) {}
 
 H5File::H5File(H5File&& o) noexcept
-    : id_(o.id_), name_(std::move(o.name_)), in_memory_(o.in_memory_), heaps_(std::move(o.heaps_)) {
+    : id_(o.id_),
+      name_(std::move(o.name_)),
+      in_memory_(o.in_memory_),
+      heaps_(std::move(o.heaps_)),
+      dataset_values_(o.dataset_values_) {
   o.id_ = -1;
 }
 
@@ -77,6 +84,7 @@ H5File& H5File::operator=(H5File&& o) noexcept {
     name_ = std::move(o.name_);
     in_memory_ = o.in_memory_;
     heaps_ = std::move(o.heaps_);
+    dataset_values_ = o.dataset_values_;
     o.id_ = -1;
   }
   return *this;
@@ -102,6 +110,7 @@ void H5File::fail(const std::string& path, const std::string& what) const {
 }
 
 H5File H5File::open(const std::string& path) {
+  require_regular_file(path, "an HDF5 file");  // H5Fis_hdf5 would block on a FIFO
   quiet_hdf5();
   std::lock_guard<std::mutex> lock(hdf5_mutex());
   if (H5Fis_hdf5(path.c_str()) <= 0) {
@@ -122,9 +131,16 @@ H5File H5File::open(const std::string& path) {
     };
     heaps = check_global_heaps(read_at, file_size, path);  // Note [Damaged global heaps]
   }
-  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  Handle fapl(inside_only_fapl(), H5Pclose);
+  if (!fapl.ok()) throw DataError(path, -1, "cannot set up the HDF5 library to read the file");
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.id);
   if (id < 0) throw DataError(path, -1, "cannot open the HDF5 file (damaged or truncated?)");
-  return H5File(id, path, false, std::move(heaps));
+  Handle file(id, H5Fclose);
+  const std::uint64_t values = check_file_stays_inside(id, path);  // Note [HDF5 files stay inside themselves]
+  file.id = -1;
+  H5File out(id, path, false, std::move(heaps));
+  out.dataset_values_ = values;
+  return out;
 }
 
 H5File H5File::open_image(const std::string& bytes, const std::string& name) {
@@ -139,7 +155,7 @@ H5File H5File::open_image(const std::string& bytes, const std::string& name) {
     return bytes.substr(static_cast<std::size_t>(from), static_cast<std::size_t>(std::min<std::uint64_t>(n, bytes.size() - from)));
   };
   auto heaps = check_global_heaps(read_at, bytes.size(), name);  // Note [Damaged global heaps]
-  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  Handle fapl(inside_only_fapl(), H5Pclose);
   if (!fapl.ok() || H5Pset_fapl_core(fapl.id, 1 << 16, 0) < 0 ||
       H5Pset_file_image(fapl.id, const_cast<char*>(bytes.data()), bytes.size()) < 0) {
     throw DataError(name, -1, "cannot hand the HDF5 image to the library");
@@ -147,7 +163,12 @@ H5File H5File::open_image(const std::string& bytes, const std::string& name) {
   const std::string id_name = "nnfit_image_" + std::to_string(memory_counter()++);
   const hid_t id = H5Fopen(id_name.c_str(), H5F_ACC_RDONLY, fapl.id);
   if (id < 0) throw DataError(name, -1, "cannot open the HDF5 data (damaged or truncated?)");
-  return H5File(id, name, true, std::move(heaps));
+  Handle file(id, H5Fclose);
+  const std::uint64_t values = check_file_stays_inside(id, name);  // Note [HDF5 files stay inside themselves]
+  file.id = -1;
+  H5File out(id, name, true, std::move(heaps));
+  out.dataset_values_ = values;
+  return out;
 }
 
 H5File H5File::create(const std::string& path) {
@@ -251,6 +272,8 @@ Tensor H5File::read(const std::string& path) const {
   if (!d.ok() || !type.ok() || !space.ok()) fail(path, "cannot open the dataset");
   const H5T_class_t cls = H5Tget_class(type.id);
   const std::size_t size = H5Tget_size(type.id);
+  std::string why;
+  if (!numeric_type_is_valid(type.id, why)) fail(path, why);
   DType dtype;
   hid_t mem;
   if (cls == H5T_FLOAT && (size == 4 || size == 8)) {

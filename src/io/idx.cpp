@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "nnfit/core/error.h"
+#include "nnfit/io/regular_file.h"
 
 namespace nnfit::io {
 namespace {
@@ -94,6 +95,7 @@ void be32_to_host_inplace(void* data, std::size_t count) {
 class IdxSource {
  public:
   explicit IdxSource(const std::string& path) : path_(path) {
+    if (file_kind(path) != FileKind::missing) require_regular_file(path, "an IDX file");
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) {
       throw DataError(path, -1, std::string("cannot open IDX file: ") + std::strerror(errno),

@@ -20,6 +20,7 @@
 #include <jerror.h>
 
 #include "nnfit/core/error.h"
+#include "nnfit/io/regular_file.h"
 
 namespace nnfit::io {
 namespace {
@@ -163,6 +164,7 @@ Tensor decode_image(const unsigned char* data, std::size_t size, const std::stri
 }
 
 Tensor read_image(const std::string& path, int channels) {
+  require_regular_file(path, "an image file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw DataError(path, -1, "cannot open image file", "check the path exists and is readable");
   const std::vector<unsigned char> bytes(std::istreambuf_iterator<char>(in), {});

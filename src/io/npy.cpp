@@ -13,6 +13,7 @@
 #include <iterator>
 
 #include "nnfit/core/error.h"
+#include "nnfit/io/regular_file.h"
 
 namespace nnfit::io {
 namespace {
@@ -32,7 +33,8 @@ constexpr NpyType kTypes[] = {
     {'i', 4, DType::i32}, {'u', 4, DType::i64}, {'i', 8, DType::i64},
 };
 
-std::vector<unsigned char> slurp(const std::string& path) {
+std::vector<unsigned char> slurp(const std::string& path, const char* what) {
+  require_regular_file(path, what);  // /dev/zero would be read for ever
   std::ifstream in(path, std::ios::binary);
   if (!in) throw DataError(path, -1, "cannot open file", "check the path exists and is readable");
   return std::vector<unsigned char>(std::istreambuf_iterator<char>(in), {});
@@ -273,7 +275,7 @@ Tensor parse_npy(const unsigned char* data, std::size_t size, const std::string&
 }
 
 Tensor read_npy(const std::string& path) {
-  const std::vector<unsigned char> bytes = slurp(path);
+  const std::vector<unsigned char> bytes = slurp(path, "a .npy file");
   return parse_npy(bytes.data(), bytes.size(), path);
 }
 
@@ -312,7 +314,7 @@ void write_npy(const std::string& path, const Tensor& t) {
 }
 
 std::vector<std::pair<std::string, Tensor>> read_npz(const std::string& path) {
-  const std::vector<unsigned char> z = slurp(path);
+  const std::vector<unsigned char> z = slurp(path, "a .npz file");
   const std::size_t size = z.size();
   // End of central directory: signature 0x06054b50, within the last 22 + 65535 bytes.
   std::size_t eocd = std::string::npos;

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "nnfit/core/error.h"
+#include "nnfit/io/regular_file.h"
 
 namespace nnfit::io {
 namespace {
@@ -36,6 +37,7 @@ void store_le32(unsigned char* p, std::uint32_t v) {
 }  // namespace
 
 TfRecordReader::TfRecordReader(std::string path, Compression compression) : path_(std::move(path)) {
+  if (file_kind(path_) != FileKind::missing) require_regular_file(path_, "a TFRecord file");
   if (compression == Compression::zlib) {
     file_ = std::fopen(path_.c_str(), "rb");
     if (file_ == nullptr) throw DataError(path_, -1, "cannot open TFRecord file", "check the path exists and is readable");

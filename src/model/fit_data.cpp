@@ -71,6 +71,15 @@ void cast_inputs_to_f32(const Tensor& x, float* dst) {
   }
 }
 
+bool keras_takes_sample_shape(const Shape& given, const Shape& want) {
+  const auto& g = given.dims();
+  const auto& w = want.dims();
+  if (g == w) return true;
+  if (g.size() == w.size() + 1) return g.back() == 1 && std::equal(w.begin(), w.end(), g.begin());
+  if (w.size() == g.size() + 1) return w.back() == 1 && std::equal(g.begin(), g.end(), w.begin());
+  return false;
+}
+
 Tensor prepare_inputs(const Tensor& x_in, const Shape& input_shape) {
   Tensor x = x_in;
   if (x.dtype() != DType::f32) {  // uint8 images, integer ids: cast once, as Keras casts them
@@ -80,8 +89,10 @@ Tensor prepare_inputs(const Tensor& x_in, const Shape& input_shape) {
   }
   NNFIT_CHECK(x.shape().rank() >= 1, InvalidArgument, "inputs need a batch axis");
   std::int64_t n = x.shape()[0];
-  NNFIT_CHECK(x.numel() == n * input_shape.numel(), InvalidArgument, "inputs of shape ", x.shape().to_string(),
-              " do not match the model's input shape ", input_shape.to_string());
+  const Shape sample(std::vector<std::int64_t>(x.shape().dims().begin() + 1, x.shape().dims().end()));
+  NNFIT_CHECK(keras_takes_sample_shape(sample, input_shape), InvalidArgument, "inputs of shape ", x.shape().to_string(),
+              " do not match the model's input shape ", input_shape.to_string(),
+              " per sample (Keras takes that shape, or it with a trailing axis of 1 added or removed); reshape the data");
   std::vector<std::int64_t> dims{n};
   dims.insert(dims.end(), input_shape.dims().begin(), input_shape.dims().end());
   return x.reshape(Shape(dims));

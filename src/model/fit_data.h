@@ -22,7 +22,11 @@ void convert_targets(const Tensor& y, const TensorDesc& want, std::int64_t n, vo
 void cast_inputs_to_f32(const Tensor& x, float* dst);
 // Targets for all n samples in a fresh tensor (the in-memory path converts once).
 Tensor prepare_targets(const Tensor& y, const TensorDesc& want, std::int64_t n);
-// x viewed as [N, input_shape...]; throws InvalidArgument for a dtype or size mismatch.
+// Whether Keras feeds a sample of shape `given` to an input of shape `want` (its
+// Functional._adjust_input_rank): the same shape, or it with a trailing axis of 1 added or
+// removed. Another layout of the same size ((784,) for (28, 28, 1)) Keras refuses.
+bool keras_takes_sample_shape(const Shape& given, const Shape& want);
+// x viewed as [N, input_shape...]; throws InvalidArgument for a dtype or shape mismatch.
 Tensor prepare_inputs(const Tensor& x, const Shape& input_shape);
 // One sample's prediction, with a batch axis of 1.
 TensorDesc one_prediction(const Shape& output_shape);

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <ctime>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -16,6 +15,7 @@
 #include "nnfit/core/error.h"
 #include "nnfit/io/atomic_file.h"
 #include "nnfit/io/hdf5_file.h"
+#include "nnfit/io/regular_file.h"
 #include "nnfit/io/zip_archive.h"
 #include "nnfit/model/keras_config.h"
 
@@ -27,6 +27,9 @@ using ojson = nlohmann::ordered_json;
 using keras_json::json;
 
 constexpr const char* kKerasVersion = "3.15.1";  // the Keras generation whose layout nnfit writes
+// The most config.json nnfit inflates (Note [Zip member sizes]): a Keras config is about
+// 1 KiB per layer, so this is tens of thousands of layers; a larger one is refused unread.
+constexpr std::uint64_t kMaxConfigJsonBytes = 64ull << 20;
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -234,6 +237,16 @@ void save_legacy_h5(const Model& m, const std::string& path) {
   });
 }
 
+// A model loaded from a file takes every variable from it, so its layers may not ask for
+// more values than the file's datasets hold (twice that, and 1M more, for nnfit's own
+// bookkeeping): a config with 10^6 units where the file holds a (784, 128) kernel is
+// refused before gigabytes are allocated (Note [Weights larger than the machine]).
+void limit_weights_to(Model& m, const io::H5File& file) {
+  const std::uint64_t values = file.dataset_values();
+  m.limit_weight_elements(values > (std::uint64_t{1} << 61) ? 0 : 2 * values + (std::uint64_t{1} << 20),
+                          file.name() + " (whose datasets hold " + std::to_string(values) + " values)");
+}
+
 void compile_or_build(Model& m, const json* cfg, const std::string& where, const char* optimizer_key, bool compile) {
   if (compile && cfg && cfg->is_object() && !cfg->empty()) {
     m.compile(read_compile(*cfg, m, where, optimizer_key));
@@ -252,13 +265,16 @@ std::unique_ptr<Model> load_keras_zip(const std::string& path, const LoadOptions
                       "save the model from Keras with the default weights format");
   }
   if (!zip.has("model.weights.h5")) throw DataError(path, -1, "no model.weights.h5 in the archive");
-  const std::string config = zip.read("config.json");
+  const std::string config = zip.read("config.json", kMaxConfigJsonBytes);
   std::unique_ptr<Model> m = model_from_keras_json(config, path + ": config.json");
   if (options.configure) options.configure(*m);
   const json root = json::parse(config);
+  // The weights file is checked (Note [HDF5 files stay inside themselves]) and bounds the
+  // layers before any weight is allocated.
+  const io::H5File weights = io::H5File::open_image(zip.read("model.weights.h5"), path + ": model.weights.h5");
+  limit_weights_to(*m, weights);
   compile_or_build(*m, keras_json::value(root, "compile_config"), path + ": config.json: compile_config", "optimizer",
                    options.compile);
-  const io::H5File weights = io::H5File::open_image(zip.read("model.weights.h5"), path + ": model.weights.h5");
   keras_files::read_keras3_weights(weights, *m, path + ": model.weights.h5", true);
   return m;
 }
@@ -284,6 +300,7 @@ std::unique_ptr<Model> load_legacy_h5(const std::string& path, const LoadOptions
       throw DataError(path, -1, std::string("training_config is not valid JSON: ") + e.what());
     }
   }
+  limit_weights_to(*m, f);
   compile_or_build(*m, tc ? &*tc : nullptr, path + ": training_config", "optimizer_config", options.compile);
   if (!f.is_group("model_weights")) throw DataError(path, -1, "no model_weights group; not a Keras model file");
   keras_files::read_legacy_weights(f, "model_weights", *m, path);
@@ -294,8 +311,10 @@ std::unique_ptr<Model> load_legacy_h5(const std::string& path, const LoadOptions
 }  // namespace
 
 ModelFileKind sniff_model_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return ModelFileKind::directory;
+  const io::FileKind kind = io::file_kind(path);
+  if (kind == io::FileKind::directory) return ModelFileKind::directory;
+  if (kind == io::FileKind::missing) return ModelFileKind::missing;
+  if (kind != io::FileKind::regular) return ModelFileKind::special;
   std::ifstream f(path, std::ios::binary);
   if (!f) return ModelFileKind::missing;
   char head[8] = {};
@@ -317,6 +336,7 @@ std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& op
     case ModelFileKind::directory:
       throw DataError(path, -1, "is a directory", "give a .keras or .h5 file (a TensorFlow SavedModel folder is not supported)");
     case ModelFileKind::missing: throw DataError(path, -1, "no such file");
+    case ModelFileKind::special: io::require_regular_file(path, "a model file"); break;
     case ModelFileKind::json:
       throw DataError(path, 0, "is a JSON file, not a saved model", "a model's JSON config goes in the nnfit config's \"model\"");
     case ModelFileKind::unknown: break;

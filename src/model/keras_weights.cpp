@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <sstream>
 
 #include "backend/common/slot_update.h"
 #include "model/keras_json.h"
@@ -94,12 +95,27 @@ Tensor scalar_f32(double v) {
   return t;
 }
 
+// A count saved as int64, int32 or a whole float32; negative, fractional, non-finite or
+// past 2^53 (float64 1e308, read as float32 inf) is a damaged file, never cast.
 std::int64_t read_iterations(const Tensor& t, const std::string& where, const std::string& what) {
   if (t.numel() != 1) throw DataError(where, -1, what + ": the iteration count is not a scalar");
-  if (t.dtype() == DType::i64) return *t.data<std::int64_t>();
-  if (t.dtype() == DType::i32) return *t.data<std::int32_t>();
-  if (t.dtype() == DType::f32) return static_cast<std::int64_t>(*t.data<float>());
-  throw DataError(where, -1, what + ": the iteration count has an unexpected type");
+  double v = 0;
+  if (t.dtype() == DType::i64) {
+    v = static_cast<double>(*t.data<std::int64_t>());
+  } else if (t.dtype() == DType::i32) {
+    v = *t.data<std::int32_t>();
+  } else if (t.dtype() == DType::f32) {
+    v = *t.data<float>();
+  } else {
+    throw DataError(where, -1, what + ": the iteration count has an unexpected type");
+  }
+  if (!(v >= 0) || v > 9007199254740992.0 || v != std::floor(v)) {
+    std::ostringstream shown;
+    shown << v;
+    throw DataError(where, -1, what + ": the iteration count is " + shown.str() + ", not a whole number >= 0",
+                    "the file is damaged; save it again from its source, or load weights without the optimizer");
+  }
+  return t.dtype() == DType::i64 ? *t.data<std::int64_t>() : static_cast<std::int64_t>(v);
 }
 
 // Reads the dataset at `path` into the pending copies for `slot`, checking its shape.

@@ -157,7 +157,10 @@ void Model::build() {
   // they are made in host memory and then copied once into the device's.
   const bool host = backend_->host_addressable();
   WeightFactory wf = host ? WeightFactory(backend_->allocator(), seed_) : WeightFactory(seed_);
+  if (weight_budget_elements_ > 0) wf.limit_elements(weight_budget_elements_, weight_budget_source_);
   graph_.build(wf);
+  wf.limit_elements(0, {});
+  weight_budget_elements_ = 0;  // one load's bound, not the model's
   if (!host) {
     std::map<const void*, Tensor> moved;  // weights that share a buffer stay shared
     for (Weight* w : graph_.weights()) {

@@ -35,11 +35,13 @@ Model::Entry& Model::stage_element(const data::Element& element, const char* wha
                 ", the model takes float32, uint8, int32, int64 or bool; add a map that converts them (cast)");
     NNFIT_CHECK(x.shape() != in_shapes[i] && x.shape().rank() >= 1, InvalidArgument, what, " batch ", index + 1,
                 which, ": inputs of shape ", x.shape().to_string(), " are single samples; batch the dataset first");
-    // Like fit(x, y), any layout with the model's per-sample size is taken ([B, 28, 28] for
-    // a [28, 28, 1] input).
-    NNFIT_CHECK(rows > 0 && x.shape()[0] == rows && x.numel() == rows * in_shapes[i].numel(), InvalidArgument, what,
-                " batch ", index + 1, which, ": inputs of shape ", x.shape().to_string(),
-                " do not match the model's input shape ", in_shapes[i].to_string(), " per sample");
+    // As fit(x, y) and Keras: the input's shape, or it with a trailing axis of 1 added or
+    // removed ([B, 28, 28] for a [28, 28, 1] input); never another layout of the same size.
+    const Shape sample(std::vector<std::int64_t>(x.shape().dims().begin() + 1, x.shape().dims().end()));
+    NNFIT_CHECK(rows > 0 && x.shape()[0] == rows && fit_data::keras_takes_sample_shape(sample, in_shapes[i]),
+                InvalidArgument, what, " batch ", index + 1, which, ": inputs of shape ", x.shape().to_string(),
+                " do not match the model's input shape ", in_shapes[i].to_string(),
+                " per sample (Keras takes that shape, or it with a trailing axis of 1 added or removed)");
   }
   Entry& e = entry_or_split(training, rows, what);
   const float* given_weights = nullptr;

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include "nnfit/nn/layer.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
 
@@ -61,11 +63,45 @@ void orthogonal(std::mt19937_64& rng, const Shape& shape, float* p) {
 
 }  // namespace
 
+// Note [Weights larger than the machine]. A layer's weight shapes come from its config
+// (units, filters, kernel_size, an input's batch_shape), which a downloaded model file
+// states: 2^31 units would allocate and zero gigabytes before the file's own kernel shape
+// is compared. A weight larger than the host's physical memory can never be trained or
+// loaded, so it is refused before anything is allocated; a device allocator's own limit
+// (the memory policy) refuses smaller ones; and a model loaded from a file may not make
+// more values than the file's datasets can fill (limit_elements, set by load_model).
+// LayerGraph::build names the layer.
 Tensor WeightFactory::zeros(const Shape& shape) {
+  const std::int64_t numel = shape.numel();  // throws past 64 bits
+  const auto pages = static_cast<std::uint64_t>(std::max<long>(::sysconf(_SC_PHYS_PAGES), 0));
+  const auto page_bytes = static_cast<std::uint64_t>(std::max<long>(::sysconf(_SC_PAGESIZE), 0));
+  const std::uint64_t host_bytes = pages * page_bytes;
+  if (host_bytes > 0 && static_cast<std::uint64_t>(numel) > host_bytes / sizeof(float)) {
+    throw OutOfMemory("a weight of shape " + shape.to_string() + " needs " +
+                          std::to_string(static_cast<std::uint64_t>(numel) / (1ull << 20) * sizeof(float)) +
+                          " MiB, more than this machine's memory (" + std::to_string(host_bytes >> 20) + " MiB)",
+                      "the layer's config (units, filters, kernel_size, input shape) is far too large; check its values");
+  }
+  if (budget_elements_ > 0) {
+    if (static_cast<std::uint64_t>(numel) > budget_elements_ - std::min(made_elements_, budget_elements_)) {
+      throw InvalidArgument("a weight of shape " + shape.to_string() + " (" + std::to_string(numel) +
+                                " values) takes the model past the " + std::to_string(budget_elements_) +
+                                " values " + budget_source_ + " can fill",
+                            "the config asks for larger layers than the file's weights (units, filters, kernel_size, "
+                            "input shape): the file is damaged or its config was edited");
+    }
+    made_elements_ += static_cast<std::uint64_t>(numel);
+  }
   if (!allocator_) return Tensor::zeros(shape);
   Tensor t = allocate_tensor(*allocator_, shape, DType::f32);
   std::memset(t.raw(), 0, t.nbytes());
   return t;
+}
+
+void WeightFactory::limit_elements(std::uint64_t elements, std::string source) {
+  budget_elements_ = elements;
+  made_elements_ = 0;
+  budget_source_ = std::move(source);
 }
 
 Tensor WeightFactory::make(const std::string& name, const Shape& shape, const std::string& initializer,

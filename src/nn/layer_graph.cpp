@@ -117,7 +117,17 @@ void LayerGraph::build(WeightFactory& weights) {
     if (!n.layer || n.layer->built()) continue;
     std::vector<Shape> in;
     for (const TensorRef& r : n.inputs) in.push_back(shapes[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
-    n.layer->build_for(in, weights);
+    // A weight too large for the machine or the memory policy names its layer (Note
+    // [Weights larger than the machine]); a nested model's layers name themselves.
+    const std::string who = "layer '" + n.layer->name() + "' (" + n.layer->class_name() + "): ";
+    const auto named = [&](const Error& e) { return std::string(e.what()).rfind("layer '", 0) == 0 ? e.what() : who + e.what(); };
+    try {
+      n.layer->build_for(in, weights);
+    } catch (const OutOfMemory& e) {
+      throw OutOfMemory(named(e), e.hint(), e.shared_details());
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(named(e), e.hint());
+    }
     n.layer->attach_weight_options();
     if (!n.layer->trainable()) n.layer->set_trainable(false);  // freeze what build made
   }

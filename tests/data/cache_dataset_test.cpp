@@ -1,6 +1,7 @@
 // cache: second epoch identical and without touching the source, in memory and on file;
 // a pass cut short caches nothing.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -74,6 +75,23 @@ TEST(Cache, FileCacheServesLaterDatasetsAndSurvivesTheNode) {
     EXPECT_GT(e.offset(), 0);
   }
   std::filesystem::remove(path);
+}
+
+TEST(Cache, AFifoOrDeviceAsTheCacheFileIsRefusedByName) {
+  // Opening a FIFO for reading blocks until a writer comes: refused before the open.
+  const std::string fifo = (std::filesystem::path(::testing::TempDir()) /
+                            ("nnfit_cache_fifo_" + std::to_string(::getpid()))).string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero")}) {
+    try {
+      Dataset::range(0, 3).cache(path).collect();
+      FAIL() << path << " was opened as a cache";
+    } catch (const DataError& e) {
+      EXPECT_EQ(e.file(), path);
+      EXPECT_NE(std::string(e.what()).find(", not a cache file"), std::string::npos) << e.what();
+    }
+  }
+  std::filesystem::remove(fifo);
 }
 
 }  // namespace

@@ -86,6 +86,14 @@ TEST_F(CliTest, BadPipelineValuesAreConfigErrors) {
                {"data.train.source.format", "parquet"});
   expect_error(config_with_data(model(), pipeline("", R"({"format": "idx", "images": "images.idx"})"), pipeline("")),
                2, {"data.train.source", "labels"});
+  // Values kept in an int are bounded, never truncated (2^32 became 0: issue 39).
+  expect_error(config_with_data(model(), pipeline(R"({"prefetch": 4294967296})"), pipeline("")), 2,
+               {"data.train.pipeline[0].prefetch", "at most 2147483647"});
+  expect_error(config_with_data(model(), pipeline(R"({"map": "normalize", "component": 4294967296})"), pipeline("")), 2,
+               {"data.train.pipeline[0].component", "<= 2147483647"});
+  expect_error(config_with_data(model(), pipeline("", R"({"format": "image_folder", "directory": ".", "channels": 4294967299})"),
+                                pipeline("")),
+               2, {"data.train.source.channels", "<= 4"});
 }
 
 TEST_F(CliTest, PipelineOfUint8ImagesFeedsTheModelAsStored) {

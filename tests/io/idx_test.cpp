@@ -348,7 +348,7 @@ TEST(IdxBadInput, DirectoryIsNotAFile) {
   std::string dir = temp_path("a_directory");
   std::filesystem::create_directories(dir);
   DataError e = expect_data_error([&] { read_idx(dir); });
-  EXPECT_TRUE(contains(e.what(), "Is a directory"));
+  EXPECT_TRUE(contains(e.what(), "is a directory, not an IDX file")) << e.what();
 }
 
 TEST(IdxBadInput, CorruptGzipData) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -16,16 +17,22 @@
 #include "nnfit/core/env_flags.h"
 #include "nnfit/core/error.h"
 #include "nnfit/core/json_depth.h"
+#include "nnfit/io/regular_file.h"
 
 namespace nnfit::config {
 
 using json = nlohmann::json;
 
 inline std::string read_text(const std::string& path, const char* what) {
+  // A FIFO would block the open and a device never end: refused by name first.
+  const io::FileKind kind = io::file_kind(path);
+  if (kind != io::FileKind::regular && kind != io::FileKind::missing) {
+    throw InvalidArgument(path + ": is " + io::file_kind_name(kind) + ", not a " + what + " file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw InvalidArgument(path + ": cannot read " + what + ": " +
-                          (std::filesystem::exists(path) ? "permission denied" : "no such file"));
+                          (kind != io::FileKind::missing ? "permission denied" : "no such file (or a name too long)"));
   }
   std::ostringstream text;
   text << in.rdbuf();
@@ -33,7 +40,7 @@ inline std::string read_text(const std::string& path, const char* what) {
 }
 
 inline json parse_file(const std::string& path, const char* what) {
-  if (std::filesystem::is_directory(path)) throw InvalidArgument(path + ": is a directory, not a " + what + " file");
+  if (io::file_kind(path) == io::FileKind::directory) throw InvalidArgument(path + ": is a directory, not a " + what + " file");
   const std::string text = read_text(path, what);
   // A model file where JSON was expected is named for what it is, not a JSON syntax error.
   if (text.compare(0, 4, "PK\x03\x04") == 0 || text.compare(0, 8, std::string("\x89HDF\r\n\x1a\n", 8)) == 0) {
@@ -99,11 +106,17 @@ class Section {
     auto it = obj_.find(key);
     return it == obj_.end() ? nullptr : &*it;
   }
-  std::int64_t integer(const char* key, std::int64_t fallback, std::int64_t min) const {
+  // `max`: a value kept in a narrower type (an int) is bounded here, never truncated.
+  std::int64_t integer(const char* key, std::int64_t fallback, std::int64_t min,
+                       std::int64_t max = std::numeric_limits<std::int64_t>::max()) const {
     const json* v = given(key);
     if (!v) return fallback;
-    if (!v->is_number_integer() || v->get<std::int64_t>() < min) {
-      fail("expected an integer >= " + std::to_string(min) + ", got " + v->dump(), key);
+    const bool too_big = v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(max);
+    if (!v->is_number_integer() || too_big || v->get<std::int64_t>() < min || v->get<std::int64_t>() > max) {
+      fail("expected an integer >= " + std::to_string(min) +
+               (max < std::numeric_limits<std::int64_t>::max() ? " and <= " + std::to_string(max) : "") + ", got " +
+               v->dump().substr(0, 40),
+           key);
     }
     return v->get<std::int64_t>();
   }

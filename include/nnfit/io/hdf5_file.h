@@ -35,6 +35,9 @@ class H5File {
   ~H5File();
 
   const std::string& name() const { return name_; }
+  // How many values the datasets of a file opened here hold in all (0 for a file made
+  // here): what any model loaded from it can fill.
+  std::uint64_t dataset_values() const { return dataset_values_; }
   // The bytes of a file made by create_in_memory (flushed first).
   std::string image() const;
   // Flushes and closes; errors surface here rather than in the destructor.
@@ -76,6 +79,7 @@ class H5File {
   std::string name_;
   bool in_memory_ = false;
   std::shared_ptr<const HeapObjects> heaps_;  // null for a file created here: its strings are ours
+  std::uint64_t dataset_values_ = 0;
 };
 
 }  // namespace nnfit::io

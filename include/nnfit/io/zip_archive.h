@@ -1,6 +1,7 @@
 // Zip archives through libzip: read a member of an existing archive, write an archive of
-// Stored (uncompressed) members, as Keras writes .keras files. Reading refuses members
-// whose size the archive cannot plausibly hold (a zip bomb), before inflating anything.
+// Stored (uncompressed) members, as Keras writes .keras files. Nothing a header declares is
+// allocated before it is checked (Note [Zip member sizes] in zip_archive.cpp): a member
+// must fit the archive and deflate's ratio, and is inflated in chunks under a cap.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -13,12 +14,14 @@ struct ZipMember {
   std::string name;
   std::uint64_t size = 0;             // uncompressed
   std::uint64_t compressed_size = 0;
+  std::int32_t method = 0;            // ZIP_CM_STORE (0), ZIP_CM_DEFLATE (8), ...
 };
 
 // An open archive. Thread safety: none; one reader per archive.
 class ZipReader {
  public:
-  // throws: DataError naming `path` (missing, a directory, not a zip, damaged).
+  // throws: DataError naming `path` (missing, not a regular file, not a zip, damaged),
+  // in nnfit's words rather than libzip's.
   explicit ZipReader(const std::string& path);
   ~ZipReader();
   ZipReader(const ZipReader&) = delete;
@@ -26,9 +29,16 @@ class ZipReader {
 
   const std::vector<ZipMember>& members() const { return members_; }
   bool has(const std::string& name) const;
-  // The member's bytes. throws: DataError naming the member when it is missing, larger
-  // than 1000 times the archive (or 16 GiB), or damaged (CRC).
-  std::string read(const std::string& name) const;
+  // The member's bytes, at most `max_bytes` of them. throws: DataError naming the member
+  // when it is missing, declares more than `max_bytes`, more than its compressed size
+  // allows (kMaxZipRatio) or a compressed size past the archive's, inflates to another
+  // size than it declares, or is damaged (CRC).
+  std::string read(const std::string& name, std::uint64_t max_bytes = kMaxZipMemberBytes) const;
+
+  static constexpr std::uint64_t kMaxZipMemberBytes = 16ull << 30;
+  // Deflate's largest ratio is 1032:1 (a 258-byte match in under 2 bits); a member that
+  // claims more than that from its compressed bytes is damaged or a bomb.
+  static constexpr std::uint64_t kMaxZipRatio = 1032;
 
  private:
   std::string path_;

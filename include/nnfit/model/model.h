@@ -128,6 +128,13 @@ class Model {
   // shapes do not fit.
   void build();
   bool built() const { return programs_ != nullptr; }
+  // Before build: the weights build() makes may hold at most `elements` values in all, or
+  // it throws InvalidArgument naming the layer and `source` (load_model: what the file's
+  // datasets can fill, so a config asking for larger layers is refused before allocating).
+  void limit_weight_elements(std::uint64_t elements, std::string source) {
+    weight_budget_elements_ = elements;
+    weight_budget_source_ = std::move(source);
+  }
   // Builds the model and its optimizer for training; throws InvalidArgument naming the
   // layer whose shapes do not fit, or a loss list that does not match the outputs.
   void compile(CompileOptions options);
@@ -411,6 +418,8 @@ class Model {
   MemoryPolicy memory_policy_;
   std::unique_ptr<Backend> backend_;
   std::uint64_t seed_ = 0;
+  std::uint64_t weight_budget_elements_ = 0;  // limit_weight_elements; 0: none
+  std::string weight_budget_source_;
   CompileOptions compile_options_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<Programs> programs_;

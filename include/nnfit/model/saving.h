@@ -41,8 +41,9 @@ void save_weights(const Model& model, const std::string& path);
 // compiled). Nothing is changed unless every weight fits. throws: DataError.
 void load_weights(Model& model, const std::string& path);
 
-// What a file holds, by its first bytes.
-enum class ModelFileKind { keras_zip, hdf5, json, directory, missing, unknown };
+// What a file holds, by its first bytes; `special` for a FIFO, device or socket, which
+// is never opened (a FIFO would block, a device never ends).
+enum class ModelFileKind { keras_zip, hdf5, json, directory, missing, special, unknown };
 ModelFileKind sniff_model_file(const std::string& path);
 
 }  // namespace nnfit

@@ -55,10 +55,18 @@ class WeightFactory {
   Tensor make(const std::string& name, const Shape& shape, const std::string& initializer,
               std::int64_t fan_in, std::int64_t fan_out);
   Tensor zeros(const Shape& shape);
+  // At most `elements` float32 elements in all the weights made from now on; past it a
+  // weight is refused before allocation with InvalidArgument naming `source` (a model
+  // loaded from a file cannot need more variables than the file holds: Note [Weights
+  // larger than the machine]). 0: no budget.
+  void limit_elements(std::uint64_t elements, std::string source);
 
  private:
   Allocator* allocator_ = nullptr;  // null: host memory (Tensor::zeros)
   std::uint64_t seed_;
+  std::uint64_t budget_elements_ = 0;  // 0: none
+  std::uint64_t made_elements_ = 0;
+  std::string budget_source_;
 };
 
 // Emission context for one graph: maps weights to variable values, collects side updates

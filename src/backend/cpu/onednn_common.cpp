@@ -143,8 +143,34 @@ void append_activation(dnnl::post_ops& ops, ActivationKind kind) {
   ops.append_eltwise(1.0f, a->algorithm, a->alpha, a->beta);
 }
 
+// Note [oneDNN's 32-bit dimensions]. oneDNN 2.x takes dimensions as 64-bit dnnl_dim_t
+// but its CPU implementations size their blockings in int: a batch of 2^32 became 0 and
+// was divided by (SIGFPE inside primitive-descriptor creation, from `fit.batch_size`,
+// `--batch-size` or `nnfit plan --batch-sizes 4294967296`), and 2^31 wrapped negative. So
+// every oneDNN kernel declines a desc with a dimension past INT32_MAX, with this reason;
+// the reference kernels take it in 64 bits, and the planner's arena then says whether
+// the memory exists (it does not, at such sizes: a clean out-of-memory error).
+std::string dimension_limit_reason(const KernelDesc& desc) {
+  constexpr std::int64_t kMax = 0x7fffffff;
+  for (const auto* list : {&desc.inputs, &desc.outputs}) {
+    for (const TensorDesc& t : *list) {
+      for (const std::int64_t d : t.shape.dims()) {
+        if (d > kMax) {
+          return "a dimension of " + std::to_string(d) + " in " + t.shape.to_string() +
+                 " is past oneDNN's 32-bit limit (2^31 - 1)";
+        }
+      }
+    }
+  }
+  return {};
+}
+
 std::unique_ptr<Kernel> decline_on_dnnl_error(const KernelDesc& desc, std::string* why_not,
                                               const std::function<std::unique_ptr<Kernel>()>& build) {
+  if (std::string r = dimension_limit_reason(desc); !r.empty()) {
+    if (why_not) *why_not = std::move(r);
+    return nullptr;
+  }
   try {
     return build();
   } catch (const dnnl::error& e) {

@@ -90,10 +90,14 @@ std::optional<EltwiseAlgorithm> eltwise_algorithm(const ActivationArgs& args, bo
 void append_activation(dnnl::post_ops& ops, ActivationKind kind);
 
 // Builds a kernel with `build()` and turns oneDNN failures into the kernel contract: no
-// implementation → nullptr with *why_not; any other oneDNN error → BackendError.
+// implementation → nullptr with *why_not; any other oneDNN error → BackendError. A desc
+// past oneDNN's 32-bit dimensions (dimension_limit_reason) is declined before oneDNN sees it.
 std::unique_ptr<Kernel> decline_on_dnnl_error(const KernelDesc& desc, std::string* why_not,
                                               const std::function<std::unique_ptr<Kernel>()>& build);
 
+// Note [oneDNN's 32-bit dimensions]: a reason to decline when a dimension of any input or
+// output is past INT32_MAX; empty otherwise.
+std::string dimension_limit_reason(const KernelDesc& desc);
 // A reason to decline when any input or output has no elements; empty otherwise.
 std::string empty_tensor_reason(const KernelDesc& desc);
 

@@ -5,6 +5,7 @@
 #include <dnnl.h>
 
 #include "backend/common/rnn_scan.h"
+#include "backend/cpu/onednn_common.h"
 #include "backend/cpu/onednn_kernels.h"
 #include "nnfit/core/error.h"
 
@@ -22,6 +23,10 @@ void onednn_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t 
 }  // namespace
 
 std::unique_ptr<Kernel> make_onednn_rnn(const KernelDesc& desc, std::string* why_not) {
+  if (std::string r = onednn::dimension_limit_reason(desc); !r.empty()) {  // Note [oneDNN's 32-bit dimensions]
+    if (why_not) *why_not = std::move(r);
+    return nullptr;
+  }
   return make_rnn_scan(desc, onednn_gemm, /*parallel=*/true, why_not);
 }
 

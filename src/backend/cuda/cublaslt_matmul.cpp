@@ -147,6 +147,12 @@ std::unique_ptr<Kernel> make_cublaslt_matmul(const KernelDesc& desc, std::string
     if (why_not) *why_not = "cublaslt:" + desc.op + " takes a and b of one dtype, c and the bias of it or float32";
     return nullptr;
   }
+  // cuBLASLt's batch count is an int: a count past INT32_MAX would wrap (the sibling of
+  // Note [oneDNN's 32-bit dimensions]), so such a desc is declined with its reason.
+  if (plan.batch > 0x7fffffff) {
+    if (why_not) *why_not = "a batch count of " + std::to_string(plan.batch) + " is past cuBLASLt's 32-bit count";
+    return nullptr;
+  }
   return std::make_unique<CublasLtMatmul>(desc, plan);
 }
 

@@ -51,18 +51,37 @@ void BackupAndRestore::on_train_begin(std::int64_t, std::int64_t) {
     }
   }
   const std::string weights = (fs::path(options_.backup_dir) / "latest.weights.h5").string();
-  if (!fs::exists(weights)) return;
+  std::error_code exists_ec;  // a name too long for the system is "no backup", not a throw
+  if (!fs::exists(weights, exists_ec)) return;
   const io::H5File f = io::H5File::open(weights);
   const std::optional<std::string> text = f.string_attr("/", kMetadataAttr);
   if (!text) throw DataError(weights, -1, "a backup without nnfit's training metadata", "remove the backup dir to start afresh");
   nlohmann::json meta;
   try {
     meta = nlohmann::json::parse(*text);
-    restored_epoch_ = meta.at("epoch").get<std::int64_t>();
-    restored_step_ = meta.at("batch").get<std::int64_t>();
   } catch (const nlohmann::json::exception& e) {
     throw DataError(weights, -1, std::string("unreadable training metadata: ") + e.what());
   }
+  // Counts are whole and >= 0: a float (1e308) or a negative count is a damaged backup,
+  // never converted (a double past int64 is undefined behaviour to cast).
+  const auto count = [&](const char* key, bool required) -> std::int64_t {
+    const auto it = meta.is_object() ? meta.find(key) : meta.end();
+    if (it == meta.end() && !required) return 0;
+    const bool ok = it != meta.end() && it->is_number_integer() &&
+                    (it->is_number_unsigned() ? it->get<std::uint64_t>() <= (std::uint64_t{1} << 53)
+                                              : it->get<std::int64_t>() >= 0);
+    if (!ok) {
+      throw DataError(weights, -1,
+                      std::string("training metadata \"") + key + "\" is " +
+                          (it == meta.end() ? std::string("missing") : it->dump().substr(0, 40)) +
+                          ", not a count >= 0",
+                      "the backup is damaged; remove the backup dir to start afresh");
+    }
+    return it->get<std::int64_t>();
+  };
+  restored_epoch_ = count("epoch", true);
+  restored_step_ = count("batch", true);
+  (void)count("iterations", false);
   keras_files::read_keras3_weights(f, *model_, weights, true);
   model_->set_resume_point(restored_epoch_, restored_step_, meta.value("progress", std::string()));
   const auto& callbacks = model_->fit_callbacks();
@@ -114,7 +133,12 @@ void BackupAndRestore::on_train_end() {
 }
 
 void BackupAndRestore::backup(std::int64_t epoch, std::int64_t batch, bool mid_epoch) {
-  fs::create_directories(options_.backup_dir);
+  std::error_code made;
+  fs::create_directories(options_.backup_dir, made);
+  if (made) {
+    throw DataError(options_.backup_dir, -1, "cannot create the backup dir: " + made.message(),
+                    "give BackupAndRestore a backup_dir that can be created and written");
+  }
   nlohmann::json meta = {{"epoch", epoch}, {"batch", batch}, {"iterations", model_->iterations()}};
   if (mid_epoch) meta["progress"] = model_->training_progress();
   nlohmann::json states = nlohmann::json::object();

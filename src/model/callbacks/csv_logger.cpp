@@ -40,7 +40,8 @@ CSVLogger::~CSVLogger() {
 
 void CSVLogger::on_train_begin(std::int64_t, std::int64_t) {
   keys_.clear();
-  const bool continuing = append_ && std::filesystem::exists(filename_) && std::filesystem::file_size(filename_) > 0;
+  std::error_code ec;
+  const bool continuing = append_ && std::filesystem::file_size(filename_, ec) > 0 && !ec;
   file_ = std::fopen(filename_.c_str(), append_ ? "a" : "w");
   NNFIT_CHECK(file_, InvalidArgument, "CSVLogger: cannot open ", filename_, ": ", std::strerror(errno));
   if (continuing) keys_.push_back("");  // the header exists: the keys follow from the first row
