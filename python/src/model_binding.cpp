@@ -129,7 +129,7 @@ void define_model(py::module_& m) {
         return d.type == DeviceType::cpu ? std::string("cpu") : d.to_string();
       })
       .def_property_readonly("device_reason", [](const ModelHandle& h) { return h.device_reason; })
-      .def("summary", [](const ModelHandle& h) { return h.get().summary(); })
+      .def("summary", [](ModelHandle& h) { return h.get().summary(); })
       .def("build", [](ModelHandle& h) { h.get().build(); })
       .def("compile", &compile, py::arg("optimizer"), py::arg("losses"), py::arg("loss_weights"), py::arg("metrics"),
            py::arg("weighted_metrics") = std::vector<std::string>{},

@@ -276,7 +276,9 @@ std::vector<const Weight*> Layer::all_weights() const {
 
 std::int64_t Layer::count_params() const {
   // Keras's count: its variables (saved_weights), not the constants nnfit keeps in place of
-  // a normalization's absent gamma or beta.
+  // a normalization's absent gamma or beta. An unbuilt layer has none yet (and a layer's
+  // saved_weights may index weights that build() makes).
+  if (!built_) return 0;
   std::int64_t n = 0;
   for (const Weight* w : const_cast<Layer*>(this)->saved_weights()) n += w->value.numel();
   return n;

@@ -6,6 +6,7 @@
 #include "model/keras_config_helpers.h"
 #include "nnfit/core/error.h"
 #include "nnfit/model/keras_config.h"
+#include "nnfit/model/model.h"
 #include "nnfit/nn/layers.h"
 #include "nnfit/nn/reshaping_layers.h"
 
@@ -431,6 +432,26 @@ TEST(KerasConfig, NormalizationReadsGivenAndAdaptedStatisticsAndRoundTrips) {
       {keras3_model("[null, 3]", layer("Normalization", R"({"name": "n", "axis": "last"})")),
        "\"axis\" must be an integer, a list of integers or null, got \"last\""},
   });
+}
+
+// summary() before compile: the model builds its weights first, as Keras's layers have them
+// once called, so the counts are Keras's (these four give 96, 16 of them BatchNormalization's
+// moving statistics), and the normalizations, whose saved weights index the weights build()
+// makes, are never read unbuilt (it crashed).
+TEST(KerasConfig, SummaryBeforeCompileCountsKerasParams) {
+  const std::string json = keras3_model(
+      "[null, 4]", layer("Dense", R"({"name": "d", "units": 8})") + ", " +
+                       layer("BatchNormalization", R"({"name": "bn"})") + ", " +
+                       layer("LayerNormalization", R"({"name": "ln"})") + ", " +
+                       layer("RMSNormalization", R"({"name": "rms"})"));
+  auto m = sequential_from_keras_json(json, "summary.json");
+  EXPECT_EQ(m->count_params(), 0);  // nothing built yet
+  const std::string summary = m->summary();
+  EXPECT_NE(summary.find("Total params: 96 "), std::string::npos) << summary;  // 40 + 32 + 16 + 8
+  EXPECT_NE(summary.find("Trainable params: 80 "), std::string::npos) << summary;
+  EXPECT_NE(summary.find("Non-trainable params: 16 "), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\u2502 bn (BatchNormalization)"), std::string::npos) << summary;
+  EXPECT_EQ(m->count_params(), 96);
 }
 
 }  // namespace
