@@ -169,7 +169,8 @@ CompileOptions read_compile(const json& cfg, const Model& m, const std::string& 
   const keras_json::Reader r{where};
   keras_json::expect_object(r, "", cfg);
   CompileOptions co;
-  if (const json* o = keras_json::value(cfg, optimizer_key)) co.optimizer = optimizer_from_keras_json(o->dump(), where + ": " + optimizer_key);
+  const json* o = optimizer_key ? keras_json::value(cfg, optimizer_key) : nullptr;
+  if (o) co.optimizer = optimizer_from_keras_json(o->dump(), where + ": " + optimizer_key);
   const json* loss = keras_json::value(cfg, "loss");
   if (!loss) r.invalid("loss", "the compile config has no loss", "compile the model in the nnfit config instead");
   const bool listed = loss->is_array() || (loss->is_object() && !keras_json::find(*loss, "class_name"));
@@ -234,9 +235,10 @@ void save_legacy_h5(const Model& m, const std::string& path) {
   });
 }
 
-void compile_or_build(Model& m, const json* cfg, const std::string& where, const char* optimizer_key, bool compile) {
-  if (compile && cfg && cfg->is_object() && !cfg->empty()) {
-    m.compile(read_compile(*cfg, m, where, optimizer_key));
+void compile_or_build(Model& m, const json* cfg, const std::string& where, const char* optimizer_key,
+                      const LoadOptions& options) {
+  if (options.compile && cfg && cfg->is_object() && !cfg->empty()) {
+    m.compile(read_compile(*cfg, m, where, options.optimizer ? optimizer_key : nullptr));
   } else {
     m.build();
   }
@@ -257,9 +259,9 @@ std::unique_ptr<Model> load_keras_zip(const std::string& path, const LoadOptions
   if (options.configure) options.configure(*m);
   const json root = json::parse(config);
   compile_or_build(*m, keras_json::value(root, "compile_config"), path + ": config.json: compile_config", "optimizer",
-                   options.compile);
+                   options);
   const io::H5File weights = io::H5File::open_image(zip.read("model.weights.h5"), path + ": model.weights.h5");
-  keras_files::read_keras3_weights(weights, *m, path + ": model.weights.h5", true);
+  keras_files::read_keras3_weights(weights, *m, path + ": model.weights.h5", options.optimizer);
   return m;
 }
 
@@ -284,10 +286,10 @@ std::unique_ptr<Model> load_legacy_h5(const std::string& path, const LoadOptions
       throw DataError(path, -1, std::string("training_config is not valid JSON: ") + e.what());
     }
   }
-  compile_or_build(*m, tc ? &*tc : nullptr, path + ": training_config", "optimizer_config", options.compile);
+  compile_or_build(*m, tc ? &*tc : nullptr, path + ": training_config", "optimizer_config", options);
   if (!f.is_group("model_weights")) throw DataError(path, -1, "no model_weights group; not a Keras model file");
   keras_files::read_legacy_weights(f, "model_weights", *m, path);
-  keras_files::read_legacy_optimizer(f, *m, path);
+  if (options.optimizer) keras_files::read_legacy_optimizer(f, *m, path);
   return m;
 }
 
