@@ -73,7 +73,7 @@ Tensor WeightFactory::make(const std::string& name, const Shape& shape, const st
   Tensor t = zeros(shape);
   float* p = t.data<float>();
   const std::int64_t n = t.numel();
-  std::mt19937_64 rng(seed_ ^ hash_name(name));
+  std::mt19937_64 rng(seed_ ^ hash_name(std::to_string(made_++)));
   const double fi = static_cast<double>(std::max<std::int64_t>(fan_in, 1));
   const double fo = static_cast<double>(std::max<std::int64_t>(fan_out, 1));
   if (initializer == "zeros") return t;

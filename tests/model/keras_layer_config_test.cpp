@@ -454,5 +454,29 @@ TEST(KerasConfig, SummaryBeforeCompileCountsKerasParams) {
   EXPECT_EQ(m->count_params(), 96);
 }
 
+// Weights are seeded by their place, not their layer's name: Keras numbers automatic names
+// per session ("dense", then "dense_1"), and keras.utils.set_random_seed gives two builds of
+// one architecture the same weights however they are named.
+TEST(KerasConfig, OneSeedGivesOneArchitectureTheSameWeightsUnderAnyNames) {
+  auto make = [](const std::string& a, const std::string& b, std::uint64_t seed) {
+    auto m = sequential_from_keras_json(
+        keras3_model("[null, 4]", layer("Dense", R"({"name": ")" + a + R"(", "units": 5})") + ", " +
+                                      layer("Dense", R"({"name": ")" + b + R"(", "units": 2})")),
+        "seeded.json");
+    m->set_seed(seed);
+    m->build();
+    return m->get_weights();
+  };
+  const std::vector<Tensor> first = make("dense", "dense_1", 9), again = make("dense_2", "dense_3", 9);
+  ASSERT_EQ(first.size(), again.size());
+  for (std::size_t i = 0; i < first.size(); ++i) {
+    ASSERT_EQ(first[i].numel(), again[i].numel());
+    for (std::int64_t j = 0; j < first[i].numel(); ++j) EXPECT_EQ(first[i].data<float>()[j], again[i].data<float>()[j]);
+  }
+  const std::vector<Tensor> other = make("dense", "dense_1", 10);
+  EXPECT_NE(other[0].data<float>()[0], first[0].data<float>()[0]);
+  EXPECT_NE(first[0].data<float>()[0], first[2].data<float>()[0]);  // each weight draws its own values
+}
+
 }  // namespace
 }  // namespace nnfit
