@@ -40,6 +40,7 @@ class Node:
         self.inputs = inputs  # a KerasTensor, or a list of them (merge layers)
         self.outputs = []
         self.id = next(Node._ids)
+        self.positional = False  # inputs passed as separate arguments (mha(query, value)), not one list
 
     def input_tensors(self):
         if self.inputs is None:
@@ -100,7 +101,12 @@ def functional_config(name, inputs, outputs, trainable=True):
         for node in per_layer[layer]:
             if node.inputs is None:  # an InputLayer's own node
                 continue
-            args = [[ref(t) for t in node.inputs]] if isinstance(node.inputs, (list, tuple)) else [ref(node.inputs)]
+            if node.positional:  # layer(a, b, c): Keras records each as an argument
+                args = [ref(t) for t in node.inputs]
+            elif isinstance(node.inputs, (list, tuple)):
+                args = [[ref(t) for t in node.inputs]]
+            else:
+                args = [ref(node.inputs)]
             inbound.append({"args": args, "kwargs": {}})
         entry = layer._entry()
         entry["name"] = layer.name
