@@ -232,3 +232,62 @@ def test_a_trained_models_layers_bring_their_weights_into_a_new_model(blobs):
     reused = keras.Model(base.input, layers.Dense(5)(base.output))  # Keras shares these weights; nnfit copies
     for p, q in zip(reused.get_layer("base_dense").get_weights(), trained):
         np.testing.assert_array_equal(p, q)
+
+
+# 6. Names.
+def test_layer_aliases_and_the_separable_depthwise_and_transposed_convolutions():
+    assert layers.MaxPool2D is layers.MaxPooling2D and layers.AvgPool1D is layers.AveragePooling1D
+    assert layers.GlobalAvgPool2D is layers.GlobalAveragePooling2D and layers.Convolution2D is layers.Conv2D
+    conv = keras.Sequential([keras.Input((12, 12, 3)), layers.SeparableConv2D(8, 3), layers.DepthwiseConv2D(3),
+                             layers.Conv2DTranspose(4, 3, strides=2), layers.Reshape((17 * 17, 4)),
+                             layers.SeparableConv1D(5, 3), layers.DepthwiseConv1D(3), layers.Conv1DTranspose(2, 3)])
+    assert [l.count_params() for l in conv.layers] == [59, 80, 292, 0, 37, 20, 32]  # Keras's
+    assert conv.output_shape == (None, 287, 2)
+
+
+def test_merge_functional_forms():
+    a, b = keras.Input((4,)), keras.Input((4,))
+    forms = keras.Model([a, b], [layers.add([a, b]), layers.subtract([a, b]), layers.concatenate([a, b]),
+                                 layers.dot([a, b], axes=1), layers.maximum([a, b])])
+    av, bv = np.arange(8, dtype="float32").reshape(2, 4), np.full((2, 4), 2.0, "float32")
+    add, sub, cat, dot, mx = forms.predict([av, bv], verbose=0)
+    np.testing.assert_array_equal(add, av + bv)
+    np.testing.assert_array_equal(sub, av - bv)
+    np.testing.assert_array_equal(cat, np.concatenate([av, bv], 1))
+    np.testing.assert_array_equal(dot, [[12.0], [44.0]])
+    np.testing.assert_array_equal(mx, np.maximum(av, bv))
+
+
+def test_utils_as_keras():
+    u = keras.utils
+    seqs = [[1, 2, 3], [4, 5], [6, 7, 8, 9, 10], []]
+    assert u.pad_sequences(seqs).tolist() == [[0, 0, 1, 2, 3], [0, 0, 0, 4, 5], [6, 7, 8, 9, 10], [0, 0, 0, 0, 0]]
+    assert u.pad_sequences(seqs, maxlen=3, padding="post", truncating="post", value=-1).tolist() == \
+        [[1, 2, 3], [4, 5, -1], [6, 7, 8], [-1, -1, -1]]
+    assert u.pad_sequences(seqs).dtype == np.int32
+    with pytest.raises(ValueError, match="Padding type"):
+        u.pad_sequences(seqs, padding="middle")
+    np.testing.assert_allclose(u.normalize(np.array([[3.0, 4.0], [0.0, 0.0]])), [[0.6, 0.8], [0.0, 0.0]])
+    left, right = u.split_dataset((np.arange(20).reshape(10, 2), np.arange(10)), left_size=0.7, shuffle=True, seed=1)
+    lx = np.concatenate([b[0] for b in left.batch(100)._build(0).collect()])
+    rx = np.concatenate([b[0] for b in right.batch(100)._build(0).collect()])
+    assert len(lx) == 7 and len(rx) == 3 and sorted(np.concatenate([lx, rx])[:, 1].tolist()) == list(range(1, 20, 2))
+    with pytest.raises(ValueError, match="left_size"):
+        u.split_dataset(np.zeros(10), left_size=10)
+    assert u.img_to_array(np.zeros((5, 7))).shape == (5, 7, 1)
+    assert u.img_to_array(np.zeros((5, 7, 3)), data_format="channels_first").shape == (3, 5, 7)
+
+
+def test_clone_model_model_from_json_and_from_config(blobs):
+    model = keras.Sequential([keras.Input((8,)), layers.Dense(3, name="out")])
+    clone = keras.models.clone_model(model)
+    assert [l.name for l in clone.layers] == ["out"] and clone.count_params() == 27
+    assert not np.array_equal(clone.get_weights()[0], model.get_weights()[0])  # fresh weights, as Keras
+    again = keras.Sequential.from_config(model.get_config())
+    assert again.count_params() == 27 and isinstance(again, keras.Sequential)
+    assert keras.models.model_from_json(model.to_json()).count_params() == 27
+    inp = keras.Input((4,))
+    functional = keras.Model(inp, layers.Dense(2)(inp))
+    assert keras.Model.from_config(functional.get_config()).count_params() == 10
+    with pytest.raises(NotImplementedError, match="clone_function"):
+        keras.models.clone_model(model, clone_function=lambda l: l)

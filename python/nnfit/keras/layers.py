@@ -158,6 +158,48 @@ class MultiHeadAttention(MultiHeadAttention):  # noqa: F811 (the generated class
         return outputs
 
 
+# Keras's other names for the same classes (MaxPool2D is MaxPooling2D, ...).
+for _alias, _target in TABLE["layer_aliases"].items():
+    globals()[_alias] = globals()[_target]
+__all__ += list(TABLE["layer_aliases"])
+
+
+# Keras's functional forms of the merge layers: layers.add([a, b]) is Add()([a, b]).
+def add(inputs, **kwargs):
+    return Add(**kwargs)(inputs)
+
+
+def concatenate(inputs, axis=-1, **kwargs):
+    return Concatenate(axis=axis, **kwargs)(inputs)
+
+
+def multiply(inputs, **kwargs):
+    return Multiply(**kwargs)(inputs)
+
+
+def average(inputs, **kwargs):
+    return Average(**kwargs)(inputs)
+
+
+def maximum(inputs, **kwargs):
+    return Maximum(**kwargs)(inputs)
+
+
+def minimum(inputs, **kwargs):
+    return Minimum(**kwargs)(inputs)
+
+
+def subtract(inputs, **kwargs):
+    return Subtract(**kwargs)(inputs)
+
+
+def dot(inputs, axes=-1, **kwargs):
+    return Dot(axes=axes, **kwargs)(inputs)
+
+
+__all__ += ["add", "concatenate", "multiply", "average", "maximum", "minimum", "subtract", "dot"]
+
+
 class InputLayer(Layer):
     """Keras's InputLayer: the entry of a model (keras.Input makes one and returns its tensor)."""
 

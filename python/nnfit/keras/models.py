@@ -7,7 +7,8 @@ import json
 
 import numpy as np
 
-from nnfit.keras import _graph, _state, _training, _weights
+from nnfit.keras import _cloning, _graph, _state, _training, _weights
+from nnfit.keras._cloning import clone_model  # noqa: F401  (keras.models.clone_model)
 from nnfit.keras import layers as layers_module
 from nnfit.keras import optimizers as optimizers_module
 from nnfit.keras._object import resolve
@@ -93,6 +94,8 @@ class Model(_weights.ModelWeights):
 
     def get_config(self):
         return json.loads(self.to_json())["config"]
+
+    from_config = classmethod(_cloning.from_config)
 
     def to_json(self, **kwargs):
         if self._handle is not None:
