@@ -141,6 +141,12 @@ SCRIPT = textwrap.dedent("""
                                for l in model.layers]
     late = keras.Sequential([keras.Input((6,)), layers.Dense(4, name="a"), layers.Dense(2, name="b")])
     late.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    late.get_layer("b").trainable = False  # after compile, before the first fit: Keras's step is made at fit
+    before = late.get_layer("b").get_weights()[0].copy()
+    late.fit(fx, fy, epochs=1, verbose=0)
+    stages["freeze_before_first_fit"] = np.array_equal(before, late.get_layer("b").get_weights()[0])
+    late.get_layer("b").trainable = True
+    late.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
     late.fit(fx, fy, epochs=1, verbose=0)
     late.get_layer("a").trainable = False
     before = late.get_layer("a").get_weights()[0].copy()

@@ -195,6 +195,12 @@ def test_trainable_changes_take_effect_at_the_next_compile_only(blobs):
     x, y = blobs
     model = keras.Sequential([keras.Input((8,)), layers.Dense(4, name="a"), layers.Dense(3, name="b")])
     model.compile(optimizer="sgd", loss="mse")
+    model.get_layer("b").trainable = False  # after compile, before the first fit: Keras makes its step at fit
+    before = model.get_layer("b").get_weights()[0]
+    model.fit(x, keras.utils.to_categorical(y, 3), epochs=1, verbose=0)
+    np.testing.assert_array_equal(model.get_layer("b").get_weights()[0], before)
+    model.get_layer("b").trainable = True
+    model.compile(optimizer="sgd", loss="mse")
     model.fit(x, keras.utils.to_categorical(y, 3), epochs=1, verbose=0)
     model.get_layer("a").trainable = False  # not compiled again: Keras's traced step keeps training it
     before = model.get_layer("a").get_weights()[0]

@@ -221,7 +221,19 @@ class ModelWeights:
                 layer._carried = (self._handle.layer_weights(layer.name), self._handle.layer_weight_info(layer.name))
         self._handle = None
 
+    def _trainable_flags(self):
+        return [bool(layer.trainable and self.trainable) for layer in self._weight_layers()]
+
     def _apply_trainable(self, handle):
         """Keras's trainable flags, as they are now, into the engine (before a compile)."""
-        for layer in self._weight_layers():
-            handle.set_layer_trainable(layer.name, bool(layer.trainable and self.trainable))
+        self._applied_flags, self._stepped = self._trainable_flags(), False
+        for layer, trains in zip(self._weight_layers(), self._applied_flags):
+            handle.set_layer_trainable(layer.name, trains)
+
+    def _before_fit(self):
+        """Keras makes its training step at the first fit after compile, with the flags of
+        that moment (later changes wait for the next compile): a change since compile is
+        compiled in before the first fit only."""
+        if not getattr(self, "_stepped", True) and self._trainable_flags() != self._applied_flags:
+            self._compile_engine()
+        self._stepped = True

@@ -227,6 +227,7 @@ class Model(_weights.ModelWeights):
             raise ValueError("fit: targets y are needed with array inputs (or pass an nnfit.data.Dataset of (x, y))")
         xs = _training.as_arrays(x, self._input_names_for(x), "x")
         self._prepare(xs)
+        self._before_fit()
         ys = _training.as_arrays(y, self._output_names(), "y", target=True)
         sw = None if sample_weight is None else _training._array(sample_weight, "sample_weight", False)
         batch = 32 if batch_size is None else int(batch_size)
@@ -274,6 +275,7 @@ class Model(_weights.ModelWeights):
         if self._handle is None and not self._input_known():
             raise ValueError(f"Sequential {self.name!r} has no input shape yet: start it with keras.Input(shape=...)")
         self._ensure_compiled()
+        self._before_fit()
         seed = _state.next_seed()
         train = ds._build(seed)
         validation = None
