@@ -297,3 +297,13 @@ def test_clone_model_model_from_json_and_from_config(blobs):
     assert keras.Model.from_config(functional.get_config()).count_params() == 10
     with pytest.raises(NotImplementedError, match="clone_function"):
         keras.models.clone_model(model, clone_function=lambda l: l)
+
+
+def test_looking_at_a_layer_builds_nothing():
+    model = keras.Sequential([keras.Input((4,)), layers.Dense(3)])
+    dense = model.layers[0]
+    assert dense.built and "built=True" in repr(dense)  # Keras's: its model knows its input
+    assert model._handle is None  # repr and built made no engine model
+    loose = layers.Dense(2)
+    assert not loose.built and "built=False" in repr(loose)
+    assert keras.Input((3,))._history[0].built

@@ -67,7 +67,10 @@ class LayerWeights:
 
     @property
     def built(self):
-        return self._held() is not None
+        """Keras's: whether the layer has weights (or would on first use, in a model whose
+        input is known); never builds anything itself."""
+        m = self._model
+        return self._carried is not None or (m is not None and (m._handle is not None or m._input_known()))
 
     @property
     def weights(self):

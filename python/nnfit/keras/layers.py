@@ -238,8 +238,10 @@ class InputLayer(Layer):
     def _compute_dtype(self):
         return self._dtype
 
+    built = True  # as Keras's: an input has no weights to make
+
     def _held(self):
-        return [], []  # an input has no weights
+        return [], []
 
 
 
