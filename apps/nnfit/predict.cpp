@@ -51,6 +51,7 @@ Tensor as_float(const Tensor& t, const std::string& file) {
 std::unique_ptr<Model> open_model(const ModelArgs& args, bool compile) {
   LoadOptions lo;
   lo.compile = compile;
+  lo.optimizer = false;  // evaluate needs the losses and metrics, never the optimizer
   lo.configure = [&](Model& m) {
     if (args.threads > 0) m.set_num_threads(args.threads);
   };

@@ -130,7 +130,7 @@ void define_model(py::module_& m) {
         return d.type == DeviceType::cpu ? std::string("cpu") : d.to_string();
       })
       .def_property_readonly("device_reason", [](const ModelHandle& h) { return h.device_reason; })
-      .def("summary", [](const ModelHandle& h) { return h.get().summary(); })
+      .def("summary", [](ModelHandle& h) { return h.get().summary(); })
       .def("build", [](ModelHandle& h) { h.get().build(); })
       .def("compile", &compile, py::arg("optimizer"), py::arg("losses"), py::arg("loss_weights"), py::arg("metrics"),
            py::arg("weighted_metrics") = std::vector<std::string>{},
@@ -175,6 +175,18 @@ void define_model(py::module_& m) {
                if (dst.dtype() != DType::f32) throw py::type_error("Layer " + name + ": weights other than float32");
                h.get().write_tensor(dst, v[i]);  // a copy into device memory on a GPU
              }
+           })
+      // Keras's layer.trainable, applied at the next compile (as Keras's takes effect then).
+      .def("set_layer_trainable",
+           [](ModelHandle& h, const std::string& name, bool trainable) { layer_named(h.get(), name).set_trainable(trainable); })
+      // Each weight's name and whether it trains by nature (a BatchNormalization's moving
+      // statistics do not), in layer_weights order: Keras's trainable_weights and
+      // non_trainable_weights.
+      .def("layer_weight_info",
+           [](const ModelHandle& h, const std::string& name) {
+             std::vector<std::pair<std::string, bool>> out;
+             for (Weight* w : layer_named(h.get(), name).all_weights()) out.emplace_back(w->name, w->trainable);
+             return out;
            })
       .def("layer_count_params", [](const ModelHandle& h, const std::string& name) {
         return layer_named(h.get(), name).count_params();

@@ -22,12 +22,12 @@ from keras.src.utils.naming import to_snake_case  # noqa: E402
 
 LAYERS = """Activation ActivityRegularization Add AdditiveAttention AlphaDropout Attention Average
 AveragePooling1D AveragePooling2D AveragePooling3D BatchNormalization Bidirectional CenterCrop Concatenate
-Conv1D Conv2D Conv3D Cropping1D Cropping2D Cropping3D Dense Dot Dropout ELU EinsumDense Embedding Flatten
+Conv1D Conv1DTranspose Conv2D Conv2DTranspose Conv3D DepthwiseConv1D DepthwiseConv2D Cropping1D Cropping2D Cropping3D Dense Dot Dropout ELU EinsumDense Embedding Flatten
 GRU GaussianDropout GaussianNoise GlobalAveragePooling1D GlobalAveragePooling2D GlobalAveragePooling3D
 GlobalMaxPooling1D GlobalMaxPooling2D GlobalMaxPooling3D GroupNormalization LSTM LayerNormalization
 LeakyReLU Masking MaxPooling1D MaxPooling2D MaxPooling3D Maximum Minimum MultiHeadAttention Multiply
 Normalization PReLU Permute RMSNormalization RandomContrast RandomFlip RandomRotation RandomTranslation
-RandomZoom ReLU RepeatVector Rescaling Reshape Resizing SimpleRNN Softmax SpatialDropout1D SpatialDropout2D
+RandomZoom ReLU RepeatVector Rescaling Reshape Resizing SeparableConv1D SeparableConv2D SimpleRNN Softmax SpatialDropout1D SpatialDropout2D
 SpatialDropout3D Subtract TimeDistributed UnitNormalization UpSampling1D UpSampling2D UpSampling3D
 ZeroPadding1D ZeroPadding2D ZeroPadding3D""".split()
 OPTIMIZERS = "SGD Adam AdamW RMSprop Adagrad Adamax Adadelta Nadam Ftrl Lion".split()
@@ -52,7 +52,7 @@ SAMPLE = {"units": 2, "filters": 2, "kernel_size": 1, "rate": 0.5, "target_shape
           "input_dim": 3, "output_dim": 2, "layer": None, "equation": "ab,bc->ac", "output_shape": 2,
           "groups": 1, "filepath": "/tmp/x.keras", "backup_dir": "/tmp/bk", "filename": "/tmp/x.csv",
           "initial_learning_rate": 0.1, "decay_steps": 10, "decay_rate": 0.9, "boundaries": [1],
-          "values": [0.1, 0.01], "first_decay_steps": 10, "value": 0.0, "activation": "relu",
+          "values": [0.1, 0.01], "depth_multiplier": 1, "first_decay_steps": 10, "value": 0.0, "activation": "relu",
           "num_classes": 2, "thresholds": None, "end_learning_rate": 0.0}
 
 
@@ -111,6 +111,10 @@ def main(out_path):
         layers[name] = e
     layers["InputLayer"], _ = entry(keras.layers, "InputLayer", snake=True)
     table["layers"] = layers
+    # Keras's other names for these classes (MaxPool2D for MaxPooling2D, ...): the same class.
+    table["layer_aliases"] = {n: getattr(keras.layers, n).__name__ for n in sorted(dir(keras.layers))
+                              if isinstance(getattr(keras.layers, n), type) and n not in layers
+                              and getattr(keras.layers, n).__name__ in layers}
     table["optimizers"] = {n: entry(keras.optimizers, n)[0] for n in OPTIMIZERS}
     table["schedules"] = {n: entry(keras.optimizers.schedules, n)[0] for n in SCHEDULES}
     table["losses"] = {n: entry(keras.losses, n)[0] for n in LOSSES}

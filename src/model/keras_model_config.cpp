@@ -138,7 +138,7 @@ ReadModel read_sequential(const Reader& r, const std::string& path, const json& 
                           const std::optional<Shape>& nested_input) {
   check_keys(r, path, config, {"name", "trainable", "dtype", "layers", "build_input_shape"});
   check_float32(r, path, config);
-  require_value(r, path, config, "trainable", true);
+  get_bool(r, path, config, "trainable", true);  // applied by make_layer (nested) or model_from_keras_json
   ReadModel m{"Sequential", get_string(r, path, config, "name", "sequential"), {}};
   // Input shape candidates in the order Keras itself trusts them: an explicit input, then
   // the recorded build shape, then (nested) the shape the outer model calls it with.
@@ -438,7 +438,7 @@ std::int64_t keras2_node_offset(const Entry& e) {
 
 ReadModel read_functional(const Reader& r, const std::string& path, const json& config) {
   check_keys(r, path, config, {"name", "trainable", "layers", "input_layers", "output_layers", "dtype"});
-  get_bool(r, path, config, "trainable", true);  // a nested model's, applied by make_layer
+  get_bool(r, path, config, "trainable", true);  // applied by make_layer (nested) or model_from_keras_json
   ReadModel m{"Functional", get_string(r, path, config, "name", "functional"), {}};
   const json* layers = find(config, "layers");
   if (!layers || !layers->is_array() || layers->empty()) r.invalid(path, "\"layers\" must be a non-empty list");
@@ -626,6 +626,10 @@ std::unique_ptr<Model> model_from_keras_json(const std::string& json_text, const
     out = std::move(seq);
   }
   if (policy && policy->name != "float32") out->set_dtype_policy(*policy);
+  // Keras's model.trainable = False freezes every layer (its fit trains nothing).
+  if (!get_bool(r, "model", root["config"], "trainable", true)) {
+    for (const auto& l : out->layers()) l->set_trainable(false);
+  }
   return out;
 }
 

@@ -172,7 +172,8 @@ CompileOptions read_compile(const json& cfg, const Model& m, const std::string& 
   const keras_json::Reader r{where};
   keras_json::expect_object(r, "", cfg);
   CompileOptions co;
-  if (const json* o = keras_json::value(cfg, optimizer_key)) co.optimizer = optimizer_from_keras_json(o->dump(), where + ": " + optimizer_key);
+  const json* o = optimizer_key ? keras_json::value(cfg, optimizer_key) : nullptr;
+  if (o) co.optimizer = optimizer_from_keras_json(o->dump(), where + ": " + optimizer_key);
   const json* loss = keras_json::value(cfg, "loss");
   if (!loss) r.invalid("loss", "the compile config has no loss", "compile the model in the nnfit config instead");
   const bool listed = loss->is_array() || (loss->is_object() && !keras_json::find(*loss, "class_name"));
@@ -247,9 +248,10 @@ void limit_weights_to(Model& m, const io::H5File& file) {
                           file.name() + " (whose datasets hold " + std::to_string(values) + " values)");
 }
 
-void compile_or_build(Model& m, const json* cfg, const std::string& where, const char* optimizer_key, bool compile) {
-  if (compile && cfg && cfg->is_object() && !cfg->empty()) {
-    m.compile(read_compile(*cfg, m, where, optimizer_key));
+void compile_or_build(Model& m, const json* cfg, const std::string& where, const char* optimizer_key,
+                      const LoadOptions& options) {
+  if (options.compile && cfg && cfg->is_object() && !cfg->empty()) {
+    m.compile(read_compile(*cfg, m, where, options.optimizer ? optimizer_key : nullptr));
   } else {
     m.build();
   }
@@ -274,8 +276,8 @@ std::unique_ptr<Model> load_keras_zip(const std::string& path, const LoadOptions
   const io::H5File weights = io::H5File::open_image(zip.read("model.weights.h5"), path + ": model.weights.h5");
   limit_weights_to(*m, weights);
   compile_or_build(*m, keras_json::value(root, "compile_config"), path + ": config.json: compile_config", "optimizer",
-                   options.compile);
-  keras_files::read_keras3_weights(weights, *m, path + ": model.weights.h5", true);
+                   options);
+  keras_files::read_keras3_weights(weights, *m, path + ": model.weights.h5", options.optimizer);
   return m;
 }
 
@@ -301,10 +303,10 @@ std::unique_ptr<Model> load_legacy_h5(const std::string& path, const LoadOptions
     }
   }
   limit_weights_to(*m, f);
-  compile_or_build(*m, tc ? &*tc : nullptr, path + ": training_config", "optimizer_config", options.compile);
+  compile_or_build(*m, tc ? &*tc : nullptr, path + ": training_config", "optimizer_config", options);
   if (!f.is_group("model_weights")) throw DataError(path, -1, "no model_weights group; not a Keras model file");
   keras_files::read_legacy_weights(f, "model_weights", *m, path);
-  keras_files::read_legacy_optimizer(f, *m, path);
+  if (options.optimizer) keras_files::read_legacy_optimizer(f, *m, path);
   return m;
 }
 

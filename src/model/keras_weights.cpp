@@ -195,8 +195,13 @@ OptimizerState read_optimizer_vars(const io::H5File& file, const std::string& gr
   std::size_t held = 0;
   while (file.is_dataset(member(group, held))) ++held;
   const std::size_t tail = model.compile_options().optimizer.name == "nadam" ? 1 : 0;
-  const std::size_t head = held - slots.size() - tail;
-  if (held < slots.size() + tail + 1 || head > 2) {
+  // Note [An optimizer saved unbuilt]: Keras builds an optimizer's slots at its first step,
+  // so a model saved after compile but before training holds only the iteration count and
+  // a learning rate. Its slots are their initial values, which compile() gave this
+  // model's; the first step goes on from there as Keras's does.
+  const bool unbuilt = held >= 1 && held <= 2 && held < slots.size() + tail + 1;
+  const std::size_t head = unbuilt ? held : held - slots.size() - tail;
+  if (!unbuilt && (held < slots.size() + tail + 1 || head > 2)) {
     throw DataError(where, -1,
                     group + ": the file holds " + std::to_string(held) + " optimizer variables; a " +
                         model.compile_options().optimizer.name + " of this model has " + std::to_string(slots.size()) +
@@ -208,7 +213,7 @@ OptimizerState read_optimizer_vars(const io::H5File& file, const std::string& gr
     const Tensor lr = file.read(member(group, 1));
     if (lr.dtype() == DType::f32 && lr.numel() == 1 && *lr.data<float>() > 0) state.learning_rate = *lr.data<float>();
   }
-  for (std::size_t i = 0; i < slots.size(); ++i) {
+  for (std::size_t i = 0; i < slots.size() && !unbuilt; ++i) {
     read_slot(file, member(group, head + i), slots[i], where, copies);
   }
   return state;
@@ -406,6 +411,7 @@ void read_legacy_optimizer(const io::H5File& file, Model& model, const std::stri
   if (!names) return;
   const std::vector<Tensor> slots = model.optimizer_slots();
   std::int64_t iterations = -1;
+  bool slots_held = true;
   std::vector<std::string> slot_names;
   for (const std::string& n : *names) {
     const std::string base = n.substr(n.rfind('/') + 1);
@@ -417,14 +423,18 @@ void read_legacy_optimizer(const io::H5File& file, Model& model, const std::stri
   }
   // Keras's Nadam lists its _u_product last; nnfit recomputes it from the iterations.
   if (model.compile_options().optimizer.name == "nadam" && slot_names.size() == slots.size() + 1) slot_names.pop_back();
-  if (slot_names.size() != slots.size()) {
+  // No slots at all: the optimizer was saved unbuilt (Note [An optimizer saved unbuilt]).
+  if (slot_names.empty()) slots_held = false;
+  if (slots_held && slot_names.size() != slots.size()) {
     throw DataError(where, -1,
                     "optimizer_weights: the file holds " + std::to_string(slot_names.size()) + " optimizer slots, a " +
                         model.compile_options().optimizer.name + " of this model has " + std::to_string(slots.size()),
                     "the file was saved with another optimizer; compile with that one or load weights only");
   }
   PendingCopies copies{model, {}};
-  for (std::size_t i = 0; i < slots.size(); ++i) read_slot(file, "optimizer_weights/" + slot_names[i], slots[i], where, copies);
+  for (std::size_t i = 0; i < slots.size() && slots_held; ++i) {
+    read_slot(file, "optimizer_weights/" + slot_names[i], slots[i], where, copies);
+  }
   copies.apply();
   if (iterations >= 0) model.set_iterations(iterations);
 }

@@ -42,7 +42,8 @@ std::string pad(const std::string& s, int width, bool right) {
 
 }  // namespace
 
-std::string Model::summary() const {
+std::string Model::summary() {
+  build();
   const bool functional = class_name() != "Sequential";
   const int w1 = functional ? 30 : 33, w2 = functional ? 22 : 24, w3 = functional ? 11 : 15, w4 = 24;
   const std::vector<int> widths = functional ? std::vector<int>{w1, w2, w3, w4} : std::vector<int>{w1, w2, w3};

@@ -109,7 +109,7 @@ Tensor WeightFactory::make(const std::string& name, const Shape& shape, const st
   Tensor t = zeros(shape);
   float* p = t.data<float>();
   const std::int64_t n = t.numel();
-  std::mt19937_64 rng(seed_ ^ hash_name(name));
+  std::mt19937_64 rng(seed_ ^ hash_name(std::to_string(made_++)));
   const double fi = static_cast<double>(std::max<std::int64_t>(fan_in, 1));
   const double fo = static_cast<double>(std::max<std::int64_t>(fan_out, 1));
   if (initializer == "zeros") return t;
@@ -312,7 +312,9 @@ std::vector<const Weight*> Layer::all_weights() const {
 
 std::int64_t Layer::count_params() const {
   // Keras's count: its variables (saved_weights), not the constants nnfit keeps in place of
-  // a normalization's absent gamma or beta.
+  // a normalization's absent gamma or beta. An unbuilt layer has none yet (and a layer's
+  // saved_weights may index weights that build() makes).
+  if (!built_) return 0;
   std::int64_t n = 0;
   for (const Weight* w : const_cast<Layer*>(this)->saved_weights()) n += w->value.numel();
   return n;

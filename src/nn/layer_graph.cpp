@@ -239,6 +239,7 @@ std::vector<Weight*> LayerGraph::saved_weights() const {
   std::vector<Weight*> out;
   std::set<const Weight*> seen;
   for (const auto& l : layers_) {
+    if (!l->built()) continue;  // no variables yet; its saved_weights may index them
     for (Weight* w : l->saved_weights()) {
       if (seen.insert(w).second) out.push_back(w);
     }

@@ -164,6 +164,28 @@ TEST_F(CliTest, ExamplesTrainOnTinyData) {
   }
 }
 
+// A Keras 3 file saved after compile, before training (its Adam unbuilt: only iterations and
+// learning_rate in the file; tests/model/fixtures/make_unbuilt_optimizer_keras.py):
+// `nnfit evaluate` gives Keras's loss (it never reads the optimizer), and `nnfit train`
+// trains it on from the file's compile config, the slots built at the first step.
+TEST_F(CliTest, AKerasFileWithAnUnbuiltOptimizerEvaluatesAndTrains) {
+  const std::string base = std::string(NNFIT_SOURCE_DIR) + "/tests/model/fixtures/unbuilt_adam_keras3";
+  const Result e = run("evaluate " + base + ".keras --input " + base + "_x.npy --labels " + base + "_y.npy --json");
+  ASSERT_EQ(e.code, 0) << e.err;
+  const std::size_t at = e.out.find("\"loss\":");
+  ASSERT_NE(at, std::string::npos) << e.out;
+  EXPECT_NEAR(std::stod(e.out.substr(at + 7)), 1.8777085, 1e-5) << e.out;  // Keras's evaluate
+  const std::string text = R"({"model": ")" + base + R"(.keras", "data": {"train": {"source": {"format": "npy", "x": ")" +
+                           base + R"(_x.npy", "y": ")" + base +
+                           R"(_y.npy"}}}, "fit": {"epochs": 3, "batch_size": 4, "seed": 1}})";
+  write_file(dir_ / "resume.json", text);
+  const fs::path metrics = dir_ / "metrics.json";
+  const Result t = run("train " + (dir_ / "resume.json").string() + " -q --metrics-json " + metrics.string());
+  ASSERT_EQ(t.code, 0) << t.err;
+  const std::string m = slurp(metrics);
+  EXPECT_NE(m.find("\"loss\""), std::string::npos) << m;
+}
+
 }  // namespace
 
 // ---- memory: nnfit plan, --memory-limit, fit.memory, the metrics record (issue 4) ----

@@ -108,6 +108,15 @@ TEST(KerasAttention, CallArgumentsAndRecordedMasksRead) {
   EXPECT_EQ(text.num_outputs(), 2);
   const json scored_back = json::parse(model_to_keras_json(*with_scores));
   EXPECT_EQ(layer(const_cast<json&>(scored_back), "text")["inbound_nodes"][0]["kwargs"]["return_attention_scores"], true);
+
+  // Keras 3 records mha(query, value, key) with the key as a third argument: the same call.
+  json positional = fixture();
+  json& cross_node = layer(positional, "cross")["inbound_nodes"][0];
+  cross_node["args"].push_back(cross_node["kwargs"]["key"]);
+  cross_node["kwargs"].erase("key");
+  auto by_position = model_from_keras_json(positional.dump(), "positional.json");
+  EXPECT_EQ(calls(*by_position), calls(*m));
+  EXPECT_TRUE(dynamic_cast<const MultiHeadAttention&>(*by_position->graph().find_layer("cross")).options().has_key);
   EXPECT_EQ(back->count_params(), m->count_params());
   EXPECT_THROW(model_to_keras_json(*m, KerasFormat::keras2), Unsupported);
 }

@@ -198,6 +198,12 @@ TEST(KerasConfig, TrainableFalseFreezesLayers) {
   EXPECT_FALSE(again->layers()[0]->trainable());
   EXPECT_FALSE(again->layers()[1]->trainable());
   EXPECT_TRUE(again->layers()[2]->trainable());
+
+  // Keras's model.trainable = False: the model's own flag freezes every layer (it was refused).
+  std::string whole = json;
+  whole.replace(whole.find(R"("trainable": true)"), 17, R"("trainable": false)");
+  auto frozen = model_from_keras_json(whole, "frozen_model.json");
+  for (const auto& l : frozen->layers()) EXPECT_FALSE(l->trainable()) << l->name();
 }
 
 // Several unsupported features are said together, one line each naming the layer, the

@@ -196,6 +196,40 @@ TEST_F(KerasFiles, WhatNnfitSavesLoadsBackAndTrainingContinuesExactly) {
   EXPECT_EQ(sniff_model_file(dir_.string()), ModelFileKind::directory);
 }
 
+// A model Keras 3 saved after compile, before training (fixtures/make_unbuilt_optimizer_keras.py):
+// its optimizer is unbuilt, the file holds only iterations and learning_rate. Loaded from
+// .keras and .h5 it fits, its Adam slots built from their initial values as Keras builds
+// them at the first step, to the weights Keras has after the same two steps; evaluate,
+// which never reads the optimizer, gives Keras's loss.
+TEST_F(KerasFiles, AnOptimizerSavedUnbuiltStartsAtTheFirstStepAsKeras) {
+  std::map<std::string, Tensor> io_arrays;
+  for (auto& [k, v] : io::read_npz(kFixtures + "unbuilt_adam_keras3_io.npz")) io_arrays[k] = v;
+  const Tensor &x = io_arrays.at("x"), &y = io_arrays.at("y");
+  for (const char* ext : {".keras", ".h5"}) {
+    SCOPED_TRACE(ext);
+    const std::string file = kFixtures + "unbuilt_adam_keras3" + ext;
+    auto m = load_model(file);
+    ASSERT_TRUE(m->compiled());
+    EXPECT_EQ(m->compile_options().optimizer.name, "adam");
+    EXPECT_EQ(m->iterations(), 0);
+    const Logs logs = m->evaluate(x, y, 8);
+    EXPECT_NEAR(log_value(logs, "loss"), *io_arrays.at("loss").data<float>(), 1e-5);
+    FitOptions fo;
+    fo.batch_size = 4;
+    fo.shuffle = false;
+    m->fit(x, y, fo);
+    EXPECT_EQ(m->iterations(), *io_arrays.at("iterations").data<std::int64_t>());
+    const std::vector<Tensor> w = m->get_weights();
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      expect_near(w[i], io_arrays.at("fitted_" + std::to_string(i)), 1e-5, "weight " + std::to_string(i));
+    }
+    LoadOptions no_optimizer;
+    no_optimizer.optimizer = false;
+    auto e = load_model(file, no_optimizer);
+    EXPECT_NEAR(log_value(e->evaluate(x, y, 8), "mae"), *io_arrays.at("mae").data<float>(), 1e-5);
+  }
+}
+
 // Runs f and returns the error's text; fails the test if f does not throw nnfit::Error.
 template <typename F>
 std::string error_of(F&& f) {

@@ -6,6 +6,7 @@
 #include "model/keras_config_helpers.h"
 #include "nnfit/core/error.h"
 #include "nnfit/model/keras_config.h"
+#include "nnfit/model/model.h"
 #include "nnfit/nn/layers.h"
 #include "nnfit/nn/reshaping_layers.h"
 
@@ -431,6 +432,50 @@ TEST(KerasConfig, NormalizationReadsGivenAndAdaptedStatisticsAndRoundTrips) {
       {keras3_model("[null, 3]", layer("Normalization", R"({"name": "n", "axis": "last"})")),
        "\"axis\" must be an integer, a list of integers or null, got \"last\""},
   });
+}
+
+// summary() before compile: the model builds its weights first, as Keras's layers have them
+// once called, so the counts are Keras's (these four give 96, 16 of them BatchNormalization's
+// moving statistics), and the normalizations, whose saved weights index the weights build()
+// makes, are never read unbuilt (it crashed).
+TEST(KerasConfig, SummaryBeforeCompileCountsKerasParams) {
+  const std::string json = keras3_model(
+      "[null, 4]", layer("Dense", R"({"name": "d", "units": 8})") + ", " +
+                       layer("BatchNormalization", R"({"name": "bn"})") + ", " +
+                       layer("LayerNormalization", R"({"name": "ln"})") + ", " +
+                       layer("RMSNormalization", R"({"name": "rms"})"));
+  auto m = sequential_from_keras_json(json, "summary.json");
+  EXPECT_EQ(m->count_params(), 0);  // nothing built yet
+  const std::string summary = m->summary();
+  EXPECT_NE(summary.find("Total params: 96 "), std::string::npos) << summary;  // 40 + 32 + 16 + 8
+  EXPECT_NE(summary.find("Trainable params: 80 "), std::string::npos) << summary;
+  EXPECT_NE(summary.find("Non-trainable params: 16 "), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\u2502 bn (BatchNormalization)"), std::string::npos) << summary;
+  EXPECT_EQ(m->count_params(), 96);
+}
+
+// Weights are seeded by their place, not their layer's name: Keras numbers automatic names
+// per session ("dense", then "dense_1"), and keras.utils.set_random_seed gives two builds of
+// one architecture the same weights however they are named.
+TEST(KerasConfig, OneSeedGivesOneArchitectureTheSameWeightsUnderAnyNames) {
+  auto make = [](const std::string& a, const std::string& b, std::uint64_t seed) {
+    auto m = sequential_from_keras_json(
+        keras3_model("[null, 4]", layer("Dense", R"({"name": ")" + a + R"(", "units": 5})") + ", " +
+                                      layer("Dense", R"({"name": ")" + b + R"(", "units": 2})")),
+        "seeded.json");
+    m->set_seed(seed);
+    m->build();
+    return m->get_weights();
+  };
+  const std::vector<Tensor> first = make("dense", "dense_1", 9), again = make("dense_2", "dense_3", 9);
+  ASSERT_EQ(first.size(), again.size());
+  for (std::size_t i = 0; i < first.size(); ++i) {
+    ASSERT_EQ(first[i].numel(), again[i].numel());
+    for (std::int64_t j = 0; j < first[i].numel(); ++j) EXPECT_EQ(first[i].data<float>()[j], again[i].data<float>()[j]);
+  }
+  const std::vector<Tensor> other = make("dense", "dense_1", 10);
+  EXPECT_NE(other[0].data<float>()[0], first[0].data<float>()[0]);
+  EXPECT_NE(first[0].data<float>()[0], first[2].data<float>()[0]);  // each weight draws its own values
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // not run is refused with the layer's path, the location said once.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "model/keras_config_helpers.h"
@@ -115,6 +116,33 @@ TEST(KerasConfig, EmbeddingReadsBothGenerationsAndKeepsTheInputDtype) {
   m2->build();
   EXPECT_EQ(m2->layers()[0]->output_shape(Shape{5}), (Shape{5, 3}));
   for (std::int64_t i = 0; i < 30; ++i) EXPECT_LE(std::fabs(m2->layers()[0]->weights()[0].value.data<float>()[i]), 0.05f);
+}
+
+// Keras's short initializer names, as nnfit.keras writes a default it was not given:
+// Embedding's "uniform" is RandomUniform(-0.05, 0.05), "normal" RandomNormal(0, 0.05).
+TEST(KerasConfig, InitializerShortNamesAreKerasAliases) {
+  for (const char* name : {"uniform", "normal"}) {
+    auto m = sequential_from_keras_json(
+        keras3_model("[null, 6]", layer("Embedding", R"({"name": "e", "input_dim": 40, "output_dim": 25, "embeddings_initializer": ")" +
+                                                         std::string(name) + "\"}")),
+        "alias.json");
+    m->build();
+    const Tensor& w = m->layers()[0]->weights()[0].value;
+    float lo = 0.0f, hi = 0.0f;
+    for (std::int64_t i = 0; i < w.numel(); ++i) {
+      lo = std::min(lo, w.data<float>()[i]);
+      hi = std::max(hi, w.data<float>()[i]);
+    }
+    if (std::string(name) == "uniform") {
+      EXPECT_GE(lo, -0.05f);
+      EXPECT_LE(hi, 0.05f);
+      EXPECT_LT(lo, -0.04f);  // 1000 draws fill the range
+      EXPECT_GT(hi, 0.04f);
+    } else {
+      EXPECT_LT(lo, -0.1f);  // a normal of stddev 0.05 has tails past two of them
+      EXPECT_GT(hi, 0.1f);
+    }
+  }
 }
 
 // Bidirectional as Keras 3 writes it (both layers) and as tf.keras does (the forward one

@@ -23,6 +23,8 @@ def stub_classes(path):
                 out[node.name] = [x.arg for x in a.args[1:] + a.kwonlyargs]
             else:
                 out[node.name] = None
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in out:
+            out[node.targets[0].id] = out[node.value.id]  # an alias: MaxPool2D = MaxPooling2D
     return out
 
 

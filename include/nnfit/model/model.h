@@ -166,8 +166,10 @@ class Model {
   Tensor predict(const Tensor& x, const InferenceOptions& options);
   // One output per model output, in order.
   std::vector<Tensor> predict(const std::vector<Tensor>& x, const InferenceOptions& options);
-  // Keras's summary table (with the "Connected to" column for a Functional model).
-  std::string summary() const;
+  // Keras's summary table (with the "Connected to" column for a Functional model). Builds
+  // the model first (its weights, as Keras's layers have them once called), so the
+  // parameter counts are Keras's before compile too.
+  std::string summary();
 
   std::int64_t count_params() const;
   // Every weight in Keras's order (layer by layer), trainable and not.

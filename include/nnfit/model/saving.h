@@ -22,6 +22,10 @@ namespace nnfit {
 // not a Keras model), InvalidArgument / Unsupported for the model config.
 struct LoadOptions {
   bool compile = true;
+  // false: the compile config's losses and metrics only, for evaluating: the optimizer's
+  // config and state are not read (its config may be one nnfit does not run), and the
+  // model compiles with a default SGD that never steps.
+  bool optimizer = true;
   // Called on the model once its architecture is read, before any weight is allocated:
   // where a memory policy, thread count or seed is set.
   std::function<void(Model&)> configure;

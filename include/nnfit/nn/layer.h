@@ -51,7 +51,9 @@ class WeightFactory {
   explicit WeightFactory(std::uint64_t seed) : seed_(seed) {}
   // A weight of `shape` filled by `initializer` (a Keras name: glorot_uniform,
   // glorot_normal, he_normal, he_uniform, zeros, ones, ...), seeded from the model seed
-  // and the weight's name so a run repeats.
+  // and the weight's place in the order of making (not its name, which Keras numbers
+  // per session: "dense_3"), so two builds of one architecture under one seed are equal,
+  // as Keras's under keras.utils.set_random_seed.
   Tensor make(const std::string& name, const Shape& shape, const std::string& initializer,
               std::int64_t fan_in, std::int64_t fan_out);
   Tensor zeros(const Shape& shape);
@@ -67,6 +69,7 @@ class WeightFactory {
   std::uint64_t budget_elements_ = 0;  // 0: none
   std::uint64_t made_elements_ = 0;
   std::string budget_source_;
+  std::uint64_t made_ = 0;  // weights made so far: the next one's place
 };
 
 // Emission context for one graph: maps weights to variable values, collects side updates

@@ -143,6 +143,7 @@ class Node:
         self.inputs = inputs  # a KerasTensor, or a list of them (merge layers)
         self.outputs = []
         self.id = next(Node._ids)
+        self.positional = False  # inputs passed as separate arguments (mha(query, value)), not one list
 
     def input_tensors(self):
         if self.inputs is None:
@@ -206,7 +207,12 @@ def functional_config(name, inputs, outputs, trainable=True):
             if hasattr(layer, "_inbound"):  # a keras.ops operation: its own arguments
                 inbound.append(layer._inbound(node, ref))
                 continue
-            args = [[ref(t) for t in node.inputs]] if isinstance(node.inputs, (list, tuple)) else [ref(node.inputs)]
+            if node.positional:  # layer(a, b, c): Keras records each as an argument
+                args = [ref(t) for t in node.inputs]
+            elif isinstance(node.inputs, (list, tuple)):
+                args = [[ref(t) for t in node.inputs]]
+            else:
+                args = [ref(node.inputs)]
             inbound.append({"args": args, "kwargs": {}})
         entry = layer._entry()
         entry["name"] = layer.name

@@ -176,6 +176,7 @@ class Bridge(_Hooks):
         self.progress = Progress(verbose, epochs, steps) if verbose else None
         self.params = {"verbose": verbose, "epochs": epochs, "steps": steps}
         self.nnfit_logs = []
+        self.last_logs = {}  # the last epoch's, for on_train_end
         # The per-batch hooks the engine calls (each a call into Python per batch).
         self.batch_hooks = _wanted(callbacks, {"on_train_batch_begin": ("on_train_batch_begin", "on_batch_begin"),
                                                "on_train_batch_end": ("on_train_batch_end", "on_batch_end"),
@@ -232,9 +233,11 @@ class Bridge(_Hooks):
         if self.progress:
             self.progress.epoch_end(logs)
         self.history.on_epoch_end(epoch, logs)
+        self.last_logs = logs
 
     def on_train_end(self):
-        self._each("on_train_end", {})
+        # Keras passes the last epoch's logs (validation's included), {} when none ran.
+        self._each("on_train_end", dict(self.last_logs))
 
 
 class InferenceBridge(_Hooks):

@@ -8,6 +8,7 @@ nnfit's engine, which ``get_weights`` reads once the layer belongs to a built mo
 from nnfit.keras import _graph, _state
 from nnfit.keras._api_table import TABLE
 from nnfit.keras._object import KerasObject, make_classes
+from nnfit.keras._weights import LayerWeights
 
 _LAYER_KWARGS = (("name", None), ("dtype", None), ("trainable", True), ("input_shape", None), ("input_dim", None),
                  ("batch_input_shape", None), ("batch_size", None), ("autocast", True))
@@ -26,7 +27,7 @@ def _policy_name(dtype):
     return str(dtype)
 
 
-class Layer(KerasObject):
+class Layer(LayerWeights, KerasObject):
     """Base of nnfit.keras's layers (Keras's keras.layers.Layer)."""
 
     _group = "layers"
@@ -67,14 +68,20 @@ class Layer(KerasObject):
             return tuple(a["batch_input_shape"])[1:]
         if a.get("input_shape") is not None:
             return tuple(a["input_shape"])
-        if a.get("input_dim") is not None:
+        if a.get("input_dim") is not None and not self._own_argument("input_dim"):
             return (int(a["input_dim"]),)
         return None
+
+    def _own_argument(self, name):
+        """Whether `name` is an argument of the layer's own signature (Embedding's
+        input_dim), not the base Layer's first-layer shortcut of that name."""
+        return any(p[0] == name for p in TABLE["layers"][self._class_name]["params"])
 
     def get_config(self):
         config = super().get_config()
         for k in _NOT_IN_CONFIG:
-            config.pop(k, None)
+            if not self._own_argument(k):
+                config.pop(k, None)
         config["name"] = self.name
         config["trainable"] = self.trainable
         config["dtype"] = _policy_json(self._policy)
@@ -112,27 +119,7 @@ class Layer(KerasObject):
         outputs = _graph.infer_outputs(self, node, self._output_count())
         return outputs[0] if len(outputs) == 1 else outputs
 
-    # Weights, once the layer belongs to a built model.
-    def _engine(self):
-        if self._model is None or self._model._handle is None:
-            raise ValueError(f"Layer {self.name!r} has no weights yet: it belongs to no built model")
-        return self._model._with_weights()
-
-    @property
-    def weights(self):
-        return self.get_weights()
-
-    def get_weights(self):
-        if self._model is None or self._model._handle is None:
-            return []
-        return self._engine().layer_weights(self.name)
-
-    def set_weights(self, weights):
-        """Keras's layer.set_weights: one array per weight, in get_weights() order."""
-        self._engine().set_layer_weights(self.name, list(weights))
-
-    def count_params(self):
-        return self._engine().layer_count_params(self.name)
+    # Weights (weights, get_weights, set_weights, build, trainable, ...): _weights.LayerWeights.
 
     @property
     def output(self):
@@ -148,7 +135,7 @@ class Layer(KerasObject):
         return self._nodes[0].inputs
 
     def __repr__(self):
-        return f"<{self._class_name} name={self.name}, built={self._model is not None}>"
+        return f"<{self._class_name} name={self.name}, built={self.built}>"
 
 
 def _snake(class_name):
@@ -157,6 +144,60 @@ def _snake(class_name):
 
 __all__ = ["Layer", "Input", "InputLayer"] + make_classes(
     "layers", Layer, globals(), names=[n for n in TABLE["layers"] if n != "InputLayer"])
+
+
+class MultiHeadAttention(MultiHeadAttention):  # noqa: F811 (the generated class, with Keras's call)
+    __doc__ = MultiHeadAttention.__doc__
+
+    def __call__(self, query, value=None, key=None, **kwargs):
+        """Keras's call: mha(query, value) or mha(query, value, key)."""
+        if value is None:  # nnfit's list form, mha([query, value(, key)])
+            return super().__call__(query, **kwargs)
+        outputs = super().__call__([query, value] + ([] if key is None else [key]), **kwargs)
+        self._nodes[-1].positional = True
+        return outputs
+
+
+# Keras's other names for the same classes (MaxPool2D is MaxPooling2D, ...).
+for _alias, _target in TABLE["layer_aliases"].items():
+    globals()[_alias] = globals()[_target]
+__all__ += list(TABLE["layer_aliases"])
+
+
+# Keras's functional forms of the merge layers: layers.add([a, b]) is Add()([a, b]).
+def add(inputs, **kwargs):
+    return Add(**kwargs)(inputs)
+
+
+def concatenate(inputs, axis=-1, **kwargs):
+    return Concatenate(axis=axis, **kwargs)(inputs)
+
+
+def multiply(inputs, **kwargs):
+    return Multiply(**kwargs)(inputs)
+
+
+def average(inputs, **kwargs):
+    return Average(**kwargs)(inputs)
+
+
+def maximum(inputs, **kwargs):
+    return Maximum(**kwargs)(inputs)
+
+
+def minimum(inputs, **kwargs):
+    return Minimum(**kwargs)(inputs)
+
+
+def subtract(inputs, **kwargs):
+    return Subtract(**kwargs)(inputs)
+
+
+def dot(inputs, axes=-1, **kwargs):
+    return Dot(axes=axes, **kwargs)(inputs)
+
+
+__all__ += ["add", "concatenate", "multiply", "average", "maximum", "minimum", "subtract", "dot"]
 
 
 class InputLayer(Layer):
@@ -196,6 +237,11 @@ class InputLayer(Layer):
 
     def _compute_dtype(self):
         return self._dtype
+
+    built = True  # as Keras's: an input has no weights to make
+
+    def _held(self):
+        return [], []
 
 
 

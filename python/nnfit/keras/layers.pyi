@@ -13,10 +13,17 @@ class Layer(KerasObject):
     @property
     def compute_dtype(self) -> str: ...
     @property
+    def built(self) -> bool: ...
+    @property
     def weights(self) -> list: ...
+    @property
+    def trainable_weights(self) -> list: ...
+    @property
+    def non_trainable_weights(self) -> list: ...
     def get_weights(self) -> list: ...
     def set_weights(self, weights: Sequence[Any]) -> None: ...
     def count_params(self) -> int: ...
+    def build(self, input_shape: Any = None) -> None: ...
     def __call__(self, inputs: Any) -> Any: ...
 
 
@@ -33,6 +40,14 @@ def Input(shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[
           optional: bool = False) -> KerasTensor: ...
 def serialize(layer: Layer) -> dict: ...
 def deserialize(config: dict) -> Layer: ...
+def add(inputs: Sequence[KerasTensor], **kwargs: Any) -> KerasTensor: ...
+def concatenate(inputs: Sequence[KerasTensor], axis: int = -1, **kwargs: Any) -> KerasTensor: ...
+def multiply(inputs: Sequence[KerasTensor], **kwargs: Any) -> KerasTensor: ...
+def average(inputs: Sequence[KerasTensor], **kwargs: Any) -> KerasTensor: ...
+def maximum(inputs: Sequence[KerasTensor], **kwargs: Any) -> KerasTensor: ...
+def minimum(inputs: Sequence[KerasTensor], **kwargs: Any) -> KerasTensor: ...
+def subtract(inputs: Sequence[KerasTensor], **kwargs: Any) -> KerasTensor: ...
+def dot(inputs: Sequence[KerasTensor], axes: Any = -1, **kwargs: Any) -> KerasTensor: ...
 
 
 class Activation(Layer):
@@ -110,14 +125,34 @@ class Conv1D(Layer):
     def __init__(self, filters: Any, kernel_size: Any, strides: Any = 1, padding: Any = 'valid', data_format: Any = None, dilation_rate: Any = 1, groups: Any = 1, activation: Any = None, use_bias: Any = True, kernel_initializer: Any = 'glorot_uniform', bias_initializer: Any = 'zeros', kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None, kernel_constraint: Any = None, bias_constraint: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
 
 
+class Conv1DTranspose(Layer):
+    """Keras's Conv1DTranspose on nnfit's engine. 1D transposed convolution layer."""
+    def __init__(self, filters: Any, kernel_size: Any, strides: Any = 1, padding: Any = 'valid', output_padding: Any = None, data_format: Any = None, dilation_rate: Any = 1, activation: Any = None, use_bias: Any = True, kernel_initializer: Any = 'glorot_uniform', bias_initializer: Any = 'zeros', kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None, kernel_constraint: Any = None, bias_constraint: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
 class Conv2D(Layer):
     """Keras's Conv2D on nnfit's engine. 2D convolution layer."""
     def __init__(self, filters: Any, kernel_size: Any, strides: Any = (1, 1), padding: Any = 'valid', data_format: Any = None, dilation_rate: Any = (1, 1), groups: Any = 1, activation: Any = None, use_bias: Any = True, kernel_initializer: Any = 'glorot_uniform', bias_initializer: Any = 'zeros', kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None, kernel_constraint: Any = None, bias_constraint: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
 
 
+class Conv2DTranspose(Layer):
+    """Keras's Conv2DTranspose on nnfit's engine. 2D transposed convolution layer."""
+    def __init__(self, filters: Any, kernel_size: Any, strides: Any = (1, 1), padding: Any = 'valid', output_padding: Any = None, data_format: Any = None, dilation_rate: Any = (1, 1), activation: Any = None, use_bias: Any = True, kernel_initializer: Any = 'glorot_uniform', bias_initializer: Any = 'zeros', kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None, kernel_constraint: Any = None, bias_constraint: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
 class Conv3D(Layer):
     """Keras's Conv3D on nnfit's engine. 3D convolution layer."""
     def __init__(self, filters: Any, kernel_size: Any, strides: Any = (1, 1, 1), padding: Any = 'valid', data_format: Any = None, dilation_rate: Any = (1, 1, 1), groups: Any = 1, activation: Any = None, use_bias: Any = True, kernel_initializer: Any = 'glorot_uniform', bias_initializer: Any = 'zeros', kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None, kernel_constraint: Any = None, bias_constraint: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class DepthwiseConv1D(Layer):
+    """Keras's DepthwiseConv1D on nnfit's engine. 1D depthwise convolution layer."""
+    def __init__(self, kernel_size: Any, strides: Any = 1, padding: Any = 'valid', depth_multiplier: Any = 1, data_format: Any = None, dilation_rate: Any = 1, activation: Any = None, use_bias: Any = True, depthwise_initializer: Any = 'glorot_uniform', bias_initializer: Any = 'zeros', depthwise_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None, depthwise_constraint: Any = None, bias_constraint: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class DepthwiseConv2D(Layer):
+    """Keras's DepthwiseConv2D on nnfit's engine. 2D depthwise convolution layer."""
+    def __init__(self, kernel_size: Any, strides: Any = (1, 1), padding: Any = 'valid', depth_multiplier: Any = 1, data_format: Any = None, dilation_rate: Any = (1, 1), activation: Any = None, use_bias: Any = True, depthwise_initializer: Any = 'glorot_uniform', bias_initializer: Any = 'zeros', depthwise_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None, depthwise_constraint: Any = None, bias_constraint: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
 
 
 class Cropping1D(Layer):
@@ -345,6 +380,16 @@ class Resizing(Layer):
     def __init__(self, height: Any, width: Any, interpolation: Any = 'bilinear', crop_to_aspect_ratio: Any = False, pad_to_aspect_ratio: Any = False, fill_mode: Any = 'constant', fill_value: Any = 0.0, antialias: Any = False, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
 
 
+class SeparableConv1D(Layer):
+    """Keras's SeparableConv1D on nnfit's engine. 1D separable convolution layer."""
+    def __init__(self, filters: Any, kernel_size: Any, strides: Any = 1, padding: Any = 'valid', data_format: Any = None, dilation_rate: Any = 1, depth_multiplier: Any = 1, activation: Any = None, use_bias: Any = True, depthwise_initializer: Any = 'glorot_uniform', pointwise_initializer: Any = 'glorot_uniform', bias_initializer: Any = 'zeros', depthwise_regularizer: Any = None, pointwise_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None, depthwise_constraint: Any = None, pointwise_constraint: Any = None, bias_constraint: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class SeparableConv2D(Layer):
+    """Keras's SeparableConv2D on nnfit's engine. 2D separable convolution layer."""
+    def __init__(self, filters: Any, kernel_size: Any, strides: Any = (1, 1), padding: Any = 'valid', data_format: Any = None, dilation_rate: Any = (1, 1), depth_multiplier: Any = 1, activation: Any = None, use_bias: Any = True, depthwise_initializer: Any = 'glorot_uniform', pointwise_initializer: Any = 'glorot_uniform', bias_initializer: Any = 'zeros', depthwise_regularizer: Any = None, pointwise_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None, depthwise_constraint: Any = None, pointwise_constraint: Any = None, bias_constraint: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
 class SimpleRNN(Layer):
     """Keras's SimpleRNN on nnfit's engine. Fully-connected RNN where the output is to be fed back as the new input."""
     def __init__(self, units: Any, activation: Any = 'tanh', use_bias: Any = True, kernel_initializer: Any = 'glorot_uniform', recurrent_initializer: Any = 'orthogonal', bias_initializer: Any = 'zeros', kernel_regularizer: Any = None, recurrent_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None, kernel_constraint: Any = None, recurrent_constraint: Any = None, bias_constraint: Any = None, dropout: Any = 0.0, recurrent_dropout: Any = 0.0, return_sequences: Any = False, return_state: Any = False, go_backwards: Any = False, stateful: Any = False, unroll: Any = False, seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
@@ -413,3 +458,24 @@ class ZeroPadding2D(Layer):
 class ZeroPadding3D(Layer):
     """Keras's ZeroPadding3D on nnfit's engine. Zero-padding layer for 3D data (spatial or spatio-temporal)."""
     def __init__(self, padding: Any = ..., data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+AvgPool1D = AveragePooling1D
+AvgPool2D = AveragePooling2D
+AvgPool3D = AveragePooling3D
+Convolution1D = Conv1D
+Convolution1DTranspose = Conv1DTranspose
+Convolution2D = Conv2D
+Convolution2DTranspose = Conv2DTranspose
+Convolution3D = Conv3D
+GlobalAvgPool1D = GlobalAveragePooling1D
+GlobalAvgPool2D = GlobalAveragePooling2D
+GlobalAvgPool3D = GlobalAveragePooling3D
+GlobalMaxPool1D = GlobalMaxPooling1D
+GlobalMaxPool2D = GlobalMaxPooling2D
+GlobalMaxPool3D = GlobalMaxPooling3D
+MaxPool1D = MaxPooling1D
+MaxPool2D = MaxPooling2D
+MaxPool3D = MaxPooling3D
+SeparableConvolution1D = SeparableConv1D
+SeparableConvolution2D = SeparableConv2D

@@ -7,8 +7,9 @@ import json
 
 import numpy as np
 
-from nnfit.keras import _graph, _state, _training
+from nnfit.keras import _cloning, _graph, _state, _training, _weights
 from nnfit.keras._batch_methods import BatchMethods
+from nnfit.keras._cloning import clone_model  # noqa: F401  (keras.models.clone_model)
 from nnfit.keras import layers as layers_module
 from nnfit.keras import optimizers as optimizers_module
 from nnfit.keras._object import resolve
@@ -20,7 +21,7 @@ def _engine():
     return _engine.get()
 
 
-class Model(BatchMethods):
+class Model(BatchMethods, _weights.ModelWeights):
     """keras.Model: ``Model(inputs, outputs, name=None)`` over symbolic tensors from
     keras.Input and layer calls (the Functional API). Subclassed models with their own
     ``call`` are not supported by nnfit."""
@@ -33,6 +34,7 @@ class Model(BatchMethods):
                                       "model with keras.Input and layer calls (Model(inputs, outputs)) or Sequential")
         self._handle = None
         self._device = _state.device()  # where it is placed when built (keras.device's scope)
+        self._seed = _state.next_seed()  # drawn now, as Keras's layers draw theirs when made
         self._compile_args = None
         self.optimizer = None
         self.loss = None
@@ -64,6 +66,9 @@ class Model(BatchMethods):
     def layers(self):
         return list(self._layers)
 
+    input = property(lambda self: self.inputs[0] if len(self.inputs) == 1 else list(self.inputs))
+    output = property(lambda self: self.outputs[0] if len(self.outputs) == 1 else list(self.outputs))
+
     def get_layer(self, name=None, index=None):
         if index is not None:
             return self.layers[index]
@@ -91,6 +96,8 @@ class Model(BatchMethods):
     def get_config(self):
         return json.loads(self.to_json())["config"]
 
+    from_config = classmethod(_cloning.from_config)
+
     def to_json(self, **kwargs):
         if self._handle is not None:
             return self._handle.to_json()
@@ -103,9 +110,8 @@ class Model(BatchMethods):
     def _build(self):
         if self._handle is None:
             self._handle = _engine().Model.from_json(json.dumps(self._model_json()), f"model {self.name!r}",
-                                                     _state.next_seed(), device=self._device)
-            for layer in self._layers:
-                layer._model = self
+                                                     self._seed, device=self._device)
+            self._adopt_layers(self._handle)
         return self._handle
 
     def _handle_or_build(self):
@@ -143,10 +149,6 @@ class Model(BatchMethods):
     def set_weights(self, weights):
         self._with_weights().set_weights(list(weights))
 
-    @property
-    def weights(self):
-        return self.get_weights()
-
     # Training.
     def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None, weighted_metrics=None,
                 run_eagerly=False, steps_per_execution=1, jit_compile="auto", auto_scale_loss=True):
@@ -176,6 +178,7 @@ class Model(BatchMethods):
     def _compile_engine(self):
         optimizer, loss, loss_weights, metrics, auto_scale_loss, weighted_metrics = self._compile_args
         handle = self._handle_or_build()
+        self._apply_trainable(handle)  # Keras's trainable flags take effect at compile
         outputs = self._output_names()
         opt_json = optimizer.serialize()
         if auto_scale_loss and _uses_float16(self):
@@ -225,6 +228,7 @@ class Model(BatchMethods):
             raise ValueError("fit: targets y are needed with array inputs (or pass an nnfit.data.Dataset of (x, y))")
         xs = _training.as_arrays(x, self._input_names_for(x), "x")
         self._prepare(xs)
+        self._before_fit()
         ys = _training.as_arrays(y, self._output_names(), "y", target=True)
         sw = None if sample_weight is None else _training._array(sample_weight, "sample_weight", False)
         batch = 32 if batch_size is None else int(batch_size)
@@ -272,6 +276,7 @@ class Model(BatchMethods):
         if self._handle is None and not self._input_known():
             raise ValueError(f"Sequential {self.name!r} has no input shape yet: start it with keras.Input(shape=...)")
         self._ensure_compiled()
+        self._before_fit()
         seed = _state.next_seed()
         train = ds._build(seed)
         validation = None
@@ -401,8 +406,8 @@ class Sequential(Model):
             self.add(layer)
 
     def add(self, layer):
-        if self._handle is not None:
-            raise ValueError("Sequential.add: the model is already built")
+        if self._handle is not None:  # built (by summary(), build, fit...): rebuilt with the layers' weights
+            self._release_layers()
         if isinstance(layer, _graph.KerasTensor) and isinstance(layer._history[0], layers_module.InputLayer):
             layer = layer._history[0]
         if isinstance(layer, layers_module.InputLayer):
@@ -414,12 +419,16 @@ class Sequential(Model):
             raise TypeError(f"Sequential.add: expected a keras.layers.Layer, got {layer!r}")
         if not self._layers and self._input is None and layer._input_shape_arg() is not None:
             self._input = layers_module.InputLayer(shape=layer._input_shape_arg())
+        layer._carried = layer._elsewhere(self)  # weights from a model it was built in
+        layer._model = self
         self._layers.append(layer)
 
     def pop(self):
         if self._handle is not None:
-            raise ValueError("Sequential.pop: the model is already built")
-        return self._layers.pop()
+            self._release_layers()
+        layer = self._layers.pop()
+        layer._model = None  # it keeps its weights (carried)
+        return layer
 
     @property
     def inputs(self):

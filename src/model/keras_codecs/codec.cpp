@@ -32,6 +32,16 @@ bool is_default_argument(const std::string& initializer, const std::string& key,
   return false;
 }
 
+// Keras's short names for initializers (keras.initializers.get): "uniform" is
+// RandomUniform(-0.05, 0.05), Embedding's default; "normal" RandomNormal(0, 0.05).
+std::string canonical_initializer(const std::string& name) {
+  if (name == "uniform") return "random_uniform";
+  if (name == "normal") return "random_normal";
+  if (name == "one") return "ones";
+  if (name == "zero") return "zeros";
+  return name;
+}
+
 }  // namespace
 
 // Only argument-free initializers (seed and arguments at their defaults aside) can be
@@ -40,7 +50,7 @@ std::string get_initializer(const Reader& r, const std::string& path, const json
                             const std::string& fallback) {
   const json* v = value(obj, key);
   if (!v) return fallback;
-  if (v->is_string()) return lower(v->get<std::string>());
+  if (v->is_string()) return canonical_initializer(lower(v->get<std::string>()));
   const std::string ipath = path + "." + key;
   expect_object(r, ipath, *v);
   // Keras 3 adds shared_object_id where one initializer object serves two layers (an RNN

@@ -60,6 +60,11 @@ CallArguments MultiHeadAttention::call_arguments() const {
 void MultiHeadAttention::set_call_arguments(const CallArguments& args) {
   NNFIT_CHECK(!built_, InvalidArgument, name(), ": call arguments are set before the layer is built");
   options_.has_key = options_.has_attention_mask = options_.use_causal_mask = options_.return_attention_scores = false;
+  // Keras's call(query, value, key=None, query_mask=None, ...): mha(q, v, k) passes the key
+  // third, as Keras 3 records it; a fourth positional tensor would be query_mask.
+  NNFIT_CHECK(args.positional <= 3, Unsupported, name(), " (MultiHeadAttention): ", args.positional,
+              " positional inputs; nnfit takes query, value and key (a mask comes from the model)");
+  options_.has_key = args.positional == 3;
   for (const std::string& k : args.keyword_inputs) {
     if (k == "key") {
       options_.has_key = true;

@@ -1,0 +1,218 @@
+"""The rest of a Keras user's day (issue 36), run under real Keras (from PyPI, in the Keras
+venv) and under `from nnfit import keras`: what each observable gives must be equal.
+Embedding built from Python (its config and parameter count); summary() before compile
+(the keras.io MNIST convnet's 34,826 parameters, and a model of every normalization);
+on_train_end's logs (their keys); set_random_seed making two builds of a model equal;
+Sequential.add after summary(); MultiHeadAttention called as mha(query, value) and
+mha(query, value, key); fine-tuning (trainable on layers and models at any time, taking
+effect at compile: the counts of trainable and non-trainable weights at each stage, and
+which weights fit changed); weights before compile and layer.build; the layer aliases, the
+separable, depthwise and transposed convolutions' parameter counts, the merge layers'
+functional forms; keras.utils.pad_sequences, normalize, split_dataset, img_to_array;
+clone_model, model_from_json and Sequential.from_config.
+
+usage: keras_user_day_parity.py KERAS_PYTHON [NNFIT_PYTHON]
+"""
+import sys
+import textwrap
+
+import parity_runs
+
+SCRIPT = textwrap.dedent("""
+    import json
+    import numpy as np
+    IMPORT_LINE
+    from keras import layers
+
+    out = {}
+    rng = np.random.default_rng(0)
+
+    def total_params(model):
+        lines = []
+        model.summary(print_fn=lambda line, *a, **k: lines.append(line))
+        text = "\\n".join(lines)
+        return [l.strip() for l in text.splitlines() if "params" in l]
+
+    # 1. Embedding from Python.
+    emb = layers.Embedding(50, 8)
+    m = keras.Sequential([keras.Input((6,), dtype="int32"), emb, layers.GlobalAveragePooling1D(), layers.Dense(2)])
+    cfg = emb.get_config()
+    w = emb.get_weights()[0]
+    out["embedding"] = {"input_dim": cfg["input_dim"], "params": m.count_params(),
+                        "within_0.05": bool(np.abs(w).max() <= 0.05), "spread": bool(np.abs(w).max() > 0.04)}
+    m.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    ids = rng.integers(0, 50, size=(64, 6)).astype("int32")
+    m.fit(ids, (ids[:, 0] > 25).astype("int64"), epochs=1, verbose=0)
+
+    # 2. summary() before compile.
+    convnet = keras.Sequential([keras.Input(shape=(28, 28, 1)), layers.Conv2D(32, kernel_size=(3, 3), activation="relu"),
+                                layers.MaxPooling2D(pool_size=(2, 2)), layers.Conv2D(64, kernel_size=(3, 3), activation="relu"),
+                                layers.MaxPooling2D(pool_size=(2, 2)), layers.Flatten(), layers.Dropout(0.5),
+                                layers.Dense(10, activation="softmax")])
+    out["convnet_summary"] = total_params(convnet)
+    norms = keras.Sequential([keras.Input((4,)), layers.Dense(8), layers.BatchNormalization(),
+                              layers.LayerNormalization(), layers.RMSNormalization()])
+    out["norms_summary"] = total_params(norms)
+    inp = keras.Input((5,))
+    fn = keras.Model(inp, layers.Dense(3)(layers.BatchNormalization()(inp)))
+    out["functional_summary"] = total_params(fn)
+
+    # 4. on_train_end's logs; set_random_seed; Sequential.add after summary(); MultiHeadAttention.
+    class Ends(keras.callbacks.Callback):
+        def on_train_end(self, logs=None):
+            self.logs = dict(logs or {})
+    x = rng.normal(size=(40, 4)).astype("float32")
+    y = (x.sum(1) > 0).astype("int64")
+    clf = keras.Sequential([keras.Input((4,)), layers.Dense(2, activation="softmax")])
+    clf.compile(optimizer="sgd", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    ends = Ends()
+    hist = clf.fit(x, y, epochs=2, batch_size=8, validation_split=0.25, verbose=0, callbacks=[ends])
+    out["on_train_end_keys"] = sorted(ends.logs)
+    out["on_train_end_is_last_epoch"] = all(abs(ends.logs[k] - hist.history[k][-1]) < 1e-6 for k in ends.logs)
+
+    def seeded(seed):
+        keras.utils.set_random_seed(seed)
+        return keras.Sequential([keras.Input((4,)), layers.Dense(5), layers.Dense(2)]).get_weights()
+    a, b, c = seeded(3), seeded(3), seeded(4)
+    out["seed_equal"] = all(np.array_equal(p, q) for p, q in zip(a, b))
+    out["seed_differs"] = not np.array_equal(a[0], c[0])
+
+    grow = keras.Sequential([keras.Input((4,)), layers.Dense(3)])
+    grow.summary(print_fn=lambda *a, **k: None)
+    first = grow.layers[0].get_weights()[0].copy()
+    grow.add(layers.Dense(2))
+    out["add_after_summary"] = {"layers": len(grow.layers), "params": grow.count_params(),
+                                "kept": bool(np.array_equal(grow.layers[0].get_weights()[0], first)),
+                                "output_shape": list(grow.output_shape)}
+
+    q, v, k = keras.Input((5, 8)), keras.Input((6, 8)), keras.Input((6, 8))
+    o1 = layers.MultiHeadAttention(num_heads=2, key_dim=4)(q, v)
+    o2 = layers.MultiHeadAttention(num_heads=2, key_dim=4)(q, v, k)
+    att = keras.Model([q, v, k], [o1, o2])
+    qs, vs, ks = (rng.normal(size=(3,) + s).astype("float32") for s in ((5, 8), (6, 8), (6, 8)))
+    p1, p2 = att.predict([qs, vs, ks], verbose=0)
+    out["mha"] = {"shapes": [list(o1.shape), list(o2.shape)], "params": att.count_params(),
+                  "key_matters": bool(np.abs(p1 - p2).max() > 1e-4)}
+
+    # 5. Fine-tuning.
+    keras.utils.set_random_seed(1)
+    fx = rng.normal(size=(64, 6)).astype("float32")
+    fy = (fx[:, 0] + fx[:, 1] > 0).astype("int64")
+    base_in = keras.Input((6,))
+    h = layers.Dense(8, activation="relu", name="base_dense")(base_in)
+    h = layers.BatchNormalization(name="base_bn")(h)
+    base = keras.Model(base_in, h, name="base")
+    head = layers.Dense(2, activation="softmax", name="head")
+    model = keras.Model(base.input, head(base.output))
+    stages = {}
+
+    def snapshot():
+        return {l.name: [np.array(w) for w in l.get_weights()] for l in model.layers if l.get_weights()}
+
+    def changed(before, after):
+        return sorted(n for n in before if any(not np.array_equal(p, q) for p, q in zip(before[n], after[n])))
+
+    def counts():
+        return [len(model.trainable_weights), len(model.non_trainable_weights), len(model.weights)]
+
+    base.trainable = False
+    model.compile(optimizer=keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy")
+    stages["frozen_counts"] = counts()
+    before = snapshot()
+    model.fit(fx, fy, epochs=2, batch_size=16, verbose=0)
+    stages["frozen_changed"] = changed(before, snapshot())
+    base.trainable = True
+    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="sparse_categorical_crossentropy")
+    stages["unfrozen_counts"] = counts()
+    before = snapshot()
+    model.fit(fx, fy, epochs=1, batch_size=16, verbose=0)
+    stages["unfrozen_changed"] = changed(before, snapshot())
+    model.trainable = False
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    stages["model_frozen_counts"] = counts()
+    before = snapshot()
+    model.fit(fx, fy, epochs=1, batch_size=16, verbose=0)
+    stages["model_frozen_changed"] = changed(before, snapshot())
+    model.trainable = True
+    model.get_layer("base_dense").trainable = False
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    stages["layer_frozen_counts"] = counts()
+    stages["layer_weights"] = [[len(l.weights), len(l.trainable_weights), len(l.non_trainable_weights)]
+                               for l in model.layers]
+    late = keras.Sequential([keras.Input((6,)), layers.Dense(4, name="a"), layers.Dense(2, name="b")])
+    late.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    late.get_layer("b").trainable = False  # after compile, before the first fit: Keras's step is made at fit
+    before = late.get_layer("b").get_weights()[0].copy()
+    late.fit(fx, fy, epochs=1, verbose=0)
+    stages["freeze_before_first_fit"] = np.array_equal(before, late.get_layer("b").get_weights()[0])
+    late.get_layer("b").trainable = True
+    late.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    late.fit(fx, fy, epochs=1, verbose=0)
+    late.get_layer("a").trainable = False
+    before = late.get_layer("a").get_weights()[0].copy()
+    late.fit(fx, fy, epochs=1, verbose=0)
+    stages["late_freeze_trains_until_compile"] = not np.array_equal(before, late.get_layer("a").get_weights()[0])
+    late.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    before = late.get_layer("a").get_weights()[0].copy()
+    late.fit(fx, fy, epochs=1, verbose=0)
+    stages["late_freeze_after_compile"] = np.array_equal(before, late.get_layer("a").get_weights()[0])
+    out["finetune"] = stages
+
+    d = layers.Dense(3)
+    d.build((None, 4))
+    built = [list(w.shape) for w in d.get_weights()]
+    d.set_weights([np.ones((4, 3), "float32"), np.zeros(3, "float32")])
+    uses = keras.Sequential([keras.Input((4,)), d])
+    out["build"] = {"shapes": built, "built": d.built, "count": d.count_params(),
+                    "carried": float(uses.predict(np.ones((1, 4), "float32"), verbose=0).sum())}
+    pre = keras.Sequential([keras.Input((3,)), layers.Dense(2)])
+    pre.layers[0].set_weights([np.full((3, 2), 0.5, "float32"), np.ones(2, "float32")])
+    out["weights_before_compile"] = [w.tolist() for w in pre.get_weights()]
+
+    # 6. Names.
+    out["aliases"] = [getattr(layers, a) is getattr(layers, b) for a, b in
+                      (("MaxPool2D", "MaxPooling2D"), ("AvgPool1D", "AveragePooling1D"),
+                       ("GlobalAvgPool2D", "GlobalAveragePooling2D"), ("Convolution2D", "Conv2D"))]
+    conv = keras.Sequential([keras.Input((12, 12, 3)), layers.SeparableConv2D(8, 3), layers.DepthwiseConv2D(3),
+                             layers.Conv2DTranspose(4, 3, strides=2), layers.Reshape((17 * 17, 4)),
+                             layers.SeparableConv1D(5, 3), layers.DepthwiseConv1D(3), layers.Conv1DTranspose(2, 3)])
+    out["convs"] = {"params": [l.count_params() for l in conv.layers], "output": list(conv.output_shape)}
+    a_in, b_in = keras.Input((4,)), keras.Input((4,))
+    merged = [layers.add([a_in, b_in]), layers.subtract([a_in, b_in]), layers.multiply([a_in, b_in]),
+              layers.average([a_in, b_in]), layers.maximum([a_in, b_in]), layers.minimum([a_in, b_in]),
+              layers.concatenate([a_in, b_in]), layers.dot([a_in, b_in], axes=1)]
+    forms = keras.Model([a_in, b_in], merged)
+    av, bv = np.arange(8, dtype="float32").reshape(2, 4), np.full((2, 4), 2.0, "float32")
+    out["merge_forms"] = [np.asarray(p).tolist() for p in forms.predict([av, bv], verbose=0)]
+    seqs = [[1, 2, 3], [4, 5], [6, 7, 8, 9, 10], []]
+    u = keras.utils
+    out["pad_sequences"] = [u.pad_sequences(seqs).tolist(), u.pad_sequences(seqs, maxlen=3, padding="post",
+                            truncating="post", value=-1).tolist(), str(u.pad_sequences(seqs).dtype)]
+    out["normalize"] = np.round(u.normalize(np.array([[3.0, 4.0], [0.0, 0.0]]), order=2), 6).tolist()
+    out["to_categorical"] = u.to_categorical([0, 2, 1], 3).tolist()
+    left, right = u.split_dataset((np.arange(20).reshape(10, 2), np.arange(10)), left_size=0.7)
+    out["split_dataset"] = [sum(len(b[0]) for b in part.batch(100).as_numpy_iterator()) for part in (left, right)]
+    out["img_to_array"] = list(u.img_to_array(np.zeros((5, 7))).shape)
+    clone = keras.models.clone_model(clf)
+    out["clone"] = {"names": [l.name for l in clone.layers] == [l.name for l in clf.layers],
+                    "params": clone.count_params(), "fresh": not np.array_equal(clone.get_weights()[0], clf.get_weights()[0])}
+    again = keras.models.model_from_json(clf.to_json())
+    seq = keras.Sequential.from_config(clf.get_config())
+    out["from_json"] = [again.count_params(), seq.count_params(), [l.name for l in seq.layers] == [l.name for l in clf.layers]]
+    print("PARITY " + json.dumps(out))
+""")
+
+
+def main():
+    keras_out, nnfit_out = parity_runs.run_both(SCRIPT, sys.argv, timeout=900)
+    failed = [k for k in keras_out if keras_out[k] != nnfit_out.get(k)]
+    for k in sorted(keras_out):
+        print(f"{'ok  ' if k not in failed else 'DIFF'} {k}: keras {keras_out[k]}" +
+              ("" if k not in failed else f"\n     nnfit {nnfit_out.get(k)}"))
+    if failed:
+        sys.exit(f"{len(failed)} of {len(keras_out)} differ from Keras: {failed}")
+    print(f"all {len(keras_out)} agree with Keras")
+
+
+if __name__ == "__main__":
+    main()

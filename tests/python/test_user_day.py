@@ -1,0 +1,309 @@
+"""The rest of a Keras user's day (issue 36) in nnfit.keras: Embedding built from Python,
+summary() before compile, a Keras file saved with its optimizer unbuilt, on_train_end's
+logs, set_random_seed, Sequential.add after summary(), MultiHeadAttention's call forms,
+fine-tuning (trainable at any time, taking effect at compile), weights before compile, and
+the names Keras users reach for. The expected figures are real Keras 3.15.1's (the same
+cases run side by side under both in keras_user_day_parity.py)."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+from nnfit import keras
+from nnfit.keras import layers
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "model", "fixtures")
+
+
+def summary_lines(model):
+    lines = []
+    model.summary(print_fn=lines.append)
+    return [line.strip() for line in lines if "params" in line]
+
+
+# 1. Embedding.
+def test_embedding_takes_input_dim_and_keras_uniform_default():
+    emb = layers.Embedding(50, 8)
+    assert emb.get_config()["input_dim"] == 50
+    assert layers.Embedding(input_dim=7, output_dim=2).get_config()["input_dim"] == 7
+    model = keras.Sequential([keras.Input((6,), dtype="int32"), emb, layers.GlobalAveragePooling1D(),
+                              layers.Dense(2)])
+    assert model.count_params() == 418  # Keras: 50 * 8 + 8 * 2 + 2
+    w = emb.get_weights()[0]
+    assert w.shape == (50, 8) and np.abs(w).max() <= 0.05 and np.abs(w).max() > 0.04  # RandomUniform(-0.05, 0.05)
+    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    ids = np.random.default_rng(0).integers(0, 50, size=(64, 6)).astype("int32")
+    history = model.fit(ids, (ids[:, 0] > 25).astype("int64"), epochs=2, verbose=0)
+    assert len(history.history["loss"]) == 2
+    # input_dim stays the first-layer shortcut of the layers that have no argument of that name.
+    assert keras.Sequential([layers.Dense(4, input_dim=3)]).count_params() == 16
+    assert "input_dim" not in layers.Dense(4, input_dim=3).get_config()
+
+
+# 2. summary() before compile.
+def test_summary_before_compile_counts_keras_params():
+    convnet = keras.Sequential([keras.Input(shape=(28, 28, 1)), layers.Conv2D(32, (3, 3), activation="relu"),
+                                layers.MaxPooling2D((2, 2)), layers.Conv2D(64, (3, 3), activation="relu"),
+                                layers.MaxPooling2D((2, 2)), layers.Flatten(), layers.Dropout(0.5),
+                                layers.Dense(10, activation="softmax")])
+    assert summary_lines(convnet)[0] == "Total params: 34,826 (136.04 KB)"  # the keras.io MNIST convnet
+    norms = keras.Sequential([keras.Input((4,)), layers.Dense(8), layers.BatchNormalization(),
+                              layers.LayerNormalization(), layers.RMSNormalization()])
+    assert summary_lines(norms) == ["Total params: 96 (384.00 B)", "Trainable params: 80 (320.00 B)",
+                                    "Non-trainable params: 16 (64.00 B)"]  # it crashed
+    inp = keras.Input((5,))
+    functional = keras.Model(inp, layers.Dense(3)(layers.BatchNormalization()(inp)))
+    assert summary_lines(functional)[0] == "Total params: 38 (152.00 B)"
+
+
+# 3. A Keras file saved after compile, before training.
+@pytest.mark.parametrize("ext", [".keras", ".h5"])
+def test_keras_file_with_unbuilt_optimizer_evaluates_and_fits_as_keras(ext):
+    io = np.load(os.path.join(FIXTURES, "unbuilt_adam_keras3_io.npz"))
+    model = keras.models.load_model(os.path.join(FIXTURES, "unbuilt_adam_keras3" + ext))
+    assert model.optimizer.iterations == 0
+    logs = model.evaluate(io["x"], io["y"], batch_size=8, verbose=0, return_dict=True)
+    assert logs["loss"] == pytest.approx(float(io["loss"]), rel=1e-5)
+    assert logs["mae"] == pytest.approx(float(io["mae"]), rel=1e-5)
+    model.fit(io["x"], io["y"], batch_size=4, epochs=1, shuffle=False, verbose=0)
+    assert model.optimizer.iterations == int(io["iterations"])
+    for i, w in enumerate(model.get_weights()):  # Keras's weights after the same two Adam steps
+        np.testing.assert_allclose(w, io[f"fitted_{i}"], atol=1e-5)
+
+
+# 4. on_train_end, set_random_seed, Sequential.add after summary, MultiHeadAttention.
+def test_on_train_end_gets_the_last_epochs_logs(blobs):
+    x, y = blobs
+
+    class Ends(keras.callbacks.Callback):
+        def on_train_end(self, logs=None):
+            self.logs = dict(logs)
+
+    model = keras.Sequential([keras.Input((8,)), layers.Dense(3, activation="softmax")])
+    model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    ends = Ends()
+    history = model.fit(x, y, epochs=2, validation_split=0.25, verbose=0, callbacks=[ends])
+    assert sorted(ends.logs) == ["accuracy", "loss", "val_accuracy", "val_loss"]
+    assert ends.logs == {k: v[-1] for k, v in history.history.items()}
+
+
+def test_set_random_seed_makes_two_builds_equal():
+    def build(seed):
+        keras.utils.set_random_seed(seed)
+        return keras.Sequential([keras.Input((4,)), layers.Dense(5), layers.Dense(2)])
+
+    a, b, c = build(3), build(3), build(4)
+    assert [l.name for l in a.layers] != [l.name for l in b.layers]  # "dense", then "dense_2"
+    for p, q in zip(a.get_weights(), b.get_weights()):
+        np.testing.assert_array_equal(p, q)
+    assert not np.array_equal(a.get_weights()[0], c.get_weights()[0])
+
+
+def test_sequential_add_after_summary_keeps_the_built_weights():
+    model = keras.Sequential([keras.Input((4,)), layers.Dense(3)])
+    model.summary(print_fn=lambda line: None)
+    first = model.layers[0].get_weights()[0]
+    model.add(layers.Dense(2))
+    assert model.count_params() == 23 and model.output_shape == (None, 2)
+    np.testing.assert_array_equal(model.layers[0].get_weights()[0], first)
+    popped = model.pop()
+    assert popped.name == "dense_1" and model.count_params() == 15
+    np.testing.assert_array_equal(model.layers[0].get_weights()[0], first)
+
+
+def test_multi_head_attention_takes_query_value_and_key_as_arguments():
+    q, v, k = keras.Input((5, 8)), keras.Input((6, 8)), keras.Input((6, 8))
+    # (nnfit fixes a layer's call arguments at its first call: one layer per form.)
+    mha, mha_key = layers.MultiHeadAttention(num_heads=2, key_dim=4), layers.MultiHeadAttention(num_heads=2, key_dim=4)
+    o1, o2 = mha(q, v), mha_key(q, v, k)
+    assert o1.shape == (None, 5, 8) and o2.shape == (None, 5, 8)
+    model = keras.Model([q, v, k], [o1, o2])
+    assert model.count_params() == 576
+    nodes = [e["inbound_nodes"][0] for e in json.loads(model.to_json())["config"]["layers"]
+             if e["class_name"] == "MultiHeadAttention"]
+    assert [len(n["args"]) + len(n["kwargs"]) for n in nodes] == [2, 3]
+    mha_key.set_weights(mha.get_weights())
+    rng = np.random.default_rng(1)
+    qs, vs, ks = (rng.normal(size=(3,) + s).astype("float32") for s in ((5, 8), (6, 8), (6, 8)))
+    p1, p2 = model.predict([qs, vs, ks], verbose=0)
+    assert np.abs(p1 - p2).max() > 1e-4  # the key matters
+    p1_again, p2_same = model.predict([qs, vs, vs], verbose=0)
+    np.testing.assert_allclose(p2_same, p1, atol=1e-6)  # key = value is mha(q, v)
+    listed = keras.Model([q, v], layers.MultiHeadAttention(num_heads=2, key_dim=4, name="listed")([q, v]))
+    listed.get_layer("listed").set_weights(mha.get_weights())
+    np.testing.assert_allclose(listed.predict([qs, vs], verbose=0), p1, atol=1e-6)
+
+
+# 5. Fine-tuning.
+def _transfer_model():
+    keras.utils.set_random_seed(1)
+    base_in = keras.Input((6,))
+    h = layers.Dense(8, activation="relu", name="base_dense")(base_in)
+    base = keras.Model(base_in, layers.BatchNormalization(name="base_bn")(h), name="base")
+    head = layers.Dense(2, activation="softmax", name="head")
+    return base, keras.Model(base.input, head(base.output))
+
+
+def _weights_by_layer(model):
+    return {l.name: l.get_weights() for l in model.layers if l.get_weights()}
+
+
+def _changed(before, after):
+    return sorted(n for n in before if any(not np.array_equal(p, q) for p, q in zip(before[n], after[n])))
+
+
+def test_transfer_learning_freeze_train_unfreeze_recompile_train():
+    """The transfer-learning guide's steps; counts and changed layers are Keras's."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(64, 6)).astype("float32")
+    y = (x[:, 0] + x[:, 1] > 0).astype("int64")
+    base, model = _transfer_model()
+    counts = lambda: [len(model.trainable_weights), len(model.non_trainable_weights), len(model.weights)]  # noqa: E731
+    base.trainable = False  # after the layers were called: it still freezes them
+    model.compile(optimizer=keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy")
+    assert counts() == [2, 6, 8]
+    before = _weights_by_layer(model)
+    model.fit(x, y, epochs=2, batch_size=16, verbose=0)
+    assert _changed(before, _weights_by_layer(model)) == ["head"]  # the base bit for bit, its BN statistics too
+    base.trainable = True
+    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="sparse_categorical_crossentropy")
+    assert counts() == [6, 2, 8]
+    before = _weights_by_layer(model)
+    model.fit(x, y, epochs=1, batch_size=16, verbose=0)
+    assert _changed(before, _weights_by_layer(model)) == ["base_bn", "base_dense", "head"]
+    model.trainable = False
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    assert counts() == [0, 8, 8] and model.trainable_weights == []
+    before = _weights_by_layer(model)
+    model.fit(x, y, epochs=1, batch_size=16, verbose=0)
+    assert _changed(before, _weights_by_layer(model)) == []
+    model.trainable = True
+    model.get_layer("base_dense").trainable = False
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    assert counts() == [4, 4, 8]
+    assert [[len(l.weights), len(l.trainable_weights), len(l.non_trainable_weights)] for l in model.layers] == \
+        [[0, 0, 0], [2, 0, 2], [4, 2, 2], [2, 2, 0]]
+    bn = model.get_layer("base_bn")
+    assert [w.path for w in bn.weights] == ["base_bn/gamma", "base_bn/beta", "base_bn/moving_mean",
+                                            "base_bn/moving_variance"]
+    assert [w.name for w in bn.non_trainable_weights] == ["moving_mean", "moving_variance"]
+    np.testing.assert_array_equal(bn.weights[0].numpy(), bn.get_weights()[0])
+
+
+def test_trainable_changes_take_effect_at_the_next_compile_only(blobs):
+    x, y = blobs
+    model = keras.Sequential([keras.Input((8,)), layers.Dense(4, name="a"), layers.Dense(3, name="b")])
+    model.compile(optimizer="sgd", loss="mse")
+    model.get_layer("b").trainable = False  # after compile, before the first fit: Keras makes its step at fit
+    before = model.get_layer("b").get_weights()[0]
+    model.fit(x, keras.utils.to_categorical(y, 3), epochs=1, verbose=0)
+    np.testing.assert_array_equal(model.get_layer("b").get_weights()[0], before)
+    model.get_layer("b").trainable = True
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(x, keras.utils.to_categorical(y, 3), epochs=1, verbose=0)
+    model.get_layer("a").trainable = False  # not compiled again: Keras's traced step keeps training it
+    before = model.get_layer("a").get_weights()[0]
+    model.fit(x, keras.utils.to_categorical(y, 3), epochs=1, verbose=0)
+    assert not np.array_equal(model.get_layer("a").get_weights()[0], before)
+    model.compile(optimizer="sgd", loss="mse")
+    before = model.get_layer("a").get_weights()[0]
+    model.fit(x, keras.utils.to_categorical(y, 3), epochs=1, verbose=0)
+    np.testing.assert_array_equal(model.get_layer("a").get_weights()[0], before)
+
+
+def test_weights_before_compile_and_layer_build():
+    dense = layers.Dense(3)
+    assert not dense.built and dense.weights == []
+    dense.build((None, 4))
+    assert dense.built and [w.shape for w in dense.get_weights()] == [(4, 3), (3,)] and dense.count_params() == 15
+    dense.set_weights([np.ones((4, 3), "float32"), np.zeros(3, "float32")])
+    model = keras.Sequential([keras.Input((4,)), dense])  # the model starts from the layer's weights
+    assert model.predict(np.ones((1, 4), "float32"), verbose=0).sum() == 12.0
+    pre = keras.Sequential([keras.Input((3,)), layers.Dense(2)])
+    pre.layers[0].set_weights([np.full((3, 2), 0.5, "float32"), np.ones(2, "float32")])
+    np.testing.assert_array_equal(pre.get_weights()[1], [1.0, 1.0])
+    with pytest.raises(ValueError, match="expecting 0 weights"):
+        layers.Dense(2).set_weights([np.ones((2, 2))])
+    with pytest.raises(ValueError, match="isn't built"):
+        layers.Dense(2).count_params()
+
+
+def test_a_trained_models_layers_bring_their_weights_into_a_new_model(blobs):
+    x, y = blobs
+    base, model = _transfer_model()
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    model.fit(x[:, :6], y % 2, epochs=1, verbose=0)
+    trained = model.get_layer("base_dense").get_weights()
+    reused = keras.Model(base.input, layers.Dense(5)(base.output))  # Keras shares these weights; nnfit copies
+    for p, q in zip(reused.get_layer("base_dense").get_weights(), trained):
+        np.testing.assert_array_equal(p, q)
+
+
+# 6. Names.
+def test_layer_aliases_and_the_separable_depthwise_and_transposed_convolutions():
+    assert layers.MaxPool2D is layers.MaxPooling2D and layers.AvgPool1D is layers.AveragePooling1D
+    assert layers.GlobalAvgPool2D is layers.GlobalAveragePooling2D and layers.Convolution2D is layers.Conv2D
+    conv = keras.Sequential([keras.Input((12, 12, 3)), layers.SeparableConv2D(8, 3), layers.DepthwiseConv2D(3),
+                             layers.Conv2DTranspose(4, 3, strides=2), layers.Reshape((17 * 17, 4)),
+                             layers.SeparableConv1D(5, 3), layers.DepthwiseConv1D(3), layers.Conv1DTranspose(2, 3)])
+    assert [l.count_params() for l in conv.layers] == [59, 80, 292, 0, 37, 20, 32]  # Keras's
+    assert conv.output_shape == (None, 287, 2)
+
+
+def test_merge_functional_forms():
+    a, b = keras.Input((4,)), keras.Input((4,))
+    forms = keras.Model([a, b], [layers.add([a, b]), layers.subtract([a, b]), layers.concatenate([a, b]),
+                                 layers.dot([a, b], axes=1), layers.maximum([a, b])])
+    av, bv = np.arange(8, dtype="float32").reshape(2, 4), np.full((2, 4), 2.0, "float32")
+    add, sub, cat, dot, mx = forms.predict([av, bv], verbose=0)
+    np.testing.assert_array_equal(add, av + bv)
+    np.testing.assert_array_equal(sub, av - bv)
+    np.testing.assert_array_equal(cat, np.concatenate([av, bv], 1))
+    np.testing.assert_array_equal(dot, [[12.0], [44.0]])
+    np.testing.assert_array_equal(mx, np.maximum(av, bv))
+
+
+def test_utils_as_keras():
+    u = keras.utils
+    seqs = [[1, 2, 3], [4, 5], [6, 7, 8, 9, 10], []]
+    assert u.pad_sequences(seqs).tolist() == [[0, 0, 1, 2, 3], [0, 0, 0, 4, 5], [6, 7, 8, 9, 10], [0, 0, 0, 0, 0]]
+    assert u.pad_sequences(seqs, maxlen=3, padding="post", truncating="post", value=-1).tolist() == \
+        [[1, 2, 3], [4, 5, -1], [6, 7, 8], [-1, -1, -1]]
+    assert u.pad_sequences(seqs).dtype == np.int32
+    with pytest.raises(ValueError, match="Padding type"):
+        u.pad_sequences(seqs, padding="middle")
+    np.testing.assert_allclose(u.normalize(np.array([[3.0, 4.0], [0.0, 0.0]])), [[0.6, 0.8], [0.0, 0.0]])
+    left, right = u.split_dataset((np.arange(20).reshape(10, 2), np.arange(10)), left_size=0.7, shuffle=True, seed=1)
+    lx = np.concatenate([b[0] for b in left.batch(100)._build(0).collect()])
+    rx = np.concatenate([b[0] for b in right.batch(100)._build(0).collect()])
+    assert len(lx) == 7 and len(rx) == 3 and sorted(np.concatenate([lx, rx])[:, 1].tolist()) == list(range(1, 20, 2))
+    with pytest.raises(ValueError, match="left_size"):
+        u.split_dataset(np.zeros(10), left_size=10)
+    assert u.img_to_array(np.zeros((5, 7))).shape == (5, 7, 1)
+    assert u.img_to_array(np.zeros((5, 7, 3)), data_format="channels_first").shape == (3, 5, 7)
+
+
+def test_clone_model_model_from_json_and_from_config(blobs):
+    model = keras.Sequential([keras.Input((8,)), layers.Dense(3, name="out")])
+    clone = keras.models.clone_model(model)
+    assert [l.name for l in clone.layers] == ["out"] and clone.count_params() == 27
+    assert not np.array_equal(clone.get_weights()[0], model.get_weights()[0])  # fresh weights, as Keras
+    again = keras.Sequential.from_config(model.get_config())
+    assert again.count_params() == 27 and isinstance(again, keras.Sequential)
+    assert keras.models.model_from_json(model.to_json()).count_params() == 27
+    inp = keras.Input((4,))
+    functional = keras.Model(inp, layers.Dense(2)(inp))
+    assert keras.Model.from_config(functional.get_config()).count_params() == 10
+    with pytest.raises(NotImplementedError, match="clone_function"):
+        keras.models.clone_model(model, clone_function=lambda l: l)
+
+
+def test_looking_at_a_layer_builds_nothing():
+    model = keras.Sequential([keras.Input((4,)), layers.Dense(3)])
+    dense = model.layers[0]
+    assert dense.built and "built=True" in repr(dense)  # Keras's: its model knows its input
+    assert model._handle is None  # repr and built made no engine model
+    loose = layers.Dense(2)
+    assert not loose.built and "built=False" in repr(loose)
+    assert keras.Input((3,))._history[0].built
