@@ -9,6 +9,7 @@
 #include <optional>
 #include <tuple>
 
+#include "model/keras_call_nodes.h"
 #include "model/keras_codecs/codec.h"
 #include "model/keras_layers.h"
 #include "nnfit/core/error.h"
@@ -21,7 +22,6 @@ namespace {
 using namespace keras_json;
 
 // Keras's keras_history: (layer name, node index, tensor index).
-using History = std::tuple<std::string, std::int64_t, std::int64_t>;
 
 struct ReadModel {
   std::string class_name;  // "Sequential" or "Functional"
@@ -42,14 +42,6 @@ struct Entry {
   bool operation = false;
   std::string module, op_class;
 };
-
-bool is_operation_entry(const json& entry) {
-  if (!keras_json::is_operation_module(entry)) return false;
-  const json* c = find(entry, "class_name");
-  if (!c || !c->is_string()) return false;
-  const std::string cls = c->get<std::string>();
-  return cls != "NotEqual" && cls != "LogicalOr" && cls != "LogicalAnd" && cls != "ConvertToTensor";
-}
 
 Entry read_entry(const Reader& r, const std::string& epath, const json& entry, Keys extra) {
   expect_object(r, epath, entry);
@@ -210,216 +202,6 @@ ReadModel read_sequential(const Reader& r, const std::string& path, const json& 
   return m;
 }
 
-// A tensor reference [name, node, tensor] (Keras 2 and input_layers/output_layers).
-History read_history(const Reader& r, const std::string& path, const json& v) {
-  if (!v.is_array() || v.size() < 3 || !v[0].is_string() || !v[1].is_number_integer() || !v[2].is_number_integer()) {
-    r.invalid(path, "expected a tensor reference [\"layer\", node_index, tensor_index], got " + show(v));
-  }
-  return {v[0].get<std::string>(), v[1].get<std::int64_t>(), v[2].get<std::int64_t>()};
-}
-
-// input_layers / output_layers: one reference, or a list of them (Keras 3 writes a single
-// reference for a single input).
-std::vector<History> read_endpoints(const Reader& r, const std::string& path, const json& config, const char* key) {
-  const json* v = value(config, key);
-  if (!v || !v->is_array() || v->empty()) r.invalid(path, std::string("\"") + key + "\" must be a non-empty list");
-  if ((*v)[0].is_string()) return {read_history(r, path + "." + key, *v)};
-  std::vector<History> out;
-  for (std::size_t i = 0; i < v->size(); ++i) {
-    out.push_back(read_history(r, path + "." + key + "[" + std::to_string(i) + "]", (*v)[i]));
-  }
-  return out;
-}
-
-void require_no_kwargs(const Reader& r, const std::string& path, const json& kwargs) {
-  if (kwargs.is_null()) return;
-  expect_object(r, path, kwargs);
-  for (const auto& [k, v] : kwargs.items()) {
-    // A recorded training flag is overridden by the model's mode when Keras runs the graph
-    // (Functional passes fit's training=True to every layer that takes it); so is nnfit's.
-    if (k == "training" && v.is_boolean()) continue;
-    if (!v.is_null()) {
-      r.unsupported(path, "call argument \"" + k + "\" = " + show(v) + " is not supported",
-                    "nnfit calls layers on tensors only; masks and training flags come from the model");
-    }
-  }
-}
-
-bool is_keras_tensor(const json& v) {
-  return v.is_object() && find(v, "class_name") && v["class_name"] == "__keras_tensor__";
-}
-
-History keras_tensor_history(const Reader& r, const std::string& path, const json& v) {
-  const json* c = find(v, "config");
-  const json* h = c && c->is_object() ? find(*c, "keras_history") : nullptr;
-  if (!h) r.invalid(path, "a __keras_tensor__ needs config.keras_history");
-  return read_history(r, path + ".config.keras_history", *h);
-}
-
-// Collects the keras tensors of a Keras 3 call argument (a tensor or a list of them).
-void collect_tensors(const Reader& r, const std::string& path, const json& arg, std::vector<History>& out) {
-  if (arg.is_array()) {
-    for (std::size_t i = 0; i < arg.size(); ++i) collect_tensors(r, path + "[" + std::to_string(i) + "]", arg[i], out);
-    return;
-  }
-  if (is_keras_tensor(arg)) {
-    out.push_back(keras_tensor_history(r, path, arg));
-    return;
-  }
-  r.unsupported(path, "a call argument that is not a tensor (" + show(arg) + ") is not supported");
-}
-
-// One call of a layer: the tensors passed positionally, and Keras 3's keyword arguments
-// (tensors by name, booleans as flags).
-struct CallNode {
-  std::vector<History> refs;
-  std::vector<std::pair<std::string, History>> keyword_refs;
-  std::vector<std::pair<std::string, bool>> flags;
-  std::vector<double> constants;
-  std::vector<std::optional<History>> masks;  // Keras's mask= argument: one tensor, or a list with nulls
-  std::vector<OperationArg> operation_args;    // an operation's call (Note [Keras operations])
-  std::string operation_kwargs;
-  std::map<std::string, double> operation_kwarg_numbers;
-  std::string path;
-
-  CallArguments arguments() const {
-    CallArguments a;
-    a.positional = refs.size();
-    for (const auto& [k, h] : keyword_refs) a.keyword_inputs.push_back(k);
-    a.flags = flags;
-    a.constants = constants;
-    a.operation_args = operation_args;
-    a.operation_kwargs = operation_kwargs;
-    a.operation_kwarg_numbers = operation_kwarg_numbers;
-    return a;
-  }
-  // Every tensor the call reads, positional ones first.
-  std::vector<History> every_ref() const {
-    std::vector<History> all = refs;
-    for (const auto& kh : keyword_refs) all.push_back(kh.second);
-    for (const auto& m : masks) {
-      if (m) all.push_back(*m);
-    }
-    return all;
-  }
-  // Every tensor the call reads: positional ones, then keyword ones in `order`.
-  std::vector<History> inputs(const CallArguments& order) const {
-    std::vector<History> all = refs;
-    for (const std::string& k : order.keyword_inputs) {
-      for (const auto& [name, h] : keyword_refs) {
-        if (name == k) all.push_back(h);
-      }
-    }
-    return all;
-  }
-};
-
-void read_kwargs(const Reader& r, const std::string& path, const json& kwargs, CallNode& node) {
-  if (kwargs.is_null()) return;
-  expect_object(r, path, kwargs);
-  for (const auto& [k, v] : kwargs.items()) {
-    if (v.is_null()) continue;
-    // A recorded training flag is overridden by the model's mode when Keras runs the graph
-    // (Functional passes fit's training=True to every layer that takes it); so is nnfit's.
-    if (k == "training" && v.is_boolean()) continue;
-    if (v.is_boolean()) {
-      node.flags.push_back({k, v.get<bool>()});
-    } else if (k == "mask" && is_keras_tensor(v)) {
-      node.masks = {keras_tensor_history(r, path + ".mask", v)};
-    } else if (k != "mask" && v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), is_keras_tensor)) {
-      // A list of tensors (initial_state=[h, c]): one keyword input per entry, "name/i".
-      for (std::size_t i = 0; i < v.size(); ++i) {
-        node.keyword_refs.push_back(
-            {k + "/" + std::to_string(i), keras_tensor_history(r, path + "." + k + "[" + std::to_string(i) + "]", v[i])});
-      }
-    } else if (k == "mask" && v.is_array()) {
-      for (std::size_t i = 0; i < v.size(); ++i) {
-        if (v[i].is_null()) {
-          node.masks.push_back(std::nullopt);
-        } else if (is_keras_tensor(v[i])) {
-          node.masks.push_back(keras_tensor_history(r, path + ".mask[" + std::to_string(i) + "]", v[i]));
-        } else {
-          r.unsupported(path, "call argument \"mask\" = " + show(v) + " is not supported (tensors or nulls)");
-        }
-      }
-    } else if (is_keras_tensor(v)) {
-      node.keyword_refs.push_back({k, keras_tensor_history(r, path + "." + k, v)});
-    } else {
-      r.unsupported(path, "call argument \"" + k + "\" = " + show(v) + " is not supported",
-                    "nnfit calls layers on tensors, with masks from the model and flags such as use_causal_mask");
-    }
-  }
-}
-
-// Two calls' arguments agree when they pass the same keyword tensors and flags (in any order).
-bool same_arguments(CallArguments a, CallArguments b) {
-  std::sort(a.keyword_inputs.begin(), a.keyword_inputs.end());
-  std::sort(b.keyword_inputs.begin(), b.keyword_inputs.end());
-  std::sort(a.flags.begin(), a.flags.end());
-  std::sort(b.flags.begin(), b.flags.end());
-  return a == b;
-}
-
-// The inbound nodes of a Functional layer entry: per call, the tensors it reads. Sets
-// *keras2 when a node has Keras 2's list form.
-std::vector<CallNode> read_nodes(const Reader& r, const std::string& path, const json& entry, bool* keras2) {
-  std::vector<CallNode> nodes;
-  const json* in = value(entry, "inbound_nodes");
-  if (!in) return nodes;
-  if (!in->is_array()) r.invalid(path, "\"inbound_nodes\" must be a list, got " + show(*in));
-  for (std::size_t n = 0; n < in->size(); ++n) {
-    const json& node = (*in)[n];
-    CallNode call;
-    call.path = path + ".inbound_nodes[" + std::to_string(n) + "]";
-    if (node.is_object() && is_operation_entry(entry)) {
-      check_keys(r, call.path, node, {"args", "kwargs"});
-      std::vector<json> tensors;
-      call.operation_args = keras_json::read_operation_args(r, call.path, node.contains("args") ? node["args"] : json::array(), tensors);
-      for (std::size_t t = 0; t < tensors.size(); ++t) {
-        call.refs.push_back(keras_tensor_history(r, call.path + ".args", tensors[t]));
-      }
-      if (const json* kw = value(node, "kwargs")) {
-        if (!kw->is_object()) r.invalid(call.path + ".kwargs", "must be an object, got " + show(*kw));
-        for (const auto& [k, v] : kw->items()) {
-          if (v.is_number()) {
-            call.operation_kwarg_numbers[k] = v.get<double>();
-          } else if (!v.is_null()) {
-            r.unsupported(call.path + ".kwargs." + k, "the keyword argument " + show(v) + " is not supported");
-          }
-        }
-        call.operation_kwargs = kw->dump();
-      }
-    } else if (node.is_object()) {  // Keras 3
-      check_keys(r, call.path, node, {"args", "kwargs"});
-      if (const json* args = value(node, "args")) {
-        // Numbers after the tensors are an operation's constants (not_equal(x, 0)).
-        const json one = args->is_array() ? json() : *args;
-        const json& list = args->is_array() ? *args : json::array({one});
-        for (std::size_t a = 0; a < list.size(); ++a) {
-          if (list[a].is_number() && !call.refs.empty()) {
-            call.constants.push_back(list[a].get<double>());
-          } else {
-            collect_tensors(r, call.path + ".args[" + std::to_string(a) + "]", list[a], call.refs);
-          }
-        }
-      }
-      if (const json* kw = value(node, "kwargs")) read_kwargs(r, call.path + ".kwargs", *kw, call);
-    } else if (node.is_array()) {  // Keras 2
-      *keras2 = true;
-      for (std::size_t k = 0; k < node.size(); ++k) {
-        const std::string rpath = call.path + "[" + std::to_string(k) + "]";
-        call.refs.push_back(read_history(r, rpath, node[k]));
-        if (node[k].size() > 3) require_no_kwargs(r, rpath + "[3]", node[k][3]);
-      }
-    } else {
-      r.invalid(call.path, "expected a node (a list, or an object with \"args\"), got " + show(node));
-    }
-    if (call.refs.empty()) r.invalid(call.path, "the call reads no tensor");
-    nodes.push_back(std::move(call));
-  }
-  return nodes;
-}
-
 // Note [Keras 2 node indices]: Keras 3 numbers a layer's nodes within the config, from 0.
 // Keras 2 numbers them as the rebuilt layer's _inbound_nodes, and a nested model built on
 // its own Input already has node 0 (its internal one) when the outer model calls it: tf.keras
@@ -463,9 +245,9 @@ ReadModel read_functional(const Reader& r, const std::string& path, const json& 
     p.nodes = read_nodes(r, p.entry.path, (*layers)[i], &keras2);
     pending.push_back(std::move(p));
   }
-  std::map<History, TensorRef> tensors;
+  std::map<KerasHistory, TensorRef> tensors;
   // Inputs in the order of input_layers (the model's input order).
-  for (const History& h : read_endpoints(r, path, config, "input_layers")) {
+  for (const KerasHistory& h : read_endpoints(r, path, config, "input_layers")) {
     auto it = by_name.find(std::get<0>(h));
     if (it == by_name.end()) r.invalid(path + ".input_layers", "no layer is named \"" + std::get<0>(h) + "\"");
     Pending& p = pending[it->second];
@@ -487,14 +269,14 @@ ReadModel read_functional(const Reader& r, const std::string& path, const json& 
       while (p.entry.cls != "InputLayer" && !p.failed && p.done < p.nodes.size()) {
         const CallNode& call = p.nodes[p.done];
         bool ready = true;
-        for (const History& h : call.every_ref()) ready = ready && tensors.count(h);
+        for (const KerasHistory& h : call.every_ref()) ready = ready && tensors.count(h);
         if (!ready) break;  // not all inputs exist yet
         std::vector<TensorRef> in;
         try {
           const CallArguments args = call.arguments();
           if (!p.layer) {
             std::vector<TensorRef> positional;
-            for (const History& h : call.refs) positional.push_back(tensors.at(h));
+            for (const KerasHistory& h : call.refs) positional.push_back(tensors.at(h));
             std::unique_ptr<Layer> layer = make_layer(r, p.entry, shapes_of(positional));
             with_path(r, p.entry.path, p.entry.name, [&] {
               layer->set_call_arguments(args);
@@ -506,7 +288,7 @@ ReadModel read_functional(const Reader& r, const std::string& path, const json& 
             r.unsupported(call.path, "the layer is called with other arguments than in its first call",
                           "nnfit fixes a layer's call arguments (use_causal_mask, key, attention_mask) at its first call");
           }
-          for (const History& h : call.inputs(p.layer->call_arguments())) in.push_back(tensors.at(h));
+          for (const KerasHistory& h : call.inputs(p.layer->call_arguments())) in.push_back(tensors.at(h));
           if (!call.masks.empty() && call.masks.size() != in.size()) {
             r.unsupported(call.path + ".kwargs", "a mask= argument with " + std::to_string(call.masks.size()) +
                                                      " entries for " + std::to_string(in.size()) + " inputs is not supported");
@@ -535,7 +317,7 @@ ReadModel read_functional(const Reader& r, const std::string& path, const json& 
     }
     if (p.entry.cls != "InputLayer" && p.done < p.nodes.size()) {
       std::string missing;
-      for (const History& h : p.nodes[p.done].every_ref()) {
+      for (const KerasHistory& h : p.nodes[p.done].every_ref()) {
         if (!tensors.count(h)) {
           missing = "[\"" + std::get<0>(h) + "\", " + std::to_string(std::get<1>(h)) + ", " +
                     std::to_string(std::get<2>(h)) + "]";
@@ -546,7 +328,7 @@ ReadModel read_functional(const Reader& r, const std::string& path, const json& 
     }
   }
   std::vector<TensorRef> outputs;
-  for (const History& h : read_endpoints(r, path, config, "output_layers")) {
+  for (const KerasHistory& h : read_endpoints(r, path, config, "output_layers")) {
     auto t = tensors.find(h);
     if (t == tensors.end()) {
       r.invalid(path + ".output_layers", "output [\"" + std::get<0>(h) + "\", " + std::to_string(std::get<1>(h)) +

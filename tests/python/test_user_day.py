@@ -307,3 +307,23 @@ def test_looking_at_a_layer_builds_nothing():
     loose = layers.Dense(2)
     assert not loose.built and "built=False" in repr(loose)
     assert keras.Input((3,))._history[0].built
+
+
+def test_bad_arguments_raise_as_keras_raises(blobs):
+    # Checked side by side with Keras 3.15 on TensorFlow: TypeError for a float or string
+    # batch_size or epochs, ValueError for x=None and datetime arrays; batch_size=0 is
+    # Keras's default. A NaN learning rate, which Keras accepts and trains to NaNs, is
+    # refused by nnfit with a ValueError naming the argument.
+    x, y = blobs
+    model = keras.Sequential([keras.Input(shape=(8,)), keras.layers.Dense(3, activation="softmax")])
+    model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    for kwargs in ({"batch_size": 1.5}, {"batch_size": "32"}, {"epochs": 1.5}, {"epochs": "2"}):
+        with pytest.raises(TypeError, match="must be an int"):
+            model.fit(x, y, verbose=0, **kwargs)
+    model.fit(x, y, batch_size=0, epochs=1, verbose=0)
+    with pytest.raises(ValueError, match="x is None"):
+        model.fit(None, y, verbose=0)
+    with pytest.raises(ValueError, match="Invalid dtype: datetime64"):
+        model.fit(np.zeros((600, 8), "datetime64[s]"), y, verbose=0)
+    with pytest.raises(ValueError, match=r"learning_rate.*nan is not a finite number"):
+        model.compile(optimizer=keras.optimizers.SGD(learning_rate=float("nan")), loss="mse")

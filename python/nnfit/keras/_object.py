@@ -49,6 +49,9 @@ def to_json_value(value, where):
     if isinstance(value, (int, np.integer)):
         return int(value)
     if isinstance(value, (float, np.floating)):
+        if not np.isfinite(value):
+            raise ValueError(f"{where}: {value} is not a finite number (nnfit's configs hold finite numbers; "
+                             "a NaN or infinite argument would train nothing)")
         return float(value)
     if isinstance(value, (list, tuple)):
         return [to_json_value(v, where) for v in value]

@@ -20,9 +20,13 @@ NNFIT_KEYS = ("train_seconds", "samples_per_s", "input_wait_fraction", "memory_p
 def _array(value, what, target):
     """A C-contiguous array the engine reads: x as float32 (Keras casts inputs to the
     input's dtype), y as float32 or an integer type (class ids)."""
+    if value is None:
+        raise ValueError(f"{what} is None: pass arrays of numbers (or an nnfit.data.Dataset)")
     a = np.asarray(value)
     if a.dtype.kind in "OUS":
         raise TypeError(f"{what}: arrays of {a.dtype} cannot be trained on; pass numbers")
+    if a.dtype.kind in "Mmc":  # datetime64, timedelta64, complex: Keras's "Invalid dtype"
+        raise ValueError(f"{what}: Invalid dtype: {a.dtype}; pass real numbers")
     if a.dtype not in _IN_PLACE:
         if target and a.dtype.kind in "iu":
             a = a.astype(np.int64)
@@ -38,6 +42,9 @@ def _array(value, what, target):
 def as_arrays(data, names, what, target=False):
     """Keras's forms of x or y: one array, a list/tuple (model order) or a dict by name."""
     if data is None:
+        if what == "x":
+            raise ValueError("x is None: pass the model's inputs (arrays, a list or dict of them, or an "
+                             "nnfit.data.Dataset)")
         return []
     if isinstance(data, dict):
         missing = [n for n in names if n not in data]
@@ -61,6 +68,27 @@ def split_validation(xs, ys, sw, fraction):
     train = ([x[:at] for x in xs], [y[:at] for y in ys], None if sw is None else sw[:at])
     val = ([x[at:] for x in xs], [y[at:] for y in ys], None if sw is None else sw[at:])  # Keras weighs it too
     return train, val
+
+
+def batch_size_of(what, value):
+    """Keras's batch_size: None or 0 for the default of 32 (Keras takes 0 as unset), else a
+    positive int; Keras raises TypeError for a float or a string."""
+    if value is None or (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value == 0):
+        return 32
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what}: batch_size must be an int, got {value!r} of type {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{what}: batch_size must be positive, got {value}")
+    return int(value)
+
+
+def epochs_of(value):
+    """Keras's epochs: an int >= 0 (a float or a string is a TypeError, as in Keras)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"fit: epochs must be an int, got {value!r} of type {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"fit: epochs must be >= 0, got {value}")
+    return int(value)
 
 
 def count_or_none(what, value):

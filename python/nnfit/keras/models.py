@@ -231,7 +231,7 @@ class Model(BatchMethods, _weights.ModelWeights):
         self._before_fit()
         ys = _training.as_arrays(y, self._output_names(), "y", target=True)
         sw = None if sample_weight is None else _training._array(sample_weight, "sample_weight", False)
-        batch = 32 if batch_size is None else int(batch_size)
+        batch = _training.batch_size_of("fit", batch_size)
         validation_batch = _training.count_or_none("fit: validation_batch_size", validation_batch_size)
         validation = None
         if _is_dataset(validation_data):  # its own batches (Keras ignores validation_batch_size then)
@@ -259,7 +259,7 @@ class Model(BatchMethods, _weights.ModelWeights):
         n = xs[0].shape[0]
         steps = spe or -(-n // batch)
         bridge = _training.Bridge(self, python_callbacks, history, verbose, epochs, steps)
-        result = self._handle.fit(xs, ys, batch, int(epochs), bool(shuffle), _state.next_seed(), validation, bridge,
+        result = self._handle.fit(xs, ys, batch, _training.epochs_of(epochs), bool(shuffle), _state.next_seed(), validation, bridge,
                                   builtin, tensorboard,
                                   {int(k): float(v) for k, v in (class_weight or {}).items()}, sw, int(initial_epoch),
                                   spe, validation_batch, *schedule)
@@ -287,7 +287,7 @@ class Model(BatchMethods, _weights.ModelWeights):
         python_callbacks, builtin, tensorboard = _training.split_callbacks(callbacks)
         history = History()
         bridge = _training.Bridge(self, python_callbacks, history, verbose, epochs, steps_per_epoch)
-        result = self._handle.fit_dataset(train, int(epochs), seed, validation, bridge, builtin,
+        result = self._handle.fit_dataset(train, _training.epochs_of(epochs), seed, validation, bridge, builtin,
                                           tensorboard,
                                           {int(k): float(v) for k, v in (class_weight or {}).items()},
                                           int(initial_epoch), steps_per_epoch, *schedule)
@@ -318,7 +318,7 @@ class Model(BatchMethods, _weights.ModelWeights):
             self._prepare(xs)
             ys = _training.as_arrays(y, self._output_names(), "y", target=True)
             sw = None if sample_weight is None else _training._array(sample_weight, "sample_weight", False)
-            batch = 32 if batch_size is None else int(batch_size)
+            batch = _training.batch_size_of("evaluate", batch_size)
             bridge = self._inference_bridge(python_callbacks, verbose, _training.array_steps(xs, batch, steps), "test")
             pairs = self._handle.evaluate(xs, ys, batch, sw, steps, bridge, tensorboard)
         logs, _ = _training._keras_logs(pairs)
@@ -356,7 +356,7 @@ class Model(BatchMethods, _weights.ModelWeights):
             return joined[0] if len(joined) == 1 else joined
         xs = _training.as_arrays(x, self._input_names_for(x), "x")
         self._prepare_inference(xs)
-        batch = 32 if batch_size is None else int(batch_size)
+        batch = _training.batch_size_of("predict", batch_size)
         bridge = self._inference_bridge(python_callbacks, verbose, _training.array_steps(xs, batch, steps), "predict")
         out = self._handle.predict(xs, batch, steps, bridge)
         return out[0] if len(out) == 1 else out
