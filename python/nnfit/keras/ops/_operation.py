@@ -205,10 +205,8 @@ def eager_graph(module, class_name, snake, args, config, kwargs):
     refs = {}
 
     def take(x):
-        a = _as_array(x, f"keras.ops.{snake}")
-        squeeze = a.ndim == 0
-        if squeeze:
-            a = a.reshape(1)
+        squeeze = np.ndim(x) == 0  # a scalar runs as a (1,) array (ascontiguousarray makes it so)
+        a = _as_array(x, f"keras.ops.{snake}").reshape(-1) if squeeze else _as_array(x, f"keras.ops.{snake}")
         arrays.append(a)
         i = len(arrays) - 1
         layers.append({"module": "keras.layers", "class_name": "InputLayer",
