@@ -20,8 +20,17 @@ if(NOT NNFIT_WITH_CUDA STREQUAL "OFF")
     set(CUDAToolkit_ROOT /usr/local/cuda)
   endif()
   find_package(CUDAToolkit QUIET)
-  if(CUDAToolkit_FOUND)
+  # AUTO builds the plugin only where it can load: a toolkit and an NVIDIA driver (so
+  # README command 1 on a machine without a GPU does not wait for nvcc). ON builds it
+  # wherever a toolkit is, as scripts/test.sh asks for its host-run kernel tests.
+  set(_nnfit_driver OFF)
+  if(EXISTS /proc/driver/nvidia/version)
+    set(_nnfit_driver ON)
+  endif()
+  if(CUDAToolkit_FOUND AND (_nnfit_driver OR NNFIT_WITH_CUDA STREQUAL "ON"))
     set(NNFIT_CUDA_ENABLED ON)
+  elseif(CUDAToolkit_FOUND)
+    set(NNFIT_CUDA_REASON "CUDA ${CUDAToolkit_VERSION} is at ${CUDAToolkit_BIN_DIR} but no NVIDIA driver is loaded (no /proc/driver/nvidia/version), so the plugin could not load here; -DNNFIT_WITH_CUDA=ON builds it anyway")
   elseif(NNFIT_WITH_CUDA STREQUAL "ON")
     message(FATAL_ERROR "NNFIT_WITH_CUDA=ON but no CUDA toolkit was found; set CUDAToolkit_ROOT")
   else()

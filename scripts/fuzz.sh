@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds nnfit's libFuzzer targets with clang (ASan + UBSan, every library instrumented)
-# in build/fuzz and runs one (or all, one after another) for SECONDS each (default 60)
+# Builds nnfit's libFuzzer targets with clang (the fuzz preset: ASan + UBSan, every library
+# instrumented) in build/fuzz and runs one (or all, one after another) for SECONDS each (default 60)
 # from a seed corpus: fuzz/seeds/TARGET, the real files of ../shared/formats/samples and
 # the tests' fixtures, and the target's stored findings. Findings land in
 # build/fuzz/findings/TARGET; keep each (after its fix) in tests/fuzz/regressions/TARGET/,
@@ -17,17 +17,20 @@ targets=(idx npy npz csv tfrecord example image keras_json train_config tfevents
 target=${1:-keras_file}
 seconds=${2:-60}
 if [[ "$target" == all ]]; then
-  for t in "${targets[@]}"; do "$0" "$t" "$seconds"; done
+  if [[ -z "${NNFIT_FUZZ_NO_BUILD:-}" ]]; then  # one build for all: the libraries are shared
+    names=(); for t in "${targets[@]}"; do names+=("nnfit_${t}_fuzzer"); done
+    cmake --preset fuzz > /dev/null
+    cmake --build --preset fuzz -j "${NNFIT_JOBS:-$(nproc)}" --target "${names[@]}"
+  fi
+  [[ -n "${NNFIT_FUZZ_BUILD_ONLY:-}" ]] && exit 0
+  for t in "${targets[@]}"; do NNFIT_FUZZ_NO_BUILD=1 "$0" "$t" "$seconds"; done
   exit 0
 fi
 [[ " ${targets[*]} " == *" $target "* ]] || { echo "fuzz.sh: unknown target '$target' (known: all ${targets[*]})" >&2; exit 2; }
-clang=$(command -v clang++-14 || command -v clang++ || true)
-[[ -n "$clang" ]] || { echo "fuzz.sh: needs clang++ (Debian's clang-14; scripts/setup.sh installs it)" >&2; exit 2; }
-cc=${clang/clang++/clang}
+command -v clang++-14 > /dev/null || { echo "fuzz.sh: needs clang++-14 (Debian's clang-14; scripts/setup.sh installs it)" >&2; exit 2; }
 if [[ -z "${NNFIT_FUZZ_NO_BUILD:-}" ]]; then
-cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$clang" \
-  -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" -DNNFIT_FUZZ=ON -DNNFIT_BUILD_TESTS=OFF -DNNFIT_WITH_CUDA=OFF -DNNFIT_WITH_MPI=OFF -DNNFIT_PYTHON=OFF > /dev/null
-cmake --build build/fuzz -j "${NNFIT_JOBS:-$(nproc)}" --target "nnfit_${target}_fuzzer"
+  cmake --preset fuzz > /dev/null
+  cmake --build --preset fuzz -j "${NNFIT_JOBS:-$(nproc)}" --target "nnfit_${target}_fuzzer"
 fi
 [[ -n "${NNFIT_FUZZ_BUILD_ONLY:-}" ]] && exit 0
 

@@ -22,7 +22,7 @@ bool is_tensorflow(const std::string& name) { return name.rfind("tensorflow", 0)
 bool is_torch(const std::string& name) { return name == "torch" || name == "pytorch"; }
 bool is_jax(const std::string& name) { return name == "jaxlib" || name.rfind("jax-cuda", 0) == 0; }
 
-std::vector<Version> versions_in(const std::string& text) {
+std::vector<Version> cuda_versions_in(const std::string& text) {
   std::vector<Version> out;
   static const std::regex kV(R"(\d+\.\d+)");
   for (std::sregex_iterator it(text.begin(), text.end(), kV), end; it != end; ++it) {
@@ -57,7 +57,7 @@ std::optional<Version> torch_variant_for_driver(const Facts& facts, const Compat
   if (!row || !driver_cuda) return std::nullopt;
   for (int pass = 0; pass < 2; ++pass) {
     std::optional<Version> best;
-    for (const auto& v : versions_in(tables.pytorch_cuda.cell(*row, "cuda_versions"))) {
+    for (const auto& v : cuda_versions_in(tables.pytorch_cuda.cell(*row, "cuda_versions"))) {
       bool runs = pass == 0 ? !(*driver_cuda < v) : driver_supports(facts, tables, v).status != Status::kFail;
       if (!runs || (at_least && v < *at_least)) continue;
       if (!best || *best < v) best = v;

@@ -4,18 +4,9 @@
 #include <cstdlib>
 
 #include "nnfit/core/error.h"
+#include "nnfit/core/units.h"
 
 namespace nnfit {
-
-namespace {
-std::string format_bytes(std::int64_t b) {
-  char buf[64];
-  if (b >= (1ll << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(b) / (1ll << 30));
-  else if (b >= (1ll << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(b) / (1ll << 20));
-  else std::snprintf(buf, sizeof buf, "%lld bytes", static_cast<long long>(b));
-  return buf;
-}
-}  // namespace
 
 HostAllocator::~HostAllocator() {
   for (auto& [ptr, size] : sizes_) std::free(ptr);

@@ -79,8 +79,9 @@ EagerResult run_operations(const std::string& text, const std::vector<Tensor>& i
     if (!ocfg || !ocfg->is_object()) r.invalid(path, "missing \"config\"");
     auto layer = keras_json::read_operation(r, path, cls, entry["module"].get<std::string>(), *ocfg, name);
     auto* op = dynamic_cast<Operation*>(layer.get());
-    layer.release();
+    if (!op) r.invalid(path, "\"" + cls + "\" did not read as an operation; only keras.ops nodes run eagerly");
     ops.emplace_back(op);
+    layer.release();
     op->set_call_arguments(call);
     std::map<std::string, Tensor> constants;
     for (const Operation::Constant& c : op->constants()) {

@@ -16,7 +16,7 @@
 namespace nnfit {
 namespace {
 
-using json = nlohmann::ordered_json;
+using ojson = nlohmann::ordered_json;
 
 // Keras 2 (tf.keras) writes dtypes as strings, input shapes as batch_input_shape and
 // Functional nodes as [[["layer", node, tensor, {}]]]; Keras 3 reads that form too.
@@ -24,30 +24,30 @@ thread_local bool g_keras2 = false;
 // The policy of the model being written, for its layers without their own.
 thread_local std::string g_model_policy = "float32";
 
-json dtype_policy(const std::string& name = "float32") {
+ojson dtype_policy(const std::string& name = "float32") {
   if (g_keras2) return name;
   return {{"module", "keras"}, {"class_name", "DTypePolicy"}, {"config", {{"name", name}}}, {"registered_name", nullptr}};
 }
 
-json batch_shape(const Shape& s) {
-  json out = json::array({nullptr});
+ojson batch_shape(const Shape& s) {
+  ojson out = ojson::array({nullptr});
   for (std::int64_t d : s.dims()) out.push_back(d);
   return out;
 }
 
-json layer_object(const std::string& cls, json config) {
+ojson layer_object(const std::string& cls, ojson config) {
   return {{"module", "keras.layers"}, {"class_name", cls}, {"config", std::move(config)}, {"registered_name", nullptr}};
 }
 
 // A layer's policy as Keras writes it: its own, else the model's (Keras writes each layer's).
-json common(const Layer& l) {
+ojson common(const Layer& l) {
   const std::string policy = l.dtype_policy() ? l.dtype_policy()->name : g_model_policy;
   return {{"name", l.name()}, {"trainable", l.trainable()}, {"dtype", dtype_policy(policy)}};
 }
 
-json model_object(const std::string& cls, const std::string& name, const LayerGraph& g);
+ojson model_object(const std::string& cls, const std::string& name, const LayerGraph& g);
 
-json layer_json(const Layer& l, const std::vector<Shape>& in) {
+ojson layer_json(const Layer& l, const std::vector<Shape>& in) {
   if (auto* nm = dynamic_cast<const NestedModel*>(&l)) return model_object(nm->class_name(), nm->name(), nm->graph());
   if (auto* op = dynamic_cast<const Operation*>(&l)) {
     if (g_keras2) throw Unsupported(l.name() + ": Keras's " + l.class_name() + " operation has no Keras 2 form", "save as .keras");
@@ -57,14 +57,14 @@ json layer_json(const Layer& l, const std::vector<Shape>& in) {
     // An operation, as Keras 3 writes one: its name (not_equal's value is a call argument).
     if (g_keras2) throw Unsupported(l.name() + ": Keras's " + l.class_name() + " operation has no Keras 2 form", "save as .keras");
     const bool convert = op->kind() == LogicalOpKind::convert_to_tensor;
-    json config{{"name", l.name()}};
+    ojson config{{"name", l.name()}};
     if (convert) config.update({{"dtype", nullptr}, {"sparse", nullptr}, {"ragged", nullptr}});
     return {{"module", convert ? "keras.src.ops.core" : "keras.src.ops.numpy"},
             {"class_name", l.class_name()},
             {"config", config},
             {"registered_name", l.class_name()}};
   }
-  json c = common(l);
+  ojson c = common(l);
   const keras_json::Writer w{g_keras2};
   bool written = false;
   for (const keras_json::LayerFamily* f : keras_json::layer_families()) {
@@ -72,14 +72,14 @@ json layer_json(const Layer& l, const std::vector<Shape>& in) {
   }
   if (!written) throw Unsupported(l.name() + ": cannot write a " + l.class_name() + " layer to a Keras config");
   keras_json::write_weight_options(l, c);
-  json out = layer_object(l.class_name(), std::move(c));
+  ojson out = layer_object(l.class_name(), std::move(c));
   const CallArguments call = l.call_arguments();
   if (in.empty()) {
     // A wrapped layer: its wrapper builds it.
   } else if (!call.build_names.empty()) {
     // A build(query_shape, value_shape, ...) takes the shapes of its tensor arguments by
     // name (Keras's shapes_dict); a "name/i" entry is item i of a list.
-    json shapes = json::object();
+    ojson shapes = ojson::object();
     for (std::size_t i = 0; i < call.build_names.size() && i < in.size(); ++i) {
       const std::string& n = call.build_names[i];
       if (n.empty()) continue;
@@ -94,14 +94,14 @@ json layer_json(const Layer& l, const std::vector<Shape>& in) {
   } else if (in.size() == 1) {
     out["build_config"] = {{"input_shape", batch_shape(in[0])}};
   } else {
-    json shapes = json::array();
+    ojson shapes = ojson::array();
     for (const Shape& s : in) shapes.push_back(batch_shape(s));
     out["build_config"] = {{"input_shape", shapes}};
   }
   return out;
 }
 
-json input_layer(const InputSpec& in) {
+ojson input_layer(const InputSpec& in) {
   return layer_object("InputLayer", {{g_keras2 ? "batch_input_shape" : "batch_shape", batch_shape(in.shape)},
                                      {"dtype", std::string(dtype_name(in.dtype))},
                                      {"sparse", false},
@@ -109,7 +109,7 @@ json input_layer(const InputSpec& in) {
                                      {"name", in.name}});
 }
 
-json keras_tensor(const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes, const TensorRef& t) {
+ojson keras_tensor(const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes, const TensorRef& t) {
   const LayerNode& src = g.nodes()[static_cast<std::size_t>(t.node)];
   const std::string name = src.layer ? src.layer->name() : g.inputs()[static_cast<std::size_t>(src.input_index)].name;
   return {{"class_name", "__keras_tensor__"},
@@ -121,15 +121,15 @@ json keras_tensor(const LayerGraph& g, const std::vector<std::vector<Shape>>& sh
 
 // Keras 2's [layer, node, tensor, {}]; a nested graph model's calls count from 1 there
 // (Note [Keras 2 node indices] in keras_model_config.cpp).
-json keras2_ref(const LayerGraph& g, const TensorRef& t) {
+ojson keras2_ref(const LayerGraph& g, const TensorRef& t) {
   const LayerNode& src = g.nodes()[static_cast<std::size_t>(t.node)];
   const std::string name = src.layer ? src.layer->name() : g.inputs()[static_cast<std::size_t>(src.input_index)].name;
   const int offset = dynamic_cast<const NestedModel*>(src.layer) ? 1 : 0;
-  return json::array({name, src.call_index + offset, t.index, json::object()});
+  return ojson::array({name, src.call_index + offset, t.index, ojson::object()});
 }
 
-json sequential_object(const std::string& name, const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes) {
-  json layers = json::array({input_layer(g.inputs()[0])});
+ojson sequential_object(const std::string& name, const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes) {
+  ojson layers = ojson::array({input_layer(g.inputs()[0])});
   for (std::size_t i = 0; i < g.nodes().size(); ++i) {
     const LayerNode& n = g.nodes()[i];
     if (!n.layer) continue;
@@ -145,28 +145,28 @@ json sequential_object(const std::string& name, const LayerGraph& g, const std::
 }
 
 // Keras's mask= argument: one tensor for one input, else a list with nulls.
-json mask_argument(const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes, const std::vector<TensorRef>& masks) {
-  json out = json::array();
-  for (const TensorRef& m : masks) out.push_back(m.node >= 0 ? keras_tensor(g, shapes, m) : json(nullptr));
+ojson mask_argument(const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes, const std::vector<TensorRef>& masks) {
+  ojson out = ojson::array();
+  for (const TensorRef& m : masks) out.push_back(m.node >= 0 ? keras_tensor(g, shapes, m) : ojson(nullptr));
   return masks.size() == 1 ? out[0] : out;
 }
 
-json functional_object(const std::string& name, const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes) {
-  json layers = json::array();
-  json input_layers = json::array();
+ojson functional_object(const std::string& name, const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes) {
+  ojson layers = ojson::array();
+  ojson input_layers = ojson::array();
   for (const InputSpec& in : g.inputs()) {
-    json l = input_layer(in);
+    ojson l = input_layer(in);
     l["name"] = in.name;
-    l["inbound_nodes"] = json::array();
+    l["inbound_nodes"] = ojson::array();
     layers.push_back(std::move(l));
     input_layers.push_back({in.name, 0, 0});
   }
   for (const auto& layer : g.layers()) {
-    json l;
-    json nodes = json::array();
+    ojson l;
+    ojson nodes = ojson::array();
     for (const LayerNode& n : g.nodes()) {
       if (n.layer != layer.get()) continue;
-      json args = json::array();
+      ojson args = ojson::array();
       std::vector<Shape> in;
       for (const TensorRef& t : n.inputs) {
         args.push_back(g_keras2 ? keras2_ref(g, t) : keras_tensor(g, shapes, t));
@@ -174,7 +174,7 @@ json functional_object(const std::string& name, const LayerGraph& g, const std::
       }
       const CallArguments call = layer->call_arguments();
       if (auto* op = dynamic_cast<const Operation*>(layer.get()); op && !g_keras2) {
-        nodes.push_back(keras_json::write_operation_call(*op, std::vector<json>(args.begin(), args.end())));
+        nodes.push_back(keras_json::write_operation_call(*op, std::vector<ojson>(args.begin(), args.end())));
       } else if (g_keras2) {
         if (!call.flags.empty() || !call.keyword_inputs.empty()) {
           throw Unsupported(layer->name() + ": a call with keyword arguments is not written in Keras 2's format",
@@ -186,7 +186,7 @@ json functional_object(const std::string& name, const LayerGraph& g, const std::
         nodes.push_back(args);
       } else if (call.positional > 0) {
         // Positional tensors one by one, then keyword tensors and flags (MultiHeadAttention).
-        json kwargs = json::object();
+        ojson kwargs = ojson::object();
         for (std::size_t k = 0; k < call.keyword_inputs.size(); ++k) {
           // "initial_state/1" is entry 1 of a list argument.
           const std::string& key = call.keyword_inputs[k];
@@ -199,13 +199,13 @@ json functional_object(const std::string& name, const LayerGraph& g, const std::
         }
         for (const auto& [k, v] : call.flags) kwargs[k] = v;
         args.erase(args.begin() + static_cast<std::ptrdiff_t>(call.positional), args.end());
-        for (double c : call.constants) args.push_back(c == std::floor(c) ? json(static_cast<std::int64_t>(c)) : json(c));
+        for (double c : call.constants) args.push_back(c == std::floor(c) ? ojson(static_cast<std::int64_t>(c)) : ojson(c));
         if (!n.masks.empty()) kwargs["mask"] = mask_argument(g, shapes, n.masks);
         nodes.push_back({{"args", args}, {"kwargs", kwargs}});
       } else {
         // A layer of several inputs takes them as one list argument, as Keras calls merges.
-        if (n.inputs.size() > 1) args = json::array({args});
-        json kwargs = json::object();
+        if (n.inputs.size() > 1) args = ojson::array({args});
+        ojson kwargs = ojson::object();
         for (const auto& [k, v] : call.flags) kwargs[k] = v;
         if (!n.masks.empty()) kwargs["mask"] = mask_argument(g, shapes, n.masks);
         nodes.push_back({{"args", args}, {"kwargs", kwargs}});
@@ -216,10 +216,10 @@ json functional_object(const std::string& name, const LayerGraph& g, const std::
     l["inbound_nodes"] = std::move(nodes);
     layers.push_back(std::move(l));
   }
-  json output_layers = json::array();
+  ojson output_layers = ojson::array();
   for (const TensorRef& t : g.outputs()) {
     if (g_keras2) {
-      json ref = keras2_ref(g, t);
+      ojson ref = keras2_ref(g, t);
       ref.erase(3);
       output_layers.push_back(std::move(ref));
     } else {
@@ -237,7 +237,7 @@ json functional_object(const std::string& name, const LayerGraph& g, const std::
           {"registered_name", "Functional"}};
 }
 
-json model_object(const std::string& cls, const std::string& name, const LayerGraph& g) {
+ojson model_object(const std::string& cls, const std::string& name, const LayerGraph& g) {
   const auto shapes = g.infer_shapes();
   return cls == "Sequential" ? sequential_object(name, g, shapes) : functional_object(name, g, shapes);
 }
@@ -253,7 +253,7 @@ ojson write_layer_object(const Writer&, const Layer& l) { return layer_json(l, {
 std::string model_to_keras_json(const Model& model, KerasFormat format) {
   g_keras2 = format == KerasFormat::keras2;
   g_model_policy = model.dtype_policy().name;
-  json out = model_object(model.class_name(), model.name(), model.graph());
+  ojson out = model_object(model.class_name(), model.name(), model.graph());
   g_keras2 = false;
   g_model_policy = "float32";
   if (format == KerasFormat::keras2) {
@@ -277,15 +277,15 @@ std::string inner_optimizer_json(const OptimizerOptions& o) {
   std::string cls;
   for (const auto& [n, c] : kClasses) cls = o.name == n ? c : cls;
   NNFIT_CHECK(!cls.empty(), InvalidArgument, "cannot write optimizer '", o.name, "' to a Keras config");
-  json c = {{"name", o.name},
-            {"learning_rate", o.learning_rate ? json::parse(o.learning_rate->keras_json()) : json(0.001)},
-            {"weight_decay", o.name == "adamw" || o.weight_decay > 0 ? json(o.weight_decay) : json(nullptr)},
-            {"clipnorm", o.clipnorm > 0 ? json(o.clipnorm) : json(nullptr)},
-            {"global_clipnorm", o.global_clipnorm > 0 ? json(o.global_clipnorm) : json(nullptr)},
-            {"clipvalue", o.clipvalue > 0 ? json(o.clipvalue) : json(nullptr)},
+  ojson c = {{"name", o.name},
+            {"learning_rate", o.learning_rate ? ojson::parse(o.learning_rate->keras_json()) : ojson(0.001)},
+            {"weight_decay", o.name == "adamw" || o.weight_decay > 0 ? ojson(o.weight_decay) : ojson(nullptr)},
+            {"clipnorm", o.clipnorm > 0 ? ojson(o.clipnorm) : ojson(nullptr)},
+            {"global_clipnorm", o.global_clipnorm > 0 ? ojson(o.global_clipnorm) : ojson(nullptr)},
+            {"clipvalue", o.clipvalue > 0 ? ojson(o.clipvalue) : ojson(nullptr)},
             {"use_ema", o.use_ema},
             {"ema_momentum", o.ema_momentum},
-            {"ema_overwrite_frequency", o.ema_overwrite_frequency > 0 ? json(o.ema_overwrite_frequency) : json(nullptr)},
+            {"ema_overwrite_frequency", o.ema_overwrite_frequency > 0 ? ojson(o.ema_overwrite_frequency) : ojson(nullptr)},
             {"loss_scale_factor", nullptr},
             {"gradient_accumulation_steps", nullptr}};
   if (o.name == "sgd") {
@@ -310,7 +310,7 @@ std::string inner_optimizer_json(const OptimizerOptions& o) {
   } else {
     c.update({{"beta_1", o.beta_1}, {"beta_2", o.beta_2}, {"epsilon", o.epsilon}, {"amsgrad", o.amsgrad}});
   }
-  return json{{"module", "keras.optimizers"}, {"class_name", cls}, {"config", c}, {"registered_name", nullptr}}.dump();
+  return ojson{{"module", "keras.optimizers"}, {"class_name", cls}, {"config", c}, {"registered_name", nullptr}}.dump();
 }
 
 }  // namespace
@@ -319,21 +319,21 @@ std::string optimizer_to_keras_json(const OptimizerOptions& o) {
   if (!o.loss_scale.enabled) return inner_optimizer_json(o);
   OptimizerOptions inner = o;
   inner.loss_scale = {};
-  json c = {{"name", "loss_scale_optimizer"},
-            {"inner_optimizer", json::parse(inner_optimizer_json(inner))},
+  ojson c = {{"name", "loss_scale_optimizer"},
+            {"inner_optimizer", ojson::parse(inner_optimizer_json(inner))},
             {"initial_scale", o.loss_scale.initial_scale},
             {"dynamic_growth_steps", o.loss_scale.growth_steps}};
   if (!o.loss_scale.dynamic) c["dynamic"] = false;  // Keras 2's fixed scale
-  return json{{"module", "keras.optimizers"}, {"class_name", "LossScaleOptimizer"}, {"config", c}, {"registered_name", nullptr}}
+  return ojson{{"module", "keras.optimizers"}, {"class_name", "LossScaleOptimizer"}, {"config", c}, {"registered_name", nullptr}}
       .dump();
 }
 
 std::string metric_to_keras_json(const MetricSpec& m) {
-  if (m.class_name.empty()) return json(m.name).dump();
-  json c = {{"name", m.name}, {"dtype", "float32"}};
+  if (m.class_name.empty()) return ojson(m.name).dump();
+  ojson c = {{"name", m.name}, {"dtype", "float32"}};
   const std::string cls = keras_json::lower(m.class_name);
-  const json threshold = m.threshold ? json(*m.threshold) : json(nullptr);
-  const auto opt = [](const std::optional<std::int64_t>& v) { return v ? json(*v) : json(nullptr); };
+  const ojson threshold = m.threshold ? ojson(*m.threshold) : ojson(nullptr);
+  const auto opt = [](const std::optional<std::int64_t>& v) { return v ? ojson(*v) : ojson(nullptr); };
   if (cls == "precision" || cls == "recall") {
     c.update({{"thresholds", threshold}, {"top_k", opt(m.top_k)}, {"class_id", opt(m.class_id)}});
   } else if (cls == "auc") {
@@ -342,7 +342,7 @@ std::string metric_to_keras_json(const MetricSpec& m) {
               {"num_labels", nullptr}, {"label_weights", nullptr}, {"from_logits", m.from_logits}});
     if (!m.thresholds.empty()) c["thresholds"] = m.thresholds;
   } else if (cls == "f1score" || cls == "fbetascore") {
-    c["average"] = m.average.empty() ? json(nullptr) : json(m.average);
+    c["average"] = m.average.empty() ? ojson(nullptr) : ojson(m.average);
     if (cls == "fbetascore") c["beta"] = m.beta;
     c["threshold"] = threshold;
   } else if (cls == "binaryaccuracy") {
@@ -350,7 +350,7 @@ std::string metric_to_keras_json(const MetricSpec& m) {
   } else if (cls == "topkcategoricalaccuracy" || cls == "sparsetopkcategoricalaccuracy") {
     c["k"] = m.k;
   }
-  return json{{"module", "keras.metrics"}, {"class_name", m.class_name}, {"config", c}, {"registered_name", nullptr}}.dump();
+  return ojson{{"module", "keras.metrics"}, {"class_name", m.class_name}, {"config", c}, {"registered_name", nullptr}}.dump();
 }
 
 std::string loss_to_keras_json(const Loss& loss) {
@@ -358,7 +358,7 @@ std::string loss_to_keras_json(const Loss& loss) {
   NNFIT_CHECK(!cls.empty(), InvalidArgument, "cannot write loss '", loss.kind, "' to a Keras config");
   // Keras 3's keys and names (Huber's is "huber_loss"; Keras 3 drops its delta, which it
   // reads back when given).
-  json c = {{"name", loss.kind == "huber" ? "huber_loss" : loss.kind}, {"reduction", "sum_over_batch_size"}};
+  ojson c = {{"name", loss.kind == "huber" ? "huber_loss" : loss.kind}, {"reduction", "sum_over_batch_size"}};
   if (Loss::takes_from_logits(loss.kind)) c["from_logits"] = loss.from_logits;
   if (Loss::takes_label_smoothing(loss.kind)) c.update({{"label_smoothing", loss.label_smoothing}, {"axis", -1}});
   if (loss.kind == "huber") c["delta"] = loss.delta;
@@ -366,7 +366,7 @@ std::string loss_to_keras_json(const Loss& loss) {
   if (loss.kind == "binary_focal_crossentropy" || loss.kind == "categorical_focal_crossentropy") {
     c.update({{"alpha", loss.alpha}, {"gamma", loss.gamma}});
   }
-  return json{{"module", "keras.losses"}, {"class_name", cls}, {"config", c}, {"registered_name", nullptr}}.dump();
+  return ojson{{"module", "keras.losses"}, {"class_name", cls}, {"config", c}, {"registered_name", nullptr}}.dump();
 }
 
 }  // namespace nnfit

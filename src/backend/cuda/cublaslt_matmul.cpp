@@ -28,7 +28,7 @@ void lt_check(cublasStatus_t status, const char* what, const std::string& node) 
   }
 }
 
-cudaDataType_t data_type(DType d) {
+cudaDataType_t cuda_data_type(DType d) {
   return d == DType::bf16 ? CUDA_R_16BF : d == DType::f16 ? CUDA_R_16F : CUDA_R_32F;
 }
 
@@ -48,7 +48,7 @@ class CublasLtMatmul final : public Kernel {
   // No per-step values and no host copies: a CUDA graph may capture it.
   bool capturable() const override { return true; }
   CublasLtMatmul(const KernelDesc& desc, const cuda::GemmPlan& plan) : node_(desc.node_name), plan_(plan) {
-    const cudaDataType_t type = data_type(plan.dtype);
+    const cudaDataType_t type = cuda_data_type(plan.dtype);
     lt_check(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate", node_);
     const cublasOperation_t ta = plan.a.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t tb = plan.b.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -60,9 +60,9 @@ class CublasLtMatmul final : public Kernel {
     }
     a_ = layout(type, plan.a);
     b_ = layout(type, plan.b);
-    d_ = layout(data_type(plan.out_dtype), plan.d);
+    d_ = layout(cuda_data_type(plan.out_dtype), plan.d);
     if (plan.epilogue != cuda::GemmEpilogue::none) {
-      const cudaDataType_t bias_type = data_type(plan.bias_dtype);
+      const cudaDataType_t bias_type = cuda_data_type(plan.bias_dtype);
       set_op(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type));
     }
     cublasLtMatmulPreference_t pref = nullptr;

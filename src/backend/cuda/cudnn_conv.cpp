@@ -38,7 +38,7 @@ cudnnHandle_t dnn_handle() {
   return kHandle;
 }
 
-cudnnDataType_t data_type(DType d) {
+cudnnDataType_t cudnn_data_type(DType d) {
   return d == DType::bf16 ? CUDNN_DATA_BFLOAT16 : d == DType::f16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
 }
 
@@ -77,11 +77,11 @@ class CudnnConv final : public Kernel {
   // No per-step values and no host copies: a CUDA graph may capture it.
   bool capturable() const override { return true; }
   CudnnConv(const KernelDesc& desc, cuda::ConvPlan plan) : node_(desc.node_name), plan_(std::move(plan)) {
-    const cudnnDataType_t io = data_type(plan_.dtype);
+    const cudnnDataType_t io = cudnn_data_type(plan_.dtype);
     const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
     std::vector<Desc>& ops = ops_;
     // The op's output tensor takes the output's type (float32 where a cast was folded in).
-    const cudnnDataType_t out = data_type(plan_.out_dtype);
+    const cudnnDataType_t out = cudnn_data_type(plan_.out_dtype);
     const cuda::ConvDirection dir = plan_.direction;
     tensors_.push_back(tensor(kX, plan_.x, dir == cuda::ConvDirection::backward_data ? out : io, false));
     tensors_.push_back(tensor(kW, plan_.w, dir == cuda::ConvDirection::backward_filter ? out : io, false));
@@ -118,7 +118,7 @@ class CudnnConv final : public Kernel {
         bias_layout.dims.assign(plan_.y.dims.size(), 1);
         bias_layout.dims[1] = plan_.y.dims[1];
         bias_layout.strides = cuda::channels_last_strides(bias_layout.dims);
-        tensors_.push_back(tensor(kBias, bias_layout, data_type(plan_.bias_dtype), false));
+        tensors_.push_back(tensor(kBias, bias_layout, cudnn_data_type(plan_.bias_dtype), false));
         const std::size_t conv_out = tensors_.size() - 2, bias = tensors_.size() - 1;
         if (act) tensors_.push_back(tensor(kBiased, plan_.y, f32, true));
         ops.push_back(pointwise(CUDNN_POINTWISE_ADD, tensors_[conv_out], &tensors_[bias], act ? tensors_.back() : tensors_[2]));
