@@ -54,7 +54,19 @@ class NestedCalls:
         return "float32"
 
     def _elsewhere(self, model):
-        """The weights this model holds in its own engine model (a built, maybe trained base)."""
-        if self._handle is not None and self._handle.built and model is not self:
-            return self._handle.get_weights(), None
-        return None
+        """The weights of this model's layers as they are now (wherever each layer's weights
+        live: a pre-trained base's layers are often trained in another model that shares
+        them), in the engine's order for a nested model: layer by layer."""
+        if model is self:
+            return None
+        values = []
+        for layer in self._weight_layers():
+            held = layer._elsewhere(None)
+            if held is None and not isinstance(layer, NestedCalls):
+                held = layer._held()
+            if held is None:
+                if not layer.get_weights():
+                    return None  # not built anywhere: the outer model makes them
+                held = (layer.get_weights(), None)
+            values.extend(held[0])
+        return values, None

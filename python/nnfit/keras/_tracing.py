@@ -299,12 +299,12 @@ def from_entry(entry, cls):
     shape = (entry.get("build_config") or {}).get("input_shape")
     if cls is None:
         layer = _as_loaded_class()(entry["class_name"], config)
-    else:
+        layer._trace = entry["nnfit_trace"]
+    else:  # a call on new tensors traces it again; the engine's model keeps the file's graph
         layer = cls.from_config(config)
         if shape is not None and not layer._custom_built:
             layer.build(tuple(tuple(s) for s in shape) if shape and isinstance(shape[0], list) else tuple(shape))
             layer._custom_built = True
-    layer._trace = entry["nnfit_trace"]
     layer._build_shape = shape
     return layer
 
@@ -328,6 +328,9 @@ def _as_loaded_class():
             self._class_name = class_name
             self._config = config
             self._custom_built = True
+
+        def __call__(self, inputs, *args, **kwargs):
+            self.call(inputs)
 
         def call(self, inputs, *args, **kwargs):
             raise NotImplementedError(

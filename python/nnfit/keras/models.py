@@ -72,6 +72,8 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
     # Structure.
     @property
     def layers(self):
+        if _subclassed.is_subclassed(type(self)):  # Keras lists a subclassed model's layers, not inputs
+            return [l for l in self._layers if l._class_name != "InputLayer"]
         return list(self._layers)
 
     input = property(lambda self: self.inputs[0] if len(self.inputs) == 1 else list(self.inputs))

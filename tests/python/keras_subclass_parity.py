@@ -1,0 +1,242 @@
+"""Keras 3's subclassing and nesting (issue 35), run under real Keras (from PyPI, in the Keras
+venv) and under `from nnfit import keras` with only the import line changed:
+1. a keras.layers.Layer subclass (build with add_weight, a sublayer, a regularizer, a
+   non-trainable weight, call with keras.ops and training passed to Dropout, get_config and
+   from_config) in a Functional model, saved and loaded with register_keras_serializable
+   and with custom_objects;
+2. a Transformer block written as a Layer subclass (MultiHeadAttention, a Sequential
+   feed-forward network inside it, LayerNormalization, Dropout) in a text classifier;
+3. a subclassed keras.Model (__init__ making layers, call(inputs, training)) compiled,
+   fitted, evaluated and predicted, and built with build(input_shape);
+4. models as layers: an augmentation Sequential inside a Functional model, and transfer
+   learning with a pre-trained base called as base(x, training=False), frozen then
+   fine-tuned.
+Compared, per case: History keys, the summary's rows (layer name and type, parameter count;
+for a subclassed model Keras shows output shapes only from the last eager call, so shapes
+are not compared) and its totals, weight and layer counts, and the final accuracy within
+0.05 absolute (both frameworks reach 0.85-1.0 on these separable problems; different
+initial weights and shuffles move it by a few hundredths).
+
+usage: keras_subclass_parity.py KERAS_PYTHON [NNFIT_PYTHON]
+"""
+import sys
+import textwrap
+
+import parity_runs
+
+SCRIPT = textwrap.dedent("""
+    import json, os, tempfile
+    import numpy as np
+    IMPORT_LINE
+    from keras import layers, ops
+
+    out = {}
+    rng = np.random.default_rng(0)
+    tmp = tempfile.mkdtemp()
+    keras.utils.set_random_seed(1)
+
+    def rows(model):
+        # (layer name without Keras's _N suffix, type) and parameter count per row, and the
+        # trainable/non-trainable totals (Total params counts the optimizer's in Keras once fitted).
+        import re
+        lines = []
+        model.summary(print_fn=lambda line, *a, **k: lines.append(line))
+        got = []
+        for line in "\\n".join(lines).split("\\n"):
+            line = line.replace("\\x1b[1m", "").replace("\\x1b[0m", "")
+            if line.startswith("│"):
+                cells = [c.strip() for c in line.strip("│").split("│")]
+                if cells[0].startswith("(") and not cells[2] and got:  # a long name wrapped (Keras)
+                    got[-1][0] += " " + cells[0]
+                elif cells[0]:
+                    got.append([cells[0], cells[2]])
+            elif "params:" in line and "Optimizer" not in line and "Total" not in line:
+                got.append([line.split(":")[0].strip(), line.split(":")[1].split("(")[0].strip()])
+        return [[re.sub(r"_\\d+ \\(", " (", name), n] for name, n in got]
+
+    def run(model, x, y, xt, yt, epochs, batch_size=32):
+        h = model.fit(x, y, epochs=epochs, batch_size=batch_size, verbose=0, validation_split=0.1)
+        loss, acc = model.evaluate(xt, yt, verbose=0)
+        return {"keys": sorted(h.history), "epochs": len(h.epoch), "accuracy": float(acc)}
+
+    # 1. A Layer subclass with add_weight, in a Functional model; files both ways.
+    @keras.saving.register_keras_serializable(package="parity")
+    class Affine(layers.Layer):
+        def __init__(self, units=16, rate=0.1, **kwargs):
+            super().__init__(**kwargs)
+            self.units, self.rate = units, rate
+            self.dropout = layers.Dropout(rate)
+            self.proj = layers.Dense(units, activation="relu")
+
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1], self.units), initializer="glorot_uniform",
+                                     regularizer=keras.regularizers.L2(1e-4), name="w")
+            self.b = self.add_weight(shape=(self.units,), initializer="zeros", name="b")
+            self.gain = self.add_weight(shape=(self.units,), initializer="ones", trainable=False, name="gain")
+
+        def call(self, inputs, training=None):
+            h = ops.tanh(ops.matmul(inputs, self.w) + self.b) * self.gain
+            if self.rate > 0:  # Python control flow on a static value
+                h = self.dropout(h, training=training)
+            return self.proj(h)
+
+        def get_config(self):
+            return {**super().get_config(), "units": self.units, "rate": self.rate}
+
+    x = rng.normal(size=(1200, 10)).astype("float32")
+    y = (x[:, 0] + x[:, 1] * x[:, 2] > 0).astype("int64")
+    inp = keras.Input((10,))
+    affine = Affine(16, name="affine")
+    model = keras.Model(inp, layers.Dense(2, activation="softmax")(affine(inp)))
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    case = run(model, x[:1000], y[:1000], x[1000:], y[1000:], epochs=8)
+    case["summary"] = rows(model)
+    case["weights"] = [[w.path.split("/")[-1], list(w.shape), bool(w.trainable)] for w in affine.weights][:3]
+    case["config"] = {k: v for k, v in affine.get_config().items() if k in ("name", "units", "rate", "trainable")}
+    again = Affine.from_config(affine.get_config())
+    case["from_config"] = [again.units, again.rate]
+    path = os.path.join(tmp, "affine.keras")
+    model.save(path)
+    before = model.predict(x[:50], verbose=0)
+    loaded = keras.models.load_model(path)
+    scoped = keras.models.load_model(path, custom_objects={"Affine": Affine})
+    case["reloaded_equal"] = bool(np.abs(loaded.predict(x[:50], verbose=0) - before).max() < 1e-5 and
+                                  np.abs(scoped.predict(x[:50], verbose=0) - before).max() < 1e-5)
+    case["reloaded_layer"] = [type(loaded.layers[1]).__name__, loaded.layers[1].name]
+    out["layer_subclass"] = case
+
+    # 2. A Transformer block as a Layer subclass (keras.io's text classifier, fixed length).
+    class TransformerBlock(layers.Layer):
+        def __init__(self, embed_dim, num_heads, ff_dim, rate=0.1, **kwargs):
+            super().__init__(**kwargs)
+            self.att = layers.MultiHeadAttention(num_heads=num_heads, key_dim=embed_dim)
+            self.ffn = keras.Sequential([layers.Dense(ff_dim, activation="relu"), layers.Dense(embed_dim)])
+            self.layernorm1 = layers.LayerNormalization(epsilon=1e-6)
+            self.layernorm2 = layers.LayerNormalization(epsilon=1e-6)
+            self.dropout1 = layers.Dropout(rate)
+            self.dropout2 = layers.Dropout(rate)
+
+        def call(self, inputs, training=False):
+            attn_output = self.att(inputs, inputs)
+            attn_output = self.dropout1(attn_output, training=training)
+            out1 = self.layernorm1(inputs + attn_output)
+            ffn_output = self.ffn(out1)
+            ffn_output = self.dropout2(ffn_output, training=training)
+            return self.layernorm2(out1 + ffn_output)
+
+    vocab, maxlen = 50, 12
+    ids = rng.integers(1, vocab, size=(1200, maxlen)).astype("int32")
+    labels = ((ids == 7).any(axis=1)).astype("int64")
+    inp = keras.Input(shape=(maxlen,), dtype="int32")
+    h = layers.Embedding(vocab, 16)(inp)
+    h = TransformerBlock(16, 2, 32)(h)
+    h = layers.GlobalAveragePooling1D()(h)
+    model = keras.Model(inp, layers.Dense(2, activation="softmax")(h))
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    case = run(model, ids[:1000], labels[:1000], ids[1000:], labels[1000:], epochs=6)
+    case["summary"] = rows(model)
+    out["transformer_block"] = case
+
+    # 3. A subclassed Model.
+    class Classifier(keras.Model):
+        def __init__(self, classes=3, **kwargs):
+            super().__init__(**kwargs)
+            self.hidden = layers.Dense(32, activation="relu")
+            self.norm = layers.BatchNormalization()
+            self.drop = layers.Dropout(0.2)
+            self.head = layers.Dense(classes, activation="softmax")
+
+        def call(self, inputs, training=False):
+            h = self.norm(self.hidden(inputs), training=training)
+            return self.head(self.drop(h, training=training))
+
+    centers = rng.normal(scale=3.0, size=(3, 6))
+    labels = rng.integers(0, 3, size=1200)
+    x = (centers[labels] + rng.normal(size=(1200, 6))).astype("float32")
+    model = Classifier()
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    case = run(model, x[:1000], labels[:1000], x[1000:], labels[1000:], epochs=5)
+    case["summary"] = rows(model)
+    case["layers"] = [type(l).__name__ for l in model.layers]
+    case["weights"] = [len(model.weights), len(model.trainable_weights)]
+    case["predict_shape"] = list(model.predict(x[:7], verbose=0).shape)
+    built = Classifier(classes=4)
+    built.build((None, 6))
+    case["built"] = built.built
+    out["model_subclass"] = case
+
+    # 4a. An augmentation Sequential inside a Functional model.
+    img_labels = rng.integers(0, 2, size=800)
+    images = rng.normal(scale=0.5, size=(800, 8, 8, 1)).astype("float32")
+    images[:, 2:6, 2:6, 0] += np.where(img_labels == 1, 1.5, -1.5)[:, None, None]  # flip-invariant
+    augment = keras.Sequential([layers.RandomFlip("vertical"), layers.RandomContrast(0.1)], name="augment")
+    inp = keras.Input((8, 8, 1))
+    h = augment(inp)
+    h = layers.Conv2D(8, 3, activation="relu")(h)
+    h = layers.Flatten()(h)
+    model = keras.Model(inp, layers.Dense(2, activation="softmax")(h))
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    case = run(model, images[:700], img_labels[:700], images[700:], img_labels[700:], epochs=6)
+    case["summary"] = rows(model)
+    case["layers"] = [type(l).__name__ for l in model.layers]
+    out["augmentation_sequential"] = case
+
+    # 4b. Transfer learning: base(x, training=False), frozen, then fine-tuned.
+    x = rng.normal(size=(1200, 8)).astype("float32")
+    y = (x[:, 0] - x[:, 3] > 0).astype("int64")
+    b_in = keras.Input((8,))
+    b = layers.Dense(16, activation="relu", name="base_dense")(b_in)
+    b = layers.BatchNormalization(name="base_bn")(b)
+    base = keras.Model(b_in, b, name="base")
+    pre = keras.Model(b_in, layers.Dense(2, activation="softmax")(b))
+    pre.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    pre.fit(x, y, epochs=8, verbose=0)  # its BatchNormalization's moving statistics settle
+    base.trainable = False
+    inp = keras.Input((8,))
+    h = base(inp, training=False)
+    model = keras.Model(inp, layers.Dense(2, activation="softmax", name="new_head")(h))
+    model.compile(optimizer=keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    stages = {"frozen_counts": [len(model.trainable_weights), len(model.non_trainable_weights)]}
+    stages.update(run(model, x[:1000], y[:1000], x[1000:], y[1000:], epochs=4))
+    stages["summary"] = rows(model)
+    base.trainable = True
+    model.compile(optimizer=keras.optimizers.Adam(1e-4), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    stages["unfrozen_counts"] = [len(model.trainable_weights), len(model.non_trainable_weights)]
+    tuned = run(model, x[:1000], y[:1000], x[1000:], y[1000:], epochs=2)
+    stages["tuned_accuracy"] = tuned["accuracy"]
+    out["transfer_learning"] = stages
+    print("PARITY " + json.dumps(out))
+""")
+
+TOLERANCE = 0.05  # accuracy, absolute
+
+
+def compare(ref, got):
+    """Differences between Keras's result (ref) and nnfit's (got), as messages."""
+    failures = []
+    for case, want in ref.items():
+        have = got.get(case, {})
+        for key, value in want.items():
+            if key.endswith("accuracy"):
+                if abs(have.get(key, -1.0) - value) > TOLERANCE:
+                    failures.append(f"{case}.{key}: nnfit {have.get(key)}, Keras {value} (tolerance {TOLERANCE})")
+            elif have.get(key) != value:
+                failures.append(f"{case}.{key}:\n  nnfit {have.get(key)}\n  Keras {value}")
+    return failures
+
+
+def main():
+    ref, got = parity_runs.run_both(SCRIPT, sys.argv, timeout=1200)
+    for case in ref:
+        accs = {k: (round(got[case].get(k, -1), 4), round(v, 4)) for k, v in ref[case].items() if k.endswith("accuracy")}
+        print(f"{case}: accuracy (nnfit, Keras) {accs}")
+    failures = compare(ref, got)
+    if failures:
+        sys.exit(f"{len(failures)} differences from Keras:\n" + "\n".join(failures))
+    print("parity: ok")
+
+
+if __name__ == "__main__":
+    main()
