@@ -17,10 +17,50 @@
 // mode (Layer::inference_only), as Keras's Python call would run it.
 #include "nnfit/nn/traced_layer.h"
 
+#include <cctype>
+
 #include "nnfit/core/error.h"
+#include "nnfit/nn/nested_model.h"
 #include "nnfit/nn/operation.h"
 
 namespace nnfit {
+namespace {
+
+// Keras's naming.to_snake_case ("LayerNormalization" -> "layer_normalization"), which names
+// a nested model's layers' groups in Keras's files.
+std::string snake_case(const std::string& name) {
+  std::string out;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool upper = std::isupper(static_cast<unsigned char>(c)) != 0;
+    const bool after_lower = i > 0 && std::islower(static_cast<unsigned char>(name[i - 1])) != 0;
+    const bool before_lower = i + 1 < name.size() && std::islower(static_cast<unsigned char>(name[i + 1])) != 0;
+    if (upper && i > 0 && (after_lower || before_lower)) out += '_';
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+// The groups of sublayer `l` at `path`: its own, or for a nested model each of its layers'
+// under "<path>/layers/<class in snake case>[_n]", as Keras's files nest them.
+void sublayer_groups(Layer& l, const std::string& path, std::vector<WeightGroup>& out) {
+  if (auto* nested = dynamic_cast<NestedModel*>(&l)) {
+    std::map<std::string, int> used;
+    for (const auto& inner : nested->graph().layers()) {
+      std::string name = snake_case(inner->class_name());
+      const int n = used[name]++;
+      if (n > 0) name += "_" + std::to_string(n);
+      sublayer_groups(*inner, path + "/layers/" + name, out);
+    }
+    return;
+  }
+  if (!l.built() || l.saved_weights().empty()) return;
+  for (WeightGroup& g : l.saved_weight_groups()) {
+    out.push_back({g.path.empty() ? path : path + "/" + g.path, std::move(g.weights)});
+  }
+}
+
+}  // namespace
 
 TracedLayer::TracedLayer(std::string name, std::string class_name, std::string object_json,
                          std::vector<TracedWeight> weights, LayerGraph graph,
@@ -88,12 +128,8 @@ std::vector<WeightGroup> TracedLayer::saved_weight_groups() {
   std::vector<WeightGroup> out(1);
   for (Weight& w : weights_) out[0].weights.push_back(&w);
   for (const auto& l : graph_.layers()) {
-    if (!l->built() || l->saved_weights().empty()) continue;
     auto it = sublayer_paths_.find(l->name());
-    const std::string path = it != sublayer_paths_.end() ? it->second : l->name();
-    for (WeightGroup& g : l->saved_weight_groups()) {
-      out.push_back({g.path.empty() ? path : path + "/" + g.path, std::move(g.weights)});
-    }
+    sublayer_groups(*l, it != sublayer_paths_.end() ? it->second : l->name(), out);
   }
   return out;
 }

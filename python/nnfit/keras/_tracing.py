@@ -10,6 +10,7 @@ entry (key ``nnfit_trace``) beside Keras's own keys, and the engine's TracedLaye
 in place: no Python runs in a training step.
 """
 import inspect
+import json
 import re
 
 import numpy as np
@@ -154,14 +155,16 @@ def _shape_arg(tensors, structure):
 
 
 def _sublayer_paths(layer):
-    """Each sublayer's attribute path in `layer`, as Keras's files name its group: a Layer
-    attribute by its name, a list's or dict's layers under "<attribute>/<class in snake case>"."""
+    """Each sublayer's attribute path in `layer`, as Keras's files name its group: a layer (or
+    model) attribute by its name, a list's or dict's layers under "<attribute>/<class in snake
+    case>"."""
     from nnfit.keras.layers import Layer
+    from nnfit.keras.models import Model
     paths = {}
     attrs = sorted((k for k in vars(layer) if not k.startswith("__")), key=lambda k: f"~{k}" if k.startswith("_") else k)
     for attr in attrs:
         value = getattr(layer, attr)
-        if isinstance(value, Layer) and value is not layer:
+        if isinstance(value, (Layer, Model)) and value is not layer:
             paths.setdefault(value.name, attr)
         elif isinstance(value, (list, tuple, dict)):
             used = {}
@@ -201,8 +204,6 @@ def call_symbolic(layer, inputs, args, kwargs):
             "call once, for the shapes of its first call (make another instance for other shapes)")
     _note_training(layer, training, where)
     node = _graph.Node(layer, list(inputs) if isinstance(inputs, (list, tuple)) else inputs)
-    if isinstance(inputs, (list, tuple)) and len(inputs) > 1:
-        node.positional = False
     layer._nodes.append(node)
     index = len(layer._nodes) - 1
     outputs = [_graph.KerasTensor(t.shape, t.dtype, (layer, index, i)) for i, t in enumerate(layer._trace_outputs)]
@@ -256,7 +257,7 @@ def _trace(layer, flat, inputs, args, kwargs):
         graph = _graph.functional_config(f"{layer.name}_call", tensors, outs)
         results.append((graph, trace["inference"], outs, structure))
     (graph, inference, outs, structure), (other, _, _, _) = results
-    if _without_names(graph) != _without_names(other):
+    if _canonical(graph) != _canonical(other):
         raise NotImplementedError(
             f"{where}: call() makes different graphs with training=True and training=False (it branches on "
             "`training`); nnfit traces one graph for both: pass training to sublayers (Dropout, "
@@ -271,8 +272,7 @@ def _in_graph(graph, name):
     return any(e.get("name") == name for e in graph["config"]["layers"])
 
 
-def _without_names(graph):
-    import json
+def _canonical(graph):
     return json.dumps(graph, sort_keys=True)
 
 

@@ -107,10 +107,6 @@ class Layer(LayerWeights, KerasObject):
             return
         LayerWeights.build(self, input_shape)
 
-    def compute_output_shape(self, input_shape):
-        raise NotImplementedError(f"{type(self).__name__} {self.name!r}: compute_output_shape is not defined; nnfit "
-                                  "infers output shapes by tracing call()")
-
     # Keras's attributes.
     @property
     def dtype_policy(self):
