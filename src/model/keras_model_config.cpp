@@ -115,12 +115,14 @@ std::unique_ptr<Layer> read_traced_layer(const Reader& r, const Entry& e, const 
       weights.push_back(std::move(w));
     }
   }
-  std::map<std::string, std::string> paths;
+  std::vector<std::pair<std::string, std::string>> sublayers;  // (name, attribute path), in Keras's order
   if (const json* subs = value(trace, "sublayers")) {
-    expect_object(r, tpath + ".sublayers", *subs);
-    for (const auto& [name, v] : subs->items()) {
-      if (!v.is_string()) r.invalid(tpath + ".sublayers." + name, "must be the sublayer's attribute path");
-      paths[name] = v.get<std::string>();
+    if (!subs->is_array()) r.invalid(tpath + ".sublayers", "must be a list of [name, attribute path] pairs");
+    for (const json& pair : *subs) {
+      if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string() || !pair[1].is_string()) {
+        r.invalid(tpath + ".sublayers", "each entry must be [name, attribute path], got " + show(pair));
+      }
+      sublayers.emplace_back(pair[0].get<std::string>(), pair[1].get<std::string>());
     }
   }
   const json* graph = find(trace, "graph");
@@ -138,7 +140,7 @@ std::unique_ptr<Layer> read_traced_layer(const Reader& r, const Entry& e, const 
   object.erase("name");
   object.erase("inbound_nodes");
   auto layer = std::make_unique<TracedLayer>(e.name, e.cls, object.dump(), std::move(weights), std::move(m.graph),
-                                             std::move(paths));
+                                             std::move(sublayers));
   read_weight_options(r, tpath + ".weights", options, *layer);
   if (!get_bool(r, e.path + ".config", *e.cfg, "trainable", true)) layer->set_trainable(false);
   return layer;

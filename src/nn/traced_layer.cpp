@@ -17,7 +17,9 @@
 // mode (Layer::inference_only), as Keras's Python call would run it.
 #include "nnfit/nn/traced_layer.h"
 
+#include <algorithm>
 #include <cctype>
+#include <map>
 
 #include "nnfit/core/error.h"
 #include "nnfit/nn/nested_model.h"
@@ -64,13 +66,31 @@ void sublayer_groups(Layer& l, const std::string& path, std::vector<WeightGroup>
 
 TracedLayer::TracedLayer(std::string name, std::string class_name, std::string object_json,
                          std::vector<TracedWeight> weights, LayerGraph graph,
-                         std::map<std::string, std::string> sublayer_paths)
+                         std::vector<std::pair<std::string, std::string>> sublayers)
     : Layer(std::move(name)),
       class_name_(std::move(class_name)),
       object_json_(std::move(object_json)),
       specs_(std::move(weights)),
       graph_(std::move(graph)),
-      sublayer_paths_(std::move(sublayer_paths)) {}
+      sublayers_(std::move(sublayers)) {}
+
+std::vector<Layer*> TracedLayer::ordered_layers() const {
+  std::vector<Layer*> out;
+  for (const auto& [name, path] : sublayers_) {
+    if (Layer* l = graph_.find_layer(name)) out.push_back(l);
+  }
+  for (const auto& l : graph_.layers()) {
+    if (std::find(out.begin(), out.end(), l.get()) == out.end()) out.push_back(l.get());
+  }
+  return out;
+}
+
+std::string TracedLayer::path_of(const Layer& l) const {
+  for (const auto& [name, path] : sublayers_) {
+    if (name == l.name()) return path;
+  }
+  return l.name();
+}
 
 void TracedLayer::check_inputs(const std::vector<Shape>& inputs) const {
   NNFIT_CHECK(inputs.size() == graph_.inputs().size(), InvalidArgument, name(), " (", class_name_, "): traced for ",
@@ -113,24 +133,30 @@ std::vector<int> TracedLayer::call_on(GraphBuilder& builder, const std::vector<i
 std::vector<Weight*> TracedLayer::all_weights() {
   std::vector<Weight*> out;
   for (Weight& w : weights_) out.push_back(&w);
-  for (Weight* w : graph_.weights()) out.push_back(w);
+  for (Layer* l : ordered_layers()) {
+    for (Weight* w : l->all_weights()) {
+      if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);  // a layer called twice
+    }
+  }
   return out;
 }
 
 std::vector<Weight*> TracedLayer::saved_weights() {
   std::vector<Weight*> out;
   for (Weight& w : weights_) out.push_back(&w);
-  for (Weight* w : graph_.saved_weights()) out.push_back(w);
+  for (Layer* l : ordered_layers()) {
+    if (!l->built()) continue;
+    for (Weight* w : l->saved_weights()) {
+      if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+    }
+  }
   return out;
 }
 
 std::vector<WeightGroup> TracedLayer::saved_weight_groups() {
   std::vector<WeightGroup> out(1);
   for (Weight& w : weights_) out[0].weights.push_back(&w);
-  for (const auto& l : graph_.layers()) {
-    auto it = sublayer_paths_.find(l->name());
-    sublayer_groups(*l, it != sublayer_paths_.end() ? it->second : l->name(), out);
-  }
+  for (Layer* l : ordered_layers()) sublayer_groups(*l, path_of(*l), out);
   return out;
 }
 

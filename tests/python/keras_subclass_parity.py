@@ -10,7 +10,9 @@ venv) and under `from nnfit import keras` with only the import line changed:
    fitted, evaluated and predicted, and built with build(input_shape);
 4. models as layers: an augmentation Sequential inside a Functional model, and transfer
    learning with a pre-trained base called as base(x, training=False), frozen then
-   fine-tuned.
+   fine-tuned;
+5. a file nnfit writes with a subclassed layer (holding a Sequential) loads in Keras with
+   custom_objects and predicts the same (within 1e-4).
 Compared, per case: History keys, the summary's rows (layer name and type, parameter count;
 for a subclassed model Keras shows output shapes only from the last eager call, so shapes
 are not compared) and its totals, weight and layer counts, and the final accuracy within
@@ -210,6 +212,63 @@ SCRIPT = textwrap.dedent("""
     print("PARITY " + json.dumps(out))
 """)
 
+# A file written by nnfit with a subclassed layer (a Transformer block holding a Sequential),
+# loaded by Keras with custom_objects: the same predictions within float32 rounding.
+FILE_SCRIPT = textwrap.dedent("""
+    import json, os
+    import numpy as np
+    IMPORT_LINE
+    from keras import layers, ops
+
+    class TransformerBlock(layers.Layer):
+        def __init__(self, embed_dim=16, num_heads=2, ff_dim=32, rate=0.1, **kwargs):
+            super().__init__(**kwargs)
+            self.embed_dim, self.num_heads, self.ff_dim, self.rate = embed_dim, num_heads, ff_dim, rate
+            self.att = layers.MultiHeadAttention(num_heads=num_heads, key_dim=embed_dim)
+            self.ffn = keras.Sequential([layers.Dense(ff_dim, activation="relu"), layers.Dense(embed_dim)])
+            self.norm1 = layers.LayerNormalization(epsilon=1e-6)
+            self.norm2 = layers.LayerNormalization(epsilon=1e-6)
+            self.drop = layers.Dropout(rate)
+
+        def call(self, inputs, training=False):
+            h = self.norm1(inputs + self.drop(self.att(inputs, inputs), training=training))
+            return self.norm2(h + self.ffn(h))
+
+        def get_config(self):
+            return {**super().get_config(), "embed_dim": self.embed_dim, "num_heads": self.num_heads,
+                    "ff_dim": self.ff_dim, "rate": self.rate}
+
+    where = os.environ["SUBCLASS_FILES"]
+    x = np.random.default_rng(0).normal(size=(4, 6, 16)).astype("float32")
+    if os.environ["SUBCLASS_MODE"] == "save":
+        inp = keras.Input((6, 16))
+        model = keras.Model(inp, layers.Dense(3)(TransformerBlock(name="block")(inp)))
+        model.compile(optimizer="adam", loss="mse")
+        model.fit(x, np.ones((4, 6, 3), "float32"), epochs=2, verbose=0)
+        np.save(os.path.join(where, "want.npy"), model.predict(x, verbose=0))
+        model.save(os.path.join(where, "block.keras"))
+        print("PARITY {}")
+    else:
+        model = keras.models.load_model(os.path.join(where, "block.keras"),
+                                        custom_objects={"TransformerBlock": TransformerBlock})
+        diff = np.abs(model.predict(x, verbose=0) - np.load(os.path.join(where, "want.npy"))).max()
+        print("PARITY " + json.dumps({"max_diff": float(diff)}))
+""")
+
+
+def nnfit_file_loads_in_keras(argv):
+    """The max difference of Keras's predictions from a file nnfit wrote."""
+    import os
+    import tempfile
+    keras_python, nnfit_python = argv[1], argv[2] if len(argv) > 2 else sys.executable
+    with tempfile.TemporaryDirectory() as where:
+        env = dict(os.environ, SUBCLASS_FILES=where, SUBCLASS_MODE="save")
+        parity_runs.run(nnfit_python, FILE_SCRIPT, "from nnfit import keras", env, 600)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        env.update(SUBCLASS_FILES=where, SUBCLASS_MODE="load", KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3")
+        return parity_runs.run(keras_python, FILE_SCRIPT, "import keras", env, 600)["max_diff"]
+
+
 TOLERANCE = 0.05  # accuracy, absolute
 
 
@@ -233,6 +292,10 @@ def main():
         accs = {k: (round(got[case].get(k, -1), 4), round(v, 4)) for k, v in ref[case].items() if k.endswith("accuracy")}
         print(f"{case}: accuracy (nnfit, Keras) {accs}")
     failures = compare(ref, got)
+    diff = nnfit_file_loads_in_keras(sys.argv)
+    print(f"nnfit's file with a subclassed Transformer block, loaded by Keras: max prediction difference {diff:.2e}")
+    if not diff < 1e-4:
+        failures.append(f"Keras's predictions from nnfit's file differ by {diff} (tolerance 1e-4)")
     if failures:
         sys.exit(f"{len(failures)} differences from Keras:\n" + "\n".join(failures))
     print("parity: ok")

@@ -6,8 +6,8 @@
 // emits the graph in place, so a step costs what the same Functional graph's costs, and no
 // Python runs in it.
 #pragma once
-#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nnfit/nn/layer_graph.h"
@@ -28,10 +28,12 @@ class TracedLayer final : public Layer {
   // as read (module, class_name, config, registered_name, build_config and the trace),
   // written back unchanged; `weights`: add_weight's calls in Keras's order (trainable ones
   // first, each group in creation order); `graph`: the traced call, whose inputs are the
-  // layer's; `sublayer_paths`: a sublayer's attribute path in the Python layer ("dense",
-  // "blocks/0") by its name, where Keras's files keep its variables.
+  // layer's; `sublayers`: (name, attribute path) of each sublayer in the order the Python
+  // layer tracks them (its attributes' assignment order: Keras's order of the layer's
+  // weights, and so of its optimizer's variables), the path ("dense", "blocks/dense_1")
+  // being where Keras's files keep its variables.
   TracedLayer(std::string name, std::string class_name, std::string object_json, std::vector<TracedWeight> weights,
-              LayerGraph graph, std::map<std::string, std::string> sublayer_paths);
+              LayerGraph graph, std::vector<std::pair<std::string, std::string>> sublayers);
   std::string class_name() const override { return class_name_; }
   const std::string& object_json() const { return object_json_; }
   const LayerGraph& graph() const { return graph_; }
@@ -56,12 +58,16 @@ class TracedLayer final : public Layer {
  private:
   // throws: InvalidArgument naming the layer when `inputs` differ from the traced inputs.
   void check_inputs(const std::vector<Shape>& inputs) const;
+  // The graph's layers: the tracked sublayers in their order, then the others (operations,
+  // layers made inside call) in graph order.
+  std::vector<Layer*> ordered_layers() const;
+  std::string path_of(const Layer& l) const;
 
   std::string class_name_;
   std::string object_json_;
   std::vector<TracedWeight> specs_;
   LayerGraph graph_;
-  std::map<std::string, std::string> sublayer_paths_;
+  std::vector<std::pair<std::string, std::string>> sublayers_;
 };
 
 }  // namespace nnfit

@@ -154,6 +154,10 @@ def _shape_arg(tensors, structure):
     return tuple(tensors[0].shape)
 
 
+# nnfit.keras's own attributes of a layer, never sublayers (the outer model is in _model).
+_INTERNAL = {"_model", "_nodes", "_trace", "_trace_outputs", "_variables", "_args", "_carried"}
+
+
 def _sublayer_paths(layer):
     """Each sublayer's attribute path in `layer`, as Keras's files name its group: a layer (or
     model) attribute by its name, a list's or dict's layers under "<attribute>/<class in snake
@@ -161,7 +165,7 @@ def _sublayer_paths(layer):
     from nnfit.keras.layers import Layer
     from nnfit.keras.models import Model
     paths = {}
-    attrs = sorted((k for k in vars(layer) if not k.startswith("__")), key=lambda k: f"~{k}" if k.startswith("_") else k)
+    attrs = sorted((k for k in vars(layer) if not k.startswith("__") and k not in _INTERNAL), key=lambda k: f"~{k}" if k.startswith("_") else k)
     for attr in attrs:
         value = getattr(layer, attr)
         if isinstance(value, (Layer, Model)) and value is not layer:
@@ -262,10 +266,27 @@ def _trace(layer, flat, inputs, args, kwargs):
             f"{where}: call() makes different graphs with training=True and training=False (it branches on "
             "`training`); nnfit traces one graph for both: pass training to sublayers (Dropout, "
             "BatchNormalization, ...) instead of branching on it")
+    paths = _sublayer_paths(layer)
     trace = {"weights": [v._spec for v in layer._ordered_variables()],
-             "sublayers": {k: v for k, v in _sublayer_paths(layer).items() if _in_graph(graph, k)},
+             "sublayers": [[name, paths[name]] for name in _tracked_order(layer) if _in_graph(graph, name)],
              "inference_layers": sorted(inference), "graph": graph}
     return trace, outs, structure
+
+
+def _tracked_order(layer):
+    """The names of the layer's sublayers in Keras's tracking order (attribute assignment,
+    lists in order), which orders the layer's weights."""
+    from nnfit.keras.layers import Layer
+    from nnfit.keras.models import Model
+    names = []
+    for key, value in vars(layer).items():
+        if key in _INTERNAL:
+            continue
+        items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else [value]
+        for item in items:
+            if isinstance(item, (Layer, Model)) and item is not layer and item.name not in names:
+                names.append(item.name)
+    return names
 
 
 def _in_graph(graph, name):
