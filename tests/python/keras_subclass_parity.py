@@ -11,8 +11,8 @@ venv) and under `from nnfit import keras` with only the import line changed:
 4. models as layers: an augmentation Sequential inside a Functional model, and transfer
    learning with a pre-trained base called as base(x, training=False), frozen then
    fine-tuned;
-5. a file nnfit writes with a subclassed layer (holding a Sequential) loads in Keras with
-   custom_objects and predicts the same (within 1e-4).
+5. files both ways: a fitted model with a subclassed layer (holding a Sequential) saved by
+   one framework loads in the other with custom_objects and predicts the same (within 1e-4).
 Compared, per case: History keys, the summary's rows (layer name and type, parameter count;
 for a subclassed model Keras shows output shapes only from the last eager call, so shapes
 are not compared) and its totals, weight and layer counts, and the final accuracy within
@@ -212,8 +212,8 @@ SCRIPT = textwrap.dedent("""
     print("PARITY " + json.dumps(out))
 """)
 
-# A file written by nnfit with a subclassed layer (a Transformer block holding a Sequential),
-# loaded by Keras with custom_objects: the same predictions within float32 rounding.
+# A file written by one framework with a subclassed layer (a Transformer block holding a
+# Sequential), loaded by the other with custom_objects: the same predictions.
 FILE_SCRIPT = textwrap.dedent("""
     import json, os
     import numpy as np
@@ -256,17 +256,25 @@ FILE_SCRIPT = textwrap.dedent("""
 """)
 
 
-def nnfit_file_loads_in_keras(argv):
-    """The max difference of Keras's predictions from a file nnfit wrote."""
+def files_both_ways(argv):
+    """{"nnfit -> Keras": max prediction difference, "Keras -> nnfit": ...} for the file one
+    writes and the other loads."""
     import os
     import tempfile
     keras_python, nnfit_python = argv[1], argv[2] if len(argv) > 2 else sys.executable
-    with tempfile.TemporaryDirectory() as where:
-        env = dict(os.environ, SUBCLASS_FILES=where, SUBCLASS_MODE="save")
-        parity_runs.run(nnfit_python, FILE_SCRIPT, "from nnfit import keras", env, 600)
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        env.update(SUBCLASS_FILES=where, SUBCLASS_MODE="load", KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3")
-        return parity_runs.run(keras_python, FILE_SCRIPT, "import keras", env, 600)["max_diff"]
+    keras_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    keras_env.update(KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3")
+    sides = {"nnfit": (nnfit_python, "from nnfit import keras", dict(os.environ)),
+             "Keras": (keras_python, "import keras", keras_env)}
+    out = {}
+    for writer, reader in (("nnfit", "Keras"), ("Keras", "nnfit")):
+        with tempfile.TemporaryDirectory() as where:
+            for side, mode in ((writer, "save"), (reader, "load")):
+                python, line, env = sides[side]
+                result = parity_runs.run(python, FILE_SCRIPT, line, dict(env, SUBCLASS_FILES=where, SUBCLASS_MODE=mode),
+                                         600)
+            out[f"{writer} -> {reader}"] = result["max_diff"]
+    return out
 
 
 TOLERANCE = 0.05  # accuracy, absolute
@@ -292,10 +300,10 @@ def main():
         accs = {k: (round(got[case].get(k, -1), 4), round(v, 4)) for k, v in ref[case].items() if k.endswith("accuracy")}
         print(f"{case}: accuracy (nnfit, Keras) {accs}")
     failures = compare(ref, got)
-    diff = nnfit_file_loads_in_keras(sys.argv)
-    print(f"nnfit's file with a subclassed Transformer block, loaded by Keras: max prediction difference {diff:.2e}")
-    if not diff < 1e-4:
-        failures.append(f"Keras's predictions from nnfit's file differ by {diff} (tolerance 1e-4)")
+    for way, diff in files_both_ways(sys.argv).items():
+        print(f"a file with a subclassed Transformer block, {way}: max prediction difference {diff:.2e}")
+        if not diff < 1e-4:
+            failures.append(f"{way}: the loaded model's predictions differ by {diff} (tolerance 1e-4)")
     if failures:
         sys.exit(f"{len(failures)} differences from Keras:\n" + "\n".join(failures))
     print("parity: ok")

@@ -183,3 +183,30 @@ def test_errors_name_the_layer_and_what_to_do(data):
             def call(self, inputs):
                 return inputs
         Unbuilt().summary()
+
+
+def test_a_file_without_the_trace_is_remade_from_the_class(data, tmp_path):
+    """Keras's own file of a subclassed layer (class and config, no graph): nnfit remakes the
+    model with the class's from_config, traces it, and reads the weights."""
+    inp = keras.Input((12,))
+    model = keras.Model(inp, layers.Dense(2, activation="softmax")(Affine(8, name="affine")(inp)))
+    fitted(model, data)
+    path, stripped = str(tmp_path / "nnfit.keras"), str(tmp_path / "as_keras_writes.keras")
+    model.save(path)
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(stripped, "w") as dst:
+        for item in src.namelist():
+            payload = src.read(item)
+            if item == "config.json":
+                config = json.loads(payload)
+                for entry in config["config"]["layers"]:
+                    entry.pop("nnfit_trace", None)
+                    if entry["class_name"] == "Affine":
+                        entry["module"] = None
+                payload = json.dumps(config).encode()
+            dst.writestr(item, payload)
+    with pytest.raises(ValueError, match="unknown layer class \"Affine\""):
+        keras.models.load_model(stripped)  # without the class there is nothing to trace
+    loaded = keras.models.load_model(stripped, custom_objects={"Affine": Affine})
+    np.testing.assert_allclose(loaded.predict(data[0][:8], verbose=0), model.predict(data[0][:8], verbose=0),
+                               rtol=1e-6)
+    loaded.fit(*data, epochs=1, verbose=0)  # compiled from the file's compile config

@@ -1,7 +1,8 @@
 """keras.models.load_model and model_from_json on nnfit's engine: the engine reads the file
 (the reader the CLI uses) and the Python model is made over it, its layers from the
 file's Keras config: subclassed layers from ``custom_objects`` or the classes registered
-with keras.saving.register_keras_serializable, else as the engine holds them."""
+with keras.saving.register_keras_serializable, else as the engine holds them. A file Keras
+wrote with subclassed layers (no nnfit trace in it) is remade in Python: _retrace.py."""
 import json
 
 from nnfit.keras import _state
@@ -13,6 +14,9 @@ from nnfit.keras._sequential import Sequential
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     """Keras's load_model: a .keras or .h5 file (written by Keras or nnfit), with its
     weights, compiled from the file's compile config when ``compile``."""
+    from nnfit.keras import _retrace
+    if _retrace.needs_retrace(filepath, custom_objects):  # Keras's file of subclassed layers: remade here
+        return _retrace.load(filepath, custom_objects, compile)
     handle = _engine().Model.load(str(filepath), bool(compile), _state.next_seed(), _state.device())
     return _from_engine(handle, custom_objects)
 
