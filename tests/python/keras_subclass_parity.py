@@ -4,8 +4,9 @@ venv) and under `from nnfit import keras` with only the import line changed:
    non-trainable weight, call with keras.ops and training passed to Dropout, get_config and
    from_config) in a Functional model, saved and loaded with register_keras_serializable
    and with custom_objects;
-2. a Transformer block written as a Layer subclass (MultiHeadAttention, a Sequential
-   feed-forward network inside it, LayerNormalization, Dropout) in a text classifier;
+2. keras.io's Transformer text classifier: TokenAndPositionEmbedding (an Embedding called
+   on ops.arange's positions) and a Transformer block (MultiHeadAttention, a Sequential
+   feed-forward network inside it, LayerNormalization, Dropout) as Layer subclasses;
 3. a subclassed keras.Model (__init__ making layers, call(inputs, training)) compiled,
    fitted, evaluated and predicted, and built with build(input_shape);
 4. models as layers: an augmentation Sequential inside a Functional model, and transfer
@@ -126,11 +127,24 @@ SCRIPT = textwrap.dedent("""
             ffn_output = self.dropout2(ffn_output, training=training)
             return self.layernorm2(out1 + ffn_output)
 
+    class TokenAndPositionEmbedding(layers.Layer):  # keras.io's, unchanged
+        def __init__(self, maxlen, vocab_size, embed_dim):
+            super().__init__()
+            self.token_emb = layers.Embedding(input_dim=vocab_size, output_dim=embed_dim)
+            self.pos_emb = layers.Embedding(input_dim=maxlen, output_dim=embed_dim)
+
+        def call(self, x):
+            maxlen = ops.shape(x)[-1]
+            positions = ops.arange(start=0, stop=maxlen, step=1)
+            positions = self.pos_emb(positions)
+            x = self.token_emb(x)
+            return x + positions
+
     vocab, maxlen = 50, 12
     ids = rng.integers(1, vocab, size=(1200, maxlen)).astype("int32")
     labels = ((ids == 7).any(axis=1)).astype("int64")
     inp = keras.Input(shape=(maxlen,), dtype="int32")
-    h = layers.Embedding(vocab, 16)(inp)
+    h = TokenAndPositionEmbedding(maxlen, vocab, 16)(inp)
     h = TransformerBlock(16, 2, 32)(h)
     h = layers.GlobalAveragePooling1D()(h)
     model = keras.Model(inp, layers.Dense(2, activation="softmax")(h))

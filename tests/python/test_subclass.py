@@ -123,6 +123,25 @@ def test_files_keep_keras_layout_and_load_with_custom_objects(data, tmp_path):
         stand_in(keras.Input((12,)))
 
 
+def test_a_layer_called_on_positions_inside_a_call(data):
+    """keras.io's positional embedding: an Embedding called on ops.arange's array inside call()."""
+    class Positions(layers.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.pos_emb = layers.Embedding(input_dim=12, output_dim=3)
+
+        def call(self, x):
+            return x[:, :, None] + self.pos_emb(ops.arange(0, ops.shape(x)[-1], 1))
+
+    inp = keras.Input((12,))
+    positions = Positions()
+    model = keras.Model(inp, positions(inp))
+    out = model.predict(data[0][:4], verbose=0)
+    table = model.get_weights()[0]
+    np.testing.assert_allclose(out, data[0][:4, :, None] + table[None], rtol=1e-6)
+    assert model.count_params() == 36
+
+
 def test_a_subclassed_layer_in_a_sequential(data):
     model = keras.Sequential([keras.Input((12,)), Affine(8), Block(4), layers.Dense(2, activation="softmax")])
     history = fitted(model, data)

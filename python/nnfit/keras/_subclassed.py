@@ -100,7 +100,7 @@ def trace(model, specs, several):
     results = []
     for training in (True, False):
         saved = _state.push_names()
-        _tracing._TRACES.append({"training": training, "inference": set(), "layer": model})
+        _tracing._TRACES.append({"training": training, "inference": set(), "layer": model, "inputs": tensors})
         try:
             kwargs = {"training": training} if _tracing._takes(model.call, "training") else {}
             outputs = model.call(structured, **kwargs)

@@ -19,7 +19,8 @@ from nnfit.keras import _graph, _state
 from nnfit.keras._object import KerasObject, to_json_value
 
 # The traces being recorded now, innermost last: {"training": its mode, "inference": the
-# sublayers it calls with training=False, "layer": the layer traced}.
+# sublayers it calls with training=False, "layer": the layer traced, "inputs": its symbolic
+# inputs}.
 _TRACES = []
 
 
@@ -215,6 +216,26 @@ def call_symbolic(layer, inputs, args, kwargs):
     return outputs if layer._trace_structure == "list" else outputs[0]
 
 
+def batched_constant(value, where):
+    """A constant array a layer is called on inside a traced call (keras.io's positional
+    embedding: ``self.pos_emb(ops.arange(maxlen))``) as a symbolic tensor with the batch axis,
+    [batch, *shape], made from the trace's first input: nnfit's graph values are batched, and
+    a row-wise layer gives each row what Keras gives once, which then broadcasts the same."""
+    from nnfit.keras import ops
+    trace = current_trace()
+    value = np.asarray(value)
+    if trace is None or value.dtype.kind not in "biuf":
+        raise NotImplementedError(f"{where}: nnfit calls layers on symbolic tensors (keras.Input(...) and layer "
+                                  "outputs); build a model and use predict() for arrays")
+    first = trace["inputs"][0]
+    zero = ops.multiply(ops.cast(first, "float32"), 0.0)
+    if len(first.shape) > 1:
+        zero = ops.sum(zero, axis=tuple(range(1, len(first.shape))))
+    row = ops.reshape(zero, (-1,) + (1,) * value.ndim)
+    out = ops.add(row, value.astype("float32"))
+    return out if value.dtype.kind == "f" else ops.cast(out, "int32")
+
+
 def _note_training(layer, training, where):
     """A training= argument inside a trace: the trace's own mode (or None) changes nothing;
     training=False while tracing in training mode makes this layer's calls run in inference
@@ -237,10 +258,10 @@ def _trace(layer, flat, inputs, args, kwargs):
     results = []
     for training in (True, False):
         saved = _state.push_names()
-        _TRACES.append({"training": training, "inference": set(), "layer": layer})
         try:
             tensors = [InputLayer(batch_shape=(None,) + tuple(t.shape[1:]), dtype=t.dtype,
                                   name=f"{layer.name}_input_{i}")._nodes[0].outputs[0] for i, t in enumerate(flat)]
+            _TRACES.append({"training": training, "inference": set(), "layer": layer, "inputs": tensors})
             structured = list(tensors) if isinstance(inputs, (list, tuple)) else tensors[0]
             call_kwargs = dict(kwargs)
             if _takes(layer.call, "training"):

@@ -185,6 +185,9 @@ class Layer(LayerWeights, KerasObject):
             raise NotImplementedError(f"{self._class_name} {self.name!r}: call arguments beyond the inputs "
                                       f"({', '.join(list(kwargs) or ['positional'])}) are not supported by nnfit")
         flat = _graph.flatten(inputs)
+        if flat and _tracing.current_trace() and not any(isinstance(t, _graph.KerasTensor) for t in flat):
+            inputs = _tracing.batched_constant(inputs, f"{self._class_name} {self.name!r}")  # positions
+            flat = [inputs]
         if not flat or not all(isinstance(t, _graph.KerasTensor) for t in flat):
             raise NotImplementedError(
                 f"{self._class_name} {self.name!r}: nnfit calls layers on symbolic tensors only (keras.Input(...)); "
