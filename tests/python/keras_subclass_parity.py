@@ -171,8 +171,9 @@ SCRIPT = textwrap.dedent("""
     x = (centers[labels] + rng.normal(size=(1200, 6))).astype("float32")
     model = Classifier()
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    unbuilt = rows(model)  # before the first fit: the layers, not built yet
     case = run(model, x[:1000], labels[:1000], x[1000:], labels[1000:], epochs=5)
-    case["summary"] = rows(model)
+    case["summary"], case["unbuilt_summary"] = rows(model), unbuilt
     case["layers"] = [type(l).__name__ for l in model.layers]
     case["weights"] = [len(model.weights), len(model.trainable_weights)]
     case["predict_shape"] = list(model.predict(x[:7], verbose=0).shape)

@@ -7,6 +7,7 @@ in it. A ``train_step`` or ``test_step`` override, written against a backend's a
 (TensorFlow's GradientTape, JAX, torch), cannot run in the engine and is refused.
 """
 import json
+import re
 
 from nnfit.keras import _graph, _state, _tracing
 
@@ -137,6 +138,37 @@ def apply_inference_layers(model, handle):
     """The layers the model's call runs with training=False, set in the engine's model."""
     for name in model._inference_layers:
         handle.set_layer_inference_only(name, True)
+
+
+# Keras's layers without weights (built when made, so an unbuilt model's summary shows 0).
+_WEIGHTLESS = re.compile(r"(Dropout|GaussianNoise|Activation|ReLU|ELU|Softmax|Flatten|Reshape|Permute|RepeatVector|"
+                         r"Pooling|Padding|Cropping|UpSampling|^Add$|Subtract|Multiply|Average|Maximum|Minimum|"
+                         r"Concatenate|^Dot$|Rescaling|Resizing|CenterCrop|^Random|Masking|ActivityRegularization)")
+
+
+def unbuilt_summary(model):
+    """Keras's summary of a subclassed model not built yet: its layers, shapes unknown."""
+    widths = (33, 24, 15)
+
+    def rule(left, fill, mid, right):
+        return left + mid.join(fill * w for w in widths) + right
+
+    def row(cells, bar):
+        return bar + bar.join([" " + cells[0].ljust(widths[0] - 1), " " + cells[1].ljust(widths[1] - 1),
+                               cells[2].rjust(widths[2] - 1) + " "]) + bar
+
+    lines = [f'Model: "{model.name}"', rule("┏", "━", "┳", "┓"), row(["Layer (type)", "Output Shape", "Param #"], "┃"),
+             rule("┡", "━", "╇", "┩")]
+    layers = _tracing.tracked_sublayers(model)
+    for i, layer in enumerate(layers):
+        cls = type(layer).__name__ if getattr(layer, "_custom", False) else layer._class_name
+        built = layer.built if getattr(layer, "_custom", False) else bool(_WEIGHTLESS.search(cls))
+        lines.append(row([f"{layer.name} ({cls})", "?", "0" if built else "0 (unbuilt)"], "│"))
+        if i + 1 < len(layers):
+            lines.append(rule("├", "─", "┼", "┤"))
+    lines.append(rule("└", "─", "┴", "┘"))
+    lines += [" Total params: 0 (0.00 B)", " Trainable params: 0 (0.00 B)", " Non-trainable params: 0 (0.00 B)"]
+    return "\n".join(lines)
 
 
 def not_built(model):

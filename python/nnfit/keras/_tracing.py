@@ -294,20 +294,24 @@ def _trace(layer, flat, inputs, args, kwargs):
     return trace, outs, structure
 
 
-def _tracked_order(layer):
-    """The names of the layer's sublayers in Keras's tracking order (attribute assignment,
-    lists in order), which orders the layer's weights."""
+def tracked_sublayers(obj):
+    """The layers and models a layer or model holds, in Keras's tracking order (attribute
+    assignment, lists in order), which orders its weights."""
     from nnfit.keras.layers import Layer
     from nnfit.keras.models import Model
-    names = []
-    for key, value in vars(layer).items():
+    out = []
+    for key, value in vars(obj).items():
         if key in _INTERNAL:
             continue
         items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else [value]
         for item in items:
-            if isinstance(item, (Layer, Model)) and item is not layer and item.name not in names:
-                names.append(item.name)
-    return names
+            if isinstance(item, (Layer, Model)) and item is not obj and all(item is not o for o in out):
+                out.append(item)
+    return out
+
+
+def _tracked_order(layer):
+    return [item.name for item in tracked_sublayers(layer)]
 
 
 def _in_graph(graph, name):

@@ -146,8 +146,11 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
         """Prints Keras's summary table (or passes each line to print_fn)."""
         if line_length or positions or expand_nested or show_trainable or layer_range:
             raise NotImplementedError("summary: only print_fn is supported by nnfit")
-        text = self._handle_or_build().summary().rstrip("\n")
-        if _subclassed.is_subclassed(type(self)):  # Keras lists a subclassed model's layers, not its inputs
+        if self._untraced:  # Keras shows a subclassed model's layers before it is built
+            text = _subclassed.unbuilt_summary(self)
+        else:
+            text = self._handle_or_build().summary().rstrip("\n")
+        if _subclassed.is_subclassed(type(self)) and not self._untraced:  # Keras lists layers, not inputs
             text = _subclassed.without_input_rows(text)
         for line in text.split("\n"):
             (print_fn or print)(line)
