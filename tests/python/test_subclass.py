@@ -229,3 +229,21 @@ def test_a_file_without_the_trace_is_remade_from_the_class(data, tmp_path):
     np.testing.assert_allclose(loaded.predict(data[0][:8], verbose=0), model.predict(data[0][:8], verbose=0),
                                rtol=1e-6)
     loaded.fit(*data, epochs=1, verbose=0)  # compiled from the file's compile config
+
+
+@pytest.mark.parametrize("tamper, error, message", [
+    (lambda t: t["weights"][0].update(shape=[3, 8]), ValueError, r"matmul \(Matmul\): argument 1 reads affine/w as "
+                                                                 r"\(12, 8\) but it is \(3, 8\)"),
+    (lambda t: t["weights"][0].update(dtype="float16"), NotImplementedError,
+     r"nnfit_trace.weights\[0\]: add_weight\(dtype=\"float16\"\) is not supported"),
+    (lambda t: t.pop("graph"), ValueError, r"nnfit_trace: missing required key \"graph\""),
+    (lambda t: t.update(inference_layers=["nope"]), ValueError, r"inference_layers: names no layer"),
+    (lambda t: t.update(sublayers={"a": 1}), ValueError, r"sublayers: must be a list of \[name, attribute path\]"),
+    (lambda t: t.update(extra=1), ValueError, r"nnfit_trace"),
+])
+def test_a_bad_trace_is_refused_naming_the_key(tamper, error, message):
+    inp = keras.Input((12,))
+    config = json.loads(keras.Model(inp, Affine(8, name="affine")(inp)).to_json())
+    tamper(config["config"]["layers"][1]["nnfit_trace"])
+    with pytest.raises(error, match=message):
+        keras.models.model_from_json(json.dumps(config)).build()
