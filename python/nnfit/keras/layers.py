@@ -7,7 +7,7 @@ nnfit's engine, which ``get_weights`` reads once the layer belongs to a built mo
 """
 from nnfit.keras import _graph, _state, _tracing
 from nnfit.keras._api_table import TABLE
-from nnfit.keras._object import KerasObject, make_classes
+from nnfit.keras._object import KerasObject, make_classes, to_json_value
 from nnfit.keras._weights import LayerWeights
 
 _LAYER_KWARGS = (("name", None), ("dtype", None), ("trainable", True), ("input_shape", None), ("input_dim", None),
@@ -161,6 +161,15 @@ class Layer(LayerWeights, KerasObject):
         if isinstance(dtype, dict):  # Keras 3's DTypePolicy object
             config["dtype"] = dtype.get("config", {}).get("name")
         return cls(**config)
+
+    def serialize(self):
+        if self._custom:  # Keras's form of a subclassed layer (its trace goes only into models)
+            cls = type(self)
+            registered = getattr(cls, "_registered_name", None)
+            return {"module": None if registered else cls.__module__, "class_name": cls.__name__,
+                    "config": to_json_value(self.get_config(), f"{cls.__name__}.get_config()"),
+                    "registered_name": registered or cls.__name__}
+        return super().serialize()
 
     def _entry(self):
         if self._custom:
