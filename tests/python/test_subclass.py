@@ -186,6 +186,14 @@ def test_errors_name_the_layer_and_what_to_do(data):
     with pytest.raises(NotImplementedError, match=r"keras.ops.exp: an operation on weights alone \(weight_only/b\)"):
         WeightOnly(12, name="weight_only")(keras.Input((12,)))
 
+    class Accumulates(Affine):  # keras.io's ComputeSum: state updated in call()
+        def call(self, inputs):
+            self.b.assign_add(ops.mean(inputs, axis=-1, keepdims=True))
+            return inputs
+
+    with pytest.raises(NotImplementedError, match=r"accumulates/b: assigning a variable is not supported"):
+        Accumulates(12, name="accumulates")(keras.Input((12,)))
+
     owner = Affine(4, name="owner")
     owner(keras.Input((3,)))
 

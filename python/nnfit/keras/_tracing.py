@@ -84,7 +84,10 @@ class LayerVariable(_graph.KerasTensor):
 
     def assign(self, value):
         raise NotImplementedError(f"{self.path}: assigning a variable is not supported by nnfit (its value lives in "
-                                  "the engine); use layer.set_weights")
+                                  "the engine, and a step runs no Python); use layer.set_weights outside call(), "
+                                  "or a keras.metrics object for a running total")
+
+    assign_add = assign_sub = assign
 
     def __repr__(self):
         return f"<Variable path={self.path}, shape={self.shape}, dtype={self.dtype}>"
