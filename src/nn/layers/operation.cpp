@@ -11,7 +11,9 @@
 // non-trainable weight of the operation (built on the model's device, cast to the compute
 // dtype as weights are), never saved. An output must keep the batch axis: shapes are
 // inferred on scratch graphs of batch 2 and 3, and an operation that reduces or moves
-// axis 0 is refused, naming it, because a model's tensors are batched.
+// axis 0 is refused, naming it, because a model's tensors are batched. Inside a traced
+// layer's graph an argument may be one of that layer's weights (`__variable__`), read
+// like a constant but bound to the layer's trainable weight (Note [Traced layers]).
 #include "nnfit/nn/operation.h"
 
 #include <algorithm>
