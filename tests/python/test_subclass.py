@@ -255,3 +255,13 @@ def test_a_bad_trace_is_refused_naming_the_key(tamper, error, message):
     tamper(config["config"]["layers"][1]["nnfit_trace"])
     with pytest.raises(error, match=message):
         keras.models.model_from_json(json.dumps(config)).build()
+
+
+def test_keras_file_of_a_subclassed_model_is_refused_naming_the_class(tmp_path):
+    path = str(tmp_path / "sub.keras")
+    with zipfile.ZipFile(path, "w") as z:  # what Keras writes for a subclassed model (its class at the top)
+        z.writestr("config.json", json.dumps({"module": None, "class_name": "MyModel", "registered_name": "MyModel",
+                                              "config": {"name": "my_model", "trainable": True}}))
+        z.writestr("metadata.json", "{}")
+    with pytest.raises(NotImplementedError, match=r"subclassed model 'MyModel'.*save it as a Functional model"):
+        keras.models.load_model(path)

@@ -17,6 +17,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     from nnfit.keras import _retrace
     if _retrace.needs_retrace(filepath, custom_objects):  # Keras's file of subclassed layers: remade here
         return _retrace.load(filepath, custom_objects, compile)
+    _retrace.refuse_subclassed_model(filepath)
     handle = _engine().Model.load(str(filepath), bool(compile), _state.next_seed(), _state.device())
     return _from_engine(handle, custom_objects)
 

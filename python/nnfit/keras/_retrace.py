@@ -25,6 +25,22 @@ def needs_retrace(filepath, custom_objects):
     return bool(custom) and all(saving.find_class(e, custom_objects) is not None for e in custom)
 
 
+def refuse_subclassed_model(filepath):
+    """A .keras file of a subclassed model saved by Keras (its class at the top, its weights
+    under attribute paths): not loadable by nnfit yet; says so naming the class."""
+    try:
+        with zipfile.ZipFile(str(filepath)) as z:
+            config = json.loads(z.read("config.json"))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return
+    cls = config.get("class_name") if isinstance(config, dict) else None
+    if cls and cls not in ("Functional", "Sequential", "Model"):
+        raise NotImplementedError(
+            f"load_model: {filepath} holds Keras's subclassed model {cls!r} (its class and its weights under "
+            "attribute paths), which nnfit cannot load yet; in Keras, save it as a Functional model "
+            "(inputs = keras.Input(...); keras.Model(inputs, model(inputs)).save(...)) and load that")
+
+
 def _is_custom_entry(entry):
     if "nnfit_trace" in entry or str(entry.get("module") or "").startswith("keras"):
         return False
