@@ -8,6 +8,7 @@
 #include "nnfit/model/eager_operations.h"
 #include "nnfit/model/keras_config.h"
 #include "nnfit/model/saving.h"
+#include "nnfit/nn/traced_layer.h"
 
 namespace nnfit::python {
 namespace {
@@ -47,6 +48,12 @@ Layer& layer_named(const Model& m, const std::string& name) {
   Layer* l = m.get_layer(name);
   if (!l) throw py::value_error("No such layer: " + name);
   return *l;
+}
+
+// Keras's layer.weights: every weight the layer uses, but for a traced Layer subclass the
+// variables Keras gives it (its add_weight's and its sublayers'), not its operations' constants.
+std::vector<Weight*> keras_weights(Layer& l) {
+  return dynamic_cast<TracedLayer*>(&l) ? l.saved_weights() : l.all_weights();
 }
 
 // Metric objects as Keras's JSON, named in errors by their place ("metrics[1]", "metrics[0][1]").
@@ -152,13 +159,13 @@ void define_model(py::module_& m) {
       })
       .def("layer_weights", [](const ModelHandle& h, const std::string& name) {
         std::vector<Tensor> out;
-        for (Weight* w : layer_named(h.get(), name).all_weights()) out.push_back(h.get().host_view(w->value).clone());
+        for (Weight* w : keras_weights(layer_named(h.get(), name))) out.push_back(h.get().host_view(w->value).clone());
         return arrays(out);
       })
       .def("set_layer_weights",
            [](ModelHandle& h, const std::string& name, const py::sequence& values) {
              Layer& layer = layer_named(h.get(), name);
-             std::vector<Weight*> weights = layer.all_weights();
+             std::vector<Weight*> weights = keras_weights(layer);
              std::vector<Tensor> v = weight_values(values);
              if (v.size() != weights.size()) {
                throw py::value_error("Layer " + name + " expects " + std::to_string(weights.size()) +
@@ -179,13 +186,17 @@ void define_model(py::module_& m) {
       // Keras's layer.trainable, applied at the next compile (as Keras's takes effect then).
       .def("set_layer_trainable",
            [](ModelHandle& h, const std::string& name, bool trainable) { layer_named(h.get(), name).set_trainable(trainable); })
+      // A subclassed model's call passing training=False to a layer: it runs in inference
+      // mode in every program compiled from now on (Layer::inference_only).
+      .def("set_layer_inference_only", [](ModelHandle& h, const std::string& name,
+                                          bool inference_only) { layer_named(h.get(), name).set_inference_only(inference_only); })
       // Each weight's name and whether it trains by nature (a BatchNormalization's moving
       // statistics do not), in layer_weights order: Keras's trainable_weights and
       // non_trainable_weights.
       .def("layer_weight_info",
            [](const ModelHandle& h, const std::string& name) {
              std::vector<std::pair<std::string, bool>> out;
-             for (Weight* w : layer_named(h.get(), name).all_weights()) out.emplace_back(w->name, w->trainable);
+             for (Weight* w : keras_weights(layer_named(h.get(), name))) out.emplace_back(w->name, w->trainable);
              return out;
            })
       .def("layer_count_params", [](const ModelHandle& h, const std::string& name) {

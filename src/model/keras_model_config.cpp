@@ -15,6 +15,7 @@
 #include "nnfit/core/error.h"
 #include "nnfit/model/keras_config.h"
 #include "nnfit/nn/nested_model.h"
+#include "nnfit/nn/traced_layer.h"
 
 namespace nnfit {
 namespace {
@@ -51,7 +52,9 @@ Entry read_entry(const Reader& r, const std::string& epath, const json& entry, K
     check_keys(r, epath, entry, {"module", "class_name", "config", "registered_name", "build_config", "compile_config"},
                extra);
   } else {
-    check_keys(r, epath, entry, {"module", "class_name", "config", "registered_name", "build_config"}, extra);
+    // nnfit_trace: a Python Layer subclass's traced call (Note [Traced layers]).
+    check_keys(r, epath, entry, {"module", "class_name", "config", "registered_name", "build_config", "nnfit_trace"},
+               extra);
   }
   e.cfg = find(entry, "config");
   if (!e.cfg) r.invalid(epath, "missing required key \"config\"");
@@ -75,7 +78,76 @@ Entry read_entry(const Reader& r, const std::string& epath, const json& entry, K
 ReadModel read_model(const Reader& r, const std::string& path, const json& root, Keys extra,
                      const std::optional<Shape>& nested_input);
 
+// A Python Layer subclass traced by nnfit.keras (Note [Traced layers] in
+// src/nn/traced_layer.cpp): its add_weight calls, its sublayers' attribute paths, the
+// names of the sublayers it calls with training=False, and its call's graph.
+std::unique_ptr<Layer> read_traced_layer(const Reader& r, const Entry& e, const json& trace,
+                                         const std::vector<Shape>& in) {
+  const std::string tpath = e.path + ".nnfit_trace";
+  expect_object(r, tpath, trace);
+  check_keys(r, tpath, trace, {"weights", "sublayers", "inference_layers", "graph"});
+  std::vector<TracedWeight> weights;
+  json options = json::object();  // add_weight's regularizers and constraints, as "<weight>_..." keys
+  if (const json* ws = value(trace, "weights")) {
+    if (!ws->is_array()) r.invalid(tpath + ".weights", "must be a list of add_weight calls");
+    for (std::size_t i = 0; i < ws->size(); ++i) {
+      const std::string wpath = tpath + ".weights[" + std::to_string(i) + "]";
+      const json& wj = (*ws)[i];
+      expect_object(r, wpath, wj);
+      check_keys(r, wpath, wj, {"name", "shape", "dtype", "initializer", "trainable", "regularizer", "constraint"});
+      TracedWeight w;
+      w.name = get_string(r, wpath, wj, "name", std::nullopt);
+      const json* shape = find(wj, "shape");
+      if (!shape || !shape->is_array()) r.invalid(wpath, "\"shape\" must be a list of sizes");
+      std::vector<std::int64_t> dims;
+      for (const json& d : *shape) {
+        if (!d.is_number_integer() || d.get<std::int64_t>() < 0) r.invalid(wpath + ".shape", "sizes must be integers >= 0");
+        dims.push_back(d.get<std::int64_t>());
+      }
+      w.shape = Shape(dims);
+      const std::string dtype = get_string(r, wpath, wj, "dtype", std::string("float32"));
+      if (dtype != "float32") r.unsupported(wpath, "add_weight(dtype=\"" + dtype + "\") is not supported (float32 is)");
+      w.initializer = get_initializer(r, wpath, wj, "initializer", "glorot_uniform");
+      w.trainable = get_bool(r, wpath, wj, "trainable", true);
+      for (const char* k : {"regularizer", "constraint"}) {
+        if (const json* v = value(wj, k); v && !v->is_null()) options[w.name + "_" + k] = *v;
+      }
+      weights.push_back(std::move(w));
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> sublayers;  // (name, attribute path), in Keras's order
+  if (const json* subs = value(trace, "sublayers")) {
+    if (!subs->is_array()) r.invalid(tpath + ".sublayers", "must be a list of [name, attribute path] pairs");
+    for (const json& pair : *subs) {
+      if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string() || !pair[1].is_string()) {
+        r.invalid(tpath + ".sublayers", "each entry must be [name, attribute path], got " + show(pair));
+      }
+      sublayers.emplace_back(pair[0].get<std::string>(), pair[1].get<std::string>());
+    }
+  }
+  const json* graph = find(trace, "graph");
+  if (!graph) r.invalid(tpath, "missing required key \"graph\" (the traced call)");
+  ReadModel m = read_model(r, tpath + ".graph", *graph, {}, in.size() == 1 ? std::optional<Shape>(in[0]) : std::nullopt);
+  if (const json* inference = value(trace, "inference_layers")) {
+    if (!inference->is_array()) r.invalid(tpath + ".inference_layers", "must be a list of sublayer names");
+    for (const json& n : *inference) {
+      Layer* l = n.is_string() ? m.graph.find_layer(n.get<std::string>()) : nullptr;
+      if (!l) r.invalid(tpath + ".inference_layers", "names no layer of the traced graph: " + show(n));
+      l->set_inference_only(true);
+    }
+  }
+  json object = *e.json_entry;
+  object.erase("name");
+  object.erase("inbound_nodes");
+  auto layer = std::make_unique<TracedLayer>(e.name, e.cls, object.dump(), std::move(weights), std::move(m.graph),
+                                             std::move(sublayers));
+  read_weight_options(r, tpath + ".weights", options, *layer);
+  if (!get_bool(r, e.path + ".config", *e.cfg, "trainable", true)) layer->set_trainable(false);
+  return layer;
+}
+
 std::unique_ptr<Layer> make_layer(const Reader& r, const Entry& e, const std::vector<Shape>& in) {
+  if (const json* trace = value(*e.json_entry, "nnfit_trace")) return read_traced_layer(r, e, *trace, in);
   if (is_model_class(e.cls) && !e.custom) {
     ReadModel m = read_model(r, e.path, *e.json_entry, {"name", "inbound_nodes"},
                              in.size() == 1 ? std::optional<Shape>(in[0]) : std::nullopt);

@@ -11,6 +11,7 @@
 #include "nnfit/model/keras_config.h"
 #include "nnfit/nn/layers.h"
 #include "nnfit/nn/nested_model.h"
+#include "nnfit/nn/traced_layer.h"
 #include "nnfit/nn/operation.h"
 
 namespace nnfit {
@@ -49,6 +50,12 @@ ojson model_object(const std::string& cls, const std::string& name, const LayerG
 
 ojson layer_json(const Layer& l, const std::vector<Shape>& in) {
   if (auto* nm = dynamic_cast<const NestedModel*>(&l)) return model_object(nm->class_name(), nm->name(), nm->graph());
+  if (auto* traced = dynamic_cast<const TracedLayer*>(&l)) {  // as read (Note [Traced layers]); its flag as now
+    if (g_keras2) throw Unsupported(l.name() + ": a traced Layer subclass has no Keras 2 form", "save as .keras");
+    json object = json::parse(traced->object_json());
+    object["config"]["trainable"] = l.trainable();
+    return object;
+  }
   if (auto* op = dynamic_cast<const Operation*>(&l)) {
     if (g_keras2) throw Unsupported(l.name() + ": Keras's " + l.class_name() + " operation has no Keras 2 form", "save as .keras");
     return keras_json::write_operation_object(*op);

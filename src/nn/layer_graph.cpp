@@ -156,8 +156,11 @@ std::vector<int> call_with_policy(GraphBuilder& builder, Layer& layer, std::vect
     if (layer.casts_inputs() && is_floating(builder.graph().desc(v).dtype)) v = builder.cast(v, compute);
   }
   const DType outer = builder.compute_dtype();
+  const bool outer_training = builder.training();
   builder.set_compute_dtype(compute);
+  if (layer.inference_only()) builder.set_training(false);  // Keras's training=False on this call
   std::vector<int> out = layer.call_masked(builder, in, masks, output_masks);
+  builder.set_training(outer_training);
   builder.set_compute_dtype(outer);
   if (compute != policy.compute) {
     for (int& v : out) {

@@ -128,8 +128,8 @@ def test_unsupported_arguments_are_errors(blobs):
     with pytest.raises(NotImplementedError, match="run_eagerly"):
         model.compile("adam", "sparse_categorical_crossentropy", run_eagerly=True)
 
-    with pytest.raises(NotImplementedError, match="subclassing"):
-        keras.Model()
+    with pytest.raises(ValueError, match="subclass keras.Model with a call"):
+        keras.Model()  # neither Functional (inputs, outputs) nor a subclass with call()
 
 
 def test_optimizer_loss_metric_objects(blobs):

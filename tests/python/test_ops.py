@@ -99,9 +99,9 @@ def test_lambda_is_traced_into_operations(blobs):
     np.testing.assert_allclose(layers.Lambda(lambda t: ops.square(t) + 1.0)(np.arange(3.0)), [1.0, 2.0, 5.0])
 
 
-def test_model_called_on_symbolic_tensors_says_it_is_not_supported_yet(blobs):
+def test_model_called_on_symbolic_tensors_and_on_arrays(blobs):
     model = keras.Sequential([keras.Input(shape=(8,)), layers.Dense(3)])
-    with pytest.raises(NotImplementedError, match="a model nested in another"):
-        model(keras.Input(shape=(8,)))
+    outer = keras.Model(inputs := keras.Input(shape=(8,)), model(inputs))  # nested (test_subclass.py)
+    assert [l.name for l in outer.layers][1:] == [model.name]
     x, _ = blobs
     np.testing.assert_allclose(model(x[:5]), model.predict(x[:5], verbose=0), rtol=1e-6)

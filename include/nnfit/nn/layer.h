@@ -79,6 +79,9 @@ class GraphBuilder {
   GraphBuilder(Graph& graph, bool training) : graph_(graph), training_(training) {}
   Graph& graph() { return graph_; }
   bool training() const { return training_; }
+  // Emission of a layer called with Keras's training=False inside a training graph
+  // (`base_model(x, training=False)`) flips the mode around that call (LayerGraph).
+  void set_training(bool training) { training_ = training; }
   // The variable value for `weight` in this graph (added on first use), cast to the
   // compute dtype when that is float16 or bfloat16 (Keras's autocast: the variable stays
   // float32 and its gradient flows back through the cast).
@@ -190,6 +193,11 @@ class Layer {
   // and runs BatchNormalization in inference mode. Applies to weights built before or after.
   bool trainable() const { return trainable_; }
   virtual void set_trainable(bool trainable);
+  // Keras's training=False call argument (`base_model(x, training=False)`): the layer's
+  // calls run in inference mode in every graph, training ones included (BatchNormalization
+  // normalizes with its moving statistics and does not update them, Dropout passes through).
+  bool inference_only() const { return inference_only_; }
+  void set_inference_only(bool inference_only) { inference_only_ = inference_only; }
   // Keras's <prefix>_regularizer and <prefix>_constraint keys (prefix: kernel, bias,
   // recurrent, depthwise, pointwise, embeddings, gamma, beta, alpha) and its
   // activity_regularizer, on the layer's outputs. Set before build; attach_weight_options,
@@ -237,6 +245,7 @@ class Layer {
   std::optional<DTypePolicy> dtype_policy_;
   bool built_ = false;
   bool trainable_ = true;
+  bool inference_only_ = false;
 
  private:
   // The one input of a single-input layer; throws InvalidArgument naming the layer.

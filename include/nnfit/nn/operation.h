@@ -49,6 +49,14 @@ class Operation final : public Layer {
   };
   std::vector<Constant> constants() const;
 
+  // Inside a traced layer's graph (Note [Traced layers] in src/nn/traced_layer.cpp): the
+  // traced layer's weights, by index, that the operation's `__variable__` arguments read.
+  // The layer owns them and binds them after making them, before the first call.
+  // throws: InvalidArgument naming the operation when an argument's index or shape does
+  // not fit `weights`.
+  void bind_variables(const std::vector<const Weight*>& weights);
+  bool reads_variables() const;
+
   // saved_weights: none. The constants an operation's arguments hold (a number, an array)
   // are non-trainable weights of the operation, so they live where the model's weights
   // live, but Keras saves and counts no variable for an operation.
@@ -71,6 +79,8 @@ class Operation final : public Layer {
   std::map<std::string, double> kwarg_numbers_;
   // The index in weights_ of each constant, by key.
   std::map<std::string, std::size_t> constant_weights_;
+  // The traced layer's weights its variable arguments read, by the argument's key.
+  std::map<std::string, const Weight*> variables_;
 };
 
 // Whether nnfit implements Keras's operation class `class_name` (of a keras.src.ops.*

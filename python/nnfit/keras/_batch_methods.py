@@ -39,13 +39,10 @@ class BatchMethods:
         """Keras's predict_on_batch: the model's outputs for x as a single batch."""
         return self.predict(x, batch_size=_rows(x), verbose=0)
 
-    def __call__(self, inputs, training=None, mask=None):
+    def _call_on_arrays(self, inputs, training=None, mask=None):
+        """model(x) on arrays (a call on symbolic tensors nests the model: _nesting.py)."""
         if mask is not None:
             raise NotImplementedError(f"model {self.name!r}: mask= is not supported by nnfit")
-        if any(isinstance(t, _graph.KerasTensor) for t in _graph.flatten(inputs)):
-            raise NotImplementedError(
-                f"model {self.name!r}: calling a model on symbolic tensors (a model nested in another) is not "
-                "supported by nnfit yet; build the outer model from the inner model's layers")
         if training:
             raise NotImplementedError(f"model {self.name!r}: model(x, training=True) on arrays is not supported by "
                                       "nnfit (use train_on_batch to train on a batch)")

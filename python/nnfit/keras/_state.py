@@ -21,6 +21,17 @@ def clear():
     _names.clear()
 
 
+def push_names():
+    """A snapshot of the names given so far, for pop_names: a trace (nnfit.keras._tracing)
+    names its operations as if it ran alone, the same in each of its passes."""
+    return dict(_names)
+
+
+def pop_names(saved):
+    _names.clear()
+    _names.update(saved)
+
+
 def set_policy(name):
     global _policy
     _policy = name

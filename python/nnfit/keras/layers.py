@@ -5,9 +5,9 @@ A layer is its config until a model is built: calling it on symbolic tensors (fr
 keras.Input) records the call and gives the output's shape; the model's weights live in
 nnfit's engine, which ``get_weights`` reads once the layer belongs to a built model.
 """
-from nnfit.keras import _graph, _state
+from nnfit.keras import _graph, _state, _tracing
 from nnfit.keras._api_table import TABLE
-from nnfit.keras._object import KerasObject, make_classes
+from nnfit.keras._object import KerasObject, make_classes, to_json_value
 from nnfit.keras._weights import LayerWeights
 
 _LAYER_KWARGS = (("name", None), ("dtype", None), ("trainable", True), ("input_shape", None), ("input_dim", None),
@@ -28,12 +28,19 @@ def _policy_name(dtype):
 
 
 class Layer(LayerWeights, KerasObject):
-    """Base of nnfit.keras's layers (Keras's keras.layers.Layer)."""
+    """Base of nnfit.keras's layers (Keras's keras.layers.Layer). Subclass it as in Keras
+    (``__init__(**kwargs)``, ``build(input_shape)`` with ``add_weight``, ``call(inputs,
+    training=None)`` written with keras.ops and layers, ``get_config``): the call is traced
+    once into the model's graph (nnfit.keras._tracing)."""
 
     _group = "layers"
     _extra = _LAYER_KWARGS
+    _custom = False  # a user's subclass with its own call (set per instance)
 
     def __init__(self, *args, **kwargs):
+        if _tracing.is_custom(type(self)):
+            self._init_custom(*args, **kwargs)
+            return
         super().__init__(*args, **kwargs)
         self.name = self._args.get("name") or _state.unique_name(_snake(self._class_name))
         self._args["name"] = self.name
@@ -43,6 +50,62 @@ class Layer(LayerWeights, KerasObject):
         self._nodes = []
         self._model = None  # the built model whose engine holds this layer's weights
         self.trainable = bool(self._args.get("trainable", True))
+
+    def _init_custom(self, *args, trainable=True, name=None, dtype=None, autocast=True, input_shape=None,
+                     input_dim=None, batch_input_shape=None, batch_size=None, **kwargs):
+        """Keras's Layer.__init__ for a user's subclass."""
+        cls = type(self).__name__
+        if args or kwargs:
+            raise TypeError(f"{cls}: unrecognized arguments to Layer.__init__: "
+                            f"{list(args) + sorted(kwargs)} (pass your own arguments to your __init__)")
+        if autocast is not True:
+            raise NotImplementedError(f"{cls}: autocast=False is not supported by nnfit")
+        self._custom = True
+        self._class_name = cls
+        self.name = name or _state.unique_name(_tracing.snake(cls))
+        self._args = {"name": self.name, "input_shape": input_shape, "input_dim": input_dim,
+                      "batch_input_shape": batch_input_shape}
+        self._policy = _policy_name(dtype)
+        self._nodes = []
+        self._model = None
+        self.trainable = bool(trainable)
+        self._variables = []  # add_weight's, in creation order
+        self._trace = None
+        self._custom_built = False
+
+    def call(self, inputs, *args, **kwargs):
+        """Keras's Layer.call: a subclass defines it (with keras.ops and layers)."""
+        raise NotImplementedError(f"Layer {self.name!r} ({type(self).__name__}) has no call() method")
+
+    def add_weight(self, shape=None, initializer=None, dtype=None, trainable=True, autocast=True, regularizer=None,
+                   constraint=None, aggregation="none", overwrite_with_gradient=False, name=None):
+        """Keras's add_weight: a weight of this layer, made by the engine when the model is
+        built; inside call() it is an operand of keras.ops."""
+        if not self._custom:
+            raise NotImplementedError(f"{self._class_name} {self.name!r}: add_weight is for subclassed layers")
+        return _tracing.add_weight(self, shape, initializer, dtype, trainable, autocast, regularizer, constraint,
+                                   aggregation, overwrite_with_gradient, name)
+
+    def _ordered_variables(self):
+        """add_weight's weights in Keras's order: trainable ones, then the others."""
+        return [v for v in self._variables if v.trainable] + [v for v in self._variables if not v.trainable]
+
+    @property
+    def built(self):
+        if self._custom:
+            return self._custom_built
+        return LayerWeights.built.fget(self)
+
+    @built.setter
+    def built(self, value):
+        if self._custom:
+            self._custom_built = bool(value)
+
+    def build(self, input_shape=None):
+        if self._custom:  # Keras's default build: nothing to make
+            self._custom_built = True
+            return
+        LayerWeights.build(self, input_shape)
 
     # Keras's attributes.
     @property
@@ -75,9 +138,13 @@ class Layer(LayerWeights, KerasObject):
     def _own_argument(self, name):
         """Whether `name` is an argument of the layer's own signature (Embedding's
         input_dim), not the base Layer's first-layer shortcut of that name."""
+        if self._custom:
+            return False
         return any(p[0] == name for p in TABLE["layers"][self._class_name]["params"])
 
     def get_config(self):
+        if self._custom:  # Keras's base Layer.get_config; a subclass adds its own arguments
+            return {"name": self.name, "trainable": self.trainable, "dtype": _policy_json(self._policy)}
         config = super().get_config()
         for k in _NOT_IN_CONFIG:
             if not self._own_argument(k):
@@ -95,7 +162,18 @@ class Layer(LayerWeights, KerasObject):
             config["dtype"] = dtype.get("config", {}).get("name")
         return cls(**config)
 
+    def serialize(self):
+        if self._custom:  # Keras's form of a subclassed layer (its trace goes only into models)
+            cls = type(self)
+            registered = getattr(cls, "_registered_name", None)
+            return {"module": None if registered else cls.__module__, "class_name": cls.__name__,
+                    "config": to_json_value(self.get_config(), f"{cls.__name__}.get_config()"),
+                    "registered_name": registered or cls.__name__}
+        return super().serialize()
+
     def _entry(self):
+        if self._custom:
+            return _tracing.entry(self)
         return {"module": "keras.layers", "class_name": self._class_name, "config": self.get_config(),
                 "registered_name": None}
 
@@ -106,10 +184,19 @@ class Layer(LayerWeights, KerasObject):
         return 1
 
     def __call__(self, inputs, *args, **kwargs):
+        if self._custom:
+            return _tracing.call_symbolic(self, inputs, args, kwargs)
+        if "training" in kwargs:  # the model's mode, or inference only inside a traced call
+            _tracing._note_training(self, kwargs.pop("training"), f"{self._class_name} {self.name!r}")
+        if kwargs.get("mask", 0) is None:
+            kwargs.pop("mask")
         if args or kwargs:
             raise NotImplementedError(f"{self._class_name} {self.name!r}: call arguments beyond the inputs "
                                       f"({', '.join(list(kwargs) or ['positional'])}) are not supported by nnfit")
         flat = _graph.flatten(inputs)
+        if flat and _tracing.current_trace() and not any(isinstance(t, _graph.KerasTensor) for t in flat):
+            inputs = _tracing.batched_constant(inputs, f"{self._class_name} {self.name!r}")  # positions
+            flat = [inputs]
         if not flat or not all(isinstance(t, _graph.KerasTensor) for t in flat):
             raise NotImplementedError(
                 f"{self._class_name} {self.name!r}: nnfit calls layers on symbolic tensors only (keras.Input(...)); "

@@ -1,4 +1,5 @@
-"""keras.Model (Functional), keras.Sequential and keras.models.load_model on nnfit's engine.
+"""keras.Model (Functional and subclassed) on nnfit's engine (keras.Sequential:
+_sequential.py; keras.models.load_model: _loading.py).
 
 A model is its Keras config until it is built: nnfit's engine builds it from that JSON
 (the reader that reads Keras's files), so what trains is exactly what ``to_json()`` says.
@@ -7,7 +8,7 @@ import json
 
 import numpy as np
 
-from nnfit.keras import _cloning, _graph, _state, _training, _weights
+from nnfit.keras import _cloning, _graph, _nesting, _state, _subclassed, _training, _weights
 from nnfit.keras._batch_methods import BatchMethods
 from nnfit.keras._cloning import clone_model  # noqa: F401  (keras.models.clone_model)
 from nnfit.keras import layers as layers_module
@@ -21,17 +22,21 @@ def _engine():
     return _engine.get()
 
 
-class Model(BatchMethods, _weights.ModelWeights):
+class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _weights.ModelWeights):
     """keras.Model: ``Model(inputs, outputs, name=None)`` over symbolic tensors from
-    keras.Input and layer calls (the Functional API). Subclassed models with their own
-    ``call`` are not supported by nnfit."""
+    keras.Input and layer calls (the Functional API), or a subclass with its own
+    ``__init__`` making layers and ``call(inputs)``, traced at the first known input shape
+    (nnfit.keras._subclassed)."""
+
+    _is_sequential = False
 
     def __init__(self, inputs=None, outputs=None, name=None, trainable=True, **kwargs):
         if kwargs:
             raise TypeError(f"Model: unexpected arguments {sorted(kwargs)}")
-        if type(self) is not Sequential and (inputs is None or outputs is None):
-            raise NotImplementedError("Model subclassing (a call() method) is not supported by nnfit: build the "
-                                      "model with keras.Input and layer calls (Model(inputs, outputs)) or Sequential")
+        subclassed = _subclassed.is_subclassed(type(self))
+        if not self._is_sequential and not subclassed and (inputs is None or outputs is None):
+            raise ValueError("Model: give inputs and outputs (the Functional API: Model(inputs, outputs)), or "
+                             "subclass keras.Model with a call() method")
         self._handle = None
         self._device = _state.device()  # where it is placed when built (keras.device's scope)
         self._seed = _state.next_seed()  # drawn now, as Keras's layers draw theirs when made
@@ -39,7 +44,10 @@ class Model(BatchMethods, _weights.ModelWeights):
         self.optimizer = None
         self.loss = None
         self.trainable = trainable
-        if type(self) is Sequential:
+        if self._is_sequential:
+            return
+        if subclassed:  # traced at the first known input shape (nnfit.keras._subclassed)
+            _subclassed.init(self, name)
             return
         self._single_input = not isinstance(inputs, (list, tuple, dict))
         self._single_output = not isinstance(outputs, (list, tuple, dict))
@@ -64,6 +72,8 @@ class Model(BatchMethods, _weights.ModelWeights):
     # Structure.
     @property
     def layers(self):
+        if _subclassed.is_subclassed(type(self)):  # Keras lists a subclassed model's layers, not inputs
+            return [l for l in self._layers if l._class_name != "InputLayer"]
         return list(self._layers)
 
     input = property(lambda self: self.inputs[0] if len(self.inputs) == 1 else list(self.inputs))
@@ -104,6 +114,8 @@ class Model(BatchMethods, _weights.ModelWeights):
         return json.dumps(self._model_json(), **kwargs)
 
     def _model_json(self):
+        if self._untraced:
+            raise _subclassed.not_built(self)
         return self._config
 
     # The engine.
@@ -112,12 +124,17 @@ class Model(BatchMethods, _weights.ModelWeights):
             self._handle = _engine().Model.from_json(json.dumps(self._model_json()), f"model {self.name!r}",
                                                      self._seed, device=self._device)
             self._adopt_layers(self._handle)
+            _subclassed.apply_inference_layers(self, self._handle)
         return self._handle
 
     def _handle_or_build(self):
         return self._handle if self._handle is not None else self._build()
 
     def build(self, input_shape=None):
+        if self._untraced:
+            if input_shape is None:
+                raise ValueError(f"Model {self.name!r}: build() needs the input shape (with the batch axis)")
+            _subclassed.trace_shapes(self, input_shape)
         self._handle_or_build().build()
 
     @property
@@ -129,7 +146,12 @@ class Model(BatchMethods, _weights.ModelWeights):
         """Prints Keras's summary table (or passes each line to print_fn)."""
         if line_length or positions or expand_nested or show_trainable or layer_range:
             raise NotImplementedError("summary: only print_fn is supported by nnfit")
-        text = self._handle_or_build().summary().rstrip("\n")
+        if self._untraced:  # Keras shows a subclassed model's layers before it is built
+            text = _subclassed.unbuilt_summary(self)
+        else:
+            text = self._handle_or_build().summary().rstrip("\n")
+        if _subclassed.is_subclassed(type(self)) and not self._untraced:  # Keras lists layers, not inputs
+            text = _subclassed.without_input_rows(text)
         for line in text.split("\n"):
             (print_fn or print)(line)
 
@@ -173,7 +195,7 @@ class Model(BatchMethods, _weights.ModelWeights):
             self._compile_engine()
 
     def _input_known(self):
-        return True
+        return not self._untraced
 
     def _compile_engine(self):
         optimizer, loss, loss_weights, metrics, auto_scale_loss, weighted_metrics = self._compile_args
@@ -216,6 +238,7 @@ class Model(BatchMethods, _weights.ModelWeights):
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
             steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1):
         """Keras's fit over NumPy arrays or an nnfit.data.Dataset; returns a History."""
+        _subclassed.check_step(self, "train_step")
         verbose = 1 if verbose == "auto" else int(verbose)
         spe = _training.count_or_none("fit: steps_per_epoch", steps_per_epoch)
         schedule = (_training.count_or_none("fit: validation_steps", validation_steps),
@@ -294,14 +317,19 @@ class Model(BatchMethods, _weights.ModelWeights):
         return _finish(history, bridge, result)
 
     def _input_names_for(self, x):
+        if self._untraced:
+            return _subclassed.input_names(self, x)
         return self._input_names()
 
     def _prepare(self, xs):
+        if self._untraced and xs:
+            _subclassed.trace_arrays(self, xs)
         self._ensure_compiled()
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False):
         """Keras's evaluate: the loss, or [loss, metrics...], or a dict with return_dict."""
+        _subclassed.check_step(self, "test_step")
         steps = _training.count_or_none("evaluate: steps", steps)
         python_callbacks, tensorboard = _training.inference_callbacks(callbacks)
         verbose = 1 if verbose == "auto" else int(verbose)
@@ -329,6 +357,7 @@ class Model(BatchMethods, _weights.ModelWeights):
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Keras's predict: one array, or a list for several outputs."""
+        _subclassed.check_step(self, "predict_step")
         steps = _training.count_or_none("predict: steps", steps)
         python_callbacks, _ = _training.inference_callbacks(callbacks)  # TensorBoard: no predict hooks
         verbose = 1 if verbose == "auto" else int(verbose)
@@ -368,6 +397,8 @@ class Model(BatchMethods, _weights.ModelWeights):
         return _training.InferenceBridge(self, callbacks, verbose, steps, kind)
 
     def _prepare_inference(self, xs):
+        if self._untraced and xs:
+            _subclassed.trace_arrays(self, xs)
         self._with_weights()
 
     # Files.
@@ -390,85 +421,6 @@ class Model(BatchMethods, _weights.ModelWeights):
         if skip_mismatch:
             raise NotImplementedError("load_weights: skip_mismatch is not supported by nnfit")
         self._handle_or_build().load_weights(str(filepath))
-
-
-class Sequential(Model):
-    """keras.Sequential: a stack of layers. The input shape comes from keras.Input (or an
-    InputLayer) first, a first layer's ``input_shape``, or the data of the first fit,
-    predict or build."""
-
-    def __init__(self, layers=None, trainable=True, name=None):
-        super().__init__(trainable=trainable)
-        self.name = name or _state.unique_name("sequential")
-        self._input = None  # (InputLayer)
-        self._layers = []
-        for layer in layers or []:
-            self.add(layer)
-
-    def add(self, layer):
-        if self._handle is not None:  # built (by summary(), build, fit...): rebuilt with the layers' weights
-            self._release_layers()
-        if isinstance(layer, _graph.KerasTensor) and isinstance(layer._history[0], layers_module.InputLayer):
-            layer = layer._history[0]
-        if isinstance(layer, layers_module.InputLayer):
-            if self._input is not None or self._layers:
-                raise ValueError("Sequential: an InputLayer may only come first")
-            self._input = layer
-            return
-        if not isinstance(layer, layers_module.Layer):
-            raise TypeError(f"Sequential.add: expected a keras.layers.Layer, got {layer!r}")
-        if not self._layers and self._input is None and layer._input_shape_arg() is not None:
-            self._input = layers_module.InputLayer(shape=layer._input_shape_arg())
-        layer._carried = layer._elsewhere(self)  # weights from a model it was built in
-        layer._model = self
-        self._layers.append(layer)
-
-    def pop(self):
-        if self._handle is not None:
-            self._release_layers()
-        layer = self._layers.pop()
-        layer._model = None  # it keeps its weights (carried)
-        return layer
-
-    @property
-    def inputs(self):
-        return [self._input._nodes[0].outputs[0]] if self._input is not None else []
-
-    def _input_names(self):
-        return [self._input.name] if self._input is not None else ["input_layer"]
-
-    def _input_known(self):
-        return self._input is not None
-
-    def _model_json(self):
-        if self._input is None:
-            raise ValueError(f"Sequential {self.name!r} has no input shape yet: start it with keras.Input(shape=...), "
-                             "or call fit, predict or build(input_shape) first")
-        entries = [self._input._entry()] + [layer._entry() for layer in self._layers]
-        return {"module": "keras", "class_name": "Sequential",
-                "config": {"name": self.name, "trainable": self.trainable, "layers": entries,
-                           "build_input_shape": list(self._input._batch_shape)},
-                "registered_name": None}
-
-    def _set_input_from(self, shape, dtype="float32"):
-        if self._input is None:
-            self._input = layers_module.InputLayer(batch_shape=(None,) + tuple(shape), dtype=dtype)
-
-    def build(self, input_shape=None):
-        if input_shape is not None:
-            self._set_input_from(tuple(input_shape)[1:])
-        super().build()
-
-    def _prepare(self, xs):
-        if self._input is None and xs:
-            self._set_input_from(xs[0].shape[1:])
-        super()._prepare(xs)
-
-    def _prepare_inference(self, xs):
-        if self._input is None and xs:
-            self._set_input_from(xs[0].shape[1:])
-        super()._prepare_inference(xs)
-
 
 
 def _is_dataset(x):
@@ -523,78 +475,6 @@ def _per_output(value, outputs, what):
     return [value]
 
 
-def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
-    """Keras's load_model: a .keras or .h5 file (written by Keras or nnfit), with its
-    weights, compiled from the file's compile config when ``compile``."""
-    if custom_objects:
-        raise NotImplementedError("load_model: custom_objects are not supported by nnfit")
-    handle = _engine().Model.load(str(filepath), bool(compile), _state.next_seed(), _state.device())
-    return _from_engine(handle)
-
-
-def _from_engine(handle):
-    """A Python model over a model the engine built (from a file): its layers from the
-    engine's Keras config."""
-    config = json.loads(handle.to_json())
-    entries = config["config"]["layers"]
-    if config["class_name"] == "Sequential":
-        model = Sequential(name=config["config"]["name"])
-        for entry in entries:
-            if entry["class_name"] == "InputLayer":
-                c = entry["config"]
-                model._input = layers_module.InputLayer(batch_shape=c.get("batch_shape"), dtype=c.get("dtype"),
-                                                        name=c.get("name"))
-            else:
-                model._layers.append(layers_module.deserialize(entry))
-    else:
-        model = Model.__new__(Model)
-        model._handle, model._compile_args, model.optimizer, model.loss = None, None, None, None
-        model.trainable = True
-        model.name = config["config"]["name"]
-        # Keras's operation nodes (module keras.src.ops.*) are nodes of the graph, not layers.
-        model._layers = [layers_module.deserialize(e) if e["class_name"] != "InputLayer" else
-                         layers_module.InputLayer(batch_shape=e["config"].get("batch_shape"),
-                                                  dtype=e["config"].get("dtype"), name=e["config"].get("name"))
-                         for e in entries if not str(e.get("module", "")).startswith("keras.src.ops.")]
-        names = [e[0] for e in _as_refs(config["config"]["input_layers"])]
-        model.inputs = [l._nodes[0].outputs[0] for l in model._layers if l.name in names]
-        model.outputs = []
-        model._config = config
-    model._handle = handle
-    for layer in model._layers:
-        layer._model = model
-    if handle.compiled:
-        model._compile_args = ("engine", None, None, None, False, None)
-        model.optimizer = _EngineOptimizer(model)
-    return model
-
-
-def _as_refs(refs):
-    return [refs] if refs and isinstance(refs[0], str) else refs
-
-
-class _EngineOptimizer:
-    """A loaded model's optimizer, as the engine holds it (its learning rate and iterations)."""
-
-    def __init__(self, model):
-        self._model = model
-
-    @property
-    def learning_rate(self):
-        return self._model._handle.learning_rate
-
-    @learning_rate.setter
-    def learning_rate(self, value):
-        self._model._handle.learning_rate = float(value)
-
-    @property
-    def iterations(self):
-        return self._model._handle.iterations
-
-
-def model_from_json(json_string, custom_objects=None):
-    """Keras's model_from_json: an uncompiled model from Keras JSON."""
-    if custom_objects:
-        raise NotImplementedError("model_from_json: custom_objects are not supported by nnfit")
-    handle = _engine().Model.from_json(json_string, "model_from_json", _state.next_seed(), device=_state.device())
-    return _from_engine(handle)
+# keras.Sequential and keras.models.load_model live in their own files (each under 600 lines).
+from nnfit.keras._sequential import Sequential  # noqa: E402
+from nnfit.keras._loading import load_model, model_from_json  # noqa: E402,F401

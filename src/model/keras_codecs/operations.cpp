@@ -1,7 +1,8 @@
 // Keras 3's operations in a Functional config (Note [Keras operations] in
 // src/nn/layers/operation.cpp): an entry whose module is keras.src.ops.* ("Add", "Sum",
 // "GetItem", ...) and whose call arguments are tensors, numbers, None, constant arrays
-// (`__tensor__`) and GetItem keys (`__slice__`, `__ellipsis__`, None, integers). Read into
+// (`__tensor__`), GetItem keys (`__slice__`, `__ellipsis__`, None, integers) and, in a
+// traced layer's graph, that layer's weights (`__variable__`, nnfit's own). Read into
 // an Operation and written back in the same form, so Keras and nnfit load each other's
 // models built with keras.ops.
 #include <cmath>
@@ -106,6 +107,23 @@ std::vector<OperationArg> read_operation_args(const Reader& r, const std::string
       a.kind = OperationArg::Kind::constant;
       a.dtype = get_string(r, apath + ".config", *cfg, "dtype", std::string("float32"));
       flatten_values(r, apath + ".config.value", (*cfg)["value"], 0, a);
+    } else if (is_tensor_object(v, "__variable__")) {
+      // A weight of the traced layer whose graph this is (Note [Traced layers]).
+      const json* cfg = find(v, "config");
+      if (!cfg || !cfg->is_object()) r.invalid(apath, "a __variable__ needs a config object");
+      check_keys(r, apath + ".config", *cfg, {"index", "shape", "name"});
+      const json* index = find(*cfg, "index");
+      const json* shape = find(*cfg, "shape");
+      if (!index || !index->is_number_integer() || index->get<std::int64_t>() < 0) {
+        r.invalid(apath, "a __variable__'s \"index\" must be a weight's index (an integer >= 0)");
+      }
+      if (!shape || !shape->is_array()) r.invalid(apath, "a __variable__ needs its \"shape\" (a list of sizes)");
+      a.kind = OperationArg::Kind::variable;
+      a.variable = index->get<std::int64_t>();
+      for (const json& d : *shape) {
+        if (!d.is_number_integer() || d.get<std::int64_t>() < 0) r.invalid(apath, "a __variable__'s shape holds sizes >= 0");
+        a.shape.push_back(d.get<std::int64_t>());
+      }
     } else if (v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), [](const json& t) { return is_tensor_object(t, "__keras_tensor__"); })) {
       a.kind = OperationArg::Kind::tensors;
       for (std::size_t i = 0; i < v.size(); ++i) {
@@ -194,6 +212,9 @@ ojson write_operation_call(const Operation& op, const std::vector<ojson>& tensor
         args.push_back({{"class_name", "__tensor__"}, {"config", {{"value", nest(0, at)}, {"dtype", a.dtype}}}});
         break;
       }
+      case OperationArg::Kind::variable:
+        args.push_back({{"class_name", "__variable__"}, {"config", {{"index", a.variable}, {"shape", a.shape}}}});
+        break;
       case OperationArg::Kind::index: {
         ojson key = ojson::array();
         for (const IndexItem& it : a.index) {

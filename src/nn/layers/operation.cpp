@@ -11,8 +11,12 @@
 // non-trainable weight of the operation (built on the model's device, cast to the compute
 // dtype as weights are), never saved. An output must keep the batch axis: shapes are
 // inferred on scratch graphs of batch 2 and 3, and an operation that reduces or moves
-// axis 0 is refused, naming it, because a model's tensors are batched.
+// axis 0 is refused, naming it, because a model's tensors are batched. Inside a traced
+// layer's graph an argument may be one of that layer's weights (`__variable__`), read
+// like a constant but bound to the layer's trainable weight (Note [Traced layers]).
 #include "nnfit/nn/operation.h"
+
+#include <algorithm>
 
 #include "nnfit/core/error.h"
 
@@ -112,10 +116,32 @@ void Operation::build_for(const std::vector<Shape>& inputs, WeightFactory& weigh
   built_ = true;
 }
 
+void Operation::bind_variables(const std::vector<const Weight*>& weights) {
+  variables_.clear();
+  for (std::size_t k = 0; k < args_.size(); ++k) {
+    const OperationArg& a = args_[k];
+    if (a.kind != OperationArg::Kind::variable) continue;
+    NNFIT_CHECK(a.variable >= 0 && static_cast<std::size_t>(a.variable) < weights.size(), InvalidArgument, name(), " (",
+                class_name_, "): argument ", k, " reads weight ", a.variable, " of a traced layer that has ",
+                weights.size());
+    const Weight* w = weights[static_cast<std::size_t>(a.variable)];
+    NNFIT_CHECK(w->value.shape() == Shape(a.shape), InvalidArgument, name(), " (", class_name_, "): argument ", k,
+                " reads ", w->name, " as ", Shape(a.shape).to_string(), " but it is ", w->value.shape().to_string());
+    variables_["arg" + std::to_string(k)] = w;
+  }
+}
+
+bool Operation::reads_variables() const {
+  return std::any_of(args_.begin(), args_.end(),
+                     [](const OperationArg& a) { return a.kind == OperationArg::Kind::variable; });
+}
+
 std::vector<int> Operation::call_on(GraphBuilder& builder, const std::vector<int>& inputs) {
   const ConstantFn constant = [&](const std::string& key) {
+    if (auto v = variables_.find(key); v != variables_.end()) return builder.variable(*v->second);
     auto it = constant_weights_.find(key);
-    NNFIT_CHECK(it != constant_weights_.end(), InvalidArgument, name(), " (", class_name_, "): no constant \"", key, "\"");
+    NNFIT_CHECK(it != constant_weights_.end(), InvalidArgument, name(), " (", class_name_, "): no constant \"", key,
+                "\"", reads_variables() ? " (a traced layer's weight: the operation must be inside that layer)" : "");
     return builder.variable(weights_[it->second]);
   };
   return emit(builder.graph(), inputs, constant);
@@ -139,6 +165,11 @@ std::vector<Shape> Operation::compute_output_shapes(const std::vector<Shape>& in
     const ConstantFn constant = [&](const std::string& key) {
       for (const Constant& c : specs) {
         if (c.key == key) return g.add_variable(key, Tensor::zeros(c.shape));
+      }
+      for (std::size_t k = 0; k < args_.size(); ++k) {  // a traced layer's weight: its shape
+        if (args_[k].kind == OperationArg::Kind::variable && key == "arg" + std::to_string(k)) {
+          return g.add_variable(key, Tensor::zeros(Shape(args_[k].shape)));
+        }
       }
       throw InvalidArgument(name() + " (" + class_name_ + "): no constant \"" + key + "\"");
     };

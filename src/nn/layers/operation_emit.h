@@ -40,7 +40,8 @@ struct Emit {
     switch (a.kind) {
       case OperationArg::Kind::tensor: return inputs.at(static_cast<std::size_t>(a.tensors.at(0)));
       case OperationArg::Kind::number:
-      case OperationArg::Kind::constant: return constant("arg" + std::to_string(k));
+      case OperationArg::Kind::constant:
+      case OperationArg::Kind::variable: return constant("arg" + std::to_string(k));
       default: invalid("argument " + std::to_string(k) + " must be a tensor or a number");
     }
   }

@@ -98,6 +98,8 @@ def _key_item(item):
 
 
 def _arg_json(a, ref):
+    if hasattr(a, "_variable_json"):  # a subclassed layer's weight (Note [Traced layers])
+        return a._variable_json()
     if isinstance(a, _graph.KerasTensor):
         return ref(a)
     if isinstance(a, list):
@@ -153,10 +155,13 @@ def call(module, class_name, snake, args, config=None, kwargs=None, out_dtype=No
 
 
 def _symbolic(module, class_name, snake, args, config, kwargs, dtype):
+    _check_variables(snake, args)
     op = Operation(module, class_name, snake, config, dtype)
     fixed = []
     for a in args:
-        if isinstance(a, list):
+        if _is_variable(a):
+            fixed.append(a)
+        elif isinstance(a, list):
             if not all(is_symbolic(t) for t in a):
                 raise TypeError(f"keras.ops.{snake}: a list mixing arrays and symbolic tensors is not supported by "
                                 "nnfit; make each a symbolic tensor")
@@ -167,6 +172,8 @@ def _symbolic(module, class_name, snake, args, config, kwargs, dtype):
             fixed.append(a)
     tensors = []
     for a in fixed:
+        if _is_variable(a):
+            continue
         if is_symbolic(a):
             tensors.append(a)
         elif isinstance(a, list):
@@ -179,6 +186,31 @@ def _symbolic(module, class_name, snake, args, config, kwargs, dtype):
     for t in outputs:
         t.dtype = dtype
     return outputs[0] if len(outputs) == 1 else outputs
+
+
+def _is_variable(a):
+    return hasattr(a, "_variable_json")
+
+
+def _check_variables(snake, args):
+    """A weight of a subclassed layer (add_weight's) is an operand inside that layer's call,
+    beside at least one tensor computed from the call's inputs."""
+    from nnfit.keras import _tracing
+    variables = [a for a in args if _is_variable(a)]
+    if not variables:
+        return
+    trace = _tracing.current_trace()
+    for v in variables:
+        if trace is None or v._layer is not trace["layer"]:
+            raise NotImplementedError(
+                f"keras.ops.{snake}: {v.path} is a weight of layer {v._layer.name!r}; nnfit reads a weight only in "
+                "its own layer's call (share a layer rather than its weights)")
+    flat = [t for a in args for t in (a if isinstance(a, list) else [a])]
+    if not any(is_symbolic(t) and not _is_variable(t) for t in flat):
+        raise NotImplementedError(
+            f"keras.ops.{snake}: an operation on weights alone ({', '.join(v.path for v in variables)}) is not "
+            "supported by nnfit, whose graph values carry the batch axis: combine the weight with a tensor computed "
+            "from the inputs in the same operation, or make the transformed value the weight itself")
 
 
 def _as_array(x, where):

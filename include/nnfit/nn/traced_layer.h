@@ -1,0 +1,73 @@
+// TracedLayer: a keras.layers.Layer subclass written in Python (its build() making weights
+// with add_weight, its call() written with keras.ops and sublayers), traced once by
+// nnfit.keras into a graph of layer calls and operations (Note [Traced layers] in
+// src/nn/traced_layer.cpp). It owns add_weight's weights and the traced graph, whose
+// operations read those weights and whose layers are the Python layer's sublayers; a call
+// emits the graph in place, so a step costs what the same Functional graph's costs, and no
+// Python runs in it.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nnfit/nn/layer_graph.h"
+
+namespace nnfit {
+
+// One add_weight call, as the trace records it.
+struct TracedWeight {
+  std::string name;         // add_weight's name: "kernel" (the weight is "<layer>/kernel")
+  Shape shape;
+  std::string initializer;  // a Keras initializer name: "glorot_uniform", "zeros", ...
+  bool trainable = true;
+};
+
+class TracedLayer final : public Layer {
+ public:
+  // `class_name`: the Python class's name ("Scale"); `object_json`: the layer's Keras object
+  // as read (module, class_name, config, registered_name, build_config and the trace),
+  // written back unchanged; `weights`: add_weight's calls in Keras's order (trainable ones
+  // first, each group in creation order); `graph`: the traced call, whose inputs are the
+  // layer's; `sublayers`: (name, attribute path) of each sublayer in the order the Python
+  // layer tracks them (its attributes' assignment order: Keras's order of the layer's
+  // weights, and so of its optimizer's variables), the path ("dense", "blocks/dense_1")
+  // being where Keras's files keep its variables.
+  TracedLayer(std::string name, std::string class_name, std::string object_json, std::vector<TracedWeight> weights,
+              LayerGraph graph, std::vector<std::pair<std::string, std::string>> sublayers);
+  std::string class_name() const override { return class_name_; }
+  const std::string& object_json() const { return object_json_; }
+  const LayerGraph& graph() const { return graph_; }
+
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
+  void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
+  std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
+  int num_outputs() const override { return static_cast<int>(graph_.outputs().size()); }
+
+  // Its own weights, then its sublayers' (Keras's layer.weights order).
+  std::vector<Weight*> all_weights() override;
+  std::vector<Weight*> saved_weights() override;
+  // Keras 3's files: its own variables in the layer's group, each sublayer's under its
+  // attribute path ("<layer>/dense/vars").
+  std::vector<WeightGroup> saved_weight_groups() override;
+  // Freezing the layer freezes its sublayers, as in Keras.
+  void set_trainable(bool trainable) override;
+  // add_weight's regularizer and constraint, set by the reader as "<weight name>" options,
+  // go to that weight only (not to a sublayer's weight of the same name).
+  void attach_weight_options() override;
+
+ private:
+  // throws: InvalidArgument naming the layer when `inputs` differ from the traced inputs.
+  void check_inputs(const std::vector<Shape>& inputs) const;
+  // The graph's layers: the tracked sublayers in their order, then the others (operations,
+  // layers made inside call) in graph order.
+  std::vector<Layer*> ordered_layers() const;
+  std::string path_of(const Layer& l) const;
+
+  std::string class_name_;
+  std::string object_json_;
+  std::vector<TracedWeight> specs_;
+  LayerGraph graph_;
+  std::vector<std::pair<std::string, std::string>> sublayers_;
+};
+
+}  // namespace nnfit

@@ -1,0 +1,98 @@
+"""keras.models.load_model and model_from_json on nnfit's engine: the engine reads the file
+(the reader the CLI uses) and the Python model is made over it, its layers from the
+file's Keras config: subclassed layers from ``custom_objects`` or the classes registered
+with keras.saving.register_keras_serializable, else as the engine holds them. A file Keras
+wrote with subclassed layers (no nnfit trace in it) is remade in Python: _retrace.py."""
+import json
+
+from nnfit.keras import _state
+from nnfit.keras import layers as layers_module
+from nnfit.keras.models import Model, _engine
+from nnfit.keras._sequential import Sequential
+
+
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+    """Keras's load_model: a .keras or .h5 file (written by Keras or nnfit), with its
+    weights, compiled from the file's compile config when ``compile``."""
+    from nnfit.keras import _retrace
+    if _retrace.needs_retrace(filepath, custom_objects):  # Keras's file of subclassed layers: remade here
+        return _retrace.load(filepath, custom_objects, compile)
+    _retrace.refuse_subclassed_model(filepath)
+    handle = _engine().Model.load(str(filepath), bool(compile), _state.next_seed(), _state.device())
+    return _from_engine(handle, custom_objects)
+
+
+def _from_engine(handle, custom_objects=None):
+    """A Python model over a model the engine built (from a file): its layers from the
+    engine's Keras config."""
+    config = json.loads(handle.to_json())
+    entries = config["config"]["layers"]
+    if config["class_name"] == "Sequential":
+        model = Sequential(name=config["config"]["name"])
+        for entry in entries:
+            if entry["class_name"] == "InputLayer":
+                c = entry["config"]
+                model._input = layers_module.InputLayer(batch_shape=c.get("batch_shape"), dtype=c.get("dtype"),
+                                                        name=c.get("name"))
+            else:
+                model._layers.append(_layer(entry, custom_objects))
+    else:
+        model = Model.__new__(Model)
+        model._handle, model._compile_args, model.optimizer, model.loss = None, None, None, None
+        model.trainable = True
+        model.name = config["config"]["name"]
+        # Keras's operation nodes (module keras.src.ops.*) are nodes of the graph, not layers.
+        model._layers = [_layer(e, custom_objects) if e["class_name"] != "InputLayer" else
+                         layers_module.InputLayer(batch_shape=e["config"].get("batch_shape"),
+                                                  dtype=e["config"].get("dtype"), name=e["config"].get("name"))
+                         for e in entries if not str(e.get("module", "")).startswith("keras.src.ops.")]
+        names = [e[0] for e in _as_refs(config["config"]["input_layers"])]
+        model.inputs = [l._nodes[0].outputs[0] for l in model._layers if l.name in names]
+        model.outputs = []
+        model._config = config
+    model._handle = handle
+    for layer in model._layers:
+        layer._model = model
+    if handle.compiled:
+        model._compile_args = ("engine", None, None, None, False, None)
+        model.optimizer = _EngineOptimizer(model)
+    return model
+
+
+def _as_refs(refs):
+    return [refs] if refs and isinstance(refs[0], str) else refs
+
+
+class _EngineOptimizer:
+    """A loaded model's optimizer, as the engine holds it (its learning rate and iterations)."""
+
+    def __init__(self, model):
+        self._model = model
+
+    @property
+    def learning_rate(self):
+        return self._model._handle.learning_rate
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        self._model._handle.learning_rate = float(value)
+
+    @property
+    def iterations(self):
+        return self._model._handle.iterations
+
+
+def model_from_json(json_string, custom_objects=None):
+    """Keras's model_from_json: an uncompiled model from Keras JSON."""
+    handle = _engine().Model.from_json(json_string, "model_from_json", _state.next_seed(), device=_state.device())
+    return _from_engine(handle, custom_objects)
+
+
+def _layer(entry, custom_objects):
+    """The Python layer of a file's entry: a subclassed layer (one with nnfit's trace) from
+    its class when known (its from_config and build, as Keras remakes it), else as loaded."""
+    if "nnfit_trace" not in entry:
+        return layers_module.deserialize(entry)
+    from nnfit.keras import _tracing, saving
+    cls = saving.find_class(entry, custom_objects)
+    return _tracing.from_entry(entry, cls)

@@ -1,0 +1,139 @@
+"""A .keras file written by Keras whose Functional or Sequential model holds subclassed
+layers (which Keras saves as their class and config only, without a graph): the model is
+remade in Python, as Keras's load_model remakes it (each subclassed layer from its class's
+from_config, found in ``custom_objects`` or keras.saving's registry, and traced by its first
+call), then its weights are read from the file, whose layout the traced model shares."""
+import json
+import zipfile
+
+from nnfit.keras import saving
+from nnfit.keras import layers as layers_module
+
+
+def needs_retrace(filepath, custom_objects):
+    """Whether the file is a .keras zip with subclassed layers nnfit can remake (their class
+    is known and their entries carry no nnfit trace)."""
+    try:
+        with zipfile.ZipFile(str(filepath)) as z:
+            config = json.loads(z.read("config.json"))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return False
+    if config.get("class_name") not in ("Functional", "Sequential"):
+        return False
+    entries = config["config"].get("layers", [])
+    custom = [e for e in entries if _is_custom_entry(e)]
+    return bool(custom) and all(saving.find_class(e, custom_objects) is not None for e in custom)
+
+
+def refuse_subclassed_model(filepath):
+    """A .keras file of a subclassed model saved by Keras (its class at the top, its weights
+    under attribute paths): not loadable by nnfit yet; says so naming the class."""
+    try:
+        with zipfile.ZipFile(str(filepath)) as z:
+            config = json.loads(z.read("config.json"))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return
+    cls = config.get("class_name") if isinstance(config, dict) else None
+    if cls and cls not in ("Functional", "Sequential", "Model"):
+        raise NotImplementedError(
+            f"load_model: {filepath} holds Keras's subclassed model {cls!r} (its class and its weights under "
+            "attribute paths), which nnfit cannot load yet; in Keras, save it as a Functional model "
+            "(inputs = keras.Input(...); keras.Model(inputs, model(inputs)).save(...)) and load that")
+
+
+def _is_custom_entry(entry):
+    if "nnfit_trace" in entry or str(entry.get("module") or "").startswith("keras"):
+        return False
+    return entry.get("class_name") not in ("InputLayer", "Functional", "Sequential")
+
+
+def _make_layer(entry, custom_objects):
+    if _is_custom_entry(entry):
+        return saving.find_class(entry, custom_objects).from_config(dict(entry["config"]))
+    if str(entry.get("module", "")).startswith("keras.src.ops."):
+        raise NotImplementedError(f"load_model: the file's operation {entry['class_name']!r} beside subclassed "
+                                  "layers cannot be remade by nnfit; save the model with nnfit, or without keras.ops")
+    if entry["class_name"] in ("Functional", "Sequential"):
+        raise NotImplementedError(f"load_model: a nested model ({entry['config'].get('name')!r}) beside subclassed "
+                                  "layers cannot be remade by nnfit yet")
+    return layers_module.deserialize(entry)
+
+
+def load(filepath, custom_objects, compile):
+    """The file's model remade with its subclassed layers traced, its weights from the file."""
+    from nnfit.keras.models import Model
+    from nnfit.keras._sequential import Sequential
+    with zipfile.ZipFile(str(filepath)) as z:
+        config = json.loads(z.read("config.json"))
+    body = config["config"]
+    if config["class_name"] == "Sequential":
+        model = Sequential(name=body.get("name"))
+        for entry in body["layers"]:
+            if entry["class_name"] == "InputLayer":
+                c = entry["config"]
+                model.add(layers_module.InputLayer(batch_shape=c.get("batch_shape"), dtype=c.get("dtype"),
+                                                   name=c.get("name")))
+            else:
+                model.add(_make_layer(entry, custom_objects))
+        shape = (body.get("build_input_shape") or (config.get("build_config") or {}).get("input_shape"))
+        if model._input is None and shape:
+            model._set_input_from(tuple(shape)[1:])
+    else:
+        model = _functional(body, custom_objects, Model)
+    model.load_weights(str(filepath))
+    compile_config = config.get("compile_config")
+    if compile and compile_config:
+        loss = compile_config.get("loss")
+        if isinstance(loss, dict) and "class_name" in loss:  # one loss object for every output
+            loss = [loss] * max(1, len(model._output_names()))
+        model.compile(optimizer=compile_config.get("optimizer") or "rmsprop", loss=loss,
+                      loss_weights=compile_config.get("loss_weights"), metrics=compile_config.get("metrics"),
+                      weighted_metrics=compile_config.get("weighted_metrics"))
+    return model
+
+
+def _functional(body, custom_objects, Model):
+    """A Functional config's calls replayed in Python, each once the tensors it reads exist."""
+    made, tensors, pending = {}, {}, []
+    for entry in body["layers"]:
+        name = entry.get("name") or entry["config"]["name"]
+        if entry["class_name"] == "InputLayer":
+            c = entry["config"]
+            tensor = layers_module.Input(batch_shape=c.get("batch_shape"), dtype=c.get("dtype"), name=c.get("name"))
+            tensors[(name, 0, 0)] = tensor
+        else:
+            made[name] = _make_layer(entry, custom_objects)
+            pending.extend((name, i, node) for i, node in enumerate(entry.get("inbound_nodes", [])))
+    while pending:
+        progress = False
+        for item in list(pending):
+            name, index, node = item
+            try:
+                args = [_resolve(a, tensors) for a in node.get("args", [])]
+                kwargs = {k: _resolve(v, tensors) for k, v in (node.get("kwargs") or {}).items()}
+            except KeyError:
+                continue  # reads a tensor not made yet
+            outputs = made[name](*args, **kwargs)
+            for k, t in enumerate(outputs if isinstance(outputs, (list, tuple)) else [outputs]):
+                tensors[(name, index, k)] = t
+            pending.remove(item)
+            progress = True
+        if not progress:
+            raise ValueError(f"load_model: the file's calls {[(n, i) for n, i, _ in pending]} read tensors no layer "
+                             "makes")
+
+    def refs(value):
+        value = [value] if value and isinstance(value[0], str) else value
+        return [tensors[tuple(r[:3])] for r in value]
+    inputs, outputs = refs(body["input_layers"]), refs(body["output_layers"])
+    return Model(inputs if len(inputs) > 1 else inputs[0], outputs if len(outputs) > 1 else outputs[0],
+                 name=body.get("name"))
+
+
+def _resolve(value, tensors):
+    """A call argument of the file: its keras tensors as the tensors made so far."""
+    if isinstance(value, dict) and value.get("class_name") == "__keras_tensor__":
+        return tensors[tuple(value["config"]["keras_history"])]
+    if isinstance(value, list):
+        return [_resolve(v, tensors) for v in value]
+    return value

@@ -1,0 +1,96 @@
+"""keras.Sequential on nnfit's engine: a stack of layers written as Keras's Sequential
+config; a subclassed layer in the stack is traced on the shape the layers before it give
+(nnfit.keras._tracing)."""
+from nnfit.keras import _graph, _state
+from nnfit.keras import layers as layers_module
+from nnfit.keras.models import Model
+
+
+class Sequential(Model):
+    """keras.Sequential: a stack of layers. The input shape comes from keras.Input (or an
+    InputLayer) first, a first layer's ``input_shape``, or the data of the first fit,
+    predict or build."""
+
+    _is_sequential = True
+
+    def __init__(self, layers=None, trainable=True, name=None):
+        super().__init__(trainable=trainable)
+        self.name = name or _state.unique_name("sequential")
+        self._input = None  # (InputLayer)
+        self._layers = []
+        for layer in layers or []:
+            self.add(layer)
+
+    def add(self, layer):
+        if self._handle is not None:  # built (by summary(), build, fit...): rebuilt with the layers' weights
+            self._release_layers()
+        if isinstance(layer, _graph.KerasTensor) and isinstance(layer._history[0], layers_module.InputLayer):
+            layer = layer._history[0]
+        if isinstance(layer, layers_module.InputLayer):
+            if self._input is not None or self._layers:
+                raise ValueError("Sequential: an InputLayer may only come first")
+            self._input = layer
+            return
+        if not isinstance(layer, layers_module.Layer):
+            raise TypeError(f"Sequential.add: expected a keras.layers.Layer, got {layer!r}")
+        if not self._layers and self._input is None and layer._input_shape_arg() is not None:
+            self._input = layers_module.InputLayer(shape=layer._input_shape_arg())
+        layer._carried = layer._elsewhere(self)  # weights from a model it was built in
+        layer._model = self
+        self._layers.append(layer)
+
+    def pop(self):
+        if self._handle is not None:
+            self._release_layers()
+        layer = self._layers.pop()
+        layer._model = None  # it keeps its weights (carried)
+        return layer
+
+    @property
+    def inputs(self):
+        return [self._input._nodes[0].outputs[0]] if self._input is not None else []
+
+    def _input_names(self):
+        return [self._input.name] if self._input is not None else ["input_layer"]
+
+    def _input_known(self):
+        return self._input is not None
+
+    def _model_json(self):
+        if self._input is None:
+            raise ValueError(f"Sequential {self.name!r} has no input shape yet: start it with keras.Input(shape=...), "
+                             "or call fit, predict or build(input_shape) first")
+        self._trace_custom_layers()
+        entries = [self._input._entry()] + [layer._entry() for layer in self._layers]
+        return {"module": "keras", "class_name": "Sequential",
+                "config": {"name": self.name, "trainable": self.trainable, "layers": entries,
+                           "build_input_shape": list(self._input._batch_shape)},
+                "registered_name": None}
+
+    def _set_input_from(self, shape, dtype="float32"):
+        if self._input is None:
+            self._input = layers_module.InputLayer(batch_shape=(None,) + tuple(shape), dtype=dtype)
+
+    def build(self, input_shape=None):
+        if input_shape is not None:
+            self._set_input_from(tuple(input_shape)[1:])
+        super().build()
+
+    def _prepare(self, xs):
+        if self._input is None and xs:
+            self._set_input_from(xs[0].shape[1:])
+        super()._prepare(xs)
+
+    def _prepare_inference(self, xs):
+        if self._input is None and xs:
+            self._set_input_from(xs[0].shape[1:])
+        super()._prepare_inference(xs)
+
+    def _trace_custom_layers(self):
+        """Traces the subclassed layers of the stack (once), each on the output of the
+        layers before it: the stack called on its input, as Keras builds a Sequential."""
+        if not any(layer._custom and layer._trace is None for layer in self._layers):
+            return
+        x = self._input._nodes[0].outputs[0]
+        for layer in self._layers:
+            x = layer(x)
