@@ -4,7 +4,6 @@
 // cumulative sums and products. Floating dtypes only, all inputs of one dtype (the front
 // end casts first); comparisons and logical ops give 0/1 in that dtype. Gradients that
 // reach a broadcast operand are summed over the axes it was broadcast along.
-#include <map>
 
 #include "backend/common/math_fns.h"
 #include "nnfit/core/error.h"
@@ -13,7 +12,7 @@
 
 namespace nnfit {
 
-namespace {
+namespace op_rules::math {
 
 using Descs = std::vector<TensorDesc>;
 
@@ -260,25 +259,6 @@ std::vector<int> grad_broadcast_to(GradContext& c) {
   return {sum_to(c, dy, c.graph.desc(n.inputs[0]).shape, "x")};
 }
 
-}  // namespace
-
-void add_math_op_defs(std::map<std::string, OpDef>& m) {
-  auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
-  add({"unary", infer_unary, grad_unary, {}});
-  add({"unary_grad", infer_unary_grad, nullptr, {}});
-  add({"binary", infer_binary, grad_binary, {}});
-  add({"binary_grad", infer_binary_grad, nullptr, {}});
-  add({"reduce", infer_reduce, grad_reduce, {}});
-  add({"reduce_grad", infer_reduce_grad, nullptr, {}});
-  add({"where", infer_where, grad_where, {}});
-  add({"where_grad", infer_where_grad, nullptr, {}});
-  OpDef arg{"arg_reduce", infer_arg_reduce, nullptr, {}};
-  arg.own_output_dtypes = true;  // int32 indices
-  arg.zero_gradient = true;      // piecewise constant
-  add(arg);
-  add({"cumulative", infer_cumulative, grad_cumulative, {}});
-  add({"cumulative_grad", infer_cumulative_grad, nullptr, {}});
-  add({"broadcast_to", infer_broadcast_to, grad_broadcast_to, {}});
-}
+}  // namespace op_rules::math
 
 }  // namespace nnfit
