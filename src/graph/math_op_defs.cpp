@@ -149,6 +149,13 @@ Descs infer_cumulative_grad(const Descs& in, const Attrs& a) {
   return {{in[0].shape, DType::f32}};
 }
 
+Descs infer_nan_to_num(const Descs& in, const Attrs& a) {
+  expect_inputs(in, 1, "nan_to_num");
+  expect_one_float_dtype(in, "nan_to_num");
+  nan_to_num_values(a);  // the attrs, when given, are floats
+  return {{in[0].shape, DType::f32}};
+}
+
 Descs infer_broadcast_to(const Descs& in, const Attrs& a) {
   expect_inputs(in, 1, "broadcast_to");
   expect_one_float_dtype(in, "broadcast_to");
@@ -250,6 +257,17 @@ std::vector<int> grad_cumulative(GradContext& c) {
   a.set("axis", n.attrs.i("axis"));
   a.set("reverse", n.attrs.i_or("reverse", 0));
   return {c.graph.add("cumulative_grad", {n.inputs[0], n.outputs[0], dy}, a, grad_name(c, "x"))};
+}
+
+// dx = dy where x is finite; 0 where nan_to_num replaced it (a constant there).
+std::vector<int> grad_nan_to_num(GradContext& c) {
+  const Node n = c.graph.node(c.node);
+  const int dy = c.output_grads[0];
+  if (dy < 0 || !c.needs[0]) return {-1};
+  Attrs finite;
+  finite.set("kind", std::string("isfinite"));
+  const int mask = c.graph.add("unary", {n.inputs[0]}, finite, grad_name(c, "finite"));
+  return {c.graph.add("mul", {dy, mask}, {}, grad_name(c, "x"))};
 }
 
 std::vector<int> grad_broadcast_to(GradContext& c) {
