@@ -189,6 +189,13 @@ struct SlotUpdateState {
 // formulas evaluated by the reference: use_ema's average (m = 0 on the first step), weight
 // decay's p − p·f (f = weight_decay·lr), clip_by_value, clip_by_norm (divisor max(|x|, c))
 // and global_norm_scale's c·min(1/|all|, 1/c) (NaN with a NaN norm, as Keras's).
+// use_ema's step: m = 0 on the first step (step 0), else momentum; every
+// overwrite_frequency steps (step + 1 a multiple of it) the weights take the average.
+struct EmaStep {
+  double m = 0.0;
+  bool overwrite = false;
+};
+EmaStep ema_step(const OptimizerParams& p, const StepContext& ctx);
 inline float ema_average(double m, float avg, float param) { return static_cast<float>(m * avg + (1.0 - m) * param); }
 inline float decayed_weight(float param, double f) { return static_cast<float>(param - param * f); }
 inline float clip_by_value_element(float x, double limit) {

@@ -57,8 +57,7 @@ class OmpEmaUpdate final : public Kernel {
   void run(const KernelArgs& args) override {
     float* param = mutable_input(args, 0);
     float* avg = mutable_input(args, 1);
-    const double m = args.ctx->step == 0 ? 0.0 : p_.momentum;
-    const bool overwrite = p_.overwrite_frequency > 0 && (args.ctx->step + 1) % p_.overwrite_frequency == 0;
+    const auto [m, overwrite] = ema_step(p_, *args.ctx);
     const std::int64_t n = p_.numel;
 #pragma omp parallel for simd schedule(static) if (n >= kOmpMinParallelElements)
     for (std::int64_t i = 0; i < n; ++i) {

@@ -140,11 +140,9 @@ class RefEmaUpdate final : public Kernel {
   void run(const KernelArgs& args) override {
     float* param = mutable_input(args, 0);
     float* avg = mutable_input(args, 1);
-    const double m = args.ctx->step == 0 ? 0.0 : p_.momentum;
+    const auto [m, overwrite] = ema_step(p_, *args.ctx);
     for (std::int64_t i = 0; i < p_.numel; ++i) avg[i] = ema_average(m, avg[i], param[i]);
-    if (p_.overwrite_frequency > 0 && (args.ctx->step + 1) % p_.overwrite_frequency == 0) {
-      std::copy(avg, avg + p_.numel, param);
-    }
+    if (overwrite) std::copy(avg, avg + p_.numel, param);
   }
 
  private:
