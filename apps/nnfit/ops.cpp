@@ -1,5 +1,6 @@
-// `nnfit ops [--json]`: the op catalogue with, per op, the kernels registered for each
-// backend and dtype, so anyone can see what runs where. A float16 / bfloat16 op that the
+// `nnfit ops [--json]`: the op table (src/graph/ops.yaml: inputs, attributes, rules) with,
+// per op, the kernels registered for each backend and dtype, so anyone can see what runs
+// where. A float16 / bfloat16 op that the
 // CPU has no native kernel for runs as its float32 kernel through the widening adapter
 // (Note [Compute dtype]); those rows are listed as `widen:<impl>`, the name select()
 // gives them, so the listing is what NNFIT_VERBOSE=1 would report.
@@ -16,6 +17,7 @@
 #include "nnfit/backend/backend.h"
 #include "nnfit/backend/kernel_registry.h"
 #include "nnfit/graph/op_def.h"
+#include "nnfit/graph/op_table.h"
 
 namespace nnfit::cli {
 namespace {
@@ -28,6 +30,7 @@ struct KernelRow {
 
 struct OpRow {
   std::string name;
+  const OpTableRow* table = nullptr;  // null for a registration of an op outside the table
   std::vector<KernelRow> kernels;
 };
 
@@ -46,7 +49,11 @@ KernelRow& row_for(std::vector<KernelRow>& rows, const std::string& backend, con
 // (not for in-place updates: their variables and slots stay float32).
 std::vector<OpRow> catalogue_rows(const KernelRegistry& registry) {
   std::map<std::string, OpRow> ops;
-  for (const std::string& name : op_names()) ops[name].name = name;
+  for (const OpTableRow& r : op_table()) {
+    OpRow& op = ops[std::string(r.name)];
+    op.name = r.name;
+    op.table = &r;
+  }
   for (const RegisteredKernel& k : registry.entries()) {
     OpRow& op = ops[k.op];
     op.name = k.op;
@@ -92,7 +99,14 @@ nlohmann::json to_json(const std::vector<OpRow>& ops) {
       for (DType d : k.dtypes) dtypes.push_back(std::string(dtype_name(d)));
       kernels.push_back({{"backend", k.backend}, {"impl", k.impl}, {"dtypes", dtypes}});
     }
-    list.push_back({{"name", op.name}, {"kernels", kernels}});
+    nlohmann::json entry = {{"name", op.name}, {"kernels", kernels}};
+    if (op.table != nullptr) {
+      entry["inputs"] = std::string(op.table->inputs);
+      entry["attrs"] = std::string(op.table->attrs);
+      entry["shape_rule"] = std::string(op.table->shape_rule);
+      entry["grad_rule"] = std::string(op.table->grad_rule);
+    }
+    list.push_back(std::move(entry));
   }
   return {{"ops", list}};
 }
@@ -131,7 +145,7 @@ void print_table(const std::vector<OpRow>& ops) {
 Subcommand add_ops_command(CLI::App& parent) {
   auto json = std::make_shared<bool>(false);
   CLI::App* app = parent.add_subcommand("ops", "List the op catalogue and the kernels each backend has per dtype");
-  app->add_flag("--json", *json, "print JSON: {\"ops\": [{\"name\", \"kernels\": [{\"backend\", \"impl\", \"dtypes\"}]}]}");
+  app->add_flag("--json", *json, "print JSON: {\"ops\": [{\"name\", \"inputs\", \"attrs\", \"shape_rule\", \"grad_rule\", \"kernels\": [{\"backend\", \"impl\", \"dtypes\"}]}]}");
   return {app, [json] {
             const std::vector<OpRow> ops = catalogue_rows(kernel_registry());
             if (*json) {

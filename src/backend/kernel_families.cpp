@@ -1,16 +1,23 @@
-// The two public registration entry points, each a list of families.
+// The two public registration entry points, each a list of families; the rows come from the
+// op table (register_table_kernels, generated from src/graph/ops.yaml).
 #include "backend/kernel_families.h"
 
 namespace nnfit {
 
-void register_cpu_kernels(KernelRegistry& registry) {
-  register_onednn_kernels(registry);
-  register_omp_kernels(registry);
+const char* kernel_family_name(KernelFamily family) {
+  switch (family) {
+    case KernelFamily::onednn: return "onednn";
+    case KernelFamily::omp: return "omp";
+    case KernelFamily::ref: return "ref";
+  }
+  return "?";
 }
 
-void register_ref_kernels(KernelRegistry& registry) {
-  register_ref_nn_kernels(registry);
-  register_ref_train_kernels(registry);
+void register_cpu_kernels(KernelRegistry& registry) {
+  register_table_kernels(registry, KernelFamily::onednn);
+  register_table_kernels(registry, KernelFamily::omp);
 }
+
+void register_ref_kernels(KernelRegistry& registry) { register_table_kernels(registry, KernelFamily::ref); }
 
 }  // namespace nnfit

@@ -1,21 +1,27 @@
 // Private: the kernel families that register_cpu_kernels() and register_ref_kernels()
-// are made of. Each family lives in its own folder and registers itself here explicitly.
+// are made of. Which op each family serves, with which factory and dtypes, is the op
+// table's (src/graph/ops.yaml, Note [Op table]); register_table_kernels() is generated from
+// it, and each family's kernels live in its own folder.
 #pragma once
 #include "nnfit/backend/kernel_registry.h"
 
 namespace nnfit {
 
-// src/backend/cpu/onednn_*.cpp: matmul, convolution, pooling, eltwise, softmax.
-void register_onednn_kernels(KernelRegistry& registry);
-// src/backend/cpu/omp_*.cpp: losses, batch norm, dropout, optimizer updates, bias, misc.
-void register_omp_kernels(KernelRegistry& registry);
+// In registration order within an op's list: fastest first, the reference last.
+enum class KernelFamily {
+  onednn,  // src/backend/cpu/onednn_*.cpp: matmul, convolution, pooling, eltwise, softmax
+  omp,     // src/backend/cpu/omp_*.cpp: OpenMP loops over the reference's element functions
+  ref,     // src/backend/ref/: naive loops, the test oracle
+};
+const char* kernel_family_name(KernelFamily family);
+
+// Registers every kernel of `family` the op table lists, as "<family>:<op>" (generated
+// from src/graph/ops.yaml into op_table_kernels.cpp).
+void register_table_kernels(KernelRegistry& registry, KernelFamily family);
+
 // The kernels of `device` when a plugin provides them: the CUDA plugin's, registered into a
 // registry of their own when this first asks (backend_registry.cpp loads the plugin; Note
 // [Plugin kernels]). Null for the CPU, or when the plugin cannot load (why in *why_not).
 const KernelRegistry* plugin_kernel_registry(DeviceType device, std::string* why_not);
-// src/backend/ref/ref_nn_*.cpp: reference kernels of the oneDNN family's ops.
-void register_ref_nn_kernels(KernelRegistry& registry);
-// src/backend/ref/ref_train_*.cpp: reference kernels of the OpenMP family's ops.
-void register_ref_train_kernels(KernelRegistry& registry);
 
 }  // namespace nnfit

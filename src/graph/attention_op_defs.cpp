@@ -5,7 +5,6 @@
 // scores' leading axis being the mask's batch times the heads. Masks are float32 0/1.
 // scale_by (a tensor times a trainable scalar) and additive_scores (Bahdanau's
 // sum_d w_d tanh(q_d + k_d)) are the Attention and AdditiveAttention layers' scores.
-#include <map>
 
 #include "nnfit/core/error.h"
 #include "nnfit/graph/graph.h"
@@ -13,7 +12,7 @@
 
 namespace nnfit {
 
-namespace {
+namespace op_rules::attention {
 
 using Descs = std::vector<TensorDesc>;
 
@@ -127,19 +126,6 @@ std::vector<int> grad_additive_scores(GradContext& c) {
   return none;
 }
 
-}  // namespace
-
-void add_attention_op_defs(std::map<std::string, OpDef>& m) {
-  auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
-  OpDef mask{"attention_mask", infer_attention_mask, nullptr, {}};
-  mask.zero_gradient = true;  // masks combined: 0/1
-  add(mask);
-  add({"masked_softmax", infer_masked_softmax, grad_masked_softmax, {}});
-  add({"masked_softmax_grad", infer_masked_softmax_grad, nullptr, {}});
-  add({"scale_by", infer_scale_by, grad_scale_by, {}});
-  add({"scale_by_grad", infer_scale_by_grad, nullptr, {}});
-  add({"additive_scores", infer_additive_scores, grad_additive_scores, {}});
-  add({"additive_scores_grad", infer_additive_scores_grad, nullptr, {}});
-}
+}  // namespace op_rules::attention
 
 }  // namespace nnfit

@@ -4,7 +4,6 @@
 // counter-based generator (backend/common/random.h) and outputting them, so the gradient
 // op applies the adjoint of exactly the transform that was drawn; affine_transform applies
 // a given transform (Keras's keras.ops.image.affine_transform). NHWC, float32.
-#include <map>
 
 #include "backend/common/augment.h"
 #include "nnfit/core/error.h"
@@ -13,7 +12,7 @@
 
 namespace nnfit {
 
-namespace {
+namespace op_rules::augment {
 
 using Descs = std::vector<TensorDesc>;
 
@@ -155,17 +154,6 @@ std::vector<int> grad_random_contrast(GradContext& c) {
   return {c.graph.add("random_contrast_grad", {dy, n.inputs[0], n.outputs[1]}, a, n.name + "/grad_x")};
 }
 
-}  // namespace
-
-void add_augment_op_defs(std::map<std::string, OpDef>& m) {
-  auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
-  add({"random_flip", infer_random_flip, grad_random_flip, {}});
-  add({"random_flip_grad", infer_random_flip_grad, nullptr, {}});
-  add({"random_affine", infer_random_affine, grad_random_affine, {}});
-  add({"affine_transform", infer_affine_transform, grad_affine_transform, {}});
-  add({"affine_transform_grad", infer_affine_transform_grad, nullptr, {}});
-  add({"random_contrast", infer_random_contrast, grad_random_contrast, {}});
-  add({"random_contrast_grad", infer_random_contrast_grad, nullptr, {}});
-}
+}  // namespace op_rules::augment
 
 }  // namespace nnfit

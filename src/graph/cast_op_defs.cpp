@@ -2,7 +2,6 @@
 // floating value converted to another floating type (round to nearest even). The dtype
 // policies insert it where a layer's compute dtype differs from what it receives, and
 // around each variable a layer reads (Keras's autocast: variables stay float32).
-#include <map>
 
 #include "nnfit/core/error.h"
 #include "nnfit/graph/graph.h"
@@ -10,7 +9,7 @@
 
 namespace nnfit {
 
-namespace {
+namespace op_rules::cast {
 
 using Descs = std::vector<TensorDesc>;
 
@@ -35,12 +34,6 @@ std::vector<int> grad_cast(GradContext& c) {
   return {c.graph.add("cast", {c.output_grads[0]}, a, n.name + "/grad")};
 }
 
-}  // namespace
-
-void add_cast_op_defs(std::map<std::string, OpDef>& catalogue) {
-  OpDef cast{"cast", infer_cast, grad_cast, {}};
-  cast.own_output_dtypes = true;
-  catalogue["cast"] = cast;
-}
+}  // namespace op_rules::cast
 
 }  // namespace nnfit

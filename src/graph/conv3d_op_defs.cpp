@@ -1,8 +1,7 @@
 // Shape inference and gradient rules of the 3-D window ops (docs/design/ops.md): conv3d,
 // fused_conv3d, conv3d_backprop_input, conv3d_backprop_filter, max_pool3d(_grad) and
-// avg_pool3d(_grad), over x [N,D,H,W,C] and w [KD,KH,KW,C/G,O]. They are op_defs.cpp's 2-D
+// avg_pool3d(_grad), over x [N,D,H,W,C] and w [KD,KH,KW,C/G,O]. They are core_op_defs.cpp's 2-D
 // rules with a depth axis: TensorFlow's padding per axis (tf_padding) on the dilated extent.
-#include <map>
 
 #include "nnfit/core/error.h"
 #include "nnfit/graph/graph.h"
@@ -10,7 +9,7 @@
 
 namespace nnfit {
 
-namespace {
+namespace op_rules::conv3d {
 
 using Descs = std::vector<TensorDesc>;
 using Ints = std::vector<std::int64_t>;
@@ -181,18 +180,6 @@ std::vector<int> grad_avg_pool3d(GradContext& c) {
   return {c.graph.add("avg_pool3d_grad", {dy}, a, grad_name(c, "x"))};
 }
 
-}  // namespace
-
-void add_conv3d_op_defs(std::map<std::string, OpDef>& m) {
-  auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
-  add({"conv3d", infer_conv3d, grad_conv3d, {}});
-  add({"fused_conv3d", infer_conv3d, nullptr, {}});
-  add({"conv3d_backprop_input", infer_conv3d_backprop_input, grad_conv3d_backprop_input, {}});
-  add({"conv3d_backprop_filter", infer_conv3d_backprop_filter, nullptr, {}});
-  add({"max_pool3d", infer_pool3d, grad_max_pool3d, {}});
-  add({"max_pool3d_grad", infer_max_pool3d_grad, nullptr, {}});
-  add({"avg_pool3d", infer_pool3d, grad_avg_pool3d, {}});
-  add({"avg_pool3d_grad", infer_avg_pool3d_grad, nullptr, {}});
-}
+}  // namespace op_rules::conv3d
 
 }  // namespace nnfit

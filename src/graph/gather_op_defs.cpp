@@ -1,7 +1,6 @@
 // Shape inference and gradient rule of gather (docs/design/ops.md, "Embedding"): rows of a
 // table picked by integer ids (float32 ids are truncated toward zero, as Keras casts them),
 // and gather_grad, which adds each dy row into its id's row of a zero table.
-#include <map>
 
 #include "nnfit/core/error.h"
 #include "nnfit/graph/graph.h"
@@ -9,7 +8,7 @@
 
 namespace nnfit {
 
-namespace {
+namespace op_rules::gather {
 
 using Descs = std::vector<TensorDesc>;
 
@@ -55,12 +54,6 @@ std::vector<int> grad_gather(GradContext& c) {
   return {c.graph.add("gather_grad", {n.inputs[1], dy}, a, n.name + "/grad"), -1};
 }
 
-}  // namespace
-
-void add_gather_op_defs(std::map<std::string, OpDef>& m) {
-  auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
-  add({"gather", infer_gather, grad_gather, {}});
-  add({"gather_grad", infer_gather_grad, nullptr, {}});
-}
+}  // namespace op_rules::gather
 
 }  // namespace nnfit

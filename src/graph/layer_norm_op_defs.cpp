@@ -2,7 +2,6 @@
 // group normalization (docs/design/ops.md): layer_norm gives y and each row's mean and
 // reciprocal standard deviation, group_norm each (sample, group)'s, which their _grad ops
 // read back.
-#include <map>
 
 #include "nnfit/core/error.h"
 #include "nnfit/graph/graph.h"
@@ -10,7 +9,7 @@
 
 namespace nnfit {
 
-namespace {
+namespace op_rules::layer_norm {
 
 using Descs = std::vector<TensorDesc>;
 
@@ -104,33 +103,22 @@ std::vector<int> grad_standardize(GradContext& c) {
 
 // Both normalizations: mean and rstd are statistics for the gradient only; nothing
 // differentiates through them. The _grad op takes the forward's attrs.
-template <const char* kGradOp>
-std::vector<int> grad_normalization(GradContext& c) {
+std::vector<int> grad_normalization(GradContext& c, const char* grad_op) {
   const Node n = c.graph.node(c.node);
   const int dy = c.output_grads[0];
   std::vector<int> out{-1, -1, -1};
   if (dy < 0) return out;
   const std::vector<int> g =
-      c.graph.add_node(kGradOp, {n.inputs[0], dy, n.inputs[1], n.outputs[1], n.outputs[2]}, n.attrs, n.name + "/grad");
+      c.graph.add_node(grad_op, {n.inputs[0], dy, n.inputs[1], n.outputs[1], n.outputs[2]}, n.attrs, n.name + "/grad");
   for (std::size_t i = 0; i < 3; ++i) {
     if (c.needs[i]) out[i] = g[i];
   }
   return out;
 }
 
-constexpr char kLayerNormGrad[] = "layer_norm_grad";
-constexpr char kGroupNormGrad[] = "group_norm_grad";
+std::vector<int> grad_layer_norm(GradContext& c) { return grad_normalization(c, "layer_norm_grad"); }
+std::vector<int> grad_group_norm(GradContext& c) { return grad_normalization(c, "group_norm_grad"); }
 
-}  // namespace
-
-void add_layer_norm_op_defs(std::map<std::string, OpDef>& m) {
-  auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
-  add({"layer_norm", infer_layer_norm, grad_normalization<kLayerNormGrad>, {}});
-  add({"layer_norm_grad", infer_layer_norm_grad, nullptr, {}});
-  add({"group_norm", infer_group_norm, grad_normalization<kGroupNormGrad>, {}});
-  add({"group_norm_grad", infer_group_norm_grad, nullptr, {}});
-  add({"standardize", infer_standardize, grad_standardize, {}});
-  add({"standardize_grad", infer_standardize_grad, nullptr, {}});
-}
+}  // namespace op_rules::layer_norm
 
 }  // namespace nnfit

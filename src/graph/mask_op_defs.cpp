@@ -2,7 +2,6 @@
 // sequence_mask makes Keras's mask (1 where a step is present) from ids or features,
 // apply_mask multiplies features by a mask (Masking's output) and masked_mean averages the
 // present steps (GlobalAveragePooling1D with a mask). Masks are float32 0/1.
-#include <map>
 
 #include "nnfit/core/error.h"
 #include "nnfit/graph/graph.h"
@@ -10,7 +9,7 @@
 
 namespace nnfit {
 
-namespace {
+namespace op_rules::mask {
 
 using Descs = std::vector<TensorDesc>;
 
@@ -68,16 +67,6 @@ std::vector<int> grad_masked_mean(GradContext& c) {
   return {c.graph.add("masked_mean_grad", {n.inputs[1], dy}, {}, n.name + "/grad"), -1};
 }
 
-}  // namespace
-
-void add_mask_op_defs(std::map<std::string, OpDef>& m) {
-  auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
-  OpDef mask{"sequence_mask", infer_sequence_mask, nullptr, {}};
-  mask.zero_gradient = true;  // x != value: 0/1 whatever x's small changes
-  add(mask);
-  add({"apply_mask", infer_apply_mask, grad_apply_mask, {}});
-  add({"masked_mean", infer_masked_mean, grad_masked_mean, {}});
-  add({"masked_mean_grad", infer_masked_mean_grad, nullptr, {}});
-}
+}  // namespace op_rules::mask
 
 }  // namespace nnfit

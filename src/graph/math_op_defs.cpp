@@ -4,7 +4,6 @@
 // cumulative sums and products. Floating dtypes only, all inputs of one dtype (the front
 // end casts first); comparisons and logical ops give 0/1 in that dtype. Gradients that
 // reach a broadcast operand are summed over the axes it was broadcast along.
-#include <map>
 
 #include "backend/common/math_fns.h"
 #include "nnfit/core/error.h"
@@ -13,7 +12,7 @@
 
 namespace nnfit {
 
-namespace {
+namespace op_rules::math {
 
 using Descs = std::vector<TensorDesc>;
 
@@ -150,6 +149,13 @@ Descs infer_cumulative_grad(const Descs& in, const Attrs& a) {
   return {{in[0].shape, DType::f32}};
 }
 
+Descs infer_nan_to_num(const Descs& in, const Attrs& a) {
+  expect_inputs(in, 1, "nan_to_num");
+  expect_one_float_dtype(in, "nan_to_num");
+  nan_to_num_values(a);  // the attrs, when given, are floats
+  return {{in[0].shape, DType::f32}};
+}
+
 Descs infer_broadcast_to(const Descs& in, const Attrs& a) {
   expect_inputs(in, 1, "broadcast_to");
   expect_one_float_dtype(in, "broadcast_to");
@@ -253,6 +259,17 @@ std::vector<int> grad_cumulative(GradContext& c) {
   return {c.graph.add("cumulative_grad", {n.inputs[0], n.outputs[0], dy}, a, grad_name(c, "x"))};
 }
 
+// dx = dy where x is finite; 0 where nan_to_num replaced it (a constant there).
+std::vector<int> grad_nan_to_num(GradContext& c) {
+  const Node n = c.graph.node(c.node);
+  const int dy = c.output_grads[0];
+  if (dy < 0 || !c.needs[0]) return {-1};
+  Attrs finite;
+  finite.set("kind", std::string("isfinite"));
+  const int mask = c.graph.add("unary", {n.inputs[0]}, finite, grad_name(c, "finite"));
+  return {c.graph.add("mul", {dy, mask}, {}, grad_name(c, "x"))};
+}
+
 std::vector<int> grad_broadcast_to(GradContext& c) {
   const Node n = c.graph.node(c.node);
   const int dy = c.output_grads[0];
@@ -260,25 +277,6 @@ std::vector<int> grad_broadcast_to(GradContext& c) {
   return {sum_to(c, dy, c.graph.desc(n.inputs[0]).shape, "x")};
 }
 
-}  // namespace
-
-void add_math_op_defs(std::map<std::string, OpDef>& m) {
-  auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
-  add({"unary", infer_unary, grad_unary, {}});
-  add({"unary_grad", infer_unary_grad, nullptr, {}});
-  add({"binary", infer_binary, grad_binary, {}});
-  add({"binary_grad", infer_binary_grad, nullptr, {}});
-  add({"reduce", infer_reduce, grad_reduce, {}});
-  add({"reduce_grad", infer_reduce_grad, nullptr, {}});
-  add({"where", infer_where, grad_where, {}});
-  add({"where_grad", infer_where_grad, nullptr, {}});
-  OpDef arg{"arg_reduce", infer_arg_reduce, nullptr, {}};
-  arg.own_output_dtypes = true;  // int32 indices
-  arg.zero_gradient = true;      // piecewise constant
-  add(arg);
-  add({"cumulative", infer_cumulative, grad_cumulative, {}});
-  add({"cumulative_grad", infer_cumulative_grad, nullptr, {}});
-  add({"broadcast_to", infer_broadcast_to, grad_broadcast_to, {}});
-}
+}  // namespace op_rules::math
 
 }  // namespace nnfit

@@ -2,7 +2,6 @@
 // sub, mul, maximum, minimum (same-shape element-wise), scale (x · factor), concat and
 // slice along one axis, batch_matmul ([B, M, K] · [B, K, N] with transposes) and
 // l2_normalize along one axis. Axes count the batch axis.
-#include <map>
 
 #include "nnfit/core/error.h"
 #include "nnfit/graph/graph.h"
@@ -10,7 +9,7 @@
 
 namespace nnfit {
 
-namespace {
+namespace op_rules::merge {
 
 using Descs = std::vector<TensorDesc>;
 
@@ -180,21 +179,6 @@ std::vector<int> grad_l2_normalize(GradContext& c) {
   return {c.graph.add("l2_normalize_grad", {n.inputs[0], dy}, a, grad_name(c, "x"))};
 }
 
-}  // namespace
-
-void add_merge_op_defs(std::map<std::string, OpDef>& m) {
-  auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
-  add({"sub", infer_same_binary, grad_sub, {}});
-  add({"mul", infer_same_binary, grad_mul, {}});
-  add({"maximum", infer_same_binary, grad_minmax, {}});
-  add({"minimum", infer_same_binary, grad_minmax, {}});
-  add({"minmax_grad", infer_minmax_grad, nullptr, {}});
-  add({"scale", infer_scale, grad_scale, {}});
-  add({"concat", infer_concat, grad_concat, {}});
-  add({"slice", infer_slice, nullptr, {}});
-  add({"batch_matmul", infer_batch_matmul, grad_batch_matmul, {}});
-  add({"l2_normalize", infer_l2_normalize, grad_l2_normalize, {}});
-  add({"l2_normalize_grad", infer_l2_normalize_grad, nullptr, {}});
-}
+}  // namespace op_rules::merge
 
 }  // namespace nnfit

@@ -1,7 +1,6 @@
 // Shape inference and gradient rule of prelu (docs/design/ops.md): y = x > 0 ? x : alpha * x,
 // with alpha of x's shape past the batch axis, 1 on the axes it is shared along (Keras's
 // PReLU weight).
-#include <map>
 
 #include "nnfit/core/error.h"
 #include "nnfit/graph/graph.h"
@@ -9,7 +8,7 @@
 
 namespace nnfit {
 
-namespace {
+namespace op_rules::prelu {
 
 using Descs = std::vector<TensorDesc>;
 
@@ -44,12 +43,6 @@ std::vector<int> grad_prelu(GradContext& c) {
   return {c.needs[0] ? g[0] : -1, c.needs[1] ? g[1] : -1};
 }
 
-}  // namespace
-
-void add_prelu_op_defs(std::map<std::string, OpDef>& m) {
-  auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
-  add({"prelu", infer_prelu, grad_prelu, {}});
-  add({"prelu_grad", infer_prelu_grad, nullptr, {}});
-}
+}  // namespace op_rules::prelu
 
 }  // namespace nnfit

@@ -34,7 +34,7 @@ bool is_backward_name(const std::string& name) { return name.find("/grad_") != s
 // nodes in place (a fused node keeps the index of its chain's last node), so node ids
 // keep that order whatever the schedule does. Every gradient rule names its nodes
 // "<forward node>/grad_<input>" and autodiff's sums "<value>/grad_sum" (grad_name() in
-// op_defs.cpp, autodiff.cpp), so the first and last node whose name has "/grad_" bound
+// core_op_defs.cpp, autodiff.cpp), so the first and last node whose name has "/grad_" bound
 // the backward range: nodes before it are forward, nodes after it are updates. A graph
 // with no such node (inference) is all forward. Forward ops that update state (batch
 // norm's moving averages) are created with the layer, hence counted as forward.

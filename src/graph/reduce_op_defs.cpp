@@ -1,7 +1,6 @@
 // Shape inference and gradient rules of the reductions (docs/design/ops.md): reduce_mean
 // and reduce_max over a run of adjacent axes (Keras's global poolings: the spatial axes,
 // channels last or first), with keepdims. Kernels see a tensor as [outer, reduced, inner].
-#include <map>
 
 #include "nnfit/core/error.h"
 #include "nnfit/graph/graph.h"
@@ -9,7 +8,7 @@
 
 namespace nnfit {
 
-namespace {
+namespace op_rules::reduce {
 
 using Descs = std::vector<TensorDesc>;
 
@@ -80,14 +79,6 @@ std::vector<int> grad_reduce_max(GradContext& c) {
   return {c.graph.add("reduce_max_grad", {n.inputs[0], n.outputs[0], dy}, a, grad_name(c))};
 }
 
-}  // namespace
-
-void add_reduce_op_defs(std::map<std::string, OpDef>& m) {
-  auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
-  add({"reduce_mean", infer_reduce, grad_reduce_mean, {}});
-  add({"reduce_max", infer_reduce, grad_reduce_max, {}});
-  add({"reduce_mean_grad", infer_reduce_mean_grad, nullptr, {}});
-  add({"reduce_max_grad", infer_reduce_max_grad, nullptr, {}});
-}
+}  // namespace op_rules::reduce
 
 }  // namespace nnfit

@@ -2,7 +2,6 @@
 // (docs/design/ops.md, "Regularizers and constraints"): weight_penalty, the scalar a
 // regularizer adds to the loss, and apply_constraint, which projects a variable in place
 // after its update.
-#include <map>
 
 #include "nnfit/core/error.h"
 #include "nnfit/graph/graph.h"
@@ -10,7 +9,7 @@
 
 namespace nnfit {
 
-namespace {
+namespace op_rules::regularizer {
 
 using Descs = std::vector<TensorDesc>;
 
@@ -67,13 +66,6 @@ Descs infer_apply_constraint(const Descs& in, const Attrs& a) {
   return {};
 }
 
-}  // namespace
-
-void add_regularizer_op_defs(std::map<std::string, OpDef>& m) {
-  auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
-  add({"weight_penalty", infer_weight_penalty, grad_weight_penalty, {}});
-  add({"weight_penalty_grad", infer_weight_penalty_grad, nullptr, {}});
-  add({"apply_constraint", infer_apply_constraint, nullptr, {0}});
-}
+}  // namespace op_rules::regularizer
 
 }  // namespace nnfit

@@ -3,7 +3,6 @@
 // resize_grad, its adjoint. Keras's Resizing, CenterCrop (on a smaller input) and
 // UpSampling2D with an interpolation other than nearest are made of them. The sampling
 // itself is backend/common/resize_taps.h, which the kernels share.
-#include <map>
 
 #include "backend/common/resize_taps.h"
 #include "nnfit/core/error.h"
@@ -12,7 +11,7 @@
 
 namespace nnfit {
 
-namespace {
+namespace op_rules::resize {
 
 using Descs = std::vector<TensorDesc>;
 
@@ -65,12 +64,6 @@ std::vector<int> grad_resize(GradContext& c) {
   return {c.graph.add("resize_grad", {dy}, a, n.name + "/grad_x")};
 }
 
-}  // namespace
-
-void add_resize_op_defs(std::map<std::string, OpDef>& m) {
-  auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
-  add({"resize", infer_resize, grad_resize, {}});
-  add({"resize_grad", infer_resize_grad, nullptr, {}});
-}
+}  // namespace op_rules::resize
 
 }  // namespace nnfit

@@ -2,7 +2,6 @@
 // `rnn` runs Keras's SimpleRNN, LSTM or GRU cell over the time axis of an input already
 // projected by the layer's kernel (xw = x·W + b, one matmul for the whole sequence), and
 // saves what `rnn_grad` (backpropagation through time) reads back.
-#include <map>
 
 #include "backend/common/rnn_layout.h"
 #include "nnfit/core/error.h"
@@ -11,7 +10,7 @@
 
 namespace nnfit {
 
-namespace {
+namespace op_rules::rnn {
 
 using Descs = std::vector<TensorDesc>;
 
@@ -108,12 +107,6 @@ std::vector<int> grad_rnn(GradContext& c) {
   return out;
 }
 
-}  // namespace
-
-void add_rnn_op_defs(std::map<std::string, OpDef>& m) {
-  auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
-  add({"rnn", infer_rnn, grad_rnn, {}});
-  add({"rnn_grad", infer_rnn_grad, nullptr, {}});
-}
+}  // namespace op_rules::rnn
 
 }  // namespace nnfit

@@ -2,7 +2,6 @@
 // (zeros, or a constant `value`) and crop, each the other's gradient; transpose; repeat
 // (NumPy's repeat along one axis) and repeat_grad. Keras's ZeroPadding, Cropping,
 // UpSampling, Permute and RepeatVector layers are made of them. Axes count the batch axis.
-#include <map>
 
 #include "nnfit/core/error.h"
 #include "nnfit/graph/graph.h"
@@ -10,7 +9,7 @@
 
 namespace nnfit {
 
-namespace {
+namespace op_rules::shape {
 
 using Descs = std::vector<TensorDesc>;
 
@@ -137,15 +136,6 @@ std::vector<int> grad_repeat(GradContext& c) {
   return {c.graph.add("repeat_grad", {dy}, a, grad_name(c))};
 }
 
-}  // namespace
-
-void add_shape_op_defs(std::map<std::string, OpDef>& m) {
-  auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
-  add({"pad", infer_pad, grad_pad, {}});
-  add({"crop", infer_crop, grad_crop, {}});
-  add({"transpose", infer_transpose, grad_transpose, {}});
-  add({"repeat", infer_repeat, grad_repeat, {}});
-  add({"repeat_grad", infer_repeat_grad, nullptr, {}});
-}
+}  // namespace op_rules::shape
 
 }  // namespace nnfit

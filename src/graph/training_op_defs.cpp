@@ -3,7 +3,6 @@
 // (optimizers, batch norm's moving averages), Keras's gradient clipping between gradients
 // and updates, loss scaling's unscale_gradient, and the random regularizers (dropout,
 // the Gaussian and alpha-dropout noise).
-#include <map>
 
 #include "nnfit/core/error.h"
 #include "nnfit/graph/graph.h"
@@ -11,7 +10,7 @@
 
 namespace nnfit {
 
-namespace {
+namespace op_rules::training {
 
 using Descs = std::vector<TensorDesc>;
 
@@ -143,31 +142,6 @@ std::vector<int> grad_dropout(GradContext& c) {
   return {c.graph.add("dropout_grad", {dy, n.outputs[1]}, a, grad_name(c, "x"))};
 }
 
-}  // namespace
-
-void add_training_op_defs(std::map<std::string, OpDef>& m) {
-  auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
-  add({"moving_average_update", infer_update, nullptr, {0}});
-  add({"dropout", infer_dropout, grad_dropout, {}});
-  add({"dropout_grad", infer_dropout_grad, nullptr, {}});
-  add({"noise", infer_noise, grad_noise, {}});
-  add({"sgd_update", infer_update, nullptr, {0}});
-  add({"sgd_momentum_update", infer_update, nullptr, {0, 2}});
-  add({"adam_update", infer_update, nullptr, {0, 2, 3, 4}});     // 4: amsgrad's v_hat
-  add({"rmsprop_update", infer_update, nullptr, {0, 2, 3, 4}});  // momentum and/or centered's average
-  add({"adagrad_update", infer_update, nullptr, {0, 2}});
-  add({"adamax_update", infer_update, nullptr, {0, 2, 3}});
-  add({"lion_update", infer_update, nullptr, {0, 2}});
-  add({"adadelta_update", infer_update, nullptr, {0, 2, 3}});
-  add({"nadam_update", infer_update, nullptr, {0, 2, 3}});
-  add({"ftrl_update", infer_update, nullptr, {0, 2, 3}});
-  add({"decay_weights", infer_decay, nullptr, {0}});
-  add({"ema_update", infer_ema, nullptr, {0, 1}});
-  add({"clip_by_value", infer_clip, nullptr, {}});
-  add({"clip_by_norm", infer_clip, nullptr, {}});
-  add({"global_norm_scale", infer_global_norm_scale, nullptr, {}});
-  add({"unscale_gradient", infer_unscale_gradient, nullptr, {}});
-  add({"accumulate_gradient", infer_accumulate_gradient, nullptr, {2}});
-}
+}  // namespace op_rules::training
 
 }  // namespace nnfit

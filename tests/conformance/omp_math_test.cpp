@@ -3,6 +3,10 @@
 // shapes large enough to take the parallel path and small ones that do not.
 #include <gtest/gtest.h>
 
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+
 #include "backend/common/math_fns.h"
 #include "conformance/harness.h"
 
@@ -51,6 +55,31 @@ TEST(OmpMath, BroadcastingOpsMatchReferenceBitForBit) {
                              0.0f, 0.0f);
     expect_matches_reference(f32_desc("broadcast_to", {{"shape", y.dims()}}, {sb}, {y}), {random_tensor(sb, seed++)}, 0.0f, 0.0f);
   }
+}
+
+// nan_to_num: NaN, +inf and -inf among finite values, large and small; the reference's
+// values are NumPy's, with every replacement given and with nan's default (0). The OpenMP
+// kernel equals the reference byte for byte.
+TEST(OmpMath, NanToNumMatchesReferenceAndNumPy) {
+  const Attrs given{{"nan", 1.5}, {"posinf", 9.0}, {"neginf", -9.0}}, nan_default{{"posinf", FLT_MAX}, {"neginf", -FLT_MAX}};
+  for (const Shape& s : {Shape{7}, Shape{130, 257}}) {
+    Tensor x = random_tensor(s, 41);
+    float* p = x.data<float>();
+    for (std::int64_t i = 0; i < x.numel(); i += 3) p[i] = i % 9 == 0 ? NAN : i % 9 == 3 ? INFINITY : -INFINITY;
+    for (const Attrs& a : {given, nan_default}) {  // the harness's input check cannot take NaN: bytes compared here
+      const KernelDesc d = f32_desc("nan_to_num", a, {s}, {s});
+      std::string why;
+      const auto omp = kernel_registry().create("omp:nan_to_num", d, DeviceType::cpu, &why);
+      ASSERT_NE(omp, nullptr) << why;
+      const Tensor want = run_reference(d, {x}), got = run_kernel(*omp, d, {x}, StepContext{})[0];
+      EXPECT_EQ(0, std::memcmp(want.raw(), got.raw(), want.nbytes())) << s.to_string() << " " << a.to_string();
+    }
+  }
+  const Tensor x = tensor_of(Shape{4}, {NAN, INFINITY, -INFINITY, 0.25f});
+  const Tensor y = run_reference(f32_desc("nan_to_num", given, {Shape{4}}, {Shape{4}}), {x});
+  EXPECT_EQ(std::vector<float>(y.data<float>(), y.data<float>() + 4), (std::vector<float>{1.5f, 9.0f, -9.0f, 0.25f}));
+  const Tensor d = run_reference(f32_desc("nan_to_num", nan_default, {Shape{4}}, {Shape{4}}), {x});
+  EXPECT_EQ(std::vector<float>(d.data<float>(), d.data<float>() + 4), (std::vector<float>{0.0f, FLT_MAX, -FLT_MAX, 0.25f}));
 }
 
 }  // namespace

@@ -235,6 +235,18 @@ std::vector<OpCase> math_cases() {
            }
          }
        }},
+      {"nan_to_num",
+       [] {
+         const Shape s{3, 517};
+         const Tensor x = unary_input("isnan", s, 1400);  // NaN, ±inf among finite values
+         for (DType dt : float_dtypes()) {
+           expect_cuda_host_matches_reference(desc("nan_to_num", {{"nan", 1.5}, {"posinf", 9.0}, {"neginf", -9.0}}, {s}, {s}), {x}, dt,
+                                              0.0f, 0.0f);
+           // nan's default (0); replacements exact in bfloat16 and float16.
+           expect_cuda_host_matches_reference(desc("nan_to_num", {{"posinf", 32768.0}, {"neginf", -1024.0}}, {s}, {s}), {x}, dt, 0.0f,
+                                              0.0f);
+         }
+       }},
       {"broadcast_to",
        [] {
          std::uint64_t seed = 1300;

@@ -1,4 +1,4 @@
-// `nnfit ops [--json]`: every op of the catalogue once, and for each every registration
+// `nnfit ops [--json]`: every op of the catalogue once with its op table row, and for each every registration
 // the kernel registry holds (backend, implementation, dtypes), plus the widened float32
 // kernels a low-precision op runs on the CPU; the table says the same in columns.
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 
 #include "nnfit/backend/kernel_registry.h"
 #include "nnfit/graph/op_def.h"
+#include "nnfit/graph/op_table.h"
 
 namespace {
 
@@ -81,6 +82,16 @@ TEST_F(Ops, JsonListsEveryOpAndEveryRegistration) {
     const json* kernels = op_entry(doc, op);
     ASSERT_NE(kernels, nullptr) << op << " of the catalogue is missing";
     EXPECT_TRUE(dtypes_of(*kernels, "cpu", "ref:" + op).count("float32")) << op << " has no float32 reference kernel listed";
+  }
+  // Each op's row of the op table: its inputs, attributes and rules.
+  for (const nnfit::OpTableRow& r : nnfit::op_table()) {
+    for (const json& o : doc["ops"]) {
+      if (o["name"] != r.name) continue;
+      EXPECT_EQ(o["inputs"], std::string(r.inputs)) << r.name;
+      EXPECT_EQ(o["attrs"], std::string(r.attrs)) << r.name;
+      EXPECT_EQ(o["shape_rule"], std::string(r.shape_rule)) << r.name;
+      EXPECT_EQ(o["grad_rule"], std::string(r.grad_rule)) << r.name;
+    }
   }
   // Every registration appears under its op, backend and implementation.
   for (const nnfit::RegisteredKernel& k : nnfit::kernel_registry().entries()) {

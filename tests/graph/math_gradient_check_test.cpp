@@ -41,6 +41,25 @@ TEST(MathGradientCheck, PiecewiseConstantKindsGiveNoGradient) {
   EXPECT_EQ(gradients(g, loss, g.add_variable("one", one), {x})[0], -1);
 }
 
+// nan_to_num passes dy through where x is finite (every point central differences can
+// probe), and gives nothing where it replaced x.
+TEST(MathGradientCheck, NanToNum) {
+  const Attrs a{{"nan", 0.5}, {"posinf", 2.0}, {"neginf", -2.0}};
+  check({"nan_to_num", a, {random(Shape{3, 5}, 77)}});
+  Graph g;
+  Tensor x = Tensor::zeros(Shape{4});
+  float* p = x.data<float>();
+  p[0] = NAN, p[1] = INFINITY, p[2] = -INFINITY, p[3] = 0.5f;
+  const int v = g.add_variable("x", x);
+  EXPECT_THROW(g.add("nan_to_num", {v}, {{"nan", 0.5}}, "no_posinf"), InvalidArgument) << "posinf and neginf are required";
+  const int y = g.add("nan_to_num", {v}, a, "y");
+  Tensor one = Tensor::zeros(Shape{});
+  one.data<float>()[0] = 1.0f;
+  const int dx = gradients(g, g.add("reduce", {y}, kind("sum"), "sum"), g.add_variable("one", one), {v})[0];
+  ASSERT_GE(dx, 0);
+  EXPECT_EQ(g.node(g.value(dx).producer).op, "mul") << "dy times isfinite(x)";
+}
+
 TEST(MathGradientCheck, BinaryWithBroadcasting) {
   std::uint64_t seed = 100;
   const std::vector<std::pair<Shape, Shape>> pairs = {{Shape{3, 1, 4}, Shape{4}}, {Shape{2, 3}, Shape{2, 3}}, {Shape{}, Shape{2, 3}},

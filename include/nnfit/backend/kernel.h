@@ -3,7 +3,7 @@
 // then; run() only binds pointers and computes, and never allocates.
 //
 // The op catalogue (names, inputs, outputs, attributes, semantics) is in
-// docs/design/ops.md; graph/op_defs.cpp holds shape inference and gradient rules.
+// docs/design/ops.md; the op table (src/graph/ops.yaml) names each op's shape and gradient rules.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // OpDef: what the graph knows about an op: shape inference, the gradient rule and which
-// inputs it mutates. Kernels are separate (backend's KernelRegistry); the catalogue with
-// exact semantics is docs/design/ops.md.
+// inputs it mutates, built from the op table (src/graph/ops.yaml, Note [Op table]). Kernels
+// are separate (backend's KernelRegistry); the exact semantics are docs/design/ops.md.
 #pragma once
 #include <string>
 #include <vector>

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "nnfit/backend/attrs.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit {
@@ -46,6 +47,10 @@ ReduceKind reduce_kind(const std::string& kind) { return parse<ReduceKind>(kind,
 bool unary_is_constant(UnaryKind k) {
   return k == UnaryKind::sign || k == UnaryKind::floor || k == UnaryKind::ceil || k == UnaryKind::round ||
          static_cast<int>(k) >= static_cast<int>(UnaryKind::logical_not);
+}
+
+NanToNumValues nan_to_num_values(const Attrs& a) {
+  return {static_cast<float>(a.f_or("nan", 0.0)), static_cast<float>(a.f("posinf")), static_cast<float>(a.f("neginf"))};
 }
 
 bool binary_is_constant(BinaryKind k) {

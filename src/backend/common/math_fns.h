@@ -17,6 +17,8 @@
 
 namespace nnfit {
 
+class Attrs;
+
 enum class UnaryKind {
   negative, abs, sign, square, sqrt, rsqrt, reciprocal, exp, expm1, log, log1p, log2, log10, sin, cos, tan,
   arcsin, arccos, arctan, sinh, cosh, arcsinh, arccosh, arctanh, erf, floor, ceil, round, logical_not,
@@ -39,6 +41,18 @@ ReduceKind reduce_kind(const std::string& kind);
 // gradient flows through it.
 bool unary_is_constant(UnaryKind k);
 bool binary_is_constant(BinaryKind k);
+
+// nan_to_num's replacements (NumPy's): NaN by `nan` (attr, default 0), +inf by `posinf` and
+// −inf by `neginf` (attrs, required: NumPy's default is the largest finite value of the
+// dtype, which the front end knows and a float32 kernel widened for bfloat16 would not).
+struct NanToNumValues {
+  float nan = 0.0f, posinf = 0.0f, neginf = 0.0f;
+};
+NanToNumValues nan_to_num_values(const Attrs& attrs);
+
+NNFIT_HD float nan_to_num_fn(float x, const NanToNumValues& v) {
+  return x != x ? v.nan : x == INFINITY ? v.posinf : x == -INFINITY ? v.neginf : x;
+}
 
 inline constexpr float kLn2 = 0.69314718055994531f;
 inline constexpr float kLn10 = 2.30258509299404568f;

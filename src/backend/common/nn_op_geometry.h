@@ -40,7 +40,7 @@ ActivationArgs default_activation_args(ActivationKind kind);
 // The kind (attribute "kind") with the op's alpha, max_value and threshold attributes.
 ActivationArgs parse_activation_args(const KernelDesc& desc);
 // Whether activation_grad's first input is the forward output y (relu, sigmoid, tanh) or
-// the input x (every other kind); graph/op_defs.cpp builds it the same way.
+// the input x (every other kind); graph/core_op_defs.cpp builds it the same way.
 bool activation_grad_reads_output(ActivationKind kind);
 
 // Parses attribute `key` ("kind" or "activation"); a missing "activation" means linear.

@@ -25,4 +25,16 @@ SlotStep slot_step(SlotRule rule, const OptimizerParams& p, const NadamPrefix& n
   return slot_step_at(rule, p.beta_1, p.beta_2, nadam, ctx.learning_rate, ctx.step);
 }
 
+EmaStep ema_step(const OptimizerParams& p, const StepContext& ctx) {
+  return {ctx.step == 0 ? 0.0 : p.momentum, p.overwrite_frequency > 0 && (ctx.step + 1) % p.overwrite_frequency == 0};
+}
+
+SlotUpdateState::SlotUpdateState(SlotRule r, OptimizerParams p, bool two)
+    : rule(r), params(p), two_slots(two), nadam(nadam_prefix(p.beta_1)) {}
+
+SlotUpdateState::Run SlotUpdateState::operands(const KernelArgs& args) const {
+  return {mutable_input(args, 0), input(args, 1), mutable_input(args, 2), two_slots ? mutable_input(args, 3) : nullptr,
+          slot_step(rule, params, nadam, *args.ctx)};
+}
+
 }  // namespace nnfit

@@ -165,4 +165,43 @@ NNFIT_HD void slot_update_element(SlotRule rule, const OptimizerParams& p, const
   if (s1) s1[i] = static_cast<float>(b);
 }
 
+// A slot-update kernel of either family: the rule, the op's params and Nadam's prefix, fixed
+// at plan time; operands() reads a run's tensors and computes its step's scalars. The
+// reference and OpenMP kernels are this plus their loop over slot_update_element.
+struct SlotUpdateState {
+  struct Run {
+    float* param;
+    const float* grad;
+    float* s0;
+    float* s1;  // null for the one-slot rules
+    SlotStep step;
+  };
+  SlotUpdateState(SlotRule rule, OptimizerParams p, bool two_slots);
+  Run operands(const KernelArgs& args) const;
+
+  SlotRule rule;
+  OptimizerParams params;
+  bool two_slots;
+  NadamPrefix nadam;  // a constant of beta_1 (Note [Nadam's schedule without state])
+};
+
+// The element functions of the other optimizer-side ops, in double as Keras's float64-free
+// formulas evaluated by the reference: use_ema's average (m = 0 on the first step), weight
+// decay's p − p·f (f = weight_decay·lr), clip_by_value, clip_by_norm (divisor max(|x|, c))
+// and global_norm_scale's c·min(1/|all|, 1/c) (NaN with a NaN norm, as Keras's).
+// use_ema's step: m = 0 on the first step (step 0), else momentum; every
+// overwrite_frequency steps (step + 1 a multiple of it) the weights take the average.
+struct EmaStep {
+  double m = 0.0;
+  bool overwrite = false;
+};
+EmaStep ema_step(const OptimizerParams& p, const StepContext& ctx);
+inline float ema_average(double m, float avg, float param) { return static_cast<float>(m * avg + (1.0 - m) * param); }
+inline float decayed_weight(float param, double f) { return static_cast<float>(param - param * f); }
+inline float clip_by_value_element(float x, double limit) {
+  return static_cast<float>(std::clamp(static_cast<double>(x), -limit, limit));
+}
+inline float clip_by_norm_element(float x, double limit, double divisor) { return static_cast<float>(x * limit / divisor); }
+inline double global_norm_scale_of(double norm, double limit) { return limit * std::min(1.0 / norm, 1.0 / limit) + (norm - norm); }
+
 }  // namespace nnfit

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backend/common/norm_operands.h"
 #include "backend/common/train_op_checks.h"
 #include "backend/cpu/omp_kernels.h"
 
@@ -63,12 +64,7 @@ class OmpBatchNormTrain final : public Kernel {
     return batch_norm_workspace_bytes(threads_, p_.geometry.channels, 2, 1);
   }
   void run(const KernelArgs& args) override {
-    const float* x = static_cast<const float*>(args.inputs[0]);
-    const float* gamma = static_cast<const float*>(args.inputs[1]);
-    const float* beta = static_cast<const float*>(args.inputs[2]);
-    float* y = static_cast<float*>(args.outputs[0]);
-    float* mean_out = static_cast<float*>(args.outputs[1]);
-    float* var_out = static_cast<float*>(args.outputs[2]);
+    const auto [x, gamma, beta, y, mean_out, var_out] = NormForwardOperands(args);
     const std::int64_t rows = p_.geometry.rows, C = p_.geometry.channels;
     BatchNormWorkspace ws = split_workspace(args.workspace, threads_, C, 2);
     const float* shift = x;  // the first row
@@ -121,14 +117,7 @@ class OmpBatchNormGrad final : public Kernel {
     return batch_norm_workspace_bytes(threads_, p_.geometry.channels, 2, 3);
   }
   void run(const KernelArgs& args) override {
-    const float* x = static_cast<const float*>(args.inputs[0]);
-    const float* dy = static_cast<const float*>(args.inputs[1]);
-    const float* gamma = static_cast<const float*>(args.inputs[2]);
-    const float* mean = static_cast<const float*>(args.inputs[3]);
-    const float* var = static_cast<const float*>(args.inputs[4]);
-    float* dx = static_cast<float*>(args.outputs[0]);
-    float* dgamma = static_cast<float*>(args.outputs[1]);
-    float* dbeta = static_cast<float*>(args.outputs[2]);
+    const auto [x, dy, gamma, mean, var, dx, dgamma, dbeta] = NormBackwardOperands(args);
     const std::int64_t rows = p_.geometry.rows, C = p_.geometry.channels;
     BatchNormWorkspace ws = split_workspace(args.workspace, threads_, C, 2);
     int used = reduce_rows(rows, C, threads_, ws.partial, [&](std::int64_t r, double* sdy, double* sdyx) {
@@ -182,12 +171,7 @@ class OmpBatchNormInfer final : public Kernel {
     return batch_norm_workspace_bytes(0, p_.geometry.channels, 0, 1);
   }
   void run(const KernelArgs& args) override {
-    const float* x = static_cast<const float*>(args.inputs[0]);
-    const float* gamma = static_cast<const float*>(args.inputs[1]);
-    const float* beta = static_cast<const float*>(args.inputs[2]);
-    const float* moving_mean = static_cast<const float*>(args.inputs[3]);
-    const float* moving_var = static_cast<const float*>(args.inputs[4]);
-    float* y = static_cast<float*>(args.outputs[0]);
+    const auto [x, gamma, beta, moving_mean, moving_var, y] = BatchNormInferOperands(args);
     const std::int64_t rows = p_.geometry.rows, C = p_.geometry.channels;
     float* scale = static_cast<float*>(args.workspace);
     for (std::int64_t c = 0; c < C; ++c) {

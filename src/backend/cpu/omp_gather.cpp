@@ -19,36 +19,24 @@ namespace {
 
 constexpr std::int64_t kColumnBlock = 16;  // floats in a 64-byte line
 
+// The row functions of gather_ids.h, the reference's, over a split of the ids (gather) or of
+// the columns (gather_grad).
 class OmpGather final : public Kernel {
  public:
-  explicit OmpGather(const KernelDesc& d) : grad_(d.op == "gather_grad"), node_(d.node_name) {
-    const TensorDesc& ids = d.inputs.at(grad_ ? 0 : 1);
-    ids_dtype_ = ids.dtype;
-    count_ = ids.shape.numel();
-    const Shape& table = grad_ ? d.outputs.at(0).shape : d.inputs.at(0).shape;
-    rows_ = table[0];
-    width_ = table[1];
-  }
+  explicit OmpGather(const KernelDesc& d) : g_(d) {}
 
   void run(const KernelArgs& args) override {
-    const void* ids = args.inputs[grad_ ? 0 : 1];
-    check_gather_ids(node_, ids, ids_dtype_, count_, rows_);
-    if (grad_) return scatter_add(ids, static_cast<const float*>(args.inputs[1]), static_cast<float*>(args.outputs[0]));
+    const void* ids = g_.checked_ids(args);
+    if (g_.grad) return scatter_add(ids, static_cast<const float*>(args.inputs[1]), static_cast<float*>(args.outputs[0]));
     const auto* table = static_cast<const float*>(args.inputs[0]);
     auto* y = static_cast<float*>(args.outputs[0]);
-    const std::size_t row_bytes = static_cast<std::size_t>(width_) * sizeof(float);
-    const DType dtype = ids_dtype_;
-    const std::int64_t count = count_, width = width_;
-#pragma omp parallel for schedule(static) if (count * width >= kOmpMinParallelElements)
-    for (std::int64_t i = 0; i < count; ++i) {
-      std::memcpy(y + i * width, table + gather_id_at(ids, dtype, i) * width, row_bytes);
-    }
+#pragma omp parallel for schedule(static) if (g_.count * g_.width >= kOmpMinParallelElements)
+    for (std::int64_t i = 0; i < g_.count; ++i) gather_row(g_, table, ids, i, y);
   }
 
  private:
   void scatter_add(const void* ids, const float* dy, float* dtable) const {
-    const DType dtype = ids_dtype_;
-    const std::int64_t count = count_, rows = rows_, width = width_;
+    const std::int64_t count = g_.count, rows = g_.rows, width = g_.width;
     const std::int64_t blocks = (width + kColumnBlock - 1) / kColumnBlock;
     const bool parallel = (rows + count) * width >= kOmpMinParallelElements;
 #pragma omp parallel if (parallel)
@@ -62,20 +50,12 @@ class OmpGather final : public Kernel {
       omp_row_range(tid, threads, blocks, &begin, &end);
       const std::int64_t j0 = begin * kColumnBlock, j1 = std::min(end * kColumnBlock, width);
       if (j0 < j1) {
-        for (std::int64_t i = 0; i < count; ++i) {
-          float* row = dtable + gather_id_at(ids, dtype, i) * width;
-          const float* d = dy + i * width;
-#pragma omp simd
-          for (std::int64_t j = j0; j < j1; ++j) row[j] += d[j];
-        }
+        for (std::int64_t i = 0; i < count; ++i) scatter_add_row(g_, ids, i, dy, dtable, j0, j1);
       }
     }
   }
 
-  bool grad_;
-  std::string node_;
-  DType ids_dtype_ = DType::f32;
-  std::int64_t count_ = 0, rows_ = 0, width_ = 0;
+  GatherGeometry g_;
 };
 
 }  // namespace

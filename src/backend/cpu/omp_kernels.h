@@ -1,7 +1,7 @@
 // Private: factories of the OpenMP kernels (omp:<op>) of the training ops: losses, batch
 // norm, dropout, optimizer updates, bias and misc. They accept the same descs as the
-// reference kernels (backend/common/train_op_checks.h); register_omp_kernels()
-// (omp_registry.cpp) puts them ahead of ref:<op>.
+// reference kernels (backend/common/train_op_checks.h); the op table
+// (src/graph/ops.yaml) registers them ahead of ref:<op>.
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "backend/common/nn_op_geometry.h"
+#include "backend/common/norm_operands.h"
 #include "backend/cpu/omp_kernels.h"
 
 namespace nnfit {
@@ -30,12 +31,7 @@ class OmpLayerNorm final : public Kernel {
   bool parallel() const { return rows_ * cols_ >= kOmpMinParallelElements; }
 
   void forward(const KernelArgs& args) const {
-    const auto* x = static_cast<const float*>(args.inputs[0]);
-    const auto* gamma = static_cast<const float*>(args.inputs[1]);
-    const auto* beta = static_cast<const float*>(args.inputs[2]);
-    auto* y = static_cast<float*>(args.outputs[0]);
-    auto* mean_out = static_cast<float*>(args.outputs[1]);
-    auto* rstd_out = static_cast<float*>(args.outputs[2]);
+    const auto [x, gamma, beta, y, mean_out, rstd_out] = NormForwardOperands(args);
     const std::int64_t n = cols_;
     const float inv_n = 1.0f / static_cast<float>(n);
 #pragma omp parallel for schedule(static) if (parallel())
@@ -59,14 +55,7 @@ class OmpLayerNorm final : public Kernel {
   }
 
   void backward(const KernelArgs& args) const {
-    const auto* x = static_cast<const float*>(args.inputs[0]);
-    const auto* dy = static_cast<const float*>(args.inputs[1]);
-    const auto* gamma = static_cast<const float*>(args.inputs[2]);
-    const auto* mean = static_cast<const float*>(args.inputs[3]);
-    const auto* rstd = static_cast<const float*>(args.inputs[4]);
-    auto* dx = static_cast<float*>(args.outputs[0]);
-    auto* dgamma = static_cast<float*>(args.outputs[1]);
-    auto* dbeta = static_cast<float*>(args.outputs[2]);
+    const auto [x, dy, gamma, mean, rstd, dx, dgamma, dbeta] = NormBackwardOperands(args);
     auto* partial = static_cast<float*>(args.workspace);  // [threads][2][cols]: dgamma, dbeta
     const std::int64_t n = cols_;
     const float inv_n = 1.0f / static_cast<float>(n);

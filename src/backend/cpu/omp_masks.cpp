@@ -8,20 +8,13 @@
 #include <cmath>
 
 #include "backend/common/nn_op_geometry.h"
+#include "backend/common/norm_operands.h"
 #include "backend/cpu/omp_kernels.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit {
 
 namespace {
-
-double value_at(const void* x, DType dtype, std::int64_t i) {
-  switch (dtype) {
-    case DType::i32: return static_cast<const std::int32_t*>(x)[i];
-    case DType::i64: return static_cast<double>(static_cast<const std::int64_t*>(x)[i]);
-    default: return static_cast<const float*>(x)[i];
-  }
-}
 
 class OmpSequenceMask final : public Kernel {
  public:
@@ -33,7 +26,7 @@ class OmpSequenceMask final : public Kernel {
 #pragma omp parallel for schedule(static) if (rows_ * width_ >= kOmpMinParallelElements)
     for (std::int64_t r = 0; r < rows_; ++r) {
       bool any = false;
-      for (std::int64_t j = 0; j < width_ && !any; ++j) any = value_at(x, dtype_, r * width_ + j) != value_;
+      for (std::int64_t j = 0; j < width_ && !any; ++j) any = mask_value_at(x, dtype_, r * width_ + j) != value_;
       m[r] = any ? 1.0f : 0.0f;
     }
   }
@@ -119,20 +112,12 @@ class OmpStandardize final : public Kernel {
   OmpStandardize(bool grad, bool invert, std::int64_t rows, std::int64_t cols)
       : grad_(grad), invert_(invert), rows_(rows), cols_(cols) {}
   void run(const KernelArgs& args) override {
-    const auto* x = static_cast<const float*>(args.inputs[0]);
-    const auto* mean = grad_ ? nullptr : static_cast<const float*>(args.inputs[1]);
-    const auto* var = static_cast<const float*>(args.inputs[grad_ ? 1 : 2]);
-    auto* y = static_cast<float*>(args.outputs[0]);
+    const auto [x, mean, var, y] = StandardizeOperands(args, grad_);
     const std::int64_t cols = cols_;
     const bool grad = grad_, invert = invert_;
 #pragma omp parallel for schedule(static) if (rows_ * cols_ >= kOmpMinParallelElements)
     for (std::int64_t r = 0; r < rows_; ++r) {
-      for (std::int64_t c = 0; c < cols; ++c) {
-        const double s = std::max(std::sqrt(static_cast<double>(var[c])), 1e-7);
-        const double v = x[r * cols + c];
-        const double m = grad ? 0.0 : mean[c];
-        y[r * cols + c] = static_cast<float>(invert ? v * s + m : (v - m) / s);
-      }
+      for (std::int64_t c = 0; c < cols; ++c) y[r * cols + c] = standardize_element(x[r * cols + c], grad ? 0.0f : mean[c], var[c], invert);
     }
   }
 

@@ -49,6 +49,10 @@ std::unique_ptr<Kernel> make_omp_math(const KernelDesc& d, std::string* why_not)
     if (d.op == "unary") return omp_map(n, [k](const float* const* in, std::int64_t i) { return unary_fn(k, in[0][i]); });
     return omp_map(n, [k](const float* const* in, std::int64_t i) { return unary_grad_fn(k, in[0][i], in[1][i]); });
   }
+  if (d.op == "nan_to_num") {
+    const NanToNumValues v = nan_to_num_values(d.attrs);
+    return omp_map(n, [v](const float* const* in, std::int64_t i) { return nan_to_num_fn(in[0][i], v); });
+  }
   if (d.op == "binary") {
     const BinaryKind k = binary_kind(d.attrs.s("kind"));
     const BroadcastIndex ia = broadcast_index(d.inputs.at(0).shape, y), ib = broadcast_index(d.inputs.at(1).shape, y);

@@ -12,18 +12,13 @@
 #include <vector>
 
 #include "backend/common/nn_op_geometry.h"
+#include "backend/common/shape_rows.h"
 #include "backend/cpu/omp_kernels.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit {
 
 namespace {
-
-std::vector<std::int64_t> strides_of(const Shape& s) {
-  std::vector<std::int64_t> st(static_cast<std::size_t>(s.rank()), 1);
-  for (std::int64_t d = s.rank() - 2; d >= 0; --d) st[static_cast<std::size_t>(d)] = st[static_cast<std::size_t>(d) + 1] * s[d + 1];
-  return st;
-}
 
 // Copies n floats, split over the team when there are enough of them.
 void parallel_copy(float* dst, const float* src, std::int64_t n) {
@@ -75,90 +70,62 @@ class RowWalker {
   std::int64_t at_ = 0;
 };
 
+// ref_shape.cpp's pad and crop: the same row function (shape_rows.h), rows split over threads.
 class OmpPadCrop final : public Kernel {
  public:
-  OmpPadCrop(bool pad, Shape small, Shape big, std::vector<std::int64_t> offset, float value)
-      : pad_(pad), value_(value), small_(std::move(small)), big_(std::move(big)), offset_(std::move(offset)),
-        big_strides_(strides_of(big_)) {}
+  explicit OmpPadCrop(PadCropPlan plan) : p_(std::move(plan)) {}
   void run(const KernelArgs& a) override {
     const auto* x = static_cast<const float*>(a.inputs[0]);
     auto* y = static_cast<float*>(a.outputs[0]);
-    const std::int64_t big_n = big_.numel(), small_n = small_.numel();
-    if (pad_) {
-      const float value = value_;
+    const std::int64_t big_n = p_.big.numel(), small_n = p_.small.numel();
+    if (p_.pad) {
+      const float value = p_.value;
 #pragma omp parallel for simd schedule(static) if (big_n >= kOmpMinParallelElements)
       for (std::int64_t i = 0; i < big_n; ++i) y[i] = value;
     }
-    if (small_.rank() == 0) {
+    if (p_.small.rank() == 0) {
       *y = *x;
       return;
     }
     if (small_n == 0) return;
-    const std::int64_t row = small_[small_.rank() - 1], rows = small_n / row;
-    const auto bytes = static_cast<std::size_t>(row) * sizeof(float);
+    const std::int64_t row = p_.row, rows = small_n / row;
 #pragma omp parallel if (small_n >= kOmpMinParallelElements)
     {
       std::int64_t begin = 0, end = 0;
       omp_row_range(omp_get_thread_num(), omp_get_num_threads(), rows, &begin, &end);
       if (begin < end) {
-        RowWalker big(small_, big_strides_, offset_, begin);
-        for (std::int64_t r = begin; r < end; ++r, big.next()) {
-          if (pad_) {
-            std::memcpy(y + big.at(), x + r * row, bytes);
-          } else {
-            std::memcpy(y + r * row, x + big.at(), bytes);
-          }
-        }
+        RowWalker big(p_.small, p_.big_strides, p_.offset, begin);
+        for (std::int64_t r = begin; r < end; ++r, big.next()) pad_crop_row(p_, x, y, r * row, big.at());
       }
     }
   }
 
  private:
-  bool pad_;
-  float value_;
-  Shape small_, big_;
-  std::vector<std::int64_t> offset_, big_strides_;
+  PadCropPlan p_;
 };
 
+// ref_shape.cpp's transpose: the same row function (shape_rows.h), rows split over threads.
 class OmpTranspose final : public Kernel {
  public:
-  OmpTranspose(const Shape& x, const std::vector<std::int64_t>& perm) {
-    const auto xs = strides_of(x);
-    std::vector<std::int64_t> dims;
-    for (std::int64_t p : perm) {
-      dims.push_back(x[p]);
-      step_.push_back(xs[static_cast<std::size_t>(p)]);
-    }
-    y_shape_ = Shape(dims);
-  }
+  OmpTranspose(const Shape& x, const std::vector<std::int64_t>& perm) : p_(transpose_plan(x, perm)) {}
   void run(const KernelArgs& a) override {
     const auto* x = static_cast<const float*>(a.inputs[0]);
     auto* y = static_cast<float*>(a.outputs[0]);
-    const std::int64_t rank = y_shape_.rank(), n = y_shape_.numel();
-    if (n == 0) return;
-    if (rank == 0) {
-      *y = *x;
-      return;
-    }
-    const std::int64_t last = y_shape_[rank - 1], last_step = step_.back(), rows = n / last;
+    if (transpose_without_rows(p_, x, y)) return;
+    const std::int64_t n = p_.y_shape.numel(), last = p_.last, rows = n / last;
 #pragma omp parallel if (n >= kOmpMinParallelElements)
     {
       std::int64_t begin = 0, end = 0;
       omp_row_range(omp_get_thread_num(), omp_get_num_threads(), rows, &begin, &end);
       if (begin < end) {
-        RowWalker src(y_shape_, step_, {}, begin);
-        for (std::int64_t r = begin; r < end; ++r, src.next()) {
-          const float* in = x + src.at();
-          float* out = y + r * last;
-          for (std::int64_t j = 0; j < last; ++j) out[j] = in[j * last_step];
-        }
+        RowWalker src(p_.y_shape, p_.step, {}, begin);
+        for (std::int64_t r = begin; r < end; ++r, src.next()) transpose_row(p_, x, src.at(), y + r * last);
       }
     }
   }
 
  private:
-  Shape y_shape_;
-  std::vector<std::int64_t> step_;
+  TransposePlan p_;
 };
 
 // repeat: y[o, a * r + k, i] = x[o, a, i]; grad: dx[o, a, i] = sum_k dy[o, a * r + k, i],
@@ -194,16 +161,6 @@ class OmpRepeat final : public Kernel {
   bool grad_;
   std::int64_t r_, outer_ = 1, axis_ = 1, inner_ = 1;
 };
-
-struct AxisView {
-  std::int64_t outer = 1, axis = 1, inner = 1;
-};
-
-AxisView view(const Shape& s, std::int64_t axis) {
-  AxisView v;
-  for (std::int64_t d = 0; d < s.rank(); ++d) (d < axis ? v.outer : d == axis ? v.axis : v.inner) *= s[d];
-  return v;
-}
 
 // concat: output row o is every input's row o in turn; slice: output row o is a window of
 // input row o. Rows are split over the team; a single row is one parallel_copy per piece.
@@ -250,10 +207,10 @@ std::unique_ptr<Kernel> make_omp_shape(const KernelDesc& d, std::string* why_not
   if (!all_float32(d, why_not)) return nullptr;
   const Shape& x = d.inputs.at(0).shape;
   if (d.op == "pad") {
-    return std::make_unique<OmpPadCrop>(true, x, d.outputs.at(0).shape, d.attrs.ints("before"),
-                                        static_cast<float>(d.attrs.f_or("value", 0.0)));
+    return std::make_unique<OmpPadCrop>(PadCropPlan(true, x, d.outputs.at(0).shape, d.attrs.ints("before"),
+                                                    static_cast<float>(d.attrs.f_or("value", 0.0))));
   }
-  if (d.op == "crop") return std::make_unique<OmpPadCrop>(false, d.outputs.at(0).shape, x, d.attrs.ints("begin"), 0.0f);
+  if (d.op == "crop") return std::make_unique<OmpPadCrop>(PadCropPlan(false, d.outputs.at(0).shape, x, d.attrs.ints("begin"), 0.0f));
   if (d.op == "transpose") return std::make_unique<OmpTranspose>(x, d.attrs.ints("perm"));
   if (d.op == "repeat") return std::make_unique<OmpRepeat>(false, x, d.attrs.i("axis"), d.attrs.i("repeats"));
   if (d.op == "repeat_grad") {
@@ -263,13 +220,13 @@ std::unique_ptr<Kernel> make_omp_shape(const KernelDesc& d, std::string* why_not
   if (d.op == "concat") {
     std::vector<std::int64_t> pieces;
     for (const TensorDesc& t : d.inputs) {
-      const AxisView v = view(t.shape, axis);
+      const AxisView v = axis_view(t.shape, axis);
       pieces.push_back(v.axis * v.inner);
     }
-    return std::make_unique<OmpConcatSlice>(std::move(pieces), view(d.outputs.at(0).shape, axis).outer, 0, 0);
+    return std::make_unique<OmpConcatSlice>(std::move(pieces), axis_view(d.outputs.at(0).shape, axis).outer, 0, 0);
   }
   if (d.op == "slice") {
-    const AxisView v = view(x, axis);
+    const AxisView v = axis_view(x, axis);
     return std::make_unique<OmpConcatSlice>(std::vector<std::int64_t>{d.attrs.i("size") * v.inner}, v.outer,
                                             v.axis * v.inner, d.attrs.i("begin") * v.inner);
   }

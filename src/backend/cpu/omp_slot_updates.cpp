@@ -32,29 +32,22 @@ void slot_update_loop(const OptimizerParams& p, const SlotStep& s, float* param,
 
 class OmpSlotUpdate final : public Kernel {
  public:
-  OmpSlotUpdate(SlotRule rule, OptimizerParams p, bool two_slots)
-      : rule_(rule), p_(p), two_slots_(two_slots), nadam_(nadam_prefix(p.beta_1)) {}
+  explicit OmpSlotUpdate(SlotUpdateState state) : s_(state) {}
   void run(const KernelArgs& args) override {
-    float* param = mutable_input(args, 0);
-    const float* grad = input(args, 1);
-    float* s0 = mutable_input(args, 2);
-    float* s1 = two_slots_ ? mutable_input(args, 3) : nullptr;
-    const SlotStep s = slot_step(rule_, p_, nadam_, *args.ctx);
-    switch (rule_) {
-      case SlotRule::adagrad: return slot_update_loop<SlotRule::adagrad>(p_, s, param, grad, s0, s1);
-      case SlotRule::adamax: return slot_update_loop<SlotRule::adamax>(p_, s, param, grad, s0, s1);
-      case SlotRule::lion: return slot_update_loop<SlotRule::lion>(p_, s, param, grad, s0, s1);
-      case SlotRule::adadelta: return slot_update_loop<SlotRule::adadelta>(p_, s, param, grad, s0, s1);
-      case SlotRule::nadam: return slot_update_loop<SlotRule::nadam>(p_, s, param, grad, s0, s1);
-      case SlotRule::ftrl: return slot_update_loop<SlotRule::ftrl>(p_, s, param, grad, s0, s1);
+    const auto [param, grad, s0, s1, step] = s_.operands(args);
+    const OptimizerParams& p = s_.params;
+    switch (s_.rule) {
+      case SlotRule::adagrad: return slot_update_loop<SlotRule::adagrad>(p, step, param, grad, s0, s1);
+      case SlotRule::adamax: return slot_update_loop<SlotRule::adamax>(p, step, param, grad, s0, s1);
+      case SlotRule::lion: return slot_update_loop<SlotRule::lion>(p, step, param, grad, s0, s1);
+      case SlotRule::adadelta: return slot_update_loop<SlotRule::adadelta>(p, step, param, grad, s0, s1);
+      case SlotRule::nadam: return slot_update_loop<SlotRule::nadam>(p, step, param, grad, s0, s1);
+      case SlotRule::ftrl: return slot_update_loop<SlotRule::ftrl>(p, step, param, grad, s0, s1);
     }
   }
 
  private:
-  SlotRule rule_;
-  OptimizerParams p_;
-  bool two_slots_;
-  NadamPrefix nadam_;  // a constant of beta_1 (Note [Nadam's schedule without state])
+  SlotUpdateState s_;
 };
 
 // Keras's use_ema (ref_train_optimizers.cpp's RefEmaUpdate, the same expressions).
@@ -64,12 +57,11 @@ class OmpEmaUpdate final : public Kernel {
   void run(const KernelArgs& args) override {
     float* param = mutable_input(args, 0);
     float* avg = mutable_input(args, 1);
-    const double m = args.ctx->step == 0 ? 0.0 : p_.momentum;
-    const bool overwrite = p_.overwrite_frequency > 0 && (args.ctx->step + 1) % p_.overwrite_frequency == 0;
+    const auto [m, overwrite] = ema_step(p_, *args.ctx);
     const std::int64_t n = p_.numel;
 #pragma omp parallel for simd schedule(static) if (n >= kOmpMinParallelElements)
     for (std::int64_t i = 0; i < n; ++i) {
-      const float a = static_cast<float>(m * avg[i] + (1.0 - m) * param[i]);
+      const float a = ema_average(m, avg[i], param[i]);
       avg[i] = a;
       if (overwrite) param[i] = a;
     }
@@ -87,7 +79,7 @@ class OmpDecayWeights final : public Kernel {
     const double f = p_.weight_decay * args.ctx->learning_rate;
     const std::int64_t n = p_.numel;
 #pragma omp parallel for simd schedule(static) if (n >= kOmpMinParallelElements)
-    for (std::int64_t i = 0; i < n; ++i) param[i] = static_cast<float>(param[i] - param[i] * f);
+    for (std::int64_t i = 0; i < n; ++i) param[i] = decayed_weight(param[i], f);
   }
 
  private:
@@ -131,8 +123,7 @@ class OmpClip final : public Kernel {
     auto* partial = static_cast<double*>(args.workspace);
     if (op_ == "global_norm_scale") {
       const double norm = std::sqrt(sum_squares(args, sizes_, partial, threads_));
-      const double scale = limit_ * std::min(1.0 / norm, 1.0 / limit_) + (norm - norm);
-      *static_cast<float*>(args.outputs[0]) = static_cast<float>(scale);
+      *static_cast<float*>(args.outputs[0]) = static_cast<float>(global_norm_scale_of(norm, limit_));
       return;
     }
     const float* x = input(args, 0);
@@ -141,14 +132,14 @@ class OmpClip final : public Kernel {
     const double limit = limit_;
     if (op_ == "clip_by_value") {
 #pragma omp parallel for simd schedule(static) if (n >= kOmpMinParallelElements)
-      for (std::int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(std::clamp(static_cast<double>(x[i]), -limit, limit));
+      for (std::int64_t i = 0; i < n; ++i) y[i] = clip_by_value_element(x[i], limit);
       return;
     }
     const double sum = sum_squares(args, sizes_, partial, threads_);
     const double norm = sum > 0 ? std::sqrt(sum) : 0.0;
     const double divisor = std::max(norm, limit);
 #pragma omp parallel for simd schedule(static) if (n >= kOmpMinParallelElements)
-    for (std::int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(x[i] * limit / divisor);
+    for (std::int64_t i = 0; i < n; ++i) y[i] = clip_by_norm_element(x[i], limit, divisor);
   }
 
  private:
@@ -197,7 +188,7 @@ std::unique_ptr<Kernel> make_omp_slot_update(const KernelDesc& desc, std::string
   SlotRule rule = SlotRule::adagrad;
   NNFIT_CHECK(slot_rule_of(desc.op, &rule), InvalidArgument, "internal: make_omp_slot_update has no rule for op '",
               desc.op, "'");
-  return std::make_unique<OmpSlotUpdate>(rule, p, desc.inputs.size() == 4);
+  return std::make_unique<OmpSlotUpdate>(SlotUpdateState(rule, p, desc.inputs.size() == 4));
 }
 
 std::unique_ptr<Kernel> make_omp_clip(const KernelDesc& desc, std::string* /*why_not*/) {

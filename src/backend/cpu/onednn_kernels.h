@@ -1,5 +1,5 @@
 // Private: the factories of the oneDNN family's fast CPU kernels, one group per
-// onednn_*.cpp file (plus the OpenMP max-pool gradients), registered in onednn_registry.cpp.
+// onednn_*.cpp file (plus the OpenMP max-pool gradients), registered from the op table (src/graph/ops.yaml).
 #pragma once
 #include <memory>
 #include <string>

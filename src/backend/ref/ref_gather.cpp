@@ -11,44 +11,27 @@ namespace nnfit {
 
 namespace {
 
+// Every id in order, by the row functions the OpenMP kernel shares (gather_ids.h).
 class RefGather final : public Kernel {
  public:
-  RefGather(const KernelDesc& d)
-      : grad_(d.op == "gather_grad"), node_(d.node_name) {
-    const TensorDesc& ids = d.inputs.at(grad_ ? 0 : 1);
-    ids_dtype_ = ids.dtype;
-    count_ = ids.shape.numel();
-    const Shape& table = grad_ ? d.outputs.at(0).shape : d.inputs.at(0).shape;
-    rows_ = table[0];
-    width_ = table[1];
-  }
+  explicit RefGather(const KernelDesc& d) : g_(d) {}
 
   void run(const KernelArgs& args) override {
-    const void* ids = args.inputs[grad_ ? 0 : 1];
-    check_gather_ids(node_, ids, ids_dtype_, count_, rows_);
-    const std::size_t row_bytes = static_cast<std::size_t>(width_) * sizeof(float);
-    if (!grad_) {
+    const void* ids = g_.checked_ids(args);
+    if (!g_.grad) {
       const auto* table = static_cast<const float*>(args.inputs[0]);
       auto* y = static_cast<float*>(args.outputs[0]);
-      for (std::int64_t i = 0; i < count_; ++i) {
-        std::memcpy(y + i * width_, table + gather_id_at(ids, ids_dtype_, i) * width_, row_bytes);
-      }
+      for (std::int64_t i = 0; i < g_.count; ++i) gather_row(g_, table, ids, i, y);
       return;
     }
     const auto* dy = static_cast<const float*>(args.inputs[1]);
     auto* dtable = static_cast<float*>(args.outputs[0]);
-    std::memset(dtable, 0, static_cast<std::size_t>(rows_) * row_bytes);
-    for (std::int64_t i = 0; i < count_; ++i) {
-      float* row = dtable + gather_id_at(ids, ids_dtype_, i) * width_;
-      for (std::int64_t j = 0; j < width_; ++j) row[j] += dy[i * width_ + j];
-    }
+    std::memset(dtable, 0, static_cast<std::size_t>(g_.rows * g_.width) * sizeof(float));
+    for (std::int64_t i = 0; i < g_.count; ++i) scatter_add_row(g_, ids, i, dy, dtable, 0, g_.width);
   }
 
  private:
-  bool grad_;
-  std::string node_;
-  DType ids_dtype_ = DType::f32;
-  std::int64_t count_ = 0, rows_ = 0, width_ = 0;
+  GatherGeometry g_;
 };
 
 }  // namespace

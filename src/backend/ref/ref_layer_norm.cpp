@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backend/common/nn_op_geometry.h"
+#include "backend/common/norm_operands.h"
 #include "backend/ref/ref_train_kernels.h"
 #include "nnfit/core/error.h"
 
@@ -30,12 +31,7 @@ class RefLayerNorm final : public Kernel {
 
  private:
   void forward(const KernelArgs& args) const {
-    const auto* x = static_cast<const float*>(args.inputs[0]);
-    const auto* gamma = static_cast<const float*>(args.inputs[1]);
-    const auto* beta = static_cast<const float*>(args.inputs[2]);
-    auto* y = static_cast<float*>(args.outputs[0]);
-    auto* mean_out = static_cast<float*>(args.outputs[1]);
-    auto* rstd_out = static_cast<float*>(args.outputs[2]);
+    const auto [x, gamma, beta, y, mean_out, rstd_out] = NormForwardOperands(args);
     for (std::int64_t r = 0; r < rows_; ++r) {
       const float* xr = x + r * cols_;
       double mean = 0.0;
@@ -57,14 +53,7 @@ class RefLayerNorm final : public Kernel {
   }
 
   void backward(const KernelArgs& args) const {
-    const auto* x = static_cast<const float*>(args.inputs[0]);
-    const auto* dy = static_cast<const float*>(args.inputs[1]);
-    const auto* gamma = static_cast<const float*>(args.inputs[2]);
-    const auto* mean = static_cast<const float*>(args.inputs[3]);
-    const auto* rstd = static_cast<const float*>(args.inputs[4]);
-    auto* dx = static_cast<float*>(args.outputs[0]);
-    auto* dgamma = static_cast<float*>(args.outputs[1]);
-    auto* dbeta = static_cast<float*>(args.outputs[2]);
+    const auto [x, dy, gamma, mean, rstd, dx, dgamma, dbeta] = NormBackwardOperands(args);
     std::vector<double> dg(static_cast<std::size_t>(cols_), 0.0), db(static_cast<std::size_t>(cols_), 0.0);
     for (std::int64_t r = 0; r < rows_; ++r) {
       const float* xr = x + r * cols_;
@@ -121,12 +110,7 @@ class RefGroupNorm final : public Kernel {
   }
 
   void forward(const KernelArgs& args) const {
-    const auto* x = static_cast<const float*>(args.inputs[0]);
-    const auto* gamma = static_cast<const float*>(args.inputs[1]);
-    const auto* beta = static_cast<const float*>(args.inputs[2]);
-    auto* y = static_cast<float*>(args.outputs[0]);
-    auto* mean_out = static_cast<float*>(args.outputs[1]);
-    auto* rstd_out = static_cast<float*>(args.outputs[2]);
+    const auto [x, gamma, beta, y, mean_out, rstd_out] = NormForwardOperands(args);
     const double count = static_cast<double>(s_ * (c_ / g_));
     for (std::int64_t i = 0; i < n_; ++i) {
       for (std::int64_t g = 0; g < g_; ++g) {
@@ -145,14 +129,7 @@ class RefGroupNorm final : public Kernel {
   }
 
   void backward(const KernelArgs& args) const {
-    const auto* x = static_cast<const float*>(args.inputs[0]);
-    const auto* dy = static_cast<const float*>(args.inputs[1]);
-    const auto* gamma = static_cast<const float*>(args.inputs[2]);
-    const auto* mean = static_cast<const float*>(args.inputs[3]);
-    const auto* rstd = static_cast<const float*>(args.inputs[4]);
-    auto* dx = static_cast<float*>(args.outputs[0]);
-    auto* dgamma = static_cast<float*>(args.outputs[1]);
-    auto* dbeta = static_cast<float*>(args.outputs[2]);
+    const auto [x, dy, gamma, mean, rstd, dx, dgamma, dbeta] = NormBackwardOperands(args);
     std::vector<double> dg(static_cast<std::size_t>(c_), 0.0), db(static_cast<std::size_t>(c_), 0.0);
     const double count = static_cast<double>(s_ * (c_ / g_));
     for (std::int64_t i = 0; i < n_; ++i) {
@@ -194,17 +171,9 @@ class RefStandardize final : public Kernel {
       : grad_(grad), invert_(invert), rows_(rows), cols_(cols) {}
 
   void run(const KernelArgs& args) override {
-    const auto* x = static_cast<const float*>(args.inputs[0]);
-    const auto* mean = grad_ ? nullptr : static_cast<const float*>(args.inputs[1]);
-    const auto* var = static_cast<const float*>(args.inputs[grad_ ? 1 : 2]);
-    auto* y = static_cast<float*>(args.outputs[0]);
+    const auto [x, mean, var, y] = StandardizeOperands(args, grad_);
     for (std::int64_t r = 0; r < rows_; ++r) {
-      for (std::int64_t c = 0; c < cols_; ++c) {
-        const double s = std::max(std::sqrt(static_cast<double>(var[c])), 1e-7);
-        const double v = x[r * cols_ + c];
-        const double m = grad_ ? 0.0 : mean[c];
-        y[r * cols_ + c] = static_cast<float>(invert_ ? v * s + m : (v - m) / s);
-      }
+      for (std::int64_t c = 0; c < cols_; ++c) y[r * cols_ + c] = standardize_element(x[r * cols_ + c], grad_ ? 0.0f : mean[c], var[c], invert_);
     }
   }
 

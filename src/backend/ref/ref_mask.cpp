@@ -1,22 +1,11 @@
 // Reference kernels of sequence_mask, apply_mask, masked_mean and masked_mean_grad
 // (graph/mask_op_defs.cpp).
+#include "backend/common/norm_operands.h"
 #include "backend/ref/ref_nn_kernel.h"
 #include "backend/ref/ref_train_kernels.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit {
-
-namespace {
-
-double value_at(const void* x, DType dtype, std::int64_t i) {
-  switch (dtype) {
-    case DType::i32: return static_cast<const std::int32_t*>(x)[i];
-    case DType::i64: return static_cast<double>(static_cast<const std::int64_t*>(x)[i]);
-    default: return static_cast<const float*>(x)[i];
-  }
-}
-
-}  // namespace
 
 std::unique_ptr<Kernel> make_ref_mask(const KernelDesc& d, std::string* /*why_not*/) {
   if (d.op == "sequence_mask") {
@@ -28,7 +17,7 @@ std::unique_ptr<Kernel> make_ref_mask(const KernelDesc& d, std::string* /*why_no
       auto* m = static_cast<float*>(args.outputs[0]);
       for (std::int64_t r = 0; r < rows; ++r) {
         bool any = false;
-        for (std::int64_t j = 0; j < width && !any; ++j) any = value_at(args.inputs[0], dtype, r * width + j) != value;
+        for (std::int64_t j = 0; j < width && !any; ++j) any = mask_value_at(args.inputs[0], dtype, r * width + j) != value;
         m[r] = any ? 1.0f : 0.0f;
       }
     });

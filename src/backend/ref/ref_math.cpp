@@ -197,6 +197,13 @@ std::unique_ptr<Kernel> make_ref_math(const KernelDesc& d, std::string* why_not)
     return make_arg_reduce(d);
   }
   if (!all_float32(d, why_not)) return nullptr;
+  if (d.op == "nan_to_num") {
+    const NanToNumValues v = nan_to_num_values(d.attrs);
+    const std::int64_t n = shape_of(d.inputs, 0, d).numel();
+    return fn([=](const KernelArgs& a) {
+      for (std::int64_t i = 0; i < n; ++i) out(a, 0)[i] = nan_to_num_fn(in(a, 0)[i], v);
+    });
+  }
   if (d.op == "unary" || d.op == "unary_grad") {
     const UnaryKind k = unary_kind(d.attrs.s("kind"));
     const std::int64_t n = shape_of(d.inputs, 0, d).numel();

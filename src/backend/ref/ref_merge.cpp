@@ -5,22 +5,13 @@
 #include <cstring>
 
 #include "backend/common/nn_op_geometry.h"
+#include "backend/common/shape_rows.h"
 #include "backend/ref/ref_train_kernels.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit {
 
 namespace {
-
-struct AxisView {
-  std::int64_t outer = 1, axis = 1, inner = 1;
-};
-
-AxisView view(const Shape& s, std::int64_t axis) {
-  AxisView v;
-  for (std::int64_t d = 0; d < s.rank(); ++d) (d < axis ? v.outer : d == axis ? v.axis : v.inner) *= s[d];
-  return v;
-}
 
 const float* in(const KernelArgs& a, std::size_t i) { return static_cast<const float*>(a.inputs[i]); }
 float* out(const KernelArgs& a, std::size_t i) { return static_cast<float*>(a.outputs[i]); }
@@ -194,16 +185,16 @@ std::unique_ptr<Kernel> make_ref_merge(const KernelDesc& d, std::string* why_not
   }
   if (d.op == "concat") {
     std::vector<AxisView> ins;
-    for (const TensorDesc& t : d.inputs) ins.push_back(view(t.shape, d.attrs.i("axis")));
-    return std::make_unique<Concat>(std::move(ins), view(d.outputs.at(0).shape, d.attrs.i("axis")));
+    for (const TensorDesc& t : d.inputs) ins.push_back(axis_view(t.shape, d.attrs.i("axis")));
+    return std::make_unique<Concat>(std::move(ins), axis_view(d.outputs.at(0).shape, d.attrs.i("axis")));
   }
-  if (d.op == "slice") return std::make_unique<Slice>(view(s, d.attrs.i("axis")), d.attrs.i("begin"), d.attrs.i("size"));
+  if (d.op == "slice") return std::make_unique<Slice>(axis_view(s, d.attrs.i("axis")), d.attrs.i("begin"), d.attrs.i("size"));
   if (d.op == "batch_matmul") {
     return std::make_unique<BatchMatmul>(s, d.inputs.at(1).shape, d.attrs.i_or("transpose_a", 0) != 0,
                                          d.attrs.i_or("transpose_b", 0) != 0);
   }
   if (d.op == "l2_normalize" || d.op == "l2_normalize_grad") {
-    return std::make_unique<L2Normalize>(view(s, d.attrs.i("axis")), d.op == "l2_normalize_grad");
+    return std::make_unique<L2Normalize>(axis_view(s, d.attrs.i("axis")), d.op == "l2_normalize_grad");
   }
   throw InvalidArgument("internal: make_ref_merge has no kernel for op '" + d.op + "'");
 }

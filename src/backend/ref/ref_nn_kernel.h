@@ -1,6 +1,6 @@
 // Private to the reference kernels of the oneDNN family's ops (ref_nn_*.cpp): a kernel
 // made from a closure, the scalar activation formulas, and each file's factories, which
-// ref_nn_registry.cpp registers. These kernels are the test oracle: plain loops,
+// the op table (src/graph/ops.yaml) registers. These kernels are the test oracle: plain loops,
 // single-threaded, double accumulators; they may allocate in run().
 #pragma once
 #include <functional>

@@ -6,18 +6,13 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backend/common/shape_rows.h"
 #include "backend/ref/ref_train_kernels.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit {
 
 namespace {
-
-std::vector<std::int64_t> strides_of(const Shape& s) {
-  std::vector<std::int64_t> st(static_cast<std::size_t>(s.rank()), 1);
-  for (std::int64_t d = s.rank() - 2; d >= 0; --d) st[static_cast<std::size_t>(d)] = st[static_cast<std::size_t>(d) + 1] * s[d + 1];
-  return st;
-}
 
 // Calls f(row_index_vector) for every row (every index of all axes but the last) of `s`.
 template <typename F>
@@ -39,69 +34,48 @@ void for_each_row(const Shape& s, F&& f) {
 // tensor at `offset`, filled with `value` first, the other out of it.
 class PadCrop final : public Kernel {
  public:
-  PadCrop(bool pad, Shape small, Shape big, std::vector<std::int64_t> offset, float value = 0.0f)
-      : pad_(pad), value_(value), small_(std::move(small)), big_(std::move(big)), offset_(std::move(offset)), big_strides_(strides_of(big_)) {}
+  explicit PadCrop(PadCropPlan plan) : p_(std::move(plan)) {}
   void run(const KernelArgs& a) override {
     const auto* x = static_cast<const float*>(a.inputs[0]);
     auto* y = static_cast<float*>(a.outputs[0]);
-    if (pad_) std::fill(y, y + big_.numel(), value_);
-    if (small_.rank() == 0) {
+    if (p_.pad) std::fill(y, y + p_.big.numel(), p_.value);
+    if (p_.small.rank() == 0) {
       *y = *x;
       return;
     }
-    const std::int64_t row = small_[small_.rank() - 1];
     std::int64_t small_at = 0;
-    for_each_row(small_, [&](const std::vector<std::int64_t>& idx) {
+    for_each_row(p_.small, [&](const std::vector<std::int64_t>& idx) {
       std::int64_t big_at = 0;
-      for (std::size_t d = 0; d < idx.size(); ++d) big_at += (idx[d] + offset_[d]) * big_strides_[d];
-      if (pad_) {
-        std::memcpy(y + big_at, x + small_at, static_cast<std::size_t>(row) * sizeof(float));
-      } else {
-        std::memcpy(y + small_at, x + big_at, static_cast<std::size_t>(row) * sizeof(float));
-      }
-      small_at += row;
+      for (std::size_t d = 0; d < idx.size(); ++d) big_at += (idx[d] + p_.offset[d]) * p_.big_strides[d];
+      pad_crop_row(p_, x, y, small_at, big_at);
+      small_at += p_.row;
     });
   }
 
  private:
-  bool pad_;
-  float value_;
-  Shape small_, big_;
-  std::vector<std::int64_t> offset_, big_strides_;
+  PadCropPlan p_;
 };
 
+// transpose: each output row by transpose_row (shape_rows.h, the OpenMP kernel's too), the
+// rows in order with a running multi-index.
 class Transpose final : public Kernel {
  public:
-  Transpose(const Shape& x, const std::vector<std::int64_t>& perm) : y_shape_() {
-    const auto xs = strides_of(x);
-    std::vector<std::int64_t> dims;
-    for (std::int64_t p : perm) {
-      dims.push_back(x[p]);
-      step_.push_back(xs[static_cast<std::size_t>(p)]);
-    }
-    y_shape_ = Shape(dims);
-  }
+  Transpose(const Shape& x, const std::vector<std::int64_t>& perm) : p_(transpose_plan(x, perm)) {}
   void run(const KernelArgs& a) override {
     const auto* x = static_cast<const float*>(a.inputs[0]);
     auto* y = static_cast<float*>(a.outputs[0]);
-    const std::int64_t rank = y_shape_.rank(), n = y_shape_.numel();
-    if (n == 0) return;
-    if (rank == 0) {
-      *y = *x;
-      return;
-    }
-    const std::int64_t last = y_shape_[rank - 1], last_step = step_.back();
+    if (transpose_without_rows(p_, x, y)) return;
     std::int64_t out = 0;
-    for_each_row(y_shape_, [&](const std::vector<std::int64_t>& idx) {
+    for_each_row(p_.y_shape, [&](const std::vector<std::int64_t>& idx) {
       std::int64_t at = 0;
-      for (std::size_t d = 0; d + 1 < idx.size(); ++d) at += idx[d] * step_[d];
-      for (std::int64_t j = 0; j < last; ++j) y[out++] = x[at + j * last_step];
+      for (std::size_t d = 0; d + 1 < idx.size(); ++d) at += idx[d] * p_.step[d];
+      transpose_row(p_, x, at, y + out);
+      out += p_.last;
     });
   }
 
  private:
-  Shape y_shape_;
-  std::vector<std::int64_t> step_;
+  TransposePlan p_;
 };
 
 // repeat: y[o, a * r + k, i] = x[o, a, i]; grad: dx[o, a, i] = sum_k dy[o, a * r + k, i].
@@ -145,10 +119,10 @@ std::unique_ptr<Kernel> make_ref_shape(const KernelDesc& d, std::string* why_not
   }
   const Shape& x = d.inputs.at(0).shape;
   if (d.op == "pad") {
-    return std::make_unique<PadCrop>(true, x, d.outputs.at(0).shape, d.attrs.ints("before"),
-                                     static_cast<float>(d.attrs.f_or("value", 0.0)));
+    return std::make_unique<PadCrop>(PadCropPlan(true, x, d.outputs.at(0).shape, d.attrs.ints("before"),
+                                                 static_cast<float>(d.attrs.f_or("value", 0.0))));
   }
-  if (d.op == "crop") return std::make_unique<PadCrop>(false, d.outputs.at(0).shape, x, d.attrs.ints("begin"));
+  if (d.op == "crop") return std::make_unique<PadCrop>(PadCropPlan(false, d.outputs.at(0).shape, x, d.attrs.ints("begin"), 0.0f));
   if (d.op == "transpose") return std::make_unique<Transpose>(x, d.attrs.ints("perm"));
   if (d.op == "repeat") return std::make_unique<Repeat>(false, x, d.attrs.i("axis"), d.attrs.i("repeats"));
   if (d.op == "repeat_grad") {

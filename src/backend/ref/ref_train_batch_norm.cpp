@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "backend/common/norm_operands.h"
 #include "backend/common/train_op_checks.h"
 #include "backend/ref/ref_train_kernels.h"
 
@@ -15,12 +16,7 @@ class RefBatchNormTrain final : public Kernel {
  public:
   explicit RefBatchNormTrain(BatchNormParams p) : p_(p) {}
   void run(const KernelArgs& args) override {
-    const float* x = static_cast<const float*>(args.inputs[0]);
-    const float* gamma = static_cast<const float*>(args.inputs[1]);
-    const float* beta = static_cast<const float*>(args.inputs[2]);
-    float* y = static_cast<float*>(args.outputs[0]);
-    float* mean_out = static_cast<float*>(args.outputs[1]);
-    float* var_out = static_cast<float*>(args.outputs[2]);
+    const auto [x, gamma, beta, y, mean_out, var_out] = NormForwardOperands(args);
     const std::int64_t rows = p_.geometry.rows, C = p_.geometry.channels;
     for (std::int64_t c = 0; c < C; ++c) {
       double mean = 0.0;
@@ -51,14 +47,7 @@ class RefBatchNormGrad final : public Kernel {
  public:
   explicit RefBatchNormGrad(BatchNormParams p) : p_(p) {}
   void run(const KernelArgs& args) override {
-    const float* x = static_cast<const float*>(args.inputs[0]);
-    const float* dy = static_cast<const float*>(args.inputs[1]);
-    const float* gamma = static_cast<const float*>(args.inputs[2]);
-    const float* mean = static_cast<const float*>(args.inputs[3]);
-    const float* var = static_cast<const float*>(args.inputs[4]);
-    float* dx = static_cast<float*>(args.outputs[0]);
-    float* dgamma = static_cast<float*>(args.outputs[1]);
-    float* dbeta = static_cast<float*>(args.outputs[2]);
+    const auto [x, dy, gamma, mean, var, dx, dgamma, dbeta] = NormBackwardOperands(args);
     const std::int64_t rows = p_.geometry.rows, C = p_.geometry.channels;
     const double m = static_cast<double>(rows);
     for (std::int64_t c = 0; c < C; ++c) {
@@ -87,12 +76,7 @@ class RefBatchNormInfer final : public Kernel {
  public:
   explicit RefBatchNormInfer(BatchNormParams p) : p_(p) {}
   void run(const KernelArgs& args) override {
-    const float* x = static_cast<const float*>(args.inputs[0]);
-    const float* gamma = static_cast<const float*>(args.inputs[1]);
-    const float* beta = static_cast<const float*>(args.inputs[2]);
-    const float* moving_mean = static_cast<const float*>(args.inputs[3]);
-    const float* moving_var = static_cast<const float*>(args.inputs[4]);
-    float* y = static_cast<float*>(args.outputs[0]);
+    const auto [x, gamma, beta, moving_mean, moving_var, y] = BatchNormInferOperands(args);
     const std::int64_t rows = p_.geometry.rows, C = p_.geometry.channels;
     for (std::int64_t r = 0; r < rows; ++r) {
       for (std::int64_t c = 0; c < C; ++c) {
@@ -113,14 +97,7 @@ class RefBatchNormInferGrad final : public Kernel {
  public:
   explicit RefBatchNormInferGrad(BatchNormParams p) : p_(p) {}
   void run(const KernelArgs& args) override {
-    const float* x = static_cast<const float*>(args.inputs[0]);
-    const float* dy = static_cast<const float*>(args.inputs[1]);
-    const float* gamma = static_cast<const float*>(args.inputs[2]);
-    const float* mean = static_cast<const float*>(args.inputs[3]);
-    const float* var = static_cast<const float*>(args.inputs[4]);
-    float* dx = static_cast<float*>(args.outputs[0]);
-    float* dgamma = static_cast<float*>(args.outputs[1]);
-    float* dbeta = static_cast<float*>(args.outputs[2]);
+    const auto [x, dy, gamma, mean, var, dx, dgamma, dbeta] = NormBackwardOperands(args);
     const std::int64_t rows = p_.geometry.rows, C = p_.geometry.channels;
     std::vector<double> dg(static_cast<std::size_t>(C), 0.0), db(static_cast<std::size_t>(C), 0.0);
     for (std::int64_t r = 0; r < rows; ++r) {

@@ -1,6 +1,6 @@
 // Private: factories of the reference kernels of the OpenMP family's ops (ref:<op>), the
 // naive single-threaded oracles that conformance tests hold the fast kernels to.
-// Registered last for each op by register_ref_train_kernels() (ref_train_registry.cpp).
+// Registered last for each op, from the op table (src/graph/ops.yaml).
 #pragma once
 #include <memory>
 #include <string>

@@ -122,22 +122,14 @@ class RefRmspropUpdate final : public Kernel {
 // OpenMP kernel, backend/common/slot_update.h) over every element in order.
 class RefSlotUpdate final : public Kernel {
  public:
-  RefSlotUpdate(SlotRule rule, OptimizerParams p, bool two_slots)
-      : rule_(rule), p_(p), two_slots_(two_slots), nadam_(nadam_prefix(p.beta_1)) {}
+  explicit RefSlotUpdate(SlotUpdateState state) : s_(state) {}
   void run(const KernelArgs& args) override {
-    float* param = mutable_input(args, 0);
-    const float* grad = input(args, 1);
-    float* s0 = mutable_input(args, 2);
-    float* s1 = two_slots_ ? mutable_input(args, 3) : nullptr;
-    const SlotStep s = slot_step(rule_, p_, nadam_, *args.ctx);
-    for (std::int64_t i = 0; i < p_.numel; ++i) slot_update_element(rule_, p_, s, param, grad, s0, s1, i);
+    const auto [param, grad, s0, s1, step] = s_.operands(args);
+    for (std::int64_t i = 0; i < s_.params.numel; ++i) slot_update_element(s_.rule, s_.params, step, param, grad, s0, s1, i);
   }
 
  private:
-  SlotRule rule_;
-  OptimizerParams p_;
-  bool two_slots_;
-  NadamPrefix nadam_;  // a constant of beta_1 (Note [Nadam's schedule without state])
+  SlotUpdateState s_;
 };
 
 // Keras's use_ema after an update: avg = m·avg + (1 − m)·p, m = 0 on the first step (step
@@ -148,11 +140,9 @@ class RefEmaUpdate final : public Kernel {
   void run(const KernelArgs& args) override {
     float* param = mutable_input(args, 0);
     float* avg = mutable_input(args, 1);
-    const double m = args.ctx->step == 0 ? 0.0 : p_.momentum;
-    for (std::int64_t i = 0; i < p_.numel; ++i) avg[i] = static_cast<float>(m * avg[i] + (1.0 - m) * param[i]);
-    if (p_.overwrite_frequency > 0 && (args.ctx->step + 1) % p_.overwrite_frequency == 0) {
-      std::copy(avg, avg + p_.numel, param);
-    }
+    const auto [m, overwrite] = ema_step(p_, *args.ctx);
+    for (std::int64_t i = 0; i < p_.numel; ++i) avg[i] = ema_average(m, avg[i], param[i]);
+    if (overwrite) std::copy(avg, avg + p_.numel, param);
   }
 
  private:
@@ -166,7 +156,7 @@ class RefDecayWeights final : public Kernel {
   void run(const KernelArgs& args) override {
     float* param = mutable_input(args, 0);
     const double f = p_.weight_decay * args.ctx->learning_rate;
-    for (std::int64_t i = 0; i < p_.numel; ++i) param[i] = static_cast<float>(param[i] - param[i] * f);
+    for (std::int64_t i = 0; i < p_.numel; ++i) param[i] = decayed_weight(param[i], f);
   }
 
  private:
@@ -188,21 +178,20 @@ class RefClip final : public Kernel {
         for (std::int64_t i = 0; i < sizes_[k]; ++i) sum += static_cast<double>(input(args, static_cast<int>(k))[i]) * input(args, static_cast<int>(k))[i];
       }
       const double norm = std::sqrt(sum);
-      const double scale = limit_ * std::min(1.0 / norm, 1.0 / limit_) + (norm - norm);
-      *static_cast<float*>(args.outputs[0]) = static_cast<float>(scale);
+      *static_cast<float*>(args.outputs[0]) = static_cast<float>(global_norm_scale_of(norm, limit_));
       return;
     }
     const float* x = input(args, 0);
     auto* y = static_cast<float*>(args.outputs[0]);
     const std::int64_t n = sizes_[0];
     if (op_ == "clip_by_value") {
-      for (std::int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(std::clamp(static_cast<double>(x[i]), -limit_, limit_));
+      for (std::int64_t i = 0; i < n; ++i) y[i] = clip_by_value_element(x[i], limit_);
       return;
     }
     double sum = 0.0;
     for (std::int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
     const double norm = sum > 0 ? std::sqrt(sum) : 0.0;
-    for (std::int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(x[i] * limit_ / std::max(norm, limit_));
+    for (std::int64_t i = 0; i < n; ++i) y[i] = clip_by_norm_element(x[i], limit_, std::max(norm, limit_));
   }
 
  private:
@@ -267,7 +256,7 @@ std::unique_ptr<Kernel> make_ref_slot_update(const KernelDesc& desc, std::string
   SlotRule rule = SlotRule::adagrad;
   NNFIT_CHECK(slot_rule_of(desc.op, &rule), InvalidArgument, "internal: make_ref_slot_update has no rule for op '",
               desc.op, "'");
-  return std::make_unique<RefSlotUpdate>(rule, p, desc.inputs.size() == 4);
+  return std::make_unique<RefSlotUpdate>(SlotUpdateState(rule, p, desc.inputs.size() == 4));
 }
 
 std::unique_ptr<Kernel> make_ref_sgd_update(const KernelDesc& desc, std::string* why_not) {

@@ -25,6 +25,14 @@ struct UnaryFn {
 };
 
 template <class T>
+struct NanToNumFn {
+  const void* x;
+  void* y;
+  NanToNumValues v;
+  NNFIT_HD void operator()(std::int64_t i) const { store<T>(y, i, nan_to_num_fn(load<T>(x, i), v)); }
+};
+
+template <class T>
 struct BinaryBroadcastFn {
   const void* a;
   const void* b;
@@ -277,6 +285,12 @@ std::unique_ptr<Kernel> make_math_broadcast(const KernelDesc& desc) {
 template <class Launch, class T>
 std::unique_ptr<Kernel> make_math(const KernelDesc& desc, std::string* why_not) {
   if (!floats_are<T>(desc, why_not)) return nullptr;
+  if (desc.op == "nan_to_num") {
+    expect_counts(desc, 1, 1);
+    const NanToNumValues v = nan_to_num_values(desc.attrs);
+    const std::int64_t n = desc.inputs[0].shape.numel();
+    return launch_kernel([=](const KernelArgs& a) { Launch::run(NanToNumFn<T>{a.inputs[0], a.outputs[0], v}, n, a.ctx); });
+  }
   if (desc.op == "unary" || desc.op == "unary_grad") {
     const bool grad = desc.op == "unary_grad";
     expect_counts(desc, grad ? 2 : 1, 1);
@@ -314,7 +328,7 @@ std::unique_ptr<Kernel> make_math(const KernelDesc& desc, std::string* why_not) 
 template <class Launch>
 void register_math_kernels(KernelRegistry& r) {
   for (const char* op : {"unary", "unary_grad", "binary", "binary_grad", "reduce", "reduce_grad", "where", "where_grad",
-                         "arg_reduce", "cumulative", "cumulative_grad", "broadcast_to"}) {
+                         "arg_reduce", "cumulative", "cumulative_grad", "broadcast_to", "nan_to_num"}) {
     add_float_kernels(r, op, make_math<Launch, float>, make_math<Launch, Bf16>, make_math<Launch, F16>);
   }
 }

@@ -1,6 +1,7 @@
-// Shape inference and gradient rules for every op of docs/design/ops.md. Kernels live in
-// the backend; this file only knows shapes and how to build backward nodes.
-#include <map>
+// Shape inference and gradient rules of the core ops (dense, element-wise, convolution,
+// pooling, loss, batch norm; the op table's `core::` rules, src/graph/ops.yaml). Kernels live
+// in the backend; this file only knows shapes and how to build backward nodes.
+#include <algorithm>
 
 #include "nnfit/core/error.h"
 #include "nnfit/graph/graph.h"
@@ -8,7 +9,7 @@
 
 namespace nnfit {
 
-namespace {
+namespace op_rules::core {
 
 using Descs = std::vector<TensorDesc>;
 
@@ -450,95 +451,7 @@ std::vector<int> grad_bn_infer(GradContext& c) {
   return out;
 }
 
-}  // namespace
-
-void add_merge_op_defs(std::map<std::string, OpDef>& catalogue);   // merge_op_defs.cpp
-void add_reduce_op_defs(std::map<std::string, OpDef>& catalogue);  // reduce_op_defs.cpp
-void add_shape_op_defs(std::map<std::string, OpDef>& catalogue);   // shape_op_defs.cpp
-void add_prelu_op_defs(std::map<std::string, OpDef>& catalogue);   // prelu_op_defs.cpp
-void add_layer_norm_op_defs(std::map<std::string, OpDef>& catalogue);  // layer_norm_op_defs.cpp
-void add_rnn_op_defs(std::map<std::string, OpDef>& catalogue);         // rnn_op_defs.cpp
-void add_gather_op_defs(std::map<std::string, OpDef>& catalogue);      // gather_op_defs.cpp
-void add_mask_op_defs(std::map<std::string, OpDef>& catalogue);        // mask_op_defs.cpp
-void add_attention_op_defs(std::map<std::string, OpDef>& catalogue);   // attention_op_defs.cpp
-void add_training_op_defs(std::map<std::string, OpDef>& catalogue);    // training_op_defs.cpp
-void add_regularizer_op_defs(std::map<std::string, OpDef>& catalogue); // regularizer_op_defs.cpp
-void add_conv3d_op_defs(std::map<std::string, OpDef>& catalogue);      // conv3d_op_defs.cpp
-void add_resize_op_defs(std::map<std::string, OpDef>& catalogue);      // resize_op_defs.cpp
-void add_augment_op_defs(std::map<std::string, OpDef>& catalogue);     // augment_op_defs.cpp
-void add_cast_op_defs(std::map<std::string, OpDef>& catalogue);        // cast_op_defs.cpp
-void add_math_op_defs(std::map<std::string, OpDef>& catalogue);        // math_op_defs.cpp
-
-namespace {
-
-std::map<std::string, OpDef> build_catalogue() {
-  std::map<std::string, OpDef> m;
-  auto add = [&m](OpDef d) { m[d.name] = std::move(d); };
-  add({"matmul", infer_matmul, grad_matmul, {}});
-  add({"fused_matmul", infer_fused_matmul, nullptr, {}});
-  add({"bias_add", infer_bias_add, grad_bias_add, {}});
-  add({"bias_add_grad", infer_bias_add_grad, nullptr, {}});
-  add({"activation", infer_unary, grad_activation, {}});
-  add({"activation_grad", infer_binary_same, nullptr, {}});
-  add({"softmax", infer_unary, grad_softmax, {}});
-  add({"softmax_grad", infer_binary_same, nullptr, {}});
-  add({"log_softmax", infer_unary, grad_log_softmax, {}});
-  add({"log_softmax_grad", infer_binary_same, nullptr, {}});
-  add({"add_n", infer_add_n, grad_add_n, {}});
-  add({"reshape", infer_reshape, grad_reshape, {}});
-  add({"conv2d", infer_conv2d, grad_conv2d, {}});
-  add({"fused_conv2d", infer_conv2d, nullptr, {}});
-  add({"conv2d_backprop_input", infer_conv2d_backprop_input, grad_conv2d_backprop_input, {}});
-  add({"conv2d_backprop_filter", infer_conv2d_backprop_filter, nullptr, {}});
-  add({"max_pool2d", infer_pool, grad_max_pool, {}});
-  add({"max_pool2d_grad", infer_max_pool_grad, nullptr, {}});
-  add({"avg_pool2d", infer_pool, grad_avg_pool, {}});
-  add({"avg_pool2d_grad", infer_avg_pool_grad, nullptr, {}});
-  add({"loss", infer_loss, grad_loss, {}});
-  add({"loss_grad", infer_loss_grad, nullptr, {}});
-  add({"batch_norm_train", infer_bn_train, grad_bn_train, {}});
-  add({"batch_norm_grad", infer_bn_grad, nullptr, {}});
-  add({"batch_norm_infer", infer_bn_infer, grad_bn_infer, {}});
-  add({"batch_norm_infer_grad", infer_bn_grad, nullptr, {}});
-  add_merge_op_defs(m);
-  add_reduce_op_defs(m);
-  add_shape_op_defs(m);
-  add_prelu_op_defs(m);
-  add_layer_norm_op_defs(m);
-  add_rnn_op_defs(m);
-  add_gather_op_defs(m);
-  add_mask_op_defs(m);
-  add_attention_op_defs(m);
-  add_training_op_defs(m);
-  add_regularizer_op_defs(m);
-  add_conv3d_op_defs(m);
-  add_resize_op_defs(m);
-  add_augment_op_defs(m);
-  add_cast_op_defs(m);
-  add_math_op_defs(m);
-  return m;
-}
-
-const std::map<std::string, OpDef>& catalogue() {
-  static const std::map<std::string, OpDef> kCatalogue = build_catalogue();
-  return kCatalogue;
-}
-
-}  // namespace
-
-const OpDef& op_def(const std::string& name) {
-  auto it = catalogue().find(name);
-  NNFIT_CHECK(it != catalogue().end(), InvalidArgument, "unknown op '", name, "'");
-  return it->second;
-}
-
-bool has_op_def(const std::string& name) { return catalogue().count(name) != 0; }
-
-std::vector<std::string> op_names() {
-  std::vector<std::string> names;
-  for (const auto& [name, def] : catalogue()) names.push_back(name);
-  return names;
-}
+}  // namespace op_rules::core
 
 Padding1d tf_padding(std::int64_t in, std::int64_t kernel, std::int64_t stride, const std::string& padding) {
   Padding1d p;
