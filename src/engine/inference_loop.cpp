@@ -1,4 +1,4 @@
-// Model's inference loops: evaluate (from tensors or a Dataset), fit's validation after
+// The engine's inference loops: evaluate (from tensors or a Dataset), fit's validation after
 // an epoch, and predict. Each batch runs the inference program of its size, or, under
 // on_oom="reduce_batch" when that does not fit, its micro-batches (micro_batches.cpp).
 #include <algorithm>

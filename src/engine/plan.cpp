@@ -1,7 +1,7 @@
-// Planning a model's programs (split from model.cpp): the graph of each (mode, batch)
-// entry built from the layers, the loss and autodiff, then planned into a Program; the
-// update-only program; and the memory plan that says what fits before the first step
-// (Note [Plan breakdown]).
+// Planning a model's programs (StepEngine::plan_entry, plan_apply): the graph of each
+// (mode, batch) entry built from the layers, the loss and autodiff, then planned into a
+// Program; the update-only program; and the memory plan that says what fits before the
+// first step (Note [Plan breakdown]).
 #include <algorithm>
 #include <cmath>
 #include <cstring>

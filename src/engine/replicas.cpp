@@ -1,9 +1,9 @@
 // Data-parallel training (docs/design/distributed.md): each rank trains on its slice of
-// the global batch; the replicated step runs the gradient program on the slice, sums the
-// gradients across ranks in buckets while the backward pass goes on, and applies their
-// global mean with the update program (the Mode::grads / Mode::apply pair that micro-batch
-// accumulation uses too). Also: the sharding rule, the state broadcast and the exact
-// reduction of loss and metric sums.
+// the global batch with the replicated step (ReplicatedStep, replicated_step.cpp: the
+// gradient program on the slice, bucket sums across ranks while the backward pass goes on,
+// the update from their global mean). Here: the communicator and strategy, the sharding
+// rule, the choice of where gradients are summed, the gradient buckets, the state
+// broadcast and the exact reduction of loss and metric sums.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
