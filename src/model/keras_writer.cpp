@@ -4,6 +4,7 @@
 // with Keras 3's `args` nodes; the optimizer and loss as Keras serializes them in
 // compile_config.
 #include <cmath>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "model/keras_codecs/codec.h"
@@ -19,250 +20,250 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-// Keras 2 (tf.keras) writes dtypes as strings, input shapes as batch_input_shape and
-// Functional nodes as [[["layer", node, tensor, {}]]]; Keras 3 reads that form too.
-thread_local bool g_keras2 = false;
-// The policy of the model being written, for its layers without their own.
-thread_local std::string g_model_policy = "float32";
+// Writes one model (and the models nested in it) for one Keras generation: the writer's
+// keras2 flag and the model's dtype policy travel with it, down to the codecs and the
+// layers they wrap, instead of through a thread_local global. Made per call; no state
+// beyond the options.
+class ModelWriter {
+ public:
+  explicit ModelWriter(keras_json::Writer w) : w_(std::move(w)) {}
 
-ojson dtype_policy(const std::string& name = "float32") {
-  if (g_keras2) return name;
-  return {{"module", "keras"}, {"class_name", "DTypePolicy"}, {"config", {{"name", name}}}, {"registered_name", nullptr}};
-}
-
-ojson batch_shape(const Shape& s) {
-  ojson out = ojson::array({nullptr});
-  for (std::int64_t d : s.dims()) out.push_back(d);
-  return out;
-}
-
-ojson layer_object(const std::string& cls, ojson config) {
-  return {{"module", "keras.layers"}, {"class_name", cls}, {"config", std::move(config)}, {"registered_name", nullptr}};
-}
-
-// A layer's policy as Keras writes it: its own, else the model's (Keras writes each layer's).
-ojson common(const Layer& l) {
-  const std::string policy = l.dtype_policy() ? l.dtype_policy()->name : g_model_policy;
-  return {{"name", l.name()}, {"trainable", l.trainable()}, {"dtype", dtype_policy(policy)}};
-}
-
-ojson model_object(const std::string& cls, const std::string& name, const LayerGraph& g);
-
-ojson layer_json(const Layer& l, const std::vector<Shape>& in) {
-  if (auto* nm = dynamic_cast<const NestedModel*>(&l)) return model_object(nm->class_name(), nm->name(), nm->graph());
-  if (auto* traced = dynamic_cast<const TracedLayer*>(&l)) {  // as read (Note [Traced layers]); its flag as now
-    if (g_keras2) throw Unsupported(l.name() + ": a traced Layer subclass has no Keras 2 form", "save as .keras");
-    json object = json::parse(traced->object_json());
-    object["config"]["trainable"] = l.trainable();
-    return object;
+  ojson dtype_policy(const std::string& name = "float32") {
+    if (w_.keras2) return name;
+    return {{"module", "keras"}, {"class_name", "DTypePolicy"}, {"config", {{"name", name}}}, {"registered_name", nullptr}};
   }
-  if (auto* op = dynamic_cast<const Operation*>(&l)) {
-    if (g_keras2) throw Unsupported(l.name() + ": Keras's " + l.class_name() + " operation has no Keras 2 form", "save as .keras");
-    return keras_json::write_operation_object(*op);
+
+  ojson batch_shape(const Shape& s) {
+    ojson out = ojson::array({nullptr});
+    for (std::int64_t d : s.dims()) out.push_back(d);
+    return out;
   }
-  if (auto* op = dynamic_cast<const LogicalOp*>(&l)) {
-    // An operation, as Keras 3 writes one: its name (not_equal's value is a call argument).
-    if (g_keras2) throw Unsupported(l.name() + ": Keras's " + l.class_name() + " operation has no Keras 2 form", "save as .keras");
-    const bool convert = op->kind() == LogicalOpKind::convert_to_tensor;
-    ojson config{{"name", l.name()}};
-    if (convert) config.update({{"dtype", nullptr}, {"sparse", nullptr}, {"ragged", nullptr}});
-    return {{"module", convert ? "keras.src.ops.core" : "keras.src.ops.numpy"},
-            {"class_name", l.class_name()},
-            {"config", config},
-            {"registered_name", l.class_name()}};
+
+  ojson layer_object(const std::string& cls, ojson config) {
+    return {{"module", "keras.layers"}, {"class_name", cls}, {"config", std::move(config)}, {"registered_name", nullptr}};
   }
-  ojson c = common(l);
-  const keras_json::Writer w{g_keras2};
-  bool written = false;
-  for (const keras_json::LayerFamily* f : keras_json::layer_families()) {
-    if ((written = f->write(w, l, c))) break;
+
+  // A layer's policy as Keras writes it: its own, else the model's (Keras writes each layer's).
+  ojson common(const Layer& l) {
+    const std::string policy = l.dtype_policy() ? l.dtype_policy()->name : w_.model_policy;
+    return {{"name", l.name()}, {"trainable", l.trainable()}, {"dtype", dtype_policy(policy)}};
   }
-  if (!written) throw Unsupported(l.name() + ": cannot write a " + l.class_name() + " layer to a Keras config");
-  keras_json::write_weight_options(l, c);
-  ojson out = layer_object(l.class_name(), std::move(c));
-  const CallArguments call = l.call_arguments();
-  if (in.empty()) {
-    // A wrapped layer: its wrapper builds it.
-  } else if (!call.build_names.empty()) {
-    // A build(query_shape, value_shape, ...) takes the shapes of its tensor arguments by
-    // name (Keras's shapes_dict); a "name/i" entry is item i of a list.
-    ojson shapes = ojson::object();
-    for (std::size_t i = 0; i < call.build_names.size() && i < in.size(); ++i) {
-      const std::string& n = call.build_names[i];
-      if (n.empty()) continue;
-      const std::size_t slash = n.find('/');
-      if (slash == std::string::npos) {
-        shapes[n + "_shape"] = batch_shape(in[i]);
-      } else {
-        shapes[n.substr(0, slash) + "_shape"].push_back(batch_shape(in[i]));
-      }
+
+  ojson layer_json(const Layer& l, const std::vector<Shape>& in) {
+    if (auto* nm = dynamic_cast<const NestedModel*>(&l)) return model_object(nm->class_name(), nm->name(), nm->graph());
+    if (auto* traced = dynamic_cast<const TracedLayer*>(&l)) {  // as read (Note [Traced layers]); its flag as now
+      if (w_.keras2) throw Unsupported(l.name() + ": a traced Layer subclass has no Keras 2 form", "save as .keras");
+      ojson object = ojson::parse(traced->object_json());
+      object["config"]["trainable"] = l.trainable();
+      return object;
     }
-    out["build_config"] = {{"shapes_dict", shapes}};
-  } else if (in.size() == 1) {
-    out["build_config"] = {{"input_shape", batch_shape(in[0])}};
-  } else {
-    ojson shapes = ojson::array();
-    for (const Shape& s : in) shapes.push_back(batch_shape(s));
-    out["build_config"] = {{"input_shape", shapes}};
-  }
-  return out;
-}
-
-ojson input_layer(const InputSpec& in) {
-  return layer_object("InputLayer", {{g_keras2 ? "batch_input_shape" : "batch_shape", batch_shape(in.shape)},
-                                     {"dtype", std::string(dtype_name(in.dtype))},
-                                     {"sparse", false},
-                                     {"ragged", false},
-                                     {"name", in.name}});
-}
-
-ojson keras_tensor(const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes, const TensorRef& t) {
-  const LayerNode& src = g.nodes()[static_cast<std::size_t>(t.node)];
-  const std::string name = src.layer ? src.layer->name() : g.inputs()[static_cast<std::size_t>(src.input_index)].name;
-  return {{"class_name", "__keras_tensor__"},
-          {"config",
-           {{"shape", batch_shape(shapes[static_cast<std::size_t>(t.node)][static_cast<std::size_t>(t.index)])},
-            {"dtype", "float32"},
-            {"keras_history", {name, src.call_index, t.index}}}}};
-}
-
-// Keras 2's [layer, node, tensor, {}]; a nested graph model's calls count from 1 there
-// (Note [Keras 2 node indices] in keras_model_config.cpp).
-ojson keras2_ref(const LayerGraph& g, const TensorRef& t) {
-  const LayerNode& src = g.nodes()[static_cast<std::size_t>(t.node)];
-  const std::string name = src.layer ? src.layer->name() : g.inputs()[static_cast<std::size_t>(src.input_index)].name;
-  const int offset = dynamic_cast<const NestedModel*>(src.layer) ? 1 : 0;
-  return ojson::array({name, src.call_index + offset, t.index, ojson::object()});
-}
-
-ojson sequential_object(const std::string& name, const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes) {
-  ojson layers = ojson::array({input_layer(g.inputs()[0])});
-  for (std::size_t i = 0; i < g.nodes().size(); ++i) {
-    const LayerNode& n = g.nodes()[i];
-    if (!n.layer) continue;
-    std::vector<Shape> in;
-    for (const TensorRef& t : n.inputs) in.push_back(shapes[static_cast<std::size_t>(t.node)][static_cast<std::size_t>(t.index)]);
-    layers.push_back(layer_json(*n.layer, in));
-  }
-  return {{"module", "keras"},
-          {"class_name", "Sequential"},
-          {"config", {{"name", name}, {"trainable", true}, {"dtype", dtype_policy(g_model_policy)}, {"layers", layers}}},
-          {"registered_name", nullptr},
-          {"build_config", {{"input_shape", batch_shape(g.inputs()[0].shape)}}}};
-}
-
-// Keras's mask= argument: one tensor for one input, else a list with nulls.
-ojson mask_argument(const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes, const std::vector<TensorRef>& masks) {
-  ojson out = ojson::array();
-  for (const TensorRef& m : masks) out.push_back(m.node >= 0 ? keras_tensor(g, shapes, m) : ojson(nullptr));
-  return masks.size() == 1 ? out[0] : out;
-}
-
-ojson functional_object(const std::string& name, const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes) {
-  ojson layers = ojson::array();
-  ojson input_layers = ojson::array();
-  for (const InputSpec& in : g.inputs()) {
-    ojson l = input_layer(in);
-    l["name"] = in.name;
-    l["inbound_nodes"] = ojson::array();
-    layers.push_back(std::move(l));
-    input_layers.push_back({in.name, 0, 0});
-  }
-  for (const auto& layer : g.layers()) {
-    ojson l;
-    ojson nodes = ojson::array();
-    for (const LayerNode& n : g.nodes()) {
-      if (n.layer != layer.get()) continue;
-      ojson args = ojson::array();
-      std::vector<Shape> in;
-      for (const TensorRef& t : n.inputs) {
-        args.push_back(g_keras2 ? keras2_ref(g, t) : keras_tensor(g, shapes, t));
-        in.push_back(shapes[static_cast<std::size_t>(t.node)][static_cast<std::size_t>(t.index)]);
-      }
-      const CallArguments call = layer->call_arguments();
-      if (auto* op = dynamic_cast<const Operation*>(layer.get()); op && !g_keras2) {
-        nodes.push_back(keras_json::write_operation_call(*op, std::vector<ojson>(args.begin(), args.end())));
-      } else if (g_keras2) {
-        if (!call.flags.empty() || !call.keyword_inputs.empty()) {
-          throw Unsupported(layer->name() + ": a call with keyword arguments is not written in Keras 2's format",
-                            "save as .keras");
-        }
-        if (!n.masks.empty()) {
-          throw Unsupported(layer->name() + ": a call with an explicit mask= has no Keras 2 form", "save as .keras");
-        }
-        nodes.push_back(args);
-      } else if (call.positional > 0) {
-        // Positional tensors one by one, then keyword tensors and flags (MultiHeadAttention).
-        ojson kwargs = ojson::object();
-        for (std::size_t k = 0; k < call.keyword_inputs.size(); ++k) {
-          // "initial_state/1" is entry 1 of a list argument.
-          const std::string& key = call.keyword_inputs[k];
-          const std::size_t slash = key.find('/');
-          if (slash == std::string::npos) {
-            kwargs[key] = args[call.positional + k];
-          } else {
-            kwargs[key.substr(0, slash)].push_back(args[call.positional + k]);
-          }
-        }
-        for (const auto& [k, v] : call.flags) kwargs[k] = v;
-        args.erase(args.begin() + static_cast<std::ptrdiff_t>(call.positional), args.end());
-        for (double c : call.constants) args.push_back(c == std::floor(c) ? ojson(static_cast<std::int64_t>(c)) : ojson(c));
-        if (!n.masks.empty()) kwargs["mask"] = mask_argument(g, shapes, n.masks);
-        nodes.push_back({{"args", args}, {"kwargs", kwargs}});
-      } else {
-        // A layer of several inputs takes them as one list argument, as Keras calls merges.
-        if (n.inputs.size() > 1) args = ojson::array({args});
-        ojson kwargs = ojson::object();
-        for (const auto& [k, v] : call.flags) kwargs[k] = v;
-        if (!n.masks.empty()) kwargs["mask"] = mask_argument(g, shapes, n.masks);
-        nodes.push_back({{"args", args}, {"kwargs", kwargs}});
-      }
-      if (l.is_null()) l = layer_json(*layer, in);
+    if (auto* op = dynamic_cast<const Operation*>(&l)) {
+      if (w_.keras2) throw Unsupported(l.name() + ": Keras's " + l.class_name() + " operation has no Keras 2 form", "save as .keras");
+      return keras_json::write_operation_object(*op);
     }
-    l["name"] = layer->name();
-    l["inbound_nodes"] = std::move(nodes);
-    layers.push_back(std::move(l));
-  }
-  ojson output_layers = ojson::array();
-  for (const TensorRef& t : g.outputs()) {
-    if (g_keras2) {
-      ojson ref = keras2_ref(g, t);
-      ref.erase(3);
-      output_layers.push_back(std::move(ref));
+    if (auto* op = dynamic_cast<const LogicalOp*>(&l)) {
+      // An operation, as Keras 3 writes one: its name (not_equal's value is a call argument).
+      if (w_.keras2) throw Unsupported(l.name() + ": Keras's " + l.class_name() + " operation has no Keras 2 form", "save as .keras");
+      const bool convert = op->kind() == LogicalOpKind::convert_to_tensor;
+      ojson config{{"name", l.name()}};
+      if (convert) config.update({{"dtype", nullptr}, {"sparse", nullptr}, {"ragged", nullptr}});
+      return {{"module", convert ? "keras.src.ops.core" : "keras.src.ops.numpy"},
+              {"class_name", l.class_name()},
+              {"config", config},
+              {"registered_name", l.class_name()}};
+    }
+    ojson c = common(l);
+    bool written = false;
+    for (const keras_json::LayerFamily* f : keras_json::layer_families()) {
+      if ((written = f->write(w_, l, c))) break;
+    }
+    if (!written) throw Unsupported(l.name() + ": cannot write a " + l.class_name() + " layer to a Keras config");
+    keras_json::write_weight_options(l, c);
+    ojson out = layer_object(l.class_name(), std::move(c));
+    const CallArguments call = l.call_arguments();
+    if (in.empty()) {
+      // A wrapped layer: its wrapper builds it.
+    } else if (!call.build_names.empty()) {
+      // A build(query_shape, value_shape, ...) takes the shapes of its tensor arguments by
+      // name (Keras's shapes_dict); a "name/i" entry is item i of a list.
+      ojson shapes = ojson::object();
+      for (std::size_t i = 0; i < call.build_names.size() && i < in.size(); ++i) {
+        const std::string& n = call.build_names[i];
+        if (n.empty()) continue;
+        const std::size_t slash = n.find('/');
+        if (slash == std::string::npos) {
+          shapes[n + "_shape"] = batch_shape(in[i]);
+        } else {
+          shapes[n.substr(0, slash) + "_shape"].push_back(batch_shape(in[i]));
+        }
+      }
+      out["build_config"] = {{"shapes_dict", shapes}};
+    } else if (in.size() == 1) {
+      out["build_config"] = {{"input_shape", batch_shape(in[0])}};
     } else {
-      output_layers.push_back(keras_tensor(g, shapes, t)["config"]["keras_history"]);
+      ojson shapes = ojson::array();
+      for (const Shape& s : in) shapes.push_back(batch_shape(s));
+      out["build_config"] = {{"input_shape", shapes}};
     }
+    return out;
   }
-  return {{"module", "keras.src.models.functional"},
-          {"class_name", "Functional"},
-          {"config",
-           {{"name", name},
-            {"trainable", true},
-            {"layers", layers},
-            {"input_layers", g.inputs().size() == 1 && !g_keras2 ? input_layers[0] : input_layers},
-            {"output_layers", g.outputs().size() == 1 && !g_keras2 ? output_layers[0] : output_layers}}},
-          {"registered_name", "Functional"}};
-}
 
-ojson model_object(const std::string& cls, const std::string& name, const LayerGraph& g) {
-  const auto shapes = g.infer_shapes();
-  return cls == "Sequential" ? sequential_object(name, g, shapes) : functional_object(name, g, shapes);
-}
+  ojson input_layer(const InputSpec& in) {
+    return layer_object("InputLayer", {{w_.keras2 ? "batch_input_shape" : "batch_shape", batch_shape(in.shape)},
+                                       {"dtype", std::string(dtype_name(in.dtype))},
+                                       {"sparse", false},
+                                       {"ragged", false},
+                                       {"name", in.name}});
+  }
+
+  ojson keras_tensor(const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes, const TensorRef& t) {
+    const LayerNode& src = g.nodes()[static_cast<std::size_t>(t.node)];
+    const std::string name = src.layer ? src.layer->name() : g.inputs()[static_cast<std::size_t>(src.input_index)].name;
+    return {{"class_name", "__keras_tensor__"},
+            {"config",
+             {{"shape", batch_shape(shapes[static_cast<std::size_t>(t.node)][static_cast<std::size_t>(t.index)])},
+              {"dtype", "float32"},
+              {"keras_history", {name, src.call_index, t.index}}}}};
+  }
+
+  // Keras 2's [layer, node, tensor, {}]; a nested graph model's calls count from 1 there
+  // (Note [Keras 2 node indices] in keras_model_config.cpp).
+  ojson keras2_ref(const LayerGraph& g, const TensorRef& t) {
+    const LayerNode& src = g.nodes()[static_cast<std::size_t>(t.node)];
+    const std::string name = src.layer ? src.layer->name() : g.inputs()[static_cast<std::size_t>(src.input_index)].name;
+    const int offset = dynamic_cast<const NestedModel*>(src.layer) ? 1 : 0;
+    return ojson::array({name, src.call_index + offset, t.index, ojson::object()});
+  }
+
+  ojson sequential_object(const std::string& name, const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes) {
+    ojson layers = ojson::array({input_layer(g.inputs()[0])});
+    for (std::size_t i = 0; i < g.nodes().size(); ++i) {
+      const LayerNode& n = g.nodes()[i];
+      if (!n.layer) continue;
+      std::vector<Shape> in;
+      for (const TensorRef& t : n.inputs) in.push_back(shapes[static_cast<std::size_t>(t.node)][static_cast<std::size_t>(t.index)]);
+      layers.push_back(layer_json(*n.layer, in));
+    }
+    return {{"module", "keras"},
+            {"class_name", "Sequential"},
+            {"config", {{"name", name}, {"trainable", true}, {"dtype", dtype_policy(w_.model_policy)}, {"layers", layers}}},
+            {"registered_name", nullptr},
+            {"build_config", {{"input_shape", batch_shape(g.inputs()[0].shape)}}}};
+  }
+
+  // Keras's mask= argument: one tensor for one input, else a list with nulls.
+  ojson mask_argument(const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes, const std::vector<TensorRef>& masks) {
+    ojson out = ojson::array();
+    for (const TensorRef& m : masks) out.push_back(m.node >= 0 ? keras_tensor(g, shapes, m) : ojson(nullptr));
+    return masks.size() == 1 ? out[0] : out;
+  }
+
+  ojson functional_object(const std::string& name, const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes) {
+    ojson layers = ojson::array();
+    ojson input_layers = ojson::array();
+    for (const InputSpec& in : g.inputs()) {
+      ojson l = input_layer(in);
+      l["name"] = in.name;
+      l["inbound_nodes"] = ojson::array();
+      layers.push_back(std::move(l));
+      input_layers.push_back({in.name, 0, 0});
+    }
+    for (const auto& layer : g.layers()) {
+      ojson l;
+      ojson nodes = ojson::array();
+      for (const LayerNode& n : g.nodes()) {
+        if (n.layer != layer.get()) continue;
+        ojson args = ojson::array();
+        std::vector<Shape> in;
+        for (const TensorRef& t : n.inputs) {
+          args.push_back(w_.keras2 ? keras2_ref(g, t) : keras_tensor(g, shapes, t));
+          in.push_back(shapes[static_cast<std::size_t>(t.node)][static_cast<std::size_t>(t.index)]);
+        }
+        const CallArguments call = layer->call_arguments();
+        if (auto* op = dynamic_cast<const Operation*>(layer.get()); op && !w_.keras2) {
+          nodes.push_back(keras_json::write_operation_call(*op, std::vector<ojson>(args.begin(), args.end())));
+        } else if (w_.keras2) {
+          if (!call.flags.empty() || !call.keyword_inputs.empty()) {
+            throw Unsupported(layer->name() + ": a call with keyword arguments is not written in Keras 2's format",
+                              "save as .keras");
+          }
+          if (!n.masks.empty()) {
+            throw Unsupported(layer->name() + ": a call with an explicit mask= has no Keras 2 form", "save as .keras");
+          }
+          nodes.push_back(args);
+        } else if (call.positional > 0) {
+          // Positional tensors one by one, then keyword tensors and flags (MultiHeadAttention).
+          ojson kwargs = ojson::object();
+          for (std::size_t k = 0; k < call.keyword_inputs.size(); ++k) {
+            // "initial_state/1" is entry 1 of a list argument.
+            const std::string& key = call.keyword_inputs[k];
+            const std::size_t slash = key.find('/');
+            if (slash == std::string::npos) {
+              kwargs[key] = args[call.positional + k];
+            } else {
+              kwargs[key.substr(0, slash)].push_back(args[call.positional + k]);
+            }
+          }
+          for (const auto& [k, v] : call.flags) kwargs[k] = v;
+          args.erase(args.begin() + static_cast<std::ptrdiff_t>(call.positional), args.end());
+          for (double c : call.constants) args.push_back(c == std::floor(c) ? ojson(static_cast<std::int64_t>(c)) : ojson(c));
+          if (!n.masks.empty()) kwargs["mask"] = mask_argument(g, shapes, n.masks);
+          nodes.push_back({{"args", args}, {"kwargs", kwargs}});
+        } else {
+          // A layer of several inputs takes them as one list argument, as Keras calls merges.
+          if (n.inputs.size() > 1) args = ojson::array({args});
+          ojson kwargs = ojson::object();
+          for (const auto& [k, v] : call.flags) kwargs[k] = v;
+          if (!n.masks.empty()) kwargs["mask"] = mask_argument(g, shapes, n.masks);
+          nodes.push_back({{"args", args}, {"kwargs", kwargs}});
+        }
+        if (l.is_null()) l = layer_json(*layer, in);
+      }
+      l["name"] = layer->name();
+      l["inbound_nodes"] = std::move(nodes);
+      layers.push_back(std::move(l));
+    }
+    ojson output_layers = ojson::array();
+    for (const TensorRef& t : g.outputs()) {
+      if (w_.keras2) {
+        ojson ref = keras2_ref(g, t);
+        ref.erase(3);
+        output_layers.push_back(std::move(ref));
+      } else {
+        output_layers.push_back(keras_tensor(g, shapes, t)["config"]["keras_history"]);
+      }
+    }
+    return {{"module", "keras.src.models.functional"},
+            {"class_name", "Functional"},
+            {"config",
+             {{"name", name},
+              {"trainable", true},
+              {"layers", layers},
+              {"input_layers", g.inputs().size() == 1 && !w_.keras2 ? input_layers[0] : input_layers},
+              {"output_layers", g.outputs().size() == 1 && !w_.keras2 ? output_layers[0] : output_layers}}},
+            {"registered_name", "Functional"}};
+  }
+
+  ojson model_object(const std::string& cls, const std::string& name, const LayerGraph& g) {
+    const auto shapes = g.infer_shapes();
+    return cls == "Sequential" ? sequential_object(name, g, shapes) : functional_object(name, g, shapes);
+  }
+
+ private:
+  keras_json::Writer w_;
+};
 
 }  // namespace
 
 namespace keras_json {
 
-ojson write_layer_object(const Writer&, const Layer& l) { return layer_json(l, {}); }
+ojson write_layer_object(const Writer& w, const Layer& l) { return ModelWriter(w).layer_json(l, {}); }
 
 }  // namespace keras_json
 
 std::string model_to_keras_json(const Model& model, KerasFormat format) {
-  g_keras2 = format == KerasFormat::keras2;
-  g_model_policy = model.dtype_policy().name;
-  ojson out = model_object(model.class_name(), model.name(), model.graph());
-  g_keras2 = false;
-  g_model_policy = "float32";
+  const keras_json::Writer w{format == KerasFormat::keras2, model.dtype_policy().name};
+  ojson out = ModelWriter(w).model_object(model.class_name(), model.name(), model.graph());
   if (format == KerasFormat::keras2) {
     out.erase("module");
     out.erase("registered_name");

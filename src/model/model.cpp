@@ -1,28 +1,15 @@
-// Model: compile builds weights and plans Programs per (mode, batch size) on demand,
-// all over one shared arena (Note [One arena per program]); the loops that run them are in
-// model_fit.cpp, the planning in model_plan.cpp.
+// Model: the Keras-facing object (a graph of layer calls, its compile options, dtype
+// policy and seed) and Sequential, the chain built on it. Whatever runs steps (backend,
+// optimizer, programs, the fit / evaluate / predict loops) is the step engine's
+// (src/engine/step_engine.h); Model's methods that need it forward to it.
 #include "nnfit/model/model.h"
 
-#include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <map>
-
-#include "model/model_impl.h"
-#include "nnfit/core/env_flags.h"
+#include "engine/step_engine.h"
 #include "nnfit/core/error.h"
-#include "nnfit/graph/autodiff.h"
-#include "nnfit/graph/fusion.h"
-#include "nnfit/graph/program.h"
-#include "nnfit/nn/lr_schedule.h"
-#include "nnfit/nn/metrics.h"
 
 namespace nnfit {
 
-Model::Model(std::string name)
-    : name_(std::move(name)),
-      memory_policy_(resolve_memory_policy(memory_settings_from_env())),
-      backend_(make_cpu_backend(memory_policy_)) {}
+Model::Model(std::string name) : name_(std::move(name)), engine_(std::make_unique<StepEngine>(*this)) {}
 
 Model::Model(std::string name, LayerGraph graph) : Model(std::move(name)) {
   graph_ = std::move(graph);
@@ -31,16 +18,11 @@ Model::Model(std::string name, LayerGraph graph) : Model(std::move(name)) {
 }
 
 Model::~Model() {
-  // Work still queued on the device (a step's update) runs before its memory goes.
-  try {
-    sync_device();
-  } catch (const std::exception&) {  // a failed kernel's error was the step's to report
-  }
-  // Programs (and their arena) go before the layers' weights; all return to the allocator.
-  // The backend (and its allocator) is declared after the graph, so release every tensor
-  // explicitly before it goes.
-  programs_.reset();
+  // The engine's programs (and their arena) go first, after the work still queued on the
+  // device; then the layers' weights, while the engine's backend (their allocator) lives.
+  engine_->release();
   graph_ = LayerGraph();
+  engine_.reset();
 }
 
 Sequential::Sequential(std::string name) : Model(std::move(name)) {}
@@ -96,232 +78,7 @@ std::vector<std::string> Model::output_names() const {
   return names;
 }
 
-void Model::set_memory_policy(const MemoryPolicy& policy) {
-  NNFIT_CHECK(!compiled_ && backend_->allocator().stats().in_use_bytes == 0, InvalidArgument, "model '", name_,
-              "': set_memory_policy() must come before compile(), while nothing is allocated");
-  if (policy == memory_policy_) return;
-  const int threads = backend_->num_threads();
-  const Device device = backend_->device();
-  // Drop the old allocator first, so two preallocations never coexist.
-  backend_.reset();
-  try {
-    backend_ = make_backend(device, policy);
-  } catch (const Error&) {
-    memory_policy_ = MemoryPolicy{};
-    backend_ = make_backend(device, memory_policy_);  // the model stays usable with the default
-    backend_->set_num_threads(threads);
-    throw;
-  }
-  backend_->set_num_threads(threads);
-  memory_policy_ = policy;
-}
-
-void Model::set_device(Device device) {
-  NNFIT_CHECK(!compiled_ && backend_->allocator().stats().in_use_bytes == 0, InvalidArgument, "model '", name_,
-              "': set_device() must come before compile(), while nothing is allocated");
-  if (device == backend_->device()) return;
-  // Its backend under the same policy, made before the old one goes (another device's
-  // memory, so no two preallocations of one device coexist): a device that cannot be used
-  // throws and leaves the model where it was.
-  std::unique_ptr<Backend> backend = make_backend(device, memory_policy_);
-  backend->set_num_threads(backend_->num_threads());
-  backend_ = std::move(backend);
-}
-
-void Model::set_backend(std::unique_ptr<Backend> backend) {
-  NNFIT_CHECK(backend, InvalidArgument, "model '", name_, "': set_backend() needs a backend");
-  NNFIT_CHECK(!programs_ && backend_->allocator().stats().in_use_bytes == 0, InvalidArgument, "model '", name_,
-              "': set_backend() must come before build() and compile(), while nothing is allocated");
-  const int threads = backend_->num_threads();
-  backend_ = std::move(backend);
-  backend_->set_num_threads(threads);
-}
-
-void Model::set_num_threads(int threads) { backend_->set_num_threads(threads); }
-int Model::num_threads() const { return backend_->num_threads(); }
-
-void Model::check_built() const {
-  NNFIT_CHECK(programs_, InvalidArgument, "model '", name_, "' is not built; call compile() (or build()) first");
-}
-
-void Model::check_compiled() const {
-  NNFIT_CHECK(compiled_, InvalidArgument, "model '", name_, "' is not compiled; call compile() first");
-}
-
-void Model::build() {
-  if (programs_) return;
-  NNFIT_CHECK(!graph_.layers().empty(), InvalidArgument, "model '", name_, "' has no layers");
-  NNFIT_CHECK(!graph_.inputs().empty() && graph_.inputs()[0].shape.rank() > 0, InvalidArgument, "model '", name_,
-              "' has no input shape; give an Input layer or batch_shape on the first layer");
-  // Note [The model's device path]: layers fill their weights on the host; off the CPU
-  // they are made in host memory and then copied once into the device's.
-  const bool host = backend_->host_addressable();
-  WeightFactory wf = host ? WeightFactory(backend_->allocator(), seed_) : WeightFactory(seed_);
-  if (weight_budget_elements_ > 0) wf.limit_elements(weight_budget_elements_, weight_budget_source_);
-  graph_.build(wf);
-  wf.limit_elements(0, {});
-  weight_budget_elements_ = 0;  // one load's bound, not the model's
-  if (!host) {
-    std::map<const void*, Tensor> moved;  // weights that share a buffer stay shared
-    for (Weight* w : graph_.weights()) {
-      auto [it, fresh] = moved.try_emplace(w->value.raw());
-      if (fresh) it->second = on_backend(w->value);
-      w->value = it->second;
-    }
-  }
-  programs_ = std::make_unique<Programs>();
-  programs_->one = on_backend(wf.make("autodiff/one", Shape{}, "ones", 1, 1));
-}
-
-void Model::compile(CompileOptions options) {
-  NNFIT_CHECK(options.losses.empty() || options.losses.size() == num_outputs(), InvalidArgument, "model '", name_,
-              "' has ", num_outputs(), " outputs but ", options.losses.size(), " losses were given");
-  for (const bool weighted : {false, true}) {
-    const char* key = weighted ? "weighted_metrics" : "metrics";
-    const auto& per = weighted ? options.output_weighted_metrics : options.output_metrics;
-    NNFIT_CHECK(per.empty() || per.size() == num_outputs(), InvalidArgument, "model '", name_, "' has ",
-                num_outputs(), " outputs but ", key, " has ", per.size(), " per-output lists");
-    NNFIT_CHECK(per.empty() || (weighted ? options.weighted_metrics : options.metrics).empty(), InvalidArgument,
-                key, ": give one list for every output or one list per output, not both");
-  }
-  NNFIT_CHECK(options.loss_weights.empty() || options.loss_weights.size() == num_outputs(), InvalidArgument,
-              "model '", name_, "' has ", num_outputs(), " outputs but ", options.loss_weights.size(),
-              " loss_weights were given");
-  build();
-  if (options.dtype_policy) dtype_policy_ = *options.dtype_policy;
-  // Keras's compile wraps the optimizer in a LossScaleOptimizer under mixed_float16.
-  if (dtype_policy_.name == "mixed_float16") options.optimizer.loss_scale.enabled = true;
-  loss_scale_ = options.optimizer.loss_scale.enabled ? options.optimizer.loss_scale.initial_scale : 1.0;
-  loss_scale_good_steps_ = skipped_steps_ = 0;
-  auto optimizer = std::make_unique<Optimizer>(options.optimizer);
-  // A recompiled model plans afresh with new optimizer slots; its weights stay.
-  drop_lookahead();  // a batch staged ahead belongs to an entry about to go
-  programs_->entries.clear();
-  // The autodiff seed is 1 outside a loss-scaled step; a loss-scaled device step leaves
-  // the scale in it (Note [Loss scaling on the device]), which a program compiled without
-  // loss scaling must not read. (The copy waits for the device's queues first.)
-  const float unit = 1.0f;
-  write_buffer(programs_->one.raw(), &unit, sizeof unit);
-  programs_->arena = Tensor();
-  programs_->arena_bytes = 0;
-  programs_->update_arena = Tensor();
-  programs_->zero_gradient = Tensor();
-  programs_->device_grad_sums.clear();
-  programs_->trainable.clear();
-  programs_->slots.clear();
-  optimizer_ = std::move(optimizer);
-  compile_options_ = std::move(options);
-  compile_options_.optimizer = optimizer_->options();
-  // Validate the losses and metrics against the outputs now, not at the first step.
-  const std::vector<Shape> outs = output_shapes();
-  for (std::size_t i = 0; i < outs.size(); ++i) {
-    std::vector<std::int64_t> dims{1};
-    dims.insert(dims.end(), outs[i].dims().begin(), outs[i].dims().end());
-    TensorDesc pred{Shape(dims), DType::f32};
-    const Loss& loss = compile_options_.loss_for(i);
-    Graph probe;
-    loss.emit(probe, probe.add_input("pred", pred), probe.add_input("y", loss.target_desc(pred)));
-    for (const bool weighted : {false, true}) {
-      // Named by its place in the compile options: "metrics[k]", or "metrics[i][k]" per output.
-      const auto& per = weighted ? compile_options_.output_weighted_metrics : compile_options_.output_metrics;
-      const std::string key = std::string(weighted ? "weighted_metrics" : "metrics") +
-                              (per.empty() ? "" : "[" + std::to_string(i) + "]");
-      const auto& specs = compile_options_.metrics_for(i, weighted);
-      for (std::size_t k = 0; k < specs.size(); ++k) {
-        try {
-          Metric(specs[k], loss, pred);
-        } catch (const InvalidArgument& e) {
-          throw InvalidArgument(key + "[" + std::to_string(k) + "]: " + e.what(), e.hint());
-        }
-      }
-    }
-  }
-
-  for (Weight* w : graph_.weights()) {
-    if (!w->trains()) continue;
-    programs_->trainable.push_back(w);
-    std::vector<Tensor> sl;
-    for (int i = 0; i < optimizer_->num_kept_slots(); ++i) {
-      Tensor slot = Tensor::zeros(w->value.shape());
-      const float init = static_cast<float>(optimizer_->slot_initial_value(i));
-      if (init != 0.0f) std::fill_n(slot.data<float>(), slot.numel(), init);
-      if (backend_->host_addressable()) {  // in the model's allocator, as everything it keeps
-        Tensor kept = allocate_tensor(backend_->allocator(), slot.shape(), DType::f32);
-        std::memcpy(kept.raw(), slot.raw(), slot.nbytes());
-        sl.push_back(std::move(kept));
-      } else {
-        sl.push_back(on_backend(slot));
-      }
-    }
-    programs_->slots.push_back(std::move(sl));
-  }
-  compiled_ = true;
-}
-
 std::int64_t Model::count_params() const { return graph_.count_params(); }
-
-std::vector<Tensor> Model::get_weights() const {
-  std::vector<Tensor> out;
-  for (const Weight* w : graph_.weights()) {
-    Tensor t = Tensor::uninitialized(w->value.shape(), w->value.dtype());
-    read_buffer(t.raw(), w->value.raw(), t.nbytes());
-    out.push_back(std::move(t));
-  }
-  return out;
-}
-
-void Model::set_weights(const std::vector<Tensor>& values) {
-  const std::vector<Weight*> ws = graph_.weights();
-  NNFIT_CHECK(values.size() == ws.size(), InvalidArgument, "model '", name_, "' has ", ws.size(), " weights, got ",
-              values.size(), " values");
-  for (std::size_t i = 0; i < ws.size(); ++i) {
-    NNFIT_CHECK(values[i].shape() == ws[i]->value.shape() && values[i].dtype() == ws[i]->value.dtype(), InvalidArgument,
-                ws[i]->name, ": a value of shape ", values[i].shape().to_string(), " (", dtype_name(values[i].dtype()),
-                ") for a weight of shape ", ws[i]->value.shape().to_string(), " (", dtype_name(ws[i]->value.dtype()), ")");
-  }
-  for (std::size_t i = 0; i < ws.size(); ++i) write_buffer(ws[i]->value.raw(), values[i].raw(), values[i].nbytes());
-}
-
-void Model::set_iterations(std::int64_t iterations) {
-  NNFIT_CHECK(iterations >= 0, InvalidArgument, "iterations must be >= 0, got ", iterations);
-  iterations_ = iterations;
-}
-
-void Model::set_loss_scale_state(double scale, std::int64_t good_steps) {
-  NNFIT_CHECK(std::isfinite(scale) && scale > 0, InvalidArgument, "the loss scale must be finite and > 0, got ", scale);
-  NNFIT_CHECK(good_steps >= 0, InvalidArgument, "the loss scale's step counter must be >= 0, got ", good_steps);
-  loss_scale_ = scale;
-  loss_scale_good_steps_ = good_steps;
-}
-
-std::vector<Tensor> Model::optimizer_slots() const {
-  check_compiled();
-  std::vector<Tensor> out;
-  const auto& slots = programs_->slots;
-  const std::size_t kinds = static_cast<std::size_t>(optimizer_->num_slots());
-  // Keras lists the EMA averages (every variable's) before the optimizer's own slots.
-  if (optimizer_->options().use_ema) {
-    for (const auto& per_weight : slots) out.push_back(per_weight[kinds]);
-  }
-  // Keras's creation order: each add_optimizer_variables call makes its kinds for every
-  // variable in turn. RMSprop makes velocity, momentum and average gradient in three calls;
-  // Adam makes momentum and velocity in one, then AMSGrad's velocity_hat in another; the
-  // others make all their kinds in one.
-  std::vector<std::size_t> call_ends;
-  if (optimizer_->name() == "rmsprop") {
-    for (std::size_t k = 1; k <= kinds; ++k) call_ends.push_back(k);
-  } else if (kinds == 3 && optimizer_->options().amsgrad) {
-    call_ends = {2, 3};
-  } else {
-    call_ends = {kinds};
-  }
-  std::size_t begin = 0;
-  for (std::size_t end : call_ends) {
-    for (const auto& per_weight : slots) out.insert(out.end(), per_weight.begin() + begin, per_weight.begin() + end);
-    begin = end;
-  }
-  return out;
-}
 
 void Model::set_dtype_policy(const DTypePolicy& policy) {
   NNFIT_CHECK(!compiled(), InvalidArgument, "model '", name_, "': set the dtype policy (", policy.name,
@@ -329,92 +86,78 @@ void Model::set_dtype_policy(const DTypePolicy& policy) {
   dtype_policy_ = policy;
 }
 
-double Model::learning_rate() const {
-  check_compiled();
-  return optimizer_->learning_rate(iterations_);
+// What runs steps: forwarded to the engine.
+void Model::set_memory_policy(const MemoryPolicy& policy) { engine_->set_memory_policy(policy); }
+const MemoryPolicy& Model::memory_policy() const { return engine_->memory_policy(); }
+void Model::set_device(Device device) { engine_->set_device(device); }
+void Model::set_backend(std::unique_ptr<Backend> backend) { engine_->set_backend(std::move(backend)); }
+void Model::set_strategy(std::shared_ptr<dist::Strategy> strategy) { engine_->set_strategy(std::move(strategy)); }
+const dist::Strategy* Model::strategy() const { return engine_->strategy_.get(); }
+int Model::num_replicas_in_sync() const { return engine_->replica_count(); }
+void Model::set_communicator(std::shared_ptr<dist::Communicator> comm, DataParallelOptions options) {
+  engine_->set_communicator(std::move(comm), std::move(options));
 }
-
-void Model::set_learning_rate(double learning_rate) {
-  check_compiled();
-  NNFIT_CHECK(dynamic_cast<const ConstantLearningRate*>(optimizer_->options().learning_rate.get()), InvalidArgument,
-              "model '", name_, "': the learning rate follows a schedule (",
-              optimizer_->options().learning_rate->describe(), ") and cannot be set; use a constant learning rate");
-  auto lr = std::make_shared<ConstantLearningRate>(learning_rate);  // throws unless positive
-  optimizer_->set_learning_rate(lr);
-  compile_options_.optimizer.learning_rate = std::move(lr);
+dist::Communicator* Model::communicator() const { return engine_->comm_.get(); }
+void Model::set_num_threads(int threads) { engine_->set_num_threads(threads); }
+int Model::num_threads() const { return engine_->num_threads(); }
+void Model::build() { engine_->build(); }
+bool Model::built() const { return engine_->built(); }
+void Model::compile(CompileOptions options) { engine_->compile(std::move(options)); }
+History Model::fit(const Tensor& x, const Tensor& y, const FitOptions& options) { return engine_->fit(x, y, options); }
+History Model::fit(const std::vector<Tensor>& x, const std::vector<Tensor>& y, const FitOptions& options) {
+  return engine_->fit(x, y, options);
 }
-
-MemoryStats Model::memory_stats() const { return backend_->allocator().stats(); }
-
-std::int64_t Model::persistent_bytes() const {
-  std::int64_t n = 0;
-  for (const Weight* w : graph_.weights()) n += round64(static_cast<std::int64_t>(w->value.nbytes()));
-  if (programs_) {
-    for (const auto& sl : programs_->slots) {
-      for (const Tensor& t : sl) n += round64(static_cast<std::int64_t>(t.nbytes()));
-    }
-    for (const Tensor* t : {&programs_->one, &programs_->scale}) {
-      if (t->defined()) n += round64(static_cast<std::int64_t>(t->nbytes()));
-    }
-  }
-  return n;
+History Model::fit(const data::Dataset& train, const FitOptions& options) { return engine_->fit(train, options); }
+Logs Model::evaluate(const Tensor& x, const Tensor& y, std::int64_t batch_size) {
+  return engine_->evaluate(x, y, batch_size);
 }
-
-Model::Entry& Model::entry(bool training, std::int64_t batch, bool bind) {
-  return entry_mode(static_cast<int>(training ? Mode::train : Mode::infer), batch, bind);
+Logs Model::evaluate(const data::Dataset& data) { return engine_->evaluate(data); }
+Tensor Model::predict(const Tensor& x, std::int64_t batch_size) { return engine_->predict(x, batch_size); }
+Logs Model::evaluate(const Tensor& x, const Tensor& y, const InferenceOptions& options) {
+  return engine_->evaluate(x, y, options);
 }
-
-Model::Entry& Model::entry_mode(int mode_value, std::int64_t batch, bool bind) {
-  if (static_cast<Mode>(mode_value) == Mode::infer) check_built();
-  else check_compiled();
-  Programs& p = *programs_;
-  const Mode mode = static_cast<Mode>(mode_value);
-  const bool training = !is_inference(mode);
-  auto key = std::make_pair(mode, batch);
-  auto it = p.entries.find(key);
-  if (it == p.entries.end()) {
-    it = p.entries.emplace(key, mode == Mode::apply ? plan_apply() : plan_entry(mode_value, batch)).first;
-    it->second->mode = mode;
-    if (!backend_->host_addressable() && mode != Mode::apply) {
-      Entry& made = *it->second;
-      made.make_staging(backend_->pinned_allocator());
-      made.staged->ring = input_ring(made.staged->bytes);
-    }
-  }
-  Entry& e = *it->second;
-  if (!bind || e.bound || e.split) return e;
-  if (e.program.arena_bytes() > p.arena_bytes) {
-    // Free the old arena before taking the larger one, so the peak is the larger alone
-    // (after the device's queues are done with it: a step may be running ahead).
-    sync_device();
-    p.arena = Tensor();
-    for (auto& [k, other] : p.entries) other->bound = false;
-    try {
-      p.arena = allocate_tensor(backend_->allocator(), Shape{static_cast<std::int64_t>(e.program.arena_bytes())}, DType::u8);
-    } catch (const OutOfMemory& oom) {
-      p.arena_bytes = 0;
-      std::string hint = oom.hint();
-      const std::int64_t limit = memory_policy_.limit_bytes;
-      if (training && limit > 0 && batch > 1) {
-        const std::int64_t fits = largest_batch_size_within(limit, batch - 1);
-        hint = fits > 0 ? "batch size " + std::to_string(fits) + " is the largest that fits the memory limit of " +
-                              format_bytes(limit) + "; use it or raise the limit"
-                        : "not even batch size 1 fits the memory limit of " + format_bytes(limit) + "; raise it";
-      }
-      throw OutOfMemory(std::string(oom.what()) + " for the " + (training ? "training" : "inference") +
-                            " arena of model '" + name_ + "' at batch size " + std::to_string(batch),
-                        hint, oom.shared_details());
-    }
-    p.arena_bytes = e.program.arena_bytes();
-  }
-  for (auto& [k, other] : p.entries) {
-    if (!other->bound && other->program.arena_bytes() <= p.arena_bytes) {
-      other->program.bind(p.arena.raw());
-      other->graph.drop();  // captured with the old arena's addresses
-      other->bound = true;
-    }
-  }
-  return e;
+Logs Model::evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y, const InferenceOptions& options) {
+  return engine_->evaluate(x, y, options);
 }
+Logs Model::evaluate(const data::Dataset& data, const InferenceOptions& options) {
+  return engine_->evaluate(data, options);
+}
+Tensor Model::predict(const Tensor& x, const InferenceOptions& options) { return engine_->predict(x, options); }
+std::vector<Tensor> Model::predict(const std::vector<Tensor>& x, const InferenceOptions& options) {
+  return engine_->predict(x, options);
+}
+std::vector<Tensor> Model::get_weights() const { return engine_->get_weights(); }
+void Model::set_weights(const std::vector<Tensor>& values) { engine_->set_weights(values); }
+void Model::set_stop_training(bool stop) { engine_->stop_training_ = stop; }
+bool Model::stop_training() const { return engine_->stop_training_; }
+int Model::interrupted() const { return engine_->interrupted_; }
+std::int64_t Model::interrupted_epoch() const { return engine_->interrupted_epoch_; }
+std::int64_t Model::interrupted_step() const { return engine_->interrupted_step_; }
+double Model::learning_rate() const { return engine_->learning_rate(); }
+void Model::set_learning_rate(double learning_rate) { engine_->set_learning_rate(learning_rate); }
+void Model::set_resume_point(std::int64_t epoch, std::int64_t step, const std::string& progress) {
+  engine_->set_resume_point(epoch, step, progress);
+}
+std::string Model::training_progress() const { return engine_->training_progress(); }
+std::int64_t Model::fit_initial_epoch() const { return engine_->fit_initial_epoch_; }
+std::int64_t Model::fit_initial_step() const { return engine_->fit_initial_step_; }
+const std::vector<Callback*>& Model::fit_callbacks() const { return engine_->fit_callbacks_; }
+std::int64_t Model::iterations() const { return engine_->iterations_; }
+void Model::set_iterations(std::int64_t iterations) { engine_->set_iterations(iterations); }
+double Model::loss_scale() const { return engine_->loss_scale_; }
+std::int64_t Model::loss_scale_good_steps() const { return engine_->loss_scale_good_steps_; }
+void Model::set_loss_scale_state(double scale, std::int64_t good_steps) {
+  engine_->set_loss_scale_state(scale, good_steps);
+}
+std::vector<Tensor> Model::optimizer_slots() const { return engine_->optimizer_slots(); }
+Tensor Model::host_view(const Tensor& t) const { return engine_->host_view(t); }
+void Model::write_tensor(const Tensor& dst, const Tensor& src) const { engine_->write_tensor(dst, src); }
+MemoryPlan Model::plan_memory(std::int64_t batch_size) { return engine_->plan_memory(batch_size); }
+MemoryStats Model::memory_stats() const { return engine_->memory_stats(); }
+std::int64_t Model::largest_batch_size_within(std::int64_t limit_bytes, std::int64_t max_batch) {
+  return engine_->largest_batch_size_within(limit_bytes, max_batch);
+}
+Device Model::device() const { return engine_->device(); }
+std::int64_t Model::planned_peak_bytes() const { return engine_->planned_peak_bytes(); }
 
 }  // namespace nnfit

@@ -1,5 +1,5 @@
 // The gradient buckets of data-parallel training (Note [Gradient buckets],
-// model_replicas.cpp): every trainable weight's gradient in one flat buffer, in the reverse
+// replicas.cpp): every trainable weight's gradient in one flat buffer, in the reverse
 // of the layer order (the order the backward pass finishes them), cut into buckets that
 // close once they hold bucket_bytes, each summed with one collective. The CPU path (MPI)
 // packs them tight; a device (NCCL, Note [Device gradient buckets]) starts each bucket at

@@ -67,7 +67,7 @@ class Communicator {
   virtual void progress() = 0;
   virtual void wait_all() = 0;
 
-  // A device communicator (NCCL's; Note [Captured gradient sums] in model_replicas.cpp)
+  // A device communicator (NCCL's; Note [Captured gradient sums] in replicas.cpp)
   // whose sums may be enqueued while the compute stream is being captured into a graph,
   // with join() last: join() enqueues the compute stream's wait for every sum started so
   // far and returns at once, so the capture ends on the compute stream. wait_all() then

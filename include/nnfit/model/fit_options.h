@@ -27,12 +27,12 @@ namespace nnfit {
 struct DataParallelOptions {
   // Gradients are summed across ranks in buckets of about this many bytes, in reverse
   // layer order; a bucket's sum starts as soon as the backward pass has produced all of
-  // its gradients (Note [Gradient buckets] in model_replicas.cpp). 0: one bucket each.
+  // its gradients (Note [Gradient buckets] in replicas.cpp). 0: one bucket each.
   std::int64_t bucket_bytes = 256 << 10;  // chosen by measurement: docs/design/distributed.md
   // false: every bucket starts after the backward pass (for measuring the overlap).
   bool overlap = true;
   // How a model on a GPU sums its gradients (Note [Device gradient sums] in
-  // model_replicas.cpp): automatic, ring (host memory over the host communicator) or nccl.
+  // replicas.cpp): automatic, ring (host memory over the host communicator) or nccl.
   dist::CommunicationImplementation implementation = dist::CommunicationImplementation::automatic;
   // Makes the device communicator; null: NCCL's (dist::make_nccl_communicator). A seam for
   // other device libraries and for tests on a simulated device.
@@ -113,7 +113,7 @@ struct FitOptions {
   // Keras's steps_per_epoch: an epoch is this many batches (0: one pass over the data). The
   // pass goes on into the next epoch; where it ends inside an epoch, that epoch ends there
   // (a note says so) and the next starts a new pass. A dataset may then be infinite
-  // (repeat()). Note [Steps per epoch] (model_fit.cpp).
+  // (repeat()). Note [Steps per epoch] (fit_loop.cpp).
   std::int64_t steps_per_epoch = 0;
   // What to do when a batch does not fit the memory limit: "fail" (the default:
   // OutOfMemory, with the largest batch that fits) or "reduce_batch": run it as the
@@ -193,7 +193,7 @@ struct History {
 
 // What the planner knows about a model's memory for one batch size. The six parts add
 // up to peak_bytes; the arena's share is split as it is at its fullest step
-// (Note [Plan breakdown] in model_plan.cpp).
+// (Note [Plan breakdown] in plan.cpp).
 struct MemoryPlan {
   std::int64_t batch_size = 0;
   std::int64_t weights_bytes = 0;      // trainable and non-trainable weights

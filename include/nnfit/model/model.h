@@ -1,44 +1,26 @@
 // Model: Keras's Model, a graph of layer calls (LayerGraph: the Functional API) with
-// compile / fit / evaluate / predict / summary; Sequential is the chain built on it.
-// compile() builds the weights; fit() plans one training Program per batch size it meets
-// (the full batch and the last partial one), all sharing one arena, so the whole memory
-// footprint is known before the first step and a step allocates nothing.
-//
-// Several inputs and outputs: tensors are given in the model's input and output order
-// (Keras's lists); a dataset element is the flat tuple (x_1..x_n, y_1..y_m). Each output
-// has its loss (CompileOptions::losses, or `loss` for all) weighted by loss_weights; the
-// logs name per-output values as Keras does ("dense_1_loss", "dense_1_accuracy").
-//
+// compile / fit / evaluate / predict / summary; Sequential is the chain built on it. What
+// runs the steps (backend, optimizer, one Program per batch size over one arena planned
+// before the first step, the loops) is the step engine's (docs/design/step_engine.md).
+// Several inputs and outputs are given in Keras's order; a dataset element is the flat
+// tuple (x_1..x_n, y_1..y_m); logs name per-output values as Keras does ("dense_1_loss").
 // What compile/fit/evaluate/predict take and give: nnfit/model/fit_options.h.
-//
 // Thread safety: none; one model is used from one thread.
 #pragma once
 #include <cstdint>
-#include <atomic>
-#include <functional>
-#include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "nnfit/backend/backend.h"
-#include "nnfit/data/autotune.h"
-#include "nnfit/data/dataset.h"
-#include "nnfit/dist/strategy.h"
-#include "nnfit/model/callbacks.h"
-#include "nnfit/model/fit_options.h"
+#include "nnfit/model/fit_options.h"  // with callbacks, datasets, strategies, losses, optimizers
 #include "nnfit/nn/layer.h"
 #include "nnfit/nn/layer_graph.h"
-#include "nnfit/nn/loss.h"
-#include "nnfit/nn/metrics.h"
-#include "nnfit/nn/optimizer.h"
 
 namespace nnfit {
 
-struct StepContext;  // backend/kernel.h
-class Program;      // graph/program.h
+class StepEngine;  // src/engine/step_engine.h (private)
 
 class Model {
  public:
@@ -71,19 +53,16 @@ class Model {
   // InvalidArgument after compile() or for a contradictory policy (the model then keeps
   // the default policy), OutOfMemory when a preallocation cannot be made.
   void set_memory_policy(const MemoryPolicy& policy);
-  const MemoryPolicy& memory_policy() const { return memory_policy_; }
+  const MemoryPolicy& memory_policy() const;
 
   // The device the model trains on (docs/design/cuda.md, "Device placement"); the CPU
-  // unless set. Choose it with place_device() (nnfit/model/device_placement.h), which
-  // finds the default and says why. requires: before compile(). throws: InvalidArgument
-  // after compile(); Unsupported for a device this build cannot use (no CUDA in it, no
-  // driver or GPU), naming why; the model then stays on its device.
+  // unless set; place_device() (nnfit/model/device_placement.h) finds the default.
+  // requires: before compile(). throws: InvalidArgument after compile(); Unsupported for a
+  // device this build cannot use, naming why; the model then stays on its device.
   void set_device(Device device);
-  // A backend made elsewhere, in place of set_device's: a simulated device whose kernels
-  // and memory are its own (tests/cuda_host/sim_device.h runs the CUDA backend's kernels on
-  // the host over memory the host may not touch, so the model's device path is checked
-  // without a GPU). requires: before build(), while nothing is allocated. throws:
-  // InvalidArgument otherwise.
+  // A backend made elsewhere, in place of set_device's: a simulated device with its own
+  // kernels and memory (tests/cuda_host/sim_device.h). requires: before build(), while
+  // nothing is allocated. throws: InvalidArgument otherwise.
   void set_backend(std::unique_ptr<Backend> backend);
   // The distribution strategy (TensorFlow's tf.distribute; docs/design/distributed.md),
   // chosen before compile, as Keras builds a model in strategy.scope():
@@ -91,26 +70,20 @@ class Model {
   // with its communicator and options), MirroredStrategy one replica on the model's device.
   // null: the default, one replica. throws: InvalidArgument after compile().
   void set_strategy(std::shared_ptr<dist::Strategy> strategy);
-  const dist::Strategy* strategy() const { return strategy_.get(); }
+  const dist::Strategy* strategy() const;
   // Replicas each step's gradients are summed over: the global batch splits evenly
   // across them (Keras's strategy.num_replicas_in_sync; 1 without a strategy).
-  int num_replicas_in_sync() const { return replica_count(); }
+  int num_replicas_in_sync() const;
 
   // Data-parallel training, one replica per rank of `comm` (Keras's
   // MultiWorkerMirroredStrategy; docs/design/distributed.md): fit's batch_size is the
   // global batch, split evenly across the ranks (InvalidArgument naming both when it does
-  // not divide); every rank sees the global batches one process would, in the same order,
-  // and trains on its contiguous slice of each; the gradients are summed across ranks so
-  // the update is the global batch's mean, and validation is sharded with its sums
-  // reduced. fit broadcasts rank 0's weights and optimizer state when it starts (after a
-  // callback's restore), and averages BatchNormalization's moving statistics across the
-  // ranks at every epoch end. Logs and History hold the job's figures on every rank. A
-  // communicator of one rank (or null) trains alone. Loss scaling skips the same steps on
-  // every rank (Note [Loss scale across ranks]); under on_oom "reduce_batch" every rank
-  // runs its slice as micro-batches when one rank's does not fit (Note [Micro-batches
-  // across ranks]). requires: every rank makes the same fit calls, with the same options.
+  // not divide); each rank trains on its slice of the global batches one process would
+  // see, gradients summed across ranks, validation sharded; rank 0's state is broadcast
+  // when fit starts, moving statistics averaged at each epoch end. A communicator of one
+  // rank (or null) trains alone. requires: every rank makes the same fit calls.
   void set_communicator(std::shared_ptr<dist::Communicator> comm, DataParallelOptions options = {});
-  dist::Communicator* communicator() const { return comm_.get(); }
+  dist::Communicator* communicator() const;
 
   // Compute threads (OpenMP); 0 keeps the default.
   void set_num_threads(int threads);
@@ -127,7 +100,7 @@ class Model {
   // weights into. compile() builds too. throws: InvalidArgument naming the layer whose
   // shapes do not fit.
   void build();
-  bool built() const { return programs_ != nullptr; }
+  bool built() const;
   // Before build: the weights build() makes may hold at most `elements` values in all, or
   // it throws InvalidArgument naming the layer and `source` (load_model: what the file's
   // datasets can fill, so a config asking for larger layers is refused before allocating).
@@ -181,13 +154,13 @@ class Model {
 
   // Keras's model.stop_training: a callback sets it to end fit after the current batch
   // or epoch; fit clears it when it starts.
-  void set_stop_training(bool stop) { stop_training_ = stop; }
-  bool stop_training() const { return stop_training_; }
+  void set_stop_training(bool stop);
+  bool stop_training() const;
   // While fit runs (and in on_train_end): FitOptions::interrupt's value once it stopped
   // training, 0 otherwise; where it stopped (epochs complete, batches of the next done).
-  int interrupted() const { return interrupted_; }
-  std::int64_t interrupted_epoch() const { return interrupted_epoch_; }
-  std::int64_t interrupted_step() const { return interrupted_step_; }
+  int interrupted() const;
+  std::int64_t interrupted_epoch() const;
+  std::int64_t interrupted_step() const;
   // The optimizer's learning rate at the current iteration, and Keras's assignment of a
   // new constant rate (ReduceLROnPlateau). requires: compiled. throws: InvalidArgument
   // when the rate is a schedule (Keras refuses that too) or not positive.
@@ -201,19 +174,19 @@ class Model {
   // The running epoch's loss and metric sums as JSON, "" outside an epoch.
   std::string training_progress() const;
   // Where the running (or last) fit started: History::initial_epoch / initial_step.
-  std::int64_t fit_initial_epoch() const { return fit_initial_epoch_; }
-  std::int64_t fit_initial_step() const { return fit_initial_step_; }
+  std::int64_t fit_initial_epoch() const;
+  std::int64_t fit_initial_step() const;
   // The callbacks of the fit that is running (empty outside fit).
-  const std::vector<Callback*>& fit_callbacks() const { return fit_callbacks_; }
+  const std::vector<Callback*>& fit_callbacks() const;
 
   // Optimizer steps taken so far (Keras's optimizer.iterations); set when a saved
   // optimizer state is restored (it positions the schedule and Adam's bias correction).
-  std::int64_t iterations() const { return iterations_; }
+  std::int64_t iterations() const;
   void set_iterations(std::int64_t iterations);
   // The dynamic loss scale and the finite steps since it last changed (Keras's
   // LossScaleOptimizer dynamic_scale and step_counter); set when a saved state is restored.
-  double loss_scale() const { return loss_scale_; }
-  std::int64_t loss_scale_good_steps() const { return loss_scale_good_steps_; }
+  double loss_scale() const;
+  std::int64_t loss_scale_good_steps() const;
   void set_loss_scale_state(double scale, std::int64_t good_steps);
   // The optimizer's slots in the order Keras 3 lists them in optimizer.variables (after
   // the iteration count and a constant learning rate): per trainable weight for Adam and
@@ -235,7 +208,7 @@ class Model {
   // The largest training batch size in [1, max_batch] whose planned peak fits
   // `limit_bytes`, or 0 if none does (plans only; allocates nothing).
   std::int64_t largest_batch_size_within(std::int64_t limit_bytes, std::int64_t max_batch);
-  Device device() const { return backend_->device(); }
+  Device device() const;
   // Largest `planned peak` over the programs planned so far.
   std::int64_t planned_peak_bytes() const;
   const CompileOptions& compile_options() const { return compile_options_; }
@@ -247,277 +220,16 @@ class Model {
   bool compiled_ = false;
 
  private:
-  struct Programs;
-  struct Entry;
-  struct Staging;
-  struct InputRing;
-  struct Totals;
-  struct MicroBatches;
-  struct OomScope;
-  struct EpochFeed;
-  struct WeightingScope;
-  struct Replicas;
-  struct Batch;
-  struct LookaheadScope;
-  void check_built() const;     // built (predict)
-  void check_compiled() const;  // compiled (fit, evaluate)
-  // The epoch loop both fit() overloads share; `feed` hands out each epoch's batches.
-  History train_loop(const FitOptions& options, std::int64_t steps_per_epoch, EpochFeed& feed,
-                     data::Autotuner* validation_tuner);
-  // `inner` cut into epochs of `steps` batches (Note [Steps per epoch]); a note where the
-  // data runs out inside an epoch goes to *notes and on_note.
-  static EpochFeed limit_steps(EpochFeed& inner, std::int64_t steps, std::vector<std::string>* notes,
-                               const std::function<void(const std::string&)>& on_note);
-  // The validation logs after epoch `epoch` (from 0), or none where validation_freq skips it.
-  Logs validate(const FitOptions& options, std::int64_t epoch, data::Autotuner* tuner);
-  // `what` names the batches in errors and notes: "validation" or "evaluation". With
-  // `sample_weight` defined (or a dataset's third component) the loss weighs each sample;
-  // `steps` > 0 stops after that many batches.
-  // `callbacks` get Keras's on_test_* hooks.
-  Logs evaluate_tensors(const std::vector<Tensor>& x, const std::vector<Tensor>& y, const Tensor& sample_weight,
-                        std::int64_t batch_size, std::int64_t steps, const char* what,
-                        const std::vector<Callback*>& callbacks);
-  Logs evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, std::int64_t steps, const char* what,
-                        const std::vector<Callback*>& callbacks);
-  // An evaluation's batches run with the on_test_* hooks of `callbacks` around them, and
-  // its logs (the sums added across ranks when `shard`).
-  Logs run_evaluation(const std::function<bool(Batch&)>& next, Totals& totals, const StepContext& ctx, bool shard,
-                      const std::vector<Callback*>& callbacks);
-  // A note that `steps` batches were asked for and the data ended after `ran` (Keras warns).
-  void note_short_steps(const char* what, std::int64_t steps, std::int64_t ran);
-  // Copies a dataset element (x, y) into the inputs of the program for its batch size;
-  // `what`: "training", "validation" or "evaluation".
-  Entry& stage_element(const data::Element& element, const char* what, std::int64_t index);
-  // The program for (training, batch), planned on first use; with `bind` the arena grows
-  // to fit and the program is bound to it.
-  Entry& entry(bool training, std::int64_t batch, bool bind = true);
-  Entry& entry_mode(int mode, std::int64_t batch, bool bind = true);
-  std::unique_ptr<Entry> plan_entry(int mode, std::int64_t batch);
-  std::unique_ptr<Entry> plan_apply();
-  // The training or inference entry for `batch`, bound to the arena; when it does not fit
-  // and reduce_on_oom_ is set, an entry that runs as micro-batches (a note, once per
-  // OomScope, goes to *notes_ and on_note_; `what` names the batch in it). Under "fail" a
-  // split left by an earlier call is dropped, so the full batch fits or OutOfMemory says
-  // why. throws: OutOfMemory.
-  Entry& entry_or_split(bool training, std::int64_t batch, const char* what);
-  // Whether the model runs on a device whose work goes through queues (a GPU's streams).
-  bool queued_device() const { return !backend_->host_addressable() && backend_->queues() != nullptr; }
-  // The Mode a training batch that fits runs as: a replica's gradients (data-parallel),
-  // a loss-scaled step's gradients on a device with queues, else the training step.
-  int training_mode() const;
-  // The Mode an inference batch runs as: with a sample-weight input while an evaluation
-  // weighs its loss by sample weights (WeightedEvaluation), else plain inference.
-  int inference_mode() const;
-  // Whether a dataset's elements bring sample weights: a component after x and y, as
-  // (x, y, sample_weight).
-  bool carries_sample_weights(const data::Dataset& data) const {
-    return data.element_spec().size() > num_inputs() + num_outputs();
-  }
-  // Called before each program a step runs; `update_only`: the program is all optimizer
-  // update (an accumulated step's last one), whatever its nodes' names say.
-  using BeforeRun = std::function<void(Program& program, bool update_only)>;
-  // Runs an entry's program, or its micro-batches for a split entry (rows: the batch's).
-  // Returns whether the optimizer stepped (a loss-scaled step with non-finite gradients
-  // is skipped).
-  bool run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run = {});
-  bool run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run);
-  // A loss-scaled step on a device (e: a Mode::scaled entry; Note [Loss scaling on the
-  // device]): the scaled program, the decision, and when finite the update program fed by
-  // device-to-device copies.
-  bool run_scaled_step(Entry& e, const StepContext& ctx, const BeforeRun& before_run);
-  // The memory that step's update needs beside the shared arena (Programs::update_arena,
-  // and zero_gradient for a weight e has no gradient of). throws: OutOfMemory.
-  void reserve_scaled_update(const Entry& e);
-  // The update program's own arena (Programs::update_arena: a loss-scaled step on a device,
-  // a data-parallel step), taken at its size; `why` names the user in an OutOfMemory.
-  void reserve_update_arena(const char* why);
-  // Takes `t` as `bytes` of the backend's memory (a vector of `dtype`) unless it holds
-  // that much already (waiting for the device before freeing the old one); returns
-  // whether it did. throws: OutOfMemory naming `what` and `why`.
-  bool reserve_buffer(Tensor& t, std::size_t bytes, const char* what, const char* why, DType dtype = DType::u8);
-  // The update program, bound to Programs::update_arena (rebound, its graph dropped, when
-  // the shared arena's growth moved it there).
-  Entry& update_in_own_arena();
-  // The bytes of the largest trainable weight the loss of e does not reach (its update's
-  // zero gradient, Programs::zero_gradient); 0 when the loss reaches them all.
-  std::size_t zero_gradient_bytes(const Entry& e) const;
-  // A bound entry's program: its staged batch copied in and its results out on a device;
-  // on a backend whose queues capture graphs, captured at its first run and replayed after
-  // (Note [Captured steps]); else run.
-  void run_program(Entry& e, const StepContext& ctx);
-  // Set by fit for one plain step on a device with queues: called once, by run_program,
-  // after the step's work is enqueued and before the host waits for its results, to
-  // stage the next batch while the device runs this one (Note [Input double buffer]).
-  // fit owns the function; a pointer, so setting it each step allocates nothing.
-  const std::function<void()>* lookahead_ = nullptr;
-  // Calls and clears lookahead_ if set (run_program; a data-parallel step after its
-  // backward pass and sums are enqueued).
-  void run_lookahead();
-  // The model's input double buffer with slots of at least `bytes` (made or grown on
-  // first need; null without queues). Growing waits for the queues.
-  InputRing* input_ring(std::size_t bytes);
-  // Forgets a batch staged ahead that no step will run (fit stopped or failed after
-  // staging it), so the ring's next batch is the next one run.
-  void drop_lookahead();
-  // The loop of evaluate and predict: next(b) stages the next batch into its entry and
-  // fills b (false at the end), before(i) is called, the batch is run, then done(b) reads its
-  // results; on a device the next batch is staged while the device runs the current one
-  // (Note [Input double buffer]). `before` (may be empty) takes the batch's index from 0.
-  void run_batches(const std::function<bool(Batch&)>& next, const std::function<void(Batch&)>& done,
-                   const StepContext& ctx, const std::function<void(std::int64_t)>& before = {});
-  // run_program's run on a device's queues: the step's values copied in, then the graph
-  // launched (captured first if need be) or the program run kernel by kernel. `body`, if
-  // given, is what runs (and is captured) instead of e.program.run: the program with what
-  // must be enqueued between its kernels (a data-parallel step's gradient sums); it is
-  // given the context whose step values are in device memory.
-  void run_on_queues(Entry& e, const StepContext& ctx, DeviceQueues& queues,
-                     const std::function<void(const StepContext&)>& body = {});
-  // Loss scaling's decision after a step's gradients (Keras's LossScaleOptimizer): a
-  // non-finite step is skipped and halves a dynamic scale, growth_steps finite steps in a
-  // row double it. Returns whether the update runs. Data-parallel: `finite` must be the
-  // ranks' agreed verdict, so the scale stays the same everywhere.
-  bool update_loss_scale(bool finite);
-  // The programs of a split entry's micro-batches: staged rows in, each micro-batch's
-  // gradients (Mode::grads: summed into grad_sums, weighted by its rows), loss and outputs
-  // out. The caller seeds the loss scale and applies the update.
-  void run_micro_batch_programs(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run);
-  // The Mode of a split training step's micro-batches: accumulate on a device with queues
-  // (sums on the device, Note [Micro-batches on the device]), else grads.
-  int split_training_mode() const;
-  // Takes Programs::zero_gradient as at least `bytes` of zeros (none for 0); `why` names
-  // its user in an OutOfMemory.
-  void reserve_zero_gradient(std::size_t bytes, const char* why);
-  // Takes Programs::device_grad_sums (and a zero buffer for them) if not yet taken.
-  // throws: OutOfMemory.
-  void reserve_device_grad_sums();
-  // The split of a training or inference entry into micro-batches of `micro` rows.
-  void make_split(Entry& e, bool training, std::int64_t batch, std::int64_t micro, std::string cause);
-  std::int64_t persistent_bytes() const;  // weights, optimizer slots, constants
-  // What a training step of `e` needs beside the weights, the slots and the shared arena
-  // (MemoryPlan::staging_bytes): on a device with queues the input ring's slots and the
-  // step's values; the update's own arena for a loss-scaled step on a device (with its
-  // zero gradient) and a data-parallel step (with the gradient buckets). 0 for one CPU
-  // process.
-  std::int64_t staging_bytes(const Entry& e);
-  // Copies between host memory and the model's buffers (Note [The model's device path]).
-  void read_buffer(void* host, const void* buffer, std::size_t bytes) const;
-  // Waits for the work enqueued on the device's queues (none on the CPU): before a copy
-  // that must see a step's results, or must not overwrite what a queued kernel reads.
-  void sync_device() const;
-  // What a timed program calls after each kernel (Program::set_timing): on a device with
-  // queues, a wait for them; nothing on the CPU.
-  std::function<void()> timing_wait() const;
-  // A StepContext for the model's steps: the compute queue's stream on a device.
-  StepContext step_context() const;
-  void write_buffer(void* buffer, const void* host, std::size_t bytes) const;
-  // A host tensor in the model's memory: itself where that is the host's, else a copy.
-  Tensor on_backend(const Tensor& host) const;
-  // Host constants a graph holds as variables (a GRU's zero bias), on the model's memory.
-  void place_constants(Graph& g) const;
-
+  friend class StepEngine;
   std::string name_;
   DTypePolicy dtype_policy_;
-  MemoryPolicy memory_policy_;
-  std::unique_ptr<Backend> backend_;
   std::uint64_t seed_ = 0;
   std::uint64_t weight_budget_elements_ = 0;  // limit_weight_elements; 0: none
   std::string weight_budget_source_;
   CompileOptions compile_options_;
-  std::unique_ptr<Optimizer> optimizer_;
-  std::unique_ptr<Programs> programs_;
-  std::int64_t iterations_ = 0;
-  bool stop_training_ = false;
-  int interrupted_ = 0;
-  std::int64_t interrupted_epoch_ = 0, interrupted_step_ = 0;
-  const std::atomic<int>* fit_interrupt_ = nullptr;  // the running fit's FitOptions::interrupt
-  int agreed_interrupt_ = 0;                         // data-parallel: the signal the ranks agreed on
-  // Loss scaling (OptimizerOptions::loss_scale): the scale now, the finite steps since it
-  // last changed, and the steps skipped in the running epoch. Training then runs as a
-  // gradient program and an apply program (a split of one micro-batch; on a device with
-  // queues a Mode::scaled program and the apply program), so a step with non-finite
-  // gradients can be skipped.
-  bool loss_scaling() const { return compile_options_.optimizer.loss_scale.enabled; }
-  double loss_scale_ = 1.0;
-  std::int64_t loss_scale_good_steps_ = 0, skipped_steps_ = 0;
-  std::int64_t fit_skipped_steps_ = 0;  // over the running fit: varies the random streams (model_fit.cpp)
-  struct ResumePoint {
-    std::int64_t epoch = 0, step = 0;
-    std::string progress;
-  };
-  std::optional<ResumePoint> resume_;
-  std::vector<Callback*> fit_callbacks_;
-  std::int64_t fit_initial_epoch_ = 0, fit_initial_step_ = 0;
-  Totals* totals_ = nullptr;  // the running epoch's, during fit
-  // Set by an OomScope (fit, evaluate and predict with options) for its length.
-  bool reduce_on_oom_ = false;                       // on_oom == "reduce_batch"
-  std::vector<std::string>* notes_ = nullptr;        // History::notes, or the call's own
-  std::function<void(const std::string&)> on_note_;  // FitOptions/InferenceOptions::on_note
-  std::uint64_t oom_scope_ = 0;                      // which scope: a split is noted once per scope
-  std::uint64_t oom_scopes_made_ = 0;
-  // During a fit with class or sample weights: the training programs take a per-sample
-  // weight input (entries are re-planned when this changes).
-  void set_sample_weighting(bool weighted, std::map<std::int64_t, double> class_weight);
-  // Writes the batch's sample weights into `e`'s input: `given` (rows floats, or null for
-  // ones) times, in training, the class weights of the targets already staged in `e`.
-  void stage_sample_weights(Entry& e, std::int64_t rows, const float* given);
-  bool weighted_ = false;
-  std::map<std::int64_t, double> class_weight_;
-  // While an evaluation (or fit's validation) has sample weights: its programs take them
-  // and weigh the loss, as Keras's evaluate(sample_weight=...) does; set by a
-  // WeightedEvaluation for its length. Class weights never apply to it.
-  bool weighted_evaluation_ = false;
-  struct WeightedEvaluation;
-
-  // Data parallelism (model_replicas.cpp). replicated(): more than one rank.
-  std::shared_ptr<dist::Strategy> strategy_;
-  std::shared_ptr<dist::Communicator> comm_;
-  DataParallelOptions data_parallel_;
-  std::unique_ptr<Replicas> replicas_;
-  bool replicated() const;
-  int replica_count() const;  // the ranks (1 alone)
-  // Set by fit while it runs replicated: validation is sharded too.
-  bool shard_validation_ = false;
-  // The rows of the global batch the running step trains on (this rank has a slice).
-  std::int64_t replica_global_rows_ = 0;
-  // The last replicated step's wait for its gradient sums after the backward pass.
-  std::int64_t replica_allreduce_us_ = 0;
-  // This rank's rows [first, second) of a global batch of `rows` (all of them alone).
-  std::pair<std::int64_t, std::int64_t> replica_slice(std::int64_t rows) const;
-  // throws: InvalidArgument when batch_size does not split evenly across the ranks.
-  void check_replicable(std::int64_t batch_size) const;
-  // The gradient buckets (made on first use), and the update program's own arena
-  // (allocated when a slice that fits is planned, so its memory is known before the
-  // first step; throws OutOfMemory).
-  Replicas& replica_state();
-  // At the start of a replicated fit, a collective: whether this model's gradients are
-  // summed on its device (device_comm_, NCCL's) or in host memory over comm_ (Note
-  // [Device gradient sums]); every rank decides alike. throws: Unsupported when
-  // implementation is nccl and a rank cannot use it.
-  void choose_gradient_sums();
-  std::shared_ptr<dist::Communicator> device_comm_;  // set: the gradient sums' communicator
-  Device device_comm_device_;                        // the device it was made for
-  void reserve_replica_update();
-  // The bytes of the gradient buckets' buffer (Replicas::flat) where it is the backend's
-  // memory (the CPU, or a device whose sums NCCL runs), else 0; for the memory plan.
-  std::int64_t gradient_buckets_bytes() const;
-  // One replicated step on this rank's slice (e: a Mode::grads entry; rows may be 0).
-  bool run_replica_step(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run);
-  // Rank 0's weights, optimizer slots, iteration count, loss scale and resume point (the
-  // epoch fit starts at and the batches of it to skip) to every rank.
-  void broadcast_state(std::int64_t& start_epoch, std::int64_t& skip);
-  // Sums every rank's loss and metric sums into `totals`.
-  void reduce_totals(Totals& totals, const char* what);
-  // After a step's or an epoch's callbacks: every rank stops if any rank's set
-  // stop_training, and takes rank 0's constant learning rate (ReduceLROnPlateau, or a
-  // restored backup, changed it there), so the replicas never drift apart.
-  void agree_on_callbacks();
-  // Averages BatchNormalization's moving statistics across ranks (at each epoch end).
-  void average_moving_statistics();
-  // on_oom="reduce_batch": the ranks agree on the micro-batches their slices of the
-  // global batch `batch_size` run as (the smallest any rank needs), so every rank splits
-  // when one runs out of memory (Note [Micro-batches across ranks]). A collective: every
-  // rank calls it at the same point of fit, with the same on_oom.
-  void agree_on_micro_batches(std::int64_t batch_size);
+  // The step engine (src/engine/step_engine.h): backend, optimizer, programs, arena and
+  // the loops that run them; made by the constructor, destroyed after the layers' weights.
+  std::unique_ptr<StepEngine> engine_;
 };
 
 // Keras's Sequential: a chain of single-input layers, each called on the previous one's

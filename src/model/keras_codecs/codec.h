@@ -30,9 +30,12 @@ struct LayerCodec {
   LayerReader read;
 };
 
-// What generation a model is written for: Keras 3 (.keras) or Keras 2 (tf.keras's .h5).
+// What generation a model is written for: Keras 3 (.keras) or Keras 2 (tf.keras's .h5:
+// dtypes as strings, batch_input_shape, Functional nodes as [[["layer", node, tensor, {}]]]),
+// and the policy of the model being written, for its layers without their own.
 struct Writer {
   bool keras2 = false;
+  std::string model_policy = "float32";
 };
 
 // Adds the config keys of `l` past the common ones (name, trainable, dtype) to `config`

@@ -1,17 +1,17 @@
 // on_oom="reduce_batch": a batch that does not fit runs as micro-batches (MicroBatches in
-// model_impl.h; docs/design/memory.md). Training accumulates their gradients into one
+// engine_types.h; docs/design/memory.md). Training accumulates their gradients into one
 // update; inference (validation, evaluate, predict) concatenates their outputs. Also the
 // staging of class and sample weights, into a program or a split step.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
-#include "model/model_impl.h"
+#include "engine/engine_types.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit {
 
-Model::OomScope::OomScope(Model& m, const std::string& on_oom, std::vector<std::string>* n,
+StepEngine::OomScope::OomScope(StepEngine& m, const std::string& on_oom, std::vector<std::string>* n,
                                std::function<void(const std::string&)> note)
     : model(m), reduce_on_oom(m.reduce_on_oom_), notes(m.notes_), on_note(m.on_note_), scope(m.oom_scope_) {
   NNFIT_CHECK(on_oom == "fail" || on_oom == "reduce_batch", InvalidArgument, "on_oom must be ",
@@ -22,7 +22,7 @@ Model::OomScope::OomScope(Model& m, const std::string& on_oom, std::vector<std::
   model.oom_scope_ = ++model.oom_scopes_made_;
 }
 
-Model::OomScope::~OomScope() {
+StepEngine::OomScope::~OomScope() {
   model.reduce_on_oom_ = reduce_on_oom;
   model.notes_ = notes;
   model.on_note_ = std::move(on_note);
@@ -40,9 +40,9 @@ bool micro_batches_differ(const std::vector<std::unique_ptr<Layer>>& layers) {
 
 }  // namespace
 
-Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const char* what) {
+StepEngine::Entry& StepEngine::entry_or_split(bool training, std::int64_t batch, const char* what) {
   // Replicated training runs each rank's slice as gradients, summed across ranks, then
-  // the update (run_replica_step), which does the loss scaling too; a rank left without
+  // the update (ReplicatedStep), which does the loss scaling too; a rank left without
   // rows plans a slice of one. A slice that does not fit runs as micro-batches below.
   const Mode mode = static_cast<Mode>(training ? training_mode() : inference_mode());
   const bool replica = training && replicated();
@@ -107,7 +107,7 @@ Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const cha
                         (replica ? " on every rank" : "") +
                         " with gradient accumulation, so the effective batch stays " +
                         std::to_string(replica ? batch * replica_count() : batch) +
-                        (micro_batches_differ(graph_.layers())
+                        (micro_batches_differ(model_.graph_.layers())
                              ? "; Dropout/BatchNormalization see micro-batches, so results differ from a full batch"
                              : "; results match a full batch within float rounding"));
     } else {
@@ -121,17 +121,17 @@ Model::Entry& Model::entry_or_split(bool training, std::int64_t batch, const cha
   return e;
 }
 
-int Model::inference_mode() const {
+int StepEngine::inference_mode() const {
   return static_cast<int>(weighted_evaluation_ ? Mode::infer_weighted : Mode::infer);
 }
 
-int Model::training_mode() const {
+int StepEngine::training_mode() const {
   // A replica's too: it unscales before the sums (Note [Loss scale across ranks]).
   if (loss_scaling() && queued_device()) return static_cast<int>(Mode::scaled);
   return static_cast<int>(replicated() ? Mode::grads : Mode::train);
 }
 
-int Model::split_training_mode() const {
+int StepEngine::split_training_mode() const {
   return static_cast<int>(queued_device() ? Mode::accumulate : Mode::grads);
 }
 
@@ -151,7 +151,7 @@ int Model::split_training_mode() const {
 // divisor (its seed carries 1/B, Note [Replica gradient seed]), and its sums are copied
 // into the bucket buffer, so they reach the buckets unscaled, as a whole slice's do (Note
 // [Loss scale across ranks]). The CPU keeps the host's sum, which costs it no copy.
-void Model::reserve_device_grad_sums() {
+void StepEngine::reserve_device_grad_sums() {
   Programs& p = *programs_;
   std::size_t largest = 0;
   for (Weight* w : p.trainable) largest = std::max(largest, static_cast<std::size_t>(w->value.numel()) * sizeof(float));
@@ -167,7 +167,7 @@ void Model::reserve_device_grad_sums() {
   reserve_zero_gradient(largest, "micro-batches on the device");
 }
 
-void Model::make_split(Entry& e, bool training, std::int64_t batch, std::int64_t micro, std::string cause) {
+void StepEngine::make_split(Entry& e, bool training, std::int64_t batch, std::int64_t micro, std::string cause) {
   if (training) entry_mode(static_cast<int>(Mode::apply), 0);
   const Graph& g = e.program.graph();
   auto s = std::make_unique<MicroBatches>();
@@ -189,63 +189,7 @@ void Model::make_split(Entry& e, bool training, std::int64_t batch, std::int64_t
   e.split = std::move(s);
 }
 
-bool Model::run_entry(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
-  if ((e.mode == Mode::grads || e.mode == Mode::scaled) && replicated()) {
-    return run_replica_step(e, rows, ctx, before_run);
-  }
-  if (e.split) return run_micro_batches(e, rows, ctx, before_run);
-  if (e.mode == Mode::scaled) return run_scaled_step(e, ctx, before_run);
-  if (before_run) before_run(e.program, false);
-  run_program(e, ctx);
-  return true;
-}
-
-bool Model::run_micro_batches(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
-  MicroBatches& a = *e.split;
-  Programs& p = *programs_;
-  const bool training = !is_inference(a.mode);
-  // Loss scaling: the loss's gradient seed (dL/dL) is the scale, so every gradient of the
-  // backward pass is scaled (Keras's scale_loss); they are unscaled below.
-  const double scale = training && loss_scaling() ? loss_scale_ : 1.0;
-  const auto seed = [&](float value) { write_buffer(p.one.raw(), &value, sizeof value); };
-  if (training) seed(static_cast<float>(scale));
-  if (a.mode == Mode::accumulate) {  // the sums' divisor (Note [Micro-batches on the device])
-    const float divisor = static_cast<float>(static_cast<double>(rows) * scale);
-    write_buffer(p.scale.raw(), &divisor, sizeof divisor);
-  }
-  run_micro_batch_programs(e, rows, ctx, before_run);
-  if (!training) return true;
-  seed(1.0f);
-  Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0);
-  const float inv = static_cast<float>(1.0 / (static_cast<double>(rows) * scale));
-  bool finite = a.nonfinite == 0.0f;  // Mode::accumulate's count; the host's check below
-  for (std::size_t k = 0; k < p.trainable.size(); ++k) {
-    if (a.mode == Mode::accumulate) {  // summed and divided on the device: copied into the update
-      backend_->queues()->copy_on_device(Queue::compute, apply.program.data(apply.gradient_inputs[k]),
-                                         p.device_grad_sums[k].raw(), p.device_grad_sums[k].nbytes());
-      continue;
-    }
-    void* input = apply.program.data(apply.gradient_inputs[k]);
-    const float* sum = a.grad_sums[k].data<float>();
-    const std::int64_t n = a.grad_sums[k].numel();
-    if (!backend_->host_addressable()) p.host_scratch.resize(static_cast<std::size_t>(n));  // on a device: copied in below
-    float* dst = backend_->host_addressable() ? static_cast<float*>(input) : p.host_scratch.data();
-    bool ok = true;
-#pragma omp simd reduction(&& : ok)
-    for (std::int64_t i = 0; i < n; ++i) {
-      dst[i] = sum[i] * inv;
-      ok = ok && std::isfinite(dst[i]);
-    }
-    finite = finite && ok;
-    write_buffer(input, dst, static_cast<std::size_t>(n) * sizeof(float));
-  }
-  if (loss_scaling() && !update_loss_scale(finite)) return false;
-  if (before_run) before_run(apply.program, true);
-  run_program(apply, ctx);  // on a device with queues captured and replayed (Note [Captured steps])
-  return true;
-}
-
-void Model::run_micro_batch_programs(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
+void StepEngine::run_micro_batch_programs(Entry& e, std::int64_t rows, const StepContext& ctx, const BeforeRun& before_run) {
   MicroBatches& a = *e.split;
   const bool training = !is_inference(a.mode);
   const Graph& full = e.program.graph();
@@ -327,61 +271,12 @@ void Model::run_micro_batch_programs(Entry& e, std::int64_t rows, const StepCont
   a.loss = static_cast<float>(loss_sum / static_cast<double>(rows));
 }
 
-// Note [Loss scaling on the device]: on a device with queues (a GPU's) a loss-scaled batch
-// that fits runs as two programs that never take a gradient through host memory. The
-// Mode::scaled program is the gradient program with the scale as its seed (`one`, written
-// by a copy on the compute queue before the step, so the captured graph reads it from
-// memory), each gradient then unscaled by an unscale_gradient node (u = g · 1/scale, the
-// scale read from Programs::scale, written likewise; and a flag when an element of u is
-// not finite), the flags summed into one scalar that comes
-// back with the loss and the predictions (Entry::download). The host reads that scalar
-// after the step's one wait and decides as Keras's LossScaleOptimizer does
-// (update_loss_scale): a non-finite step is skipped (no update, the iterations stay) and
-// halves the scale. A finite one copies each unscaled gradient device to device on the
-// compute queue into the apply program's inputs and launches that program, captured like
-// any other; it runs in an arena of its own (Programs::update_arena), since the shared one
-// holds the gradients it copies in. The scaled program is an ordinary staged entry, so fit
-// stages the next batch while it runs (Note [Input double buffer]); the update is enqueued
-// after the decision and runs while the host takes the next step's batch. The arithmetic
-// is the split path's in exact arithmetic (that one weights the whole batch's gradient by
-// its rows and multiplies by 1/(rows · scale); the same float when rows and scale are
-// powers of two, as 2^15 and its doublings and halvings are). A batch that does not fit
-// under on_oom="reduce_batch" takes that path (micro-batches summed on the host), and so
-// does a device without queues; the CPU always does, where it costs no copy.
-bool Model::run_scaled_step(Entry& e, const StepContext& ctx, const BeforeRun& before_run) {
-  Programs& p = *programs_;
-  DeviceQueues& q = *backend_->queues();
-  p.scale_host = static_cast<float>(loss_scale_);
-  q.copy_to_device(Queue::compute, p.one.raw(), &p.scale_host, sizeof p.scale_host);    // the seed
-  q.copy_to_device(Queue::compute, p.scale.raw(), &p.scale_host, sizeof p.scale_host);  // the divisor
-  if (before_run) before_run(e.program, false);
-  run_program(e, ctx);  // its results back and waited for: the loss, predictions, the flags
-  if (!update_loss_scale(e.staged->nonfinite == 0.0f)) return false;
-  reserve_scaled_update(e);  // taken when the batch was planned: nothing to do
-  Entry& apply = update_in_own_arena();
-  for (std::size_t j = 0; j < e.gradient_values.size(); ++j) {
-    const std::size_t k = e.gradient_weights[j];
-    q.copy_on_device(Queue::compute, apply.program.data(apply.gradient_inputs[k]), e.program.data(e.gradient_values[j]),
-                     static_cast<std::size_t>(p.trainable[k]->value.numel()) * sizeof(float));
-  }
-  // A weight the loss does not reach: a zero gradient (a search, so the step allocates nothing).
-  for (std::size_t k = 0; k < p.trainable.size(); ++k) {
-    if (std::find(e.gradient_weights.begin(), e.gradient_weights.end(), k) == e.gradient_weights.end()) {
-      q.copy_on_device(Queue::compute, apply.program.data(apply.gradient_inputs[k]), p.zero_gradient.raw(),
-                       static_cast<std::size_t>(p.trainable[k]->value.numel()) * sizeof(float));
-    }
-  }
-  if (before_run) before_run(apply.program, true);
-  run_on_queues(apply, ctx, q);
-  return true;
-}
-
-void Model::reserve_scaled_update(const Entry& e) {
+void StepEngine::reserve_scaled_update(const Entry& e) {
   reserve_update_arena("loss scaling on the device");
   reserve_zero_gradient(zero_gradient_bytes(e), "loss scaling on the device");
 }
 
-void Model::reserve_zero_gradient(std::size_t bytes, const char* why) {
+void StepEngine::reserve_zero_gradient(std::size_t bytes, const char* why) {
   Programs& p = *programs_;
   if (bytes > 0 && reserve_buffer(p.zero_gradient, bytes, "zero gradient", why)) {
     const std::vector<char> zeros(p.zero_gradient.nbytes(), 0);
@@ -389,12 +284,12 @@ void Model::reserve_zero_gradient(std::size_t bytes, const char* why) {
   }
 }
 
-void Model::reserve_update_arena(const char* why) {
+void StepEngine::reserve_update_arena(const char* why) {
   const Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0, /*bind=*/false);
   reserve_buffer(programs_->update_arena, std::max<std::size_t>(apply.program.arena_bytes(), 64), "update arena", why);
 }
 
-bool Model::reserve_buffer(Tensor& t, std::size_t bytes, const char* what, const char* why, DType dtype) {
+bool StepEngine::reserve_buffer(Tensor& t, std::size_t bytes, const char* what, const char* why, DType dtype) {
   if (t.defined() && t.nbytes() >= bytes) return false;
   sync_device();  // a program still queued may use the old one
   t = Tensor();
@@ -402,13 +297,13 @@ bool Model::reserve_buffer(Tensor& t, std::size_t bytes, const char* what, const
     const auto n = static_cast<std::int64_t>((bytes + dtype_size(dtype) - 1) / dtype_size(dtype));
     t = allocate_tensor(backend_->allocator(), Shape{n}, dtype);
   } catch (const OutOfMemory& oom) {
-    throw OutOfMemory(std::string(oom.what()) + " for the " + what + " of model '" + name_ + "' (" + why + ")",
+    throw OutOfMemory(std::string(oom.what()) + " for the " + what + " of model '" + model_.name_ + "' (" + why + ")",
                       oom.hint(), oom.shared_details());
   }
   return true;
 }
 
-Model::Entry& Model::update_in_own_arena() {
+StepEngine::Entry& StepEngine::update_in_own_arena() {
   Programs& p = *programs_;
   Entry& apply = entry_mode(static_cast<int>(Mode::apply), 0, /*bind=*/false);
   // The shared arena's growth rebinds every entry to it, this one too: back to its own.
@@ -420,7 +315,7 @@ Model::Entry& Model::update_in_own_arena() {
   return apply;
 }
 
-std::size_t Model::zero_gradient_bytes(const Entry& e) const {
+std::size_t StepEngine::zero_gradient_bytes(const Entry& e) const {
   std::size_t bytes = 0;
   const std::vector<Weight*>& trainable = programs_->trainable;
   for (std::size_t k = 0; k < trainable.size(); ++k) {
@@ -431,8 +326,8 @@ std::size_t Model::zero_gradient_bytes(const Entry& e) const {
   return bytes;
 }
 
-bool Model::update_loss_scale(bool finite) {
-  const OptimizerOptions::LossScale& ls = compile_options_.optimizer.loss_scale;
+bool StepEngine::update_loss_scale(bool finite) {
+  const OptimizerOptions::LossScale& ls = model_.compile_options_.optimizer.loss_scale;
   if (!finite) {
     if (ls.dynamic) loss_scale_ /= 2.0;
     loss_scale_good_steps_ = 0;
@@ -449,7 +344,7 @@ bool Model::update_loss_scale(bool finite) {
 
 // Class and sample weights (FitOptions::class_weight / sample_weight), staged per batch
 // into the program's sample-weight input, or a split step's staging.
-void Model::set_sample_weighting(bool weighted, std::map<std::int64_t, double> class_weight) {
+void StepEngine::set_sample_weighting(bool weighted, std::map<std::int64_t, double> class_weight) {
   class_weight_ = std::move(class_weight);
   if (weighted == weighted_) return;
   weighted_ = weighted;
@@ -458,7 +353,7 @@ void Model::set_sample_weighting(bool weighted, std::map<std::int64_t, double> c
   if (programs_) programs_->entries.clear();
 }
 
-void Model::stage_sample_weights(Entry& e, std::int64_t rows, const float* given) {
+void StepEngine::stage_sample_weights(Entry& e, std::int64_t rows, const float* given) {
   float* w = e.sample_weight_data();
   for (std::int64_t i = 0; i < rows; ++i) w[i] = given ? given[i] : 1.0f;
   if (class_weight_.empty() || is_inference(e.mode)) return;  // Keras weighs only training by class

@@ -1,6 +1,7 @@
-// What model.cpp (building and planning) and model_fit.cpp (the training and
-// inference loops) share: the per-(mode, batch) planned entries, the EpochFeed fit's loop
-// takes its batches from (model_feed.cpp), and small helpers.
+// The step engine's types (StepEngine's nested structs): the per-(mode, batch) planned
+// entries with their staging, the Programs that own them and the arena, the gradient
+// buckets, the EpochFeed fit's loop takes its batches from (epoch_feed.cpp), the loops'
+// scopes and loss/metric sums, and small helpers.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -12,12 +13,12 @@
 #include <utility>
 #include <vector>
 
+#include "engine/step_engine.h"
 #include "model/fit_data.h"
 #include "nnfit/backend/device_queues.h"
 #include "nnfit/backend/pinned_double_buffer.h"
 #include "nnfit/dist/buckets.h"
 #include "nnfit/graph/program.h"
-#include "nnfit/model/model.h"
 
 namespace nnfit {
 
@@ -33,9 +34,9 @@ inline double now_s() {
 // optimizer update), only the weight gradients of a micro-batch, or only the update from
 // given gradients (the last two make a batch that does not fit: fit(on_oom="reduce_batch")),
 // or a loss-scaled batch's unscaled gradients and their finite check on a device, whose
-// update is the apply program's (Note [Loss scaling on the device], model_accumulate.cpp),
+// update is the apply program's (Note [Loss scaling on the device], micro_batches.cpp),
 // or inference whose loss weighs each sample by a weight input (evaluate with sample
-// weights; Model::inference_mode).
+// weights; StepEngine::inference_mode).
 enum class Mode { infer = 0, train = 1, grads = 2, apply = 3, scaled = 4, accumulate = 5, infer_weighted = 6 };
 inline bool is_inference(Mode mode) { return mode == Mode::infer || mode == Mode::infer_weighted; }
 
@@ -45,7 +46,7 @@ inline bool is_inference(Mode mode) { return mode == Mode::infer || mode == Mode
 // land in `pred` and its loss is weighted by its rows. Training (Mode::grads) also sums
 // each micro-batch's gradients weighted by its rows, and one update applies their mean,
 // which is the full batch's gradient; inference (is_inference) needs nothing more.
-struct Model::MicroBatches {
+struct StepEngine::MicroBatches {
   Mode mode = Mode::grads;            // the micro-batches' programs (accumulate: summed on the device)
   std::int64_t batch = 0, micro = 0;
   // Host staging for the whole batch: per model input, per output (ys: if a loss), and
@@ -64,37 +65,37 @@ struct Model::MicroBatches {
 // The on_oom policy and where notes go, set on the model for the length of one fit,
 // evaluate or predict call; the previous ones come back after (validation inside fit
 // keeps fit's).
-struct Model::OomScope {
+struct StepEngine::OomScope {
   // throws: InvalidArgument for an on_oom other than "fail" or "reduce_batch".
-  OomScope(Model& model, const std::string& on_oom, std::vector<std::string>* notes,
+  OomScope(StepEngine& model, const std::string& on_oom, std::vector<std::string>* notes,
            std::function<void(const std::string&)> on_note);
   ~OomScope();
   OomScope(const OomScope&) = delete;
   OomScope& operator=(const OomScope&) = delete;
-  Model& model;
+  StepEngine& model;
   bool reduce_on_oom;
   std::vector<std::string>* notes;
   std::function<void(const std::string&)> on_note;
   std::uint64_t scope;
 };
 
-// Model::weighted_evaluation_ for an evaluation's length: its inference programs take
+// StepEngine::weighted_evaluation_ for an evaluation's length: its inference programs take
 // sample weights (Mode::infer_weighted), or not.
-struct Model::WeightedEvaluation {
-  WeightedEvaluation(Model& m, bool weighted) : model(m), was(m.weighted_evaluation_) {
+struct StepEngine::WeightedEvaluation {
+  WeightedEvaluation(StepEngine& m, bool weighted) : model(m), was(m.weighted_evaluation_) {
     m.weighted_evaluation_ = weighted;
   }
   ~WeightedEvaluation() { model.weighted_evaluation_ = was; }
   WeightedEvaluation(const WeightedEvaluation&) = delete;
   WeightedEvaluation& operator=(const WeightedEvaluation&) = delete;
-  Model& model;
+  StepEngine& model;
   bool was;
 };
 
-// The device's side of the input double buffer (Note [Input double buffer], model_device.cpp):
+// The device's side of the input double buffer (Note [Input double buffer], device_path.cpp):
 // two device slots, each as large as the largest staged entry's batch, and the buffer that
 // orders their copies. One per model; its batch count runs across every staged entry.
-struct Model::InputRing {
+struct StepEngine::InputRing {
   Tensor device[2];
   std::unique_ptr<PinnedDoubleBuffer> buffer;
   Staging* pending = nullptr;  // whose batch is staged and not yet consumed
@@ -107,7 +108,7 @@ struct Model::InputRing {
 // pinned sets (the parity of the ring's next batch), stage() enqueues its copy to the
 // device, consume() copies it into the program's input slots, download() brings the loss
 // and predictions back. The metrics read the targets of the set the last run consumed.
-struct Model::Staging {
+struct StepEngine::Staging {
   struct Set {
     std::vector<Tensor> xs, ys;
     Tensor sample_weight;
@@ -138,7 +139,7 @@ struct Model::Staging {
 
 // A planned program and where its inputs and outputs live. A split entry (micro-batches)
 // stages them in its MicroBatches instead; an entry on a device, in its Staging.
-struct Model::Entry {
+struct StepEngine::Entry {
   Program program;  // for a split entry: planned for the whole batch, never bound
   std::vector<int> xs, ys, preds;    // per model input, per output (ys: when there is a loss)
   int sample_weight = -1;            // training with class or sample weights: [batch] f32
@@ -235,10 +236,10 @@ struct Model::Entry {
   void finish_download(Backend& backend);
 };
 
-// A loop that stages batches ahead (fit's epoch, Model::run_batches): a batch left staged
+// A loop that stages batches ahead (fit's epoch, StepEngine::run_batches): a batch left staged
 // when it ends, however it ends, is dropped (Note [Input double buffer]).
-struct Model::LookaheadScope {
-  Model& model;
+struct StepEngine::LookaheadScope {
+  StepEngine& model;
   ~LookaheadScope() {
     try {
       model.drop_lookahead();
@@ -247,10 +248,10 @@ struct Model::LookaheadScope {
   }
 };
 
-// One batch of an inference loop (Model::run_batches): its entry, rows and first row, and
+// One batch of an inference loop (StepEngine::run_batches): its entry, rows and first row, and
 // the dataset element it came from (kept until the batch is staged and run: an input may
 // be read where the element holds it).
-struct Model::Batch {
+struct StepEngine::Batch {
   Entry* e = nullptr;
   std::int64_t rows = 0, start = 0;
   std::optional<data::Element> element;
@@ -258,7 +259,7 @@ struct Model::Batch {
 
 // Loss and metric sums over the batches of an epoch or an evaluation, and the logs they
 // give in Keras's names: metrics, then (several outputs) "<output>_loss" each, then "loss".
-struct Model::Totals {
+struct StepEngine::Totals {
   std::vector<fit_data::OutputMetric> metrics;
   std::vector<std::string> output_names;  // for several outputs
   double loss_sum = 0;
@@ -266,7 +267,7 @@ struct Model::Totals {
   std::int64_t seen = 0;
 
   explicit Totals(const Model& model)
-      : metrics(fit_data::make_output_metrics(model.compile_options_, model.output_shapes(), model.output_names())) {
+      : metrics(fit_data::make_output_metrics(model.compile_options(), model.output_shapes(), model.output_names())) {
     if (model.num_outputs() > 1) output_names = model.output_names();
     output_loss_sums.assign(output_names.size(), 0.0);
   }
@@ -310,10 +311,10 @@ struct Model::Totals {
   }
 };
 
-// Data parallelism's gradient buckets (model_replicas.cpp, Note [Gradient buckets]): one
+// Data parallelism's gradient buckets (replicas.cpp, Note [Gradient buckets]): one
 // flat buffer holds every trainable weight's gradient sum, laid out in reverse layer order
 // (the order the backward pass produces them), so a bucket is a contiguous range.
-struct Model::Replicas {
+struct StepEngine::Replicas {
   bool on_device = false;             // flat is device memory summed by device_comm_
   Tensor flat;                        // f32, every trainable weight's gradient
   std::vector<std::int64_t> offset;   // per trainable weight: where its gradient starts in flat
@@ -325,7 +326,7 @@ struct Model::Replicas {
   std::map<const Program*, std::vector<std::vector<std::size_t>>> finals;
 };
 
-struct Model::Programs {
+struct StepEngine::Programs {
   std::map<std::pair<Mode, std::int64_t>, std::unique_ptr<Entry>> entries;
   Tensor arena;
   std::size_t arena_bytes = 0;
@@ -365,7 +366,7 @@ struct Model::Programs {
 // (optional) is called as soon as an epoch's last batch is trained, before validation,
 // when another epoch follows: a pipeline starts the next pass there, so its first
 // batches are made while validation runs instead of at the start of the next epoch.
-struct Model::EpochFeed {
+struct StepEngine::EpochFeed {
   std::function<void(std::int64_t epoch)> begin;
   std::function<Entry*(std::int64_t& rows)> next;
   std::function<void(std::int64_t next_epoch)> prepare;

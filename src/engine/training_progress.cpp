@@ -1,20 +1,20 @@
-// Model::Totals::state / restore and the resume hooks: what a backup carries of a partly
+// StepEngine::Totals::state / restore and the resume hooks: what a backup carries of a partly
 // done epoch (loss sums, per-output sums, rows seen, each metric's sums).
 #include <nlohmann/json.hpp>
 
-#include "model/model_impl.h"
+#include "engine/engine_types.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit {
 
-std::string Model::Totals::state() const {
+std::string StepEngine::Totals::state() const {
   nlohmann::json m = nlohmann::json::array();
   for (const auto& om : metrics) m.push_back(om.metric.sums());
   return nlohmann::json{{"loss_sum", loss_sum}, {"output_loss_sums", output_loss_sums}, {"seen", seen}, {"metrics", m}}
       .dump();
 }
 
-void Model::Totals::restore(const std::string& text) {
+void StepEngine::Totals::restore(const std::string& text) {
   try {
     const nlohmann::json j = nlohmann::json::parse(text);
     const auto& m = j.at("metrics");
@@ -33,12 +33,12 @@ void Model::Totals::restore(const std::string& text) {
   }
 }
 
-void Model::set_resume_point(std::int64_t epoch, std::int64_t step, const std::string& progress) {
+void StepEngine::set_resume_point(std::int64_t epoch, std::int64_t step, const std::string& progress) {
   NNFIT_CHECK(epoch >= 0 && step >= 0, InvalidArgument, "a resume point needs epoch and step >= 0, got ", epoch, ", ",
               step);
   resume_ = ResumePoint{epoch, step, progress};
 }
 
-std::string Model::training_progress() const { return totals_ ? totals_->state() : ""; }
+std::string StepEngine::training_progress() const { return totals_ ? totals_->state() : ""; }
 
 }  // namespace nnfit

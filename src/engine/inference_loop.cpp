@@ -1,11 +1,11 @@
-// Model's inference loops: evaluate (from tensors or a Dataset), fit's validation after
+// The engine's inference loops: evaluate (from tensors or a Dataset), fit's validation after
 // an epoch, and predict. Each batch runs the inference program of its size, or, under
-// on_oom="reduce_batch" when that does not fit, its micro-batches (model_accumulate.cpp).
+// on_oom="reduce_batch" when that does not fit, its micro-batches (micro_batches.cpp).
 #include <algorithm>
 #include <cstring>
 
 #include "model/fit_data.h"
-#include "model/model_impl.h"
+#include "engine/engine_types.h"
 #include "nnfit/core/error.h"
 #include "nnfit/data/in_memory_dataset.h"
 
@@ -13,30 +13,30 @@ namespace nnfit {
 
 using namespace fit_data;
 
-Logs Model::evaluate(const Tensor& x, const Tensor& y, std::int64_t batch_size) {
+Logs StepEngine::evaluate(const Tensor& x, const Tensor& y, std::int64_t batch_size) {
   InferenceOptions o;
   o.batch_size = batch_size;
   return evaluate(x, y, o);
 }
 
-Logs Model::evaluate(const Tensor& x, const Tensor& y, const InferenceOptions& options) {
+Logs StepEngine::evaluate(const Tensor& x, const Tensor& y, const InferenceOptions& options) {
   return evaluate(std::vector<Tensor>{x}, std::vector<Tensor>{y}, options);
 }
 
-Logs Model::evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y, const InferenceOptions& options) {
+Logs StepEngine::evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y, const InferenceOptions& options) {
   std::vector<std::string> notes;
   OomScope scope(*this, options.on_oom, &notes, options.on_note);
   return evaluate_tensors(x, y, options.sample_weight, options.batch_size, options.steps, "evaluation",
                           options.callbacks);
 }
 
-Logs Model::evaluate_tensors(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y_in,
+Logs StepEngine::evaluate_tensors(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y_in,
                              const Tensor& sample_weight, std::int64_t batch_size, std::int64_t steps,
                              const char* what, const std::vector<Callback*>& callbacks) {
   check_compiled();
   NNFIT_CHECK(batch_size > 0, InvalidArgument, "batch_size must be positive, got ", batch_size);
   NNFIT_CHECK(steps >= 0, InvalidArgument, "steps must be positive (or 0: all batches), got ", steps);
-  PreparedData d = prepare_data(x_in, y_in, input_shapes(), output_shapes(), compile_options_, "no samples to evaluate");
+  PreparedData d = prepare_data(x_in, y_in, model_.input_shapes(), model_.output_shapes(), model_.compile_options_, "no samples to evaluate");
   const std::int64_t n = d.n;
   const bool weighted = sample_weight.defined();
   if (weighted) {
@@ -44,7 +44,7 @@ Logs Model::evaluate_tensors(const std::vector<Tensor>& x_in, const std::vector<
                                                                                 : "sample_weight");
   }
   const WeightedEvaluation weighting(*this, weighted);
-  Totals totals(*this);
+  Totals totals(model_);
   const std::int64_t bs = std::min(batch_size, n);
   // Keras's steps: the first `steps` batches (all of them when the data ends first).
   const std::int64_t batches = (n + bs - 1) / bs;
@@ -79,10 +79,10 @@ Logs Model::evaluate_tensors(const std::vector<Tensor>& x_in, const std::vector<
   return run_evaluation(next, totals, ctx, shard, callbacks);
 }
 
-Logs Model::run_evaluation(const std::function<bool(Batch&)>& next, Totals& totals, const StepContext& ctx,
+Logs StepEngine::run_evaluation(const std::function<bool(Batch&)>& next, Totals& totals, const StepContext& ctx,
                            bool shard, const std::vector<Callback*>& callbacks) {
   for (Callback* cb : callbacks) {
-    cb->set_model(this);
+    cb->set_model(&model_);
     cb->on_test_begin();
   }
   std::int64_t index = 0;  // the batch done
@@ -91,7 +91,7 @@ Logs Model::run_evaluation(const std::function<bool(Batch&)>& next, Totals& tota
   };
   run_batches(next, [&](Batch& b) {
     if (b.element) {  // a dataset's element goes with the batch
-      for (std::size_t i = 0; i < num_inputs(); ++i) b.e->set_x(nullptr, i);
+      for (std::size_t i = 0; i < model_.num_inputs(); ++i) b.e->set_x(nullptr, i);
     }
     totals.add(*b.e, b.rows);
     if (callbacks.empty()) return;
@@ -105,16 +105,16 @@ Logs Model::run_evaluation(const std::function<bool(Batch&)>& next, Totals& tota
   return logs;
 }
 
-void Model::note_short_steps(const char* what, std::int64_t steps, std::int64_t ran) {
+void StepEngine::note_short_steps(const char* what, std::int64_t steps, std::int64_t ran) {
   if (!notes_) return;
   notes_->push_back(std::string(what) + ": steps " + std::to_string(steps) + " asked for, but the data ended after " +
                     std::to_string(ran) + " batch(es); give the data at least steps batches (repeat() a dataset)");
   if (on_note_) on_note_(notes_->back());
 }
 
-Logs Model::evaluate(const data::Dataset& data) { return evaluate(data, InferenceOptions{}); }
+Logs StepEngine::evaluate(const data::Dataset& data) { return evaluate(data, InferenceOptions{}); }
 
-Logs Model::evaluate(const data::Dataset& data, const InferenceOptions& options) {
+Logs StepEngine::evaluate(const data::Dataset& data, const InferenceOptions& options) {
   NNFIT_CHECK(!options.sample_weight.defined(), InvalidArgument,
               "sample_weight is for evaluate(x, y); a dataset brings its weights as a third component "
               "(x, y, sample_weight)");
@@ -123,7 +123,7 @@ Logs Model::evaluate(const data::Dataset& data, const InferenceOptions& options)
   return evaluate_dataset(data, nullptr, options.steps, "evaluation", options.callbacks);
 }
 
-Logs Model::evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, std::int64_t steps, const char* what,
+Logs StepEngine::evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, std::int64_t steps, const char* what,
                              const std::vector<Callback*>& callbacks) {
   check_compiled();
   NNFIT_CHECK(steps >= 0, InvalidArgument, "steps must be positive (or 0: all batches), got ", steps);
@@ -133,7 +133,7 @@ Logs Model::evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, 
               "), or drop the repeat");
   // A third component (x, y, sample_weight): the loss weighs each sample by it.
   const WeightedEvaluation weighting(*this, carries_sample_weights(data));
-  Totals totals(*this);
+  Totals totals(model_);
   StepContext ctx = step_context();
   ctx.training = false;
   std::int64_t index = 0;
@@ -173,7 +173,7 @@ Logs Model::evaluate_dataset(const data::Dataset& data, data::Autotuner* tuner, 
   return logs;
 }
 
-Logs Model::validate(const FitOptions& options, std::int64_t epoch, data::Autotuner* tuner) {
+Logs StepEngine::validate(const FitOptions& options, std::int64_t epoch, data::Autotuner* tuner) {
   // Keras's _should_eval: epochs counted from 1.
   const std::int64_t number = epoch + 1;
   const auto& listed = options.validation_epochs;
@@ -194,19 +194,19 @@ Logs Model::validate(const FitOptions& options, std::int64_t epoch, data::Autotu
   return {};
 }
 
-Tensor Model::predict(const Tensor& x, std::int64_t batch_size) {
+Tensor StepEngine::predict(const Tensor& x, std::int64_t batch_size) {
   InferenceOptions o;
   o.batch_size = batch_size;
   return predict(x, o);
 }
 
-Tensor Model::predict(const Tensor& x, const InferenceOptions& options) {
-  NNFIT_CHECK(num_outputs() == 1, InvalidArgument, "model '", name(), "' has ", num_outputs(),
+Tensor StepEngine::predict(const Tensor& x, const InferenceOptions& options) {
+  NNFIT_CHECK(model_.num_outputs() == 1, InvalidArgument, "model '", model_.name(), "' has ", model_.num_outputs(),
               " outputs; use the predict overload that returns one tensor per output");
   return predict(std::vector<Tensor>{x}, options)[0];
 }
 
-std::vector<Tensor> Model::predict(const std::vector<Tensor>& x_in, const InferenceOptions& options) {
+std::vector<Tensor> StepEngine::predict(const std::vector<Tensor>& x_in, const InferenceOptions& options) {
   check_built();
   const std::int64_t batch_size = options.batch_size;
   NNFIT_CHECK(batch_size > 0, InvalidArgument, "batch_size must be positive, got ", batch_size);
@@ -215,7 +215,7 @@ std::vector<Tensor> Model::predict(const std::vector<Tensor>& x_in, const Infere
               "predict takes no sample_weight (it computes no loss); give it to evaluate");
   std::vector<std::string> notes;
   OomScope scope(*this, options.on_oom, &notes, options.on_note);
-  const std::vector<Tensor> x = prepare_all_inputs(x_in, input_shapes());
+  const std::vector<Tensor> x = prepare_all_inputs(x_in, model_.input_shapes());
   const std::int64_t all = x[0].shape()[0];
   // Keras's steps: the rows of the first `steps` batches.
   const std::int64_t batches = (all + batch_size - 1) / batch_size;
@@ -223,7 +223,7 @@ std::vector<Tensor> Model::predict(const std::vector<Tensor>& x_in, const Infere
   const std::int64_t n = options.steps > 0 ? std::min(all, options.steps * batch_size) : all;
   std::vector<Tensor> result;
   std::vector<std::size_t> o_row;
-  for (const Shape& out : output_shapes()) {
+  for (const Shape& out : model_.output_shapes()) {
     std::vector<std::int64_t> od{n};
     od.insert(od.end(), out.dims().begin(), out.dims().end());
     result.push_back(Tensor::zeros(Shape(od), DType::f32));
@@ -232,7 +232,7 @@ std::vector<Tensor> Model::predict(const std::vector<Tensor>& x_in, const Infere
   StepContext ctx = step_context();
   ctx.training = false;
   for (Callback* cb : options.callbacks) {
-    cb->set_model(this);
+    cb->set_model(&model_);
     cb->on_predict_begin();
   }
   std::int64_t start = 0, index = 0;
@@ -275,7 +275,7 @@ std::vector<Tensor> Model::predict(const std::vector<Tensor>& x_in, const Infere
 // As fit's loop (Note [Input double buffer]), without the training: on a device with queues
 // the next batch is taken and staged while the device runs the current one, whose results
 // are read after; a batch staged ahead and not run (an error) is dropped.
-void Model::run_batches(const std::function<bool(Batch&)>& next, const std::function<void(Batch&)>& done,
+void StepEngine::run_batches(const std::function<bool(Batch&)>& next, const std::function<void(Batch&)>& done,
                         const StepContext& ctx, const std::function<void(std::int64_t)>& before) {
   std::int64_t index = 0;
   Batch cur, ahead;

@@ -1,13 +1,13 @@
-// Planning a model's programs (split from model.cpp): the graph of each (mode, batch)
-// entry built from the layers, the loss and autodiff, then planned into a Program; the
-// update-only program; and the memory plan that says what fits before the first step
-// (Note [Plan breakdown]).
+// Planning a model's programs (StepEngine::plan_entry, plan_apply): the graph of each
+// (mode, batch) entry built from the layers, the loss and autodiff, then planned into a
+// Program; the update-only program; and the memory plan that says what fits before the
+// first step (Note [Plan breakdown]).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
 
-#include "model/model_impl.h"
+#include "engine/engine_types.h"
 #include "nnfit/core/env_flags.h"
 #include "nnfit/core/error.h"
 #include "nnfit/graph/autodiff.h"
@@ -18,7 +18,7 @@
 
 namespace nnfit {
 
-std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t batch) {
+std::unique_ptr<StepEngine::Entry> StepEngine::plan_entry(int mode_value, std::int64_t batch) {
   Programs& p = *programs_;
   const Mode mode = static_cast<Mode>(mode_value);
   const bool training = !is_inference(mode);
@@ -26,16 +26,16 @@ std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t bat
   auto e = std::make_unique<Entry>();
   Graph g;
   GraphBuilder b(g, training);
-  for (const InputSpec& in : graph_.inputs()) {
+  for (const InputSpec& in : model_.graph_.inputs()) {
     std::vector<std::int64_t> dims{batch};
     dims.insert(dims.end(), in.shape.dims().begin(), in.shape.dims().end());
     e->xs.push_back(g.add_input(in.name, {Shape(dims), DType::f32}));
   }
   std::vector<int> output_masks;
-  const bool has_loss = training || !compile_options_.loss_for(0).kind.empty();
+  const bool has_loss = training || !model_.compile_options_.loss_for(0).kind.empty();
   b.set_collect_losses(has_loss);
-  b.set_default_policy(dtype_policy_);
-  e->preds = graph_.emit_masked(b, e->xs, std::vector<int>(e->xs.size(), -1), output_masks);
+  b.set_default_policy(model_.dtype_policy_);
+  e->preds = model_.graph_.emit_masked(b, e->xs, std::vector<int>(e->xs.size(), -1), output_masks);
   // Keras's losses and nnfit's predictions take float32 whatever the policy; an integer
   // output (keras.ops.argmax's indices) is predicted as float32 values too.
   for (int& pred : e->preds) {
@@ -47,23 +47,23 @@ std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t bat
     for (std::size_t i = 0; i < output_masks.size(); ++i) {
       // Keras weights the loss of an output that carries a mask by it (padded steps count
       // nothing); nnfit's losses do not take masks yet.
-      NNFIT_CHECK(output_masks[i] < 0, Unsupported, "model '", name(), "': output '", output_names()[i],
+      NNFIT_CHECK(output_masks[i] < 0, Unsupported, "model '", model_.name(), "': output '", model_.output_names()[i],
                   "' carries a mask (from Embedding(mask_zero=True) or Masking through return_sequences layers), ",
                   "and a masked loss is not supported yet; end the masked part with a layer that consumes the mask ",
                   "(an RNN without return_sequences)");
     }
-    const std::vector<std::string> names = output_names();
+    const std::vector<std::string> names = model_.output_names();
     if ((training && weighted_) || mode == Mode::infer_weighted) {
       e->sample_weight = g.add_input("sample_weight", {Shape{batch}, DType::f32});
     }
     std::vector<int> weighted;
     for (std::size_t i = 0; i < e->preds.size(); ++i) {
-      const Loss& loss = compile_options_.loss_for(i);
+      const Loss& loss = model_.compile_options_.loss_for(i);
       const std::string prefix = e->preds.size() > 1 ? names[i] + "/" : "";
       e->ys.push_back(g.add_input(prefix + "y", loss.target_desc(g.desc(e->preds[i]))));
       const int l = loss.emit(g, e->preds[i], e->ys.back(), e->sample_weight);
       if (e->preds.size() > 1) e->output_losses.push_back(l);
-      const double w = compile_options_.loss_weight(i);
+      const double w = model_.compile_options_.loss_weight(i);
       if (w == 1.0) {
         weighted.push_back(l);
       } else {
@@ -161,7 +161,7 @@ std::unique_ptr<Model::Entry> Model::plan_entry(int mode_value, std::int64_t bat
 
 // The optimizer update alone, from gradients given as inputs (one per trainable weight):
 // what an accumulated batch ends with (Mode::apply).
-std::unique_ptr<Model::Entry> Model::plan_apply() {
+std::unique_ptr<StepEngine::Entry> StepEngine::plan_apply() {
   Programs& p = *programs_;
   auto e = std::make_unique<Entry>();
   Graph g;
@@ -193,7 +193,7 @@ std::unique_ptr<Model::Entry> Model::plan_apply() {
   return e;
 }
 
-std::int64_t Model::planned_peak_bytes() const {
+std::int64_t StepEngine::planned_peak_bytes() const {
   if (!programs_) return 0;
   std::int64_t n = persistent_bytes() + round64(static_cast<std::int64_t>(programs_->arena_bytes));
   // On a device: what is allocated beside them (device_staging_bytes's parts, as taken).
@@ -213,10 +213,10 @@ std::int64_t Model::planned_peak_bytes() const {
   return n;
 }
 
-std::int64_t Model::staging_bytes(const Entry& e) {
+std::int64_t StepEngine::staging_bytes(const Entry& e) {
   std::int64_t n = 0;
   if (queued_device() && e.staged) {
-    // The ring's two slots (Model::input_ring: at least 64 bytes each) and the StepScalars.
+    // The ring's two slots (StepEngine::input_ring: at least 64 bytes each) and the StepScalars.
     n += 2 * round64(std::max<std::int64_t>(static_cast<std::int64_t>(e.staged->bytes), 64)) +
          round64(static_cast<std::int64_t>(sizeof(StepScalars)));
   }
@@ -232,7 +232,7 @@ std::int64_t Model::staging_bytes(const Entry& e) {
   return n;
 }
 
-std::int64_t Model::largest_batch_size_within(std::int64_t limit_bytes, std::int64_t max_batch) {
+std::int64_t StepEngine::largest_batch_size_within(std::int64_t limit_bytes, std::int64_t max_batch) {
   // Planned peaks grow with the batch size, so bisect; each probe plans without allocating.
   if (max_batch < 1 || plan_memory(1).peak_bytes > limit_bytes) return 0;
   std::int64_t lo = 1, hi = max_batch + 1;  // lo fits; hi does not (or is past the range)
@@ -251,7 +251,7 @@ std::int64_t Model::largest_batch_size_within(std::int64_t limit_bytes, std::int
 // (activations, their gradients, inputs, and the packing slack between the live bytes and
 // the arena size) and the autodiff constant are reported as activations, so the parts add
 // up to peak_bytes exactly.
-MemoryPlan Model::plan_memory(std::int64_t batch_size) {
+MemoryPlan StepEngine::plan_memory(std::int64_t batch_size) {
   NNFIT_CHECK(batch_size >= 1, InvalidArgument, "batch size must be at least 1, got ", batch_size);
   check_compiled();
   // The program the training step runs (a replica's gradients, a loss-scaled step's on a
@@ -259,7 +259,7 @@ MemoryPlan Model::plan_memory(std::int64_t batch_size) {
   Entry& e = entry_mode(training_mode(), batch_size, /*bind=*/false);
   MemoryPlan m;
   m.batch_size = batch_size;
-  for (const Weight* w : graph_.weights()) m.weights_bytes += round64(static_cast<std::int64_t>(w->value.nbytes()));
+  for (const Weight* w : model_.graph_.weights()) m.weights_bytes += round64(static_cast<std::int64_t>(w->value.nbytes()));
   for (const auto& sl : programs_->slots) {
     for (const Tensor& t : sl) m.optimizer_bytes += round64(static_cast<std::int64_t>(t.nbytes()));
   }

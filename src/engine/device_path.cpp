@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "model/model_impl.h"
+#include "engine/engine_types.h"
 #include "nnfit/backend/device_queues.h"
 #include "nnfit/core/env_flags.h"
 #include "nnfit/core/error.h"
@@ -33,19 +33,19 @@ static_assert(kRingEvents + PinnedDoubleBuffer::kEvents <= Backend::kQueueEvents
 // On the CPU each of these is the plain memory access it was, with no extra copy.
 // tests/cuda_host/sim_device.h checks the discipline: its simulated device's memory faults
 // on any host access outside a kernel or a copy.
-void Model::sync_device() const {
+void StepEngine::sync_device() const {
   DeviceQueues* q = backend_->queues();
   if (!q) return;
   q->record(Queue::compute, kSync);
   q->host_wait(kSync);
 }
 
-std::function<void()> Model::timing_wait() const {
+std::function<void()> StepEngine::timing_wait() const {
   if (!backend_->queues()) return {};
   return [this] { sync_device(); };
 }
 
-StepContext Model::step_context() const {
+StepContext StepEngine::step_context() const {
   StepContext ctx;
   if (DeviceQueues* q = backend_->queues()) ctx.stream = q->native(Queue::compute);
   return ctx;
@@ -53,7 +53,7 @@ StepContext Model::step_context() const {
 
 // Backend::copy is not ordered with the queues (CUDA's cudaMemcpy runs on the legacy
 // default stream, which non-blocking streams do not wait for): sync them first.
-void Model::read_buffer(void* host, const void* buffer, std::size_t bytes) const {
+void StepEngine::read_buffer(void* host, const void* buffer, std::size_t bytes) const {
   if (bytes == 0 || host == buffer) return;
   if (backend_->host_addressable()) {
     std::memcpy(host, buffer, bytes);
@@ -63,7 +63,7 @@ void Model::read_buffer(void* host, const void* buffer, std::size_t bytes) const
   backend_->copy(host, buffer, bytes, CopyKind::device_to_host);
 }
 
-void Model::write_buffer(void* buffer, const void* host, std::size_t bytes) const {
+void StepEngine::write_buffer(void* buffer, const void* host, std::size_t bytes) const {
   if (bytes == 0 || host == buffer) return;
   if (backend_->host_addressable()) {
     std::memcpy(buffer, host, bytes);
@@ -73,14 +73,14 @@ void Model::write_buffer(void* buffer, const void* host, std::size_t bytes) cons
   backend_->copy(buffer, host, bytes, CopyKind::host_to_device);
 }
 
-Tensor Model::on_backend(const Tensor& host) const {
+Tensor StepEngine::on_backend(const Tensor& host) const {
   if (backend_->host_addressable()) return host;
   Tensor t = allocate_tensor(backend_->allocator(), host.shape(), host.dtype());
   write_buffer(t.raw(), host.raw(), host.nbytes());
   return t;
 }
 
-void Model::place_constants(Graph& g) const {
+void StepEngine::place_constants(Graph& g) const {
   if (backend_->host_addressable()) return;
   for (int v = 0; v < g.num_values(); ++v) {
     Value& value = g.value(v);
@@ -90,98 +90,26 @@ void Model::place_constants(Graph& g) const {
   }
 }
 
-Tensor Model::host_view(const Tensor& t) const {
+Tensor StepEngine::host_view(const Tensor& t) const {
   if (backend_->host_addressable() || t.device().type == DeviceType::cpu) return t;
   Tensor out = Tensor::uninitialized(t.shape(), t.dtype());
   read_buffer(out.raw(), t.raw(), t.nbytes());
   return out;
 }
 
-void Model::write_tensor(const Tensor& dst, const Tensor& src) const {
-  NNFIT_CHECK(dst.nbytes() == src.nbytes(), InvalidArgument, "model '", name_, "': writing ", src.nbytes(),
+void StepEngine::write_tensor(const Tensor& dst, const Tensor& src) const {
+  NNFIT_CHECK(dst.nbytes() == src.nbytes(), InvalidArgument, "model '", model_.name_, "': writing ", src.nbytes(),
               " bytes into a tensor of ", dst.nbytes());
   if (dst.raw() == src.raw()) return;
   if (dst.device().type == DeviceType::cpu) std::memcpy(dst.raw(), src.raw(), src.nbytes());
   else write_buffer(dst.raw(), src.raw(), src.nbytes());
 }
 
-// Note [Captured steps]: a step's plan is static (the same kernels on the same arena
-// offsets every time), so on queues that capture graphs (CUDA's) the program is captured
-// at its first run and replayed with one launch after: every step's kernels then cost the
-// device one launch instead of one per kernel. What changes from step to step reaches the
-// replay through memory, not launch arguments: the batch is copied into the arena's input
-// slots, and the step, learning rate, seed and row offset into the StepScalars buffer the
-// kernels read (Note [Step values in device memory]), both enqueued before the launch. A
-// program with a kernel that cannot be captured (Kernel::capturable: none of the CUDA
-// backend's today; a kernel with host state or a copy from host memory would be one) runs
-// kernel by kernel, as does a program being timed kernel by kernel (the profiler), with
-// NNFIT_CUDA_GRAPHS=0, and where a capture fails (the graph is then not tried again for
-// that program); so does, where its gradients are summed in host memory, a data-parallel
-// step's gradient program (where NCCL sums them, its sums are captured with it: Note
-// [Captured gradient sums]). A loss-scaled step on a device launches two graphs: its
-// gradient program's and, when finite, its update's (Note [Loss scaling on the device]);
-// a split step one per micro-batch and its update's.
-// Rebinding the program to a grown arena drops its graph. cuda-sim's queues record and
-// replay the same way, with each kernel's arguments as captured, so a kernel that read a
-// step value from its launch arguments would replay the first step's: the CudaSimModel
-// cases check the replays.
-void Model::run_program(Entry& e, const StepContext& ctx) {
-  if (e.staged) e.upload(*backend_);
-  if (DeviceQueues* q = backend_->queues()) {
-    run_on_queues(e, ctx, *q);
-  } else {
-    e.program.run(ctx);
-  }
-  if (e.staged) e.download(*backend_);
-  run_lookahead();  // the next batch staged while the device runs this step
-  if (e.staged) e.finish_download(*backend_);
-}
-
-void Model::run_lookahead() {
+void StepEngine::run_lookahead() {
   if (!lookahead_) return;
   const std::function<void()>* next = lookahead_;
   lookahead_ = nullptr;
   (*next)();
-}
-
-void Model::run_on_queues(Entry& e, const StepContext& ctx, DeviceQueues& q,
-                          const std::function<void(const StepContext&)>& body) {
-  Programs& p = *programs_;
-  if (!p.step_buffer.defined()) {
-    p.step_buffer = allocate_tensor(backend_->allocator(), Shape{static_cast<std::int64_t>(sizeof(StepScalars))}, DType::u8);
-  }
-  // A loss-scaled step's update has its own host copy: nothing waits for it before the
-  // next step writes step_host (Note [Loss scaling on the device]).
-  StepScalars& host = e.mode == Mode::apply ? p.update_step_host : p.step_host;
-  host = StepScalars::of(ctx);
-  q.copy_to_device(Queue::compute, p.step_buffer.raw(), &host, sizeof(StepScalars));
-  StepContext c = ctx;
-  c.device_step = static_cast<const StepScalars*>(p.step_buffer.raw());
-  static const bool graphs = env_flag("NNFIT_CUDA_GRAPHS").value_or("1") != "0";
-  Entry::Captured& g = e.graph;
-  if (g.id < 0 && !g.uncapturable && !e.program.timing()) {
-    g.uncapturable = !graphs || !q.supports_graphs() || !e.program.capturable();
-    if (!g.uncapturable) {
-      q.begin_capture(Queue::compute);
-      try {
-        body ? body(c) : e.program.run(c);
-      } catch (...) {
-        try {
-          q.end_capture(Queue::compute);
-        } catch (const Error&) {  // the kernel's own error is the one to report
-        }
-        throw;
-      }
-      try {
-        g.id = q.end_capture(Queue::compute);
-        g.queues = &q;
-      } catch (const BackendError&) {
-        g.uncapturable = true;  // nothing recorded ran: the step runs below, kernel by kernel
-      }
-    }
-  }
-  if (g.id >= 0 && !e.program.timing()) q.launch_graph(Queue::compute, g.id);
-  else body ? body(c) : e.program.run(c);
 }
 
 // Note [Input double buffer]: on a device with queues a batch reaches the program's input
@@ -190,19 +118,19 @@ void Model::run_on_queues(Entry& e, const StepContext& ctx, DeviceQueues& q,
 // slot on the copy queue, and the step's upload() makes the compute queue wait for that
 // copy and copy the slot into the arena's input slots. fit's step enqueues its work and
 // then, before waiting for its results, takes the next batch from the pipeline and stages
-// it (Model::lookahead_; evaluate and predict likewise, Model::run_batches): the
+// it (StepEngine::lookahead_; evaluate and predict likewise, StepEngine::run_batches): the
 // pipeline's hand-over, the host's writes and the host-to-device copy of batch n+1
 // overlap step n on the device, and the metrics read batch n's targets from the other set. The ring is the model's (one batch count across
 // entries, so the events stay in order when the last partial batch switches programs),
 // sized to the largest entry; the sets are each entry's, so a batch's targets outlive
 // the next batch's staging. Growing the ring, or the arena, waits for the queues first.
 // A batch staged ahead and never run (training stopped, or an error) is discarded
-// (Model::drop_lookahead); so is one another program's run comes before (a callback's
+// (StepEngine::drop_lookahead); so is one another program's run comes before (a callback's
 // evaluate between fit's steps; InputRing::pending says whose it is), and its program
 // stages it again when it runs, moving it to the set of its new number's parity first.
 // A data-parallel step calls the lookahead once its backward pass and sums are enqueued.
 // Without queues the batch is copied in by Backend::copy from set 0 at the run.
-Model::InputRing* Model::input_ring(std::size_t bytes) {
+StepEngine::InputRing* StepEngine::input_ring(std::size_t bytes) {
   DeviceQueues* q = backend_->queues();
   if (!q) return nullptr;
   Programs& p = *programs_;
@@ -223,19 +151,19 @@ Model::InputRing* Model::input_ring(std::size_t bytes) {
   return &r;
 }
 
-void Model::drop_lookahead() {
+void StepEngine::drop_lookahead() {
   lookahead_ = nullptr;
   if (programs_ && programs_->ring) programs_->ring->drop_pending();
 }
 
-void Model::InputRing::drop_pending() {
+void StepEngine::InputRing::drop_pending() {
   if (!buffer || buffer->staged() == buffer->consumed()) return;
   if (pending) pending->pending = false;
   pending = nullptr;
   buffer->discard(buffer->staged() - 1);
 }
 
-void Model::Entry::make_staging(Allocator* pinned) {
+void StepEngine::Entry::make_staging(Allocator* pinned) {
   const Graph& g = program.graph();
   const auto host = [pinned](const TensorDesc& d) {
     if (!pinned) return Tensor::zeros(d.shape, d.dtype);
@@ -264,7 +192,7 @@ void Model::Entry::make_staging(Allocator* pinned) {
   staged = std::move(s);
 }
 
-void Model::Entry::stage(Backend&) {
+void StepEngine::Entry::stage(Backend&) {
   Staging& s = *staged;
   if (!s.ring || s.pending) return;
   PinnedDoubleBuffer& ring = *s.ring->buffer;
@@ -301,7 +229,7 @@ void Model::Entry::stage(Backend&) {
 // step's kernels, and finish_download waits for them before the host reads the results;
 // without queues (cuda-sim without them, a device whose copies synchronize) they are
 // Backend::copy.
-void Model::Entry::upload(Backend& backend) {
+void StepEngine::Entry::upload(Backend& backend) {
   Staging& s = *staged;
   const Graph& g = program.graph();
   if (!s.ring) {
@@ -337,7 +265,7 @@ void Model::Entry::upload(Backend& backend) {
   s.written = -1;
 }
 
-void Model::Entry::download(Backend& backend) {
+void StepEngine::Entry::download(Backend& backend) {
   Staging& s = *staged;
   DeviceQueues* q = backend.queues();
   const auto out = [&](void* dst, const void* src, std::size_t bytes) {
@@ -353,7 +281,7 @@ void Model::Entry::download(Backend& backend) {
   if (q) q->record(Queue::compute, kResults);
 }
 
-void Model::Entry::finish_download(Backend& backend) {
+void StepEngine::Entry::finish_download(Backend& backend) {
   if (DeviceQueues* q = backend.queues()) q->host_wait(kResults);
 }
 

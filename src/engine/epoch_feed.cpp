@@ -1,7 +1,7 @@
-// How fit's batches reach the programs (split from model_fit.cpp): Model::stage_element, a
+// How fit's batches reach the programs (split from fit_loop.cpp): StepEngine::stage_element, a
 // dataset element (x, y[, sample_weight]) checked against the model's inputs and targets and
 // copied into the inputs of the program for its batch size (fit's training and validation
-// batches, evaluate's), and Model::limit_steps, an EpochFeed cut into epochs of
+// batches, evaluate's), and StepEngine::limit_steps, an EpochFeed cut into epochs of
 // steps_per_epoch batches.
 #include <cstring>
 #include <functional>
@@ -10,21 +10,21 @@
 #include <vector>
 
 #include "model/fit_data.h"
-#include "model/model_impl.h"
+#include "engine/engine_types.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit {
 
 using namespace fit_data;
 
-Model::Entry& Model::stage_element(const data::Element& element, const char* what, std::int64_t index) {
+StepEngine::Entry& StepEngine::stage_element(const data::Element& element, const char* what, std::int64_t index) {
   const bool training = std::strcmp(what, "training") == 0;
-  const std::size_t n_in = num_inputs(), n_out = num_outputs();
+  const std::size_t n_in = model_.num_inputs(), n_out = model_.num_outputs();
   NNFIT_CHECK(element.size() >= n_in + n_out, InvalidArgument, what, " batch ", index + 1, " has ", element.size(),
               " component(s); fit and evaluate need ",
               n_in + n_out == 2 ? std::string("(x, y)")
                                 : std::to_string(n_in + n_out) + " (one per model input, then one target per output)");
-  const std::vector<Shape> in_shapes = input_shapes();
+  const std::vector<Shape> in_shapes = model_.input_shapes();
   const std::int64_t rows = element[0].shape().rank() >= 1 ? element[0].shape()[0] : 0;
   for (std::size_t i = 0; i < n_in; ++i) {
     const Tensor& x = element[i];
@@ -65,7 +65,7 @@ Model::Entry& Model::stage_element(const data::Element& element, const char* wha
       cast_inputs_to_f32(element[i], static_cast<float*>(e.x_data(i)));
     }
   }
-  const std::vector<Shape> outs = e.ys.empty() ? std::vector<Shape>{} : output_shapes();
+  const std::vector<Shape> outs = e.ys.empty() ? std::vector<Shape>{} : model_.output_shapes();
   for (std::size_t i = 0; i < e.ys.size(); ++i) {
     try {
       const Shape& out = outs[i];
@@ -88,7 +88,7 @@ Model::Entry& Model::stage_element(const data::Element& element, const char* wha
 // is empty. A run resumed inside an epoch begins a new pass there and skips the epoch's
 // done batches (the position inside the old pass is not kept, as Keras's BackupAndRestore
 // does not keep its iterator's).
-Model::EpochFeed Model::limit_steps(EpochFeed& inner, std::int64_t steps, std::vector<std::string>* notes,
+StepEngine::EpochFeed StepEngine::limit_steps(EpochFeed& inner, std::int64_t steps, std::vector<std::string>* notes,
                                     const std::function<void(const std::string&)>& on_note) {
   struct State {
     bool open = false;       // the pass has batches left
