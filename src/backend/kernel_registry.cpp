@@ -11,6 +11,10 @@
 
 namespace nnfit {
 
+std::string KernelDesc::where() const {
+  return node_name.empty() ? op : op + " at node '" + node_name + "'";
+}
+
 DType kernel_key_dtype(const KernelDesc& desc) {
   if (!desc.inputs.empty()) return desc.inputs[0].dtype;
   if (!desc.outputs.empty()) return desc.outputs[0].dtype;

@@ -23,6 +23,9 @@ struct KernelDesc {
   std::vector<TensorDesc> outputs;
   // For messages: the layer or node this kernel serves ("dense_1/matmul").
   std::string node_name;
+
+  // "matmul at node 'dense_1/matmul'" (or the op alone): how kernel errors name their place.
+  std::string where() const;
 };
 
 // Per-step values that are not tensors. Owned by the caller of Program::run.
@@ -61,6 +64,12 @@ struct KernelArgs {
   void* const* outputs;       // one pointer per KernelDesc output
   void* workspace;            // workspace_bytes() bytes, 64-byte aligned, or null
   const StepContext* ctx;
+
+  // Input or output i as an array of T (the kernel's desc fixes the dtype).
+  template <class T = float>
+  const T* in(std::size_t i) const { return static_cast<const T*>(inputs[i]); }
+  template <class T = float>
+  T* out(std::size_t i) const { return static_cast<T*>(outputs[i]); }
 };
 
 // Thread safety: run() is called from one thread at a time; it may use OpenMP inside.

@@ -12,12 +12,6 @@
 
 namespace nnfit {
 
-namespace {
-
-std::string where(const KernelDesc& desc) { return desc.op + " at node '" + desc.node_name + "'"; }
-
-}  // namespace
-
 bool parse_affine_fill(const std::string& name, AffineFill* out) {
   static const struct {
     const char* name;
@@ -112,7 +106,7 @@ bool check_image_f32(const KernelDesc& desc, std::string* why_not) {
     for (const TensorDesc& t : *list) {
       if (t.dtype != DType::f32 && t.dtype != DType::u8) {
         if (why_not) {
-          *why_not = where(desc) + ": only float32 images are supported, got " + std::string(dtype_name(t.dtype));
+          *why_not = desc.where() + ": only float32 images are supported, got " + std::string(dtype_name(t.dtype));
         }
         return false;
       }
@@ -123,14 +117,14 @@ bool check_image_f32(const KernelDesc& desc, std::string* why_not) {
 
 bool check_affine(const KernelDesc& desc, AffineParams* out, std::string* why_not) {
   const std::string fill = desc.attrs.s("fill_mode"), interpolation = desc.attrs.s("interpolation");
-  NNFIT_CHECK(parse_affine_fill(fill, &out->fill), InvalidArgument, where(desc), ": fill_mode \"", fill,
+  NNFIT_CHECK(parse_affine_fill(fill, &out->fill), InvalidArgument, desc.where(), ": fill_mode \"", fill,
               "\" is not one of ", kAffineFillNames);
-  NNFIT_CHECK(parse_affine_interpolation(interpolation, &out->interpolation), InvalidArgument, where(desc),
+  NNFIT_CHECK(parse_affine_interpolation(interpolation, &out->interpolation), InvalidArgument, desc.where(),
               ": interpolation \"", interpolation, "\" is not one of ", kAffineInterpolationNames);
   out->fill_value = static_cast<float>(desc.attrs.f_or("fill_value", 0.0));
   // The image is input 0 (affine_transform, its grad's dy, random_affine's x).
   const Shape& x = desc.inputs.at(0).shape;
-  NNFIT_CHECK(x.rank() == 4, InvalidArgument, where(desc), ": expected an [N,H,W,C] image, got ", x.to_string());
+  NNFIT_CHECK(x.rank() == 4, InvalidArgument, desc.where(), ": expected an [N,H,W,C] image, got ", x.to_string());
   out->n = x[0];
   out->h = x[1];
   out->w = x[2];

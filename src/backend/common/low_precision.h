@@ -25,6 +25,13 @@ inline std::uint16_t f32_to_bf16(float v) {
   return static_cast<std::uint16_t>((quiet & nan) | (rounded & ~nan));
 }
 
+// An element of a float32-or-bfloat16 loop (bfloat16 held as its bits), computed in
+// float32 and rounded once on store: one loop body serves both dtypes.
+inline float load(float v) { return v; }
+inline float load(std::uint16_t bits) { return bf16_to_f32(bits); }
+inline void store(float v, float* out) { *out = v; }
+inline void store(float v, std::uint16_t* out) { *out = f32_to_bf16(v); }
+
 inline void to_f32(DType from, const void* src, float* dst, std::int64_t n) {
   const auto* __restrict bits = static_cast<const std::uint16_t*>(src);
   if (from == DType::bf16) {

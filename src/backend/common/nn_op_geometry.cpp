@@ -11,27 +11,23 @@ namespace nnfit {
 
 namespace {
 
-std::string where(const KernelDesc& desc) {
-  return desc.op + (desc.node_name.empty() ? "" : " at node '" + desc.node_name + "'");
-}
-
 const AttrValue& attr(const KernelDesc& desc, const std::string& key) {
   auto it = desc.attrs.items().find(key);
-  NNFIT_CHECK(it != desc.attrs.items().end(), InvalidArgument, where(desc),
+  NNFIT_CHECK(it != desc.attrs.items().end(), InvalidArgument, desc.where(),
               ": missing attribute '", key, "'");
   return it->second;
 }
 
 const std::string& string_attr(const KernelDesc& desc, const std::string& key) {
   const auto* v = std::get_if<std::string>(&attr(desc, key));
-  NNFIT_CHECK(v != nullptr, InvalidArgument, where(desc), ": attribute '", key,
+  NNFIT_CHECK(v != nullptr, InvalidArgument, desc.where(), ": attribute '", key,
               "' must be a string");
   return *v;
 }
 
 const std::vector<std::int64_t>& ints_attr(const KernelDesc& desc, const std::string& key) {
   const auto* v = std::get_if<std::vector<std::int64_t>>(&attr(desc, key));
-  NNFIT_CHECK(v != nullptr, InvalidArgument, where(desc), ": attribute '", key,
+  NNFIT_CHECK(v != nullptr, InvalidArgument, desc.where(), ": attribute '", key,
               "' must be a list of integers");
   return *v;
 }
@@ -39,7 +35,7 @@ const std::vector<std::int64_t>& ints_attr(const KernelDesc& desc, const std::st
 // Two positive integers [a, b].
 void pair_attr(const KernelDesc& desc, const std::string& key, std::int64_t* a, std::int64_t* b) {
   const auto& v = ints_attr(desc, key);
-  NNFIT_CHECK(v.size() == 2 && v[0] > 0 && v[1] > 0, InvalidArgument, where(desc), ": attribute '",
+  NNFIT_CHECK(v.size() == 2 && v[0] > 0 && v[1] > 0, InvalidArgument, desc.where(), ": attribute '",
               key, "' must be two positive integers, got ", desc.attrs.to_string());
   *a = v[0];
   *b = v[1];
@@ -47,7 +43,7 @@ void pair_attr(const KernelDesc& desc, const std::string& key, std::int64_t* a, 
 
 bool same_padding(const KernelDesc& desc) {
   const std::string& p = string_attr(desc, "padding");
-  NNFIT_CHECK(p == "same" || p == "valid", InvalidArgument, where(desc), ": padding '", p,
+  NNFIT_CHECK(p == "same" || p == "valid", InvalidArgument, desc.where(), ": padding '", p,
               "' is not 'same' or 'valid'");
   return p == "same";
 }
@@ -61,12 +57,12 @@ void axis_geometry(const KernelDesc& desc, bool same, std::int64_t in, std::int6
     *before = total / 2;
     *after = total - *before;
   } else {
-    NNFIT_CHECK(in >= k, InvalidArgument, where(desc), ": window ", k,
+    NNFIT_CHECK(in >= k, InvalidArgument, desc.where(), ": window ", k,
                 " is larger than the input size ", in, " with padding 'valid'");
     *out = (in - k) / s + 1;
     *before = *after = 0;
   }
-  NNFIT_CHECK(*out > 0, InvalidArgument, where(desc), ": empty output for input size ", in);
+  NNFIT_CHECK(*out > 0, InvalidArgument, desc.where(), ": empty output for input size ", in);
 }
 
 // The window's extent counts the gaps dilation puts between taps: (k - 1) * d + 1.
@@ -76,10 +72,10 @@ void finish(const KernelDesc& desc, bool same, Window2d* g) {
 }
 
 void expect_nhwc(const KernelDesc& desc, const Shape& x) {
-  NNFIT_CHECK(x.rank() == 4, InvalidArgument, where(desc), ": expected an NHWC tensor, got shape ",
+  NNFIT_CHECK(x.rank() == 4, InvalidArgument, desc.where(), ": expected an NHWC tensor, got shape ",
               x.to_string());
   for (std::int64_t d : x.dims()) {
-    NNFIT_CHECK(d >= 0, InvalidArgument, where(desc), ": negative dimension in ", x.to_string());
+    NNFIT_CHECK(d >= 0, InvalidArgument, desc.where(), ": negative dimension in ", x.to_string());
   }
 }
 
@@ -113,7 +109,7 @@ ActivationKind parse_activation_kind(const KernelDesc& desc, const std::string& 
     if (s == name) return kind;
     known += (known.empty() ? "" : ", ") + std::string(name);
   }
-  throw InvalidArgument(where(desc) + ": unknown activation '" + s + "'; expected one of " + known);
+  throw InvalidArgument(desc.where() + ": unknown activation '" + s + "'; expected one of " + known);
 }
 
 ActivationArgs default_activation_args(ActivationKind kind) {
@@ -129,7 +125,7 @@ ActivationArgs parse_activation_args(const KernelDesc& desc) {
   a.alpha = desc.attrs.f_or("alpha", a.alpha);
   a.max_value = desc.attrs.f_or("max_value", a.max_value);
   a.threshold = desc.attrs.f_or("threshold", a.threshold);
-  NNFIT_CHECK(!(a.max_value < 0.0), InvalidArgument, where(desc), ": max_value must be >= 0, got ", a.max_value);
+  NNFIT_CHECK(!(a.max_value < 0.0), InvalidArgument, desc.where(), ": max_value must be >= 0, got ", a.max_value);
   return a;
 }
 
@@ -145,16 +141,16 @@ std::string window_unsupported_reason(const KernelDesc& desc) {
 
 Window2d conv_window(const KernelDesc& desc, const Shape& x, const Shape& w) {
   expect_nhwc(desc, x);
-  NNFIT_CHECK(w.rank() == 4, InvalidArgument, where(desc),
+  NNFIT_CHECK(w.rank() == 4, InvalidArgument, desc.where(),
               ": expected an HWIO filter [KH,KW,C/groups,O], got shape ", w.to_string());
   Window2d g;
   g.groups = desc.attrs.i_or("groups", 1);
-  NNFIT_CHECK(g.groups > 0 && x[3] % g.groups == 0 && w[3] % g.groups == 0, InvalidArgument, where(desc),
+  NNFIT_CHECK(g.groups > 0 && x[3] % g.groups == 0 && w[3] % g.groups == 0, InvalidArgument, desc.where(),
               ": groups = ", g.groups, " must divide the input's ", x[3], " channels and the filter's ", w[3],
               " outputs");
-  NNFIT_CHECK(w[2] * g.groups == x[3], InvalidArgument, where(desc), ": filter ", w.to_string(), " expects ",
+  NNFIT_CHECK(w[2] * g.groups == x[3], InvalidArgument, desc.where(), ": filter ", w.to_string(), " expects ",
               w[2] * g.groups, " input channels but the input ", x.to_string(), " has ", x[3]);
-  NNFIT_CHECK(w[0] > 0 && w[1] > 0 && w[2] > 0 && w[3] > 0, InvalidArgument, where(desc), ": empty filter ",
+  NNFIT_CHECK(w[0] > 0 && w[1] > 0 && w[2] > 0 && w[3] > 0, InvalidArgument, desc.where(), ": empty filter ",
               w.to_string());
   g.n = x[0], g.h = x[1], g.w = x[2], g.c = x[3];
   g.kh = w[0], g.kw = w[1], g.o = w[3];
@@ -175,19 +171,19 @@ Window2d pool_window(const KernelDesc& desc, const Shape& x) {
 }
 
 void expect_shape(const KernelDesc& desc, const Shape& got, const Shape& want, const char* what) {
-  NNFIT_CHECK(got == want, InvalidArgument, where(desc), ": ", what, " has shape ",
+  NNFIT_CHECK(got == want, InvalidArgument, desc.where(), ": ", what, " has shape ",
               got.to_string(), " but ", want.to_string(), " is required");
 }
 
 void expect_arity_f32(const KernelDesc& desc, std::size_t inputs, std::size_t outputs) {
   NNFIT_CHECK(desc.inputs.size() == inputs && desc.outputs.size() == outputs, InvalidArgument,
-              where(desc), ": expected ", inputs, " inputs and ", outputs, " outputs, got ",
+              desc.where(), ": expected ", inputs, " inputs and ", outputs, " outputs, got ",
               desc.inputs.size(), " and ", desc.outputs.size());
   for (const TensorDesc& t : desc.inputs) {
-    NNFIT_CHECK(t.dtype == DType::f32, InvalidArgument, where(desc), ": every input must be f32");
+    NNFIT_CHECK(t.dtype == DType::f32, InvalidArgument, desc.where(), ": every input must be f32");
   }
   for (const TensorDesc& t : desc.outputs) {
-    NNFIT_CHECK(t.dtype == DType::f32, InvalidArgument, where(desc), ": every output must be f32");
+    NNFIT_CHECK(t.dtype == DType::f32, InvalidArgument, desc.where(), ": every output must be f32");
   }
 }
 
@@ -230,7 +226,7 @@ Window2d checked_window(const KernelDesc& desc) {
     expect_shape(desc, desc.inputs[0].shape, g.output_shape(), "input 0 (dy)");
     expect_shape(desc, desc.outputs[0].shape, g.input_shape(), "output 0 (dx)");
   } else {
-    throw InvalidArgument(where(desc) + ": not a convolution or pooling op");
+    throw InvalidArgument(desc.where() + ": not a convolution or pooling op");
   }
   return g;
 }
@@ -240,16 +236,16 @@ namespace {
 // Three positive integers (depth, height, width).
 std::array<std::int64_t, 3> triple_attr(const KernelDesc& desc, const std::string& key) {
   const auto& v = ints_attr(desc, key);
-  NNFIT_CHECK(v.size() == 3 && v[0] > 0 && v[1] > 0 && v[2] > 0, InvalidArgument, where(desc), ": attribute '",
+  NNFIT_CHECK(v.size() == 3 && v[0] > 0 && v[1] > 0 && v[2] > 0, InvalidArgument, desc.where(), ": attribute '",
               key, "' must be three positive integers, got ", desc.attrs.to_string());
   return {v[0], v[1], v[2]};
 }
 
 void expect_ndhwc(const KernelDesc& desc, const Shape& x) {
-  NNFIT_CHECK(x.rank() == 5, InvalidArgument, where(desc), ": expected an NDHWC tensor, got shape ",
+  NNFIT_CHECK(x.rank() == 5, InvalidArgument, desc.where(), ": expected an NDHWC tensor, got shape ",
               x.to_string());
   for (std::int64_t d : x.dims()) {
-    NNFIT_CHECK(d >= 0, InvalidArgument, where(desc), ": negative dimension in ", x.to_string());
+    NNFIT_CHECK(d >= 0, InvalidArgument, desc.where(), ": negative dimension in ", x.to_string());
   }
 }
 
@@ -263,16 +259,16 @@ void finish3d(const KernelDesc& desc, Window3d* g) {
 
 Window3d conv_window3d(const KernelDesc& desc, const Shape& x, const Shape& w) {
   expect_ndhwc(desc, x);
-  NNFIT_CHECK(w.rank() == 5, InvalidArgument, where(desc),
+  NNFIT_CHECK(w.rank() == 5, InvalidArgument, desc.where(),
               ": expected a DHWIO filter [KD,KH,KW,C/groups,O], got shape ", w.to_string());
   Window3d g;
   g.groups = desc.attrs.i_or("groups", 1);
-  NNFIT_CHECK(g.groups > 0 && x[4] % g.groups == 0 && w[4] % g.groups == 0, InvalidArgument, where(desc),
+  NNFIT_CHECK(g.groups > 0 && x[4] % g.groups == 0 && w[4] % g.groups == 0, InvalidArgument, desc.where(),
               ": groups = ", g.groups, " must divide the input's ", x[4], " channels and the filter's ", w[4],
               " outputs");
-  NNFIT_CHECK(w[3] * g.groups == x[4], InvalidArgument, where(desc), ": filter ", w.to_string(), " expects ",
+  NNFIT_CHECK(w[3] * g.groups == x[4], InvalidArgument, desc.where(), ": filter ", w.to_string(), " expects ",
               w[3] * g.groups, " input channels but the input ", x.to_string(), " has ", x[4]);
-  NNFIT_CHECK(w[0] > 0 && w[1] > 0 && w[2] > 0 && w[3] > 0 && w[4] > 0, InvalidArgument, where(desc),
+  NNFIT_CHECK(w[0] > 0 && w[1] > 0 && w[2] > 0 && w[3] > 0 && w[4] > 0, InvalidArgument, desc.where(),
               ": empty filter ", w.to_string());
   g.n = x[0], g.c = x[4], g.o = w[4];
   g.in = {x[1], x[2], x[3]};
@@ -331,7 +327,7 @@ Window3d checked_window3d(const KernelDesc& desc) {
     expect_shape(desc, desc.inputs[0].shape, g.output_shape(), "input 0 (dy)");
     expect_shape(desc, desc.outputs[0].shape, g.input_shape(), "output 0 (dx)");
   } else {
-    throw InvalidArgument(where(desc) + ": not a 3-D convolution or pooling op");
+    throw InvalidArgument(desc.where() + ": not a 3-D convolution or pooling op");
   }
   return g;
 }
@@ -341,7 +337,7 @@ MatmulGeometry checked_matmul(const KernelDesc& desc) {
   expect_arity_f32(desc, fused ? 3 : 2, 1);
   const Shape& a = desc.inputs[0].shape;
   const Shape& b = desc.inputs[1].shape;
-  NNFIT_CHECK(a.rank() == 2 && b.rank() == 2, InvalidArgument, where(desc),
+  NNFIT_CHECK(a.rank() == 2 && b.rank() == 2, InvalidArgument, desc.where(),
               ": matmul needs two matrices, got ", a.to_string(), " and ", b.to_string());
   MatmulGeometry g;
   g.transpose_a = desc.attrs.i_or("transpose_a", 0) != 0;
@@ -350,7 +346,7 @@ MatmulGeometry checked_matmul(const KernelDesc& desc) {
   g.k = g.transpose_a ? a[0] : a[1];
   std::int64_t kb = g.transpose_b ? b[1] : b[0];
   g.n = g.transpose_b ? b[0] : b[1];
-  NNFIT_CHECK(kb == g.k, InvalidArgument, where(desc), ": inner dimensions differ: a ",
+  NNFIT_CHECK(kb == g.k, InvalidArgument, desc.where(), ": inner dimensions differ: a ",
               a.to_string(), ", b ", b.to_string(), " ", desc.attrs.to_string());
   if (fused) expect_shape(desc, desc.inputs[2].shape, Shape{g.n}, "input 2 (bias)");
   expect_shape(desc, desc.outputs[0].shape, Shape{g.m, g.n}, "output 0");
@@ -364,7 +360,7 @@ Shape checked_elementwise(const KernelDesc& desc) {
   if (grad) expect_shape(desc, desc.inputs[1].shape, s, "input 1 (dy)");
   expect_shape(desc, desc.outputs[0].shape, s, "output 0");
   if (desc.op != "activation" && desc.op != "activation_grad") {
-    NNFIT_CHECK(s.rank() >= 1, InvalidArgument, where(desc), ": softmax needs rank >= 1");
+    NNFIT_CHECK(s.rank() >= 1, InvalidArgument, desc.where(), ": softmax needs rank >= 1");
   }
   return s;
 }

@@ -47,12 +47,6 @@ bool parse_resize_method(const std::string& name, ResizeInterpolation* out) {
   return false;
 }
 
-namespace {
-
-std::string where(const KernelDesc& desc) { return desc.op + " at node '" + desc.node_name + "'"; }
-
-}  // namespace
-
 ResizeTaps resize_taps(ResizeInterpolation method, bool antialias, std::int64_t in, std::int64_t out) {
   NNFIT_CHECK(in >= 1 && out >= 1, InvalidArgument, "resize: axis lengths must be >= 1, got ", in, " -> ", out);
   const std::int64_t capacity = resize_run_capacity(method, antialias, in, out);
@@ -101,36 +95,36 @@ ResizeTaps transpose_taps(const ResizeTaps& taps, std::int64_t in) {
 
 bool check_resize(const KernelDesc& desc, ResizeGeometry* out, std::string* why_not) {
   const bool grad = desc.op == "resize_grad";
-  NNFIT_CHECK(desc.inputs.size() == 1 && desc.outputs.size() == 1, InvalidArgument, where(desc),
+  NNFIT_CHECK(desc.inputs.size() == 1 && desc.outputs.size() == 1, InvalidArgument, desc.where(),
               ": expected 1 input and 1 output, got ", desc.inputs.size(), " and ", desc.outputs.size());
   const std::string method = desc.attrs.s("method");
-  NNFIT_CHECK(parse_resize_method(method, &out->method), InvalidArgument, where(desc), ": method \"", method,
+  NNFIT_CHECK(parse_resize_method(method, &out->method), InvalidArgument, desc.where(), ": method \"", method,
               "\" is not one of ", kResizeMethodNames);
   const std::int64_t antialias = desc.attrs.i_or("antialias", 0);
-  NNFIT_CHECK(antialias == 0 || antialias == 1, InvalidArgument, where(desc), ": antialias must be 0 or 1, got ",
+  NNFIT_CHECK(antialias == 0 || antialias == 1, InvalidArgument, desc.where(), ": antialias must be 0 or 1, got ",
               antialias);
   out->antialias = antialias == 1;
   // x is the input of resize and the output of resize_grad; y the other.
   const Shape& x = grad ? desc.outputs[0].shape : desc.inputs[0].shape;
   const Shape& y = grad ? desc.inputs[0].shape : desc.outputs[0].shape;
-  NNFIT_CHECK(x.rank() == 4 && y.rank() == 4, InvalidArgument, where(desc), ": expected [N,H,W,C] tensors, got ",
+  NNFIT_CHECK(x.rank() == 4 && y.rank() == 4, InvalidArgument, desc.where(), ": expected [N,H,W,C] tensors, got ",
               desc.inputs[0].shape.to_string(), " -> ", desc.outputs[0].shape.to_string());
   if (grad) {
     const Shape want_x(desc.attrs.ints("input_shape"));
-    NNFIT_CHECK(want_x == x, InvalidArgument, where(desc), ": output ", x.to_string(), " is not input_shape ",
+    NNFIT_CHECK(want_x == x, InvalidArgument, desc.where(), ": output ", x.to_string(), " is not input_shape ",
                 want_x.to_string());
   } else {
     const std::vector<std::int64_t> size = desc.attrs.ints("size");
-    NNFIT_CHECK(size.size() == 2 && size[0] == y[1] && size[1] == y[2], InvalidArgument, where(desc), ": output ",
+    NNFIT_CHECK(size.size() == 2 && size[0] == y[1] && size[1] == y[2], InvalidArgument, desc.where(), ": output ",
                 y.to_string(), " does not have the spatial size of attr size");
   }
   NNFIT_CHECK(x[0] == y[0] && x[3] == y[3] && x[1] >= 1 && x[2] >= 1 && y[1] >= 1 && y[2] >= 1, InvalidArgument,
-              where(desc), ": ", x.to_string(), " and ", y.to_string(),
+              desc.where(), ": ", x.to_string(), " and ", y.to_string(),
               " must share batch and channels and have non-empty spatial axes");
   *out = ResizeGeometry{x[0], x[1], x[2], x[3], y[1], y[2], out->method, out->antialias};
   for (const TensorDesc* t : {&desc.inputs[0], &desc.outputs[0]}) {
     if (t->dtype != DType::f32) {
-      if (why_not) *why_not = where(desc) + ": only float32 is supported, got " + std::string(dtype_name(t->dtype));
+      if (why_not) *why_not = desc.where() + ": only float32 is supported, got " + std::string(dtype_name(t->dtype));
       return false;
     }
   }

@@ -9,13 +9,9 @@ namespace nnfit {
 
 namespace {
 
-std::string where(const KernelDesc& desc) {
-  return desc.op + " at node '" + desc.node_name + "'";
-}
-
 void expect_arity(const KernelDesc& desc, std::size_t inputs, std::size_t outputs) {
   NNFIT_CHECK(desc.inputs.size() == inputs && desc.outputs.size() == outputs, InvalidArgument,
-              where(desc), ": expected ", inputs, " inputs and ", outputs, " outputs, got ",
+              desc.where(), ": expected ", inputs, " inputs and ", outputs, " outputs, got ",
               desc.inputs.size(), " and ", desc.outputs.size());
 }
 
@@ -51,12 +47,12 @@ bool expect_f32(const KernelDesc& desc, std::string* why_not) {
 
 void expect_shape(const KernelDesc& desc, char io, std::size_t index, const Shape& want) {
   const Shape& got = tensor(desc, io, index).shape;
-  NNFIT_CHECK(got == want, InvalidArgument, where(desc), ": ", name(io, index), " has shape ",
+  NNFIT_CHECK(got == want, InvalidArgument, desc.where(), ": ", name(io, index), " has shape ",
               got.to_string(), ", expected ", want.to_string());
 }
 
 ChannelGeometry channels_last(const KernelDesc& desc, const Shape& shape) {
-  NNFIT_CHECK(shape.rank() >= 1 && shape.dim(-1) > 0, InvalidArgument, where(desc),
+  NNFIT_CHECK(shape.rank() >= 1 && shape.dim(-1) > 0, InvalidArgument, desc.where(),
               ": expected a channels-last tensor [..., C] with C > 0, got ", shape.to_string());
   return {shape.numel() / shape.dim(-1), shape.dim(-1)};
 }
@@ -81,7 +77,7 @@ bool check_bias_add_grad(const KernelDesc& desc, ChannelGeometry* out, std::stri
 }
 
 bool check_add_n(const KernelDesc& desc, std::int64_t* numel, std::string* why_not) {
-  NNFIT_CHECK(!desc.inputs.empty() && desc.outputs.size() == 1, InvalidArgument, where(desc),
+  NNFIT_CHECK(!desc.inputs.empty() && desc.outputs.size() == 1, InvalidArgument, desc.where(),
               ": expected at least 1 input and 1 output, got ", desc.inputs.size(), " and ",
               desc.outputs.size());
   for (std::size_t i = 1; i < desc.inputs.size(); ++i) expect_shape(desc, 'i', i, desc.inputs[0].shape);
@@ -95,7 +91,7 @@ bool check_reshape(const KernelDesc& desc, std::size_t* bytes, std::string* why_
   const TensorDesc& x = desc.inputs[0];
   const TensorDesc& y = desc.outputs[0];
   NNFIT_CHECK(x.dtype == y.dtype && x.shape.numel() == y.shape.numel(), InvalidArgument,
-              where(desc), ": cannot reshape ", x.shape.to_string(), " ", dtype_name(x.dtype),
+              desc.where(), ": cannot reshape ", x.shape.to_string(), " ", dtype_name(x.dtype),
               " into ", y.shape.to_string(), " ", dtype_name(y.dtype));
   if (desc.attrs.has("shape")) {
     // The attr may keep -1 for the batch dimension; every other entry must match.
@@ -104,7 +100,7 @@ bool check_reshape(const KernelDesc& desc, std::size_t* bytes, std::string* why_
     for (std::size_t i = 0; ok && i < dims.size(); ++i) {
       ok = dims[i] < 0 || dims[i] == y.shape[static_cast<int>(i)];
     }
-    NNFIT_CHECK(ok, InvalidArgument, where(desc), ": output shape ", y.shape.to_string(),
+    NNFIT_CHECK(ok, InvalidArgument, desc.where(), ": output shape ", y.shape.to_string(),
                 " does not match the shape attr ", desc.attrs.to_string());
   }
   *bytes = x.bytes();
@@ -115,7 +111,7 @@ bool check_reshape(const KernelDesc& desc, std::size_t* bytes, std::string* why_
 bool check_loss(const KernelDesc& desc, LossParams* out, std::string* why_not) {
   bool grad = desc.op == "loss_grad";
   const std::size_t base = grad ? 3 : 2;  // pred, target (, dloss), then an optional sample_weight
-  NNFIT_CHECK(desc.inputs.size() == base || desc.inputs.size() == base + 1, InvalidArgument, where(desc),
+  NNFIT_CHECK(desc.inputs.size() == base || desc.inputs.size() == base + 1, InvalidArgument, desc.where(),
               ": expected ", base, " inputs (or ", base + 1, " with sample weights), got ", desc.inputs.size());
   expect_arity(desc, desc.inputs.size(), 1);
   out->weighted = desc.inputs.size() == base + 1;
@@ -148,22 +144,22 @@ bool check_loss(const KernelDesc& desc, LossParams* out, std::string* why_not) {
     }
     names += (names.empty() ? "" : ", ") + std::string(n);
   }
-  NNFIT_CHECK(known, InvalidArgument, where(desc), ": unknown loss kind '", kind, "'; expected one of ", names);
+  NNFIT_CHECK(known, InvalidArgument, desc.where(), ": unknown loss kind '", kind, "'; expected one of ", names);
   out->label_smoothing = desc.attrs.f_or("label_smoothing", 0.0);
   out->delta = desc.attrs.f_or("delta", 1.0);
   out->alpha = desc.attrs.f_or("alpha", 0.25);
   out->gamma = desc.attrs.f_or("gamma", 2.0);
   out->class_balancing = desc.attrs.i_or("apply_class_balancing", 0) != 0;
   NNFIT_CHECK(out->label_smoothing >= 0.0 && out->label_smoothing <= 1.0 && out->delta > 0.0 && out->gamma >= 0.0,
-              InvalidArgument, where(desc), ": label_smoothing must be in [0, 1], delta positive and gamma >= 0 (",
+              InvalidArgument, desc.where(), ": label_smoothing must be in [0, 1], delta positive and gamma >= 0 (",
               desc.attrs.to_string(), ")");
   std::int64_t from_logits = desc.attrs.i("from_logits");
-  NNFIT_CHECK(from_logits == 0 || from_logits == 1, InvalidArgument, where(desc),
+  NNFIT_CHECK(from_logits == 0 || from_logits == 1, InvalidArgument, desc.where(),
               ": from_logits must be 0 or 1, got ", from_logits);
   out->from_logits = from_logits == 1;
 
   const Shape& pred = desc.inputs[0].shape;
-  NNFIT_CHECK(pred.rank() >= 1 && pred[0] > 0, InvalidArgument, where(desc),
+  NNFIT_CHECK(pred.rank() >= 1 && pred[0] > 0, InvalidArgument, desc.where(),
               ": pred must be [N, ...] with N > 0, got ", pred.to_string());
   out->batch = pred[0];
   out->per_sample = pred.numel() / pred[0];
@@ -196,10 +192,10 @@ bool check_batch_norm(const KernelDesc& desc, BatchNormParams* out, std::string*
   else expect_arity(desc, 5, 1);
   const Shape& x = desc.inputs[0].shape;
   out->geometry = channels_last(desc, x);
-  NNFIT_CHECK(out->geometry.rows > 0, InvalidArgument, where(desc),
+  NNFIT_CHECK(out->geometry.rows > 0, InvalidArgument, desc.where(),
               ": batch statistics need at least one row, got x ", x.to_string());
   out->epsilon = desc.attrs.f("epsilon");
-  NNFIT_CHECK(out->epsilon >= 0.0, InvalidArgument, where(desc), ": epsilon must be >= 0, got ",
+  NNFIT_CHECK(out->epsilon >= 0.0, InvalidArgument, desc.where(), ": epsilon must be >= 0, got ",
               out->epsilon);
   Shape c{out->geometry.channels};
   if (desc.op == "batch_norm_train") {
@@ -246,7 +242,7 @@ bool check_accumulate_gradient(const KernelDesc& desc, std::int64_t* numel, floa
   expect_shape(desc, 'i', 2, desc.inputs[0].shape);
   expect_shape(desc, 'o', 0, Shape{});
   const double w = desc.attrs.f("weight");
-  NNFIT_CHECK(w > 0.0, InvalidArgument, where(desc), ": weight must be positive, got ", w);
+  NNFIT_CHECK(w > 0.0, InvalidArgument, desc.where(), ": weight must be positive, got ", w);
   *weight = static_cast<float>(w);
   return expect_f32(desc, why_not);
 }
@@ -257,7 +253,7 @@ bool check_dropout(const KernelDesc& desc, DropoutParams* out, std::string* why_
   const Shape& x = desc.inputs[0].shape;
   out->numel = x.numel();
   double rate = desc.attrs.f("rate");
-  NNFIT_CHECK(rate >= 0.0 && rate < 1.0, InvalidArgument, where(desc),
+  NNFIT_CHECK(rate >= 0.0 && rate < 1.0, InvalidArgument, desc.where(),
               ": rate must be in [0, 1), got ", rate);
   out->rate = static_cast<float>(rate);
   if (grad) {
@@ -269,11 +265,11 @@ bool check_dropout(const KernelDesc& desc, DropoutParams* out, std::string* why_
   out->seed = static_cast<std::uint64_t>(desc.attrs.i("seed"));
   if (desc.attrs.has("noise_shape")) {
     const std::vector<std::int64_t>& noise = desc.attrs.ints("noise_shape");
-    NNFIT_CHECK(static_cast<std::int64_t>(noise.size()) == x.rank(), InvalidArgument, where(desc), ": noise_shape has ",
+    NNFIT_CHECK(static_cast<std::int64_t>(noise.size()) == x.rank(), InvalidArgument, desc.where(), ": noise_shape has ",
                 noise.size(), " axes, x ", x.rank());
     for (std::int64_t d = 0; d < x.rank(); ++d) {
       NNFIT_CHECK(noise[static_cast<std::size_t>(d)] == 1 || noise[static_cast<std::size_t>(d)] == x[d],
-                  InvalidArgument, where(desc), ": noise_shape axis ", d, " must be 1 or ", x[d]);
+                  InvalidArgument, desc.where(), ": noise_shape axis ", d, " must be 1 or ", x[d]);
     }
     out->dims = x.dims();
     out->noise = noise;
@@ -305,7 +301,7 @@ bool check_optimizer(const KernelDesc& desc, OptimizerParams* out, std::string* 
     out->has_momentum_slot = out->momentum > 0.0;
     out->centered = a.i_or("centered", 0) != 0;
     inputs = 3 + (out->has_momentum_slot ? 1 : 0) + (out->centered ? 1 : 0);
-    NNFIT_CHECK(desc.inputs.size() == inputs, InvalidArgument, where(desc), ": momentum=", out->momentum,
+    NNFIT_CHECK(desc.inputs.size() == inputs, InvalidArgument, desc.where(), ": momentum=", out->momentum,
                 " centered=", out->centered, " needs ", inputs, " inputs (param, grad, velocity",
                 (out->has_momentum_slot ? ", momentum" : ""), (out->centered ? ", average gradient" : ""), "), got ",
                 desc.inputs.size());
@@ -355,7 +351,7 @@ void check_sparse_labels(const KernelDesc& desc, const std::int32_t* labels, std
                          std::int64_t classes) {
   for (std::int64_t row = 0; row < batch; ++row) {
     std::int32_t y = labels[row];
-    NNFIT_CHECK(y >= 0 && y < classes, InvalidArgument, where(desc), ": label ", y, " in row ",
+    NNFIT_CHECK(y >= 0 && y < classes, InvalidArgument, desc.where(), ": label ", y, " in row ",
                 row, " is outside [0, ", classes, ") for ", classes, " classes");
   }
 }

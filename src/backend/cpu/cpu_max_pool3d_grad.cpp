@@ -17,7 +17,7 @@ namespace nnfit {
 
 namespace {
 
-constexpr std::int64_t kChannelBlock = 16;
+constexpr std::int64_t kChannelBlock3d = 16;
 
 // The in-bounds part of one window: [lo[a], hi[a]) on each axis a (depth, height, width).
 struct Box {
@@ -36,8 +36,8 @@ inline void window_grad(const Window3d& g, const float* xn, float* dxn, const fl
   auto at = [&](std::int64_t d, std::int64_t h, std::int64_t w) {
     return ((d * g.in[1] + h) * g.in[2] + w) * g.c + c0;
   };
-  float mx[kChannelBlock];
-  float pos_of_max[kChannelBlock];
+  float mx[kChannelBlock3d];
+  float pos_of_max[kChannelBlock3d];
   const float* first = xn + at(b.lo[0], b.lo[1], b.lo[2]);
   for (std::int64_t c = 0; c < nc; ++c) mx[c] = first[c];
   for (std::int64_t d = b.lo[0]; d < b.hi[0]; ++d)
@@ -75,7 +75,7 @@ class OmpMaxPool3dGrad final : public Kernel {
     const bool relu = relu_;
     const std::int64_t in_volume = g.in[0] * g.in[1] * g.in[2] * g.c;
     const std::int64_t out_volume = g.out[0] * g.out[1] * g.out[2] * g.c;
-    const std::int64_t blocks = (g.c + kChannelBlock - 1) / kChannelBlock;
+    const std::int64_t blocks = (g.c + kChannelBlock3d - 1) / kChannelBlock3d;
 #pragma omp parallel for schedule(static)
     for (std::int64_t n = 0; n < g.n; ++n) {
       std::memset(dx + n * in_volume, 0, static_cast<std::size_t>(in_volume) * sizeof(float));
@@ -86,8 +86,8 @@ class OmpMaxPool3dGrad final : public Kernel {
         const float* xn = x + n * in_volume;
         float* dxn = dx + n * in_volume;
         const float* dyn = dy + n * out_volume;
-        const std::int64_t c0 = cb * kChannelBlock;
-        const std::int64_t nc = std::min(kChannelBlock, g.c - c0);
+        const std::int64_t c0 = cb * kChannelBlock3d;
+        const std::int64_t nc = std::min(kChannelBlock3d, g.c - c0);
         Box b;
         std::int64_t p[3];
         for (p[0] = 0; p[0] < g.out[0]; ++p[0])
@@ -99,9 +99,9 @@ class OmpMaxPool3dGrad final : public Kernel {
                 b.hi[a] = std::min(start + g.k[a], g.in[a]);
               }
               const float* dyp = dyn + ((p[0] * g.out[1] + p[1]) * g.out[2] + p[2]) * g.c + c0;
-              if (nc == kChannelBlock) {
-                if (relu) window_grad<kChannelBlock, true>(g, xn, dxn, dyp, c0, b, nc);
-                else window_grad<kChannelBlock, false>(g, xn, dxn, dyp, c0, b, nc);
+              if (nc == kChannelBlock3d) {
+                if (relu) window_grad<kChannelBlock3d, true>(g, xn, dxn, dyp, c0, b, nc);
+                else window_grad<kChannelBlock3d, false>(g, xn, dxn, dyp, c0, b, nc);
               } else {
                 if (relu) window_grad<0, true>(g, xn, dxn, dyp, c0, b, nc);
                 else window_grad<0, false>(g, xn, dxn, dyp, c0, b, nc);

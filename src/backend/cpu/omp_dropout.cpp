@@ -15,11 +15,9 @@ namespace nnfit {
 
 namespace {
 
-// Element types: float32, or bfloat16 held as its bits (computed in float32, rounded once).
-inline float load(float v) { return v; }
-inline float load(std::uint16_t v) { return low_precision::bf16_to_f32(v); }
-inline void store(float v, float* out) { *out = v; }
-inline void store(float v, std::uint16_t* out) { *out = low_precision::f32_to_bf16(v); }
+// Element types: float32, or bfloat16 held as its bits (low_precision::load and store).
+using low_precision::load;
+using low_precision::store;
 
 // keep ? v : +0 for a 0/1 `keep`, as a bit mask: the keep decisions are coin flips, which a
 // branch mispredicts half the time (4-9x slower); NaN and -0.0 stay as the select has them.

@@ -37,8 +37,7 @@ class OmpBiasAdd final : public Kernel {
   ChannelGeometry g_;
 };
 
-inline float load(float v) { return v; }
-inline float load(std::uint16_t bf16) { return low_precision::bf16_to_f32(bf16); }
+using low_precision::load;
 
 class OmpBiasAddGrad final : public Kernel {
  public:

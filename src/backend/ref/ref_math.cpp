@@ -17,9 +17,6 @@ namespace nnfit {
 
 namespace {
 
-const float* in(const KernelArgs& a, std::size_t i) { return static_cast<const float*>(a.inputs[i]); }
-float* out(const KernelArgs& a, std::size_t i) { return static_cast<float*>(a.outputs[i]); }
-
 // run() is f(args); the double accumulators live in the planned workspace, so a step
 // allocates nothing.
 class FnKernel final : public Kernel {
@@ -61,8 +58,8 @@ std::unique_ptr<Kernel> make_reduce(const KernelDesc& d) {
   const std::int64_t n = x.numel(), m = kept.numel();
   if (d.op == "reduce") {
     return fn([=](const KernelArgs& a) {
-      const float* xs = in(a, 0);
-      float* y = out(a, 0);
+      const float* xs = a.in(0);
+      float* y = a.out(0);
       double* acc = doubles(a, 0, m, k == ReduceKind::prod ? 1.0 : 0.0);
       auto* mx = reinterpret_cast<float*>(acc + m);
       for (std::int64_t j = 0; j < m; ++j) {
@@ -90,8 +87,8 @@ std::unique_ptr<Kernel> make_reduce(const KernelDesc& d) {
     }, double_bytes(m) + static_cast<std::size_t>(m) * sizeof(float));
   }
   return fn([=](const KernelArgs& a) {  // reduce_grad: x, y, dy -> dx
-    const float *xs = in(a, 0), *y = in(a, 1), *dy = in(a, 2);
-    float* dx = out(a, 0);
+    const float *xs = a.in(0), *y = a.in(1), *dy = a.in(2);
+    float* dx = a.out(0);
     // min, max: the ties of each group; prod: each group's zeros and product of its nonzeros.
     double *count = doubles(a, 0, m, 0.0), *nonzero = doubles(a, static_cast<std::size_t>(m), m, 1.0);
     for (std::int64_t e = 0; e < n; ++e) {
@@ -117,8 +114,8 @@ std::unique_ptr<Kernel> make_where(const KernelDesc& d) {
                          ib = broadcast_index(shape_of(d.inputs, 2, d), y);
     const std::int64_t n = y.numel();
     return fn([=](const KernelArgs& a) {
-      const float *cond = in(a, 0), *x = in(a, 1), *z = in(a, 2);
-      float* o = out(a, 0);
+      const float *cond = a.in(0), *x = a.in(1), *z = a.in(2);
+      float* o = a.out(0);
       for (std::int64_t i = 0; i < n; ++i) o[i] = cond[c(i)] != 0.0f ? x[ia(i)] : z[ib(i)];
     });
   }
@@ -127,11 +124,11 @@ std::unique_ptr<Kernel> make_where(const KernelDesc& d) {
   const BroadcastIndex c = broadcast_index(shape_of(d.inputs, 0, d), y), ia = broadcast_index(sa, y), ib = broadcast_index(sb, y);
   const std::int64_t n = y.numel(), na = sa.numel(), nb = sb.numel();
   return fn([=](const KernelArgs& a) {
-    const float *cond = in(a, 0), *dy = in(a, 1);
+    const float *cond = a.in(0), *dy = a.in(1);
     double *da = doubles(a, 0, na, 0.0), *db = doubles(a, static_cast<std::size_t>(na), nb, 0.0);
     for (std::int64_t i = 0; i < n; ++i) (cond[c(i)] != 0.0f ? da[ia(i)] : db[ib(i)]) += dy[i];
-    for (std::int64_t j = 0; j < na; ++j) out(a, 0)[j] = static_cast<float>(da[j]);
-    for (std::int64_t j = 0; j < nb; ++j) out(a, 1)[j] = static_cast<float>(db[j]);
+    for (std::int64_t j = 0; j < na; ++j) a.out(0)[j] = static_cast<float>(da[j]);
+    for (std::int64_t j = 0; j < nb; ++j) a.out(1)[j] = static_cast<float>(db[j]);
   }, double_bytes(na + nb));
 }
 
@@ -139,7 +136,7 @@ std::unique_ptr<Kernel> make_arg_reduce(const KernelDesc& d) {
   const AxisSplit v = axis_split(shape_of(d.inputs, 0, d), d.attrs.i("axis"));
   const bool argmax = d.attrs.s("kind") == "argmax";
   return fn([=](const KernelArgs& a) {
-    const float* x = in(a, 0);
+    const float* x = a.in(0);
     auto* y = static_cast<std::int32_t*>(a.outputs[0]);
     for (std::int64_t o = 0; o < v.outer; ++o) {
       for (std::int64_t i = 0; i < v.inner; ++i) {
@@ -161,8 +158,8 @@ std::unique_ptr<Kernel> make_cumulative(const KernelDesc& d) {
   const AxisSplit v = axis_split(shape_of(d.inputs, 0, d), d.attrs.i("axis"));
   const bool prod = d.attrs.s("kind") == "cumprod", reverse = d.attrs.i_or("reverse", 0) != 0, grad = d.op == "cumulative_grad";
   return fn([=](const KernelArgs& a) {
-    const float* x = in(a, 0);
-    float* y = out(a, 0);
+    const float* x = a.in(0);
+    float* y = a.out(0);
     for (std::int64_t o = 0; o < v.outer; ++o) {
       for (std::int64_t i = 0; i < v.inner; ++i) {
         // Position s of the walk: forward for the op, backward for its gradient.
@@ -177,7 +174,7 @@ std::unique_ptr<Kernel> make_cumulative(const KernelDesc& d) {
             acc = prod ? acc * x[e] : acc + x[e];
             y[e] = static_cast<float>(acc);
           } else {
-            acc += prod ? static_cast<double>(in(a, 2)[e]) * in(a, 1)[e] : in(a, 2)[e];
+            acc += prod ? static_cast<double>(a.in(2)[e]) * a.in(1)[e] : a.in(2)[e];
             y[e] = static_cast<float>(prod ? acc / x[e] : acc);
           }
         }
@@ -201,7 +198,7 @@ std::unique_ptr<Kernel> make_ref_math(const KernelDesc& d, std::string* why_not)
     const NanToNumValues v = nan_to_num_values(d.attrs);
     const std::int64_t n = shape_of(d.inputs, 0, d).numel();
     return fn([=](const KernelArgs& a) {
-      for (std::int64_t i = 0; i < n; ++i) out(a, 0)[i] = nan_to_num_fn(in(a, 0)[i], v);
+      for (std::int64_t i = 0; i < n; ++i) a.out(0)[i] = nan_to_num_fn(a.in(0)[i], v);
     });
   }
   if (d.op == "unary" || d.op == "unary_grad") {
@@ -209,11 +206,11 @@ std::unique_ptr<Kernel> make_ref_math(const KernelDesc& d, std::string* why_not)
     const std::int64_t n = shape_of(d.inputs, 0, d).numel();
     if (d.op == "unary") {
       return fn([=](const KernelArgs& a) {
-        for (std::int64_t i = 0; i < n; ++i) out(a, 0)[i] = unary_fn(k, in(a, 0)[i]);
+        for (std::int64_t i = 0; i < n; ++i) a.out(0)[i] = unary_fn(k, a.in(0)[i]);
       });
     }
     return fn([=](const KernelArgs& a) {
-      for (std::int64_t i = 0; i < n; ++i) out(a, 0)[i] = unary_grad_fn(k, in(a, 0)[i], in(a, 1)[i]);
+      for (std::int64_t i = 0; i < n; ++i) a.out(0)[i] = unary_grad_fn(k, a.in(0)[i], a.in(1)[i]);
     });
   }
   if (d.op == "binary" || d.op == "binary_grad") {
@@ -224,18 +221,18 @@ std::unique_ptr<Kernel> make_ref_math(const KernelDesc& d, std::string* why_not)
     const std::int64_t n = y.numel(), na = sa.numel(), nb = sb.numel();
     if (d.op == "binary") {
       return fn([=](const KernelArgs& a) {
-        for (std::int64_t i = 0; i < n; ++i) out(a, 0)[i] = binary_fn(k, in(a, 0)[ia(i)], in(a, 1)[ib(i)]);
+        for (std::int64_t i = 0; i < n; ++i) a.out(0)[i] = binary_fn(k, a.in(0)[ia(i)], a.in(1)[ib(i)]);
       });
     }
     return fn([=](const KernelArgs& a) {
       double *da = doubles(a, 0, na, 0.0), *db = doubles(a, static_cast<std::size_t>(na), nb, 0.0);
       for (std::int64_t i = 0; i < n; ++i) {
-        const GradPair g = binary_grad_fn(k, in(a, 0)[ia(i)], in(a, 1)[ib(i)], in(a, 2)[i]);
+        const GradPair g = binary_grad_fn(k, a.in(0)[ia(i)], a.in(1)[ib(i)], a.in(2)[i]);
         da[ia(i)] += g.a;
         db[ib(i)] += g.b;
       }
-      for (std::int64_t j = 0; j < na; ++j) out(a, 0)[j] = static_cast<float>(da[j]);
-      for (std::int64_t j = 0; j < nb; ++j) out(a, 1)[j] = static_cast<float>(db[j]);
+      for (std::int64_t j = 0; j < na; ++j) a.out(0)[j] = static_cast<float>(da[j]);
+      for (std::int64_t j = 0; j < nb; ++j) a.out(1)[j] = static_cast<float>(db[j]);
     }, double_bytes(na + nb));
   }
   if (d.op == "reduce" || d.op == "reduce_grad") return make_reduce(d);
@@ -246,7 +243,7 @@ std::unique_ptr<Kernel> make_ref_math(const KernelDesc& d, std::string* why_not)
     const BroadcastIndex ix = broadcast_index(shape_of(d.inputs, 0, d), y);
     const std::int64_t n = y.numel();
     return fn([=](const KernelArgs& a) {
-      for (std::int64_t i = 0; i < n; ++i) out(a, 0)[i] = in(a, 0)[ix(i)];
+      for (std::int64_t i = 0; i < n; ++i) a.out(0)[i] = a.in(0)[ix(i)];
     });
   }
   throw InvalidArgument("internal: make_ref_math has no kernel for op '" + d.op + "'");

@@ -13,15 +13,12 @@ namespace nnfit {
 
 namespace {
 
-const float* in(const KernelArgs& a, std::size_t i) { return static_cast<const float*>(a.inputs[i]); }
-float* out(const KernelArgs& a, std::size_t i) { return static_cast<float*>(a.outputs[i]); }
-
 class Binary final : public Kernel {
  public:
   Binary(std::string op, std::int64_t n) : op_(std::move(op)), n_(n) {}
   void run(const KernelArgs& a) override {
-    const float *x = in(a, 0), *y = in(a, 1);
-    float* z = out(a, 0);
+    const float *x = a.in(0), *y = a.in(1);
+    float* z = a.out(0);
     if (op_ == "sub") for (std::int64_t i = 0; i < n_; ++i) z[i] = x[i] - y[i];
     else if (op_ == "mul") for (std::int64_t i = 0; i < n_; ++i) z[i] = x[i] * y[i];
     else if (op_ == "maximum") for (std::int64_t i = 0; i < n_; ++i) z[i] = x[i] >= y[i] ? x[i] : y[i];
@@ -39,8 +36,8 @@ class MinMaxGrad final : public Kernel {
  public:
   MinMaxGrad(bool max, std::int64_t n) : max_(max), n_(n) {}
   void run(const KernelArgs& args) override {
-    const float *a = in(args, 0), *b = in(args, 1), *dy = in(args, 2);
-    float *da = out(args, 0), *db = out(args, 1);
+    const float *a = args.in(0), *b = args.in(1), *dy = args.in(2);
+    float *da = args.out(0), *db = args.out(1);
     for (std::int64_t i = 0; i < n_; ++i) {
       const bool to_a = max_ ? a[i] >= b[i] : a[i] <= b[i];
       da[i] = to_a ? dy[i] : 0.0f;
@@ -57,8 +54,8 @@ class Scale final : public Kernel {
  public:
   Scale(float factor, float offset, std::int64_t n) : factor_(factor), offset_(offset), n_(n) {}
   void run(const KernelArgs& a) override {
-    const float* x = in(a, 0);
-    float* y = out(a, 0);
+    const float* x = a.in(0);
+    float* y = a.out(0);
     for (std::int64_t i = 0; i < n_; ++i) y[i] = x[i] * factor_ + offset_;
   }
 
@@ -71,12 +68,12 @@ class Concat final : public Kernel {
  public:
   Concat(std::vector<AxisView> ins, AxisView outv) : ins_(std::move(ins)), out_(outv) {}
   void run(const KernelArgs& a) override {
-    float* y = out(a, 0);
+    float* y = a.out(0);
     for (std::int64_t o = 0; o < out_.outer; ++o) {
       float* dst = y + o * out_.axis * out_.inner;
       for (std::size_t k = 0; k < ins_.size(); ++k) {
         const std::int64_t n = ins_[k].axis * ins_[k].inner;
-        std::memcpy(dst, in(a, k) + o * n, static_cast<std::size_t>(n) * sizeof(float));
+        std::memcpy(dst, a.in(k) + o * n, static_cast<std::size_t>(n) * sizeof(float));
         dst += n;
       }
     }
@@ -91,8 +88,8 @@ class Slice final : public Kernel {
  public:
   Slice(AxisView v, std::int64_t begin, std::int64_t size) : v_(v), begin_(begin), size_(size) {}
   void run(const KernelArgs& a) override {
-    const float* x = in(a, 0);
-    float* y = out(a, 0);
+    const float* x = a.in(0);
+    float* y = a.out(0);
     for (std::int64_t o = 0; o < v_.outer; ++o) {
       std::memcpy(y + o * size_ * v_.inner, x + (o * v_.axis + begin_) * v_.inner,
                   static_cast<std::size_t>(size_ * v_.inner) * sizeof(float));
@@ -109,8 +106,8 @@ class BatchMatmul final : public Kernel {
   BatchMatmul(Shape a, Shape b, bool ta, bool tb) : a_(std::move(a)), b_(std::move(b)), ta_(ta), tb_(tb) {}
   void run(const KernelArgs& args) override {
     const std::int64_t batch = a_[0], m = ta_ ? a_[2] : a_[1], k = ta_ ? a_[1] : a_[2], n = tb_ ? b_[1] : b_[2];
-    const float *a = in(args, 0), *b = in(args, 1);
-    float* c = out(args, 0);
+    const float *a = args.in(0), *b = args.in(1);
+    float* c = args.out(0);
     for (std::int64_t p = 0; p < batch; ++p) {
       const float* ap = a + p * a_[1] * a_[2];
       const float* bp = b + p * b_[1] * b_[2];
@@ -141,9 +138,9 @@ class L2Normalize final : public Kernel {
  public:
   L2Normalize(AxisView v, bool grad) : v_(v), grad_(grad) {}
   void run(const KernelArgs& a) override {
-    const float* x = in(a, 0);
-    const float* dy = grad_ ? in(a, 1) : nullptr;
-    float* y = out(a, 0);
+    const float* x = a.in(0);
+    const float* dy = grad_ ? a.in(1) : nullptr;
+    float* y = a.out(0);
     for (std::int64_t o = 0; o < v_.outer; ++o) {
       for (std::int64_t i = 0; i < v_.inner; ++i) {
         auto at = [&](std::int64_t j) { return (o * v_.axis + j) * v_.inner + i; };
