@@ -64,7 +64,13 @@ class OmpBatchNormTrain final : public Kernel {
     return batch_norm_workspace_bytes(threads_, p_.geometry.channels, 2, 1);
   }
   void run(const KernelArgs& args) override {
-    const auto [x, gamma, beta, y, mean_out, var_out] = NormForwardOperands(args);
+    const auto operands = NormForwardOperands(args);  // named references, not a binding: clang 14 cannot capture one
+    const auto& x = operands.x;
+    const auto& gamma = operands.gamma;
+    const auto& beta = operands.beta;
+    const auto& y = operands.y;
+    const auto& mean_out = operands.stat0;
+    const auto& var_out = operands.stat1;
     const std::int64_t rows = p_.geometry.rows, C = p_.geometry.channels;
     BatchNormWorkspace ws = split_workspace(args.workspace, threads_, C, 2);
     const float* shift = x;  // the first row
@@ -117,7 +123,15 @@ class OmpBatchNormGrad final : public Kernel {
     return batch_norm_workspace_bytes(threads_, p_.geometry.channels, 2, 3);
   }
   void run(const KernelArgs& args) override {
-    const auto [x, dy, gamma, mean, var, dx, dgamma, dbeta] = NormBackwardOperands(args);
+    const auto operands = NormBackwardOperands(args);  // named references, not a binding: clang 14 cannot capture one
+    const auto& x = operands.x;
+    const auto& dy = operands.dy;
+    const auto& gamma = operands.gamma;
+    const auto& mean = operands.stat0;
+    const auto& var = operands.stat1;
+    const auto& dx = operands.dx;
+    const auto& dgamma = operands.dgamma;
+    const auto& dbeta = operands.dbeta;
     const std::int64_t rows = p_.geometry.rows, C = p_.geometry.channels;
     BatchNormWorkspace ws = split_workspace(args.workspace, threads_, C, 2);
     int used = reduce_rows(rows, C, threads_, ws.partial, [&](std::int64_t r, double* sdy, double* sdyx) {
@@ -171,7 +185,13 @@ class OmpBatchNormInfer final : public Kernel {
     return batch_norm_workspace_bytes(0, p_.geometry.channels, 0, 1);
   }
   void run(const KernelArgs& args) override {
-    const auto [x, gamma, beta, moving_mean, moving_var, y] = BatchNormInferOperands(args);
+    const auto operands = BatchNormInferOperands(args);  // named references, not a binding: clang 14 cannot capture one
+    const auto& x = operands.x;
+    const auto& gamma = operands.gamma;
+    const auto& beta = operands.beta;
+    const auto& moving_mean = operands.moving_mean;
+    const auto& moving_var = operands.moving_var;
+    const auto& y = operands.y;
     const std::int64_t rows = p_.geometry.rows, C = p_.geometry.channels;
     float* scale = static_cast<float*>(args.workspace);
     for (std::int64_t c = 0; c < C; ++c) {

@@ -31,7 +31,13 @@ class OmpLayerNorm final : public Kernel {
   bool parallel() const { return rows_ * cols_ >= kOmpMinParallelElements; }
 
   void forward(const KernelArgs& args) const {
-    const auto [x, gamma, beta, y, mean_out, rstd_out] = NormForwardOperands(args);
+    const auto operands = NormForwardOperands(args);  // named references, not a binding: clang 14 cannot capture one
+    const auto& x = operands.x;
+    const auto& gamma = operands.gamma;
+    const auto& beta = operands.beta;
+    const auto& y = operands.y;
+    const auto& mean_out = operands.stat0;
+    const auto& rstd_out = operands.stat1;
     const std::int64_t n = cols_;
     const float inv_n = 1.0f / static_cast<float>(n);
 #pragma omp parallel for schedule(static) if (parallel())
@@ -55,7 +61,15 @@ class OmpLayerNorm final : public Kernel {
   }
 
   void backward(const KernelArgs& args) const {
-    const auto [x, dy, gamma, mean, rstd, dx, dgamma, dbeta] = NormBackwardOperands(args);
+    const auto operands = NormBackwardOperands(args);  // named references, not a binding: clang 14 cannot capture one
+    const auto& x = operands.x;
+    const auto& dy = operands.dy;
+    const auto& gamma = operands.gamma;
+    const auto& mean = operands.stat0;
+    const auto& rstd = operands.stat1;
+    const auto& dx = operands.dx;
+    const auto& dgamma = operands.dgamma;
+    const auto& dbeta = operands.dbeta;
     auto* partial = static_cast<float*>(args.workspace);  // [threads][2][cols]: dgamma, dbeta
     const std::int64_t n = cols_;
     const float inv_n = 1.0f / static_cast<float>(n);

@@ -112,7 +112,11 @@ class OmpStandardize final : public Kernel {
   OmpStandardize(bool grad, bool invert, std::int64_t rows, std::int64_t cols)
       : grad_(grad), invert_(invert), rows_(rows), cols_(cols) {}
   void run(const KernelArgs& args) override {
-    const auto [x, mean, var, y] = StandardizeOperands(args, grad_);
+    const auto operands = StandardizeOperands(args, grad_);  // named references, not a binding: clang 14 cannot capture one
+    const auto& x = operands.x;
+    const auto& mean = operands.mean;
+    const auto& var = operands.var;
+    const auto& y = operands.y;
     const std::int64_t cols = cols_;
     const bool grad = grad_, invert = invert_;
 #pragma omp parallel for schedule(static) if (rows_ * cols_ >= kOmpMinParallelElements)

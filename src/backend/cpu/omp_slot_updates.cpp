@@ -34,7 +34,12 @@ class OmpSlotUpdate final : public Kernel {
  public:
   explicit OmpSlotUpdate(SlotUpdateState state) : s_(state) {}
   void run(const KernelArgs& args) override {
-    const auto [param, grad, s0, s1, step] = s_.operands(args);
+    const auto operands = s_.operands(args);  // named references, not a binding: clang 14 cannot capture one
+    const auto& param = operands.param;
+    const auto& grad = operands.grad;
+    const auto& s0 = operands.s0;
+    const auto& s1 = operands.s1;
+    const auto& step = operands.step;
     const OptimizerParams& p = s_.params;
     switch (s_.rule) {
       case SlotRule::adagrad: return slot_update_loop<SlotRule::adagrad>(p, step, param, grad, s0, s1);
@@ -57,7 +62,9 @@ class OmpEmaUpdate final : public Kernel {
   void run(const KernelArgs& args) override {
     float* param = mutable_input(args, 0);
     float* avg = mutable_input(args, 1);
-    const auto [m, overwrite] = ema_step(p_, *args.ctx);
+    const auto operands = ema_step(p_, *args.ctx);  // named references, not a binding: clang 14 cannot capture one
+    const auto& m = operands.m;
+    const auto& overwrite = operands.overwrite;
     const std::int64_t n = p_.numel;
 #pragma omp parallel for simd schedule(static) if (n >= kOmpMinParallelElements)
     for (std::int64_t i = 0; i < n; ++i) {
