@@ -3,7 +3,7 @@
 # isolation fetches scikit-build-core and pybind11 from PyPI; NumPy comes as the package's
 # declared dependency), then the package's tests run from outside the source tree against
 # the installed copy. scripts/test.sh runs it after the release tests; the CMake build it
-# makes (build/pip/) reuses the release build's objects through ccache.
+# makes (build/pip/) reuses the release build's objects through ccache (test.sh sets CCACHE_BASEDIR so the unity sources match).
 # usage: scripts/python_install_test.sh        NNFIT_PIP_VENV: the venv (default build/pip-venv)
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -16,6 +16,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 jobs=${NNFIT_JOBS:-$(nproc)}
 
 scripts/setup.sh
+# Unity builds compile sources generated inside each build directory (Note [Unity
+# builds]); paths under build/ hashed relative to the directory a compile runs in let
+# `pip install .` below (build/pip/TAG) reuse the release build's objects through ccache.
+export CCACHE_BASEDIR="$PWD/build"
 # The CUDA plugin and its host-run kernel tests wherever a toolkit is, GPU or not.
 cuda=()
 [[ -x "${CUDAToolkit_ROOT:-/usr/local/cuda}/bin/nvcc" ]] || command -v nvcc > /dev/null && cuda=(-DNNFIT_WITH_CUDA=ON)
@@ -35,7 +39,7 @@ fi
 # and the CLI's end-to-end tests, then the libFuzzer targets (which only link against it).
 if [[ "${NNFIT_SKIP_SANITIZERS:-0}" != 1 && $# -eq 0 ]]; then
   sanitized=(nnfit_core_tests nnfit_memory_tests nnfit_io_tests nnfit_data_tests nnfit_graph_tests nnfit_nn_tests
-             nnfit_model_tests nnfit_profile_tests nnfit_dist_tests nnfit_fuzz_tests)
+             nnfit_model_tests nnfit_engine_tests nnfit_profile_tests nnfit_dist_tests nnfit_fuzz_tests)
   cmake --preset fuzz
   cmake --build --preset fuzz -j "$jobs" --target "${sanitized[@]}"
   for t in "${sanitized[@]}"; do

@@ -74,9 +74,11 @@ TEST_F(RegularFileTest, EveryReaderRefusesSpecialFilesByName) {
       {"not a zip archive", [](const std::string& p) { ZipReader z(p); }},
   };
   for (const Reader& r : readers) {
-    for (const auto& [path, kind] : {std::pair{fifo_, "is a FIFO (named pipe), "},
-                                     {std::string("/dev/zero"), "is a character device, "},
-                                     {dir_.string(), "is a directory, "}}) {
+    for (const auto& special : {std::pair{fifo_, "is a FIFO (named pipe), "},
+                                {std::string("/dev/zero"), "is a character device, "},
+                                {dir_.string(), "is a directory, "}}) {
+      const std::string& path = special.first;  // not a binding: the lambda captures it (clang 14)
+      const char* kind = special.second;
       const std::string what = error_of([&] { r.read(path); });
       EXPECT_NE(what.find(path + ": " + kind + r.what), std::string::npos) << r.what << " on " << path << ": " << what;
     }

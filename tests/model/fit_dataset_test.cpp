@@ -51,8 +51,8 @@ TEST(FitDataset, SameBatchesTrainLikeTheInMemoryPath) {
 }
 
 TEST(FitDataset, ParallelDeterministicPipelineRepeatsExactlyAndLearns) {
-  auto [x, y] = data(512);
-  auto [vx, vy] = data(256, 9);
+  const auto train = data(512), val = data(256, 9);  // pairs, not bindings: the lambda captures them (clang 14)
+  const Tensor &x = train.first, &y = train.second, &vx = val.first, &vy = val.second;
   auto pipeline = [&] {
     return data::Dataset::from_tensor_slices({x, y})
         .map([](data::Element e) { return e; }, data::MapOptions{2, true})
@@ -241,7 +241,8 @@ TEST(FitDataset, IntegerInputsTrainAsTheirFloatValues) {
 }
 
 TEST(FitWeightsBadInput, WeightsThatDoNotFitAreNamed) {
-  auto [x, y] = data(8);
+  const auto xy = data(8);  // a pair, not a binding: the lambdas capture x and y (clang 14)
+  const Tensor &x = xy.first, &y = xy.second;
   auto m = small_mlp();
   auto expect_error = [&](const std::function<void()>& f, const std::string& needle) {
     try {
@@ -271,7 +272,8 @@ TEST(FitWeightsBadInput, WeightsThatDoNotFitAreNamed) {
 }
 
 TEST(FitDatasetBadInput, ElementsThatDoNotFitTheModel) {
-  auto [x, y] = data(8);
+  const auto xy = data(8);  // a pair, not a binding: the lambdas capture x and y (clang 14)
+  const Tensor &x = xy.first, &y = xy.second;
   FitOptions fo;
   fo.batch_size = 4;
   auto m = small_mlp();
@@ -296,7 +298,8 @@ TEST(FitDatasetBadInput, ElementsThatDoNotFitTheModel) {
 }
 
 TEST(FitDatasetBadInput, APipelineErrorReachesTheCaller) {
-  auto [x, y] = data(8);
+  const auto xy = data(8);  // a pair, not a binding: the lambdas capture x and y (clang 14)
+  const Tensor &x = xy.first, &y = xy.second;
   auto ds = data::Dataset::from_tensor_slices({x, y}).batch(4).map(
       [](data::Element) -> data::Element { throw DataError("records.tfrecord", 120, "bad CRC", ""); },
       data::MapOptions{2, true});

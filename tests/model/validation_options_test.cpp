@@ -193,7 +193,8 @@ TEST(InferenceSteps, EvaluateAndPredictRunTheFirstStepsBatches) {
 }
 
 TEST(ValidationOptionsBadInput, EachIsNamedBeforeTraining) {
-  auto [x, y] = small_data(32);
+  const auto xy = small_data(32);  // a pair, not a binding: the lambda captures x and y (clang 14)
+  const Tensor &x = xy.first, &y = xy.second;
   auto [vx, vy] = small_data(12, 9);
   auto m = small_mlp();
   const std::vector<Tensor> before = m->get_weights();
