@@ -33,4 +33,4 @@ struct CudaPlugin {
 }  // namespace nnfit
 
 // The plugin's one exported function.
-extern "C" const nnfit::CudaPlugin* nnfit_cuda_plugin();
+extern "C" const nnfit::PluginHeader* nnfit_cuda_plugin();  // &the CudaPlugin's header (Note [Plugin entry type])

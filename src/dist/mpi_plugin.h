@@ -21,4 +21,4 @@ struct MpiPlugin {
 }  // namespace nnfit::dist
 
 // The plugin's one exported function.
-extern "C" const nnfit::dist::MpiPlugin* nnfit_mpi_plugin();
+extern "C" const nnfit::PluginHeader* nnfit_mpi_plugin();  // &the MpiPlugin's header (Note [Plugin entry type])

@@ -19,4 +19,4 @@ struct NcclPlugin {
 }  // namespace nnfit::dist
 
 // The plugin's one exported function.
-extern "C" const nnfit::dist::NcclPlugin* nnfit_nccl_plugin();
+extern "C" const nnfit::PluginHeader* nnfit_nccl_plugin();  // &the NcclPlugin's header (Note [Plugin entry type])

@@ -19,6 +19,12 @@
 namespace nnfit {
 
 // The first member of every plugin's entry table.
+//
+// Note [Plugin entry type]: every plugin's extern "C" entry returns `const PluginHeader*`,
+// the address of its table's header, which is what load_plugin calls it as: calling a
+// function through a pointer of another type is undefined (clang's -fsanitize=function
+// stops there). The caller casts the header back to its table, which it begins
+// (standard layout, so the two addresses are one).
 struct PluginHeader {
   const char* build_id;  // NNFIT_BUILD_ID of the build that made the plugin
 };

@@ -25,4 +25,4 @@ const CudaPlugin kPlugin = {{NNFIT_BUILD_ID}, &cuda_backend_info, &make_cuda_bac
 }  // namespace
 }  // namespace nnfit
 
-extern "C" const nnfit::CudaPlugin* nnfit_cuda_plugin() { return &nnfit::kPlugin; }
+extern "C" const nnfit::PluginHeader* nnfit_cuda_plugin() { return &nnfit::kPlugin.header; }

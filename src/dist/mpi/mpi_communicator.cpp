@@ -408,4 +408,4 @@ const MpiPlugin kPlugin = {{NNFIT_BUILD_ID}, &make_mpi_communicator_impl, &notif
 }  // namespace nnfit::dist
 
 // The plugin's entry point (mpi_plugin.h).
-extern "C" const nnfit::dist::MpiPlugin* nnfit_mpi_plugin() { return &nnfit::dist::kPlugin; }
+extern "C" const nnfit::PluginHeader* nnfit_mpi_plugin() { return &nnfit::dist::kPlugin.header; }

@@ -212,4 +212,4 @@ const NcclPlugin kPlugin = {{NNFIT_BUILD_ID}, &make};
 }  // namespace
 }  // namespace nnfit::dist
 
-extern "C" const nnfit::dist::NcclPlugin* nnfit_nccl_plugin() { return &nnfit::dist::kPlugin; }
+extern "C" const nnfit::PluginHeader* nnfit_nccl_plugin() { return &nnfit::dist::kPlugin.header; }

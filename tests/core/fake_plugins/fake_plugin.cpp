@@ -22,4 +22,4 @@ const FakePlugin kPlugin = {{NNFIT_FAKE_BUILD_ID}, &env_flags_in_plugin};
 }  // namespace
 }  // namespace nnfit::testing
 
-extern "C" const nnfit::testing::FakePlugin* nnfit_fake_plugin() { return &nnfit::testing::kPlugin; }
+extern "C" const nnfit::PluginHeader* nnfit_fake_plugin() { return &nnfit::testing::kPlugin.header; }
