@@ -1,9 +1,9 @@
 // The operands of the normalization and mask kernels as the op table names them, and the
 // element functions their reference and OpenMP kernels share (standardize, sequence_mask's
-// value). Each kernel opens with `const auto operands = NormForwardOperands(args);` and a
-// named reference per field (`const auto& x = operands.x;`: not a structured binding,
-// which clang 14 cannot capture into a lambda or an OpenMP region), so both families read
-// the same inputs the same way. The batch and layer norm formulas
+// value). Each kernel opens with `const auto [x, gamma, ...] = NormForwardOperands(args);`,
+// so both families read the same inputs the same way; where a lambda or an OpenMP region
+// uses them, a named reference per field instead (`const auto& x = operands.x;`), since
+// clang 14 cannot capture a structured binding. The batch and layer norm formulas
 // themselves stay apart: the reference sums in double (the oracle), the OpenMP kernels in
 // float per thread (docs/design/kernels.md), and sharing them would change one or the other.
 #pragma once

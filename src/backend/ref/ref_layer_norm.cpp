@@ -31,13 +31,7 @@ class RefLayerNorm final : public Kernel {
 
  private:
   void forward(const KernelArgs& args) const {
-    const auto operands = NormForwardOperands(args);  // named references, not a binding: clang 14 cannot capture one
-    const auto& x = operands.x;
-    const auto& gamma = operands.gamma;
-    const auto& beta = operands.beta;
-    const auto& y = operands.y;
-    const auto& mean_out = operands.stat0;
-    const auto& rstd_out = operands.stat1;
+    const auto [x, gamma, beta, y, mean_out, rstd_out] = NormForwardOperands(args);
     for (std::int64_t r = 0; r < rows_; ++r) {
       const float* xr = x + r * cols_;
       double mean = 0.0;
@@ -59,15 +53,7 @@ class RefLayerNorm final : public Kernel {
   }
 
   void backward(const KernelArgs& args) const {
-    const auto operands = NormBackwardOperands(args);  // named references, not a binding: clang 14 cannot capture one
-    const auto& x = operands.x;
-    const auto& dy = operands.dy;
-    const auto& gamma = operands.gamma;
-    const auto& mean = operands.stat0;
-    const auto& rstd = operands.stat1;
-    const auto& dx = operands.dx;
-    const auto& dgamma = operands.dgamma;
-    const auto& dbeta = operands.dbeta;
+    const auto [x, dy, gamma, mean, rstd, dx, dgamma, dbeta] = NormBackwardOperands(args);
     std::vector<double> dg(static_cast<std::size_t>(cols_), 0.0), db(static_cast<std::size_t>(cols_), 0.0);
     for (std::int64_t r = 0; r < rows_; ++r) {
       const float* xr = x + r * cols_;
@@ -199,11 +185,7 @@ class RefStandardize final : public Kernel {
       : grad_(grad), invert_(invert), rows_(rows), cols_(cols) {}
 
   void run(const KernelArgs& args) override {
-    const auto operands = StandardizeOperands(args, grad_);  // named references, not a binding: clang 14 cannot capture one
-    const auto& x = operands.x;
-    const auto& mean = operands.mean;
-    const auto& var = operands.var;
-    const auto& y = operands.y;
+    const auto [x, mean, var, y] = StandardizeOperands(args, grad_);
     for (std::int64_t r = 0; r < rows_; ++r) {
       for (std::int64_t c = 0; c < cols_; ++c) y[r * cols_ + c] = standardize_element(x[r * cols_ + c], grad_ ? 0.0f : mean[c], var[c], invert_);
     }

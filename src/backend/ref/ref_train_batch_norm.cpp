@@ -16,13 +16,7 @@ class RefBatchNormTrain final : public Kernel {
  public:
   explicit RefBatchNormTrain(BatchNormParams p) : p_(p) {}
   void run(const KernelArgs& args) override {
-    const auto operands = NormForwardOperands(args);  // named references, not a binding: clang 14 cannot capture one
-    const auto& x = operands.x;
-    const auto& gamma = operands.gamma;
-    const auto& beta = operands.beta;
-    const auto& y = operands.y;
-    const auto& mean_out = operands.stat0;
-    const auto& var_out = operands.stat1;
+    const auto [x, gamma, beta, y, mean_out, var_out] = NormForwardOperands(args);
     const std::int64_t rows = p_.geometry.rows, C = p_.geometry.channels;
     for (std::int64_t c = 0; c < C; ++c) {
       double mean = 0.0;
@@ -53,15 +47,7 @@ class RefBatchNormGrad final : public Kernel {
  public:
   explicit RefBatchNormGrad(BatchNormParams p) : p_(p) {}
   void run(const KernelArgs& args) override {
-    const auto operands = NormBackwardOperands(args);  // named references, not a binding: clang 14 cannot capture one
-    const auto& x = operands.x;
-    const auto& dy = operands.dy;
-    const auto& gamma = operands.gamma;
-    const auto& mean = operands.stat0;
-    const auto& var = operands.stat1;
-    const auto& dx = operands.dx;
-    const auto& dgamma = operands.dgamma;
-    const auto& dbeta = operands.dbeta;
+    const auto [x, dy, gamma, mean, var, dx, dgamma, dbeta] = NormBackwardOperands(args);
     const std::int64_t rows = p_.geometry.rows, C = p_.geometry.channels;
     const double m = static_cast<double>(rows);
     for (std::int64_t c = 0; c < C; ++c) {
@@ -90,13 +76,7 @@ class RefBatchNormInfer final : public Kernel {
  public:
   explicit RefBatchNormInfer(BatchNormParams p) : p_(p) {}
   void run(const KernelArgs& args) override {
-    const auto operands = BatchNormInferOperands(args);  // named references, not a binding: clang 14 cannot capture one
-    const auto& x = operands.x;
-    const auto& gamma = operands.gamma;
-    const auto& beta = operands.beta;
-    const auto& moving_mean = operands.moving_mean;
-    const auto& moving_var = operands.moving_var;
-    const auto& y = operands.y;
+    const auto [x, gamma, beta, moving_mean, moving_var, y] = BatchNormInferOperands(args);
     const std::int64_t rows = p_.geometry.rows, C = p_.geometry.channels;
     for (std::int64_t r = 0; r < rows; ++r) {
       for (std::int64_t c = 0; c < C; ++c) {
@@ -117,15 +97,7 @@ class RefBatchNormInferGrad final : public Kernel {
  public:
   explicit RefBatchNormInferGrad(BatchNormParams p) : p_(p) {}
   void run(const KernelArgs& args) override {
-    const auto operands = NormBackwardOperands(args);  // named references, not a binding: clang 14 cannot capture one
-    const auto& x = operands.x;
-    const auto& dy = operands.dy;
-    const auto& gamma = operands.gamma;
-    const auto& mean = operands.stat0;
-    const auto& var = operands.stat1;
-    const auto& dx = operands.dx;
-    const auto& dgamma = operands.dgamma;
-    const auto& dbeta = operands.dbeta;
+    const auto [x, dy, gamma, mean, var, dx, dgamma, dbeta] = NormBackwardOperands(args);
     const std::int64_t rows = p_.geometry.rows, C = p_.geometry.channels;
     std::vector<double> dg(static_cast<std::size_t>(C), 0.0), db(static_cast<std::size_t>(C), 0.0);
     for (std::int64_t r = 0; r < rows; ++r) {

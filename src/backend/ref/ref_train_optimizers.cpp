@@ -124,12 +124,7 @@ class RefSlotUpdate final : public Kernel {
  public:
   explicit RefSlotUpdate(SlotUpdateState state) : s_(state) {}
   void run(const KernelArgs& args) override {
-    const auto operands = s_.operands(args);  // named references, not a binding: clang 14 cannot capture one
-    const auto& param = operands.param;
-    const auto& grad = operands.grad;
-    const auto& s0 = operands.s0;
-    const auto& s1 = operands.s1;
-    const auto& step = operands.step;
+    const auto [param, grad, s0, s1, step] = s_.operands(args);
     for (std::int64_t i = 0; i < s_.params.numel; ++i) slot_update_element(s_.rule, s_.params, step, param, grad, s0, s1, i);
   }
 
@@ -145,9 +140,7 @@ class RefEmaUpdate final : public Kernel {
   void run(const KernelArgs& args) override {
     float* param = mutable_input(args, 0);
     float* avg = mutable_input(args, 1);
-    const auto operands = ema_step(p_, *args.ctx);  // named references, not a binding: clang 14 cannot capture one
-    const auto& m = operands.m;
-    const auto& overwrite = operands.overwrite;
+    const auto [m, overwrite] = ema_step(p_, *args.ctx);
     for (std::int64_t i = 0; i < p_.numel; ++i) avg[i] = ema_average(m, avg[i], param[i]);
     if (overwrite) std::copy(avg, avg + p_.numel, param);
   }
