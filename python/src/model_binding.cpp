@@ -18,7 +18,10 @@ py::list specs(const std::vector<Shape>& shapes) {
   for (const Shape& s : shapes) {
     py::list dims;
     dims.append(py::none());  // the batch axis
-    for (std::int64_t d : s.dims()) dims.append(d);
+    for (std::int64_t d : s.dims()) {
+      if (d == kUnknownDim) dims.append(py::none());  // known per batch
+      else dims.append(d);
+    }
     out.append(py::tuple(dims));
   }
   return out;

@@ -165,7 +165,7 @@ class _Builtin(KerasObject): ...
 EXTRA_LAYER_KWARGS = ("name: Optional[str] = None", "dtype: Any = None", "trainable: bool = True",
                       "input_shape: Optional[Sequence[Optional[int]]] = None", "input_dim: Optional[int] = None",
                       "batch_input_shape: Optional[Sequence[Optional[int]]] = None",
-                      "batch_size: Optional[int] = None", "autocast: bool = True")
+                      "batch_size: Optional[int] = None", "autocast: bool = True", "activity_regularizer: Any = None")
 
 
 def literal(value):

@@ -27,6 +27,21 @@ std::int64_t Shape::dim(int axis) const {
   return dims_[static_cast<std::size_t>(a)];
 }
 
+bool Shape::is_static() const {
+  for (std::int64_t d : dims_) {
+    if (d < 0) return false;
+  }
+  return true;
+}
+
+bool Shape::admits(const Shape& concrete) const {
+  if (concrete.rank() != rank()) return false;
+  for (std::size_t i = 0; i < dims_.size(); ++i) {
+    if (dims_[i] >= 0 ? concrete.dims_[i] != dims_[i] : concrete.dims_[i] < 0) return false;
+  }
+  return true;
+}
+
 std::string Shape::to_string() const {
   std::string s = "(";
   for (std::size_t i = 0; i < dims_.size(); ++i) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <tuple>
 #include <vector>
 
 #include "engine/step_engine.h"
@@ -150,6 +151,7 @@ struct StepEngine::Entry {
   int nonfinite = -1;                // Mode::scaled: how many gradients hold a non-finite element (f32)
   std::vector<int> gradient_inputs;           // Mode::apply: the input of each trainable weight, or -1
   Mode mode = Mode::train;
+  SampleShapes samples;              // the inputs' per-sample shapes it was planned for
   bool bound = false;                // bound to the current arena
   std::unique_ptr<MicroBatches> split;  // set: this batch runs as micro-batches
   std::unique_ptr<Staging> staged;      // set: the program's arena is device memory
@@ -327,7 +329,12 @@ struct StepEngine::Replicas {
 };
 
 struct StepEngine::Programs {
-  std::map<std::pair<Mode, std::int64_t>, std::unique_ptr<Entry>> entries;
+  // By (mode, batch size, per-sample input shapes): Note [Shapes known per batch]. The
+  // update-only program (Mode::apply) has batch 0 and no shapes.
+  using Key = std::tuple<Mode, std::int64_t, std::vector<std::vector<std::int64_t>>>;
+  std::map<Key, std::unique_ptr<Entry>> entries;
+  // Batches (and fit's planning ahead) whose program entry_or_split found, or planned.
+  std::int64_t hits = 0, misses = 0;
   Tensor arena;
   std::size_t arena_bytes = 0;
   std::vector<Weight*> trainable;             // in layer order

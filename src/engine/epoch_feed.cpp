@@ -17,14 +17,14 @@ namespace nnfit {
 
 using namespace fit_data;
 
-StepEngine::Entry& StepEngine::stage_element(const data::Element& element, const char* what, std::int64_t index) {
-  const bool training = std::strcmp(what, "training") == 0;
+SampleShapes StepEngine::element_samples(const data::Element& element, const char* what, std::int64_t index) const {
   const std::size_t n_in = model_.num_inputs(), n_out = model_.num_outputs();
   NNFIT_CHECK(element.size() >= n_in + n_out, InvalidArgument, what, " batch ", index + 1, " has ", element.size(),
               " component(s); fit and evaluate need ",
               n_in + n_out == 2 ? std::string("(x, y)")
                                 : std::to_string(n_in + n_out) + " (one per model input, then one target per output)");
   const std::vector<Shape> in_shapes = model_.input_shapes();
+  SampleShapes samples;
   const std::int64_t rows = element[0].shape().rank() >= 1 ? element[0].shape()[0] : 0;
   for (std::size_t i = 0; i < n_in; ++i) {
     const Tensor& x = element[i];
@@ -33,7 +33,7 @@ StepEngine::Entry& StepEngine::stage_element(const data::Element& element, const
                     x.dtype() == DType::i64 || x.dtype() == DType::boolean,
                 InvalidArgument, what, " batch ", index + 1, which, ": inputs are ", dtype_name(x.dtype()),
                 ", the model takes float32, uint8, int32, int64 or bool; add a map that converts them (cast)");
-    NNFIT_CHECK(x.shape() != in_shapes[i] && x.shape().rank() >= 1, InvalidArgument, what, " batch ", index + 1,
+    NNFIT_CHECK(!in_shapes[i].admits(x.shape()) && x.shape().rank() >= 1, InvalidArgument, what, " batch ", index + 1,
                 which, ": inputs of shape ", x.shape().to_string(), " are single samples; batch the dataset first");
     // As fit(x, y) and Keras: the input's shape, or it with a trailing axis of 1 added or
     // removed ([B, 28, 28] for a [28, 28, 1] input); never another layout of the same size.
@@ -42,8 +42,17 @@ StepEngine::Entry& StepEngine::stage_element(const data::Element& element, const
                 InvalidArgument, what, " batch ", index + 1, which, ": inputs of shape ", x.shape().to_string(),
                 " do not match the model's input shape ", in_shapes[i].to_string(),
                 " per sample (Keras takes that shape, or it with a trailing axis of 1 added or removed)");
+    samples.push_back(*program_sample_shape(sample, in_shapes[i]));
   }
-  Entry& e = entry_or_split(training, rows, what);
+  return samples;
+}
+
+StepEngine::Entry& StepEngine::stage_element(const data::Element& element, const char* what, std::int64_t index) {
+  const bool training = std::strcmp(what, "training") == 0;
+  const std::size_t n_in = model_.num_inputs(), n_out = model_.num_outputs();
+  const SampleShapes samples = element_samples(element, what, index);
+  const std::int64_t rows = element[0].shape()[0];
+  Entry& e = entry_or_split(training, rows, what, samples);
   const float* given_weights = nullptr;
   if (e.sample_weight >= 0 && element.size() > n_in + n_out) {
     const Tensor& w = element[n_in + n_out];
@@ -65,12 +74,11 @@ StepEngine::Entry& StepEngine::stage_element(const data::Element& element, const
       cast_inputs_to_f32(element[i], static_cast<float*>(e.x_data(i)));
     }
   }
-  const std::vector<Shape> outs = e.ys.empty() ? std::vector<Shape>{} : model_.output_shapes();
   for (std::size_t i = 0; i < e.ys.size(); ++i) {
     try {
-      const Shape& out = outs[i];
+      const Shape& out = e.program.graph().desc(e.preds[i]).shape;  // [rows, ...] at this batch's shapes
       convert_targets(element[n_in + i], e.program.graph().desc(e.ys[i]), rows, e.y_data(i),
-                      out.rank() > 0 ? out.dim(-1) : 0);
+                      out.rank() > 1 ? out.dim(-1) : 0);
     } catch (const InvalidArgument& err) {
       throw InvalidArgument(std::string(what) + " batch " + std::to_string(index + 1) + ": " + err.what());
     }

@@ -348,7 +348,7 @@ History StepEngine::fit(const std::vector<Tensor>& x_in, const std::vector<Tenso
   NNFIT_CHECK(options.batch_size > 0, InvalidArgument, "batch_size must be positive, got ", options.batch_size);
   NNFIT_CHECK(options.epochs >= 0, InvalidArgument, "epochs must be >= 0, got ", options.epochs);
   check_validation_options(options);
-  PreparedData d = prepare_data(x_in, y_in, model_.input_shapes(), model_.output_shapes(), model_.compile_options_, "no training samples");
+  PreparedData d = prepare_data(x_in, y_in, model_, model_.compile_options_, "no training samples");
   const std::int64_t n = d.n;
   const bool given_weights = options.sample_weight.defined();
   if (given_weights) check_sample_weights(options.sample_weight, n, "sample_weight");
@@ -370,9 +370,9 @@ History StepEngine::fit(const std::vector<Tensor>& x_in, const std::vector<Tenso
     return std::max<std::int64_t>(hi - lo, 1);
   };
   // Plan everything before the first step: the full batch, then the remainder.
-  entry_or_split(true, local(bs), "training");
-  agree_on_micro_batches(bs);
-  if (last != bs) entry_or_split(true, local(last), "training");
+  entry_or_split(true, local(bs), "training", d.samples);
+  agree_on_micro_batches(bs, d.samples);
+  if (last != bs) entry_or_split(true, local(last), "training", d.samples);
   FitOptions o = options;
   o.batch_size = bs;
   if (options.validation_data) {
@@ -380,8 +380,9 @@ History StepEngine::fit(const std::vector<Tensor>& x_in, const std::vector<Tenso
     std::int64_t vn = options.validation_data->first.shape()[0];
     if (vn > 0) {
       std::int64_t vb = std::min(validation_batch_size(o), vn);
-      entry_or_split(false, local(vb), "validation");
-      if (vn % vb) entry_or_split(false, local(vn % vb), "validation");
+      const SampleShapes vs = fit_data::samples_of(prepare_all_inputs({options.validation_data->first}, model_.input_shapes()));
+      entry_or_split(false, local(vb), "validation", vs);
+      if (vn % vb) entry_or_split(false, local(vn % vb), "validation", vs);
     }
   }
   std::vector<std::int64_t> order;
@@ -402,7 +403,7 @@ History StepEngine::fit(const std::vector<Tensor>& x_in, const std::vector<Tenso
     const auto [lo, hi] = replica_slice(rows);
     idx += lo;
     rows = hi - lo;
-    Entry& e = entry_or_split(true, rows, "training");
+    Entry& e = entry_or_split(true, rows, "training", d.samples);
     // Rows are gathered straight into the programs' input slots.
     for (std::size_t i = 0; i < d.x.size(); ++i) gather_rows(d.x[i], idx, rows, e.x_data(i));
     for (std::size_t i = 0; i < d.y.size(); ++i) gather_rows(d.y[i], idx, rows, e.y_data(i));
@@ -436,12 +437,18 @@ History StepEngine::fit(const data::Dataset& train, const FitOptions& options) {
   choose_gradient_sums();
   // Plan the expected batch size now (this rank's slice of it), so the memory footprint is
   // known before the first step; a partial last batch is planned when it first arrives.
+  // With inputs known per batch, only where the pipeline fixes their shapes (Note [Shapes
+  // known per batch]); else each shape's program is planned when its first batch comes.
   const auto [first_row, end_row] = replica_slice(options.batch_size);
-  entry_or_split(true, end_row - first_row, "training");
-  agree_on_micro_batches(options.batch_size);
+  if (const std::optional<SampleShapes> samples = fixed_samples(train)) {
+    entry_or_split(true, end_row - first_row, "training", *samples);
+    agree_on_micro_batches(options.batch_size, *samples);
+  }
   if (options.validation_dataset) {
     const WeightedEvaluation weighting(*this, carries_sample_weights(*options.validation_dataset));
-    entry_or_split(false, end_row - first_row, "validation");
+    if (const std::optional<SampleShapes> samples = fixed_samples(*options.validation_dataset)) {
+      entry_or_split(false, end_row - first_row, "validation", *samples);
+    }
   }
   data::AutotuneOptions ao = options.autotune;
   if (ao.compute_threads == 0) ao.compute_threads = num_threads();
@@ -484,7 +491,7 @@ History StepEngine::fit(const data::Dataset& train, const FitOptions& options) {
       if (hi == lo) {
         ++index;
         rows = 0;
-        return &entry_or_split(true, 0, "training");
+        return &entry_or_split(true, 0, "training", element_samples(whole, "training", index - 1));
       }
       data::Element slice;
       for (const Tensor& t : whole) slice.push_back(t.shape().rank() >= 1 ? t.slice_rows(lo, hi) : t);

@@ -19,7 +19,8 @@ using namespace step_profile;
 FitProfile::FitProfile(StepEngine& engine, const FitOptions& options)
     : engine_(engine),
       options_(options),
-      kernel_times_(env_flag_enabled("NNFIT_KERNEL_TIMES")),
+      // Per kernel of one program: the model's (static) inputs' at the batch size.
+      kernel_times_(env_flag_enabled("NNFIT_KERNEL_TIMES") && !engine.model_.graph().has_unknown_dims()),
       timed_batch_(options.batch_size),
       log_steps_(!options.log_dir.empty()) {
   NNFIT_CHECK(options.profile_steps.empty() || !options.log_dir.empty(), InvalidArgument,

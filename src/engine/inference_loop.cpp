@@ -36,7 +36,7 @@ Logs StepEngine::evaluate_tensors(const std::vector<Tensor>& x_in, const std::ve
   check_compiled();
   NNFIT_CHECK(batch_size > 0, InvalidArgument, "batch_size must be positive, got ", batch_size);
   NNFIT_CHECK(steps >= 0, InvalidArgument, "steps must be positive (or 0: all batches), got ", steps);
-  PreparedData d = prepare_data(x_in, y_in, model_.input_shapes(), model_.output_shapes(), model_.compile_options_, "no samples to evaluate");
+  PreparedData d = prepare_data(x_in, y_in, model_, model_.compile_options_, "no samples to evaluate");
   const std::int64_t n = d.n;
   const bool weighted = sample_weight.defined();
   if (weighted) {
@@ -64,7 +64,7 @@ Logs StepEngine::evaluate_tensors(const std::vector<Tensor>& x_in, const std::ve
       const auto [lo, hi] = shard ? replica_slice(global_rows) : std::pair<std::int64_t, std::int64_t>{0, global_rows};
       const std::int64_t rows = hi - lo;
       if (rows == 0) continue;
-      Entry& e = entry_or_split(false, rows, what);
+      Entry& e = entry_or_split(false, rows, what, d.samples);
       const std::int64_t* idx = order.data() + start + lo;
       for (std::size_t i = 0; i < d.x.size(); ++i) gather_rows(d.x[i], idx, rows, e.x_data(i));
       for (std::size_t i = 0; i < d.y.size() && e.y_data(i); ++i) gather_rows(d.y[i], idx, rows, e.y_data(i));
@@ -216,6 +216,7 @@ std::vector<Tensor> StepEngine::predict(const std::vector<Tensor>& x_in, const I
   std::vector<std::string> notes;
   OomScope scope(*this, options.on_oom, &notes, options.on_note);
   const std::vector<Tensor> x = prepare_all_inputs(x_in, model_.input_shapes());
+  const std::vector<Shape> samples = fit_data::samples_of(x);
   const std::int64_t all = x[0].shape()[0];
   // Keras's steps: the rows of the first `steps` batches.
   const std::int64_t batches = (all + batch_size - 1) / batch_size;
@@ -223,7 +224,7 @@ std::vector<Tensor> StepEngine::predict(const std::vector<Tensor>& x_in, const I
   const std::int64_t n = options.steps > 0 ? std::min(all, options.steps * batch_size) : all;
   std::vector<Tensor> result;
   std::vector<std::size_t> o_row;
-  for (const Shape& out : model_.output_shapes()) {
+  for (const Shape& out : model_.output_shapes_for(samples)) {
     std::vector<std::int64_t> od{n};
     od.insert(od.end(), out.dims().begin(), out.dims().end());
     result.push_back(Tensor::zeros(Shape(od), DType::f32));
@@ -239,7 +240,7 @@ std::vector<Tensor> StepEngine::predict(const std::vector<Tensor>& x_in, const I
   const auto next = [&](Batch& b) {
     if (start >= n) return false;
     const std::int64_t rows = std::min(batch_size, n - start);
-    Entry& e = entry_or_split(false, rows, "prediction");
+    Entry& e = entry_or_split(false, rows, "prediction", samples);
     for (std::size_t i = 0; i < x.size(); ++i) {
       const std::size_t x_row = all ? x[i].nbytes() / static_cast<std::size_t>(all) : 0;
       std::memcpy(e.x_data(i), static_cast<const char*>(x[i].raw()) + static_cast<std::size_t>(start) * x_row,

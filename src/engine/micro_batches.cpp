@@ -40,7 +40,8 @@ bool micro_batches_differ(const std::vector<std::unique_ptr<Layer>>& layers) {
 
 }  // namespace
 
-StepEngine::Entry& StepEngine::entry_or_split(bool training, std::int64_t batch, const char* what) {
+StepEngine::Entry& StepEngine::entry_or_split(bool training, std::int64_t batch, const char* what,
+                                              const SampleShapes& sample_shapes) {
   // Replicated training runs each rank's slice as gradients, summed across ranks, then
   // the update (ReplicatedStep), which does the loss scaling too; a rank left without
   // rows plans a slice of one. A slice that does not fit runs as micro-batches below.
@@ -54,13 +55,19 @@ StepEngine::Entry& StepEngine::entry_or_split(bool training, std::int64_t batch,
   // on the device, then the update program (Note [Loss scaling on the device]); both
   // planned and their memory taken here, or (reduce_batch) the micro-batches below.
   const bool device_scaled = mode == Mode::scaled && !replica;
-  Entry& e = entry_mode(static_cast<int>(mode), batch, /*bind=*/false);
+  const SampleShapes samples = samples_or_model(sample_shapes);
+  {
+    std::vector<std::vector<std::int64_t>> dims;
+    for (const Shape& s : samples) dims.push_back(s.dims());
+    ++(programs_->entries.count(Programs::Key{mode, batch, std::move(dims)}) ? programs_->hits : programs_->misses);
+  }
+  Entry& e = entry_mode(static_cast<int>(mode), batch, /*bind=*/false, samples);
   // Elsewhere loss scaling runs every training batch as gradients, then an update (one
   // micro-batch of the whole batch, unless memory asks for smaller ones).
   const bool scaled_split = training && !replica && !device_scaled && loss_scaling();
   if (scaled_split && !e.split) {
     try {
-      entry_mode(static_cast<int>(Mode::grads), batch);
+      entry_mode(static_cast<int>(Mode::grads), batch, true, samples);
       make_split(e, true, batch, batch, "");
     } catch (const OutOfMemory&) {
       if (!reduce_on_oom_) throw;  // the OOM split below, with its note
@@ -70,7 +77,7 @@ StepEngine::Entry& StepEngine::entry_or_split(bool training, std::int64_t batch,
   if (e.split && !reduce_on_oom_ && !(scaled_split && e.split->micro == batch)) e.split.reset();
   if (!e.split) {
     try {
-      Entry& whole = entry_mode(static_cast<int>(mode), batch);
+      Entry& whole = entry_mode(static_cast<int>(mode), batch, true, samples);
       if (replica) reserve_replica_update();  // the update's arena fits too, or the slice splits
       if (device_scaled) reserve_scaled_update(whole);  // likewise
       return whole;
@@ -83,7 +90,7 @@ StepEngine::Entry& StepEngine::entry_or_split(bool training, std::int64_t batch,
       std::int64_t micro = batch / 2;
       for (;; micro /= 2) {
         try {
-          Entry& m = entry_mode(static_cast<int>(micro_mode), micro);
+          Entry& m = entry_mode(static_cast<int>(micro_mode), micro, true, samples);
           if (!m.split) break;  // a split left over (inference): that size does not fit either
         } catch (const OutOfMemory&) {
         }
@@ -217,10 +224,10 @@ void StepEngine::run_micro_batch_programs(Entry& e, std::int64_t rows, const Ste
   std::int64_t index = 0;
   for (std::int64_t off = 0; off < rows; off += a.micro, ++index) {
     const std::int64_t r = std::min(a.micro, rows - off);
-    Entry* mp = &entry_mode(static_cast<int>(a.mode), r);
+    Entry* mp = &entry_mode(static_cast<int>(a.mode), r, true, e.samples);
     if (mp->split) {  // a split left by an earlier call; a piece no larger than micro fits
       mp->split.reset();
-      mp = &entry_mode(static_cast<int>(a.mode), r);
+      mp = &entry_mode(static_cast<int>(a.mode), r, true, e.samples);
     }
     Entry& m = *mp;
     for (std::size_t i = 0; i < m.xs.size(); ++i) m.set_x(xs[i] + static_cast<std::size_t>(off) * row_bytes(e.xs[i]), i);

@@ -18,7 +18,8 @@
 
 namespace nnfit {
 
-std::unique_ptr<StepEngine::Entry> StepEngine::plan_entry(int mode_value, std::int64_t batch) {
+std::unique_ptr<StepEngine::Entry> StepEngine::plan_entry(int mode_value, std::int64_t batch,
+                                                          const SampleShapes& samples) {
   Programs& p = *programs_;
   const Mode mode = static_cast<Mode>(mode_value);
   const bool training = !is_inference(mode);
@@ -26,10 +27,11 @@ std::unique_ptr<StepEngine::Entry> StepEngine::plan_entry(int mode_value, std::i
   auto e = std::make_unique<Entry>();
   Graph g;
   GraphBuilder b(g, training);
-  for (const InputSpec& in : model_.graph_.inputs()) {
+  const auto& inputs = model_.graph_.inputs();
+  for (std::size_t i = 0; i < inputs.size(); ++i) {  // at this batch's shapes (Note [Shapes known per batch])
     std::vector<std::int64_t> dims{batch};
-    dims.insert(dims.end(), in.shape.dims().begin(), in.shape.dims().end());
-    e->xs.push_back(g.add_input(in.name, {Shape(dims), DType::f32}));
+    dims.insert(dims.end(), samples[i].dims().begin(), samples[i].dims().end());
+    e->xs.push_back(g.add_input(inputs[i].name, {Shape(dims), DType::f32}));
   }
   std::vector<int> output_masks;
   const bool has_loss = training || !model_.compile_options_.loss_for(0).kind.empty();
@@ -232,15 +234,16 @@ std::int64_t StepEngine::staging_bytes(const Entry& e) {
   return n;
 }
 
-std::int64_t StepEngine::largest_batch_size_within(std::int64_t limit_bytes, std::int64_t max_batch) {
+std::int64_t StepEngine::largest_batch_size_within(std::int64_t limit_bytes, std::int64_t max_batch,
+                                                   const SampleShapes& samples) {
   // Planned peaks grow with the batch size, so bisect; each probe plans without allocating.
-  if (max_batch < 1 || plan_memory(1).peak_bytes > limit_bytes) return 0;
+  if (max_batch < 1 || plan_memory(1, samples).peak_bytes > limit_bytes) return 0;
   std::int64_t lo = 1, hi = max_batch + 1;  // lo fits; hi does not (or is past the range)
-  if (plan_memory(max_batch).peak_bytes <= limit_bytes) return max_batch;
+  if (plan_memory(max_batch, samples).peak_bytes <= limit_bytes) return max_batch;
   hi = max_batch;
   while (hi - lo > 1) {
     const std::int64_t mid = lo + (hi - lo) / 2;
-    (plan_memory(mid).peak_bytes <= limit_bytes ? lo : hi) = mid;
+    (plan_memory(mid, samples).peak_bytes <= limit_bytes ? lo : hi) = mid;
   }
   return lo;
 }
@@ -251,12 +254,12 @@ std::int64_t StepEngine::largest_batch_size_within(std::int64_t limit_bytes, std
 // (activations, their gradients, inputs, and the packing slack between the live bytes and
 // the arena size) and the autodiff constant are reported as activations, so the parts add
 // up to peak_bytes exactly.
-MemoryPlan StepEngine::plan_memory(std::int64_t batch_size) {
+MemoryPlan StepEngine::plan_memory(std::int64_t batch_size, const SampleShapes& samples) {
   NNFIT_CHECK(batch_size >= 1, InvalidArgument, "batch size must be at least 1, got ", batch_size);
   check_compiled();
   // The program the training step runs (a replica's gradients, a loss-scaled step's on a
   // device, or the fused step).
-  Entry& e = entry_mode(training_mode(), batch_size, /*bind=*/false);
+  Entry& e = entry_mode(training_mode(), batch_size, /*bind=*/false, samples);
   MemoryPlan m;
   m.batch_size = batch_size;
   for (const Weight* w : model_.graph_.weights()) m.weights_bytes += round64(static_cast<std::int64_t>(w->value.nbytes()));

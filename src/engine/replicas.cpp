@@ -97,11 +97,11 @@ void StepEngine::check_replicable(std::int64_t batch_size) const {
 // anyway), and rank 0, which alone prints, makes the note even when rank 1 ran out of
 // memory. A ragged last batch's slice is smaller; it is planned when it first comes and
 // splits alone if it does not fit (no collective there; the sum is the same).
-void StepEngine::agree_on_micro_batches(std::int64_t batch_size) {
+void StepEngine::agree_on_micro_batches(std::int64_t batch_size, const SampleShapes& samples) {
   if (!replicated() || !reduce_on_oom_) return;
   const auto [lo, hi] = replica_slice(batch_size);
   const std::int64_t slice = std::max<std::int64_t>(hi - lo, 1);
-  Entry& e = entry_mode(training_mode(), slice, /*bind=*/false);
+  Entry& e = entry_mode(training_mode(), slice, /*bind=*/false, samples);
   const std::int64_t own = e.split ? e.split->micro : slice;
   std::vector<double> micro(static_cast<std::size_t>(comm_->size()), 0.0);
   micro[static_cast<std::size_t>(comm_->rank())] = static_cast<double>(own);

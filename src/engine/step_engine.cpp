@@ -6,6 +6,9 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
+#include <set>
+#include <tuple>
 
 #include "engine/engine_types.h"
 #include "engine/step.h"
@@ -164,9 +167,7 @@ void StepEngine::compile(CompileOptions options) {
   // Validate the losses and metrics against the outputs now, not at the first step.
   const std::vector<Shape> outs = model_.output_shapes();
   for (std::size_t i = 0; i < outs.size(); ++i) {
-    std::vector<std::int64_t> dims{1};
-    dims.insert(dims.end(), outs[i].dims().begin(), outs[i].dims().end());
-    TensorDesc pred{Shape(dims), DType::f32};
+    const TensorDesc pred = fit_data::one_prediction(outs[i]);
     const Loss& loss = model_.compile_options_.loss_for(i);
     Graph probe;
     loss.emit(probe, probe.add_input("pred", pred), probe.add_input("y", loss.target_desc(pred)));
@@ -301,21 +302,80 @@ std::int64_t StepEngine::persistent_bytes() const {
   return n;
 }
 
-StepEngine::Entry& StepEngine::entry(bool training, std::int64_t batch, bool bind) {
-  return entry_mode(static_cast<int>(training ? Mode::train : Mode::infer), batch, bind);
+StepEngine::Entry& StepEngine::entry(bool training, std::int64_t batch, bool bind, const SampleShapes& samples) {
+  return entry_mode(static_cast<int>(training ? Mode::train : Mode::infer), batch, bind, samples);
 }
 
-StepEngine::Entry& StepEngine::entry_mode(int mode_value, std::int64_t batch, bool bind) {
+SampleShapes StepEngine::samples_or_model(const SampleShapes& samples) const {
+  const auto& inputs = model_.graph_.inputs();
+  if (samples.empty()) {
+    SampleShapes out;
+    for (const InputSpec& in : inputs) {
+      NNFIT_CHECK(in.shape.is_static(), InvalidArgument, "model '", model_.name_, "': input '", in.name, "' has shape ",
+                  in.shape.to_string(), ", known only per batch; this needs the inputs' shapes of a batch (give ",
+                  "`--input-shape` to nnfit plan, or data)");
+      out.push_back(in.shape);
+    }
+    return out;
+  }
+  NNFIT_CHECK(samples.size() == inputs.size(), InvalidArgument, "internal: ", samples.size(), " input shapes for ",
+              inputs.size(), " inputs");
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    NNFIT_CHECK(inputs[i].shape.admits(samples[i]), InvalidArgument, "model '", model_.name_, "': input '",
+                inputs[i].name, "' of shape ", inputs[i].shape.to_string(), " cannot take samples of shape ",
+                samples[i].to_string());
+  }
+  return samples;
+}
+
+std::optional<SampleShapes> StepEngine::fixed_samples(const data::Dataset& data) const {
+  if (!model_.graph_.has_unknown_dims()) return SampleShapes{};
+  const data::ElementSpec& spec = data.element_spec();
+  const auto& inputs = model_.graph_.inputs();
+  if (spec.size() < inputs.size()) return std::nullopt;  // stage_element says what is wrong
+  SampleShapes out;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Shape& s = spec[i].shape;
+    if (s.rank() < 1) return std::nullopt;
+    const Shape sample(std::vector<std::int64_t>(s.dims().begin() + 1, s.dims().end()));
+    if (!sample.is_static()) return std::nullopt;
+    const std::optional<Shape> c = fit_data::program_sample_shape(sample, inputs[i].shape);
+    if (!c) return std::nullopt;
+    out.push_back(*c);
+  }
+  return out;
+}
+
+ProgramCacheStats StepEngine::program_cache_stats() const {
+  ProgramCacheStats st;
+  if (!programs_) return st;
+  std::set<std::vector<std::vector<std::int64_t>>> shapes;
+  for (const auto& [key, e] : programs_->entries) {
+    ++st.programs;
+    if (std::get<0>(key) != Mode::apply) shapes.insert(std::get<2>(key));
+  }
+  st.input_shapes = static_cast<std::int64_t>(shapes.size());
+  st.hits = programs_->hits;
+  st.misses = programs_->misses;
+  st.arena_bytes = static_cast<std::int64_t>(programs_->arena_bytes);
+  return st;
+}
+
+StepEngine::Entry& StepEngine::entry_mode(int mode_value, std::int64_t batch, bool bind, const SampleShapes& samples) {
   if (static_cast<Mode>(mode_value) == Mode::infer) check_built();
   else check_compiled();
   Programs& p = *programs_;
   const Mode mode = static_cast<Mode>(mode_value);
   const bool training = !is_inference(mode);
-  auto key = std::make_pair(mode, batch);
+  SampleShapes shapes = mode == Mode::apply ? SampleShapes{} : samples_or_model(samples);
+  std::vector<std::vector<std::int64_t>> dims;
+  for (const Shape& s : shapes) dims.push_back(s.dims());
+  Programs::Key key{mode, batch, std::move(dims)};
   auto it = p.entries.find(key);
   if (it == p.entries.end()) {
-    it = p.entries.emplace(key, mode == Mode::apply ? plan_apply() : plan_entry(mode_value, batch)).first;
+    it = p.entries.emplace(key, mode == Mode::apply ? plan_apply() : plan_entry(mode_value, batch, shapes)).first;
     it->second->mode = mode;
+    it->second->samples = std::move(shapes);
     if (!backend_->host_addressable() && mode != Mode::apply) {
       Entry& made = *it->second;
       made.make_staging(backend_->pinned_allocator());
@@ -337,7 +397,7 @@ StepEngine::Entry& StepEngine::entry_mode(int mode_value, std::int64_t batch, bo
       std::string hint = oom.hint();
       const std::int64_t limit = memory_policy_.limit_bytes;
       if (training && limit > 0 && batch > 1) {
-        const std::int64_t fits = largest_batch_size_within(limit, batch - 1);
+        const std::int64_t fits = largest_batch_size_within(limit, batch - 1, e.samples);
         hint = fits > 0 ? "batch size " + std::to_string(fits) + " is the largest that fits the memory limit of " +
                               format_bytes(limit) + "; use it or raise the limit"
                         : "not even batch size 1 fits the memory limit of " + format_bytes(limit) + "; raise it";

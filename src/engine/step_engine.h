@@ -42,6 +42,10 @@ enum class StepKind;
 // them. Model's fields it reads (name, layer graph, compile options, dtype policy, seed)
 // it reads through model_ (StepEngine is Model's friend).
 // Thread safety: none; as Model, used from one thread.
+// The per-sample shapes of a batch's inputs, one per model input, without the batch axis
+// (Note [Shapes known per batch]).
+using SampleShapes = std::vector<Shape>;
+
 class StepEngine {
  public:
   explicit StepEngine(Model& model);
@@ -86,9 +90,13 @@ class StepEngine {
   std::vector<Tensor> optimizer_slots() const;
   Tensor host_view(const Tensor& t) const;
   void write_tensor(const Tensor& dst, const Tensor& src) const;
-  MemoryPlan plan_memory(std::int64_t batch_size);
+  // `samples`: the inputs' per-sample shapes to plan for (empty: the model's own, which
+  // must then be static; Note [Shapes known per batch]).
+  MemoryPlan plan_memory(std::int64_t batch_size, const SampleShapes& samples = {});
   MemoryStats memory_stats() const;
-  std::int64_t largest_batch_size_within(std::int64_t limit_bytes, std::int64_t max_batch);
+  std::int64_t largest_batch_size_within(std::int64_t limit_bytes, std::int64_t max_batch,
+                                         const SampleShapes& samples = {});
+  ProgramCacheStats program_cache_stats() const;
   Device device() const { return backend_->device(); }
   std::int64_t planned_peak_bytes() const;
 
@@ -132,21 +140,30 @@ class StepEngine {
                       const std::vector<Callback*>& callbacks);
   // A note that `steps` batches were asked for and the data ended after `ran` (Keras warns).
   void note_short_steps(const char* what, std::int64_t steps, std::int64_t ran);
-  // Copies a dataset element (x, y) into the inputs of the program for its batch size;
-  // `what`: "training", "validation" or "evaluation".
+  // Copies a dataset element (x, y) into the inputs of the program for its batch size and
+  // input shapes; `what`: "training", "validation" or "evaluation".
   Entry& stage_element(const data::Element& element, const char* what, std::int64_t index);
-  // The program for (training, batch), planned on first use; with `bind` the arena grows
-  // to fit and the program is bound to it.
-  Entry& entry(bool training, std::int64_t batch, bool bind = true);
-  Entry& entry_mode(int mode, std::int64_t batch, bool bind = true);
-  std::unique_ptr<Entry> plan_entry(int mode, std::int64_t batch);
+  // The program for (training, batch, samples), planned on first use (the cache of
+  // Note [Shapes known per batch]: one program per mode, batch size and per-sample input
+  // shapes, sharing one arena); with `bind` the arena grows to fit and the program is
+  // bound to it. `samples` as for plan_memory: empty is the model's own input shapes.
+  Entry& entry(bool training, std::int64_t batch, bool bind = true, const SampleShapes& samples = {});
+  Entry& entry_mode(int mode, std::int64_t batch, bool bind = true, const SampleShapes& samples = {});
+  std::unique_ptr<Entry> plan_entry(int mode, std::int64_t batch, const SampleShapes& samples);
+  // `samples`, checked against the model's inputs; empty: the model's input shapes, which
+  // must be static (InvalidArgument naming the input otherwise).
+  SampleShapes samples_or_model(const SampleShapes& samples) const;
+  // The per-sample shapes of a dataset element's inputs as the model's programs take them
+  // (Keras's trailing axis of 1 added or removed, unknown dimensions filled), checked as
+  // stage_element checks them (`what`, `index` name the batch in errors).
+  SampleShapes element_samples(const data::Element& element, const char* what, std::int64_t index) const;
   std::unique_ptr<Entry> plan_apply();
   // The training or inference entry for `batch`, bound to the arena; when it does not fit
   // and reduce_on_oom_ is set, an entry that runs as micro-batches (a note, once per
   // OomScope, goes to *notes_ and on_note_; `what` names the batch in it). Under "fail" a
   // split left by an earlier call is dropped, so the full batch fits or OutOfMemory says
   // why. throws: OutOfMemory.
-  Entry& entry_or_split(bool training, std::int64_t batch, const char* what);
+  Entry& entry_or_split(bool training, std::int64_t batch, const char* what, const SampleShapes& samples = {});
   // Whether the model runs on a device whose work goes through queues (a GPU's streams).
   bool queued_device() const { return !backend_->host_addressable() && backend_->queues() != nullptr; }
   // The Mode a training batch that fits runs as: a replica's gradients (data-parallel),
@@ -155,6 +172,10 @@ class StepEngine {
   // The Mode an inference batch runs as: with a sample-weight input while an evaluation
   // weighs its loss by sample weights (WeightedEvaluation), else plain inference.
   int inference_mode() const;
+  // The per-sample input shapes of every batch of `data`: the model's own when they are
+  // static; else those of its element spec when it fixes them (a pipeline padding to one
+  // length); none when they vary per batch (Note [Shapes known per batch]).
+  std::optional<SampleShapes> fixed_samples(const data::Dataset& data) const;
   // Whether a dataset's elements bring sample weights: a component after x and y, as
   // (x, y, sample_weight).
   bool carries_sample_weights(const data::Dataset& data) const {
@@ -350,7 +371,7 @@ class StepEngine {
   // global batch `batch_size` run as (the smallest any rank needs), so every rank splits
   // when one runs out of memory (Note [Micro-batches across ranks]). A collective: every
   // rank calls it at the same point of fit, with the same on_oom.
-  void agree_on_micro_batches(std::int64_t batch_size);
+  void agree_on_micro_batches(std::int64_t batch_size, const SampleShapes& samples);
 
   // The model this engine runs: its owner, which outlives it.
   Model& model_;

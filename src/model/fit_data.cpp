@@ -71,13 +71,18 @@ void cast_inputs_to_f32(const Tensor& x, float* dst) {
   }
 }
 
-bool keras_takes_sample_shape(const Shape& given, const Shape& want) {
-  const auto& g = given.dims();
+std::optional<Shape> program_sample_shape(const Shape& given, const Shape& want) {
+  std::vector<std::int64_t> g = given.dims();
   const auto& w = want.dims();
-  if (g == w) return true;
-  if (g.size() == w.size() + 1) return g.back() == 1 && std::equal(w.begin(), w.end(), g.begin());
-  if (w.size() == g.size() + 1) return w.back() == 1 && std::equal(g.begin(), g.end(), w.begin());
-  return false;
+  if (g.size() == w.size() + 1 && g.back() == 1) g.pop_back();
+  else if (w.size() == g.size() + 1 && w.back() == 1) g.push_back(1);
+  Shape c(std::move(g));
+  if (!want.admits(c)) return std::nullopt;
+  return c;
+}
+
+bool keras_takes_sample_shape(const Shape& given, const Shape& want) {
+  return program_sample_shape(given, want).has_value();
 }
 
 Tensor prepare_inputs(const Tensor& x_in, const Shape& input_shape) {
@@ -90,17 +95,20 @@ Tensor prepare_inputs(const Tensor& x_in, const Shape& input_shape) {
   NNFIT_CHECK(x.shape().rank() >= 1, InvalidArgument, "inputs need a batch axis");
   std::int64_t n = x.shape()[0];
   const Shape sample(std::vector<std::int64_t>(x.shape().dims().begin() + 1, x.shape().dims().end()));
-  NNFIT_CHECK(keras_takes_sample_shape(sample, input_shape), InvalidArgument, "inputs of shape ", x.shape().to_string(),
+  const std::optional<Shape> c = program_sample_shape(sample, input_shape);
+  NNFIT_CHECK(c.has_value(), InvalidArgument, "inputs of shape ", x.shape().to_string(),
               " do not match the model's input shape ", input_shape.to_string(),
               " per sample (Keras takes that shape, or it with a trailing axis of 1 added or removed); reshape the data");
   std::vector<std::int64_t> dims{n};
-  dims.insert(dims.end(), input_shape.dims().begin(), input_shape.dims().end());
+  dims.insert(dims.end(), c->dims().begin(), c->dims().end());
   return x.reshape(Shape(dims));
 }
 
 TensorDesc one_prediction(const Shape& output_shape) {
   std::vector<std::int64_t> od{1};
-  od.insert(od.end(), output_shape.dims().begin(), output_shape.dims().end());
+  // A dimension known per batch is 1 here: the probe checks the losses' and metrics'
+  // configuration, which does not depend on it (Note [Shapes known per batch]).
+  for (const std::int64_t d : output_shape.dims()) od.push_back(d == kUnknownDim ? 1 : d);
   return TensorDesc{Shape(od), DType::f32};
 }
 
@@ -202,11 +210,18 @@ std::vector<Tensor> prepare_all_inputs(const std::vector<Tensor>& x_in, const st
   return x;
 }
 
-PreparedData prepare_data(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y_in,
-                          const std::vector<Shape>& input_shapes, const std::vector<Shape>& output_shapes,
+std::vector<Shape> samples_of(const std::vector<Tensor>& x) {
+  std::vector<Shape> out;
+  for (const Tensor& t : x) out.emplace_back(std::vector<std::int64_t>(t.shape().dims().begin() + 1, t.shape().dims().end()));
+  return out;
+}
+
+PreparedData prepare_data(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y_in, const Model& model,
                           const CompileOptions& co, const char* empty_message) {
   PreparedData d;
-  d.x = prepare_all_inputs(x_in, input_shapes);
+  d.x = prepare_all_inputs(x_in, model.input_shapes());
+  d.samples = samples_of(d.x);
+  const std::vector<Shape> output_shapes = model.output_shapes_for(d.samples);
   d.n = d.x[0].shape()[0];
   NNFIT_CHECK(d.n > 0, InvalidArgument, empty_message);
   NNFIT_CHECK(y_in.size() == output_shapes.size(), InvalidArgument, "the model has ", output_shapes.size(),

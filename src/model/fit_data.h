@@ -3,6 +3,7 @@
 // Internal to the model module.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,9 +27,15 @@ Tensor prepare_targets(const Tensor& y, const TensorDesc& want, std::int64_t n);
 // Functional._adjust_input_rank): the same shape, or it with a trailing axis of 1 added or
 // removed. Another layout of the same size ((784,) for (28, 28, 1)) Keras refuses.
 bool keras_takes_sample_shape(const Shape& given, const Shape& want);
+// The per-sample shape a program takes for data samples of shape `given` fed to a model
+// input of shape `want` (which may have unknown dimensions: Note [Shapes known per
+// batch]): `want` with its unknown dimensions taken from `given`, where Keras takes
+// `given` (the same shape, or it with a trailing axis of 1 added or removed); none where
+// it would refuse them.
+std::optional<Shape> program_sample_shape(const Shape& given, const Shape& want);
 // x viewed as [N, input_shape...]; throws InvalidArgument for a dtype or shape mismatch.
 Tensor prepare_inputs(const Tensor& x, const Shape& input_shape);
-// One sample's prediction, with a batch axis of 1.
+// One sample's prediction, with a batch axis of 1 (and 1 for a dimension known per batch).
 TensorDesc one_prediction(const Shape& output_shape);
 std::vector<Metric> make_metrics(const CompileOptions& co, const TensorDesc& pred1);
 
@@ -50,13 +57,17 @@ std::vector<OutputMetric> make_output_metrics(const CompileOptions& co, const st
 struct PreparedData {
   std::vector<Tensor> x, y;
   std::int64_t n = 0;
+  std::vector<Shape> samples;  // x's per-sample shapes (the programs' inputs: Note [Shapes known per batch])
 };
 
-// throws: InvalidArgument when the counts differ from the model's inputs and outputs,
-// when the tensors disagree on the number of samples, or (empty_message) there are none.
-PreparedData prepare_data(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y_in,
-                          const std::vector<Shape>& input_shapes, const std::vector<Shape>& output_shapes,
+// x viewed as the model's inputs, y converted to its losses' targets at the outputs' shapes
+// for those inputs. throws: InvalidArgument when the counts differ from the model's inputs
+// and outputs, when the tensors disagree on the number of samples, or (empty_message)
+// there are none.
+PreparedData prepare_data(const std::vector<Tensor>& x_in, const std::vector<Tensor>& y_in, const Model& model,
                           const CompileOptions& co, const char* empty_message);
+// The per-sample shapes of prepared inputs x ([N, ...] each).
+std::vector<Shape> samples_of(const std::vector<Tensor>& x);
 // Copies rows idx[0..rows) of src ([N, ...]) to dst, one after another.
 void gather_rows(const Tensor& src, const std::int64_t* idx, std::int64_t rows, void* dst);
 // The batch size of validation_data tensors (Keras's validation_batch_size or batch_size).

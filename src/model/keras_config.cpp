@@ -17,7 +17,8 @@
 namespace nnfit::keras_json {
 namespace {
 
-// Keras batch shape [null, d1, ...] -> Shape{d1, ...}.
+// Keras batch shape [null, d1, ...] -> Shape{d1, ...}; a null dimension after the batch entry
+// is kUnknownDim.
 Shape batch_shape(const Reader& r, const std::string& path, const json& v, const char* key) {
   if (!v.is_array() || v.empty()) r.invalid(path, std::string("\"") + key + "\" must be a list, got " + show(v));
   // The batch entry is what Keras writes: null, or a fixed batch size.
@@ -27,7 +28,10 @@ Shape batch_shape(const Reader& r, const std::string& path, const json& v, const
   std::vector<std::int64_t> dims;
   std::int64_t elements = 1;
   for (std::size_t i = 1; i < v.size(); ++i) {
-    if (v[i].is_null()) r.unsupported(path, std::string("\"") + key + "\" = " + show(v) + ": variable-size dimensions are not supported");
+    if (v[i].is_null()) {  // known per batch (Note [Shapes known per batch])
+      dims.push_back(kUnknownDim);
+      continue;
+    }
     if (!v[i].is_number_integer() || v[i].get<std::int64_t>() <= 0) {
       r.invalid(path, std::string("\"") + key + "\" must hold positive sizes after the batch entry, got " + show(v));
     }

@@ -35,7 +35,10 @@ class ModelWriter {
 
   ojson batch_shape(const Shape& s) {
     ojson out = ojson::array({nullptr});
-    for (std::int64_t d : s.dims()) out.push_back(d);
+    for (std::int64_t d : s.dims()) {
+      if (d == kUnknownDim) out.push_back(nullptr);  // Keras's None (Note [Shapes known per batch])
+      else out.push_back(d);
+    }
     return out;
   }
 

@@ -152,10 +152,20 @@ void Model::set_loss_scale_state(double scale, std::int64_t good_steps) {
 std::vector<Tensor> Model::optimizer_slots() const { return engine_->optimizer_slots(); }
 Tensor Model::host_view(const Tensor& t) const { return engine_->host_view(t); }
 void Model::write_tensor(const Tensor& dst, const Tensor& src) const { engine_->write_tensor(dst, src); }
-MemoryPlan Model::plan_memory(std::int64_t batch_size) { return engine_->plan_memory(batch_size); }
+MemoryPlan Model::plan_memory(std::int64_t batch_size, const std::vector<Shape>& samples) {
+  return engine_->plan_memory(batch_size, samples);
+}
 MemoryStats Model::memory_stats() const { return engine_->memory_stats(); }
-std::int64_t Model::largest_batch_size_within(std::int64_t limit_bytes, std::int64_t max_batch) {
-  return engine_->largest_batch_size_within(limit_bytes, max_batch);
+std::int64_t Model::largest_batch_size_within(std::int64_t limit_bytes, std::int64_t max_batch,
+                                              const std::vector<Shape>& samples) {
+  return engine_->largest_batch_size_within(limit_bytes, max_batch, samples);
+}
+ProgramCacheStats Model::program_cache_stats() const { return engine_->program_cache_stats(); }
+std::vector<Shape> Model::output_shapes_for(const std::vector<Shape>& samples) const {
+  const auto shapes = graph_.infer_shapes(samples);
+  std::vector<Shape> out;
+  for (const TensorRef& r : graph_.outputs()) out.push_back(shapes[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
+  return out;
 }
 Device Model::device() const { return engine_->device(); }
 std::int64_t Model::planned_peak_bytes() const { return engine_->planned_peak_bytes(); }

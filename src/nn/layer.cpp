@@ -72,6 +72,11 @@ void orthogonal(std::mt19937_64& rng, const Shape& shape, float* p) {
 // more values than the file's datasets can fill (limit_elements, set by load_model).
 // LayerGraph::build names the layer.
 Tensor WeightFactory::zeros(const Shape& shape) {
+  // A layer builds its weights from known dimensions only (Note [Shapes known per batch]);
+  // LayerGraph::build names the layer.
+  NNFIT_CHECK(shape.is_static(), InvalidArgument, "a weight of shape ", shape.to_string(),
+              " would depend on a dimension known only per batch (None); Keras needs that dimension fixed ",
+              "for this layer too: give the model's Input a size there");
   const std::int64_t numel = shape.numel();  // throws past 64 bits
   const auto pages = static_cast<std::uint64_t>(std::max<long>(::sysconf(_SC_PHYS_PAGES), 0));
   const auto page_bytes = static_cast<std::uint64_t>(std::max<long>(::sysconf(_SC_PAGESIZE), 0));

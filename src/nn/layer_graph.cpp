@@ -85,6 +85,27 @@ void LayerGraph::set_outputs(std::vector<TensorRef> outputs) {
 }
 
 std::vector<std::vector<Shape>> LayerGraph::infer_shapes() const {
+  std::vector<Shape> in;
+  for (const InputSpec& spec : inputs_) in.push_back(spec.shape);
+  return infer_shapes(in);
+}
+
+bool LayerGraph::has_unknown_dims() const {
+  return std::any_of(inputs_.begin(), inputs_.end(), [](const InputSpec& in) { return !in.shape.is_static(); });
+}
+
+// Note [Shapes known per batch]: a model input may have dimensions Keras writes as None
+// (kUnknownDim here): a text model's sequence length, an image model's height and width.
+// The layer graph infers and builds with them unknown (a layer's weights never depend on
+// them; one that would is refused, as Keras refuses Dense on an unknown last axis); each
+// batch's program is planned for the shapes that batch brings (StepEngine::entry_mode
+// keys its programs by them, as tf.function keeps one trace per input signature). Layers
+// opt in (Layer::supports_unknown_dims) once their shape inference propagates the unknown
+// dimensions and their emission reads shapes from the graph values alone; emission
+// checks each call's outputs against the shapes inferred for that batch.
+std::vector<std::vector<Shape>> LayerGraph::infer_shapes(const std::vector<Shape>& input_shapes) const {
+  NNFIT_CHECK(input_shapes.size() == inputs_.size(), InvalidArgument, "internal: ", input_shapes.size(),
+              " input shapes for ", inputs_.size(), " inputs");
   std::vector<std::vector<Shape>> shapes(nodes_.size());
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     const LayerNode& n = nodes_[i];
@@ -92,11 +113,20 @@ std::vector<std::vector<Shape>> LayerGraph::infer_shapes() const {
       const InputSpec& in = inputs_[static_cast<std::size_t>(n.input_index)];
       NNFIT_CHECK(in.shape.rank() > 0, InvalidArgument, "input '", in.name, "' has no shape; give an Input layer ",
                   "(keras.Input(shape=...)) or batch_shape on the first layer");
-      shapes[i] = {in.shape};
+      shapes[i] = {input_shapes[static_cast<std::size_t>(n.input_index)]};
       continue;
     }
     std::vector<Shape> in;
     for (const TensorRef& r : n.inputs) in.push_back(shapes[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
+    if (!n.layer->supports_unknown_dims()) {
+      for (const Shape& s : in) {
+        NNFIT_CHECK(s.is_static(), Unsupported, "layer '", n.layer->name(), "' (", n.layer->class_name(),
+                    ") does not take inputs with a dimension known only per batch (None) in nnfit yet, and its ",
+                    "input here is ", s.to_string(),
+                    "; give the model's Input a fixed shape (pad or crop the data to it), or move this layer after ",
+                    "one that makes the shape fixed (GlobalAveragePooling, an RNN without return_sequences)");
+      }
+    }
     shapes[i] = n.layer->compute_output_shapes(in);
     NNFIT_CHECK(static_cast<int>(shapes[i].size()) == n.layer->num_outputs(), InvalidArgument, "internal: ",
                 n.layer->name(), " gave ", shapes[i].size(), " output shapes for ", n.layer->num_outputs(), " outputs");
@@ -177,6 +207,19 @@ std::vector<int> LayerGraph::emit_masked(GraphBuilder& builder, const std::vecto
   NNFIT_CHECK(input_values.size() == inputs_.size() && input_masks.size() == inputs_.size(), InvalidArgument,
               "internal: ", input_values.size(), " input values for ", inputs_.size(), " inputs");
   std::vector<std::vector<int>> values(nodes_.size()), masks(nodes_.size());
+  // With dimensions known per batch, each call's outputs are checked against the shapes
+  // inferred for this batch's inputs (Note [Shapes known per batch]): a layer that read a
+  // shape from its build instead of its graph values is caught here, naming it.
+  std::vector<std::vector<Shape>> expected;
+  if (has_unknown_dims()) {
+    std::vector<Shape> batch_inputs;
+    for (const int v : input_values) {
+      const Shape& s = builder.graph().desc(v).shape;
+      NNFIT_CHECK(s.rank() >= 1, InvalidArgument, "internal: a model input value without a batch axis");
+      batch_inputs.emplace_back(std::vector<std::int64_t>(s.dims().begin() + 1, s.dims().end()));
+    }
+    expected = infer_shapes(batch_inputs);
+  }
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     const LayerNode& n = nodes_[i];
     if (!n.layer) {
@@ -201,6 +244,17 @@ std::vector<int> LayerGraph::emit_masked(GraphBuilder& builder, const std::vecto
       in_masks[k] = m;
     }
     values[i] = call_with_policy(builder, *n.layer, in, in_masks, masks[i]);
+    if (!expected.empty()) {
+      for (std::size_t k = 0; k < values[i].size(); ++k) {
+        const Shape& got = builder.graph().desc(values[i][k]).shape;
+        const Shape& want = expected[i][k];
+        const bool fits = got.rank() == want.rank() + 1 &&
+                          std::equal(want.dims().begin(), want.dims().end(), got.dims().begin() + 1);
+        NNFIT_CHECK(fits, InvalidArgument, "internal: layer '", n.layer->name(), "' (", n.layer->class_name(),
+                    ") emitted output ", k, " of shape ", got.to_string(), " where its inferred shape is (batch, ",
+                    want.to_string(), "); it reads a shape it does not take per batch");
+      }
+    }
     const Regularizer& activity = n.layer->activity_regularizer();
     if (activity.active() && builder.collect_losses()) {
       // Keras 3 adds the penalty of each output divided by the batch size.

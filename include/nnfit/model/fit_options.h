@@ -191,6 +191,17 @@ struct History {
   std::int64_t stopped_epoch = 0, stopped_step = 0;
 };
 
+// The step engine's programs (Note [Shapes known per batch]): one per mode (training,
+// inference, ...), batch size and per-sample input shapes, planned on a miss and reused
+// on a hit; they share one arena, as large as the largest needs.
+struct ProgramCacheStats {
+  std::int64_t programs = 0;      // planned and kept now
+  std::int64_t input_shapes = 0;  // distinct per-sample input shapes among them
+  std::int64_t hits = 0;          // batches (and fit's planning ahead) whose program was there
+  std::int64_t misses = 0;        // ... whose program was planned for them
+  std::int64_t arena_bytes = 0;   // the shared arena
+};
+
 // What the planner knows about a model's memory for one batch size. The six parts add
 // up to peak_bytes; the arena's share is split as it is at its fullest step
 // (Note [Plan breakdown] in plan.cpp).

@@ -202,12 +202,20 @@ class Model {
   // CPU, Backend::copy to a device. throws: InvalidArgument when the sizes differ.
   void write_tensor(const Tensor& dst, const Tensor& src) const;
   // The planner's memory figures for training at `batch_size` (plans; allocates nothing).
-  MemoryPlan plan_memory(std::int64_t batch_size);
+  // `samples`: the inputs' per-sample shapes (empty: input_shapes(), which must then be
+  // static; a model with dimensions known per batch plans one shape at a time).
+  MemoryPlan plan_memory(std::int64_t batch_size, const std::vector<Shape>& samples = {});
   // The allocator's figures for the model's device (device()).
   MemoryStats memory_stats() const;
   // The largest training batch size in [1, max_batch] whose planned peak fits
   // `limit_bytes`, or 0 if none does (plans only; allocates nothing).
-  std::int64_t largest_batch_size_within(std::int64_t limit_bytes, std::int64_t max_batch);
+  std::int64_t largest_batch_size_within(std::int64_t limit_bytes, std::int64_t max_batch,
+                                         const std::vector<Shape>& samples = {});
+  // The step engine's programs by input shape: how many, hits and misses, the arena.
+  ProgramCacheStats program_cache_stats() const;
+  // The output shapes (without the batch axis) for inputs of per-sample shapes `samples`
+  // (each admitted by input_shapes()'s).
+  std::vector<Shape> output_shapes_for(const std::vector<Shape>& samples) const;
   Device device() const;
   // Largest `planned peak` over the programs planned so far.
   std::int64_t planned_peak_bytes() const;

@@ -30,6 +30,7 @@ class Conv2D final : public Layer {
   const Conv2DOptions& options() const { return options_; }
   Conv2D(std::string name, Conv2DOptions options);
   std::string class_name() const override { return "Conv2D"; }
+  bool supports_unknown_dims() const override { return true; }
   void build(const Shape& input_shape, WeightFactory& weights) override;
   Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
@@ -88,6 +89,7 @@ class Conv1D final : public Layer {
   const Conv1DOptions& options() const { return options_; }
   Conv1D(std::string name, Conv1DOptions options);
   std::string class_name() const override { return "Conv1D"; }
+  bool supports_unknown_dims() const override { return true; }
   void build(const Shape& input_shape, WeightFactory& weights) override;
   Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;

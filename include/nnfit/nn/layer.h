@@ -154,6 +154,13 @@ class Layer {
   // Emits this layer's nodes on input values ([batch, ...] each); returns the outputs.
   virtual std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs);
   virtual int num_outputs() const { return 1; }
+  // Whether the layer takes inputs with dimensions known only per batch (kUnknownDim:
+  // Keras's None; Note [Shapes known per batch]): its compute_output_shapes then gives
+  // kUnknownDim where an output dimension follows an unknown input one, build_for makes
+  // weights from known dimensions alone (refusing, naming the dimension, where a weight
+  // needs an unknown one), and call_on reads shapes from the graph values only. A layer
+  // that says false is refused such inputs by LayerGraph, naming it.
+  virtual bool supports_unknown_dims() const { return false; }
 
   // Masks (Keras's _keras_mask): a float32 value of 1 (step present) or 0 (padding) per
   // step, shaped like an input without its feature axis ([batch, steps]), or -1 for none.

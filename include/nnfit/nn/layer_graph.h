@@ -68,8 +68,15 @@ class LayerGraph {
 
   // Every node's output shapes (without the batch axis), by node; throws InvalidArgument
   // naming the layer whose inputs do not fit, or when an input's shape is unknown.
+  // Shapes may hold kUnknownDim where an input's does (Note [Shapes known per batch]); a
+  // layer that does not take such inputs (Layer::supports_unknown_dims) is refused, naming it.
   std::vector<std::vector<Shape>> infer_shapes() const;
+  // The same for the inputs' shapes of one batch (`inputs`, one per model input, each
+  // admitted by the input's own shape): what each node gives at that batch.
+  std::vector<std::vector<Shape>> infer_shapes(const std::vector<Shape>& inputs) const;
   std::vector<Shape> output_shapes() const;
+  // Whether some input has a dimension known only per batch.
+  bool has_unknown_dims() const;
   // Creates each layer's weights at its first call, for that call's input shapes.
   void build(WeightFactory& weights);
   bool built() const;

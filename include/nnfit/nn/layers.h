@@ -28,6 +28,7 @@ class Dense final : public Layer {
   const DenseOptions& options() const { return options_; }
   Dense(std::string name, DenseOptions options);
   std::string class_name() const override { return "Dense"; }
+  bool supports_unknown_dims() const override { return true; }
   bool supports_masking() const override { return true; }  // Keras: passes the mask on
   void build(const Shape& input_shape, WeightFactory& weights) override;
   Shape output_shape(const Shape& input_shape) const override;
@@ -48,6 +49,7 @@ class MaxPooling2D final : public Layer {
   const Pooling2DOptions& options() const { return options_; }
   MaxPooling2D(std::string name, Pooling2DOptions options);
   std::string class_name() const override { return "MaxPooling2D"; }
+  bool supports_unknown_dims() const override { return true; }
   Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
 
@@ -60,6 +62,7 @@ class AveragePooling2D final : public Layer {
   const Pooling2DOptions& options() const { return options_; }
   AveragePooling2D(std::string name, Pooling2DOptions options);
   std::string class_name() const override { return "AveragePooling2D"; }
+  bool supports_unknown_dims() const override { return true; }
   Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
 
@@ -84,6 +87,7 @@ class Pooling1D final : public Layer {
   Pooling1D(std::string name, Pooling1DOptions options);
   const Pooling1DOptions& options() const { return options_; }
   std::string class_name() const override;  // MaxPooling1D or AveragePooling1D
+  bool supports_unknown_dims() const override { return true; }
   Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
 
@@ -126,6 +130,7 @@ class GlobalPooling final : public Layer {
   GlobalPooling(std::string name, GlobalPoolingOptions options);
   const GlobalPoolingOptions& options() const { return options_; }
   std::string class_name() const override;  // e.g. GlobalAveragePooling2D
+  bool supports_unknown_dims() const override { return true; }
   Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
   // GlobalAveragePooling1D averages the present steps (Keras); the others drop the mask.
@@ -172,6 +177,7 @@ class Embedding final : public Layer {
   Embedding(std::string name, EmbeddingOptions options);
   const EmbeddingOptions& options() const { return options_; }
   std::string class_name() const override { return "Embedding"; }
+  bool supports_unknown_dims() const override { return true; }
   bool casts_inputs() const override { return false; }  // ids, never cast to a 16-bit float
   void build(const Shape& input_shape, WeightFactory& weights) override;
   Shape output_shape(const Shape& input_shape) const override;
@@ -216,6 +222,7 @@ class Masking final : public Layer {
  public:
   Masking(std::string name, double mask_value);
   std::string class_name() const override { return "Masking"; }
+  bool supports_unknown_dims() const override { return true; }
   double mask_value() const { return mask_value_; }
   Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
@@ -247,6 +254,7 @@ class Dropout : public Layer {
  public:
   Dropout(std::string name, double rate, std::int64_t seed = 0, std::vector<std::int64_t> noise_shape = {});
   std::string class_name() const override { return "Dropout"; }
+  bool supports_unknown_dims() const override { return true; }
   bool supports_masking() const override { return true; }  // Keras: passes the mask on
   double rate() const { return rate_; }
   std::int64_t seed() const { return seed_; }
@@ -289,6 +297,7 @@ class NoiseLayer final : public Layer {
  public:
   NoiseLayer(std::string name, NoiseKind kind, double value, std::int64_t seed = 0);
   std::string class_name() const override;
+  bool supports_unknown_dims() const override { return true; }
   bool supports_masking() const override { return true; }  // Keras: passes the mask on
   NoiseKind kind() const { return kind_; }
   double value() const { return value_; }
@@ -313,6 +322,7 @@ class Rescaling final : public Layer {
  public:
   Rescaling(std::string name, double scale, double offset = 0.0);
   std::string class_name() const override { return "Rescaling"; }
+  bool supports_unknown_dims() const override { return true; }
   double scale() const { return scale_; }
   double offset() const { return offset_; }
   Shape output_shape(const Shape& input_shape) const override { return input_shape; }
@@ -326,6 +336,7 @@ class Activation final : public Layer {
  public:
   Activation(std::string name, std::string activation);
   std::string class_name() const override { return "Activation"; }
+  bool supports_unknown_dims() const override { return true; }
   bool supports_masking() const override { return true; }  // Keras: passes the mask on
   const std::string& activation() const { return activation_; }
   Shape output_shape(const Shape& input_shape) const override { return input_shape; }
@@ -348,6 +359,7 @@ class ReLU final : public Layer {
  public:
   explicit ReLU(std::string name, ReLUOptions options = {});
   std::string class_name() const override { return "ReLU"; }
+  bool supports_unknown_dims() const override { return true; }
   bool supports_masking() const override { return true; }  // Keras: passes the mask on
   const ReLUOptions& options() const { return options_; }
   Shape output_shape(const Shape& input_shape) const override { return input_shape; }
@@ -362,6 +374,7 @@ class LeakyReLU final : public Layer {
  public:
   explicit LeakyReLU(std::string name, double negative_slope = 0.3);
   std::string class_name() const override { return "LeakyReLU"; }
+  bool supports_unknown_dims() const override { return true; }
   bool supports_masking() const override { return true; }  // Keras: passes the mask on
   double negative_slope() const { return negative_slope_; }
   Shape output_shape(const Shape& input_shape) const override { return input_shape; }
@@ -376,6 +389,7 @@ class ELU final : public Layer {
  public:
   explicit ELU(std::string name, double alpha = 1.0);
   std::string class_name() const override { return "ELU"; }
+  bool supports_unknown_dims() const override { return true; }
   bool supports_masking() const override { return true; }  // Keras: passes the mask on
   double alpha() const { return alpha_; }
   Shape output_shape(const Shape& input_shape) const override { return input_shape; }
@@ -414,6 +428,7 @@ class Softmax final : public Layer {
   bool computes_in_float32() const override { return true; }  // softmax in float32 under every policy
   explicit Softmax(std::string name, std::int64_t axis = -1) : Layer(std::move(name)), axis_(axis) {}
   std::string class_name() const override { return "Softmax"; }
+  bool supports_unknown_dims() const override { return true; }
   // Keras uses a mask here (masked softmax); nnfit refuses one rather than ignore it.
   std::vector<int> call_masked(GraphBuilder& builder, const std::vector<int>& inputs, const std::vector<int>& masks,
                                std::vector<int>& output_masks) override;

@@ -19,6 +19,7 @@ class Merge final : public Layer {
  public:
   Merge(std::string name, MergeOp op);
   std::string class_name() const override;
+  bool supports_unknown_dims() const override { return true; }
   MergeOp op() const { return op_; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
   void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
@@ -36,6 +37,7 @@ class Concatenate final : public Layer {
  public:
   Concatenate(std::string name, std::int64_t axis = -1);
   std::string class_name() const override { return "Concatenate"; }
+  bool supports_unknown_dims() const override { return true; }
   std::int64_t axis() const { return axis_; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
   void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;

@@ -52,6 +52,7 @@ class UnitNormalization final : public Layer {
   bool computes_in_float32() const override { return true; }  // as Keras, under every policy
   UnitNormalization(std::string name, std::int64_t axis = -1);
   std::string class_name() const override { return "UnitNormalization"; }
+  bool supports_unknown_dims() const override { return true; }
   std::int64_t axis() const { return axis_; }
   Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
@@ -77,6 +78,7 @@ class BatchNormalization final : public Layer {
   const BatchNormalizationOptions& options() const { return options_; }
   BatchNormalization(std::string name, BatchNormalizationOptions options);
   std::string class_name() const override { return "BatchNormalization"; }
+  bool supports_unknown_dims() const override { return true; }
   // Keras uses a mask here (masked moments); nnfit refuses one rather than ignore it.
   std::vector<int> call_masked(GraphBuilder& builder, const std::vector<int>& inputs, const std::vector<int>& masks,
                                std::vector<int>& output_masks) override;
@@ -111,6 +113,7 @@ class LayerNormalization final : public Layer {
   bool computes_in_float32() const override { return true; }  // as Keras, under every policy
   LayerNormalization(std::string name, LayerNormalizationOptions options);
   std::string class_name() const override { return "LayerNormalization"; }
+  bool supports_unknown_dims() const override { return true; }
   bool supports_masking() const override { return true; }  // Keras: passes the mask on
   const LayerNormalizationOptions& options() const { return options_; }
   void build(const Shape& input_shape, WeightFactory& weights) override;
@@ -138,6 +141,7 @@ class RMSNormalization final : public Layer {
   bool computes_in_float32() const override { return true; }  // as Keras, under every policy
   RMSNormalization(std::string name, RMSNormalizationOptions options);
   std::string class_name() const override { return "RMSNormalization"; }
+  bool supports_unknown_dims() const override { return true; }
   bool supports_masking() const override { return true; }
   const RMSNormalizationOptions& options() const { return options_; }
   void build(const Shape& input_shape, WeightFactory& weights) override;

@@ -49,6 +49,7 @@ class Recurrent : public Layer {
   const RecurrentOptions& options() const { return options_; }
   RecurrentCell cell() const { return cell_; }
   std::string class_name() const override;
+  bool supports_unknown_dims() const override { return true; }
   int num_outputs() const override;
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
   Shape output_shape(const Shape& input_shape) const override;  // the first output's
@@ -107,6 +108,7 @@ class Bidirectional final : public Layer {
   Bidirectional(std::string name, std::unique_ptr<Recurrent> forward, std::unique_ptr<Recurrent> backward,
                 std::string merge_mode);
   std::string class_name() const override { return "Bidirectional"; }
+  bool supports_unknown_dims() const override { return true; }
   const Recurrent& forward_layer() const { return *forward_; }
   const Recurrent& backward_layer() const { return *backward_; }
   const std::string& merge_mode() const { return merge_mode_; }

@@ -86,8 +86,11 @@ class KerasObject:
         keys = entry.get("config_keys")
         where = f"{MODULES[self._group]}.{self._class_name}"
         config = {}
+        extra = dict(self._extra)
         for name, value in self._args.items():
-            if keys is not None and name not in keys and name not in dict(self._extra):
+            if keys is not None and name not in keys and name in extra and value == extra[name]:
+                continue  # a base-class argument this class's config does not hold, at its default
+            if keys is not None and name not in keys and name not in extra:
                 if value != _signature_default(entry, name):
                     raise NotImplementedError(f"{where}: the argument {name!r} is not supported by nnfit")
                 continue

@@ -11,7 +11,8 @@ from nnfit.keras._object import KerasObject, make_classes, to_json_value
 from nnfit.keras._weights import LayerWeights
 
 _LAYER_KWARGS = (("name", None), ("dtype", None), ("trainable", True), ("input_shape", None), ("input_dim", None),
-                 ("batch_input_shape", None), ("batch_size", None), ("autocast", True))
+                 ("batch_input_shape", None), ("batch_size", None), ("autocast", True),
+                 ("activity_regularizer", None))  # Keras's base Layer takes it; Embedding's config has it
 _NOT_IN_CONFIG = ("input_shape", "input_dim", "batch_input_shape", "batch_size", "autocast")
 
 

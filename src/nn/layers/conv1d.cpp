@@ -41,7 +41,7 @@ void Conv1D::build(const Shape& input_shape, WeightFactory& weights) {
 Shape Conv1D::output_shape(const Shape& s) const {
   NNFIT_CHECK(s.rank() == 2, InvalidArgument, name(), ": Conv1D expects (steps, channels), got ", s.to_string());
   check_groups(name(), options_.groups, options_.filters, s[1]);
-  const auto out = window_of(options_).out(name(), {s[0] + causal_pad(options_)});
+  const auto out = window_of(options_).out(name(), {s[0] < 0 ? kUnknownDim : s[0] + causal_pad(options_)});
   return Shape{out[0], options_.filters};
 }
 

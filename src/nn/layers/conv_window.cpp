@@ -35,6 +35,10 @@ void ConvWindow::check(const std::string& layer, int max_rank) const {
 std::vector<std::int64_t> ConvWindow::out(const std::string& layer, const std::vector<std::int64_t>& in) const {
   std::vector<std::int64_t> o;
   for (std::size_t i = 0; i < kernel.size(); ++i) {
+    if (in[i] == kUnknownDim) {  // known per batch (Note [Shapes known per batch])
+      o.push_back(kUnknownDim);
+      continue;
+    }
     const std::int64_t extent = (kernel[i] - 1) * dilation[i] + 1;
     const Padding1d p = tf_padding(in[i], extent, strides[i], padding);
     NNFIT_CHECK(p.out > 0, InvalidArgument, layer, ": a kernel of ", kernel[i],

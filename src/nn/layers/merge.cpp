@@ -113,7 +113,8 @@ std::vector<Shape> Concatenate::compute_output_shapes(const std::vector<Shape>& 
     for (std::int64_t d = 0; fits && d < rank; ++d) fits = d == a || in[i][d] == in[0][d];
     NNFIT_CHECK(fits, InvalidArgument, name(), ": inputs of shapes ", in[0].to_string(), " and ", in[i].to_string(),
                 " can only be concatenated along an axis where they differ (axis ", axis_, ")");
-    out[static_cast<std::size_t>(a)] += in[i][a];
+    std::int64_t& along = out[static_cast<std::size_t>(a)];
+    along = along < 0 || in[i][a] < 0 ? kUnknownDim : along + in[i][a];  // Note [Shapes known per batch]
   }
   return {Shape(out)};
 }

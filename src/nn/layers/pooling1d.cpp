@@ -21,6 +21,7 @@ std::string Pooling1D::class_name() const {
 Shape Pooling1D::output_shape(const Shape& s) const {
   NNFIT_CHECK(s.rank() == 2, InvalidArgument, name(), ": ", class_name(), " expects (steps, channels), got ",
               s.to_string());
+  if (s[0] < 0) return Shape{kUnknownDim, s[1]};  // known per batch (Note [Shapes known per batch])
   const Padding1d p = tf_padding(s[0], options_.pool_size, options_.strides, options_.padding);
   NNFIT_CHECK(p.out > 0, InvalidArgument, name(), ": pool ", options_.pool_size, " does not fit input ", s.to_string());
   return Shape{p.out, s[1]};

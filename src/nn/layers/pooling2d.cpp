@@ -20,11 +20,15 @@ Pooling2DOptions normalized(Pooling2DOptions o, const std::string& name) {
 
 Shape pooled(const Shape& s, const Pooling2DOptions& o, const std::string& name) {
   NNFIT_CHECK(s.rank() == 3, InvalidArgument, name, ": pooling expects (height, width, channels), got ", s.to_string());
-  Padding1d h = tf_padding(s[0], o.pool_size[0], o.strides[0], o.padding);
-  Padding1d w = tf_padding(s[1], o.pool_size[1], o.strides[1], o.padding);
-  NNFIT_CHECK(h.out > 0 && w.out > 0, InvalidArgument, name, ": pool ", o.pool_size[0], "x", o.pool_size[1],
-              " does not fit input ", s.to_string());
-  return Shape{h.out, w.out, s[2]};
+  std::int64_t out[2];
+  for (int i = 0; i < 2; ++i) {  // an unknown size pools to an unknown size (Note [Shapes known per batch])
+    out[i] = s[i] < 0 ? kUnknownDim
+                      : tf_padding(s[i], o.pool_size[static_cast<std::size_t>(i)], o.strides[static_cast<std::size_t>(i)],
+                                   o.padding).out;
+    NNFIT_CHECK(s[i] < 0 || out[i] > 0, InvalidArgument, name, ": pool ", o.pool_size[0], "x", o.pool_size[1],
+                " does not fit input ", s.to_string());
+  }
+  return Shape{out[0], out[1], s[2]};
 }
 
 int emit_pool(GraphBuilder& b, int x, const Pooling2DOptions& o, const std::string& op, const std::string& name) {
