@@ -70,6 +70,11 @@ void MetricsJsonWriter::write() const {
   device["fragmentation"] = mem.fragmentation;
   device["ooms"] = mem.ooms;
   out["memory"][model_.device().to_string()] = std::move(device);
+  // The step engine's programs by input shape (Note [Shapes known per batch]).
+  const ProgramCacheStats programs = model_.program_cache_stats();
+  out["programs"] = {{"planned", programs.programs},  {"input_shapes", programs.input_shapes},
+                     {"hits", programs.hits},         {"misses", programs.misses},
+                     {"arena_bytes", programs.arena_bytes}};
   out["epochs"] = nlohmann::ordered_json::array();
   for (const auto& [index, epoch_logs] : epochs_) {
     // Numbered from 1, as the progress bar shows them (fit passes Keras's 0-based index).

@@ -1,7 +1,9 @@
 // `nnfit plan CONFIG.json`: the planner's peak memory for training the config's model and
 // optimizer, broken down into weights, gradients, optimizer state, activations and
 // workspace, per batch size; with a memory limit, the largest batch size that fits (found
-// exactly by bisection between the listed sizes). Nothing is trained and no data is read.
+// exactly by bisection between the listed sizes). A model whose input has dimensions known
+// only per batch (Keras's None) is planned at each --input-shape given: the range of lengths
+// or image sizes its data brings. Nothing is trained and no data is read.
 #include <algorithm>
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -27,7 +29,48 @@ struct PlanArgs {
   MemoryFlags memory;
   bool json = false;
   std::string dtype_policy;
+  std::vector<std::string> input_shapes;  // "200" or "224,224,3", per --input-shape
 };
+
+// The per-sample shapes to plan at: the model's own (one empty entry) when it is static,
+// else each --input-shape, which must fit the model's single input.
+std::vector<std::vector<Shape>> shapes_to_plan(const Model& model, const std::vector<std::string>& given) {
+  const std::vector<Shape> inputs = model.input_shapes();
+  const bool known = std::all_of(inputs.begin(), inputs.end(), [](const Shape& s) { return s.is_static(); });
+  if (given.empty()) {
+    NNFIT_CHECK(known, InvalidArgument, "model '", model.name(), "' has input shape ", inputs[0].to_string(),
+                ", known only per batch; give the shapes to plan at with --input-shape (e.g. --input-shape 50 ",
+                "--input-shape 400 for sequences of 50 to 400 steps)");
+    return {{}};
+  }
+  NNFIT_CHECK(inputs.size() == 1, InvalidArgument, "--input-shape: model '", model.name(), "' has ", inputs.size(),
+              " inputs; the flag gives the shape of a single one");
+  std::vector<std::vector<Shape>> out;
+  for (const std::string& text : given) {
+    std::vector<std::int64_t> dims;
+    std::size_t at = 0;
+    while (at <= text.size()) {
+      const std::size_t comma = std::min(text.find(',', at), text.size());
+      const std::string part = text.substr(at, comma - at);
+      std::size_t used = 0;
+      long long d = 0;
+      try {
+        d = std::stoll(part, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      NNFIT_CHECK(used == part.size() && !part.empty() && d > 0, InvalidArgument, "--input-shape \"", text,
+                  "\": give positive sizes separated by commas, without the batch axis (\"200\", \"224,224,3\")");
+      dims.push_back(d);
+      at = comma + 1;
+    }
+    const Shape s(dims);
+    NNFIT_CHECK(inputs[0].admits(s), InvalidArgument, "--input-shape ", s.to_string(), " does not fit the input shape ",
+                inputs[0].to_string(), " of model '", model.name(), "'");
+    out.push_back({s});
+  }
+  return out;
+}
 
 std::vector<std::int64_t> default_batch_sizes() {
   std::vector<std::int64_t> sizes;
@@ -37,7 +80,8 @@ std::vector<std::int64_t> default_batch_sizes() {
 
 // The largest batch whose planned peak fits `limit`: the largest listed size that fits,
 // then bisection up to the next listed size (peaks grow with the batch). 0 if none fits.
-std::int64_t largest_fitting(Model& model, const std::vector<MemoryPlan>& plans, std::int64_t limit) {
+std::int64_t largest_fitting(Model& model, const std::vector<MemoryPlan>& plans, std::int64_t limit,
+                             const std::vector<Shape>& samples) {
   std::int64_t lo = 0, hi = 0;  // lo fits, hi does not (0: unknown)
   for (const MemoryPlan& p : plans) {
     if (p.peak_bytes <= limit) lo = std::max(lo, p.batch_size);
@@ -47,12 +91,12 @@ std::int64_t largest_fitting(Model& model, const std::vector<MemoryPlan>& plans,
   }
   if (hi == 0) return lo;  // every listed size fits: report the largest asked about
   if (lo == 0 && hi > 1) {
-    if (model.plan_memory(1).peak_bytes > limit) return 0;
+    if (model.plan_memory(1, samples).peak_bytes > limit) return 0;
     lo = 1;
   }
   while (hi - lo > 1) {
     const std::int64_t mid = lo + (hi - lo) / 2;
-    (model.plan_memory(mid).peak_bytes <= limit ? lo : hi) = mid;
+    (model.plan_memory(mid, samples).peak_bytes <= limit ? lo : hi) = mid;
   }
   return lo;
 }
@@ -102,78 +146,91 @@ int run_plan(const PlanArgs& args) {
   if (model->dtype_policy().name != "float32") f32 = compiled_model(cfg, DTypePolicy::from_name("float32"));
 
   std::vector<std::int64_t> sizes = args.batch_sizes.empty() ? default_batch_sizes() : args.batch_sizes;
-  std::vector<MemoryPlan> plans, f32_plans;
+  const std::vector<std::vector<Shape>> shapes = shapes_to_plan(*model, args.input_shapes);
+  const bool per_shape = !shapes.front().empty();
   // A batch size whose tensors 64 bits cannot count is named with the flag that gave it.
-  const auto plan = [](Model& m, std::int64_t b) {
+  const auto plan = [](Model& m, std::int64_t b, const std::vector<Shape>& samples) {
     try {
-      return m.plan_memory(b);
+      return m.plan_memory(b, samples);
     } catch (const InvalidArgument& e) {
       throw InvalidArgument("--batch-sizes " + std::to_string(b) + ": " + e.what(), e.hint());
     }
   };
-  for (std::int64_t b : sizes) plans.push_back(plan(*model, b));
-  if (f32) {
-    for (std::int64_t b : sizes) f32_plans.push_back(plan(*f32, b));
+  nlohmann::ordered_json batches = nlohmann::ordered_json::array();
+  std::optional<std::int64_t> largest;  // at the last shape given (the longest: what must fit)
+  if (!args.json) {
+    std::printf("Planned training memory of model '%s' (%lld parameters, optimizer %s, dtype policy %s) on %s, in MiB:\n",
+                model->name().c_str(), static_cast<long long>(model->count_params()),
+                model->compile_options().optimizer.name.c_str(), model->dtype_policy().name.c_str(),
+                model->device().to_string().c_str());
   }
-  std::optional<std::int64_t> largest;
-  if (budget.limit_bytes > 0) largest = largest_fitting(*model, plans, budget.limit_bytes);
-
+  for (const std::vector<Shape>& samples : shapes) {
+    std::vector<MemoryPlan> plans, f32_plans;
+    for (std::int64_t b : sizes) plans.push_back(plan(*model, b, samples));
+    if (f32) {
+      for (std::int64_t b : sizes) f32_plans.push_back(plan(*f32, b, samples));
+    }
+    largest.reset();
+    if (budget.limit_bytes > 0) largest = largest_fitting(*model, plans, budget.limit_bytes, samples);
+    if (args.json) {
+      for (std::size_t i = 0; i < plans.size(); ++i) {
+        const MemoryPlan& p = plans[i];
+        nlohmann::ordered_json b;
+        if (per_shape) b["input_shape"] = samples[0].dims();
+        b["batch_size"] = p.batch_size;
+        b["peak_bytes"] = p.peak_bytes;
+        b["weights_bytes"] = p.weights_bytes;
+        b["gradients_bytes"] = p.gradients_bytes;
+        b["optimizer_bytes"] = p.optimizer_bytes;
+        b["activations_bytes"] = p.activations_bytes;
+        b["workspace_bytes"] = p.workspace_bytes;
+        b["staging_bytes"] = p.staging_bytes;
+        if (f32) b["float32_peak_bytes"] = f32_plans[i].peak_bytes;
+        batches.push_back(std::move(b));
+      }
+      continue;
+    }
+    if (per_shape) std::printf("Input shape %s (without the batch axis):\n", samples[0].to_string().c_str());
+    // On a device: the input double buffer and update arena, a column of their own.
+    const bool staging = std::any_of(plans.begin(), plans.end(), [](const MemoryPlan& p) { return p.staging_bytes > 0; });
+    std::printf("%10s %12s %10s %10s %10s %12s %10s%s%s\n", "batch", "peak", "weights", "gradients", "optimizer",
+                "activations", "workspace", staging ? "    staging" : "", f32 ? "  float32 peak  saved" : "");
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      const MemoryPlan& p = plans[i];
+      std::string versus;
+      if (f32) {
+        const double saved =
+            100.0 * (1.0 - static_cast<double>(p.peak_bytes) / static_cast<double>(f32_plans[i].peak_bytes));
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "  %12s %5.0f%%", mib(f32_plans[i].peak_bytes).c_str(), saved);
+        versus = buf;
+      }
+      const std::string staged =
+          staging ? " " + std::string(10 - std::min<std::size_t>(10, mib(p.staging_bytes).size()), ' ') + mib(p.staging_bytes)
+                  : "";
+      std::printf("%10lld %12s %10s %10s %10s %12s %10s%s%s\n", static_cast<long long>(p.batch_size),
+                  mib(p.peak_bytes).c_str(), mib(p.weights_bytes).c_str(), mib(p.gradients_bytes).c_str(),
+                  mib(p.optimizer_bytes).c_str(), mib(p.activations_bytes).c_str(), mib(p.workspace_bytes).c_str(),
+                  staged.c_str(), versus.c_str());
+    }
+    if (largest) {
+      if (*largest == 0) {
+        std::printf("Memory limit %s: even batch size 1 does not fit (it needs %s).\n",
+                    format_bytes(budget.limit_bytes).c_str(), format_bytes(model->plan_memory(1, samples).peak_bytes).c_str());
+      } else {
+        std::printf("Memory limit %s: the largest batch size that fits is %lld (peak %s).\n",
+                    format_bytes(budget.limit_bytes).c_str(), static_cast<long long>(*largest),
+                    format_bytes(model->plan_memory(*largest, samples).peak_bytes).c_str());
+      }
+    }
+  }
   if (args.json) {
     nlohmann::ordered_json out;
-    out["batches"] = nlohmann::ordered_json::array();
-    for (const MemoryPlan& p : plans) {
-      nlohmann::ordered_json b;
-      b["batch_size"] = p.batch_size;
-      b["peak_bytes"] = p.peak_bytes;
-      b["weights_bytes"] = p.weights_bytes;
-      b["gradients_bytes"] = p.gradients_bytes;
-      b["optimizer_bytes"] = p.optimizer_bytes;
-      b["activations_bytes"] = p.activations_bytes;
-      b["workspace_bytes"] = p.workspace_bytes;
-      b["staging_bytes"] = p.staging_bytes;
-      if (f32) b["float32_peak_bytes"] = f32_plans[out["batches"].size()].peak_bytes;
-      out["batches"].push_back(std::move(b));
-    }
+    out["batches"] = std::move(batches);
     out["dtype_policy"] = model->dtype_policy().name;
     out["memory_limit_bytes"] = budget.limit_bytes > 0 ? nlohmann::ordered_json(budget.limit_bytes) : nullptr;
     out["largest_batch_size"] = largest ? nlohmann::ordered_json(*largest) : nullptr;
     std::printf("%s\n", out.dump(2).c_str());
-    return 0;
-  }
-
-  std::printf("Planned training memory of model '%s' (%lld parameters, optimizer %s, dtype policy %s) on %s, in MiB:\n",
-              model->name().c_str(), static_cast<long long>(model->count_params()),
-              model->compile_options().optimizer.name.c_str(), model->dtype_policy().name.c_str(),
-              model->device().to_string().c_str());
-  // On a device: the input double buffer and update arena, a column of their own.
-  const bool staging = std::any_of(plans.begin(), plans.end(), [](const MemoryPlan& p) { return p.staging_bytes > 0; });
-  std::printf("%10s %12s %10s %10s %10s %12s %10s%s%s\n", "batch", "peak", "weights", "gradients", "optimizer",
-              "activations", "workspace", staging ? "    staging" : "", f32 ? "  float32 peak  saved" : "");
-  for (std::size_t i = 0; i < plans.size(); ++i) {
-    const MemoryPlan& p = plans[i];
-    std::string versus;
-    if (f32) {
-      const double saved = 100.0 * (1.0 - static_cast<double>(p.peak_bytes) / static_cast<double>(f32_plans[i].peak_bytes));
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "  %12s %5.0f%%", mib(f32_plans[i].peak_bytes).c_str(), saved);
-      versus = buf;
-    }
-    const std::string staged = staging ? " " + std::string(10 - std::min<std::size_t>(10, mib(p.staging_bytes).size()), ' ') +
-                                             mib(p.staging_bytes)
-                                       : "";
-    std::printf("%10lld %12s %10s %10s %10s %12s %10s%s%s\n", static_cast<long long>(p.batch_size), mib(p.peak_bytes).c_str(),
-                mib(p.weights_bytes).c_str(), mib(p.gradients_bytes).c_str(), mib(p.optimizer_bytes).c_str(),
-                mib(p.activations_bytes).c_str(), mib(p.workspace_bytes).c_str(), staged.c_str(), versus.c_str());
-  }
-  if (largest) {
-    if (*largest == 0) {
-      std::printf("Memory limit %s: even batch size 1 does not fit (it needs %s).\n",
-                  format_bytes(budget.limit_bytes).c_str(), format_bytes(model->plan_memory(1).peak_bytes).c_str());
-    } else {
-      std::printf("Memory limit %s: the largest batch size that fits is %lld (peak %s).\n",
-                  format_bytes(budget.limit_bytes).c_str(), static_cast<long long>(*largest),
-                  format_bytes(model->plan_memory(*largest).peak_bytes).c_str());
-    }
   }
   return 0;
 }
@@ -195,6 +252,10 @@ Subcommand add_plan_command(CLI::App& parent) {
                   "beside the float32 plan")
       ->check(kNotEmpty);
   app->add_flag("--json", args->json, "Print JSON: {batches: [...], memory_limit_bytes, largest_batch_size}");
+  app->add_option("--input-shape", args->input_shapes,
+                  "For a model whose input has None dimensions: a per-sample shape to plan at (\"200\", "
+                  "\"224,224,3\"); give it once per shape, e.g. the shortest and longest lengths the data brings")
+      ->check(kNotEmpty);
   return {app, [args] { return run_plan(*args); }};
 }
 

@@ -153,6 +153,18 @@ void define_model(py::module_& m) {
       .def_property_readonly("output_shapes", [](const ModelHandle& h) { return specs(h.get().output_shapes()); })
       .def_property_readonly("output_names", [](const ModelHandle& h) { return h.get().output_names(); })
       .def("count_params", [](const ModelHandle& h) { return h.get().count_params(); })
+      // The step engine's programs by input shape (Note [Shapes known per batch]).
+      .def("program_cache_stats",
+           [](const ModelHandle& h) {
+             const ProgramCacheStats st = h.get().program_cache_stats();
+             py::dict d;
+             d["planned"] = st.programs;
+             d["input_shapes"] = st.input_shapes;
+             d["hits"] = st.hits;
+             d["misses"] = st.misses;
+             d["arena_bytes"] = st.arena_bytes;
+             return d;
+           })
       .def("get_weights", [](const ModelHandle& h) { return arrays(h.get().get_weights()); })
       .def("set_weights", [](ModelHandle& h, const py::sequence& v) { h.get().set_weights(weight_values(v)); })
       .def("layer_names", [](const ModelHandle& h) {

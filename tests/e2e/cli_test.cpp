@@ -217,6 +217,25 @@ TEST_F(CliMemoryTest, PlanPrintsTheBreakdownAndTheLargestBatch) {
   EXPECT_NE(j.out.find("\"largest_batch_size\": null"), std::string::npos) << j.out;
 }
 
+// A model whose input has a None dimension (sequences of any length) is planned at each
+// --input-shape given, and without one the error says to give it (Note [Shapes known per batch]).
+TEST_F(CliMemoryTest, PlanAtEachInputShapeOfAModelWithNoneDimensions) {
+  const std::string seq = model("[null, null, 4]", R"({"class_name": "GlobalAveragePooling1D", "config": {"name": "pool"}},)");
+  const Result none = run("plan " + config(seq).string() + " --batch-sizes 8");
+  EXPECT_NE(none.code, 0);
+  EXPECT_NE(none.err.find("known only per batch"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("--input-shape"), std::string::npos) << none.err;
+  const Result j = run("plan " + config(seq).string() + " --batch-sizes 8 --input-shape 5,4 --input-shape 50,4 --json");
+  ASSERT_EQ(j.code, 0) << j.err;
+  const std::size_t second = j.out.find("\"batch_size\"", j.out.find("\"batch_size\"") + 1);
+  ASSERT_NE(second, std::string::npos) << j.out;
+  EXPECT_GT(json_int(j.out, "peak_bytes", second), json_int(j.out, "peak_bytes")) << j.out;  // 50 steps need more
+  EXPECT_EQ(json_int(j.out, "weights_bytes", second), json_int(j.out, "weights_bytes")) << j.out;
+  const Result bad = run("plan " + config(seq).string() + " --input-shape 5,3");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("does not fit the input shape (None, 4)"), std::string::npos) << bad.err;
+}
+
 // The planner's figure against the allocator: a limit equal to the plan's peak at batch 3
 // lets batch 3 train (using exactly that much) and makes batch 4 fail with an OOM.
 TEST_F(CliMemoryTest, PlanPredictsWhatTrainingUnderALimitCanDo) {

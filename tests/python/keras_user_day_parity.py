@@ -9,7 +9,9 @@ effect at compile: the counts of trainable and non-trainable weights at each sta
 which weights fit changed); weights before compile and layer.build; the layer aliases, the
 separable, depthwise and transposed convolutions' parameter counts, the merge layers'
 functional forms; keras.utils.pad_sequences, normalize, split_dataset, img_to_array;
-clone_model, model_from_json and Sequential.from_config.
+clone_model, model_from_json and Sequential.from_config; inputs known per batch
+(Input(shape=(None,)) text models, masked, and images of any size): shapes, summaries,
+predictions at two lengths, and Keras's file of such a model loaded.
 
 usage: keras_user_day_parity.py KERAS_PYTHON [NNFIT_PYTHON]
 """
@@ -199,6 +201,59 @@ SCRIPT = textwrap.dedent("""
     again = keras.models.model_from_json(clf.to_json())
     seq = keras.Sequential.from_config(clf.get_config())
     out["from_json"] = [again.count_params(), seq.count_params(), [l.name for l in seq.layers] == [l.name for l in clf.layers]]
+
+    # 7. Inputs known per batch (Input(shape=(None,))): the symbolic shapes, the summary, and
+    # predictions at two lengths on the same weights, within 1e-5 of Keras's (the Keras run,
+    # first, leaves its predictions and its .keras file in a shared folder; the nnfit run
+    # compares its own predictions and those of Keras's file, loaded, against them).
+    import os, tempfile
+    shared = os.path.join(tempfile.gettempdir(), f"nnfit_user_day_varlen_{os.getuid()}")
+    os.makedirs(shared, exist_ok=True)
+    is_keras = not keras.__name__.startswith("nnfit")
+
+    def fill(model):  # the same weights under both
+        for layer in model.layers:
+            ws = layer.get_weights()
+            layer.set_weights([(0.3 * np.sin(np.arange(w.size) * 0.7 + k)).reshape(w.shape).astype("float32")
+                               for k, w in enumerate(ws)])
+
+    ids_in = keras.Input(shape=(None,), dtype="int32")
+    h = layers.Embedding(40, 8)(ids_in)
+    conv = layers.Conv1D(6, 3, padding="same", activation="relu")(h)
+    seq = layers.Bidirectional(layers.LSTM(5, return_sequences=True))(conv)
+    pooled = layers.GlobalMaxPooling1D()(seq)
+    text = keras.Model(ids_in, layers.Dense(3, activation="softmax")(pooled))
+    m_in = keras.Input(shape=(None,), dtype="int32")
+    masked = keras.Model(m_in, layers.Dense(1)(layers.GRU(4)(layers.Embedding(40, 6, mask_zero=True)(m_in))))
+    img_in = keras.Input(shape=(None, None, 3))
+    img = layers.Conv2D(4, 3, activation="relu")(img_in)
+    img = layers.MaxPooling2D()(img)
+    image = keras.Model(img_in, layers.Dense(2)(layers.GlobalAveragePooling2D()(img)))
+    out["varlen_shapes"] = [list(t.shape) for t in (h, conv, seq, pooled, img)] + [list(text.input_shape)]
+    out["varlen_summary"] = total_params(text) + total_params(image)
+    preds = {}
+    for name, model in (("text", text), ("masked", masked), ("image", image)):
+        fill(model)
+        for length in (7, 19):
+            if name == "image":
+                x = np.cos(np.arange(2 * length * (length + 3) * 3)).reshape(2, length, length + 3, 3).astype("float32")
+            else:
+                x = rng.integers(1, 40, size=(3, length)).astype("int32")
+                x[1, length - 3:] = 0  # padded at the end
+            preds[f"{name}_{length}"] = (model.predict(x, verbose=0), x)
+    if is_keras:
+        np.savez(os.path.join(shared, "preds.npz"), **{k: p for k, (p, x) in preds.items()},
+                 **{k + "_x": x for k, (p, x) in preds.items()})
+        text.save(os.path.join(shared, "text.keras"))
+        out["varlen_predictions"] = "within 1e-5"
+        out["varlen_file"] = "within 1e-5"
+    else:
+        ref = np.load(os.path.join(shared, "preds.npz"))
+        worst = {k: float(np.abs(p - ref[k]).max()) for k, (p, x) in preds.items()}
+        out["varlen_predictions"] = "within 1e-5" if max(worst.values()) <= 1e-5 else worst
+        loaded = keras.models.load_model(os.path.join(shared, "text.keras"))
+        diff = max(float(np.abs(loaded.predict(ref[f"text_{n}_x"], verbose=0) - ref[f"text_{n}"]).max()) for n in (7, 19))
+        out["varlen_file"] = "within 1e-5" if diff <= 1e-5 else diff
     print("PARITY " + json.dumps(out))
 """)
 

@@ -327,3 +327,79 @@ def test_bad_arguments_raise_as_keras_raises(blobs):
         model.fit(np.zeros((600, 8), "datetime64[s]"), y, verbose=0)
     with pytest.raises(ValueError, match=r"learning_rate.*nan is not a finite number"):
         model.compile(optimizer=keras.optimizers.SGD(learning_rate=float("nan")), loss="mse")
+
+
+# Inputs known per batch (Input(shape=(None,))) and batches from Python (PyDataset,
+# generators): Note [Shapes known per batch], Note [Batches from Python].
+
+class _PaddedText(keras.utils.PyDataset):
+    """Sequences of 3..30 ids, each batch padded to its own longest; label: first id > 25."""
+
+    def __init__(self, n, batch, seed):
+        super().__init__()
+        rng = np.random.default_rng(seed)
+        self.seqs = [rng.integers(1, 50, size=int(k)) for k in rng.integers(3, 31, size=n)]
+        self.y = np.array([int(s[0] > 25) for s in self.seqs])
+        self.batch = batch
+        self.epochs_ended = 0
+
+    def __len__(self):
+        return (len(self.seqs) + self.batch - 1) // self.batch
+
+    def __getitem__(self, i):
+        part = slice(i * self.batch, (i + 1) * self.batch)
+        return keras.utils.pad_sequences(self.seqs[part], padding="post"), self.y[part]
+
+    def on_epoch_end(self):
+        self.epochs_ended += 1
+
+
+def _text_model():
+    inp = keras.Input(shape=(None,), dtype="int32")
+    x = layers.Embedding(50, 8, mask_zero=True)(inp)
+    model = keras.Model(inp, layers.Dense(1, activation="sigmoid")(layers.GRU(6)(x)))
+    model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"])
+    return model
+
+
+def test_a_model_with_none_dimensions_takes_every_length():
+    model = _text_model()
+    assert model.input_shape == (None, None)
+    rng = np.random.default_rng(1)
+    x = rng.integers(1, 50, size=(64, 12))
+    history = model.fit(x, (x[:, 0] > 25).astype("float32"), batch_size=16, epochs=2, verbose=0)
+    assert len(history.history["loss"]) == 2
+    for length in (3, 12, 41):
+        assert model.predict(x[:5, :min(length, 12)] if length <= 12 else np.tile(x[:5], 4)[:, :length],
+                             verbose=0).shape == (5, 1)
+    stats = model._handle.program_cache_stats()
+    assert stats["input_shapes"] == 3  # 12 (fit and predict), 3 and 41
+    config = json.loads(model.to_json())
+    assert config["config"]["layers"][0]["config"]["batch_shape"] == [None, None]
+
+
+def test_fit_takes_a_pydataset_of_batches_padded_per_batch():
+    model = _text_model()
+    train, val = _PaddedText(96, 16, 0), _PaddedText(32, 16, 1)
+    history = model.fit(train, epochs=2, validation_data=val, verbose=0)
+    assert sorted(history.history) == ["accuracy", "loss", "val_accuracy", "val_loss"]
+    assert train.epochs_ended == 2  # Keras's hook, once per pass
+    shapes = {train[i][0].shape[1] for i in range(len(train))} | {val[i][0].shape[1] for i in range(len(val))}
+    assert model._handle.program_cache_stats()["input_shapes"] == len(shapes)
+    assert len(model.evaluate(_PaddedText(20, 8, 2), verbose=0)) == 2
+    assert model.predict(_PaddedText(20, 8, 3), verbose=0).shape == (20, 1)
+
+
+def test_fit_takes_a_generator_and_names_a_bad_batch():
+    model = _text_model()
+
+    def batches():
+        for k in range(3):
+            yield np.full((4, 5 + k), k + 1), np.ones(4)
+    assert len(model.fit(batches(), epochs=1, verbose=0).history["loss"]) == 1
+
+    def bad():
+        yield np.ones((4, 5), "int32"), np.ones(4)
+        yield np.ones((4, 5), "int32"), np.ones(4), np.ones(4), np.ones(4)
+    with pytest.raises(Exception, match="batch 2"):
+        model.fit(bad(), epochs=1, verbose=0)

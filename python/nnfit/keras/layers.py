@@ -328,6 +328,13 @@ class InputLayer(Layer):
 
     built = True  # as Keras's: an input has no weights to make
 
+    def set_weights(self, weights):
+        """As Keras's: an InputLayer takes the empty list (a loop over model.layers)."""
+        weights = list(weights)
+        if weights:
+            raise ValueError(f"You called `set_weights(weights)` on layer '{self.name}' with a weight list of length "
+                             f"{len(weights)}, but the layer was expecting 0 weights.")
+
     def _held(self):
         return [], []
 

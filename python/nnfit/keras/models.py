@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 
-from nnfit.keras import _cloning, _graph, _nesting, _state, _subclassed, _training, _weights
+from nnfit.keras import _cloning, _graph, _nesting, _py_batches, _state, _subclassed, _training, _weights
 from nnfit.keras._batch_methods import BatchMethods
 from nnfit.keras._cloning import clone_model  # noqa: F401  (keras.models.clone_model)
 from nnfit.keras import layers as layers_module
@@ -243,6 +243,8 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
         spe = _training.count_or_none("fit: steps_per_epoch", steps_per_epoch)
         schedule = (_training.count_or_none("fit: validation_steps", validation_steps),
                     _training.validation_freq(validation_freq))
+        x = self._batches(x, "fit")
+        validation_data = self._batches(validation_data, "fit: validation_data")
         if _is_dataset(x):
             # Keras ignores validation_batch_size with a dataset too: its batches are its own.
             return self._fit_dataset(x, y, batch_size, epochs, verbose, callbacks, validation_split, validation_data,
@@ -316,6 +318,15 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
                                           int(initial_epoch), steps_per_epoch, *schedule)
         return _finish(history, bridge, result)
 
+    def _batches(self, x, what):
+        """x as the engine reads it: a keras.utils.PyDataset or another iterable of batches
+        (Note [Batches from Python]) wrapped, anything else as it is."""
+        if not _py_batches.is_batches(x):
+            return x
+        if self._handle is None and not self._input_known():
+            raise ValueError(f"model {self.name!r} has no input shape yet: start it with keras.Input(shape=...)")
+        return _py_batches.Batches(x, len(self._input_names()), len(self._output_names()), what)
+
     def _input_names_for(self, x):
         if self._untraced:
             return _subclassed.input_names(self, x)
@@ -333,6 +344,7 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
         steps = _training.count_or_none("evaluate: steps", steps)
         python_callbacks, tensorboard = _training.inference_callbacks(callbacks)
         verbose = 1 if verbose == "auto" else int(verbose)
+        x = self._batches(x, "evaluate")
         if _is_dataset(x):
             if y is not None or batch_size is not None or sample_weight is not None:
                 raise ValueError("evaluate: y, batch_size and sample_weight must not be given with a dataset "
@@ -361,6 +373,7 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
         steps = _training.count_or_none("predict: steps", steps)
         python_callbacks, _ = _training.inference_callbacks(callbacks)  # TensorBoard: no predict hooks
         verbose = 1 if verbose == "auto" else int(verbose)
+        x = self._batches(x, "predict")
         if _is_dataset(x):
             # The dataset's batches (x, or x and targets, which are ignored as Keras does),
             # made by the engine, predicted batch by batch; Keras's steps: the first ones.
@@ -425,7 +438,7 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
 
 def _is_dataset(x):
     from nnfit.data import Dataset
-    return isinstance(x, Dataset)
+    return isinstance(x, (Dataset, _py_batches.Batches))
 
 
 def _finish(history, bridge, result):
