@@ -1,6 +1,6 @@
 // StepEngine: what runs a Model's steps. It owns the backend (device and memory policy),
-// the optimizer, the planned programs by (mode, batch size) with their shared arena (the
-// place where issue 22's per-input-shape program cache will live: StepEngine::entry_mode),
+// the optimizer, the planned programs by (mode, batch size, per-sample input shapes) with
+// their shared arena (Note [Shapes known per batch]: StepEngine::entry_mode),
 // and the loops of fit / evaluate / predict that stage batches into them. Model (the
 // Keras-facing object: layers, compile options, dtype policy) forwards to it.
 #pragma once

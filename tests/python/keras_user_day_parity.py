@@ -10,7 +10,7 @@ which weights fit changed); weights before compile and layer.build; the layer al
 separable, depthwise and transposed convolutions' parameter counts, the merge layers'
 functional forms; keras.utils.pad_sequences, normalize, split_dataset, img_to_array;
 clone_model, model_from_json and Sequential.from_config; inputs known per batch
-(Input(shape=(None,)) text models, masked, and images of any size): shapes, summaries,
+(Input(shape=(None,)) text models, masked, with attention, and images of any size): shapes, summaries,
 predictions at two lengths, and Keras's file of such a model loaded.
 
 usage: keras_user_day_parity.py KERAS_PYTHON [NNFIT_PYTHON]
@@ -229,10 +229,15 @@ SCRIPT = textwrap.dedent("""
     img = layers.Conv2D(4, 3, activation="relu")(img_in)
     img = layers.MaxPooling2D()(img)
     image = keras.Model(img_in, layers.Dense(2)(layers.GlobalAveragePooling2D()(img)))
-    out["varlen_shapes"] = [list(t.shape) for t in (h, conv, seq, pooled, img)] + [list(text.input_shape)]
+    a_in = keras.Input(shape=(None,), dtype="int32")
+    a_h = layers.Embedding(40, 8)(a_in)
+    a_att = layers.MultiHeadAttention(num_heads=2, key_dim=4)(a_h, a_h)
+    a_x = layers.LayerNormalization()(layers.Add()([a_h, a_att]))
+    attention = keras.Model(a_in, layers.Dense(2)(layers.GlobalAveragePooling1D()(a_x)))
+    out["varlen_shapes"] = [list(t.shape) for t in (h, conv, seq, pooled, img, a_att)] + [list(text.input_shape)]
     out["varlen_summary"] = total_params(text) + total_params(image)
     preds = {}
-    for name, model in (("text", text), ("masked", masked), ("image", image)):
+    for name, model in (("text", text), ("masked", masked), ("image", image), ("attention", attention)):
         fill(model)
         for length in (7, 19):
             if name == "image":

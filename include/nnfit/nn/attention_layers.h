@@ -49,6 +49,7 @@ class EinsumDense final : public Layer {
   EinsumDense(std::string name, EinsumDenseOptions options);
   const EinsumDenseOptions& options() const { return options_; }
   std::string class_name() const override { return "EinsumDense"; }
+  bool supports_unknown_dims() const override { return true; }
   void build(const Shape& input_shape, WeightFactory& weights) override;
   Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
@@ -88,6 +89,7 @@ class MultiHeadAttention final : public Layer {
   MultiHeadAttention(std::string name, MultiHeadAttentionOptions options);
   const MultiHeadAttentionOptions& options() const { return options_; }
   std::string class_name() const override { return "MultiHeadAttention"; }
+  bool supports_unknown_dims() const override { return true; }
   int num_outputs() const override { return options_.return_attention_scores ? 2 : 1; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
   void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;

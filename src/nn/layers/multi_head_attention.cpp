@@ -200,7 +200,17 @@ std::vector<int> MultiHeadAttention::call_masked(GraphBuilder& b, const std::vec
     const auto w = static_cast<std::size_t>(first_weight_[p]);
     const int bias = options_.use_bias ? b.variable(weights_[w + 1]) : -1;
     const std::string act = p == kGate ? "sigmoid" : "linear";
-    return plans_[p].emit(g, x, b.variable(weights_[w]), bias, act, name() + "/" + kProjectionNames[p]);
+    // Planned for this call's steps, which a model may know only per batch (Note [Shapes
+    // known per batch]); the kernel is the built one's.
+    const Shape& s = g.desc(x).shape;
+    EinsumDenseOptions o = projection(p);
+    if (p == kOutput && o.output_shape.back() == -2) o.output_shape.back() = plans_[kOutput].output_shape.dims().back();
+    const EinsumPlan plan = plan_einsum(name() + "/" + kProjectionNames[p], o,
+                                        Shape(std::vector<std::int64_t>(s.dims().begin() + 1, s.dims().end())));
+    NNFIT_CHECK(plan.kernel_shape == plans_[p].kernel_shape, InvalidArgument, "internal: ", name(), "/",
+                kProjectionNames[p], " planned a kernel of ", plan.kernel_shape.to_string(), " for ",
+                s.to_string(), " where it built ", plans_[p].kernel_shape.to_string());
+    return plan.emit(g, x, b.variable(weights_[w]), bias, act, name() + "/" + kProjectionNames[p]);
   };
   Attrs scale;
   scale.set("factor", 1.0 / std::sqrt(static_cast<double>(options_.key_dim)));
