@@ -161,11 +161,11 @@ def main():
                      f"{p['input_shapes'] if p else '-'} | {str(p['hits']) + '/' + str(p['misses']) if p else '-'} |")
     n_fixed, n_var = results[("nnfit", "fixed")], results[("nnfit", "per batch")]
     ratio = warm(n_var) / warm(n_fixed)
-    token_ratio = ratio * n_fixed[-1]["tokens_per_epoch"] / n_var[-1]["tokens_per_epoch"]
+    token_ratio = ratio * n_var[-1]["tokens_per_epoch"] / n_fixed[-1]["tokens_per_epoch"]
     lines += ["", f"nnfit per-batch / fixed-length samples/s (warm): **{ratio:.2f}x** (target >= 0.90). "
               f"Per token (the per-batch epoch holds {n_var[-1]['tokens_per_epoch'] / n_fixed[-1]['tokens_per_epoch']:.0%} "
-              f"of the fixed one's tokens, padding included): {token_ratio:.2f}x, what switching among the shapes' "
-              "programs costs beside the work saved."]
+              f"of the fixed one's tokens, padding included): {token_ratio:.2f}x tokens/s, so switching among "
+              "the shapes' programs costs less than the shorter batches' lower efficiency per token."]
     if ("keras", "per batch") in results:
         lines.append(f"nnfit / Keras samples/s, per batch: {warm(n_var) / warm(results[('keras', 'per batch')]):.2f}x; "
                      f"fixed: {warm(n_fixed) / warm(results[('keras', 'fixed')]):.2f}x.")

@@ -228,6 +228,7 @@ SCRIPT = textwrap.dedent("""
     img_in = keras.Input(shape=(None, None, 3))
     img = layers.Conv2D(4, 3, activation="relu")(img_in)
     img = layers.MaxPooling2D()(img)
+    img = layers.Cropping2D(1)(layers.ZeroPadding2D(1)(layers.UpSampling2D()(img)))
     image = keras.Model(img_in, layers.Dense(2)(layers.GlobalAveragePooling2D()(img)))
     a_in = keras.Input(shape=(None,), dtype="int32")
     a_h = layers.Embedding(40, 8)(a_in)

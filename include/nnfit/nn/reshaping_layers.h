@@ -25,6 +25,7 @@ class ZeroPadding final : public Layer {
   ZeroPadding(std::string name, ZeroPaddingOptions options);
   const ZeroPaddingOptions& options() const { return options_; }
   std::string class_name() const override { return "ZeroPadding" + std::to_string(options_.rank) + "D"; }
+  bool supports_unknown_dims() const override { return true; }
   Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
 
@@ -43,6 +44,7 @@ class Cropping final : public Layer {
   Cropping(std::string name, CroppingOptions options);
   const CroppingOptions& options() const { return options_; }
   std::string class_name() const override { return "Cropping" + std::to_string(options_.rank) + "D"; }
+  bool supports_unknown_dims() const override { return true; }
   Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
 
@@ -65,6 +67,7 @@ class UpSampling final : public Layer {
   UpSampling(std::string name, UpSamplingOptions options);
   const UpSamplingOptions& options() const { return options_; }
   std::string class_name() const override { return "UpSampling" + std::to_string(options_.rank) + "D"; }
+  bool supports_unknown_dims() const override { return true; }
   Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
 

@@ -18,6 +18,7 @@ Shape Cropping::output_shape(const Shape& s) const {
   for (int i = 0; i < options_.rank; ++i) {
     const auto& c = options_.cropping[static_cast<std::size_t>(i)];
     auto& d = out[static_cast<std::size_t>(spatial_axis(i, options_.channels_first))];
+    if (d < 0) continue;  // known per batch (Note [Shapes known per batch]); checked there
     NNFIT_CHECK(c[0] + c[1] < d, InvalidArgument, name(), ": cropping (", c[0], ", ", c[1], ") leaves nothing of ",
                 s.to_string());
     d -= c[0] + c[1];

@@ -22,7 +22,8 @@ Shape UpSampling::output_shape(const Shape& s) const {
   check_spatial_rank(s, options_.rank, name(), class_name());
   std::vector<std::int64_t> out = s.dims();
   for (int i = 0; i < options_.rank; ++i) {
-    out[static_cast<std::size_t>(spatial_axis(i, options_.channels_first))] *= options_.size[static_cast<std::size_t>(i)];
+    auto& d = out[static_cast<std::size_t>(spatial_axis(i, options_.channels_first))];
+    if (d >= 0) d *= options_.size[static_cast<std::size_t>(i)];  // unknown stays unknown (Note [Shapes known per batch])
   }
   return Shape(out);
 }

@@ -17,7 +17,8 @@ Shape ZeroPadding::output_shape(const Shape& s) const {
   std::vector<std::int64_t> out = s.dims();
   for (int i = 0; i < options_.rank; ++i) {
     const auto& p = options_.padding[static_cast<std::size_t>(i)];
-    out[static_cast<std::size_t>(spatial_axis(i, options_.channels_first))] += p[0] + p[1];
+    auto& d = out[static_cast<std::size_t>(spatial_axis(i, options_.channels_first))];
+    if (d >= 0) d += p[0] + p[1];  // an unknown size stays unknown (Note [Shapes known per batch])
   }
   return Shape(out);
 }
