@@ -42,6 +42,7 @@ MeanSquaredError RootMeanSquaredError Precision Recall AUC TopKCategoricalAccura
 SparseTopKCategoricalAccuracy F1Score FBetaScore""".split()
 CALLBACKS = "ModelCheckpoint EarlyStopping BackupAndRestore ReduceLROnPlateau CSVLogger TerminateOnNaN".split()
 REGULARIZERS = "L1 L2 L1L2 OrthogonalRegularizer".split()
+CONSTRAINTS = "MaxNorm MinMaxNorm NonNeg UnitNorm".split()
 INITIALIZERS = """Zeros Ones Constant RandomNormal RandomUniform TruncatedNormal GlorotNormal GlorotUniform
 HeNormal HeUniform LecunNormal LecunUniform Orthogonal Identity VarianceScaling""".split()
 
@@ -122,6 +123,7 @@ def main(out_path):
     table["callbacks"] = {n: entry(keras.callbacks, n)[0] for n in CALLBACKS}
     table["regularizers"] = {n: entry(keras.regularizers, n)[0] for n in REGULARIZERS}
     table["initializers"] = {n: entry(keras.initializers, n)[0] for n in INITIALIZERS}
+    table["constraints"] = {n: entry(keras.constraints, n)[0] for n in CONSTRAINTS}
     for group in ("losses", "metrics", "optimizers"):
         for name, e in table[group].items():
             e["config_keys"] = config_keys(getattr(getattr(keras, group), name), e["params"])

@@ -202,6 +202,17 @@ SCRIPT = textwrap.dedent("""
     seq = keras.Sequential.from_config(clf.get_config())
     out["from_json"] = [again.count_params(), seq.count_params(), [l.name for l in seq.layers] == [l.name for l in clf.layers]]
 
+    # 6b. keras.constraints: applied after each update, as Keras applies them.
+    cm = keras.Sequential([keras.Input((6,)), layers.Dense(4, kernel_constraint=keras.constraints.MaxNorm(0.3),
+                                                          bias_constraint=keras.constraints.NonNeg()),
+                           layers.Dense(1, kernel_constraint=keras.constraints.unit_norm())])
+    cm.set_weights([np.full(v.shape, 0.5, "float32") for v in cm.get_weights()])
+    cm.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+    cx = np.linspace(-1, 1, 48).reshape(8, 6).astype("float32")
+    cm.fit(cx, np.arange(8, dtype="float32").reshape(8, 1), batch_size=8, epochs=2, verbose=0, shuffle=False)
+    out["constraints"] = {"weights": [np.round(v, 4).tolist() for v in cm.get_weights()],
+                          "config": cm.layers[0].get_config()["kernel_constraint"]}
+
     # 7. Inputs known per batch (Input(shape=(None,))): the symbolic shapes, the summary, and
     # predictions at two lengths on the same weights, within 1e-5 of Keras's (the Keras run,
     # first, leaves its predictions and its .keras file in a shared folder; the nnfit run

@@ -403,3 +403,19 @@ def test_fit_takes_a_generator_and_names_a_bad_batch():
         yield np.ones((4, 5), "int32"), np.ones(4), np.ones(4), np.ones(4)
     with pytest.raises(Exception, match="batch 2"):
         model.fit(bad(), epochs=1, verbose=0)
+
+
+def test_constraints_hold_after_every_update():
+    model = keras.Sequential([keras.Input((6,)),
+                              layers.Dense(4, kernel_constraint=keras.constraints.MaxNorm(0.3), bias_constraint="non_neg"),
+                              layers.Dense(1, kernel_constraint=keras.constraints.unit_norm())])
+    model.compile(optimizer=keras.optimizers.SGD(0.5), loss="mse")
+    x = np.random.default_rng(0).normal(size=(64, 6)).astype("float32")
+    model.fit(x, -np.abs(x.sum(axis=1, keepdims=True)) * 10, batch_size=16, epochs=2, verbose=0)
+    kernel, bias, out_kernel, _ = model.get_weights()
+    assert np.linalg.norm(kernel, axis=0).max() <= 0.3 + 1e-6
+    assert bias.min() >= 0.0
+    assert np.allclose(np.linalg.norm(out_kernel, axis=0), 1.0, atol=1e-5)
+    assert keras.constraints.get("max_norm").get_config() == {"max_value": 2, "axis": 0}
+    with pytest.raises(ValueError, match="constraint"):
+        keras.constraints.get("no_such_constraint")

@@ -2049,4 +2049,20 @@ TABLE = {'keras_version': '3.15.1',
                                                  ['output_axes', None, False]],
                                       'var_kw': False,
                                       'summary': 'Initializer that adapts its scale to the shape of its '
-                                                 'input tensors.'}}}
+                                                 'input tensors.'}},
+ 'constraints': {'MaxNorm': {'params': [['max_value', 2, False], ['axis', 0, False]],
+                             'var_kw': False,
+                             'summary': 'MaxNorm weight constraint.'},
+                 'MinMaxNorm': {'params': [['min_value', 0.0, False],
+                                           ['max_value', 1.0, False],
+                                           ['rate', 1.0, False],
+                                           ['axis', 0, False]],
+                                'var_kw': False,
+                                'summary': 'MinMaxNorm weight constraint.'},
+                 'NonNeg': {'params': [],
+                            'var_kw': True,
+                            'summary': 'Constrains the weights to be non-negative.'},
+                 'UnitNorm': {'params': [['axis', 0, False]],
+                              'var_kw': False,
+                              'summary': 'Constrains the weights incident to each hidden unit to have unit '
+                                         'norm.'}}}

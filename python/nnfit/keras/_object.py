@@ -18,7 +18,8 @@ _REQUIRED = inspect.Parameter.empty
 # Keras's module field per group, as Keras 3 writes it.
 MODULES = {"layers": "keras.layers", "optimizers": "keras.optimizers", "schedules": "keras.optimizers.schedules",
            "losses": "keras.losses", "metrics": "keras.metrics", "callbacks": "keras.callbacks",
-           "regularizers": "keras.regularizers", "initializers": "keras.initializers"}
+           "regularizers": "keras.regularizers", "initializers": "keras.initializers",
+           "constraints": "keras.constraints"}
 
 
 def signature_of(group, class_name, extra=()):
