@@ -287,6 +287,7 @@ void FitLoop::end_epoch(std::int64_t epoch) {
     logs.push_back({"skipped_steps", static_cast<double>(engine_.skipped_steps_)});
     engine_.skipped_steps_ = 0;
   }
+  call_callbacks([&](Callback* cb) { cb->add_to_epoch_logs(logs); });
   history_.epochs.push_back(logs);
   profile_.end_epoch(epoch);
   call_callbacks([&](Callback* cb) { cb->on_epoch_end(epoch, logs); });

@@ -42,6 +42,9 @@ class Callback {
   virtual void on_train_batch_begin(std::int64_t /*batch*/) {}
   virtual void on_train_batch_end(std::int64_t /*batch*/, const Logs& /*logs*/) {}
   virtual void on_epoch_end(std::int64_t /*epoch*/, const Logs& /*logs*/) {}
+  // What the callback writes into the epoch's logs, before any on_epoch_end sees them and
+  // the History keeps them (Keras's ReduceLROnPlateau writes "learning_rate" there).
+  virtual void add_to_epoch_logs(Logs& /*logs*/) const {}
   virtual void on_train_end() {}
   // An evaluation: evaluate(), or fit's validation with fit's callbacks, as Keras calls
   // them. A batch's logs are the loss and metrics over the batches so far; the end's, all.

@@ -80,6 +80,8 @@ class ReduceLROnPlateau final : public Callback {
   explicit ReduceLROnPlateau(ReduceLROnPlateauOptions options = {}, std::FILE* out = stdout);
   void on_train_begin(std::int64_t epochs, std::int64_t steps_per_epoch) override;
   void on_epoch_end(std::int64_t epoch, const Logs& logs) override;
+  // "learning_rate": the rate the epoch trained at (float32, as Keras reads its variable).
+  void add_to_epoch_logs(Logs& logs) const override;
   CallbackState state() const override;  // (best, wait, cooldown_counter)
   void restore_state(CallbackState state) override;
   void on_train_end() override { restored_ = false; }

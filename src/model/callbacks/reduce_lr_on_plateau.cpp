@@ -32,6 +32,10 @@ void ReduceLROnPlateau::on_train_begin(std::int64_t, std::int64_t) {
   wait_ = cooldown_counter_ = 0;
 }
 
+void ReduceLROnPlateau::add_to_epoch_logs(Logs& logs) const {
+  if (model_) logs.push_back({"learning_rate", static_cast<double>(static_cast<float>(model_->learning_rate()))});
+}
+
 void ReduceLROnPlateau::on_epoch_end(std::int64_t epoch, const Logs& logs) {
   const std::optional<double> current = find_log(logs, options_.monitor);
   if (!current) {
