@@ -145,6 +145,7 @@ def call(module, class_name, snake, args, config=None, kwargs=None, out_dtype=No
     tensor (symbolic or array), a list of tensors, a Python number, None, Const or Index."""
     config = config or {}
     kwargs = kwargs or {}
+    args = _unwrap_variables(args)
     flat = []
     for a in args:
         flat.extend(a if isinstance(a, list) else [a])
@@ -152,6 +153,15 @@ def call(module, class_name, snake, args, config=None, kwargs=None, out_dtype=No
     if any(is_symbolic(t) for t in flat):
         return _symbolic(module, class_name, snake, args, config, kwargs, dtype)
     return _eager(module, class_name, snake, args, config, kwargs)
+
+
+def _unwrap_variables(args):
+    """A metric's variables (Note [Traced losses and metrics]) as their current values."""
+    from nnfit.keras._custom_objects import MetricVariable, unwrap_args
+    if any(isinstance(a, MetricVariable) or (isinstance(a, list) and any(isinstance(t, MetricVariable) for t in a))
+           for a in args):
+        return unwrap_args(args)
+    return args
 
 
 def _symbolic(module, class_name, snake, args, config, kwargs, dtype):
