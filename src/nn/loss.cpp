@@ -115,10 +115,16 @@ namespace {
 // weighted by the samples' weights (broadcast along the batch axis), then summed, and for
 // the mean reductions divided by the number of values (or by the weights' sum).
 int reduce_traced(Graph& g, const Loss& loss, int values, int sample_weight) {
+  const int weights = sample_weight;
   const std::string at = "loss/" + loss.name;
   if (g.desc(values).dtype != DType::f32) values = g.add("cast", {values}, Attrs{{"dtype", std::string("float32")}}, at + "/cast");
+  if (g.desc(values).shape.rank() == 0) {
+    // Keras returns a scalar as it is, and weighs one by broadcasting it over the weights.
+    if (sample_weight < 0) return values;
+    values = g.add("binary", {values, sample_weight}, Attrs{{"kind", std::string("multiply")}}, at + "/weighted");
+    sample_weight = -1;
+  }
   const Shape shape = g.desc(values).shape;
-  if (shape.rank() == 0) return values;  // Keras returns a scalar as it is, unweighted
   NNFIT_CHECK(loss.reduction != "none" && !loss.reduction.empty(), Unsupported, "loss '", loss.name,
               "': reduction=\"none\" gives one loss per sample, and a model trains on one number; use ",
               "\"sum_over_batch_size\" (Keras's default), \"sum\" or \"mean_with_sample_weight\"");
@@ -132,8 +138,8 @@ int reduce_traced(Graph& g, const Loss& loss, int values, int sample_weight) {
   }
   const int sum = g.add("reduce", {values}, Attrs{{"kind", std::string("sum")}, {"keepdims", std::int64_t{0}}}, at + "/sum");
   if (loss.reduction == "sum") return sum;
-  if (loss.reduction == "mean_with_sample_weight" && sample_weight >= 0) {
-    const int total = g.add("reduce", {sample_weight}, Attrs{{"kind", std::string("sum")}, {"keepdims", std::int64_t{0}}},
+  if (loss.reduction == "mean_with_sample_weight" && weights >= 0) {
+    const int total = g.add("reduce", {weights}, Attrs{{"kind", std::string("sum")}, {"keepdims", std::int64_t{0}}},
                             at + "/weight_sum");
     return g.add("binary", {sum, total}, Attrs{{"kind", std::string("divide")}}, at + "/mean");
   }

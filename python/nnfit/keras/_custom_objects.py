@@ -359,3 +359,69 @@ def unbatched_shapes(config):
             raise NotImplementedError(f"an operation's output rank depends on the batch size ({a} and {b})")
         shapes.append(tuple(None if x != y else x for x, y in zip(a, b)))
     return shapes
+
+
+def _untraced_custom(entry):
+    """Whether a compile_config entry is a custom loss or metric Keras wrote (no trace of
+    nnfit's in it): a function, a lambda, or a class outside keras's modules."""
+    if not isinstance(entry, dict) or "nnfit_trace" in entry or "class_name" not in entry:
+        return False
+    if entry["class_name"] in ("function", "__lambda__"):
+        return True
+    module = entry.get("module")
+    return module is None or not str(module).startswith("keras")
+
+
+def has_untraced_custom(compile_config):
+    def walk(v):
+        if isinstance(v, list):
+            return any(walk(e) for e in v)
+        if isinstance(v, dict) and "class_name" not in v:
+            return any(walk(e) for e in v.values())
+        return _untraced_custom(v)
+    return any(walk(compile_config.get(k)) for k in ("loss", "metrics", "weighted_metrics"))
+
+
+def deserialize(entry, custom_objects, safe_mode):
+    """A compile_config entry as the object compile takes: a custom function or class from
+    ``custom_objects`` or the registry (Keras's deserialize_keras_object), else as written."""
+    from nnfit.keras import saving
+    if isinstance(entry, list):
+        return [deserialize(e, custom_objects, safe_mode) for e in entry]
+    if isinstance(entry, dict) and "class_name" not in entry:
+        return {k: deserialize(v, custom_objects, safe_mode) for k, v in entry.items()}
+    if not _untraced_custom(entry):
+        return entry
+    if entry["class_name"] == "__lambda__":
+        if safe_mode:
+            raise ValueError("Requested the deserialization of a Python lambda. This carries a potential risk of "
+                             "arbitrary code execution and thus it is disallowed by default. If you trust the source "
+                             "of the artifact, you can override this error by passing `safe_mode=False` to the "
+                             "loading function.")
+        code, defaults, closure = entry["config"]["value"]
+        fn_code = marshal.loads(base64.decodebytes(code.encode("ascii")))
+        cells = tuple(types.CellType(c) for c in closure) if closure else None
+        return types.FunctionType(fn_code, globals(), None, tuple(defaults) if defaults else None, cells)
+    function = entry["class_name"] == "function"
+    names = [entry["config"]] if function else [entry.get("registered_name"), entry["class_name"]]
+    found = None
+    for name in names:
+        if isinstance(name, str) and found is None:
+            found = saving.get_registered_object(name, custom_objects)
+    if found is None:
+        what = f"function '{entry['config']}'" if function else f"class '{entry['class_name']}'"
+        raise TypeError(f"Could not locate {what}. Make sure custom classes and functions are decorated with "
+                        "`@keras.saving.register_keras_serializable()` or passed in custom_objects. If they are "
+                        f"already decorated, make sure they are all imported so that the decorator is run before "
+                        f"trying to load them. Full object config: {entry}")
+    return found if function else found.from_config(entry.get("config") or {})
+
+
+def compile_from_config(model, compile_config, custom_objects, safe_mode=True):
+    """compile() with a file's compile_config whose custom losses and metrics are remade from
+    ``custom_objects`` (then traced, as when the user compiles)."""
+    model.compile(optimizer=compile_config.get("optimizer") or "rmsprop",
+                  loss=deserialize(compile_config.get("loss"), custom_objects, safe_mode),
+                  loss_weights=compile_config.get("loss_weights"),
+                  metrics=deserialize(compile_config.get("metrics"), custom_objects, safe_mode),
+                  weighted_metrics=deserialize(compile_config.get("weighted_metrics"), custom_objects, safe_mode))

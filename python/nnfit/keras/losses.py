@@ -76,4 +76,5 @@ class _Builtin(KerasObject, Loss):
     _group = "losses"
 
 
-__all__ = ["Loss", "LossFunctionWrapper"] + make_classes("losses", _Builtin, globals())
+# LossFunctionWrapper is Keras's (keras.src.losses) but not in its public keras.losses.
+__all__ = ["Loss"] + make_classes("losses", _Builtin, globals())
