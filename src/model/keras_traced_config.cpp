@@ -56,12 +56,13 @@ Loss traced_loss_from_keras_json(const Reader& r, const json& j, const std::stri
   const json& t = j["nnfit_trace"];
   const std::string p = "nnfit_trace";
   expect_object(r, p, t);
-  check_keys(r, p, t, {"name", "reduction", "y_true_shape", "graph"});
+  check_keys(r, p, t, {"name", "reduction", "y_true_shape", "graph", "weighted_graph", "keras_form"});
   Loss loss;
   loss.kind = "custom";
   loss.name = get_string(r, p, t, "name", "loss");
   loss.reduction = get_string(r, p, t, "reduction", "sum_over_batch_size");
-  static const char* const kReductions[] = {"sum_over_batch_size", "mean", "sum", "mean_with_sample_weight"};
+  static const char* const kReductions[] = {"sum_over_batch_size", "mean", "sum", "mean_with_sample_weight",
+                                            "compute_loss"};
   if (std::none_of(std::begin(kReductions), std::end(kReductions), [&](const char* k) { return loss.reduction == k; })) {
     r.unsupported(p, "\"reduction\" = \"" + loss.reduction + "\" is not supported",
                   "use sum_over_batch_size (Keras's default), mean, sum or mean_with_sample_weight");
@@ -70,7 +71,14 @@ Loss traced_loss_from_keras_json(const Reader& r, const json& j, const std::stri
   loss.target_shape = read_shape(r, p, t, "y_true_shape");
   loss.traced = read_graph(r, p, t, "graph", where, 2, "a loss (y_true, y_pred)");
   if (loss.traced->num_outputs() != 1) r.invalid(p + ".graph", "a loss's graph gives one value");
-  loss.object_json = j.dump();
+  if (find(t, "weighted_graph")) {
+    loss.traced_weighted = read_graph(r, p, t, "weighted_graph", where, 3, "a loss (y_true, y_pred, sample_weight)");
+    if (loss.traced_weighted->num_outputs() != 1) r.invalid(p + ".weighted_graph", "a loss's graph gives one value");
+  }
+  // A compute_loss override is no object of Keras's compile_config: its file keeps what the
+  // user compiled with ("keras_form", null without a loss), and the model's class retraces it.
+  const json* form = find(t, "keras_form");
+  loss.object_json = form ? form->dump() : j.dump();
   return loss;
 }
 

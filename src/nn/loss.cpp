@@ -153,8 +153,17 @@ int reduce_traced(Graph& g, const Loss& loss, int values, int sample_weight) {
 int Loss::emit(Graph& graph, int pred, int target, int sample_weight) const {
   NNFIT_CHECK(!kind.empty(), InvalidArgument, "no loss was given to compile()");
   if (traced) {
-    const std::vector<int> out = traced->emit(graph, {target, pred}, "loss/" + name);
+    const bool weighted = sample_weight >= 0 && traced_weighted;
+    const std::vector<int> out = weighted ? traced_weighted->emit(graph, {target, pred, sample_weight}, "loss/" + name)
+                                          : traced->emit(graph, {target, pred}, "loss/" + name);
     NNFIT_CHECK(out.size() == 1, InvalidArgument, "loss '", name, "' returns ", out.size(), " values; a loss returns one");
+    if (reduction == "compute_loss") {
+      NNFIT_CHECK(graph.desc(out[0]).shape.numel() == 1, InvalidArgument, name, " returns a value of shape ",
+                  graph.desc(out[0]).shape.to_string(), "; Keras's compute_loss returns the loss, one number");
+      int v = out[0];
+      if (graph.desc(v).dtype != DType::f32) v = graph.add("cast", {v}, Attrs{{"dtype", std::string("float32")}}, "loss/cast");
+      return graph.desc(v).shape.rank() == 0 ? v : emit_reshape(graph, v, {}, "loss/" + name + "/scalar");
+    }
     return reduce_traced(graph, *this, out[0], sample_weight);
   }
   Attrs a;

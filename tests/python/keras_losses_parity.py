@@ -14,6 +14,8 @@ shuffling, and compares per epoch the History values (loss, metrics, validation)
 7. files: the model of case 1 saved as .keras; compile_config's loss and metrics entries
    (without nnfit's "nnfit_trace") equal Keras's, and the file loads in the other framework
    with custom_objects, compiled, and evaluates to the same loss.
+8. a subclassed keras.Model overriding compute_loss (a scalar with keras.ops, with and
+   without sample weights, and super().compute_loss of a compiled loss function plus a term).
 Values agree within 1e-4 relative (float32 sums in another order).
 
 usage: keras_losses_parity.py KERAS_PYTHON [NNFIT_PYTHON]
@@ -146,6 +148,36 @@ SCRIPT = textwrap.dedent("""
     out["classifier"] = history(h)
     out["classifier_evaluate"] = {k: [float(v)] for k, v in sorted(m.evaluate(x[72:], onehot[72:], verbose=0,
                                                                               return_dict=True).items())}
+
+    # 8. A subclassed Model overriding compute_loss (with and without sample weights, and
+    #    calling super().compute_loss with a compiled loss function).
+    class Net(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.d1 = layers.Dense(8, activation="tanh")
+            self.d2 = layers.Dense(2)
+
+        def call(self, inputs):
+            return self.d2(self.d1(inputs))
+
+        def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+            loss = ops.mean(ops.square(y_pred - y))
+            if sample_weight is not None:
+                loss = loss * ops.mean(sample_weight)
+            return loss + 0.1 * ops.mean(ops.abs(y_pred))
+
+    class NetSuper(Net):
+        def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+            return super().compute_loss(x, y, y_pred, sample_weight) + 0.01 * ops.mean(ops.square(y_pred))
+
+    for name, cls, loss, weights in (("compute_loss", Net, None, None), ("compute_loss_weighted", Net, None, sw),
+                                     ("compute_loss_super", NetSuper, abs_err, sw)):
+        m = cls()
+        m.predict(x[:1], verbose=0)  # builds the layers (Keras's build(input_shape) makes no sublayer weights)
+        init = np.random.default_rng(1)
+        m.set_weights([(init.normal(size=w.shape) * 0.5).astype("float32") for w in m.get_weights()])
+        m.compile(optimizer=keras.optimizers.SGD(0.05), loss=loss, metrics=["mae"])
+        out[name] = history(m.fit(x, y, sample_weight=weights, batch_size=16, epochs=3, shuffle=False, verbose=0))
 
     # 7. Files: compile_config as Keras writes it; loaded by the other framework (PARITY_FILES).
     where = os.environ.get("PARITY_FILES")

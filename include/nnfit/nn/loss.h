@@ -32,6 +32,10 @@ struct Loss {
   // batch axis); `object_json` is Keras's serialization of the loss with the trace, written
   // back unchanged; `name` names it in messages.
   std::shared_ptr<const OperationGraph> traced;
+  // Keras's Model.compute_loss override, traced: `traced` without sample weights,
+  // `traced_weighted` on (y_true, y_pred, sample_weight); each gives the loss, a scalar
+  // used as it is (reduction "compute_loss").
+  std::shared_ptr<const OperationGraph> traced_weighted;
   std::string reduction = "sum_over_batch_size";
   Shape target_shape;
   std::string object_json;

@@ -425,3 +425,86 @@ def compile_from_config(model, compile_config, custom_objects, safe_mode=True):
                   loss_weights=compile_config.get("loss_weights"),
                   metrics=deserialize(compile_config.get("metrics"), custom_objects, safe_mode),
                   weighted_metrics=deserialize(compile_config.get("weighted_metrics"), custom_objects, safe_mode))
+
+
+def reduce(values, sample_weight, reduction):
+    """Keras's reduce_weighted_values with keras.ops (symbolic or eager): the values weighted
+    by the samples' weights (broadcast on the batch axis), summed, and for the mean
+    reductions divided by their count (or the weights' sum)."""
+    from nnfit.keras import ops
+    values = ops.cast(values, "float32")
+    if sample_weight is not None:
+        w = ops.cast(sample_weight, "float32")
+        if values.ndim > 1:
+            w = ops.reshape(w, (-1,) + (1,) * (values.ndim - 1))
+        values = values * w
+    if values.ndim == 0 or reduction in (None, "none"):
+        return values
+    if reduction == "sum":
+        return ops.sum(values)
+    if reduction == "mean_with_sample_weight" and sample_weight is not None:
+        return ops.sum(values) / ops.sum(ops.cast(sample_weight, "float32"))
+    return ops.mean(values)
+
+
+_COMPUTE_LOSS = []  # the model whose compute_loss is being traced
+
+
+def overrides_compute_loss(model):
+    from nnfit.keras._subclassed import SubclassedModel
+    return getattr(type(model), "compute_loss", SubclassedModel.compute_loss) is not SubclassedModel.compute_loss
+
+
+def compiled_loss(model, y, y_pred, sample_weight):
+    """Keras's Model.compute_loss as a subclass's override calls it (super().compute_loss):
+    the compiled loss on the traced tensors, which must itself be written with keras.ops."""
+    if not _COMPUTE_LOSS:
+        raise NotImplementedError(f"{type(model).__name__}.compute_loss runs inside nnfit's step (traced when the model "
+                                  "is compiled); it cannot be called on arrays")
+    loss = model.loss
+    if loss is None:
+        raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
+    if isinstance(loss, (list, tuple, dict)) or not is_custom_loss(loss):
+        raise NotImplementedError(
+            f"{type(model).__name__}.compute_loss calls super().compute_loss with the loss {loss!r}; nnfit traces "
+            "compute_loss with keras.ops, and its built-in losses are not written with them: compile with a loss "
+            "function or keras.losses.Loss subclass written with keras.ops, or compute the loss in compute_loss")
+    from nnfit.keras.losses import Loss
+    if isinstance(loss, Loss):
+        return reduce(loss.call(y, y_pred), sample_weight, loss.reduction)
+    return reduce(loss(y, y_pred), sample_weight, "sum_over_batch_size")
+
+
+def trace_compute_loss(model, loss, y_shape, pred_shape):
+    """The engine's loss entry for a compute_loss override: traced without and with sample
+    weights over (y, y_pred); Keras's form of what was compiled is what files keep."""
+    cls = type(model).__name__
+    where = f"{cls}.compute_loss (nnfit traces it over y, y_pred and sample_weight; x is not available there)"
+    graphs = {}
+    takes_training = _takes(model.compute_loss, "training")
+    for weighted in (False, True):
+        _COMPUTE_LOSS.append(model)
+        try:
+            with _unbatched():
+                y = _input("y", (None,) + tuple(y_shape))
+                y_pred = _input("y_pred", (None,) + tuple(pred_shape))
+                inputs = [y, y_pred]
+                sample_weight = None
+                if weighted:
+                    sample_weight = _input("sample_weight", (None,))
+                    inputs.append(sample_weight)
+                x = model.inputs[0] if len(model.inputs) == 1 else list(model.inputs)
+                args = (x, y, y_pred, sample_weight)
+                out = model.compute_loss(*args, training=True) if takes_training else model.compute_loss(*args)
+                if out is None:
+                    raise ValueError(f"{cls}.compute_loss returned None; it returns the loss (a scalar tensor)")
+                graphs[weighted] = _config(f"{model.name}_compute_loss", inputs, [out], where)
+        finally:
+            _COMPUTE_LOSS.pop()
+    form = None if loss is None else (_serialized(loss) if is_custom_loss(loss) else loss)
+    if isinstance(form, KerasObject):
+        form = form.serialize()
+    return {"module": None, "class_name": "compute_loss", "config": {}, "registered_name": None,
+            "nnfit_trace": {"name": f"{cls}.compute_loss", "reduction": "compute_loss",
+                            "y_true_shape": [int(d) for d in y_shape], "graph": graphs[False],
+                            "weighted_graph": graphs[True], "keras_form": form}}

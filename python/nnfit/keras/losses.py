@@ -28,20 +28,8 @@ class Loss:
     def __call__(self, y_true, y_pred, sample_weight=None):
         """Keras's Loss.__call__ on arrays: the reduced loss (eagerly, with keras.ops)."""
         from nnfit.keras import ops
-        values = ops.convert_to_tensor(self.call(ops.cast(y_true, "float32"), ops.cast(y_pred, "float32")))
-        if sample_weight is not None:
-            w = ops.cast(sample_weight, "float32")
-            if values.ndim:
-                w = ops.reshape(w, (-1,) + (1,) * (values.ndim - 1))
-            values = values * w
-        if values.ndim == 0 or self.reduction in (None, "none"):
-            return values
-        total = ops.sum(values)
-        if self.reduction == "sum":
-            return total
-        if self.reduction == "mean_with_sample_weight" and sample_weight is not None:
-            return total / ops.sum(ops.cast(sample_weight, "float32"))
-        return total / float(values.size)
+        values = self.call(ops.cast(y_true, "float32"), ops.cast(y_pred, "float32"))
+        return _custom_objects.reduce(values, sample_weight, self.reduction)
 
     def get_config(self):
         return {"name": self.name, "reduction": self.reduction}

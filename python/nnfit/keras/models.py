@@ -180,8 +180,9 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
             raise NotImplementedError("compile: run_eagerly=True is not supported by nnfit (it runs planned steps)")
         if steps_per_execution != 1:
             raise NotImplementedError("compile: steps_per_execution other than 1 is not supported by nnfit")
-        if loss is None:
-            raise ValueError("compile: nnfit needs a loss (Keras's add_loss is not supported)")
+        if loss is None and not _custom_objects.overrides_compute_loss(self):
+            raise ValueError("compile: nnfit needs a loss (or a compute_loss override); losses added with add_loss "
+                             "are added to it")
         if isinstance(optimizer, str):
             optimizer = optimizers_module.get(optimizer)
         elif isinstance(optimizer, dict):
@@ -207,10 +208,19 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
             opt_json = {"module": "keras.optimizers", "class_name": "LossScaleOptimizer",
                         "config": {"name": "loss_scale_optimizer", "inner_optimizer": opt_json,
                                    "initial_scale": 32768.0, "dynamic_growth_steps": 2000}, "registered_name": None}
-        losses = _per_output(loss, outputs, "loss")
-        weights = _per_output(loss_weights, outputs, "loss_weights") if loss_weights is not None else []
         pred_shapes = [tuple(s)[1:] for s in handle.output_shapes]  # without the batch axis
-        losses_json = [_loss_json(l, pred_shapes[i if len(losses) > 1 else 0]) for i, l in enumerate(losses)]
+        if _custom_objects.overrides_compute_loss(self):
+            if len(outputs) != 1:
+                raise NotImplementedError(f"{type(self).__name__}.compute_loss: nnfit traces compute_loss for models "
+                                          "with one output")
+            y_shape = _target_shape(_loss_json(loss, pred_shapes[0]), pred_shapes[0]) if loss is not None \
+                else pred_shapes[0]
+            losses_json = [json.dumps(_custom_objects.trace_compute_loss(self, loss, y_shape, pred_shapes[0]))]
+            weights = []
+        else:
+            losses = _per_output(loss, outputs, "loss")
+            weights = _per_output(loss_weights, outputs, "loss_weights") if loss_weights is not None else []
+            losses_json = [_loss_json(l, pred_shapes[i if len(losses) > 1 else 0]) for i, l in enumerate(losses)]
         targets = [_target_shape(losses_json[i if len(losses_json) > 1 else 0], p) for i, p in enumerate(pred_shapes)]
         shapes = list(zip(targets, pred_shapes))
         shared, per_output = _training.metrics_json(metrics, outputs, "metrics", shapes)
