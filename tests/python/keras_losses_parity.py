@@ -16,6 +16,8 @@ shuffling, and compares per epoch the History values (loss, metrics, validation)
    with custom_objects, compiled, and evaluates to the same loss.
 8. a subclassed keras.Model overriding compute_loss (a scalar with keras.ops, with and
    without sample weights, and super().compute_loss of a compiled loss function plus a term).
+9. self.add_loss in layers' call (a penalty on the layer's input summed over the batch, one
+   on a sublayer's output), with validation.
 Values agree within 1e-4 relative (float32 sums in another order).
 
 usage: keras_losses_parity.py KERAS_PYTHON [NNFIT_PYTHON]
@@ -178,6 +180,34 @@ SCRIPT = textwrap.dedent("""
         m.set_weights([(init.normal(size=w.shape) * 0.5).astype("float32") for w in m.get_weights()])
         m.compile(optimizer=keras.optimizers.SGD(0.05), loss=loss, metrics=["mae"])
         out[name] = history(m.fit(x, y, sample_weight=weights, batch_size=16, epochs=3, shuffle=False, verbose=0))
+
+    # 9. add_loss in layers' call: an activity penalty over the whole batch on the layer's
+    #    input, and one on a sublayer's output.
+    class ActivityPenalty(layers.Layer):
+        def __init__(self, rate=1e-2, **kwargs):
+            super().__init__(**kwargs)
+            self.rate = rate
+
+        def call(self, inputs):
+            self.add_loss(self.rate * ops.sum(ops.square(inputs)))
+            return inputs
+
+    class PenalizedDense(layers.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.dense = layers.Dense(8, activation="tanh")
+
+        def call(self, inputs):
+            h = self.dense(inputs)
+            self.add_loss(0.05 * ops.mean(ops.abs(h)))
+            return h
+
+    inp = keras.Input((4,))
+    m = keras.Model(inp, layers.Dense(2)(ActivityPenalty(name="penalty")(PenalizedDense(name="block")(inp))))
+    init = np.random.default_rng(1)
+    m.set_weights([(init.normal(size=w.shape) * 0.5).astype("float32") for w in m.get_weights()])
+    m.compile(optimizer=keras.optimizers.SGD(0.05), loss="mse")
+    out["add_loss"] = history(m.fit(x, y, batch_size=16, epochs=3, shuffle=False, verbose=0, validation_split=0.25))
 
     # 7. Files: compile_config as Keras writes it; loaded by the other framework (PARITY_FILES).
     where = os.environ.get("PARITY_FILES")

@@ -192,7 +192,15 @@ def _symbolic(module, class_name, snake, args, config, kwargs, dtype):
     node.call_args = fixed
     node.call_kwargs = kwargs
     op._nodes.append(node)
-    outputs = _graph.infer_outputs(op, node, op._output_count())
+    try:
+        outputs = _graph.infer_outputs(op, node, op._output_count())
+    except Exception as e:  # a batch-axis reduction in a layer's call feeds an add_loss
+        from nnfit.keras import _added_losses, _tracing
+        if _added_losses.BATCH_AXIS_MESSAGE not in str(e) or _tracing.current_trace() is None:
+            raise
+        outputs = _added_losses.local_outputs(
+            op, node, op._output_count(), fixed,
+            lambda arrays: eager_graph(module, class_name, snake, arrays, config, kwargs), _engine().run_operations)
     for t in outputs:
         t.dtype = dtype
     return outputs[0] if len(outputs) == 1 else outputs
