@@ -115,12 +115,15 @@ std::shared_ptr<const TracedMetric> traced_metric_from_keras_json(const Reader& 
   const std::size_t n = m->variable_shapes.size();
   m->update = read_graph(r, p, t, "update", where, 2 + n, "update_state (y_true, y_pred, variables...)");
   m->updated = read_indices(r, p, t, "updated", n);
-  m->update_weighted =
-      read_graph(r, p, t, "update_weighted", where, 3 + n, "update_state (y_true, y_pred, sample_weight, variables...)");
-  m->updated_weighted = read_indices(r, p, t, "updated_weighted", n);
-  if (m->update->num_outputs() != m->updated.size() || m->update_weighted->num_outputs() != m->updated_weighted.size()) {
-    r.invalid(p, "update_state's graphs give one value per updated variable");
+  if (find(t, "update_weighted")) {  // absent: update_state takes no sample_weight
+    m->update_weighted =
+        read_graph(r, p, t, "update_weighted", where, 3 + n, "update_state (y_true, y_pred, sample_weight, variables...)");
+    m->updated_weighted = read_indices(r, p, t, "updated_weighted", n);
+    if (m->update_weighted->num_outputs() != m->updated_weighted.size()) {
+      r.invalid(p, "update_state's graphs give one value per updated variable");
+    }
   }
+  if (m->update->num_outputs() != m->updated.size()) r.invalid(p, "update_state's graphs give one value per updated variable");
   m->result = read_graph(r, p, t, "result", where, n, "result (variables...)");
   return m;
 }

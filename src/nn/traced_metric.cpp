@@ -63,6 +63,9 @@ TracedMetricRunner::Run& TracedMetricRunner::run_for(std::int64_t rows, bool wei
   auto& slot = runs_[{rows, weighted}];
   if (slot) return *slot;
   const TracedMetric& m = *metric_;
+  NNFIT_CHECK(!weighted || m.update_weighted, InvalidArgument, "metric '", m.name, "': its update_state takes no ",
+              "sample_weight, and it is given sample weights (weighted_metrics); add a sample_weight=None argument ",
+              "or list it in metrics");
   auto run = std::make_unique<Run>();
   Graph g;
   std::vector<int> in;

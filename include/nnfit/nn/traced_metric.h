@@ -26,7 +26,8 @@ struct TracedMetric {
   std::vector<Shape> variable_shapes;
   std::vector<std::vector<double>> initial;  // each variable's value after reset_state
   // update_state on (y_true, y_pred, state...) and, weighted, on (y_true, y_pred,
-  // sample_weight, state...): the new values of the variables listed in `updated`.
+  // sample_weight, state...): the new values of the variables listed in `updated`;
+  // update_weighted is null when update_state takes no sample_weight.
   std::shared_ptr<const OperationGraph> update, update_weighted;
   std::vector<int> updated, updated_weighted;
   std::shared_ptr<const OperationGraph> result;  // (state...) -> one value

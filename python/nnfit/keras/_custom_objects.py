@@ -84,12 +84,15 @@ def _serialized(obj):
     if isinstance(obj, types.LambdaType) and obj.__name__ == "<lambda>":
         code = base64.encodebytes(marshal.dumps(obj.__code__)).decode("ascii")
         closure = tuple(c.cell_contents for c in obj.__closure__) if obj.__closure__ else None
-        return {"class_name": "__lambda__", "config": {"value": [code, to_json_value(obj.__defaults__, "lambda"),
-                                                                 to_json_value(closure, "lambda")]}}
-    if isinstance(obj, types.FunctionType):
-        registered = getattr(obj, "_registered_name", None) or obj.__name__
-        return {"module": "builtins", "class_name": "function", "config": registered, "registered_name": "function"}
+        try:
+            extra = [to_json_value(obj.__defaults__, "lambda"), to_json_value(closure, "lambda")]
+        except TypeError:  # it closes over objects that are no JSON: Keras could not reload it either
+            extra = [None, None]
+        return {"class_name": "__lambda__", "config": {"value": [code] + extra}}
     cls = type(obj)
+    if isinstance(obj, types.FunctionType) or not hasattr(obj, "get_config"):
+        registered = getattr(obj, "_registered_name", None) or getattr(obj, "__name__", cls.__name__)
+        return {"module": "builtins", "class_name": "function", "config": registered, "registered_name": "function"}
     config = to_json_value(obj.get_config(), f"{cls.__name__}.get_config()")
     module = None if cls.__module__ == "__main__" else cls.__module__
     return {"module": module, "class_name": cls.__name__, "config": config,
@@ -282,7 +285,9 @@ def trace_metric(metric, y_shape, pred_shape, serialized=None):
              "variables": [{"name": v.name, "shape": list(v.shape), "initial": a.reshape(-1).tolist()}
                            for v, a in zip(variables, initial)]}
     try:
-        for weighted in (False, True):
+        # Without a sample_weight argument, update_state serves `metrics` only (Keras raises
+        # when such a metric is given sample weights; so does the engine).
+        for weighted in (False, True) if _takes(metric.update_state, "sample_weight") else (False,):
             key = "update_weighted" if weighted else "update"
             with _unbatched():
                 y_true = _input("y_true", (None,) + tuple(y_shape))
@@ -297,9 +302,6 @@ def trace_metric(metric, y_shape, pred_shape, serialized=None):
                     v._value = s
                 if _takes(metric.update_state, "sample_weight"):
                     metric.update_state(y_true, y_pred, sample_weight=sample_weight)
-                elif weighted:
-                    raise NotImplementedError(f"{where}: update_state takes no sample_weight, and the metric is "
-                                              "given sample weights (weighted_metrics)")
                 else:
                     metric.update_state(y_true, y_pred)
                 updated, outputs = [], []

@@ -243,6 +243,10 @@ def infer_outputs(layer, node, count):
     from nnfit import _engine  # the extension loads only when a model is built
     _nnfit = _engine.get()
 
+    if UNBATCHED and not hasattr(layer, "_inbound"):  # a layer, not an operation
+        layer._nodes.pop()
+        raise NotImplementedError(f"{type(layer).__name__} {layer.name!r} is called inside a custom loss or metric; "
+                                  "nnfit traces those with keras.ops on their arguments (layers belong in the model)")
     sources = [t for t in flatten(node.inputs)]
     roots = {}
     for n in _collect(sources):
