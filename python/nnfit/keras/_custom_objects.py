@@ -267,8 +267,9 @@ def _takes(fn, name):
     return name in params or any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
-def trace_metric(metric, y_shape, pred_shape, serialized=None):
-    """The metric's Keras serialization (``serialized``, else its own) with its trace."""
+def trace_metric(metric, y_shape, pred_shape, serialized=None, weighted=False):
+    """The metric's Keras serialization (``serialized``, else its own) with its trace; a
+    weighted one (weighted_metrics) also traced with sample weights, as only those get them."""
     where = f"{type(metric).__name__} {metric.name!r}"
     variables = list(metric._metric_variables)
     for v in variables:
@@ -287,7 +288,8 @@ def trace_metric(metric, y_shape, pred_shape, serialized=None):
     try:
         # Without a sample_weight argument, update_state serves `metrics` only (Keras raises
         # when such a metric is given sample weights; so does the engine).
-        for weighted in (False, True) if _takes(metric.update_state, "sample_weight") else (False,):
+        modes = (False, True) if weighted and _takes(metric.update_state, "sample_weight") else (False,)
+        for weighted in modes:
             key = "update_weighted" if weighted else "update"
             with _unbatched():
                 y_true = _input("y_true", (None,) + tuple(y_shape))

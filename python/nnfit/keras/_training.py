@@ -396,7 +396,7 @@ def dataset_steps(built, steps):
     return min(n, steps) if steps and n >= 0 else (steps or max(n, 0))
 
 
-def _metric_json(metric, where, shapes):
+def _metric_json(metric, where, shapes, weighted):
     """One metric as the engine's reader takes it: nnfit's by name or config; a Metric
     subclass or a metric function (wrapped in MeanMetricWrapper, as Keras does) traced for
     (targets, predictions) shapes per sample (Note [Traced losses and metrics])."""
@@ -406,9 +406,10 @@ def _metric_json(metric, where, shapes):
         return resolve(metric, "metrics", where)
     y_shape, pred_shape = shapes
     if isinstance(metric, Metric):
-        return json.dumps(_custom_objects.trace_metric(metric, y_shape, pred_shape))
+        return json.dumps(_custom_objects.trace_metric(metric, y_shape, pred_shape, weighted=weighted))
     wrapper = MeanMetricWrapper(metric, name=_custom_objects.loss_name(metric))
-    return json.dumps(_custom_objects.trace_metric(wrapper, y_shape, pred_shape, _custom_objects._serialized(metric)))
+    return json.dumps(_custom_objects.trace_metric(wrapper, y_shape, pred_shape, _custom_objects._serialized(metric),
+                                                   weighted))
 
 
 def metrics_json(metrics, outputs, what, shapes=None):
@@ -426,7 +427,8 @@ def metrics_json(metrics, outputs, what, shapes=None):
         for m in entries:
             if isinstance(m, (list, tuple, dict)):
                 raise ValueError(f"compile: {where} nests deeper than one list per output: {m!r}")
-        return [_metric_json(m, where, shapes[output] if shapes else ((), ())) for m in entries]
+        return [_metric_json(m, where, shapes[output] if shapes else ((), ()), what == "weighted_metrics")
+                for m in entries]
 
     if isinstance(metrics, dict):
         if len(outputs) < 2:
