@@ -17,7 +17,9 @@ shuffling, and compares per epoch the History values (loss, metrics, validation)
 8. a subclassed keras.Model overriding compute_loss (a scalar with keras.ops, with and
    without sample weights, and super().compute_loss of a compiled loss function plus a term).
 9. self.add_loss in layers' call (a penalty on the layer's input summed over the batch, one
-   on a sublayer's output), with validation.
+   on a sublayer's output), with validation;
+10. a model with two outputs, a custom loss per output with loss weights, and a metric
+   function per output (History's per-output keys).
 Values agree within 1e-4 relative (float32 sums in another order).
 
 usage: keras_losses_parity.py KERAS_PYTHON [NNFIT_PYTHON]
@@ -208,6 +210,20 @@ SCRIPT = textwrap.dedent("""
     m.set_weights([(init.normal(size=w.shape) * 0.5).astype("float32") for w in m.get_weights()])
     m.compile(optimizer=keras.optimizers.SGD(0.05), loss="mse")
     out["add_loss"] = history(m.fit(x, y, batch_size=16, epochs=3, shuffle=False, verbose=0, validation_split=0.25))
+
+    # 10. Two outputs: a custom loss per output (a function, a Loss subclass) with loss
+    #     weights, and a metric function per output.
+    def max_error(t, p):
+        return ops.max(ops.abs(t - p), axis=-1)
+
+    inp = keras.Input((4,))
+    h = layers.Dense(6, activation="tanh", name="h")(inp)
+    m = keras.Model(inp, [layers.Dense(2, name="a")(h), layers.Dense(1, name="b")(h)])
+    init = np.random.default_rng(1)
+    m.set_weights([(init.normal(size=w.shape) * 0.5).astype("float32") for w in m.get_weights()])
+    m.compile(optimizer=keras.optimizers.SGD(0.05), loss={"a": abs_err, "b": WeightedMSE()},
+              loss_weights={"a": 1.0, "b": 0.5}, metrics={"a": [max_error], "b": [max_error]})
+    out["two_outputs"] = history(m.fit(x, [y, y[:, :1]], batch_size=16, epochs=3, shuffle=False, verbose=0))
 
     # 7. Files: compile_config as Keras writes it; loaded by the other framework (PARITY_FILES).
     where = os.environ.get("PARITY_FILES")
