@@ -254,7 +254,13 @@ void define_model(py::module_& m) {
       "run_operations",
       [](const std::string& json, const py::sequence& inputs, const py::object& cotangents) {
         std::vector<Tensor> in;
-        for (std::size_t i = 0; i < inputs.size(); ++i) in.push_back(tensor_view(inputs[i], "argument " + std::to_string(i)).clone());
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+          // A 0-d array (a traced metric's scalar variable) runs as a rank-0 tensor.
+          const bool scalar = py::isinstance<py::array>(inputs[i]) && py::reinterpret_borrow<py::array>(inputs[i]).ndim() == 0;
+          const py::object a = scalar ? inputs[i].attr("reshape")(1) : py::reinterpret_borrow<py::object>(inputs[i]);
+          Tensor t = tensor_view(a, "argument " + std::to_string(i)).clone();
+          in.push_back(scalar ? t.reshape(Shape{}) : t);
+        }
         std::vector<Tensor> cot;
         if (!cotangents.is_none()) cot = weight_values(cotangents.cast<py::sequence>());
         EagerResult r;

@@ -14,6 +14,7 @@
 #include "nnfit/graph/program.h"
 #include "nnfit/memory/host_allocator.h"
 #include "nnfit/nn/operation.h"
+#include "nnfit/nn/operation_graph.h"
 
 namespace nnfit {
 namespace {
@@ -32,44 +33,46 @@ std::string ref_key(const Reader& r, const std::string& path, const json& keras_
 
 }  // namespace
 
-EagerResult run_operations(const std::string& text, const std::vector<Tensor>& inputs,
-                           const std::vector<Tensor>& cotangents) {
-  const Reader r{"keras.ops"};
+std::shared_ptr<const OperationGraph> operation_graph_from_keras_json(const std::string& text, const std::string& where) {
+  const Reader r{where};
   const json root = keras_json::parse(r, text);
   const json* cfg = keras_json::find(root, "config");
   const json* layers = cfg ? keras_json::find(*cfg, "layers") : nullptr;
   if (!layers || !layers->is_array()) r.invalid("", "expected a Functional config with \"layers\"");
-  Graph g;
-  std::map<std::string, int> values;  // "layer/tensor index" -> value
-  std::vector<int> input_values;
-  std::vector<std::unique_ptr<Operation>> ops;
+  std::map<std::string, OperationGraph::Ref> values;  // "layer/tensor index" -> where it is made
+  std::size_t num_inputs = 0;
+  for (const json& entry : *layers) {
+    if (entry.is_object() && entry.value("class_name", "") == "InputLayer") ++num_inputs;
+  }
+  auto graph = std::make_shared<OperationGraph>(num_inputs);
+  int input = 0, node = 0;
   for (std::size_t i = 0; i < layers->size(); ++i) {
     const json& entry = (*layers)[i];
     const std::string path = "layers[" + std::to_string(i) + "]";
     const std::string name = keras_json::get_string(r, path, entry, "name", std::nullopt);
     const std::string cls = keras_json::get_string(r, path, entry, "class_name", std::nullopt);
     if (cls == "InputLayer") {
-      const std::size_t k = input_values.size();
-      if (k >= inputs.size()) r.invalid(path, "more InputLayers than the " + std::to_string(inputs.size()) + " arrays given");
-      const int v = g.add_variable(name, inputs[k]);
-      input_values.push_back(v);
-      values[name + "/0"] = v;
+      values[name + "/0"] = {-1, input++};
       continue;
     }
-    if (!keras_json::is_operation_module(entry)) r.unsupported(path, "a " + cls + " layer cannot run eagerly here (operations only)");
+    if (!keras_json::is_operation_module(entry)) {
+      r.unsupported(path, "a " + cls + " layer cannot run here (keras.ops operations only)",
+                    "write the computation with keras.ops; layers belong in the model");
+    }
     const json* nodes = keras_json::find(entry, "inbound_nodes");
     if (!nodes || !nodes->is_array() || nodes->size() != 1) r.invalid(path, "an operation needs exactly one inbound node");
-    const json& node = (*nodes)[0];
+    const json& inbound = (*nodes)[0];
     std::vector<json> tensors;
     CallArguments call;
-    call.operation_args = keras_json::read_operation_args(r, path + ".inbound_nodes[0]", node.contains("args") ? node["args"] : json::array(), tensors);
-    if (const json* kw = keras_json::find(node, "kwargs"); kw && kw->is_object()) {
+    call.operation_args = keras_json::read_operation_args(r, path + ".inbound_nodes[0]",
+                                                          inbound.contains("args") ? inbound["args"] : json::array(), tensors);
+    if (const json* kw = keras_json::find(inbound, "kwargs"); kw && kw->is_object()) {
       for (const auto& [k, v] : kw->items()) {
         if (v.is_number()) call.operation_kwarg_numbers[k] = v.get<double>();
       }
       call.operation_kwargs = kw->dump();
     }
-    std::vector<int> in;
+    std::vector<OperationGraph::Ref> in;
     for (const json& t : tensors) {
       auto it = values.find(ref_key(r, path, t));
       if (it == values.end()) r.invalid(path, "reads a tensor no earlier layer makes");
@@ -79,25 +82,16 @@ EagerResult run_operations(const std::string& text, const std::vector<Tensor>& i
     if (!ocfg || !ocfg->is_object()) r.invalid(path, "missing \"config\"");
     auto layer = keras_json::read_operation(r, path, cls, entry["module"].get<std::string>(), *ocfg, name);
     auto* op = dynamic_cast<Operation*>(layer.get());
-    if (!op) r.invalid(path, "\"" + cls + "\" did not read as an operation; only keras.ops nodes run eagerly");
-    ops.emplace_back(op);
+    if (!op) r.invalid(path, "\"" + cls + "\" did not read as an operation; only keras.ops nodes run here");
     layer.release();
-    op->set_call_arguments(call);
-    std::map<std::string, Tensor> constants;
-    for (const Operation::Constant& c : op->constants()) {
-      Tensor t = Tensor::zeros(c.shape);
-      for (std::size_t j = 0; j < c.values.size(); ++j) t.data<float>()[j] = static_cast<float>(c.values[j]);
-      constants[c.key] = t;
-    }
-    const Operation::ConstantFn constant = [&](const std::string& key) {
-      auto it = constants.find(key);
-      if (it == constants.end()) throw InvalidArgument(name + ": no constant \"" + key + "\"");
-      return g.add_variable(name + "/" + key, it->second);
-    };
-    const std::vector<int> out = op->emit(g, in, constant);
-    for (std::size_t j = 0; j < out.size(); ++j) values[name + "/" + std::to_string(j)] = out[j];
+    std::unique_ptr<Operation> owned(op);
+    owned->set_call_arguments(call);
+    const int outputs = owned->num_outputs();
+    graph->add(std::move(owned), std::move(in));
+    for (int j = 0; j < outputs; ++j) values[name + "/" + std::to_string(j)] = {node, j};
+    ++node;
   }
-  std::vector<int> outputs;
+  std::vector<OperationGraph::Ref> outputs;
   const json* outs = keras_json::find(*cfg, "output_layers");
   if (!outs || !outs->is_array() || outs->empty()) r.invalid("", "missing \"output_layers\"");
   const json list = (*outs)[0].is_array() ? *outs : json::array({*outs});
@@ -107,6 +101,19 @@ EagerResult run_operations(const std::string& text, const std::vector<Tensor>& i
     if (it == values.end()) r.invalid("output_layers", "no layer makes " + o.dump());
     outputs.push_back(it->second);
   }
+  graph->set_outputs(std::move(outputs));
+  return graph;
+}
+
+EagerResult run_operations(const std::string& text, const std::vector<Tensor>& inputs,
+                           const std::vector<Tensor>& cotangents) {
+  const std::shared_ptr<const OperationGraph> ops = operation_graph_from_keras_json(text, "keras.ops");
+  NNFIT_CHECK(ops->num_inputs() == inputs.size(), InvalidArgument, "keras.ops: the graph has ", ops->num_inputs(),
+              " inputs, given ", inputs.size(), " arrays");
+  Graph g;
+  std::vector<int> input_values;
+  for (std::size_t i = 0; i < inputs.size(); ++i) input_values.push_back(g.add_variable("input_" + std::to_string(i), inputs[i]));
+  const std::vector<int> outputs = ops->emit(g, input_values, "eager");
   std::vector<int> grads;
   if (!cotangents.empty()) {
     NNFIT_CHECK(cotangents.size() == outputs.size(), InvalidArgument, "keras.ops: ", cotangents.size(),

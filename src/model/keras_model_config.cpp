@@ -13,6 +13,7 @@
 #include "model/keras_codecs/codec.h"
 #include "model/keras_layers.h"
 #include "nnfit/core/error.h"
+#include "nnfit/model/eager_operations.h"
 #include "nnfit/model/keras_config.h"
 #include "nnfit/nn/nested_model.h"
 #include "nnfit/nn/traced_layer.h"
@@ -85,7 +86,7 @@ std::unique_ptr<Layer> read_traced_layer(const Reader& r, const Entry& e, const 
                                          const std::vector<Shape>& in) {
   const std::string tpath = e.path + ".nnfit_trace";
   expect_object(r, tpath, trace);
-  check_keys(r, tpath, trace, {"weights", "sublayers", "inference_layers", "graph"});
+  check_keys(r, tpath, trace, {"weights", "sublayers", "inference_layers", "graph", "losses", "num_outputs"});
   std::vector<TracedWeight> weights;
   json options = json::object();  // add_weight's regularizers and constraints, as "<weight>_..." keys
   if (const json* ws = value(trace, "weights")) {
@@ -141,6 +142,11 @@ std::unique_ptr<Layer> read_traced_layer(const Reader& r, const Entry& e, const 
   object.erase("inbound_nodes");
   auto layer = std::make_unique<TracedLayer>(e.name, e.cls, object.dump(), std::move(weights), std::move(m.graph),
                                              std::move(sublayers));
+  if (const json* losses = value(trace, "losses")) {  // add_loss in call (Note [Traced losses and metrics])
+    const std::int64_t outputs = get_int(r, tpath, trace, "num_outputs", std::nullopt);
+    layer->set_added_losses(operation_graph_from_keras_json(losses->dump(), r.where + ": " + tpath + ".losses"),
+                            static_cast<int>(outputs));
+  }
   read_weight_options(r, tpath + ".weights", options, *layer);
   if (!get_bool(r, e.path + ".config", *e.cfg, "trainable", true)) layer->set_trainable(false);
   return layer;

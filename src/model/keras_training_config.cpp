@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/keras_json.h"
+#include "model/keras_traced_config.h"
 #include "nnfit/model/keras_config.h"
 
 namespace nnfit {
@@ -250,6 +251,7 @@ Loss loss_from_keras_json(const std::string& json_text, const std::string& where
   const json j = parse(r, json_text);
   if (j.is_string()) return with_path(r, "", "", [&] { return Loss::from_name(j.get<std::string>()); });
   expect_object(r, "", j);
+  if (find(j, "nnfit_trace")) return traced_loss_from_keras_json(r, j, where);
   check_keys(r, "", j, {"module", "class_name", "config", "registered_name"});
   const std::string cls = get_string(r, "", j, "class_name", std::nullopt);
   Loss loss = with_path(r, "class_name", "", [&] { return Loss::from_name(cls); });
@@ -295,6 +297,13 @@ MetricSpec metric_from_keras_json(const std::string& json_text, const std::strin
   const Reader r{where};
   const json j = parse(r, json_text);
   if (j.is_string()) return MetricSpec(j.get<std::string>());
+  if (j.is_object() && find(j, "nnfit_trace")) {
+    MetricSpec m;
+    m.traced = traced_metric_from_keras_json(r, j, where);
+    m.name = m.traced->name;
+    m.class_name = j.value("class_name", std::string("Metric"));
+    return m;
+  }
   if (!j.is_object() || !find(j, "class_name")) {
     r.unsupported("", "a metric given as " + show(j) + " is not supported", "give a name or a Keras metric object");
   }

@@ -10,6 +10,7 @@
 #include "model/keras_codecs/codec.h"
 #include "nnfit/core/error.h"
 #include "nnfit/model/keras_config.h"
+#include "nnfit/nn/traced_metric.h"
 #include "nnfit/nn/layers.h"
 #include "nnfit/nn/nested_model.h"
 #include "nnfit/nn/traced_layer.h"
@@ -340,6 +341,7 @@ std::string optimizer_to_keras_json(const OptimizerOptions& o) {
 }
 
 std::string metric_to_keras_json(const MetricSpec& m) {
+  if (m.traced) return m.traced->object_json;  // as read, with its trace (Note [Traced losses and metrics])
   if (m.class_name.empty()) return ojson(m.name).dump();
   ojson c = {{"name", m.name}, {"dtype", "float32"}};
   const std::string cls = keras_json::lower(m.class_name);
@@ -365,6 +367,7 @@ std::string metric_to_keras_json(const MetricSpec& m) {
 }
 
 std::string loss_to_keras_json(const Loss& loss) {
+  if (loss.traced) return loss.object_json;  // as read, with its trace (Note [Traced losses and metrics])
   const std::string cls = Loss::class_name_of(loss.kind);
   NNFIT_CHECK(!cls.empty(), InvalidArgument, "cannot write loss '", loss.kind, "' to a Keras config");
   // Keras 3's keys and names (Huber's is "huber_loss"; Keras 3 drops its delta, which it

@@ -4,6 +4,8 @@
 #include <cctype>
 
 #include "nnfit/core/error.h"
+#include "nnfit/nn/layer.h"
+#include "nnfit/nn/operation_graph.h"
 
 namespace nnfit {
 
@@ -98,12 +100,72 @@ Loss Loss::from_name(const std::string& name, bool from_logits) {
 }
 
 TensorDesc Loss::target_desc(const TensorDesc& pred) const {
+  if (traced) {
+    std::vector<std::int64_t> dims{pred.shape[0]};
+    dims.insert(dims.end(), target_shape.dims().begin(), target_shape.dims().end());
+    return {Shape(dims), DType::f32};
+  }
   if (kind == "sparse_categorical_crossentropy") return {Shape{pred.shape[0]}, DType::i32};
   return {pred.shape, DType::f32};
 }
 
+namespace {
+
+// Keras's reduce_weighted_values (keras/src/losses/loss.py) on the values of a traced loss:
+// weighted by the samples' weights (broadcast along the batch axis), then summed, and for
+// the mean reductions divided by the number of values (or by the weights' sum).
+int reduce_traced(Graph& g, const Loss& loss, int values, int sample_weight) {
+  const int weights = sample_weight;
+  const std::string at = "loss/" + loss.name;
+  if (g.desc(values).dtype != DType::f32) values = g.add("cast", {values}, Attrs{{"dtype", std::string("float32")}}, at + "/cast");
+  if (g.desc(values).shape.rank() == 0) {
+    // Keras returns a scalar as it is, and weighs one by broadcasting it over the weights.
+    if (sample_weight < 0) return values;
+    values = g.add("binary", {values, sample_weight}, Attrs{{"kind", std::string("multiply")}}, at + "/weighted");
+    sample_weight = -1;
+  }
+  const Shape shape = g.desc(values).shape;
+  NNFIT_CHECK(loss.reduction != "none" && !loss.reduction.empty(), Unsupported, "loss '", loss.name,
+              "': reduction=\"none\" gives one loss per sample, and a model trains on one number; use ",
+              "\"sum_over_batch_size\" (Keras's default), \"sum\" or \"mean_with_sample_weight\"");
+  if (sample_weight >= 0) {
+    NNFIT_CHECK(shape[0] == g.desc(sample_weight).shape[0], InvalidArgument, "loss '", loss.name, "': its values ",
+                shape.to_string(), " do not keep the batch axis, so sample weights cannot weigh them");
+    std::vector<std::int64_t> dims(static_cast<std::size_t>(shape.rank()), 1);
+    dims[0] = shape[0];
+    const int w = emit_reshape(g, sample_weight, dims, at + "/sample_weight");
+    values = g.add("binary", {values, w}, Attrs{{"kind", std::string("multiply")}}, at + "/weighted");
+  }
+  const int sum = g.add("reduce", {values}, Attrs{{"kind", std::string("sum")}, {"keepdims", std::int64_t{0}}}, at + "/sum");
+  if (loss.reduction == "sum") return sum;
+  if (loss.reduction == "mean_with_sample_weight" && weights >= 0) {
+    const int total = g.add("reduce", {weights}, Attrs{{"kind", std::string("sum")}, {"keepdims", std::int64_t{0}}},
+                            at + "/weight_sum");
+    return g.add("binary", {sum, total}, Attrs{{"kind", std::string("divide")}}, at + "/mean");
+  }
+  Attrs a;
+  a.set("factor", 1.0 / static_cast<double>(shape.numel()));
+  return g.add("scale", {sum}, a, at + "/mean");
+}
+
+}  // namespace
+
 int Loss::emit(Graph& graph, int pred, int target, int sample_weight) const {
   NNFIT_CHECK(!kind.empty(), InvalidArgument, "no loss was given to compile()");
+  if (traced) {
+    const bool weighted = sample_weight >= 0 && traced_weighted;
+    const std::vector<int> out = weighted ? traced_weighted->emit(graph, {target, pred, sample_weight}, "loss/" + name)
+                                          : traced->emit(graph, {target, pred}, "loss/" + name);
+    NNFIT_CHECK(out.size() == 1, InvalidArgument, "loss '", name, "' returns ", out.size(), " values; a loss returns one");
+    if (reduction == "compute_loss") {
+      NNFIT_CHECK(graph.desc(out[0]).shape.numel() == 1, InvalidArgument, name, " returns a value of shape ",
+                  graph.desc(out[0]).shape.to_string(), "; Keras's compute_loss returns the loss, one number");
+      int v = out[0];
+      if (graph.desc(v).dtype != DType::f32) v = graph.add("cast", {v}, Attrs{{"dtype", std::string("float32")}}, "loss/cast");
+      return graph.desc(v).shape.rank() == 0 ? v : emit_reshape(graph, v, {}, "loss/" + name + "/scalar");
+    }
+    return reduce_traced(graph, *this, out[0], sample_weight);
+  }
   Attrs a;
   a.set("kind", kind);
   a.set("from_logits", std::int64_t{from_logits ? 1 : 0});

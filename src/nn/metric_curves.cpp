@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "nnfit/nn/metrics.h"
+#include "nnfit/nn/traced_metric.h"
 
 namespace nnfit {
 
@@ -17,6 +18,7 @@ constexpr double kEpsilon = 1e-7;  // keras.backend.epsilon()
 }  // namespace
 
 std::vector<double> Metric::results() const {
+  if (traced_) return {traced_->result(sums_)};
   if (resolved_ == "precision" || resolved_ == "recall") return {no_nan(sums_[0], sums_[0] + sums_[1])};
   if (resolved_ == "root_mean_squared_error") return {std::sqrt(no_nan(sums_[0], sums_[1]))};
   if (resolved_ == "auc") return {auc()};

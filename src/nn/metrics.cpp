@@ -7,6 +7,8 @@
 // count of positive targets per class. AUC's and the F-scores' results: metric_curves.cpp.
 #include "nnfit/nn/metrics.h"
 
+#include "nnfit/nn/traced_metric.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -71,10 +73,24 @@ bool operator==(const MetricSpec& a, const MetricSpec& b) {
   return a.name == b.name && kind_of(a) == kind_of(b) && a.threshold == b.threshold && a.top_k == b.top_k &&
          a.class_id == b.class_id && a.k == b.k && a.num_thresholds == b.num_thresholds &&
          a.thresholds == b.thresholds && a.curve == b.curve && a.summation_method == b.summation_method &&
-         a.from_logits == b.from_logits && a.average == b.average && a.beta == b.beta;
+         a.from_logits == b.from_logits && a.average == b.average && a.beta == b.beta && a.traced == b.traced;
+}
+
+void Metric::reset() {
+  if (traced_) {
+    sums_ = traced_->initial_state();
+    return;
+  }
+  sums_.assign(sums_.size(), 0.0);
 }
 
 Metric::Metric(const MetricSpec& spec, const Loss& loss, const TensorDesc& pred) : spec_(spec) {
+  if (spec.traced) {  // Note [Traced losses and metrics]
+    resolved_ = "traced";
+    traced_ = std::make_shared<TracedMetricRunner>(spec.traced, loss.target_desc(pred), pred);
+    sums_ = traced_->initial_state();
+    return;
+  }
   const std::string k = kind_of(spec);
   const std::string& name = spec.name;
   // Logged under the name as written ("AUC" stays "AUC"), as Keras 3 logs a metric string.
@@ -216,6 +232,10 @@ void Metric::update_fbeta(const float* pred, const float* t, std::int64_t rows, 
 
 void Metric::update(const float* pred, const void* target, std::int64_t rows, const TensorDesc& pred_desc,
                     const float* weights) {
+  if (traced_) {
+    traced_->update(sums_, pred, target, rows, weights);
+    return;
+  }
   const std::int64_t per_row = pred_desc.shape.numel() / std::max<std::int64_t>(pred_desc.shape[0], 1);
   const std::int64_t n = rows * per_row;
   const float* t = static_cast<const float*>(target);

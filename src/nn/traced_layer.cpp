@@ -103,9 +103,19 @@ void TracedLayer::check_inputs(const std::vector<Shape>& inputs) const {
   }
 }
 
+void TracedLayer::set_added_losses(std::shared_ptr<const OperationGraph> losses, int outputs) {
+  NNFIT_CHECK(outputs >= 1 && outputs + losses->num_inputs() == graph_.outputs().size(), InvalidArgument, name(), " (",
+              class_name_, "): the traced graph has ", graph_.outputs().size(), " outputs, not the call's ", outputs,
+              " and add_loss's ", losses->num_inputs(), " values");
+  losses_ = std::move(losses);
+  num_outputs_ = outputs;
+}
+
 std::vector<Shape> TracedLayer::compute_output_shapes(const std::vector<Shape>& inputs) const {
   check_inputs(inputs);
-  return graph_.output_shapes();
+  std::vector<Shape> out = graph_.output_shapes();
+  if (losses_) out.resize(static_cast<std::size_t>(num_outputs_));
+  return out;
 }
 
 void TracedLayer::build_for(const std::vector<Shape>& inputs, WeightFactory& weights) {
@@ -127,7 +137,21 @@ void TracedLayer::build_for(const std::vector<Shape>& inputs, WeightFactory& wei
 }
 
 std::vector<int> TracedLayer::call_on(GraphBuilder& builder, const std::vector<int>& inputs) {
-  return graph_.emit(builder, inputs);
+  std::vector<int> out = graph_.emit(builder, inputs);
+  if (!losses_) return out;
+  const std::vector<int> feeds(out.begin() + num_outputs_, out.end());
+  out.resize(static_cast<std::size_t>(num_outputs_));
+  if (!builder.collect_losses()) return out;
+  Graph& g = builder.graph();
+  for (int v : losses_->emit(g, feeds, name() + "/add_loss")) {
+    // Keras's _aggregate_additional_loss: the value as float32, summed.
+    if (g.desc(v).dtype != DType::f32) v = g.add("cast", {v}, Attrs{{"dtype", std::string("float32")}}, name() + "/add_loss");
+    if (g.desc(v).shape.rank() > 0) {
+      v = g.add("reduce", {v}, Attrs{{"kind", std::string("sum")}, {"keepdims", std::int64_t{0}}}, name() + "/add_loss");
+    }
+    builder.add_loss(v);
+  }
+  return out;
 }
 
 std::vector<Weight*> TracedLayer::all_weights() {

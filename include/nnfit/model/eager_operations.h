@@ -5,10 +5,12 @@
 // sum(outputs[i] · cotangents[i]) with respect to each input, by the engine's autodiff, so
 // the gradient rules can be compared with another framework's.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "nnfit/core/tensor.h"
+#include "nnfit/nn/operation_graph.h"
 
 namespace nnfit {
 
@@ -22,6 +24,12 @@ struct EagerResult {
 // (module keras.src.ops.*), in an order where each reads only earlier ones. `cotangents`:
 // empty, or one float32 tensor per output shaped like it. throws: InvalidArgument or
 // Unsupported naming the operation, as a model's reader would.
+// The operations of such a config as a graph emitted wherever it is needed (a custom
+// loss's or metric's trace, Note [Traced losses and metrics]); its inputs are the
+// InputLayers in layers order. throws: InvalidArgument or Unsupported naming the entry
+// (`where` and its path), e.g. a layer that is not an operation.
+std::shared_ptr<const OperationGraph> operation_graph_from_keras_json(const std::string& config, const std::string& where);
+
 EagerResult run_operations(const std::string& config, const std::vector<Tensor>& inputs,
                            const std::vector<Tensor>& cotangents = {});
 

@@ -1,12 +1,15 @@
 // Losses by Keras name. A Loss emits the `loss` op (scalar mean over the batch) and knows
 // the target dtype/shape it expects, so data can be checked before the first step.
 #pragma once
+#include <memory>
 #include <string>
 
 #include "nnfit/core/tensor.h"
 #include "nnfit/graph/graph.h"
 
 namespace nnfit {
+
+class OperationGraph;
 
 struct Loss {
   // sparse_categorical_crossentropy, categorical_crossentropy, binary_crossentropy,
@@ -20,6 +23,23 @@ struct Loss {
   double delta = 1.0;                  // huber
   double alpha = 0.25, gamma = 2.0;    // focal crossentropies
   bool apply_class_balancing = false;  // binary focal crossentropy
+
+  // kind "custom": a loss written in Python with keras.ops (a function, a keras.losses.Loss
+  // subclass) and traced by nnfit.keras (Note [Traced losses and metrics] in
+  // src/nn/traced_metric.cpp): `traced` maps (y_true, y_pred) to the loss values, which
+  // emit() reduces as Keras's Loss does with `reduction` ("sum_over_batch_size" or "mean",
+  // "sum", "mean_with_sample_weight"); y_true is float32 of `target_shape` (without the
+  // batch axis); `object_json` is Keras's serialization of the loss with the trace, written
+  // back unchanged; `name` names it in messages.
+  std::shared_ptr<const OperationGraph> traced;
+  // Keras's Model.compute_loss override, traced: `traced` without sample weights,
+  // `traced_weighted` on (y_true, y_pred, sample_weight); each gives the loss, a scalar
+  // used as it is (reduction "compute_loss").
+  std::shared_ptr<const OperationGraph> traced_weighted;
+  std::string reduction = "sum_over_batch_size";
+  Shape target_shape;
+  std::string object_json;
+  std::string name;
 
   // Keras's class name for `kind` ("MeanAbsoluteError"); empty for an unknown kind.
   static std::string class_name_of(const std::string& kind);

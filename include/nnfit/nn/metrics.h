@@ -3,6 +3,7 @@
 // "accuracy".
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,9 @@
 #include "nnfit/nn/loss.h"
 
 namespace nnfit {
+
+struct TracedMetric;
+class TracedMetricRunner;
 
 // A compiled metric as Keras's compile takes it: a name ("accuracy", "auc", "AUC", ...),
 // or a metric object's class and arguments (`keras.metrics.AUC(num_thresholds=50,
@@ -40,6 +44,9 @@ struct MetricSpec {
   // "<name>_<class>"), "micro", "macro" or "weighted"; beta (F1Score: 1).
   std::string average;
   double beta = 1.0;
+  // A metric written in Python with keras.ops and traced by nnfit.keras (a Metric subclass
+  // or a metric function; include/nnfit/nn/traced_metric.h): its graphs; null otherwise.
+  std::shared_ptr<const TracedMetric> traced;
 
   MetricSpec() = default;
   MetricSpec(std::string metric_name) : name(std::move(metric_name)) {}  // NOLINT: a name is a spec
@@ -62,7 +69,7 @@ class Metric {
 
   const std::string& name() const { return spec_.name; }  // the key in history/logs
   const std::string& resolved() const { return resolved_; }
-  void reset() { sums_.assign(sums_.size(), 0.0); }
+  void reset();
   // Accumulates `rows` rows of predictions (f32) and targets; with `weights` (one per
   // row, Keras's sample_weight of a weighted metric) each row counts by its weight: a mean
   // is sum(w * value) / sum(w), a confusion count adds w.
@@ -92,7 +99,8 @@ class Metric {
   std::string resolved_;
   std::vector<double> thresholds_;  // AUC's, with the two ends
   std::int64_t classes_ = 0;        // F-scores
-  std::vector<double> sums_;
+  std::vector<double> sums_;  // a traced metric's: its variables' values, flat
+  std::shared_ptr<TracedMetricRunner> traced_;
 };
 
 }  // namespace nnfit

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "nnfit/nn/layer_graph.h"
+#include "nnfit/nn/operation_graph.h"
 
 namespace nnfit {
 
@@ -38,10 +39,18 @@ class TracedLayer final : public Layer {
   const std::string& object_json() const { return object_json_; }
   const LayerGraph& graph() const { return graph_; }
 
+  // Keras's add_loss inside call (Note [Traced losses and metrics]): the graph's outputs past
+  // the first `outputs` are the values `losses` reads (sublayers' outputs or the layer's
+  // inputs); each of its outputs, summed, is added to the model's loss when the graph
+  // computes one (GraphBuilder::add_loss), as Keras adds a layer's losses.
+  void set_added_losses(std::shared_ptr<const OperationGraph> losses, int outputs);
+
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
   void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
   std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
-  int num_outputs() const override { return static_cast<int>(graph_.outputs().size()); }
+  int num_outputs() const override {
+    return losses_ ? num_outputs_ : static_cast<int>(graph_.outputs().size());
+  }
 
   // Its own weights, then its sublayers' (Keras's layer.weights order).
   std::vector<Weight*> all_weights() override;
@@ -68,6 +77,8 @@ class TracedLayer final : public Layer {
   std::vector<TracedWeight> specs_;
   LayerGraph graph_;
   std::vector<std::pair<std::string, std::string>> sublayers_;
+  std::shared_ptr<const OperationGraph> losses_;  // add_loss's values, or null
+  int num_outputs_ = 0;                           // the call's outputs when losses_ is set
 };
 
 }  // namespace nnfit

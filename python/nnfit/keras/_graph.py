@@ -5,6 +5,10 @@ import json
 
 from nnfit.keras import _state
 
+# Set while a custom loss or metric is traced (nnfit.keras._custom_objects): shapes are then
+# found by running the graph, whose values need not keep the batch axis.
+UNBATCHED = []
+
 
 def _ops():
     from nnfit.keras import ops
@@ -239,6 +243,10 @@ def infer_outputs(layer, node, count):
     from nnfit import _engine  # the extension loads only when a model is built
     _nnfit = _engine.get()
 
+    if UNBATCHED and not hasattr(layer, "_inbound"):  # a layer, not an operation
+        layer._nodes.pop()
+        raise NotImplementedError(f"{type(layer).__name__} {layer.name!r} is called inside a custom loss or metric; "
+                                  "nnfit traces those with keras.ops on their arguments (layers belong in the model)")
     sources = [t for t in flatten(node.inputs)]
     roots = {}
     for n in _collect(sources):
@@ -248,7 +256,11 @@ def infer_outputs(layer, node, count):
     node.outputs = tensors
     config = functional_config("shape_inference", list(roots.values()), tensors)
     try:
-        shapes = _nnfit.output_shapes(json.dumps(config), f"layer {layer.name!r}")
+        if UNBATCHED:
+            from nnfit.keras._custom_objects import unbatched_shapes
+            shapes = unbatched_shapes(config)
+        else:
+            shapes = _nnfit.output_shapes(json.dumps(config), f"layer {layer.name!r}")
     except BaseException:
         layer._nodes.pop()
         raise

@@ -5,7 +5,7 @@ with keras.saving.register_keras_serializable, else as the engine holds them. A 
 wrote with subclassed layers (no nnfit trace in it) is remade in Python: _retrace.py."""
 import json
 
-from nnfit.keras import _state
+from nnfit.keras import _custom_objects, _state
 from nnfit.keras import layers as layers_module
 from nnfit.keras.models import Model, _engine
 from nnfit.keras._sequential import Sequential
@@ -18,8 +18,29 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     if _retrace.needs_retrace(filepath, custom_objects):  # Keras's file of subclassed layers: remade here
         return _retrace.load(filepath, custom_objects, compile)
     _retrace.refuse_subclassed_model(filepath)
-    handle = _engine().Model.load(str(filepath), bool(compile), _state.next_seed(), _state.device())
-    return _from_engine(handle, custom_objects)
+    # Custom losses and metrics Keras wrote (no nnfit trace in the file) are remade from
+    # custom_objects and compiled here (Note [Traced losses and metrics]).
+    compile_config = _custom_compile_config(filepath) if compile else None
+    handle = _engine().Model.load(str(filepath), bool(compile) and compile_config is None, _state.next_seed(),
+                                  _state.device())
+    model = _from_engine(handle, custom_objects)
+    if compile_config is not None:
+        _custom_objects.compile_from_config(model, compile_config, custom_objects, safe_mode)
+    return model
+
+
+def _custom_compile_config(filepath):
+    """A .keras file's compile_config when it holds custom losses or metrics without nnfit's
+    trace, else None."""
+    import zipfile
+    if not zipfile.is_zipfile(str(filepath)):
+        return None
+    with zipfile.ZipFile(str(filepath)) as z:
+        config = json.loads(z.read("config.json"))
+    compile_config = config.get("compile_config")
+    if compile_config and _custom_objects.has_untraced_custom(compile_config):
+        return compile_config
+    return None
 
 
 def _from_engine(handle, custom_objects=None):

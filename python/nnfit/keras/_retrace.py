@@ -83,12 +83,12 @@ def load(filepath, custom_objects, compile):
     model.load_weights(str(filepath))
     compile_config = config.get("compile_config")
     if compile and compile_config:
+        from nnfit.keras import _custom_objects
+        compile_config = dict(compile_config)
         loss = compile_config.get("loss")
         if isinstance(loss, dict) and "class_name" in loss:  # one loss object for every output
-            loss = [loss] * max(1, len(model._output_names()))
-        model.compile(optimizer=compile_config.get("optimizer") or "rmsprop", loss=loss,
-                      loss_weights=compile_config.get("loss_weights"), metrics=compile_config.get("metrics"),
-                      weighted_metrics=compile_config.get("weighted_metrics"))
+            compile_config["loss"] = [loss] * max(1, len(model._output_names()))
+        _custom_objects.compile_from_config(model, compile_config, custom_objects)
     return model
 
 

@@ -30,6 +30,17 @@ class SubclassedModel:
         raise NotImplementedError(f"Model {self.name!r}: a subclass of keras.Model defines call(inputs); a "
                                   "Functional model is made with keras.Model(inputs, outputs)")
 
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """Keras's hook for custom training logic: a subclass's override, written with
+        keras.ops, is traced into the step when the model compiles (Note [Traced losses and
+        metrics]); this default, called from an override, is the compiled loss."""
+        from nnfit.keras import _custom_objects
+        return _custom_objects.compiled_loss(self, y, y_pred, sample_weight)
+
+    def add_loss(self, loss):
+        raise NotImplementedError(f"{type(self).__name__}.add_loss: nnfit adds losses from a layer's call() (traced "
+                                  "into the step); in a model, override compute_loss(x, y, y_pred, sample_weight)")
+
     def train_step(self, data):
         """Keras's hook for a custom training step: nnfit runs the whole step in its engine."""
         raise NotImplementedError(_step_message(self, "train_step"))
@@ -101,7 +112,8 @@ def trace(model, specs, several):
     results = []
     for training in (True, False):
         saved = _state.push_names()
-        _tracing._TRACES.append({"training": training, "inference": set(), "layer": model, "inputs": tensors})
+        _tracing._TRACES.append({"training": training, "inference": set(), "layer": model, "inputs": tensors,
+                                 "losses": None})
         try:
             kwargs = {"training": training} if _tracing._takes(model.call, "training") else {}
             outputs = model.call(structured, **kwargs)

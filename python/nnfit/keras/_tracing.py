@@ -264,7 +264,7 @@ def _trace(layer, flat, inputs, args, kwargs):
         try:
             tensors = [InputLayer(batch_shape=(None,) + tuple(t.shape[1:]), dtype=t.dtype,
                                   name=f"{layer.name}_input_{i}")._nodes[0].outputs[0] for i, t in enumerate(flat)]
-            _TRACES.append({"training": training, "inference": set(), "layer": layer, "inputs": tensors})
+            _TRACES.append({"training": training, "inference": set(), "layer": layer, "inputs": tensors, "losses": []})
             structured = list(tensors) if isinstance(inputs, (list, tuple)) else tensors[0]
             call_kwargs = dict(kwargs)
             if _takes(layer.call, "training"):
@@ -282,10 +282,18 @@ def _trace(layer, flat, inputs, args, kwargs):
             if isinstance(o, LayerVariable) or not isinstance(o, _graph.KerasTensor):
                 raise TypeError(f"{where}: call() must return symbolic tensors computed from its inputs with keras.ops "
                                 f"and layers, got {o!r}")
-        graph = _graph.functional_config(f"{layer.name}_call", tensors, outs)
-        results.append((graph, trace["inference"], outs, structure))
-    (graph, inference, outs, structure), (other, _, _, _) = results
-    if _canonical(graph) != _canonical(other):
+        losses = None
+        if trace["losses"]:  # add_loss: its operations' own graph, fed by extra outputs
+            from nnfit.keras import _added_losses
+            feeds = _added_losses.feeds(trace["losses"], f"{where}: add_loss")
+            losses = _added_losses.loss_config(f"{layer.name}_losses", feeds, trace["losses"])
+            graph = _graph.functional_config(f"{layer.name}_call", tensors, outs + feeds)
+        else:
+            graph = _graph.functional_config(f"{layer.name}_call", tensors, outs)
+        results.append(({"graph": graph, "losses": losses}, trace["inference"], outs, structure))
+    (both, inference, outs, structure), (other, _, _, _) = results
+    graph, losses = both["graph"], both["losses"]
+    if _canonical(both) != _canonical(other):
         raise NotImplementedError(
             f"{where}: call() makes different graphs with training=True and training=False (it branches on "
             "`training`); nnfit traces one graph for both: pass training to sublayers (Dropout, "
@@ -294,6 +302,8 @@ def _trace(layer, flat, inputs, args, kwargs):
     trace = {"weights": [v._spec for v in layer._ordered_variables()],
              "sublayers": [[name, paths[name]] for name in _tracked_order(layer) if _in_graph(graph, name)],
              "inference_layers": sorted(inference), "graph": graph}
+    if losses is not None:
+        trace.update(losses=losses, num_outputs=len(outs))
     return trace, outs, structure
 
 

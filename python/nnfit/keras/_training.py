@@ -1,6 +1,7 @@
 """fit / evaluate / predict for nnfit.keras models: Keras's arguments turned into the
 engine's, NumPy data passed in place, and the callbacks' bridge (Python callbacks, the
 progress bar and History) the engine calls under the GIL."""
+import json
 import math
 import sys
 import time
@@ -395,7 +396,23 @@ def dataset_steps(built, steps):
     return min(n, steps) if steps and n >= 0 else (steps or max(n, 0))
 
 
-def metrics_json(metrics, outputs, what):
+def _metric_json(metric, where, shapes, weighted):
+    """One metric as the engine's reader takes it: nnfit's by name or config; a Metric
+    subclass or a metric function (wrapped in MeanMetricWrapper, as Keras does) traced for
+    (targets, predictions) shapes per sample (Note [Traced losses and metrics])."""
+    from nnfit.keras import _custom_objects
+    from nnfit.keras.metrics import MeanMetricWrapper, Metric
+    if not _custom_objects.is_custom_metric(metric):
+        return resolve(metric, "metrics", where)
+    y_shape, pred_shape = shapes
+    if isinstance(metric, Metric):
+        return json.dumps(_custom_objects.trace_metric(metric, y_shape, pred_shape, weighted=weighted))
+    wrapper = MeanMetricWrapper(metric, name=_custom_objects.loss_name(metric))
+    return json.dumps(_custom_objects.trace_metric(wrapper, y_shape, pred_shape, _custom_objects._serialized(metric),
+                                                   weighted))
+
+
+def metrics_json(metrics, outputs, what, shapes=None):
     """Keras's metrics (or weighted_metrics) as the engine's (one list for every output, one
     list per output): per output when the model has several and they come as a dict by
     output name or a list with one entry (a metric, a list of them, or None) per output, as
@@ -403,14 +420,15 @@ def metrics_json(metrics, outputs, what):
     if metrics is None:
         return [], []
 
-    def as_list(entry, where):
+    def as_list(entry, where, output=0):
         if entry is None:
             return []
         entries = entry if isinstance(entry, (list, tuple)) else [entry]
         for m in entries:
             if isinstance(m, (list, tuple, dict)):
                 raise ValueError(f"compile: {where} nests deeper than one list per output: {m!r}")
-        return [resolve(m, "metrics", where) for m in entries]
+        return [_metric_json(m, where, shapes[output] if shapes else ((), ()), what == "weighted_metrics")
+                for m in entries]
 
     if isinstance(metrics, dict):
         if len(outputs) < 2:
@@ -418,9 +436,9 @@ def metrics_json(metrics, outputs, what):
         unknown = [k for k in metrics if k not in outputs]
         if unknown:
             raise ValueError(f"compile: {what} names {unknown}, which are not outputs of the model ({outputs})")
-        return [], [as_list(metrics.get(name), f"{what}[{name!r}]") for name in outputs]
+        return [], [as_list(metrics.get(name), f"{what}[{name!r}]", i) for i, name in enumerate(outputs)]
     if not isinstance(metrics, (list, tuple)):
         raise TypeError(f"compile: {what} must be a list or a dict by output name, got {metrics!r}")
     if len(outputs) > 1 and len(metrics) == len(outputs):
-        return [], [as_list(entry, f"{what}[{i}]") for i, entry in enumerate(metrics)]
+        return [], [as_list(entry, f"{what}[{i}]", i) for i, entry in enumerate(metrics)]
     return as_list(list(metrics), what), []

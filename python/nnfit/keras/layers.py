@@ -78,6 +78,12 @@ class Layer(LayerWeights, KerasObject):
         """Keras's Layer.call: a subclass defines it (with keras.ops and layers)."""
         raise NotImplementedError(f"Layer {self.name!r} ({type(self).__name__}) has no call() method")
 
+    def add_loss(self, loss):
+        """Keras's add_loss inside call(): the value (a tensor computed with keras.ops, summed)
+        is added to the model's loss in the traced step."""
+        from nnfit.keras import _added_losses
+        _added_losses.add_loss(self, loss)
+
     def add_weight(self, shape=None, initializer=None, dtype=None, trainable=True, autocast=True, regularizer=None,
                    constraint=None, aggregation="none", overwrite_with_gradient=False, name=None):
         """Keras's add_weight: a weight of this layer, made by the engine when the model is

@@ -8,7 +8,8 @@ import json
 
 import numpy as np
 
-from nnfit.keras import _cloning, _graph, _nesting, _py_batches, _state, _subclassed, _training, _weights
+from nnfit.keras import (_cloning, _custom_objects, _graph, _nesting, _py_batches, _state, _subclassed, _training,
+                         _weights)
 from nnfit.keras._batch_methods import BatchMethods
 from nnfit.keras._cloning import clone_model  # noqa: F401  (keras.models.clone_model)
 from nnfit.keras import layers as layers_module
@@ -180,8 +181,9 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
             raise NotImplementedError("compile: run_eagerly=True is not supported by nnfit (it runs planned steps)")
         if steps_per_execution != 1:
             raise NotImplementedError("compile: steps_per_execution other than 1 is not supported by nnfit")
-        if loss is None:
-            raise ValueError("compile: nnfit needs a loss (Keras's add_loss is not supported)")
+        if loss is None and not _custom_objects.overrides_compute_loss(self):
+            raise ValueError("compile: nnfit needs a loss (or a compute_loss override); losses added with add_loss "
+                             "are added to it")
         if isinstance(optimizer, str):
             optimizer = optimizers_module.get(optimizer)
         elif isinstance(optimizer, dict):
@@ -207,11 +209,25 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
             opt_json = {"module": "keras.optimizers", "class_name": "LossScaleOptimizer",
                         "config": {"name": "loss_scale_optimizer", "inner_optimizer": opt_json,
                                    "initial_scale": 32768.0, "dynamic_growth_steps": 2000}, "registered_name": None}
-        losses = _per_output(loss, outputs, "loss")
-        weights = _per_output(loss_weights, outputs, "loss_weights") if loss_weights is not None else []
-        shared, per_output = _training.metrics_json(metrics, outputs, "metrics")
-        weighted_shared, weighted_per_output = _training.metrics_json(weighted_metrics, outputs, "weighted_metrics")
-        handle.compile(json.dumps(opt_json), [resolve(l, "losses", "loss") for l in losses],
+        pred_shapes = [tuple(s)[1:] for s in handle.output_shapes]  # without the batch axis
+        if _custom_objects.overrides_compute_loss(self):
+            if len(outputs) != 1:
+                raise NotImplementedError(f"{type(self).__name__}.compute_loss: nnfit traces compute_loss for models "
+                                          "with one output")
+            y_shape = _target_shape(_loss_json(loss, pred_shapes[0]), pred_shapes[0]) if loss is not None \
+                else pred_shapes[0]
+            losses_json = [json.dumps(_custom_objects.trace_compute_loss(self, loss, y_shape, pred_shapes[0]))]
+            weights = []
+        else:
+            losses = _per_output(loss, outputs, "loss")
+            weights = _per_output(loss_weights, outputs, "loss_weights") if loss_weights is not None else []
+            losses_json = [_loss_json(l, pred_shapes[i if len(losses) > 1 else 0]) for i, l in enumerate(losses)]
+        targets = [_target_shape(losses_json[i if len(losses_json) > 1 else 0], p) for i, p in enumerate(pred_shapes)]
+        shapes = list(zip(targets, pred_shapes))
+        shared, per_output = _training.metrics_json(metrics, outputs, "metrics", shapes)
+        weighted_shared, weighted_per_output = _training.metrics_json(weighted_metrics, outputs, "weighted_metrics",
+                                                                      shapes)
+        handle.compile(json.dumps(opt_json), losses_json,
                        [float(w) for w in weights], shared, weighted_shared, per_output, weighted_per_output)
         optimizer._model = self
 
@@ -468,6 +484,26 @@ def _exists(path):
 
 def _uses_float16(model):
     return any(getattr(l, "_policy", "") in ("mixed_float16", "float16") for l in model.layers)
+
+
+def _loss_json(loss, pred_shape):
+    """A loss as the engine's reader takes it: nnfit's by name or config, a custom one traced
+    for this output (Note [Traced losses and metrics])."""
+    if _custom_objects.is_custom_loss(loss):
+        return json.dumps(_custom_objects.trace_loss(loss, pred_shape, pred_shape))
+    return resolve(loss, "losses", "loss")
+
+
+def _target_shape(loss_json, pred_shape):
+    """The targets' shape per sample for a loss: class ids for the sparse crossentropy, else
+    the predictions' (a traced loss records its own)."""
+    loss = json.loads(loss_json)
+    if isinstance(loss, dict) and "nnfit_trace" in loss:
+        return tuple(loss["nnfit_trace"]["y_true_shape"])
+    name = loss if isinstance(loss, str) else str(loss.get("class_name", ""))
+    if name.replace("_", "").lower() == "sparsecategoricalcrossentropy":
+        return ()
+    return tuple(pred_shape)
 
 
 def _per_output(value, outputs, what):

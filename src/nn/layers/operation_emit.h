@@ -102,7 +102,12 @@ struct Emit {
   }
   int unary(const std::string& kind, int x) const { return add("unary", {x}, Attrs{{"kind", kind}}, kind); }
   int binary(const std::string& kind, int a, int b) const {
-    auto [x, y] = same_dtype(a, b);
+    // Integer operands (argmax's indices compared in a metric) compute in float32, exact
+    // below 2^24, as the engine's element-wise kernels take floating tensors.
+    const auto floating = [&](int v) {
+      return is_floating(g.desc(v).dtype) ? v : add("cast", {v}, Attrs{{"dtype", std::string("float32")}}, "cast");
+    };
+    auto [x, y] = same_dtype(floating(a), floating(b));
     return add("binary", {x, y}, Attrs{{"kind", kind}}, kind);
   }
 };

@@ -145,6 +145,7 @@ def call(module, class_name, snake, args, config=None, kwargs=None, out_dtype=No
     tensor (symbolic or array), a list of tensors, a Python number, None, Const or Index."""
     config = config or {}
     kwargs = kwargs or {}
+    args = _unwrap_variables(args)
     flat = []
     for a in args:
         flat.extend(a if isinstance(a, list) else [a])
@@ -152,6 +153,15 @@ def call(module, class_name, snake, args, config=None, kwargs=None, out_dtype=No
     if any(is_symbolic(t) for t in flat):
         return _symbolic(module, class_name, snake, args, config, kwargs, dtype)
     return _eager(module, class_name, snake, args, config, kwargs)
+
+
+def _unwrap_variables(args):
+    """A metric's variables (Note [Traced losses and metrics]) as their current values."""
+    from nnfit.keras._custom_objects import MetricVariable, unwrap_args
+    if any(isinstance(a, MetricVariable) or (isinstance(a, list) and any(isinstance(t, MetricVariable) for t in a))
+           for a in args):
+        return unwrap_args(args)
+    return args
 
 
 def _symbolic(module, class_name, snake, args, config, kwargs, dtype):
@@ -182,7 +192,15 @@ def _symbolic(module, class_name, snake, args, config, kwargs, dtype):
     node.call_args = fixed
     node.call_kwargs = kwargs
     op._nodes.append(node)
-    outputs = _graph.infer_outputs(op, node, op._output_count())
+    try:
+        outputs = _graph.infer_outputs(op, node, op._output_count())
+    except Exception as e:  # a batch-axis reduction in a layer's call feeds an add_loss
+        from nnfit.keras import _added_losses, _tracing
+        if _added_losses.BATCH_AXIS_MESSAGE not in str(e) or _tracing.current_trace() is None:
+            raise
+        outputs = _added_losses.local_outputs(
+            op, node, op._output_count(), fixed,
+            lambda arrays: eager_graph(module, class_name, snake, arrays, config, kwargs), _engine().run_operations)
     for t in outputs:
         t.dtype = dtype
     return outputs[0] if len(outputs) == 1 else outputs

@@ -1,0 +1,131 @@
+// Traced losses and metrics from their Keras JSON (src/model/keras_traced_config.h).
+#include "model/keras_traced_config.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "nnfit/model/eager_operations.h"
+
+namespace nnfit {
+
+using namespace keras_json;
+
+namespace {
+
+Shape read_shape(const Reader& r, const std::string& path, const json& obj, const char* key) {
+  const json* v = find(obj, key);
+  if (!v || !v->is_array()) r.invalid(path, std::string("\"") + key + "\" must be a list of sizes");
+  std::vector<std::int64_t> dims;
+  for (const json& d : *v) {
+    if (!d.is_number_integer() || d.get<std::int64_t>() < 0) r.invalid(path, std::string("\"") + key + "\" holds " + show(d));
+    dims.push_back(d.get<std::int64_t>());
+  }
+  return Shape(dims);
+}
+
+std::shared_ptr<const OperationGraph> read_graph(const Reader& r, const std::string& path, const json& obj,
+                                                 const char* key, const std::string& where, std::size_t inputs,
+                                                 const char* what) {
+  const json* g = find(obj, key);
+  if (!g || !g->is_object()) r.invalid(path, std::string("missing \"") + key + "\"");
+  auto graph = operation_graph_from_keras_json(g->dump(), where + ": " + path + "." + key);
+  if (graph->num_inputs() != inputs) {
+    r.invalid(path + "." + key, std::string(what) + " takes " + std::to_string(inputs) + " inputs, the graph has " +
+                                    std::to_string(graph->num_inputs()));
+  }
+  return graph;
+}
+
+std::vector<int> read_indices(const Reader& r, const std::string& path, const json& obj, const char* key,
+                              std::size_t variables) {
+  const json* v = find(obj, key);
+  if (!v || !v->is_array()) r.invalid(path, std::string("\"") + key + "\" must be a list of variable indices");
+  std::vector<int> out;
+  for (const json& i : *v) {
+    if (!i.is_number_integer() || i.get<std::int64_t>() < 0 || i.get<std::size_t>() >= variables) {
+      r.invalid(path, std::string("\"") + key + "\" holds " + show(i) + ", not a variable's index");
+    }
+    out.push_back(i.get<int>());
+  }
+  return out;
+}
+
+}  // namespace
+
+Loss traced_loss_from_keras_json(const Reader& r, const json& j, const std::string& where) {
+  const json& t = j["nnfit_trace"];
+  const std::string p = "nnfit_trace";
+  expect_object(r, p, t);
+  check_keys(r, p, t, {"name", "reduction", "y_true_shape", "graph", "weighted_graph", "keras_form"});
+  Loss loss;
+  loss.kind = "custom";
+  loss.name = get_string(r, p, t, "name", "loss");
+  loss.reduction = get_string(r, p, t, "reduction", "sum_over_batch_size");
+  static const char* const kReductions[] = {"sum_over_batch_size", "mean", "sum", "mean_with_sample_weight",
+                                            "compute_loss"};
+  if (std::none_of(std::begin(kReductions), std::end(kReductions), [&](const char* k) { return loss.reduction == k; })) {
+    r.unsupported(p, "\"reduction\" = \"" + loss.reduction + "\" is not supported",
+                  "use sum_over_batch_size (Keras's default), mean, sum or mean_with_sample_weight");
+  }
+  if (loss.reduction == "mean") loss.reduction = "sum_over_batch_size";  // Keras treats them alike
+  loss.target_shape = read_shape(r, p, t, "y_true_shape");
+  loss.traced = read_graph(r, p, t, "graph", where, 2, "a loss (y_true, y_pred)");
+  if (loss.traced->num_outputs() != 1) r.invalid(p + ".graph", "a loss's graph gives one value");
+  if (find(t, "weighted_graph")) {
+    loss.traced_weighted = read_graph(r, p, t, "weighted_graph", where, 3, "a loss (y_true, y_pred, sample_weight)");
+    if (loss.traced_weighted->num_outputs() != 1) r.invalid(p + ".weighted_graph", "a loss's graph gives one value");
+  }
+  // A compute_loss override is no object of Keras's compile_config: its file keeps what the
+  // user compiled with ("keras_form", null without a loss), and the model's class retraces it.
+  const json* form = find(t, "keras_form");
+  loss.object_json = form ? form->dump() : j.dump();
+  return loss;
+}
+
+std::shared_ptr<const TracedMetric> traced_metric_from_keras_json(const Reader& r, const json& j,
+                                                                  const std::string& where) {
+  const json& t = j["nnfit_trace"];
+  const std::string p = "nnfit_trace";
+  expect_object(r, p, t);
+  check_keys(r, p, t, {"name", "variables", "y_true_shape", "update", "updated", "update_weighted", "updated_weighted",
+                       "result"});
+  auto m = std::make_shared<TracedMetric>();
+  m->name = get_string(r, p, t, "name", std::nullopt);
+  m->object_json = j.dump();
+  m->target_shape = read_shape(r, p, t, "y_true_shape");
+  const json* vars = find(t, "variables");
+  if (!vars || !vars->is_array()) r.invalid(p, "\"variables\" must be a list");
+  for (std::size_t i = 0; i < vars->size(); ++i) {
+    const std::string vp = p + ".variables[" + std::to_string(i) + "]";
+    const json& v = (*vars)[i];
+    expect_object(r, vp, v);
+    m->variable_names.push_back(get_string(r, vp, v, "name", std::nullopt));
+    m->variable_shapes.push_back(read_shape(r, vp, v, "shape"));
+    const json* init = find(v, "initial");
+    if (!init || !init->is_array() || init->size() != static_cast<std::size_t>(m->variable_shapes.back().numel())) {
+      r.invalid(vp, "\"initial\" must hold one number per element of the variable");
+    }
+    std::vector<double> values;
+    for (const json& x : *init) {
+      if (!x.is_number()) r.invalid(vp, "\"initial\" holds " + show(x));
+      values.push_back(x.get<double>());
+    }
+    m->initial.push_back(std::move(values));
+  }
+  const std::size_t n = m->variable_shapes.size();
+  m->update = read_graph(r, p, t, "update", where, 2 + n, "update_state (y_true, y_pred, variables...)");
+  m->updated = read_indices(r, p, t, "updated", n);
+  if (find(t, "update_weighted")) {  // absent: update_state takes no sample_weight
+    m->update_weighted =
+        read_graph(r, p, t, "update_weighted", where, 3 + n, "update_state (y_true, y_pred, sample_weight, variables...)");
+    m->updated_weighted = read_indices(r, p, t, "updated_weighted", n);
+    if (m->update_weighted->num_outputs() != m->updated_weighted.size()) {
+      r.invalid(p, "update_state's graphs give one value per updated variable");
+    }
+  }
+  if (m->update->num_outputs() != m->updated.size()) r.invalid(p, "update_state's graphs give one value per updated variable");
+  m->result = read_graph(r, p, t, "result", where, n, "result (variables...)");
+  return m;
+}
+
+}  // namespace nnfit
