@@ -44,6 +44,23 @@ std::vector<Tensor> weight_values(const py::sequence& values) {
   return out;
 }
 
+// A weight's values (float32 from weight_values) in the weight's own dtype: Normalization's
+// count is an integer, as Keras's, and set_weights gives it back as a number.
+Tensor as_weight_dtype(const Tensor& values, DType dtype, const std::string& layer) {
+  if (dtype == DType::f32) return values;
+  if (dtype != DType::i64 && dtype != DType::i32) {
+    throw py::type_error("Layer " + layer + ": weights of dtype " + std::string(dtype_name(dtype)) +
+                         " cannot be set from Python");
+  }
+  Tensor t = Tensor::uninitialized(values.shape(), dtype);
+  const float* src = values.data<float>();
+  for (std::int64_t k = 0; k < values.numel(); ++k) {
+    if (dtype == DType::i64) t.data<std::int64_t>()[k] = static_cast<std::int64_t>(src[k]);
+    else t.data<std::int32_t>()[k] = static_cast<std::int32_t>(src[k]);
+  }
+  return t;
+}
+
 Layer& layer_named(const Model& m, const std::string& name) {
   Layer* l = m.get_layer(name);
   if (!l) throw py::value_error("No such layer: " + name);
@@ -179,8 +196,7 @@ void define_model(py::module_& m) {
              }
              for (std::size_t i = 0; i < v.size(); ++i) {
                Tensor& dst = weights[i]->value;
-               if (dst.dtype() != DType::f32) throw py::type_error("Layer " + name + ": weights other than float32");
-               h.get().write_tensor(dst, v[i]);  // a copy into device memory on a GPU
+               h.get().write_tensor(dst, as_weight_dtype(v[i], dst.dtype(), name));  // into device memory on a GPU
              }
            })
       // Keras's layer.trainable, applied at the next compile (as Keras's takes effect then).

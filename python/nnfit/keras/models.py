@@ -438,14 +438,12 @@ def _finish(history, bridge, result):
 
 
 def _graph_layers(outputs):
-    """The model's layers in graph order (Keras's Functional.layers: operations are nodes of
-    the graph, not layers)."""
+    """The model's layers in Keras's order (_graph._keras_layer_order; Keras's
+    Functional.layers: operations are nodes of the graph, not layers)."""
     from nnfit.keras.ops._operation import Operation
-    layers = []
-    for node in _graph._collect(outputs):
-        if node.layer not in layers and not isinstance(node.layer, Operation):
-            layers.append(node.layer)
-    return layers
+    reached = {node.layer for node in _graph._collect(outputs)}
+    return [layer for layer in _graph._keras_layer_order([], outputs)
+            if layer in reached and not isinstance(layer, Operation)]
 
 
 def _exists(path):
