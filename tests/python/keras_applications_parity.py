@@ -62,6 +62,7 @@ SCRIPT = textwrap.dedent("""
                 mean, var, count = layer.get_weights()
                 layer.set_weights([rng.uniform(0.3, 0.6, mean.shape).astype("float32"),
                                    rng.uniform(0.05, 0.1, var.shape).astype("float32"), count])
+                layer.finalize_state()  # Keras computes with set statistics from then on (as after a load)
 
     out = {}
     for i, (name, kwargs) in enumerate(CASES):
@@ -74,7 +75,7 @@ SCRIPT = textwrap.dedent("""
             randomize_statistics(model, np.random.default_rng(i))
             model.save_weights(path)
         x = np.random.default_rng(100 + i).uniform(-1, 1, (2,) + kwargs["input_shape"]).astype("float32")
-        y = np.asarray(model.predict(x, batch_size=2, verbose=0))
+        y = np.asarray(model(x, training=False))  # eager in Keras: no tf.function to trace
         out[name] = {"params": int(model.count_params()), "summary": summary(model), "name": model.name,
                      "layers": len(model.layers), "shape": list(y.shape), "predictions": y.ravel().tolist()}
 
@@ -134,6 +135,40 @@ CASES = ("MobileNetV2", "ResNet50", "ResNet101", "EfficientNetB0", "VGG16", "Den
 TOLERANCE = 1e-4  # of the largest output's magnitude
 
 
+def logical_rows(lines):
+    """The summary's rows as (name (type), output shape, params, connections), whatever the
+    wrapping: Keras's table (rich) wraps a long cell onto continuation rows, whose params
+    cell is empty, and joins a layer's connections with ", "; nnfit's puts each connection
+    on a row of its own and never wraps. A cell Keras cut short ends with an ellipsis."""
+    rows = []
+    for cells in table_rows(lines):
+        if len(cells) < 3 or cells[0] in ("Total params", "Trainable params", "Non-trainable params"):
+            continue
+        cells = list(cells) + [""] * (4 - len(cells))
+        if cells[2] == "" and rows:
+            last = rows[-1]
+            for k in (0, 1):
+                if cells[k]:
+                    last[k] = (last[k] + " " + cells[k]).strip()
+            last[3] += " " + cells[3]
+        else:
+            rows.append(list(cells))
+    return [(r[0], r[1], r[2], tuple(c.rstrip(",") for c in r[3].split())) for r in rows]
+
+
+def same_cell(got, ref):
+    return got == ref or (ref.endswith("\u2026") and got.startswith(ref[:-1]))
+
+
+def same_row(got, ref):
+    return (same_cell(got[0], ref[0]) and same_cell(got[1], ref[1]) and got[2] == ref[2] and
+            len(got[3]) == len(ref[3]) and all(same_cell(g, r) for g, r in zip(got[3], ref[3])))
+
+
+def totals(lines):
+    return [r for r in table_rows(lines) if r[0] in ("Total params", "Trainable params", "Non-trainable params")]
+
+
 def relative_difference(got, ref):
     got, ref = np.asarray(got, dtype=np.float64), np.asarray(ref, dtype=np.float64)
     return float(np.max(np.abs(got - ref)) / max(np.max(np.abs(ref)), 1e-30))
@@ -146,11 +181,14 @@ def compare(keras_out, nnfit_out):
         for key in ("params", "name", "layers", "shape"):
             if got[key] != ref[key]:
                 failures.append(f"{name}: {key} nnfit {got[key]}, Keras {ref[key]}")
-        rows_ref, rows_got = table_rows(ref["summary"]), table_rows(got["summary"])
-        if rows_got != rows_ref:
-            diff = [(g, r) for g, r in zip(rows_got, rows_ref) if g != r][:5]
+        rows_ref, rows_got = logical_rows(ref["summary"]), logical_rows(got["summary"])
+        diff = [(g, r) for g, r in zip(rows_got, rows_ref) if not same_row(g, r)][:3]
+        if len(rows_got) != len(rows_ref) or diff or totals(got["summary"]) != totals(ref["summary"]):
             failures.append(f"{name}: summary tables differ ({len(rows_got)} rows, Keras {len(rows_ref)}); "
+                            f"totals {totals(got['summary'])}, Keras {totals(ref['summary'])}; "
                             f"first differences (nnfit, Keras): {diff}")
+        if ("Connected to" in "".join(got["summary"])) != ("Connected to" in "".join(ref["summary"])):
+            failures.append(f"{name}: the summary's Connected to column: nnfit and Keras differ")
         rel = relative_difference(got["predictions"], ref["predictions"]) if got["shape"] == ref["shape"] else 1.0
         if not rel <= TOLERANCE:
             failures.append(f"{name}: predictions differ by {rel:.2e} of the largest output (tolerance {TOLERANCE})")
@@ -174,6 +212,7 @@ def compare(keras_out, nnfit_out):
 def main():
     with tempfile.TemporaryDirectory(prefix="nnfit_apps_parity_") as folder:
         os.environ["NNFIT_APPS_PARITY_DIR"] = folder
+        os.environ["COLUMNS"] = "200"  # Keras's summary at its full width (it narrows to the terminal's)
         keras_out, nnfit_out = parity_runs.run_both(SCRIPT, sys.argv, timeout=900)
     failures = compare(keras_out, nnfit_out)
     if failures:

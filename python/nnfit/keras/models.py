@@ -415,7 +415,7 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
         filepath = str(filepath)
         if not overwrite and _exists(filepath):
             raise FileExistsError(filepath)
-        self._handle_or_build().save_weights(filepath)
+        self._with_weights().save_weights(filepath)  # Keras saves an uncompiled model's weights too
 
     def load_weights(self, filepath, skip_mismatch=False):
         if skip_mismatch:
