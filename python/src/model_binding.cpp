@@ -69,8 +69,11 @@ Layer& layer_named(const Model& m, const std::string& name) {
 
 // Keras's layer.weights: every weight the layer uses, but for a traced Layer subclass the
 // variables Keras gives it (its add_weight's and its sublayers'), not its operations' constants.
+// A layer whose weights are all constants (no saved weights: an operation, a Rescaling per
+// channel, a Normalization given its statistics) has no Keras variables either.
 std::vector<Weight*> keras_weights(Layer& l) {
-  return dynamic_cast<TracedLayer*>(&l) ? l.saved_weights() : l.all_weights();
+  std::vector<Weight*> saved = l.saved_weights();
+  return dynamic_cast<TracedLayer*>(&l) || saved.empty() ? saved : l.all_weights();
 }
 
 // Metric objects as Keras's JSON, named in errors by their place ("metrics[1]", "metrics[0][1]").

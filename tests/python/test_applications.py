@@ -123,6 +123,7 @@ def test_weights_argument_errors(keras_home):
      "mobilenet_v2_weights_tf_dim_ordering_tf_kernels_1.0_96_no_top.h5"),
     ("ResNet50", {}, "resnet50_weights_tf_dim_ordering_tf_kernels.h5"),
     ("VGG16", {"include_top": False, "input_shape": (64, 64, 3)}, "vgg16_weights_tf_dim_ordering_tf_kernels_notop.h5"),
+    ("EfficientNetB0", {}, "efficientnetb0.h5"),
     ("DenseNet121", {"include_top": False, "input_shape": (64, 64, 3)},
      "densenet121_weights_tf_dim_ordering_tf_kernels_notop.h5"),
     ("Xception", {}, "xception_weights_tf_dim_ordering_tf_kernels.h5"),
@@ -144,6 +145,60 @@ def test_imagenet_reads_keras_cache(keras_home):
     model = applications.MobileNetV2(weights="imagenet", include_top=False, input_shape=(96, 96, 3))
     for a, b in zip(source.get_weights(), model.get_weights()):
         np.testing.assert_array_equal(a, b)
+
+
+def test_efficientnet_imagenet_variant_rescales_per_channel(keras_home):
+    keras.utils.set_random_seed(4)
+    source = applications.EfficientNetB0(weights=None, include_top=False, input_shape=(32, 32, 3), pooling="avg")
+    source.save_weights(str(keras_home / "models" / "efficientnetb0_notop.h5"))
+    model = applications.EfficientNetB0(weights="imagenet", include_top=False, input_shape=(32, 32, 3),
+                                        pooling="avg")
+    # Keras's ImageNet variant: Normalization, then a Rescaling by 1/sqrt(stddev) per channel.
+    kinds = [type(l).__name__ for l in model.layers[:4]]
+    assert kinds == ["InputLayer", "Rescaling", "Normalization", "Rescaling"]
+    np.testing.assert_allclose(model.layers[3].get_config()["scale"], 1 / np.sqrt([0.229, 0.224, 0.225]))
+    assert [type(l).__name__ for l in source.layers[:4]] == ["InputLayer", "Rescaling", "Normalization",
+                                                             "ZeroPadding2D"]
+    assert model.count_params() == source.count_params()
+    assert model.layers[3].get_weights() == []  # constants, not Keras variables
+    for layer in source.layers:  # by layer: the two models' unnamed layers are numbered apart
+        if layer.name.startswith(("input_layer", "rescaling", "normalization")):
+            continue
+        for a, b in zip(layer.get_weights(), model.get_layer(layer.name).get_weights()):
+            np.testing.assert_array_equal(a, b)
+    for a, b in zip(source.layers[2].get_weights(), model.layers[2].get_weights()):  # Normalization
+        np.testing.assert_array_equal(a, b)
+
+
+def test_legacy_h5_matches_layers_by_order_and_name_but_for_keras_numbering(tmp_path):
+    def model(first, second):
+        inputs = keras.Input((4,))
+        return keras.Model(inputs, layers.Dense(2, name=second)(layers.Dense(3, name=first)(inputs)))
+
+    source = model("normalization", "dense_7")
+    path = str(tmp_path / "legacy.h5")
+    source.save_weights(path)
+    renumbered = model("normalization_3", "dense_2")  # Keras's automatic numbering of unnamed layers
+    renumbered.load_weights(path)
+    for a, b in zip(source.get_weights(), renumbered.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(OSError, match="the file's layer 'normalization' is in the place of the model's 'other'"):
+        model("other", "dense_7").load_weights(path)
+
+
+def test_rescaling_per_channel(tmp_path):
+    inputs = keras.Input((2, 2, 3))
+    model = keras.Model(inputs, layers.Rescaling([1.0, 2.0, 3.0], offset=[0.0, 1.0, -1.0], name="rs")(inputs))
+    x = np.random.default_rng(0).normal(size=(2, 2, 2, 3)).astype("float32")
+    np.testing.assert_allclose(model.predict(x, verbose=0), x * [1.0, 2.0, 3.0] + [0.0, 1.0, -1.0], rtol=1e-6)
+    assert model.count_params() == 0 and model.get_layer("rs").get_weights() == []
+    path = str(tmp_path / "rs.keras")
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    assert loaded.get_layer("rs").get_config()["scale"] == [1.0, 2.0, 3.0]
+    np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+    with pytest.raises(ValueError, match=r"rs2\): Rescaling's scale holds 2 values.*one per channel"):
+        keras.Model(inputs, layers.Rescaling([1.0, 2.0], name="rs2")(inputs))
 
 
 def test_decode_predictions(keras_home):
