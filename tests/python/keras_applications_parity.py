@@ -10,6 +10,8 @@ every weight of the file matters. Also: each family's preprocess_input on arrays
 symbolic tensors inside a model, and the transfer-learning guide's pattern (a frozen
 MobileNetV2 base from the file, trained on top: the base unchanged bit for bit; unfrozen and
 recompiled with a low rate: the base changes), compared as facts between the two.
+NNFIT_APPS_PARITY_FULL=1 runs the seven at Keras's defaults instead (include_top, 1000
+classes, 224x224 or Xception's 299x299): a few minutes, on demand.
 
 usage: keras_applications_parity.py KERAS_PYTHON [NNFIT_PYTHON]
 """
@@ -41,6 +43,9 @@ SCRIPT = textwrap.dedent("""
         ("DenseNet121", dict(input_shape=(32, 32, 3), classes=10)),
         ("Xception", dict(include_top=False, input_shape=(71, 71, 3), pooling="avg")),
     ]
+    if os.environ.get("NNFIT_APPS_PARITY_FULL"):  # on demand: Keras's defaults, ImageNet's sizes
+        CASES = [(name, dict(input_shape=(299, 299, 3) if name == "Xception" else (224, 224, 3)))
+                 for name, _ in CASES]
 
     def summary(model):
         lines = []
