@@ -10,8 +10,10 @@ every weight of the file matters. Also: each family's preprocess_input on arrays
 symbolic tensors inside a model, and the transfer-learning guide's pattern (a frozen
 MobileNetV2 base from the file, trained on top: the base unchanged bit for bit; unfrozen and
 recompiled with a low rate: the base changes), compared as facts between the two.
-NNFIT_APPS_PARITY_FULL=1 runs the seven at Keras's defaults instead (include_top, 1000
-classes, 224x224 or Xception's 299x299): a few minutes, on demand.
+On demand: NNFIT_APPS_PARITY_MORE=1 runs the other architectures nnfit has (MobileNet,
+ResNet50V2, VGG19, InceptionV3, ResNet152, DenseNet201, EfficientNetB3) in place of the
+seven, and NNFIT_APPS_PARITY_FULL=1 runs them at Keras's defaults (include_top, 1000 classes,
+224x224, or 299x299 for Xception and InceptionV3).
 
 usage: keras_applications_parity.py KERAS_PYTHON [NNFIT_PYTHON]
 """
@@ -43,8 +45,19 @@ SCRIPT = textwrap.dedent("""
         ("DenseNet121", dict(input_shape=(32, 32, 3), classes=10)),
         ("Xception", dict(include_top=False, input_shape=(71, 71, 3), pooling="avg")),
     ]
+    MORE = [  # the other architectures nnfit has, on demand
+        ("MobileNet", dict(input_shape=(32, 32, 3), classes=10)),
+        ("ResNet50V2", dict(include_top=False, input_shape=(32, 32, 3), pooling="avg")),
+        ("VGG19", dict(input_shape=(32, 32, 3), classes=10, classifier_activation=None)),
+        ("InceptionV3", dict(include_top=False, input_shape=(75, 75, 3), pooling="max")),
+        ("ResNet152", dict(include_top=False, input_shape=(32, 32, 3))),
+        ("DenseNet201", dict(include_top=False, input_shape=(32, 32, 3), pooling="avg")),
+        ("EfficientNetB3", dict(input_shape=(32, 32, 3), classes=10)),
+    ]
+    if os.environ.get("NNFIT_APPS_PARITY_MORE"):
+        CASES = MORE
     if os.environ.get("NNFIT_APPS_PARITY_FULL"):  # on demand: Keras's defaults, ImageNet's sizes
-        CASES = [(name, dict(input_shape=(299, 299, 3) if name == "Xception" else (224, 224, 3)))
+        CASES = [(name, dict(input_shape=(299, 299, 3) if name in ("Xception", "InceptionV3") else (224, 224, 3)))
                  for name, _ in CASES]
 
     def summary(model):
@@ -57,12 +70,11 @@ SCRIPT = textwrap.dedent("""
         # make every one of its four weights count.
         for layer in model.layers:
             kind = type(layer).__name__
-            if kind == "BatchNormalization":
-                gamma, beta, mean, var = layer.get_weights()
-                layer.set_weights([rng.uniform(0.5, 1.5, gamma.shape).astype("float32"),
-                                   rng.normal(0, 0.1, beta.shape).astype("float32"),
-                                   rng.normal(0, 0.1, mean.shape).astype("float32"),
-                                   rng.uniform(0.5, 1.5, var.shape).astype("float32")])
+            if kind == "BatchNormalization":  # [gamma] [beta] mean variance, as center and scale say
+                config, weights = layer.get_config(), layer.get_weights()
+                draws = (["gamma"] if config["scale"] else []) + (["beta"] if config["center"] else []) + ["mean", "var"]
+                layer.set_weights([rng.uniform(0.5, 1.5, w.shape).astype("float32") if d in ("gamma", "var") else
+                                   rng.normal(0, 0.1, w.shape).astype("float32") for d, w in zip(draws, weights)])
             elif kind == "Normalization":
                 mean, var, count = layer.get_weights()
                 layer.set_weights([rng.uniform(0.3, 0.6, mean.shape).astype("float32"),
@@ -87,7 +99,8 @@ SCRIPT = textwrap.dedent("""
     # preprocess_input: on arrays, and on symbolic tensors inside a model.
     image = np.random.default_rng(7).uniform(0, 255, (2, 8, 8, 3)).astype("float32")
     pre = {}
-    for family in ("mobilenet_v2", "resnet", "resnet50", "efficientnet", "vgg16", "densenet", "xception"):
+    for family in ("mobilenet", "mobilenet_v2", "resnet", "resnet50", "resnet_v2", "efficientnet", "vgg16", "vgg19",
+                   "densenet", "inception_v3", "xception"):
         module = getattr(apps, family)
         pre[family] = {"array": module.preprocess_input(image.copy()).ravel().tolist()}
         if family != "efficientnet":  # the identity: a model of no layers
@@ -136,7 +149,6 @@ SCRIPT = textwrap.dedent("""
     print("PARITY " + json.dumps(out))
 """)
 
-CASES = ("MobileNetV2", "ResNet50", "ResNet101", "EfficientNetB0", "VGG16", "DenseNet121", "Xception")
 TOLERANCE = 1e-4  # of the largest output's magnitude
 
 
@@ -181,7 +193,7 @@ def relative_difference(got, ref):
 
 def compare(keras_out, nnfit_out):
     failures = []
-    for name in CASES:
+    for name in [k for k in keras_out if k not in ("preprocess_input", "transfer")]:
         ref, got = keras_out[name], nnfit_out[name]
         for key in ("params", "name", "layers", "shape"):
             if got[key] != ref[key]:

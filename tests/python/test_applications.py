@@ -20,17 +20,23 @@ from nnfit.keras.applications import imagenet_utils
 KERAS_SIGNATURES = {
     "MobileNetV2": "(input_shape=None, alpha=1.0, include_top=True, weights='imagenet', input_tensor=None, "
                    "pooling=None, classes=1000, classifier_activation='softmax', name=None)",
+    "MobileNet": "(input_shape=None, alpha=1.0, depth_multiplier=1, dropout=0.001, include_top=True, "
+                 "weights='imagenet', input_tensor=None, pooling=None, classes=1000, classifier_activation='softmax', "
+                 "name=None)",
 }
 for _name, _model_name in (("ResNet50", "resnet50"), ("ResNet101", "resnet101"), ("EfficientNetB0", "efficientnetb0"),
-                           ("VGG16", "vgg16"), ("DenseNet121", "densenet121"), ("Xception", "xception")):
+                           ("VGG16", "vgg16"), ("DenseNet121", "densenet121"), ("Xception", "xception"),
+                           ("ResNet50V2", "resnet50v2"), ("VGG19", "vgg19"), ("InceptionV3", "inception_v3")):
     KERAS_SIGNATURES[_name] = ("(include_top=True, weights='imagenet', input_tensor=None, input_shape=None, "
                                f"pooling=None, classes=1000, classifier_activation='softmax', name='{_model_name}')")
 
 # Keras 3.15.1's count_params() with weights=None and every other argument at its default.
 KERAS_PARAMS = {"MobileNetV2": 3538984, "ResNet50": 25636712, "ResNet101": 44707176, "EfficientNetB0": 5330571,
-                "VGG16": 138357544, "DenseNet121": 8062504, "Xception": 22910480}
+                "VGG16": 138357544, "DenseNet121": 8062504, "Xception": 22910480, "MobileNet": 4253864,
+                "ResNet50V2": 25613800, "InceptionV3": 23851784}
 
-FAMILIES = ("mobilenet_v2", "resnet", "resnet50", "efficientnet", "vgg16", "densenet", "xception")
+FAMILIES = ("mobilenet", "mobilenet_v2", "resnet", "resnet50", "resnet_v2", "efficientnet", "vgg16", "vgg19",
+            "densenet", "inception_v3", "xception")
 
 
 @pytest.fixture
@@ -233,7 +239,8 @@ def test_preprocess_input_modes():
     np.testing.assert_allclose(model.predict(x, verbose=0), caffe, rtol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["VGG19", "InceptionV3", "ResNet50V2", "ConvNeXtTiny", "MobileNetV3Small"])
+@pytest.mark.parametrize("name", ["ConvNeXtTiny", "MobileNetV3Small", "NASNetMobile", "InceptionResNetV2",
+                                  "EfficientNetV2B0"])
 def test_architectures_not_ported_say_so(name):
     with pytest.raises(NotImplementedError, match=f"keras.applications.{name} is not ported to nnfit"):
         getattr(applications, name)(weights=None)
