@@ -1,7 +1,7 @@
 """nnfit.keras: Keras 3's API on nnfit's engine. ``from nnfit import keras`` in place of
 ``import keras``: the same classes, arguments and defaults, trained by nnfit."""
-from nnfit.keras import (activations, applications, backend, callbacks, initializers, layers, losses,  # noqa: F401
-                         metrics, mixed_precision, models, ops, optimizers, regularizers, saving, utils)
+from nnfit.keras import (activations, backend, callbacks, initializers, layers, losses, metrics,  # noqa: F401
+                         mixed_precision, models, ops, optimizers, regularizers, saving, utils)
 from nnfit.keras._graph import KerasTensor  # noqa: F401
 from nnfit.keras.layers import Input, InputLayer, Layer  # noqa: F401
 from nnfit.keras.models import Model, Sequential  # noqa: F401
@@ -38,3 +38,12 @@ def device(device_name):
             _state.pop_device()
 
     return scope()
+
+
+def __getattr__(name):
+    """keras.applications on first use: its nearly 5,000 lines of architectures would double the
+    time `from nnfit import keras` takes."""
+    if name == "applications":
+        import importlib
+        return importlib.import_module("nnfit.keras.applications")
+    raise AttributeError(f"module 'nnfit.keras' has no attribute {name!r}")
