@@ -1,6 +1,9 @@
 // Building models from Keras JSON, their weights and files.
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <set>
+
 #include "arrays.h"
 #include "binding.h"
 #include "nnfit/core/dtype.h"
@@ -61,6 +64,11 @@ Tensor as_weight_dtype(const Tensor& values, DType dtype, const std::string& lay
   return t;
 }
 
+// Keras's model.get_weights / set_weights: every weight of model.weights() but those of
+// layers made of constants only (keras_weights: a Rescaling per channel, a Normalization
+// given its statistics), which Keras's layers do not hold as variables.
+std::vector<bool> keras_visible(const Model& m);
+
 Layer& layer_named(const Model& m, const std::string& name) {
   Layer* l = m.get_layer(name);
   if (!l) throw py::value_error("No such layer: " + name);
@@ -74,6 +82,18 @@ Layer& layer_named(const Model& m, const std::string& name) {
 std::vector<Weight*> keras_weights(Layer& l) {
   std::vector<Weight*> saved = l.saved_weights();
   return dynamic_cast<TracedLayer*>(&l) || saved.empty() ? saved : l.all_weights();
+}
+
+std::vector<bool> keras_visible(const Model& m) {
+  std::set<const Weight*> hidden;
+  for (const auto& l : m.layers()) {
+    if (keras_weights(*l).empty()) {
+      for (Weight* w : l->all_weights()) hidden.insert(w);
+    }
+  }
+  std::vector<bool> out;
+  for (const Weight* w : m.weights()) out.push_back(hidden.count(w) == 0);
+  return out;
 }
 
 // Metric objects as Keras's JSON, named in errors by their place ("metrics[1]", "metrics[0][1]").
@@ -170,8 +190,30 @@ void define_model(py::module_& m) {
       .def_property_readonly("output_shapes", [](const ModelHandle& h) { return specs(h.get().output_shapes()); })
       .def_property_readonly("output_names", [](const ModelHandle& h) { return h.get().output_names(); })
       .def("count_params", [](const ModelHandle& h) { return h.get().count_params(); })
-      .def("get_weights", [](const ModelHandle& h) { return arrays(h.get().get_weights()); })
-      .def("set_weights", [](ModelHandle& h, const py::sequence& v) { h.get().set_weights(weight_values(v)); })
+      .def("get_weights",
+           [](const ModelHandle& h) {
+             std::vector<Tensor> all = h.get().get_weights(), out;
+             const std::vector<bool> visible = keras_visible(h.get());
+             for (std::size_t i = 0; i < all.size(); ++i) {
+               if (visible[i]) out.push_back(std::move(all[i]));
+             }
+             return arrays(out);
+           })
+      .def("set_weights",
+           [](ModelHandle& h, const py::sequence& v) {
+             std::vector<Tensor> given = weight_values(v), all = h.get().get_weights();
+             const std::vector<Weight*> ws = h.get().weights();
+             const std::vector<bool> visible = keras_visible(h.get());
+             const auto expected = static_cast<std::size_t>(std::count(visible.begin(), visible.end(), true));
+             if (given.size() != expected) {
+               throw py::value_error("model '" + h.get().name() + "' has " + std::to_string(expected) +
+                                     " weights, got " + std::to_string(given.size()) + " values");
+             }
+             for (std::size_t i = 0, k = 0; i < all.size(); ++i) {
+               if (visible[i]) all[i] = as_weight_dtype(given[k++], ws[i]->value.dtype(), ws[i]->name);
+             }
+             h.get().set_weights(all);
+           })
       .def("layer_names", [](const ModelHandle& h) {
         std::vector<std::string> out;
         for (const auto& l : h.get().layers()) out.push_back(l->name());

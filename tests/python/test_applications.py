@@ -174,6 +174,10 @@ def test_efficientnet_imagenet_variant_rescales_per_channel(keras_home):
             np.testing.assert_array_equal(a, b)
     for a, b in zip(source.layers[2].get_weights(), model.layers[2].get_weights()):  # Normalization
         np.testing.assert_array_equal(a, b)
+    # model.get_weights is Keras's too: no entries for the Rescaling's constants.
+    assert len(model.get_weights()) == len(source.get_weights()) == len(model.weights)
+    for a, b in zip(source.get_weights(), model.get_weights()):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_legacy_h5_matches_layers_by_order_and_name_but_for_keras_numbering(tmp_path):
@@ -319,3 +323,12 @@ def test_normalization_count_is_set_with_the_other_weights():
     x = np.full((1, 32, 32, 3), 255.0, dtype="float32")
     np.testing.assert_allclose(sub.predict(x, verbose=0), np.full((1, 32, 32, 3), (1.0 - 0.5) / 0.5), rtol=1e-6)
     assert int(norm.get_weights()[2]) == 12
+    # The whole model's weights round-trip, the integer count among them (Keras's int64).
+    weights = model.get_weights()
+    weights[1] = np.full_like(weights[1], 0.75)  # the normalization's variance
+    model.set_weights(weights)
+    again = model.get_weights()
+    assert again[2].dtype == np.int64 and int(again[2]) == 12
+    np.testing.assert_array_equal(again[1], np.full(3, 0.75, "float32"))
+    with pytest.raises(ValueError, match=f"model '{model.name}' has {len(weights)} weights, got 1 values"):
+        model.set_weights(weights[:1])
