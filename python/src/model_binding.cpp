@@ -1,6 +1,9 @@
 // Building models from Keras JSON, their weights and files.
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <set>
+
 #include "arrays.h"
 #include "binding.h"
 #include "nnfit/core/dtype.h"
@@ -47,6 +50,28 @@ std::vector<Tensor> weight_values(const py::sequence& values) {
   return out;
 }
 
+// A weight's values (float32 from weight_values) in the weight's own dtype: Normalization's
+// count is an integer, as Keras's, and set_weights gives it back as a number.
+Tensor as_weight_dtype(const Tensor& values, DType dtype, const std::string& layer) {
+  if (dtype == DType::f32) return values;
+  if (dtype != DType::i64 && dtype != DType::i32) {
+    throw py::type_error("Layer " + layer + ": weights of dtype " + std::string(dtype_name(dtype)) +
+                         " cannot be set from Python");
+  }
+  Tensor t = Tensor::uninitialized(values.shape(), dtype);
+  const float* src = values.data<float>();
+  for (std::int64_t k = 0; k < values.numel(); ++k) {
+    if (dtype == DType::i64) t.data<std::int64_t>()[k] = static_cast<std::int64_t>(src[k]);
+    else t.data<std::int32_t>()[k] = static_cast<std::int32_t>(src[k]);
+  }
+  return t;
+}
+
+// Keras's model.get_weights / set_weights: every weight of model.weights() but those of
+// layers made of constants only (keras_weights: a Rescaling per channel, a Normalization
+// given its statistics), which Keras's layers do not hold as variables.
+std::vector<bool> keras_visible(const Model& m);
+
 Layer& layer_named(const Model& m, const std::string& name) {
   Layer* l = m.get_layer(name);
   if (!l) throw py::value_error("No such layer: " + name);
@@ -55,8 +80,23 @@ Layer& layer_named(const Model& m, const std::string& name) {
 
 // Keras's layer.weights: every weight the layer uses, but for a traced Layer subclass the
 // variables Keras gives it (its add_weight's and its sublayers'), not its operations' constants.
+// A layer whose weights are all constants (no saved weights: an operation, a Rescaling per
+// channel, a Normalization given its statistics) has no Keras variables either.
 std::vector<Weight*> keras_weights(Layer& l) {
-  return dynamic_cast<TracedLayer*>(&l) ? l.saved_weights() : l.all_weights();
+  std::vector<Weight*> saved = l.saved_weights();
+  return dynamic_cast<TracedLayer*>(&l) || saved.empty() ? saved : l.all_weights();
+}
+
+std::vector<bool> keras_visible(const Model& m) {
+  std::set<const Weight*> hidden;
+  for (const auto& l : m.layers()) {
+    if (keras_weights(*l).empty()) {
+      for (Weight* w : l->all_weights()) hidden.insert(w);
+    }
+  }
+  std::vector<bool> out;
+  for (const Weight* w : m.weights()) out.push_back(hidden.count(w) == 0);
+  return out;
 }
 
 // Metric objects as Keras's JSON, named in errors by their place ("metrics[1]", "metrics[0][1]").
@@ -165,8 +205,30 @@ void define_model(py::module_& m) {
              d["arena_bytes"] = st.arena_bytes;
              return d;
            })
-      .def("get_weights", [](const ModelHandle& h) { return arrays(h.get().get_weights()); })
-      .def("set_weights", [](ModelHandle& h, const py::sequence& v) { h.get().set_weights(weight_values(v)); })
+      .def("get_weights",
+           [](const ModelHandle& h) {
+             std::vector<Tensor> all = h.get().get_weights(), out;
+             const std::vector<bool> visible = keras_visible(h.get());
+             for (std::size_t i = 0; i < all.size(); ++i) {
+               if (visible[i]) out.push_back(std::move(all[i]));
+             }
+             return arrays(out);
+           })
+      .def("set_weights",
+           [](ModelHandle& h, const py::sequence& v) {
+             std::vector<Tensor> given = weight_values(v), all = h.get().get_weights();
+             const std::vector<Weight*> ws = h.get().weights();
+             const std::vector<bool> visible = keras_visible(h.get());
+             const auto expected = static_cast<std::size_t>(std::count(visible.begin(), visible.end(), true));
+             if (given.size() != expected) {
+               throw py::value_error("model '" + h.get().name() + "' has " + std::to_string(expected) +
+                                     " weights, got " + std::to_string(given.size()) + " values");
+             }
+             for (std::size_t i = 0, k = 0; i < all.size(); ++i) {
+               if (visible[i]) all[i] = as_weight_dtype(given[k++], ws[i]->value.dtype(), ws[i]->name);
+             }
+             h.get().set_weights(all);
+           })
       .def("layer_names", [](const ModelHandle& h) {
         std::vector<std::string> out;
         for (const auto& l : h.get().layers()) out.push_back(l->name());
@@ -194,8 +256,7 @@ void define_model(py::module_& m) {
              }
              for (std::size_t i = 0; i < v.size(); ++i) {
                Tensor& dst = weights[i]->value;
-               if (dst.dtype() != DType::f32) throw py::type_error("Layer " + name + ": weights other than float32");
-               h.get().write_tensor(dst, v[i]);  // a copy into device memory on a GPU
+               h.get().write_tensor(dst, as_weight_dtype(v[i], dst.dtype(), name));  // into device memory on a GPU
              }
            })
       // Keras's layer.trainable, applied at the next compile (as Keras's takes effect then).

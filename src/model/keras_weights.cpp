@@ -331,6 +331,19 @@ void write_legacy_weights(io::H5File& file, const std::string& group, const Mode
   file.set_string_attr(root, "keras_version", "2.15.0");
 }
 
+namespace {
+
+// Keras numbers an unnamed layer per session ("normalization_3" when three came before), so
+// the file's and the model's names of one layer may differ by that number alone: Keras
+// matches by order and loads such a file (EfficientNet's unnamed Normalization).
+std::string without_auto_number(const std::string& name) {
+  const std::size_t cut = name.find_last_not_of("0123456789");
+  if (cut == std::string::npos || cut + 1 == name.size() || name[cut] != '_') return name;
+  return name.substr(0, cut);
+}
+
+}  // namespace
+
 void read_legacy_weights(const io::H5File& file, const std::string& group, Model& model, const std::string& where) {
   const std::string root = group.empty() ? "/" : group;
   const auto layer_names = file.string_list_attr(root, "layer_names");
@@ -338,8 +351,8 @@ void read_legacy_weights(const io::H5File& file, const std::string& group, Model
     throw DataError(where, -1, root + ": no layer_names attribute; not a Keras weights file",
                     "give a .keras, .h5 or .weights.h5 file written by Keras or nnfit");
   }
-  // Keras matches layers that have variables, in order; names are checked too so a
-  // reordered model is an error rather than a silent mix-up.
+  // Keras matches layers that have variables, in order; names are checked too (but for
+  // Keras's automatic numbering) so a reordered model is an error rather than a silent mix-up.
   struct Saved {
     std::string name;
     std::vector<std::string> weights;
@@ -367,7 +380,7 @@ void read_legacy_weights(const io::H5File& file, const std::string& group, Model
     const Saved& s = saved[i];
     auto& [layer, vars] = ours[i];
     const std::string g = (group.empty() ? "" : group + "/") + s.name;
-    if (s.name != layer->name()) {
+    if (without_auto_number(s.name) != without_auto_number(layer->name())) {
       throw DataError(where, -1, g + ": the file's layer '" + s.name + "' is in the place of the model's '" +
                                      layer->name() + "'");
     }

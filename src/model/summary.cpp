@@ -40,11 +40,26 @@ std::string pad(const std::string& s, int width, bool right) {
   return right ? std::string(static_cast<std::size_t>(width - n), ' ') + s : s + std::string(static_cast<std::size_t>(width - n), ' ');
 }
 
+// Keras 3's summary_utils: a Functional model whose graph is one chain (one input, one
+// output, every call reading one tensor that no other call reads, no layer called twice) is
+// "sequential-like", shown without the Connected to column and at Sequential's widths.
+bool sequential_like(const LayerGraph& graph) {
+  if (graph.inputs().size() != 1 || graph.outputs().size() != 1) return false;
+  std::vector<int> reads(graph.nodes().size(), 0);
+  for (const LayerNode& n : graph.nodes()) {
+    if (!n.layer) continue;
+    if (n.inputs.size() != 1 || n.call_index != 0) return false;
+    if (++reads[static_cast<std::size_t>(n.inputs[0].node)] > 1) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string Model::summary() {
   build();
-  const bool functional = class_name() != "Sequential";
+  const bool functional = class_name() != "Sequential" && !sequential_like(graph_);
+  const bool input_rows = class_name() != "Sequential";
   const int w1 = functional ? 30 : 33, w2 = functional ? 22 : 24, w3 = functional ? 11 : 15, w4 = 24;
   const std::vector<int> widths = functional ? std::vector<int>{w1, w2, w3, w4} : std::vector<int>{w1, w2, w3};
   auto rule = [&](const char* left, const char* fill, const char* mid, const char* right) {
@@ -81,7 +96,7 @@ std::string Model::summary() {
   // One row per input (Functional) and per layer, with the first call's output shape; a
   // shared layer lists the inputs of every call.
   std::vector<std::vector<std::string>> rows;
-  for (std::size_t i = 0; i < nodes.size() && functional; ++i) {
+  for (std::size_t i = 0; i < nodes.size() && input_rows; ++i) {
     if (!nodes[i].layer) rows.push_back({node_name(nodes[i]) + " (InputLayer)", shape_text(shapes[i][0]), "0", "-"});
   }
   // Under a policy other than float32 each layer's type names the dtype it computes in.

@@ -61,6 +61,31 @@ void orthogonal(std::mt19937_64& rng, const Shape& shape, float* p) {
   }
 }
 
+// Keras's VarianceScaling spelled "variance_scaling(<scale>,<mode>,<distribution>)"
+// (Note [VarianceScaling spelling] in src/model/keras_codecs/codec.cpp).
+void fill_variance_scaling(std::mt19937_64& rng, const std::string& spelled, double fi, double fo, float* p,
+                           std::int64_t n) {
+  const std::string args = spelled.substr(17, spelled.size() - 18);
+  const std::size_t a = args.find(','), b = args.find(',', a == std::string::npos ? a : a + 1);
+  NNFIT_CHECK(a != std::string::npos && b != std::string::npos, InvalidArgument, "unknown initializer '", spelled,
+              "' (variance_scaling takes scale, mode, distribution)");
+  const double scale = std::stod(args.substr(0, a));
+  const std::string mode = args.substr(a + 1, b - a - 1), distribution = args.substr(b + 1);
+  const double fan = mode == "fan_in" ? fi : mode == "fan_out" ? fo : (fi + fo) / 2.0;
+  const double variance = scale / fan;
+  if (distribution == "uniform") {
+    const auto limit = static_cast<float>(std::sqrt(3.0 * variance));
+    std::uniform_real_distribution<float> dist(-limit, limit);
+    for (std::int64_t i = 0; i < n; ++i) p[i] = dist(rng);
+  } else if (distribution == "untruncated_normal") {
+    std::normal_distribution<float> dist(0.0f, static_cast<float>(std::sqrt(variance)));
+    for (std::int64_t i = 0; i < n; ++i) p[i] = dist(rng);
+  } else {
+    const auto stddev = static_cast<float>(std::sqrt(variance) / 0.87962566103423978);
+    for (std::int64_t i = 0; i < n; ++i) p[i] = truncated_normal(rng, stddev);
+  }
+}
+
 }  // namespace
 
 // Note [Weights larger than the machine]. A layer's weight shapes come from its config
@@ -130,6 +155,8 @@ Tensor WeightFactory::make(const std::string& name, const Shape& shape, const st
     // Keras uses a truncated normal whose stddev is corrected for the truncation.
     float stddev = static_cast<float>(std::sqrt(scale) / 0.87962566103423978);
     for (std::int64_t i = 0; i < n; ++i) p[i] = truncated_normal(rng, stddev);
+  } else if (initializer.rfind("variance_scaling(", 0) == 0) {
+    fill_variance_scaling(rng, initializer, fi, fo, p, n);
   } else if (initializer == "random_normal") {
     std::normal_distribution<float> dist(0.0f, 0.05f);
     for (std::int64_t i = 0; i < n; ++i) p[i] = dist(rng);
@@ -141,6 +168,7 @@ Tensor WeightFactory::make(const std::string& name, const Shape& shape, const st
   } else {
     throw InvalidArgument(name + ": unknown initializer '" + initializer +
                           "'; known: glorot_uniform, glorot_normal, he_normal, he_uniform, lecun_normal, "
+                          "variance_scaling(scale,mode,distribution), "
                           "lecun_uniform, orthogonal, random_normal, random_uniform, zeros, ones");
   }
   return t;

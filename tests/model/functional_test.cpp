@@ -294,14 +294,62 @@ TEST(FunctionalBadInput, CountsAndShapesThatDoNotFitAreNamed) {
   CompileOptions c = two_losses();
   c.losses.pop_back();
   expect_error([&] { bad->compile(c); }, "2 outputs but 1 losses");
-  // Subtract takes two inputs; merges of different shapes are named.
+  // Subtract takes two inputs; merges of shapes that do not broadcast are named.
   LayerGraph g;
   TensorRef a = g.add_input("a", Shape{4});
   TensorRef b = g.add_input("b", Shape{5});
   g.set_outputs(g.call(g.add_layer(std::make_unique<Merge>("add", MergeOp::add)), {a, b}));
-  EXPECT_THROW(g.infer_shapes(), Unsupported);
+  EXPECT_THROW(g.infer_shapes(), InvalidArgument);
   EXPECT_THROW(g.call(*g.find_layer("add"), {{9, 0}}), InvalidArgument);
   EXPECT_THROW(g.add_input("add", Shape{1}), InvalidArgument) << "names are unique across inputs and layers";
+}
+
+// Keras's Merge broadcasts axes of size 1 (squeeze-and-excite: (h, w, c) * (1, 1, c)); the
+// gradient reaches both operands.
+TEST(Functional, MergeLayersBroadcastSizeOneAxes) {
+  LayerGraph g;
+  TensorRef x = g.add_input("x", Shape{2, 2, 3});
+  TensorRef s = g.add_input("s", Shape{1, 1, 3});
+  const MergeOp ops[] = {MergeOp::multiply, MergeOp::add, MergeOp::subtract, MergeOp::maximum, MergeOp::average};
+  std::vector<TensorRef> outs;
+  for (MergeOp op : ops) {
+    auto& l = g.add_layer(std::make_unique<Merge>("m" + std::to_string(outs.size()), op));
+    outs.push_back(g.call(l, {x, s})[0]);
+  }
+  g.set_outputs(outs);
+  Model m("broadcast", std::move(g));
+  m.build();
+  Tensor xv = Tensor::zeros(Shape{2, 2, 2, 3}), sv = Tensor::zeros(Shape{2, 1, 1, 3});
+  for (std::int64_t i = 0; i < xv.numel(); ++i) xv.data<float>()[i] = 0.1f * static_cast<float>(i) - 1.0f;
+  for (std::int64_t i = 0; i < sv.numel(); ++i) sv.data<float>()[i] = 0.5f + 0.25f * static_cast<float>(i);
+  const std::vector<Tensor> y = m.predict({xv, sv}, InferenceOptions{});
+  ASSERT_EQ(y.size(), 5u);
+  for (std::int64_t n = 0; n < 2; ++n) {
+    for (std::int64_t p = 0; p < 4; ++p) {
+      for (std::int64_t c = 0; c < 3; ++c) {
+        const float a = xv.data<float>()[(n * 4 + p) * 3 + c], b = sv.data<float>()[n * 3 + c];
+        const std::int64_t k = (n * 4 + p) * 3 + c;
+        EXPECT_FLOAT_EQ(y[0].data<float>()[k], a * b);
+        EXPECT_FLOAT_EQ(y[1].data<float>()[k], a + b);
+        EXPECT_FLOAT_EQ(y[2].data<float>()[k], a - b);
+        EXPECT_FLOAT_EQ(y[3].data<float>()[k], std::max(a, b));
+        EXPECT_FLOAT_EQ(y[4].data<float>()[k], (a + b) / 2);
+      }
+    }
+  }
+}
+
+// Keras's summary_utils: a chain-shaped Functional model has no Connected to column.
+TEST(Functional, ChainSummaryHasNoConnectedTo) {
+  LayerGraph g;
+  TensorRef x = g.add_input("x", Shape{4});
+  auto& d1 = g.add_layer(std::make_unique<Dense>("d1", DenseOptions{3}));
+  auto& d2 = g.add_layer(std::make_unique<Dense>("d2", DenseOptions{2}));
+  g.set_outputs(g.call(d2, g.call(d1, {x})));
+  Model m("chain", std::move(g));
+  const std::string s = m.summary();
+  EXPECT_EQ(s.find("Connected to"), std::string::npos) << s;
+  EXPECT_NE(s.find("x (InputLayer)"), std::string::npos) << s;
 }
 
 }  // namespace

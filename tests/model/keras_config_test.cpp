@@ -261,6 +261,7 @@ TEST(KerasConfigErrors, UnsupportedOptions) {
       {keras2_mlp(R"(, "kernel_regularizer": {"class_name": "MyRegularizer", "config": {"l2": 0.01}})"),
        "layers[0] (dense).kernel_regularizer: regularizer {\"class_name\":\"MyRegularizer\",\"config\":{\"l2\":0.01}} is not supported"},
       {keras2_mlp(R"(, "kernel_initializer": {"class_name": "RandomNormal", "config": {"mean": 0.0, "stddev": 0.5, "seed": null}})"), "initializer argument \"stddev\" = 0.5 is not supported"},
+      {keras2_mlp(R"(, "kernel_initializer": {"class_name": "VarianceScaling", "config": {"mode": "fan_sideways"}})"), "VarianceScaling argument \"mode\" = \"fan_sideways\" is not supported"},
       {keras3_model("[null, 8, 8, 3]", layer("Conv2D", R"({"name": "c", "filters": 2, "kernel_size": 3, "data_format": "channels_first"})")), "data_format"},
       {keras3_model("[null, 8, 8, 3]", layer("Conv2D", R"({"name": "c", "filters": 2, "kernel_size": 3, "kernel_constraint": {"class_name": "RadialConstraint", "config": {}}})")),
        "(c).kernel_constraint: constraint {\"class_name\":\"RadialConstraint\",\"config\":{}} is not supported"},

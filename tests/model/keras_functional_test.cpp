@@ -125,9 +125,9 @@ TEST(KerasFunctional, ConnectionErrorsNameTheLayerAndTheReference) {
   j = good;  // input_layers naming a layer that is not an input
   j["config"]["input_layers"][0][0] = "shared";
   expect(j, "(shared): listed in input_layers but is a Dense");
-  j = good;  // merge inputs of different shapes
+  j = good;  // merge inputs of shapes that do not broadcast
   layer(j, 3)["inbound_nodes"][0]["args"][0][1]["config"]["keras_history"] = {"a", 0, 0};
-  expect(j, "(add): inputs of shapes (3,) and (4,) differ");
+  expect(j, "(add): Add cannot combine inputs of shapes (3,) and (4,)");
   json k2 = json::parse(fixture("towers_keras2.json"));  // Keras 2's list form with a bad reference
   k2["config"]["layers"][3]["inbound_nodes"][0][0] = {"shared", 0};
   expect(k2, "expected a tensor reference [\"layer\", node_index, tensor_index]");

@@ -387,12 +387,23 @@ TEST(KerasConfig, RescalingAndUnitNormalizationReadAndRoundTrip) {
   auto m = sequential_from_keras_json(json, "pre.json");
   auto again = sequential_from_keras_json(model_to_keras_json(*m), "again.json");
   const auto& rs = dynamic_cast<const Rescaling&>(*again->layers()[0]);
-  EXPECT_DOUBLE_EQ(rs.scale(), 0.00392156862745098);
-  EXPECT_DOUBLE_EQ(rs.offset(), -0.5);
+  EXPECT_EQ(rs.scale(), std::vector<double>{0.00392156862745098});
+  EXPECT_EQ(rs.offset(), std::vector<double>{-0.5});
+  // Keras's per-channel form (EfficientNet's ImageNet variant) reads and writes back as lists.
+  auto per_channel = sequential_from_keras_json(
+      keras3_model("[null, 4, 3]", layer("Rescaling", R"({"name": "rs", "scale": [1.0, 2.0, 3.0], "offset": [0.5, 0, 1]})")),
+      "per_channel.json");
+  auto written = sequential_from_keras_json(model_to_keras_json(*per_channel), "pc");
+  const auto& pc = dynamic_cast<const Rescaling&>(*written->layers()[0]);
+  EXPECT_EQ(pc.scale(), (std::vector<double>{1.0, 2.0, 3.0}));
+  EXPECT_EQ(pc.offset(), (std::vector<double>{0.5, 0.0, 1.0}));
+  EXPECT_EQ(per_channel->count_params(), 0);
   EXPECT_EQ(dynamic_cast<const UnitNormalization&>(*again->layers()[1]).axis(), 1);
   expect_config_errors({
-      {keras3_model("[null, 4, 3]", layer("Rescaling", R"({"name": "rs", "scale": [1.0, 2.0, 3.0]})")),
-       "layers[1] (rs): \"scale\" = [1.0,2.0,3.0] is not supported (only a single number)"},
+      {keras3_model("[null, 4, 3]", layer("Rescaling", R"({"name": "rs", "scale": [[1.0, 2.0, 3.0]]})")),
+       "layers[1] (rs): \"scale\" = [[1.0,2.0,3.0]] is not supported (a number, or a flat list of numbers, one per channel)"},
+      {keras3_model("[null, 4, 3]", layer("Rescaling", R"({"name": "rs", "scale": [1.0, 2.0]})")),
+       "(rs): Rescaling's scale holds 2 values, which do not broadcast against inputs of shape (4, 3)"},
       {keras3_model("[null, 4, 3]", layer("Rescaling", R"({"name": "rs"})")), "layers[1] (rs): missing required key \"scale\""},
       {keras3_model("[null, 4, 3]", layer("UnitNormalization", R"({"name": "un", "axis": [1, 2]})")),
        "layers[1] (un): \"axis\" = [1,2] is not supported (one axis)"},

@@ -317,19 +317,27 @@ int emit_dropout(Graph& graph, int x, double rate, std::int64_t seed, const std:
                  const std::string& name);
 
 // Rescaling: y = x * scale + offset (Keras's preprocessing layer, so uint8-range images
-// feed the model unchanged).
+// feed the model unchanged). scale and offset are one number each, or Keras's list of one
+// per channel (EfficientNet's ImageNet variant), broadcast along the last axis; the lists
+// are constants of the layer, not Keras variables (no parameters, nothing in files).
 class Rescaling final : public Layer {
  public:
   Rescaling(std::string name, double scale, double offset = 0.0);
+  // requires: each list holds one number or one per channel of the input's last axis.
+  Rescaling(std::string name, std::vector<double> scale, std::vector<double> offset);
   std::string class_name() const override { return "Rescaling"; }
   bool supports_unknown_dims() const override { return true; }
-  double scale() const { return scale_; }
-  double offset() const { return offset_; }
-  Shape output_shape(const Shape& input_shape) const override { return input_shape; }
+  const std::vector<double>& scale() const { return scale_; }
+  const std::vector<double>& offset() const { return offset_; }
+  Shape output_shape(const Shape& input_shape) const override;
+  void build(const Shape& input_shape, WeightFactory& weights) override;
   int call(GraphBuilder& builder, int x) override;
+  std::vector<Weight*> saved_weights() override { return {}; }
 
  private:
-  double scale_, offset_;
+  bool per_channel() const { return scale_.size() > 1 || offset_.size() > 1; }
+
+  std::vector<double> scale_, offset_;
 };
 
 class Activation final : public Layer {

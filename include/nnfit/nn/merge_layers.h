@@ -1,5 +1,5 @@
-// Keras's merge layers: Add, Subtract, Multiply, Average, Maximum, Minimum (element-wise
-// over inputs of one shape), Concatenate (along any axis) and Dot (batched dot product
+// Keras's merge layers: Add, Subtract, Multiply, Average, Maximum, Minimum (element-wise,
+// broadcasting size-1 axes), Concatenate (along any axis) and Dot (batched dot product
 // along given axes). They have no weights; each takes a list of inputs.
 #pragma once
 #include <array>
@@ -13,8 +13,8 @@ namespace nnfit {
 
 enum class MergeOp { add, subtract, multiply, average, maximum, minimum };
 
-// requires: inputs of one shape (Keras's broadcasting of size-1 axes is not supported and
-// is reported as such); Subtract takes exactly two.
+// Inputs of one shape, or of shapes that broadcast as Keras's Merge broadcasts them (each
+// axis, aligned from the right, equal or 1); Subtract takes exactly two.
 class Merge final : public Layer {
  public:
   Merge(std::string name, MergeOp op);
@@ -29,6 +29,8 @@ class Merge final : public Layer {
                                std::vector<int>& output_masks) override;
 
  private:
+  int broadcast_merge(Graph& graph, const std::vector<int>& inputs) const;
+
   MergeOp op_;
 };
 

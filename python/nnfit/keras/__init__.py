@@ -38,3 +38,12 @@ def device(device_name):
             _state.pop_device()
 
     return scope()
+
+
+def __getattr__(name):
+    """keras.applications on first use: its nearly 5,000 lines of architectures would double the
+    time `from nnfit import keras` takes."""
+    if name == "applications":
+        import importlib
+        return importlib.import_module("nnfit.keras.applications")
+    raise AttributeError(f"module 'nnfit.keras' has no attribute {name!r}")

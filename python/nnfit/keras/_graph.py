@@ -182,15 +182,51 @@ def _collect(outputs):
     return order
 
 
+def _keras_layer_order(inputs, outputs):
+    """The layers in Keras 3's order (keras/src/ops/function.py, map_graph): by depth, the
+    most operations from an output first, ties in the order a depth-first walk from the
+    outputs first meets them. Keras lists model.layers, writes the config and names the
+    weights of a .weights.h5 file in this order, so a branching model (a ResNet block's
+    shortcut) must follow it for Keras's files to load."""
+    first_seen, finished, post_order = {}, set(), []
+
+    def visit(t):
+        layer, index, _ = t._history
+        node = layer._nodes[index]
+        if node.id in finished:
+            return
+        first_seen.setdefault(layer, len(first_seen))
+        for parent in node.input_tensors():
+            visit(parent)
+        finished.add(node.id)
+        post_order.append(node)
+
+    for t in outputs:
+        visit(t)
+    node_depth, layer_depth = {}, {}
+    for node in reversed(post_order):
+        depth = max(node_depth.setdefault(node.id, 0), layer_depth.get(node.layer, 0))
+        layer_depth[node.layer] = depth
+        node_depth[node.id] = depth
+        for t in node.input_tensors():
+            layer, index, _ = t._history
+            parent = layer._nodes[index]
+            node_depth[parent.id] = max(depth + 1, node_depth.get(parent.id, 0))
+    for t in inputs:  # an input no output needs is still the model's (Keras: depth 0)
+        layer = t._history[0]
+        if layer not in layer_depth:
+            layer_depth[layer] = 0
+            first_seen[layer] = -1
+    return sorted(layer_depth, key=lambda layer: (-layer_depth[layer], first_seen[layer]))
+
+
 def functional_config(name, inputs, outputs, trainable=True):
     """Keras 3's Functional config for the graph from `inputs` to `outputs` (KerasTensors)."""
     nodes = _collect(outputs)
-    layers, per_layer = [], {}
+    per_layer = {}
     for node in nodes:
-        if node.layer not in per_layer:
-            per_layer[node.layer] = []
-            layers.append(node.layer)
-        per_layer[node.layer].append(node)
+        per_layer.setdefault(node.layer, []).append(node)
+    layers = [layer for layer in _keras_layer_order(inputs, outputs) if layer in per_layer]
     # A layer's node indices in this model: the order of its calls here.
     index = {node.id: i for lst in per_layer.values() for i, node in enumerate(lst)}
 
@@ -237,9 +273,46 @@ def _refs(refs):
     return refs[0] if len(refs) == 1 else refs
 
 
-def infer_outputs(layer, node, count):
+def _local_config(layer, node, tensors):
+    """The Functional config of `node`'s call alone, fed by stand-in inputs of its input
+    tensors' shapes and dtypes: a built-in layer's output shapes depend on nothing else, and
+    this keeps building an N-layer model linear in N (DenseNet121: 428 calls)."""
+    sources, names = [], {}
+    for t in flatten(node.inputs):
+        if id(t) not in names:
+            names[id(t)] = f"__nnfit_source_{len(sources)}"
+            sources.append(t)
+
+    def ref(t):
+        return {"class_name": "__keras_tensor__",
+                "config": {"shape": list(t.shape), "dtype": t.dtype, "keras_history": [names[id(t)], 0, 0]}}
+
+    entries = [{"module": "keras.layers", "class_name": "InputLayer", "name": names[id(t)], "inbound_nodes": [],
+                "config": {"batch_shape": list(t.shape), "dtype": t.dtype, "sparse": False, "ragged": False,
+                           "name": names[id(t)], "optional": False}, "registered_name": None} for t in sources]
+    if node.positional:
+        args = [ref(t) for t in node.inputs]
+    elif isinstance(node.inputs, (list, tuple)):
+        args = [[ref(t) for t in node.inputs]]
+    else:
+        args = [ref(node.inputs)]
+    entry = layer._entry()
+    entry["name"] = layer.name
+    entry["inbound_nodes"] = [{"args": args, "kwargs": {}}]
+    entries.append(entry)
+    outputs = [[layer.name, 0, i] for i in range(len(tensors))]
+    return {"module": "keras.src.models.functional", "class_name": "Functional",
+            "config": {"name": "shape_inference", "trainable": True, "layers": entries,
+                       "input_layers": _refs([[names[id(t)], 0, 0] for t in sources]),
+                       "output_layers": _refs(outputs)},
+            "registered_name": "Functional"}
+
+
+def infer_outputs(layer, node, count, local=False):
     """The KerasTensors a new call makes: shapes from nnfit's engine, which builds the
-    graph up to this call exactly as it will build the model."""
+    graph up to this call exactly as it will build the model. `local` (a built-in layer)
+    builds the call alone on inputs of its inputs' shapes first, and the whole graph only
+    when that fails (whose error then names the layer as the model would)."""
     from nnfit import _engine  # the extension loads only when a model is built
     _nnfit = _engine.get()
 
@@ -247,6 +320,20 @@ def infer_outputs(layer, node, count):
         layer._nodes.pop()
         raise NotImplementedError(f"{type(layer).__name__} {layer.name!r} is called inside a custom loss or metric; "
                                   "nnfit traces those with keras.ops on their arguments (layers belong in the model)")
+
+    if local:
+        tensors = [KerasTensor((None,), layer._compute_dtype(), (layer, len(layer._nodes) - 1, i))
+                   for i in range(count)]
+        try:
+            shapes = _nnfit.output_shapes(json.dumps(_local_config(layer, node, tensors)), f"layer {layer.name!r}")
+        except Exception:
+            shapes = None  # the whole graph below gives the error with its context
+        if shapes is not None:
+            node.outputs = tensors
+            for t, shape in zip(tensors, shapes):
+                t.shape = tuple(shape)
+            return tensors
+
     sources = [t for t in flatten(node.inputs)]
     roots = {}
     for n in _collect(sources):

@@ -210,7 +210,7 @@ class Layer(LayerWeights, KerasObject):
                 "build a model and use predict() for arrays")
         node = _graph.Node(self, list(inputs) if isinstance(inputs, (list, tuple)) else inputs)
         self._nodes.append(node)
-        outputs = _graph.infer_outputs(self, node, self._output_count())
+        outputs = _graph.infer_outputs(self, node, self._output_count(), local=True)
         return outputs[0] if len(outputs) == 1 else outputs
 
     # Weights (weights, get_weights, set_weights, build, trainable, ...): _weights.LayerWeights.

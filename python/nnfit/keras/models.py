@@ -444,7 +444,7 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
         filepath = str(filepath)
         if not overwrite and _exists(filepath):
             raise FileExistsError(filepath)
-        self._handle_or_build().save_weights(filepath)
+        self._with_weights().save_weights(filepath)  # Keras saves an uncompiled model's weights too
 
     def load_weights(self, filepath, skip_mismatch=False):
         if skip_mismatch:
@@ -467,14 +467,12 @@ def _finish(history, bridge, result):
 
 
 def _graph_layers(outputs):
-    """The model's layers in graph order (Keras's Functional.layers: operations are nodes of
-    the graph, not layers)."""
+    """The model's layers in Keras's order (_graph._keras_layer_order; Keras's
+    Functional.layers: operations are nodes of the graph, not layers)."""
     from nnfit.keras.ops._operation import Operation
-    layers = []
-    for node in _graph._collect(outputs):
-        if node.layer not in layers and not isinstance(node.layer, Operation):
-            layers.append(node.layer)
-    return layers
+    reached = {node.layer for node in _graph._collect(outputs)}
+    return [layer for layer in _graph._keras_layer_order([], outputs)
+            if layer in reached and not isinstance(layer, Operation)]
 
 
 def _exists(path):

@@ -2,6 +2,8 @@
 #include "model/keras_codecs/codec.h"
 
 #include <cctype>
+#include <iomanip>
+#include <sstream>
 
 namespace nnfit::keras_json {
 
@@ -44,6 +46,46 @@ std::string canonical_initializer(const std::string& name) {
 
 }  // namespace
 
+namespace {
+
+std::string short_number(double x) {
+  std::ostringstream o;
+  o << std::setprecision(17) << x;
+  return o.str();
+}
+
+// Note [VarianceScaling spelling]. The engine names initializers by a string; Keras's
+// VarianceScaling, the one initializer whose arguments change the weights' law (EfficientNet's
+// kernels: scale 2, fan_out, truncated_normal), is spelled
+// "variance_scaling(<scale>,<mode>,<distribution>)", which WeightFactory::make parses and
+// write_initializer writes back as Keras's object.
+std::string variance_scaling_name(const Reader& r, const std::string& ipath, const json* c) {
+  double scale = 1.0;
+  std::string mode = "fan_in", distribution = "truncated_normal";
+  if (c) {
+    expect_object(r, ipath + ".config", *c);
+    for (const auto& [k, arg] : c->items()) {
+      if (k == "seed" || arg.is_null()) continue;
+      if (k == "scale" && arg.is_number() && arg.get<double>() > 0) {
+        scale = arg.get<double>();
+      } else if (k == "mode" && arg.is_string() &&
+                 (arg == "fan_in" || arg == "fan_out" || arg == "fan_avg")) {
+        mode = arg.get<std::string>();
+      } else if (k == "distribution" && arg.is_string() &&
+                 (arg == "truncated_normal" || arg == "untruncated_normal" || arg == "uniform" || arg == "normal")) {
+        distribution = arg == "normal" ? "truncated_normal" : arg.get<std::string>();  // Keras's alias
+      } else {
+        r.unsupported(ipath + ".config", "VarianceScaling argument \"" + k + "\" = " + show(arg) + " is not supported",
+                      "nnfit's VarianceScaling takes scale > 0, mode (fan_in, fan_out, fan_avg) and distribution "
+                      "(truncated_normal, untruncated_normal, uniform)");
+      }
+    }
+  }
+  return "variance_scaling(" + short_number(scale) + "," + mode + "," + distribution + ")";
+}
+
+}  // namespace
+
 // Only argument-free initializers (seed and arguments at their defaults aside) can be
 // expressed by a name, so any other argument is Unsupported.
 std::string get_initializer(const Reader& r, const std::string& path, const json& obj, const char* key,
@@ -57,6 +99,7 @@ std::string get_initializer(const Reader& r, const std::string& path, const json
   // and its cell).
   check_keys(r, ipath, *v, {"module", "class_name", "config", "registered_name", "shared_object_id"});
   std::string name = snake_case(get_string(r, ipath, *v, "class_name", std::nullopt));
+  if (name == "variance_scaling") return variance_scaling_name(r, ipath, value(*v, "config"));
   if (const json* c = value(*v, "config")) {
     expect_object(r, ipath + ".config", *c);
     for (const auto& [k, arg] : c->items()) {
@@ -138,6 +181,17 @@ bool is_last_axis(const json& axis, const Shape& in) {
 }
 
 ojson write_initializer(const std::string& name) {
+  if (name.rfind("variance_scaling(", 0) == 0) {  // Note [VarianceScaling spelling]
+    const std::string args = name.substr(17, name.size() - 18);
+    const std::size_t a = args.find(','), b = args.find(',', a + 1);
+    return {{"module", "keras.initializers"},
+            {"class_name", "VarianceScaling"},
+            {"config", ojson{{"scale", std::stod(args.substr(0, a))},
+                             {"mode", args.substr(a + 1, b - a - 1)},
+                             {"distribution", args.substr(b + 1)},
+                             {"seed", nullptr}}},
+            {"registered_name", nullptr}};
+  }
   std::string cls;
   bool up = true;
   for (char c : name) {

@@ -10,20 +10,29 @@
 namespace nnfit::keras_json {
 namespace {
 
-// Rescaling's scale and offset: numbers (Keras also takes one per channel: Unsupported).
-double number_of(const Reader& r, const std::string& p, const json& c, const char* key, double fallback) {
+// Rescaling's scale and offset: a number, or a flat list of them (one per channel).
+std::vector<double> numbers_of(const Reader& r, const std::string& p, const json& c, const char* key, double fallback) {
   const json* v = value(c, key);
-  if (!v) return fallback;
-  if (!v->is_number()) {
-    r.unsupported(p, std::string("\"") + key + "\" = " + show(*v) + " is not supported (only a single number)");
+  if (!v) return {fallback};
+  if (v->is_number()) return {v->get<double>()};
+  std::vector<double> out;
+  if (v->is_array() && !v->empty()) {
+    for (const json& e : *v) {
+      if (!e.is_number()) break;
+      out.push_back(e.get<double>());
+    }
   }
-  return v->get<double>();
+  if (out.empty() || out.size() != v->size()) {
+    r.unsupported(p, std::string("\"") + key + "\" = " + show(*v) + " is not supported (a number, or a flat list "
+                  "of numbers, one per channel)");
+  }
+  return out;
 }
 
 LayerPtr read_rescaling(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
   check_keys(r, p, c, kCommon, {"scale", "offset"});
   if (!value(c, "scale")) r.invalid(p, "missing required key \"scale\"");
-  return std::make_unique<Rescaling>(name, number_of(r, p, c, "scale", 1.0), number_of(r, p, c, "offset", 0.0));
+  return std::make_unique<Rescaling>(name, numbers_of(r, p, c, "scale", 1.0), numbers_of(r, p, c, "offset", 0.0));
 }
 
 // Normalization's mean or variance: null (adapted), a number, or a nested list of numbers,
@@ -189,7 +198,8 @@ bool write_preprocessing(const Writer& w, const Layer& l, ojson& c) {
     return true;
   }
   if (auto* rs = dynamic_cast<const Rescaling*>(&l)) {
-    c.update({{"scale", rs->scale()}, {"offset", rs->offset()}});
+    const auto number_or_list = [](const std::vector<double>& v) { return v.size() == 1 ? ojson(v[0]) : ojson(v); };
+    c.update({{"scale", number_or_list(rs->scale())}, {"offset", number_or_list(rs->offset())}});
     return true;
   }
   return false;

@@ -1,6 +1,11 @@
 // The merge layers. Element-wise merges chain binary ops (add_n for Add and Average);
-// Concatenate is one concat op; Dot is a batch_matmul over 3-D views of its inputs, so
+// inputs whose shapes differ broadcast as Keras's Merge does (NumPy's rules over the
+// non-batch axes: squeeze-and-excite's (h, w, c) * (1, 1, c)) through the broadcasting
+// `binary` op, which only such merges use; Concatenate is one concat op; Dot is a batch_matmul over 3-D views of its inputs, so
 // every axes combination Keras allows for rank <= 2 maps to transposes of one kernel.
+#include <algorithm>
+#include <optional>
+
 #include "nnfit/core/error.h"
 #include "nnfit/nn/merge_layers.h"
 
@@ -26,20 +31,43 @@ Merge::Merge(std::string name, MergeOp op) : Layer(std::move(name)), op_(op) {}
 
 std::string Merge::class_name() const { return merge_class(op_); }
 
+namespace {
+
+// Keras's Merge._compute_elemwise_op_output_shape: axes aligned from the right, each pair
+// equal or one of them 1 (unknown if either is); none if they do not broadcast.
+std::optional<Shape> broadcast_pair(const Shape& a, const Shape& b) {
+  const std::int64_t rank = std::max(a.rank(), b.rank());
+  std::vector<std::int64_t> out(static_cast<std::size_t>(rank));
+  for (std::int64_t i = 0; i < rank; ++i) {
+    const std::int64_t da = i < rank - a.rank() ? 1 : a[i - (rank - a.rank())];
+    const std::int64_t db = i < rank - b.rank() ? 1 : b[i - (rank - b.rank())];
+    if (da < 0 || db < 0) {  // known per batch, as Keras's None (Note [Shapes known per batch])
+      out[static_cast<std::size_t>(i)] = kUnknownDim;
+      continue;
+    }
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    out[static_cast<std::size_t>(i)] = da == 1 ? db : da;
+  }
+  return Shape(out);
+}
+
+}  // namespace
+
 std::vector<Shape> Merge::compute_output_shapes(const std::vector<Shape>& in) const {
   if (op_ == MergeOp::subtract) {
     NNFIT_CHECK(in.size() == 2, InvalidArgument, name(), ": Subtract takes exactly 2 inputs, got ", in.size());
   } else {
     NNFIT_CHECK(in.size() >= 1, InvalidArgument, name(), ": ", class_name(), " needs at least one input");
   }
+  Shape out = in[0];
   for (std::size_t i = 1; i < in.size(); ++i) {
-    if (in[i] != in[0]) {
-      throw Unsupported(name() + ": inputs of shapes " + in[0].to_string() + " and " + in[i].to_string() +
-                            " differ; nnfit's " + class_name() + " takes inputs of one shape",
-                        "reshape the inputs to one shape (Keras's broadcasting of size-1 axes is not supported)");
-    }
+    const std::optional<Shape> s = broadcast_pair(out, in[i]);
+    NNFIT_CHECK(s.has_value(), InvalidArgument, name(), ": ", class_name(), " cannot combine inputs of shapes ",
+                out.to_string(), " and ", in[i].to_string(), " (without the batch axis): each axis, aligned from the "
+                "right, must be equal or 1 in one of them");
+    out = *s;
   }
-  return {in[0]};
+  return {out};
 }
 
 void Merge::build_for(const std::vector<Shape>& in, WeightFactory&) {
@@ -50,6 +78,9 @@ void Merge::build_for(const std::vector<Shape>& in, WeightFactory&) {
 std::vector<int> Merge::call_on(GraphBuilder& b, const std::vector<int>& xs) {
   Graph& g = b.graph();
   const std::string& n = name();
+  bool same = true;
+  for (int x : xs) same = same && g.desc(x).shape == g.desc(xs[0]).shape;
+  if (!same) return {broadcast_merge(g, xs)};
   switch (op_) {
     case MergeOp::add: return {xs.size() == 1 ? xs[0] : g.add("add_n", xs, {}, n + "/add")};
     case MergeOp::average: {
@@ -69,6 +100,26 @@ std::vector<int> Merge::call_on(GraphBuilder& b, const std::vector<int>& xs) {
     }
   }
   return {};
+}
+
+// Inputs of different shapes: a chain of broadcasting `binary` ops (Average: their sum, scaled).
+int Merge::broadcast_merge(Graph& g, const std::vector<int>& xs) const {
+  const std::string& n = name();
+  const char* kind = op_ == MergeOp::subtract   ? "subtract"
+                     : op_ == MergeOp::multiply ? "multiply"
+                     : op_ == MergeOp::maximum  ? "maximum"
+                     : op_ == MergeOp::minimum  ? "minimum"
+                                                : "add";
+  int y = xs[0];
+  for (std::size_t i = 1; i < xs.size(); ++i) {
+    y = g.add("binary", {y, xs[i]}, Attrs{{"kind", std::string(kind)}}, n + "/" + kind + std::to_string(i));
+  }
+  if (op_ == MergeOp::average) {
+    Attrs a;
+    a.set("factor", 1.0 / static_cast<double>(xs.size()));
+    y = g.add("scale", {y}, a, n + "/scale");
+  }
+  return y;
 }
 
 namespace {
