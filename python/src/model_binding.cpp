@@ -194,6 +194,13 @@ void define_model(py::module_& m) {
              }
              for (std::size_t i = 0; i < v.size(); ++i) {
                Tensor& dst = weights[i]->value;
+               if (dst.dtype() == DType::i64) {  // Normalization's count, Keras's int variable: read as integers
+                 auto a = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(values[i]);
+                 Tensor t = Tensor::uninitialized(dst.shape(), DType::i64);
+                 std::copy(a.data(), a.data() + a.size(), t.data<std::int64_t>());
+                 h.get().write_tensor(dst, t);
+                 continue;
+               }
                if (dst.dtype() != DType::f32) throw py::type_error("Layer " + name + ": weights other than float32");
                h.get().write_tensor(dst, v[i]);  // a copy into device memory on a GPU
              }
