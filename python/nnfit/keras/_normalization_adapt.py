@@ -34,15 +34,17 @@ def _batches(data):
     if isinstance(data, np.ndarray):
         return tuple(data.shape), None, data
     if isinstance(data, Dataset):
-        first = next(iter(data.as_numpy_iterator()), None)
-        if first is None:
-            raise ValueError("Normalization.adapt(): the dataset yields no elements")
-        if np.ndim(_extract_batch(first)) == 1:  # unbatched rows, as Keras batches a tf.data.Dataset by 128
+        batched = False
+        for stage in data._stages:
+            batched = True if "batch" in stage else False if "unbatch" in stage else batched
+        if not batched:  # rows, batched by 128 as Keras batches a tf.data.Dataset of rows
             data = data.batch(128)
-            first = next(iter(data.as_numpy_iterator()))
         it = data.as_numpy_iterator()
-        return (tuple(np.shape(_extract_batch(first))),
-                (_extract_batch(b) for b in itertools.chain([next(it)], it)), None)
+        first = next(it, None)
+        if first is None:
+            raise ValueError("Normalization.adapt(): the dataset yields no batches")
+        first = _extract_batch(first)
+        return tuple(np.shape(first)), (_extract_batch(b) for b in itertools.chain([first], it)), None
     if isinstance(data, PyDataset):
         return (tuple(np.shape(_extract_batch(data[0]))),
                 (_extract_batch(data[i]) for i in range(data.num_batches)), None)
