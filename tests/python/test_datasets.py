@@ -60,6 +60,14 @@ def test_a_missing_file_names_the_path_and_the_url(keras_home, load, where, url)
     assert path in str(e.value) and url in str(e.value) and "Download" in str(e.value)
 
 
+def test_a_keras_home_not_made_yet_is_named_as_keras_would_make_it(keras_home, monkeypatch):
+    home = os.path.join(keras_home, "not_yet")  # Keras makes it when imported
+    monkeypatch.setenv("KERAS_HOME", home)
+    with pytest.raises(FileNotFoundError) as e:
+        keras.datasets.boston_housing.load_data()
+    assert e.value.filename == os.path.join(home, "datasets", "boston_housing.npz")
+
+
 def test_fashion_mnist_error_mentions_debians_files(keras_home):
     with pytest.raises(FileNotFoundError, match="/usr/share/datasets/fashion-mnist"):
         keras.datasets.fashion_mnist.load_data()

@@ -33,7 +33,9 @@ def keras_home():
 
 def _datadir(cache_subdir):
     base = os.path.expanduser(keras_home())
-    if not os.access(base, os.W_OK):  # as get_file: an unwritable cache falls back to /tmp
+    # Keras makes its folder when imported; one missing here is where Keras would put it.
+    if not os.access(base if os.path.exists(base) else os.path.dirname(os.path.abspath(base)), os.W_OK):
+        # as get_file: an unwritable cache falls back to /tmp
         base = os.path.join("/tmp" if os.path.isdir("/tmp") else tempfile.gettempdir(), ".keras")
     return os.path.join(base, cache_subdir)
 
