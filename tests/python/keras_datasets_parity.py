@@ -163,6 +163,7 @@ SCRIPT = textwrap.dedent("""
                        ("dropout_int", lambda: R.dropout(np.ones((2, 2), "int32"), 0.5)),
                        ("dropout_rate", lambda: R.dropout(np.ones((2, 2), "float32"), 1.5)),
                        ("normal_int", lambda: R.normal((2,), dtype="int32")),
+                       ("symbolic_shape", lambda: R.normal(keras.Input((3,)).shape)),
                        ("symbolic_dropout", lambda: R.dropout(keras.Input((3,)), 0.5))):
         try:
             call()

@@ -289,6 +289,7 @@ def test_seeds_and_seed_generator_as_keras():
     (lambda: R.dropout(np.ones(2, "float32"), 1.5), ValueError, "rate"),
     (lambda: R.shuffle(np.ones((2, 2)), axis=2), ValueError, "axis 2"),
     (lambda: R.normal((2,), dtype="bfloat16"), NotImplementedError, "bfloat16"),
+    (lambda: R.normal(keras.Input((3,)).shape), ValueError, "fully known"),
 ])
 def test_random_argument_errors(call, error, match):
     with pytest.raises(error, match=match):

@@ -114,9 +114,12 @@ def _dtype(fn, dtype, kinds, kind_name, error=ValueError):
     return name
 
 
-def _shape(shape):
+def _shape(fn, shape):
     if isinstance(shape, (int, np.integer)):
         return (int(shape),)
+    if any(d is None for d in shape):  # a symbolic tensor's shape: its batch size is known per batch only
+        raise ValueError(f"keras.random.{fn}: the shape must be fully known, got {tuple(shape)} (a symbolic "
+                         "tensor's shape?); random draws run on arrays only in nnfit")
     return tuple(int(d) for d in shape)
 
 
@@ -124,14 +127,14 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
     """Keras's: values from a normal distribution, `dtype` (default floatx) of `shape`."""
     _eager("normal", shape, mean, stddev)
     dtype = _dtype("normal", dtype, _FLOATS, "a floating point", TypeError)
-    return _rng(seed).normal(mean, stddev, size=_shape(shape)).astype(dtype)
+    return _rng(seed).normal(mean, stddev, size=_shape("normal", shape)).astype(dtype)
 
 
 def uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None):
     """Keras's: values uniform in [minval, maxval)."""
     _eager("uniform", shape, minval, maxval)
     dtype = _dtype("uniform", dtype, _FLOATS, "a floating point")
-    return _rng(seed).uniform(minval, maxval, size=_shape(shape)).astype(dtype)
+    return _rng(seed).uniform(minval, maxval, size=_shape("uniform", shape)).astype(dtype)
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
@@ -139,7 +142,7 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
     _eager("truncated_normal", shape, mean, stddev)
     dtype = _dtype("truncated_normal", dtype, _FLOATS, "a floating point", TypeError)
     rng = _rng(seed)
-    z = rng.standard_normal(size=_shape(shape))
+    z = rng.standard_normal(size=_shape("truncated_normal", shape))
     bad = np.abs(z) > 2.0
     while bad.any():
         z[bad] = rng.standard_normal(size=int(bad.sum()))
@@ -156,7 +159,7 @@ def randint(shape, minval, maxval, dtype="int32", seed=None):
     if np.any(np.asarray(minval) >= np.asarray(maxval)):
         raise ValueError(f"keras.random.randint: minval must be less than maxval, got minval={minval}, "
                          f"maxval={maxval}")
-    out = _rng(seed).integers(minval, maxval, size=_shape(shape), dtype="int64")
+    out = _rng(seed).integers(minval, maxval, size=_shape("randint", shape), dtype="int64")
     return out.astype(dtype)
 
 
@@ -205,7 +208,7 @@ def gamma(shape, alpha, dtype=None, seed=None):
     """Keras's: values from a gamma distribution of concentration `alpha` (scale 1)."""
     _eager("gamma", shape, alpha)
     dtype = _dtype("gamma", dtype, _FLOATS, "a floating point", TypeError)
-    return _rng(seed).standard_gamma(alpha, size=_shape(shape)).astype(dtype)
+    return _rng(seed).standard_gamma(alpha, size=_shape("gamma", shape)).astype(dtype)
 
 
 def binomial(shape, counts, probabilities, dtype=None, seed=None):
@@ -213,7 +216,8 @@ def binomial(shape, counts, probabilities, dtype=None, seed=None):
     (default floatx)."""
     _eager("binomial", shape, counts, probabilities)
     dtype = _dtype("binomial", dtype, _FLOATS + _INTS, "a numeric")
-    return _rng(seed).binomial(np.asarray(counts).astype("int64"), probabilities, size=_shape(shape)).astype(dtype)
+    counts = np.asarray(counts).astype("int64")
+    return _rng(seed).binomial(counts, probabilities, size=_shape("binomial", shape)).astype(dtype)
 
 
 def beta(shape, alpha, beta, dtype=None, seed=None):
@@ -221,7 +225,7 @@ def beta(shape, alpha, beta, dtype=None, seed=None):
     _eager("beta", shape, alpha, beta)
     dtype = _dtype("beta", dtype, _FLOATS, "a floating point", TypeError)
     rng = _rng(seed)
-    shape = _shape(shape)
+    shape = _shape("beta", shape)
     gamma_a = rng.standard_gamma(np.broadcast_to(alpha, shape)).astype(dtype)
     gamma_b = rng.standard_gamma(np.broadcast_to(beta, shape)).astype(dtype)
     return gamma_a / (gamma_a + gamma_b)
