@@ -256,6 +256,13 @@ void define_model(py::module_& m) {
              }
              for (std::size_t i = 0; i < v.size(); ++i) {
                Tensor& dst = weights[i]->value;
+               if (dst.dtype() == DType::i64) {  // Normalization's count, Keras's int variable: read as integers
+                 auto a = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(values[i]);
+                 Tensor t = Tensor::uninitialized(dst.shape(), DType::i64);
+                 std::copy(a.data(), a.data() + a.size(), t.data<std::int64_t>());
+                 h.get().write_tensor(dst, t);
+                 continue;
+               }
                h.get().write_tensor(dst, as_weight_dtype(v[i], dst.dtype(), name));  // into device memory on a GPU
              }
            })

@@ -168,6 +168,10 @@ EXTRA_LAYER_KWARGS = ("name: Optional[str] = None", "dtype: Any = None", "traina
                       "batch_size: Optional[int] = None", "autocast: bool = True", "activity_regularizer: Any = None")
 
 
+# Methods a class has beyond the Layer base's, as Keras names them.
+EXTRA_METHODS = {"Normalization": ("def adapt(self, data: Any) -> None: ...",)}
+
+
 def literal(value):
     if isinstance(value, dict):
         return None  # required
@@ -198,7 +202,8 @@ def class_stub(group, name, base):
     summary = entry.get("summary", "").replace('"""', "'''").replace("\\", "\\\\")
     return (f"class {name}({base}):\n"
             f'    """Keras\'s {name} on nnfit\'s engine. {summary}"""\n'
-            f"    def __init__({', '.join(args)}) -> None: ...\n")
+            f"    def __init__({', '.join(args)}) -> None: ...\n" +
+            "".join(f"    {m}\n" for m in EXTRA_METHODS.get(name, ())))
 
 
 def main():

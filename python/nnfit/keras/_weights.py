@@ -110,7 +110,7 @@ class LayerWeights:
             if tuple(np.shape(new)) != tuple(old.shape):
                 raise ValueError(f"Layer {self.name} weight {path} has shape {tuple(old.shape)}, "
                                  f"got {tuple(np.shape(new))}")
-        self._carried = ([np.array(w, dtype="float32") for w in weights], info)
+        self._carried = ([np.array(w, dtype=old.dtype) for old, w in zip(values, weights)], info)
 
     def count_params(self):
         h = self._handle()

@@ -370,3 +370,14 @@ def deserialize(config):
         raise NotImplementedError(f"layer class {config['class_name']!r} is not supported by nnfit")
     return cls.from_config(dict(config["config"]))
 
+
+
+class Normalization(Normalization):  # noqa: F811 (the generated class, with Keras's adapt)
+    __doc__ = Normalization.__doc__
+
+    def adapt(self, data):
+        """Keras's: the mean and variance of `data` (an array, an nnfit.data.Dataset, a
+        keras.utils.PyDataset or an iterable of batches) over the axes not kept, set as the
+        layer's weights (nnfit.keras._normalization_adapt)."""
+        from nnfit.keras import _normalization_adapt
+        _normalization_adapt.adapt(self, data)

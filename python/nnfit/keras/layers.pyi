@@ -313,6 +313,7 @@ class Multiply(Layer):
 class Normalization(Layer):
     """Keras's Normalization on nnfit's engine. A preprocessing layer that normalizes continuous features."""
     def __init__(self, axis: Any = -1, mean: Any = None, variance: Any = None, invert: Any = False, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+    def adapt(self, data: Any) -> None: ...
 
 
 class PReLU(Layer):

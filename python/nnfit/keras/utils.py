@@ -168,6 +168,8 @@ def set_random_seed(seed):
     random.seed(seed)
     np.random.seed(seed)
     _state.set_seed(seed)
+    from nnfit.keras import random as keras_random
+    keras_random._reset_global_generator()  # remade from the seeded Python generator, as Keras does
 
 
 class PyDataset:
