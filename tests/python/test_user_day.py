@@ -419,3 +419,25 @@ def test_constraints_hold_after_every_update():
     assert keras.constraints.get("max_norm").get_config() == {"max_value": 2, "axis": 0}
     with pytest.raises(ValueError, match="constraint"):
         keras.constraints.get("no_such_constraint")
+
+
+def test_a_sequential_started_with_an_input_gives_each_layer_an_output():
+    model = keras.Sequential([keras.Input((4,)), layers.Dense(2, name="a"), layers.Dense(3, name="b")])
+    extractor = keras.Model(model.inputs, [layer.output for layer in model.layers])
+    outs = extractor(np.ones((5, 4), "float32"))
+    assert [np.shape(o) for o in outs] == [(5, 2), (5, 3)]
+    with pytest.raises(AttributeError, match="never been called"):
+        _ = layers.Dense(2, name="loose").output
+
+
+def test_a_lambda_in_a_sequential_runs_as_its_operations():
+    model = keras.Sequential([keras.Input((3,)), layers.Lambda(lambda t: keras.ops.abs(t) * 2.0), layers.Dense(1)])
+    assert [l.name for l in model.layers] == [model.layers[0].name]  # the Lambda is not one of model.layers
+    kernel, bias = model.get_weights()
+    x = np.array([[-1.0, 2.0, -3.0]], "float32")
+    np.testing.assert_allclose(model.predict(x, verbose=0), np.abs(x) * 2.0 @ kernel + bias, rtol=1e-6)
+    config = json.loads(model.to_json())
+    assert config["class_name"] == "Functional"  # the stack as the graph it is
+    assert model.pop().__class__.__name__ == "Dense" and model.pop().__class__.__name__ == "Lambda"
+    with pytest.raises(ValueError, match="Input"):
+        keras.Sequential([layers.Lambda(lambda t: t)])

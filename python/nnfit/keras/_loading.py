@@ -57,6 +57,7 @@ def _from_engine(handle, custom_objects=None):
                                                         name=c.get("name"))
             else:
                 model._layers.append(_layer(entry, custom_objects))
+                model._stack.append(model._layers[-1])
     else:
         model = Model.__new__(Model)
         model._handle, model._compile_args, model.optimizer, model.loss = None, None, None, None

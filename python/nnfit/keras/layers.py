@@ -217,6 +217,9 @@ class Layer(LayerWeights, KerasObject):
 
     @property
     def output(self):
+        model = getattr(self, "_model", None)
+        if not self._nodes and getattr(model, "_is_sequential", False) and model._input is not None:
+            model._stack_output()  # Keras's Sequential with an Input is called as it is built
         if not self._nodes or not self._nodes[0].outputs:
             raise AttributeError(f"Layer {self.name!r} has never been called and thus has no defined output.")
         outs = self._nodes[0].outputs
