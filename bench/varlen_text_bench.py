@@ -108,6 +108,14 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        return "unknown CPU"
+
+
 def run(python, import_line, variant, env):
     code = SCRIPT.replace("IMPORT_LINE", import_line)
     r = subprocess.run([python, "-c", code, variant], capture_output=True, text=True, env=env, timeout=3600)
@@ -149,7 +157,8 @@ def main():
 
     lines = ["# Text classification with inputs known per batch (issue 36)", "",
              "`python3 bench/varlen_text_bench.py --keras $(scripts/keras_venv.sh) --runs " + str(args.runs) + "` on " +
-             os.uname().nodename + ", " + time.strftime("%Y-%m-%d") + "; the model and data are in the script's "
+             os.uname().nodename + " (" + cpu_model() + ", " + str(os.cpu_count()) + " cores), " +
+             time.strftime("%Y-%m-%d") + "; the model and data are in the script's "
              "docstring (keras.io's text classification shape on synthetic IMDB-like lengths, batch 32, 3 epochs). "
              "samples/s: the median over epochs 2-3 of every run (epoch 1 plans the programs); first epoch beside it.",
              "", "| framework | variant | samples/s (warm) | first epoch | tokens/epoch | test accuracy | "
@@ -164,8 +173,8 @@ def main():
     token_ratio = ratio * n_var[-1]["tokens_per_epoch"] / n_fixed[-1]["tokens_per_epoch"]
     lines += ["", f"nnfit per-batch / fixed-length samples/s (warm): **{ratio:.2f}x** (target >= 0.90). "
               f"Per token (the per-batch epoch holds {n_var[-1]['tokens_per_epoch'] / n_fixed[-1]['tokens_per_epoch']:.0%} "
-              f"of the fixed one's tokens, padding included): {token_ratio:.2f}x tokens/s, so switching among "
-              "the shapes' programs costs less than the shorter batches' lower efficiency per token."]
+              f"of the fixed one's tokens, padding included): {token_ratio:.2f}x the fixed model's tokens/s, the "
+              "programs of the other shapes included."]
     if ("keras", "per batch") in results:
         lines.append(f"nnfit / Keras samples/s, per batch: {warm(n_var) / warm(results[('keras', 'per batch')]):.2f}x; "
                      f"fixed: {warm(n_fixed) / warm(results[('keras', 'fixed')]):.2f}x.")
