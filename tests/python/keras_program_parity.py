@@ -19,10 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(HERE, "programs")
 
 # Scripts nnfit does not run yet, and why (kept true by this test).
-GAPS = {
-    "transfer_learning": "the base model's own object keeps its weights: the outer model trains a copy (Keras shares "
-                         "the variables), so base_model.get_weights() does not change after unfreezing",
-}
+GAPS = {}
 
 
 def run(python, path, nnfit, env):

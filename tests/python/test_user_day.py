@@ -441,3 +441,26 @@ def test_a_lambda_in_a_sequential_runs_as_its_operations():
     assert model.pop().__class__.__name__ == "Dense" and model.pop().__class__.__name__ == "Lambda"
     with pytest.raises(ValueError, match="Input"):
         keras.Sequential([layers.Lambda(lambda t: t)])
+
+
+def test_a_nested_model_shows_what_the_outer_model_trains():
+    base = keras.Sequential([keras.Input((4,)), layers.Dense(3, name="d1"), layers.BatchNormalization(name="bn")])
+    before = [w.copy() for w in base.get_weights()]
+    inp = keras.Input((4,))
+    model = keras.Model(inp, layers.Dense(1, name="head")(base(inp, training=False)))
+    base.trainable = False
+    model.compile("adam", "mse")
+    x = np.random.default_rng(0).normal(size=(32, 4)).astype("float32")
+    model.fit(x, x.sum(axis=1, keepdims=True), epochs=2, verbose=0)
+    assert all(np.array_equal(a, b) for a, b in zip(before, base.get_weights()))  # frozen: bit for bit
+    base.trainable = True
+    model.compile(keras.optimizers.Adam(1e-2), "mse")
+    model.fit(x, x.sum(axis=1, keepdims=True), epochs=2, verbose=0)
+    after = base.get_weights()
+    assert not np.array_equal(after[0], before[0])  # the outer model's training shows in base_model
+    assert np.array_equal(base.layers[0].get_weights()[0], after[0])
+    kernel, bias, gamma, beta, mean, var = after
+    expected = gamma * (x[:3] @ kernel + bias - mean) / np.sqrt(var + 1e-3) + beta  # BatchNormalization's inference
+    np.testing.assert_allclose(base.predict(x[:3], verbose=0), expected, rtol=1e-5, atol=1e-6)
+    base.set_weights([np.zeros_like(w) for w in after])  # and writes go through to the outer model
+    assert not any(np.any(w) for w in model.get_layer(base.name).get_weights())

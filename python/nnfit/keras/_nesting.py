@@ -4,8 +4,9 @@ becomes one node of the outer graph whose entry is the model's own Keras config,
 engine reads as a nested model (NestedModel) as it reads Keras's files.
 
 Weights: the nested model's weights, where it was built (a pre-trained base), are copied
-into the outer model when that is built (as a layer's are: nnfit.keras._weights); later
-training of the outer model does not reach the nested model's own object.
+into the outer model when that is built (as a layer's are: nnfit.keras._weights); from then
+the outer model holds them and the nested model's own object reads and writes them there
+(Model._with_weights, set_weights), as Keras's shared variables behave.
 """
 from nnfit.keras import _graph, _tracing
 

@@ -221,6 +221,8 @@ class ModelWeights:
         """Forgets the engine's model (the layers change), each layer carrying its weights."""
         if self._handle is not None and self._handle.built:
             for layer in self._weight_layers():
+                if hasattr(layer, "_outer"):  # a nested model takes this model's values before it goes
+                    layer._with_weights()
                 layer._carried = (self._handle.layer_weights(layer.name), self._handle.layer_weight_info(layer.name))
         self._handle = None
 

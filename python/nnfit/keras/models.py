@@ -157,11 +157,27 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
             (print_fn or print)(line)
 
     def _with_weights(self):
-        """The engine's model with its weights made (Keras's build)."""
+        """The engine's model with its weights made (Keras's build). A model nested in a
+        built outer model (base_model(x) in another model) reads the outer model's current
+        values first: Keras shares the variables, so training the outer model shows in the
+        nested model's weights and predictions (nnfit.keras._nesting)."""
         handle = self._handle_or_build()
         if not handle.built:
             handle.build()
+        outer = self._outer()
+        if outer is not None:
+            current = outer._with_weights().layer_weights(self.name)
+            mine = handle.get_weights()
+            if len(current) == len(mine) and all(np.shape(a) == np.shape(b) for a, b in zip(current, mine)):
+                handle.set_weights(current)
         return handle
+
+    def _outer(self):
+        """The built model this one is nested in, or None."""
+        outer = self._model
+        if outer is None or outer is self or getattr(outer, "_handle", None) is None:
+            return None
+        return outer
 
     def count_params(self):
         return self._with_weights().count_params()
@@ -170,7 +186,11 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
         return self._with_weights().get_weights()
 
     def set_weights(self, weights):
-        self._with_weights().set_weights(list(weights))
+        weights = list(weights)
+        self._with_weights().set_weights(weights)
+        outer = self._outer()
+        if outer is not None:  # shared: the outer model's copy too
+            outer._with_weights().set_layer_weights(self.name, weights)
 
     # Training.
     def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None, weighted_metrics=None,
