@@ -87,15 +87,16 @@ std::vector<Weight*> keras_weights(Layer& l) {
   return dynamic_cast<TracedLayer*>(&l) || saved.empty() ? saved : l.all_weights();
 }
 
+// Which of the model's weights (Model::weights, in its order) Keras's model.get_weights
+// holds: each layer's keras_weights, so a traced layer's operation constants (`x * 2.0`)
+// and constant-only layers are left out.
 std::vector<bool> keras_visible(const Model& m) {
-  std::set<const Weight*> hidden;
+  std::set<const Weight*> shown;
   for (const auto& l : m.layers()) {
-    if (keras_weights(*l).empty()) {
-      for (Weight* w : l->all_weights()) hidden.insert(w);
-    }
+    for (const Weight* w : keras_weights(*l)) shown.insert(w);
   }
   std::vector<bool> out;
-  for (const Weight* w : m.weights()) out.push_back(hidden.count(w) == 0);
+  for (const Weight* w : m.weights()) out.push_back(shown.count(w) > 0);
   return out;
 }
 

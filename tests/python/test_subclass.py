@@ -265,3 +265,22 @@ def test_keras_file_of_a_subclassed_model_is_refused_naming_the_class(tmp_path):
         z.writestr("metadata.json", "{}")
     with pytest.raises(NotImplementedError, match=r"subclassed model 'MyModel'.*save it as a Functional model"):
         keras.models.load_model(path)
+
+
+def test_a_traced_layers_constants_are_not_the_models_weights():
+    # Keras 3.15.1: model.get_weights() holds the add_weight variable and Dense's two, not
+    # the 2.0 the call multiplies by (nnfit keeps it as a constant of the traced graph).
+    class Scale(keras.layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1],), initializer="ones")
+
+        def call(self, x):
+            return x * self.w * 2.0
+
+    inp = keras.Input((3,))
+    model = keras.Model(inp, keras.layers.Dense(1)(Scale()(inp)))
+    assert [w.shape for w in model.get_weights()] == [(3,), (3, 1), (1,)]
+    values = [np.full(w.shape, 0.5, "float32") for w in model.get_weights()]
+    model.set_weights(values)
+    x = np.ones((2, 3), "float32")
+    np.testing.assert_allclose(model.predict(x, verbose=0), np.full((2, 1), 0.5 * 2.0 * 0.5 * 3 + 0.5), rtol=1e-6)
