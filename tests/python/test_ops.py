@@ -105,3 +105,14 @@ def test_model_called_on_symbolic_tensors_and_on_arrays(blobs):
     assert [l.name for l in outer.layers][1:] == [model.name]
     x, _ = blobs
     np.testing.assert_allclose(model(x[:5]), model.predict(x[:5], verbose=0), rtol=1e-6)
+
+
+def test_not_equal_and_logical_and_or_run_eagerly_as_numpy():
+    # Keras's NotEqual, LogicalAnd and LogicalOr are also the mask layers of Functional
+    # graphs; on arrays they are element-wise, broadcasting as NumPy (values 1/0).
+    a = np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]], "float32")
+    b = np.array([1.0, 1.0, 0.0], "float32")
+    np.testing.assert_array_equal(keras.ops.not_equal(a, b), np.not_equal(a, b))
+    np.testing.assert_array_equal(keras.ops.logical_and(a, b), np.logical_and(a, b))
+    np.testing.assert_array_equal(keras.ops.logical_or(a, b), np.logical_or(a, b))
+    np.testing.assert_array_equal(keras.ops.not_equal(a, 0), a != 0)

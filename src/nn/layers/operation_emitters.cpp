@@ -211,7 +211,8 @@ constexpr char kNegative[] = "negative", kAbs[] = "abs", kSign[] = "sign", kSqua
 constexpr char kAdd[] = "add", kSubtract[] = "subtract", kMultiply[] = "multiply", kDivide[] = "divide",
                kPower[] = "power", kMaximum[] = "maximum", kMinimum[] = "minimum", kFloorDivide[] = "floor_divide",
                kMod[] = "mod", kArctan2[] = "arctan2", kEqual[] = "equal", kLess[] = "less", kLessEqual[] = "less_equal",
-               kGreater[] = "greater", kGreaterEqual[] = "greater_equal", kLogicalXor[] = "logical_xor";
+               kGreater[] = "greater", kGreaterEqual[] = "greater_equal", kLogicalXor[] = "logical_xor",
+               kNotEqual[] = "not_equal", kLogicalAnd[] = "logical_and", kLogicalOr[] = "logical_or";
 constexpr char kSum[] = "sum", kMean[] = "mean", kMax[] = "max", kMin[] = "min", kProd[] = "prod", kArgmax[] = "argmax",
                kArgmin[] = "argmin", kCumsum[] = "cumsum", kCumprod[] = "cumprod";
 constexpr char kRelu[] = "relu", kRelu6[] = "relu6", kSigmoid[] = "sigmoid", kTanh[] = "tanh", kSilu[] = "silu",
@@ -238,7 +239,11 @@ const std::map<std::string, Emitter>& emitters() {
       {"Maximum", binary_op<kMaximum>}, {"Minimum", binary_op<kMinimum>}, {"FloorDivide", binary_op<kFloorDivide>},
       {"Mod", binary_op<kMod>}, {"Arctan2", binary_op<kArctan2>}, {"Equal", binary_op<kEqual>},
       {"Less", binary_op<kLess>}, {"LessEqual", binary_op<kLessEqual>}, {"Greater", binary_op<kGreater>},
-      {"GreaterEqual", binary_op<kGreaterEqual>}, {"LogicalXor", binary_op<kLogicalXor>}, {"Where", where},
+      {"GreaterEqual", binary_op<kGreaterEqual>}, {"LogicalXor", binary_op<kLogicalXor>},
+      // Also mask layers (LogicalOp) where a Functional graph carries masks; as operations
+      // (keras.ops on arrays, a traced loss or metric) they are these element-wise kinds.
+      {"NotEqual", binary_op<kNotEqual>}, {"LogicalAnd", binary_op<kLogicalAnd>}, {"LogicalOr", binary_op<kLogicalOr>},
+      {"Where", where},
       {"Clip", clip},
       // reductions
       {"Sum", reduce_op<kSum>}, {"Mean", reduce_op<kMean>}, {"Max", reduce_op<kMax>}, {"Min", reduce_op<kMin>},
