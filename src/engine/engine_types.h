@@ -332,6 +332,11 @@ struct StepEngine::Programs {
   // By (mode, batch size, per-sample input shapes): Note [Shapes known per batch]. The
   // update-only program (Mode::apply) has batch 0 and no shapes.
   using Key = std::tuple<Mode, std::int64_t, std::vector<std::vector<std::int64_t>>>;
+  static Key key(Mode mode, std::int64_t batch, const SampleShapes& samples) {
+    std::vector<std::vector<std::int64_t>> dims;
+    for (const Shape& s : samples) dims.push_back(s.dims());
+    return {mode, batch, std::move(dims)};
+  }
   std::map<Key, std::unique_ptr<Entry>> entries;
   // Batches (and fit's planning ahead) whose program entry_or_split found, or planned.
   std::int64_t hits = 0, misses = 0;

@@ -368,9 +368,7 @@ StepEngine::Entry& StepEngine::entry_mode(int mode_value, std::int64_t batch, bo
   const Mode mode = static_cast<Mode>(mode_value);
   const bool training = !is_inference(mode);
   SampleShapes shapes = mode == Mode::apply ? SampleShapes{} : samples_or_model(samples);
-  std::vector<std::vector<std::int64_t>> dims;
-  for (const Shape& s : shapes) dims.push_back(s.dims());
-  Programs::Key key{mode, batch, std::move(dims)};
+  const Programs::Key key = Programs::key(mode, batch, shapes);
   auto it = p.entries.find(key);
   if (it == p.entries.end()) {
     it = p.entries.emplace(key, mode == Mode::apply ? plan_apply() : plan_entry(mode_value, batch, shapes)).first;

@@ -74,7 +74,7 @@ class Sequential(Model):
         if self._input is None:
             raise ValueError(f"Sequential {self.name!r} has no input shape yet: start it with keras.Input(shape=...), "
                              "or call fit, predict or build(input_shape) first")
-        if any(isinstance(layer, Lambda) for layer in self._stack):
+        if self._has_lambda():
             # Keras saves a Lambda with its Python bytecode; nnfit records the operations it
             # makes, which a Sequential's list of layers cannot hold: the stack called on its
             # input is written as the Functional graph it is (and loads as one).
@@ -87,11 +87,14 @@ class Sequential(Model):
                            "build_input_shape": list(self._input._batch_shape)},
                 "registered_name": None}
 
+    def _has_lambda(self):
+        return any(isinstance(layer, Lambda) for layer in self._stack)
+
     def _stack_output(self):
         """The stack called on its input's symbolic tensor, layer by layer (as Keras builds a
         Sequential that starts with an Input): each layer's `output` is then defined."""
         x = self._input._nodes[0].outputs[0]
-        for layer in self._stack if any(isinstance(l, Lambda) for l in self._stack) else self._layers:
+        for layer in self._stack if self._has_lambda() else self._layers:
             x = layer(x)
         return x
 
