@@ -26,7 +26,7 @@ Conv1D Conv1DTranspose Conv2D Conv2DTranspose Conv3D DepthwiseConv1D DepthwiseCo
 GRU GaussianDropout GaussianNoise GlobalAveragePooling1D GlobalAveragePooling2D GlobalAveragePooling3D
 GlobalMaxPooling1D GlobalMaxPooling2D GlobalMaxPooling3D GroupNormalization LSTM LayerNormalization
 LeakyReLU Masking MaxPooling1D MaxPooling2D MaxPooling3D Maximum Minimum MultiHeadAttention Multiply
-Normalization PReLU Permute RMSNormalization RandomContrast RandomFlip RandomRotation RandomTranslation
+Normalization PReLU Permute RMSNormalization RNN SimpleRNNCell LSTMCell GRUCell StackedRNNCells RandomContrast RandomFlip RandomRotation RandomTranslation
 RandomZoom ReLU RepeatVector Rescaling Reshape Resizing SeparableConv1D SeparableConv2D SimpleRNN Softmax SpatialDropout1D SpatialDropout2D
 SpatialDropout3D Subtract TimeDistributed UnitNormalization UpSampling1D UpSampling2D UpSampling3D
 ZeroPadding1D ZeroPadding2D ZeroPadding3D""".split()
@@ -95,6 +95,10 @@ def config_keys(cls, params):
             kwargs[name] = SAMPLE.get(name, 2)
     if cls.__name__ in ("Bidirectional", "TimeDistributed"):
         kwargs["layer"] = keras.layers.LSTM(2) if cls.__name__ == "Bidirectional" else keras.layers.Dense(2)
+    if cls.__name__ == "RNN":
+        kwargs["cell"] = keras.layers.LSTMCell(2)
+    if cls.__name__ == "StackedRNNCells":
+        kwargs["cells"] = [keras.layers.LSTMCell(2)]
     if cls.__name__ == "Normalization":
         kwargs = {}
     try:

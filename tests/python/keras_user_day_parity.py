@@ -11,7 +11,9 @@ separable, depthwise and transposed convolutions' parameter counts, the merge la
 functional forms; keras.utils.pad_sequences, normalize, split_dataset, img_to_array;
 clone_model, model_from_json and Sequential.from_config; inputs known per batch
 (Input(shape=(None,)) text models, masked, with attention, and images of any size): shapes, summaries,
-predictions at two lengths, and Keras's file of such a model loaded.
+predictions at two lengths, and Keras's file of such a model loaded; keras.layers.RNN with
+Keras's cells (one, a stack, masked, backwards, with states): summary, configs, predictions
+and the .keras file each framework writes.
 
 usage: keras_user_day_parity.py KERAS_PYTHON [NNFIT_PYTHON]
 """
@@ -271,6 +273,56 @@ SCRIPT = textwrap.dedent("""
         loaded = keras.models.load_model(os.path.join(shared, "text.keras"))
         diff = max(float(np.abs(loaded.predict(ref[f"text_{n}_x"], verbose=0) - ref[f"text_{n}"]).max()) for n in (7, 19))
         out["varlen_file"] = "within 1e-5" if diff <= 1e-5 else diff
+
+    # 8. keras.layers.RNN with Keras's cells: one cell, a stack (a list and StackedRNNCells),
+    # masked and backwards, with states; summary, configs, predictions on the same weights
+    # within 1e-5 of Keras's, and each framework's .keras file of them written alike.
+    import zipfile
+    r_in = keras.Input(shape=(6,), dtype="int32")
+    r_h = layers.Embedding(30, 5, mask_zero=True)(r_in)
+    r_seq = layers.RNN(layers.LSTMCell(4), return_sequences=True)(r_h)
+    r_stack = layers.RNN([layers.GRUCell(3, reset_after=False), layers.SimpleRNNCell(2)], go_backwards=True)(r_seq)
+    r_out, r_state = layers.RNN(layers.GRUCell(3), return_state=True)(r_seq)
+    r_wide = layers.RNN(layers.StackedRNNCells([layers.LSTMCell(3, name="first"), layers.LSTMCell(2)]),
+                        return_sequences=True)(r_h)
+    cells = keras.Model(r_in, [r_stack, r_out, r_state, layers.GlobalAveragePooling1D()(r_wide)])
+    out["rnn_cells_summary"] = total_params(cells)
+    out["rnn_cells_config"] = [[type(l.cell).__name__, sorted(l.get_config())] for l in cells.layers
+                               if type(l).__name__ == "RNN"]
+    out["rnn_cells_weights"] = [list(w.shape) for w in cells.get_weights()]
+    fill(cells)
+    r_x = rng.integers(1, 30, size=(4, 6)).astype("int32")
+    r_x[0, 4:] = 0
+    r_x[2, 2:] = 0
+    r_preds = cells.predict(r_x, verbose=0)
+    def written(path):
+        # The RNN layers' configs in a .keras file, without object ids, and initializers
+        # by class alone: nnfit writes their configs as every Keras 3 reads them (Keras
+        # 3.15's input_axes and gain are its newer defaults, which older versions refuse).
+        cfg = json.loads(zipfile.ZipFile(path).read("config.json"))
+        def strip(v):
+            if isinstance(v, dict):
+                if v.get("module") == "keras.initializers":
+                    return v["class_name"]
+                return {k: strip(x) for k, x in v.items() if k != "shared_object_id"}
+            return [strip(x) for x in v] if isinstance(v, list) else v
+        return [strip(l["config"]) for l in cfg["config"]["layers"] if l["class_name"] == "RNN"]
+    if is_keras:
+        np.savez(os.path.join(shared, "rnn.npz"), x=r_x, *r_preds)
+        cells.save(os.path.join(shared, "rnn.keras"))
+        out["rnn_cells_predictions"] = "within 1e-5"
+        out["rnn_cells_file"] = "within 1e-5"
+        out["rnn_cells_written"] = written(os.path.join(shared, "rnn.keras"))
+    else:
+        ref = np.load(os.path.join(shared, "rnn.npz"))
+        diff = max(float(np.abs(p - ref[f"arr_{i}"]).max()) for i, p in enumerate(r_preds))
+        out["rnn_cells_predictions"] = "within 1e-5" if diff <= 1e-5 else diff
+        loaded = keras.models.load_model(os.path.join(shared, "rnn.keras"))
+        l_preds = loaded.predict(ref["x"], verbose=0)
+        diff = max(float(np.abs(p - ref[f"arr_{i}"]).max()) for i, p in enumerate(l_preds))
+        out["rnn_cells_file"] = "within 1e-5" if diff <= 1e-5 else diff
+        loaded.save(os.path.join(shared, "rnn_nnfit.keras"))
+        out["rnn_cells_written"] = written(os.path.join(shared, "rnn_nnfit.keras"))
     print("PARITY " + json.dumps(out))
 """)
 

@@ -464,3 +464,30 @@ def test_a_nested_model_shows_what_the_outer_model_trains():
     np.testing.assert_allclose(base.predict(x[:3], verbose=0), expected, rtol=1e-5, atol=1e-6)
     base.set_weights([np.zeros_like(w) for w in after])  # and writes go through to the outer model
     assert not any(np.any(w) for w in model.get_layer(base.name).get_weights())
+
+
+def test_rnn_with_cells_is_the_layers_it_stands_for(tmp_path):
+    # RNN(LSTMCell(n)) gives the LSTM layer's outputs on the same weights; a list of cells
+    # is a StackedRNNCells, which gives the stacked layers'; a cell alone is refused.
+    x = np.random.default_rng(3).normal(size=(4, 7, 3)).astype("float32")
+    inp = keras.Input((7, 3))
+    cell = keras.Model(inp, layers.RNN([layers.GRUCell(4), layers.LSTMCell(2)], go_backwards=True)(inp))
+    stack = keras.Sequential([keras.Input((7, 3)), layers.GRU(4, return_sequences=True, go_backwards=True),
+                              layers.LSTM(2, go_backwards=True)])
+    assert cell.layers[1].get_config()["cell"]["class_name"] == "StackedRNNCells"
+    assert type(cell.layers[1].cell).__name__ == "StackedRNNCells"
+    assert [list(w.shape) for w in cell.get_weights()] == [list(w.shape) for w in stack.get_weights()]
+    stack.set_weights(cell.get_weights())
+    # The stacked step feeds the second cell the first's output of the same step: a forward
+    # LSTM over the backward GRU's sequence as Keras returns it (in step order).
+    first = keras.Sequential([keras.Input((7, 3)), layers.GRU(4, return_sequences=True, go_backwards=True)])
+    first.set_weights(cell.get_weights()[:3])
+    second = keras.Sequential([keras.Input((7, 4)), layers.LSTM(2)])
+    second.set_weights(cell.get_weights()[3:])
+    want = second.predict(first.predict(x, verbose=0), verbose=0)
+    np.testing.assert_allclose(cell.predict(x, verbose=0), want, rtol=1e-5, atol=1e-6)
+    path = str(tmp_path / "cells.keras")
+    cell.save(path)
+    np.testing.assert_allclose(keras.models.load_model(path).predict(x, verbose=0), want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(NotImplementedError, match="inside keras.layers.RNN"):
+        layers.LSTMCell(3)(inp)

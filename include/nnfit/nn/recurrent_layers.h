@@ -67,16 +67,22 @@ class Recurrent : public Layer {
   // the sequence, named "initial_state" or "initial_state/0", "initial_state/1" (a list).
   CallArguments call_arguments() const override;
   void set_call_arguments(const CallArguments& args) override;
+  // The prefix of the weights' names: by default "<name>/lstm_cell/", tf.keras's; a cell
+  // inside keras.layers.RNN is named by its RNN ("rnn/my_cell/", "rnn/stacked_rnn_cells/lstm_cell/").
+  void set_weight_scope(std::string scope) { weight_scope_ = std::move(scope); }
+  // The initial states a call takes after the sequence: 0 without initial_state, else 1 (LSTM: 2).
+  std::size_t state_count() const;
+  std::string keras_cell_name() const;  // "lstm_cell"
 
  private:
   std::int64_t gates() const;
-  std::string keras_cell_name() const;  // "lstm_cell"
   std::int64_t out_step_of_last(std::int64_t steps) const;
   RecurrentCell cell_;
   RecurrentOptions options_;
   bool time_order_output_ = false;
   bool initial_state_ = false;  // inputs 1.. are the initial states
   std::vector<std::string> state_names_;  // their keyword names as the config gave them
+  std::string weight_scope_;
 };
 
 class SimpleRNN final : public Recurrent {
@@ -129,6 +135,57 @@ class Bidirectional final : public Layer {
  private:
   std::unique_ptr<Recurrent> forward_, backward_;
   std::string merge_mode_;
+};
+
+// keras.layers.RNN around Keras's built-in cells: RNN(LSTMCell(n)) is the LSTM layer
+// under the class name RNN, RNN(StackedRNNCells([c1, c2, ...])) (or RNN([c1, c2, ...]))
+// runs the cells one after the other at each step, which is each cell's layer over the
+// whole sequence in turn: the first reads the input, each passes its sequence to the next
+// (in time order, so that with go_backwards the next one reads it backwards, in step with
+// the mask), the last gives the RNN's outputs (return_sequences, return_state; a mask goes
+// to every cell, which keeps its state on a masked step, as Keras's step function skips
+// the whole stacked step). Keras 3 files keep one cell's
+// variables under "cell", a stack's under "cell/cells/<cell class>" (numbered). A cell of the user's
+// own (a Layer with state_size and call(inputs, states)) is refused by the readers.
+class RNN final : public Layer {
+ public:
+  // `cells`: one Recurrent per cell in step order, each built with the RNN's flags as the
+  // layer it stands for (the readers do this); `cell_names`: Keras's names of the cells;
+  // `stack_name`: the StackedRNNCells' name, empty for one cell.
+  // throws InvalidArgument when the cells do not chain (every cell but the last must
+  // return sequences), Unsupported for return_state or initial_state on a stack.
+  RNN(std::string name, std::vector<std::unique_ptr<Recurrent>> cells, std::vector<std::string> cell_names,
+      std::string stack_name);
+  std::string class_name() const override { return "RNN"; }
+  bool supports_unknown_dims() const override { return true; }
+  bool stacked() const { return !stack_name_.empty(); }
+  const std::string& stack_name() const { return stack_name_; }
+  std::size_t cell_count() const { return cells_.size(); }
+  const Recurrent& cell(std::size_t i) const { return *cells_.at(i); }
+  const std::string& cell_name(std::size_t i) const { return cell_names_.at(i); }
+  // The RNN's own flags: return_sequences and return_state of the last cell, go_backwards
+  // of every cell.
+  const RecurrentOptions& outer_options() const { return cells_.back()->options(); }
+  bool go_backwards() const { return cells_.front()->options().go_backwards; }
+  int num_outputs() const override { return cells_.back()->num_outputs(); }
+  std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
+  Shape output_shape(const Shape& input_shape) const override { return compute_output_shapes({input_shape})[0]; }
+  void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
+  std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
+  std::vector<int> call_masked(GraphBuilder& builder, const std::vector<int>& inputs, const std::vector<int>& masks,
+                               std::vector<int>& output_masks) override;
+  CallArguments call_arguments() const override { return cells_.front()->call_arguments(); }
+  void set_call_arguments(const CallArguments& args) override;
+  std::vector<Weight*> all_weights() override;
+  std::vector<Weight*> saved_weights() override;
+  void set_trainable(bool trainable) override;
+  void attach_weight_options() override;
+  std::vector<WeightGroup> saved_weight_groups() override;
+
+ private:
+  std::vector<std::unique_ptr<Recurrent>> cells_;
+  std::vector<std::string> cell_names_;
+  std::string stack_name_;
 };
 
 // TimeDistributed: `layer` (one input, one output) applied to every step of an input

@@ -255,6 +255,35 @@ class MultiHeadAttention(MultiHeadAttention):  # noqa: F811 (the generated class
         return outputs
 
 
+class RNN(RNN):  # noqa: F811 (the generated class, with Keras's list of cells)
+    __doc__ = RNN.__doc__
+
+    def __init__(self, cell, *args, **kwargs):
+        # Keras: a list of cells is a StackedRNNCells of them.
+        if isinstance(cell, (list, tuple)):
+            cell = StackedRNNCells(list(cell))
+        super().__init__(cell, *args, **kwargs)
+
+    @property
+    def cell(self):
+        """The cell object (a StackedRNNCells for several), as given or read from a config."""
+        value = self._args["cell"]
+        if isinstance(value, dict):
+            value = self._args["cell"] = deserialize(value)
+        return value
+
+
+def _cell_call(self, *args, **kwargs):
+    raise NotImplementedError(
+        f"keras.layers.{self._class_name} {self.name!r} called on its own: nnfit runs Keras's cells inside "
+        f"keras.layers.RNN (RNN({self._class_name}(...)) or RNN([cell, ...])), which runs the whole sequence")
+
+
+for _cell in (SimpleRNNCell, LSTMCell, GRUCell, StackedRNNCells):  # noqa: F821 (made above)
+    _cell.__call__ = _cell_call
+del _cell
+
+
 # Keras's other names for the same classes (MaxPool2D is MaxPooling2D, ...).
 for _alias, _target in TABLE["layer_aliases"].items():
     globals()[_alias] = globals()[_target]

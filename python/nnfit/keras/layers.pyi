@@ -331,6 +331,31 @@ class RMSNormalization(Layer):
     def __init__(self, axis: Any = -1, epsilon: Any = 1e-06, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
 
 
+class RNN(Layer):
+    """Keras's RNN on nnfit's engine. Base class for recurrent layers."""
+    def __init__(self, cell: Any, return_sequences: Any = False, return_state: Any = False, go_backwards: Any = False, stateful: Any = False, unroll: Any = False, zero_output_for_mask: Any = False, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class SimpleRNNCell(Layer):
+    """Keras's SimpleRNNCell on nnfit's engine. Cell class for SimpleRNN."""
+    def __init__(self, units: Any, activation: Any = 'tanh', use_bias: Any = True, kernel_initializer: Any = 'glorot_uniform', recurrent_initializer: Any = 'orthogonal', bias_initializer: Any = 'zeros', kernel_regularizer: Any = None, recurrent_regularizer: Any = None, bias_regularizer: Any = None, kernel_constraint: Any = None, recurrent_constraint: Any = None, bias_constraint: Any = None, dropout: Any = 0.0, recurrent_dropout: Any = 0.0, seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class LSTMCell(Layer):
+    """Keras's LSTMCell on nnfit's engine. Cell class for the LSTM layer."""
+    def __init__(self, units: Any, activation: Any = 'tanh', recurrent_activation: Any = 'sigmoid', use_bias: Any = True, kernel_initializer: Any = 'glorot_uniform', recurrent_initializer: Any = 'orthogonal', bias_initializer: Any = 'zeros', unit_forget_bias: Any = True, kernel_regularizer: Any = None, recurrent_regularizer: Any = None, bias_regularizer: Any = None, kernel_constraint: Any = None, recurrent_constraint: Any = None, bias_constraint: Any = None, dropout: Any = 0.0, recurrent_dropout: Any = 0.0, seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class GRUCell(Layer):
+    """Keras's GRUCell on nnfit's engine. Cell class for the GRU layer."""
+    def __init__(self, units: Any, activation: Any = 'tanh', recurrent_activation: Any = 'sigmoid', use_bias: Any = True, kernel_initializer: Any = 'glorot_uniform', recurrent_initializer: Any = 'orthogonal', bias_initializer: Any = 'zeros', kernel_regularizer: Any = None, recurrent_regularizer: Any = None, bias_regularizer: Any = None, kernel_constraint: Any = None, recurrent_constraint: Any = None, bias_constraint: Any = None, dropout: Any = 0.0, recurrent_dropout: Any = 0.0, reset_after: Any = True, seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class StackedRNNCells(Layer):
+    """Keras's StackedRNNCells on nnfit's engine. Wrapper allowing a stack of RNN cells to behave as a single cell."""
+    def __init__(self, cells: Any, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
 class RandomContrast(Layer):
     """Keras's RandomContrast on nnfit's engine. A preprocessing layer which randomly adjusts contrast during training."""
     def __init__(self, factor: Any, value_range: Any = (0, 255), seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...

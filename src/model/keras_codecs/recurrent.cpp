@@ -1,6 +1,7 @@
 // Keras codecs of the recurrent layers: SimpleRNN, LSTM, GRU (Keras 3's keys, and Keras 2's
-// time_major and implementation) and the Bidirectional and TimeDistributed wrappers. What nnfit does not run yet (stateful,
-// a custom cell) is refused by name.
+// time_major and implementation), RNN around the built-in cells (SimpleRNNCell, LSTMCell,
+// GRUCell, StackedRNNCells of them) and the Bidirectional and TimeDistributed wrappers.
+// What nnfit does not run yet (stateful, a custom cell) is refused by name.
 #include "model/keras_codecs/codec.h"
 
 #include "model/keras_layers.h"
@@ -57,6 +58,90 @@ LayerPtr read_lstm(const Reader& r, const std::string& p, const json& c, const s
 }
 LayerPtr read_gru(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
   return read_recurrent(r, p, c, name, RecurrentCell::gru);
+}
+
+// A cell's Keras class and the layer class that runs it.
+const char* cell_layer_class(const std::string& cls) {
+  if (cls == "SimpleRNNCell") return "SimpleRNN";
+  if (cls == "LSTMCell") return "LSTM";
+  if (cls == "GRUCell") return "GRU";
+  return nullptr;
+}
+
+// keras.layers.RNN: its "cell" entry (one cell, a StackedRNNCells, or a list of cells)
+// read as one recurrent layer per cell carrying the RNN's flags (nnfit/nn/recurrent_layers.h).
+LayerPtr read_rnn(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape& in) {
+  check_keys(r, p, c, kCommon,
+             {"cell", "return_sequences", "return_state", "go_backwards", "stateful", "unroll",
+              "zero_output_for_mask", "time_major", "input_length", "num_constants"});
+  require_value(r, p, c, "stateful", false);
+  require_value(r, p, c, "time_major", false);
+  if (get_int(r, p, c, "num_constants", 0) != 0) r.unsupported(p, "\"num_constants\" other than 0 is not supported");
+  const json* cell = find(c, "cell");
+  if (!cell) r.invalid(p, "missing required key \"cell\"");
+  // The cells' entries, in step order, and the stack's name when there are several.
+  std::vector<std::pair<std::string, const json*>> cells;
+  std::string stack;
+  auto add_cell = [&](const std::string& cp, const json& entry) {
+    expect_object(r, cp, entry);
+    check_keys(r, cp, entry, {"module", "class_name", "config", "registered_name", "build_config"});
+    cells.emplace_back(cp, &entry);
+  };
+  const std::string cp = p + ".cell";
+  if (cell->is_array()) {
+    for (std::size_t i = 0; i < cell->size(); ++i) add_cell(cp + "[" + std::to_string(i) + "]", (*cell)[i]);
+    stack = "stacked_rnn_cells";
+  } else {
+    expect_object(r, cp, *cell);
+    if (get_string(r, cp, *cell, "class_name", std::nullopt) == "StackedRNNCells") {
+      const json* cfg = find(*cell, "config");
+      if (!cfg) r.invalid(cp, "missing required key \"config\"");
+      expect_object(r, cp + ".config", *cfg);
+      check_keys(r, cp + ".config", *cfg, {"name", "trainable", "dtype", "cells"});
+      stack = get_string(r, cp + ".config", *cfg, "name", std::string("stacked_rnn_cells"));
+      const json* list = find(*cfg, "cells");
+      if (!list || !list->is_array()) r.invalid(cp + ".config", "\"cells\" must be a list of cells");
+      for (std::size_t i = 0; i < list->size(); ++i) {
+        add_cell(cp + ".config.cells[" + std::to_string(i) + "]", (*list)[i]);
+      }
+    } else {
+      add_cell(cp, *cell);
+    }
+  }
+  if (cells.empty()) r.invalid(cp, "an RNN needs at least one cell");
+  std::vector<std::unique_ptr<Recurrent>> layers;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const auto& [path, entry] = cells[i];
+    const std::string cls = get_string(r, path, *entry, "class_name", std::nullopt);
+    const char* layer_cls = cell_layer_class(cls);
+    if (!layer_cls) {
+      r.unsupported(path, "RNN with a cell of class \"" + cls +
+                              "\" is not supported: nnfit runs SimpleRNNCell, LSTMCell, GRUCell and StackedRNNCells "
+                              "of them (a cell of your own has no C++ form)");
+    }
+    const json* cfg = find(*entry, "config");
+    if (!cfg) r.invalid(path, "missing required key \"config\"");
+    expect_object(r, path + ".config", *cfg);
+    json config = *cfg;
+    const std::string cell_name = get_string(r, path + ".config", config, "name", keras_snake_case(cls));
+    const bool last = i + 1 == cells.size();
+    config["return_sequences"] = last ? get_bool(r, p, c, "return_sequences", false) : true;
+    config["return_state"] = last && get_bool(r, p, c, "return_state", false);
+    config["go_backwards"] = get_bool(r, p, c, "go_backwards", false);
+    config["zero_output_for_mask"] = get_bool(r, p, c, "zero_output_for_mask", false);
+    const std::string layer_name = stack.empty() ? name : name + "/" + cell_name;
+    config["name"] = layer_name;
+    std::unique_ptr<Layer> l = read_layer(r, path, layer_cls, config, layer_name, false, {in});
+    layers.emplace_back(static_cast<Recurrent*>(l.release()));
+    names.push_back(cell_name);
+  }
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (names[i] == names[j]) r.invalid(cells[i].first, "two cells of the stack are named \"" + names[i] + "\"");
+    }
+  }
+  return std::make_unique<RNN>(name, std::move(layers), std::move(names), stack);
 }
 
 std::string strip_prefix(const std::string& s, const std::string& prefix) {
@@ -137,7 +222,46 @@ LayerPtr read_time_distributed(const Reader& r, const std::string& p, const json
   return std::make_unique<TimeDistributed>(name, std::move(inner));
 }
 
+// A cell of an RNN as Keras writes it: its layer's entry under the cell's class and name,
+// without the RNN's own keys.
+ojson write_cell(const Writer& w, const Recurrent& cell, const std::string& name) {
+  ojson out = write_layer_object(w, cell);
+  out["class_name"] = cell.class_name() + "Cell";
+  ojson& c = out["config"];
+  for (const char* key : {"return_sequences", "return_state", "go_backwards", "stateful", "unroll",
+                          "zero_output_for_mask", "time_major", "activity_regularizer"}) {
+    c.erase(key);
+  }
+  c["name"] = name;
+  // Keras's build_config of a cell: the features of one step, which its kernel has.
+  const std::vector<const Weight*> weights = cell.all_weights();
+  if (!weights.empty()) out["build_config"] = {{"input_shape", {nullptr, weights[0]->value.shape()[0]}}};
+  return out;
+}
+
 bool write_recurrent(const Writer& w, const Layer& l, ojson& c) {
+  if (auto* rnn = dynamic_cast<const RNN*>(&l)) {
+    const RecurrentOptions& o = rnn->outer_options();
+    c.update({{"return_sequences", o.return_sequences}, {"return_state", o.return_state},
+              {"go_backwards", rnn->go_backwards()}, {"stateful", false}, {"unroll", false},
+              {"zero_output_for_mask", o.zero_output_for_mask}});
+    if (w.keras2) c["time_major"] = false;
+    if (!rnn->stacked()) {
+      c["cell"] = write_cell(w, rnn->cell(0), rnn->cell_name(0));
+      return true;
+    }
+    ojson cells = ojson::array();
+    for (std::size_t i = 0; i < rnn->cell_count(); ++i) cells.push_back(write_cell(w, rnn->cell(i), rnn->cell_name(i)));
+    ojson stack = write_layer_object(w, rnn->cell(0));
+    stack["class_name"] = "StackedRNNCells";
+    ojson sc = {{"name", rnn->stack_name()}, {"trainable", l.trainable()}};
+    if (stack["config"].contains("dtype")) sc["dtype"] = stack["config"]["dtype"];
+    sc["cells"] = cells;
+    stack["config"] = sc;
+    if (cells[0].contains("build_config")) stack["build_config"] = cells[0]["build_config"];
+    c["cell"] = stack;
+    return true;
+  }
   if (auto* td = dynamic_cast<const TimeDistributed*>(&l)) {
     c["layer"] = write_layer_object(w, td->layer());
     return true;
@@ -177,7 +301,7 @@ bool write_recurrent(const Writer& w, const Layer& l, ojson& c) {
 const LayerFamily& recurrent_layers() {
   static const LayerFamily family{
       {{"SimpleRNN", read_simple_rnn}, {"LSTM", read_lstm}, {"GRU", read_gru}, {"Bidirectional", read_bidirectional},
-       {"TimeDistributed", read_time_distributed}},
+       {"TimeDistributed", read_time_distributed}, {"RNN", read_rnn}},
       write_recurrent};
   return family;
 }

@@ -72,8 +72,10 @@ void Recurrent::set_call_arguments(const CallArguments& args) {
   initial_state_ = !state_names_.empty();
 }
 
+std::size_t Recurrent::state_count() const { return initial_state_ ? (cell_ == RecurrentCell::lstm ? 2 : 1) : 0; }
+
 std::vector<Shape> Recurrent::compute_output_shapes(const std::vector<Shape>& inputs) const {
-  const std::size_t states = initial_state_ ? (cell_ == RecurrentCell::lstm ? 2 : 1) : 0;
+  const std::size_t states = state_count();
   NNFIT_CHECK(inputs.size() == 1 + states, InvalidArgument, name(), ": takes the sequence",
               states ? " and its initial states" : "", " (", 1 + states, " inputs), got ", inputs.size());
   for (std::size_t i = 1; i < inputs.size(); ++i) {
@@ -95,7 +97,7 @@ void Recurrent::build_for(const std::vector<Shape>& inputs, WeightFactory& weigh
   compute_output_shapes(inputs);
   const std::int64_t f = inputs[0][1], h = options_.units, g = gates() * h;
   // tf.keras's variable names ("lstm/lstm_cell/kernel"), so legacy .h5 files read as theirs.
-  const std::string cell = name() + "/" + keras_cell_name() + "/";
+  const std::string cell = weight_scope_.empty() ? name() + "/" + keras_cell_name() + "/" : weight_scope_;
   weights_.push_back({cell + "kernel", weights.make(cell + "kernel", Shape{f, g}, options_.kernel_initializer, f, g)});
   weights_.push_back(
       {cell + "recurrent_kernel", weights.make(cell + "recurrent_kernel", Shape{h, g}, options_.recurrent_initializer, h, g)});
