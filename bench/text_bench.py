@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import compare_rounds as cr  # noqa: E402  (the rounds and the report)
 import fmnist_bench as fb  # noqa: E402  (its process runner and report helpers)
 import text_data  # noqa: E402
+import varlen_text_bench as vt  # noqa: E402  (its section of RESULTS_text.md is kept)
 
 REPO = fb.REPO
 MODELS = {
@@ -89,7 +90,12 @@ def main():
              f"each. Samples/s: median over {args.rounds} round(s) of each run's median over epochs 2..{args.epochs}; "
              f"frameworks alternate within a round. Test accuracy: median over the rounds' seeds (1..{args.rounds}) of "
              f"the last epoch's. {masking}")
+    kept = ""  # bench/varlen_text_bench.py's section, which this report does not make
+    if args.output.exists() and vt.SECTION_BEGIN in args.output.read_text():
+        kept = vt.SECTION_BEGIN + args.output.read_text().split(vt.SECTION_BEGIN, 1)[1]
     cr.write_report(args.output, title, intro, runs, versions, started, load, "bench/text_bench.py")
+    if kept:
+        args.output.write_text(args.output.read_text().rstrip("\n") + "\n\n" + kept)
     print(args.output.read_text())
 
 

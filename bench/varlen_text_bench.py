@@ -1,9 +1,10 @@
 """A text classifier with inputs known per batch (Input(shape=(None,))), against the same
 model at a fixed length, under nnfit and (the same script, import changed) Keras 3 on
 TensorFlow: samples/s after warm-up, test accuracy, and the number of input shapes nnfit
-planned a program for (issue 36; bench/RESULTS_varlen.md).
+planned a program for (issue 36): its section of bench/RESULTS_text.md, between the
+markers it writes (bench/text_bench.py keeps them when it rewrites the rest).
 
-    usage: varlen_text_bench.py [--keras KERAS_PYTHON] [--runs N] [--out bench/RESULTS_varlen.md]
+    usage: varlen_text_bench.py [--keras KERAS_PYTHON] [--runs N] [--out bench/RESULTS_text.md]
 
 The data: synthetic reviews (no network here): 6,000 training and 2,000 test sequences of
 ids in [1, 20000) with IMDB-like lengths (log-normal, median 180, cut at 400); the label
@@ -129,7 +130,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--keras", help="a Python with Keras 3 and TensorFlow (scripts/keras_venv.sh prints one)")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--out", default=os.path.join(HERE, "RESULTS_varlen.md"))
+    ap.add_argument("--out", default=os.path.join(HERE, "RESULTS_text.md"))
     args = ap.parse_args()
     nnfit_env = dict(os.environ)
     nnfit_env.setdefault("PYTHONPATH", os.path.join(HERE, "..", "build", "release", "python"))
@@ -178,9 +179,24 @@ def main():
     if ("keras", "per batch") in results:
         lines.append(f"nnfit / Keras samples/s, per batch: {warm(n_var) / warm(results[('keras', 'per batch')]):.2f}x; "
                      f"fixed: {warm(n_fixed) / warm(results[('keras', 'fixed')]):.2f}x.")
-    with open(args.out, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    write_section(args.out, "\n".join(lines))
     print("\n".join(lines))
+
+
+SECTION_BEGIN = "<!-- begin: bench/varlen_text_bench.py (kept when bench/text_bench.py rewrites this file) -->"
+SECTION_END = "<!-- end: bench/varlen_text_bench.py -->"
+
+
+def write_section(path, text):
+    """This bench's section of the text results (RESULTS_text.md), in place of the last one."""
+    old = open(path).read() if os.path.exists(path) else ""
+    if SECTION_BEGIN in old:
+        head, rest = old.split(SECTION_BEGIN, 1)
+        tail = rest.split(SECTION_END, 1)[1] if SECTION_END in rest else ""
+    else:
+        head, tail = old.rstrip("\n") + ("\n\n" if old else ""), ""
+    with open(path, "w") as f:
+        f.write(head + SECTION_BEGIN + "\n" + text.replace("# Text", "## Text", 1) + "\n" + SECTION_END + tail.rstrip("\n") + "\n")
 
 
 if __name__ == "__main__":
