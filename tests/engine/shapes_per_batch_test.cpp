@@ -15,6 +15,7 @@
 #include "nnfit/nn/conv_layers.h"
 #include "nnfit/nn/layers.h"
 #include "nnfit/nn/recurrent_layers.h"
+#include "nnfit/nn/reshaping_layers.h"
 
 namespace nnfit {
 namespace {
@@ -142,17 +143,27 @@ TEST(ShapesPerBatch, TrainsOnPaddedBatchesOfEachLength) {
 }
 
 TEST(ShapesPerBatch, RefusesWhatALayerCannotTakeNamingIt) {
-  // Flatten would make the feature axis depend on the steps.
-  auto m = std::make_unique<Sequential>("flat");
+  // A layer that has not opted in (Permute) is refused by name.
+  auto m = std::make_unique<Sequential>("permuted");
   m->set_input_shape(Shape{kUnknownDim, 3});
-  m->add(std::make_unique<Flatten>("flatten"));
-  m->add(std::make_unique<Dense>("dense", DenseOptions{2}));
+  m->add(std::make_unique<Permute>("permute", std::vector<std::int64_t>{2, 1}));
   try {
     m->build();
     FAIL() << "built";
   } catch (const Unsupported& e) {
-    EXPECT_NE(std::string(e.what()).find("'flatten' (Flatten)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'permute' (Permute)"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("(None, 3)"), std::string::npos) << e.what();
+  }
+  // Flatten gives (None), as Keras's; a Dense after it would need that size for its kernel.
+  auto f = std::make_unique<Sequential>("flat");
+  f->set_input_shape(Shape{kUnknownDim, 3});
+  f->add(std::make_unique<Flatten>("flatten"));
+  f->add(std::make_unique<Dense>("dense", DenseOptions{2}));
+  try {
+    f->build();
+    FAIL() << "built";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("layer 'dense' (Dense)"), std::string::npos) << e.what();
   }
   // Dense on an unknown feature axis: its kernel would need it, as Keras says.
   auto d = std::make_unique<Sequential>("dense_on_none");

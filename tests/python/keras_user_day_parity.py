@@ -10,7 +10,8 @@ which weights fit changed); weights before compile and layer.build; the layer al
 separable, depthwise and transposed convolutions' parameter counts, the merge layers'
 functional forms; keras.utils.pad_sequences, normalize, split_dataset, img_to_array;
 clone_model, model_from_json and Sequential.from_config; inputs known per batch
-(Input(shape=(None,)) text models, masked, with attention, and images of any size): shapes, summaries,
+(Input(shape=(None,)) text models, masked, with attention, images of any size, steps through
+TimeDistributed, a Reshape's -1): shapes, summaries,
 predictions at two lengths, and Keras's file of such a model loaded; keras.layers.RNN with
 Keras's cells (one, a stack, masked, backwards, with states): summary, configs, predictions
 and the .keras file each framework writes.
@@ -260,6 +261,29 @@ SCRIPT = textwrap.dedent("""
                 x = rng.integers(1, 40, size=(3, length)).astype("int32")
                 x[1, length - 3:] = 0  # padded at the end
             preds[f"{name}_{length}"] = (model.predict(x, verbose=0), x)
+    # Steps known per batch through TimeDistributed (a Conv2D and a Flatten per step), and a
+    # Reshape whose -1 entry is known per batch.
+    # Keras 3.15 on TensorFlow gives this TimeDistributed model another result at 5 steps
+    # after a call at 3 than on its own (its own matching its fixed-length model's, and
+    # nnfit's): each length gets a fresh model of the same weights here.
+    def td_model():
+        td_in = keras.Input(shape=(None, 6, 6, 1))
+        td = layers.TimeDistributed(layers.Conv2D(3, 3, activation="relu"))(td_in)
+        td = layers.TimeDistributed(layers.Flatten())(td)
+        return keras.Model(td_in, layers.Dense(2)(layers.LSTM(4)(td))), td
+    rs_in = keras.Input(shape=(None,), dtype="int32")
+    rs = layers.Reshape((-1, 16))(layers.Embedding(40, 8)(rs_in))
+    rs_model = keras.Model(rs_in, layers.Dense(2)(layers.GlobalAveragePooling1D()(rs)))
+    out["varlen_shapes_wrapped"] = [list(t.shape) for t in (td_model()[1], rs)]
+    for i, n in enumerate((3, 5)):
+        model = td_model()[0]
+        fill(model)
+        x = np.cos(np.arange(2 * n * 36)).reshape(2, n, 6, 6, 1).astype("float32")
+        preds[f"td_{i}"] = (model.predict(x, verbose=0), x)
+    fill(rs_model)
+    for i, n in enumerate((8, 20)):
+        x = rng.integers(1, 40, size=(3, n)).astype("int32")
+        preds[f"reshape_{i}"] = (rs_model.predict(x, verbose=0), x)
     if is_keras:
         np.savez(os.path.join(shared, "preds.npz"), **{k: p for k, (p, x) in preds.items()},
                  **{k + "_x": x for k, (p, x) in preds.items()})

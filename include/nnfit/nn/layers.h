@@ -145,6 +145,7 @@ class Flatten final : public Layer {
  public:
   explicit Flatten(std::string name) : Layer(std::move(name)) {}
   std::string class_name() const override { return "Flatten"; }
+  bool supports_unknown_dims() const override { return true; }  // (None) out, as Keras
   Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
 };
@@ -155,6 +156,8 @@ class Reshape final : public Layer {
   Reshape(std::string name, std::vector<std::int64_t> target_shape);
   std::string class_name() const override { return "Reshape"; }
   const std::vector<std::int64_t>& target_shape() const { return target_; }
+  // An input known per batch gives the -1 entry as None (Keras's compute_output_shape).
+  bool supports_unknown_dims() const override { return true; }
   Shape output_shape(const Shape& input_shape) const override;
   int call(GraphBuilder& builder, int x) override;
 

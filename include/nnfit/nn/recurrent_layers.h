@@ -197,6 +197,8 @@ class TimeDistributed final : public Layer {
   TimeDistributed(std::string name, std::unique_ptr<Layer> layer);
   std::string class_name() const override { return "TimeDistributed"; }
   const Layer& layer() const { return *layer_; }
+  // Steps known per batch always; a step's other axes as far as the inner layer takes them.
+  bool supports_unknown_dims() const override { return true; }
   bool supports_masking() const override { return true; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
   Shape output_shape(const Shape& input_shape) const override { return compute_output_shapes({input_shape})[0]; }

@@ -14,7 +14,7 @@ int emit_reshape(GraphBuilder& b, int x, const Shape& sample, const std::string&
 }
 }  // namespace
 
-Shape Flatten::output_shape(const Shape& s) const { return Shape{s.numel()}; }
+Shape Flatten::output_shape(const Shape& s) const { return Shape{s.is_static() ? s.numel() : kUnknownDim}; }
 
 int Flatten::call(GraphBuilder& b, int x) {
   Shape s = b.graph().desc(x).shape;
@@ -31,6 +31,7 @@ Reshape::Reshape(std::string name, std::vector<std::int64_t> target) : Layer(std
 }
 
 Shape Reshape::output_shape(const Shape& s) const {
+  if (!s.is_static()) return Shape(target_);  // the -1 entry, if any, known per batch
   std::int64_t known = 1;
   for (std::int64_t d : target_) known *= d == -1 ? 1 : d;
   std::vector<std::int64_t> out = target_;

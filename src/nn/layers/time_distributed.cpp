@@ -26,7 +26,12 @@ TimeDistributed::TimeDistributed(std::string name, std::unique_ptr<Layer> layer)
 
 std::vector<Shape> TimeDistributed::compute_output_shapes(const std::vector<Shape>& inputs) const {
   NNFIT_CHECK(inputs.size() == 1, InvalidArgument, name(), ": TimeDistributed takes one input, got ", inputs.size());
-  const std::vector<Shape> inner = layer_->compute_output_shapes({step_shape(name(), inputs[0])});
+  const Shape step = step_shape(name(), inputs[0]);
+  NNFIT_CHECK(step.is_static() || layer_->supports_unknown_dims(), Unsupported, "layer '", layer_->name(), "' (",
+              layer_->class_name(), ") in TimeDistributed '", name(),
+              "' does not take inputs with a dimension known only per batch (None) in nnfit yet, and each step here "
+              "is ", step.to_string(), "; give the model's Input fixed step shapes (the number of steps may stay None)");
+  const std::vector<Shape> inner = layer_->compute_output_shapes({step});
   std::vector<std::int64_t> dims{inputs[0][0]};
   dims.insert(dims.end(), inner[0].dims().begin(), inner[0].dims().end());
   return {Shape(dims)};
