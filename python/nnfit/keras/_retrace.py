@@ -48,6 +48,12 @@ def _is_custom_entry(entry):
 
 
 def _make_layer(entry, custom_objects):
+    from nnfit.keras._preprocessing import CLASSES
+    if entry["class_name"] in CLASSES and str(entry.get("module", "")).startswith("keras"):
+        cls = CLASSES[entry["class_name"]]  # a callable standardize or split comes from custom_objects
+        config = dict(entry["config"])
+        return cls.from_config(config, custom_objects) if entry["class_name"] == "TextVectorization" \
+            else cls.from_config(config)
     if _is_custom_entry(entry):
         return saving.find_class(entry, custom_objects).from_config(dict(entry["config"]))
     if str(entry.get("module", "")).startswith("keras.src.ops."):
@@ -59,12 +65,32 @@ def _make_layer(entry, custom_objects):
     return layers_module.deserialize(entry)
 
 
-def load(filepath, custom_objects, compile):
-    """The file's model remade with its subclassed layers traced, its weights from the file."""
-    from nnfit.keras.models import Model
-    from nnfit.keras._sequential import Sequential
+def load(filepath, custom_objects, compile, prefix=False):
+    """The file's model remade with its subclassed layers traced (or its preprocessing layers
+    made, their assets read: Note [Preprocessing prefix]), its weights from the file."""
     with zipfile.ZipFile(str(filepath)) as z:
         config = json.loads(z.read("config.json"))
+    model = from_config(config, custom_objects)
+    if prefix:
+        from nnfit.keras import _prefix
+        model._handle_or_build()
+        _prefix.load_assets(filepath, model._prefix.prefix_layers())
+    model.load_weights(str(filepath))
+    compile_config = config.get("compile_config")
+    if compile and compile_config:
+        from nnfit.keras import _custom_objects
+        compile_config = dict(compile_config)
+        loss = compile_config.get("loss")
+        if isinstance(loss, dict) and "class_name" in loss:  # one loss object for every output
+            compile_config["loss"] = [loss] * max(1, len(model._output_names()))
+        _custom_objects.compile_from_config(model, compile_config, custom_objects)
+    return model
+
+
+def from_config(config, custom_objects):
+    """A model remade in Python from its Keras config (Functional or Sequential)."""
+    from nnfit.keras.models import Model
+    from nnfit.keras._sequential import Sequential
     body = config["config"]
     if config["class_name"] == "Sequential":
         model = Sequential(name=body.get("name"))
@@ -80,15 +106,6 @@ def load(filepath, custom_objects, compile):
             model._set_input_from(tuple(shape)[1:])
     else:
         model = _functional(body, custom_objects, Model)
-    model.load_weights(str(filepath))
-    compile_config = config.get("compile_config")
-    if compile and compile_config:
-        from nnfit.keras import _custom_objects
-        compile_config = dict(compile_config)
-        loss = compile_config.get("loss")
-        if isinstance(loss, dict) and "class_name" in loss:  # one loss object for every output
-            compile_config["loss"] = [loss] * max(1, len(model._output_names()))
-        _custom_objects.compile_from_config(model, compile_config, custom_objects)
     return model
 
 
