@@ -304,10 +304,11 @@ def save(path, prefix, write_engine):
             files = {name: z.read(name) for name in z.namelist()}
         config = prefix.join(json.loads(files["config.json"]))
         files["config.json"] = json.dumps(config).encode()
+        paths = saveable_paths(config)
         for layer in prefix.prefix_layers():
             for sub, target in [("", layer)] + [(f"/{k}", v) for k, v in getattr(layer, "_sublayers", dict)().items()]:
                 for name, text in target._assets().items():
-                    files[f"assets/layers/{layer.name}{sub}/{name}"] = text.encode("utf-8")
+                    files[f"assets/{paths[layer.name]}{sub}/{name}"] = text.encode("utf-8")
         part = f"{path}.nnfit-{os.getpid()}.part"
         with zipfile.ZipFile(part, "w", zipfile.ZIP_STORED) as z:
             for name in ("metadata.json", "config.json", "model.weights.h5"):
@@ -321,12 +322,42 @@ def save(path, prefix, write_engine):
             os.remove(tmp)
 
 
-def load_assets(path, layers):
-    """Each preprocessing layer's assets from a .keras file (assets/layers/<name>/...)."""
+def saveable_paths(config):
+    """{layer name: its path in a .keras file's weights and assets}: Keras names a layer of a
+    model's container by its class (snake case) and a count within the container
+    ("layers/text_vectorization", "layers/dense_1"), not by its name (saving_lib's
+    _save_container_state); a Functional container lists its InputLayers, a Sequential one
+    does not, and operations are not layers."""
+    sequential = config["class_name"] == _SEQUENTIAL
+    used, out = {}, {}
+    for e in config["config"]["layers"]:
+        if str(e.get("module", "")).startswith("keras.src.ops") or (sequential and e["class_name"] == "InputLayer"):
+            continue
+        from nnfit.keras._api_table import TABLE
+        base = TABLE["layers"].get(e["class_name"], {}).get("snake") or _snake_case(e["class_name"])
+        if base in used:
+            used[base] += 1
+            base = f"{base}_{used[base]}"
+        else:
+            used[base] = 0
+        out[e.get("name") or e["config"]["name"]] = f"layers/{base}"
+    return out
+
+
+def _snake_case(name):
+    import re
+    name = re.sub(r"\W+", "", name)
+    name = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub("([a-z])([A-Z])", r"\1_\2", name).lower()
+
+
+def load_assets(path, layers, config):
+    """Each preprocessing layer's assets from a .keras file (assets/<its path>/...)."""
+    paths = saveable_paths(config)
     with zipfile.ZipFile(str(path)) as z:
         names = z.namelist()
         for layer in layers:
-            base = f"assets/layers/{layer.name}/"
+            base = f"assets/{paths[layer.name]}/"
             files = {n[len(base):]: z.read(n).decode("utf-8") for n in names
                      if n.startswith(base) and "/" not in n[len(base):]}
             layer._load_assets(files)

@@ -60,8 +60,10 @@ def _make_layer(entry, custom_objects):
         raise NotImplementedError(f"load_model: the file's operation {entry['class_name']!r} beside subclassed "
                                   "layers cannot be remade by nnfit; save the model with nnfit, or without keras.ops")
     if entry["class_name"] in ("Functional", "Sequential"):
-        raise NotImplementedError(f"load_model: a nested model ({entry['config'].get('name')!r}) beside subclassed "
-                                  "layers cannot be remade by nnfit yet")
+        if any(_is_custom_entry(e) for e in entry["config"].get("layers", [])):
+            raise NotImplementedError(f"load_model: a nested model ({entry['config'].get('name')!r}) with subclassed "
+                                      "layers cannot be remade by nnfit yet")
+        return from_config({"class_name": entry["class_name"], "config": entry["config"]}, custom_objects)
     return layers_module.deserialize(entry)
 
 
@@ -74,7 +76,7 @@ def load(filepath, custom_objects, compile, prefix=False):
     if prefix:
         from nnfit.keras import _prefix
         model._handle_or_build()
-        _prefix.load_assets(filepath, model._prefix.prefix_layers())
+        _prefix.load_assets(filepath, model._prefix.prefix_layers(), config)
     model.load_weights(str(filepath))
     compile_config = config.get("compile_config")
     if compile and compile_config:
@@ -120,7 +122,8 @@ def _functional(body, custom_objects, Model):
             tensors[(name, 0, 0)] = tensor
         else:
             made[name] = _make_layer(entry, custom_objects)
-            pending.extend((name, i, node) for i, node in enumerate(entry.get("inbound_nodes", [])))
+            offset = _node_offset(entry)
+            pending.extend((name, i + offset, node) for i, node in enumerate(entry.get("inbound_nodes", [])))
     while pending:
         progress = False
         for item in list(pending):
@@ -145,6 +148,19 @@ def _functional(body, custom_objects, Model):
     inputs, outputs = refs(body["input_layers"]), refs(body["output_layers"])
     return Model(inputs if len(inputs) > 1 else inputs[0], outputs if len(outputs) > 1 else outputs[0],
                  name=body.get("name"))
+
+
+def _node_offset(entry):
+    """Where a layer's calls start in Keras's node numbering: a nested model built on its own
+    Input already has node 0 when the outer model calls it, so Keras refers to its first call
+    as node 1 (Note [Keras 2 node indices] in src/model/keras_model_config.cpp: Keras 3's
+    files do the same)."""
+    if entry["class_name"] == "Functional":
+        return 1
+    if entry["class_name"] == "Sequential":
+        first = (entry["config"].get("layers") or [{}])[0]
+        return 1 if first.get("class_name") == "InputLayer" else 0
+    return 0
 
 
 def _resolve(value, tensors):
