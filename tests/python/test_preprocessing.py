@@ -160,12 +160,20 @@ def test_model_with_a_prefix_trains_predicts_and_saves(tmp_path):
     assert [l.__class__.__name__ for l in clone.layers][:2] == ["InputLayer", "TextVectorization"]
 
 
-def test_sequential_and_several_inputs():
-    tv = layers.TextVectorization(vocabulary=["a", "b"], output_sequence_length=3)
-    seq = keras.Sequential([keras.Input(shape=(1,), dtype="string"), tv, layers.Embedding(4, 2), layers.Flatten(),
+def test_sequential_and_several_inputs(tmp_path):
+    tv = layers.TextVectorization(max_tokens=6, output_sequence_length=3)
+    tv.adapt(["a b", "b c", "b"])
+    seq = keras.Sequential([keras.Input(shape=(1,), dtype="string"), tv, layers.Embedding(6, 2), layers.Flatten(),
                             layers.Dense(1)])
-    assert seq.predict(np.array([["a b"], ["b"]]), verbose=0).shape == (2, 1)
+    x = np.array([["a b"], ["b z"]])
+    want = seq.predict(x, verbose=0)
+    assert want.shape == (2, 1)
     assert json.loads(seq.to_json())["config"]["layers"][1]["class_name"] == "TextVectorization"
+    seq.save(tmp_path / "seq.keras")
+    loaded = keras.models.load_model(tmp_path / "seq.keras")
+    assert type(loaded).__name__ == "Sequential"
+    assert loaded.layers[0].get_vocabulary() == ["", "[UNK]", "b", "c", "a"]
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), want)
 
     city = keras.Input(shape=(1,), dtype="string", name="city")
     age = keras.Input(shape=(1,), dtype="int64", name="age")
