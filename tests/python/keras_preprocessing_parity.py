@@ -12,7 +12,7 @@ TextVectorization adapted, a model trained on its integer sequences, and an end-
 taking strings, its predictions within 1e-5 of the trained model's; and .keras files of the
 end-to-end model written by Keras and read by nnfit, and the other way round.
 
-usage: keras_preprocessing_parity.py KERAS_PYTHON [NNFIT_PYTHON]
+usage: keras_preprocessing_parity.py KERAS_PYTHON [NNFIT_PYTHON]   (PREP_KEEP=DIR keeps the .keras files there)
 """
 import os
 import sys
