@@ -8,7 +8,9 @@ a class or Keras changes a signature:
     KERAS_BACKEND=tensorflow $(scripts/keras_venv.sh) python/tools/gen_api_table.py
 
 The class lists below are nnfit's: the Keras classes its JSON readers accept
-(src/model/keras_codecs, keras_training_config.cpp, keras_callbacks_config.cpp).
+(src/model/keras_codecs, keras_training_config.cpp, keras_callbacks_config.cpp), and the
+preprocessing layers of strings and categories that run in Python before the engine's graph
+(python/nnfit/keras/_prefix.py).
 """
 import inspect
 import json
@@ -29,7 +31,8 @@ LeakyReLU Masking MaxPooling1D MaxPooling2D MaxPooling3D Maximum Minimum MultiHe
 Normalization PReLU Permute RMSNormalization RNN SimpleRNNCell LSTMCell GRUCell StackedRNNCells RandomContrast RandomFlip RandomRotation RandomTranslation
 RandomZoom ReLU RepeatVector Rescaling Reshape Resizing SeparableConv1D SeparableConv2D SimpleRNN Softmax SpatialDropout1D SpatialDropout2D
 SpatialDropout3D Subtract TimeDistributed UnitNormalization UpSampling1D UpSampling2D UpSampling3D
-ZeroPadding1D ZeroPadding2D ZeroPadding3D""".split()
+ZeroPadding1D ZeroPadding2D ZeroPadding3D
+TextVectorization StringLookup IntegerLookup CategoryEncoding Hashing Discretization HashedCrossing""".split()
 OPTIMIZERS = "SGD Adam AdamW RMSprop Adagrad Adamax Adadelta Nadam Ftrl Lion".split()
 SCHEDULES = """ExponentialDecay PiecewiseConstantDecay PolynomialDecay InverseTimeDecay CosineDecay
 CosineDecayRestarts""".split()
@@ -55,6 +58,8 @@ SAMPLE = {"units": 2, "filters": 2, "kernel_size": 1, "rate": 0.5, "target_shape
           "initial_learning_rate": 0.1, "decay_steps": 10, "decay_rate": 0.9, "boundaries": [1],
           "values": [0.1, 0.01], "depth_multiplier": 1, "first_decay_steps": 10, "value": 0.0, "activation": "relu",
           "num_classes": 2, "thresholds": None, "end_learning_rate": 0.0}
+# Arguments with a default of None that a class still needs, to read its config keys.
+NEEDED = {"CategoryEncoding": {"num_tokens": 2}, "Discretization": {"num_bins": 2}}
 
 
 def jsonable(v):
@@ -101,6 +106,7 @@ def config_keys(cls, params):
         kwargs["cells"] = [keras.layers.LSTMCell(2)]
     if cls.__name__ == "Normalization":
         kwargs = {}
+    kwargs.update(NEEDED.get(cls.__name__, {}))
     try:
         return sorted(cls(**kwargs).get_config().keys())
     except Exception as e:  # noqa: BLE001

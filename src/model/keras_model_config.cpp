@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include "model/keras_call_nodes.h"
@@ -418,6 +419,29 @@ ReadModel read_functional(const Reader& r, const std::string& path, const json& 
   return m;
 }
 
+// Keras's preprocessing layers of strings and categories run in Python before the engine's
+// graph (Note [Preprocessing prefix] in python/nnfit/keras/_prefix.py): the engine alone
+// (the CLI) cannot run a model that starts with one, and says so naming it.
+void refuse_python_preprocessing(const Reader& r, const std::string& path, const json& config) {
+  static const std::set<std::string> kPython = {"TextVectorization", "StringLookup",  "IntegerLookup", "CategoryEncoding",
+                                                "Hashing",           "Discretization", "HashedCrossing"};
+  const json* layers = find(config, "layers");
+  if (!layers || !layers->is_array()) return;
+  for (std::size_t i = 0; i < layers->size(); ++i) {
+    const json& e = (*layers)[i];
+    const json* cls = e.is_object() ? find(e, "class_name") : nullptr;
+    if (!cls || !cls->is_string() || !kPython.count(cls->get<std::string>())) continue;
+    const json* c = find(e, "config");
+    const json* name = c && c->is_object() ? find(*c, "name") : nullptr;
+    const std::string layer = name && name->is_string() ? " '" + name->get<std::string>() + "'" : "";
+    r.unsupported(path + ".config.layers[" + std::to_string(i) + "]",
+                  cls->get<std::string>() + layer + " is a preprocessing layer of strings or categories, which nnfit "
+                  "runs in Python before the engine's graph; the engine (and so the CLI) cannot run it",
+                  "load the file with `from nnfit import keras; keras.models.load_model(...)`, or train the CLI's "
+                  "model on the layer's outputs (token ids or encodings) with the layers after it");
+  }
+}
+
 ReadModel read_model(const Reader& r, const std::string& path, const json& root, Keys extra,
                      const std::optional<Shape>& nested_input) {
   expect_object(r, path, root);
@@ -432,6 +456,7 @@ ReadModel read_model(const Reader& r, const std::string& path, const json& root,
   const json* config = find(root, "config");
   if (!config) r.invalid(path, "missing required key \"config\"");
   expect_object(r, path + ".config", *config);
+  refuse_python_preprocessing(r, path, *config);
   if (cls == "Sequential") return read_sequential(r, path + ".config", root, *config, nested_input);
   return read_functional(r, path + ".config", *config);
 }

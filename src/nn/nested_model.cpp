@@ -1,5 +1,8 @@
 // NestedModel: the inner graph's input shapes are fixed when it is read, so a call only
-// checks that it brings those shapes.
+// checks that it brings those shapes, or shapes they admit: an input of unknown length
+// (Input(shape=(None,)), keras.io's text model) takes a known one (TextVectorization's
+// output_sequence_length), as Keras's nested model does; the inner graph keeps its own
+// output shapes and is emitted on the batch's concrete shapes.
 #include "nnfit/nn/nested_model.h"
 
 #include "nnfit/core/error.h"
@@ -14,7 +17,8 @@ void NestedModel::check_inputs(const std::vector<Shape>& inputs) const {
               graph_.inputs().size(), " input(s), got ", inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Shape& want = graph_.inputs()[i].shape;
-    NNFIT_CHECK(want.rank() == 0 || want == inputs[i], InvalidArgument, name(), ": input ", i, " has shape ",
+    NNFIT_CHECK(want.rank() == 0 || want == inputs[i] || (inputs[i].is_static() && want.admits(inputs[i])),
+                InvalidArgument, name(), ": input ", i, " has shape ",
                 inputs[i].to_string(), " but the nested model's input '", graph_.inputs()[i].name, "' is ",
                 want.to_string());
   }

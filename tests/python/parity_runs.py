@@ -8,17 +8,20 @@ import sys
 import subprocess
 
 
-def run(python, script, import_line, env, timeout):
-    """The script's PARITY result under `python`; exits naming the run if it fails."""
+def run(python, script, import_line, env, timeout, with_lines=None):
+    """The script's PARITY result under `python`; exits naming the run if it fails. With
+    `with_lines` (prefixes such as "FILE "), also {prefix: the JSON of the line it starts}."""
     code = script.replace("IMPORT_LINE", import_line)
     if import_line.startswith("from nnfit"):
         code = code.replace("from keras import layers", "from nnfit.keras import layers")
     r = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env, timeout=timeout)
     if r.returncode != 0:
         sys.exit(f"{python} ({import_line}) failed:\n{r.stderr[-3000:]}")
+    extra = {p: json.loads(line[len(p):]) for p in (with_lines or ()) for line in r.stdout.splitlines()
+             if line.startswith(p)}
     for line in r.stdout.splitlines():
         if line.startswith("PARITY "):
-            return json.loads(line[7:])
+            return (json.loads(line[7:]), extra) if with_lines is not None else json.loads(line[7:])
     sys.exit(f"{python} ({import_line}) printed no result:\n{r.stdout[-2000:]}")
 
 

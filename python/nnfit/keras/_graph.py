@@ -342,6 +342,10 @@ def infer_outputs(layer, node, count, local=False):
     tensors = [KerasTensor((None,), layer._compute_dtype(), (layer, len(layer._nodes) - 1, i)) for i in range(count)]
     node.outputs = tensors
     config = functional_config("shape_inference", list(roots.values()), tensors)
+    prefix = {n.layer.name: n.layer for n in _collect(sources) if getattr(n.layer, "_no_engine", False)}
+    if prefix:  # the engine starts after the preprocessing layers (Note [Preprocessing prefix])
+        from nnfit.keras._prefix import Prefix
+        config = Prefix(config, prefix).engine_config
     try:
         if UNBATCHED:
             from nnfit.keras._custom_objects import unbatched_shapes

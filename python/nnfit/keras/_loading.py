@@ -14,7 +14,10 @@ from nnfit.keras._sequential import Sequential
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     """Keras's load_model: a .keras or .h5 file (written by Keras or nnfit), with its
     weights, compiled from the file's compile config when ``compile``."""
-    from nnfit.keras import _retrace
+    from nnfit.keras import _prefix, _retrace
+    config = _prefix.file_config(filepath)
+    if config is not None and _prefix.has_prefix(config):  # preprocessing layers: remade here, assets read
+        return _retrace.load(filepath, custom_objects, compile, prefix=True)
     if _retrace.needs_retrace(filepath, custom_objects):  # Keras's file of subclassed layers: remade here
         return _retrace.load(filepath, custom_objects, compile)
     _retrace.refuse_subclassed_model(filepath)
@@ -106,6 +109,10 @@ class _EngineOptimizer:
 
 def model_from_json(json_string, custom_objects=None):
     """Keras's model_from_json: an uncompiled model from Keras JSON."""
+    from nnfit.keras import _prefix, _retrace
+    config = json.loads(json_string)
+    if _prefix.has_prefix(config):  # preprocessing layers run in Python: the graph is remade here
+        return _retrace.from_config(config, custom_objects)
     handle = _engine().Model.from_json(json_string, "model_from_json", _state.next_seed(), device=_state.device())
     return _from_engine(handle, custom_objects)
 

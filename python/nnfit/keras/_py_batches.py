@@ -40,16 +40,17 @@ class Batches:
     """What fit, evaluate and predict build a source of batches into: `_build` gives the
     engine's dataset (as nnfit.data.Dataset's does), `take` the first n batches."""
 
-    def __init__(self, source, n_inputs, n_outputs, what, limit=None):
+    def __init__(self, source, n_inputs, n_outputs, what, limit=None, transform=None):
         from nnfit.keras.utils import PyDataset
         self._source = source
         self._pydataset = isinstance(source, PyDataset)
         self._n_in, self._n_out, self._what, self._limit = n_inputs, n_outputs, what, limit
+        self._transform = transform  # x's batch to the engine's inputs (a model's preprocessing prefix)
         self._peeked = None  # a one-shot iterator's first batch, read for the element spec
         self._iterator = None
 
     def take(self, n):
-        return Batches(self._source, self._n_in, self._n_out, self._what, n)
+        return Batches(self._source, self._n_in, self._n_out, self._what, n, self._transform)
 
     def _parts(self, batch, index):
         where = f"{self._what}: batch {index + 1}"
@@ -59,6 +60,9 @@ class Batches:
             raise ValueError(f"{where}: a batch is x, (x, y) or (x, y, sample_weight), got a tuple of {len(batch)}")
         parts = []
         for k, (part, count) in enumerate(zip(batch, (self._n_in, self._n_out, 1))):
+            if k == 0 and self._transform is not None:
+                parts += [_array(v, where) for v in self._transform(part)]
+                continue
             items = _graph.flatten(list(part.values()) if isinstance(part, dict) else part) \
                 if isinstance(part, (list, dict)) or (isinstance(part, tuple) and count > 1) else [part]
             if len(items) != count:

@@ -48,23 +48,51 @@ def _is_custom_entry(entry):
 
 
 def _make_layer(entry, custom_objects):
+    from nnfit.keras._preprocessing import CLASSES
+    if entry["class_name"] in CLASSES and str(entry.get("module", "")).startswith("keras"):
+        cls = CLASSES[entry["class_name"]]  # a callable standardize or split comes from custom_objects
+        config = dict(entry["config"])
+        return cls.from_config(config, custom_objects) if entry["class_name"] == "TextVectorization" \
+            else cls.from_config(config)
     if _is_custom_entry(entry):
         return saving.find_class(entry, custom_objects).from_config(dict(entry["config"]))
     if str(entry.get("module", "")).startswith("keras.src.ops."):
         raise NotImplementedError(f"load_model: the file's operation {entry['class_name']!r} beside subclassed "
                                   "layers cannot be remade by nnfit; save the model with nnfit, or without keras.ops")
     if entry["class_name"] in ("Functional", "Sequential"):
-        raise NotImplementedError(f"load_model: a nested model ({entry['config'].get('name')!r}) beside subclassed "
-                                  "layers cannot be remade by nnfit yet")
+        if any(_is_custom_entry(e) for e in entry["config"].get("layers", [])):
+            raise NotImplementedError(f"load_model: a nested model ({entry['config'].get('name')!r}) with subclassed "
+                                      "layers cannot be remade by nnfit yet")
+        return from_config({"class_name": entry["class_name"], "config": entry["config"]}, custom_objects)
     return layers_module.deserialize(entry)
 
 
-def load(filepath, custom_objects, compile):
-    """The file's model remade with its subclassed layers traced, its weights from the file."""
-    from nnfit.keras.models import Model
-    from nnfit.keras._sequential import Sequential
+def load(filepath, custom_objects, compile, prefix=False):
+    """The file's model remade with its subclassed layers traced (or its preprocessing layers
+    made, their assets read: Note [Preprocessing prefix]), its weights from the file."""
     with zipfile.ZipFile(str(filepath)) as z:
         config = json.loads(z.read("config.json"))
+    model = from_config(config, custom_objects)
+    if prefix:
+        from nnfit.keras import _prefix
+        model._handle_or_build()
+        _prefix.load_assets(filepath, model._prefix.prefix_layers(), config)
+    model.load_weights(str(filepath))
+    compile_config = config.get("compile_config")
+    if compile and compile_config:
+        from nnfit.keras import _custom_objects
+        compile_config = dict(compile_config)
+        loss = compile_config.get("loss")
+        if isinstance(loss, dict) and "class_name" in loss:  # one loss object for every output
+            compile_config["loss"] = [loss] * max(1, len(model._output_names()))
+        _custom_objects.compile_from_config(model, compile_config, custom_objects)
+    return model
+
+
+def from_config(config, custom_objects):
+    """A model remade in Python from its Keras config (Functional or Sequential)."""
+    from nnfit.keras.models import Model
+    from nnfit.keras._sequential import Sequential
     body = config["config"]
     if config["class_name"] == "Sequential":
         model = Sequential(name=body.get("name"))
@@ -80,15 +108,6 @@ def load(filepath, custom_objects, compile):
             model._set_input_from(tuple(shape)[1:])
     else:
         model = _functional(body, custom_objects, Model)
-    model.load_weights(str(filepath))
-    compile_config = config.get("compile_config")
-    if compile and compile_config:
-        from nnfit.keras import _custom_objects
-        compile_config = dict(compile_config)
-        loss = compile_config.get("loss")
-        if isinstance(loss, dict) and "class_name" in loss:  # one loss object for every output
-            compile_config["loss"] = [loss] * max(1, len(model._output_names()))
-        _custom_objects.compile_from_config(model, compile_config, custom_objects)
     return model
 
 
@@ -103,7 +122,8 @@ def _functional(body, custom_objects, Model):
             tensors[(name, 0, 0)] = tensor
         else:
             made[name] = _make_layer(entry, custom_objects)
-            pending.extend((name, i, node) for i, node in enumerate(entry.get("inbound_nodes", [])))
+            offset = _node_offset(entry)
+            pending.extend((name, i + offset, node) for i, node in enumerate(entry.get("inbound_nodes", [])))
     while pending:
         progress = False
         for item in list(pending):
@@ -128,6 +148,19 @@ def _functional(body, custom_objects, Model):
     inputs, outputs = refs(body["input_layers"]), refs(body["output_layers"])
     return Model(inputs if len(inputs) > 1 else inputs[0], outputs if len(outputs) > 1 else outputs[0],
                  name=body.get("name"))
+
+
+def _node_offset(entry):
+    """Where a layer's calls start in Keras's node numbering: a nested model built on its own
+    Input already has node 0 when the outer model calls it, so Keras refers to its first call
+    as node 1 (Note [Keras 2 node indices] in src/model/keras_model_config.cpp: Keras 3's
+    files do the same)."""
+    if entry["class_name"] == "Functional":
+        return 1
+    if entry["class_name"] == "Sequential":
+        first = (entry["config"].get("layers") or [{}])[0]
+        return 1 if first.get("class_name") == "InputLayer" else 0
+    return 0
 
 
 def _resolve(value, tensors):

@@ -182,6 +182,10 @@ class ModelWeights:
     def _weight_layers(self):
         return [l for l in self._layers if l._class_name != "InputLayer"]
 
+    def _engine_layers(self):
+        """The layers the engine holds: not the preprocessing prefix (Note [Preprocessing prefix])."""
+        return [l for l in self._weight_layers() if not getattr(l, "_no_engine", False)]
+
     @property
     def weights(self):
         return [w for l in self._weight_layers() for w in l.weights]
@@ -220,19 +224,19 @@ class ModelWeights:
     def _release_layers(self):
         """Forgets the engine's model (the layers change), each layer carrying its weights."""
         if self._handle is not None and self._handle.built:
-            for layer in self._weight_layers():
+            for layer in self._engine_layers():
                 if hasattr(layer, "_outer"):  # a nested model takes this model's values before it goes
                     layer._with_weights()
                 layer._carried = (self._handle.layer_weights(layer.name), self._handle.layer_weight_info(layer.name))
         self._handle = None
 
     def _trainable_flags(self):
-        return [bool(layer.trainable and self.trainable) for layer in self._weight_layers()]
+        return [bool(layer.trainable and self.trainable) for layer in self._engine_layers()]
 
     def _apply_trainable(self, handle):
         """Keras's trainable flags, as they are now, into the engine (before a compile)."""
         self._applied_flags, self._stepped = self._trainable_flags(), False
-        for layer, trains in zip(self._weight_layers(), self._applied_flags):
+        for layer, trains in zip(self._engine_layers(), self._applied_flags):
             handle.set_layer_trainable(layer.name, trains)
 
     def _before_fit(self):

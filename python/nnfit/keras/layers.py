@@ -413,3 +413,10 @@ class Normalization(Normalization):  # noqa: F811 (the generated class, with Ker
         layer's weights (nnfit.keras._normalization_adapt)."""
         from nnfit.keras import _normalization_adapt
         _normalization_adapt.adapt(self, data)
+
+
+# The preprocessing layers of strings and categories: Python on NumPy, run before the engine's
+# graph in a model (nnfit.keras._prefix); they replace the generated classes of their names.
+from nnfit.keras._lookup import IntegerLookup, StringLookup  # noqa: E402,F811
+from nnfit.keras._categorical import CategoryEncoding, Discretization, HashedCrossing, Hashing  # noqa: E402,F811
+from nnfit.keras._text_vectorization import TextVectorization  # noqa: E402,F811

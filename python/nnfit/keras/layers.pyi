@@ -486,6 +486,41 @@ class ZeroPadding3D(Layer):
     def __init__(self, padding: Any = ..., data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
 
 
+class TextVectorization(Layer):
+    """Keras's TextVectorization on nnfit's engine. A preprocessing layer which maps text features to integer sequences."""
+    def __init__(self, max_tokens: Any = None, standardize: Any = 'lower_and_strip_punctuation', split: Any = 'whitespace', ngrams: Any = None, output_mode: Any = 'int', output_sequence_length: Any = None, pad_to_max_tokens: Any = False, vocabulary: Any = None, idf_weights: Any = None, sparse: Any = False, ragged: Any = False, encoding: Any = 'utf-8', name: Any = None, *, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class StringLookup(Layer):
+    """Keras's StringLookup on nnfit's engine. A preprocessing layer that maps strings to (possibly encoded) indices."""
+    def __init__(self, max_tokens: Any = None, num_oov_indices: Any = 1, mask_token: Any = None, oov_token: Any = '[UNK]', vocabulary: Any = None, idf_weights: Any = None, invert: Any = False, output_mode: Any = 'int', pad_to_max_tokens: Any = False, sparse: Any = False, encoding: Any = 'utf-8', name: Any = None, salt: Any = None, *, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class IntegerLookup(Layer):
+    """Keras's IntegerLookup on nnfit's engine. A preprocessing layer that maps integers to (possibly encoded) indices."""
+    def __init__(self, max_tokens: Any = None, num_oov_indices: Any = 1, mask_token: Any = None, oov_token: Any = -1, vocabulary: Any = None, vocabulary_dtype: Any = 'int64', idf_weights: Any = None, invert: Any = False, output_mode: Any = 'int', sparse: Any = False, pad_to_max_tokens: Any = False, oov_method: Any = 'floormod', salt: Any = None, name: Any = None, *, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class CategoryEncoding(Layer):
+    """Keras's CategoryEncoding on nnfit's engine. A preprocessing layer which encodes integer features."""
+    def __init__(self, num_tokens: Any = None, output_mode: Any = 'multi_hot', sparse: Any = False, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class Hashing(Layer):
+    """Keras's Hashing on nnfit's engine. A preprocessing layer which hashes and bins categorical features."""
+    def __init__(self, num_bins: Any, mask_value: Any = None, salt: Any = None, output_mode: Any = 'int', sparse: Any = False, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class Discretization(Layer):
+    """Keras's Discretization on nnfit's engine. A preprocessing layer which buckets continuous features by ranges."""
+    def __init__(self, bin_boundaries: Any = None, num_bins: Any = None, epsilon: Any = 0.01, output_mode: Any = 'int', sparse: Any = False, dtype: Any = None, name: Any = None, *, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class HashedCrossing(Layer):
+    """Keras's HashedCrossing on nnfit's engine. A preprocessing layer which crosses features using the "hashing trick"."""
+    def __init__(self, num_bins: Any, output_mode: Any = 'int', sparse: Any = False, name: Any = None, dtype: Any = None, *, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
 AvgPool1D = AveragePooling1D
 AvgPool2D = AveragePooling2D
 AvgPool3D = AveragePooling3D

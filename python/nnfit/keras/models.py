@@ -8,8 +8,8 @@ import json
 
 import numpy as np
 
-from nnfit.keras import (_cloning, _custom_objects, _graph, _nesting, _py_batches, _state, _subclassed, _training,
-                         _weights)
+from nnfit.keras import (_cloning, _custom_objects, _graph, _nesting, _prefix, _py_batches, _state, _subclassed,
+                         _training, _weights)
 from nnfit.keras._batch_methods import BatchMethods
 from nnfit.keras._cloning import clone_model  # noqa: F401  (keras.models.clone_model)
 from nnfit.keras import layers as layers_module
@@ -30,6 +30,7 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
     (nnfit.keras._subclassed)."""
 
     _is_sequential = False
+    _prefix = None  # the preprocessing layers run before the engine (Note [Preprocessing prefix])
 
     def __init__(self, inputs=None, outputs=None, name=None, trainable=True, **kwargs):
         if kwargs:
@@ -111,6 +112,8 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
 
     def to_json(self, **kwargs):
         if self._handle is not None:
+            if self._prefix is not None:
+                return json.dumps(self._prefix.join(json.loads(self._handle.to_json())), **kwargs)
             return self._handle.to_json()
         return json.dumps(self._model_json(), **kwargs)
 
@@ -122,7 +125,7 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
     # The engine.
     def _build(self):
         if self._handle is None:
-            self._handle = _engine().Model.from_json(json.dumps(self._model_json()), f"model {self.name!r}",
+            self._handle = _engine().Model.from_json(json.dumps(self._engine_json()), f"model {self.name!r}",
                                                      self._seed, device=self._device)
             self._adopt_layers(self._handle)
             _subclassed.apply_inference_layers(self, self._handle)
@@ -131,6 +134,34 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
     def _handle_or_build(self):
         return self._handle if self._handle is not None else self._build()
 
+    def _engine_json(self):
+        """The config the engine builds: the model's, without its preprocessing prefix."""
+        config = self._model_json()
+        self._prefix = None
+        if _prefix.has_prefix(config):
+            layers = {l.name: l for l in self._layers if getattr(l, "_no_engine", False)}
+            self._prefix = _prefix.Prefix(config, layers)
+            return self._prefix.engine_config
+        return config
+
+    def _as_inputs(self, x, what="x"):
+        """x (Keras's forms) as the engine's input arrays; the preprocessing prefix runs on it."""
+        if self._untraced or not self._input_known():
+            return _training.as_arrays(x, self._input_names_for(x), what)
+        self._handle_or_build()
+        if self._prefix is None:
+            return _training.as_arrays(x, self._input_names_for(x), what)
+        arrays = self._prefix.run(self._prefix.user_arrays(x, what))
+        return [_training._array(a, f"{what} after {self.name!r}'s preprocessing", False) for a in arrays]
+
+    def _no_prefix_dataset(self, x, what):
+        from nnfit.data import Dataset
+        if isinstance(x, Dataset) and self._prefix is not None:
+            raise NotImplementedError(
+                f"{what}: model {self.name!r} starts with preprocessing layers "
+                f"({', '.join(l.name for l in self._prefix.prefix_layers())}), which run in Python on each batch; an "
+                "nnfit.data.Dataset's batches never reach Python. Pass arrays, a keras.utils.PyDataset or an iterable "
+                "of batches, or preprocess the data and train the model after the preprocessing layers")
     def build(self, input_shape=None):
         if self._untraced:
             if input_shape is None:
@@ -151,6 +182,8 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
             text = _subclassed.unbuilt_summary(self)
         else:
             text = self._handle_or_build().summary().rstrip("\n")
+            if self._prefix is not None:
+                text = _prefix.summary(text, self._prefix)
         if _subclassed.is_subclassed(type(self)) and not self._untraced:  # Keras lists layers, not inputs
             text = _subclassed.without_input_rows(text)
         for line in text.split("\n"):
@@ -287,7 +320,7 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
                                      class_weight, sample_weight, initial_epoch, spe, schedule)
         if y is None:
             raise ValueError("fit: targets y are needed with array inputs (or pass an nnfit.data.Dataset of (x, y))")
-        xs = _training.as_arrays(x, self._input_names_for(x), "x")
+        xs = self._as_inputs(x)
         self._prepare(xs)
         self._before_fit()
         ys = _training.as_arrays(y, self._output_names(), "y", target=True)
@@ -300,7 +333,7 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
         elif validation_data is not None:
             if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
                 raise ValueError("fit: validation_data must be (x, y) or (x, y, sample_weight) with arrays")
-            vx = _training.as_arrays(validation_data[0], self._input_names_for(validation_data[0]), "validation x")
+            vx = self._as_inputs(validation_data[0], "validation x")
             vy = _training.as_arrays(validation_data[1], self._output_names(), "validation y", target=True)
             vsw = validation_data[2] if len(validation_data) == 3 else None
             validation = (vx, vy, None if vsw is None else _training._array(vsw, "validation sample_weight", False))
@@ -337,6 +370,8 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
         if self._handle is None and not self._input_known():
             raise ValueError(f"Sequential {self.name!r} has no input shape yet: start it with keras.Input(shape=...)")
         self._ensure_compiled()
+        self._no_prefix_dataset(ds, "fit")
+        self._no_prefix_dataset(validation_data, "fit: validation_data")
         self._before_fit()
         seed = _state.next_seed()
         train = ds._build(seed)
@@ -361,7 +396,12 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
             return x
         if self._handle is None and not self._input_known():
             raise ValueError(f"model {self.name!r} has no input shape yet: start it with keras.Input(shape=...)")
-        return _py_batches.Batches(x, len(self._input_names()), len(self._output_names()), what)
+        self._handle_or_build()
+        transform = None
+        if self._prefix is not None:
+            prefix = self._prefix
+            transform = lambda part: prefix.run(prefix.user_arrays(part, what))  # noqa: E731
+        return _py_batches.Batches(x, len(self._input_names()), len(self._output_names()), what, transform=transform)
 
     def _input_names_for(self, x):
         if self._untraced:
@@ -386,11 +426,12 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
                 raise ValueError("evaluate: y, batch_size and sample_weight must not be given with a dataset "
                                  "(its elements are (x, y) or (x, y, sample_weight) batches)")
             self._ensure_compiled()
+            self._no_prefix_dataset(x, "evaluate")
             built = x._build(_state.next_seed())
             bridge = self._inference_bridge(python_callbacks, verbose, _training.dataset_steps(built, steps), "test")
             pairs = self._handle.evaluate_dataset(built, steps, bridge, tensorboard)
         else:
-            xs = _training.as_arrays(x, self._input_names_for(x), "x")
+            xs = self._as_inputs(x)
             self._prepare(xs)
             ys = _training.as_arrays(y, self._output_names(), "y", target=True)
             sw = None if sample_weight is None else _training._array(sample_weight, "sample_weight", False)
@@ -414,6 +455,7 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
             # The dataset's batches (x, or x and targets, which are ignored as Keras does),
             # made by the engine, predicted batch by batch; Keras's steps: the first ones.
             self._prepare_inference([])
+            self._no_prefix_dataset(x, "predict")
             n_in = len(self._handle.input_shapes)
             batches = (x.take(steps) if steps else x)._build(0).collect()
             bridge = self._inference_bridge(python_callbacks, verbose, len(batches), "predict")
@@ -432,7 +474,7 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
                 raise ValueError("predict: the dataset is empty")
             joined = [np.concatenate([o[i] for o in outs]) for i in range(len(outs[0]))]
             return joined[0] if len(joined) == 1 else joined
-        xs = _training.as_arrays(x, self._input_names_for(x), "x")
+        xs = self._as_inputs(x)
         self._prepare_inference(xs)
         batch = _training.batch_size_of("predict", batch_size)
         bridge = self._inference_bridge(python_callbacks, verbose, _training.array_steps(xs, batch, steps), "predict")
@@ -458,7 +500,11 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
         filepath = str(filepath)
         if not overwrite and _exists(filepath):
             raise FileExistsError(filepath)
-        self._handle_or_build().save(filepath)
+        handle = self._handle_or_build()
+        if self._prefix is not None:  # Keras's file of the whole model (Note [Preprocessing prefix])
+            _prefix.save(filepath, self._prefix, handle.save)
+            return
+        handle.save(filepath)
 
     def save_weights(self, filepath, overwrite=True):
         filepath = str(filepath)
