@@ -14,7 +14,9 @@ std::string last_part(const std::string& path) {
 }  // namespace
 
 Tensor LayerCall::weight(const std::string& what) const {
-  for (const Weight* w : const_cast<Layer&>(layer).saved_weights()) {
+  // all_weights: the variables and the constants a layer keeps in their place (an unscaled
+  // BatchNormalization's gamma, a Normalization's mean given in its config).
+  for (const Weight* w : const_cast<Layer&>(layer).all_weights()) {
     if (last_part(w->name) == what) return host(w->value);
   }
   return {};

@@ -21,6 +21,13 @@ Tensor filled(std::int64_t n, float v) {
   return t;
 }
 
+// gamma or beta: the layer's own, which it keeps (as the constant 1 or 0) even without
+// scale or center, or that constant.
+Tensor scale_or(const LayerCall& c, const char* what, std::int64_t n, float constant) {
+  const Tensor t = c.weight(what);
+  return t.defined() ? t : filled(n, constant);
+}
+
 V batch_norm(LayerCall& c) {
   Value x = c.emit.as_float(c.in());
   const std::vector<std::int64_t> axes = c.integers("axis");
@@ -33,8 +40,7 @@ V batch_norm(LayerCall& c) {
   }
   const Tensor mean = c.require_weight("moving_mean");
   const std::int64_t n = mean.numel();
-  const Tensor gamma = c.flag("scale") ? c.require_weight("gamma") : filled(n, 1.0f);
-  const Tensor beta = c.flag("center") ? c.require_weight("beta") : filled(n, 0.0f);
+  const Tensor gamma = scale_or(c, "gamma", n, 1.0f), beta = scale_or(c, "beta", n, 0.0f);
   const std::string y = c.emit.node("BatchNormalization",
                                     {x.name, c.emit.constant(c.hint("gamma"), gamma), c.emit.constant(c.hint("beta"), beta),
                                      c.emit.constant(c.hint("moving_mean"), mean),
@@ -63,8 +69,7 @@ V layer_norm(LayerCall& c) {
   }
   std::int64_t n = 1;
   for (std::int64_t d : dims) n *= d;
-  const Tensor gamma = c.flag("scale") ? c.require_weight("gamma") : filled(n, 1.0f);
-  const Tensor beta = c.flag("center") ? c.require_weight("beta") : filled(n, 0.0f);
+  const Tensor gamma = scale_or(c, "gamma", n, 1.0f), beta = scale_or(c, "beta", n, 0.0f);
   const std::string y = c.emit.node("LayerNormalization",
                                     {x.name, c.emit.constant(c.hint("gamma"), gamma.reshape(Shape(dims))),
                                      c.emit.constant(c.hint("beta"), beta.reshape(Shape(dims)))},

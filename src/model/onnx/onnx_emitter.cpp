@@ -11,8 +11,12 @@
 namespace nnfit::onnx_export {
 
 std::string Emitter::fresh(const std::string& hint) {
-  const int n = used_[hint]++;
-  return n == 0 ? hint : hint + "_" + std::to_string(n);
+  // "dense" may come back as "dense_1", the hint of a layer named so: every name is checked.
+  for (;;) {
+    const int n = used_[hint]++;
+    const std::string name = n == 0 ? hint : hint + "_" + std::to_string(n);
+    if (names_.insert(name).second) return name;
+  }
 }
 
 std::vector<std::string> Emitter::nodes(const std::string& op, std::vector<std::string> inputs,

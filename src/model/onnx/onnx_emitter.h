@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,7 @@ class Emitter {
   std::int64_t opset_;
   io::onnx::Graph graph_;
   std::map<std::string, int> used_;                  // hint -> times used
+  std::set<std::string> names_;                      // every name handed out
   std::map<std::string, std::string> transposed_;    // "<value>|<layout>" -> its transpose
   std::map<std::string, std::string> casts_;         // value -> its float32 cast
 };
