@@ -10,6 +10,7 @@
 #include "nnfit/model/device_placement.h"
 #include "nnfit/model/eager_operations.h"
 #include "nnfit/model/keras_config.h"
+#include "nnfit/model/model_dot.h"
 #include "nnfit/model/onnx_export.h"
 #include "nnfit/model/saving.h"
 #include "nnfit/nn/traced_layer.h"
@@ -311,6 +312,14 @@ void define_model(py::module_& m) {
              out["initializers"] = s.initializers;
              out["bytes"] = s.bytes;
              return out;
+           })
+      // keras.utils.model_to_dot's text (nnfit/model/model_dot.h).
+      .def("to_dot",
+           [](const ModelHandle& h, bool show_shapes, bool show_dtype, bool show_layer_names, const std::string& rankdir,
+              bool expand_nested, std::int64_t dpi, bool subgraph, bool show_layer_activations, bool show_trainable,
+              const std::string& splines, bool single_node) {
+             return model_to_dot(h.get(), {show_shapes, show_dtype, show_layer_names, rankdir, expand_nested, dpi, subgraph,
+                                           show_layer_activations, show_trainable, splines, single_node});
            })
       .def("save_weights", [](const ModelHandle& h, const std::string& path) {
         py::gil_scoped_release nogil;
