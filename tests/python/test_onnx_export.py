@@ -153,6 +153,17 @@ def channels_first():
     return keras.Model(x, layers.Dense(2)(y))
 
 
+def edge_cases():
+    a = keras.Input(shape=(7, 7, 2), name="a")
+    ids = keras.Input(shape=(4,), dtype="int32", name="ids")
+    shared = layers.Conv2D(3, 3, dilation_rate=2, padding="same")  # called twice: one set of weights
+    x = layers.GlobalMaxPooling2D(keepdims=True)(layers.Add()([shared(a), shared(layers.Activation("relu")(a))]))
+    t = layers.Conv2DTranspose(2, 3, strides=2, padding="same", output_padding=1)(a)
+    seq = layers.Reshape((7, 14))(a)
+    out, h, c = layers.LSTM(3, return_state=True)(seq)
+    return keras.Model([a, ids], [layers.Flatten()(x), t, out, c, layers.Dense(2)(ids), ids])
+
+
 # name: (model maker, input arrays per set; each set one batch shape)
 def _cases():
     rng = np.random.default_rng(7)
@@ -167,6 +178,7 @@ def _cases():
         "image_layers": (image_layers, [[f32(2, 9, 9, 4)]]),
         "volumes_and_preprocessing": (volumes_and_preprocessing, [[f32(2, 6, 6, 6, 2)]]),
         "channels_first": (channels_first, [[f32(3, 3, 10, 10)]]),
+        "edge_cases": (edge_cases, [[f32(2, 7, 7, 2), rng.integers(-5, 5, size=(2, 4)).astype("int32")]]),
     }
 
 
@@ -228,6 +240,8 @@ def test_names_and_symbolic_dimensions(exported):
 @needs_ort
 def test_convolutions_stay_channels_first_between_layers(exported):
     # Note [Layouts in the exported graph]: one transpose into the convolutions, one out.
+    shared = [n for n in exported["edge_cases"]["initializers"] if n.startswith("conv2d/")]
+    assert shared == ["conv2d/kernel", "conv2d/bias"]  # a layer called twice: its weights once
     ops = exported["fashion_convnet"]["ops"]
     assert ops.count("Transpose") == 2 and ops[0] == "Transpose", ops
     assert ops[ops.index("Flatten") - 1] == "Transpose", ops

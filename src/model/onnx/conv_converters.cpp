@@ -29,7 +29,23 @@ std::vector<Attribute> window(LayerCall& c, std::size_t n, const std::vector<std
   std::vector<Attribute> a{Attribute::of("kernel_shape", kernel), Attribute::of("strides", strides),
                            Attribute::of("dilations", dilations)};
   const std::string padding = c.text("padding");
-  if (padding == "same") {
+  bool unit_strides = true, dilated = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    unit_strides = unit_strides && strides[i] == 1;
+    dilated = dilated || dilations[i] > 1;
+  }
+  if (padding == "same" && unit_strides) {
+    // (k - 1) * dilation zeros in all, the odd one at the end (TF's SAME), written out:
+    // onnxruntime refuses SAME_UPPER with dilations.
+    std::vector<std::int64_t> pads(2 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::int64_t total = (kernel[i] - 1) * dilations[i];
+      pads[i] = total / 2;
+      pads[n + i] = total - total / 2;
+    }
+    a.push_back(Attribute::of("pads", pads));
+  } else if (padding == "same") {
+    if (dilated) c.refuse("same padding with both strides and dilation is not exported");
     a.push_back(Attribute::of("auto_pad", std::string("SAME_UPPER")));  // TF's SAME: the odd pixel at the end
   } else if (padding == "causal") {  // Conv1D: (k - 1) * dilation zeros before the sequence
     a.push_back(Attribute::of("pads", std::vector<std::int64_t>{(kernel[0] - 1) * dilations[0], 0}));

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "nnfit/core/error.h"
 
@@ -36,38 +37,37 @@ std::string Emitter::node(const std::string& op, std::vector<std::string> inputs
   return nodes(op, std::move(inputs), std::move(attrs), hint, 1)[0];
 }
 
+std::string Emitter::add_initializer(const std::string& hint, ElemType type, const std::vector<std::int64_t>& dims,
+                                     std::string raw) {
+  // A shared layer's second call, or a constant made twice, reuses the first initializer.
+  const std::size_t key = std::hash<std::string>{}(raw) ^ (std::hash<std::size_t>{}(dims.size()) << 1);
+  for (std::size_t i : by_content_[key]) {
+    const io::onnx::Initializer& t = graph_.initializers[i];
+    if (t.type == type && t.dims == dims && t.raw == raw) return t.name;
+  }
+  by_content_[key].push_back(graph_.initializers.size());
+  graph_.initializers.push_back({fresh(hint), type, dims, std::move(raw)});
+  return graph_.initializers.back().name;
+}
+
 std::string Emitter::constant(const std::string& hint, const Tensor& host) {
   NNFIT_CHECK(host.dtype() == DType::f32, Unsupported, hint, ": a weight of dtype ", dtype_name(host.dtype()),
               " has no ONNX export in nnfit (float32 weights only)");
-  io::onnx::Initializer t;
-  t.name = fresh(hint);
-  t.type = ElemType::float32;
-  t.dims = host.shape().dims();
-  t.raw.assign(static_cast<const char*>(host.raw()), host.nbytes());  // little-endian hosts only (x86, ARM)
-  graph_.initializers.push_back(std::move(t));
-  return graph_.initializers.back().name;
+  // raw_data is little-endian: nnfit's hosts (x86-64, AArch64) are.
+  return add_initializer(hint, ElemType::float32, host.shape().dims(),
+                         std::string(static_cast<const char*>(host.raw()), host.nbytes()));
 }
 
 std::string Emitter::constant(const std::string& hint, const std::vector<std::int64_t>& dims,
                               const std::vector<float>& values) {
-  io::onnx::Initializer t;
-  t.name = fresh(hint);
-  t.type = ElemType::float32;
-  t.dims = dims;
-  t.raw.assign(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
-  graph_.initializers.push_back(std::move(t));
-  return graph_.initializers.back().name;
+  return add_initializer(hint, ElemType::float32, dims,
+                         std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
 }
 
 std::string Emitter::constant_i64(const std::string& hint, const std::vector<std::int64_t>& dims,
                                   const std::vector<std::int64_t>& values) {
-  io::onnx::Initializer t;
-  t.name = fresh(hint);
-  t.type = ElemType::int64;
-  t.dims = dims;
-  t.raw.assign(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(std::int64_t));
-  graph_.initializers.push_back(std::move(t));
-  return graph_.initializers.back().name;
+  return add_initializer(hint, ElemType::int64, dims,
+                         std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(std::int64_t)));
 }
 
 std::string Emitter::transpose(const std::string& x, std::vector<std::int64_t> perm, const std::string& hint) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,8 @@ class Emitter {
   std::string node(const std::string& op, std::vector<std::string> inputs, std::vector<Attribute> attrs,
                    const std::string& hint);
 
-  // Constants as initializers. float32 from a host tensor (its shape) or values (dims given).
+  // Constants as initializers, each distinct one once (equal bytes, dims and type share a
+  // name). float32 from a host tensor (its shape) or values (dims given).
   std::string constant(const std::string& hint, const Tensor& host_f32);
   std::string constant(const std::string& hint, const std::vector<std::int64_t>& dims, const std::vector<float>& values);
   std::string constant_i64(const std::string& hint, const std::vector<std::int64_t>& dims,
@@ -73,6 +75,7 @@ class Emitter {
 
  private:
   std::string transpose(const std::string& x, std::vector<std::int64_t> perm, const std::string& hint);
+  std::string add_initializer(const std::string& hint, ElemType type, const std::vector<std::int64_t>& dims, std::string raw);
 
   std::int64_t opset_;
   io::onnx::Graph graph_;
@@ -80,6 +83,7 @@ class Emitter {
   std::set<std::string> names_;                      // every name handed out
   std::map<std::string, std::string> transposed_;    // "<value>|<layout>" -> its transpose
   std::map<std::string, std::string> casts_;         // value -> its float32 cast
+  std::unordered_map<std::size_t, std::vector<std::size_t>> by_content_;  // hash of bytes -> initializers
 };
 
 // Where Keras axis `axis` (counting the batch axis, non-negative) of a rank-`rank` value

@@ -25,6 +25,7 @@ def check(path):
     out["ir_version"] = model.ir_version
     out["opset"] = [[o.domain, o.version] for o in model.opset_import]
     out["ops"] = [n.op_type for n in model.graph.node]
+    out["initializers"] = [t.name for t in model.graph.initializer]
 
     def dims(v):
         return [d.dim_param if d.HasField("dim_param") else (d.dim_value if d.HasField("dim_value") else None)
