@@ -6,7 +6,7 @@ sequences of any length, a None-length Conv1D model run at two lengths, and a wi
 the other layers. Layers without an ONNX form are refused by name and write nothing.
 
 onnxruntime runs in its own venv (scripts/onnx_venv.sh; ctest passes its Python in
-NNFIT_ONNX_PYTHON, and the nnfit CLI in NNFIT_CLI): tests/python/onnx/ort_check.py.
+NNFIT_ONNX_PYTHON, and the nnfit CLI in NNFIT_CLI): tests/python/onnx_check/ort_check.py.
 """
 import json
 import os
@@ -201,7 +201,7 @@ def exported(tmp_path_factory):
             arrays.update({f"s{k}_y{j}": y for j, y in enumerate(ys)})
         np.savez(folder / f"{name}.npz", **arrays)
         model.export(str(folder / f"{name}.onnx"), format="onnx", verbose=False)
-    out = subprocess.run([ORT_PYTHON, os.path.join(HERE, "onnx", "ort_check.py"), str(folder)], capture_output=True,
+    out = subprocess.run([ORT_PYTHON, os.path.join(HERE, "onnx_check", "ort_check.py"), str(folder)], capture_output=True,
                          text=True, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, timeout=300)
     assert out.returncode == 0, out.stderr
     results = {r["case"]: r for r in map(json.loads, out.stdout.splitlines())}
@@ -294,7 +294,7 @@ def test_input_signature_and_opset(tmp_path):
     xs = [rng.normal(size=(2, 12, 12, 3)).astype("float32"), rng.normal(size=(2, 5)).astype("float32")]
     np.savez(tmp_path / "sig.npz", **{"s0_x0": xs[0], "s0_x1": xs[1]},
              **{f"s0_y{j}": y for j, y in enumerate(model.predict(xs, verbose=0))})
-    out = subprocess.run([ORT_PYTHON, os.path.join(HERE, "onnx", "ort_check.py"), str(tmp_path)], capture_output=True,
+    out = subprocess.run([ORT_PYTHON, os.path.join(HERE, "onnx_check", "ort_check.py"), str(tmp_path)], capture_output=True,
                          text=True, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, timeout=300)
     r = json.loads(out.stdout)
     assert r["checker"] == "ok" and r["opset"] == [["", 18]]
