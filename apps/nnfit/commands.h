@@ -35,6 +35,9 @@ Subcommand add_predict_command(CLI::App& parent);
 // `nnfit evaluate MODEL --input X.npy... --labels Y.npy... [--json] [--batch-size N] [--threads N]`
 Subcommand add_evaluate_command(CLI::App& parent);
 
+// `nnfit export MODEL OUT.onnx [--opset N] [--seed N] [--json]`
+Subcommand add_export_command(CLI::App& parent);
+
 // `nnfit doctor [--json] [--root DIR] [--env PATH]... [--target FRAMEWORK [--write-env FILE]]`
 Subcommand add_doctor_command(CLI::App& parent);
 

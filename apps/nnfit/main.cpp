@@ -46,6 +46,7 @@ int run(int argc, char** argv) {
                                                   nnfit::cli::add_plan_command(app)};
   commands.push_back(nnfit::cli::add_predict_command(app));
   commands.push_back(nnfit::cli::add_evaluate_command(app));
+  commands.push_back(nnfit::cli::add_export_command(app));
   commands.push_back(nnfit::cli::add_doctor_command(app));
   commands.push_back(nnfit::cli::add_data_command(app));
   commands.push_back(nnfit::cli::add_profile_command(app));

@@ -10,6 +10,8 @@
 #include "nnfit/model/device_placement.h"
 #include "nnfit/model/eager_operations.h"
 #include "nnfit/model/keras_config.h"
+#include "nnfit/model/model_dot.h"
+#include "nnfit/model/onnx_export.h"
 #include "nnfit/model/saving.h"
 #include "nnfit/nn/traced_layer.h"
 
@@ -290,6 +292,35 @@ void define_model(py::module_& m) {
         py::gil_scoped_release nogil;
         save_model(h.get(), path);
       })
+      // Keras's model.export(format="onnx") (nnfit/model/onnx_export.h): `signature` holds,
+      // per input, (name or "", shape with the batch axis and -1 for None, or empty).
+      .def("export_onnx",
+           [](const ModelHandle& h, const std::string& path, std::int64_t opset,
+              const std::vector<std::pair<std::string, std::vector<std::int64_t>>>& signature) {
+             OnnxExportOptions o;
+             o.opset = opset;
+             for (const auto& [name, shape] : signature) o.input_signature.push_back({name, shape});
+             OnnxExportSummary s;
+             {
+               py::gil_scoped_release nogil;
+               s = export_onnx(h.get(), path, o);
+             }
+             py::dict out;
+             out["inputs"] = s.input_names;
+             out["outputs"] = s.output_names;
+             out["nodes"] = s.nodes;
+             out["initializers"] = s.initializers;
+             out["bytes"] = s.bytes;
+             return out;
+           })
+      // keras.utils.model_to_dot's text (nnfit/model/model_dot.h).
+      .def("to_dot",
+           [](const ModelHandle& h, bool show_shapes, bool show_dtype, bool show_layer_names, const std::string& rankdir,
+              bool expand_nested, std::int64_t dpi, bool subgraph, bool show_layer_activations, bool show_trainable,
+              const std::string& splines, bool single_node) {
+             return model_to_dot(h.get(), {show_shapes, show_dtype, show_layer_names, rankdir, expand_nested, dpi, subgraph,
+                                           show_layer_activations, show_trainable, splines, single_node});
+           })
       .def("save_weights", [](const ModelHandle& h, const std::string& path) {
         py::gil_scoped_release nogil;
         save_weights(h.get(), path);

@@ -202,6 +202,10 @@ def test_refusals(tmp_path):
     # The engine alone (the CLI's reader) names the layer it cannot run.
     with pytest.raises(NotImplementedError, match="TextVectorization 'text_vectorization.*' is a preprocessing layer"):
         _engine.get().Model.from_json(model.to_json(), "test", 0, device="cpu")
+    # ONNX export would take the prefix's outputs for the model's inputs: refused, no file.
+    with pytest.raises(NotImplementedError, match="preprocessing layers"):
+        model.export(tmp_path / "text.onnx", format="onnx")
+    assert not os.path.exists(tmp_path / "text.onnx")
     tfidf = layers.TextVectorization(output_mode="tf_idf")
     tfidf.adapt(["a b"])
     inp = keras.Input(shape=(1,), dtype="string")

@@ -387,6 +387,7 @@ def Input(shape=None, batch_size=None, dtype=None, sparse=None, batch_shape=None
 
 
 from nnfit.keras._lambda import Lambda  # noqa: E402  (traced into keras.ops nodes)
+from nnfit.keras._export import InputSpec  # noqa: E402,F401  (keras.layers.InputSpec, as keras.InputSpec)
 
 __all__.append("Lambda")
 

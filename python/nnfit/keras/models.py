@@ -8,8 +8,8 @@ import json
 
 import numpy as np
 
-from nnfit.keras import (_cloning, _custom_objects, _graph, _nesting, _prefix, _py_batches, _state, _subclassed,
-                         _training, _weights)
+from nnfit.keras import (_cloning, _custom_objects, _export, _graph, _nesting, _prefix, _py_batches, _state,
+                         _subclassed, _training, _weights)
 from nnfit.keras._batch_methods import BatchMethods
 from nnfit.keras._cloning import clone_model  # noqa: F401  (keras.models.clone_model)
 from nnfit.keras import layers as layers_module
@@ -505,6 +505,11 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
             _prefix.save(filepath, self._prefix, handle.save)
             return
         handle.save(filepath)
+
+    def export(self, filepath, format="tf_saved_model", verbose=None, input_signature=None, **kwargs):
+        """Keras's export: the model's inference graph as an ONNX file (nnfit.keras._export;
+        format="tf_saved_model", Keras's default, writes ONNX too and warns where)."""
+        _export.export(self, filepath, format, verbose, input_signature, **kwargs)
 
     def save_weights(self, filepath, overwrite=True):
         filepath = str(filepath)

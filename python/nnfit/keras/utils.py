@@ -1,8 +1,10 @@
 """keras.utils: to_categorical, normalize, pad_sequences, split_dataset, img_to_array,
-array_to_img and set_random_seed, with Keras 3's signatures and results on NumPy arrays."""
+array_to_img and set_random_seed, with Keras 3's signatures and results on NumPy arrays;
+model_to_dot and plot_model (nnfit.keras._model_visualization)."""
 import numpy as np
 
 from nnfit.keras import _state
+from nnfit.keras._model_visualization import model_to_dot, plot_model  # noqa: F401
 
 
 def to_categorical(x, num_classes=None):
