@@ -39,6 +39,10 @@ class BatchMethods:
         """Keras's predict_on_batch: the model's outputs for x as a single batch."""
         return self.predict(x, batch_size=_rows(x), verbose=0)
 
+    def reset_metrics(self):
+        """Keras's reset_metrics. nnfit's metrics hold nothing between calls: fit, evaluate
+        and each *_on_batch start them from zero, as Keras resets them there."""
+
     def _call_on_arrays(self, inputs, training=None, mask=None):
         """model(x) on arrays (a call on symbolic tensors nests the model: _nesting.py)."""
         if mask is not None:
