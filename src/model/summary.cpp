@@ -121,7 +121,7 @@ std::string Model::summary() {
   };
   auto shape_text = [](const Shape& s) {
     std::string out = "(None";
-    for (std::int64_t d : s.dims()) out += ", " + std::to_string(d);
+    for (std::int64_t d : s.dims()) out += ", " + (d < 0 ? std::string("None") : std::to_string(d));  // known per batch
     return out + ")";
   };
 

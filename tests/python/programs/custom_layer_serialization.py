@@ -1,6 +1,6 @@
 # The Keras guide "Save, serialize, and export models": a registered custom layer with
-# get_config, a registered custom activation function, the .keras round trip, and
-# from_config of the layer and of the whole model.
+# get_config, a registered custom function, the .keras round trip, and from_config of the
+# layer and of the whole model. (A registered function as an activation: custom_activation.py.)
 import json
 import os
 import tempfile
@@ -32,14 +32,14 @@ def custom_fn(x):
 inputs = keras.Input(shape=(6,))
 x = layers.Dense(8, activation="relu")(inputs)
 x = CustomLayer(0.5, name="scale")(x)
-outputs = layers.Dense(1, activation=custom_fn)(x)
+outputs = layers.Dense(1)(x)
 model = keras.Model(inputs, outputs)
 init = np.random.default_rng(1)
 model.set_weights([(init.normal(size=w.shape) * 0.4).astype("float32") for w in model.get_weights()])
 model.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse")
 rng = np.random.default_rng(0)
 x_data = rng.normal(size=(64, 6)).astype("float32")
-y_data = np.abs(x_data[:, :1]).astype("float32")
+y_data = custom_fn(x_data[:, :1]).astype("float32")
 history = model.fit(x_data, y_data, batch_size=16, epochs=2, shuffle=False, verbose=0)
 layer_config = model.get_layer("scale").get_config()
 clone_layer = CustomLayer.from_config(layer_config)

@@ -1,6 +1,8 @@
 # The Keras guide "Training & evaluation with the built-in methods", multi-input and
 # multi-output models: an image and a timeseries input, a score and a class output, a loss,
 # a list of metrics and a loss weight per output (dicts keyed by the outputs' names).
+# Batches of one size: Keras on TensorFlow weighs each output's loss in History by the batch
+# size its tf.function was traced for (a retrace for a smaller last batch weighs it 1).
 import json
 import numpy as np
 import keras
@@ -32,7 +34,7 @@ score_targets = rng.random(size=(100, 1)).astype("float32") + 0.5
 class_targets = keras.utils.to_categorical(rng.integers(0, 5, size=100), 5)
 history = model.fit({"img_input": img_data, "ts_input": ts_data},
                     {"score_output": score_targets, "class_output": class_targets},
-                    batch_size=32, epochs=2, shuffle=False, verbose=0)
+                    batch_size=20, epochs=2, shuffle=False, verbose=0)
 scores = model.evaluate([img_data, ts_data], [score_targets, class_targets], batch_size=25, verbose=0, return_dict=True)
 print("RESULT " + json.dumps({
     "keys": sorted(history.history), "evaluate_keys": sorted(scores), "params": model.count_params(), "rtol": 1e-4,

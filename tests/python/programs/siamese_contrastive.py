@@ -1,6 +1,7 @@
 # keras.io "Image similarity estimation using a Siamese Network with a contrastive loss":
 # one embedding network called on both images (shared weights), a Lambda computing the
-# euclidean distance, and the example's contrastive loss closure.
+# euclidean distance, and the example's contrastive loss closure. (The Lambda as one of
+# model.layers: lambda_layer.py.)
 import json
 import numpy as np
 import keras
@@ -50,6 +51,6 @@ labels = (np.abs(pairs_1 - pairs_2).mean(axis=(1, 2, 3)) < 0.1).astype("float32"
 history = siamese.fit([pairs_1, pairs_2], labels, batch_size=16, epochs=2, shuffle=False, verbose=0, validation_split=0.25)
 print("RESULT " + json.dumps({
     "keys": sorted(history.history), "params": siamese.count_params(), "shared": len(embedding_network.weights),
-    "layers": [type(l).__name__ for l in siamese.layers], "rtol": 1e-3,
+    "nested": type(siamese.layers[2]).__name__, "rtol": 1e-3,
     "history": {k: [float(v) for v in vals] for k, vals in sorted(history.history.items())},
     "distance": siamese.predict([pairs_1[:4], pairs_2[:4]], verbose=0).astype(float).ravel().tolist()}))
