@@ -34,9 +34,9 @@ TIMEOUT_S = 900
 
 # Scripts nnfit does not run yet, and why (kept true by this test).
 GAPS = {
-    "augmentation_preview": "model(x) on arrays runs nnfit's inference program; Keras's random layers run in "
-                            "training mode when called eagerly (training=True or unspecified), and nnfit refuses "
-                            "training=True there",
+    "augmentation_preview": "Keras's random augmentation layers run in training mode when called on arrays "
+                            "(training=True or unspecified); nnfit's eager call runs the inference program, and "
+                            "refuses those calls, naming the layers",
     "custom_activation": "a registered Python function as a layer's activation: the engine knows Keras's named "
                          "activations only",
     "lambda_layer": "a Lambda is traced into operation nodes of the graph, so it is not one of model.layers and "
