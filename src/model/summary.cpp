@@ -46,7 +46,8 @@ std::string pad(const std::string& s, int width, bool right) {
 }
 
 // The lines rich (Keras's summary table, whose columns overflow with an ellipsis) wraps
-// `text` into at `width` columns (rich/_wrap.py divide_line without folding, then each line
+// `text` into at `width` columns, as Keras prints a Sequential's table without a terminal
+// (80 columns, the widths below) (rich/_wrap.py divide_line without folding, then each line
 // right-stripped and cut to `width` with a final "…"): words are runs of non-space with the
 // spaces after them; a word that does not fit starts a new line.
 std::vector<std::string> wrap_cell(const std::string& text, int width) {
@@ -173,16 +174,18 @@ std::string Model::summary() {
     rows.push_back(std::move(r));
   }
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    // A cell with several lines (Connected to's inputs, a name wider than its column)
-    // continues on rows of its own, as rich's table wraps it.
+    // A cell with several lines (Connected to's inputs; in the Sequential layout, a name
+    // wider than its column) continues on rows of its own, as rich's table wraps it. The
+    // Functional layout's widths are not Keras's (rich fits Keras's to the terminal), so its
+    // cells are not wrapped or cut there: a long one overflows its column, whole.
     std::vector<std::vector<std::string>> cells(widths.size());
     std::size_t height = 1;
     for (std::size_t c = 0; c < widths.size(); ++c) {
       const std::string& all = rows[i][c];
       for (std::size_t at = 0;;) {
         const std::size_t nl = all.find('\n', at);
-        for (std::string& line : wrap_cell(all.substr(at, nl == std::string::npos ? std::string::npos : nl - at),
-                                           widths[c] - 2)) {
+        const std::string part = all.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+        for (std::string& line : functional ? std::vector<std::string>{part} : wrap_cell(part, widths[c] - 2)) {
           cells[c].push_back(std::move(line));
         }
         if (nl == std::string::npos) break;

@@ -1,8 +1,8 @@
 # The Keras guide "Training & evaluation with the built-in methods", multi-input and
 # multi-output models: an image and a timeseries input, a score and a class output, a loss,
 # a list of metrics and a loss weight per output (dicts keyed by the outputs' names).
-# Batches of one size: Keras on TensorFlow weighs each output's loss in History by the batch
-# size its tf.function was traced for (a retrace for a smaller last batch weighs it 1).
+# Batches of one size: Keras 3 logs each output's loss as the mean of the batches' means,
+# nnfit as the mean over samples (docs/python.md), which differ when the last batch is partial.
 import json
 import numpy as np
 import keras
