@@ -41,7 +41,7 @@ MeanAbsoluteError MeanAbsolutePercentageError MeanSquaredLogarithmicError Huber 
 KLDivergence Hinge SquaredHinge CategoricalHinge CosineSimilarity BinaryFocalCrossentropy
 CategoricalFocalCrossentropy""".split()
 METRICS = """Accuracy SparseCategoricalAccuracy CategoricalAccuracy BinaryAccuracy MeanAbsoluteError
-MeanSquaredError RootMeanSquaredError Precision Recall AUC TopKCategoricalAccuracy
+MeanSquaredError RootMeanSquaredError MeanAbsolutePercentageError Precision Recall AUC TopKCategoricalAccuracy
 SparseTopKCategoricalAccuracy F1Score FBetaScore""".split()
 CALLBACKS = "ModelCheckpoint EarlyStopping BackupAndRestore ReduceLROnPlateau CSVLogger TerminateOnNaN".split()
 REGULARIZERS = "L1 L2 L1L2 OrthogonalRegularizer".split()

@@ -1,5 +1,8 @@
 // Model::summary(): Keras 3's table, box-drawn, with parameter counts and sizes.
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "nnfit/model/model.h"
 
@@ -33,11 +36,53 @@ std::string repeat(const char* s, int n) {
   return out;
 }
 
-// Pads to `width` display columns (all our text is ASCII except the box characters).
+// Pads to `width` display columns (UTF-8: a column per code point; the text is ASCII but
+// for the box characters and a wrapped cell's "…").
 std::string pad(const std::string& s, int width, bool right) {
-  int n = static_cast<int>(s.size());
+  int n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80 ? 1 : 0;
   if (n >= width) return s;
   return right ? std::string(static_cast<std::size_t>(width - n), ' ') + s : s + std::string(static_cast<std::size_t>(width - n), ' ');
+}
+
+// The lines rich (Keras's summary table, whose columns overflow with an ellipsis) wraps
+// `text` into at `width` columns, as Keras prints a Sequential's table without a terminal
+// (80 columns, the widths below) (rich/_wrap.py divide_line without folding, then each line
+// right-stripped and cut to `width` with a final "…"): words are runs of non-space with the
+// spaces after them; a word that does not fit starts a new line.
+std::vector<std::string> wrap_cell(const std::string& text, int width) {
+  std::vector<std::size_t> breaks;
+  std::size_t offset = 0;
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t end = text.find_first_not_of(' ', start);
+    end = end == std::string::npos ? text.size() : text.find(' ', end);
+    end = end == std::string::npos ? text.size() : text.find_first_not_of(' ', end);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    const std::size_t length = word.find_last_not_of(' ') + 1;
+    const std::size_t w = static_cast<std::size_t>(width);
+    if (w - std::min(offset, w) >= length) {
+      offset += word.size();
+    } else if (length > w) {  // alone on its line, cut below
+      if (start) breaks.push_back(start);
+      offset = word.size();
+    } else if (offset && start) {
+      breaks.push_back(start);
+      offset = word.size();
+    }
+    start = end;
+  }
+  std::vector<std::string> lines;
+  std::size_t from = 0;
+  breaks.push_back(text.size());
+  for (std::size_t b : breaks) {
+    std::string line = text.substr(from, b - from);
+    line.erase(line.find_last_not_of(' ') + 1);
+    if (line.size() > static_cast<std::size_t>(width)) line = line.substr(0, static_cast<std::size_t>(width - 1)) + "\u2026";
+    lines.push_back(line);
+    from = b;
+  }
+  return lines;
 }
 
 // Keras 3's summary_utils: a Functional model whose graph is one chain (one input, one
@@ -77,7 +122,7 @@ std::string Model::summary() {
   };
   auto shape_text = [](const Shape& s) {
     std::string out = "(None";
-    for (std::int64_t d : s.dims()) out += ", " + std::to_string(d);
+    for (std::int64_t d : s.dims()) out += ", " + (d < 0 ? std::string("None") : std::to_string(d));  // known per batch
     return out + ")";
   };
 
@@ -129,24 +174,30 @@ std::string Model::summary() {
     rows.push_back(std::move(r));
   }
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    // A cell with several lines (Connected to) continues on rows of its own.
-    std::vector<std::string> first = rows[i];
-    std::vector<std::string> rest;
-    if (functional) {
-      const std::string& all = rows[i][3];
-      std::size_t nl;
-      std::vector<std::string> parts;
+    // A cell with several lines (Connected to's inputs; in the Sequential layout, a name
+    // wider than its column) continues on rows of its own, as rich's table wraps it. The
+    // Functional layout's widths are not Keras's (rich fits Keras's to the terminal), so its
+    // cells are not wrapped or cut there: a long one overflows its column, whole.
+    std::vector<std::vector<std::string>> cells(widths.size());
+    std::size_t height = 1;
+    for (std::size_t c = 0; c < widths.size(); ++c) {
+      const std::string& all = rows[i][c];
       for (std::size_t at = 0;;) {
-        nl = all.find('\n', at);
-        parts.push_back(all.substr(at, nl == std::string::npos ? std::string::npos : nl - at));
+        const std::size_t nl = all.find('\n', at);
+        const std::string part = all.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+        for (std::string& line : functional ? std::vector<std::string>{part} : wrap_cell(part, widths[c] - 2)) {
+          cells[c].push_back(std::move(line));
+        }
         if (nl == std::string::npos) break;
         at = nl + 1;
       }
-      first[3] = parts[0];
-      rest.assign(parts.begin() + 1, parts.end());
+      height = std::max(height, cells[c].size());
     }
-    out += row(first, "\u2502");
-    for (const std::string& more : rest) out += row({"", "", "", more}, "\u2502");
+    for (std::size_t k = 0; k < height; ++k) {
+      std::vector<std::string> line(widths.size());
+      for (std::size_t c = 0; c < widths.size(); ++c) line[c] = k < cells[c].size() ? cells[c][k] : "";
+      out += row(line, "\u2502");
+    }
     if (i + 1 < rows.size()) out += rule("\u251c", "\u2500", "\u253c", "\u2524");
   }
   out += rule("\u2514", "\u2500", "\u2534", "\u2518");

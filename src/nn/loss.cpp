@@ -148,6 +148,27 @@ int reduce_traced(Graph& g, const Loss& loss, int values, int sample_weight) {
   return g.add("scale", {sum}, a, at + "/mean");
 }
 
+// Note [Crossentropy from the logits]: Keras 3 on TensorFlow keeps a softmax's or a
+// sigmoid's input on its output tensor (`_keras_logits`, backend/tensorflow/nn.py
+// _get_logits), and its crossentropies read the logits from there whatever from_logits
+// says: a model ending in Dense(activation="softmax") gets softmax_cross_entropy_with_logits,
+// not the probabilities clipped to [1e-7, 1 - 1e-7] (66.0 where clipping gives 12.1 when the
+// softmax saturates), and from_logits=True on a softmax output does not apply it twice. The
+// logits are found only when the prediction is that node's own output, as Keras's attribute
+// lives on that one tensor: a cast in between (a float16 output) or any other layer drops it.
+// The logits of `pred` when it is a softmax's (or, for the binary loss, a sigmoid's)
+// output, else -1.
+int keras_logits(const Graph& g, int pred, const std::string& kind) {
+  const int producer = g.value(pred).producer;
+  if (producer < 0) return -1;
+  const Node& n = g.node(producer);
+  const bool softmax = n.op == "softmax" && n.inputs.size() == 1;
+  const bool sigmoid = n.op == "activation" && n.attrs.s_or("kind", "") == "sigmoid" && n.inputs.size() == 1;
+  if (kind == "binary_crossentropy") return sigmoid ? n.inputs[0] : -1;
+  if (kind == "categorical_crossentropy" || kind == "sparse_categorical_crossentropy") return softmax ? n.inputs[0] : -1;
+  return -1;
+}
+
 }  // namespace
 
 int Loss::emit(Graph& graph, int pred, int target, int sample_weight) const {
@@ -168,7 +189,9 @@ int Loss::emit(Graph& graph, int pred, int target, int sample_weight) const {
   }
   Attrs a;
   a.set("kind", kind);
-  a.set("from_logits", std::int64_t{from_logits ? 1 : 0});
+  const int logits = keras_logits(graph, pred, kind);  // Note [Crossentropy from the logits]
+  if (logits >= 0 && graph.desc(logits).dtype == graph.desc(pred).dtype) pred = logits;
+  a.set("from_logits", std::int64_t{from_logits || pred == logits ? 1 : 0});
   if (label_smoothing != 0.0) a.set("label_smoothing", label_smoothing);
   if (kind == "huber") a.set("delta", delta);
   if (kind == "binary_focal_crossentropy" || kind == "categorical_focal_crossentropy") {

@@ -2,7 +2,7 @@
 // "accuracy" (compile_utils.get_metric): one output unit -> binary_accuracy; class-id
 // targets -> sparse_categorical_accuracy; otherwise categorical_accuracy. Each metric keeps
 // sums that add over batches (so an epoch's result is exact, and resumes exactly):
-// accuracies [correct, rows]; mae, mse, rmse [sum of row means, rows]; precision [tp, fp];
+// accuracies [correct, rows]; mae, mse, rmse, mape [sum of row means, rows]; precision [tp, fp];
 // recall [tp, fn]; auc tp, fp, tn, fn at each threshold; the F-scores tp, fp, fn and the
 // count of positive targets per class. AUC's and the F-scores' results: metric_curves.cpp.
 #include "nnfit/nn/metrics.h"
@@ -34,6 +34,7 @@ std::string canonical(const std::string& name) {
   static const std::pair<const char*, const char*> kAliases[] = {
       {"acc", "accuracy"},
       {"mae", "mean_absolute_error"},
+      {"mape", "mean_absolute_percentage_error"},
       {"mse", "mean_squared_error"},
       {"rmse", "root_mean_squared_error"},
       {"a_u_c", "auc"},
@@ -48,7 +49,7 @@ std::string canonical(const std::string& name) {
 }
 
 constexpr const char* kKnown[] = {"accuracy", "sparse_categorical_accuracy", "categorical_accuracy", "binary_accuracy",
-                                  "mean_absolute_error", "mean_squared_error", "root_mean_squared_error", "precision",
+                                  "mean_absolute_error", "mean_squared_error", "root_mean_squared_error", "mean_absolute_percentage_error", "precision",
                                   "recall", "auc", "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy",
                                   "f1_score", "fbeta_score"};
 
@@ -255,12 +256,16 @@ void Metric::update(const float* pred, const void* target, std::int64_t rows, co
     }
     sums_[1] += count;
   } else if (resolved_ == "mean_absolute_error" || resolved_ == "mean_squared_error" ||
-             resolved_ == "root_mean_squared_error") {
-    // Keras's per-sample mean over the last axis, averaged over samples.
+             resolved_ == "root_mean_squared_error" || resolved_ == "mean_absolute_percentage_error") {
+    // Keras's per-sample mean over the last axis, averaged over samples; the percentage
+    // error is 100 |t - p| / max(|t|, 1e-7).
     const bool abs = resolved_ == "mean_absolute_error";
+    const bool percent = resolved_ == "mean_absolute_percentage_error";
     for (std::int64_t i = 0; i < n; ++i) {
       const double e = static_cast<double>(pred[i]) - t[i];
-      sums_[0] += (abs ? std::fabs(e) : e * e) * weight(i / per_row) / static_cast<double>(per_row);
+      const double v = percent ? 100.0 * std::fabs(e) / std::max(std::fabs(static_cast<double>(t[i])), 1e-7)
+                               : abs ? std::fabs(e) : e * e;
+      sums_[0] += v * weight(i / per_row) / static_cast<double>(per_row);
     }
     sums_[1] += count;
   } else if (resolved_ == "precision" || resolved_ == "recall") {

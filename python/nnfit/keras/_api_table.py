@@ -2145,6 +2145,12 @@ TABLE = {'keras_version': '3.15.1',
                                       'summary': 'Computes root mean squared error metric between `y_true` '
                                                  'and `y_pred`.',
                                       'config_keys': ['dtype', 'name']},
+             'MeanAbsolutePercentageError': {'params': [['name', 'mean_absolute_percentage_error', False],
+                                                        ['dtype', None, False]],
+                                             'var_kw': False,
+                                             'summary': 'Computes mean absolute percentage error between '
+                                                        '`y_true` and `y_pred`.',
+                                             'config_keys': ['dtype', 'name']},
              'Precision': {'params': [['thresholds', None, False],
                                       ['top_k', None, False],
                                       ['class_id', None, False],

@@ -20,6 +20,21 @@ def _values(logs, return_dict):
     return values[0] if len(values) == 1 else values
 
 
+# Keras's image augmentation layers nnfit has (BaseImagePreprocessingLayer: call(training=True)).
+_RANDOM = ("RandomFlip", "RandomRotation", "RandomZoom", "RandomTranslation", "RandomContrast")
+
+
+def _random_layers(model):
+    """The names of the random augmentation layers in `model` and the models nested in it."""
+    out = []
+    for layer in getattr(model, "_layers", ()):
+        if getattr(layer, "_class_name", None) in _RANDOM:
+            out.append(f"{layer._class_name} {layer.name!r}")
+        elif hasattr(layer, "_layers"):
+            out.extend(_random_layers(layer))
+    return out
+
+
 class BatchMethods:
     """Mixed into keras.Model."""
 
@@ -39,6 +54,10 @@ class BatchMethods:
         """Keras's predict_on_batch: the model's outputs for x as a single batch."""
         return self.predict(x, batch_size=_rows(x), verbose=0)
 
+    def reset_metrics(self):
+        """Keras's reset_metrics. nnfit's metrics hold nothing between calls: fit, evaluate
+        and each *_on_batch start them from zero, as Keras resets them there."""
+
     def _call_on_arrays(self, inputs, training=None, mask=None):
         """model(x) on arrays (a call on symbolic tensors nests the model: _nesting.py)."""
         if mask is not None:
@@ -46,4 +65,12 @@ class BatchMethods:
         if training:
             raise NotImplementedError(f"model {self.name!r}: model(x, training=True) on arrays is not supported by "
                                       "nnfit (use train_on_batch to train on a batch)")
+        random = _random_layers(self)
+        if training is None and random:
+            # Keras's image augmentation layers default to training=True in their call, so an
+            # eager call without training= augments; nnfit's runs the inference program.
+            raise NotImplementedError(
+                f"model {self.name!r}: called on arrays without training=, Keras runs its random augmentation "
+                f"layers ({', '.join(random)}) in training mode, which nnfit does not do on arrays; pass "
+                "training=False for the inputs unchanged by them (as predict gives)")
         return self.predict_on_batch(inputs)

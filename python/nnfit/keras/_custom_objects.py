@@ -468,11 +468,19 @@ def compiled_loss(model, y, y_pred, sample_weight):
     loss = model.loss
     if loss is None:
         raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
+    from nnfit.keras import _loss_ops
+    builtin = None if isinstance(loss, (list, tuple, dict)) else _loss_ops.traced(loss)
+    if builtin is not None:  # Keras's formula written with keras.ops
+        fn, reduction = builtin
+        return reduce(fn(y, y_pred), sample_weight, reduction)
     if isinstance(loss, (list, tuple, dict)) or not is_custom_loss(loss):
         raise NotImplementedError(
             f"{type(model).__name__}.compute_loss calls super().compute_loss with the loss {loss!r}; nnfit traces "
-            "compute_loss with keras.ops, and its built-in losses are not written with them: compile with a loss "
-            "function or keras.losses.Loss subclass written with keras.ops, or compute the loss in compute_loss")
+            "compute_loss with keras.ops and has the built-in losses mean_squared_error, mean_absolute_error, "
+            "mean_absolute_percentage_error, mean_squared_logarithmic_error, huber, log_cosh and the three "
+            "crossentropies written with them (one loss, not a list or dict of them): compile with one of these, "
+            "with a loss function or keras.losses.Loss subclass written with keras.ops, or compute the loss in "
+            "compute_loss")
     from nnfit.keras.losses import Loss
     if isinstance(loss, Loss):
         return reduce(loss.call(y, y_pred), sample_weight, loss.reduction)

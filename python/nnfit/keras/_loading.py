@@ -7,7 +7,7 @@ import json
 
 from nnfit.keras import _custom_objects, _state
 from nnfit.keras import layers as layers_module
-from nnfit.keras.models import Model, _engine
+from nnfit.keras.models import Functional, Model, _engine
 from nnfit.keras._sequential import Sequential
 
 
@@ -62,7 +62,7 @@ def _from_engine(handle, custom_objects=None):
                 model._layers.append(_layer(entry, custom_objects))
                 model._stack.append(model._layers[-1])
     else:
-        model = Model.__new__(Model)
+        model = Model.__new__(Functional)  # Keras loads a Functional config as a Functional
         model._handle, model._compile_args, model.optimizer, model.loss = None, None, None, None
         model.trainable = True
         model.name = config["config"]["name"]

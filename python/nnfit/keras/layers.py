@@ -5,6 +5,8 @@ A layer is its config until a model is built: calling it on symbolic tensors (fr
 keras.Input) records the call and gives the output's shape; the model's weights live in
 nnfit's engine, which ``get_weights`` reads once the layer belongs to a built model.
 """
+import numpy as np
+
 from nnfit.keras import _graph, _state, _tracing
 from nnfit.keras._api_table import TABLE
 from nnfit.keras._object import KerasObject, make_classes, to_json_value
@@ -415,6 +417,69 @@ class Normalization(Normalization):  # noqa: F811 (the generated class, with Ker
         from nnfit.keras import _normalization_adapt
         _normalization_adapt.adapt(self, data)
 
+    def build(self, input_shape=None):
+        if input_shape is not None:
+            self._input_ndim = len(input_shape)
+        super().build(input_shape)
+
+    @property
+    def mean(self):
+        """Keras's: the mean the layer subtracts, shaped to broadcast against its inputs
+        ((1, features) for the usual axis=-1 on rows); None before the layer is built. nnfit
+        reads the current weights (Keras's is a copy made at the end of adapt or build)."""
+        return self._statistic(0, "mean")
+
+    @property
+    def variance(self):
+        """Keras's: the variance the layer divides by, shaped as ``mean``."""
+        return self._statistic(1, "variance")
+
+    def _statistic(self, index, key):
+        from nnfit.keras import _normalization_adapt
+        given = self._args.get(key)
+        if not self.built:
+            return None
+        values = np.asarray(given if given is not None else self.get_weights()[index], "float32")
+        ndim = getattr(self, "_input_ndim", None)
+        if ndim is None:
+            try:
+                ndim = len(self.input.shape)
+            except AttributeError:
+                ndim = 2
+        keep = sorted(a % ndim for a in _normalization_adapt._axes(self))
+        shape = [1] * ndim
+        if given is not None and values.ndim == 0:
+            return np.full([1] * ndim, values, "float32")
+        for axis, size in zip(keep[len(keep) - values.ndim:], values.shape):
+            shape[axis] = size
+        return values.reshape(shape)
+
+
+def _not_equal(inputs, value):
+    from nnfit.keras import ops
+    if isinstance(inputs, _graph.KerasTensor):
+        return ops.not_equal(inputs, value)
+    return np.not_equal(np.asarray(inputs), value)
+
+
+class Embedding(Embedding):  # noqa: F811 (the generated class, with Keras's compute_mask)
+    __doc__ = Embedding.__doc__
+
+    def compute_mask(self, inputs, mask=None):
+        """Keras's: where the ids are not 0 when mask_zero=True, else None (a bool array on
+        arrays, a symbolic tensor on symbolic ones)."""
+        return _not_equal(inputs, 0) if self._args.get("mask_zero") else None
+
+
+class Masking(Masking):  # noqa: F811 (the generated class, with Keras's compute_mask)
+    __doc__ = Masking.__doc__
+
+    def compute_mask(self, inputs, mask=None):
+        """Keras's: the steps with any feature other than mask_value."""
+        from nnfit.keras import ops
+        if isinstance(inputs, _graph.KerasTensor):
+            return ops.any(ops.not_equal(inputs, self._args.get("mask_value", 0.0)), axis=-1)
+        return np.any(_not_equal(inputs, self._args.get("mask_value", 0.0)), axis=-1)
 
 # The preprocessing layers of strings and categories: Python on NumPy, run before the engine's
 # graph in a model (nnfit.keras._prefix); they replace the generated classes of their names.

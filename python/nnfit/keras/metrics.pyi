@@ -42,6 +42,11 @@ class RootMeanSquaredError(Metric):
     def __init__(self, name: Any = 'root_mean_squared_error', dtype: Any = None) -> None: ...
 
 
+class MeanAbsolutePercentageError(Metric):
+    """Keras's MeanAbsolutePercentageError on nnfit's engine. Computes mean absolute percentage error between `y_true` and `y_pred`."""
+    def __init__(self, name: Any = 'mean_absolute_percentage_error', dtype: Any = None) -> None: ...
+
+
 class Precision(Metric):
     """Keras's Precision on nnfit's engine. Computes the precision of the predictions with respect to the labels."""
     def __init__(self, thresholds: Any = None, top_k: Any = None, class_id: Any = None, name: Any = None, dtype: Any = None) -> None: ...

@@ -32,6 +32,13 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
     _is_sequential = False
     _prefix = None  # the preprocessing layers run before the engine (Note [Preprocessing prefix])
 
+    def __new__(cls, *args, **kwargs):
+        # Keras's: keras.Model(inputs, outputs) makes a Functional (type(model).__name__,
+        # as model.layers and summaries show a nested one); a subclass stays itself.
+        if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
+            cls = Functional
+        return super().__new__(cls)
+
     def __init__(self, inputs=None, outputs=None, name=None, trainable=True, **kwargs):
         if kwargs:
             raise TypeError(f"Model: unexpected arguments {sorted(kwargs)}")
@@ -521,6 +528,10 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
         if skip_mismatch:
             raise NotImplementedError("load_weights: skip_mismatch is not supported by nnfit")
         self._handle_or_build().load_weights(str(filepath))
+
+
+class Functional(Model):
+    """What keras.Model(inputs, outputs) makes, as Keras's keras.src.models.Functional."""
 
 
 def _is_dataset(x):
