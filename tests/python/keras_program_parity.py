@@ -42,7 +42,6 @@ GAPS = {
     "lambda_layer": "a Lambda is traced into operation nodes of the graph, so it is not one of model.layers and "
                     "has no summary row",
     "masking_custom_layer": "a subclassed layer's call(inputs, mask=None) is traced without the incoming mask",
-    "rnn_encoder_decoder": "an RNN layer called with initial_state (the engine's recurrent layers start from zeros)",
     "vae_add_loss": "keras.random.normal inside a traced call: the engine has no random op",
 }
 

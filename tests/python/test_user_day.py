@@ -491,3 +491,27 @@ def test_rnn_with_cells_is_the_layers_it_stands_for(tmp_path):
     np.testing.assert_allclose(keras.models.load_model(path).predict(x, verbose=0), want, rtol=1e-5, atol=1e-6)
     with pytest.raises(NotImplementedError, match="inside keras.layers.RNN"):
         layers.LSTMCell(3)(inp)
+
+
+def test_an_rnn_starts_from_the_states_it_is_given(tmp_path):
+    # Keras's encoder-decoder: decoder(x, initial_state=[h, c]) is a call with keyword tensors,
+    # written as Keras writes it ("kwargs": {"initial_state": [...]}) and read back.
+    enc_in, dec_in = keras.Input((5, 3)), keras.Input((4, 3))
+    _, h, c = layers.LSTM(6, return_state=True, name="encoder")(enc_in)
+    decoded = layers.LSTM(6, name="decoder")(dec_in, initial_state=[h, c])
+    model = keras.Model([enc_in, dec_in], decoded)
+    rng = np.random.default_rng(2)
+    enc, dec = rng.normal(size=(3, 5, 3)).astype("float32"), rng.normal(size=(3, 4, 3)).astype("float32")
+    got = model.predict([enc, dec], verbose=0)
+    # The same decoder from zero states gives another result: the states are read.
+    zero_in = keras.Input((4, 3))
+    alone = keras.Model(zero_in, layers.LSTM(6)(zero_in))
+    alone.set_weights(model.get_layer("decoder").get_weights())
+    assert np.abs(alone.predict(dec, verbose=0) - got).max() > 1e-3
+    node = [l for l in json.loads(model.to_json())["config"]["layers"] if l["name"] == "decoder"][0]["inbound_nodes"][0]
+    assert [t["config"]["keras_history"][0] for t in node["kwargs"]["initial_state"]] == ["encoder", "encoder"]
+    path = str(tmp_path / "seq2seq.keras")
+    model.save(path)
+    np.testing.assert_allclose(keras.models.load_model(path).predict([enc, dec], verbose=0), got, rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="initial_state must be symbolic"):
+        layers.GRU(2)(dec_in, initial_state=np.zeros((3, 2), "float32"))

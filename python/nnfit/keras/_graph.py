@@ -148,11 +148,25 @@ class Node:
         self.outputs = []
         self.id = next(Node._ids)
         self.positional = False  # inputs passed as separate arguments (mha(query, value)), not one list
+        # Tensors passed by keyword (an RNN's initial_state): name -> a tensor or a list of them.
+        self.kwargs = {}
 
     def input_tensors(self):
         if self.inputs is None:
             return []
-        return list(self.inputs) if isinstance(self.inputs, (list, tuple)) else [self.inputs]
+        own = list(self.inputs) if isinstance(self.inputs, (list, tuple)) else [self.inputs]
+        return own + flatten(list(self.kwargs.values()))
+
+    def call_json(self, ref):
+        """Keras 3's record of this call ({"args", "kwargs"}), each tensor written by `ref`."""
+        if self.positional:  # layer(a, b, c): Keras records each as an argument
+            args = [ref(t) for t in self.inputs]
+        elif isinstance(self.inputs, (list, tuple)):
+            args = [[ref(t) for t in self.inputs]]
+        else:
+            args = [ref(self.inputs)]
+        kwargs = {k: [ref(t) for t in v] if isinstance(v, (list, tuple)) else ref(v) for k, v in self.kwargs.items()}
+        return {"args": args, "kwargs": kwargs}
 
 
 def flatten(structure):
@@ -247,13 +261,7 @@ def functional_config(name, inputs, outputs, trainable=True):
             if hasattr(layer, "_inbound"):  # a keras.ops operation: its own arguments
                 inbound.append(layer._inbound(node, ref))
                 continue
-            if node.positional:  # layer(a, b, c): Keras records each as an argument
-                args = [ref(t) for t in node.inputs]
-            elif isinstance(node.inputs, (list, tuple)):
-                args = [[ref(t) for t in node.inputs]]
-            else:
-                args = [ref(node.inputs)]
-            inbound.append({"args": args, "kwargs": {}})
+            inbound.append(node.call_json(ref))
         entry = layer._entry()
         entry["name"] = layer.name
         entry["inbound_nodes"] = inbound
@@ -278,7 +286,7 @@ def _local_config(layer, node, tensors):
     tensors' shapes and dtypes: a built-in layer's output shapes depend on nothing else, and
     this keeps building an N-layer model linear in N (DenseNet121: 428 calls)."""
     sources, names = [], {}
-    for t in flatten(node.inputs):
+    for t in node.input_tensors():
         if id(t) not in names:
             names[id(t)] = f"__nnfit_source_{len(sources)}"
             sources.append(t)
@@ -290,15 +298,9 @@ def _local_config(layer, node, tensors):
     entries = [{"module": "keras.layers", "class_name": "InputLayer", "name": names[id(t)], "inbound_nodes": [],
                 "config": {"batch_shape": list(t.shape), "dtype": t.dtype, "sparse": False, "ragged": False,
                            "name": names[id(t)], "optional": False}, "registered_name": None} for t in sources]
-    if node.positional:
-        args = [ref(t) for t in node.inputs]
-    elif isinstance(node.inputs, (list, tuple)):
-        args = [[ref(t) for t in node.inputs]]
-    else:
-        args = [ref(node.inputs)]
     entry = layer._entry()
     entry["name"] = layer.name
-    entry["inbound_nodes"] = [{"args": args, "kwargs": {}}]
+    entry["inbound_nodes"] = [node.call_json(ref)]
     entries.append(entry)
     outputs = [[layer.name, 0, i] for i in range(len(tensors))]
     return {"module": "keras.src.models.functional", "class_name": "Functional",
@@ -334,7 +336,7 @@ def infer_outputs(layer, node, count, local=False):
                 t.shape = tuple(shape)
             return tensors
 
-    sources = [t for t in flatten(node.inputs)]
+    sources = node.input_tensors()
     roots = {}
     for n in _collect(sources):
         if n.inputs is None:

@@ -74,12 +74,21 @@ class KerasObject:
 
     def __init__(self, *args, **kwargs):
         sig = type(self).__signature__
+        # Keys of Keras's get_config() that the class takes through **kwargs, its base class's
+        # (LSTM's zero_output_for_mask is RNN's): kept as given, so its config reads back.
+        entry = TABLE.get(self._group, {}).get(self._class_name, {})
+        based = {}
+        if entry.get("var_kw"):
+            for key in entry.get("config_keys") or ():
+                if key in kwargs and key not in sig.parameters:
+                    based[key] = kwargs.pop(key)
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as e:
             raise TypeError(f"{self._class_name}: {e}") from None
         bound.apply_defaults()
         self._args = dict(bound.arguments)
+        self._args.update(based)
 
     def get_config(self):
         """The arguments as Keras's get_config() holds them."""

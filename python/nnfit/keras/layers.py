@@ -199,6 +199,14 @@ class Layer(LayerWeights, KerasObject):
             _tracing._note_training(self, kwargs.pop("training"), f"{self._class_name} {self.name!r}")
         if kwargs.get("mask", 0) is None:
             kwargs.pop("mask")
+        keyword = {}
+        if self._class_name in _TAKES_INITIAL_STATE and kwargs.get("initial_state") is not None:
+            keyword["initial_state"] = kwargs.pop("initial_state")  # Keras's states to start from
+            if not all(isinstance(t, _graph.KerasTensor) for t in _graph.flatten(keyword["initial_state"])):
+                raise NotImplementedError(f"{self._class_name} {self.name!r}: initial_state must be symbolic tensors "
+                                          "(outputs of other layers or keras.Input)")
+        elif kwargs.get("initial_state", 0) is None:
+            kwargs.pop("initial_state")
         if args or kwargs:
             raise NotImplementedError(f"{self._class_name} {self.name!r}: call arguments beyond the inputs "
                                       f"({', '.join(list(kwargs) or ['positional'])}) are not supported by nnfit")
@@ -211,6 +219,7 @@ class Layer(LayerWeights, KerasObject):
                 f"{self._class_name} {self.name!r}: nnfit calls layers on symbolic tensors only (keras.Input(...)); "
                 "build a model and use predict() for arrays")
         node = _graph.Node(self, list(inputs) if isinstance(inputs, (list, tuple)) else inputs)
+        node.kwargs = keyword
         self._nodes.append(node)
         outputs = _graph.infer_outputs(self, node, self._output_count(), local=True)
         return outputs[0] if len(outputs) == 1 else outputs
@@ -235,6 +244,10 @@ class Layer(LayerWeights, KerasObject):
 
     def __repr__(self):
         return f"<{self._class_name} name={self.name}, built={self.built}>"
+
+
+# The layers whose call takes initial_state=[h(, c)] (read by the engine's recurrent layers).
+_TAKES_INITIAL_STATE = ("SimpleRNN", "LSTM", "GRU", "RNN")
 
 
 def _snake(class_name):
