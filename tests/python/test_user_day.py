@@ -515,3 +515,17 @@ def test_an_rnn_starts_from_the_states_it_is_given(tmp_path):
     np.testing.assert_allclose(keras.models.load_model(path).predict([enc, dec], verbose=0), got, rtol=1e-6)
     with pytest.raises(NotImplementedError, match="initial_state must be symbolic"):
         layers.GRU(2)(dec_in, initial_state=np.zeros((3, 2), "float32"))
+
+
+def test_bidirectional_and_rnn_give_keras_outputs():
+    # Keras 3.15.1's counts and shapes: merge_mode=None gives both directions' outputs,
+    # return_state each direction's states after them, RNN(LSTMCell) two states.
+    i = keras.Input((5, 3))
+    a = layers.Bidirectional(layers.LSTM(4, return_sequences=True), merge_mode=None)(i)
+    b = layers.Bidirectional(layers.GRU(2, return_state=True))(i)
+    c = layers.Bidirectional(layers.LSTM(2, return_state=True), merge_mode=None)(i)
+    d = layers.RNN(layers.LSTMCell(3), return_state=True)(i)
+    assert [[tuple(x.shape) for x in t] for t in (a, b, c, d)] == [
+        [(None, 5, 4)] * 2, [(None, 4), (None, 2), (None, 2)], [(None, 2)] * 6, [(None, 3)] * 3]
+    m = keras.Model(i, [a[1], b[2], c[5], d[2]])
+    assert [o.shape for o in m.predict(np.ones((2, 5, 3), "float32"), verbose=0)] == [(2, 5, 4), (2, 2), (2, 2), (2, 3)]

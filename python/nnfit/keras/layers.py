@@ -187,10 +187,13 @@ class Layer(LayerWeights, KerasObject):
                 "registered_name": None}
 
     def _output_count(self):
-        if self._args.get("return_state"):
-            states = {"LSTM": 2}.get(self._class_name, 1)
-            return 1 + states
-        return 1
+        if self._class_name == "Bidirectional":
+            # Keras: the merged output (merge_mode=None: forward's and backward's), then each
+            # direction's states.
+            inner = _class_and_config(self._args.get("layer"))
+            merged = 2 if self._args.get("merge_mode", "concat") is None else 1
+            return merged + 2 * _state_count(*inner)
+        return 1 + _state_count(self._class_name, self._args)
 
     def __call__(self, inputs, *args, **kwargs):
         if self._custom:
@@ -244,6 +247,23 @@ class Layer(LayerWeights, KerasObject):
 
     def __repr__(self):
         return f"<{self._class_name} name={self.name}, built={self.built}>"
+
+
+def _class_and_config(layer):
+    """A wrapped layer's class name and arguments, from the object or its serialized form."""
+    if isinstance(layer, dict):
+        return layer.get("class_name"), layer.get("config", {})
+    return getattr(layer, "_class_name", None), getattr(layer, "_args", {})
+
+
+def _state_count(class_name, args):
+    """The states a recurrent layer returns after its output (return_state), else 0."""
+    if not args.get("return_state"):
+        return 0
+    if class_name == "RNN":
+        cell_class, _ = _class_and_config(args.get("cell"))
+        return 2 if cell_class == "LSTMCell" else 1
+    return 2 if class_name == "LSTM" else 1
 
 
 # The layers whose call takes initial_state=[h(, c)] (read by the engine's recurrent layers).
