@@ -529,3 +529,25 @@ def test_bidirectional_and_rnn_give_keras_outputs():
         [(None, 5, 4)] * 2, [(None, 4), (None, 2), (None, 2)], [(None, 2)] * 6, [(None, 3)] * 3]
     m = keras.Model(i, [a[1], b[2], c[5], d[2]])
     assert [o.shape for o in m.predict(np.ones((2, 5, 3), "float32"), verbose=0)] == [(2, 5, 4), (2, 2), (2, 2), (2, 3)]
+
+
+@pytest.mark.parametrize("kind", ["Sequential", "Functional"])
+def test_a_file_with_a_nested_model_loads_with_it(tmp_path, kind):
+    # Keras's load_model remakes the nested model as one of model.layers, sharing the
+    # outer model's weights (it failed: "layer class 'Sequential' is not supported").
+    if kind == "Sequential":
+        inner = keras.Sequential([layers.Dense(4), layers.Dense(3)], name="inner")
+    else:
+        ii = keras.Input((5,))
+        inner = keras.Model(ii, layers.Dense(3)(layers.Dense(4)(ii)), name="inner")
+    i = keras.Input((5,))
+    model = keras.Model(i, layers.Dense(1)(inner(i)))
+    x = np.random.default_rng(4).random((2, 5)).astype("float32")
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(x, np.ones((2, 1)), verbose=0)
+    model.save(tmp_path / "nested.keras")
+    loaded = keras.models.load_model(tmp_path / "nested.keras")
+    assert [type(l).__name__ for l in loaded.layers] == ["InputLayer", kind, "Dense"]
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+    np.testing.assert_array_equal(loaded.get_layer("inner").predict(x, verbose=0),
+                                  model.get_layer("inner").predict(x, verbose=0))

@@ -120,6 +120,11 @@ def model_from_json(json_string, custom_objects=None):
 def _layer(entry, custom_objects):
     """The Python layer of a file's entry: a subclassed layer (one with nnfit's trace) from
     its class when known (its from_config and build, as Keras remakes it), else as loaded."""
+    if entry["class_name"] in ("Functional", "Sequential"):
+        # A nested model: remade in Python from its config; it shares the outer model's
+        # weights once that model is built (Model._with_weights).
+        from nnfit.keras import _retrace
+        return _retrace.from_config(entry, custom_objects)
     if "nnfit_trace" not in entry:
         return layers_module.deserialize(entry)
     from nnfit.keras import _tracing, saving
