@@ -551,3 +551,13 @@ def test_a_file_with_a_nested_model_loads_with_it(tmp_path, kind):
     np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
     np.testing.assert_array_equal(loaded.get_layer("inner").predict(x, verbose=0),
                                   model.get_layer("inner").predict(x, verbose=0))
+
+
+def test_a_model_only_defined_saves_its_initial_weights(tmp_path):
+    # Keras saves a model it has only defined (it said: "not built; compile it before saving").
+    i = keras.Input((4, 3))
+    model = keras.Model(i, layers.LSTM(2)(i))
+    model.save(tmp_path / "defined.keras")
+    x = np.ones((1, 4, 3), "float32")
+    np.testing.assert_array_equal(keras.models.load_model(tmp_path / "defined.keras").predict(x, verbose=0),
+                                  model.predict(x, verbose=0))

@@ -507,7 +507,7 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
         filepath = str(filepath)
         if not overwrite and _exists(filepath):
             raise FileExistsError(filepath)
-        handle = self._handle_or_build()
+        handle = self._with_weights()  # Keras saves a model it has only defined: its initial weights
         if self._prefix is not None:  # Keras's file of the whole model (Note [Preprocessing prefix])
             _prefix.save(filepath, self._prefix, handle.save)
             return
