@@ -561,3 +561,20 @@ def test_a_model_only_defined_saves_its_initial_weights(tmp_path):
     x = np.ones((1, 4, 3), "float32")
     np.testing.assert_array_equal(keras.models.load_model(tmp_path / "defined.keras").predict(x, verbose=0),
                                   model.predict(x, verbose=0))
+
+
+def test_weights_are_the_variables_keras_makes():
+    # Keras 3.15.1: BatchNormalization(scale=False) has beta and the moving statistics (no
+    # gamma), LayerNormalization(center=False) gamma alone; nnfit's constants in their place
+    # are not weights (get_weights gave 6 arrays where Keras gives 4).
+    i = keras.Input((4,))
+    model = keras.Model(i, layers.LayerNormalization(center=False)(layers.BatchNormalization(scale=False)(i)))
+    assert [w.path for w in model.weights] == ["batch_normalization/beta", "batch_normalization/moving_mean",
+                                               "batch_normalization/moving_variance", "layer_normalization/gamma"]
+    assert len(model.get_weights()) == 4 and model.count_params() == 16
+    model.set_weights([np.full((4,), v, "float32") for v in (0.5, 1.0, 4.0, 2.0)])
+    # (x - 1) / sqrt(4 + 1e-3) + 0.5 per feature, then LayerNormalization with gamma 2.
+    x = np.array([[1.0, 2.0, 3.0, 4.0]], "float32")
+    y = (x - 1.0) / np.sqrt(4.0 + 1e-3) + 0.5
+    want = 2.0 * (y - y.mean()) / np.sqrt(y.var() + 1e-3)
+    np.testing.assert_allclose(model.predict(x, verbose=0), want, rtol=1e-5)
