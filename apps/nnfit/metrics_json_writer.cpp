@@ -74,7 +74,7 @@ void MetricsJsonWriter::write() const {
   const ProgramCacheStats programs = model_.program_cache_stats();
   out["programs"] = {{"planned", programs.programs},  {"input_shapes", programs.input_shapes},
                      {"hits", programs.hits},         {"misses", programs.misses},
-                     {"arena_bytes", programs.arena_bytes}};
+                     {"arena_bytes", programs.arena_bytes}, {"evicted", programs.evicted}};
   out["epochs"] = nlohmann::ordered_json::array();
   for (const auto& [index, epoch_logs] : epochs_) {
     // Numbered from 1, as the progress bar shows them (fit passes Keras's 0-based index).

@@ -215,6 +215,7 @@ void define_model(py::module_& m) {
              d["hits"] = st.hits;
              d["misses"] = st.misses;
              d["arena_bytes"] = st.arena_bytes;
+             d["evicted"] = st.evicted;
              return d;
            })
       .def("get_weights",

@@ -152,6 +152,7 @@ struct StepEngine::Entry {
   std::vector<int> gradient_inputs;           // Mode::apply: the input of each trainable weight, or -1
   Mode mode = Mode::train;
   SampleShapes samples;              // the inputs' per-sample shapes it was planned for
+  std::int64_t last_use = 0;         // Programs::uses when entry_mode last gave it (its batch's tick)
   bool bound = false;                // bound to the current arena
   std::unique_ptr<MicroBatches> split;  // set: this batch runs as micro-batches
   std::unique_ptr<Staging> staged;      // set: the program's arena is device memory
@@ -340,6 +341,8 @@ struct StepEngine::Programs {
   std::map<Key, std::unique_ptr<Entry>> entries;
   // Batches (and fit's planning ahead) whose program entry_or_split found, or planned.
   std::int64_t hits = 0, misses = 0;
+  // Batches fetched (entry_or_split), the clock of Entry::last_use; entries trim_programs dropped.
+  std::int64_t uses = 0, evicted = 0;
   Tensor arena;
   std::size_t arena_bytes = 0;
   std::vector<Weight*> trainable;             // in layer order

@@ -56,7 +56,10 @@ StepEngine::Entry& StepEngine::entry_or_split(bool training, std::int64_t batch,
   // planned and their memory taken here, or (reduce_batch) the micro-batches below.
   const bool device_scaled = mode == Mode::scaled && !replica;
   const SampleShapes samples = samples_or_model(sample_shapes);
-  ++(programs_->entries.count(Programs::key(mode, batch, samples)) ? programs_->hits : programs_->misses);
+  const bool planned = programs_->entries.count(Programs::key(mode, batch, samples)) > 0;
+  trim_programs(!planned);
+  ++programs_->uses;
+  ++(planned ? programs_->hits : programs_->misses);
   Entry& e = entry_mode(static_cast<int>(mode), batch, /*bind=*/false, samples);
   // Elsewhere loss scaling runs every training batch as gradients, then an update (one
   // micro-batch of the whole batch, unless memory asks for smaller ones).

@@ -358,7 +358,42 @@ ProgramCacheStats StepEngine::program_cache_stats() const {
   st.hits = programs_->hits;
   st.misses = programs_->misses;
   st.arena_bytes = static_cast<std::int64_t>(programs_->arena_bytes);
+  st.evicted = programs_->evicted;
   return st;
+}
+
+// Note [A bounded program cache]: a model with None dimensions plans a program per input
+// shape it meets; a text dataset not bucketed by length can bring hundreds, each holding
+// its plan and kernels. Past kMaxCachedPrograms the least recently used are dropped, as a
+// tf.function's traces would pile up otherwise. Dropping happens only where a batch's
+// program is fetched (entry_or_split, the clock's tick), never for the update program, and
+// never for one used in the last kRecentPrograms batches' fetches: the step running, the
+// batch staged ahead of it and a split batch with its micro-batch programs are all among
+// those, so no Entry a caller holds goes away. The device's queues finish first (a dropped program's staging buffers
+// and captured graph may be in use). The shared arena keeps its size.
+namespace {
+constexpr std::int64_t kRecentPrograms = 16;
+}  // namespace
+
+void StepEngine::trim_programs(bool planning) {
+  const std::int64_t bound = kMaxCachedPrograms - (planning ? 1 : 0);
+  Programs& p = *programs_;
+  std::vector<std::pair<std::int64_t, Programs::Key>> candidates;
+  std::int64_t kept = 0;
+  for (const auto& [key, e] : p.entries) {
+    if (std::get<0>(key) == Mode::apply) continue;
+    ++kept;
+    if (e->last_use <= p.uses - kRecentPrograms) candidates.emplace_back(e->last_use, key);
+  }
+  if (kept <= bound || candidates.empty()) return;
+  std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  sync_device();
+  for (const auto& candidate : candidates) {
+    if (kept <= bound) break;
+    p.entries.erase(candidate.second);
+    --kept;
+    ++p.evicted;
+  }
 }
 
 StepEngine::Entry& StepEngine::entry_mode(int mode_value, std::int64_t batch, bool bind, const SampleShapes& samples) {
@@ -381,6 +416,7 @@ StepEngine::Entry& StepEngine::entry_mode(int mode_value, std::int64_t batch, bo
     }
   }
   Entry& e = *it->second;
+  e.last_use = p.uses;
   if (!bind || e.bound || e.split) return e;
   if (e.program.arena_bytes() > p.arena_bytes) {
     // Free the old arena before taking the larger one, so the peak is the larger alone

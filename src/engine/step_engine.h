@@ -164,6 +164,10 @@ class StepEngine {
   // split left by an earlier call is dropped, so the full batch fits or OutOfMemory says
   // why. throws: OutOfMemory.
   Entry& entry_or_split(bool training, std::int64_t batch, const char* what, const SampleShapes& samples = {});
+  // Drops the least recently used programs past kMaxCachedPrograms, never the update
+  // program nor one used in the last kRecentPrograms fetches (Note [A bounded program cache]);
+  // `planning` leaves room for the one the fetch is about to plan.
+  void trim_programs(bool planning);
   // Whether the model runs on a device whose work goes through queues (a GPU's streams).
   bool queued_device() const { return !backend_->host_addressable() && backend_->queues() != nullptr; }
   // The Mode a training batch that fits runs as: a replica's gradients (data-parallel),

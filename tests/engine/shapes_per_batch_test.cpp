@@ -97,6 +97,27 @@ TEST(ShapesPerBatch, PlansOneProgramPerInputShapeAndCountsHitsAndMisses) {
   EXPECT_GT(m->plan_memory(8, {Shape{40, 3}}).arena_bytes, m->plan_memory(8, {Shape{5, 3}}).arena_bytes);
 }
 
+TEST(ShapesPerBatch, KeepsAtMostTheCachesBoundOfPrograms) {
+  // Note [A bounded program cache]: 80 lengths plan 80 programs; past 64 the least recently
+  // used go, and a length that comes back is planned again with the same result.
+  auto m = sequence_model(kUnknownDim);
+  InferenceOptions p;
+  p.batch_size = 2;
+  const std::vector<float> first = values(m->predict(inputs(2, 2), p));
+  for (std::int64_t steps = 3; steps < 82; ++steps) m->predict(inputs(2, steps), p);
+  ProgramCacheStats st = m->program_cache_stats();
+  EXPECT_EQ(st.programs, kMaxCachedPrograms);
+  EXPECT_EQ(st.evicted, 80 - kMaxCachedPrograms);
+  EXPECT_EQ(st.misses, 80);
+  // The newest are kept, the oldest (2 steps) went.
+  const std::int64_t misses = st.misses;
+  m->predict(inputs(2, 81), p);
+  EXPECT_EQ(m->program_cache_stats().misses, misses);
+  EXPECT_EQ(values(m->predict(inputs(2, 2), p)), first);
+  EXPECT_EQ(m->program_cache_stats().misses, misses + 1);
+  EXPECT_EQ(m->program_cache_stats().programs, kMaxCachedPrograms);
+}
+
 TEST(ShapesPerBatch, ComputesWhatTheFixedShapeModelComputes) {
   auto dynamic = sequence_model(kUnknownDim);
   auto fixed = sequence_model(6);

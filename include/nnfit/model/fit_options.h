@@ -200,7 +200,14 @@ struct ProgramCacheStats {
   std::int64_t hits = 0;          // batches (and fit's planning ahead) whose program was there
   std::int64_t misses = 0;        // ... whose program was planned for them
   std::int64_t arena_bytes = 0;   // the shared arena
+  // Programs dropped, least recently used first, to keep at most kMaxCachedPrograms
+  // (Note [A bounded program cache]); a shape that comes back is planned again, a miss.
+  std::int64_t evicted = 0;
 };
+
+// At most this many programs (by mode, batch size and input shapes; the update program
+// aside) stay planned at once.
+inline constexpr std::int64_t kMaxCachedPrograms = 64;
 
 // What the planner knows about a model's memory for one batch size. The six parts add
 // up to peak_bytes; the arena's share is split as it is at its fullest step
