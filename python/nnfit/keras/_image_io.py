@@ -148,7 +148,13 @@ def decode_image(path, channels):
     Image = _pil()
     with open(path, "rb") as f:
         data = f.read()
-    if data[:3] == b"\xff\xd8\xff" and channels in (1, 3) and _turbojpeg() is not None:
+    if data[:3] == b"\xff\xd8\xff" and channels == 4:
+        raise ValueError(f"{path}: JPEG does not support 4 channels (TensorFlow's decode_image refuses it too); "
+                         "use color_mode='rgb' or 'grayscale'")
+    if data[:2] == b"BM" and channels == 1:
+        raise ValueError(f"{path}: `channels` must be 0, 3 or 4 for BMP, but got 1 (TensorFlow's decode_image "
+                         "refuses it too); use color_mode='rgb' or 'rgba'")
+    if data[:3] == b"\xff\xd8\xff" and _turbojpeg() is not None:
         return _decode_jpeg(data, channels)
     img = Image.open(io.BytesIO(data))
     if img.format == "JPEG":

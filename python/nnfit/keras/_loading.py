@@ -122,6 +122,6 @@ def _layer(entry, custom_objects):
     its class when known (its from_config and build, as Keras remakes it), else as loaded."""
     if "nnfit_trace" not in entry:
         return layers_module.deserialize(entry)
-    from nnfit.keras import _tracing, saving
-    cls = saving.find_class(entry, custom_objects)
+    from nnfit.keras import _registration, _tracing
+    cls = _registration.find_class(entry, custom_objects)
     return _tracing.from_entry(entry, cls)

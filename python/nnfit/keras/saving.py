@@ -3,7 +3,7 @@ Keras's registry of custom objects and serialization (nnfit.keras._registration 
 _serialization, shared with keras.utils as Keras shares them). load_model uses the registry
 to remake a subclassed layer's Python object from its config; the engine itself needs no
 Python class: a subclassed layer's traced graph is in the file."""
-from nnfit.keras._registration import (CustomObjectScope, custom_object_scope, find_class,  # noqa: F401
+from nnfit.keras._registration import (CustomObjectScope, custom_object_scope,  # noqa: F401
                                        get_custom_objects, get_registered_name, get_registered_object,
                                        register_keras_serializable)
 from nnfit.keras._serialization import deserialize_keras_object, serialize_keras_object

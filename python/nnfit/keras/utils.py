@@ -354,3 +354,18 @@ legacy = _unsupported_module(
     "legacy", ("deserialize_keras_object", "serialize_keras_object"),
     "it reads and writes Keras 2's (tf.keras's) config form; use keras.utils.serialize_keras_object and "
     "deserialize_keras_object (Keras 3's form), or load the Keras 2 .h5 file with keras.models.load_model")
+
+
+__all__ = ["Config", "CustomObjectScope", "FeatureSpace", "Progbar", "PyDataset", "Sequence", "array_to_img",
+           "audio_dataset_from_directory", "bounding_boxes", "clear_session", "custom_object_scope",
+           "deserialize_keras_object", "disable_interactive_logging", "enable_interactive_logging", "get_custom_objects",
+           "get_file", "get_registered_name", "get_registered_object", "get_source_inputs", "image_dataset_from_directory",
+           "img_to_array", "is_interactive_logging_enabled", "is_keras_tensor", "legacy", "load_img", "model_to_dot",
+           "normalize", "pack_x_y_sample_weight", "pad_sequences", "plot_model", "register_keras_serializable",
+           "save_img", "serialize_keras_object", "set_random_seed", "split_dataset", "standardize_dtype",
+           "text_dataset_from_directory", "timeseries_dataset_from_array", "to_categorical", "unpack_x_y_sample_weight"]
+
+
+def __dir__():
+    """Keras's names only, as dir(keras.utils) lists them (not the modules this one imports)."""
+    return list(__all__)
