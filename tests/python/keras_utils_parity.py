@@ -293,6 +293,7 @@ SCRIPT = textwrap.dedent("""
 
     # 11. get_file.
     cache = os.path.join(d, f"cache_{tag}")
+    os.makedirs(cache)  # a cache_dir that is not there is "not writable": Keras then uses /tmp/.keras
     url = "file://" + os.path.join(d, "files")
     gf = keras.utils.get_file
     sha = open(os.path.join(d, "files", "sha256.txt")).read().split()
@@ -330,6 +331,27 @@ SCRIPT = textwrap.dedent("""
     keras.models.save_model(wm2, os.path.join(d, f"m_{tag}.keras"))
     out["weights_roundtrip"] = [all(np.array_equal(p, q) for p, q in zip(wm.get_weights(), wm2.get_weights())),
                                 os.path.exists(os.path.join(d, f"m_{tag}.keras"))]
+
+    # 13. keras.activations, initializers and regularizers: get, serialize, deserialize, aliases.
+    A, I, R = keras.activations, keras.initializers, keras.regularizers
+    mods = [A.serialize(A.relu), A.get(None).__name__, A.get("tanh").__name__, A.deserialize("relu").__name__,
+            A.deserialize({"module": "builtins", "class_name": "function", "config": "sigmoid",
+                           "registered_name": "function"}).__name__,
+            [type(I.get(n)).__name__ for n in ("glorot_uniform", "Zeros", "he_normal", "orthogonal")], I.get(None),
+            I.glorot_uniform is I.GlorotUniform, I.OrthogonalInitializer is I.Orthogonal,
+            type(I.get({"class_name": "he_normal", "config": {"seed": 3}})).__name__, I.serialize(I.Ones())["class_name"],
+            type(I.deserialize({"module": "keras.initializers", "class_name": "Constant", "config": {"value": 2.0},
+                                "registered_name": None})).__name__,
+            [type(R.get(n)).__name__ for n in ("l2", "L1", "l1l2", "orthogonal_regularizer")],
+            R.orthogonal_regularizer is R.OrthogonalRegularizer, R.serialize(R.L2(0.5))["config"],
+            repr(R.deserialize("l1_l2")), type(R.deserialize({"module": "keras.regularizers", "class_name": "L1",
+                                                              "config": {"l1": 0.2}, "registered_name": None})).__name__]
+    for fn, arg in ((A.get, "nope"), (I.get, "nope"), (R.get, "l1_l2")):
+        try:
+            fn(arg)
+        except ValueError as e:
+            mods.append(str(e))
+    out["module_get_serialize"] = mods
 
     # Arrays: Keras's run leaves them, nnfit's compares (pixel values to 1e-4).
     if is_keras:

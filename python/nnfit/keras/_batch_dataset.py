@@ -142,9 +142,9 @@ class BatchDataset(PyDataset):
         if self._batch_size is not None:
             raise NotImplementedError("BatchDataset.batch on a batched dataset is not supported by nnfit (batches of "
                                       "batches): pass batch_size=None to the utility to batch it yourself")
-        count = self._count - (self._count % batch_size if drop_remainder else 0)
+        count = len(self) - (len(self) % batch_size if drop_remainder else 0)
         parent = self
-        ds = BatchDataset(count, lambda i: parent._load(parent._order[i]), batch_size, collate=self._collate)
+        ds = BatchDataset(count, lambda i: _plain(parent[i]), batch_size, collate=getattr(self, "_collate", stack))
         ds.class_names = self.class_names
         return ds
 

@@ -1,6 +1,5 @@
-"""keras.saving.serialize_keras_object / deserialize_keras_object (also keras.utils'), and
-the get/serialize/deserialize functions of keras.activations, initializers, regularizers,
-constraints, losses and metrics built on them.
+"""keras.saving.serialize_keras_object / deserialize_keras_object (also keras.utils'), on
+which keras.activations', initializers' and regularizers' get/serialize/deserialize stand.
 
 Ported from Keras 3.15 (keras/src/saving/serialization_lib.py; Apache License 2.0,
 Copyright The Keras Authors), for nnfit.keras's objects: the same JSON for plain values,
@@ -233,37 +232,3 @@ def deserialize_keras_object(config, custom_objects=None, safe_mode=True, **kwar
         if build_config and not getattr(instance, "built", False) and hasattr(instance, "build"):
             instance.build(build_config.get("input_shape"))
     return instance
-
-
-def module_functions(module_name, module_objects, what):
-    """(get, serialize, deserialize) for keras.<module_name> (activations, initializers, ...),
-    as Keras defines them there: get(identifier) takes None, a name, a config dict or a
-    callable; deserialize reads names and configs with the module's objects."""
-
-    def serialize(obj):
-        return serialize_keras_object(obj)
-
-    def deserialize(config, custom_objects=None):
-        return deserialize_keras_object(config, module_objects=module_objects(), custom_objects=custom_objects)
-
-    def get(identifier):
-        if identifier is None:
-            return None
-        if isinstance(identifier, dict):
-            obj = deserialize(identifier)
-        elif isinstance(identifier, str):
-            obj = deserialize(identifier)
-            if isinstance(obj, str):
-                raise ValueError(f"Could not interpret {what} identifier: {identifier}")
-        else:
-            obj = identifier
-        if callable(obj):
-            return obj
-        raise ValueError(f"Could not interpret {what} identifier: {identifier}")
-
-    serialize.__qualname__ = serialize.__name__ = "serialize"
-    deserialize.__qualname__ = deserialize.__name__ = "deserialize"
-    get.__qualname__ = get.__name__ = "get"
-    for f in (serialize, deserialize, get):
-        f.__module__ = f"nnfit.keras.{module_name}"
-    return get, serialize, deserialize
