@@ -26,6 +26,7 @@ PACKAGES=(
   python3
   python3-dev pybind11-dev  # the Python package's extension (python/, nnfit._nnfit)
   python3-numpy python3-pytest  # its tests (tests/python, ctest -L python) with Debian's python3
+  python3-pil libturbojpeg0     # keras.utils' images (Pillow) and TensorFlow's JPEG decoding (image_dataset_from_directory)
   python3-venv          # tests/profile/tensorboard_reads_test.py makes ~/.venvs/tb (tensorboard from PyPI) itself
   chromium              # headless, renders the `nnfit profile --html` report in tests/e2e/html_report_browser.cpp
   graphviz              # `dot`, which keras.utils.plot_model draws with (tests/python/test_plot_model.py)

@@ -168,6 +168,22 @@ EXTRA_LAYER_KWARGS = ("name: Optional[str] = None", "dtype: Any = None", "traina
                       "batch_size: Optional[int] = None", "autocast: bool = True", "activity_regularizer: Any = None")
 
 
+# Keras's other names of the same classes and the modules' functions, after the classes.
+TRAILERS = {
+    "initializers": "".join(f"{a} = {t}\n" for a, t in (
+        ("constant", "Constant"), ("glorot_normal", "GlorotNormal"), ("glorot_uniform", "GlorotUniform"),
+        ("he_normal", "HeNormal"), ("he_uniform", "HeUniform"), ("identity", "Identity"),
+        ("IdentityInitializer", "Identity"), ("lecun_normal", "LecunNormal"), ("lecun_uniform", "LecunUniform"),
+        ("ones", "Ones"), ("orthogonal", "Orthogonal"), ("OrthogonalInitializer", "Orthogonal"),
+        ("random_normal", "RandomNormal"), ("random_uniform", "RandomUniform"), ("truncated_normal", "TruncatedNormal"),
+        ("variance_scaling", "VarianceScaling"), ("zeros", "Zeros"))) +
+    "\n\ndef serialize(initializer: Any) -> Any: ...\ndef deserialize(config: Any, custom_objects: Any = None) -> Any: ..."
+    "\ndef get(identifier: Any) -> Any: ...\n",
+    "regularizers": "orthogonal_regularizer = OrthogonalRegularizer\n\n\ndef serialize(regularizer: Any) -> Any: ...\n"
+                    "def deserialize(config: Any, custom_objects: Any = None) -> Any: ...\n"
+                    "def get(identifier: Any) -> Any: ...\n",
+}
+
 # Methods a class has beyond the Layer base's, as Keras names them.
 EXTRA_METHODS = {"Normalization": ("def adapt(self, data: Any) -> None: ...",)}
 
@@ -214,6 +230,8 @@ def main():
                 "\n\n".join(class_stub(group, n, base) for n in names))
         if group == "layers":  # Keras's other names of the same classes
             text += "\n\n" + "".join(f"{a} = {t}\n" for a, t in TABLE["layer_aliases"].items())
+        if group in TRAILERS:
+            text += "\n\n" + TRAILERS[group]
         with open(os.path.join(PACKAGE, path), "w") as f:
             f.write(text)
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from nnfit.keras import _graph, _state
 from nnfit.keras._object import KerasObject, to_json_value
+from nnfit.keras._registration import registered_name_or_none
 
 _REDUCTIONS = ("sum_over_batch_size", "sum", None, "none", "mean", "mean_with_sample_weight")
 
@@ -91,12 +92,12 @@ def _serialized(obj):
         return {"class_name": "__lambda__", "config": {"value": [code] + extra}}
     cls = type(obj)
     if isinstance(obj, types.FunctionType) or not hasattr(obj, "get_config"):
-        registered = getattr(obj, "_registered_name", None) or getattr(obj, "__name__", cls.__name__)
+        registered = registered_name_or_none(obj) or getattr(obj, "__name__", cls.__name__)
         return {"module": "builtins", "class_name": "function", "config": registered, "registered_name": "function"}
     config = to_json_value(obj.get_config(), f"{cls.__name__}.get_config()")
     module = None if cls.__module__ == "__main__" else cls.__module__
     return {"module": module, "class_name": cls.__name__, "config": config,
-            "registered_name": getattr(cls, "_registered_name", None) or cls.__name__}
+            "registered_name": registered_name_or_none(cls) or cls.__name__}
 
 
 def is_custom_loss(loss):

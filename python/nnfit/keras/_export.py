@@ -11,6 +11,8 @@ import warnings
 
 import numpy as np
 
+from nnfit.keras._progbar import print_msg
+
 _FORMATS = ("tf_saved_model", "onnx", "openvino", "litert", "torch")
 
 
@@ -102,4 +104,4 @@ def export(model, filepath, format="tf_saved_model", verbose=None, input_signatu
     handle = model._with_weights()
     handle.export_onnx(path, int(opset) if opset is not None else 17, signature)
     if verbose is None or verbose:  # Keras's default for every backend is True
-        print(f"Saved artifact at '{path}'.")
+        print_msg(f"Saved artifact at '{path}'.")

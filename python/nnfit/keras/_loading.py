@@ -127,6 +127,6 @@ def _layer(entry, custom_objects):
         return _retrace.from_config(entry, custom_objects)
     if "nnfit_trace" not in entry:
         return layers_module.deserialize(entry)
-    from nnfit.keras import _tracing, saving
-    cls = saving.find_class(entry, custom_objects)
+    from nnfit.keras import _registration, _tracing
+    cls = _registration.find_class(entry, custom_objects)
     return _tracing.from_entry(entry, cls)

@@ -6,7 +6,7 @@ call), then its weights are read from the file, whose layout the traced model sh
 import json
 import zipfile
 
-from nnfit.keras import saving
+from nnfit.keras import _registration
 from nnfit.keras import layers as layers_module
 
 
@@ -22,7 +22,7 @@ def needs_retrace(filepath, custom_objects):
         return False
     entries = config["config"].get("layers", [])
     custom = [e for e in entries if _is_custom_entry(e)]
-    return bool(custom) and all(saving.find_class(e, custom_objects) is not None for e in custom)
+    return bool(custom) and all(_registration.find_class(e, custom_objects) is not None for e in custom)
 
 
 def refuse_subclassed_model(filepath):
@@ -55,7 +55,7 @@ def _make_layer(entry, custom_objects):
         return cls.from_config(config, custom_objects) if entry["class_name"] == "TextVectorization" \
             else cls.from_config(config)
     if _is_custom_entry(entry):
-        return saving.find_class(entry, custom_objects).from_config(dict(entry["config"]))
+        return _registration.find_class(entry, custom_objects).from_config(dict(entry["config"]))
     if str(entry.get("module", "")).startswith("keras.src.ops."):
         raise NotImplementedError(f"load_model: the file's operation {entry['class_name']!r} beside subclassed "
                                   "layers cannot be remade by nnfit; save the model with nnfit, or without keras.ops")

@@ -67,3 +67,9 @@ def next_seed():
         return random.SystemRandom().getrandbits(63)
     _seed = (_seed * 6364136223846793005 + 1442695040888963407) % (1 << 64)
     return _seed >> 1
+
+
+def next_uid(prefix):
+    """keras.backend.get_uid: the counter unique_name keeps for `prefix`, advanced."""
+    _names[prefix] = _names.get(prefix, 0) + 1
+    return _names[prefix]

@@ -15,6 +15,7 @@ import re
 import numpy as np
 
 from nnfit.keras._lookup import internal_string_lookup
+from nnfit.keras._registration import registered_name_or_none
 from nnfit.keras._preprocessing import PreprocessingLayer, adapt_batches, as_strings, register, to_numpy
 
 _PUNCTUATION = re.compile(r'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']')
@@ -33,7 +34,7 @@ def _check_choice(value, allowed, arg):
 def _function_config(fn):
     """A callable argument as Keras serializes a function (keras.saving's form)."""
     return {"module": getattr(fn, "__module__", None), "class_name": "function", "config": fn.__name__,
-            "registered_name": getattr(fn, "_registered_name", None) or "function"}
+            "registered_name": registered_name_or_none(fn) or "function"}
 
 
 @register

@@ -17,6 +17,7 @@ import numpy as np
 
 from nnfit.keras import _graph, _state
 from nnfit.keras._object import KerasObject, to_json_value
+from nnfit.keras._registration import registered_name_or_none
 
 # The traces being recorded now, innermost last: {"training": its mode, "inference": the
 # sublayers it calls with training=False, "layer": the layer traced, "inputs": its symbolic
@@ -338,7 +339,7 @@ def _canonical(graph):
 def entry(layer):
     """The layer's Keras entry, as Keras writes a subclassed layer, with nnfit's trace."""
     cls = type(layer)
-    registered = getattr(cls, "_registered_name", None)
+    registered = registered_name_or_none(cls)
     if layer._trace is None:
         raise ValueError(f"{cls.__name__} {layer.name!r}: the layer has never been called on symbolic tensors, so "
                          "nnfit has not traced it (call it on keras.Input(...) or give the model an input shape)")

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from nnfit.keras import _state
+from nnfit.keras import _progbar, _state
 from nnfit.keras import callbacks as callbacks_module
 from nnfit.keras._object import resolve
 
@@ -126,7 +126,7 @@ class Progress:
 
     def epoch_begin(self, epoch):
         if self.epochs > 1:
-            print(f"Epoch {epoch + 1}/{self.epochs}", flush=True)
+            _progbar.print_msg(f"Epoch {epoch + 1}/{self.epochs}")
         self.start = time.time()
         self.last = 0.0
         self.width = 0
@@ -164,8 +164,8 @@ class Progress:
         bar = f"\x1b[1m{done:{digits}d}/{self.steps}\x1b[0m \x1b[32m{'━' * bar_width}\x1b[0m\x1b[37m{'━' * (20 - bar_width)}\x1b[0m"
         text = bar + info
         pad = max(0, self.width - len(text))
-        sys.stdout.write(("\r" if self.dynamic else "") + text + " " * pad + ("\n" if final else ""))
-        sys.stdout.flush()
+        _progbar.print_msg(("\r" if self.dynamic else "") + text + " " * pad + ("\n" if final else ""),
+                           line_break=False)
         self.width = len(text)
 
     def epoch_end(self, logs):
@@ -175,7 +175,7 @@ class Progress:
             self._draw(self.steps, f" \x1b[1m{elapsed:.0f}s\x1b[0m {per}{self._metrics(logs)}", final=True)
         elif self.verbose == 2:
             digits = len(str(self.steps))
-            print(f"{self.steps:{digits}d}/{self.steps} - {elapsed:.0f}s - {per}{self._metrics(logs)}", flush=True)
+            _progbar.print_msg(f"{self.steps:{digits}d}/{self.steps} - {elapsed:.0f}s - {per}{self._metrics(logs)}")
 
 
 def _keras_logs(pairs):

@@ -18,3 +18,46 @@ def _make(name):
 for _n in _NAMES:
     globals()[_n] = _make(_n)
 __all__ = list(_NAMES)
+
+
+def serialize(activation):
+    """Keras's: an activation function as its name (a registered one as its registered name)."""
+    from nnfit.keras._registration import get_registered_name
+    from nnfit.keras._serialization import serialize_keras_object
+    config = serialize_keras_object(activation)
+    if not isinstance(config, dict) or "config" not in config:
+        raise ValueError(f"Unknown activation function '{activation}' cannot be serialized due to invalid function "
+                         "name. Make sure to use an activation name that matches the references defined in "
+                         "activations.py or use `@keras.saving.register_keras_serializable()`to register any custom "
+                         f"activations. config={config}")
+    if not callable(activation) or not hasattr(activation, "__code__"):
+        return config
+    if isinstance(config["config"], str) and config["config"] not in _NAMES:
+        config["config"] = get_registered_name(activation)
+        return config
+    return config["config"]
+
+
+def deserialize(config, custom_objects=None):
+    """Keras's: the activation function of a name or config."""
+    from nnfit.keras._serialization import deserialize_keras_object
+    return deserialize_keras_object(config, module_objects={n: globals()[n] for n in _NAMES},
+                                    custom_objects=custom_objects)
+
+
+def get(identifier):
+    """Keras's: None (linear), a name, a config dict or a callable."""
+    if identifier is None:
+        return globals()["linear"]
+    if isinstance(identifier, dict):
+        obj = deserialize(identifier)
+    elif isinstance(identifier, str):
+        obj = globals()[identifier] if identifier in _NAMES else None
+    else:
+        obj = identifier
+    if callable(obj):
+        return obj
+    raise ValueError(f"Could not interpret activation function identifier: {identifier}")
+
+
+__all__ += ["serialize", "deserialize", "get"]

@@ -8,6 +8,7 @@ TerminateOnNaN) take Keras 3's arguments and run inside the engine; LambdaCallba
 LearningRateScheduler and History are Python, as in Keras.
 """
 from nnfit.keras._object import KerasObject, make_classes
+from nnfit.keras._progbar import print_msg
 
 
 class Callback:
@@ -143,7 +144,7 @@ class LearningRateScheduler(Callback):
         lr = float(self.schedule(epoch, lr))
         self.model.optimizer.learning_rate = lr
         if self.verbose > 0:
-            print(f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to {lr}.")
+            print_msg(f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to {lr}.")
 
     def on_epoch_end(self, epoch, logs=None):
         if logs is not None:

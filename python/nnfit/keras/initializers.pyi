@@ -80,3 +80,27 @@ class Identity(Initializer):
 class VarianceScaling(Initializer):
     """Keras's VarianceScaling on nnfit's engine. Initializer that adapts its scale to the shape of its input tensors."""
     def __init__(self, scale: Any = 1.0, mode: Any = 'fan_in', distribution: Any = 'truncated_normal', seed: Any = None, input_axes: Any = None, output_axes: Any = None) -> None: ...
+
+
+constant = Constant
+glorot_normal = GlorotNormal
+glorot_uniform = GlorotUniform
+he_normal = HeNormal
+he_uniform = HeUniform
+identity = Identity
+IdentityInitializer = Identity
+lecun_normal = LecunNormal
+lecun_uniform = LecunUniform
+ones = Ones
+orthogonal = Orthogonal
+OrthogonalInitializer = Orthogonal
+random_normal = RandomNormal
+random_uniform = RandomUniform
+truncated_normal = TruncatedNormal
+variance_scaling = VarianceScaling
+zeros = Zeros
+
+
+def serialize(initializer: Any) -> Any: ...
+def deserialize(config: Any, custom_objects: Any = None) -> Any: ...
+def get(identifier: Any) -> Any: ...

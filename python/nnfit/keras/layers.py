@@ -10,6 +10,7 @@ import numpy as np
 from nnfit.keras import _graph, _state, _tracing
 from nnfit.keras._api_table import TABLE
 from nnfit.keras._object import KerasObject, make_classes, to_json_value
+from nnfit.keras._registration import registered_name_or_none
 from nnfit.keras._weights import LayerWeights
 
 _LAYER_KWARGS = (("name", None), ("dtype", None), ("trainable", True), ("input_shape", None), ("input_dim", None),
@@ -174,7 +175,7 @@ class Layer(LayerWeights, KerasObject):
     def serialize(self):
         if self._custom:  # Keras's form of a subclassed layer (its trace goes only into models)
             cls = type(self)
-            registered = getattr(cls, "_registered_name", None)
+            registered = registered_name_or_none(cls)
             return {"module": None if registered else cls.__module__, "class_name": cls.__name__,
                     "config": to_json_value(self.get_config(), f"{cls.__name__}.get_config()"),
                     "registered_name": registered or cls.__name__}

@@ -8,8 +8,8 @@ import json
 
 import numpy as np
 
-from nnfit.keras import (_cloning, _custom_objects, _export, _graph, _nesting, _prefix, _py_batches, _state,
-                         _subclassed, _training, _weights)
+from nnfit.keras import (_cloning, _custom_objects, _export, _graph, _nesting, _prefix, _progbar, _py_batches,
+                         _state, _subclassed, _training, _weights)
 from nnfit.keras._batch_methods import BatchMethods
 from nnfit.keras._cloning import clone_model  # noqa: F401  (keras.models.clone_model)
 from nnfit.keras import layers as layers_module
@@ -193,8 +193,10 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
                 text = _prefix.summary(text, self._prefix)
         if _subclassed.is_subclassed(type(self)) and not self._untraced:  # Keras lists layers, not inputs
             text = _subclassed.without_input_rows(text)
+        if print_fn is None:  # Keras prints through print_msg when interactive logging is off
+            print_fn = print if _progbar.is_interactive_logging_enabled() else _progbar.print_msg
         for line in text.split("\n"):
-            (print_fn or print)(line)
+            print_fn(line)
 
     def _with_weights(self):
         """The engine's model with its weights made (Keras's build). A model nested in a
@@ -607,3 +609,4 @@ def _per_output(value, outputs, what):
 # keras.Sequential and keras.models.load_model live in their own files (each under 600 lines).
 from nnfit.keras._sequential import Sequential  # noqa: E402
 from nnfit.keras._loading import load_model, model_from_json  # noqa: E402,F401
+from nnfit.keras.saving import save_model  # noqa: E402,F401  (keras.models.save_model, Keras's same function)

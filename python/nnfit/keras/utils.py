@@ -1,10 +1,36 @@
-"""keras.utils: to_categorical, normalize, pad_sequences, split_dataset, img_to_array,
-array_to_img and set_random_seed, with Keras 3's signatures and results on NumPy arrays;
-model_to_dot and plot_model (nnfit.keras._model_visualization)."""
+"""keras.utils: Keras 3.15's 40 names. On NumPy arrays as Keras's: to_categorical, normalize,
+pad_sequences, split_dataset, set_random_seed, pack/unpack_x_y_sample_weight, standardize_dtype.
+Batches: PyDataset and its alias Sequence; timeseries_dataset_from_array and
+image/text/audio_dataset_from_directory return a BatchDataset (a PyDataset with tf.data's
+methods: nnfit.keras._batch_dataset). Images: load_img, save_img, img_to_array, array_to_img
+(_image_io). Files: get_file (_file_utils). Serialization and the custom-object registry,
+shared with keras.saving (_registration, _serialization). Progbar and interactive logging
+(_progbar). Graphs: get_source_inputs, is_keras_tensor, model_to_dot, plot_model
+(_model_visualization). Config, clear_session. FeatureSpace, bounding_boxes and legacy raise
+NotImplementedError saying what to use."""
+import copy
+import difflib
+import json
+import types
+
 import numpy as np
 
 from nnfit.keras import _state
+from nnfit.keras._directory_datasets import (audio_dataset_from_directory, image_dataset_from_directory,  # noqa: F401
+                                             text_dataset_from_directory)
+from nnfit.keras._dtypes import standardize_dtype  # noqa: F401
+from nnfit.keras._file_utils import get_file  # noqa: F401
+from nnfit.keras._image_io import array_to_img, img_to_array, load_img, save_img  # noqa: F401
 from nnfit.keras._model_visualization import model_to_dot, plot_model  # noqa: F401
+from nnfit.keras._progbar import (Progbar, disable_interactive_logging, enable_interactive_logging,  # noqa: F401
+                                  is_interactive_logging_enabled)
+from nnfit.keras._pydataset import PyDataset
+from nnfit.keras._registration import (CustomObjectScope, custom_object_scope, get_custom_objects,  # noqa: F401
+                                       get_registered_name, get_registered_object, register_keras_serializable)
+from nnfit.keras._serialization import deserialize_keras_object, serialize_keras_object  # noqa: F401
+from nnfit.keras._timeseries import timeseries_dataset_from_array  # noqa: F401
+
+Sequence = PyDataset  # Keras's alias: the same class
 
 
 def to_categorical(x, num_classes=None):
@@ -126,42 +152,6 @@ def _split_sizes(left_size, right_size, total):
     return int(left), int(right)
 
 
-def img_to_array(img, data_format=None, dtype=None):
-    """An image (a PIL image or anything np.asarray reads) as a 3-D float32 array, as Keras's."""
-    data_format = data_format or "channels_last"
-    x = np.asarray(img, dtype=dtype or "float32")
-    if x.ndim == 3:
-        return x.transpose(2, 0, 1) if data_format == "channels_first" else x
-    if x.ndim == 2:
-        return x.reshape((1,) + x.shape if data_format == "channels_first" else x.shape + (1,))
-    raise ValueError(f"Unsupported image shape: {x.shape}")
-
-
-def array_to_img(x, data_format=None, scale=True, dtype=None):
-    """A 3-D array as a PIL image (scaled to 0..255 with scale), as Keras's; needs Pillow."""
-    try:
-        from PIL import Image
-    except ImportError:
-        raise ImportError("Could not import PIL.Image. The use of `array_to_img` requires PIL.") from None
-    x = np.asarray(x, dtype=dtype or "float32")
-    if x.ndim != 3:
-        raise ValueError(f"Expected image array to have rank 3 (single image). Got array with shape: {x.shape}")
-    if (data_format or "channels_last") == "channels_first":
-        x = x.transpose(1, 2, 0)
-    if scale:
-        x = x - np.min(x)
-        if np.max(x) != 0:
-            x = x / np.max(x)
-        x = x * 255
-    if x.shape[2] in (3, 4):
-        return Image.fromarray(x.astype("uint8"), "RGBA" if x.shape[2] == 4 else "RGB")
-    if x.shape[2] == 1:
-        if np.max(x) > 255:
-            return Image.fromarray(x[:, :, 0].astype("int32"), "I")
-        return Image.fromarray(x[:, :, 0].astype("uint8"), "L")
-    raise ValueError(f"Unsupported channel number: {x.shape[2]}")
-
-
 def set_random_seed(seed):
     """Seeds nnfit.keras: weight initialization, shuffling and dropout of the models and
     fits that follow draw from this seed (and NumPy's and Python's generators are seeded,
@@ -174,44 +164,208 @@ def set_random_seed(seed):
     keras_random._reset_global_generator()  # remade from the seeded Python generator, as Keras does
 
 
-class PyDataset:
-    """Keras's keras.utils.PyDataset: subclass it with ``__len__`` (batches per epoch) and
-    ``__getitem__(index)`` returning a batch x, (x, y) or (x, y, sample_weight), and pass
-    it to fit, evaluate or predict. Batches may differ in shape (a text model with
-    ``Input(shape=(None,))`` fed batches padded to their own longest sequence). nnfit
-    reads one batch at a time on the training thread (workers, use_multiprocessing and
-    max_queue_size are accepted as Keras's and not used: the engine overlaps nothing
-    with a Python batch yet)."""
 
-    def __init__(self, workers=1, use_multiprocessing=False, max_queue_size=10):
-        self._workers = workers
-        self._use_multiprocessing = use_multiprocessing
-        self._max_queue_size = max_queue_size
+
+def clear_session(free_memory=True):
+    """keras.utils.clear_session: keras.backend.clear_session (resets the automatic names)."""
+    _state.clear()
+
+
+def is_keras_tensor(x):
+    """Whether `x` is a symbolic tensor (keras.Input's, or a layer's output on one)."""
+    from nnfit.keras._graph import KerasTensor
+    return isinstance(x, KerasTensor)
+
+
+def get_source_inputs(tensor):
+    """Keras's: the keras.Input tensors `tensor` is computed from (each once, in the order
+    reached); an object that is no symbolic tensor is returned as it is."""
+    history = getattr(tensor, "_history", None)
+    if not history or history[0] is None:
+        return tensor
+    layer, node_index, _ = history
+    nodes = getattr(layer, "_nodes", None) or []
+    if not nodes:
+        return [tensor]
+    node = nodes[node_index]
+    inputs = node.input_tensors()
+    if not inputs:  # an Input layer's node
+        return list(node.outputs)
+    sources = []
+    for t in inputs:
+        for x in get_source_inputs(t):
+            if all(x is not s for s in sources):
+                sources.append(x)
+    return sources
+
+
+def pack_x_y_sample_weight(x, y=None, sample_weight=None):
+    """Keras's: (x,), (x, y) or (x, y, sample_weight), as fit reads a batch."""
+    if y is None:
+        if not isinstance(x, (tuple, list)):
+            return x
+        return (x,)
+    if sample_weight is None:
+        return (x, y)
+    return (x, y, sample_weight)
+
+
+def unpack_x_y_sample_weight(data):
+    """Keras's: a batch as (x, y, sample_weight), the missing parts None."""
+    if isinstance(data, list):
+        data = tuple(data)
+    if not isinstance(data, tuple):
+        return (data, None, None)
+    if len(data) == 1:
+        return (data[0], None, None)
+    if len(data) == 2:
+        return (data[0], data[1], None)
+    if len(data) == 3:
+        return (data[0], data[1], data[2])
+    raise ValueError(f"Data is expected to be in format `x`, `(x,)`, `(x, y)`, or `(x, y, sample_weight)`, found: "
+                     f"{data}")
+
+
+class Config:
+    """Keras's keras.utils.Config: a dict whose entries are attributes too, that can be frozen
+    and written as JSON."""
+
+    __attrs__ = None
+
+    def __init__(self, **kwargs):
+        self._config = kwargs
+        self._frozen = False
+        self.__attrs__ = set(dir(self))
 
     @property
-    def workers(self):
-        return self._workers
+    def frozen(self):
+        return self._frozen
 
-    @property
-    def use_multiprocessing(self):
-        return self._use_multiprocessing
+    def freeze(self):
+        self._frozen = True
 
-    @property
-    def max_queue_size(self):
-        return self._max_queue_size
+    def unfreeze(self):
+        self._frozen = False
 
-    def __getitem__(self, index):
-        raise NotImplementedError(f"{type(self).__name__} must define __getitem__(index) returning a batch")
+    def _raise_if_frozen(self):
+        if self._frozen:
+            raise ValueError("Cannot mutate attribute(s) because the config is frozen.")
+
+    def as_dict(self):
+        return copy.copy(self._config)
+
+    def to_json(self):
+        return json.dumps(self._config)
+
+    def keys(self):
+        return self._config.keys()
+
+    def values(self):
+        return self._config.values()
+
+    def items(self):
+        return self._config.items()
+
+    def pop(self, *args):
+        self._raise_if_frozen()
+        return self._config.pop(*args)
+
+    def update(self, *args, **kwargs):
+        self._raise_if_frozen()
+        return self._config.update(*args, **kwargs)
+
+    def get(self, keyname, value=None):
+        return self._config.get(keyname, value)
+
+    def __setattr__(self, name, value):
+        attrs = object.__getattribute__(self, "__attrs__")
+        if attrs is None or name in attrs:
+            return object.__setattr__(self, name, value)
+        self._raise_if_frozen()
+        self._config[name] = value
+
+    def __getattr__(self, name):
+        attrs = object.__getattribute__(self, "__attrs__")
+        if attrs is None or name in attrs:
+            return object.__getattribute__(self, name)
+        if name in self._config:
+            return self._config[name]
+        msg = f"Unknown attribute: '{name}'."
+        closest = difflib.get_close_matches(name, self._config.keys(), n=1, cutoff=0.7)
+        if closest:
+            msg += f" Did you mean '{closest[0]}'?"
+        raise AttributeError(msg)
+
+    def __setitem__(self, key, item):
+        self._raise_if_frozen()
+        self._config[key] = item
+
+    def __getitem__(self, key):
+        return self._config[key]
+
+    def __repr__(self):
+        return f"<Config {self._config}>"
+
+    def __iter__(self):
+        yield from sorted(self._config.keys())
 
     def __len__(self):
-        raise NotImplementedError(f"{type(self).__name__} must define __len__ (the batches per epoch)")
+        return len(self._config)
 
-    @property
-    def num_batches(self):
-        return len(self)
+    def __delitem__(self, key):
+        self._raise_if_frozen()
+        del self._config[key]
 
-    def on_epoch_begin(self):
-        """Called before each pass (Keras's hook)."""
+    def __contains__(self, item):
+        return item in self._config
 
-    def on_epoch_end(self):
-        """Called after each pass (Keras's hook: reshuffle here)."""
+
+class FeatureSpace:
+    """Keras's FeatureSpace (a preprocessing model over dicts of structured features built on
+    tf.data) is not supported by nnfit."""
+
+    def __init__(self, features, output_mode="concat", crosses=None, crossing_dim=32, hashing_dim=32,
+                 num_discretization_bins=32, name=None):
+        raise NotImplementedError(
+            "keras.utils.FeatureSpace is not supported by nnfit: preprocess each feature with its own layer "
+            "(Normalization, Discretization, StringLookup, IntegerLookup, Hashing, HashedCrossing, "
+            "CategoryEncoding) and concatenate them in a model, as keras.io's structured-data examples "
+            "without FeatureSpace do")
+
+
+def _unsupported_module(name, functions, advice):
+    module = types.ModuleType(f"nnfit.keras.utils.{name}", f"keras.utils.{name}: not supported by nnfit ({advice}).")
+
+    def make(fn_name):
+        def unsupported(*args, **kwargs):
+            raise NotImplementedError(f"keras.utils.{name}.{fn_name} is not supported by nnfit: {advice}")
+        unsupported.__name__ = unsupported.__qualname__ = fn_name
+        return unsupported
+    for fn_name in functions:
+        setattr(module, fn_name, make(fn_name))
+    return module
+
+
+bounding_boxes = _unsupported_module(
+    "bounding_boxes", ("affine_transform", "clip_to_image_size", "compute_ciou", "compute_iou", "convert_format",
+                       "crop", "decode_deltas_to_boxes", "encode_box_to_deltas", "pad"),
+    "nnfit has no bounding-box layers or ops; compute boxes with NumPy")
+legacy = _unsupported_module(
+    "legacy", ("deserialize_keras_object", "serialize_keras_object"),
+    "it reads and writes Keras 2's (tf.keras's) config form; use keras.utils.serialize_keras_object and "
+    "deserialize_keras_object (Keras 3's form), or load the Keras 2 .h5 file with keras.models.load_model")
+
+
+__all__ = ["Config", "CustomObjectScope", "FeatureSpace", "Progbar", "PyDataset", "Sequence", "array_to_img",
+           "audio_dataset_from_directory", "bounding_boxes", "clear_session", "custom_object_scope",
+           "deserialize_keras_object", "disable_interactive_logging", "enable_interactive_logging", "get_custom_objects",
+           "get_file", "get_registered_name", "get_registered_object", "get_source_inputs", "image_dataset_from_directory",
+           "img_to_array", "is_interactive_logging_enabled", "is_keras_tensor", "legacy", "load_img", "model_to_dot",
+           "normalize", "pack_x_y_sample_weight", "pad_sequences", "plot_model", "register_keras_serializable",
+           "save_img", "serialize_keras_object", "set_random_seed", "split_dataset", "standardize_dtype",
+           "text_dataset_from_directory", "timeseries_dataset_from_array", "to_categorical", "unpack_x_y_sample_weight"]
+
+
+def __dir__():
+    """Keras's names only, as dir(keras.utils) lists them (not the modules this one imports)."""
+    return list(__all__)
