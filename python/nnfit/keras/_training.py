@@ -140,11 +140,8 @@ class Progress:
 
     @staticmethod
     def _per_step(seconds):
-        if seconds >= 1 or seconds == 0:
-            return f"{seconds:.0f}s/step"
-        if seconds >= 1e-3:
-            return f"{seconds * 1e3:.0f}ms/step"
-        return f"{seconds * 1e6:.0f}us/step"
+        from nnfit.keras._progbar import Progbar
+        return Progbar._format_time(seconds, "step").lstrip()
 
     def batch_end(self, batch, logs):
         if self.verbose != 1 or not self.dynamic:

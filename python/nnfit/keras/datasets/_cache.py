@@ -18,17 +18,9 @@ import zipfile
 
 import numpy as np
 
+from nnfit.keras._file_utils import keras_home  # noqa: F401  (Keras's cache folder, get_file's too)
+
 ORIGIN_FOLDER = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/"
-
-
-def keras_home():
-    """Keras's cache folder: $KERAS_HOME, else ~/.keras (/tmp/.keras when ~ is not writable)."""
-    if "KERAS_HOME" in os.environ:
-        return os.environ["KERAS_HOME"]
-    base = os.path.expanduser("~")
-    if not os.access(base, os.W_OK):
-        base = "/tmp"
-    return os.path.join(base, ".keras")
 
 
 def _datadir(cache_subdir):
