@@ -5,7 +5,11 @@ For each model (mlp, cnn) and each round, runs nnfit, PyTorch and Keras one afte
 other (the starting framework rotates per round), so that the shared machine's drift hits
 all three alike. Throughput per run = median samples/s over the epochs after the first
 (the first includes warm-up: Keras traces its graph there); per framework = median over
-rounds. Ratios are nnfit / peer. Writes a Markdown report (default bench/RESULTS.md).
+rounds. Ratios are nnfit / peer. In each round oneDNN alone also does the model's
+convolutions and matrix products at its shapes and precision (bench/step_ceiling.cpp), and
+the report gives each framework's step as a fraction of that ceiling, the spread of the
+steady epochs (min / median / max) and the host's CPU model. Writes a Markdown report
+(default bench/RESULTS.md).
 
 Standard library only; run with Debian's /usr/bin/python3 from anywhere:
     /usr/bin/python3 bench/fmnist_bench.py [--rounds 3] [--epochs 3] [--models mlp,cnn] [--precisions float32,bf16]
@@ -193,6 +197,55 @@ def steady_throughput(epochs):
     return statistics.median(e["samples_per_s"] for e in steady)
 
 
+def model_shapes(model, batch=128):
+    """The convolutions and Dense layers of examples/fashion_mnist_{model}.json at `batch`,
+    as nnfit_step_ceiling's --conv and --gemm arguments (bench/step_ceiling.cpp)."""
+    layers = json.loads((REPO / "examples" / f"fashion_mnist_{model}.json").read_text())["model"]["config"]["layers"]
+    shape, args, first = None, [], True
+    for layer in layers:
+        cls, cfg = layer["class_name"], layer["config"]
+        if cls == "InputLayer":
+            shape = list(cfg["batch_shape"][1:])
+        elif cls == "Conv2D":
+            (kh, kw), (sh, sw), same = cfg["kernel_size"], cfg["strides"], cfg["padding"] == "same"
+            h, w, c = shape
+            args += ["--conv", ",".join(map(str, (batch, h, w, c, cfg["filters"], kh, kw, sh, sw, int(same), int(first))))]
+            first = False
+            shape = [-(-h // sh) if same else (h - kh) // sh + 1, -(-w // sw) if same else (w - kw) // sw + 1,
+                     cfg["filters"]]
+        elif cls == "MaxPooling2D":
+            (ph, pw), strides = cfg["pool_size"], cfg.get("strides") or cfg["pool_size"]
+            shape = [(shape[0] - ph) // strides[0] + 1, (shape[1] - pw) // strides[1] + 1, shape[2]]
+        elif cls == "Flatten":
+            n = 1
+            for d in shape:
+                n *= d
+            shape = [n]
+        elif cls == "Dense":
+            args += ["--gemm", ",".join(map(str, (batch, shape[-1], cfg["units"], int(first))))]
+            first = False
+            shape = shape[:-1] + [cfg["units"]]
+        elif cls not in ("Dropout", "Activation"):
+            raise RunError(f"model_shapes: {model}'s {cls} layer is not one the ceiling knows")
+    return args
+
+
+def measure_ceiling(args, model, precision):
+    """oneDNN alone doing the model's convolutions and matmuls for one step of batch 128 at
+    `precision` (nnfit_step_ceiling's JSON), or None with a note when it cannot run."""
+    binary = Path(args.ceiling)
+    if not binary.is_file():
+        built = subprocess.run(["cmake", "--build", str(binary.parent), "--target", binary.name], cwd=REPO,
+                               capture_output=True, text=True)
+        if built.returncode != 0 or not binary.is_file():
+            raise RunError(f"{binary} is missing and could not be built (cmake --build {binary.parent} --target "
+                           f"{binary.name}): {built.stderr.strip()[-300:]}")
+    dtype = "bf16" if precision == "bf16" else "f32"
+    out = run([str(binary), "--dtype", dtype] + model_shapes(model), args.timeout,
+              env=dict(os.environ, OMP_NUM_THREADS=str(args.threads)))
+    return json.loads(out.strip().splitlines()[-1])
+
+
 def machine_description():
     model = platform.processor() or platform.machine()
     try:
@@ -239,7 +292,7 @@ def fmt_acc(x):
     return "—" if x is None else f"{100 * x:.1f}%"
 
 
-def write_report(args, results, versions, notes, started, load_before, command):
+def write_report(args, results, versions, notes, started, load_before, command, ceilings=None):
     lines = ["# Fashion-MNIST training throughput: nnfit vs PyTorch vs Keras", ""]
     measured = [f for f in FRAMEWORKS if f in args.frameworks]
     if "nnfit" not in measured:
@@ -304,7 +357,8 @@ def write_report(args, results, versions, notes, started, load_before, command):
         # Each framework's bf16 against its own float32 (nnfit: mixed_bfloat16; PyTorch: autocast; Keras:
         # mixed_bfloat16), from the same run.
         lines += ["", "bfloat16 against each framework's own float32 (median samples/s ratio, same run):", "",
-                  "| model | nnfit | PyTorch | Keras |", "|---|---:|---:|---:|"]
+                  "| model | " + " | ".join(LABELS[f] for f in FRAMEWORKS) + " |",
+                  "|---|" + "---:|" * len(FRAMEWORKS)]
         for model in args.models:
             cells = []
             for f in FRAMEWORKS:
@@ -314,6 +368,40 @@ def write_report(args, results, versions, notes, started, load_before, command):
                     rates.append(statistics.median(steady_throughput(r) for r in runs) if runs else None)
                 cells.append(fmt_ratio(rates[0], rates[1]))
             lines.append(f"| {model} | " + " | ".join(cells) + " |")
+    if ceilings:
+        lines += ["", "nnfit's step against oneDNN alone doing the same step's convolutions and matrix products at the "
+                  "model's shapes (bench/step_ceiling.cpp, run in each round before the frameworks: forward, backward "
+                  "data except for the first layer, backward weights, each in the faster of channels-last and "
+                  "oneDNN's own layout; pooling, activations, loss and optimizer left out, so the ceiling is above "
+                  "what any framework can reach). Ceiling samples/s = 128 / its milliseconds; the fraction is nnfit's "
+                  "samples/s over it (medians over rounds).", "",
+                  "| model | oneDNN alone ms/step | ceiling samples/s | nnfit samples/s | nnfit / ceiling | "
+                  "PyTorch / ceiling |", "|---|---:|---:|---:|---:|---:|"]
+        for job in args.jobs:
+            if job not in ceilings:
+                continue
+            ms = statistics.median(c["total_ms"] for c in ceilings[job])
+            top = 128 / (ms / 1e3)
+            rate = {f: (statistics.median(steady_throughput(r) for r in results[(job, f)])
+                        if results.get((job, f)) else None) for f in ("nnfit", "pytorch")}
+            lines.append(f"| {job} | {ms:.2f} | {top:,.0f} | {fmt_rate(rate['nnfit'])} | "
+                         f"{fmt_ratio(rate['nnfit'], top) if rate['nnfit'] else '—'} | "
+                         f"{fmt_ratio(rate['pytorch'], top) if rate['pytorch'] else '—'} |")
+        lines += ["", "The ceiling's parts (first round), with oneDNN's implementation:", "",
+                  "| model | primitive | ms | implementation |", "|---|---|---:|---|"]
+        for job in args.jobs:
+            for op in (ceilings.get(job) or [{"ops": []}])[0]["ops"]:
+                lines.append(f"| {job} | {op['what']} | {op['ms']:.3f} | {op['impl']} |")
+    # Per-epoch spread: every steady epoch of every round, so a run-to-run swing shows.
+    lines += ["", "Spread of the steady epochs (all rounds): samples/s min / median / max, and max/min.", "",
+              "| model | framework | epochs | min | median | max | max/min |", "|---|---|---:|---:|---:|---:|---:|"]
+    for model in args.jobs:
+        for f in FRAMEWORKS:
+            rates = [e["samples_per_s"] for r in results.get((model, f), []) for e in (r[1:] or r)]
+            if rates:
+                lines.append(f"| {model} | {LABELS[f]} | {len(rates)} | {fmt_rate(min(rates))} | "
+                             f"{fmt_rate(statistics.median(rates))} | {fmt_rate(max(rates))} | "
+                             f"{max(rates) / min(rates):.2f} |")
     lines += ["", "## How it was measured", "",
               f"- machine: {machine_description()}; load average before the run: "
               + ", ".join(f"{x:.2f}" for x in load_before),
@@ -350,6 +438,9 @@ def main():
     ap.add_argument("--out", default=str(REPO / "bench" / "RESULTS.md"))
     ap.add_argument("--nnfit", default=str(REPO / "build" / "release" / "nnfit"), help="nnfit binary")
     ap.add_argument("--no-nnfit", action="store_true", help="measure the peers only (the report says so)")
+    ap.add_argument("--ceiling", default=str(REPO / "build" / "release" / "nnfit_step_ceiling"),
+                    help="oneDNN alone at the model's shapes (bench/step_ceiling.cpp; built on demand)")
+    ap.add_argument("--no-ceiling", action="store_true", help="leave the oneDNN ceiling out")
     ap.add_argument("--peers-dir", default=None, help="folder with torch_fmnist.py and keras_fmnist.py")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per training run")
     ap.add_argument("--torch-python", default=None,
@@ -411,11 +502,18 @@ def main():
 
     started = datetime.datetime.now().astimezone()
     load_before = os.getloadavg()
-    results, versions, failed = {}, {}, False
+    results, versions, ceilings, failed = {}, {}, {}, False
     for rnd in range(args.rounds):
         order = args.frameworks[rnd % len(args.frameworks):] + args.frameworks[:rnd % len(args.frameworks)]
         for model, precision in [(m, p) for m in args.models for p in args.precisions]:
             job = job_label(model, precision)
+            if not args.no_ceiling:
+                print(f"round {rnd + 1}/{args.rounds} {job} oneDNN alone ...", file=sys.stderr, flush=True)
+                try:
+                    ceilings.setdefault(job, []).append(measure_ceiling(args, model, precision))
+                except (RunError, json.JSONDecodeError, IndexError) as e:
+                    print(f"  ✗ oneDNN ceiling {job}: {e}", file=sys.stderr)
+                    notes.append(f"oneDNN ceiling {job} round {rnd + 1} failed: {str(e).splitlines()[0]}")
             for f in order:
                 print(f"round {rnd + 1}/{args.rounds} {job} {LABELS[f]} ...", file=sys.stderr, flush=True)
                 try:
@@ -431,7 +529,7 @@ def main():
                     versions[f] = version
                 print(f"  ✓ {LABELS[f]} {job}: {fmt_rate(steady_throughput(epochs))} samples/s, "
                       f"test acc {fmt_acc(epochs[-1]['test_acc'])}", file=sys.stderr)
-    out = write_report(args, results, versions, notes, started, load_before, command)
+    out = write_report(args, results, versions, notes, started, load_before, command, ceilings)
     print(out.read_text())
     print(f"fmnist_bench: wrote {out}", file=sys.stderr)
     return 1 if failed else 0

@@ -1,11 +1,11 @@
 """A traced subclassed layer's step against the same layers in Functional form (issue 35):
 keras.io's Transformer text classifier, its TransformerBlock written as a Layer subclass
 (as keras.io writes it) and as Functional calls of the same layers, trained by nnfit; the
-subclassed form also under Keras 3 (TensorFlow) for reference. Writes
-bench/RESULTS_subclass.md.
+subclassed form also under Keras 3 (TensorFlow) and the same model in PyTorch 2.x
+(bench/peers/torch_subclass.py) for reference. Writes bench/RESULTS_subclass.md.
 
     PYTHONPATH=build/release/python /usr/bin/python3 bench/subclass_bench.py [--rounds 3] [--epochs 3]
-        [--keras-python /root/.cache/nnfit/venvs/keras/bin/python]
+        [--keras-python /root/.cache/nnfit/venvs/keras/bin/python] [--torch-python PY] [--no-torch]
 
 Samples/s: per run, the median over epochs 2.. (the first builds and plans); per form, the
 median over rounds; forms alternate within a round. Same data, batch 64, Adam, 2 threads.
@@ -92,26 +92,49 @@ def run(python, import_line, form, epochs, seed):
     sys.exit(f"{form} ({import_line}) failed:\n{r.stderr[-3000:]}")
 
 
+def run_torch(python, epochs, seed):
+    script = Path(__file__).with_name("peers") / "torch_subclass.py"
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    env.pop("PYTHONPATH", None)
+    r = subprocess.run([str(python), str(script), str(epochs), str(seed), "2"], capture_output=True, text=True,
+                       env=env)
+    for line in r.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    sys.exit(f"PyTorch peer failed:\n{r.stderr[-3000:]}")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--keras-python", default="/root/.cache/nnfit/venvs/keras/bin/python")
+    p.add_argument("--torch-python", default=None, help="PyTorch 2.x's Python (default: scripts/peer_venvs.sh torch)")
+    p.add_argument("--no-torch", action="store_true")
     p.add_argument("--output", type=Path, default=Path(__file__).with_name("RESULTS_subclass.md"))
     args = p.parse_args()
-    runs = {"nnfit, Functional": [], "nnfit, subclassed": [], "Keras, subclassed": []}
+    torch_python = None
+    if not args.no_torch:
+        sys.path.insert(0, str(Path(__file__).parent))
+        import fmnist_bench
+        torch_python = fmnist_bench.peer_python("torch", args.torch_python)
+    runs = {"nnfit, Functional": [], "nnfit, subclassed": [], "Keras, subclassed": [], "PyTorch 2.x": []}
     for seed in range(1, args.rounds + 1):
         runs["nnfit, Functional"].append(run(sys.executable, "from nnfit import keras", "functional", args.epochs, seed))
         runs["nnfit, subclassed"].append(run(sys.executable, "from nnfit import keras", "subclassed", args.epochs, seed))
         if Path(args.keras_python).exists():
             runs["Keras, subclassed"].append(run(args.keras_python, "import keras", "subclassed", args.epochs, seed))
+        if torch_python is not None:
+            runs["PyTorch 2.x"].append(run_torch(torch_python, args.epochs, seed))
     median = {k: statistics.median(r["samples_per_s"] for r in v) for k, v in runs.items() if v}
     base = median["nnfit, Functional"]
     lines = ["# A traced subclassed layer against the same layers in Functional form (issue 35)", "",
              "keras.io's Transformer text classifier (Embedding 2000x64, one TransformerBlock of 2 heads and a "
              "64-unit feed-forward Sequential, pooling, Dense 20, Dense 2), 12,800 sequences of 64 ids, batch 64, "
              f"Adam, {args.epochs} epochs, 2 threads. Samples/s: median over {args.rounds} rounds of each run's "
-             "median over epochs 2.. (forms alternate within a round).", "",
+             "median over epochs 2.. (forms alternate within a round). PyTorch 2.x: the same model as a "
+             "torch.nn.Module (bench/peers/torch_subclass.py, its attention projected as Keras's "
+             "MultiHeadAttention(2 heads, key_dim 64) is, scaled_dot_product_attention).", "",
              "| form | samples/s | / nnfit Functional | parameters | last training accuracy |", "|---|---:|---:|---:|---:|"]
     for k, v in runs.items():
         if v:

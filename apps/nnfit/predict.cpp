@@ -27,10 +27,6 @@ struct ModelArgs {
   bool json = false;
 };
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // An array as the model's float32 input (Keras casts inputs to the input layer's dtype).
 Tensor as_float(const Tensor& t, const std::string& file) {
   if (t.dtype() == DType::f32) return t;
@@ -88,7 +84,7 @@ auto naming_files(const ModelArgs& args, Fn&& fn) {
 int run_predict(const ModelArgs& args) {
   std::unique_ptr<Model> m = open_model(args, /*compile=*/false);
   const std::vector<Tensor> xs = read_inputs(args, *m);
-  const bool npz = ends_with(args.output, ".npz");
+  const bool npz = args.output.ends_with(".npz");
   if (m->num_outputs() > 1 && !npz) {
     throw InvalidArgument("--output " + args.output + ": the model has " + std::to_string(m->num_outputs()) +
                               " outputs; give an .npz file (one array per output, keyed by output name)");

@@ -27,7 +27,7 @@
 #include "nnfit/io/idx.h"
 #include "nnfit/model/callbacks.h"
 #include "nnfit/model/checkpoint_callbacks.h"
-#include "nnfit/model/device_placement.h"
+#include "nnfit/backend/device_placement.h"
 #include "nnfit/model/keras_config.h"
 #include "nnfit/model/saving.h"
 #include "nnfit/model/tensorboard_callback.h"
@@ -291,7 +291,8 @@ int run_train(const TrainArgs& args, dist::Communicator& comm) {
                   comm.name().c_str(), static_cast<long long>(fit.batch_size),
                   static_cast<long long>(fit.batch_size / comm.size()));
     }
-    std::fputs(model->summary().c_str(), stdout);
+    // The wide table (Keras's on a terminal of 112 columns or more), as the CLI has always printed it.
+    std::fputs(model->summary(/*columns=*/112).c_str(), stdout);
     std::printf("Device: %s\n", placement.to_string().c_str());
     std::printf("Deterministic: %s\n", op_determinism() ? "yes (--deterministic: results independent of the thread count)"
                                                          : "same seed and thread count give the same bits (--deterministic: any thread count)");

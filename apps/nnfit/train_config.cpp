@@ -4,7 +4,7 @@
 #include "train_config.h"
 
 #include "nnfit/config/section.h"
-#include "nnfit/model/device_placement.h"
+#include "nnfit/backend/device_placement.h"
 #include "nnfit/model/keras_config.h"
 #include "nnfit/model/saving.h"
 

@@ -320,18 +320,20 @@ void define_fit(py::class_<ModelHandle>& cls) {
       .def(
           "predict",
           [](ModelHandle& h, const py::sequence& x, std::int64_t batch_size, std::int64_t steps,
-             const py::object& bridge) {
+             const py::object& bridge, bool training) {
             std::vector<Tensor> xs = tensor_views(x, "x");
             InferenceOptions o;
             o.batch_size = batch_size;
             o.steps = steps;
+            o.training = training;
             const std::vector<Tensor> out =
                 run_inference(o, bridge, py::none(), [&](const InferenceOptions& io) { return h.get().predict(xs, io); });
             py::list arrays;
             for (const Tensor& t : out) arrays.append(to_array(t));
             return arrays;
           },
-          py::arg("x"), py::arg("batch_size"), py::arg("steps") = 0, py::arg("bridge") = py::none());
+          py::arg("x"), py::arg("batch_size"), py::arg("steps") = 0, py::arg("bridge") = py::none(),
+          py::arg("training") = false);
 }
 
 }  // namespace nnfit::python

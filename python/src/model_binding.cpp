@@ -7,7 +7,7 @@
 #include "arrays.h"
 #include "binding.h"
 #include "nnfit/core/dtype.h"
-#include "nnfit/model/device_placement.h"
+#include "nnfit/backend/device_placement.h"
 #include "nnfit/model/eager_operations.h"
 #include "nnfit/model/keras_config.h"
 #include "nnfit/model/model_dot.h"
@@ -158,6 +158,32 @@ std::string place(Model& model, const std::string& device) {
   return p.reason;
 }
 
+// Keras's SwapEMAWeights (callbacks.py): with use_ema the optimizer's first slots are the
+// trainable weights' averages, in their order (Model::optimizer_slots, as Keras lists
+// them). `finalize` false: each weight and its average exchange values; true: the averages
+// take the weights' values (Keras's _finalize_ema_values before fit's own finalize).
+void exchange_ema_weights(Model& m, bool finalize) {
+  if (!m.compiled() || !m.compile_options().optimizer.use_ema) {
+    throw py::value_error("SwapEMAWeights must be used when `use_ema=True` is set on the optimizer. Received: use_ema=" +
+                          std::string(m.compiled() ? "False" : "None (the model is not compiled)"));
+  }
+  std::vector<Weight*> trainable;
+  for (Weight* w : m.weights()) {
+    if (w->trains()) trainable.push_back(w);
+  }
+  const std::vector<Tensor> slots = m.optimizer_slots();
+  if (slots.size() < trainable.size()) {
+    throw py::value_error("model '" + m.name() + "': " + std::to_string(trainable.size()) +
+                          " trainable weights but the optimizer averages " + std::to_string(slots.size()) +
+                          "; compile again after changing `trainable`");
+  }
+  for (std::size_t k = 0; k < trainable.size(); ++k) {
+    const Tensor weight = m.host_view(trainable[k]->value).clone();
+    if (!finalize) m.write_tensor(trainable[k]->value, m.host_view(slots[k]).clone());
+    m.write_tensor(slots[k], weight);
+  }
+}
+
 void define_model(py::module_& m) {
   py::class_<ModelHandle> cls(m, "Model");
   cls.def_static(
@@ -192,7 +218,7 @@ void define_model(py::module_& m) {
         return d.type == DeviceType::cpu ? std::string("cpu") : d.to_string();
       })
       .def_property_readonly("device_reason", [](const ModelHandle& h) { return h.device_reason; })
-      .def("summary", [](ModelHandle& h) { return h.get().summary(); })
+      .def("summary", [](ModelHandle& h, int columns) { return h.get().summary(columns); }, py::arg("columns") = 80)
       .def("build", [](ModelHandle& h) { h.get().build(); })
       .def("compile", &compile, py::arg("optimizer"), py::arg("losses"), py::arg("loss_weights"), py::arg("metrics"),
            py::arg("weighted_metrics") = std::vector<std::string>{},
@@ -242,6 +268,8 @@ void define_model(py::module_& m) {
              }
              h.get().set_weights(all);
            })
+      .def("swap_ema_weights", [](ModelHandle& h) { exchange_ema_weights(h.get(), false); })
+      .def("finalize_ema_weights", [](ModelHandle& h) { exchange_ema_weights(h.get(), true); })
       .def("layer_names", [](const ModelHandle& h) {
         std::vector<std::string> out;
         for (const auto& l : h.get().layers()) out.push_back(l->name());
@@ -356,6 +384,11 @@ void define_model(py::module_& m) {
   // nnfit.keras gives a symbolic tensor after a layer call.
   m.def("output_shapes", [](const std::string& json, const std::string& where) {
     return specs(model_from_keras_json(json, where)->output_shapes());
+  });
+
+  // Whether each output of a Functional config carries a Keras mask (Note [Masks of traced layers]).
+  m.def("output_masks", [](const std::string& json, const std::string& where) {
+    return output_masks_from_keras_json(json, where);
   });
 
   // keras.ops on arrays (include/nnfit/model/eager_operations.h): the outputs, and with

@@ -22,18 +22,23 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras  # noqa: E402
 from keras.src.utils.naming import to_snake_case  # noqa: E402
 
-LAYERS = """Activation ActivityRegularization Add AdditiveAttention AlphaDropout Attention Average
+LAYERS = """Activation ActivityRegularization Add Identity AdditiveAttention AlphaDropout Attention Average
 AveragePooling1D AveragePooling2D AveragePooling3D BatchNormalization Bidirectional CenterCrop Concatenate
-Conv1D Conv1DTranspose Conv2D Conv2DTranspose Conv3D DepthwiseConv1D DepthwiseConv2D Cropping1D Cropping2D Cropping3D Dense Dot Dropout ELU EinsumDense Embedding Flatten
+Conv1D Conv1DTranspose Conv2D Conv2DTranspose Conv3D Conv3DTranspose DepthwiseConv1D DepthwiseConv2D Cropping1D Cropping2D Cropping3D Dense Dot Dropout ELU EinsumDense Embedding Flatten
 GRU GaussianDropout GaussianNoise GlobalAveragePooling1D GlobalAveragePooling2D GlobalAveragePooling3D
 GlobalMaxPooling1D GlobalMaxPooling2D GlobalMaxPooling3D GroupNormalization LSTM LayerNormalization
 LeakyReLU Masking MaxPooling1D MaxPooling2D MaxPooling3D Maximum Minimum MultiHeadAttention Multiply
 Normalization PReLU Permute RMSNormalization RNN SimpleRNNCell LSTMCell GRUCell StackedRNNCells RandomContrast RandomFlip RandomRotation RandomTranslation
+RandomHue RandomSaturation RandomColorJitter RandomGaussianBlur
+RandomBrightness RandomGrayscale RandomInvert Solarization RandomPosterization AutoContrast RandomErasing
+RandomColorDegeneration RandomSharpness MaxNumBoundingBoxes RandomShear MixUp CutMix RandomCrop Equalization
 RandomZoom ReLU RepeatVector Rescaling Reshape Resizing SeparableConv1D SeparableConv2D SimpleRNN Softmax SpatialDropout1D SpatialDropout2D
 SpatialDropout3D Subtract TimeDistributed UnitNormalization UpSampling1D UpSampling2D UpSampling3D
 ZeroPadding1D ZeroPadding2D ZeroPadding3D
-TextVectorization StringLookup IntegerLookup CategoryEncoding Hashing Discretization HashedCrossing""".split()
-OPTIMIZERS = "SGD Adam AdamW RMSprop Adagrad Adamax Adadelta Nadam Ftrl Lion".split()
+TextVectorization StringLookup IntegerLookup CategoryEncoding Hashing Discretization HashedCrossing
+AdaptiveAveragePooling1D AdaptiveAveragePooling2D AdaptiveAveragePooling3D AdaptiveMaxPooling1D
+AdaptiveMaxPooling2D AdaptiveMaxPooling3D GroupQueryAttention Pipeline""".split()
+OPTIMIZERS = "SGD Adam AdamW RMSprop Adagrad Adamax Adadelta Nadam Ftrl Lion Lamb Adafactor ScheduleFreeAdamW".split()
 SCHEDULES = """ExponentialDecay PiecewiseConstantDecay PolynomialDecay InverseTimeDecay CosineDecay
 CosineDecayRestarts""".split()
 LOSSES = """SparseCategoricalCrossentropy CategoricalCrossentropy BinaryCrossentropy MeanSquaredError
@@ -57,9 +62,10 @@ SAMPLE = {"units": 2, "filters": 2, "kernel_size": 1, "rate": 0.5, "target_shape
           "groups": 1, "filepath": "/tmp/x.keras", "backup_dir": "/tmp/bk", "filename": "/tmp/x.csv",
           "initial_learning_rate": 0.1, "decay_steps": 10, "decay_rate": 0.9, "boundaries": [1],
           "values": [0.1, 0.01], "depth_multiplier": 1, "first_decay_steps": 10, "value": 0.0, "activation": "relu",
-          "num_classes": 2, "thresholds": None, "end_learning_rate": 0.0}
+          "num_classes": 2, "thresholds": None, "end_learning_rate": 0.0, "output_size": 2}
 # Arguments with a default of None that a class still needs, to read its config keys.
-NEEDED = {"CategoryEncoding": {"num_tokens": 2}, "Discretization": {"num_bins": 2}}
+NEEDED = {"CategoryEncoding": {"num_tokens": 2}, "Discretization": {"num_bins": 2}, "Pipeline": {"layers": []},
+          "RandomPosterization": {"factor": 4}}
 
 
 def jsonable(v):
@@ -86,8 +92,8 @@ def entry(module, name, snake=False):
             continue
         params.append([p.name, jsonable(p.default), p.kind is p.KEYWORD_ONLY])
     out = {"params": params, "var_kw": var_kw}
-    if snake:
-        out["snake"] = to_snake_case(name)
+    if snake:  # Keras's automatic names come from the class (GroupQueryAttention is GroupedQueryAttention)
+        out["snake"] = to_snake_case(cls.__name__)
     doc = inspect.getdoc(cls) or ""
     out["summary"] = doc.split("\n\n")[0].replace("\n", " ") if doc else ""
     return out, cls

@@ -50,6 +50,11 @@ class InputLayer(Layer):
                  optional: bool = False, name: Optional[str] = None) -> None: ...
 
 
+class Wrapper(Layer):
+    layer: Layer
+    def __init__(self, layer: Layer, **kwargs: Any) -> None: ...
+
+
 def Input(shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None,
           dtype: Optional[str] = None, sparse: Optional[bool] = None,
           batch_shape: Optional[Sequence[Optional[int]]] = None, name: Optional[str] = None, tensor: Any = None,
@@ -150,6 +155,11 @@ class LambdaCallback(Callback):
 
 class LearningRateScheduler(Callback):
     def __init__(self, schedule: Callable[[int, float], float], verbose: int = 0) -> None: ...
+
+
+class SwapEMAWeights(Callback):
+    swap_on_epoch: bool
+    def __init__(self, swap_on_epoch: bool = False) -> None: ...
 
 
 class TensorBoard(Callback):

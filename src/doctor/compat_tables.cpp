@@ -5,10 +5,10 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "nnfit/core/error.h"
+#include "pattern.h"
 
 #ifndef NNFIT_COMPAT_DIR
 #define NNFIT_COMPAT_DIR "data/compat"
@@ -231,27 +231,25 @@ std::string outside_parens(const std::string& cell) {
 // cuDNN minor ship for the same CUDA majors.
 bool cudnn_cell_covers(const std::string& cell, const Version& v) {
   Version want({v.major(), v.minor()});
-  static const std::regex kRange(R"((\d+)\.(\d+)[.\dx]*\s*-\s*(\d+)\.(\d+))"), kOne(R"((\d+)\.(\d+))");
-  std::string text = outside_parens(cell);
-  std::smatch m;
-  std::string rest = text;
-  while (std::regex_search(rest, m, kRange)) {
-    Version lo({std::stoi(m[1]), std::stoi(m[2])}), hi({std::stoi(m[3]), std::stoi(m[4])});
+  static const Pattern kRange("([0-9]+)\\.([0-9]+)[.0-9x]*[[:space:]]*-[[:space:]]*([0-9]+)\\.([0-9]+)"),
+      kOne("([0-9]+)\\.([0-9]+)");
+  std::string rest = outside_parens(cell);
+  while (auto m = kRange.search(rest)) {
+    Version lo({matched_int((*m)[1]), matched_int((*m)[2])}), hi({matched_int((*m)[3]), matched_int((*m)[4])});
     if (!(want < lo) && !(hi < want)) return true;
-    rest = m.prefix().str() + " " + m.suffix().str();
+    rest = rest.substr(0, m->begin()) + " " + rest.substr(m->end());
   }
-  for (std::sregex_iterator it(rest.begin(), rest.end(), kOne), end; it != end; ++it) {
-    if (Version({std::stoi((*it)[1]), std::stoi((*it)[2])}) == want) return true;
+  for (const PatternMatch& m : kOne.find_all(rest)) {
+    if (Version({matched_int(m[1]), matched_int(m[2])}) == want) return true;
   }
   return false;
 }
 
 std::vector<int> cuda_majors_in(const std::string& cell) {
-  static const std::regex kCuda(R"((\d+)\.(\d+|x))");
+  static const Pattern kCuda("([0-9]+)\\.([0-9]+|x)");
   std::vector<int> out;
-  std::string text = outside_parens(cell);
-  for (std::sregex_iterator it(text.begin(), text.end(), kCuda), end; it != end; ++it) {
-    int major = std::stoi((*it)[1]);
+  for (const PatternMatch& m : kCuda.find_all(outside_parens(cell))) {
+    int major = matched_int(m[1]);
     if (major >= 7 && std::find(out.begin(), out.end(), major) == out.end()) out.push_back(major);
   }
   return out;

@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 #include <cctype>
-#include <regex>
 #include <set>
 
 #include "probes.h"
+#include "pattern.h"
 
 namespace nnfit::doctor {
 namespace {
@@ -42,10 +42,9 @@ void read_toolkit_version(const RootFs& fs, ToolkitFacts& tk) {
     }
   }
   if (auto text = fs.read(tk.path + "/version.txt")) {
-    static const std::regex kTxt(R"(CUDA Version\s+(\d+\.\d+(\.\d+)?))");
-    std::smatch m;
-    if (std::regex_search(*text, m, kTxt)) {
-      tk.version = m[1];
+    static const Pattern kTxt("CUDA Version[[:space:]]+([0-9]+\\.[0-9]+(\\.[0-9]+)?)");
+    if (auto m = kTxt.search(*text)) {
+      tk.version = (*m)[1];
       tk.version_source = "version.txt";
       return;
     }
@@ -113,8 +112,7 @@ void cudnn_variant(const RootFs& fs, const std::string& include_dir, int cudnn_m
   }
   auto status = fs.read("/var/lib/dpkg/status", 64 << 20);
   if (!status) return;
-  // Scanned by hand, not with std::regex: libstdc++'s regex recurses once per character it
-  // matches, and a long line or number in a damaged status file overflowed the stack.
+  // Scanned by hand: a stanza at a time, in one pass over a file of up to 64 MiB.
   std::size_t start = 0;
   while (start < status->size()) {
     std::size_t end = status->find("\n\n", start);

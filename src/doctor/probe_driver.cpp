@@ -6,9 +6,9 @@
 // upgrade without reboot, which is its own finding.
 #include <dlfcn.h>
 
-#include <regex>
 
 #include "probes.h"
+#include "pattern.h"
 
 namespace nnfit::doctor {
 namespace {
@@ -16,9 +16,8 @@ namespace {
 // First whitespace-separated token that looks like a driver version (formats.md §1.1:
 // in the open-module layout the token after "Module" is "for").
 std::string driver_version_in(const std::string& line) {
-  static const std::regex kVersion(R"((^|\s)(\d{3}\.\d+(\.\d+)?)(\s|$))");
-  std::smatch m;
-  if (std::regex_search(line, m, kVersion)) return m[2];
+  static const Pattern kVersion("(^|[[:space:]])([0-9]{3}\\.[0-9]+(\\.[0-9]+)?)([[:space:]]|$)");
+  if (auto m = kVersion.search(line)) return (*m)[2];
   return "";
 }
 
@@ -124,14 +123,13 @@ void probe_proc(const RootFs& fs, Facts& facts) {
 }
 
 void probe_userspace(const RootFs& fs, Facts& facts) {
-  static const std::regex kLib(R"(^lib(nvidia-ml|cuda)\.so\.(\d{3}\.\d+(\.\d+)?)$)");
+  static const Pattern kLib("^lib(nvidia-ml|cuda)\\.so\\.([0-9]{3}\\.[0-9]+(\\.[0-9]+)?)$");
   for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/lib/aarch64-linux-gnu",
                           "/usr/lib64/nvidia"}) {
     for (const auto& name : fs.list(dir)) {
-      std::smatch m;
-      if (std::regex_match(name, m, kLib)) {
+      if (auto m = kLib.match(name)) {
         if (facts.driver.userspace_library.empty()) {
-          facts.driver.userspace_version = m[2];
+          facts.driver.userspace_version = (*m)[2];
           facts.driver.userspace_library = std::string(dir) + "/" + name;
         }
       }

@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <regex>
 
 #include "probes.h"
+#include "pattern.h"
 
 namespace nnfit::doctor {
 namespace {
@@ -77,20 +77,21 @@ std::optional<std::string> run_version(const std::string& program, std::chrono::
 }  // namespace
 
 bool parse_mpirun_version(const std::string& text, std::string& implementation, std::string& version) {
-  static const std::regex kOpen(R"(\(Open MPI\)\s+([0-9][0-9.a-z]*))"),
-      kIntel(R"(Intel\(R\) MPI Library[^\n]*Version\s+([0-9][0-9.]*))"),
-      kHydra(R"(HYDRA build details:[\s\S]*?Version:\s+([0-9][0-9.a-z]*))");
-  std::smatch m;
-  if (std::regex_search(text, m, kOpen)) {
+  static const Pattern kOpen("\\(Open MPI\\)[[:space:]]+([0-9][0-9.a-z]*)"),
+      kIntel("Intel\\(R\\) MPI Library[^\n]*Version[[:space:]]+([0-9][0-9.]*)"),
+      kHydraVersion("Version:[[:space:]]+([0-9][0-9.a-z]*)");
+  std::optional<PatternMatch> m;
+  if ((m = kOpen.search(text))) {
     implementation = "Open MPI";
-  } else if (std::regex_search(text, m, kIntel)) {
+  } else if ((m = kIntel.search(text))) {
     implementation = "Intel MPI";
-  } else if (std::regex_search(text, m, kHydra)) {
-    implementation = "MPICH";
+  } else if (const std::size_t hydra = text.find("HYDRA build details:");
+             hydra != std::string::npos && (m = kHydraVersion.search(text, hydra))) {
+    implementation = "MPICH";  // the first "Version:" after the heading
   } else {
     return false;
   }
-  version = m[1];
+  version = (*m)[1];
   return true;
 }
 

@@ -4,9 +4,9 @@
 // versions from the CLI] in docs/design/doctor.md); library_path_of() serves it.
 #include <dlfcn.h>
 
-#include <regex>
 
 #include "probes.h"
+#include "pattern.h"
 
 namespace nnfit::doctor {
 
@@ -40,9 +40,9 @@ void probe_onednn(const RootFs& fs, Facts& facts) {
     auto text = fs.read(h);
     if (!text) continue;
     auto field = [&](const char* name) {
-      std::regex re(std::string("#\\s*define\\s+") + name + "\\s+(\\d+)");
-      std::smatch m;
-      return std::regex_search(*text, m, re) ? std::string(m[1]) : std::string();
+      const Pattern re(std::string("#[[:space:]]*define[[:space:]]+") + name + "[[:space:]]+([0-9]+)");
+      auto m = re.search(*text);
+      return m ? (*m)[1] : std::string();
     };
     std::string major = field("DNNL_VERSION_MAJOR");
     if (major.empty()) {

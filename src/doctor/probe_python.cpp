@@ -4,10 +4,10 @@
 // them: TensorFlow's build_info.py, torch/version.py, jax's CUDA plugin wheel name, and
 // conda build strings ("py3.11_cuda12.1_cudnn8.9.2_0").
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <set>
 
 #include "probes.h"
+#include "pattern.h"
 
 namespace nnfit::doctor {
 namespace {
@@ -26,12 +26,12 @@ void read_tf_build_info(const RootFs& fs, const std::string& site, PackageFacts&
   if (!text) return;
   auto key = [&](const std::string& k) -> std::string {
     // ('key', value) in the OrderedDict form, or 'key': value in the old dict form.
-    std::regex re("'" + k + "'\\s*[,:]\\s*('([^']*)'|True|False|None|\\[([^\\]]*)\\])");
-    std::smatch m;
-    if (!std::regex_search(*text, m, re)) return "\x01";
-    if (m[2].matched) return m[2];
-    if (m[3].matched) return "[" + std::string(m[3]) + "]";
-    return m[1];
+    const Pattern re("'" + Pattern::escape(k) + "'[[:space:]]*[,:][[:space:]]*('([^']*)'|True|False|None|\\[([^]]*)\\])");
+    auto m = re.search(*text);
+    if (!m) return "\x01";
+    if (m->matched(2)) return (*m)[2];
+    if (m->matched(3)) return "[" + (*m)[3] + "]";
+    return (*m)[1];
   };
   std::string is_cuda = key("is_cuda_build");
   if (is_cuda == "\x01") {
@@ -42,8 +42,8 @@ void read_tf_build_info(const RootFs& fs, const std::string& site, PackageFacts&
   if (std::string v = key("cuda_version"); v != "\x01" && v != "None") pkg.cuda_version = v;
   if (std::string v = key("cudnn_version"); v != "\x01" && v != "None") pkg.cudnn_version = v;
   if (std::string v = key("cuda_compute_capabilities"); v.size() > 1 && v[0] == '[') {
-    static const std::regex kArch(R"('((sm|compute)_\d+[a-z]?)')");
-    for (std::sregex_iterator it(v.begin(), v.end(), kArch), end; it != end; ++it) pkg.cuda_archs.push_back((*it)[1]);
+    static const Pattern kArch("'((sm|compute)_[0-9]+[a-z]?)'");
+    for (const PatternMatch& m : kArch.find_all(v)) pkg.cuda_archs.push_back(m[1]);
   }
 }
 
@@ -51,16 +51,16 @@ void read_torch_version(const RootFs& fs, const std::string& site, PackageFacts&
   const std::string path = site + "/torch/version.py";
   auto text = fs.read(path);
   if (!text) return;
-  static const std::regex kCuda(R"((^|\n)cuda(:\s*Optional\[str\])?\s*=\s*(None|'([^']*)'))");
-  std::smatch m;
-  if (!std::regex_search(*text, m, kCuda)) {
+  static const Pattern kCuda("(^|\n)cuda(:[[:space:]]*Optional\\[str\\])?[[:space:]]*=[[:space:]]*(None|'([^']*)')");
+  auto m = kCuda.search(*text);
+  if (!m) {
     fs.problem(path, "no 'cuda = ...' line; cannot tell what PyTorch was built for");
     return;
   }
-  pkg.cuda_build = m[4].matched;
-  if (m[4].matched) pkg.cuda_version = m[4];
-  static const std::regex kVersion(R"((^|\n)__version__\s*=\s*'([^']*)')");
-  if (std::regex_search(*text, m, kVersion)) pkg.version = m[2];
+  pkg.cuda_build = m->matched(4);
+  if (m->matched(4)) pkg.cuda_version = (*m)[4];
+  static const Pattern kVersion("(^|\n)__version__[[:space:]]*=[[:space:]]*'([^']*)'");
+  if (auto v = kVersion.search(*text)) pkg.version = (*v)[2];
 }
 
 void scan_site(const RootFs& fs, const std::string& site, PythonEnvFacts& env) {
@@ -76,18 +76,19 @@ void scan_site(const RootFs& fs, const std::string& site, PythonEnvFacts& env) {
     pkg.installer = starts_with(site, "/usr/lib/python3/") ? "distro" : "pip";
     if (starts_with(name, "tensorflow") || name == "tf-nightly") read_tf_build_info(fs, site, pkg);
     if (name == "torch") read_torch_version(fs, site, pkg);
-    static const std::regex kJaxPlugin(R"(jax-cuda(\d+)-(plugin|pjrt))");
+    static const Pattern kJaxPlugin("jax-cuda([0-9]+)-(plugin|pjrt)");
     // Monolithic CUDA jaxlibs (up to 0.4.29) carry the build in the local version:
     // "0.4.13+cuda12.cudnn89".
-    static const std::regex kJaxlibCuda(R"(\+cuda(\d+)(\.cudnn(\d)(\d+))?)");
-    std::smatch m;
-    if (std::regex_match(name, m, kJaxPlugin)) {
+    static const Pattern kJaxlibCuda("\\+cuda([0-9]+)(\\.cudnn([0-9])([0-9]+))?");
+    if (auto m = kJaxPlugin.match(name)) {
       pkg.cuda_build = true;
-      pkg.cuda_version = m[1];
-    } else if (name == "jaxlib" && std::regex_search(version, m, kJaxlibCuda)) {
-      pkg.cuda_build = true;
-      pkg.cuda_version = m[1];
-      if (m[2].matched) pkg.cudnn_version = m[3].str() + "." + m[4].str();
+      pkg.cuda_version = (*m)[1];
+    } else if (name == "jaxlib") {
+      if (auto j = kJaxlibCuda.search(version)) {
+        pkg.cuda_build = true;
+        pkg.cuda_version = (*j)[1];
+        if (j->matched(2)) pkg.cudnn_version = (*j)[3] + "." + (*j)[4];
+      }
     }
     env.packages.push_back(pkg);
   }
@@ -108,9 +109,8 @@ std::vector<std::string> site_dirs_of(const RootFs& fs, const std::string& prefi
 }
 
 std::string python_of_site(const std::string& site) {
-  static const std::regex kPy(R"(/python(\d+\.\d+)t?/)");
-  std::smatch m;
-  if (std::regex_search(site, m, kPy)) return m[1];
+  static const Pattern kPy("/python([0-9]+\\.[0-9]+)t?/");
+  if (auto m = kPy.search(site)) return (*m)[1];
   return "";
 }
 
@@ -133,13 +133,12 @@ void scan_conda_meta(const RootFs& fs, const std::string& prefix, PythonEnvFacts
     pkg.installer = "conda";
     if (pkg.name == "python") env.python_version = pkg.version;
     if (!matters(pkg.name) || pkg.name == "python") continue;
-    static const std::regex kCuda(R"(cuda(\d+\.\d+))"), kCudnn(R"(cudnn(\d+))");
-    std::smatch m;
+    static const Pattern kCuda("cuda([0-9]+\\.[0-9]+)"), kCudnn("cudnn([0-9]+)");
     if (pkg.name == "pytorch" || starts_with(pkg.name, "tensorflow")) {
-      if (std::regex_search(pkg.build, m, kCuda)) {
+      if (auto m = kCuda.search(pkg.build)) {
         pkg.cuda_build = true;
-        pkg.cuda_version = m[1];
-        if (std::regex_search(pkg.build, m, kCudnn)) pkg.cudnn_version = m[1];
+        pkg.cuda_version = (*m)[1];
+        if (auto c = kCudnn.search(pkg.build)) pkg.cudnn_version = (*c)[1];
       } else if (pkg.build.find("cpu") != std::string::npos) {
         pkg.cuda_build = false;
       }
@@ -153,9 +152,8 @@ PythonEnvFacts scan_prefix(const RootFs& fs, const std::string& prefix, const st
   env.kind = kind;
   env.path = prefix;
   if (auto cfg = fs.read(prefix + "/pyvenv.cfg")) {
-    static const std::regex kVer(R"((^|\n)(version|version_info)\s*=\s*([0-9.]+))");
-    std::smatch m;
-    if (std::regex_search(*cfg, m, kVer)) env.python_version = m[3];
+    static const Pattern kVer("(^|\n)(version|version_info)[[:space:]]*=[[:space:]]*([0-9.]+)");
+    if (auto m = kVer.search(*cfg)) env.python_version = (*m)[3];
   }
   if (kind == "conda") scan_conda_meta(fs, prefix, env);
   for (const auto& site : site_dirs_of(fs, prefix)) {

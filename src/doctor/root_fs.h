@@ -43,9 +43,7 @@ bool starts_with(const std::string& text, const std::string& prefix);
 bool ends_with(const std::string& text, const std::string& suffix);
 // The value of the first `#define NAME VALUE` line whose VALUE (after an optional '"')
 // starts with characters from `chars`: that run of them, or "" when none is found or the
-// run is longer than max_chars (no version macro is; such a file is damaged). A scan, not
-// a std::regex: libstdc++'s regex recurses once per character matched, and a 100,000-digit
-// macro overflowed the stack.
+// run is longer than max_chars (no version macro is; such a file is damaged).
 std::string define_value(const std::string& text, const std::string& name, std::string_view chars,
                          std::size_t max_chars);
 

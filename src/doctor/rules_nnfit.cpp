@@ -11,10 +11,6 @@
 namespace nnfit::doctor {
 namespace {
 
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // MPICH and Intel MPI share one ABI and launcher protocol (Hydra/PMI); Open MPI differs.
 std::string mpi_family(const std::string& implementation) {
   if (implementation == "Open MPI") return "Open MPI";
@@ -27,7 +23,7 @@ std::string with_version(const std::string& name, const std::string& version) {
 }
 
 std::string library_implementation(const std::string& path) {
-  bool open_mpi = ends_with(path, "libmpi.so.40") || ends_with(path, "libmpi.so.20");
+  bool open_mpi = path.ends_with("libmpi.so.40") || path.ends_with("libmpi.so.20");
   return path.substr(path.rfind('/') + 1) + (open_mpi ? " (Open MPI)" : " (MPICH ABI)");
 }
 

@@ -3,10 +3,10 @@
 // that conflict inside one environment. pip-installed frameworks with NVIDIA wheels
 // (torch, tensorflow[and-cuda], jax[cudaNN]) need only the driver from the system.
 #include <map>
-#include <regex>
 #include <set>
 
 #include "rules_util.h"
+#include "pattern.h"
 
 namespace nnfit::doctor {
 namespace {
@@ -24,10 +24,10 @@ bool is_jax(const std::string& name) { return name == "jaxlib" || name.rfind("ja
 
 std::vector<Version> cuda_versions_in(const std::string& text) {
   std::vector<Version> out;
-  static const std::regex kV(R"(\d+\.\d+)");
-  for (std::sregex_iterator it(text.begin(), text.end(), kV), end; it != end; ++it) {
+  static const Pattern kV("[0-9]+\\.[0-9]+");
+  for (const PatternMatch& m : kV.find_all(text)) {
     // Cells mix CUDA versions with release names ("11.1 (1.8.0)"): CUDA starts at 7.
-    if (auto v = Version::parse(it->str()); v && v->major() >= 7) out.push_back(*v);
+    if (auto v = Version::parse(m[0]); v && v->major() >= 7) out.push_back(*v);
   }
   return out;
 }
@@ -354,12 +354,10 @@ void check_python_range(const CompatTables& tables, const PythonEnvFacts& env, c
     }
   } else if (p.name == "torch") {
     if (auto row = tables.pytorch_row(*fv)) {
-      static const std::regex kRange(R"((\d+\.\d+)-(\d+\.\d+))");
-      std::smatch m;
-      const std::string& cell = tables.pytorch_cuda.cell(*row, "python_versions");
-      if (std::regex_search(cell, m, kRange)) {
-        lo = Version::parse(m[1].str());
-        hi = Version::parse(m[2].str());
+      static const Pattern kRange("([0-9]+\\.[0-9]+)-([0-9]+\\.[0-9]+)");
+      if (auto m = kRange.search(tables.pytorch_cuda.cell(*row, "python_versions"))) {
+        lo = Version::parse((*m)[1]);
+        hi = Version::parse((*m)[2]);
       }
     }
   }
@@ -401,11 +399,10 @@ void check_conflicts(const PythonEnvFacts& env, std::vector<Check>& out) {
     if (p.name == "cudatoolkit" || p.name == "cuda-version" || p.name == "cuda-cudart") {
       cuda_majors.emplace(v->major(), p.name + " " + p.version + " (" + p.installer + ")");
     }
-    static const std::regex kPip(R"(nvidia-cuda-runtime(-cu(\d+))?)");
-    std::smatch m;
-    if (std::regex_match(p.name, m, kPip)) {
+    static const Pattern kPip("nvidia-cuda-runtime(-cu([0-9]+))?");
+    if (auto m = kPip.match(p.name)) {
       // Version::parse bounds the number; std::stoi threw on a 100-digit package suffix.
-      int major = m[2].matched ? Version::parse(m[2].str())->major() : v->major();
+      int major = m->matched(2) ? Version::parse((*m)[2])->major() : v->major();
       cuda_majors.emplace(major, p.name + " " + p.version + " (pip)");
     }
   }

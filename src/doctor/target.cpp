@@ -3,9 +3,9 @@
 // driver and GPU-architecture rules the checks use is the proposal.
 #include "nnfit/doctor/target.h"
 
-#include <regex>
 
 #include "rules_util.h"
+#include "pattern.h"
 
 namespace nnfit::doctor {
 namespace {
@@ -40,10 +40,8 @@ std::string yml(const std::string& name, const std::string& python, const std::v
 
 std::vector<Version> versions_in(const std::string& text) {
   std::vector<Version> out;
-  static const std::regex kV(R"(\d+\.\d+)");
-  for (std::sregex_iterator it(text.begin(), text.end(), kV), end; it != end; ++it) {
-    out.push_back(*Version::parse(it->str()));
-  }
+  static const Pattern kV("[0-9]+\\.[0-9]+");
+  for (const PatternMatch& m : kV.find_all(text)) out.push_back(*Version::parse(m[0]));
   return out;
 }
 

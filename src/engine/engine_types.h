@@ -38,8 +38,13 @@ inline double now_s() {
 // update is the apply program's (Note [Loss scaling on the device], micro_batches.cpp),
 // or inference whose loss weighs each sample by a weight input (evaluate with sample
 // weights; StepEngine::inference_mode).
-enum class Mode { infer = 0, train = 1, grads = 2, apply = 3, scaled = 4, accumulate = 5, infer_weighted = 6 };
-inline bool is_inference(Mode mode) { return mode == Mode::infer || mode == Mode::infer_weighted; }
+// infer_training: predict's forward pass in training mode (InferenceOptions::training, Keras's
+// model(x, training=True) on arrays): no update, the layers' training behaviour.
+enum class Mode { infer = 0, train = 1, grads = 2, apply = 3, scaled = 4, accumulate = 5, infer_weighted = 6,
+                  infer_training = 7 };
+inline bool is_inference(Mode mode) {
+  return mode == Mode::infer || mode == Mode::infer_weighted || mode == Mode::infer_training;
+}
 
 // A batch that does not fit, run as micro-batches (fit/evaluate/predict with
 // on_oom="reduce_batch"; docs/design/memory.md). Rows are staged here (or read where the

@@ -215,6 +215,12 @@ std::vector<Tensor> StepEngine::predict(const std::vector<Tensor>& x_in, const I
               "predict takes no sample_weight (it computes no loss); give it to evaluate");
   std::vector<std::string> notes;
   OomScope scope(*this, options.on_oom, &notes, options.on_note);
+  struct TrainingForward {  // InferenceOptions::training for this call's programs
+    StepEngine& engine;
+    bool was;
+    ~TrainingForward() { engine.training_forward_ = was; }
+  } training_forward{*this, training_forward_};
+  training_forward_ = options.training;
   const std::vector<Tensor> x = prepare_all_inputs(x_in, model_.input_shapes());
   const std::vector<Shape> samples = fit_data::samples_of(x);
   const std::int64_t all = x[0].shape()[0];
@@ -232,6 +238,10 @@ std::vector<Tensor> StepEngine::predict(const std::vector<Tensor>& x_in, const I
   }
   StepContext ctx = step_context();
   ctx.training = false;
+  if (options.training) {  // random layers draw anew at each such call, as Keras's do per call
+    ctx.seed = seed();
+    ctx.step = static_cast<std::int64_t>((std::uint64_t{1} << 62) + training_forward_calls_++);
+  }
   for (Callback* cb : options.callbacks) {
     cb->set_model(&model_);
     cb->on_predict_begin();

@@ -128,6 +128,7 @@ StepEngine::Entry& StepEngine::entry_or_split(bool training, std::int64_t batch,
 }
 
 int StepEngine::inference_mode() const {
+  if (training_forward_) return static_cast<int>(Mode::infer_training);
   return static_cast<int>(weighted_evaluation_ ? Mode::infer_weighted : Mode::infer);
 }
 

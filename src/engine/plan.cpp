@@ -26,7 +26,7 @@ std::unique_ptr<StepEngine::Entry> StepEngine::plan_entry(int mode_value, std::i
 
   auto e = std::make_unique<Entry>();
   Graph g;
-  GraphBuilder b(g, training);
+  GraphBuilder b(g, training || mode == Mode::infer_training);  // Keras's model(x, training=True)
   const auto& inputs = model_.graph_.inputs();
   for (std::size_t i = 0; i < inputs.size(); ++i) {  // at this batch's shapes (Note [Shapes known per batch])
     std::vector<std::int64_t> dims{batch};

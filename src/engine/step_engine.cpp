@@ -192,7 +192,7 @@ void StepEngine::compile(CompileOptions options) {
     programs_->trainable.push_back(w);
     std::vector<Tensor> sl;
     for (int i = 0; i < optimizer_->num_kept_slots(); ++i) {
-      Tensor slot = Tensor::zeros(w->value.shape());
+      Tensor slot = Tensor::zeros(optimizer_->slot_shape(i, w->value.shape()));
       const float init = static_cast<float>(optimizer_->slot_initial_value(i));
       if (init != 0.0f) std::fill_n(slot.data<float>(), slot.numel(), init);
       if (backend_->host_addressable()) {  // in the model's allocator, as everything it keeps
@@ -397,7 +397,7 @@ void StepEngine::trim_programs(bool planning) {
 }
 
 StepEngine::Entry& StepEngine::entry_mode(int mode_value, std::int64_t batch, bool bind, const SampleShapes& samples) {
-  if (static_cast<Mode>(mode_value) == Mode::infer) check_built();
+  if (static_cast<Mode>(mode_value) == Mode::infer || static_cast<Mode>(mode_value) == Mode::infer_training) check_built();
   else check_compiled();
   Programs& p = *programs_;
   const Mode mode = static_cast<Mode>(mode_value);

@@ -327,6 +327,9 @@ class StepEngine {
   // WeightedEvaluation for its length. Class weights never apply to it.
   bool weighted_evaluation_ = false;
   struct WeightedEvaluation;
+  // predict with InferenceOptions::training: its programs run the layers in training mode.
+  bool training_forward_ = false;
+  std::uint64_t training_forward_calls_ = 0;  // its draws' step, apart from fit's
 
   // Data parallelism (replicas.cpp). replicated(): more than one rank.
   std::shared_ptr<dist::Strategy> strategy_;

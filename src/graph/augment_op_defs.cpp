@@ -68,8 +68,8 @@ Descs infer_random_affine(const Descs& in, const Attrs& a) {
   expect_inputs(in, 1, "random_affine", "x");
   check_sampling(a, "random_affine");
   const std::string& kind = a.s("kind");
-  NNFIT_CHECK(kind == "translation" || kind == "rotation" || kind == "zoom", InvalidArgument,
-              "random_affine: kind must be translation, rotation or zoom, got '", kind, "'");
+  NNFIT_CHECK(kind == "translation" || kind == "rotation" || kind == "zoom" || kind == "shear", InvalidArgument,
+              "random_affine: kind must be translation, rotation, zoom or shear, got '", kind, "'");
   check_range(a, "height_lower", "height_upper", "random_affine");
   if (kind != "rotation" && a.i_or("same_zoom", 0) == 0) check_range(a, "width_lower", "width_upper", "random_affine");
   if (kind == "zoom") {

@@ -4,10 +4,25 @@
 
 #include <set>
 
+#include "backend/common/math_fns.h"
 #include "nnfit/core/error.h"
 #include "nnfit/graph/op_def.h"
 
 namespace nnfit {
+
+namespace {
+
+// Whether nothing flows back through the node: an element-wise op of a piecewise-constant
+// kind or stop_gradient. Values computed from its output then depend on no wrt value, so an
+// op without a gradient rule may follow it (Equalization's histogram, gather_grad of bins
+// derived from stop_gradient(x)).
+bool stops_gradient(const Node& node) {
+  if (node.op == "unary") return unary_is_constant(unary_kind(node.attrs.s("kind")));
+  if (node.op == "binary") return binary_is_constant(binary_kind(node.attrs.s("kind")));
+  return false;
+}
+
+}  // namespace
 
 std::vector<int> gradients(Graph& graph, int loss, int seed, const std::vector<int>& wrt) {
   NNFIT_CHECK(graph.desc(loss).shape.numel() == 1, InvalidArgument, "the loss must be a scalar, got ",
@@ -23,7 +38,7 @@ std::vector<int> gradients(Graph& graph, int loss, int seed, const std::vector<i
     if (node.removed) continue;
     bool any = false;
     for (int v : node.inputs) any = any || depends[static_cast<std::size_t>(v)];
-    if (any && op_def(node.op).grad != nullptr) {
+    if (any && op_def(node.op).grad != nullptr && !stops_gradient(node)) {
       for (int v : node.outputs) depends[static_cast<std::size_t>(v)] = true;
     }
   }

@@ -1,6 +1,6 @@
 // Shape inference and gradient rules of the tensor-algebra ops keras.ops needs
 // (docs/design/ops.md, "Tensor algebra"): unary and binary element-wise ops with a `kind`,
-// NumPy broadcasting (binary, where, broadcast_to), reductions over any axes, arg_reduce,
+// NumPy broadcasting (binary, where, broadcast_to), reductions over any axes, arg_reduce, argsort,
 // cumulative sums and products. Floating dtypes only, all inputs of one dtype (the front
 // end casts first); comparisons and logical ops give 0/1 in that dtype. Gradients that
 // reach a broadcast operand are summed over the axes it was broadcast along.
@@ -124,6 +124,17 @@ Descs infer_arg_reduce(const Descs& in, const Attrs& a) {
   NNFIT_CHECK(in[0].shape[static_cast<int>(axis)] > 0, InvalidArgument, "arg_reduce: axis ", axis, " of ",
               in[0].shape.to_string(), " is empty");
   return {{reduced_shape(in[0].shape, {axis}, a.i_or("keepdims", 0) != 0), DType::i32}};
+}
+
+// x -> i32 indices of x's shape: the order that sorts each line along the axis.
+Descs infer_argsort(const Descs& in, const Attrs& a) {
+  expect_inputs(in, 1, "argsort");
+  expect_one_float_dtype(in, "argsort");
+  NNFIT_CHECK(in[0].shape.rank() > 0, InvalidArgument, "argsort: x must have an axis, got shape ", in[0].shape.to_string());
+  checked_axis(in[0].shape, a.i("axis"), "argsort");
+  NNFIT_CHECK(in[0].shape.dim(static_cast<int>(checked_axis(in[0].shape, a.i("axis"), "argsort"))) <= (std::int64_t{1} << 31) - 1,
+              InvalidArgument, "argsort: the axis is longer than int32 indices can hold");
+  return {{in[0].shape, DType::i32}};
 }
 
 void check_cumulative(const Shape& x, const Attrs& a, const char* op) {

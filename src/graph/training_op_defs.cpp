@@ -33,6 +33,29 @@ Descs infer_update(const Descs& in, const Attrs&) {
   return {};
 }
 
+// Keras's Adafactor: the variable, its gradient, r (the variable's shape without the last
+// axis), c (without the one before it), v (like the variable); r and c are scalars for a
+// variable of rank < 2 (Keras's placeholders).
+Descs infer_adafactor(const Descs& in, const Attrs& a) {
+  expect_count(in, 5);
+  expect_same(in[0], in[1], "variable and gradient");
+  expect_same(in[0], in[4], "variable and velocity");
+  const std::vector<std::int64_t>& d = in[0].shape.dims();
+  Shape r, c;
+  if (d.size() >= 2) {
+    r = Shape(std::vector<std::int64_t>(d.begin(), d.end() - 1));
+    std::vector<std::int64_t> cd(d.begin(), d.end() - 2);
+    cd.push_back(d.back());
+    c = Shape(cd);
+  }
+  NNFIT_CHECK(in[2].shape == r && in[3].shape == c, InvalidArgument, "adafactor_update: a variable of shape ",
+              in[0].shape.to_string(), " takes r of shape ", r.to_string(), " and c of shape ", c.to_string(), ", got ",
+              in[2].shape.to_string(), " and ", in[3].shape.to_string());
+  NNFIT_CHECK(a.f("clip_threshold") > 0.0 && a.f("epsilon_2") >= 0.0 && a.f("epsilon_1") >= 0.0, InvalidArgument,
+              "adafactor_update: clip_threshold must be positive and the epsilons >= 0");
+  return {};
+}
+
 // Keras's weight decay before an update: the variable alone, mutated.
 Descs infer_decay(const Descs& in, const Attrs& a) {
   expect_count(in, 1);
@@ -110,11 +133,20 @@ Descs infer_noise(const Descs& in, const Attrs& a) {
   expect_count(in, 1);
   const std::string& kind = a.s("kind");
   const double v = a.f("value");
-  NNFIT_CHECK(kind == "gaussian_add" || kind == "gaussian_mul" || kind == "alpha_dropout", InvalidArgument,
-              "noise: kind must be gaussian_add, gaussian_mul or alpha_dropout, got '", kind, "'");
-  NNFIT_CHECK(v >= 0.0 && (kind == "gaussian_add" || v < 1.0), InvalidArgument, "noise: ", kind, " value ", v,
-              kind == "gaussian_add" ? " must not be negative" : " must be in [0, 1)");
-  if (kind == "gaussian_add") return {in[0]};
+  // The additive kinds (y = x + value·draw): gaussian_add (the GaussianNoise layer, and
+  // keras.random.normal in a traced call), uniform_add (a draw in [0, 1): keras.random.uniform)
+  // and truncated_normal_add (a normal draw within two standard deviations).
+  // gamma_add: y = x + value·g, g a Gamma(rate, 1) draw (MixUp's and CutMix's Beta draws).
+  const bool additive =
+      kind == "gaussian_add" || kind == "uniform_add" || kind == "truncated_normal_add" || kind == "gamma_add";
+  NNFIT_CHECK(additive || kind == "gaussian_mul" || kind == "alpha_dropout", InvalidArgument,
+              "noise: kind must be gaussian_add, uniform_add, truncated_normal_add, gamma_add, gaussian_mul or "
+              "alpha_dropout, got '", kind, "'");
+  NNFIT_CHECK(kind != "gamma_add" || a.f_or("rate", 0.0) > 0.0, InvalidArgument,
+              "noise: gamma_add needs a rate (the Gamma draw's alpha) above 0, got ", a.f_or("rate", 0.0));
+  NNFIT_CHECK(v >= 0.0 && (additive || v < 1.0), InvalidArgument, "noise: ", kind, " value ", v,
+              additive ? " must not be negative" : " must be in [0, 1)");
+  if (additive) return {in[0]};
   return {in[0], in[0]};
 }
 

@@ -143,6 +143,31 @@ H5File H5File::open(const std::string& path) {
   return out;
 }
 
+std::optional<std::uint64_t> hdf5_end_of_file(const std::string& head) {
+  static const char kSignature[] = "\x89HDF\r\n\x1a\n";
+  const auto le = [&](std::size_t at, std::size_t width) {
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < width; ++i) v |= std::uint64_t(static_cast<unsigned char>(head[at + i])) << (8 * i);
+    return v;
+  };
+  for (std::size_t at = 0; at + 64 <= head.size(); at = at == 0 ? 512 : at * 2) {
+    if (std::memcmp(head.data() + at, kSignature, 8) != 0) continue;
+    const unsigned version = static_cast<unsigned char>(head[at + 8]);
+    // Version 0/1: sizes at +13, base address at +24 (+28 for version 1); versions 2/3:
+    // sizes at +9, base address at +12. The end-of-file address is two addresses later.
+    const std::size_t sizes = version <= 1 ? at + 13 : at + 9;
+    const std::size_t base = version == 0 ? at + 24 : version == 1 ? at + 28 : at + 12;
+    if (version > 3) return std::nullopt;
+    const std::size_t width = static_cast<unsigned char>(head[sizes]);
+    if ((width != 2 && width != 4 && width != 8) || base + 3 * width > head.size()) return std::nullopt;
+    const std::uint64_t undefined = width == 8 ? ~0ull : (1ull << (8 * width)) - 1;
+    const std::uint64_t b = le(base, width), end = le(base + 2 * width, width);
+    if (b == undefined || end == undefined || end > ~0ull - b) return std::nullopt;
+    return b + end;
+  }
+  return std::nullopt;
+}
+
 H5File H5File::open_image(const std::string& bytes, const std::string& name) {
   quiet_hdf5();
   std::lock_guard<std::mutex> lock(hdf5_mutex());

@@ -163,6 +163,35 @@ std::string ZipReader::read(const std::string& name, std::uint64_t max_bytes) co
   return out;
 }
 
+std::uint64_t ZipReader::size(const std::string& name) const {
+  for (const ZipMember& m : members_) {
+    if (m.name == name) return m.size;
+  }
+  throw DataError(path_, -1, "member \"" + name + "\" is missing");
+}
+
+std::string ZipReader::read_prefix(const std::string& name, std::uint64_t n) const {
+  zip_t* z = static_cast<zip_t*>(zip_);
+  const zip_int64_t index = zip_name_locate(z, name.c_str(), 0);
+  if (index < 0) throw DataError(path_, -1, "member \"" + name + "\" is missing");
+  const ZipMember& m = members_[static_cast<std::size_t>(index)];
+  zip_file_t* f = zip_fopen_index(z, static_cast<zip_uint64_t>(index), 0);
+  if (!f) {
+    throw DataError(path_, -1, "member \"" + name + "\" cannot be opened (libzip: " + zip_strerror(z) + ")",
+                    "an encrypted member, or a compression method nnfit's libzip lacks; save it Stored or deflated");
+  }
+  std::string out(static_cast<std::size_t>(std::min(n, m.size)), '\0');
+  std::size_t have = 0;
+  while (have < out.size()) {
+    const zip_int64_t got = zip_fread(f, out.data() + have, out.size() - have);
+    if (got <= 0) break;  // a damaged stream: the full read names what is wrong
+    have += static_cast<std::size_t>(got);
+  }
+  zip_fclose(f);
+  out.resize(have);
+  return out;
+}
+
 void write_zip(const std::string& path, const std::vector<std::pair<std::string, std::string>>& members) {
   write_file_atomically(path, [&](const std::string& tmp) {
     int err = 0;

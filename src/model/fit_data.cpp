@@ -132,10 +132,15 @@ std::vector<OutputMetric> make_output_metrics(const CompileOptions& co, const st
         const std::string prefix = several ? output_names[i] + "_" : "";
         std::string key = prefix + m.name();
         // Keras's CompileMetrics.result: a weighted metric whose name is taken becomes
-        // "weighted_<name>", and "weighted_<name>_<k>" from its second repeat on.
+        // "weighted_<name>", and "weighted_<name>_<k>" from its second repeat on; a metric
+        // whose name is taken becomes "<name>_<k>" (two metrics named kl_divergence: the
+        // second is kl_divergence_1).
         if (weighted && taken(key)) {
           key = prefix + "weighted_" + m.name();
           for (int k = 1; taken(key); ++k) key = prefix + "weighted_" + m.name() + "_" + std::to_string(k);
+        } else if (taken(key)) {
+          const std::string base = key;
+          for (int k = 1; taken(key); ++k) key = base + "_" + std::to_string(k);
         }
         out.push_back({i, std::move(key), std::move(m), weighted});
       }

@@ -50,6 +50,8 @@ std::string canonical_class(const std::string& c) {
   if (c == "Convolution3D") return "Conv3D";
   if (c == "Convolution1DTranspose") return "Conv1DTranspose";
   if (c == "Convolution2DTranspose") return "Conv2DTranspose";
+  if (c == "Convolution3DTranspose") return "Conv3DTranspose";
+  if (c == "GroupedQueryAttention") return "GroupQueryAttention";  // the class behind the name Keras writes
   if (c == "SeparableConvolution1D") return "SeparableConv1D";
   if (c == "SeparableConvolution2D") return "SeparableConv2D";
   // Keras's short aliases: MaxPool1D -> MaxPooling1D, GlobalAvgPool2D -> GlobalAveragePooling2D, ...

@@ -2,7 +2,6 @@
 // the config path, key checks against what Keras writes, and JSON parsing with line/column.
 #include "model/keras_json.h"
 
-#include <regex>
 
 #include <algorithm>
 #include <cctype>
@@ -168,13 +167,45 @@ std::string snake_case(const std::string& camel) {
 }
 
 std::string keras_snake_case(const std::string& name) {
-  // Keras's naming.to_snake_case, rule by rule.
-  static const std::regex non_word("\\W+"), word("(.)([A-Z][a-z]+)"), boundary("([a-z])([A-Z])");
-  std::string s = std::regex_replace(name, non_word, "");
-  s = std::regex_replace(s, word, "$1_$2");
-  s = std::regex_replace(s, boundary, "$1_$2");
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
+  // Keras's naming.to_snake_case, rule by rule, as one pass each over the name (not
+  // std::regex, whose executor recurses per character: a class name of a million letters in
+  // a hostile file overflowed the stack).
+  auto upper = [](char c) { return c >= 'A' && c <= 'Z'; };
+  auto lower = [](char c) { return c >= 'a' && c <= 'z'; };
+  // re.sub(r"\W+", "", name): word characters stay.
+  std::string s;
+  for (char c : name) {
+    // Bytes of UTF-8 sequences stay too: Python keeps non-ASCII letters (\w is Unicode there).
+    if (upper(c) || lower(c) || (c >= '0' && c <= '9') || c == '_' || static_cast<unsigned char>(c) >= 0x80) s += c;
+  }
+  // re.sub("(.)([A-Z][a-z]+)", r"\1_\2", s): a character, then a capitalized word.
+  std::string t;
+  for (std::size_t i = 0; i < s.size();) {
+    if (i + 2 < s.size() && upper(s[i + 1]) && lower(s[i + 2])) {
+      std::size_t j = i + 3;
+      while (j < s.size() && lower(s[j])) ++j;
+      t += s[i];
+      t += '_';
+      t.append(s, i + 1, j - i - 1);
+      i = j;
+    } else {
+      t += s[i++];
+    }
+  }
+  // re.sub("([a-z])([A-Z])", r"\1_\2", t), then lower().
+  std::string out;
+  for (std::size_t i = 0; i < t.size();) {
+    if (i + 1 < t.size() && lower(t[i]) && upper(t[i + 1])) {
+      out += t[i];
+      out += '_';
+      out += t[i + 1];
+      i += 2;
+    } else {
+      out += t[i++];
+    }
+  }
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 }  // namespace nnfit::keras_json

@@ -13,6 +13,7 @@
 #include "model/keras_call_nodes.h"
 #include "model/keras_codecs/codec.h"
 #include "model/keras_layers.h"
+#include "model/keras_traced_config.h"
 #include "nnfit/core/error.h"
 #include "nnfit/model/eager_operations.h"
 #include "nnfit/model/keras_config.h"
@@ -87,7 +88,9 @@ std::unique_ptr<Layer> read_traced_layer(const Reader& r, const Entry& e, const 
                                          const std::vector<Shape>& in) {
   const std::string tpath = e.path + ".nnfit_trace";
   expect_object(r, tpath, trace);
-  check_keys(r, tpath, trace, {"weights", "sublayers", "inference_layers", "graph", "losses", "num_outputs"});
+  check_keys(r, tpath, trace,
+             {"weights", "sublayers", "inference_layers", "graph", "losses", "num_outputs", "mask_inputs", "output_masks",
+              "inference_outputs"});
   std::vector<TracedWeight> weights;
   json options = json::object();  // add_weight's regularizers and constraints, as "<weight>_..." keys
   if (const json* ws = value(trace, "weights")) {
@@ -143,10 +146,15 @@ std::unique_ptr<Layer> read_traced_layer(const Reader& r, const Entry& e, const 
   object.erase("inbound_nodes");
   auto layer = std::make_unique<TracedLayer>(e.name, e.cls, object.dump(), std::move(weights), std::move(m.graph),
                                              std::move(sublayers));
+  read_traced_masks(r, tpath, trace, *layer);
   if (const json* losses = value(trace, "losses")) {  // add_loss in call (Note [Traced losses and metrics])
     const std::int64_t outputs = get_int(r, tpath, trace, "num_outputs", std::nullopt);
     layer->set_added_losses(operation_graph_from_keras_json(losses->dump(), r.where + ": " + tpath + ".losses"),
                             static_cast<int>(outputs));
+  }
+  if (value(trace, "inference_outputs")) {  // Note [Traced layers in two modes]
+    const std::int64_t first = get_int(r, tpath, trace, "inference_outputs", std::nullopt);
+    with_path(r, tpath, e.name, [&] { layer->set_inference_outputs(static_cast<int>(first)); });
   }
   read_weight_options(r, tpath + ".weights", options, *layer);
   if (!get_bool(r, e.path + ".config", *e.cfg, "trainable", true)) layer->set_trainable(false);
@@ -163,6 +171,15 @@ std::unique_ptr<Layer> make_layer(const Reader& r, const Entry& e, const std::ve
     return nested;
   }
   if (e.operation) return keras_json::read_operation(r, e.path, e.op_class, e.module, *e.cfg, e.name);
+  const json* activation = value(*e.cfg, "activation");
+  if (activation && activation->is_object() && value(*activation, "nnfit_trace")) {  // Note [Traced activations]
+    json cfg = *e.cfg;
+    cfg["activation"] = "linear";
+    std::unique_ptr<Layer> layer = read_layer(r, e.path, e.cls, cfg, e.name, e.custom, in);
+    layer->set_traced_activation(read_traced_activation(r, e.path + ".config.activation", e.cls, *activation),
+                                 activation->dump());
+    return layer;
+  }
   return read_layer(r, e.path, e.cls, *e.cfg, e.name, e.custom, in);
 }
 
@@ -297,7 +314,10 @@ std::int64_t keras2_node_offset(const Entry& e) {
   return input_layer || (cfg && cfg->is_object() && value(*cfg, "batch_input_shape")) ? 1 : 0;
 }
 
-ReadModel read_functional(const Reader& r, const std::string& path, const json& config) {
+// `losses`: the model's "nnfit_losses" (add_loss in a subclassed model's call, Note [Traced
+// losses and metrics]): {"graph": the operations from the values it reads, "feeds": those
+// values as [layer, node, tensor]}.
+ReadModel read_functional(const Reader& r, const std::string& path, const json& config, const json* losses = nullptr) {
   check_keys(r, path, config, {"name", "trainable", "layers", "input_layers", "output_layers", "dtype"});
   get_bool(r, path, config, "trainable", true);  // applied by make_layer (nested) or model_from_keras_json
   ReadModel m{"Functional", get_string(r, path, config, "name", "functional"), {}};
@@ -416,6 +436,23 @@ ReadModel read_functional(const Reader& r, const std::string& path, const json& 
     outputs.push_back(t->second);
   }
   m.graph.set_outputs(std::move(outputs));
+  if (losses) {
+    const std::string lpath = path.substr(0, path.rfind('.')) + ".nnfit_losses";
+    expect_object(r, lpath, *losses);
+    check_keys(r, lpath, *losses, {"graph", "feeds"});
+    const json* feeds = find(*losses, "feeds");
+    if (!feeds || !feeds->is_array()) r.invalid(lpath, "\"feeds\" must be a list of [layer, node, tensor]");
+    std::vector<TensorRef> refs;
+    for (const KerasHistory& h : read_endpoints(r, lpath, *losses, "feeds")) {
+      auto t = tensors.find(h);
+      if (t == tensors.end()) r.invalid(lpath + ".feeds", "[\"" + std::get<0>(h) + "\", ...] is not made by any layer");
+      refs.push_back(t->second);
+    }
+    const json* graph = find(*losses, "graph");
+    if (!graph) r.invalid(lpath, "missing required key \"graph\"");
+    m.graph.set_added_losses(operation_graph_from_keras_json(graph->dump(), r.where + ": " + lpath + ".graph"),
+                             std::move(refs), losses->dump());
+  }
   return m;
 }
 
@@ -447,7 +484,7 @@ ReadModel read_model(const Reader& r, const std::string& path, const json& root,
   expect_object(r, path, root);
   check_keys(r, path, root,
              {"module", "class_name", "config", "registered_name", "build_config", "compile_config", "keras_version",
-              "backend"},
+              "backend", "nnfit_losses"},
              extra);
   const std::string cls = get_string(r, path, root, "class_name", std::nullopt);
   if (!is_model_class(cls)) {
@@ -458,7 +495,7 @@ ReadModel read_model(const Reader& r, const std::string& path, const json& root,
   expect_object(r, path + ".config", *config);
   refuse_python_preprocessing(r, path, *config);
   if (cls == "Sequential") return read_sequential(r, path + ".config", root, *config, nested_input);
-  return read_functional(r, path + ".config", *config);
+  return read_functional(r, path + ".config", *config, value(root, "nnfit_losses"));
 }
 
 }  // namespace
@@ -515,6 +552,26 @@ std::unique_ptr<Model> model_from_keras_json(const std::string& json_text, const
   if (!get_bool(r, "model", root["config"], "trainable", true)) {
     for (const auto& l : out->layers()) l->set_trainable(false);
   }
+  return out;
+}
+
+std::vector<bool> output_masks_from_keras_json(const std::string& json_text, const std::string& where) {
+  Reader r{where};
+  ReadModel m = read_model(r, "model", parse(r, json_text), {}, std::nullopt);
+  WeightFactory weights(0);  // host memory: the graph is emitted, never run
+  m.graph.build(weights);
+  Graph g;
+  GraphBuilder b(g, false);
+  std::vector<int> xs;
+  for (const InputSpec& in : m.graph.inputs()) {  // a batch of 2, and 2 for a dimension known per batch
+    std::vector<std::int64_t> dims{2};
+    for (const std::int64_t d : in.shape.dims()) dims.push_back(d == kUnknownDim ? 2 : d);
+    xs.push_back(g.add_input(in.name, {Shape(dims), DType::f32}));
+  }
+  std::vector<int> masks;
+  m.graph.emit_masked(b, xs, std::vector<int>(xs.size(), -1), masks);
+  std::vector<bool> out;
+  for (const int mask : masks) out.push_back(mask >= 0);
   return out;
 }
 

@@ -31,8 +31,38 @@ constexpr const char* kKerasVersion = "3.15.1";  // the Keras generation whose l
 // 1 KiB per layer, so this is tens of thousands of layers; a larger one is refused unread.
 constexpr std::uint64_t kMaxConfigJsonBytes = 64ull << 20;
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+// Note [Weights bounded by their superblock]. model.weights.h5 may be any size (a model's
+// weights), so no cap fits it, and a deflated member passes deflate's ratio check at 1 GiB
+// from 1 MiB of spaces (the hostile sweep's bomb inflated to a 3 GB peak and loaded). The
+// HDF5 file inside says where it ends, though (its superblock's end-of-file address), and
+// HDF5 never reads past that: a member declaring more than that end plus 1 MiB holds bytes
+// nothing reads, and is refused from its first 64 KiB, before the rest is inflated. A
+// member shorter than its end is truncated, which opening it reports. A superblock can lie
+// about its end too, so a compressed member is also held to a ratio weights can have:
+// float weights deflate to about 90% of their size and zeros (unused optimizer slots) to
+// 1/1000, so past 64 MiB a member may declare at most 64 times its compressed bytes (Keras
+// and nnfit write it Stored, 1:1). A file under 10 MB then inflates to under 640 MB.
+std::string read_weights_member(const io::ZipReader& zip, const std::string& path) {
+  const std::string name = "model.weights.h5";
+  const std::uint64_t declared = zip.size(name);
+  const std::optional<std::uint64_t> end = io::hdf5_end_of_file(zip.read_prefix(name, 1 << 16));
+  if (!end) throw DataError(path + ": " + name, 0, "not an HDF5 file (no HDF5 superblock in its first 64 KiB)");
+  if (declared > *end + (1u << 20)) {
+    throw DataError(path, -1,
+                    name + " declares " + std::to_string(declared) + " bytes, but the HDF5 file in it ends at byte " +
+                        std::to_string(*end) + " (its superblock's end-of-file address)",
+                    "the archive is damaged or crafted (a zip bomb); nnfit does not inflate it");
+  }
+  for (const io::ZipMember& m : zip.members()) {
+    if (m.name == name && declared > (64u << 20) && declared > 64 * m.compressed_size) {
+      throw DataError(path, -1,
+                      name + " declares " + std::to_string(declared) + " bytes from " +
+                          std::to_string(m.compressed_size) + " compressed, more than 64:1, which weights do not reach",
+                      "the archive is damaged or crafted (a zip bomb); nnfit does not inflate it (save the model "
+                      "again: Keras stores the weights uncompressed)");
+    }
+  }
+  return zip.read(name);
 }
 
 // ---- compile configs -------------------------------------------------------------
@@ -273,7 +303,7 @@ std::unique_ptr<Model> load_keras_zip(const std::string& path, const LoadOptions
   const json root = json::parse(config);
   // The weights file is checked (Note [HDF5 files stay inside themselves]) and bounds the
   // layers before any weight is allocated.
-  const io::H5File weights = io::H5File::open_image(zip.read("model.weights.h5"), path + ": model.weights.h5");
+  const io::H5File weights = io::H5File::open_image(read_weights_member(zip, path), path + ": model.weights.h5");
   limit_weights_to(*m, weights);
   compile_or_build(*m, keras_json::value(root, "compile_config"), path + ": config.json: compile_config", "optimizer",
                    options);
@@ -331,10 +361,38 @@ ModelFileKind sniff_model_file(const std::string& path) {
   return ModelFileKind::unknown;
 }
 
+// Note [Load errors name the file]. A layer's build, an initializer or a memory check deep
+// in a model names the layer and the key ("layer 'dense' (Dense): a weight of shape
+// (2147483647, 3) needs 24572 MiB, ...") but not the file the model came from; the hostile
+// sweep counted such lines as unclear. An error from loading a file that does not name it
+// gets "<path>: " in front, keeping its type, hint and allocator figures.
+template <typename Load>
+std::unique_ptr<Model> naming_the_file(const std::string& path, Load&& load) {
+  const auto names = [&](const Error& e) { return std::string(e.what()).find(path) != std::string::npos; };
+  try {
+    return load();
+  } catch (const DataError& e) {
+    if (names(e)) throw;
+    throw DataError(path, -1, e.what(), e.hint());
+  } catch (const OutOfMemory& e) {
+    if (names(e)) throw;
+    throw OutOfMemory(path + ": " + e.what(), e.hint(), e.shared_details());
+  } catch (const InvalidArgument& e) {
+    if (names(e)) throw;
+    throw InvalidArgument(path + ": " + e.what(), e.hint());
+  } catch (const Unsupported& e) {
+    if (names(e)) throw;
+    throw Unsupported(path + ": " + e.what(), e.hint());
+  } catch (const BackendError& e) {
+    if (names(e)) throw;
+    throw BackendError(path + ": " + e.what(), e.hint());
+  }
+}
+
 std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& options) {
   switch (sniff_model_file(path)) {
-    case ModelFileKind::keras_zip: return load_keras_zip(path, options);
-    case ModelFileKind::hdf5: return load_legacy_h5(path, options);
+    case ModelFileKind::keras_zip: return naming_the_file(path, [&] { return load_keras_zip(path, options); });
+    case ModelFileKind::hdf5: return naming_the_file(path, [&] { return load_legacy_h5(path, options); });
     case ModelFileKind::directory:
       throw DataError(path, -1, "is a directory", "give a .keras or .h5 file (a TensorFlow SavedModel folder is not supported)");
     case ModelFileKind::missing: throw DataError(path, -1, "no such file");
@@ -348,20 +406,20 @@ std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& op
 
 void save_model(const Model& model, const std::string& path) {
   NNFIT_CHECK(model.built(), InvalidArgument, "model '", model.name(), "' is not built; compile it before saving");
-  if (ends_with(path, ".weights.h5")) return save_weights(model, path);
-  if (ends_with(path, ".keras")) return save_keras_zip(model, path);
-  if (ends_with(path, ".h5") || ends_with(path, ".hdf5")) return save_legacy_h5(model, path);
+  if (path.ends_with(".weights.h5")) return save_weights(model, path);
+  if (path.ends_with(".keras")) return save_keras_zip(model, path);
+  if (path.ends_with(".h5") || path.ends_with(".hdf5")) return save_legacy_h5(model, path);
   throw InvalidArgument("cannot tell the format of \"" + path + "\" from its extension",
                         "use .keras (Keras 3), .h5 (legacy HDF5) or .weights.h5 (weights only)");
 }
 
 void save_weights(const Model& model, const std::string& path) {
   NNFIT_CHECK(model.built(), InvalidArgument, "model '", model.name(), "' is not built; compile it before saving");
-  NNFIT_CHECK(ends_with(path, ".h5"), InvalidArgument, "weights files end in .weights.h5 (or .h5 for the legacy ",
+  NNFIT_CHECK(path.ends_with(".h5"), InvalidArgument, "weights files end in .weights.h5 (or .h5 for the legacy ",
               "layout), got \"", path, "\"");
   io::write_file_atomically(path, [&](const std::string& tmp) {
     io::H5File f = io::H5File::create(tmp);
-    if (ends_with(path, ".weights.h5")) {
+    if (path.ends_with(".weights.h5")) {
       keras_files::write_keras3_weights(f, model);
     } else {
       keras_files::write_legacy_weights(f, "", model);
@@ -375,7 +433,7 @@ void load_weights(Model& model, const std::string& path) {
   const ModelFileKind kind = sniff_model_file(path);
   if (kind == ModelFileKind::keras_zip) {
     io::ZipReader zip(path);
-    const io::H5File w = io::H5File::open_image(zip.read("model.weights.h5"), path + ": model.weights.h5");
+    const io::H5File w = io::H5File::open_image(read_weights_member(zip, path), path + ": model.weights.h5");
     keras_files::read_keras3_weights(w, model, path + ": model.weights.h5", true);
     return;
   }

@@ -1,10 +1,11 @@
-// Traced losses and metrics from their Keras JSON (src/model/keras_traced_config.h).
+// Traced losses, metrics and activations from their Keras JSON (src/model/keras_traced_config.h).
 #include "model/keras_traced_config.h"
 
 #include <algorithm>
 #include <iterator>
 
 #include "nnfit/model/eager_operations.h"
+#include "nnfit/nn/traced_layer.h"
 
 namespace nnfit {
 
@@ -126,6 +127,60 @@ std::shared_ptr<const TracedMetric> traced_metric_from_keras_json(const Reader& 
   if (m->update->num_outputs() != m->updated.size()) r.invalid(p, "update_state's graphs give one value per updated variable");
   m->result = read_graph(r, p, t, "result", where, n, "result (variables...)");
   return m;
+}
+
+}  // namespace nnfit
+
+namespace nnfit {
+
+void read_traced_masks(const Reader& r, const std::string& tpath, const json& trace, TracedLayer& layer) {
+  std::vector<int> inputs;
+  std::vector<TracedLayer::MaskSource> outputs;
+  int computed = 0;
+  if (const json* m = value(trace, "mask_inputs")) {
+    if (!m->is_array()) r.invalid(tpath + ".mask_inputs", "must be a list of input indices");
+    for (const json& k : *m) {
+      if (!k.is_number_integer()) r.invalid(tpath + ".mask_inputs", "holds " + show(k) + ", not an input index");
+      inputs.push_back(k.get<int>());
+    }
+  }
+  if (const json* m = value(trace, "output_masks")) {
+    if (!m->is_array()) r.invalid(tpath + ".output_masks", "must be a list, one entry per output");
+    for (const json& o : *m) {
+      TracedLayer::MaskSource src;
+      const json* k = o.is_object() ? (value(o, "input") ? value(o, "input") : value(o, "output")) : nullptr;
+      if (k && k->is_number_integer()) {
+        src.kind = value(o, "input") ? TracedLayer::MaskSource::Kind::input : TracedLayer::MaskSource::Kind::output;
+        src.index = k->get<int>();
+        if (src.kind == TracedLayer::MaskSource::Kind::output) computed = std::max(computed, src.index + 1);
+      } else if (!o.is_null()) {
+        r.invalid(tpath + ".output_masks", "holds " + show(o) + "; expected null, {\"input\": k} or {\"output\": j}");
+      }
+      outputs.push_back(src);
+    }
+  }
+  if (!inputs.empty() || !outputs.empty()) {
+    with_path(r, tpath, layer.name(), [&] { layer.set_masks(std::move(inputs), std::move(outputs), computed); });
+  }
+}
+
+std::shared_ptr<const OperationGraph> read_traced_activation(const Reader& r, const std::string& path,
+                                                             const std::string& layer_class, const json& activation) {
+  static const char* const kApplied[] = {"Dense",           "EinsumDense",     "Activation",      "Conv1D",
+                                         "Conv2D",          "Conv3D",          "Conv1DTranspose", "Conv2DTranspose",
+                                         "Conv3DTranspose", "SeparableConv1D", "SeparableConv2D", "DepthwiseConv1D",
+                                         "DepthwiseConv2D"};
+  if (std::find(std::begin(kApplied), std::end(kApplied), layer_class) == std::end(kApplied)) {
+    r.unsupported(path, "a Python function as the activation of a " + layer_class +
+                            " layer is not supported (it is for Dense, EinsumDense, Activation and the convolutions)");
+  }
+  const json& trace = activation["nnfit_trace"];
+  expect_object(r, path + ".nnfit_trace", trace);
+  check_keys(r, path + ".nnfit_trace", trace, {"graph"});
+  std::shared_ptr<const OperationGraph> graph =
+      read_graph(r, path + ".nnfit_trace", trace, "graph", r.where, 1, "an activation");
+  if (graph->num_outputs() != 1) r.invalid(path + ".nnfit_trace.graph", "an activation has one output");
+  return graph;
 }
 
 }  // namespace nnfit

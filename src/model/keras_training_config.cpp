@@ -152,17 +152,18 @@ OptimizerOptions optimizer_from_keras_json(const std::string& json_text, const s
   }
   o.name = lower(cls);
   static const char* const kNames[] = {"adam", "adamw", "sgd", "rmsprop", "adagrad", "adamax", "lion", "adadelta",
-                                       "nadam", "ftrl"};
+                                       "nadam", "ftrl", "lamb", "adafactor", "schedulefreeadamw"};
   if (std::find_if(std::begin(kNames), std::end(kNames), [&](const char* n) { return o.name == n; }) == std::end(kNames)) {
     r.invalid(j.is_string() ? "" : "class_name", "unknown optimizer \"" + cls + "\"",
-              "supported optimizers: Adam, AdamW, SGD, RMSprop, Adagrad, Adamax, Lion, Adadelta, Nadam, Ftrl (or their "
-              "lower-case names); Muon is not implemented yet");
+              "supported optimizers: Adam, AdamW, SGD, RMSprop, Adagrad, Adamax, Lion, Adadelta, Nadam, Ftrl, Lamb, "
+              "Adafactor, ScheduleFreeAdamW (or their lower-case names); Muon and MultiOptimizer are not implemented yet");
   }
-  const double default_lr = o.name == "sgd" ? 0.01 : 0.001;
+  const double default_lr = o.name == "sgd" ? 0.01 : (o.name == "schedulefreeadamw" ? 0.0025 : 0.001);
   o.learning_rate = std::make_shared<ConstantLearningRate>(default_lr);
   if (o.name == "adamw") o.weight_decay = 0.004;
   if (o.name == "lion") o.beta_2 = 0.99;
   if (o.name == "adadelta") o.rho = 0.95;
+  if (o.name == "schedulefreeadamw") o.epsilon = 1e-8;
   const json* c = j.is_object() ? value(j, "config") : nullptr;
   if (!c) return o;
   const std::string p = "config";
@@ -181,7 +182,11 @@ OptimizerOptions optimizer_from_keras_json(const std::string& json_text, const s
     check_keys(r, p, *c, kOptimizerCommon,
                {"learning_rate_power", "initial_accumulator_value", "l1_regularization_strength",
                 "l2_regularization_strength", "l2_shrinkage_regularization_strength", "beta"});
-  } else if (o.name == "nadam" || o.name == "adamax") {
+  } else if (o.name == "schedulefreeadamw") {
+    check_keys(r, p, *c, kOptimizerCommon, {"beta_1", "beta_2", "epsilon", "warmup_steps"});
+  } else if (o.name == "adafactor") {
+    check_keys(r, p, *c, kOptimizerCommon, {"beta_2_decay", "epsilon_1", "epsilon_2", "clip_threshold", "relative_step"});
+  } else if (o.name == "nadam" || o.name == "adamax" || o.name == "lamb") {
     check_keys(r, p, *c, kOptimizerCommon, {"beta_1", "beta_2", "epsilon"});
   } else {
     check_keys(r, p, *c, kOptimizerCommon, {"beta_1", "beta_2", "epsilon", "amsgrad"});
@@ -239,12 +244,42 @@ OptimizerOptions optimizer_from_keras_json(const std::string& json_text, const s
   o.l2_shrinkage_regularization_strength =
       get_number(r, p, *c, "l2_shrinkage_regularization_strength", o.l2_shrinkage_regularization_strength);
   o.beta = get_number(r, p, *c, "beta", o.beta);
+  o.beta_2_decay = get_number(r, p, *c, "beta_2_decay", o.beta_2_decay);
+  o.epsilon_1 = get_number(r, p, *c, "epsilon_1", o.epsilon_1);
+  o.epsilon_2 = get_number(r, p, *c, "epsilon_2", o.epsilon_2);
+  o.clip_threshold = get_number(r, p, *c, "clip_threshold", o.clip_threshold);
+  o.relative_step = get_bool(r, p, *c, "relative_step", o.relative_step);
+  o.warmup_steps = get_int(r, p, *c, "warmup_steps", o.warmup_steps);
+  if (o.warmup_steps < 0) r.invalid(p, "\"warmup_steps\" must not be negative, got " + show((*c)["warmup_steps"]));
+  if (!(o.clip_threshold > 0) || o.epsilon_1 < 0 || o.epsilon_2 < 0) {
+    r.invalid(p, "Adafactor's clip_threshold must be positive and epsilon_1 and epsilon_2 >= 0");
+  }
   if (o.learning_rate_power > 0 || o.l1_regularization_strength < 0 || o.l2_regularization_strength < 0 ||
       o.l2_shrinkage_regularization_strength < 0 || o.beta < 0) {
     r.invalid(p, "Ftrl's learning_rate_power must be <= 0 and its regularization strengths and beta >= 0");
   }
   return o;
 }
+
+namespace {
+
+// Keras's form of one of its own loss or metric functions given to compile
+// (keras.losses.mean_squared_error): {"module": "builtins", "class_name": "function",
+// "config": "mean_squared_error", "registered_name": "function"}; its name, else nullopt.
+std::optional<std::string> keras_builtin_function(const Reader& r, const json& j) {
+  const json* cls = value(j, "class_name");
+  if (!cls || !cls->is_string() || cls->get<std::string>() != "function") return std::nullopt;
+  const json* module = value(j, "module");
+  const json* name = value(j, "config");
+  if (!module || !module->is_string() || module->get<std::string>() != "builtins" || !name || !name->is_string()) {
+    r.unsupported("", "the function " + show(j) + " is not one of Keras's",
+                  "a function of your own is traced from Python (nnfit.keras); the CLI takes Keras's own losses "
+                  "and metrics");
+  }
+  return name->get<std::string>();
+}
+
+}  // namespace
 
 Loss loss_from_keras_json(const std::string& json_text, const std::string& where) {
   const Reader r{where};
@@ -254,6 +289,11 @@ Loss loss_from_keras_json(const std::string& json_text, const std::string& where
   if (find(j, "nnfit_trace")) return traced_loss_from_keras_json(r, j, where);
   check_keys(r, "", j, {"module", "class_name", "config", "registered_name"});
   const std::string cls = get_string(r, "", j, "class_name", std::nullopt);
+  if (const auto fn = keras_builtin_function(r, j)) {
+    Loss loss = with_path(r, "config", "", [&] { return Loss::from_name(*fn); });
+    loss.keras_function = true;
+    return loss;
+  }
   Loss loss = with_path(r, "class_name", "", [&] { return Loss::from_name(cls); });
   const json* c = value(j, "config");
   if (!c) return loss;
@@ -308,6 +348,11 @@ MetricSpec metric_from_keras_json(const std::string& json_text, const std::strin
     r.unsupported("", "a metric given as " + show(j) + " is not supported", "give a name or a Keras metric object");
   }
   check_keys(r, "", j, {"module", "class_name", "config", "registered_name"});
+  if (const auto fn = keras_builtin_function(r, j)) {
+    MetricSpec m(*fn);
+    m.keras_function = true;
+    return m;
+  }
   MetricSpec m;
   m.class_name = get_string(r, "", j, "class_name", std::nullopt);
   m.name = keras_snake_case(m.class_name);

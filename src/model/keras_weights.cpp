@@ -42,7 +42,7 @@ void walk(const LayerGraph& g, bool sequential, const std::string& prefix, const
     for (const InputSpec& in : g.inputs()) f(nullptr, in.name, path_for("InputLayer"));
   }
   for (const auto& l : g.layers()) {
-    const std::string path = path_for(l->class_name());
+    const std::string path = path_for(l->type_name());  // Keras names groups by the class (GroupedQueryAttention)
     if (auto* nested = dynamic_cast<NestedModel*>(l.get())) {
       walk(nested->graph(), nested->class_name() == "Sequential", path + "/layers", f);
     }
@@ -122,6 +122,11 @@ std::int64_t read_iterations(const Tensor& t, const std::string& where, const st
 void read_slot(const io::H5File& file, const std::string& path, const Tensor& slot, const std::string& where,
                PendingCopies& copies) {
   Tensor value = file.read(path);
+  if (value.dtype() == DType::i32 && value.shape().rank() == 0) {  // Adafactor's placeholder (always 0 in Keras)
+    Tensor f = Tensor::zeros(Shape{}, DType::f32);
+    *f.data<float>() = static_cast<float>(*value.data<std::int32_t>());
+    value = f;
+  }
   if (value.shape() != slot.shape()) {
     throw DataError(where, -1, path + ": the file holds " + value.shape().to_string() + " for an optimizer slot of " +
                                    slot.shape().to_string());
@@ -161,6 +166,18 @@ std::string member(const std::string& group, std::size_t i) {
   return path;
 }
 
+// Whether slot k of optimizer_slots() is one of Adafactor's placeholders: its r or c of a
+// variable of rank < 2 (Optimizer::slot_is_placeholder), found from the order Keras lists
+// them in: the EMA averages (use_ema), then r, c, v per variable, v shaped as the variable.
+bool adafactor_placeholder(const Model& model, const std::vector<Tensor>& slots, std::size_t k) {
+  const OptimizerOptions& o = model.compile_options().optimizer;
+  if (o.name != "adafactor") return false;
+  const std::size_t first = o.use_ema ? slots.size() / 4 : 0;  // one average per variable before the 3 slots
+  if (k < first) return false;
+  const std::size_t j = k - first, kind = j % 3;
+  return kind < 2 && slots[first + j - kind + 2].shape().rank() < 2;
+}
+
 // The (inner) optimizer's variables as Keras lists them, from `group`/`first` on: the
 // iteration count, a constant learning rate, the slots, Nadam's _u_product.
 void write_optimizer_vars(io::H5File& file, const std::string& group, int first, const Model& model) {
@@ -171,7 +188,12 @@ void write_optimizer_vars(io::H5File& file, const std::string& group, int first,
   int i = first;
   file.write(member(group, static_cast<std::size_t>(i++)), scalar_i64(model.iterations()));
   if (constant_rate(model)) file.write(member(group, static_cast<std::size_t>(i++)), scalar_f32(model.learning_rate()));
-  for (const Tensor& slot : model.optimizer_slots()) file.write(member(group, static_cast<std::size_t>(i++)), model.host_view(slot));
+  const std::vector<Tensor> slots = model.optimizer_slots();
+  for (std::size_t k = 0; k < slots.size(); ++k) {
+    // Adafactor's placeholders for a variable of rank < 2 are int32 zeros in Keras's files.
+    const Tensor value = adafactor_placeholder(model, slots, k) ? Tensor::zeros(Shape{}, DType::i32) : model.host_view(slots[k]);
+    file.write(member(group, static_cast<std::size_t>(i++)), value);
+  }
   // Nadam's _u_product, a function of the iteration count, last (as Keras lists it).
   if (model.compile_options().optimizer.name == "nadam") {
     file.write(member(group, static_cast<std::size_t>(i++)), scalar_f32(nadam_u_product(model)));

@@ -83,6 +83,7 @@ class ModelWriter {
     }
     if (!written) throw Unsupported(l.name() + ": cannot write a " + l.class_name() + " layer to a Keras config");
     keras_json::write_weight_options(l, c);
+    if (l.traced_activation()) c["activation"] = ojson::parse(l.traced_activation_json());  // Note [Traced activations]
     ojson out = layer_object(l.class_name(), std::move(c));
     const CallArguments call = l.call_arguments();
     if (in.empty()) {
@@ -268,6 +269,10 @@ ojson write_layer_object(const Writer& w, const Layer& l) { return ModelWriter(w
 std::string model_to_keras_json(const Model& model, KerasFormat format) {
   const keras_json::Writer w{format == KerasFormat::keras2, model.dtype_policy().name};
   ojson out = ModelWriter(w).model_object(model.class_name(), model.name(), model.graph());
+  if (!model.graph().added_losses_json().empty()) {  // add_loss in a subclassed model's call, as read
+    if (format == KerasFormat::keras2) throw Unsupported(model.name() + ": add_loss in a model has no Keras 2 form", "save as .keras");
+    out["nnfit_losses"] = ojson::parse(model.graph().added_losses_json());
+  }
   if (format == KerasFormat::keras2) {
     out.erase("module");
     out.erase("registered_name");
@@ -285,7 +290,8 @@ std::string inner_optimizer_json(const OptimizerOptions& o) {
   static const std::pair<const char*, const char*> kClasses[] = {
       {"adam", "Adam"},       {"adamw", "AdamW"},   {"sgd", "SGD"},   {"rmsprop", "RMSprop"},
       {"adagrad", "Adagrad"}, {"adamax", "Adamax"}, {"lion", "Lion"}, {"adadelta", "Adadelta"},
-      {"nadam", "Nadam"},     {"ftrl", "Ftrl"}};
+      {"nadam", "Nadam"},     {"ftrl", "Ftrl"},     {"lamb", "Lamb"},     {"adafactor", "Adafactor"},
+      {"schedulefreeadamw", "ScheduleFreeAdamW"}};
   std::string cls;
   for (const auto& [n, c] : kClasses) cls = o.name == n ? c : cls;
   NNFIT_CHECK(!cls.empty(), InvalidArgument, "cannot write optimizer '", o.name, "' to a Keras config");
@@ -310,8 +316,16 @@ std::string inner_optimizer_json(const OptimizerOptions& o) {
     c.update({{"rho", o.rho}, {"epsilon", o.epsilon}});
   } else if (o.name == "lion") {
     c.update({{"beta_1", o.beta_1}, {"beta_2", o.beta_2}});
-  } else if (o.name == "adamax" || o.name == "nadam") {
+  } else if (o.name == "adamax" || o.name == "nadam" || o.name == "lamb") {
     c.update({{"beta_1", o.beta_1}, {"beta_2", o.beta_2}, {"epsilon", o.epsilon}});
+  } else if (o.name == "schedulefreeadamw") {
+    c.update({{"beta_1", o.beta_1}, {"beta_2", o.beta_2}, {"epsilon", o.epsilon}, {"warmup_steps", o.warmup_steps}});
+  } else if (o.name == "adafactor") {
+    c.update({{"beta_2_decay", o.beta_2_decay},
+              {"epsilon_1", o.epsilon_1},
+              {"epsilon_2", o.epsilon_2},
+              {"clip_threshold", o.clip_threshold},
+              {"relative_step", o.relative_step}});
   } else if (o.name == "ftrl") {
     c.update({{"learning_rate_power", o.learning_rate_power},
               {"initial_accumulator_value", o.initial_accumulator_value},
@@ -323,6 +337,12 @@ std::string inner_optimizer_json(const OptimizerOptions& o) {
     c.update({{"beta_1", o.beta_1}, {"beta_2", o.beta_2}, {"epsilon", o.epsilon}, {"amsgrad", o.amsgrad}});
   }
   return ojson{{"module", "keras.optimizers"}, {"class_name", cls}, {"config", c}, {"registered_name", nullptr}}.dump();
+}
+
+// Keras's form of one of its own functions given to compile.
+std::string keras_function_json(const std::string& name) {
+  return ojson{{"module", "builtins"}, {"class_name", "function"}, {"config", name}, {"registered_name", "function"}}
+      .dump();
 }
 
 }  // namespace
@@ -342,6 +362,7 @@ std::string optimizer_to_keras_json(const OptimizerOptions& o) {
 
 std::string metric_to_keras_json(const MetricSpec& m) {
   if (m.traced) return m.traced->object_json;  // as read, with its trace (Note [Traced losses and metrics])
+  if (m.keras_function) return keras_function_json(m.name);
   if (m.class_name.empty()) return ojson(m.name).dump();
   ojson c = {{"name", m.name}, {"dtype", "float32"}};
   const std::string cls = keras_json::lower(m.class_name);
@@ -368,6 +389,7 @@ std::string metric_to_keras_json(const MetricSpec& m) {
 
 std::string loss_to_keras_json(const Loss& loss) {
   if (loss.traced) return loss.object_json;  // as read, with its trace (Note [Traced losses and metrics])
+  if (loss.keras_function) return keras_function_json(loss.kind);
   const std::string cls = Loss::class_name_of(loss.kind);
   NNFIT_CHECK(!cls.empty(), InvalidArgument, "cannot write loss '", loss.kind, "' to a Keras config");
   // Keras 3's keys and names (Huber's is "huber_loss"; Keras 3 drops its delta, which it

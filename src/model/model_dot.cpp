@@ -130,7 +130,7 @@ class DotWriter {
       Box b;
       b.id = prefix + n.layer->name();
       b.name = n.layer->name();
-      b.class_name = n.layer->class_name();
+      b.class_name = n.layer->type_name();
       for (const TensorRef& r : n.inputs) b.in.push_back(shapes[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
       b.out = shapes[i];
       b.dtype = std::string(dtype_name(n.layer->computes_in_float32() ? DType::f32

@@ -101,11 +101,15 @@ bool sequential_like(const LayerGraph& graph) {
 
 }  // namespace
 
-std::string Model::summary() {
+std::string Model::summary(int columns) {
   build();
   const bool functional = class_name() != "Sequential" && !sequential_like(graph_);
+  const bool wide = functional && columns - 4 >= 108;  // Keras's Functional line_length
   const bool input_rows = class_name() != "Sequential";
-  const int w1 = functional ? 30 : 33, w2 = functional ? 22 : 24, w3 = functional ? 11 : 15, w4 = 24;
+  // Keras's widths without a terminal (80 columns: line_length 76 at summary_utils's
+  // positions, as rich lays the columns out).
+  const int w1 = wide ? 30 : functional ? 21 : 33, w2 = wide ? 22 : functional ? 19 : 24,
+            w3 = wide ? 11 : functional ? 12 : 15, w4 = wide ? 24 : 19;
   const std::vector<int> widths = functional ? std::vector<int>{w1, w2, w3, w4} : std::vector<int>{w1, w2, w3};
   auto rule = [&](const char* left, const char* fill, const char* mid, const char* right) {
     std::string out = left;
@@ -152,7 +156,7 @@ std::string Model::summary() {
   for (const auto& layer : graph_.layers()) mixed = mixed || compute_of(*layer) != DType::f32;
   for (const auto& layer : graph_.layers()) {
     const std::string type =
-        layer->class_name() + (mixed ? ", " + std::string(dtype_name(compute_of(*layer))) : std::string());
+        layer->type_name() + (mixed ? ", " + std::string(dtype_name(compute_of(*layer))) : std::string());
     std::vector<std::string> r{layer->name() + " (" + type + ")", "", with_commas(layer->count_params()), ""};
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       if (nodes[i].layer != layer.get()) continue;
@@ -166,7 +170,7 @@ std::string Model::summary() {
       for (const TensorRef& in : reads) {
         const LayerNode& src = nodes[static_cast<std::size_t>(in.node)];
         // Appended piece by piece (GCC 12 warns falsely, -Wrestrict, on the one-expression form).
-        if (!r[3].empty()) r[3] += '\n';
+        if (!r[3].empty()) r[3] += wide ? "\n" : ", ";  // Keras's get_connections, wrapped by rich; wide: a row each
         r[3] += node_name(src);
         r[3] += '[' + std::to_string(src.call_index) + "][" + std::to_string(in.index) + ']';
       }
@@ -174,10 +178,8 @@ std::string Model::summary() {
     rows.push_back(std::move(r));
   }
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    // A cell with several lines (Connected to's inputs; in the Sequential layout, a name
-    // wider than its column) continues on rows of its own, as rich's table wraps it. The
-    // Functional layout's widths are not Keras's (rich fits Keras's to the terminal), so its
-    // cells are not wrapped or cut there: a long one overflows its column, whole.
+    // A cell wider than its column (Connected to's inputs, a long name) continues on rows of
+    // its own, as rich's table wraps it.
     std::vector<std::vector<std::string>> cells(widths.size());
     std::size_t height = 1;
     for (std::size_t c = 0; c < widths.size(); ++c) {
@@ -185,7 +187,8 @@ std::string Model::summary() {
       for (std::size_t at = 0;;) {
         const std::size_t nl = all.find('\n', at);
         const std::string part = all.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
-        for (std::string& line : functional ? std::vector<std::string>{part} : wrap_cell(part, widths[c] - 2)) {
+        // The wide layout's widths are not rich's, so a long cell there overflows its column, whole.
+        for (std::string& line : wide ? std::vector<std::string>{part} : wrap_cell(part, widths[c] - 2)) {
           cells[c].push_back(std::move(line));
         }
         if (nl == std::string::npos) break;
@@ -201,11 +204,16 @@ std::string Model::summary() {
     if (i + 1 < rows.size()) out += rule("\u251c", "\u2500", "\u253c", "\u2524");
   }
   out += rule("\u2514", "\u2500", "\u2534", "\u2518");
-  std::int64_t trainable = 0, frozen = 0;
-  for (const Weight* w : graph_.saved_weights()) (w->trains() ? trainable : frozen) += w->value.numel();
-  out += " Total params: " + with_commas(trainable + frozen) + " (" + human_bytes((trainable + frozen) * 4) + ")\n";
-  out += " Trainable params: " + with_commas(trainable) + " (" + human_bytes(trainable * 4) + ")\n";
-  out += " Non-trainable params: " + with_commas(frozen) + " (" + human_bytes(frozen * 4) + ")\n";
+  // Bytes as Keras counts them, by each variable's dtype (a Normalization's int64 count is 8).
+  std::int64_t trainable = 0, frozen = 0, trainable_bytes = 0, frozen_bytes = 0;
+  for (const Weight* w : graph_.saved_weights()) {
+    const std::int64_t n = w->value.numel(), bytes = n * static_cast<std::int64_t>(dtype_size(w->value.dtype()));
+    (w->trains() ? trainable : frozen) += n;
+    (w->trains() ? trainable_bytes : frozen_bytes) += bytes;
+  }
+  out += " Total params: " + with_commas(trainable + frozen) + " (" + human_bytes(trainable_bytes + frozen_bytes) + ")\n";
+  out += " Trainable params: " + with_commas(trainable) + " (" + human_bytes(trainable_bytes) + ")\n";
+  out += " Non-trainable params: " + with_commas(frozen) + " (" + human_bytes(frozen_bytes) + ")\n";
   if (mixed || dtype_policy_.name != "float32") {
     out += " Dtype policy: " + dtype_policy_.name + " (variables float32; each layer computes in the dtype beside "
            "its type; nnfit plan --dtype-policy shows the memory it saves)\n";

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include "nnfit/nn/layer.h"
 
+#include "nn/composed_activations.h"
+
 #include <unistd.h>
 
 #include <cmath>
@@ -358,7 +360,11 @@ namespace {
 const char* const kActivations[] = {"linear",     "relu",        "sigmoid",   "tanh",      "softmax",  "log_softmax",
                                     "gelu",       "elu",         "selu",      "softplus",  "softsign", "hard_sigmoid",
                                     "exponential", "leaky_relu", "relu6",     "silu",      "swish",    "mish",
-                                    "hard_silu",  "hard_swish",  "hard_sigmoid_keras2"};
+                                    "hard_silu",  "hard_swish",  "hard_sigmoid_keras2",
+                                    // Keras 3's newer ones, composed (composed_activations.h); not
+                                    // "threshold", whose arguments have no defaults
+                                    "celu", "glu", "hard_shrink", "hard_tanh", "log_sigmoid", "soft_shrink",
+                                    "sparse_plus", "sparse_sigmoid", "sparsemax", "squareplus", "tanh_shrink"};
 }  // namespace
 
 void check_activation(const std::string& activation, const std::string& layer) {
@@ -412,6 +418,7 @@ int emit_activation(Graph& graph, int x, const std::string& activation, const st
   if (activation == "linear") return x;
   if (activation == "softmax") return graph.add("softmax", {x}, {}, layer + "/softmax");
   if (activation == "log_softmax") return graph.add("log_softmax", {x}, {}, layer + "/log_softmax");
+  if (is_composed_activation(activation)) return emit_composed_activation(graph, x, activation, {}, layer);
   return graph.add("activation", {x}, {{"kind", activation}}, layer + "/" + activation);
 }
 

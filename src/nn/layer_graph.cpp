@@ -2,10 +2,13 @@
 // order and shape inference, building and emission are single passes over it.
 #include "nnfit/nn/layer_graph.h"
 
+#include "nnfit/nn/operation_graph.h"
+
 #include <algorithm>
 #include <set>
 
 #include "nnfit/core/error.h"
+#include "nnfit/nn/operation_graph.h"
 
 namespace nnfit {
 
@@ -174,6 +177,17 @@ std::vector<int> LayerGraph::emit(GraphBuilder& builder, const std::vector<int>&
 
 namespace {
 
+// Note [Traced activations]: Keras applies a layer's activation, a function of one tensor,
+// to the output of its computation (Dense: activation(x @ kernel + bias); the convolutions
+// and EinsumDense alike, Activation being the function alone). A Python function given as
+// activation= is traced by nnfit.keras with keras.ops on a symbolic tensor of the layer's
+// output shape (python/nnfit/keras/_traced_activation.py) into an OperationGraph that the
+// layer's Keras entry carries under its "activation" object's "nnfit_trace" key (Keras
+// ignores it and reads the registered name). The reader gives the layer "linear" and the
+// graph; it is emitted here, after the layer's call, where every layer's call is emitted.
+// Layers whose activation is applied inside (recurrent cells) or that are emitted by a
+// wrapper (TimeDistributed, Bidirectional) are refused by the reader, naming them.
+
 // Keras's autocast: a layer computes in its policy's compute dtype (its own policy, else
 // the model's); its floating inputs are cast to it, and so are the variables it reads
 // (GraphBuilder::variable). A layer that computes in float32 under every policy (the
@@ -190,6 +204,9 @@ std::vector<int> call_with_policy(GraphBuilder& builder, Layer& layer, std::vect
   builder.set_compute_dtype(compute);
   if (layer.inference_only()) builder.set_training(false);  // Keras's training=False on this call
   std::vector<int> out = layer.call_masked(builder, in, masks, output_masks);
+  if (const auto& activation = layer.traced_activation()) {  // Note [Traced activations]
+    out[0] = activation->emit(builder.graph(), {out[0]}, layer.name() + "/activation")[0];
+  }
   builder.set_training(outer_training);
   builder.set_compute_dtype(outer);
   if (compute != policy.compute) {
@@ -204,6 +221,29 @@ std::vector<int> call_with_policy(GraphBuilder& builder, Layer& layer, std::vect
 
 std::vector<int> LayerGraph::emit_masked(GraphBuilder& builder, const std::vector<int>& input_values,
                                          const std::vector<int>& input_masks, std::vector<int>& output_masks) const {
+  std::vector<std::size_t> all(outputs_.size());
+  for (std::size_t k = 0; k < all.size(); ++k) all[k] = k;
+  return emit_outputs(builder, input_values, input_masks, all, output_masks);
+}
+
+std::vector<int> LayerGraph::emit_outputs(GraphBuilder& builder, const std::vector<int>& input_values,
+                                          const std::vector<int>& input_masks, const std::vector<std::size_t>& selected,
+                                          std::vector<int>& output_masks) const {
+  std::vector<bool> needed(nodes_.size(), false);  // the calls the selected outputs read, directly or not
+  std::vector<int> stack;
+  for (const std::size_t k : selected) stack.push_back(outputs_.at(k).node);
+  const bool losses = added_losses_ && builder.collect_losses();
+  if (losses) {
+    for (const TensorRef& r : added_loss_feeds_) stack.push_back(r.node);
+  }
+  while (!stack.empty()) {
+    const int i = stack.back();
+    stack.pop_back();
+    if (i < 0 || needed[static_cast<std::size_t>(i)]) continue;
+    needed[static_cast<std::size_t>(i)] = true;
+    for (const TensorRef& r : nodes_[static_cast<std::size_t>(i)].inputs) stack.push_back(r.node);
+    for (const TensorRef& r : nodes_[static_cast<std::size_t>(i)].masks) stack.push_back(r.node);
+  }
   NNFIT_CHECK(input_values.size() == inputs_.size() && input_masks.size() == inputs_.size(), InvalidArgument,
               "internal: ", input_values.size(), " input values for ", inputs_.size(), " inputs");
   std::vector<std::vector<int>> values(nodes_.size()), masks(nodes_.size());
@@ -227,6 +267,7 @@ std::vector<int> LayerGraph::emit_masked(GraphBuilder& builder, const std::vecto
       masks[i] = {input_masks[static_cast<std::size_t>(n.input_index)]};
       continue;
     }
+    if (!needed[i]) continue;
     std::vector<int> in, in_masks;
     for (const TensorRef& r : n.inputs) {
       in.push_back(values[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
@@ -266,13 +307,34 @@ std::vector<int> LayerGraph::emit_masked(GraphBuilder& builder, const std::vecto
       }
     }
   }
+  if (losses) {
+    std::vector<int> feeds;
+    for (const TensorRef& r : added_loss_feeds_) {
+      feeds.push_back(values[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
+    }
+    emit_added_losses(builder, *added_losses_, feeds, "add_loss");
+  }
   std::vector<int> out;
   output_masks.clear();
-  for (const TensorRef& r : outputs_) {
+  for (const std::size_t k : selected) {
+    const TensorRef& r = outputs_[k];
     out.push_back(values[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
     output_masks.push_back(masks[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
   }
   return out;
+}
+
+void LayerGraph::set_added_losses(std::shared_ptr<const OperationGraph> losses, std::vector<TensorRef> feeds,
+                                  std::string keras_json) {
+  NNFIT_CHECK(losses && losses->num_inputs() == feeds.size(), InvalidArgument, "add_loss: ", feeds.size(),
+              " values for a loss graph of ", losses ? losses->num_inputs() : 0, " inputs");
+  for (const TensorRef& r : feeds) {
+    NNFIT_CHECK(r.node >= 0 && static_cast<std::size_t>(r.node) < nodes_.size(), InvalidArgument,
+                "add_loss: a value of node ", r.node, " of ", nodes_.size());
+  }
+  added_losses_ = std::move(losses);
+  added_loss_feeds_ = std::move(feeds);
+  added_losses_json_ = std::move(keras_json);
 }
 
 std::vector<std::unique_ptr<Layer>> LayerGraph::release_layers() {

@@ -20,7 +20,7 @@ namespace nnfit {
 namespace {
 
 // "RootMeanSquaredError" -> "root_mean_squared_error"; Keras's short names.
-std::string canonical(const std::string& name) {
+std::string canonical_metric(const std::string& name) {
   std::string out;
   for (std::size_t i = 0; i < name.size(); ++i) {
     const char c = name[i];
@@ -66,7 +66,7 @@ bool in_top_k(const float* p, std::int64_t classes, std::int64_t label, std::int
   return above < k;
 }
 
-std::string kind_of(const MetricSpec& s) { return canonical(s.class_name.empty() ? s.name : s.class_name); }
+std::string kind_of(const MetricSpec& s) { return canonical_metric(s.class_name.empty() ? s.name : s.class_name); }
 
 }  // namespace
 
@@ -74,7 +74,8 @@ bool operator==(const MetricSpec& a, const MetricSpec& b) {
   return a.name == b.name && kind_of(a) == kind_of(b) && a.threshold == b.threshold && a.top_k == b.top_k &&
          a.class_id == b.class_id && a.k == b.k && a.num_thresholds == b.num_thresholds &&
          a.thresholds == b.thresholds && a.curve == b.curve && a.summation_method == b.summation_method &&
-         a.from_logits == b.from_logits && a.average == b.average && a.beta == b.beta && a.traced == b.traced;
+         a.from_logits == b.from_logits && a.average == b.average && a.beta == b.beta && a.traced == b.traced &&
+         a.keras_function == b.keras_function;
 }
 
 void Metric::reset() {
@@ -106,7 +107,10 @@ Metric::Metric(const MetricSpec& spec, const Loss& loss, const TensorDesc& pred)
     std::string list;
     for (const char* n : kKnown) list += std::string(list.empty() ? "" : ", ") + n;
     throw InvalidArgument("unknown metric '" + name + "'; supported: " + list +
-                          ", acc, mae, mse, rmse, or their Keras class names (the loss is always reported as 'loss')");
+                              ", acc, mae, mse, rmse, or their Keras class names (the loss is always reported as 'loss')",
+                          "Keras's other metrics (KLDivergence, R2Score, the IoU family, ...) are computed by nnfit.keras "
+                          "in Python, which traces them into the engine: load the model there (keras.models.load_model) "
+                          "to train or evaluate it with them");
   }
   const bool wants_ids = resolved_ == "sparse_categorical_accuracy" || resolved_ == "sparse_top_k_categorical_accuracy";
   if (wants_ids) {

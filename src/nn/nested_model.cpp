@@ -26,7 +26,20 @@ void NestedModel::check_inputs(const std::vector<Shape>& inputs) const {
 
 std::vector<Shape> NestedModel::compute_output_shapes(const std::vector<Shape>& inputs) const {
   check_inputs(inputs);
-  return graph_.output_shapes();
+  if (!graph_.has_unknown_dims()) return graph_.output_shapes();
+  // Inputs known per batch (Note [Shapes known per batch]): the inner graph's outputs for
+  // the shapes this call brings, unknown or the batch's own.
+  const auto shapes = graph_.infer_shapes(inputs);
+  std::vector<Shape> out;
+  for (const TensorRef& r : graph_.outputs()) out.push_back(shapes[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
+  return out;
+}
+
+bool NestedModel::supports_unknown_dims() const {
+  for (const auto& l : graph_.layers()) {
+    if (!l->supports_unknown_dims()) return false;
+  }
+  return true;
 }
 
 void NestedModel::build_for(const std::vector<Shape>& inputs, WeightFactory& weights) {

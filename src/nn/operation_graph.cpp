@@ -50,4 +50,17 @@ std::vector<int> OperationGraph::emit(Graph& g, const std::vector<int>& inputs, 
   return out;
 }
 
+void emit_added_losses(GraphBuilder& builder, const OperationGraph& losses, const std::vector<int>& feeds,
+                       const std::string& prefix) {
+  if (!builder.collect_losses()) return;
+  Graph& g = builder.graph();
+  for (int v : losses.emit(g, feeds, prefix)) {
+    if (g.desc(v).dtype != DType::f32) v = g.add("cast", {v}, Attrs{{"dtype", std::string("float32")}}, prefix);
+    if (g.desc(v).shape.rank() > 0) {
+      v = g.add("reduce", {v}, Attrs{{"kind", std::string("sum")}, {"keepdims", std::int64_t{0}}}, prefix);
+    }
+    builder.add_loss(v);
+  }
+}
+
 }  // namespace nnfit

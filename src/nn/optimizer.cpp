@@ -14,9 +14,11 @@ Optimizer::Optimizer(OptimizerOptions o) : options_(std::move(o)) {
   double default_lr;
   if (n == "sgd") default_lr = 0.01;
   else if (n == "adam" || n == "adamw" || n == "rmsprop" || n == "adagrad" || n == "adamax" || n == "lion" ||
-           n == "adadelta" || n == "nadam" || n == "ftrl") default_lr = 0.001;
+           n == "adadelta" || n == "nadam" || n == "ftrl" || n == "lamb" || n == "adafactor") default_lr = 0.001;
+  else if (n == "schedulefreeadamw") default_lr = 0.0025;
   else throw InvalidArgument("unknown optimizer '" + options_.name +
-                             "'; supported: sgd, adam, adamw, rmsprop, adagrad, adamax, lion, adadelta, nadam, ftrl");
+                             "'; supported: sgd, adam, adamw, rmsprop, adagrad, adamax, lion, adadelta, nadam, ftrl, lamb, adafactor, "
+                             "schedulefreeadamw");
   if (!options_.learning_rate) options_.learning_rate = std::make_shared<ConstantLearningRate>(default_lr);
   if (n == "adamw" && options_.weight_decay < 0) options_.weight_decay = 0.004;
   if (n != "adamw" && options_.weight_decay < 0) options_.weight_decay = 0.0;
@@ -43,6 +45,9 @@ Optimizer::Optimizer(OptimizerOptions o) : options_(std::move(o)) {
                   options_.beta >= 0,
               InvalidArgument, n,
               ": learning_rate_power must be <= 0 and the regularization strengths and beta >= 0 (as in Keras)");
+  NNFIT_CHECK(options_.warmup_steps >= 0, InvalidArgument, n, ": warmup_steps must not be negative");
+  NNFIT_CHECK(options_.clip_threshold > 0 && options_.epsilon_1 >= 0 && options_.epsilon_2 >= 0, InvalidArgument, n,
+              ": clip_threshold must be positive and epsilon_1, epsilon_2 >= 0");
   NNFIT_CHECK(options_.clipnorm >= 0 && options_.global_clipnorm >= 0 && options_.clipvalue >= 0, InvalidArgument, n,
               ": clipnorm, global_clipnorm and clipvalue must not be negative");
   NNFIT_CHECK((options_.clipnorm > 0) + (options_.global_clipnorm > 0) + (options_.clipvalue > 0) <= 1, InvalidArgument,
@@ -83,13 +88,26 @@ double Optimizer::slot_initial_value(int k) const {
   return accumulator && k == 0 ? options_.initial_accumulator_value : 0.0;
 }
 
+Shape Optimizer::slot_shape(int k, const Shape& v) const {
+  if (options_.name != "adafactor" || k >= 2) return v;
+  if (v.rank() < 2) return Shape{};
+  std::vector<std::int64_t> d(v.dims().begin(), v.dims().end() - 1);  // r: without the last axis
+  if (k == 1) d[d.size() - 1] = v.dims().back();                       // c: without the one before it
+  return Shape(d);
+}
+
+bool Optimizer::slot_is_placeholder(int k, const Shape& v) const {
+  return options_.name == "adafactor" && k < 2 && v.rank() < 2;
+}
+
 int Optimizer::num_slots() const {
   const std::string& n = options_.name;
+  if (n == "adafactor") return 3;  // r, c, v (Keras's order)
   if (n == "sgd") return options_.momentum > 0 ? 1 : 0;
   if (n == "rmsprop") return 1 + (options_.momentum > 0 ? 1 : 0) + (options_.centered ? 1 : 0);
   if (n == "adagrad" || n == "lion") return 1;  // accumulator; momentum
   if ((n == "adam" || n == "adamw") && options_.amsgrad) return 3;  // m, v, v_hat
-  return 2;  // adam, adamw, nadam: m, v; adamax: m, u; adadelta: accumulated grad and delta; ftrl: accumulator, linear
+  return 2;  // adam, adamw, nadam, lamb, schedulefreeadamw: m, v; adamax: m, u; adadelta: accumulated grad and delta; ftrl: accumulator, linear
 }
 
 void Optimizer::emit_update(Graph& graph, int variable, int grad, const std::vector<int>& slots,
@@ -156,6 +174,23 @@ void Optimizer::emit_rule(Graph& graph, int variable, int grad, const std::vecto
     a.set("l2_shrinkage", options_.l2_shrinkage_regularization_strength);
     a.set("beta", options_.beta);
     graph.add_node("ftrl_update", in, a, name + "/ftrl");
+  } else if (n == "lamb") {  // Note [LAMB's trust ratio in two passes]
+    a.set("beta_1", options_.beta_1);
+    a.set("beta_2", options_.beta_2);
+    a.set("epsilon", options_.epsilon);
+    graph.add_node("lamb_update", in, a, name + "/lamb");
+  } else if (n == "schedulefreeadamw") {
+    a.set("beta_1", options_.beta_1);
+    a.set("beta_2", options_.beta_2);
+    a.set("epsilon", options_.epsilon);
+    a.set("warmup_steps", options_.warmup_steps);
+    graph.add_node("schedule_free_update", in, a, name + "/schedule_free_adamw");
+  } else if (n == "adafactor") {  // Note [Adafactor's passes]
+    a.set("beta_2_decay", options_.beta_2_decay);
+    a.set("epsilon_1", options_.epsilon_1);
+    a.set("epsilon_2", options_.epsilon_2);
+    a.set("clip_threshold", options_.clip_threshold);
+    graph.add_node("adafactor_update", in, a, name + "/adafactor");
   } else if (n == "adamax") {
     a.set("beta_1", options_.beta_1);
     a.set("beta_2", options_.beta_2);

@@ -72,7 +72,8 @@ TracedLayer::TracedLayer(std::string name, std::string class_name, std::string o
       object_json_(std::move(object_json)),
       specs_(std::move(weights)),
       graph_(std::move(graph)),
-      sublayers_(std::move(sublayers)) {}
+      sublayers_(std::move(sublayers)),
+      num_outputs_(static_cast<int>(graph_.outputs().size())) {}
 
 std::vector<Layer*> TracedLayer::ordered_layers() const {
   std::vector<Layer*> out;
@@ -93,28 +94,80 @@ std::string TracedLayer::path_of(const Layer& l) const {
 }
 
 void TracedLayer::check_inputs(const std::vector<Shape>& inputs) const {
-  NNFIT_CHECK(inputs.size() == graph_.inputs().size(), InvalidArgument, name(), " (", class_name_, "): traced for ",
-              graph_.inputs().size(), " input(s), called with ", inputs.size());
+  NNFIT_CHECK(inputs.size() == num_inputs(), InvalidArgument, name(), " (", class_name_, "): traced for ",
+              num_inputs(), " input(s), called with ", inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Shape& want = graph_.inputs()[i].shape;
-    NNFIT_CHECK(want == inputs[i], InvalidArgument, name(), " (", class_name_, "): input ", i, " has shape ",
+    bool fits = want.rank() == inputs[i].rank();
+    for (std::int64_t d = 0; fits && d < want.rank(); ++d) fits = want[d] == kUnknownDim || want[d] == inputs[i][d];
+    NNFIT_CHECK(fits, InvalidArgument, name(), " (", class_name_, "): input ", i, " has shape ",
                 inputs[i].to_string(), " but the layer was traced for ", want.to_string(),
                 "; nnfit traces a layer's call once, for the input shape of its first call");
   }
 }
 
+void TracedLayer::set_masks(std::vector<int> mask_inputs, std::vector<MaskSource> output_masks, int mask_outputs) {
+  NNFIT_CHECK(!losses_ && mask_inputs.size() < graph_.inputs().size() && mask_outputs >= 0 &&
+                  static_cast<std::size_t>(mask_outputs) < graph_.outputs().size(),
+              InvalidArgument, name(), " (", class_name_, "): the traced graph has ", graph_.inputs().size(),
+              " inputs and ", graph_.outputs().size(), " outputs, too few for ", mask_inputs.size(), " input masks and ",
+              mask_outputs, " output masks");
+  mask_inputs_ = std::move(mask_inputs);
+  mask_outputs_ = mask_outputs;
+  num_outputs_ = static_cast<int>(graph_.outputs().size()) - mask_outputs;
+  for (const int k : mask_inputs_) {
+    NNFIT_CHECK(k >= 0 && static_cast<std::size_t>(k) < num_inputs(), InvalidArgument, name(), " (", class_name_,
+                "): a mask of input ", k, " of ", num_inputs());
+  }
+  NNFIT_CHECK(output_masks.empty() || output_masks.size() == static_cast<std::size_t>(num_outputs_), InvalidArgument,
+              name(), " (", class_name_, "): ", output_masks.size(), " output masks for ", num_outputs_, " outputs");
+  for (const MaskSource& m : output_masks) {
+    const bool fits = m.kind == MaskSource::Kind::none ||
+                      (m.kind == MaskSource::Kind::input && m.index >= 0 && static_cast<std::size_t>(m.index) < num_inputs()) ||
+                      (m.kind == MaskSource::Kind::output && m.index >= 0 && m.index < mask_outputs);
+    NNFIT_CHECK(fits, InvalidArgument, name(), " (", class_name_, "): an output mask's source ", m.index, " is out of range");
+  }
+  output_masks_ = std::move(output_masks);
+}
+
+void TracedLayer::set_inference_outputs(int first) {
+  if (!losses_) num_outputs_ = first;
+  NNFIT_CHECK(first >= num_outputs_ && static_cast<std::size_t>(first + num_outputs_) == graph_.outputs().size() &&
+                  mask_inputs_.empty() && output_masks_.empty(),
+              InvalidArgument, name(), " (", class_name_, "): the inference outputs start at ", first, " of ",
+              graph_.outputs().size(), " graph outputs, for ", num_outputs_, " call outputs (and no masks)");
+  inference_first_ = first;
+}
+
 void TracedLayer::set_added_losses(std::shared_ptr<const OperationGraph> losses, int outputs) {
-  NNFIT_CHECK(outputs >= 1 && outputs + losses->num_inputs() == graph_.outputs().size(), InvalidArgument, name(), " (",
-              class_name_, "): the traced graph has ", graph_.outputs().size(), " outputs, not the call's ", outputs,
-              " and add_loss's ", losses->num_inputs(), " values");
+  const std::size_t training = inference_first_ >= 0 ? static_cast<std::size_t>(inference_first_) : graph_.outputs().size();
+  NNFIT_CHECK(outputs >= 1 && outputs + mask_outputs_ + losses->num_inputs() == training,
+              InvalidArgument, name(), " (", class_name_, "): the traced graph has ", graph_.outputs().size(),
+              " outputs, not the call's ", outputs, ", ", mask_outputs_, " masks and add_loss's ", losses->num_inputs(),
+              " values");
   losses_ = std::move(losses);
   num_outputs_ = outputs;
 }
 
 std::vector<Shape> TracedLayer::compute_output_shapes(const std::vector<Shape>& inputs) const {
   check_inputs(inputs);
-  std::vector<Shape> out = graph_.output_shapes();
-  if (losses_) out.resize(static_cast<std::size_t>(num_outputs_));
+  std::vector<Shape> out;
+  bool traced = true;
+  for (std::size_t i = 0; i < inputs.size(); ++i) traced = traced && inputs[i] == graph_.inputs()[i].shape;
+  if (traced) {
+    out = graph_.output_shapes();
+  } else {  // one batch's shapes of dimensions known per batch (Note [Shapes known per batch])
+    std::vector<Shape> all = inputs;
+    for (const int k : mask_inputs_) {  // a mask is shaped as its input without the last axis
+      const std::vector<std::int64_t>& d = inputs[static_cast<std::size_t>(k)].dims();
+      all.emplace_back(std::vector<std::int64_t>(d.begin(), d.end() - 1));
+    }
+    const std::vector<std::vector<Shape>> nodes = graph_.infer_shapes(all);
+    for (const TensorRef& r : graph_.outputs()) {
+      out.push_back(nodes[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.index)]);
+    }
+  }
+  out.resize(static_cast<std::size_t>(num_outputs_));
   return out;
 }
 
@@ -137,20 +190,59 @@ void TracedLayer::build_for(const std::vector<Shape>& inputs, WeightFactory& wei
 }
 
 std::vector<int> TracedLayer::call_on(GraphBuilder& builder, const std::vector<int>& inputs) {
-  std::vector<int> out = graph_.emit(builder, inputs);
-  if (!losses_) return out;
-  const std::vector<int> feeds(out.begin() + num_outputs_, out.end());
-  out.resize(static_cast<std::size_t>(num_outputs_));
-  if (!builder.collect_losses()) return out;
-  Graph& g = builder.graph();
-  for (int v : losses_->emit(g, feeds, name() + "/add_loss")) {
-    // Keras's _aggregate_additional_loss: the value as float32, summed.
-    if (g.desc(v).dtype != DType::f32) v = g.add("cast", {v}, Attrs{{"dtype", std::string("float32")}}, name() + "/add_loss");
-    if (g.desc(v).shape.rank() > 0) {
-      v = g.add("reduce", {v}, Attrs{{"kind", std::string("sum")}, {"keepdims", std::int64_t{0}}}, name() + "/add_loss");
-    }
-    builder.add_loss(v);
+  std::vector<int> output_masks;
+  return call_masked(builder, inputs, std::vector<int>(inputs.size(), -1), output_masks);
+}
+
+// Note [Masks of traced layers]: Keras passes a layer whose call takes `mask` the mask of
+// its (only) tensor argument, and sets its outputs' masks from compute_mask when the layer
+// supports masking (Layer.__call__). Whether a mask reaches a layer is known from the
+// model's graph alone, so nnfit.keras asks the engine when it traces the call (the user's
+// Python may branch on `mask is None`) and traces call and compute_mask with symbolic masks
+// as extra inputs; here the masks that flow with the inputs feed them, and the traced
+// output masks flow on. The mask is the engine's: float32 0/1, which keras.ops take as
+// Keras's booleans.
+std::vector<int> TracedLayer::call_masked(GraphBuilder& builder, const std::vector<int>& inputs,
+                                          const std::vector<int>& masks, std::vector<int>& output_masks) {
+  std::vector<int> feed = inputs;
+  for (const int k : mask_inputs_) {
+    const int m = static_cast<std::size_t>(k) < masks.size() ? masks[static_cast<std::size_t>(k)] : -1;
+    NNFIT_CHECK(m >= 0, InvalidArgument, name(), " (", class_name_, "): its call was traced with the mask of input ", k,
+                ", and no mask reaches that input here (a traced layer's call is traced for the masks of its "
+                "first call)");
+    feed.push_back(m);
   }
+  const auto calls = static_cast<std::size_t>(num_outputs_);
+  // Note [Traced layers in two modes]: a call that branches on `training` (keras.io's VAE
+  // sampling: `if not training: return z_mean`) is traced in both modes into one graph whose
+  // outputs past inference_first_ are the inference call's; each mode emits only what its
+  // outputs read, so neither runs the other's branch.
+  std::vector<std::size_t> selected;
+  const bool inference = inference_first_ >= 0 && !builder.training();
+  const std::size_t first = inference ? static_cast<std::size_t>(inference_first_) : 0;
+  const std::size_t end = inference ? first + calls
+                                    : (inference_first_ >= 0 ? static_cast<std::size_t>(inference_first_)
+                                                             : graph_.outputs().size());
+  for (std::size_t k = first; k < end; ++k) selected.push_back(k);
+  std::vector<int> graph_masks;
+  std::vector<int> out = graph_.emit_outputs(builder, feed, std::vector<int>(feed.size(), -1), selected, graph_masks);
+  if (inference) {
+    output_masks.assign(calls, -1);
+    return out;
+  }
+  output_masks.assign(calls, -1);
+  for (std::size_t i = 0; i < output_masks_.size(); ++i) {
+    const MaskSource& m = output_masks_[i];
+    if (m.kind == MaskSource::Kind::input) output_masks[i] = masks[static_cast<std::size_t>(m.index)];
+    if (m.kind == MaskSource::Kind::output) output_masks[i] = out[calls + static_cast<std::size_t>(m.index)];
+  }
+  if (!losses_) {
+    out.resize(calls);
+    return out;
+  }
+  const std::vector<int> feeds(out.begin() + static_cast<std::ptrdiff_t>(calls) + mask_outputs_, out.end());
+  out.resize(calls);
+  emit_added_losses(builder, *losses_, feeds, name() + "/add_loss");
   return out;
 }
 

@@ -1,11 +1,13 @@
 // backend/common/slot_update.h's step scalars: Nadam's momentum product from the step alone
-// (Note [Nadam's schedule without state]) against the running product Keras keeps.
+// (Note [Nadam's schedule without state]) against the running product Keras keeps; Lamb's
+// chunked passes against Keras's update.
 #include "backend/common/slot_update.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 namespace nnfit {
 namespace {
@@ -70,6 +72,60 @@ TEST(SlotStep, OtherRulesLeaveNadamsFieldsAtZero) {
   EXPECT_EQ(s.b1t, std::pow(0.9, 5.0));
   EXPECT_EQ(s.u_prod, 0.0);
   EXPECT_EQ(s.b2t, 0.0);
+}
+
+// Lamb's two chunked passes (Note [LAMB's trust ratio in two passes]) against Keras's
+// update_step written out once over the whole variable, in float as Keras runs it: equal to
+// float rounding, on a size of three chunks; and a zero variable takes the ratio 1.
+void keras_lamb(const OptimizerParams& p, double lr, std::int64_t t, std::vector<float>& w, const std::vector<float>& g,
+                std::vector<float>& m, std::vector<float>& v) {
+  const float b1t = static_cast<float>(std::pow(p.beta_1, t)), b2t = static_cast<float>(std::pow(p.beta_2, t));
+  std::vector<float> u(w.size());
+  float w2 = 0, u2 = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    m[i] += (g[i] - m[i]) * static_cast<float>(1 - p.beta_1);
+    v[i] += (g[i] * g[i] - v[i]) * static_cast<float>(1 - p.beta_2);
+    u[i] = (m[i] / (1 - b1t)) / (std::sqrt(v[i] / (1 - b2t)) + static_cast<float>(p.epsilon));
+    w2 += w[i] * w[i];
+    u2 += u[i] * u[i];
+  }
+  const float ratio = w2 > 0 && u2 > 0 ? std::sqrt(w2) / std::sqrt(u2) : 1.0f;
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] -= ratio * static_cast<float>(lr) * u[i];
+}
+
+TEST(SlotStep, LambsChunkedPassesMatchKerasUpdate) {
+  OptimizerParams p;
+  p.beta_1 = 0.9;
+  p.beta_2 = 0.999;
+  p.epsilon = 1e-7;
+  for (const bool zero_weights : {false, true}) {
+    const std::int64_t n = 2 * kLambChunk + 17;
+    p.numel = n;
+    std::vector<float> w(n), g(n), m(n), v(n);
+    for (std::int64_t i = 0; i < n; ++i) {
+      w[i] = zero_weights ? 0.0f : std::sin(0.1f * i);
+      g[i] = std::cos(0.37f * i);
+      m[i] = 0.01f * std::sin(0.05f * i);
+      v[i] = 0.02f + 0.01f * std::cos(0.03f * i);
+    }
+    std::vector<float> kw = w, km = m, kv = v;
+    const std::int64_t step = 3;
+    keras_lamb(p, 0.01, step + 1, kw, g, km, kv);
+    const SlotStep s = slot_step_at(SlotRule::lamb, p.beta_1, p.beta_2, NadamPrefix{}, 0.01, step);
+    EXPECT_EQ(s.b2t, std::pow(0.999, 4.0));
+    std::vector<double> partials(2 * lamb_chunks(n));
+    ASSERT_EQ(lamb_chunks(n), 3);
+    for (std::int64_t k = 0; k < lamb_chunks(n); ++k) lamb_moments_chunk(p, s, w.data(), g.data(), m.data(), v.data(), n, k, partials.data());
+    const double ratio = lamb_ratio(partials.data(), lamb_chunks(n));
+    if (zero_weights) EXPECT_EQ(ratio, 1.0);
+    for (std::int64_t i = 0; i < n; ++i) lamb_apply_element(p, s, ratio, w.data(), m.data(), v.data(), i);
+    for (std::int64_t i = 0; i < n; ++i) {
+      ASSERT_NEAR(m[i], km[i], 1e-6f * (1 + std::fabs(km[i]))) << i;
+      ASSERT_NEAR(v[i], kv[i], 1e-6f * (1 + std::fabs(kv[i]))) << i;
+      ASSERT_NEAR(w[i], kw[i], 2e-5f * (1 + std::fabs(kw[i]))) << i;
+      if (!zero_weights) ASSERT_NE(w[i], std::sin(0.1f * i)) << i;
+    }
+  }
 }
 
 }  // namespace

@@ -16,7 +16,8 @@ namespace {
 const char* const kUnaryKinds[] = {"negative", "abs",    "sign",   "square", "sqrt",    "rsqrt",   "reciprocal", "exp",
                                    "expm1",    "log",    "log1p",  "log2",   "log10",   "sin",     "cos",        "tan",
                                    "arcsin",   "arccos", "arctan", "sinh",   "cosh",    "arcsinh", "arccosh",    "arctanh",
-                                   "erf",      "floor",  "ceil",   "round",  "logical_not", "trunc", "isnan", "isinf", "isfinite"};
+                                   "erf", "erfc",      "floor",  "ceil",   "round",  "logical_not", "trunc", "isnan", "isinf", "isfinite",
+                                   "stop_gradient"};
 
 TEST(OmpMath, UnaryMatchesReferenceBitForBit) {
   std::uint64_t seed = 1;
@@ -37,7 +38,8 @@ TEST(OmpMath, UnaryMatchesReferenceBitForBit) {
 
 TEST(OmpMath, BroadcastingOpsMatchReferenceBitForBit) {
   std::uint64_t seed = 100;
-  const std::vector<std::pair<Shape, Shape>> pairs = {{Shape{3, 1, 5}, Shape{4, 5}}, {Shape{1}, Shape{150, 129}}, {Shape{200, 1}, Shape{1, 100}}};
+  const std::vector<std::pair<Shape, Shape>> pairs = {{Shape{3, 1, 5}, Shape{4, 5}}, {Shape{1}, Shape{150, 129}}, {Shape{200, 1}, Shape{1, 100}},
+                                                    {Shape{130, 257}, Shape{130, 257}}, {Shape{64, 33}, Shape{1}}};
   for (const char* k : {"add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "floor_divide", "mod", "arctan2",
                         "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
                         "logical_xor"}) {
@@ -55,6 +57,44 @@ TEST(OmpMath, BroadcastingOpsMatchReferenceBitForBit) {
                              0.0f, 0.0f);
     expect_matches_reference(f32_desc("broadcast_to", {{"shape", y.dims()}}, {sb}, {y}), {random_tensor(sb, seed++)}, 0.0f, 0.0f);
   }
+}
+
+// binary_grad and where_grad with operands of dy's shape run in parallel and equal the
+// reference byte for byte (-0 terms included: both give +0); a broadcast operand's
+// gradient sums, and the OpenMP kernel declines it naming why.
+TEST(OmpMath, SameShapeGradientsMatchReferenceByteForByte) {
+  std::uint64_t seed = 300;
+  const auto same_bytes = [](const KernelDesc& d, const std::vector<Tensor>& in) {
+    std::string why;
+    const auto omp = kernel_registry().create("omp:" + d.op, d, DeviceType::cpu, &why);
+    ASSERT_NE(omp, nullptr) << d.op << ": " << why;
+    const std::vector<Tensor> want = run_kernel(*kernel_registry().create("ref:" + d.op, d, DeviceType::cpu, &why), d, in, StepContext{});
+    const std::vector<Tensor> got = run_kernel(*omp, d, in, StepContext{});
+    ASSERT_EQ(want.size(), got.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(0, std::memcmp(want[i].raw(), got[i].raw(), want[i].nbytes())) << d.op << " " << d.attrs.to_string() << " output " << i;
+    }
+  };
+  for (const Shape& s : {Shape{7}, Shape{130, 257}}) {
+    Tensor dy = random_tensor(s, seed++);
+    for (std::int64_t i = 0; i < dy.numel(); i += 5) dy.data<float>()[i] = -0.0f;
+    for (const char* k : {"add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "arctan2", "mod", "floor_divide",
+                          "less", "equal"}) {
+      const Tensor a = random_tensor(s, seed++, 0.1f, 2.0f), b = random_tensor(s, seed++, 0.5f, 2.0f);
+      same_bytes(f32_desc("binary_grad", {{"kind", std::string(k)}}, {s, s, s}, {s, s}), {a, b, dy});
+    }
+    Tensor c = random_tensor(s, seed++);
+    for (std::int64_t i = 0; i < c.numel(); i += 3) c.data<float>()[i] = 0.0f;
+    same_bytes(f32_desc("where_grad", {{"a_shape", s.dims()}, {"b_shape", s.dims()}}, {s, s}, {s, s}), {c, dy});
+  }
+  std::string why;
+  const Shape y{4, 5}, one{1};
+  EXPECT_EQ(kernel_registry().create("omp:binary_grad", f32_desc("binary_grad", {{"kind", std::string("add")}}, {y, one, y}, {y, one}),
+                                     DeviceType::cpu, &why),
+            nullptr);
+  EXPECT_NE(why.find("broadcast"), std::string::npos) << why;
+  expect_matches_reference(f32_desc("binary_grad", {{"kind", std::string("multiply")}}, {y, one, y}, {y, one}),
+                           {random_tensor(y, 1), random_tensor(one, 2), random_tensor(y, 3)}, 0.0f, 0.0f, /*expect_fast=*/false);
 }
 
 // nan_to_num: NaN, +inf and -inf among finite values, large and small; the reference's

@@ -53,6 +53,10 @@ TEST(OmpMoreOps, SlotUpdatesAreBitIdentical) {
       {"nadam_update", adam_like, 2},
       {"ftrl_update",
        {{"learning_rate_power", -0.5}, {"l1", 0.01}, {"l2", 0.02}, {"l2_shrinkage", 0.03}, {"beta", 0.1}},
+       2},      {"lamb_update", adam_like, 2},  // Shape{20011}: five chunks of the trust ratio's norms
+      // Steps 0 and 4 inside a warm-up of 3 and after it.
+      {"schedule_free_update",
+       {{"beta_1", 0.9}, {"beta_2", 0.999}, {"epsilon", 1e-8}, {"warmup_steps", std::int64_t{3}}},
        2},
   };
   std::uint64_t seed = 100;
@@ -68,6 +72,31 @@ TEST(OmpMoreOps, SlotUpdatesAreBitIdentical) {
         SCOPED_TRACE(std::string(c.op) + " " + s.to_string() + " step " + std::to_string(step));
         expect_bitwise(make_desc(c.op, c.attrs, in, {}), in, ctx);
       }
+    }
+  }
+}
+
+// Adafactor's r and c are shaped apart from the variable (scalars below rank 2): factored
+// matrices (one spanning two chunks of the RMS sums, a batch of three), unfactored vectors.
+TEST(OmpMoreOps, AdafactorIsBitIdentical) {
+  const Attrs attrs{{"beta_2_decay", -0.8}, {"epsilon_1", 1e-30}, {"epsilon_2", 1e-3}, {"clip_threshold", 1.0}};
+  std::uint64_t seed = 150;
+  for (const Shape& s : {Shape{1}, Shape{7}, Shape{20011}, Shape{70, 90}, Shape{3, 5, 11}}) {
+    std::vector<std::int64_t> r(s.dims().begin(), s.dims().end() - (s.rank() >= 2 ? 1 : s.rank()));
+    std::vector<std::int64_t> c;
+    if (s.rank() >= 2) {
+      c.assign(s.dims().begin(), s.dims().end() - 2);
+      c.push_back(s.dims().back());
+    }
+    for (std::int64_t step : {0, 4}) {
+      StepContext ctx;
+      ctx.learning_rate = 0.01f;
+      ctx.step = step;
+      std::vector<Tensor> in = {random_tensor(s, seed++), random_tensor(s, seed++),
+                                random_tensor(Shape(r), seed++, 0.05f, 1.0f), random_tensor(Shape(c), seed++, 0.05f, 1.0f),
+                                random_tensor(s, seed++, 0.05f, 1.0f)};
+      SCOPED_TRACE(s.to_string() + " step " + std::to_string(step));
+      expect_bitwise(make_desc("adafactor_update", attrs, in, {}), in, ctx);
     }
   }
 }
@@ -283,7 +312,7 @@ TEST(OmpMoreOps, AffineOpsAreBitIdentical) {
   const struct {
     const char* kind;
     double lo, hi;
-  } kKinds[] = {{"translation", -0.2, 0.3}, {"rotation", -0.1, 0.1}, {"zoom", -0.3, 0.2}};
+  } kKinds[] = {{"translation", -0.2, 0.3}, {"rotation", -0.1, 0.1}, {"zoom", -0.3, 0.2}, {"shear", -0.2, 0.3}};
   for (const Shape& s : kImages) {
     for (const char* fill : {"reflect", "wrap", "constant", "nearest"}) {
       for (const char* interpolation : {"bilinear", "nearest"}) {

@@ -454,6 +454,29 @@ TEST(RefTrainValues, NoiseMoments) {
   auto [m, v] = moments(run_ref("noise", add, {zero}, {TensorDesc{Shape{n}}})[0]);
   EXPECT_NEAR(m, 0.0, 0.01);
   EXPECT_NEAR(v, 0.25, 0.01);
+  // keras.random.uniform and truncated_normal in a traced call: x + value·draw.
+  Attrs uniform{{"kind", std::string("uniform_add")}, {"value", 2.0}, {"seed", std::int64_t{3}}};
+  const Tensor u = run_ref("noise", uniform, {zero}, {TensorDesc{Shape{n}}})[0];
+  std::tie(m, v) = moments(u);
+  EXPECT_NEAR(m, 1.0, 0.01);
+  EXPECT_NEAR(v, 4.0 / 12.0, 0.01);
+  for (std::int64_t i = 0; i < n; ++i) ASSERT_TRUE(u.data<float>()[i] >= 0.0f && u.data<float>()[i] < 2.0f);
+  Attrs truncated{{"kind", std::string("truncated_normal_add")}, {"value", 0.5}, {"seed", std::int64_t{3}}};
+  const Tensor t = run_ref("noise", truncated, {zero}, {TensorDesc{Shape{n}}})[0];
+  std::tie(m, v) = moments(t);
+  EXPECT_NEAR(m, 0.0, 0.01);
+  EXPECT_NEAR(v, 0.25 * 0.77374, 0.01);  // a standard normal within (-2, 2) has variance 0.77374
+  for (std::int64_t i = 0; i < n; ++i) ASSERT_LT(std::abs(t.data<float>()[i]), 1.0f);
+  // gamma_add (MixUp's and CutMix's Beta draws): a Gamma(rate, 1) draw has mean and
+  // variance rate, on both sides of rate 1 (rate < 1 boosts a Gamma(rate + 1) draw).
+  for (double rate : {0.2, 2.5}) {
+    Attrs gamma{{"kind", std::string("gamma_add")}, {"value", 1.0}, {"rate", rate}, {"seed", std::int64_t{3}}};
+    const Tensor g = run_ref("noise", gamma, {zero}, {TensorDesc{Shape{n}}})[0];
+    std::tie(m, v) = moments(g);
+    EXPECT_NEAR(m, rate, 0.02 * rate + 0.005) << rate;
+    EXPECT_NEAR(v, rate, 0.05 * rate + 0.005) << rate;
+    for (std::int64_t i = 0; i < n; ++i) ASSERT_GE(g.data<float>()[i], 0.0f);
+  }
   Attrs mul{{"kind", std::string("gaussian_mul")}, {"value", 0.2}, {"seed", std::int64_t{3}}};
   const auto out = run_ref("noise", mul, {x}, {TensorDesc{Shape{n}}, TensorDesc{Shape{n}}});
   std::tie(m, v) = moments(out[1]);

@@ -4,6 +4,7 @@
 // domain, ties (min, maximum/minimum, argmax) and zeros (prod's gradient).
 #include <array>
 #include <cmath>
+#include <limits>
 
 #include "backend/common/math_fns.h"
 #include "cuda_host/cuda_host_harness.h"
@@ -20,7 +21,8 @@ Attrs kind(const std::string& k) { return Attrs{{"kind", k}}; }
 const char* const kUnaryKinds[] = {"negative", "abs",    "sign",   "square", "sqrt",    "rsqrt",   "reciprocal", "exp",
                                    "expm1",    "log",    "log1p",  "log2",   "log10",   "sin",     "cos",        "tan",
                                    "arcsin",   "arccos", "arctan", "sinh",   "cosh",    "arcsinh", "arccosh",    "arctanh",
-                                   "erf",      "floor",  "ceil",   "round",  "logical_not", "trunc", "isnan", "isinf", "isfinite"};
+                                   "erf", "erfc",      "floor",  "ceil",   "round",  "logical_not", "trunc", "isnan", "isinf", "isfinite",
+                                   "stop_gradient"};
 const char* const kBinaryKinds[] = {"add",     "subtract",  "multiply", "divide",     "power",   "maximum",       "minimum",
                                     "floor_divide", "mod",  "arctan2",  "equal",      "not_equal", "less",        "less_equal",
                                     "greater", "greater_equal", "logical_and", "logical_or", "logical_xor"};
@@ -202,6 +204,20 @@ std::vector<OpCase> math_cases() {
                const KernelDesc d{"arg_reduce", a, {f32(shape)}, {{y, DType::i32}}, "test/arg_reduce"};
                for (DType dt : float_dtypes()) expect_cuda_host_matches_reference(d, {x}, dt);
              }
+           }
+         }
+       }},
+      {"argsort",
+       [] {
+         std::uint64_t seed = 1050;
+         for (const auto& [shape, axis] : std::vector<std::pair<Shape, std::int64_t>>{{Shape{4, 5, 6}, 1}, {Shape{4, 5, 6}, -1}, {Shape{300, 3}, 0}, {Shape{9}, 0}}) {
+           Tensor x = random_tensor(shape, seed++);
+           for (std::int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::round(x.data<float>()[i] * 3.0f);  // ties
+           x.data<float>()[3] = std::numeric_limits<float>::quiet_NaN();
+           for (std::int64_t descending : {0, 1}) {
+             const Attrs a{{"axis", axis}, {"descending", descending}};
+             const KernelDesc d{"argsort", a, {f32(shape)}, {{shape, DType::i32}}, "test/argsort"};
+             for (DType dt : float_dtypes()) expect_cuda_host_matches_reference(d, {x}, dt);
            }
          }
        }},

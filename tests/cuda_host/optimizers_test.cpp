@@ -158,11 +158,36 @@ std::vector<OpCase> optimizer_cases() {
       {"lion_update", {{"beta_1", 0.9}, {"beta_2", 0.99}}, 1},
       {"adadelta_update", {{"rho", 0.95}, {"epsilon", 1e-7}}, 2},
       {"nadam_update", adam_like, 2},
-      {"ftrl_update", {{"learning_rate_power", -0.5}, {"l1", 0.01}, {"l2", 0.02}, {"l2_shrinkage", 0.03}, {"beta", 0.1}}, 2},
+      {"ftrl_update", {{"learning_rate_power", -0.5}, {"l1", 0.01}, {"l2", 0.02}, {"l2_shrinkage", 0.03}, {"beta", 0.1}}, 2},      {"lamb_update", adam_like, 2},
+      {"schedule_free_update",
+       {{"beta_1", 0.9}, {"beta_2", 0.999}, {"epsilon", 1e-8}, {"warmup_steps", std::int64_t{3}}},
+       2},
   };
   for (const auto& r : kRules) {
     cases.push_back({r.op, [r] { check_slot_rule(r.op, r.attrs, r.slots); }});
   }
+  cases.push_back({"adafactor_update", [] {
+                     // The OpenMP test's shapes: factored (two RMS chunks, a batch of three) and not.
+                     const Attrs attrs{{"beta_2_decay", -0.8}, {"epsilon_1", 1e-30}, {"epsilon_2", 1e-3},
+                                       {"clip_threshold", 1.0}};
+                     std::uint64_t seed = 150;
+                     for (const Shape& s : {Shape{1}, Shape{7}, Shape{20011}, Shape{70, 90}, Shape{3, 5, 11}}) {
+                       std::vector<std::int64_t> r(s.dims().begin(), s.dims().end() - (s.rank() >= 2 ? 1 : s.rank()));
+                       std::vector<std::int64_t> c;
+                       if (s.rank() >= 2) {
+                         c.assign(s.dims().begin(), s.dims().end() - 2);
+                         c.push_back(s.dims().back());
+                       }
+                       for (std::int64_t step : {0, 4}) {
+                         const std::vector<Tensor> in{random_tensor(s, seed++), random_tensor(s, seed++),
+                                                      random_tensor(Shape(r), seed++, 0.05f, 1.0f),
+                                                      random_tensor(Shape(c), seed++, 0.05f, 1.0f),
+                                                      random_tensor(s, seed++, 0.05f, 1.0f)};
+                         expect_cuda_host_matches_reference(update_desc("adafactor_update", attrs, in), in, DType::f32,
+                                                            0.0f, 0.0f, step_ctx(step));
+                       }
+                     }
+                   }});
   cases.push_back({"ema_update", [] {
                      std::uint64_t seed = 200;
                      for (const Shape& s : kShapes) {

@@ -9,14 +9,14 @@ namespace {
 
 void check_noise() {
   std::uint64_t seed = 4000;
-  for (const char* kind : {"gaussian_add", "gaussian_mul", "alpha_dropout"}) {
+  for (const char* kind : {"gaussian_add", "uniform_add", "truncated_normal_add", "gamma_add", "gaussian_mul", "alpha_dropout"}) {
     for (const Shape& s : {Shape{1}, Shape{3, 257}, Shape{8, 6, 6, 4}}) {
       for (std::int64_t step : {0, 7}) {
         SCOPED_TRACE(std::string(kind) + " " + s.to_string() + " step " + std::to_string(step));
-        const Attrs a{{"kind", std::string(kind)}, {"value", 0.3}, {"seed", std::int64_t{11}}};
+        const Attrs a{{"kind", std::string(kind)}, {"value", 0.3}, {"rate", 0.7}, {"seed", std::int64_t{11}}};
         const Tensor x = random_tensor(s, seed++);
         std::vector<TensorDesc> outs{f32(s)};
-        if (std::string(kind) != "gaussian_add") outs.push_back(f32(s));
+        if (std::string(kind) == "gaussian_mul" || std::string(kind) == "alpha_dropout") outs.push_back(f32(s));
         StepContext ctx;
         ctx.seed = 99;
         ctx.step = step;

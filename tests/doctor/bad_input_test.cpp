@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "doctor/probes.h"
 #include "fake_root.h"
 #include "nnfit/core/error.h"
 #include "nnfit/doctor/report.h"
@@ -111,6 +112,37 @@ TEST(DoctorBadInput, FifoHugeMacroAndOddWheelNames) {
   EXPECT_NE(fifo->detail.find("FIFO"), std::string::npos) << fifo->detail;
   EXPECT_NE(r.find("toolkit:/usr/local/cuda-12.2"), nullptr);
   EXPECT_FALSE(format_json(r.checks, r.facts).empty());
+}
+
+// The doctor_root fuzz target overflowed the stack in std::regex's executor, which recursed
+// once per character a repeat matched: every patterned file now holds one line of most of the
+// 1 MiB a probe reads, where each pattern's repeat runs the whole line.
+TEST(DoctorBadInput, MegabyteLinesInEveryPatternedFile) {
+  const std::size_t n = 300000;
+  const std::string digits(n, '1'), dots(n, '.'), spaces(n, ' ');
+  FakeRoot root;
+  root.write("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  " + digits + "\n");
+  root.write("/usr/local/cuda-12.2/bin/nvcc", "");
+  root.write("/usr/local/cuda-12.2/version.txt", "CUDA Version" + spaces + "12." + digits + "\n");
+  root.write("/usr/include/oneapi/dnnl/dnnl_version.h", "#define DNNL_VERSION_MAJOR" + spaces + digits + "\n");
+  const std::string site = root.venv("/root/venv", "3.11");
+  root.write("/root/venv/pyvenv.cfg", "home = /usr/bin\nversion =" + spaces + "3" + dots + "\n");
+  root.dist_info(site, "tensorflow", "2.15.0");
+  root.write(site + "/tensorflow/python/platform/build_info.py",
+             "build_info = {'is_cuda_build':" + spaces + "True, 'cuda_compute_capabilities': ['sm_" + digits +
+                 "'], 'cuda_version': '" + std::string(n, 'x') + "'}\n");
+  root.dist_info(site, "torch", "2.1.0");
+  root.write(site + "/torch/version.py", "__version__ = '" + dots + "'\ncuda: Optional[str] =" + spaces + "'12.1'\n");
+  DoctorRun r = run_doctor(root, {{"PATH", "/usr/local/cuda-12.2/bin:/usr/bin"}}, {"/root/venv"});
+  EXPECT_EQ(r.find("toolkit:/usr/local/cuda-12.2")->title.substr(0, 18), "CUDA toolkit 12.11");
+  ASSERT_EQ(r.facts.envs.size(), 1u);
+  EXPECT_EQ(r.facts.envs[0].python_version.size(), n + 1);
+  EXPECT_FALSE(format_text(r.checks, r.facts).empty());
+  std::string impl, version;
+  ASSERT_TRUE(parse_mpirun_version("mpirun (Open MPI)" + spaces + "4" + dots, impl, version));
+  EXPECT_EQ(version.size(), n + 1);
+  ASSERT_TRUE(parse_mpirun_version("HYDRA build details:" + spaces + "Version:" + spaces + "4.0.2", impl, version));
+  EXPECT_EQ(impl + " " + version, "MPICH 4.0.2");
 }
 
 TEST(DoctorBadInput, CsvErrorsNameFileAndLine) {

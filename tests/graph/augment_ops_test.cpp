@@ -28,7 +28,7 @@ TEST(GradientCheck, RandomFlip) {
 }
 
 TEST(GradientCheck, RandomAffineEveryKindFillAndInterpolation) {
-  for (const char* kind : {"translation", "rotation", "zoom"}) {
+  for (const char* kind : {"translation", "rotation", "zoom", "shear"}) {
     for (const char* fill : {"reflect", "wrap", "constant", "nearest"}) {
       for (const char* interpolation : {"bilinear", "nearest"}) {
         check({"random_affine", affine_attrs(kind, fill, interpolation), {random(Shape{3, 5, 6, 2}, 81)}});
@@ -149,7 +149,7 @@ TEST(RandomAugment, ContrastFactorsSpanTheirRangeAndOutputsAreClipped) {
 TEST(RandomAugment, AffineDrawsStayInTheirRanges) {
   const std::int64_t n = 2000, h = 5, w = 6;
   Tensor x = random(Shape{n, h, w, 1}, 94);
-  for (const char* kind : {"translation", "rotation", "zoom"}) {
+  for (const char* kind : {"translation", "rotation", "zoom", "shear"}) {
     SCOPED_TRACE(kind);
     const Tensor t = run_op("random_affine", affine_attrs(kind, "reflect", "bilinear"), x, 1)[1];
     double hsum = 0.0, hmin = 1e9, hmax = -1e9;
@@ -163,6 +163,15 @@ TEST(RandomAugment, AffineDrawsStayInTheirRanges) {
         hv = std::atan2(m[3], m[0]) / 6.283185307179586;  // the fraction of a turn
         wv = 0.1;
         ASSERT_NEAR(m[0], m[4], 1e-6f);
+      } else if (std::string(kind) == "shear") {
+        // Keras's shear matrix, both factors negated together for about half the samples.
+        ASSERT_EQ(m[0], 1.0f);
+        ASSERT_EQ(m[4], 1.0f);
+        ASSERT_EQ(m[2], 0.0f);
+        ASSERT_EQ(m[5], 0.0f);
+        hv = m[3];  // the range is symmetric, so negated draws stay in it
+        ASSERT_LE(std::abs(m[1]), 0.4 + 1e-6);
+        wv = 0.1;
       } else {
         hv = m[4] - 1.0;
         wv = m[0] - 1.0;
@@ -183,7 +192,7 @@ TEST(RandomAugment, AffineDrawsStayInTheirRanges) {
 
 TEST(RandomAugment, ZeroFactorsTransformNothing) {
   Tensor x = random(Shape{4, 5, 6, 3}, 93);
-  for (const char* kind : {"translation", "rotation", "zoom"}) {
+  for (const char* kind : {"translation", "rotation", "zoom", "shear"}) {
     for (const char* interpolation : {"bilinear", "nearest"}) {
       Attrs a = affine_attrs(kind, "reflect", interpolation);
       for (const char* k : {"height_lower", "height_upper", "width_lower", "width_upper"}) a.set(k, 0.0);
@@ -201,7 +210,7 @@ TEST(RandomAugment, BadAttributesAndShapesNameTheOp) {
   const int flat = g.add_variable("flat", Tensor::zeros(Shape{2, 12}));
   EXPECT_THROW(g.add_node("random_flip", {x}, {{"mode", std::string("diagonal")}}, "f"), InvalidArgument);
   EXPECT_THROW(g.add_node("random_flip", {flat}, {{"mode", std::string("vertical")}}, "f"), InvalidArgument);
-  Attrs bad = affine_attrs("shear", "reflect", "bilinear");
+  Attrs bad = affine_attrs("skew", "reflect", "bilinear");
   EXPECT_THROW(g.add_node("random_affine", {x}, bad, "a"), InvalidArgument);
   bad = affine_attrs("zoom", "mirror", "bilinear");
   try {

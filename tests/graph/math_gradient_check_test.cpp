@@ -14,7 +14,7 @@ TEST(MathGradientCheck, Unary) {
   std::uint64_t seed = 1;
   for (const char* k : {"negative", "abs", "square", "sqrt", "rsqrt", "reciprocal", "exp", "expm1", "log", "log1p", "log2",
                         "log10", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh",
-                        "arctanh", "erf"}) {
+                        "arctanh", "erf", "erfc"}) {
     const std::string s = k;
     float lo = -1.5f, hi = 1.5f;
     if (s == "sqrt" || s == "rsqrt" || s == "log" || s == "log2" || s == "log10" || s == "reciprocal") lo = 0.5f, hi = 2.0f;
@@ -39,6 +39,34 @@ TEST(MathGradientCheck, PiecewiseConstantKindsGiveNoGradient) {
   one.data<float>()[0] = 1.0f;
   const int loss = g.add("reduce", {z}, kind("sum"), "sum");
   EXPECT_EQ(gradients(g, loss, g.add_variable("one", one), {x})[0], -1);
+}
+
+TEST(MathGradientCheck, StopGradientPassesTheValueAndNoGradient) {
+  Graph g;
+  const int x = g.add_variable("x", random(Shape{4}, 2));
+  const int y = g.add("binary", {g.add("unary", {x}, kind("stop_gradient"), "stop"), x}, kind("multiply"), "mul");
+  Tensor one = Tensor::zeros(Shape{});
+  one.data<float>()[0] = 1.0f;
+  const int dx = gradients(g, g.add("reduce", {y}, kind("sum"), "sum"), g.add_variable("one", one), {x})[0];
+  ASSERT_GE(dx, 0) << "x * stop_gradient(x) still depends on x through its second operand";
+  EXPECT_EQ(g.node(g.value(dx).producer).op, "binary_grad") << "one path only: the multiply's, never the stopped one";
+}
+
+// Values computed after stop_gradient depend on nothing autodiff differentiates, so an op
+// without a gradient rule may follow (Equalization's histogram: gather_grad's scatter-add of
+// ones at bins derived from stop_gradient(x)), and x still gets the other path's gradient.
+TEST(MathGradientCheck, OpsWithoutGradientRulesMayFollowStopGradient) {
+  Graph g;
+  const int x = g.add_variable("x", random(Shape{4}, 3));
+  Tensor ones = Tensor::zeros(Shape{4, 1});
+  for (int i = 0; i < 4; ++i) ones.data<float>()[i] = 1.0f;
+  const int bins = g.add("unary", {g.add("unary", {x}, kind("stop_gradient"), "stop")}, kind("abs"), "abs");
+  const int hist = g.add("gather_grad", {bins, g.add_variable("ones", ones)}, {{"rows", std::int64_t{8}}}, "hist");
+  const int y = g.add("binary", {x, g.add("reduce", {hist}, kind("sum"), "count")}, kind("multiply"), "mul");
+  Tensor one = Tensor::zeros(Shape{});
+  one.data<float>()[0] = 1.0f;
+  const int dx = gradients(g, g.add("reduce", {y}, kind("sum"), "sum"), g.add_variable("one", one), {x})[0];
+  ASSERT_GE(dx, 0) << "x * count(...) depends on x through its first operand";
 }
 
 // nan_to_num passes dy through where x is finite (every point central differences can

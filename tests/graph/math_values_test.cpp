@@ -28,7 +28,7 @@ std::vector<Tensor> run_ref(const std::string& op, Attrs attrs, const std::vecto
   std::vector<TensorDesc> in;
   for (const Tensor& t : inputs) in.push_back(t.desc());
   KernelDesc desc{op, attrs, in, op_def(op).infer(in, attrs), "values/" + op};
-  if (op == "arg_reduce") desc.outputs[0].dtype = DType::i32;
+  if (op == "arg_reduce" || op == "argsort") desc.outputs[0].dtype = DType::i32;
   std::string why;
   auto k = kernel_registry().create("ref:" + op, desc, DeviceType::cpu, &why);
   EXPECT_NE(k, nullptr) << why;
@@ -63,6 +63,10 @@ TEST(RefMathValues, Unary) {
   expect_values(run_ref("unary", kind("isnan"), {special})[0], Shape{4}, {1, 0, 0, 0}, "isnan");
   expect_values(run_ref("unary", kind("isinf"), {special})[0], Shape{4}, {0, 1, 1, 0}, "isinf");
   expect_values(run_ref("unary", kind("isfinite"), {special})[0], Shape{4}, {0, 0, 0, 1}, "isfinite");
+  expect_values(run_ref("unary", kind("stop_gradient"), {special})[0], Shape{4}, {kNaN, kInf, -kInf, -3}, "stop_gradient");
+  // erfc far in the tail, where 1 - erf(x) in float32 is 0 (C's erfc, as TensorFlow's).
+  const Tensor tail = make(Shape{3}, {0.0f, 4.0f, -1.0f});
+  expect_values(run_ref("unary", kind("erfc"), {tail})[0], Shape{3}, {1.0f, 1.541725790e-08f, 1.842700793f}, "erfc");
   const Tensor p = make(Shape{3}, {4.0f, 1.0f, 0.25f});
   expect_values(run_ref("unary", kind("sqrt"), {p})[0], Shape{3}, {2, 1, 0.5f}, "sqrt");
   expect_values(run_ref("unary", kind("rsqrt"), {p})[0], Shape{3}, {0.5f, 1, 2}, "rsqrt");
@@ -159,6 +163,28 @@ TEST(RefMathValues, WhereArgReduceCumulativeBroadcastTo) {
                 Shape{3}, {9, 4, 2}, "cumprod grad");
   expect_values(run_ref("broadcast_to", Attrs{{"shape", std::vector<std::int64_t>{2, 2, 2}}}, {make(Shape{2, 1}, {7, 8})})[0],
                 Shape{2, 2, 2}, {7, 7, 8, 8, 7, 7, 8, 8}, "broadcast_to");
+}
+
+// argsort: a stable order (ties keep their positions' order), NaNs last in both orders, any
+// axis, and its shape inference (x's shape, int32).
+TEST(RefMathValues, Argsort) {
+  const Tensor x = make(Shape{2, 5}, {3, 1, kNaN, 1, -2, 0, 5, 5, -kInf, kNaN});
+  const auto order = [](const Tensor& t) {
+    std::vector<int> v;
+    for (std::int64_t i = 0; i < t.numel(); ++i) v.push_back(t.data<std::int32_t>()[i]);
+    return v;
+  };
+  Attrs up{{"axis", std::int64_t{1}}};
+  EXPECT_EQ(order(run_ref("argsort", up, {x})[0]), (std::vector<int>{4, 1, 3, 0, 2, 3, 0, 1, 2, 4})) << "ascending";
+  Attrs down{{"axis", std::int64_t{-1}}, {"descending", std::int64_t{1}}};
+  EXPECT_EQ(order(run_ref("argsort", down, {x})[0]), (std::vector<int>{0, 1, 3, 4, 2, 1, 2, 0, 3, 4})) << "descending";
+  const Tensor cols = make(Shape{3, 2}, {2, 0, 1, 0, 3, -1});
+  EXPECT_EQ(order(run_ref("argsort", Attrs{{"axis", std::int64_t{0}}}, {cols})[0]), (std::vector<int>{1, 2, 0, 0, 2, 1}))
+      << "axis 0, a tie in column 1";
+  const auto inferred = op_def("argsort").infer({TensorDesc{Shape{4, 3}, DType::f32}}, Attrs{{"axis", std::int64_t{-1}}});
+  EXPECT_EQ(inferred[0].shape, (Shape{4, 3}));
+  EXPECT_EQ(inferred[0].dtype, DType::i32);
+  EXPECT_THROW(op_def("argsort").infer({TensorDesc{Shape{4, 3}, DType::f32}}, Attrs{{"axis", std::int64_t{2}}}), InvalidArgument);
 }
 
 // Through the planner and executor at each float dtype: broadcasting, a reduction, and

@@ -366,6 +366,7 @@ def regularizer_cases(layers):
         ("Normalization given invert, a zero variance", (3, 2), lambda: layers.Normalization(mean=[3.0, -1.0], variance=[2.0, 0.0], invert=True),
          1e-5),
         ("ActivityRegularization", (6,), lambda: layers.ActivityRegularization(l1=0.05, l2=0.1), 1e-5),
+        ("Identity", (6,), lambda: layers.Identity(), 1e-6),
         ("MultiHeadAttention kernel L2", (4, 3), lambda: _self_attention(layers.MultiHeadAttention(
             2, 2, kernel_regularizer=r.L2(0.05))), 1e-4),
     ]

@@ -1,7 +1,7 @@
-// Device placement (nnfit/model/device_placement.h): parsing the request, reading a fake
+// Device placement (nnfit/backend/device_placement.h): parsing the request, reading a fake
 // driver tree, and the choice with its reason; Note [Placement without the plugin] is
 // checked end to end in tests/e2e/device_test.cpp.
-#include "nnfit/model/device_placement.h"
+#include "nnfit/backend/device_placement.h"
 
 #include <gtest/gtest.h>
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -19,6 +20,7 @@
 #include "nnfit/model/training_callbacks.h"
 #include "nnfit/nn/layers.h"
 #include "nnfit/nn/lr_schedule.h"
+#include "model/keras_json.h"
 
 namespace nnfit {
 namespace {
@@ -71,6 +73,65 @@ TEST_F(HostileModelFiles, AConfigJsonPastItsCapIsRefusedUnread) {
   io::write_zip(path("big.keras"), {{"metadata.json", "{}"}, {"config.json", config}, {"model.weights.h5", "x"}});
   const std::string what = error_of([&] { load_model(path("big.keras")); });
   EXPECT_NE(what.find("member \"config.json\" declares 68157440 bytes; nnfit reads at most 67108864"), std::string::npos)
+      << what;
+}
+
+TEST_F(HostileModelFiles, AWeightsMemberLongerThanItsHdf5FileIsRefusedBeforeInflating) {
+  // The hostile sweep's bomb: model.weights.h5 followed by 1 GiB of deflated spaces loaded
+  // at a 3 GB peak. Here Stored zeros past the end stand for them (the same check refuses
+  // both, from the member's declared size and the superblock's end-of-file address).
+  auto m = small();
+  m->build();
+  save_model(*m, path("m.keras"));
+  std::vector<std::pair<std::string, std::string>> members;
+  {
+    io::ZipReader zip(path("m.keras"));
+    for (const io::ZipMember& member : zip.members()) members.emplace_back(member.name, zip.read(member.name));
+  }
+  std::string& h5 = std::find_if(members.begin(), members.end(), [](const auto& p) {
+                      return p.first == "model.weights.h5";
+                    })->second;
+  const std::string clean = h5;
+  ASSERT_EQ(io::hdf5_end_of_file(clean), clean.size());
+  h5 = clean + std::string(2 << 20, '\0');
+  io::write_zip(path("long.keras"), members);
+  const std::string expected = "model.weights.h5 declares " + std::to_string(h5.size()) +
+                               " bytes, but the HDF5 file in it ends at byte " + std::to_string(clean.size());
+  std::string what = error_of([&] { load_model(path("long.keras")); });
+  EXPECT_NE(what.find(expected), std::string::npos) << what;
+  what = error_of([&] { load_weights(*m, path("long.keras")); });
+  EXPECT_NE(what.find(expected), std::string::npos) << what;
+  h5 = clean + std::string(4096, '\0');  // within the 1 MiB of slack: loads
+  io::write_zip(path("slack.keras"), members);
+  EXPECT_NO_THROW(load_model(path("slack.keras")));
+  h5 = std::string(4096, 'x');  // no superblock at all: refused without reading on
+  io::write_zip(path("junk.keras"), members);
+  what = error_of([&] { load_model(path("junk.keras")); });
+  EXPECT_NE(what.find("not an HDF5 file"), std::string::npos) << what;
+}
+
+TEST_F(HostileModelFiles, ErrorsFromDeepInTheModelNameTheFile) {
+  // The sweep's unclear lines: a config.json value refused by a layer named the layer, not
+  // the file (Note [Load errors name the file]).
+  auto m = small();
+  m->build();
+  save_model(*m, path("m.keras"));
+  std::vector<std::pair<std::string, std::string>> members;
+  {
+    io::ZipReader zip(path("m.keras"));
+    for (const io::ZipMember& member : zip.members()) members.emplace_back(member.name, zip.read(member.name));
+  }
+  for (auto& [name, bytes] : members) {
+    if (name != "config.json") continue;
+    const std::string from = "\"Zeros\"";
+    const std::size_t at = bytes.find(from);
+    ASSERT_NE(at, std::string::npos) << bytes;
+    bytes.replace(at, from.size(), "\"NoSuchInitializer\"");
+  }
+  io::write_zip(path("bad-init.keras"), members);
+  const std::string what = error_of([&] { load_model(path("bad-init.keras")); });
+  EXPECT_EQ(what.rfind(path("bad-init.keras") + ": ", 0), 0u) << what;
+  EXPECT_NE(what.find("layer 'd' (Dense): d/bias: unknown initializer 'no_such_initializer'"), std::string::npos)
       << what;
 }
 
@@ -177,6 +238,24 @@ TEST_F(HostileModelFiles, BackupMetadataCountsAreChecked) {
     const std::string what = error_of([&] { m->fit(x, y, fo); });
     EXPECT_NE(what.find(std::string("training metadata ") + says + ", not a count >= 0"), std::string::npos) << what;
   }
+}
+
+// Keras's naming.to_snake_case names a layer's cell and a metric from a class name that the
+// file gives. The expected names are what Keras 3.15's to_snake_case returns; it was a
+// std::regex_replace whose executor recursed per character, so a class name of a million
+// letters overflowed the stack. (Python also lowercases non-ASCII letters; nnfit keeps them
+// as they are.)
+TEST(KerasSnakeCase, MatchesKerasAndTakesAnyLength) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"Dense", "dense"},         {"BatchNormalization", "batch_normalization"},
+      {"LSTMCell", "lstm_cell"},  {"GRU", "gru"},
+      {"Conv2DTranspose", "conv2d_transpose"}, {"MyHTTPLayer2x", "my_http_layer2x"},
+      {"Add-Layer 2", "add_layer2"}, {"aB", "a_b"}, {"ABc", "a_bc"}, {"__X__Y", "__x__y"},
+      {"ReLUCell", "re_lu_cell"}, {"a", "a"}, {"", ""}};
+  for (const auto& [in, want] : cases) EXPECT_EQ(keras_json::keras_snake_case(in), want) << in;
+  std::string huge;
+  for (int i = 0; i < 500000; ++i) huge += "Ab";
+  EXPECT_EQ(keras_json::keras_snake_case(huge).size(), 1500000u - 1);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// The Keras codecs of the random augmentation layers (keras_codecs/augmentation.cpp):
+// The Keras codecs of the random augmentation layers (keras_codecs/augmentation.cpp:
+// RandomFlip, RandomTranslation, RandomRotation, RandomZoom, RandomShear, RandomContrast):
 // Keras 3.15's configs (as its get_config() printed them) read and are written back key
 // for key in Keras's order; bad factors, fill modes, interpolations and modes are refused
 // naming the layer, the key and the value; tf.keras's forms are refused; and every layer
@@ -42,6 +43,10 @@ const struct {
                                 R"("interpolation": "bilinear", "seed": null, "fill_value": 0.0)")},
     {"RandomContrast", config("c1", R"("factor": [0, 0.3], "value_range": [0, 255], "seed": null)")},
     {"RandomContrast", config("c2", R"("factor": [0.2, 0.5], "value_range": [-1, 1], "seed": 4)")},
+    {"RandomShear", config("s1", R"("x_factor": [-0.2, 0.2], "y_factor": [-0.0, 0.0], "fill_mode": "reflect", )"
+                                 R"("interpolation": "bilinear", "seed": null, "fill_value": 0.0)")},
+    {"RandomShear", config("s2", R"("x_factor": [0.1, 0.3], "y_factor": [-0.5, 0.5], "fill_mode": "constant", )"
+                                 R"("interpolation": "nearest", "seed": 7, "fill_value": 2.0)")},
 };
 
 ojson config_of(const std::string& model_json, const std::string& name) {
@@ -81,6 +86,13 @@ TEST(KerasConfig, AugmentationLayersReadAndWriteBackAsKerasWritesThem) {
   auto c = sequential_from_keras_json(
       keras3_model("[null, 6, 8, 3]", layer("RandomContrast", config("c", R"("factor": 0.4)"))), "c.json");
   EXPECT_EQ(config_of(model_to_keras_json(*c), "c")["factor"], ojson::parse("[0, 0.4]"));
+  auto s = sequential_from_keras_json(
+      keras3_model("[null, 6, 8, 3]", layer("RandomShear", config("s", R"("x_factor": 0.25)"))), "s.json");
+  // RandomShear keeps a number as given (Keras's (-f, f) is refused by Keras's own reader).
+  EXPECT_EQ(config_of(model_to_keras_json(*s), "s")["x_factor"], ojson::parse("0.25"));
+  EXPECT_EQ(config_of(model_to_keras_json(*s), "s")["y_factor"], ojson::parse("0.0"));
+  const auto& shear = dynamic_cast<const RandomAffine&>(*s->layers()[0]);
+  EXPECT_EQ(RandomAffine::factor_range(shear.options().width_factor), (std::pair<double, double>{-0.25, 0.25}));
 }
 
 TEST(KerasConfig, AugmentationLayersAreTheIdentityAtInference) {
@@ -117,6 +129,8 @@ TEST(KerasConfig, AugmentationLayersRefuseBadValuesNamingKeyAndValue) {
       {one("RandomContrast", R"("factor": 0.2, "value_range": [1, 0])"),
        "\"value_range\" must be two numbers [lower, upper], got [1,0]"},
       {one("RandomFlip", R"("mode": "vertical", "factor": 0.1)"), "unknown key \"factor\""},
+      {one("RandomShear", R"("x_factor": 1.5)"), "layers[1] (a): x_factor = 1.5 is outside [0, 1]"},
+      {one("RandomShear", R"("y_factor": [-1.5, 0.2])"), "layers[1] (a): y_factor = [-1.5, 0.2] is outside [-1, 1]"},
   });
   EXPECT_NE(error_of<Unsupported>([] {
               sequential_from_keras_json(

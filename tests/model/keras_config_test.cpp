@@ -349,9 +349,52 @@ TEST(KerasOptimizer, NamesTakeKeras3Defaults) {
   EXPECT_DOUBLE_EQ(Optimizer(ftrl).slot_initial_value(0), 0.1);  // Keras's initial_accumulator_value
   EXPECT_EQ(Optimizer(ftrl).num_slots(), 2);
   EXPECT_EQ(Optimizer(optimizer_from_keras_json(R"("Nadam")", "o")).num_slots(), 2);
+  // Lamb: Adam's keys but amsgrad, written back; momentum and velocity.
+  const OptimizerOptions lamb = optimizer_from_keras_json(
+      R"({"class_name": "Lamb", "config": {"learning_rate": 0.02, "beta_1": 0.8, "epsilon": 1e-5, "weight_decay": 0.1}})",
+      "o");
+  const OptimizerOptions lamb_back = optimizer_from_keras_json(optimizer_to_keras_json(lamb), "w");
+  EXPECT_EQ(lamb_back.name, "lamb");
+  EXPECT_DOUBLE_EQ(lamb_back.beta_1, 0.8);
+  EXPECT_DOUBLE_EQ(lamb_back.beta_2, 0.999);
+  EXPECT_DOUBLE_EQ(lamb_back.epsilon, 1e-5);
+  EXPECT_DOUBLE_EQ(lamb_back.weight_decay, 0.1);
+  EXPECT_EQ(Optimizer(lamb).num_slots(), 2);
+  EXPECT_NE(optimizer_to_keras_json(lamb).find(R"("class_name":"Lamb")"), std::string::npos);
+  std::string lamb_msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"({"class_name": "Lamb", "config": {"amsgrad": false}})", "o"); });
+  EXPECT_NE(lamb_msg.find("unknown key \"amsgrad\""), std::string::npos) << lamb_msg;
+  // Adafactor: its keys written back; r, c and v shaped as Keras's (placeholders below rank 2).
+  const OptimizerOptions adafactor = optimizer_from_keras_json(
+      R"({"class_name": "Adafactor", "config": {"beta_2_decay": -0.5, "epsilon_2": 0.01, "clip_threshold": 0.5, "relative_step": false}})",
+      "o");
+  const OptimizerOptions adafactor_back = optimizer_from_keras_json(optimizer_to_keras_json(adafactor), "w");
+  EXPECT_DOUBLE_EQ(adafactor_back.beta_2_decay, -0.5);
+  EXPECT_DOUBLE_EQ(adafactor_back.epsilon_1, 1e-30);
+  EXPECT_DOUBLE_EQ(adafactor_back.epsilon_2, 0.01);
+  EXPECT_DOUBLE_EQ(adafactor_back.clip_threshold, 0.5);
+  EXPECT_FALSE(adafactor_back.relative_step);
+  const Optimizer af(adafactor);
+  EXPECT_EQ(af.num_slots(), 3);
+  EXPECT_EQ(af.slot_shape(0, Shape{2, 4, 3}), (Shape{2, 4}));
+  EXPECT_EQ(af.slot_shape(1, Shape{2, 4, 3}), (Shape{2, 3}));
+  EXPECT_EQ(af.slot_shape(2, Shape{2, 4, 3}), (Shape{2, 4, 3}));
+  EXPECT_EQ(af.slot_shape(0, Shape{5}), Shape{});
+  EXPECT_TRUE(af.slot_is_placeholder(1, Shape{5}));
+  EXPECT_FALSE(af.slot_is_placeholder(1, Shape{5, 2}));
+  EXPECT_EQ(Optimizer(lamb).slot_shape(0, Shape{5, 2}), (Shape{5, 2}));
+  // ScheduleFreeAdamW: Keras's defaults (rate 0.0025, epsilon 1e-8), warmup_steps written back.
+  const OptimizerOptions sf = optimizer_from_keras_json(R"({"class_name": "ScheduleFreeAdamW", "config": {"warmup_steps": 3}})", "o");
+  EXPECT_EQ(sf.name, "schedulefreeadamw");
+  EXPECT_DOUBLE_EQ((*sf.learning_rate)(0), 0.0025);
+  EXPECT_DOUBLE_EQ(sf.epsilon, 1e-8);
+  EXPECT_EQ(optimizer_from_keras_json(optimizer_to_keras_json(sf), "w").warmup_steps, 3);
+  EXPECT_EQ(Optimizer(sf).num_slots(), 2);
+  const std::string af_msg = error_of<InvalidArgument>(
+      [] { optimizer_from_keras_json(R"({"class_name": "Adafactor", "config": {"clip_threshold": 0}})", "o"); });
+  EXPECT_NE(af_msg.find("clip_threshold must be positive"), std::string::npos) << af_msg;
   std::string msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"("Muon")", "cfg.json: compile.optimizer"); });
   EXPECT_NE(msg.find("unknown optimizer \"Muon\""), std::string::npos) << msg;
-  EXPECT_NE(msg.find("Muon is not implemented yet"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Muon and MultiOptimizer are not implemented yet"), std::string::npos) << msg;
   msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"({"class_name": "Ftrl", "config": {"learning_rate_power": 0.5}})", "o"); });
   EXPECT_NE(msg.find("learning_rate_power must be <= 0"), std::string::npos) << msg;
   msg = error_of<InvalidArgument>([] { optimizer_from_keras_json(R"({"class_name": "Nadam", "config": {"amsgrad": false}})", "o"); });

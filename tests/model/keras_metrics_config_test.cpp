@@ -51,6 +51,32 @@ TEST(KerasMetrics, ReadsKerasObjectsAndWritesThemBack) {
   EXPECT_EQ(read(metric_to_keras_json(listed)), listed);
 }
 
+TEST(KerasMetrics, ReadsKerasFunctionsAndWritesThemBackAsKerasDoes) {
+  // compile(loss=keras.losses.categorical_crossentropy, metrics=[keras.metrics.categorical_accuracy])
+  // as Keras 3.15 writes them in compile_config.
+  const std::string metric =
+      R"({"module": "builtins", "class_name": "function", "config": "categorical_accuracy", "registered_name": "function"})";
+  const MetricSpec m = read(metric);
+  EXPECT_EQ(m.name, "categorical_accuracy");
+  EXPECT_TRUE(m.keras_function);
+  const std::string compact =
+      R"({"module":"builtins","class_name":"function","config":"categorical_accuracy","registered_name":"function"})";
+  EXPECT_EQ(metric_to_keras_json(m), compact);
+  const std::string loss =
+      R"({"module": "builtins", "class_name": "function", "config": "categorical_crossentropy", "registered_name": "function"})";
+  const Loss l = loss_from_keras_json(loss, "l.json");
+  EXPECT_EQ(l.kind, "categorical_crossentropy");
+  EXPECT_EQ(loss_to_keras_json(l),
+            R"({"module":"builtins","class_name":"function","config":"categorical_crossentropy","registered_name":"function"})");
+  // A function that is not Keras's is refused by the reader, saying where such functions work.
+  EXPECT_NE(error_of<Unsupported>([] { read(R"({"module": "__main__", "class_name": "function", "config": "mine", "registered_name": "function"})"); })
+                .find("is not one of Keras's"),
+            std::string::npos);
+  EXPECT_NE(error_of<InvalidArgument>([] { loss_from_keras_json(R"({"module": "builtins", "class_name": "function", "config": "nope", "registered_name": "function"})", "l.json"); })
+                .find("unknown loss 'nope'"),
+            std::string::npos);
+}
+
 TEST(KerasMetrics, RefusesWhatItCannotCompute) {
   struct Case {
     const char* json;

@@ -155,8 +155,8 @@ TOLERANCE = 1e-4  # of the largest output's magnitude
 def logical_rows(lines):
     """The summary's rows as (name (type), output shape, params, connections), whatever the
     wrapping: Keras's table (rich) wraps a long cell onto continuation rows, whose params
-    cell is empty, and joins a layer's connections with ", "; nnfit's puts each connection
-    on a row of its own and never wraps. A cell Keras cut short ends with an ellipsis."""
+    cell is empty, and joins a layer's connections with ", "; nnfit's wraps the same way at
+    Keras's widths without a terminal. A cell cut short ends with an ellipsis."""
     rows = []
     for cells in table_rows(lines):
         if len(cells) < 3 or cells[0] in ("Total params", "Trainable params", "Non-trainable params"):

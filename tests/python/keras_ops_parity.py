@@ -258,55 +258,74 @@ LOAD_SCRIPT = textwrap.dedent("""
 """)
 
 
-def files_both_ways(argv):
+def run_scripts(argv, d, steps, what):
+    """Runs each (side, code) of `steps` in order with the directory `d` as its argument,
+    side "nnfit" under the nnfit interpreter (argv[2]) and "keras" under Keras's (argv[1],
+    without PYTHONPATH); returns the first failure as a message, else None."""
     import os
     import subprocess
+    keras_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    keras_env.update(KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3")
+    for side, code in steps:
+        python, env = (argv[1], keras_env) if side == "keras" else (argv[2] if len(argv) > 2 else sys.executable,
+                                                                     dict(os.environ))
+        r = subprocess.run([python, "-c", code, d], capture_output=True, text=True, env=env, timeout=600)
+        if r.returncode != 0:
+            return f"{what}: {python} failed:\n{r.stderr[-2000:]}"
+    return None
+
+
+def files_both_ways(argv, save_script=None):
+    """A model nnfit trained and saved (`save_script`, this module's SAVE_SCRIPT by default)
+    loads in Keras with nnfit's predictions."""
     import tempfile
     with tempfile.TemporaryDirectory() as d:
-        nnfit_python = argv[2] if len(argv) > 2 else sys.executable
-        keras_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        keras_env.update(KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3")
-        for python, code, env in ((nnfit_python, SAVE_SCRIPT, dict(os.environ)), (argv[1], LOAD_SCRIPT, keras_env)):
-            r = subprocess.run([python, "-c", code, d], capture_output=True, text=True, env=env, timeout=600)
-            if r.returncode != 0:
-                return f"files both ways: {python} failed:\n{r.stderr[-2000:]}"
-        return close(np.load(d + "/nnfit.npy"), np.load(d + "/keras.npy"), 1e-5, "files both ways: Keras's predictions")
+        failed = run_scripts(argv, d, [("nnfit", save_script or SAVE_SCRIPT), ("keras", LOAD_SCRIPT)], "files both ways")
+        return failed or close(np.load(d + "/nnfit.npy"), np.load(d + "/keras.npy"), 1e-5,
+                               "files both ways: Keras's predictions")
+
+
+def compare_case(name, grad, symbolic, rtol, k, n):
+    """One case's problems: its value, its gradients (against the largest of Keras's), and
+    for a symbolic case the recorded nodes and the Functional model's predictions."""
+    problems = [close(n["value"], k["value"], rtol, "value")]
+    if grad:
+        scale = max(float(np.max(np.abs(np.asarray(g)))) for g in k["grads"]) or 1.0
+        for i, (gn, gk) in enumerate(zip(n["grads"], k["grads"])):
+            gn, gk = np.asarray(gn), np.asarray(gk)
+            if gn.shape != gk.shape or np.max(np.abs(gn - gk)) > 1e-4 * max(scale, 1.0):
+                problems.append(f"gradient {i}: max difference {np.max(np.abs(gn - gk)) if gn.shape == gk.shape else gn.shape} "
+                                f"(scale {scale:.3g})")
+    if symbolic:
+        if n["nodes"] != k["nodes"]:
+            problems.append(f"nodes {n['nodes']} vs Keras's {k['nodes']}")
+        problems.append(close(n["predict"], k["value"], rtol, "predict"))
+    return [p for p in problems if p]
+
+
+def case_failures(cases, keras_res, nnfit_res, compare=compare_case):
+    """A line per case that failed on either side or whose results differ (`compare`)."""
+    failures = []
+    for name, _, _, grad, symbolic, rtol in cases:
+        k, n = keras_res[name], nnfit_res[name]
+        if "error" in k:
+            failures.append(f"{name}: Keras failed ({k['error']}): fix the case")
+        elif "error" in n:
+            failures.append(f"{name}: nnfit failed: {n['error']}")
+        elif problems := compare(name, grad, symbolic, rtol, k, n):
+            failures.append(f"{name}: " + "; ".join(problems))
+    return failures
 
 
 def main(argv):
     script = SCRIPT.replace("CASES_SOURCE", repr([c[:5] for c in CASES]))
     keras_res, nnfit_res = parity_runs.run_both(script, argv, timeout=900)
-    failures, checked = [], 0
     both_ways = files_both_ways(argv)
-    if both_ways:
-        failures.append(both_ways)
-    for name, _, specs, grad, symbolic, rtol in CASES:
-        k, n = keras_res[name], nnfit_res[name]
-        if "error" in k:
-            failures.append(f"{name}: Keras failed ({k['error']}): fix the case")
-            continue
-        if "error" in n:
-            failures.append(f"{name}: nnfit failed: {n['error']}")
-            continue
-        problems = [close(n["value"], k["value"], rtol, "value")]
-        if grad:
-            scale = max(float(np.max(np.abs(np.asarray(g)))) for g in k["grads"]) or 1.0
-            for i, (gn, gk) in enumerate(zip(n["grads"], k["grads"])):
-                gn, gk = np.asarray(gn), np.asarray(gk)
-                if gn.shape != gk.shape or np.max(np.abs(gn - gk)) > 1e-4 * max(scale, 1.0):
-                    problems.append(f"gradient {i}: max difference {np.max(np.abs(gn - gk)) if gn.shape == gk.shape else gn.shape} "
-                                    f"(scale {scale:.3g})")
-        if symbolic:
-            if n["nodes"] != k["nodes"]:
-                problems.append(f"nodes {n['nodes']} vs Keras's {k['nodes']}")
-            problems.append(close(n["predict"], k["value"], rtol, "predict"))
-        problems = [p for p in problems if p]
-        checked += 1
-        if problems:
-            failures.append(f"{name}: " + "; ".join(problems))
+    failures = ([both_ways] if both_ways else []) + case_failures(CASES, keras_res, nnfit_res)
     for f in failures:
         print("FAIL", f)
-    print(f"keras.ops parity: {checked - len([f for f in failures if 'failed' not in f])} of {len(CASES)} cases agree")
+    failed_cases = len([f for f in failures if f.split(":")[0] in {c[0] for c in CASES}])
+    print(f"keras.ops parity: {len(CASES) - failed_cases} of {len(CASES)} cases agree")
     print(f"{len(CASES) + 1 - len(failures)} passed, {len(failures)} failed")
     return 1 if failures else 0
 

@@ -33,17 +33,7 @@ PROGRAMS = os.path.join(HERE, "programs")
 TIMEOUT_S = 900
 
 # Scripts nnfit does not run yet, and why (kept true by this test).
-GAPS = {
-    "augmentation_preview": "Keras's random augmentation layers run in training mode when called on arrays "
-                            "(training=True or unspecified); nnfit's eager call runs the inference program, and "
-                            "refuses those calls, naming the layers",
-    "custom_activation": "a registered Python function as a layer's activation: the engine knows Keras's named "
-                         "activations only",
-    "lambda_layer": "a Lambda is traced into operation nodes of the graph, so it is not one of model.layers and "
-                    "has no summary row",
-    "masking_custom_layer": "a subclassed layer's call(inputs, mask=None) is traced without the incoming mask",
-    "vae_add_loss": "keras.random.normal inside a traced call: the engine has no random op",
-}
+GAPS = {}
 
 # Runs under the Keras interpreter: every program path in argv, one `PROGRAM <json>` line each.
 KERAS_WORKER = r"""

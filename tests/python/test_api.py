@@ -1,6 +1,7 @@
 """nnfit.keras's API: Keras's names, arguments, defaults and behaviour."""
 import inspect
 import json
+import zipfile
 
 import numpy as np
 import pytest
@@ -117,6 +118,15 @@ def test_shape_errors_name_the_layer():
     a = keras.Input(shape=(4, 4))
     with pytest.raises(ValueError, match="conv2d"):
         layers.Conv2D(2, 3)(a)
+
+
+@pytest.mark.parametrize("name,args", [("JaxLayer", (lambda params, x: x,)), ("FlaxLayer", (None,)),
+                                       ("TorchModuleWrapper", (None,)), ("TFSMLayer", ("saved_model_dir",))])
+def test_layers_wrapping_other_frameworks_are_named_and_refused(name, args):
+    # Keras 3's JaxLayer, FlaxLayer, TorchModuleWrapper and TFSMLayer run another framework's
+    # code under that backend; nnfit names them and says what to do instead.
+    with pytest.raises(NotImplementedError, match=f"keras.layers.{name} wraps .* nnfit's engine cannot call it"):
+        getattr(layers, name)(*args)
 
 
 def test_unsupported_arguments_are_errors(blobs):
@@ -383,3 +393,38 @@ def test_layer_set_weights_and_multi_output_validation(blobs):
     target = x[:, :1].copy()
     h = model.fit(x, [y, target], epochs=2, validation_data=(x[:100], [y[:100], target[:100]]), verbose=0)
     assert {"val_loss", "val_cls_loss", "val_reg_loss"} <= set(h.history)
+
+
+def test_loss_scale_optimizer_is_keras_and_takes_its_settings(tmp_path):
+    """keras.optimizers.LossScaleOptimizer: Keras's config (as Keras 3.15 serializes it), its
+    settings reach the engine (the logged loss scale is the initial one, not the default),
+    the learning rate is the inner optimizer's, and the saved file keeps it."""
+    inner = keras.optimizers.Adam(0.01)
+    opt = keras.optimizers.LossScaleOptimizer(inner, initial_scale=1024.0, dynamic_growth_steps=100)
+    config = opt.serialize()
+    assert config["class_name"] == "LossScaleOptimizer" and config["module"] == "keras.optimizers"
+    assert set(config["config"]) == {"name", "inner_optimizer", "initial_scale", "dynamic_growth_steps"}
+    assert config["config"]["inner_optimizer"]["class_name"] == "Adam"
+    again = keras.optimizers.deserialize(config)
+    assert again.get_config() == opt.get_config() and isinstance(again.inner_optimizer, keras.optimizers.Adam)
+    with pytest.raises(ValueError, match="inner_optimizer"):
+        keras.optimizers.LossScaleOptimizer("adam")
+    with pytest.raises(NotImplementedError, match="inner optimizer's"):
+        keras.optimizers.LossScaleOptimizer(inner, learning_rate=0.1)
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        model = keras.Sequential([keras.Input((4,)), layers.Dense(8, activation="relu"),
+                                  layers.Dense(1, dtype="float32")])
+        model.compile(optimizer=opt, loss="mse")
+        assert opt.learning_rate == pytest.approx(0.01)
+        rng = np.random.default_rng(0)
+        history = model.fit(rng.random((64, 4), dtype="float32"), rng.random((64, 1), dtype="float32"), epochs=1,
+                            verbose=0)
+        assert history.history["loss_scale"] == [1024.0]
+        path = str(tmp_path / "m.keras")
+        model.save(path)
+        with zipfile.ZipFile(path) as z:
+            saved = json.loads(z.read("config.json"))["compile_config"]["optimizer"]
+        assert saved["class_name"] == "LossScaleOptimizer" and saved["config"]["initial_scale"] == 1024.0
+    finally:
+        keras.mixed_precision.set_global_policy("float32")

@@ -378,6 +378,21 @@ def test_a_model_with_none_dimensions_takes_every_length():
     assert config["config"]["layers"][0]["config"]["batch_shape"] == [None, None]
 
 
+def test_permute_and_repeat_vector_take_dimensions_known_per_batch():
+    # Permute moves a None axis with its axis, RepeatVector keeps None features: each batch's values as NumPy's.
+    inp = keras.Input(shape=(None, 3))
+    permuted = keras.Model(inp, layers.Permute((2, 1))(inp))
+    assert permuted.output_shape == (None, 3, None)
+    feats = keras.Input(shape=(None,))
+    repeated = keras.Model(feats, layers.RepeatVector(2)(feats))
+    assert repeated.output_shape == (None, 2, None)
+    rng = np.random.default_rng(0)
+    for n in (4, 7):
+        x = rng.normal(size=(2, n, 3)).astype("float32")
+        np.testing.assert_array_equal(permuted.predict(x, verbose=0), x.transpose(0, 2, 1))
+        np.testing.assert_array_equal(repeated.predict(x[:, :, 0], verbose=0), np.stack([x[:, :, 0]] * 2, axis=1))
+
+
 def test_fit_takes_a_pydataset_of_batches_padded_per_batch():
     model = _text_model()
     train, val = _PaddedText(96, 16, 0), _PaddedText(32, 16, 1)
@@ -430,17 +445,16 @@ def test_a_sequential_started_with_an_input_gives_each_layer_an_output():
         _ = layers.Dense(2, name="loose").output
 
 
-def test_a_lambda_in_a_sequential_runs_as_its_operations():
+def test_a_lambda_in_a_sequential_is_one_of_its_layers():
     model = keras.Sequential([keras.Input((3,)), layers.Lambda(lambda t: keras.ops.abs(t) * 2.0), layers.Dense(1)])
-    assert [l.name for l in model.layers] == [model.layers[0].name]  # the Lambda is not one of model.layers
+    assert [type(l).__name__ for l in model.layers] == ["Lambda", "Dense"]  # as in Keras
+    assert model.layers[0].name.startswith("lambda")
     kernel, bias = model.get_weights()
     x = np.array([[-1.0, 2.0, -3.0]], "float32")
     np.testing.assert_allclose(model.predict(x, verbose=0), np.abs(x) * 2.0 @ kernel + bias, rtol=1e-6)
     config = json.loads(model.to_json())
-    assert config["class_name"] == "Functional"  # the stack as the graph it is
+    assert config["class_name"] == "Sequential" and config["config"]["layers"][1]["class_name"] == "Lambda"
     assert model.pop().__class__.__name__ == "Dense" and model.pop().__class__.__name__ == "Lambda"
-    with pytest.raises(ValueError, match="Input"):
-        keras.Sequential([layers.Lambda(lambda t: t)])
 
 
 def test_a_nested_model_shows_what_the_outer_model_trains():
@@ -577,3 +591,4 @@ def test_weights_are_the_variables_keras_makes():
     y = (x - 1.0) / np.sqrt(4.0 + 1e-3) + 0.5
     want = 2.0 * (y - y.mean()) / np.sqrt(y.var() + 1e-3)
     np.testing.assert_allclose(model.predict(x, verbose=0), want, rtol=1e-5)
+

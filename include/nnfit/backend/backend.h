@@ -66,7 +66,7 @@ std::vector<BackendInfo> backend_infos();
 // empty when this nnfit has no CUDA backend.
 std::string cuda_build_architectures();
 // The CUDA devices the runtime sees. Loads the CUDA plugin (callers that must not load it
-// on a machine without a GPU look at the driver first: nnfit/model/device_placement.h).
+// on a machine without a GPU look at the driver first: nnfit/backend/device_placement.h).
 // Returns 0 and sets *why_not when there is none: no CUDA in this build, the plugin or a
 // library it needs does not load, or the runtime's error (no driver, no device).
 int cuda_device_count(std::string* why_not);

@@ -18,6 +18,12 @@
 
 namespace nnfit::io {
 
+// Where the HDF5 file whose first bytes are `head` ends: its superblock's base address plus
+// its end-of-file address (superblock versions 0 to 3, the signature at 0, 512, 1024, ...
+// within `head`); nullopt when `head` holds no readable superblock. Bytes past that end are
+// not part of the file: HDF5 never reads them.
+std::optional<std::uint64_t> hdf5_end_of_file(const std::string& head);
+
 class H5File {
  public:
   // throws: DataError (missing file, a directory, not HDF5, damaged).

@@ -34,6 +34,12 @@ class ZipReader {
   // allows (kMaxZipRatio) or a compressed size past the archive's, inflates to another
   // size than it declares, or is damaged (CRC).
   std::string read(const std::string& name, std::uint64_t max_bytes = kMaxZipMemberBytes) const;
+  // The member's first min(n, size) bytes, without its CRC check (the rest is not read):
+  // enough to look at a header before deciding how much of the member to read.
+  // throws: DataError naming the member when it is missing or cannot be opened or read.
+  std::string read_prefix(const std::string& name, std::uint64_t n) const;
+  // The member's declared (uncompressed) size. throws: DataError when it is missing.
+  std::uint64_t size(const std::string& name) const;
 
   static constexpr std::uint64_t kMaxZipMemberBytes = 16ull << 30;
   // Deflate's largest ratio is 1032:1 (a 258-byte match in under 2 bits); a member that

@@ -167,6 +167,11 @@ struct InferenceOptions {
   // weighs each sample by it (the metrics do not, as Keras's `metrics`). A dataset brings
   // them as a third component (x, y, sample_weight).
   Tensor sample_weight;
+  // predict only: Keras's training=True of a call on arrays (model(x, training=True), its
+  // random augmentation layers' default): the forward pass with the layers in training mode
+  // (Dropout drops, the augmentation layers augment, BatchNormalization normalizes with the
+  // batch's statistics), no loss and no update.
+  bool training = false;
 };
 
 // Epoch logs hold Keras's keys ("loss", "accuracy", "val_loss", ...) and nnfit's:

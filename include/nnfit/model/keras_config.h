@@ -43,6 +43,13 @@ std::unique_ptr<Sequential> sequential_from_keras_json(const std::string& json_t
 std::unique_ptr<Model> model_from_keras_json(const std::string& json_text, const std::string& where,
                                              const std::string& keras_version = "");
 
+// Whether each output of the model `json_text` describes carries a Keras mask (from an
+// Embedding(mask_zero=True) or Masking, passed on by the layers that support masking): what
+// nnfit.keras needs to trace a layer's call(inputs, mask=None) as Keras calls it (Note
+// [Masks of traced layers] in src/nn/traced_layer.cpp). Builds the weights in host memory.
+// throws: as model_from_keras_json.
+std::vector<bool> output_masks_from_keras_json(const std::string& json_text, const std::string& where);
+
 // A Keras optimizer: a name ("adam", "sgd", "rmsprop", "adamw") or an object
 // `{"class_name": "Adam", "config": {"learning_rate": 0.001, ...}}`, where learning_rate
 // may be a number or an ExponentialDecay schedule object. Unset values take Keras 3's

@@ -56,7 +56,7 @@ class Model {
   const MemoryPolicy& memory_policy() const;
 
   // The device the model trains on (docs/design/cuda.md, "Device placement"); the CPU
-  // unless set; place_device() (nnfit/model/device_placement.h) finds the default.
+  // unless set; place_device() (nnfit/backend/device_placement.h) finds the default.
   // requires: before compile(). throws: InvalidArgument after compile(); Unsupported for a
   // device this build cannot use, naming why; the model then stays on its device.
   void set_device(Device device);
@@ -141,8 +141,11 @@ class Model {
   std::vector<Tensor> predict(const std::vector<Tensor>& x, const InferenceOptions& options);
   // Keras's summary table (with the "Connected to" column for a Functional model). Builds
   // the model first (its weights, as Keras's layers have them once called), so the
-  // parameter counts are Keras's before compile too.
-  std::string summary();
+  // parameter counts are Keras's before compile too. `columns`: the terminal's width, which
+  // Keras's table narrows to (80 without a terminal: its widths are Keras's there, cells
+  // wrapped as rich wraps them); a Functional table on a terminal wide enough for Keras's
+  // full width (112 columns) is laid out wide with no cell wrapped.
+  std::string summary(int columns = 80);
 
   std::int64_t count_params() const;
   // Every weight in Keras's order (layer by layer), trainable and not.

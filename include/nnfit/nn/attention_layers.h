@@ -1,5 +1,5 @@
 // Keras's attention family: EinsumDense (a dense layer written as an einsum equation),
-// MultiHeadAttention (projections by EinsumDense, scaled dot-product attention with
+// MultiHeadAttention and GroupQueryAttention (projections by EinsumDense, scaled dot-product attention with
 // Keras's masks, dropout on the attention weights, an output projection) and Attention /
 // AdditiveAttention (Luong's dot and Bahdanau's additive scores on unprojected inputs).
 // All are written with the graph's matmul, batch_matmul, transpose and (masked_)softmax ops.
@@ -61,6 +61,12 @@ class EinsumDense final : public Layer {
 struct MultiHeadAttentionOptions {
   std::int64_t num_heads = 1;
   std::int64_t key_dim = 1;
+  // Keras's GroupQueryAttention (Note [Grouped-query attention]): num_heads query heads,
+  // key and value projected to num_key_value_heads heads (0: num_heads), each repeated to
+  // the query's; key_dim is its head_dim. `grouped` gives Keras's class, config and file
+  // groups of that layer.
+  bool grouped = false;
+  std::int64_t num_key_value_heads = 0;
   std::int64_t value_dim = 0;                // 0: key_dim (Keras's None)
   double dropout = 0.0;                      // on the attention weights, in training
   bool use_bias = true;
@@ -88,7 +94,8 @@ class MultiHeadAttention final : public Layer {
  public:
   MultiHeadAttention(std::string name, MultiHeadAttentionOptions options);
   const MultiHeadAttentionOptions& options() const { return options_; }
-  std::string class_name() const override { return "MultiHeadAttention"; }
+  std::string class_name() const override { return options_.grouped ? "GroupQueryAttention" : "MultiHeadAttention"; }
+  std::string type_name() const override { return options_.grouped ? "GroupedQueryAttention" : "MultiHeadAttention"; }
   bool supports_unknown_dims() const override { return true; }
   int num_outputs() const override { return options_.return_attention_scores ? 2 : 1; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
@@ -105,6 +112,7 @@ class MultiHeadAttention final : public Layer {
  private:
   enum Projection { kQuery, kKey, kGate, kValue, kOutput, kProjections };
   std::int64_t value_dim() const { return options_.value_dim > 0 ? options_.value_dim : options_.key_dim; }
+  std::int64_t kv_heads() const { return options_.num_key_value_heads > 0 ? options_.num_key_value_heads : options_.num_heads; }
   // The five projections' options for inputs of these shapes.
   EinsumDenseOptions projection(Projection p) const;
   // The shapes checked: query, value, key (value's without one), attention mask.

@@ -1,5 +1,5 @@
 // Keras 3's random image augmentation layers that run inside a model: RandomFlip,
-// RandomTranslation, RandomRotation, RandomZoom and RandomContrast (channels_last). Like
+// RandomTranslation, RandomRotation, RandomZoom, RandomShear and RandomContrast (channels_last). Like
 // Keras's, each is the identity at inference and draws anew for every sample of every
 // training step; the draws come from nnfit's counter-based generator (seeded from the
 // layer's name and seed, as Dropout), so they repeat for a run but cannot equal Keras's.
@@ -35,14 +35,15 @@ class RandomFlip final : public Layer {
   RandomFlipOptions options_;
 };
 
-enum class RandomAffineKind { translation, rotation, zoom };
+enum class RandomAffineKind { translation, rotation, zoom, shear };
 
 // A factor is kept as Keras wrote it (one number, or a pair in the given order) so it is
 // written back the same; the range it means is the layer's (factor_range()).
 struct RandomAffineOptions {
-  // RandomTranslation/RandomZoom: height_factor; RandomRotation: factor.
+  // RandomTranslation/RandomZoom: height_factor; RandomRotation: factor; RandomShear: y_factor.
   std::vector<double> height_factor;
-  // RandomTranslation (required) and RandomZoom (empty: Keras's null, the height's zoom).
+  // RandomTranslation (required), RandomZoom (empty: Keras's null, the height's zoom),
+  // RandomShear's x_factor.
   std::vector<double> width_factor;
   std::string fill_mode = "reflect";       // reflect, wrap, constant, nearest
   std::string interpolation = "bilinear";  // bilinear, nearest
@@ -54,7 +55,9 @@ struct RandomAffineOptions {
 // RandomTranslation (shift by a fraction of the height and width), RandomRotation (by a
 // fraction of a full turn about the centre), RandomZoom (each output pixel reads the input
 // at 1 + factor times its distance from the centre: a positive factor zooms out, showing
-// more of the image with the border filled by fill_mode, as Keras's).
+// more of the image with the border filled by fill_mode, as Keras's), RandomShear (x' = x +
+// sx·y, y' = sy·x + y about the origin, both factors negated together for half the
+// samples, as Keras's shear matrix).
 class RandomAffine final : public Layer {
  public:
   // throws: InvalidArgument naming the key and value for a factor outside Keras's bounds

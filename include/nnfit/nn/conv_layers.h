@@ -157,7 +157,7 @@ class SeparableConv final : public Layer {
   SeparableConvOptions options_;
 };
 
-// Conv1DTranspose and Conv2DTranspose: the gradient of a convolution with respect to its
+// Conv1DTranspose, Conv2DTranspose and Conv3DTranspose: the gradient of a convolution with respect to its
 // input, as Keras computes it. Kernel (k..., filters, channels), bias (filters). Each
 // output length is Keras's deconv_output_length: without output_padding, in * stride
 // ("same") or in * stride + max(k - stride, 0) ("valid"), k counting dilation; with it,

@@ -20,6 +20,7 @@
 namespace nnfit {
 
 class Allocator;
+class OperationGraph;
 
 struct Weight {
   Weight() = default;
@@ -145,6 +146,10 @@ class Layer {
 
   const std::string& name() const { return name_; }
   virtual std::string class_name() const = 0;  // Keras's class name: "Dense"
+  // Keras's type(layer).__name__, which the summary and plot_model show: the class name,
+  // but where Keras exports a class under another name (keras.layers.GroupQueryAttention,
+  // written so in files, is the class GroupedQueryAttention).
+  virtual std::string type_name() const { return class_name(); }
 
   // List forms. Shapes exclude the batch axis; `inputs` holds one shape per input.
   // requires: build_for is called once, before call_on; later calls of a shared layer must
@@ -216,6 +221,16 @@ class Layer {
   const std::map<std::string, Constraint>& weight_constraints() const { return constraints_; }
   void set_activity_regularizer(Regularizer r) { activity_regularizer_ = std::move(r); }
   const Regularizer& activity_regularizer() const { return activity_regularizer_; }
+  // Keras's activation= given as a Python function, traced by nnfit.keras with keras.ops
+  // (Note [Traced activations] in src/nn/layer_graph.cpp): the layer computes with "linear"
+  // and LayerGraph applies `graph` (one input, one output) to its output; `keras_json` is
+  // the activation as Keras writes it (its registered name) with the trace, written back.
+  void set_traced_activation(std::shared_ptr<const OperationGraph> graph, std::string keras_json) {
+    traced_activation_ = std::move(graph);
+    traced_activation_json_ = std::move(keras_json);
+  }
+  const std::shared_ptr<const OperationGraph>& traced_activation() const { return traced_activation_; }
+  const std::string& traced_activation_json() const { return traced_activation_json_; }
   // Wrappers (Bidirectional) forward to their sublayers too.
   virtual void attach_weight_options();
   std::vector<Weight>& weights() { return weights_; }
@@ -263,6 +278,8 @@ class Layer {
   std::map<std::string, Regularizer> regularizers_;
   std::map<std::string, Constraint> constraints_;
   Regularizer activity_regularizer_;
+  std::shared_ptr<const OperationGraph> traced_activation_;  // null: none
+  std::string traced_activation_json_;
 };
 
 // Emits a reshape of x to `dims` (the batch axis included); free, the planner aliases it.

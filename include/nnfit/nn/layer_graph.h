@@ -17,6 +17,8 @@
 
 namespace nnfit {
 
+class OperationGraph;
+
 // One output of one node: Keras's keras_history (layer, node index, tensor index).
 struct TensorRef {
   int node = -1;
@@ -87,6 +89,20 @@ class LayerGraph {
   // input (-1: none); sets `output_masks` per model output.
   std::vector<int> emit_masked(GraphBuilder& builder, const std::vector<int>& input_values,
                                const std::vector<int>& input_masks, std::vector<int>& output_masks) const;
+  // emit_masked of the outputs `selected` (indices into outputs()) alone: the calls no
+  // selected output reads are not emitted (a traced layer's graph holds its training and
+  // inference outputs: Note [Traced layers in two modes] in src/nn/traced_layer.cpp).
+  std::vector<int> emit_outputs(GraphBuilder& builder, const std::vector<int>& input_values,
+                                const std::vector<int>& input_masks, const std::vector<std::size_t>& selected,
+                                std::vector<int>& output_masks) const;
+
+  // Keras's add_loss in a subclassed model's call (Note [Traced losses and metrics]): `losses`
+  // computes the added values from `feeds` (values of this graph); emitting the graph for a
+  // loss emits them too and adds each to the model's loss. `keras_json`: nnfit's record of it
+  // in the model's config (its "nnfit_losses" key), written back unchanged.
+  void set_added_losses(std::shared_ptr<const OperationGraph> losses, std::vector<TensorRef> feeds,
+                        std::string keras_json);
+  const std::string& added_losses_json() const { return added_losses_json_; }
 
   // Hands the layers over in order and leaves the graph empty (a reader's chain becoming
   // a Sequential).
@@ -105,6 +121,9 @@ class LayerGraph {
   std::vector<LayerNode> nodes_;
   std::vector<int> calls_of_;  // by layer index: how many calls so far
   std::vector<TensorRef> outputs_;
+  std::shared_ptr<const OperationGraph> added_losses_;  // null: none
+  std::vector<TensorRef> added_loss_feeds_;
+  std::string added_losses_json_;
 };
 
 }  // namespace nnfit

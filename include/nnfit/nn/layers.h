@@ -8,6 +8,7 @@
 
 #include "nnfit/nn/conv_layers.h"
 #include "nnfit/nn/augmentation_layers.h"
+#include "nnfit/nn/image_augmentation_layers.h"
 #include "nnfit/nn/image_preprocessing_layers.h"
 #include "nnfit/nn/layer.h"
 #include "nnfit/nn/normalization_layers.h"
@@ -141,6 +142,31 @@ class GlobalPooling final : public Layer {
   GlobalPoolingOptions options_;
 };
 
+// AdaptiveAveragePooling1D/2D/3D and AdaptiveMaxPooling1D/2D/3D: each of the `output_size`
+// cells of a spatial axis pools its window of the input (PyTorch's windows, as Keras's
+// backends compute them), whatever the input's size; channels last or first. Emitted as
+// keras.ops.adaptive_average_pool / adaptive_max_pool are (operation_nn_emitters.cpp): the
+// layer is that operation's call, so both run the same composition of engine ops.
+struct AdaptivePoolingOptions {
+  PoolKind kind = PoolKind::average;
+  std::vector<std::int64_t> output_size;  // one entry per spatial axis (1 to 3)
+  bool channels_first = false;
+};
+
+class AdaptivePooling final : public Layer {
+ public:
+  AdaptivePooling(std::string name, AdaptivePoolingOptions options);
+  const AdaptivePoolingOptions& options() const { return options_; }
+  std::string class_name() const override;  // e.g. AdaptiveAveragePooling2D
+  // The windows are read from the graph's shapes: images of any size pool to output_size.
+  bool supports_unknown_dims() const override { return true; }
+  Shape output_shape(const Shape& input_shape) const override;
+  int call(GraphBuilder& builder, int x) override;
+
+ private:
+  AdaptivePoolingOptions options_;
+};
+
 class Flatten final : public Layer {
  public:
   explicit Flatten(std::string name) : Layer(std::move(name)) {}
@@ -245,6 +271,17 @@ class ActivityRegularization final : public Layer {
   bool supports_masking() const override { return true; }
   double l1() const { return activity_regularizer().l1; }
   double l2() const { return activity_regularizer().l2; }
+  Shape output_shape(const Shape& input_shape) const override { return input_shape; }
+  int call(GraphBuilder&, int x) override { return x; }
+};
+
+// Keras's Identity: its input unchanged, its mask passed on.
+class Identity final : public Layer {
+ public:
+  explicit Identity(std::string name) : Layer(std::move(name)) {}
+  std::string class_name() const override { return "Identity"; }
+  bool supports_unknown_dims() const override { return true; }
+  bool supports_masking() const override { return true; }
   Shape output_shape(const Shape& input_shape) const override { return input_shape; }
   int call(GraphBuilder&, int x) override { return x; }
 };

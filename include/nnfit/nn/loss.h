@@ -23,6 +23,10 @@ struct Loss {
   double delta = 1.0;                  // huber
   double alpha = 0.25, gamma = 2.0;    // focal crossentropies
   bool apply_class_balancing = false;  // binary focal crossentropy
+  // Given as Keras's function (keras.losses.mean_squared_error, which compile_config holds
+  // as {"module": "builtins", "class_name": "function", "config": "mean_squared_error"}):
+  // written back in that form.
+  bool keras_function = false;
 
   // kind "custom": a loss written in Python with keras.ops (a function, a keras.losses.Loss
   // subclass) and traced by nnfit.keras (Note [Traced losses and metrics] in

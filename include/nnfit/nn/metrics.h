@@ -47,6 +47,9 @@ struct MetricSpec {
   // A metric written in Python with keras.ops and traced by nnfit.keras (a Metric subclass
   // or a metric function; include/nnfit/nn/traced_metric.h): its graphs; null otherwise.
   std::shared_ptr<const TracedMetric> traced;
+  // Given as Keras's function (keras.metrics.categorical_accuracy): written back in Keras's
+  // form of it, {"module": "builtins", "class_name": "function", "config": name}.
+  bool keras_function = false;
 
   MetricSpec() = default;
   MetricSpec(std::string metric_name) : name(std::move(metric_name)) {}  // NOLINT: a name is a spec

@@ -15,6 +15,8 @@ class NestedModel final : public Layer {
   NestedModel(std::string name, std::string class_name, LayerGraph graph);
   std::string class_name() const override { return class_name_; }
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
+  // When every inner layer does: the inner graph is emitted on each batch's shapes.
+  bool supports_unknown_dims() const override;
   void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
   std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
   // Masks flow through the nested layers as through the outer ones.

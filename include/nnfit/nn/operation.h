@@ -38,6 +38,8 @@ class Operation final : public Layer {
   void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
   std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
   int num_outputs() const override;
+  // The emitters read shapes from the graph values (Note [Keras operations]).
+  bool supports_unknown_dims() const override { return true; }
   CallArguments call_arguments() const override;
   void set_call_arguments(const CallArguments& args) override;
 

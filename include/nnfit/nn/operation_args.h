@@ -30,7 +30,7 @@ struct OperationArg {
   double number = 0.0;                // number
   bool integer = false;               // number written as an int (Keras's 2, not 2.0)
   std::vector<double> values;         // constant: row-major values
-  std::vector<std::int64_t> shape;    // constant, variable: its shape
+  std::vector<std::int64_t> shape;    // constant, variable: its shape; tensor: as recorded (-1: unknown)
   std::int64_t variable = -1;         // variable: the weight's index in its traced layer's weights
   std::string dtype = "float32";      // constant: its dtype as Keras writes it
   std::vector<IndexItem> index;       // index: GetItem's key, one item per entry

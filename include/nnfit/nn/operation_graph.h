@@ -56,4 +56,11 @@ class OperationGraph {
   std::vector<Ref> outputs_;
 };
 
+// Keras's add_loss values computed by `losses` from `feeds` (Note [Traced losses and
+// metrics]): each output, as float32 and summed to a scalar (Keras's
+// _aggregate_additional_loss), is handed to builder.add_loss when the graph computes a loss.
+class GraphBuilder;
+void emit_added_losses(GraphBuilder& builder, const OperationGraph& losses, const std::vector<int>& feeds,
+                       const std::string& prefix);
+
 }  // namespace nnfit

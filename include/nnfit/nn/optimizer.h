@@ -12,11 +12,12 @@
 namespace nnfit {
 
 struct OptimizerOptions {
-  std::string name = "adam";  // sgd, adam, adamw, rmsprop, adagrad, adamax, lion, adadelta, nadam, ftrl
+  std::string name = "adam";  // sgd, adam, adamw, rmsprop, adagrad, adamax, lion, adadelta, nadam, ftrl, lamb, adafactor,
+                              // schedulefreeadamw
   std::shared_ptr<LearningRateSchedule> learning_rate;  // null: the optimizer's default
   double momentum = 0.0;      // sgd, rmsprop
   bool nesterov = false;      // sgd
-  double beta_1 = 0.9, beta_2 = 0.999;  // adam, adamw, adamax; lion's default beta_2 is 0.99
+  double beta_1 = 0.9, beta_2 = 0.999;  // adam, adamw, adamax, nadam, lamb; lion's default beta_2 is 0.99
   double epsilon = 1e-7;
   // Keras's weight_decay (p -= p·weight_decay·lr before each update); -1: the default,
   // 0.004 for adamw and none for the others.
@@ -28,6 +29,12 @@ struct OptimizerOptions {
   // ftrl (Keras's names and defaults)
   double learning_rate_power = -0.5, l1_regularization_strength = 0.0, l2_regularization_strength = 0.0,
          l2_shrinkage_regularization_strength = 0.0, beta = 0.0;
+  // adafactor (Keras's names and defaults; relative_step is kept for the config: Keras's
+  // rho_t = min(lr, 1/√t) makes its clamp of the rate a no-op)
+  double beta_2_decay = -0.8, epsilon_1 = 1e-30, epsilon_2 = 1e-3, clip_threshold = 1.0;
+  bool relative_step = true;
+  // schedulefreeadamw: the rate's linear warm-up over its first steps (0: none)
+  std::int64_t warmup_steps = 0;
   // Keras's gradient clipping, one at most (0: off), in Keras's order of precedence:
   // clipnorm (each gradient to this L2 norm), global_clipnorm (all together), clipvalue.
   double clipnorm = 0.0, global_clipnorm = 0.0, clipvalue = 0.0;
@@ -61,6 +68,11 @@ class Optimizer {
   int num_slots() const;
   // The value slot `k` starts at (Adagrad's accumulator: initial_accumulator_value; 0 else).
   double slot_initial_value(int k) const;
+  // The shape of slot `k` of a variable of shape `variable`: the variable's, but for
+  // Adafactor's factored r (without the last axis) and c (without the one before it),
+  // scalars for a variable of rank < 2 (Keras's placeholders, int32 zeros in its files).
+  Shape slot_shape(int k, const Shape& variable) const;
+  bool slot_is_placeholder(int k, const Shape& variable) const;
   // Keras's _clip_gradients on a step's gradients (-1 entries kept; `names` name the nodes,
   // one per gradient): returns the values the updates take; unchanged without clipping.
   std::vector<int> clip_gradients(Graph& graph, const std::vector<int>& grads, const std::vector<std::string>& names) const;

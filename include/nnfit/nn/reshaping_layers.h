@@ -82,6 +82,8 @@ class Permute final : public Layer {
   const std::vector<std::int64_t>& dims() const { return dims_; }
   std::string class_name() const override { return "Permute"; }
   Shape output_shape(const Shape& input_shape) const override;
+  // A dimension known per batch moves with its axis; the emission reads the batch's shape.
+  bool supports_unknown_dims() const override { return true; }
   int call(GraphBuilder& builder, int x) override;
 
  private:
@@ -95,6 +97,8 @@ class RepeatVector final : public Layer {
   std::int64_t n() const { return n_; }
   std::string class_name() const override { return "RepeatVector"; }
   Shape output_shape(const Shape& input_shape) const override;
+  // Features known per batch stay so; the emission reads the batch's shape.
+  bool supports_unknown_dims() const override { return true; }
   int call(GraphBuilder& builder, int x) override;
 
  private:

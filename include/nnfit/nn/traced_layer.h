@@ -44,13 +44,29 @@ class TracedLayer final : public Layer {
   // inputs); each of its outputs, summed, is added to the model's loss when the graph
   // computes one (GraphBuilder::add_loss), as Keras adds a layer's losses.
   void set_added_losses(std::shared_ptr<const OperationGraph> losses, int outputs);
+  // Keras's masks in a traced call (Note [Masks of traced layers]): the graph's inputs past
+  // the layer's own are the masks of the inputs `mask_inputs` names (a call(inputs,
+  // mask=None) traced with the mask that reaches it); `output_masks` has one entry per
+  // output of the call: none, the mask of input k passed through (Keras's default
+  // compute_mask), or graph output j (the traced compute_mask, after the call's outputs).
+  struct MaskSource {
+    enum class Kind { none, input, output } kind = Kind::none;
+    int index = 0;
+  };
+  void set_masks(std::vector<int> mask_inputs, std::vector<MaskSource> output_masks, int mask_outputs);
+  // A call traced in both modes with different graphs (Note [Traced layers in two modes]):
+  // the graph's outputs from `first` on are the inference call's, as many as the call's.
+  // Set after set_masks and set_added_losses.
+  void set_inference_outputs(int first);
 
   std::vector<Shape> compute_output_shapes(const std::vector<Shape>& inputs) const override;
   void build_for(const std::vector<Shape>& inputs, WeightFactory& weights) override;
   std::vector<int> call_on(GraphBuilder& builder, const std::vector<int>& inputs) override;
-  int num_outputs() const override {
-    return losses_ ? num_outputs_ : static_cast<int>(graph_.outputs().size());
-  }
+  std::vector<int> call_masked(GraphBuilder& builder, const std::vector<int>& inputs, const std::vector<int>& masks,
+                               std::vector<int>& output_masks) override;
+  int num_outputs() const override { return num_outputs_; }
+  // Its graph takes them where each of its layers does (LayerGraph refuses the others, naming them).
+  bool supports_unknown_dims() const override { return true; }
 
   // Its own weights, then its sublayers' (Keras's layer.weights order).
   std::vector<Weight*> all_weights() override;
@@ -77,8 +93,15 @@ class TracedLayer final : public Layer {
   std::vector<TracedWeight> specs_;
   LayerGraph graph_;
   std::vector<std::pair<std::string, std::string>> sublayers_;
+  // The layer's own inputs: the graph's, less the masks fed after them.
+  std::size_t num_inputs() const { return graph_.inputs().size() - mask_inputs_.size(); }
+
   std::shared_ptr<const OperationGraph> losses_;  // add_loss's values, or null
-  int num_outputs_ = 0;                           // the call's outputs when losses_ is set
+  int num_outputs_ = 0;                           // the call's outputs (the graph's first ones)
+  std::vector<int> mask_inputs_;                  // the input whose mask feeds each extra graph input
+  std::vector<MaskSource> output_masks_;          // per call output; empty: none
+  int mask_outputs_ = 0;                          // graph outputs after the call's that are masks
+  int inference_first_ = -1;                      // the inference call's first graph output; -1: one graph
 };
 
 }  // namespace nnfit

@@ -1,7 +1,7 @@
 // The host's memory bandwidth, measured as STREAM measures it: the triad a = b + s·c over
 // three arrays of doubles much larger than the last-level cache, split across `threads`
 // threads, best of a few rounds. It is the ceiling `nnfit profile` judges the bytes an op
-// moves against (Note [Profile verdict] in apps/nnfit/profile.cpp), as oneDNN's sgemm is
+// moves against (Note [Profile verdict] in src/profile/bottleneck.cpp), as oneDNN's sgemm is
 // the ceiling for FLOPs. Bytes count as STREAM counts them, each array once per pass (two
 // read, one written; the cache line a store reads first is not counted), which is how
 // ops.json counts an op's bytes.

@@ -95,6 +95,9 @@ def _serialized(obj):
         registered = registered_name_or_none(obj) or getattr(obj, "__name__", cls.__name__)
         return {"module": "builtins", "class_name": "function", "config": registered, "registered_name": "function"}
     config = to_json_value(obj.get_config(), f"{cls.__name__}.get_config()")
+    if cls.__module__.startswith("nnfit.keras."):  # Keras's own class, written in Python here
+        return {"module": cls.__module__[len("nnfit."):], "class_name": cls.__name__, "config": config,
+                "registered_name": None}
     module = None if cls.__module__ == "__main__" else cls.__module__
     return {"module": module, "class_name": cls.__name__, "config": config,
             "registered_name": registered_name_or_none(cls) or cls.__name__}
@@ -102,14 +105,14 @@ def _serialized(obj):
 
 def is_custom_loss(loss):
     """Whether `loss` is written in Python (a function or a Loss subclass), not one of nnfit's."""
-    if isinstance(loss, (str, dict, KerasObject)) or loss is None:
-        return False
+    if isinstance(loss, (str, dict, KerasObject)) or loss is None or getattr(loss, "_nnfit_builtin", None):
+        return False  # a keras.losses function the engine has as a fused loss is passed by name
     return callable(loss)
 
 
 def is_custom_metric(metric):
-    if isinstance(metric, (str, dict, KerasObject)) or metric is None:
-        return False
+    if isinstance(metric, (str, dict, KerasObject)) or metric is None or getattr(metric, "_nnfit_metric", None):
+        return False  # a keras.metrics function the engine computes is passed by name
     from nnfit.keras.metrics import Metric
     return isinstance(metric, Metric) or callable(metric)
 
@@ -272,6 +275,8 @@ def trace_metric(metric, y_shape, pred_shape, serialized=None, weighted=False):
     """The metric's Keras serialization (``serialized``, else its own) with its trace; a
     weighted one (weighted_metrics) also traced with sample weights, as only those get them."""
     where = f"{type(metric).__name__} {metric.name!r}"
+    if hasattr(metric, "_build_for"):  # a metric that makes its variables at its first update (R2Score)
+        metric._build_for((None,) + tuple(y_shape), (None,) + tuple(pred_shape))
     variables = list(metric._metric_variables)
     for v in variables:
         v._value = v._initial.copy()
@@ -374,7 +379,28 @@ def _untraced_custom(entry):
     if entry["class_name"] in ("function", "__lambda__"):
         return True
     module = entry.get("module")
+    if _python_builtin(entry) is not None:
+        return True  # one of Keras's classes nnfit writes with keras.ops: remade and traced
     return module is None or not str(module).startswith("keras")
+
+
+def _python_builtin(entry):
+    """The nnfit.keras class or function a compile_config entry of Keras's own losses and
+    metrics names, where nnfit computes it in Python (traced), else None."""
+    import importlib
+    module = entry.get("module")
+    function = entry.get("class_name") == "function"
+    if function and module == "builtins" and isinstance(entry.get("config"), str):
+        for group in ("losses", "metrics"):
+            found = getattr(importlib.import_module(f"nnfit.keras.{group}"), entry["config"], None)
+            if found is not None and not isinstance(found, type):
+                return found
+        return None
+    if module in ("keras.losses", "keras.metrics"):
+        found = getattr(importlib.import_module("nnfit." + module), str(entry.get("class_name")), None)
+        if isinstance(found, type) and not issubclass(found, KerasObject):
+            return found
+    return None
 
 
 def has_untraced_custom(compile_config):
@@ -413,6 +439,8 @@ def deserialize(entry, custom_objects, safe_mode):
     for name in names:
         if isinstance(name, str) and found is None:
             found = saving.get_registered_object(name, custom_objects)
+    if found is None and entry.get("registered_name") in (None, "function"):
+        found = _python_builtin(entry)
     if found is None:
         what = f"function '{entry['config']}'" if function else f"class '{entry['class_name']}'"
         raise TypeError(f"Could not locate {what}. Make sure custom classes and functions are decorated with "
@@ -477,11 +505,9 @@ def compiled_loss(model, y, y_pred, sample_weight):
     if isinstance(loss, (list, tuple, dict)) or not is_custom_loss(loss):
         raise NotImplementedError(
             f"{type(model).__name__}.compute_loss calls super().compute_loss with the loss {loss!r}; nnfit traces "
-            "compute_loss with keras.ops and has the built-in losses mean_squared_error, mean_absolute_error, "
-            "mean_absolute_percentage_error, mean_squared_logarithmic_error, huber, log_cosh and the three "
-            "crossentropies written with them (one loss, not a list or dict of them): compile with one of these, "
-            "with a loss function or keras.losses.Loss subclass written with keras.ops, or compute the loss in "
-            "compute_loss")
+            "compute_loss with keras.ops and has Keras's loss functions written with them (one loss, not a list or "
+            "dict of them): compile with one loss, a loss function or a keras.losses.Loss subclass written with "
+            "keras.ops, or compute the loss in compute_loss")
     from nnfit.keras.losses import Loss
     if isinstance(loss, Loss):
         return reduce(loss.call(y, y_pred), sample_weight, loss.reduction)

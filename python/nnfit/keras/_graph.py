@@ -148,14 +148,15 @@ class Node:
         self.outputs = []
         self.id = next(Node._ids)
         self.positional = False  # inputs passed as separate arguments (mha(query, value)), not one list
-        # Tensors passed by keyword (an RNN's initial_state): name -> a tensor or a list of them.
+        # Tensors passed by keyword (an RNN's initial_state, attention_mask): name -> a tensor or a
+        # list of them; or a flag's value (use_causal_mask).
         self.kwargs = {}
 
     def input_tensors(self):
         if self.inputs is None:
             return []
         own = list(self.inputs) if isinstance(self.inputs, (list, tuple)) else [self.inputs]
-        return own + flatten(list(self.kwargs.values()))
+        return own + [t for t in flatten(list(self.kwargs.values())) if isinstance(t, KerasTensor)]
 
     def call_json(self, ref):
         """Keras 3's record of this call ({"args", "kwargs"}), each tensor written by `ref`."""
@@ -165,7 +166,8 @@ class Node:
             args = [[ref(t) for t in self.inputs]]
         else:
             args = [ref(self.inputs)]
-        kwargs = {k: [ref(t) for t in v] if isinstance(v, (list, tuple)) else ref(v) for k, v in self.kwargs.items()}
+        kwargs = {k: [ref(t) for t in v] if isinstance(v, (list, tuple)) else ref(v) if isinstance(v, KerasTensor)
+                  else v for k, v in self.kwargs.items()}  # a flag (use_causal_mask) as its value
         return {"args": args, "kwargs": kwargs}
 
 
@@ -237,6 +239,10 @@ def _keras_layer_order(inputs, outputs):
 def functional_config(name, inputs, outputs, trainable=True):
     """Keras 3's Functional config for the graph from `inputs` to `outputs` (KerasTensors)."""
     nodes = _collect(outputs)
+    for t in inputs:  # an input no output reads is still the graph's (Keras keeps it)
+        layer, index, _ = t._history
+        if all(n is not layer._nodes[index] for n in nodes):
+            nodes.append(layer._nodes[index])
     per_layer = {}
     for node in nodes:
         per_layer.setdefault(node.layer, []).append(node)

@@ -14,7 +14,10 @@ from nnfit.keras._sequential import Sequential
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     """Keras's load_model: a .keras or .h5 file (written by Keras or nnfit), with its
     weights, compiled from the file's compile config when ``compile``."""
-    from nnfit.keras import _prefix, _retrace
+    from nnfit.keras import _keras_zip, _prefix, _retrace
+    if _keras_zip.is_regular_file(filepath) and not str(filepath).endswith((".keras", ".h5", ".hdf5")):
+        raise ValueError(f"File format not supported: filepath={filepath}. Keras 3 only supports V3 `.keras` files, "
+                         "legacy H5 format files (`.h5` extension).")  # Keras's words; others go to the engine
     config = _prefix.file_config(filepath)
     if config is not None and _prefix.has_prefix(config):  # preprocessing layers: remade here, assets read
         return _retrace.load(filepath, custom_objects, compile, prefix=True)
@@ -29,18 +32,17 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     model = _from_engine(handle, custom_objects)
     if compile_config is not None:
         _custom_objects.compile_from_config(model, compile_config, custom_objects, safe_mode)
+    elif handle.compiled and isinstance(config, dict):
+        model._file_compile_config = config.get("compile_config")  # get_compile_config's answer
     return model
 
 
 def _custom_compile_config(filepath):
     """A .keras file's compile_config when it holds custom losses or metrics without nnfit's
     trace, else None."""
-    import zipfile
-    if not zipfile.is_zipfile(str(filepath)):
-        return None
-    with zipfile.ZipFile(str(filepath)) as z:
-        config = json.loads(z.read("config.json"))
-    compile_config = config.get("compile_config")
+    from nnfit.keras import _keras_zip
+    config = _keras_zip.file_config(filepath)
+    compile_config = config.get("compile_config") if config is not None else None
     if compile_config and _custom_objects.has_untraced_custom(compile_config):
         return compile_config
     return None
@@ -110,7 +112,13 @@ class _EngineOptimizer:
 def model_from_json(json_string, custom_objects=None):
     """Keras's model_from_json: an uncompiled model from Keras JSON."""
     from nnfit.keras import _prefix, _retrace
-    config = json.loads(json_string)
+    try:
+        config = json.loads(json_string)
+    except RecursionError:  # the engine refuses JSON nested past 512 levels; Python's parser stops first
+        raise ValueError("model_from_json: the JSON is nested too deeply to be a model config") from None
+    if not isinstance(config, dict):
+        raise ValueError("model_from_json: expected a model config (a JSON object), got a JSON "
+                         f"{type(config).__name__}")
     if _prefix.has_prefix(config):  # preprocessing layers run in Python: the graph is remade here
         return _retrace.from_config(config, custom_objects)
     handle = _engine().Model.from_json(json_string, "model_from_json", _state.next_seed(), device=_state.device())
@@ -128,5 +136,9 @@ def _layer(entry, custom_objects):
     if "nnfit_trace" not in entry:
         return layers_module.deserialize(entry)
     from nnfit.keras import _registration, _tracing
+    if entry["class_name"] == "Lambda" and str(entry.get("module")).startswith("keras"):
+        layer = _tracing.from_entry(entry, layers_module.Lambda)  # its trace runs; its function is not remade
+        layer._trace = entry["nnfit_trace"]
+        return layer
     cls = _registration.find_class(entry, custom_objects)
     return _tracing.from_entry(entry, cls)

@@ -71,6 +71,9 @@ class KerasObject:
     _group = None
     _class_name = None
     _extra = ()  # keyword arguments beyond the table's signature: ((name, default), ...)
+    # Arguments Keras takes but leaves out of its get_config (RandomGrayscale's seed): nnfit
+    # passes them to its engine all the same.
+    _engine_args = ()
 
     def __init__(self, *args, **kwargs):
         sig = type(self).__signature__
@@ -100,6 +103,8 @@ class KerasObject:
         for name, value in self._args.items():
             if keys is not None and name not in keys and name in extra and value == extra[name]:
                 continue  # a base-class argument this class's config does not hold, at its default
+            if name in self._engine_args:
+                continue  # not in Keras's config; _entry passes it to the engine
             if keys is not None and name not in keys and name not in extra:
                 if value != _signature_default(entry, name):
                     raise NotImplementedError(f"{where}: the argument {name!r} is not supported by nnfit")
@@ -156,6 +161,10 @@ def resolve(value, group, where):
         return json.dumps(value)
     if isinstance(value, dict) and "class_name" in value:
         return json.dumps(to_json_value(value, where))
+    keras_function = getattr(value, "_nnfit_builtin" if group == "losses" else "_nnfit_metric", None)
+    if keras_function:  # one of Keras's functions (keras.losses.mean_squared_error): Keras's form of it
+        return json.dumps({"module": "builtins", "class_name": "function", "config": keras_function,
+                           "registered_name": "function"})
     if callable(value) and getattr(value, "__name__", None):
         return json.dumps(value.__name__)
     raise TypeError(f"{where}: expected a name, a keras.{group} object or its config, got {value!r}")

@@ -48,7 +48,9 @@ def is_preprocessing(entry):
 
 def has_prefix(config):
     """Whether a model's Keras config (the whole JSON object) starts with preprocessing layers."""
-    return any(is_preprocessing(e) for e in config.get("config", {}).get("layers", []))
+    inner = config.get("config")
+    entries = inner.get("layers") if isinstance(inner, dict) else None
+    return isinstance(entries, list) and any(isinstance(e, dict) and is_preprocessing(e) for e in entries)
 
 
 def _refs(value):
@@ -353,23 +355,28 @@ def _snake_case(name):
 
 def load_assets(path, layers, config):
     """Each preprocessing layer's assets from a .keras file (assets/<its path>/...)."""
+    from nnfit.keras import _keras_zip
     paths = saveable_paths(config)
     with zipfile.ZipFile(str(path)) as z:
         names = z.namelist()
         for layer in layers:
             base = f"assets/{paths[layer.name]}/"
-            files = {n[len(base):]: z.read(n).decode("utf-8") for n in names
-                     if n.startswith(base) and "/" not in n[len(base):]}
+            files = {}
+            for n in names:
+                if n.startswith(base) and "/" not in n[len(base):]:
+                    data = _keras_zip.read_member(z, n, _keras_zip.MAX_CONFIG_BYTES)
+                    if data is None:
+                        raise ValueError(f"load_model: {path}: the asset {n!r} is damaged or larger than "
+                                         f"{_keras_zip.MAX_CONFIG_BYTES >> 20} MiB (or expands past deflate's "
+                                         "ratio); save the model again")
+                    files[n[len(base):]] = data.decode("utf-8")
             layer._load_assets(files)
 
 
 def file_config(path):
-    """A .keras file's config.json, or None for another file."""
-    try:
-        with zipfile.ZipFile(str(path)) as z:
-            return json.loads(z.read("config.json"))
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
-        return None
+    """A .keras file's config.json, or None for another file (or one the engine refuses)."""
+    from nnfit.keras import _keras_zip
+    return _keras_zip.file_config(path)
 
 
 def summary(text, prefix):

@@ -1,38 +1,51 @@
 """A .keras file written by Keras whose Functional or Sequential model holds subclassed
 layers (which Keras saves as their class and config only, without a graph): the model is
-remade in Python, as Keras's load_model remakes it (each subclassed layer from its class's
+remade in Python (and so is one whose layers have Python functions as activations), as
+Keras's load_model remakes it (each subclassed layer from its class's
 from_config, found in ``custom_objects`` or keras.saving's registry, and traced by its first
 call), then its weights are read from the file, whose layout the traced model shares."""
-import json
-import zipfile
-
-from nnfit.keras import _registration
+from nnfit.keras import _keras_zip, _registration
 from nnfit.keras import layers as layers_module
 
 
 def needs_retrace(filepath, custom_objects):
     """Whether the file is a .keras zip with subclassed layers nnfit can remake (their class
     is known and their entries carry no nnfit trace)."""
-    try:
-        with zipfile.ZipFile(str(filepath)) as z:
-            config = json.loads(z.read("config.json"))
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+    config = _keras_zip.file_config(filepath)
+    if config is None or config.get("class_name") not in ("Functional", "Sequential"):
         return False
-    if config.get("class_name") not in ("Functional", "Sequential"):
-        return False
-    entries = config["config"].get("layers", [])
+    inner = config.get("config")
+    entries = inner.get("layers") if isinstance(inner, dict) else None
+    if not isinstance(entries, list):
+        return False  # not a model config nnfit knows: the engine names what is wrong
+    entries = [e for e in entries if isinstance(e, dict)]
     custom = [e for e in entries if _is_custom_entry(e)]
-    return bool(custom) and all(_registration.find_class(e, custom_objects) is not None for e in custom)
+    functions = [e for e in entries if _untraced_activation(e)]
+    return bool(custom or functions) and all(_registration.find_class(e, custom_objects) is not None for e in custom) \
+        and all(_activation_function(e, custom_objects) is not None for e in functions)
+
+
+def _untraced_activation(entry):
+    """Whether a layer entry's activation is a Python function Keras wrote (no nnfit trace)."""
+    a = (entry.get("config") or {}).get("activation") if isinstance(entry.get("config"), dict) else None
+    return isinstance(a, dict) and a.get("class_name") == "function" and "nnfit_trace" not in a
+
+
+def _activation_function(entry, custom_objects):
+    """The function an entry's activation names, from custom_objects or the registry, or None."""
+    from nnfit.keras import activations
+    from nnfit.keras._traced_activation import is_traced
+    try:
+        fn = activations.deserialize(entry["config"]["activation"], custom_objects=custom_objects)
+    except (ValueError, TypeError, KeyError):
+        return None
+    return fn if is_traced(fn) else None
 
 
 def refuse_subclassed_model(filepath):
     """A .keras file of a subclassed model saved by Keras (its class at the top, its weights
     under attribute paths): not loadable by nnfit yet; says so naming the class."""
-    try:
-        with zipfile.ZipFile(str(filepath)) as z:
-            config = json.loads(z.read("config.json"))
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
-        return
+    config = _keras_zip.file_config(filepath)
     cls = config.get("class_name") if isinstance(config, dict) else None
     if cls and cls not in ("Functional", "Sequential", "Model"):
         raise NotImplementedError(
@@ -64,14 +77,17 @@ def _make_layer(entry, custom_objects):
             raise NotImplementedError(f"load_model: a nested model ({entry['config'].get('name')!r}) with subclassed "
                                       "layers cannot be remade by nnfit yet")
         return from_config({"class_name": entry["class_name"], "config": entry["config"]}, custom_objects)
+    if _untraced_activation(entry):  # traced at its call (nnfit.keras._traced_activation)
+        layer = layers_module.deserialize({**entry, "config": {**entry["config"], "activation": "linear"}})
+        layer._args["activation"] = _activation_function(entry, custom_objects)
+        return layer
     return layers_module.deserialize(entry)
 
 
 def load(filepath, custom_objects, compile, prefix=False):
     """The file's model remade with its subclassed layers traced (or its preprocessing layers
     made, their assets read: Note [Preprocessing prefix]), its weights from the file."""
-    with zipfile.ZipFile(str(filepath)) as z:
-        config = json.loads(z.read("config.json"))
+    config = _keras_zip.file_config(filepath)  # read before: needs_retrace or the prefix check
     model = from_config(config, custom_objects)
     if prefix:
         from nnfit.keras import _prefix

@@ -3,7 +3,6 @@ config; a subclassed layer in the stack is traced on the shape the layers before
 (nnfit.keras._tracing)."""
 from nnfit.keras import _graph, _state
 from nnfit.keras import layers as layers_module
-from nnfit.keras._lambda import Lambda
 from nnfit.keras.models import Model
 
 
@@ -19,7 +18,7 @@ class Sequential(Model):
         self.name = name or _state.unique_name("sequential")
         self._input = None  # (InputLayer)
         self._layers = []  # the layers (model.layers)
-        self._stack = []  # the layers and Lambdas in order (a Lambda is not one of model.layers)
+        self._stack = []  # the layers in order (model.layers)
         for layer in layers or []:
             self.add(layer)
 
@@ -32,12 +31,6 @@ class Sequential(Model):
             if self._input is not None or self._layers:
                 raise ValueError("Sequential: an InputLayer may only come first")
             self._input = layer
-            return
-        if isinstance(layer, Lambda):  # its operations join the stack's graph (_model_json)
-            if self._input is None:
-                raise ValueError(f"Sequential {self.name!r}: a Lambda needs the input shape first; start the "
-                                 "Sequential with keras.Input(shape=...)")
-            self._stack.append(layer)
             return
         if not isinstance(layer, layers_module.Layer):
             raise TypeError(f"Sequential.add: expected a keras.layers.Layer, got {layer!r}")
@@ -54,8 +47,6 @@ class Sequential(Model):
         if not self._stack:
             raise TypeError("There are no layers in the model.")
         layer = self._stack.pop()
-        if isinstance(layer, Lambda):
-            return layer
         self._layers.pop()
         layer._model = None  # it keeps its weights (carried)
         return layer
@@ -74,12 +65,6 @@ class Sequential(Model):
         if self._input is None:
             raise ValueError(f"Sequential {self.name!r} has no input shape yet: start it with keras.Input(shape=...), "
                              "or call fit, predict or build(input_shape) first")
-        if self._has_lambda():
-            # Keras saves a Lambda with its Python bytecode; nnfit records the operations it
-            # makes, which a Sequential's list of layers cannot hold: the stack called on its
-            # input is written as the Functional graph it is (and loads as one).
-            return _graph.functional_config(self.name, [self._input._nodes[0].outputs[0]], [self._stack_output()],
-                                            self.trainable)
         self._trace_custom_layers()
         entries = [self._input._entry()] + [layer._entry() for layer in self._layers]
         return {"module": "keras", "class_name": "Sequential",
@@ -87,14 +72,11 @@ class Sequential(Model):
                            "build_input_shape": list(self._input._batch_shape)},
                 "registered_name": None}
 
-    def _has_lambda(self):
-        return any(isinstance(layer, Lambda) for layer in self._stack)
-
     def _stack_output(self):
         """The stack called on its input's symbolic tensor, layer by layer (as Keras builds a
         Sequential that starts with an Input): each layer's `output` is then defined."""
         x = self._input._nodes[0].outputs[0]
-        for layer in self._stack if self._has_lambda() else self._layers:
+        for layer in self._layers:
             x = layer(x)
         return x
 

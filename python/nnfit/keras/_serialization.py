@@ -86,6 +86,9 @@ def serialize_keras_object(obj):
     if isinstance(obj, KerasObject) and not getattr(obj, "_custom", False):
         return obj.serialize()  # Keras's built-in classes: {"module": "keras.layers", ...}
     cls = type(obj)
+    if cls.__module__.startswith("nnfit.keras."):  # Keras's own class, written in Python here
+        return {"module": cls.__module__[len("nnfit."):], "class_name": cls.__name__, "config": _config_of(obj),
+                "registered_name": None}
     config = {"module": None if cls.__module__ == "__main__" else cls.__module__, "class_name": cls.__name__,
               "config": _config_of(obj), "registered_name": _registration.get_registered_name(cls)}
     if hasattr(obj, "get_build_config"):
@@ -232,3 +235,17 @@ def deserialize_keras_object(config, custom_objects=None, safe_mode=True, **kwar
         if build_config and not getattr(instance, "built", False) and hasattr(instance, "build"):
             instance.build(build_config.get("input_shape"))
     return instance
+
+
+def get_object(identifier, deserialize, what):
+    """Keras's keras.losses.get / keras.metrics.get: None, a name (a function's or a
+    class's, read with the module's `deserialize`), a config dict, or a callable; a class
+    found by name is instantiated with its defaults."""
+    if identifier is None:
+        return None
+    obj = deserialize(identifier) if isinstance(identifier, (dict, str)) else identifier
+    if isinstance(obj, type):
+        obj = obj()
+    if callable(obj):
+        return obj
+    raise ValueError(f"Could not interpret {what} identifier: {identifier}")

@@ -38,8 +38,15 @@ class SubclassedModel:
         return _custom_objects.compiled_loss(self, y, y_pred, sample_weight)
 
     def add_loss(self, loss):
-        raise NotImplementedError(f"{type(self).__name__}.add_loss: nnfit adds losses from a layer's call() (traced "
-                                  "into the step); in a model, override compute_loss(x, y, y_pred, sample_weight)")
+        """Keras's add_loss inside call(): the value (computed with keras.ops from what the
+        call's layers make, summed) is added to the model's loss in the traced step."""
+        trace = _tracing.current_trace()
+        if trace is None or trace.get("layer") is not self:
+            raise NotImplementedError(f"{type(self).__name__}.add_loss: nnfit adds a model's losses from its call() "
+                                      "(traced into the step); for other losses, override compute_loss(x, y, y_pred, "
+                                      "sample_weight)")
+        from nnfit.keras import _added_losses
+        _added_losses.add_loss(self, loss)
 
     def train_step(self, data):
         """Keras's hook for a custom training step: nnfit runs the whole step in its engine."""
@@ -113,7 +120,7 @@ def trace(model, specs, several):
     for training in (True, False):
         saved = _state.push_names()
         _tracing._TRACES.append({"training": training, "inference": set(), "layer": model, "inputs": tensors,
-                                 "losses": None})
+                                 "losses": []})
         try:
             kwargs = {"training": training} if _tracing._takes(model.call, "training") else {}
             outputs = model.call(structured, **kwargs)
@@ -128,7 +135,7 @@ def trace(model, specs, several):
             if isinstance(o, _tracing.LayerVariable) or not isinstance(o, _graph.KerasTensor):
                 raise TypeError(f"{where}: call() must return symbolic tensors computed from its inputs with layers "
                                 f"and keras.ops, got {o!r}")
-        config = _graph.functional_config(model.name, tensors, outs, model.trainable)
+        config = _model_config(model, tensors, outs, record["losses"], where)
         results.append((config, record["inference"], outputs, outs))
     (config, inference, outputs, outs), (other, _, _, _) = results
     if json.dumps(config, sort_keys=True) != json.dumps(other, sort_keys=True):
@@ -144,6 +151,23 @@ def trace(model, specs, several):
     model._inference_layers = tuple(sorted(inference))
     model._untraced = False
     model._build()
+
+
+def _model_config(model, tensors, outs, losses, where):
+    """The Functional config of the traced call; with add_loss, its "nnfit_losses": the
+    losses' operations and the values of the graph they read (Note [Traced losses and
+    metrics])."""
+    if not losses:
+        return _graph.functional_config(model.name, tensors, outs, model.trainable)
+    from nnfit.keras import _added_losses
+    feeds = _added_losses.feeds(losses, f"{where}: add_loss")
+    config = _graph.functional_config(model.name, tensors, outs + feeds, model.trainable)
+    refs = config["config"]["output_layers"]
+    refs = [refs] if refs and isinstance(refs[0], str) else refs
+    config["config"]["output_layers"] = _graph._refs(refs[:len(outs)])
+    config["nnfit_losses"] = {"graph": _added_losses.loss_config(f"{model.name}_losses", feeds, losses),
+                              "feeds": refs[len(outs):]}
+    return config
 
 
 def apply_inference_layers(model, handle):

@@ -160,7 +160,26 @@ def _shape_arg(tensors, structure):
 
 
 # nnfit.keras's own attributes of a layer, never sublayers (the outer model is in _model).
-_INTERNAL = {"_model", "_nodes", "_trace", "_trace_outputs", "_variables", "_args", "_carried"}
+_INTERNAL = {"_model", "_nodes", "_trace", "_trace_outputs", "_variables", "_args", "_carried", "_traced_in",
+             "_traced_children"}
+
+
+def _adopt_sublayers(layer):
+    """Links each sublayer (attribute, or in a list or dict) to `layer`, whose weights hold
+    its own: its get_weights/weights/set_weights read and write them there (_weights.py)."""
+    from nnfit.keras.layers import Layer
+    from nnfit.keras.models import Model
+    children = []
+    for attr in vars(layer):
+        if attr.startswith("__") or attr in _INTERNAL:
+            continue
+        value = getattr(layer, attr)
+        items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else [value]
+        for item in items:
+            if isinstance(item, (Layer, Model)) and item is not layer and item not in children:
+                children.append(item)
+                item._traced_in = layer
+    layer._traced_children = children
 
 
 def _sublayer_paths(layer):
@@ -199,18 +218,19 @@ def call_symbolic(layer, inputs, args, kwargs):
     if not flat or not all(isinstance(t, _graph.KerasTensor) and not isinstance(t, LayerVariable) for t in flat):
         raise NotImplementedError(f"{where}: nnfit calls layers on symbolic tensors (keras.Input(...) and layer "
                                   "outputs); build a model and use predict() for arrays")
-    signature = [(tuple(t.shape[1:]), str(t.dtype)) for t in flat]
+    masked = _masked_inputs(layer, flat)
+    signature = [(tuple(t.shape[1:]), str(t.dtype)) for t in flat] + [("mask", m) for m in masked or []]
     if layer._trace is None:
         if not layer._custom_built:
             layer.build(_shape_arg(flat, inputs))
             layer._custom_built = True
         layer._build_shape = _shape_arg(flat, inputs)
-        layer._trace, layer._trace_outputs, layer._trace_structure = _trace(layer, flat, inputs, args, kwargs)
+        layer._trace, layer._trace_outputs, layer._trace_structure = _trace(layer, flat, inputs, args, kwargs, masked)
         layer._trace_signature = signature
     elif signature != layer._trace_signature:
         raise NotImplementedError(
             f"{where}: traced for inputs {layer._trace_signature}, called on {signature}; nnfit traces a layer's "
-            "call once, for the shapes of its first call (make another instance for other shapes)")
+            "call once, for the shapes (and masks) of its first call (make another instance for other ones)")
     _note_training(layer, training, where)
     node = _graph.Node(layer, list(inputs) if isinstance(inputs, (list, tuple)) else inputs)
     layer._nodes.append(node)
@@ -240,6 +260,41 @@ def batched_constant(value, where):
     return out if value.dtype.kind == "f" else ops.cast(out, "int32")
 
 
+def _masked_inputs(layer, flat):
+    """Which of the inputs carry a Keras mask, when the layer takes or passes on masks (its
+    call has a `mask` argument, or it supports masking): the engine says, from the graph
+    that made them (Note [Masks of traced layers] in src/nn/traced_layer.cpp). None when
+    the layer does neither."""
+    if not (_call_takes_mask(layer) or layer.supports_masking):
+        return None
+    if current_trace() is not None:  # inside a traced call: its inputs carry none (pass mask= explicitly)
+        return [False] * len(flat)
+    from nnfit import _engine
+    roots = {}
+    for n in _graph._collect(flat):
+        if n.inputs is None:
+            roots[n.layer.name] = n.layer._nodes[0].outputs[0]
+    config = _graph.functional_config("masks", list(roots.values()), flat)
+    prefix = {n.layer.name: n.layer for n in _graph._collect(flat) if getattr(n.layer, "_no_engine", False)}
+    if prefix:  # the engine starts after the preprocessing layers (Note [Preprocessing prefix])
+        from nnfit.keras._prefix import Prefix
+        config = Prefix(config, prefix).engine_config
+    return list(_engine.get().output_masks(json.dumps(config), f"layer {layer.name!r}"))
+
+
+def _call_takes_mask(layer):
+    """Whether the layer's call takes `mask` (a Lambda: whether its function does)."""
+    takes = getattr(layer, "_call_takes_mask", None)
+    return takes() if takes is not None else _explicit(layer.call, "mask")
+
+
+def _explicit(fn, name):
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def _note_training(layer, training, where):
     """A training= argument inside a trace: the trace's own mode (or None) changes nothing;
     training=False while tracing in training mode makes this layer's calls run in inference
@@ -255,8 +310,9 @@ def _note_training(layer, training, where):
                               "a layer in the model's mode (or training=False for inference only)")
 
 
-def _trace(layer, flat, inputs, args, kwargs):
-    """(the trace object, its output tensors, "list" or "one") of layer.call on inputs like `flat`."""
+def _trace(layer, flat, inputs, args, kwargs, masked=None):
+    """(the trace object, its output tensors, "list" or "one") of layer.call on inputs like
+    `flat`; `masked` says which inputs carry a mask (None: the layer takes no masks)."""
     where = f"{type(layer).__name__} {layer.name!r}"
     from nnfit.keras.layers import InputLayer
     results = []
@@ -270,7 +326,14 @@ def _trace(layer, flat, inputs, args, kwargs):
             call_kwargs = dict(kwargs)
             if _takes(layer.call, "training"):
                 call_kwargs["training"] = training
+            masks = [InputLayer(batch_shape=(None,) + tuple(t.shape[1:-1]), dtype="bool",
+                                name=f"{layer.name}_mask_{i}")._nodes[0].outputs[0] if m else None
+                     for i, (t, m) in enumerate(zip(flat, masked or []))]
+            mask = (masks if isinstance(inputs, (list, tuple)) else masks[0]) if masked is not None else None
+            if masked is not None and _call_takes_mask(layer):  # Keras's Layer.__call__, step 6
+                call_kwargs["mask"] = mask
             outputs = layer.call(structured, *args, **call_kwargs)
+            out_masks = _output_masks(layer, structured, mask, masks, outputs) if masked is not None else None
         finally:
             trace = _TRACES.pop()
             _state.pop_names(saved)
@@ -284,28 +347,114 @@ def _trace(layer, flat, inputs, args, kwargs):
                 raise TypeError(f"{where}: call() must return symbolic tensors computed from its inputs with keras.ops "
                                 f"and layers, got {o!r}")
         losses = None
+        mask_info, mask_outs = _mask_entries(out_masks, masks, len(outs), where)
+        feeds = _added_losses_feeds(trace, where)
+        used = {n.layer for n in _graph._collect(outs + mask_outs + feeds)}
+        fed = [m for m in masks if m is not None and m._history[0] in used]  # the graph's inputs after the layer's
         if trace["losses"]:  # add_loss: its operations' own graph, fed by extra outputs
             from nnfit.keras import _added_losses
-            feeds = _added_losses.feeds(trace["losses"], f"{where}: add_loss")
             losses = _added_losses.loss_config(f"{layer.name}_losses", feeds, trace["losses"])
-            graph = _graph.functional_config(f"{layer.name}_call", tensors, outs + feeds)
+            graph = _graph.functional_config(f"{layer.name}_call", tensors + fed, outs + mask_outs + feeds)
         else:
-            graph = _graph.functional_config(f"{layer.name}_call", tensors, outs)
-        results.append(({"graph": graph, "losses": losses}, trace["inference"], outs, structure))
+            graph = _graph.functional_config(f"{layer.name}_call", tensors + fed, outs + mask_outs)
+        if fed:
+            mask_info["mask_inputs"] = [i for i, m in enumerate(masks) if any(m is f for f in fed)]
+        results.append(({"graph": graph, "losses": losses, **mask_info}, trace["inference"], outs, structure))
     (both, inference, outs, structure), (other, _, _, _) = results
     graph, losses = both["graph"], both["losses"]
+    two_modes = None
     if _canonical(both) != _canonical(other):
-        raise NotImplementedError(
-            f"{where}: call() makes different graphs with training=True and training=False (it branches on "
-            "`training`); nnfit traces one graph for both: pass training to sublayers (Dropout, "
-            "BatchNormalization, ...) instead of branching on it")
+        if losses is not None or other["losses"] is not None or "mask_inputs" in both or "output_masks" in both:
+            raise NotImplementedError(
+                f"{where}: call() makes different graphs with training=True and training=False (it branches on "
+                "`training`) and uses masks or add_loss, which nnfit does not trace in two modes yet: pass training "
+                "to sublayers (Dropout, BatchNormalization, ...) instead of branching on it")
+        graph, inference, two_modes = _trace_two_modes(layer, flat, inputs, args, kwargs, outs)
     paths = _sublayer_paths(layer)
+    _adopt_sublayers(layer)
     trace = {"weights": [v._spec for v in layer._ordered_variables()],
              "sublayers": [[name, paths[name]] for name in _tracked_order(layer) if _in_graph(graph, name)],
              "inference_layers": sorted(inference), "graph": graph}
+    trace.update({k: both[k] for k in ("mask_inputs", "output_masks") if k in both})
+    if two_modes is not None:
+        trace["inference_outputs"] = two_modes
     if losses is not None:
         trace.update(losses=losses, num_outputs=len(outs))
     return trace, outs, structure
+
+
+def _trace_two_modes(layer, flat, inputs, args, kwargs, training_outs):
+    """A call that branches on `training` (Note [Traced layers in two modes] in
+    src/nn/traced_layer.cpp): both calls on the same symbolic inputs, one graph whose outputs
+    are the training call's, then the inference call's. Returns (graph, the sublayers called
+    with training=False in the training call, the first inference output's index)."""
+    from nnfit.keras.layers import InputLayer
+    where = f"{type(layer).__name__} {layer.name!r}"
+    saved = _state.push_names()
+    try:
+        tensors = [InputLayer(batch_shape=(None,) + tuple(t.shape[1:]), dtype=t.dtype,
+                              name=f"{layer.name}_input_{i}")._nodes[0].outputs[0] for i, t in enumerate(flat)]
+        structured = list(tensors) if isinstance(inputs, (list, tuple)) else tensors[0]
+        made = []
+        for training in (True, False):
+            _TRACES.append({"training": training, "inference": set(), "layer": layer, "inputs": tensors, "losses": []})
+            try:
+                outputs = layer.call(structured, *args,
+                                     **(dict(kwargs, training=training) if _takes(layer.call, "training") else kwargs))
+            finally:
+                made.append((_graph.flatten(outputs), _TRACES.pop()))
+    finally:
+        _state.pop_names(saved)
+    (train, train_trace), (infer, _) = made
+    for o in train + infer:
+        if isinstance(o, LayerVariable) or not isinstance(o, _graph.KerasTensor):
+            raise TypeError(f"{where}: call() must return symbolic tensors computed from its inputs with keras.ops "
+                            f"and layers, got {o!r}")
+    shapes = [(tuple(o.shape), o.dtype) for o in train]
+    if [(tuple(o.shape), o.dtype) for o in infer] != shapes or shapes != [(tuple(o.shape), o.dtype) for o in training_outs]:
+        raise NotImplementedError(f"{where}: call() gives outputs of other shapes or dtypes with training=False than "
+                                  f"with training=True ({[tuple(o.shape) for o in infer]} and {[s for s, _ in shapes]})")
+    graph = _graph.functional_config(f"{layer.name}_call", tensors, train + infer)
+    return graph, train_trace["inference"], len(train)
+
+
+def _added_losses_feeds(trace, where):
+    """The values add_loss's graph reads, fed to it by extra outputs of the call's graph."""
+    if not trace["losses"]:
+        return []
+    from nnfit.keras import _added_losses
+    return _added_losses.feeds(trace["losses"], f"{where}: add_loss")
+
+
+def _output_masks(layer, inputs, mask, masks, outputs):
+    """Keras's _set_mask_metadata: compute_mask(inputs, previous mask) per output when the
+    layer supports masking, else none (the mask stops here, as in Keras)."""
+    if not layer.supports_masking:
+        return None
+    previous = mask if mask is not None else (masks if isinstance(inputs, list) else masks[0])
+    return layer.compute_mask(inputs, previous)
+
+
+def _mask_entries(out_masks, masks, count, where):
+    """The trace's "output_masks" (per call output: None, {"input": k} for the mask of input
+    k passed on, {"output": j} for a computed one, graph output j after the call's) and the
+    computed masks' tensors."""
+    if out_masks is None:
+        return {}, []
+    flat = _graph.flatten(out_masks)
+    entries, computed = [], []
+    for m in flat[:count] + [None] * (count - len(flat)):
+        if m is None:
+            entries.append(None)
+        elif any(m is f for f in masks):
+            entries.append({"input": next(i for i, f in enumerate(masks) if f is m)})
+        elif isinstance(m, _graph.KerasTensor) and not isinstance(m, LayerVariable):
+            entries.append({"output": len(computed)})
+            computed.append(m)
+        else:
+            raise TypeError(f"{where}: compute_mask must return None or symbolic tensors computed with keras.ops, "
+                            f"got {m!r}")
+    return ({"output_masks": entries} if any(e is not None for e in entries) else {}), computed
 
 
 def tracked_sublayers(obj):

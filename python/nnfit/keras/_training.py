@@ -80,6 +80,8 @@ def batch_size_of(what, value):
         raise TypeError(f"{what}: batch_size must be an int, got {value!r} of type {type(value).__name__}")
     if value < 0:
         raise ValueError(f"{what}: batch_size must be positive, got {value}")
+    if value >= 2**63:  # the engine counts in int64 (Keras fails too, its shapes being int32)
+        raise ValueError(f"{what}: batch_size {value} is past 2^63 - 1, which no batch reaches")
     return int(value)
 
 
@@ -369,8 +371,8 @@ def split_callbacks(callbacks):
         elif isinstance(c, callbacks_module._Builtin):
             builtin.append(c.serialize())
         elif isinstance(c, callbacks_module.Callback):
-            if isinstance(c, callbacks_module.History):
-                continue
+            if isinstance(c, (callbacks_module.History, callbacks_module.ProgbarLogger)):
+                continue  # fit keeps its own History, and prints the bar a ProgbarLogger would
             python.append(c)
         else:
             raise TypeError(f"callbacks: expected keras.callbacks.Callback objects, got {c!r}")
@@ -422,7 +424,7 @@ def metrics_json(metrics, outputs, what, shapes=None):
             return []
         entries = entry if isinstance(entry, (list, tuple)) else [entry]
         for m in entries:
-            if isinstance(m, (list, tuple, dict)):
+            if isinstance(m, (list, tuple)) or (isinstance(m, dict) and "class_name" not in m):
                 raise ValueError(f"compile: {where} nests deeper than one list per output: {m!r}")
         return [_metric_json(m, where, shapes[output] if shapes else ((), ()), what == "weighted_metrics")
                 for m in entries]
@@ -439,3 +441,75 @@ def metrics_json(metrics, outputs, what, shapes=None):
     if len(outputs) > 1 and len(metrics) == len(outputs):
         return [], [as_list(entry, f"{what}[{i}]", i) for i, entry in enumerate(metrics)]
     return as_list(list(metrics), what), []
+
+
+def loss_json(loss, pred_shape):
+    """A loss as the engine's reader takes it: nnfit's by name or config, a custom one traced
+    for this output (Note [Traced losses and metrics])."""
+    from nnfit.keras import _custom_objects
+    if _custom_objects.is_custom_loss(loss):
+        return json.dumps(_custom_objects.trace_loss(loss, pred_shape, pred_shape))
+    return resolve(loss, "losses", "loss")
+
+
+def target_shape(loss_json, pred_shape):
+    """The targets' shape per sample for a loss: class ids for the sparse crossentropy, else
+    the predictions' (a traced loss records its own)."""
+    loss = json.loads(loss_json)
+    if isinstance(loss, dict) and "nnfit_trace" in loss:
+        return tuple(loss["nnfit_trace"]["y_true_shape"])
+    name = loss if isinstance(loss, str) else str(loss.get("class_name", ""))
+    if name == "function":  # Keras's own function (keras.losses.sparse_categorical_crossentropy)
+        name = str(loss.get("config", ""))
+    if name.replace("_", "").lower() == "sparsecategoricalcrossentropy":
+        return ()
+    return tuple(pred_shape)
+
+
+def per_output(value, outputs, what):
+    """Keras's per-output forms (a dict by output name, a list in output order, or one
+    value for all) as a list in output order."""
+    if isinstance(value, dict):
+        extra = [k for k in value if k not in outputs]
+        if extra:
+            raise ValueError(f"compile: {what} names {extra}, which are not outputs of the model ({outputs})")
+        missing = [o for o in outputs if o not in value]
+        if missing:
+            raise ValueError(f"compile: {what} has no entry for outputs {missing}")
+        return [value[o] for o in outputs]
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(outputs):
+            raise ValueError(f"compile: {what} has {len(value)} entries for {len(outputs)} outputs")
+        return list(value)
+    return [value]
+
+
+class CompileConfig:
+    """Keras's Model.get_compile_config / compile_from_config: what compile was given, in
+    Keras's serialized form (as a .keras file's compile_config holds it)."""
+
+    def get_compile_config(self):
+        if getattr(self, "_compile_args", None) is None:
+            return None
+        if self._compile_args[0] == "engine":  # loaded and compiled from its file: the file's, as Keras keeps it
+            return _without_traces(getattr(self, "_file_compile_config", None))
+        from nnfit.keras._serialization import serialize_keras_object
+        optimizer, loss, loss_weights, metrics, _, weighted_metrics = self._compile_args
+        return _without_traces({
+            "optimizer": serialize_keras_object(optimizer), "loss": serialize_keras_object(loss),
+            "loss_weights": serialize_keras_object(loss_weights), "metrics": serialize_keras_object(metrics),
+            "weighted_metrics": serialize_keras_object(weighted_metrics), "run_eagerly": False,
+            "steps_per_execution": 1, "jit_compile": False})
+
+    def compile_from_config(self, config):
+        from nnfit.keras import _custom_objects
+        _custom_objects.compile_from_config(self, config, {})
+
+
+def _without_traces(value):
+    """A compile_config as Keras wrote it: nnfit's traces of its losses and metrics dropped."""
+    if isinstance(value, list):
+        return [_without_traces(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _without_traces(v) for k, v in value.items() if k != "nnfit_trace"}
+    return value

@@ -63,7 +63,27 @@ class LayerWeights:
         h = self._handle()
         if h is not None:
             return h.layer_weights(self.name), h.layer_weight_info(self.name)
+        if self._carried is None and self._in_traced() is not None:
+            parent, keep = self._in_traced()
+            return [parent[0][i] for i in keep], [parent[1][i] for i in keep]
         return self._carried
+
+    def _in_traced(self):
+        """A sublayer of a subclassed layer: (the traced layer's held weights, the indices of
+        this sublayer's among them: those under its name or its layers' names), or None."""
+        parent = getattr(self, "_traced_in", None)
+        held = parent._held() if parent is not None else None
+        if held is None:
+            return None
+        names = set()
+
+        def own(layer):
+            names.add(layer.name)
+            for inner in list(getattr(layer, "layers", None) or []) + list(getattr(layer, "_traced_children", [])):
+                own(inner)
+        own(self)
+        keep = [i for i, (path, _) in enumerate(held[1]) if path.split("/", 1)[0] in names]
+        return held, keep
 
     @property
     def built(self):
@@ -101,6 +121,19 @@ class LayerWeights:
         h = self._handle()
         if h is not None:
             h.set_layer_weights(self.name, weights)
+            return
+        if self._carried is None and self._in_traced() is not None:  # a subclassed layer's sublayer
+            (values, info), keep = self._in_traced()
+            if len(weights) != len(keep):
+                raise ValueError(f"You called `set_weights(weights)` on layer '{self.name}' with a weight list of "
+                                 f"length {len(weights)}, but the layer was expecting {len(keep)} weights.")
+            values = [np.array(v) for v in values]
+            for i, new in zip(keep, weights):
+                if tuple(np.shape(new)) != tuple(values[i].shape):
+                    raise ValueError(f"Layer {self.name} weight {info[i][0]} has shape {tuple(values[i].shape)}, "
+                                     f"got {tuple(np.shape(new))}")
+                values[i] = np.array(new, dtype=values[i].dtype)
+            self._traced_in.set_weights(values)
             return
         values, info = self._carried or ([], [])
         if len(weights) != len(values):

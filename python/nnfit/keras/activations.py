@@ -1,5 +1,6 @@
 """keras.activations: nnfit's built-in activations by name, for ``activation=`` arguments
-(each is its name; the engine computes them)."""
+(each is its name; the engine computes them). The ones Keras 3 added (celu ... threshold)
+are also functions of tensors, keras.ops' own (on arrays and on symbolic tensors)."""
 _NAMES = ("relu", "sigmoid", "softmax", "tanh", "elu", "selu", "softplus", "softsign", "swish", "silu", "gelu",
           "hard_sigmoid", "hard_silu", "hard_swish", "exponential", "linear", "leaky_relu", "relu6", "mish",
           "log_softmax")
@@ -17,6 +18,13 @@ def _make(name):
 
 for _n in _NAMES:
     globals()[_n] = _make(_n)
+
+# Keras 3's newer activations: keras.ops.nn's functions, with Keras's signatures.
+from nnfit.keras.ops._nn import (celu, glu, hard_shrink, hard_tanh, log_sigmoid, soft_shrink,  # noqa: E402
+                                 sparse_plus, sparse_sigmoid, sparsemax, squareplus, tanh_shrink, threshold)
+
+_NAMES += ("celu", "glu", "hard_shrink", "hard_tanh", "log_sigmoid", "soft_shrink", "sparse_plus", "sparse_sigmoid",
+           "sparsemax", "squareplus", "tanh_shrink", "threshold")
 __all__ = list(_NAMES)
 
 

@@ -5,7 +5,8 @@ logs)`` and the other hooks, with ``self.model`` the model being trained (set
 ``self.model.stop_training = True`` to stop). The built-in callbacks nnfit implements
 (ModelCheckpoint, EarlyStopping, BackupAndRestore, ReduceLROnPlateau, CSVLogger,
 TerminateOnNaN) take Keras 3's arguments and run inside the engine; LambdaCallback,
-LearningRateScheduler and History are Python, as in Keras.
+LearningRateScheduler, History, CallbackList, ProgbarLogger, RemoteMonitor and SwapEMAWeights
+are Python, as in Keras.
 """
 from nnfit.keras._object import KerasObject, make_classes
 from nnfit.keras._progbar import print_msg
@@ -182,3 +183,67 @@ class TensorBoard(Callback):
 
     def _engine_settings(self):
         return {"log_dir": self.log_dir, "profile_steps": self.profile_batch}
+
+
+class SwapEMAWeights(Callback):
+    """Keras's SwapEMAWeights(swap_on_epoch=False), for an optimizer with ``use_ema=True``:
+    evaluation (fit's validation, evaluate) and predict run on the weights' moving averages,
+    the weights swapped in place before and back after; with ``swap_on_epoch`` the model
+    also holds the averages between on_epoch_end and the next on_epoch_begin (for callbacks
+    placed after it, such as ModelCheckpoint). The engine exchanges the weights with the
+    optimizer's averages. As Keras 3.15's, on_predict_end does not swap back (its test
+    reads ``not self._ema_weights_in_model``), so after predict the model holds the averages."""
+
+    def __init__(self, swap_on_epoch=False):
+        super().__init__()
+        self.swap_on_epoch = swap_on_epoch
+        self._ema_weights_in_model = False
+
+    def _swap_variables(self):
+        self.model._handle.swap_ema_weights()
+
+    def _finalize_ema_values(self):
+        self.model._handle.finalize_ema_weights()
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if self.swap_on_epoch and self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = False
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.swap_on_epoch and not self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = True
+            # fit ends by giving the weights their averages (Keras's finalize_variable_values):
+            # the averages take the swapped-in values first, so the model ends on them.
+            if epoch == self.params["epochs"] - 1:
+                self._finalize_ema_values()
+
+    def on_test_begin(self, logs=None):
+        if not self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = True
+
+    def on_test_end(self, logs=None):
+        if self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = False
+
+    def on_predict_begin(self, logs=None):
+        if not self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = True
+
+    def on_predict_end(self, logs=None):
+        if not self._ema_weights_in_model:  # Keras 3.15's test, kept: never true here
+            self._swap_variables()
+            self._ema_weights_in_model = False
+
+
+__all__.append("SwapEMAWeights")
+
+
+# Keras's CallbackList, ProgbarLogger and RemoteMonitor, in Python (their own file).
+from nnfit.keras._callback_list import CallbackList, ProgbarLogger, RemoteMonitor  # noqa: E402
+
+__all__ += ["CallbackList", "ProgbarLogger", "RemoteMonitor"]

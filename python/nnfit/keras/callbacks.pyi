@@ -45,6 +45,11 @@ class LearningRateScheduler(Callback):
     def __init__(self, schedule: Callable[[int, float], float], verbose: int = 0) -> None: ...
 
 
+class SwapEMAWeights(Callback):
+    swap_on_epoch: bool
+    def __init__(self, swap_on_epoch: bool = False) -> None: ...
+
+
 class TensorBoard(Callback):
     def __init__(self, log_dir: str = "logs", histogram_freq: int = 0, write_graph: bool = True,
                  write_images: bool = False, write_steps_per_second: bool = False, update_freq: Any = "epoch",

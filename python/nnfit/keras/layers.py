@@ -7,7 +7,7 @@ nnfit's engine, which ``get_weights`` reads once the layer belongs to a built mo
 """
 import numpy as np
 
-from nnfit.keras import _graph, _state, _tracing
+from nnfit.keras import _argument_checks, _graph, _state, _traced_activation, _tracing
 from nnfit.keras._api_table import TABLE
 from nnfit.keras._object import KerasObject, make_classes, to_json_value
 from nnfit.keras._registration import registered_name_or_none
@@ -46,6 +46,7 @@ class Layer(LayerWeights, KerasObject):
             self._init_custom(*args, **kwargs)
             return
         super().__init__(*args, **kwargs)
+        _argument_checks.check_layer(self._class_name, self._args)
         self.name = self._args.get("name") or _state.unique_name(_snake(self._class_name))
         self._args["name"] = self.name
         self._policy = _policy_name(self._args.get("dtype"))
@@ -80,6 +81,21 @@ class Layer(LayerWeights, KerasObject):
     def call(self, inputs, *args, **kwargs):
         """Keras's Layer.call: a subclass defines it (with keras.ops and layers)."""
         raise NotImplementedError(f"Layer {self.name!r} ({type(self).__name__}) has no call() method")
+
+    @property
+    def supports_masking(self):
+        """Keras's: whether the layer passes on a mask (compute_mask); set it in __init__, or
+        override compute_mask."""
+        own = self.__dict__.get("_supports_masking")
+        return own if own is not None else type(self).compute_mask is not Layer.compute_mask
+
+    @supports_masking.setter
+    def supports_masking(self, value):
+        self._supports_masking = bool(value)
+
+    def compute_mask(self, inputs, previous_mask):
+        """Keras's default: the mask that reached the layer, passed on."""
+        return previous_mask
 
     def add_loss(self, loss):
         """Keras's add_loss inside call(): the value (a tensor computed with keras.ops, summed)
@@ -156,6 +172,8 @@ class Layer(LayerWeights, KerasObject):
         if self._custom:  # Keras's base Layer.get_config; a subclass adds its own arguments
             return {"name": self.name, "trainable": self.trainable, "dtype": _policy_json(self._policy)}
         config = super().get_config()
+        if _traced_activation.is_traced(self._args.get("activation")):  # Keras's form of a function
+            config["activation"] = {k: v for k, v in _activation_form(self).items() if k != "nnfit_trace"}
         for k in _NOT_IN_CONFIG:
             if not self._own_argument(k):
                 config.pop(k, None)
@@ -184,8 +202,28 @@ class Layer(LayerWeights, KerasObject):
     def _entry(self):
         if self._custom:
             return _tracing.entry(self)
-        return {"module": "keras.layers", "class_name": self._class_name, "config": self.get_config(),
+        config = self.get_config()
+        for k in self._engine_args:
+            if self._args.get(k) is not None:
+                config[k] = self._args[k]
+        if "_activation_entry" in self.__dict__:  # a Python function's trace (nnfit.keras._traced_activation)
+            config["activation"] = self._activation_entry
+        return {"module": "keras.layers", "class_name": self._class_name, "config": config,
                 "registered_name": None}
+
+    @property
+    def activation(self):
+        """Keras's layer.activation: the activation function."""
+        if "_activation_attr" in self.__dict__ or self._custom or "activation" not in self._args:
+            try:
+                return self.__dict__["_activation_attr"]
+            except KeyError:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute 'activation'") from None
+        return _traced_activation.function_of(self._args["activation"])
+
+    @activation.setter
+    def activation(self, value):
+        self.__dict__["_activation_attr"] = value
 
     def _output_count(self):
         if self._class_name == "Bidirectional":
@@ -211,6 +249,19 @@ class Layer(LayerWeights, KerasObject):
                                           "(outputs of other layers or keras.Input)")
         elif kwargs.get("initial_state", 0) is None:
             kwargs.pop("initial_state")
+        if self._class_name in _TAKES_ATTENTION_MASK:
+            # Keras's call(..., attention_mask=None, use_causal_mask=False): a mask tensor
+            # [batch, T, S] (an array inside a traced call: the same for every sample) and a flag.
+            mask = kwargs.pop("attention_mask", None)
+            if mask is not None:
+                if not isinstance(mask, _graph.KerasTensor) and _tracing.current_trace() is not None:
+                    mask = _tracing.batched_constant(mask, f"{self._class_name} {self.name!r}")
+                if not isinstance(mask, _graph.KerasTensor):
+                    raise NotImplementedError(f"{self._class_name} {self.name!r}: attention_mask must be a symbolic "
+                                              "tensor (an input or a layer's output) in nnfit")
+                keyword["attention_mask"] = mask
+            if kwargs.pop("use_causal_mask", False):
+                keyword["use_causal_mask"] = True
         if args or kwargs:
             raise NotImplementedError(f"{self._class_name} {self.name!r}: call arguments beyond the inputs "
                                       f"({', '.join(list(kwargs) or ['positional'])}) are not supported by nnfit")
@@ -225,7 +276,23 @@ class Layer(LayerWeights, KerasObject):
         node = _graph.Node(self, list(inputs) if isinstance(inputs, (list, tuple)) else inputs)
         node.kwargs = keyword
         self._nodes.append(node)
-        outputs = _graph.infer_outputs(self, node, self._output_count(), local=True)
+        activation = self._args.get("activation")
+        pending = _traced_activation.is_traced(activation) and "_activation_entry" not in self.__dict__
+        if pending:
+            self._activation_entry = "linear"  # the layer's shapes before its activation, which is then traced
+        try:
+            if pending:
+                _traced_activation.check_layer(self._class_name, self.name)
+            outputs = _graph.infer_outputs(self, node, self._output_count(), local=True)
+            if pending:
+                self._activation_entry = _traced_activation.entry(activation, outputs[0].shape,
+                                                                  f"{self._class_name} {self.name!r}")
+        except BaseException:
+            if pending:
+                del self._activation_entry
+                if self._nodes and self._nodes[-1] is node:
+                    self._nodes.pop()
+            raise
         return outputs[0] if len(outputs) == 1 else outputs
 
     # Weights (weights, get_weights, set_weights, build, trainable, ...): _weights.LayerWeights.
@@ -250,6 +317,13 @@ class Layer(LayerWeights, KerasObject):
         return f"<{self._class_name} name={self.name}, built={self.built}>"
 
 
+def _activation_form(layer):
+    from nnfit.keras import activations
+    form = activations.serialize(layer._args["activation"])
+    return form if isinstance(form, dict) else {"module": "builtins", "class_name": "function", "config": form,
+                                                "registered_name": "function"}
+
+
 def _class_and_config(layer):
     """A wrapped layer's class name and arguments, from the object or its serialized form."""
     if isinstance(layer, dict):
@@ -269,6 +343,8 @@ def _state_count(class_name, args):
 
 # The layers whose call takes initial_state=[h(, c)] (read by the engine's recurrent layers).
 _TAKES_INITIAL_STATE = ("SimpleRNN", "LSTM", "GRU", "RNN")
+# The layers whose call takes attention_mask= and use_causal_mask= (the engine's MultiHeadAttention).
+_TAKES_ATTENTION_MASK = ("MultiHeadAttention", "GroupQueryAttention")
 
 
 def _snake(class_name):
@@ -321,6 +397,8 @@ del _cell
 
 
 # Keras's other names for the same classes (MaxPool2D is MaxPooling2D, ...).
+RandomGrayscale._engine_args = ("seed",)  # noqa: F821 (made above); Keras's get_config drops it
+
 for _alias, _target in TABLE["layer_aliases"].items():
     globals()[_alias] = globals()[_target]
 __all__ += list(TABLE["layer_aliases"])
@@ -381,6 +459,7 @@ class InputLayer(Layer):
             if shape is None:
                 raise ValueError("You must pass a `shape` argument.")
             shape = (shape,) if isinstance(shape, int) else tuple(shape)
+            _argument_checks.check_shape(shape)
             batch_shape = (batch_size,) + shape
         self._args = {}
         self.name = name or _state.unique_name("input_layer")
@@ -422,10 +501,17 @@ def Input(shape=None, batch_size=None, dtype=None, sparse=None, batch_shape=None
     return layer._nodes[0].outputs[0]
 
 
-from nnfit.keras._lambda import Lambda  # noqa: E402  (traced into keras.ops nodes)
+from nnfit.keras._lambda import Lambda  # noqa: E402  (its function traced as a subclassed call)
 from nnfit.keras._export import InputSpec  # noqa: E402,F401  (keras.layers.InputSpec, as keras.InputSpec)
 
 __all__.append("Lambda")
+from nnfit.keras._wrapper import Wrapper  # noqa: E402  (a base for subclasses, traced as they are)
+
+__all__.append("Wrapper")
+from nnfit.keras._more_layers import (  # noqa: E402,F811  (over the generated classes of these names)
+    AugMix, ContrastLimitedAdaptiveHistogramEqualization, ConvLSTM1D, ConvLSTM2D, ConvLSTM3D, GroupQueryAttention,
+    MelSpectrogram, Pipeline, RandAugment, RandomElasticTransform, RandomPerspective, ReversibleEmbedding,
+    SpectralNormalization, STFTSpectrogram)
 
 
 def serialize(layer):
@@ -520,3 +606,6 @@ class Masking(Masking):  # noqa: F811 (the generated class, with Keras's compute
 from nnfit.keras._lookup import IntegerLookup, StringLookup  # noqa: E402,F811
 from nnfit.keras._categorical import CategoryEncoding, Discretization, HashedCrossing, Hashing  # noqa: E402,F811
 from nnfit.keras._text_vectorization import TextVectorization  # noqa: E402,F811
+# Layers wrapping JAX, Flax, PyTorch or TensorFlow code: named, and refused with the reason.
+from nnfit.keras._foreign_layers import FlaxLayer, JaxLayer, TFSMLayer, TorchModuleWrapper  # noqa: E402,F401
+__all__ += ["FlaxLayer", "JaxLayer", "TFSMLayer", "TorchModuleWrapper"]

@@ -34,6 +34,11 @@ class InputLayer(Layer):
                  optional: bool = False, name: Optional[str] = None) -> None: ...
 
 
+class Wrapper(Layer):
+    layer: Layer
+    def __init__(self, layer: Layer, **kwargs: Any) -> None: ...
+
+
 def Input(shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None,
           dtype: Optional[str] = None, sparse: Optional[bool] = None,
           batch_shape: Optional[Sequence[Optional[int]]] = None, name: Optional[str] = None, tensor: Any = None,
@@ -62,6 +67,11 @@ class ActivityRegularization(Layer):
 
 class Add(Layer):
     """Keras's Add on nnfit's engine. Performs elementwise addition operation."""
+    def __init__(self, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class Identity(Layer):
+    """Keras's Identity on nnfit's engine. Identity layer."""
     def __init__(self, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
 
 
@@ -143,6 +153,11 @@ class Conv2DTranspose(Layer):
 class Conv3D(Layer):
     """Keras's Conv3D on nnfit's engine. 3D convolution layer."""
     def __init__(self, filters: Any, kernel_size: Any, strides: Any = (1, 1, 1), padding: Any = 'valid', data_format: Any = None, dilation_rate: Any = (1, 1, 1), groups: Any = 1, activation: Any = None, use_bias: Any = True, kernel_initializer: Any = 'glorot_uniform', bias_initializer: Any = 'zeros', kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None, kernel_constraint: Any = None, bias_constraint: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Conv3DTranspose(Layer):
+    """Keras's Conv3DTranspose on nnfit's engine. 3D transposed convolution layer."""
+    def __init__(self, filters: Any, kernel_size: Any, strides: Any = (1, 1, 1), padding: Any = 'valid', data_format: Any = None, output_padding: Any = None, dilation_rate: Any = (1, 1, 1), activation: Any = None, use_bias: Any = True, kernel_initializer: Any = 'glorot_uniform', bias_initializer: Any = 'zeros', kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None, kernel_constraint: Any = None, bias_constraint: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
 
 
 class DepthwiseConv1D(Layer):
@@ -376,6 +391,101 @@ class RandomTranslation(Layer):
     def __init__(self, height_factor: Any, width_factor: Any, fill_mode: Any = 'reflect', interpolation: Any = 'bilinear', seed: Any = None, fill_value: Any = 0.0, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
 
 
+class RandomHue(Layer):
+    """Keras's RandomHue on nnfit's engine. Randomly adjusts the hue on given images."""
+    def __init__(self, factor: Any, value_range: Any = (0, 255), data_format: Any = None, seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class RandomSaturation(Layer):
+    """Keras's RandomSaturation on nnfit's engine. Randomly adjusts the saturation on given images."""
+    def __init__(self, factor: Any, value_range: Any = (0, 255), data_format: Any = None, seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class RandomColorJitter(Layer):
+    """Keras's RandomColorJitter on nnfit's engine. RandomColorJitter class randomly apply brightness, contrast, saturation     and hue image processing operation sequentially and randomly on the     input."""
+    def __init__(self, value_range: Any = (0, 255), brightness_factor: Any = None, contrast_factor: Any = None, saturation_factor: Any = None, hue_factor: Any = None, seed: Any = None, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class RandomGaussianBlur(Layer):
+    """Keras's RandomGaussianBlur on nnfit's engine. Applies random Gaussian blur to images for data augmentation."""
+    def __init__(self, factor: Any = 1.0, kernel_size: Any = 3, sigma: Any = 1.0, value_range: Any = (0, 255), data_format: Any = None, seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class RandomBrightness(Layer):
+    """Keras's RandomBrightness on nnfit's engine. A preprocessing layer which randomly adjusts brightness during training."""
+    def __init__(self, factor: Any, value_range: Any = (0, 255), seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class RandomGrayscale(Layer):
+    """Keras's RandomGrayscale on nnfit's engine. Preprocessing layer for random conversion of RGB images to grayscale."""
+    def __init__(self, factor: Any = 0.5, data_format: Any = None, seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class RandomInvert(Layer):
+    """Keras's RandomInvert on nnfit's engine. Preprocessing layer for random inversion of image colors."""
+    def __init__(self, factor: Any = 1.0, value_range: Any = (0, 255), seed: Any = None, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class Solarization(Layer):
+    """Keras's Solarization on nnfit's engine. Applies `(max_value - pixel + min_value)` for each pixel in the image."""
+    def __init__(self, addition_factor: Any = 0.0, threshold_factor: Any = 0.0, value_range: Any = (0, 255), seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class RandomPosterization(Layer):
+    """Keras's RandomPosterization on nnfit's engine. Reduces the number of bits for each color channel."""
+    def __init__(self, factor: Any, value_range: Any = (0, 255), data_format: Any = None, seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class AutoContrast(Layer):
+    """Keras's AutoContrast on nnfit's engine. Performs the auto-contrast operation on an image."""
+    def __init__(self, value_range: Any = (0, 255), *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class RandomErasing(Layer):
+    """Keras's RandomErasing on nnfit's engine. Random Erasing data augmentation technique."""
+    def __init__(self, factor: Any = 1.0, scale: Any = (0.02, 0.33), fill_value: Any = None, value_range: Any = (0, 255), seed: Any = None, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class RandomColorDegeneration(Layer):
+    """Keras's RandomColorDegeneration on nnfit's engine. Randomly performs the color degeneration operation on given images."""
+    def __init__(self, factor: Any, value_range: Any = (0, 255), data_format: Any = None, seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class RandomSharpness(Layer):
+    """Keras's RandomSharpness on nnfit's engine. Randomly performs the sharpness operation on given images."""
+    def __init__(self, factor: Any, value_range: Any = (0, 255), data_format: Any = None, seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class MaxNumBoundingBoxes(Layer):
+    """Keras's MaxNumBoundingBoxes on nnfit's engine. Ensure the maximum number of bounding boxes."""
+    def __init__(self, max_number: Any, fill_value: Any = -1, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class RandomShear(Layer):
+    """Keras's RandomShear on nnfit's engine. A preprocessing layer that randomly applies shear transformations to     images."""
+    def __init__(self, x_factor: Any = 0.0, y_factor: Any = 0.0, interpolation: Any = 'bilinear', fill_mode: Any = 'reflect', fill_value: Any = 0.0, data_format: Any = None, seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class MixUp(Layer):
+    """Keras's MixUp on nnfit's engine. MixUp implements the MixUp data augmentation technique."""
+    def __init__(self, alpha: Any = 0.2, data_format: Any = None, seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class CutMix(Layer):
+    """Keras's CutMix on nnfit's engine. CutMix data augmentation technique."""
+    def __init__(self, factor: Any = 1.0, seed: Any = None, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class RandomCrop(Layer):
+    """Keras's RandomCrop on nnfit's engine. A preprocessing layer which randomly crops images during training."""
+    def __init__(self, height: Any, width: Any, seed: Any = None, data_format: Any = None, name: Any = None, *, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class Equalization(Layer):
+    """Keras's Equalization on nnfit's engine. Preprocessing layer for histogram equalization on image channels."""
+    def __init__(self, value_range: Any = (0, 255), bins: Any = 256, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
 class RandomZoom(Layer):
     """Keras's RandomZoom on nnfit's engine. A preprocessing layer which randomly zooms images during training."""
     def __init__(self, height_factor: Any, width_factor: Any = None, fill_mode: Any = 'reflect', interpolation: Any = 'bilinear', seed: Any = None, fill_value: Any = 0.0, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
@@ -521,6 +631,46 @@ class HashedCrossing(Layer):
     def __init__(self, num_bins: Any, output_mode: Any = 'int', sparse: Any = False, name: Any = None, dtype: Any = None, *, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
 
 
+class AdaptiveAveragePooling1D(Layer):
+    """Keras's AdaptiveAveragePooling1D on nnfit's engine. Adaptive average pooling operation for 1D temporal or spatial data."""
+    def __init__(self, output_size: Any, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class AdaptiveAveragePooling2D(Layer):
+    """Keras's AdaptiveAveragePooling2D on nnfit's engine. Adaptive average pooling operation for 2D spatial data."""
+    def __init__(self, output_size: Any, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class AdaptiveAveragePooling3D(Layer):
+    """Keras's AdaptiveAveragePooling3D on nnfit's engine. Adaptive average pooling operation for 3D volumetric data."""
+    def __init__(self, output_size: Any, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class AdaptiveMaxPooling1D(Layer):
+    """Keras's AdaptiveMaxPooling1D on nnfit's engine. Adaptive max pooling operation for 1D temporal or spatial data."""
+    def __init__(self, output_size: Any, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class AdaptiveMaxPooling2D(Layer):
+    """Keras's AdaptiveMaxPooling2D on nnfit's engine. Adaptive max pooling operation for 2D spatial data."""
+    def __init__(self, output_size: Any, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class AdaptiveMaxPooling3D(Layer):
+    """Keras's AdaptiveMaxPooling3D on nnfit's engine. Adaptive max pooling operation for 3D volumetric data."""
+    def __init__(self, output_size: Any, data_format: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
+class GroupQueryAttention(Layer):
+    """Keras's GroupQueryAttention on nnfit's engine. Grouped Query Attention layer."""
+    def __init__(self, head_dim: Any, num_query_heads: Any, num_key_value_heads: Any, dropout: Any = 0.0, use_bias: Any = True, sliding_window: Any = None, flash_attention: Any = None, kernel_initializer: Any = 'glorot_uniform', bias_initializer: Any = 'zeros', kernel_regularizer: Any = None, bias_regularizer: Any = None, activity_regularizer: Any = None, kernel_constraint: Any = None, bias_constraint: Any = None, use_gate: Any = False, seed: Any = None, *, name: Optional[str] = None, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True) -> None: ...
+
+
+class Pipeline(Layer):
+    """Keras's Pipeline on nnfit's engine. Applies a series of layers to an input."""
+    def __init__(self, layers: Any, name: Any = None, *, dtype: Any = None, trainable: bool = True, input_shape: Optional[Sequence[Optional[int]]] = None, input_dim: Optional[int] = None, batch_input_shape: Optional[Sequence[Optional[int]]] = None, batch_size: Optional[int] = None, autocast: bool = True, activity_regularizer: Any = None) -> None: ...
+
+
 AvgPool1D = AveragePooling1D
 AvgPool2D = AveragePooling2D
 AvgPool3D = AveragePooling3D
@@ -529,6 +679,7 @@ Convolution1DTranspose = Conv1DTranspose
 Convolution2D = Conv2D
 Convolution2DTranspose = Conv2DTranspose
 Convolution3D = Conv3D
+Convolution3DTranspose = Conv3DTranspose
 GlobalAvgPool1D = GlobalAveragePooling1D
 GlobalAvgPool2D = GlobalAveragePooling2D
 GlobalAvgPool3D = GlobalAveragePooling3D

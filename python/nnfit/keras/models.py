@@ -5,6 +5,7 @@ A model is its Keras config until it is built: nnfit's engine builds it from tha
 (the reader that reads Keras's files), so what trains is exactly what ``to_json()`` says.
 """
 import json
+import shutil
 
 import numpy as np
 
@@ -23,7 +24,8 @@ def _engine():
     return _engine.get()
 
 
-class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _weights.ModelWeights):
+class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _weights.ModelWeights,
+            _training.CompileConfig):
     """keras.Model: ``Model(inputs, outputs, name=None)`` over symbolic tensors from
     keras.Input and layer calls (the Functional API), or a subclass with its own
     ``__init__`` making layers and ``call(inputs)``, traced at the first known input shape
@@ -188,7 +190,8 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
         if self._untraced:  # Keras shows a subclassed model's layers before it is built
             text = _subclassed.unbuilt_summary(self)
         else:
-            text = self._handle_or_build().summary().rstrip("\n")
+            # Keras narrows its table to the terminal (shutil's: $COLUMNS, the terminal, else 80).
+            text = self._handle_or_build().summary(shutil.get_terminal_size().columns).rstrip("\n")
             if self._prefix is not None:
                 text = _prefix.summary(text, self._prefix)
         if _subclassed.is_subclassed(type(self)) and not self._untraced:  # Keras lists layers, not inputs
@@ -267,7 +270,7 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
         self._apply_trainable(handle)  # Keras's trainable flags take effect at compile
         outputs = self._output_names()
         opt_json = optimizer.serialize()
-        if auto_scale_loss and _uses_float16(self):
+        if auto_scale_loss and _uses_float16(self) and not isinstance(optimizer, optimizers_module.LossScaleOptimizer):
             opt_json = {"module": "keras.optimizers", "class_name": "LossScaleOptimizer",
                         "config": {"name": "loss_scale_optimizer", "inner_optimizer": opt_json,
                                    "initial_scale": 32768.0, "dynamic_growth_steps": 2000}, "registered_name": None}
@@ -276,15 +279,15 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
             if len(outputs) != 1:
                 raise NotImplementedError(f"{type(self).__name__}.compute_loss: nnfit traces compute_loss for models "
                                           "with one output")
-            y_shape = _target_shape(_loss_json(loss, pred_shapes[0]), pred_shapes[0]) if loss is not None \
+            y_shape = _training.target_shape(_training.loss_json(loss, pred_shapes[0]), pred_shapes[0]) if loss is not None \
                 else pred_shapes[0]
             losses_json = [json.dumps(_custom_objects.trace_compute_loss(self, loss, y_shape, pred_shapes[0]))]
             weights = []
         else:
-            losses = _per_output(loss, outputs, "loss")
-            weights = _per_output(loss_weights, outputs, "loss_weights") if loss_weights is not None else []
-            losses_json = [_loss_json(l, pred_shapes[i if len(losses) > 1 else 0]) for i, l in enumerate(losses)]
-        targets = [_target_shape(losses_json[i if len(losses_json) > 1 else 0], p) for i, p in enumerate(pred_shapes)]
+            losses = _training.per_output(loss, outputs, "loss")
+            weights = _training.per_output(loss_weights, outputs, "loss_weights") if loss_weights is not None else []
+            losses_json = [_training.loss_json(l, pred_shapes[i if len(losses) > 1 else 0]) for i, l in enumerate(losses)]
+        targets = [_training.target_shape(losses_json[i if len(losses_json) > 1 else 0], p) for i, p in enumerate(pred_shapes)]
         shapes = list(zip(targets, pred_shapes))
         shared, per_output = _training.metrics_json(metrics, outputs, "metrics", shapes)
         weighted_shared, weighted_per_output = _training.metrics_json(weighted_metrics, outputs, "weighted_metrics",
@@ -566,44 +569,6 @@ def _exists(path):
 
 def _uses_float16(model):
     return any(getattr(l, "_policy", "") in ("mixed_float16", "float16") for l in model.layers)
-
-
-def _loss_json(loss, pred_shape):
-    """A loss as the engine's reader takes it: nnfit's by name or config, a custom one traced
-    for this output (Note [Traced losses and metrics])."""
-    if _custom_objects.is_custom_loss(loss):
-        return json.dumps(_custom_objects.trace_loss(loss, pred_shape, pred_shape))
-    return resolve(loss, "losses", "loss")
-
-
-def _target_shape(loss_json, pred_shape):
-    """The targets' shape per sample for a loss: class ids for the sparse crossentropy, else
-    the predictions' (a traced loss records its own)."""
-    loss = json.loads(loss_json)
-    if isinstance(loss, dict) and "nnfit_trace" in loss:
-        return tuple(loss["nnfit_trace"]["y_true_shape"])
-    name = loss if isinstance(loss, str) else str(loss.get("class_name", ""))
-    if name.replace("_", "").lower() == "sparsecategoricalcrossentropy":
-        return ()
-    return tuple(pred_shape)
-
-
-def _per_output(value, outputs, what):
-    """Keras's per-output forms (a dict by output name, a list in output order, or one
-    value for all) as a list in output order."""
-    if isinstance(value, dict):
-        extra = [k for k in value if k not in outputs]
-        if extra:
-            raise ValueError(f"compile: {what} names {extra}, which are not outputs of the model ({outputs})")
-        missing = [o for o in outputs if o not in value]
-        if missing:
-            raise ValueError(f"compile: {what} has no entry for outputs {missing}")
-        return [value[o] for o in outputs]
-    if isinstance(value, (list, tuple)):
-        if len(value) != len(outputs):
-            raise ValueError(f"compile: {what} has {len(value)} entries for {len(outputs)} outputs")
-        return list(value)
-    return [value]
 
 
 # keras.Sequential and keras.models.load_model live in their own files (each under 600 lines).

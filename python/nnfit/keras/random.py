@@ -5,9 +5,10 @@ Keras Authors; its seed logic is ported): an integer seed gives the same values 
 a SeedGenerator's state [seed, counter] advances by one per call, and no seed draws from a
 global generator that keras.utils.set_random_seed remakes. Each draw is a counter-based
 Philox stream keyed by that state (TensorFlow's stateless ops are Philox too), so the
-values are not TensorFlow's; shapes, dtypes, distributions and errors are Keras's. The
-engine has no random op, so on symbolic tensors (in a model, or inside a traced call, where
-a draw would be frozen into the graph) each function raises NotImplementedError naming it.
+values are not TensorFlow's; shapes, dtypes, distributions and errors are Keras's. Inside a
+traced layer call, normal, uniform and truncated_normal of shape (batch, ...) are the
+engine's draws, new every step (Note [Random draws in traced calls]); the other functions,
+and draws elsewhere on symbolic tensors, raise NotImplementedError naming them.
 """
 import random as _python_random
 
@@ -97,11 +98,44 @@ def _eager(fn, *values):
     for v in values:
         flat.extend(v if isinstance(v, (list, tuple)) else [v])
     if any(isinstance(v, _graph.KerasTensor) for v in flat) or _tracing.current_trace() is not None:
+        traced = "in a traced layer call" if _tracing.current_trace() is not None else "on symbolic tensors"
         raise NotImplementedError(
-            f"keras.random.{fn} on symbolic tensors (in a model or a traced layer call) is not supported by nnfit: "
-            "the engine has no random op, and a draw made while tracing would be the same in every step. "
-            "Use layers.Dropout (or another layer with its own noise) in the model, or call "
-            f"keras.random.{fn} on arrays outside the model")
+            f"keras.random.{fn} {traced} is not supported by nnfit (normal, uniform and truncated_normal are, "
+            "in a Layer subclass's call, with shape=(batch, ...) and number arguments); call keras.random."
+            f"{fn} on arrays outside the model")
+
+
+_TRACED_CLASSES = {"normal": "RandomNormal", "uniform": "RandomUniform", "truncated_normal": "RandomTruncatedNormal"}
+
+
+def _traced(fn, shape, offset, scale, dtype, seed):
+    """A draw inside a traced layer call (Note [Random draws in traced calls] in
+    src/nn/layers/random_operations.cpp): offset + scale·draw of `shape`, whose first size is
+    the batch's (None: ``ops.shape(x)[0]`` of a symbolic tensor), drawn anew every step by
+    the engine. None when not in a traced call."""
+    if _tracing.current_trace() is None:
+        return None
+    where = f"keras.random.{fn}"
+    from nnfit.keras.ops import _dims
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    shape = tuple(None if _dims.is_batch(d) else d for d in shape)  # ops.shape(x)[0]: the batch size
+    if _dims.has_dim(shape):
+        _dims.refuse(f"{where}(shape=...) in a traced call with a size other than the batch's")
+    if any(isinstance(v, _graph.KerasTensor) for v in (offset, scale) + shape):
+        raise NotImplementedError(f"{where} in a traced call: its shape and its numbers (mean, stddev, minval, maxval) "
+                                  "must be Python numbers in nnfit (the batch size as None: ops.shape(x)[0])")
+    if not shape or shape[0] is not None or any(d is None for d in shape[1:]):
+        raise NotImplementedError(f"{where}(shape={shape}) in a traced call: nnfit draws per batch, so the shape must be "
+                                  "(batch, ...) with the batch size from a symbolic tensor (ops.shape(x)[0]) and the "
+                                  "other sizes known")
+    if _dtype(fn, dtype, _FLOATS, "a floating point", TypeError) != "float32":
+        raise NotImplementedError(f"{where} in a traced call: nnfit draws float32 (cast the result)")
+    state = _draw_seed(seed)  # a SeedGenerator advances: each draw its own numbers
+    node_seed = (int(state[0]) * 1000003 + int(state[1]) * 7919 + 1) & 0x3FFFFFFFFFFFFFFF
+    base = _tracing.batched_constant(np.full(tuple(int(d) for d in shape[1:]), float(offset), "float32"), where)
+    from nnfit.keras.ops import _operation
+    return _operation.call("keras.src.random.random", _TRACED_CLASSES[fn], fn, [base],
+                           config={"scale": float(scale), "seed": node_seed})
 
 
 def _dtype(fn, dtype, kinds, kind_name, error=ValueError):
@@ -125,6 +159,9 @@ def _shape(fn, shape):
 
 def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
     """Keras's: values from a normal distribution, `dtype` (default floatx) of `shape`."""
+    traced = _traced("normal", shape, mean, stddev, dtype, seed)
+    if traced is not None:
+        return traced
     _eager("normal", shape, mean, stddev)
     dtype = _dtype("normal", dtype, _FLOATS, "a floating point", TypeError)
     return _rng(seed).normal(mean, stddev, size=_shape("normal", shape)).astype(dtype)
@@ -132,6 +169,10 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
 
 def uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None):
     """Keras's: values uniform in [minval, maxval)."""
+    traced = _traced("uniform", shape, minval, maxval - minval if not isinstance(maxval, _graph.KerasTensor) else maxval,
+                     dtype, seed)
+    if traced is not None:
+        return traced
     _eager("uniform", shape, minval, maxval)
     dtype = _dtype("uniform", dtype, _FLOATS, "a floating point")
     return _rng(seed).uniform(minval, maxval, size=_shape("uniform", shape)).astype(dtype)
@@ -139,6 +180,9 @@ def uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None):
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
     """Keras's: a normal distribution with values beyond two standard deviations redrawn."""
+    traced = _traced("truncated_normal", shape, mean, stddev, dtype, seed)
+    if traced is not None:
+        return traced
     _eager("truncated_normal", shape, mean, stddev)
     dtype = _dtype("truncated_normal", dtype, _FLOATS, "a floating point", TypeError)
     rng = _rng(seed)

@@ -92,7 +92,10 @@ void affine_apply_adjoint_sample(const AffineParams& p, const float* dy, const f
 void draw_affine_transform(const AffineDraw& d, std::uint64_t key, std::int64_t n, std::int64_t h, std::int64_t w,
                            float* t) {
   AffineDrawRange r;
-  r.kind = d.kind == "rotation" ? AffineDrawKind::rotation : d.kind == "translation" ? AffineDrawKind::translation : AffineDrawKind::zoom;
+  r.kind = d.kind == "rotation"      ? AffineDrawKind::rotation
+           : d.kind == "translation" ? AffineDrawKind::translation
+           : d.kind == "shear"       ? AffineDrawKind::shear
+                                     : AffineDrawKind::zoom;
   r.height_lower = d.height_lower;
   r.height_upper = d.height_upper;
   r.width_lower = d.width_lower;

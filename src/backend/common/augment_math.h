@@ -109,6 +109,12 @@ NNFIT_HD void rotation_transform(float angle_deg, std::int64_t h, std::int64_t w
   for (int i = 0; i < 8; ++i) t[i] = v[i];
 }
 
+// Keras's RandomShear: x' = x + sx·y, y' = sy·x + y about the origin (its shear matrix).
+NNFIT_HD void shear_transform(float sx, float sy, float* t) {
+  const float v[8] = {1.0f, sx, 0.0f, sy, 1.0f, 0.0f, 0.0f, 0.0f};
+  for (int i = 0; i < 8; ++i) t[i] = v[i];
+}
+
 NNFIT_HD void zoom_transform(float zx, float zy, std::int64_t h, std::int64_t w, float* t) {
   const float v[8] = {zx, 0.0f, (static_cast<float>(w) - 1.0f) / 2.0f * (1.0f - zx), 0.0f, zy,
                       (static_cast<float>(h) - 1.0f) / 2.0f * (1.0f - zy), 0.0f, 0.0f};
@@ -122,8 +128,9 @@ NNFIT_HD double augment_uniform(std::uint64_t key, std::int64_t n, int slot) {
 
 // random_affine's draws for sample n: kind translation (factors are fractions of h and w),
 // rotation (fractions of a full turn, height_* only), zoom (1 + factor; same_zoom: the
-// width's zoom is the height's). Writes the sample's 8-float transform.
-enum class AffineDrawKind { translation, rotation, zoom };
+// width's zoom is the height's), shear (x factor width_*, y factor height_*, both negated
+// together with probability 1/2, as Keras's). Writes the sample's 8-float transform.
+enum class AffineDrawKind { translation, rotation, zoom, shear };
 struct AffineDrawRange {
   AffineDrawKind kind = AffineDrawKind::zoom;
   double height_lower = 0, height_upper = 0, width_lower = 0, width_upper = 0;
@@ -135,7 +142,11 @@ NNFIT_HD void draw_affine_transform(const AffineDrawRange& d, std::uint64_t key,
   // A uniform in [lower, upper): 1 - u is in [0, 1).
   const double hv = d.height_lower + (d.height_upper - d.height_lower) * (1.0 - augment_uniform(key, n, 0));
   const double wv = d.width_lower + (d.width_upper - d.width_lower) * (1.0 - augment_uniform(key, n, 1));
-  if (d.kind == AffineDrawKind::rotation) {
+  if (d.kind == AffineDrawKind::shear) {
+    // Keras: where(uniform(0, 1) > 0.5, -1, 1) times both factors.
+    const float sign = 1.0 - augment_uniform(key, n, 2) > 0.5 ? -1.0f : 1.0f;
+    shear_transform(static_cast<float>(wv) * sign, static_cast<float>(hv) * sign, t);
+  } else if (d.kind == AffineDrawKind::rotation) {
     rotation_transform(static_cast<float>(hv * 360.0), h, w, t);
   } else if (d.kind == AffineDrawKind::translation) {
     // Keras: fractions of the width and height, in pixels.

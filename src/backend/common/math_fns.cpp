@@ -26,7 +26,8 @@ E parse(const std::string& kind, const char* const (&names)[N], const char* what
 const char* const kUnaryNames[] = {"negative", "abs",     "sign",    "square",  "sqrt",    "rsqrt",  "reciprocal", "exp",
                                    "expm1",    "log",     "log1p",   "log2",    "log10",   "sin",    "cos",        "tan",
                                    "arcsin",   "arccos",  "arctan",  "sinh",    "cosh",    "arcsinh", "arccosh",   "arctanh",
-                                   "erf",      "floor",   "ceil",    "round",   "logical_not", "trunc", "isnan", "isinf", "isfinite"};
+                                   "erf",      "erfc",    "floor",   "ceil",    "round",   "logical_not", "trunc", "isnan", "isinf",
+                                   "isfinite", "stop_gradient"};
 const char* const kBinaryNames[] = {"add",       "subtract",   "multiply",    "divide",      "power",
                                     "maximum",   "minimum",    "floor_divide", "mod",        "arctan2",
                                     "equal",     "not_equal",  "less",        "less_equal",  "greater",

@@ -1,5 +1,5 @@
 // The element functions of the tensor-algebra ops (graph/math_op_defs.cpp: unary, binary,
-// reduce, where, arg_reduce, cumulative, broadcast_to and their gradients) and NumPy's
+// reduce, where, arg_reduce, argsort, cumulative, broadcast_to and their gradients) and NumPy's
 // broadcasting as index maps, shared by the reference kernels (ref_math.cpp) and the CUDA
 // functors (cuda/kernels/math_kernels.h), so the host oracle and the device compute each
 // element with the same float32 code (compiled NNFIT_HD). Reductions over broadcast axes
@@ -21,8 +21,8 @@ class Attrs;
 
 enum class UnaryKind {
   negative, abs, sign, square, sqrt, rsqrt, reciprocal, exp, expm1, log, log1p, log2, log10, sin, cos, tan,
-  arcsin, arccos, arctan, sinh, cosh, arcsinh, arccosh, arctanh, erf, floor, ceil, round, logical_not,
-  trunc, isnan, isinf, isfinite
+  arcsin, arccos, arctan, sinh, cosh, arcsinh, arccosh, arctanh, erf, erfc, floor, ceil, round, logical_not,
+  trunc, isnan, isinf, isfinite, stop_gradient
 };
 
 enum class BinaryKind {
@@ -37,8 +37,8 @@ UnaryKind unary_kind(const std::string& kind);
 BinaryKind binary_kind(const std::string& kind);
 ReduceKind reduce_kind(const std::string& kind);
 // Whether the kind is piecewise constant (sign, floor, ceil, round, logical_not, trunc and
-// the isnan/isinf/isfinite tests; floor_divide, the comparisons and the logical ops): no
-// gradient flows through it.
+// the isnan/isinf/isfinite tests; floor_divide, the comparisons and the logical ops) or
+// stop_gradient (the identity, keras.ops.stop_gradient): no gradient flows through it.
 bool unary_is_constant(UnaryKind k);
 bool binary_is_constant(BinaryKind k);
 
@@ -85,6 +85,7 @@ NNFIT_HD float unary_fn(UnaryKind k, float x) {
     case UnaryKind::arccosh: return acoshf(x);
     case UnaryKind::arctanh: return atanhf(x);
     case UnaryKind::erf: return erff(x);
+    case UnaryKind::erfc: return erfcf(x);  // not 1 - erf(x), which loses every digit past x ≈ 3
     case UnaryKind::floor: return floorf(x);
     case UnaryKind::ceil: return ceilf(x);
     case UnaryKind::round: return rintf(x);  // the default rounding mode: half to even, as NumPy
@@ -93,6 +94,7 @@ NNFIT_HD float unary_fn(UnaryKind k, float x) {
     case UnaryKind::isnan: return x != x ? 1.0f : 0.0f;
     case UnaryKind::isinf: return fabsf(x) == INFINITY ? 1.0f : 0.0f;
     case UnaryKind::isfinite: return x - x == 0.0f ? 1.0f : 0.0f;
+    case UnaryKind::stop_gradient: return x;
   }
   return x;
 }
@@ -127,6 +129,7 @@ NNFIT_HD float unary_grad_fn(UnaryKind k, float x, float dy) {
     case UnaryKind::arccosh: return dy / sqrtf(x * x - 1.0f);
     case UnaryKind::arctanh: return dy / (1.0f - x * x);
     case UnaryKind::erf: return dy * kTwoOverSqrtPi * expf(-x * x);
+    case UnaryKind::erfc: return -dy * kTwoOverSqrtPi * expf(-x * x);
     case UnaryKind::sign:
     case UnaryKind::floor:
     case UnaryKind::ceil:
@@ -135,7 +138,8 @@ NNFIT_HD float unary_grad_fn(UnaryKind k, float x, float dy) {
     case UnaryKind::trunc:
     case UnaryKind::isnan:
     case UnaryKind::isinf:
-    case UnaryKind::isfinite: return 0.0f;
+    case UnaryKind::isfinite:
+    case UnaryKind::stop_gradient: return 0.0f;
   }
   return 0.0f;
 }
@@ -275,7 +279,17 @@ std::vector<std::int64_t> reduce_axes(const Shape& x, const std::vector<std::int
 // x with the reduced axes set to 1 (keepdims), or dropped.
 Shape reduced_shape(const Shape& x, const std::vector<std::int64_t>& axes, bool keepdims);
 
-// The [outer, axis, inner] view of arg_reduce and cumulative; axis in [-rank, rank).
+// argsort's order: element a (at position ia of its line) goes before b (at ib) when its
+// value is smaller (larger when descending), ties and NaNs keeping their positions' order,
+// NaNs after every number in both orders (NumPy's place for them in an ascending sort).
+NNFIT_HD bool argsort_before(float a, std::int64_t ia, float b, std::int64_t ib, bool descending) {
+  const bool na = a != a, nb = b != b;
+  if (na || nb) return na == nb ? ia < ib : nb;
+  if (a == b) return ia < ib;
+  return descending ? a > b : a < b;
+}
+
+// The [outer, axis, inner] view of arg_reduce, argsort and cumulative; axis in [-rank, rank).
 struct AxisSplit {
   std::int64_t outer = 1, axis = 1, inner = 1;
 };

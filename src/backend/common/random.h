@@ -55,6 +55,45 @@ NNFIT_HD double noise_normal(std::uint64_t key, std::uint64_t index) {
   return ::sqrt(-2.0 * ::log(u1)) * ::cos(6.283185307179586 * u2);
 }
 
+// A uniform double in [0, 1) for element `index` (keras.random.uniform's interval).
+NNFIT_HD double noise_uniform_half_open(std::uint64_t key, std::uint64_t index) { return 1.0 - noise_uniform(key, index); }
+
+// A standard normal draw truncated to (-2, 2), as Keras's truncated_normal redraws a value
+// beyond two standard deviations: attempt k draws with the key scrambled by k, so the
+// element's numbers stay a pure function of (key, index). An element needs k attempts with
+// probability 0.0455^k; after 32 (never reached in practice) it is 0.
+NNFIT_HD double noise_truncated_normal(std::uint64_t key, std::uint64_t index) {
+  for (std::uint64_t k = 0; k < 32; ++k) {
+    const double n = noise_normal(k == 0 ? key : splitmix64(key ^ (k * 0x9E3779B97F4A7C15ull)), index);
+    if (n > -2.0 && n < 2.0) return n;
+  }
+  return 0.0;
+}
+
+// A Gamma(alpha, 1) draw for element `index` (alpha > 0), by Marsaglia and Tsang's method
+// (2000): d·v for v = (1 + c·n)^3, n standard normal, accepted when
+// log u < n²/2 + d − d·v + d·log v; alpha < 1 draws Gamma(alpha + 1)·u^(1/alpha). Attempt
+// k scrambles the key by k, as noise_truncated_normal, so the draw is a pure function of
+// (key, index); an attempt is accepted with probability above 0.95 (after 64, d).
+NNFIT_HD double noise_gamma(std::uint64_t key, std::uint64_t index, double alpha) {
+  double boost = 1.0, a = alpha;
+  if (alpha < 1.0) {
+    boost = ::pow(noise_uniform(splitmix64(key ^ 0xA5A5A5A5A5A5A5A5ull), index), 1.0 / alpha);
+    a = alpha + 1.0;
+  }
+  const double d = a - 1.0 / 3.0, c = 1.0 / ::sqrt(9.0 * d);
+  for (std::uint64_t k = 1; k <= 64; ++k) {
+    const std::uint64_t kk = splitmix64(key ^ (k * 0x9E3779B97F4A7C15ull));
+    const double n = noise_normal(kk, index);
+    double v = 1.0 + c * n;
+    if (v <= 0.0) continue;
+    v = v * v * v;
+    const double u = noise_uniform(splitmix64(kk ^ 0xD1B54A32D192ED03ull), index);
+    if (::log(u) < 0.5 * n * n + d - d * v + d * ::log(v)) return d * v * boost;
+  }
+  return d * boost;
+}
+
 // Note [Random draws by global row]: every random op keys an element's (or a sample's)
 // numbers by its index in the tensor, so a data-parallel rank, whose tensors hold rows
 // [row_offset, row_offset + rows) of the global batch, draws the single process's numbers

@@ -1,5 +1,6 @@
 // The per-element formulas of the optimizer updates that keep their slots in double
-// arithmetic (Adagrad, Adamax, Lion, Adadelta, Nadam, Ftrl; Keras 3's update_step), shared
+// arithmetic (Adagrad, Adamax, Lion, Adadelta, Nadam, Ftrl, and Lamb's two passes; Keras 3's
+// update_step), shared
 // by the reference kernel (ref_train_optimizers.cpp, a loop in order) and the OpenMP kernel
 // (omp_slot_updates.cpp, the same loop split over threads), so the two cannot drift apart.
 // Note [Bitwise slot updates]: each element's update reads and writes only element i, so
@@ -17,7 +18,9 @@
 
 namespace nnfit {
 
-enum class SlotRule { adagrad, adamax, lion, adadelta, nadam, ftrl };
+// lamb: not an element rule (Note [LAMB's trust ratio in two passes]); its step's scalars
+// come from slot_step_at, its passes from the lamb_* functions below.
+enum class SlotRule { adagrad, adamax, lion, adadelta, nadam, ftrl, lamb, schedule_free };
 
 // The rule of an op (adagrad_update, ..., ftrl_update); false for any other op.
 bool slot_rule_of(const std::string& op, SlotRule* out);
@@ -28,7 +31,9 @@ struct SlotStep {
   double b1t = 0.0;  // β1^t (Adamax)
   // Nadam's momentum schedule: u_t, u_{t+1}, the products of u over steps 1..t and
   // 1..t+1 (Keras's _u_product, updated before each step), and β2^t.
-  double u_t = 0.0, u_next = 0.0, u_prod = 0.0, u_prod_next = 0.0, b2t = 0.0;
+  double u_t = 0.0, u_next = 0.0, u_prod = 0.0, u_prod_next = 0.0, b2t = 0.0;  // b2t: Nadam's and Lamb's
+  // ScheduleFreeAdamW: the step's 1/t and its rate after warm-up.
+  double inv_t = 0.0, warm_lr = 0.0;
 };
 
 // Note [Nadam's schedule without state]
@@ -86,15 +91,20 @@ NNFIT_HD double nadam_u_product(double beta_1, const NadamPrefix& prefix, std::i
 }
 
 // The scalars of step `step` (t = step + 1, Keras's local_step) for `rule`; `nadam` is
-// read for Nadam only. NNFIT_HD: the CUDA kernel computes them on the device from the
+// read for Nadam only, `warmup_steps` for ScheduleFreeAdamW only. NNFIT_HD: the CUDA kernel computes them on the device from the
 // StepScalars (Note [Step values in device memory]), the CPU kernels on the host, with
 // this one function.
 NNFIT_HD SlotStep slot_step_at(SlotRule rule, double beta_1, double beta_2, const NadamPrefix& nadam,
-                               double learning_rate, std::int64_t step) {
+                               double learning_rate, std::int64_t step, std::int64_t warmup_steps = 0) {
   SlotStep s;
   s.lr = learning_rate;
   const double t = static_cast<double>(step + 1);
   s.b1t = std::pow(beta_1, t);
+  if (rule == SlotRule::lamb || rule == SlotRule::schedule_free) s.b2t = std::pow(beta_2, t);
+  if (rule == SlotRule::schedule_free) {
+    s.inv_t = 1.0 / t;
+    s.warm_lr = warmup_steps > 0 ? learning_rate * std::min(t / static_cast<double>(warmup_steps), 1.0) : learning_rate;
+  }
   if (rule == SlotRule::nadam) {
     double decay = 0.0;  // 0.96^t
     s.u_prod = nadam_u_product(beta_1, nadam, step + 1, &decay);
@@ -109,6 +119,14 @@ NNFIT_HD SlotStep slot_step_at(SlotRule rule, double beta_1, double beta_2, cons
 // slot_step_at for a kernel's run on the host.
 SlotStep slot_step(SlotRule rule, const OptimizerParams& p, const NadamPrefix& nadam, const StepContext& ctx);
 
+// Note [ScheduleFreeAdamW's momentum starts at 0]
+// Keras 3.15's ScheduleFreeAdamW.build assigns each momentum a copy of its variable, but
+// under the TensorFlow backend fit builds the optimizer during its symbolic build, where the
+// assignment does not reach the variable: the momentum starts at 0, which is what Keras's
+// training computes (keras_optimizers_parity.py holds nnfit to it). nnfit's slot starts
+// at 0 the same way; its weight decay is the usual decay_weights before the update. Likewise
+// its "momentum_old = momentum.value" is, under TensorFlow, the variable itself, read after
+// the momentum's assign_sub: x_old is recovered from the new momentum, as here.
 // Updates element i of param and its slots s0 (and s1: null for the one-slot rules,
 // Adagrad and Lion). Written to be inlined into a loop with `rule` a constant. NNFIT_HD:
 // the CUDA kernel runs this very function on the device (backend/cuda/kernels).
@@ -159,6 +177,17 @@ NNFIT_HD void slot_update_element(SlotRule rule, const OptimizerParams& p, const
       w += lr * d;
       break;
     }
+    case SlotRule::lamb:  // two passes over the whole variable, not an element rule
+      break;
+    case SlotRule::schedule_free: {  // Keras's ScheduleFreeAdamW; a: momentum (z), b: velocity
+      // Note [ScheduleFreeAdamW's momentum starts at 0]
+      b += (g * g - b) * (1.0 - p.beta_2);
+      a -= s.warm_lr * g / (std::sqrt(b / (1.0 - s.b2t)) + p.epsilon);
+      const double x_old = (w - (1.0 - p.beta_1) * a) / p.beta_1;  // a, not the old momentum: Keras's
+      const double x_new = (1.0 - s.inv_t) * x_old + s.inv_t * a;
+      w = (1.0 - p.beta_1) * a + p.beta_1 * x_new;
+      break;
+    }
   }
   param[i] = static_cast<float>(w);
   s0[i] = static_cast<float>(a);
@@ -184,6 +213,64 @@ struct SlotUpdateState {
   bool two_slots;
   NadamPrefix nadam;  // a constant of beta_1 (Note [Nadam's schedule without state])
 };
+
+// Note [LAMB's trust ratio in two passes]
+// Keras's Lamb scales each variable's Adam-like direction u = m̂/(√v̂ + ε) by the trust
+// ratio |w|/|u| (1 where either norm is 0), so the update needs both norms over the whole
+// variable before any element changes. Pass 1 updates m and v and sums w² and u² per
+// fixed chunk of kLambChunk elements (partials[2k], partials[2k + 1]); the ratio adds the
+// partials in chunk order; pass 2 recomputes u from the stored float m and v (the very
+// values pass 1 summed) and steps w. The chunking depends on the size alone, so the
+// reference (chunks in turn), the OpenMP kernel (chunks over threads) and the CUDA kernel
+// (one index per chunk) give the same bits, as the other slot updates (Note [Bitwise slot
+// updates]). w's norm is taken before the step (after Keras's weight decay, a node before).
+inline constexpr std::int64_t kLambChunk = 4096;
+
+NNFIT_HD std::int64_t lamb_chunks(std::int64_t n) { return (n + kLambChunk - 1) / kLambChunk; }
+
+// Keras's m_t_hat / (sqrt(v / (1 − β2^t)) + ε) from the slots' stored values.
+NNFIT_HD double lamb_direction(const OptimizerParams& p, const SlotStep& s, float m, float v) {
+  return (m / (1.0 - s.b1t)) / (std::sqrt(v / (1.0 - s.b2t)) + p.epsilon);
+}
+
+// Pass 1 over chunk k of n elements: m += (g − m)(1 − β1), v += (g² − v)(1 − β2); the
+// chunk's Σw² and Σu² into partials[2k] and partials[2k + 1].
+NNFIT_HD void lamb_moments_chunk(const OptimizerParams& p, const SlotStep& s, const float* param,
+                                        const float* grad, float* m, float* v, std::int64_t n, std::int64_t k,
+                                        double* partials) {
+  const std::int64_t end = (k + 1) * kLambChunk < n ? (k + 1) * kLambChunk : n;
+  double w2 = 0.0, u2 = 0.0;
+  for (std::int64_t i = k * kLambChunk; i < end; ++i) {
+    const double g = grad[i];
+    double a = m[i], b = v[i];
+    a += (g - a) * (1.0 - p.beta_1);
+    b += (g * g - b) * (1.0 - p.beta_2);
+    m[i] = static_cast<float>(a);
+    v[i] = static_cast<float>(b);
+    const double u = lamb_direction(p, s, m[i], v[i]);
+    w2 += static_cast<double>(param[i]) * param[i];
+    u2 += u * u;
+  }
+  partials[2 * k] = w2;
+  partials[2 * k + 1] = u2;
+}
+
+// The trust ratio from pass 1's partials, added in chunk order.
+NNFIT_HD double lamb_ratio(const double* partials, std::int64_t chunks) {
+  double w2 = 0.0, u2 = 0.0;
+  for (std::int64_t k = 0; k < chunks; ++k) {
+    w2 += partials[2 * k];
+    u2 += partials[2 * k + 1];
+  }
+  const double w_norm = std::sqrt(w2), u_norm = std::sqrt(u2);
+  return w_norm > 0.0 && u_norm > 0.0 ? w_norm / u_norm : 1.0;
+}
+
+// Pass 2, element i: w −= ratio · lr · u.
+NNFIT_HD void lamb_apply_element(const OptimizerParams& p, const SlotStep& s, double ratio, float* param,
+                                        const float* m, const float* v, std::int64_t i) {
+  param[i] = static_cast<float>(param[i] - ratio * s.lr * lamb_direction(p, s, m[i], v[i]));
+}
 
 // The element functions of the other optimizer-side ops, in double as Keras's float64-free
 // formulas evaluated by the reference: use_ema's average (m = 0 on the first step), weight

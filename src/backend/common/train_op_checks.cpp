@@ -321,7 +321,7 @@ bool check_optimizer(const KernelDesc& desc, OptimizerParams* out, std::string* 
     inputs = 4;
     out->rho = a.f("rho");
     out->epsilon = a.f("epsilon");
-  } else if (desc.op == "nadam_update") {
+  } else if (desc.op == "nadam_update" || desc.op == "lamb_update") {
     inputs = 4;
     out->beta_1 = a.f("beta_1");
     out->beta_2 = a.f("beta_2");
@@ -333,6 +333,31 @@ bool check_optimizer(const KernelDesc& desc, OptimizerParams* out, std::string* 
     out->l2 = a.f("l2");
     out->l2_shrinkage = a.f("l2_shrinkage");
     out->beta = a.f("beta");
+  } else if (desc.op == "schedule_free_update") {
+    inputs = 4;
+    out->beta_1 = a.f("beta_1");
+    out->beta_2 = a.f("beta_2");
+    out->epsilon = a.f("epsilon");
+    out->warmup_steps = a.i_or("warmup_steps", 0);
+  } else if (desc.op == "adafactor_update") {
+    expect_arity(desc, 5, 0);
+    out->beta_2_decay = a.f("beta_2_decay");
+    out->epsilon_1 = a.f("epsilon_1");
+    out->epsilon_2 = a.f("epsilon_2");
+    out->clip_threshold = a.f("clip_threshold");
+    const Shape& v = desc.inputs[0].shape;
+    expect_shape(desc, 'i', 1, v);
+    expect_shape(desc, 'i', 4, v);
+    std::vector<std::int64_t> r_dims, c_dims;  // Keras's shapes: v[:-1] and v[:-2] + v[-1:]
+    if (v.rank() >= 2) {
+      r_dims.assign(v.dims().begin(), v.dims().end() - 1);
+      c_dims.assign(v.dims().begin(), v.dims().end() - 2);
+      c_dims.push_back(v.dims().back());
+    }
+    expect_shape(desc, 'i', 2, Shape(r_dims));
+    expect_shape(desc, 'i', 3, Shape(c_dims));
+    out->numel = v.numel();
+    return expect_f32(desc, why_not);
   } else if (desc.op == "decay_weights") {
     inputs = 1;
     out->weight_decay = a.f("weight_decay");

@@ -120,6 +120,10 @@ struct OptimizerParams {
   std::int64_t overwrite_frequency = 0;  // ema_update
   // ftrl_update
   double learning_rate_power = -0.5, l1 = 0.0, l2 = 0.0, l2_shrinkage = 0.0, beta = 0.0;
+  // adafactor_update (its r and c are the variable's shape without its last axis, and
+  // without the one before it; scalars for a variable of rank < 2)
+  double beta_2_decay = -0.8, epsilon_1 = 1e-30, epsilon_2 = 1e-3, clip_threshold = 1.0;
+  std::int64_t warmup_steps = 0;  // schedule_free_update
 };
 
 bool check_bias_add(const KernelDesc& desc, ChannelGeometry* out, std::string* why_not);

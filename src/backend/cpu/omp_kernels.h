@@ -55,7 +55,7 @@ std::unique_ptr<Kernel> make_omp_sgd_update(const KernelDesc& desc, std::string*
 std::unique_ptr<Kernel> make_omp_sgd_momentum_update(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_omp_adam_update(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_omp_rmsprop_update(const KernelDesc& desc, std::string* why_not);
-// omp_slot_updates.cpp: adagrad, adamax, lion, adadelta, nadam and ftrl updates,
+// omp_slot_updates.cpp: adagrad, adamax, lion, adadelta, nadam, ftrl and lamb updates,
 // decay_weights, ema_update; clip_by_value, clip_by_norm, global_norm_scale.
 std::unique_ptr<Kernel> make_omp_slot_update(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_omp_clip(const KernelDesc& desc, std::string* why_not);

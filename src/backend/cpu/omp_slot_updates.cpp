@@ -1,5 +1,5 @@
 // OpenMP kernels of the optimizer steps the fused f32 kernels (omp_optimizers.cpp) do not
-// cover: the slot updates of Adagrad, Adamax, Lion, Adadelta, Nadam and Ftrl (the
+// cover: the slot updates of Adagrad, Adamax, Lion, Adadelta, Nadam, Ftrl, Lamb and Adafactor (the
 // reference's per-element double formulas, backend/common/slot_update.h, split over
 // threads: bit-identical, Note [Bitwise slot updates]), Keras's weight decay and EMA,
 // gradient clipping and loss scaling's unscale_gradient. Norms sum squares in double per
@@ -12,6 +12,7 @@
 #include <cmath>
 #include <vector>
 
+#include "backend/common/adafactor_update.h"
 #include "backend/common/slot_update.h"
 #include "backend/common/train_op_checks.h"
 #include "backend/cpu/omp_kernels.h"
@@ -48,11 +49,87 @@ class OmpSlotUpdate final : public Kernel {
       case SlotRule::adadelta: return slot_update_loop<SlotRule::adadelta>(p, step, param, grad, s0, s1);
       case SlotRule::nadam: return slot_update_loop<SlotRule::nadam>(p, step, param, grad, s0, s1);
       case SlotRule::ftrl: return slot_update_loop<SlotRule::ftrl>(p, step, param, grad, s0, s1);
+      case SlotRule::schedule_free:
+        return slot_update_loop<SlotRule::schedule_free>(p, step, param, grad, s0, s1);
+      case SlotRule::lamb: break;  // OmpLambUpdate's
     }
   }
 
  private:
   SlotUpdateState s_;
+};
+
+// Keras's Lamb as RefLambUpdate, the chunks of pass 1 and the elements of pass 2 split
+// over threads: bit-identical (Note [LAMB's trust ratio in two passes]).
+class OmpLambUpdate final : public Kernel {
+ public:
+  explicit OmpLambUpdate(SlotUpdateState state) : s_(state) {}
+  std::size_t workspace_bytes() const override {
+    return static_cast<std::size_t>(2 * lamb_chunks(s_.params.numel)) * sizeof(double);
+  }
+  void run(const KernelArgs& args) override {
+    const auto operands = s_.operands(args);  // named references, not a binding: clang 14 cannot capture one
+    float* param = operands.param;
+    const float* grad = operands.grad;
+    float* m = operands.s0;
+    float* v = operands.s1;
+    const SlotStep step = operands.step;
+    const OptimizerParams p = s_.params;
+    auto* partials = static_cast<double*>(args.workspace);
+    const std::int64_t n = p.numel, chunks = lamb_chunks(n);
+#pragma omp parallel for schedule(static) if (chunks > 1)
+    for (std::int64_t k = 0; k < chunks; ++k) lamb_moments_chunk(p, step, param, grad, m, v, n, k, partials);
+    const double ratio = lamb_ratio(partials, chunks);
+#pragma omp parallel for schedule(static) if (n >= kOmpMinParallelElements)
+    for (std::int64_t i = 0; i < n; ++i) lamb_apply_element(p, step, ratio, param, m, v, i);
+  }
+
+ private:
+  SlotUpdateState s_;
+};
+
+// Keras's Adafactor as RefAdafactorUpdate, each pass's indices split over threads:
+// bit-identical (Note [Adafactor's passes]).
+class OmpAdafactorUpdate final : public Kernel {
+ public:
+  OmpAdafactorUpdate(OptimizerParams p, AdafactorShape sh) : p_(p), sh_(sh) {}
+  std::size_t workspace_bytes() const override {
+    return static_cast<std::size_t>(adafactor_workspace_doubles(sh_)) * sizeof(double);
+  }
+  void run(const KernelArgs& args) override {
+    float* param = mutable_input(args, 0);
+    const float* grad = input(args, 1);
+    float* r = mutable_input(args, 2);
+    float* c = mutable_input(args, 3);
+    float* v = mutable_input(args, 4);
+    const AdafactorWorkspace ws = adafactor_workspace(sh_, static_cast<double*>(args.workspace));
+    const AdafactorStep s = adafactor_step_at(p_.beta_2_decay, args.ctx->learning_rate, args.ctx->step);
+    const OptimizerParams p = p_;
+    const AdafactorShape sh = sh_;
+    const std::int64_t n = sh.n, chunks = adafactor_chunks(n), rows = sh.batch * sh.rows, cols = sh.batch * sh.cols;
+    const bool wide = n >= kOmpMinParallelElements;
+#pragma omp parallel for schedule(static) if (chunks > 1)
+    for (std::int64_t k = 0; k < chunks; ++k) adafactor_square_chunk(param, n, k, ws.w_partial);
+    if (sh.factored) {
+#pragma omp parallel for schedule(static) if (wide)
+      for (std::int64_t q = 0; q < rows; ++q) adafactor_row(p, sh, s, grad, r, q);
+#pragma omp parallel for schedule(static) if (wide)
+      for (std::int64_t q = 0; q < cols; ++q) adafactor_col(p, sh, s, grad, c, q);
+      for (std::int64_t b = 0; b < sh.batch; ++b) adafactor_row_mean(sh, r, b, ws.mean_r);
+    }
+#pragma omp parallel for schedule(static) if (wide)
+    for (std::int64_t i = 0; i < n; ++i) adafactor_velocity(p, sh, s, grad, r, c, ws.mean_r, v, i);
+#pragma omp parallel for schedule(static) if (chunks > 1)
+    for (std::int64_t k = 0; k < chunks; ++k) adafactor_u_square_chunk(grad, v, n, k, ws.u_partial);
+    adafactor_factors(p, s, ws.w_partial, ws.u_partial, n, ws.factors);
+    const double* factors = ws.factors;
+#pragma omp parallel for schedule(static) if (wide)
+    for (std::int64_t i = 0; i < n; ++i) adafactor_apply(param, grad, v, factors, i);
+  }
+
+ private:
+  OptimizerParams p_;
+  AdafactorShape sh_;
 };
 
 // Keras's use_ema (ref_train_optimizers.cpp's RefEmaUpdate, the same expressions).
@@ -192,9 +269,13 @@ std::unique_ptr<Kernel> make_omp_slot_update(const KernelDesc& desc, std::string
   if (!check_optimizer(desc, &p, why_not)) return nullptr;
   if (desc.op == "decay_weights") return std::make_unique<OmpDecayWeights>(p);
   if (desc.op == "ema_update") return std::make_unique<OmpEmaUpdate>(p);
+  if (desc.op == "adafactor_update") {
+    return std::make_unique<OmpAdafactorUpdate>(p, adafactor_shape_of(desc.inputs[0].shape));
+  }
   SlotRule rule = SlotRule::adagrad;
   NNFIT_CHECK(slot_rule_of(desc.op, &rule), InvalidArgument, "internal: make_omp_slot_update has no rule for op '",
               desc.op, "'");
+  if (rule == SlotRule::lamb) return std::make_unique<OmpLambUpdate>(SlotUpdateState(rule, p, true));
   return std::make_unique<OmpSlotUpdate>(SlotUpdateState(rule, p, desc.inputs.size() == 4));
 }
 

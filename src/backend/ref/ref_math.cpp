@@ -4,9 +4,12 @@
 // reduced axes (the gradients, reduce, cumulative) scatters into double accumulators (in the
 // planned workspace: a step allocates nothing), a different order from the device's
 // per-element gathers, so the two check each other.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <numeric>
+#include <vector>
 
 #include "backend/common/math_fns.h"
 #include "backend/common/nn_op_geometry.h"
@@ -152,6 +155,28 @@ std::unique_ptr<Kernel> make_arg_reduce(const KernelDesc& d) {
   });
 }
 
+// argsort: each line's positions sorted by argsort_before (a stable sort: the oracle the
+// CUDA kernel's ranks are checked against).
+std::unique_ptr<Kernel> make_argsort(const KernelDesc& d) {
+  const AxisSplit v = axis_split(shape_of(d.inputs, 0, d), d.attrs.i("axis"));
+  const bool descending = d.attrs.i_or("descending", 0) != 0;
+  return fn([=](const KernelArgs& a) {
+    const float* x = a.in(0);
+    auto* y = static_cast<std::int32_t*>(a.outputs[0]);
+    std::vector<std::int64_t> order(static_cast<std::size_t>(v.axis));
+    for (std::int64_t o = 0; o < v.outer; ++o) {
+      for (std::int64_t i = 0; i < v.inner; ++i) {
+        const auto at = [&](std::int64_t r) { return x[(o * v.axis + r) * v.inner + i]; };
+        std::iota(order.begin(), order.end(), std::int64_t{0});
+        std::stable_sort(order.begin(), order.end(), [&](std::int64_t p, std::int64_t q) {
+          return argsort_before(at(p), p, at(q), q, descending);
+        });
+        for (std::int64_t r = 0; r < v.axis; ++r) y[(o * v.axis + r) * v.inner + i] = static_cast<std::int32_t>(order[static_cast<std::size_t>(r)]);
+      }
+    }
+  });
+}
+
 // cumulative: y_k = x_0 ∘ … ∘ x_k along the axis (from its end with reverse).
 // cumulative_grad: dx_k = Σ_{j ≥ k} dy_j (cumsum), Σ_{j ≥ k} dy_j·y_j / x_k (cumprod, x_k ≠ 0).
 std::unique_ptr<Kernel> make_cumulative(const KernelDesc& d) {
@@ -192,6 +217,13 @@ std::unique_ptr<Kernel> make_ref_math(const KernelDesc& d, std::string* why_not)
       return nullptr;
     }
     return make_arg_reduce(d);
+  }
+  if (d.op == "argsort") {
+    if (d.inputs.size() != 1 || d.inputs[0].dtype != DType::f32) {
+      if (why_not) *why_not = "argsort: only float32 x is supported";
+      return nullptr;
+    }
+    return make_argsort(d);
   }
   if (!all_float32(d, why_not)) return nullptr;
   if (d.op == "nan_to_num") {

@@ -48,18 +48,23 @@ class RefDropoutGrad final : public Kernel {
   DropoutParams p_;
 };
 
-// The Gaussian and alpha-dropout layers' noise (Keras's formulas): gaussian_add y = x + σn;
+// The Gaussian and alpha-dropout layers' noise (Keras's formulas): gaussian_add y = x + σn
+// (uniform_add and truncated_normal_add: x + value·u, u in [0, 1), and x + value·t, t normal
+// within (-2, 2), keras.random's draws in a traced call; gamma_add: x + value·g, g a
+// Gamma(rate, 1) draw, for the Beta draws of MixUp and CutMix);
 // gaussian_mul y = x·f, f = 1 + σn, σ = sqrt(rate / (1 − rate)); alpha_dropout keeps an
 // element with probability 1 − rate, y = a·(keep ? x : α') + b with Keras's SELU constants,
 // f = keep ? a : 0. n is noise_normal of (run seed, node seed, step, element).
 class RefNoise final : public Kernel {
  public:
-  RefNoise(std::string kind, double value, std::uint64_t seed, std::int64_t numel)
-      : kind_(std::move(kind)), value_(value), seed_(seed), numel_(numel) {}
+  RefNoise(std::string kind, double value, double rate, std::uint64_t seed, std::int64_t numel)
+      : kind_(std::move(kind)), value_(value), rate_(rate), seed_(seed), numel_(numel) {}
   void run(const KernelArgs& args) override {
     const float* x = static_cast<const float*>(args.inputs[0]);
     float* y = static_cast<float*>(args.outputs[0]);
-    float* f = kind_ == "gaussian_add" ? nullptr : static_cast<float*>(args.outputs[1]);
+    const bool additive =
+        kind_ == "gaussian_add" || kind_ == "uniform_add" || kind_ == "truncated_normal_add" || kind_ == "gamma_add";
+    float* f = additive ? nullptr : static_cast<float*>(args.outputs[1]);
     const std::uint64_t key = dropout_key(args.ctx->seed, seed_, static_cast<std::uint64_t>(args.ctx->step));
     const double alpha_p = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946;
     const double rate = value_;
@@ -70,6 +75,12 @@ class RefNoise final : public Kernel {
       const auto idx = offset + static_cast<std::uint64_t>(i);
       if (kind_ == "gaussian_add") {
         y[i] = static_cast<float>(x[i] + sigma * noise_normal(key, idx));
+      } else if (kind_ == "uniform_add") {
+        y[i] = static_cast<float>(x[i] + value_ * noise_uniform_half_open(key, idx));
+      } else if (kind_ == "truncated_normal_add") {
+        y[i] = static_cast<float>(x[i] + value_ * noise_truncated_normal(key, idx));
+      } else if (kind_ == "gamma_add") {
+        y[i] = static_cast<float>(x[i] + value_ * noise_gamma(key, idx, rate_));
       } else if (kind_ == "gaussian_mul") {
         const double factor = 1.0 + sigma * noise_normal(key, idx);
         y[i] = static_cast<float>(x[i] * factor);
@@ -85,6 +96,7 @@ class RefNoise final : public Kernel {
  private:
   std::string kind_;
   double value_;
+  double rate_;  // gamma_add's alpha
   std::uint64_t seed_;
   std::int64_t numel_;
 };
@@ -92,7 +104,7 @@ class RefNoise final : public Kernel {
 }  // namespace
 
 std::unique_ptr<Kernel> make_ref_noise(const KernelDesc& desc, std::string* /*why_not*/) {
-  return std::make_unique<RefNoise>(desc.attrs.s("kind"), desc.attrs.f("value"),
+  return std::make_unique<RefNoise>(desc.attrs.s("kind"), desc.attrs.f("value"), desc.attrs.f_or("rate", 0.0),
                                     static_cast<std::uint64_t>(desc.attrs.i("seed")), desc.inputs.at(0).shape.numel());
 }
 

@@ -74,7 +74,8 @@ std::unique_ptr<Kernel> make_ref_dropout_grad(const KernelDesc& desc, std::strin
 std::unique_ptr<Kernel> make_ref_sgd_update(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_sgd_momentum_update(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_adam_update(const KernelDesc& desc, std::string* why_not);
-// adagrad_update, adamax_update, lion_update, adadelta_update (ref_train_optimizers.cpp).
+// adagrad_update, adamax_update, lion_update, adadelta_update, nadam_update, ftrl_update,
+// lamb_update (ref_train_optimizers.cpp).
 std::unique_ptr<Kernel> make_ref_slot_update(const KernelDesc& desc, std::string* why_not);
 // clip_by_value, clip_by_norm, global_norm_scale (ref_train_optimizers.cpp).
 std::unique_ptr<Kernel> make_ref_clip(const KernelDesc& desc, std::string* why_not);

@@ -1,5 +1,5 @@
 // Reference kernels of the optimizer updates (SGD, SGD with momentum / Nesterov, Adam and
-// AdamW, RMSprop, Adagrad, Adamax, Lion, Adadelta), Keras 3's formulas
+// AdamW, RMSprop, Adagrad, Adamax, Lion, Adadelta, Lamb, Adafactor), Keras 3's formulas
 // (keras/src/optimizers/*.py update_step) evaluated per element in double. They have no
 // outputs: they write param and the slot variables in place through the const input
 // pointers, which the op contract allows for exactly these inputs (docs/design/ops.md).
@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "backend/common/adafactor_update.h"
 #include "backend/common/slot_update.h"
 #include "backend/common/train_op_checks.h"
 #include "backend/ref/ref_train_kernels.h"
@@ -132,6 +133,60 @@ class RefSlotUpdate final : public Kernel {
   SlotUpdateState s_;
 };
 
+// Keras's Lamb: lamb_moments_chunk over the chunks in turn, the trust ratio, then
+// lamb_apply_element (Note [LAMB's trust ratio in two passes]).
+class RefLambUpdate final : public Kernel {
+ public:
+  explicit RefLambUpdate(SlotUpdateState state) : s_(state) {}
+  std::size_t workspace_bytes() const override {
+    return static_cast<std::size_t>(2 * lamb_chunks(s_.params.numel)) * sizeof(double);
+  }
+  void run(const KernelArgs& args) override {
+    const auto [param, grad, m, v, step] = s_.operands(args);
+    auto* partials = static_cast<double*>(args.workspace);
+    const std::int64_t n = s_.params.numel, chunks = lamb_chunks(n);
+    for (std::int64_t k = 0; k < chunks; ++k) lamb_moments_chunk(s_.params, step, param, grad, m, v, n, k, partials);
+    const double ratio = lamb_ratio(partials, chunks);
+    for (std::int64_t i = 0; i < n; ++i) lamb_apply_element(s_.params, step, ratio, param, m, v, i);
+  }
+
+ private:
+  SlotUpdateState s_;
+};
+
+// Keras's Adafactor: its passes in order (Note [Adafactor's passes]).
+class RefAdafactorUpdate final : public Kernel {
+ public:
+  RefAdafactorUpdate(OptimizerParams p, AdafactorShape sh) : p_(p), sh_(sh) {}
+  std::size_t workspace_bytes() const override {
+    return static_cast<std::size_t>(adafactor_workspace_doubles(sh_)) * sizeof(double);
+  }
+  void run(const KernelArgs& args) override {
+    float* param = mutable_input(args, 0);
+    const float* grad = input(args, 1);
+    float* r = mutable_input(args, 2);
+    float* c = mutable_input(args, 3);
+    float* v = mutable_input(args, 4);
+    const AdafactorWorkspace ws = adafactor_workspace(sh_, static_cast<double*>(args.workspace));
+    const AdafactorStep s = adafactor_step_at(p_.beta_2_decay, args.ctx->learning_rate, args.ctx->step);
+    const std::int64_t n = sh_.n, chunks = adafactor_chunks(n);
+    for (std::int64_t k = 0; k < chunks; ++k) adafactor_square_chunk(param, n, k, ws.w_partial);
+    if (sh_.factored) {
+      for (std::int64_t q = 0; q < sh_.batch * sh_.rows; ++q) adafactor_row(p_, sh_, s, grad, r, q);
+      for (std::int64_t q = 0; q < sh_.batch * sh_.cols; ++q) adafactor_col(p_, sh_, s, grad, c, q);
+      for (std::int64_t b = 0; b < sh_.batch; ++b) adafactor_row_mean(sh_, r, b, ws.mean_r);
+    }
+    for (std::int64_t i = 0; i < n; ++i) adafactor_velocity(p_, sh_, s, grad, r, c, ws.mean_r, v, i);
+    for (std::int64_t k = 0; k < chunks; ++k) adafactor_u_square_chunk(grad, v, n, k, ws.u_partial);
+    adafactor_factors(p_, s, ws.w_partial, ws.u_partial, n, ws.factors);
+    for (std::int64_t i = 0; i < n; ++i) adafactor_apply(param, grad, v, ws.factors, i);
+  }
+
+ private:
+  OptimizerParams p_;
+  AdafactorShape sh_;
+};
+
 // Keras's use_ema after an update: avg = m·avg + (1 − m)·p, m = 0 on the first step (step
 // 0); every overwrite_frequency steps (step + 1 a multiple of it) p takes the average.
 class RefEmaUpdate final : public Kernel {
@@ -253,9 +308,13 @@ std::unique_ptr<Kernel> make_ref_slot_update(const KernelDesc& desc, std::string
   if (!check_optimizer(desc, &p, why_not)) return nullptr;
   if (desc.op == "decay_weights") return std::make_unique<RefDecayWeights>(p);
   if (desc.op == "ema_update") return std::make_unique<RefEmaUpdate>(p);
+  if (desc.op == "adafactor_update") {
+    return std::make_unique<RefAdafactorUpdate>(p, adafactor_shape_of(desc.inputs[0].shape));
+  }
   SlotRule rule = SlotRule::adagrad;
   NNFIT_CHECK(slot_rule_of(desc.op, &rule), InvalidArgument, "internal: make_ref_slot_update has no rule for op '",
               desc.op, "'");
+  if (rule == SlotRule::lamb) return std::make_unique<RefLambUpdate>(SlotUpdateState(rule, p, true));
   return std::make_unique<RefSlotUpdate>(SlotUpdateState(rule, p, desc.inputs.size() == 4));
 }
 

@@ -14,11 +14,6 @@ namespace nnfit {
 
 namespace {
 
-bool ends_with(const std::string& s, const char* suffix) {
-  const std::string x = suffix;
-  return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
-}
-
 // One Python format field: value with spec "[0][width][.precision][type]".
 std::string format_field(const std::string& field, const std::string& spec, double value, bool integral) {
   std::size_t i = 0;
@@ -100,10 +95,10 @@ ModelCheckpoint::ModelCheckpoint(ModelCheckpointOptions options, std::FILE* out)
   NNFIT_CHECK(options_.save_freq >= 0, InvalidArgument, "ModelCheckpoint: save_freq must be \"epoch\" or a positive ",
               "number of batches, got ", options_.save_freq);
   if (options_.save_weights_only) {
-    NNFIT_CHECK(ends_with(options_.filepath, ".weights.h5"), InvalidArgument, "ModelCheckpoint: with ",
+    NNFIT_CHECK(options_.filepath.ends_with(".weights.h5"), InvalidArgument, "ModelCheckpoint: with ",
                 "save_weights_only the filepath must end in .weights.h5, got \"", options_.filepath, "\"");
   } else {
-    NNFIT_CHECK(ends_with(options_.filepath, ".keras") || ends_with(options_.filepath, ".h5"), InvalidArgument,
+    NNFIT_CHECK(options_.filepath.ends_with(".keras") || options_.filepath.ends_with(".h5"), InvalidArgument,
                 "ModelCheckpoint: the filepath must end in .keras (or .h5), got \"", options_.filepath, "\"");
   }
   best_ = options_.initial_value_threshold;

@@ -1,5 +1,6 @@
-// Keras codecs of the attention family: EinsumDense, MultiHeadAttention, Attention and
-// AdditiveAttention. Their call arguments (key=, attention_mask=, use_causal_mask=) are a
+// Keras codecs of the attention family: EinsumDense, MultiHeadAttention, GroupQueryAttention
+// (MultiHeadAttention with fewer key/value heads: Note [Grouped-query attention]), Attention
+// and AdditiveAttention. Their call arguments (key=, attention_mask=, use_causal_mask=) are a
 // Functional node's kwargs, read by keras_model_config.cpp into Layer::set_call_arguments.
 #include "model/keras_codecs/codec.h"
 
@@ -82,6 +83,40 @@ LayerPtr read_multi_head_attention(const Reader& r, const std::string& p, const 
   return std::make_unique<MultiHeadAttention>(name, o);
 }
 
+// Keras's GroupQueryAttention(head_dim, num_query_heads, num_key_value_heads, ...).
+LayerPtr read_group_query_attention(const Reader& r, const std::string& p, const json& c, const std::string& name,
+                                    const Shape&) {
+  check_keys(r, p, c, kCommon,
+             {"head_dim", "num_query_heads", "num_key_value_heads", "dropout", "use_bias", "use_gate", "sliding_window",
+              "flash_attention", "kernel_initializer", "bias_initializer", "kernel_regularizer", "bias_regularizer",
+              "activity_regularizer", "kernel_constraint", "bias_constraint", "seed"});
+  MultiHeadAttentionOptions o;
+  o.grouped = true;
+  o.key_dim = get_int(r, p, c, "head_dim", std::nullopt);
+  o.num_heads = get_int(r, p, c, "num_query_heads", std::nullopt);
+  o.num_key_value_heads = get_int(r, p, c, "num_key_value_heads", std::nullopt);
+  if (o.key_dim <= 0 || o.num_heads <= 0 || o.num_key_value_heads <= 0) {
+    r.invalid(p, "\"head_dim\", \"num_query_heads\" and \"num_key_value_heads\" must be positive");
+  }
+  if (o.num_heads % o.num_key_value_heads != 0) {
+    r.invalid(p, "\"num_query_heads\" (" + std::to_string(o.num_heads) + ") must be divisible by \"num_key_value_heads\" (" +
+                     std::to_string(o.num_key_value_heads) + ")");
+  }
+  o.dropout = get_number(r, p, c, "dropout", 0.0);
+  if (!(o.dropout >= 0.0 && o.dropout < 1.0)) r.invalid(p, "\"dropout\" must be in [0, 1), got " + show(c["dropout"]));
+  o.use_bias = get_bool(r, p, c, "use_bias", true);
+  o.use_gate = get_bool(r, p, c, "use_gate", false);
+  o.sliding_window = get_int(r, p, c, "sliding_window", 0);
+  if (o.sliding_window < 0) r.invalid(p, "\"sliding_window\" must be a positive integer or null");
+  if (const json* f = value(c, "flash_attention"); f && f->is_boolean() && f->get<bool>()) {
+    r.unsupported(p, "\"flash_attention\" = true is not supported", "nnfit computes attention in full; drop the key");
+  }
+  o.kernel_initializer = get_initializer(r, p, c, "kernel_initializer", o.kernel_initializer);
+  o.bias_initializer = get_initializer(r, p, c, "bias_initializer", o.bias_initializer);
+  o.seed = get_int(r, p, c, "seed", 0);
+  return std::make_unique<MultiHeadAttention>(name, o);
+}
+
 LayerPtr read_attention(const Reader& r, const std::string& p, const json& c, const std::string& name, bool additive) {
   check_keys(r, p, c, kCommon, additive ? Keys{"use_scale", "dropout", "seed"} : Keys{"use_scale", "score_mode", "dropout", "seed"});
   AttentionOptions o;
@@ -137,10 +172,25 @@ bool write_attention(const Writer& w, const Layer& l, ojson& c) {
   auto* m = dynamic_cast<const MultiHeadAttention*>(&l);
   if (!m) return false;
   if (w.keras2) {
-    throw Unsupported(l.name() + ": MultiHeadAttention's call (query, value, key=...) is not written in Keras 2's format",
+    throw Unsupported(l.name() + ": " + l.class_name() + "'s call (query, value, key=...) is not written in Keras 2's format",
                       "save the model as .keras");
   }
   const MultiHeadAttentionOptions& o = m->options();
+  if (o.grouped) {
+    c.update({{"head_dim", o.key_dim},
+              {"num_query_heads", o.num_heads},
+              {"num_key_value_heads", o.num_key_value_heads > 0 ? o.num_key_value_heads : o.num_heads},
+              {"use_bias", o.use_bias},
+              {"use_gate", o.use_gate},
+              {"sliding_window", o.sliding_window > 0 ? ojson(o.sliding_window) : none},
+              {"dropout", o.dropout},
+              {"kernel_initializer", write_initializer(o.kernel_initializer)},
+              {"bias_initializer", write_initializer(o.bias_initializer)},
+              {"kernel_regularizer", none}, {"bias_regularizer", none}, {"activity_regularizer", none},
+              {"kernel_constraint", none}, {"bias_constraint", none},
+              {"seed", o.seed != 0 ? ojson(o.seed) : none}});
+    return true;
+  }
   c.update({{"num_heads", o.num_heads},
             {"key_dim", o.key_dim},
             {"value_dim", o.value_dim > 0 ? o.value_dim : o.key_dim},
@@ -163,6 +213,7 @@ bool write_attention(const Writer& w, const Layer& l, ojson& c) {
 const LayerFamily& attention_layers() {
   static const LayerFamily family{{{"EinsumDense", read_einsum_dense},
                                    {"MultiHeadAttention", read_multi_head_attention},
+                                   {"GroupQueryAttention", read_group_query_attention},
                                    {"Attention", read_luong},
                                    {"AdditiveAttention", read_additive}},
                                   write_attention};

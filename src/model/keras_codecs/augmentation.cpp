@@ -1,5 +1,5 @@
 // Keras codecs of Keras 3's random image augmentation layers: RandomFlip,
-// RandomTranslation, RandomRotation, RandomZoom and RandomContrast. Factors are kept as
+// RandomTranslation, RandomRotation, RandomZoom, RandomShear and RandomContrast. Factors are kept as
 // Keras wrote them (a number or a pair) and written back the same, in Keras 3.15's key
 // order. tf.keras's versions of these layers differ in keys and semantics (no data_format,
 // RandomContrast without value_range): those files are refused, and so is writing them.
@@ -62,9 +62,13 @@ LayerPtr read_random_flip(const Reader& r, const std::string& p, const json& c, 
 template <RandomAffineKind kKind>
 LayerPtr read_random_affine(const Reader& r, const std::string& p, const json& c, const std::string& name,
                             const Shape&) {
-  const bool rotation = kKind == RandomAffineKind::rotation;
-  refuse_keras2(r, p, rotation ? "RandomRotation" : kKind == RandomAffineKind::zoom ? "RandomZoom" : "RandomTranslation");
-  if (rotation) {
+  const bool rotation = kKind == RandomAffineKind::rotation, shear = kKind == RandomAffineKind::shear;
+  refuse_keras2(r, p, rotation ? "RandomRotation" : kKind == RandomAffineKind::zoom ? "RandomZoom" : shear ? "RandomShear" : "RandomTranslation");
+  if (shear) {
+    check_keys(r, p, c, kCommon,
+               {"x_factor", "y_factor", "fill_mode", "interpolation", "seed", "fill_value", "data_format",
+                "bounding_box_format"});
+  } else if (rotation) {
     check_keys(r, p, c, kCommon,
                {"factor", "fill_mode", "interpolation", "seed", "fill_value", "data_format", "bounding_box_format"});
   } else {
@@ -74,8 +78,13 @@ LayerPtr read_random_affine(const Reader& r, const std::string& p, const json& c
   }
   check_data_format(r, p, c);
   RandomAffineOptions o;
-  o.height_factor = get_factor(r, p, c, rotation ? "factor" : "height_factor", false);
-  if (!rotation) o.width_factor = get_factor(r, p, c, "width_factor", kKind == RandomAffineKind::zoom);
+  if (shear) {  // both default to 0.0
+    o.height_factor = value(c, "y_factor") ? get_factor(r, p, c, "y_factor", false) : std::vector<double>{0.0};
+    o.width_factor = value(c, "x_factor") ? get_factor(r, p, c, "x_factor", false) : std::vector<double>{0.0};
+  } else {
+    o.height_factor = get_factor(r, p, c, rotation ? "factor" : "height_factor", false);
+    if (!rotation) o.width_factor = get_factor(r, p, c, "width_factor", kKind == RandomAffineKind::zoom);
+  }
   o.fill_mode = get_string(r, p, c, "fill_mode", "reflect");
   o.interpolation = get_string(r, p, c, "interpolation", "bilinear");
   AffineFill fill;
@@ -143,7 +152,12 @@ bool write_augmentation(const Writer& w, const Layer& l, ojson& c) {
     const RandomAffineOptions& o = a->options();
     c["data_format"] = write_data_format(false);
     if (!o.bounding_box_format.empty()) c["bounding_box_format"] = o.bounding_box_format;
-    if (a->kind() == RandomAffineKind::rotation) {
+    if (a->kind() == RandomAffineKind::shear) {
+      // As read (Keras writes a number f as (-f, f), which its own reader refuses: Note
+      // [RandomShear's pairs]), so a file nnfit writes loads in Keras.
+      c.update({{"x_factor", factor_json(o.width_factor)}, {"y_factor", factor_json(o.height_factor)}, {"fill_mode", o.fill_mode},
+                {"interpolation", o.interpolation}, {"seed", seed_json(o.seed)}, {"fill_value", o.fill_value}});
+    } else if (a->kind() == RandomAffineKind::rotation) {
       // Keras writes the range it derived, (lower, upper), not the factor as given.
       const auto [lower, upper] = RandomAffine::factor_range(o.height_factor);
       c.update({{"factor", ojson::array({lower, upper})}, {"fill_mode", o.fill_mode}, {"fill_value", o.fill_value},
@@ -174,6 +188,7 @@ const LayerFamily& augmentation_layers() {
                                    {"RandomTranslation", read_random_affine<RandomAffineKind::translation>},
                                    {"RandomRotation", read_random_affine<RandomAffineKind::rotation>},
                                    {"RandomZoom", read_random_affine<RandomAffineKind::zoom>},
+                                   {"RandomShear", read_random_affine<RandomAffineKind::shear>},
                                    {"RandomContrast", read_random_contrast}},
                                   write_augmentation};
   return family;

@@ -13,7 +13,8 @@ const std::vector<const LayerFamily*>& layer_families() {
   static const std::vector<const LayerFamily*> families = {
       &core_layers(),      &activation_layers(),   &conv_layers(), &pooling_layers(),
       &reshaping_layers(), &normalization_layers(), &merge_layers(),  &recurrent_layers(),
-      &preprocessing_layers(), &augmentation_layers(), &attention_layers()};
+      &preprocessing_layers(), &augmentation_layers(), &image_augmentation_layers(), &attention_layers(),
+      &color_augmentation_layers()};
   return families;
 }
 
@@ -132,7 +133,16 @@ std::string get_activation(const Reader& r, const std::string& path, const json&
   if (v->is_string()) return activation_name(r, v->get<std::string>());
   // Some Keras versions serialize a built-in activation as {"class_name": "function", "config": "relu"}.
   if (v->is_object() && find(*v, "config") && (*v)["config"].is_string()) {
-    return activation_name(r, (*v)["config"].get<std::string>());
+    const std::string name = activation_name(r, (*v)["config"].get<std::string>());
+    try {
+      check_activation(name, "");
+    } catch (const InvalidArgument&) {  // a Python function Keras wrote by its registered name
+      r.unsupported(path, "\"" + std::string(key) + "\" is the Python function '" + name +
+                              "', which the engine cannot run without its trace: load the file with nnfit.keras's "
+                              "load_model with the function registered (keras.saving.register_keras_serializable) "
+                              "or in custom_objects, which traces it");
+    }
+    return name;
   }
   r.unsupported(path, "\"" + std::string(key) + "\" = " + show(*v) + " is not supported (only built-in activation names)");
 }

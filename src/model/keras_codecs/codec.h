@@ -57,8 +57,10 @@ const LayerFamily& normalization_layers();  // Batch-, Layer-, Group- and UnitNo
 const LayerFamily& merge_layers();          // Add, ..., Concatenate, Dot
 const LayerFamily& recurrent_layers();      // SimpleRNN, LSTM, GRU, Bidirectional
 const LayerFamily& preprocessing_layers();  // Rescaling, Normalization, Resizing, CenterCrop
-const LayerFamily& augmentation_layers();    // RandomFlip, RandomTranslation/Rotation/Zoom, RandomContrast
+const LayerFamily& augmentation_layers();    // RandomFlip, RandomTranslation/Rotation/Zoom/Shear, RandomContrast
+const LayerFamily& image_augmentation_layers();  // RandomBrightness, RandomInvert, Solarization, ... (ImageAugmentation)
 const LayerFamily& attention_layers();      // EinsumDense, MultiHeadAttention, Attention, AdditiveAttention
+const LayerFamily& color_augmentation_layers();  // RandomHue, RandomSaturation, RandomColorJitter, RandomGaussianBlur
 // Every family, in the order errors list the supported classes.
 const std::vector<const LayerFamily*>& layer_families();
 

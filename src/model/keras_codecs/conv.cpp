@@ -1,6 +1,6 @@
 // Keras codecs of the convolutions: Conv1D (valid, same, causal), Conv2D and Conv3D with
-// dilation_rate and groups, DepthwiseConv1D/2D, SeparableConv1D/2D, Conv1DTranspose and
-// Conv2DTranspose. Keras 2 writes the base Conv's keys into every subclass's config
+// dilation_rate and groups, DepthwiseConv1D/2D, SeparableConv1D/2D, Conv1DTranspose,
+// Conv2DTranspose and Conv3DTranspose. Keras 2 writes the base Conv's keys into every subclass's config
 // (groups, kernel_initializer in a SeparableConv2D): they are accepted where harmless.
 #include "model/keras_codecs/codec.h"
 
@@ -230,7 +230,8 @@ const LayerFamily& conv_layers() {
                                    {"SeparableConv1D", separable<1>},
                                    {"SeparableConv2D", separable<2>},
                                    {"Conv1DTranspose", transpose<1>},
-                                   {"Conv2DTranspose", transpose<2>}},
+                                   {"Conv2DTranspose", transpose<2>},
+                                   {"Conv3DTranspose", transpose<3>}},
                                   write_conv};
   return family;
 }

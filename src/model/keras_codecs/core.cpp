@@ -1,5 +1,5 @@
 // Keras codecs of the core layers: Dense, Flatten, Reshape, Dropout (and SpatialDropout1D/2D/3D),
-// Embedding, Masking, ActivityRegularization, GaussianNoise, GaussianDropout, AlphaDropout, and Keras's NotEqual,
+// Embedding, Masking, ActivityRegularization, Identity, GaussianNoise, GaussianDropout, AlphaDropout, and Keras's NotEqual,
 // LogicalOr, LogicalAnd and ConvertToTensor operations.
 #include "model/keras_codecs/codec.h"
 
@@ -120,6 +120,11 @@ LayerPtr read_activity_regularization(const Reader& r, const std::string& p, con
   return std::make_unique<ActivityRegularization>(name, l1, l2);
 }
 
+LayerPtr read_identity(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon);
+  return std::make_unique<Identity>(name);
+}
+
 // GaussianNoise (stddev), GaussianDropout and AlphaDropout (rate; AlphaDropout's noise_shape
 // only null).
 template <NoiseKind kKind>
@@ -168,6 +173,7 @@ bool write_core(const Writer& w, const Layer& l, ojson& c) {
     c["mask_value"] = m->mask_value();
     return true;
   }
+  if (dynamic_cast<const Identity*>(&l)) return true;  // Keras's config: name, trainable, dtype
   if (auto* a = dynamic_cast<const ActivityRegularization*>(&l)) {
     c.update({{"l1", a->l1()}, {"l2", a->l2()}});
     return true;
@@ -215,6 +221,7 @@ const LayerFamily& core_layers() {
                                    {"Embedding", read_embedding},
                                    {"Masking", read_masking},
                                    {"ActivityRegularization", read_activity_regularization},
+                                   {"Identity", read_identity},
                                    {"NotEqual", read_logical<LogicalOpKind::not_equal>},
                                    {"LogicalOr", read_logical<LogicalOpKind::logical_or>},
                                    {"LogicalAnd", read_logical<LogicalOpKind::logical_and>},

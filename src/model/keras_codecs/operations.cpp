@@ -5,6 +5,7 @@
 // traced layer's graph, that layer's weights (`__variable__`, nnfit's own). Read into
 // an Operation and written back in the same form, so Keras and nnfit load each other's
 // models built with keras.ops.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -75,7 +76,11 @@ void flatten_values(const Reader& r, const std::string& path, const json& v, std
 
 bool is_operation_module(const json& entry) {
   const json* m = entry.is_object() ? find(entry, "module") : nullptr;
-  return m && m->is_string() && m->get<std::string>().rfind("keras.src.ops.", 0) == 0;
+  if (!m || !m->is_string()) return false;
+  const std::string& module = m->get_ref<const std::string&>();
+  // keras.src.random.random: keras.random's draws in a traced call, nnfit's own nodes (Note
+  // [Random draws in traced calls] in src/nn/layers/random_operations.cpp).
+  return module.rfind("keras.src.ops.", 0) == 0 || module == "keras.src.random.random";
 }
 
 std::vector<OperationArg> read_operation_args(const Reader& r, const std::string& path, const json& args,
@@ -89,6 +94,12 @@ std::vector<OperationArg> read_operation_args(const Reader& r, const std::string
     if (is_tensor_object(v, "__keras_tensor__")) {
       a.kind = OperationArg::Kind::tensor;
       a.tensors = {static_cast<int>(tensors.size())};
+      // Its recorded shape (-1 where unknown), which Unstack's outputs count without "num".
+      const json* cfg = find(v, "config");
+      const json* shape = cfg && cfg->is_object() ? find(*cfg, "shape") : nullptr;
+      if (shape && shape->is_array()) {
+        for (const json& d : *shape) a.shape.push_back(d.is_number_integer() ? d.get<std::int64_t>() : -1);
+      }
       tensors.push_back(list[k]);
     } else if (v.is_boolean()) {
       a.kind = OperationArg::Kind::number;
@@ -100,9 +111,9 @@ std::vector<OperationArg> read_operation_args(const Reader& r, const std::string
       a.integer = v.is_number_integer();
     } else if (v.is_null()) {
       a.kind = OperationArg::Kind::none;
-    } else if (is_tensor_object(v, "__tensor__")) {
+    } else if (is_tensor_object(v, "__tensor__") || is_tensor_object(v, "__numpy__")) {  // Keras: a tensor, a NumPy array
       const json* cfg = find(v, "config");
-      if (!cfg || !cfg->is_object() || !find(*cfg, "value")) r.invalid(apath, "a __tensor__ needs config.value");
+      if (!cfg || !cfg->is_object() || !find(*cfg, "value")) r.invalid(apath, "a constant array needs config.value");
       check_keys(r, apath + ".config", *cfg, {"value", "dtype"});
       a.kind = OperationArg::Kind::constant;
       a.dtype = get_string(r, apath + ".config", *cfg, "dtype", std::string("float32"));
@@ -161,7 +172,13 @@ LayerPtr read_operation(const Reader& r, const std::string& path, const std::str
     } else if (v.is_string()) {
       attrs.set(key, v.get<std::string>());
     } else if (v.is_array()) {
-      // A list of ints, or of int lists (Pad's pad_width) flattened row by row.
+      // A list of ints, or of int lists (Pad's pad_width) flattened row by row; a list of
+      // numbers not all ints (GaussianBlur's sigma) as one float per entry, "key.0", "key.1", ...
+      if (std::any_of(v.begin(), v.end(), [](const json& x) { return x.is_number_float(); }) &&
+          std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_number(); })) {
+        for (std::size_t i = 0; i < v.size(); ++i) attrs.set(key + "." + std::to_string(i), v[i].get<double>());
+        continue;
+      }
       std::vector<std::int64_t> ints;
       for (const json& item : v) {
         const json row = item.is_array() ? item : json::array({item});

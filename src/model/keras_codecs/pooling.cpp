@@ -1,5 +1,6 @@
 // Keras codecs of the pooling layers: MaxPooling1D/2D/3D, AveragePooling1D/2D/3D (channels
-// last) and the global poolings (1D/2D/3D, either data format, keepdims).
+// last), the global poolings (1D/2D/3D, either data format, keepdims) and the adaptive
+// poolings (AdaptiveAverage/MaxPooling1D/2D/3D: output_size, either data format).
 #include "model/keras_codecs/codec.h"
 
 #include "nnfit/nn/layers.h"
@@ -64,6 +65,17 @@ LayerPtr read_global_pool(const Reader& r, const std::string& p, const json& c, 
   return std::make_unique<GlobalPooling>(name, o);
 }
 
+template <PoolKind kKind, int kRank>
+LayerPtr read_adaptive_pool(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape&) {
+  check_keys(r, p, c, kCommon, {"output_size", "data_format"});
+  if (!value(c, "output_size")) r.invalid(p, "\"output_size\" is required");
+  AdaptivePoolingOptions o;
+  o.kind = kKind;
+  o.output_size = get_tuple(r, p, c, "output_size", kRank, {});
+  o.channels_first = get_channels_first(r, p, c);
+  return std::make_unique<AdaptivePooling>(name, o);
+}
+
 bool write_pooling(const Writer&, const Layer& l, ojson& c) {
   if (dynamic_cast<const MaxPooling2D*>(&l) || dynamic_cast<const AveragePooling2D*>(&l)) {
     auto* mp = dynamic_cast<const MaxPooling2D*>(&l);
@@ -78,6 +90,9 @@ bool write_pooling(const Writer&, const Layer& l, ojson& c) {
     const Pooling3DOptions& o = p3->options();
     c.update({{"pool_size", o.pool_size}, {"padding", o.padding}, {"strides", o.strides},
               {"data_format", "channels_last"}});
+  } else if (auto* ap = dynamic_cast<const AdaptivePooling*>(&l)) {
+    c.update({{"output_size", ap->options().output_size},
+              {"data_format", write_data_format(ap->options().channels_first)}});
   } else if (auto* gp = dynamic_cast<const GlobalPooling*>(&l)) {
     c.update({{"data_format", write_data_format(gp->options().channels_first)}, {"keepdims", gp->options().keepdims}});
   } else {
@@ -100,7 +115,13 @@ const LayerFamily& pooling_layers() {
                                    {"GlobalAveragePooling3D", read_global_pool<PoolKind::average, 3>},
                                    {"GlobalMaxPooling1D", read_global_pool<PoolKind::max, 1>},
                                    {"GlobalMaxPooling2D", read_global_pool<PoolKind::max, 2>},
-                                   {"GlobalMaxPooling3D", read_global_pool<PoolKind::max, 3>}},
+                                   {"GlobalMaxPooling3D", read_global_pool<PoolKind::max, 3>},
+                                   {"AdaptiveAveragePooling1D", read_adaptive_pool<PoolKind::average, 1>},
+                                   {"AdaptiveAveragePooling2D", read_adaptive_pool<PoolKind::average, 2>},
+                                   {"AdaptiveAveragePooling3D", read_adaptive_pool<PoolKind::average, 3>},
+                                   {"AdaptiveMaxPooling1D", read_adaptive_pool<PoolKind::max, 1>},
+                                   {"AdaptiveMaxPooling2D", read_adaptive_pool<PoolKind::max, 2>},
+                                   {"AdaptiveMaxPooling3D", read_adaptive_pool<PoolKind::max, 3>}},
                                   write_pooling};
   return family;
 }

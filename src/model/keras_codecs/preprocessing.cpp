@@ -1,11 +1,15 @@
 // Keras codecs of the preprocessing layers that run inside a model: Rescaling,
-// Normalization, Resizing and CenterCrop.
+// Normalization, Resizing, CenterCrop, and Pipeline (its layers read one after the other,
+// each with the previous one's output shape).
 #include "model/keras_codecs/codec.h"
 
+#include <map>
 #include <tuple>
 
 #include "backend/common/resize_taps.h"
+#include "model/keras_layers.h"
 #include "nnfit/nn/layers.h"
+#include "nnfit/nn/pipeline_layer.h"
 
 namespace nnfit::keras_json {
 namespace {
@@ -156,7 +160,48 @@ ojson nest(const std::vector<double>& v, const std::vector<std::int64_t>& shape,
   return out;
 }
 
+// Keras's Pipeline(layers, name): its config holds only "layers" (each layer's whole entry)
+// and "name".
+LayerPtr read_pipeline(const Reader& r, const std::string& p, const json& c, const std::string& name, const Shape& in) {
+  check_keys(r, p, c, kCommon, {"layers"});
+  const json* list = find(c, "layers");
+  if (!list || !list->is_array() || list->empty()) {
+    r.invalid(p, "\"layers\" must be a non-empty list of layers (Keras's serialized layers)");
+  }
+  std::vector<std::unique_ptr<Layer>> layers;
+  std::vector<std::string> groups;
+  std::map<std::string, int> seen;
+  Shape shape = in;
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const std::string lp = p + ".layers[" + std::to_string(i) + "]";
+    const json& entry = (*list)[i];
+    expect_object(r, lp, entry);
+    check_keys(r, lp, entry, {"module", "class_name", "config", "registered_name", "build_config"});
+    const std::string cls = canonical_layer_class(get_string(r, lp, entry, "class_name", std::nullopt));
+    const json* cfg = find(entry, "config");
+    if (!cfg) r.invalid(lp, "missing required key \"config\"");
+    expect_object(r, lp + ".config", *cfg);
+    layers.push_back(read_layer(r, lp, cls, *cfg, get_string(r, lp + ".config", *cfg, "name", snake_case(cls)), false,
+                                {shape}));
+    shape = with_path(r, lp, layers.back()->name(), [&] { return layers.back()->compute_output_shapes({shape})[0]; });
+    // Keras's groups of a list's layers: the class in snake case, then _1, _2, ... for repeats.
+    const std::string base = keras_snake_case(cls);
+    const int n = seen.count(base) ? ++seen[base] : (seen[base] = 0);
+    groups.push_back("layers/" + base + (n == 0 ? "" : "_" + std::to_string(n)));
+  }
+  return std::make_unique<PipelineLayer>(name, std::move(layers), std::move(groups));
+}
+
 bool write_preprocessing(const Writer& w, const Layer& l, ojson& c) {
+  if (auto* pl = dynamic_cast<const PipelineLayer*>(&l)) {
+    if (w.keras2) throw Unsupported(l.name() + ": Keras's Pipeline has no Keras 2 form", "save the model as .keras");
+    ojson layers = ojson::array();
+    for (const auto& inner : pl->layers()) layers.push_back(write_layer_object(w, *inner));
+    c.erase("trainable");  // Keras's Pipeline(layers, name) takes nothing else
+    c.erase("dtype");
+    c["layers"] = layers;
+    return true;
+  }
   if (auto* rz = dynamic_cast<const Resizing*>(&l)) {
     const ResizingOptions& o = rz->options();
     if (w.keras2) {
@@ -211,7 +256,8 @@ const LayerFamily& preprocessing_layers() {
   static const LayerFamily family{{{"Rescaling", read_rescaling},
                                    {"Normalization", read_normalization},
                                    {"Resizing", read_resizing},
-                                   {"CenterCrop", read_center_crop}},
+                                   {"CenterCrop", read_center_crop},
+                                   {"Pipeline", read_pipeline}},
                                   write_preprocessing};
   return family;
 }

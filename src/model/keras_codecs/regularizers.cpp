@@ -12,10 +12,6 @@ namespace nnfit::keras_json {
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // {"class_name": ..., "config": {...}} or a name: the class (snake_case names mapped to
 // Keras's classes by `aliases`) and its config (empty for a name).
 std::pair<std::string, json> class_and_config(const Reader& r, const std::string& p, const json& v,
@@ -148,9 +144,9 @@ void read_weight_options(const Reader& r, const std::string& p, const json& cfg,
     const std::string kp = p + "." + key;
     if (key == "activity_regularizer") {
       layer.set_activity_regularizer(read_regularizer(r, kp, v));
-    } else if (ends_with(key, "_regularizer")) {
+    } else if (key.ends_with("_regularizer")) {
       layer.set_weight_regularizer(key.substr(0, key.size() - 12), read_regularizer(r, kp, v));
-    } else if (ends_with(key, "_constraint")) {
+    } else if (key.ends_with("_constraint")) {
       layer.set_weight_constraint(key.substr(0, key.size() - 11), read_constraint(r, kp, v));
     }
   }

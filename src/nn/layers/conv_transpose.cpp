@@ -1,4 +1,5 @@
-// Conv1DTranspose/Conv2DTranspose: conv2d_backprop_input, the gradient of the convolution
+// Conv1DTranspose/Conv2DTranspose/Conv3DTranspose: conv2d_backprop_input (conv3d_backprop_input
+// for 3-D), the gradient of the convolution
 // that maps the output (filters channels) back onto the input (C channels), with Keras's
 // (k..., filters, C) kernel as that convolution's filter. The output size is Keras's
 // deconv_output_length; the padding is then TensorFlow's for the forward convolution from
@@ -20,7 +21,7 @@ ConvWindow window_of(const ConvTransposeOptions& o) {
 ConvTranspose::ConvTranspose(std::string name, ConvTransposeOptions options)
     : Layer(std::move(name)), options_(std::move(options)) {
   NNFIT_CHECK(options_.filters > 0, InvalidArgument, this->name(), ": filters must be positive");
-  window_of(options_).check(this->name());
+  window_of(options_).check(this->name(), 3);
   const std::size_t rank = options_.kernel_size.size();
   NNFIT_CHECK(options_.output_padding.empty() || options_.output_padding.size() == rank, InvalidArgument,
               this->name(), ": output_padding must have ", rank, " entries, got ", options_.output_padding.size());
@@ -33,7 +34,7 @@ ConvTranspose::ConvTranspose(std::string name, ConvTransposeOptions options)
 }
 
 std::string ConvTranspose::class_name() const {
-  return options_.kernel_size.size() == 1 ? "Conv1DTranspose" : "Conv2DTranspose";
+  return "Conv" + std::to_string(options_.kernel_size.size()) + "DTranspose";
 }
 
 void ConvTranspose::build(const Shape& input_shape, WeightFactory& weights) {
@@ -86,6 +87,11 @@ int ConvTranspose::call(GraphBuilder& b, int x) {
   for (std::int64_t d : out.dims()) full.push_back(d);
   Attrs a = window.attrs();
   a.set("input_shape", full);
+  if (window.rank() == 3) {
+    int y = g.add("conv3d_backprop_input", {x, b.variable(weights_[0])}, a, name() + "/conv_transpose");
+    if (options_.use_bias) y = g.add("bias_add", {y, b.variable(weights_[1])}, {}, name() + "/bias_add");
+    return emit_activation(g, y, options_.activation, name());
+  }
   const int w = window.kernel_to_2d(g, b.variable(weights_[0]), name() + "/kernel_2d");
   int y = g.add("conv2d_backprop_input", {window.to_2d(g, x, name() + "/to_2d"), w}, a, name() + "/conv_transpose");
   if (options_.use_bias) y = g.add("bias_add", {y, b.variable(weights_[1])}, {}, name() + "/bias_add");

@@ -4,6 +4,15 @@
 // [batch·heads, T, dim], a softmax masked as Keras combines its masks (attention_mask op),
 // dropout on the weights in training, the context weights·v, and the output projection
 // from [batch, T, heads, value_dim].
+//
+// Note [Grouped-query attention]: Keras's GroupQueryAttention is this layer with the key
+// and value projected to fewer heads (num_key_value_heads), each repeated num_heads /
+// num_key_value_heads times along the heads axis (ops.repeat: kv head j serves query heads
+// j·r .. j·r + r - 1) before the scores; its head_dim is key_dim and value_dim, and the
+// output projection returns the query's features. Keras computes it with the same
+// einsums, scale, masks and softmax (dot_product_attention without dropout or returned
+// scores, its explicit softmax otherwise, as MultiHeadAttention), so one implementation
+// serves both; only the class, config keys and file groups (_query_dense, ...) differ.
 #include <cmath>
 
 #include "nnfit/core/error.h"
@@ -16,6 +25,7 @@ namespace {
 
 constexpr const char* kProjectionNames[] = {"query", "key", "gate", "value", "attention_output"};
 constexpr const char* kGroupNames[] = {"query_dense", "key_dense", "_gate_dense", "value_dense", "output_dense"};
+constexpr const char* kGroupedNames[] = {"_query_dense", "_key_dense", "_gate_dense", "_value_dense", "_output_dense"};
 
 // [batch, steps, heads, dim] -> [batch·heads, steps, dim].
 int heads_first(Graph& g, int x, const std::string& name) {
@@ -38,6 +48,8 @@ MultiHeadAttention::MultiHeadAttention(std::string name, MultiHeadAttentionOptio
   for (std::int64_t d : options_.output_shape) {
     NNFIT_CHECK(d > 0, InvalidArgument, this->name(), ": output_shape entries must be positive");
   }
+  NNFIT_CHECK(options_.num_key_value_heads >= 0 && options_.num_heads % kv_heads() == 0, InvalidArgument, this->name(),
+              ": num_query_heads (", options_.num_heads, ") must be divisible by num_key_value_heads (", kv_heads(), ")");
 }
 
 CallArguments MultiHeadAttention::call_arguments() const {
@@ -62,7 +74,7 @@ void MultiHeadAttention::set_call_arguments(const CallArguments& args) {
   options_.has_key = options_.has_attention_mask = options_.use_causal_mask = options_.return_attention_scores = false;
   // Keras's call(query, value, key=None, query_mask=None, ...): mha(q, v, k) passes the key
   // third, as Keras 3 records it; a fourth positional tensor would be query_mask.
-  NNFIT_CHECK(args.positional <= 3, Unsupported, name(), " (MultiHeadAttention): ", args.positional,
+  NNFIT_CHECK(args.positional <= 3, Unsupported, name(), " (", class_name(), "): ", args.positional,
               " positional inputs; nnfit takes query, value and key (a mask comes from the model)");
   options_.has_key = args.positional == 3;
   for (const std::string& k : args.keyword_inputs) {
@@ -71,7 +83,7 @@ void MultiHeadAttention::set_call_arguments(const CallArguments& args) {
     } else if (k == "attention_mask") {
       options_.has_attention_mask = true;
     } else {
-      throw Unsupported(name() + " (MultiHeadAttention): call argument " + k +
+      throw Unsupported(name() + " (" + class_name() + "): call argument " + k +
                         " is not supported (query, value, key and attention_mask are)");
     }
   }
@@ -81,7 +93,7 @@ void MultiHeadAttention::set_call_arguments(const CallArguments& args) {
     } else if (k == "return_attention_scores") {
       options_.return_attention_scores = v;
     } else {
-      throw Unsupported(name() + " (MultiHeadAttention): call argument " + k + "=" + (v ? "True" : "False") +
+      throw Unsupported(name() + " (" + class_name() + "): call argument " + k + "=" + (v ? "True" : "False") +
                         " is not supported");
     }
   }
@@ -108,7 +120,8 @@ EinsumDenseOptions MultiHeadAttention::projection(Projection p) const {
     return o;
   }
   o.equation = "abc,cde->abde";
-  o.output_shape = {-1, heads, p == kQuery || p == kKey ? options_.key_dim : value_dim()};
+  o.output_shape = {-1, p == kKey || p == kValue ? kv_heads() : heads,
+                    p == kQuery || p == kKey ? options_.key_dim : value_dim()};
   if (p == kGate) o.activation = "sigmoid";
   if (options_.use_bias) o.bias_axes = "de";
   return o;
@@ -116,11 +129,11 @@ EinsumDenseOptions MultiHeadAttention::projection(Projection p) const {
 
 void MultiHeadAttention::check_inputs(const std::vector<Shape>& in) const {
   const std::size_t want = 2 + (options_.has_key ? 1 : 0) + (options_.has_attention_mask ? 1 : 0);
-  NNFIT_CHECK(in.size() == want, InvalidArgument, name(), ": MultiHeadAttention takes ", want,
+  NNFIT_CHECK(in.size() == want, InvalidArgument, name(), ": ", class_name(), " takes ", want,
               " inputs (query, value", options_.has_key ? ", key" : "", options_.has_attention_mask ? ", attention_mask" : "",
               "), got ", in.size());
   for (std::size_t i = 0; i < 2 + (options_.has_key ? 1 : 0); ++i) {
-    NNFIT_CHECK(in[i].rank() == 2, Unsupported, name(), ": MultiHeadAttention on inputs of shape ",
+    NNFIT_CHECK(in[i].rank() == 2, Unsupported, name(), ": ", class_name(), " on inputs of shape ",
                 in[i].to_string(), " attends over several axes; inputs of shape (steps, features) are supported");
   }
   const Shape& value = in[1];
@@ -177,7 +190,8 @@ std::vector<WeightGroup> MultiHeadAttention::saved_weight_groups() {
   std::vector<WeightGroup> groups{{"", {}}};
   for (int p = 0; p < kProjections; ++p) {
     if (first_weight_[p] < 0) continue;
-    WeightGroup grp{kGroupNames[p], {&weights_[static_cast<std::size_t>(first_weight_[p])]}};
+    WeightGroup grp{options_.grouped ? kGroupedNames[p] : kGroupNames[p],
+                    {&weights_[static_cast<std::size_t>(first_weight_[p])]}};
     if (options_.use_bias) grp.weights.push_back(&weights_[static_cast<std::size_t>(first_weight_[p]) + 1]);
     groups.push_back(std::move(grp));
   }
@@ -215,8 +229,15 @@ std::vector<int> MultiHeadAttention::call_masked(GraphBuilder& b, const std::vec
   Attrs scale;
   scale.set("factor", 1.0 / std::sqrt(static_cast<double>(options_.key_dim)));
   const int q = g.add("scale", {project(kQuery, query)}, scale, name() + "/scale_query");
-  const int k = project(kKey, key);
-  const int v = project(kValue, value);
+  int k = project(kKey, key);
+  int v = project(kValue, value);
+  if (kv_heads() != options_.num_heads) {  // Note [Grouped-query attention]
+    Attrs rep;
+    rep.set("axis", std::int64_t{2});
+    rep.set("repeats", options_.num_heads / kv_heads());
+    k = g.add("repeat", {k}, rep, name() + "/repeat_key");
+    v = g.add("repeat", {v}, rep, name() + "/repeat_value");
+  }
   const std::int64_t batch = g.desc(q).shape[0], steps = g.desc(q).shape[1], kv_steps = g.desc(k).shape[1];
   Attrs transpose_b;
   transpose_b.set("transpose_b", std::int64_t{1});

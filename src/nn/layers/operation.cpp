@@ -88,9 +88,9 @@ std::vector<Operation::Constant> Operation::constants() const {
       if (config_.has(key)) out.push_back({key, Shape{1}, {config_.f(key)}});
     }
   }
-  if (class_name_ == "OneHot") {
+  if (class_name_ == "OneHot" || class_name_ == "MultiHot") {
     const std::int64_t n = config_.i("num_classes");
-    NNFIT_CHECK(n >= 1 && n <= (std::int64_t{1} << 24), InvalidArgument, name(), " (OneHot): \"num_classes\" must be in [1, 2^24], got ", n);
+    NNFIT_CHECK(n >= 1 && n <= (std::int64_t{1} << 24), InvalidArgument, name(), " (", class_name_, "): \"num_classes\" must be in [1, 2^24], got ", n);
     std::vector<double> ids(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) ids[static_cast<std::size_t>(i)] = static_cast<double>(i);
     out.push_back({"classes", Shape{n}, ids});
@@ -151,14 +151,23 @@ std::vector<int> Operation::emit(Graph& graph, const std::vector<int>& inputs, c
   return emit_operation(*this, graph, args_, inputs, constant);
 }
 
+// Shapes by running the emitter on scratch graphs: at batches 2 and 3 (an output must keep
+// the batch axis and not depend on it) and, where an input has a dimension known only per
+// batch (Note [Shapes known per batch]), with it 5 and then 7: an output dimension that
+// follows it is unknown too.
 std::vector<Shape> Operation::compute_output_shapes(const std::vector<Shape>& in) const {
+  bool unknown = false;
+  for (const Shape& s : in) unknown = unknown || std::count(s.dims().begin(), s.dims().end(), kUnknownDim) > 0;
   std::vector<Shape> first;
-  for (std::int64_t batch : {2, 3}) {
+  const std::vector<std::pair<std::int64_t, std::int64_t>> runs =
+      unknown ? std::vector<std::pair<std::int64_t, std::int64_t>>{{2, 5}, {3, 5}, {2, 7}}
+              : std::vector<std::pair<std::int64_t, std::int64_t>>{{2, 5}, {3, 5}};
+  for (const auto& [batch, size] : runs) {
     Graph g;
     std::vector<int> values;
     for (std::size_t i = 0; i < in.size(); ++i) {
       std::vector<std::int64_t> dims{batch};
-      dims.insert(dims.end(), in[i].dims().begin(), in[i].dims().end());
+      for (const std::int64_t d : in[i].dims()) dims.push_back(d == kUnknownDim ? size : d);
       values.push_back(g.add_input("input_" + std::to_string(i), {Shape(dims), DType::f32}));
     }
     const std::vector<Constant> specs = constants();
@@ -182,11 +191,21 @@ std::vector<Shape> Operation::compute_output_shapes(const std::vector<Shape>& in
                   "other axes");
       shapes.emplace_back(std::vector<std::int64_t>(s.dims().begin() + 1, s.dims().end()));
     }
-    if (batch == 2) {
+    if (first.empty() && batch == 2) {
       first = shapes;
-    } else {
+    } else if (batch == 3) {
       NNFIT_CHECK(shapes == first, Unsupported, name(), " (", class_name_,
                   "): its output's shape depends on the batch size; nnfit's models keep axis 0 as the batch");
+    } else {  // the dimensions known per batch at another size: where the outputs differ, theirs are too
+      for (std::size_t k = 0; k < first.size(); ++k) {
+        NNFIT_CHECK(shapes[k].rank() == first[k].rank(), Unsupported, name(), " (", class_name_,
+                    "): its output's rank depends on a dimension known only per batch");
+        std::vector<std::int64_t> dims = first[k].dims();
+        for (std::size_t d = 0; d < dims.size(); ++d) {
+          if (dims[d] != shapes[k][static_cast<std::int64_t>(d)]) dims[d] = kUnknownDim;
+        }
+        first[k] = Shape(dims);
+      }
     }
   }
   return first;

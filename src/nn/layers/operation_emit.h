@@ -3,6 +3,7 @@
 // (operation_shape_emitters.cpp), which operation_emitters.cpp lists with the others.
 #pragma once
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -115,7 +116,8 @@ struct Emit {
 using Emitter = std::vector<int> (*)(const Emit&);
 
 // The shape-changing operations: reshape, transpose, expand_dims, squeeze, concatenate,
-// stack, tile, repeat, pad, get_item (x[...]), matmul and image.resize.
+// stack, tile, repeat, pad, get_item (x[...]), matmul; and image.resize
+// (operation_image_emitters.cpp).
 std::vector<int> reshape(const Emit& e);
 std::vector<int> transpose(const Emit& e);
 std::vector<int> expand_dims(const Emit& e);
@@ -128,5 +130,22 @@ std::vector<int> pad(const Emit& e);
 std::vector<int> get_item(const Emit& e);
 std::vector<int> matmul(const Emit& e);
 std::vector<int> image_resize(const Emit& e);
+
+// keras.ops.nn's layer-sized operations (operation_nn_emitters.cpp): adds their entries to
+// the table; and how many outputs an operation class has (Moments: 2; the rest 1).
+void add_nn_emitters(std::map<std::string, Emitter>& table);
+int nn_operation_outputs(const std::string& class_name);
+// The array operations (operation_array_emitters.cpp and the files it names): adds their
+// emitters to `table`; the number of outputs of one of them (Split, Unstack, TopK, ...), 0
+// for a class that is not theirs.
+void add_array_emitters(std::map<std::string, Emitter>& table);
+int array_operation_outputs(const Operation& op);
+// Element-wise math, logical tests and NaN-aware reductions (operation_math_emitters.cpp):
+// adds their classes to the emitters' table.
+void add_math_emitters(std::map<std::string, Emitter>& table);
+// keras.ops.image but Resize (operation_image_emitters.cpp).
+void add_image_emitters(std::map<std::string, Emitter>& table);
+// keras.random's draws in a traced call (random_operations.cpp).
+std::vector<int> random_draw(const Emit& e);
 
 }  // namespace nnfit::operation_emit

@@ -59,6 +59,15 @@ std::vector<int> binary_op(const Emit& e) {
     return {e.add("scale", {x}, Attrs{{"factor", factor}, {"offset", offset}}, kind)};
   }
   auto [a, b] = e.same_dtype(e.value(0), e.value(1));
+  // x + bias with a vector along the last axis (a subclassed layer's `ops.conv(x, k) + b`)
+  // is the layers' bias_add: one pass, and the fusion rewrite folds it into a convolution
+  // or matmul before it, as it does for Conv2D and Dense.
+  const auto is_bias = [&](int v, int of) {
+    return e.rank(v) == 1 && e.rank(of) >= 2 && e.shape(v)[0] == e.shape(of).dim(-1) &&
+           is_floating(e.g.desc(v).dtype) && is_floating(e.g.desc(of).dtype);
+  };
+  if (kind == "add" && is_bias(b, a)) return {e.add("bias_add", {a, b}, {}, kind)};
+  if (kind == "add" && is_bias(a, b)) return {e.add("bias_add", {b, a}, {}, kind)};
   if (e.shape(a) == e.shape(b)) {
     static const std::map<std::string, std::string> kSame{
         {"subtract", "sub"}, {"multiply", "mul"}, {"maximum", "maximum"}, {"minimum", "minimum"}, {"add", "add_n"}};
@@ -127,7 +136,10 @@ std::vector<int> log_softmax(const Emit& e) { return softmax_on(e, true); }
 std::vector<int> cast(const Emit& e) {
   const int x = e.value(0);
   const std::string to = e.config().s_or("dtype", "float32");
-  if (to == "bool") return {x};  // nnfit's comparisons already give 0/1 floats
+  if (to == "bool") {  // 0/1 floats, as nnfit's comparisons give: x != 0 (NaN is true, as in Keras)
+    const int f = is_floating(e.g.desc(x).dtype) ? x : e.add("cast", {x}, Attrs{{"dtype", std::string("float32")}}, "cast");
+    return {e.unary("logical_not", e.unary("logical_not", f))};
+  }
   if (to != "float32" && to != "float16" && to != "bfloat16" && to != "int32") {
     e.unsupported("cast to " + to + " is not supported (float32, float16, bfloat16, int32)");
   }
@@ -222,7 +234,8 @@ constexpr char kRelu[] = "relu", kRelu6[] = "relu6", kSigmoid[] = "sigmoid", kTa
 
 // Keras's operation classes (keras.src.ops.numpy, .nn, .math, .core) nnfit emits.
 const std::map<std::string, Emitter>& emitters() {
-  static const std::map<std::string, Emitter> table{
+  static const std::map<std::string, Emitter> table = [] {
+    std::map<std::string, Emitter> t{
       // keras.src.ops.numpy: element-wise, one input
       {"Negative", unary_op<kNegative>}, {"Absolute", unary_op<kAbs>}, {"Abs", unary_op<kAbs>},
       {"Sign", unary_op<kSign>}, {"Square", unary_op<kSquare>}, {"Sqrt", unary_op<kSqrt>},
@@ -266,7 +279,15 @@ const std::map<std::string, Emitter>& emitters() {
       {"Erf", unary_op<kErf>}, {"Rsqrt", unary_op<kRsqrt>}, {"Logsumexp", logsumexp},
       // keras.src.ops.image
       {"Resize", image_resize},
-  };
+      // keras.random in a traced call (nnfit's own nodes: random_operations.cpp)
+      {"RandomNormal", random_draw}, {"RandomUniform", random_draw}, {"RandomTruncatedNormal", random_draw},
+    };
+    add_nn_emitters(t);  // keras.src.ops.nn: convolutions, poolings, attention, normalizations, losses
+    add_array_emitters(t);  // keras.src.ops.numpy/core/math: the array operations
+    add_math_emitters(t);  // operation_math_emitters.cpp
+    add_image_emitters(t);  // operation_image_emitters.cpp
+    return t;
+  }();
   return table;
 }
 
@@ -280,7 +301,10 @@ std::vector<int> emit_operation(const Operation& op, Graph& graph, const std::ve
   return it->second(Emit{op, graph, args, inputs, constant});
 }
 
-int operation_outputs(const Operation&) { return 1; }
+int operation_outputs(const Operation& op) {
+  const int array = operation_emit::array_operation_outputs(op);
+  return array > 0 ? array : nn_operation_outputs(op.class_name());
+}
 
 bool has_operation(const std::string& class_name) { return emitters().count(class_name) != 0; }
 

@@ -4,6 +4,8 @@
 // and image.resize; on graph shapes, whose axis 0 is a model's batch.
 #include "nn/layers/operation_emit.h"
 
+#include <algorithm>
+
 namespace nnfit::operation_emit {
 
 std::vector<int> reshape(const Emit& e) {
@@ -11,6 +13,13 @@ std::vector<int> reshape(const Emit& e) {
   Dims dims = e.config().ints("newshape");
   const Shape s = e.shape(x);
   std::int64_t known = 1, unknown = -1;
+  // Two -1s, the first in front: the front one is axis 0's size (a model's batch, which a
+  // reshape keeps in place), the other the rest. nnfit.keras writes this for a traced
+  // call's reshape to a dimension known only per batch (Note [Dimensions known per batch]
+  // in python/nnfit/keras/ops/_dims.py); Keras's own files hold at most one -1.
+  if (dims.size() >= 2 && s.rank() >= 1 && dims[0] == -1 && std::count(dims.begin() + 1, dims.end(), -1) == 1) {
+    dims[0] = s[0];
+  }
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < -1) e.invalid("\"newshape\" holds " + std::to_string(dims[i]) + ": sizes are >= 0, or one -1");
     if (dims[i] == -1) {
@@ -220,17 +229,4 @@ std::vector<int> matmul(const Emit& e) {
 }
 
 // keras.ops.image.resize, channels_last: the `resize` op (Keras's interpolations, antialias).
-std::vector<int> image_resize(const Emit& e) {
-  const int x = e.value(0);
-  if (e.rank(x) != 4) e.unsupported("only a batch of images (rank 4) is supported");
-  if (e.config().s_or("data_format", "channels_last") != "channels_last") e.unsupported("only channels_last is supported");
-  if (e.flag("crop_to_aspect_ratio", false) || e.flag("pad_to_aspect_ratio", false)) {
-    e.unsupported("crop_to_aspect_ratio and pad_to_aspect_ratio are not supported");
-  }
-  const Dims size = e.config().ints("size");
-  if (size.size() != 2 || size[0] < 1 || size[1] < 1) e.invalid("\"size\" must be two positive ints");
-  return {e.add("resize", {x}, Attrs{{"size", size}, {"method", e.config().s_or("interpolation", "bilinear")},
-                                     {"antialias", e.flag("antialias", false) ? std::int64_t{1} : std::int64_t{0}}})};
-}
-
 }  // namespace nnfit::operation_emit

@@ -1,7 +1,8 @@
-// RandomTranslation, RandomRotation and RandomZoom: the random_affine op in training, the
-// identity otherwise (Keras 3's). Factor bounds are Keras 3.15's: translation and rotation
-// factors in [-1, 1], zoom factors in (-1, 1]; RandomRotation checks a pair as Keras's base
-// layer does (the first at most 1, the second at least -1).
+// RandomTranslation, RandomRotation, RandomZoom and RandomShear: the random_affine op in
+// training, the identity otherwise (Keras 3's). Factor bounds are Keras 3.15's: translation
+// and rotation factors in [-1, 1], zoom factors in (-1, 1], shear factors in [0, 1] (a number
+// f means (-f, f); pairs as Note [RandomShear's pairs] says); RandomRotation checks a pair as
+// Keras's base layer does (the first at most 1, the second at least -1).
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -18,6 +19,7 @@ namespace {
 
 const char* factor_key(RandomAffineKind kind, bool height) {
   if (kind == RandomAffineKind::rotation) return "factor";
+  if (kind == RandomAffineKind::shear) return height ? "y_factor" : "x_factor";
   return height ? "height_factor" : "width_factor";
 }
 
@@ -33,9 +35,17 @@ void check_factor(const std::string& layer, RandomAffineKind kind, bool height, 
   const char* key = factor_key(kind, height);
   NNFIT_CHECK(f.size() == 1 || f.size() == 2, InvalidArgument, layer, ": ", key,
               " must be a number or a list of two numbers, got ", f.size(), " numbers");
-  const std::string bounds = kind == RandomAffineKind::zoom ? "(-1, 1]" : "[-1, 1]";
+  // Note [RandomShear's pairs]: Keras 3.15 takes a shear factor (a number, or each number of
+  // a pair) in [0, 1] but writes a number f as the pair (-f, f), which its own from_config
+  // then refuses; nnfit reads such a pair (any pair within [-1, 1]) so Keras's files load.
+  const bool shear_pair = kind == RandomAffineKind::shear && f.size() == 2;
+  const std::string bounds = kind == RandomAffineKind::zoom                      ? "(-1, 1]"
+                             : kind == RandomAffineKind::shear && !shear_pair ? "[0, 1]"
+                                                                              : "[-1, 1]";
   bool ok = true;
-  if (kind == RandomAffineKind::rotation && f.size() == 2) {
+  if (kind == RandomAffineKind::shear) {
+    for (double v : f) ok = ok && v >= (shear_pair ? -1.0 : 0.0) && v <= 1.0;
+  } else if (kind == RandomAffineKind::rotation && f.size() == 2) {
     ok = f[0] <= 1.0 && f[1] >= -1.0;
   } else {
     for (double v : f) ok = ok && v <= 1.0 && (kind == RandomAffineKind::zoom ? v > -1.0 : v >= -1.0);
@@ -54,7 +64,7 @@ std::pair<double, double> RandomAffine::factor_range(const std::vector<double>& 
 RandomAffine::RandomAffine(std::string name, RandomAffineKind kind, RandomAffineOptions options)
     : Layer(std::move(name)), kind_(kind), options_(std::move(options)) {
   check_factor(this->name(), kind_, true, options_.height_factor);
-  if (kind_ == RandomAffineKind::translation || !options_.width_factor.empty()) {
+  if (kind_ == RandomAffineKind::translation || kind_ == RandomAffineKind::shear || !options_.width_factor.empty()) {
     NNFIT_CHECK(kind_ != RandomAffineKind::rotation, InvalidArgument, this->name(),
                 ": RandomRotation has no width_factor");
     check_factor(this->name(), kind_, false, options_.width_factor);
@@ -72,6 +82,7 @@ std::string RandomAffine::class_name() const {
     case RandomAffineKind::translation: return "RandomTranslation";
     case RandomAffineKind::rotation: return "RandomRotation";
     case RandomAffineKind::zoom: return "RandomZoom";
+    case RandomAffineKind::shear: return "RandomShear";
   }
   return "RandomTranslation";
 }
@@ -83,7 +94,7 @@ Shape RandomAffine::output_shape(const Shape& s) const {
 
 int RandomAffine::call(GraphBuilder& b, int x) {
   if (!b.training()) return x;
-  static const char* const kKinds[] = {"translation", "rotation", "zoom"};
+  static const char* const kKinds[] = {"translation", "rotation", "zoom", "shear"};
   Attrs a;
   a.set("kind", std::string(kKinds[static_cast<int>(kind_)]));
   const auto [hl, hu] = factor_range(options_.height_factor);

@@ -1,5 +1,6 @@
 // SimpleRNN, LSTM and GRU (nnfit/nn/recurrent_layers.h): the input projection x·kernel +
 // bias as one matmul over all steps, then the rnn op's scan with the recurrent kernel.
+#include "nn/composed_activations.h"
 #include "nn/layers/layer_seed.h"
 #include "nnfit/core/error.h"
 #include "nnfit/nn/layers.h"
@@ -33,6 +34,9 @@ Recurrent::Recurrent(std::string name, RecurrentCell cell, RecurrentOptions opti
     check_activation(*act, this->name());
     NNFIT_CHECK(*act != "softmax" && *act != "log_softmax", Unsupported, this->name(), ": activation '", *act,
                 "' is not supported in a recurrent cell (it normalizes over the units)");
+    NNFIT_CHECK(!is_composed_activation(*act), Unsupported, this->name(), ": activation '", *act,
+                "' is not supported in a recurrent cell yet (the rnn op's kernels take the activation kinds of "
+                "docs/design/ops.md); use it on the layer's output");
   }
 }
 

@@ -8,7 +8,7 @@ NotImplementedError naming it (docs/python.md lists which are which).
 import numpy as np
 
 from nnfit.keras import _graph
-from nnfit.keras.ops import _keras_names
+from nnfit.keras.ops import _dims, _keras_names
 from nnfit.keras.ops._operation import Index, call, is_symbolic
 
 # numpy-module operations of one tensor, as Keras names them: function -> (class, snake).
@@ -159,6 +159,8 @@ def rsqrt(x):
 
 # Shapes.
 def reshape(x, newshape):
+    if _dims.has_dim(newshape):
+        return call("numpy", "Reshape", "reshape", [x], {"newshape": _dims.reshape_target(x, newshape)})
     newshape = [int(d) if d is not None else -1 for d in ((newshape,) if isinstance(newshape, int) else newshape)]
     return call("numpy", "Reshape", "reshape", [x], {"newshape": newshape})
 
@@ -184,6 +186,10 @@ def moveaxis(x, source, destination):
 
 
 def expand_dims(x, axis):
+    if _dims.is_dim(x):  # keras.io's ops.expand_dims(batch_size, -1): a vector of sizes
+        if axis not in (0, -1):
+            _dims.refuse(f"ops.expand_dims of a size at axis {axis}")
+        return _dims.ShapeVector([x])
     return call("numpy", "ExpandDims", "expand_dims", [x], {"axis": _axis(axis)})
 
 
@@ -192,14 +198,20 @@ def squeeze(x, axis=None):
 
 
 def concatenate(xs, axis=0):
+    if _dims.has_dim(list(xs)):
+        return _dims.shape_vector(xs)
     return call("numpy", "Concatenate", "concatenate", [list(xs)], {"axis": axis})
 
 
 def stack(x, axis=0):
+    if _dims.has_dim(list(x)):
+        return _dims.shape_vector(x)
     return call("numpy", "Stack", "stack", [list(x)], {"axis": axis})
 
 
 def tile(x, repeats):
+    if _dims.has_dim(repeats):
+        return _dims.batched_value(x, repeats, "tile")
     return call("numpy", "Tile", "tile", [x], {"repeats": [int(r) for r in ((repeats,) if isinstance(repeats, int) else repeats)]})
 
 
@@ -218,6 +230,8 @@ def pad(x, pad_width, mode="constant", constant_values=None):
 
 
 def get_item(x, key):
+    if _dims.has_dim(key):
+        key = _dims.slice_key(x, key)
     return call("numpy", "GetItem", "get_item", [x, Index(key)])
 
 
@@ -263,7 +277,7 @@ def normalize(x, axis=-1, order=2, epsilon=None):
 
 # Tensors that are not graph nodes: static facts and constant arrays.
 def shape(x):
-    return tuple(x.shape) if is_symbolic(x) else tuple(np.shape(x))
+    return _dims.shape_of(x) if is_symbolic(x) else tuple(np.shape(x))
 
 
 def ndim(x):
@@ -271,7 +285,7 @@ def ndim(x):
 
 
 def size(x):
-    s = shape(x)
+    s = tuple(x.shape) if is_symbolic(x) else np.shape(x)
     return None if any(d is None for d in s) else int(np.prod(s))
 
 
@@ -286,6 +300,8 @@ def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
         raise NotImplementedError("keras.ops.convert_to_tensor: sparse and ragged tensors are not supported by nnfit")
     if is_symbolic(x):
         return x
+    if _dims.has_dim(x):
+        return x if isinstance(x, _dims.ShapeVector) else _dims.shape_vector([x] if _dims.is_dim(x) else x)
     return np.asarray(x, dtype=dtype or (None if np.asarray(x).dtype.kind != "f" else "float32"))
 
 
@@ -294,19 +310,29 @@ def is_tensor(x):
 
 
 def arange(start, stop=None, step=None, dtype=None):
+    if _dims.has_dim((start, stop, step)):
+        return _dims.arange(start, stop, step, dtype)
     out = np.arange(start, stop, 1 if step is None else step)
     return out.astype(dtype or ("float32" if out.dtype.kind == "f" else "int32"))
 
 
 def ones(shape, dtype=None):
+    if _dims.has_dim(shape):
+        return _dims.filled(shape, 1.0, dtype)
     return np.ones(shape, dtype or "float32")
 
 
 def zeros(shape, dtype=None):
+    if _dims.has_dim(shape):
+        return _dims.filled(shape, 0.0, dtype)
     return np.zeros(shape, dtype or "float32")
 
 
 def full(shape, fill_value, dtype=None):
+    if _dims.has_dim(shape):
+        if is_symbolic(fill_value) or _dims.has_dim(fill_value):
+            _dims.refuse("ops.full with a symbolic fill value and a dimension known per batch")
+        return _dims.filled(shape, float(fill_value), dtype)
     return np.full(shape, fill_value, dtype or "float32")
 
 
@@ -328,6 +354,13 @@ zeros_like = _eager_only("zeros_like", lambda x, dtype=None: np.zeros_like(x, dt
 full_like = _eager_only("full_like", lambda x, fill_value, dtype=None: np.full_like(x, fill_value, dtype=dtype or "float32"))
 
 
+from nnfit.keras.ops._nn import *  # noqa: E402,F401,F403  (keras.ops.nn: convolutions, poolings, losses, ...)
+from nnfit.keras.ops._arrays import *  # noqa: E402,F401,F403  (opsB: array operations)
+from nnfit.keras.ops._math import *  # noqa: E402,F401,F403  (opsA: math, logical tests, nan-reductions, integers)
+from nnfit.keras.ops._patches_ctc import *  # noqa: E402,F401,F403  (unfold, fold, ctc_loss, ctc_decode)
+from nnfit.keras.ops._compositions import *  # noqa: E402,F401,F403  (cdist, corrcoef, extract_sequences, isin, polar, jvp)
+
+
 def _not_implemented(name):
     def op(*args, **kwargs):
         raise NotImplementedError(f"keras.ops.{name} is not supported by nnfit yet (docs/python.md lists the "
@@ -343,20 +376,7 @@ for _name in _keras_names.TOP_LEVEL:
 
 
 
-def _image_resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspect_ratio=False,
-                  pad_to_aspect_ratio=False, fill_mode="constant", fill_value=0.0, data_format=None):
-    """keras.ops.image.resize (channels_last)."""
-    if data_format not in (None, "channels_last"):
-        raise NotImplementedError("keras.ops.image.resize: only channels_last is supported by nnfit")
-    return call("image", "Resize", "resize", [images],
-                {"size": [int(s) for s in size], "interpolation": interpolation, "antialias": antialias,
-                 "crop_to_aspect_ratio": crop_to_aspect_ratio, "pad_to_aspect_ratio": pad_to_aspect_ratio,
-                 "fill_mode": fill_mode, "fill_value": fill_value, "data_format": data_format})
-
-
 from nnfit.keras.ops import image, linalg, nn, numpy  # noqa: E402,F401  (Keras's submodules)
-
-image.resize = _image_resize
 
 
 def implemented():

@@ -29,7 +29,8 @@ class Operation:
 
     trainable = True
 
-    def __init__(self, module, class_name, snake, config, out_dtype):
+    def __init__(self, module, class_name, snake, config, out_dtype, outputs=1):
+        self._outputs = outputs
         self._module = f"keras.src.ops.{module}"
         self._class_name = class_name
         self.name = _state.unique_name(snake)
@@ -39,14 +40,14 @@ class Operation:
         self._model = None
 
     def _compute_dtype(self):
-        return self._out_dtype
+        return self._out_dtype[0] if isinstance(self._out_dtype, list) else self._out_dtype
 
     def _entry(self):
         return {"module": self._module, "class_name": self._class_name,
                 "config": {"name": self.name, **self._config}, "registered_name": self._class_name}
 
     def _output_count(self):
-        return 1
+        return self._outputs
 
     def _inbound(self, node, ref):
         """The node's call as Keras writes it: its arguments with each tensor as `ref(t)`."""
@@ -140,19 +141,34 @@ def _float_dtype_of(args):
     return "float32"
 
 
-def call(module, class_name, snake, args, config=None, kwargs=None, out_dtype=None):
+def call(module, class_name, snake, args, config=None, kwargs=None, out_dtype=None, outputs=1):
     """Runs or records Keras's operation `module.class_name` on positional `args`: each a
-    tensor (symbolic or array), a list of tensors, a Python number, None, Const or Index."""
+    tensor (symbolic or array), a list of tensors, a Python number, None, Const or Index.
+    An operation of several `outputs` (Split, TopK) gives a list; `out_dtype` may then be
+    a list of one dtype per output."""
     config = config or {}
     kwargs = kwargs or {}
+    from nnfit.keras.ops import _dims
+    if _dims.has_dim([a.key if isinstance(a, Index) else a for a in args]) or _dims.has_dim(config) \
+            or _dims.has_dim(kwargs):
+        _dims.refuse(f"keras.ops.{snake}")
     args = _unwrap_variables(args)
+    if any(_dims.is_per_batch(t) for a in args for t in (a if isinstance(a, list) else [a])):
+        return _dims.per_batch_call(snake, args, config, lambda fixed: call(module, class_name, snake, fixed, config, kwargs,
+                                                                    out_dtype, outputs))
     flat = []
     for a in args:
         flat.extend(a if isinstance(a, list) else [a])
     dtype = out_dtype or _float_dtype_of(args)
     if any(is_symbolic(t) for t in flat):
-        return _symbolic(module, class_name, snake, args, config, kwargs, dtype)
-    return _eager(module, class_name, snake, args, config, kwargs)
+        return _symbolic(module, class_name, snake, args, config, kwargs, dtype, outputs)
+    out = _eager(module, class_name, snake, args, config, kwargs, outputs)
+    # The engine holds booleans as 0/1 floats; on arrays they are Keras's bool arrays.
+    if outputs == 1 and dtype == "bool":
+        return np.asarray(out).astype(bool)
+    if outputs > 1 and isinstance(dtype, list):
+        return [np.asarray(o).astype(bool) if d == "bool" else o for o, d in zip(out, dtype)]
+    return out
 
 
 def _unwrap_variables(args):
@@ -164,9 +180,9 @@ def _unwrap_variables(args):
     return args
 
 
-def _symbolic(module, class_name, snake, args, config, kwargs, dtype):
+def _symbolic(module, class_name, snake, args, config, kwargs, dtype, count=1):
     _check_variables(snake, args)
-    op = Operation(module, class_name, snake, config, dtype)
+    op = Operation(module, class_name, snake, config, dtype, count)
     fixed = []
     for a in args:
         if _is_variable(a):
@@ -200,10 +216,10 @@ def _symbolic(module, class_name, snake, args, config, kwargs, dtype):
             raise
         outputs = _added_losses.local_outputs(
             op, node, op._output_count(), fixed,
-            lambda arrays: eager_graph(module, class_name, snake, arrays, config, kwargs), _engine().run_operations)
-    for t in outputs:
-        t.dtype = dtype
-    return outputs[0] if len(outputs) == 1 else outputs
+            lambda arrays: eager_graph(module, class_name, snake, arrays, config, kwargs, count), _engine().run_operations)
+    for i, t in enumerate(outputs):
+        t.dtype = dtype[i] if isinstance(dtype, list) else dtype
+    return outputs[0] if count == 1 else list(outputs)
 
 
 def _is_variable(a):
@@ -244,7 +260,7 @@ def _as_array(x, where):
     return np.ascontiguousarray(a)
 
 
-def eager_graph(module, class_name, snake, args, config, kwargs):
+def eager_graph(module, class_name, snake, args, config, kwargs, outputs=1):
     """The Functional config of one eager call and the arrays it reads, in input order."""
     arrays, layers, converted = [], [], []
 
@@ -295,26 +311,68 @@ def eager_graph(module, class_name, snake, args, config, kwargs):
     config_json = {"module": "keras.src.models.functional", "class_name": "Functional",
                    "config": {"name": "eager", "layers": layers,
                               "input_layers": [[f"input_{i}", 0, 0] for i in range(len(arrays))],
-                              "output_layers": [[name, 0, 0]]},
+                              "output_layers": [[name, 0, i] for i in range(outputs)]},
                    "registered_name": "Functional"}
     return json.dumps(config_json), arrays, scalars_only and bool(arrays)
 
 
-def _eager(module, class_name, snake, args, config, kwargs):
+def _eager(module, class_name, snake, args, config, kwargs, count=1):
     global LAST_CALL
     if RECORD:
-        LAST_CALL = (module, class_name, snake, args, config, kwargs)
-    text, arrays, squeeze = eager_graph(module, class_name, snake, args, config, kwargs)
+        LAST_CALL = (module, class_name, snake, args, config, kwargs, count)
+    text, arrays, squeeze = eager_graph(module, class_name, snake, args, config, kwargs, count)
     if not arrays:
         raise TypeError(f"keras.ops.{snake}: expected at least one tensor argument")
     outputs, _ = _engine().run_operations(text, arrays)
-    out = outputs[0]
-    return out.reshape(()) if squeeze and out.size == 1 else out
+    outs = [out.reshape(()) if squeeze and out.size == 1 else out for out in outputs]
+    return outs[0] if count == 1 else outs
 
 
-def gradients(module, class_name, snake, args, config=None, kwargs=None, cotangent=None):
-    """The engine's gradient of sum(op(args) · cotangent) with respect to each array
-    argument (nnfit's check of its gradient rules against another framework's)."""
-    text, arrays, _ = eager_graph(module, class_name, snake, args, config or {}, kwargs or {})
-    outputs, grads = _engine().run_operations(text, arrays, [np.asarray(cotangent, "float32")])
-    return outputs[0], grads
+def trace_graph(snake, fn, arrays):
+    """The Functional config of `fn` (keras.ops calls) on symbolic inputs of the arrays' own
+    shapes, axis 0 an axis like the others (as a custom metric's trace), and the arrays as
+    the engine takes them, in input order. throws: what `fn` raises on symbolic tensors."""
+    from nnfit.keras._custom_objects import _config, _input, _unbatched
+    arrays = [_as_array(a, f"keras.ops.{snake}").reshape(np.shape(a)) for a in arrays]
+    with _unbatched():
+        inputs = [_input(f"{snake}_input_{i}", a.shape, str(a.dtype)) for i, a in enumerate(arrays)]
+        outputs = fn(*inputs)
+        outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+        config = _config(snake, inputs, outputs, f"keras.ops.{snake}")
+    return json.dumps(config), arrays
+
+
+class Composed:
+    """LAST_CALL of an operation nnfit composes from others on arrays (cdist, corrcoef): the
+    composition `fn` and its array arguments, traced as one graph only when the test hook
+    asks for its gradient."""
+
+    def __init__(self, snake, fn, arrays):
+        self.snake, self.fn, self.arrays = snake, fn, arrays
+
+
+def composed(snake, fn, args):
+    """fn(*args), keras.ops calls composing Keras's operation `snake`; on arrays, with RECORD
+    set, LAST_CALL becomes the whole composition, so `gradients` differentiates it."""
+    global LAST_CALL
+    out = fn(*args)
+    if RECORD and not any(is_symbolic(a) for a in args):
+        LAST_CALL = (Composed(snake, fn, args),)
+    return out
+
+
+def gradients(module, class_name=None, snake=None, args=None, config=None, kwargs=None, outputs=1, cotangent=None):
+    """The engine's gradient of sum(op(args)[0] · cotangent) with respect to each array
+    argument (nnfit's check of its gradient rules against another framework's); an
+    operation's other outputs get zero cotangents. `module` may be a Composed call instead."""
+    if isinstance(module, Composed):
+        text, arrays = trace_graph(module.snake, module.fn, module.arrays)
+        values, grads = _engine().run_operations(text, arrays, [np.asarray(cotangent, "float32")])
+        return values[0], grads
+    text, arrays, _ = eager_graph(module, class_name, snake, args, config or {}, kwargs or {}, outputs)
+    cotangents = [np.asarray(cotangent, "float32")]
+    if outputs > 1:
+        values, _ = _engine().run_operations(text, arrays)
+        cotangents += [np.zeros(np.shape(v), "float32") for v in values[1:]]
+    values, grads = _engine().run_operations(text, arrays, cotangents)
+    return values[0], grads

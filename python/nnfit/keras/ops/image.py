@@ -1,9 +1,8 @@
-"""keras.ops.image on nnfit's engine: Keras's names of the submodule, each the same function
-as keras.ops's (a name nnfit does not implement raises NotImplementedError naming it)."""
-from nnfit.keras import ops as _ops
-from nnfit.keras.ops import _keras_names
+"""keras.ops.image on nnfit's engine: Keras's names of the submodule (_image.py), each
+recording Keras's own operation node on symbolic tensors and running on arrays."""
+from nnfit.keras.ops import _image, _keras_names
 
 for _name in _keras_names.IMAGE:
-    globals()[_name] = getattr(_ops, _name, None) or _ops._not_implemented("image." + _name)
+    globals()[_name] = getattr(_image, _name)
 
 __all__ = list(_keras_names.IMAGE)

@@ -64,3 +64,18 @@ class Ftrl(Optimizer):
 class Lion(Optimizer):
     """Keras's Lion on nnfit's engine. Optimizer that implements the Lion algorithm."""
     def __init__(self, learning_rate: Any = 0.001, beta_1: Any = 0.9, beta_2: Any = 0.99, weight_decay: Any = None, clipnorm: Any = None, clipvalue: Any = None, global_clipnorm: Any = None, use_ema: Any = False, ema_momentum: Any = 0.99, ema_overwrite_frequency: Any = None, loss_scale_factor: Any = None, gradient_accumulation_steps: Any = None, name: Any = None, **kwargs: Any) -> None: ...
+
+
+class Lamb(Optimizer):
+    """Keras's Lamb on nnfit's engine. Optimizer that implements the Lamb algorithm."""
+    def __init__(self, learning_rate: Any = 0.001, beta_1: Any = 0.9, beta_2: Any = 0.999, epsilon: Any = 1e-07, weight_decay: Any = None, clipnorm: Any = None, clipvalue: Any = None, global_clipnorm: Any = None, use_ema: Any = False, ema_momentum: Any = 0.99, ema_overwrite_frequency: Any = None, loss_scale_factor: Any = None, gradient_accumulation_steps: Any = None, name: Any = None, **kwargs: Any) -> None: ...
+
+
+class Adafactor(Optimizer):
+    """Keras's Adafactor on nnfit's engine. Optimizer that implements the Adafactor algorithm."""
+    def __init__(self, learning_rate: Any = 0.001, beta_2_decay: Any = -0.8, epsilon_1: Any = 1e-30, epsilon_2: Any = 0.001, clip_threshold: Any = 1.0, relative_step: Any = True, weight_decay: Any = None, clipnorm: Any = None, clipvalue: Any = None, global_clipnorm: Any = None, use_ema: Any = False, ema_momentum: Any = 0.99, ema_overwrite_frequency: Any = None, loss_scale_factor: Any = None, gradient_accumulation_steps: Any = None, name: Any = None, **kwargs: Any) -> None: ...
+
+
+class ScheduleFreeAdamW(Optimizer):
+    """Keras's ScheduleFreeAdamW on nnfit's engine. Optimizer that implements the Schedule-Free AdamW algorithm."""
+    def __init__(self, learning_rate: Any = 0.0025, beta_1: Any = 0.9, beta_2: Any = 0.999, epsilon: Any = 1e-08, warmup_steps: Any = 0, weight_decay: Any = None, clipnorm: Any = None, clipvalue: Any = None, global_clipnorm: Any = None, use_ema: Any = False, ema_momentum: Any = 0.99, ema_overwrite_frequency: Any = None, loss_scale_factor: Any = None, gradient_accumulation_steps: Any = None, name: Any = None, **kwargs: Any) -> None: ...

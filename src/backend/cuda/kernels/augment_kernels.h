@@ -237,6 +237,7 @@ std::unique_ptr<Kernel> make_augment(const KernelDesc& desc, std::string* why_no
       AffineDrawRange d;
       d.kind = p.draw.kind == "rotation"      ? AffineDrawKind::rotation
                : p.draw.kind == "translation" ? AffineDrawKind::translation
+               : p.draw.kind == "shear"       ? AffineDrawKind::shear
                                               : AffineDrawKind::zoom;
       d.height_lower = p.draw.height_lower;
       d.height_upper = p.draw.height_upper;

@@ -171,6 +171,26 @@ struct ArgReduceFn {
   }
 };
 
+// argsort: one index per element, which counts the elements of its line that go before it
+// (argsort_before, a total order) and writes its position at that rank: the reference's
+// stable sort, in parallel over a line's elements (O(n) work each).
+template <class T>
+struct ArgsortFn {
+  const void* x;
+  std::int32_t* y;
+  AxisSplit v;
+  bool descending;
+  NNFIT_HD void operator()(std::int64_t e) const {
+    const std::int64_t i = e % v.inner, r = (e / v.inner) % v.axis, o = e / (v.inner * v.axis);
+    const float me = load<T>(x, e);
+    std::int64_t rank = 0;
+    for (std::int64_t q = 0; q < v.axis; ++q) {
+      rank += argsort_before(load<T>(x, (o * v.axis + q) * v.inner + i), q, me, r, descending) ? 1 : 0;
+    }
+    y[(o * v.axis + rank) * v.inner + i] = static_cast<std::int32_t>(r);
+  }
+};
+
 // One index per line (outer, inner) along the axis, walked in order (ref_math.cpp's rule).
 template <class T>
 struct CumulativeFn {
@@ -311,6 +331,17 @@ std::unique_ptr<Kernel> make_math(const KernelDesc& desc, std::string* why_not) 
       Launch::run(ArgReduceFn<T>{a.inputs[0], static_cast<std::int32_t*>(a.outputs[0]), v, argmax}, v.outer * v.inner, a.ctx);
     });
   }
+  if (desc.op == "argsort") {
+    expect_counts(desc, 1, 1);
+    NNFIT_CHECK(desc.outputs[0].dtype == DType::i32, InvalidArgument, "argsort at node '", desc.node_name,
+                "': the output must be int32");
+    const AxisSplit v = axis_split(desc.inputs[0].shape, desc.attrs.i("axis"));
+    const bool descending = desc.attrs.i_or("descending", 0) != 0;
+    return launch_kernel([=](const KernelArgs& a) {
+      Launch::run(ArgsortFn<T>{a.inputs[0], static_cast<std::int32_t*>(a.outputs[0]), v, descending},
+                  v.outer * v.axis * v.inner, a.ctx);
+    });
+  }
   if (desc.op == "cumulative" || desc.op == "cumulative_grad") {
     const bool grad = desc.op == "cumulative_grad";
     expect_counts(desc, grad ? 3 : 1, 1);
@@ -328,7 +359,7 @@ std::unique_ptr<Kernel> make_math(const KernelDesc& desc, std::string* why_not) 
 template <class Launch>
 void register_math_kernels(KernelRegistry& r) {
   for (const char* op : {"unary", "unary_grad", "binary", "binary_grad", "reduce", "reduce_grad", "where", "where_grad",
-                         "arg_reduce", "cumulative", "cumulative_grad", "broadcast_to", "nan_to_num"}) {
+                         "arg_reduce", "argsort", "cumulative", "cumulative_grad", "broadcast_to", "nan_to_num"}) {
     add_float_kernels(r, op, make_math<Launch, float>, make_math<Launch, Bf16>, make_math<Launch, F16>);
   }
 }

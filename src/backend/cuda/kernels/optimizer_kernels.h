@@ -8,7 +8,9 @@
 // - Adagrad, Adamax, Lion, Adadelta, Nadam, Ftrl: backend/common/slot_update.h's
 //   slot_step_at and slot_update_element themselves (NNFIT_HD), the functions the CPU
 //   kernels call (Nadam's momentum product from the step alone: Note [Nadam's schedule
-//   without state]);
+//   without state]); Lamb's two passes with the trust ratio between them (Note [LAMB's
+//   trust ratio in two passes]), the same functions; Adafactor's passes (Note [Adafactor's
+//   passes]), one launch each, the same functions;
 // - ema_update, decay_weights (Keras's use_ema and weight decay) and moving_average_update
 //   (the batch-norm statistics' moving average), in double as on the CPU.
 // - clip_by_value, clip_by_norm and global_norm_scale: the reference's double expressions,
@@ -24,6 +26,7 @@
 #include <cmath>
 #include <vector>
 
+#include "backend/common/adafactor_update.h"
 #include "backend/common/slot_update.h"
 #include "backend/common/train_op_checks.h"
 #include "backend/cuda/kernels/own_kernel.h"
@@ -145,8 +148,9 @@ struct SlotStepFn {
   double beta_1, beta_2;
   NadamPrefix nadam;  // a constant of beta_1
   SlotStep* out;
+  std::int64_t warmup_steps = 0;  // ScheduleFreeAdamW's
   NNFIT_HD void operator()(std::int64_t) const {
-    *out = slot_step_at(rule, beta_1, beta_2, nadam, s->learning_rate, s->step);
+    *out = slot_step_at(rule, beta_1, beta_2, nadam, s->learning_rate, s->step, warmup_steps);
   }
 };
 
@@ -160,6 +164,101 @@ struct SlotUpdateFn {
   float* s1;
   NNFIT_HD void operator()(std::int64_t i) const { slot_update_element(rule, p, *s, param, grad, s0, s1, i); }
 };
+
+// Keras's Lamb (Note [LAMB's trust ratio in two passes]): one index per chunk runs pass 1,
+// one index the ratio, one index per element pass 2; the CPU kernels' functions.
+struct LambMomentsFn {
+  OptimizerParams p;
+  const SlotStep* s;  // SlotStepFn's
+  const float* param;
+  const float* grad;
+  float* m;
+  float* v;
+  double* partials;
+  NNFIT_HD void operator()(std::int64_t k) const { lamb_moments_chunk(p, *s, param, grad, m, v, p.numel, k, partials); }
+};
+
+struct LambRatioFn {
+  const double* partials;
+  std::int64_t chunks;
+  double* ratio;
+  NNFIT_HD void operator()(std::int64_t) const { *ratio = lamb_ratio(partials, chunks); }
+};
+
+struct LambApplyFn {
+  OptimizerParams p;
+  const SlotStep* s;
+  const double* ratio;
+  float* param;
+  const float* m;
+  const float* v;
+  NNFIT_HD void operator()(std::int64_t i) const { lamb_apply_element(p, *s, *ratio, param, m, v, i); }
+};
+
+// Keras's Adafactor (Note [Adafactor's passes]): one launch per pass, each index the CPU
+// kernels' function; the step's scalars by one index from the StepScalars.
+struct AdafactorStepFn {
+  const StepScalars* s;
+  double beta_2_decay;
+  AdafactorStep* out;
+  NNFIT_HD void operator()(std::int64_t) const { *out = adafactor_step_at(beta_2_decay, s->learning_rate, s->step); }
+};
+
+enum class AdafactorPass { w_squares, rows, cols, row_means, velocity, u_squares, factors, apply };
+struct AdafactorFn {
+  AdafactorPass pass;
+  OptimizerParams p;
+  AdafactorShape sh;
+  const AdafactorStep* s;
+  AdafactorWorkspace ws;
+  float* param;
+  const float* grad;
+  float* r;
+  float* c;
+  float* v;
+  NNFIT_HD void operator()(std::int64_t i) const {
+    switch (pass) {
+      case AdafactorPass::w_squares: return adafactor_square_chunk(param, sh.n, i, ws.w_partial);
+      case AdafactorPass::rows: return adafactor_row(p, sh, *s, grad, r, i);
+      case AdafactorPass::cols: return adafactor_col(p, sh, *s, grad, c, i);
+      case AdafactorPass::row_means: return adafactor_row_mean(sh, r, i, ws.mean_r);
+      case AdafactorPass::velocity: return adafactor_velocity(p, sh, *s, grad, r, c, ws.mean_r, v, i);
+      case AdafactorPass::u_squares: return adafactor_u_square_chunk(grad, v, sh.n, i, ws.u_partial);
+      case AdafactorPass::factors: return adafactor_factors(p, *s, ws.w_partial, ws.u_partial, sh.n, ws.factors);
+      case AdafactorPass::apply: return adafactor_apply(param, grad, v, ws.factors, i);
+    }
+  }
+};
+
+template <class Launch>
+std::unique_ptr<Kernel> make_adafactor(const OptimizerParams& p, const AdafactorShape sh) {
+  const std::size_t step_bytes = aligned_bytes(sizeof(AdafactorStep));
+  return launch_kernel(
+      [p, sh, step_bytes](const KernelArgs& a) {
+        char* ws = static_cast<char*>(a.workspace);
+        auto* step = reinterpret_cast<AdafactorStep*>(ws + kStepSlot);
+        Launch::run(AdafactorStepFn{step_scalars<Launch>(a, ws), p.beta_2_decay, step}, 1, a.ctx);
+        AdafactorFn f{AdafactorPass::w_squares, p, sh, step,
+                      adafactor_workspace(sh, reinterpret_cast<double*>(ws + kStepSlot + step_bytes)),
+                      mutable_input(a, 0), input(a, 1), mutable_input(a, 2), mutable_input(a, 3), mutable_input(a, 4)};
+        const std::int64_t chunks = adafactor_chunks(sh.n);
+        const auto pass = [&](AdafactorPass which, std::int64_t count) {
+          f.pass = which;
+          if (count > 0) Launch::run(f, count, a.ctx);
+        };
+        pass(AdafactorPass::w_squares, chunks);
+        if (sh.factored) {
+          pass(AdafactorPass::rows, sh.batch * sh.rows);
+          pass(AdafactorPass::cols, sh.batch * sh.cols);
+          pass(AdafactorPass::row_means, sh.batch);
+        }
+        pass(AdafactorPass::velocity, sh.n);
+        pass(AdafactorPass::u_squares, chunks);
+        pass(AdafactorPass::factors, 1);
+        pass(AdafactorPass::apply, sh.n);
+      },
+      kStepSlot + step_bytes + aligned_bytes(static_cast<std::size_t>(adafactor_workspace_doubles(sh)) * sizeof(double)));
+}
 
 // Keras's use_ema and weight decay (omp_slot_updates.cpp's expressions); the step from the
 // StepScalars.
@@ -403,15 +502,36 @@ std::unique_ptr<Kernel> make_optimizer(const KernelDesc& desc, std::string* why_
         },
         kFactorsWorkspace);
   }
+  if (desc.op == "adafactor_update") return make_adafactor<Launch>(p, adafactor_shape_of(desc.inputs[0].shape));
   SlotRule rule = SlotRule::adagrad;
   NNFIT_CHECK(slot_rule_of(desc.op, &rule), InvalidArgument, "internal: cuda:", desc.op, " has no update rule");
+  if (rule == SlotRule::lamb) {
+    const std::int64_t chunks = lamb_chunks(n);
+    return launch_kernel(
+        [p, n, chunks](const KernelArgs& a) {
+          char* ws = static_cast<char*>(a.workspace);
+          auto* step = reinterpret_cast<SlotStep*>(ws + kStepSlot);
+          auto* ratio = reinterpret_cast<double*>(ws + kStepSlot + aligned_bytes(sizeof(SlotStep)));
+          double* partials = ratio + 1;
+          Launch::run(SlotStepFn{step_scalars<Launch>(a, ws), SlotRule::lamb, p.beta_1, p.beta_2, NadamPrefix{}, step},
+                      1, a.ctx);
+          float* param = mutable_input(a, 0);
+          float* m = mutable_input(a, 2);
+          float* v = mutable_input(a, 3);
+          Launch::run(LambMomentsFn{p, step, param, input(a, 1), m, v, partials}, chunks, a.ctx);
+          Launch::run(LambRatioFn{partials, chunks, ratio}, 1, a.ctx);
+          Launch::run(LambApplyFn{p, step, ratio, param, m, v}, n, a.ctx);
+        },
+        kStepSlot + aligned_bytes(sizeof(SlotStep)) + aligned_bytes(static_cast<std::size_t>(1 + 2 * chunks) * sizeof(double)));
+  }
   const bool two_slots = desc.inputs.size() == 4;
   const NadamPrefix nadam = rule == SlotRule::nadam ? nadam_prefix(p.beta_1) : NadamPrefix{};
   return launch_kernel(
       [p, n, rule, two_slots, nadam](const KernelArgs& a) {
         char* ws = static_cast<char*>(a.workspace);
         auto* step = reinterpret_cast<SlotStep*>(ws + kStepSlot);
-        Launch::run(SlotStepFn{step_scalars<Launch>(a, ws), rule, p.beta_1, p.beta_2, nadam, step}, 1, a.ctx);
+        Launch::run(SlotStepFn{step_scalars<Launch>(a, ws), rule, p.beta_1, p.beta_2, nadam, step, p.warmup_steps}, 1,
+                    a.ctx);
         Launch::run(SlotUpdateFn{rule, p, step, mutable_input(a, 0), input(a, 1), mutable_input(a, 2),
                                  two_slots ? mutable_input(a, 3) : nullptr},
                     n, a.ctx);
@@ -432,8 +552,8 @@ std::unique_ptr<Kernel> make_moving_average(const KernelDesc& desc, std::string*
 template <class Launch>
 void register_optimizer_kernels(KernelRegistry& r) {
   for (const char* op : {"sgd_update", "sgd_momentum_update", "adam_update", "rmsprop_update", "adagrad_update",
-                         "adamax_update", "lion_update", "adadelta_update", "nadam_update", "ftrl_update", "ema_update",
-                         "decay_weights"}) {
+                         "adamax_update", "lion_update", "adadelta_update", "nadam_update", "ftrl_update", "lamb_update",
+                         "adafactor_update", "schedule_free_update", "ema_update", "decay_weights"}) {
     r.add(op, DeviceType::cuda, DType::f32, {std::string("cuda:") + op, make_optimizer<Launch>});
   }
   r.add("moving_average_update", DeviceType::cuda, DType::f32, {"cuda:moving_average_update", make_moving_average<Launch>});

@@ -22,7 +22,7 @@
 
 namespace nnfit::cuda {
 
-enum class NoiseKind { gaussian_add, gaussian_mul, alpha_dropout };
+enum class NoiseKind { gaussian_add, uniform_add, truncated_normal_add, gaussian_mul, alpha_dropout, gamma_add };
 
 template <class T>
 struct NoiseFn {
@@ -34,12 +34,19 @@ struct NoiseFn {
   const std::uint64_t* draw;
   NoiseKind kind;
   double sigma, rate, a, b, alpha_p;
+  double gamma_alpha;  // gamma_add's alpha (the op's rate attribute)
   NNFIT_HD void operator()(std::int64_t i) const {
     const std::uint64_t key = draw[0];
     const auto idx = draw[1] + static_cast<std::uint64_t>(i);
     const double v = load<T>(x, i);
     if (kind == NoiseKind::gaussian_add) {
       store<T>(y, i, static_cast<float>(v + sigma * noise_normal(key, idx)));
+    } else if (kind == NoiseKind::uniform_add) {
+      store<T>(y, i, static_cast<float>(v + sigma * noise_uniform_half_open(key, idx)));
+    } else if (kind == NoiseKind::truncated_normal_add) {
+      store<T>(y, i, static_cast<float>(v + sigma * noise_truncated_normal(key, idx)));
+    } else if (kind == NoiseKind::gamma_add) {
+      store<T>(y, i, static_cast<float>(v + sigma * noise_gamma(key, idx, gamma_alpha)));
     } else if (kind == NoiseKind::gaussian_mul) {
       const double f = 1.0 + sigma * noise_normal(key, idx);
       store<T>(y, i, static_cast<float>(v * f));
@@ -59,22 +66,29 @@ std::unique_ptr<Kernel> make_noise(const KernelDesc& desc, std::string* why_not)
   NoiseKind kind = NoiseKind::gaussian_add;
   if (kind_name == "gaussian_mul") kind = NoiseKind::gaussian_mul;
   else if (kind_name == "alpha_dropout") kind = NoiseKind::alpha_dropout;
-  else NNFIT_CHECK(kind_name == "gaussian_add", InvalidArgument, "noise: kind must be gaussian_add, gaussian_mul or alpha_dropout, got '",
-                   kind_name, "'");
-  NNFIT_CHECK(desc.inputs.size() == 1 && desc.outputs.size() == (kind == NoiseKind::gaussian_add ? 1u : 2u), InvalidArgument,
-              "noise at node '", desc.node_name, "': expected x, and y (with the factor unless gaussian_add)");
+  else if (kind_name == "uniform_add") kind = NoiseKind::uniform_add;
+  else if (kind_name == "truncated_normal_add") kind = NoiseKind::truncated_normal_add;
+  else if (kind_name == "gamma_add") kind = NoiseKind::gamma_add;
+  else NNFIT_CHECK(kind_name == "gaussian_add", InvalidArgument, "noise: kind must be gaussian_add, uniform_add, "
+                   "truncated_normal_add, gamma_add, gaussian_mul or alpha_dropout, got '", kind_name, "'");
+  const bool additive = kind == NoiseKind::gaussian_add || kind == NoiseKind::uniform_add ||
+                        kind == NoiseKind::truncated_normal_add || kind == NoiseKind::gamma_add;
+  NNFIT_CHECK(desc.inputs.size() == 1 && desc.outputs.size() == (additive ? 1u : 2u), InvalidArgument,
+              "noise at node '", desc.node_name, "': expected x, and y (with the factor unless additive)");
   const double value = desc.attrs.f("value");
   const auto seed = static_cast<std::uint64_t>(desc.attrs.i("seed"));
   const std::int64_t n = desc.inputs[0].shape.numel();
   const double alpha_p = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946;
   const double a_coef = std::pow((1.0 - value) * (1.0 + value * alpha_p * alpha_p), -0.5), b_coef = -a_coef * alpha_p * value;
   const double sigma = kind == NoiseKind::gaussian_mul ? std::sqrt(value / (1.0 - value)) : value;
+  const double gamma_alpha = desc.attrs.f_or("rate", 0.0);
   return launch_kernel(
       [=](const KernelArgs& args) {
         if (n == 0) return;
         const std::uint64_t* draw = random_draw<Launch>(args, seed, n, 0, 0);
-        void* factor = kind == NoiseKind::gaussian_add ? nullptr : args.outputs[1];
-        Launch::run(NoiseFn<T>{args.inputs[0], args.outputs[0], factor, draw, kind, sigma, value, a_coef, b_coef, alpha_p},
+        void* factor = additive ? nullptr : args.outputs[1];
+        Launch::run(NoiseFn<T>{args.inputs[0], args.outputs[0], factor, draw, kind, sigma, value, a_coef, b_coef, alpha_p,
+                                    gamma_alpha},
                     n, args.ctx);
       },
       kRandomDrawWorkspace);

@@ -1,11 +1,11 @@
-// The JSON files of a log directory that `nnfit profile` reads besides steps.jsonl:
+// The JSON files of a log directory that the bottleneck analysis (bottleneck.h) reads besides steps.jsonl:
 // ops.json (per-op kernel times) and pipeline.json (per-stage input pipeline times), read
 // and checked key by key (Note [Checked profile inputs] in profile_inputs.cpp).
 #pragma once
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-namespace nnfit::cli {
+namespace nnfit::profile {
 
 // The file's JSON. throws: DataError naming the file when it cannot be read or parsed.
 nlohmann::ordered_json read_json(const std::filesystem::path& p);
@@ -14,4 +14,4 @@ nlohmann::ordered_json read_json(const std::filesystem::path& p);
 void check_ops_json(const std::filesystem::path& p, const nlohmann::ordered_json& doc);
 void check_pipeline_json(const std::filesystem::path& p, const nlohmann::ordered_json& doc);
 
-}  // namespace nnfit::cli
+}  // namespace nnfit::profile

@@ -1,7 +1,7 @@
-// Device placement (nnfit/model/device_placement.h): parse the request, look at the NVIDIA
+// Device placement (nnfit/backend/device_placement.h): parse the request, look at the NVIDIA
 // driver's /proc files, and only then (Note [Placement without the plugin]) ask the CUDA
 // plugin's runtime how many devices it sees.
-#include "nnfit/model/device_placement.h"
+#include "nnfit/backend/device_placement.h"
 
 #include <algorithm>
 #include <filesystem>

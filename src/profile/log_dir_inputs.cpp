@@ -1,5 +1,5 @@
-// Reading ops.json and pipeline.json for `nnfit profile` (profile_inputs.h).
-#include "profile_inputs.h"
+// Reading ops.json and pipeline.json for the bottleneck analysis (log_dir_inputs.h).
+#include "log_dir_inputs.h"
 
 #include <cmath>
 #include <fstream>
@@ -10,7 +10,7 @@
 #include "nnfit/core/json_depth.h"
 #include "nnfit/io/regular_file.h"
 
-namespace nnfit::cli {
+namespace nnfit::profile {
 
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
@@ -101,4 +101,4 @@ void check_pipeline_json(const fs::path& p, const ordered_json& doc) {
   }
 }
 
-}  // namespace nnfit::cli
+}  // namespace nnfit::profile
