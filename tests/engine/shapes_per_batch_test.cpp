@@ -164,16 +164,18 @@ TEST(ShapesPerBatch, TrainsOnPaddedBatchesOfEachLength) {
 }
 
 TEST(ShapesPerBatch, RefusesWhatALayerCannotTakeNamingIt) {
-  // A layer that has not opted in (Permute) is refused by name.
-  auto m = std::make_unique<Sequential>("permuted");
-  m->set_input_shape(Shape{kUnknownDim, 3});
-  m->add(std::make_unique<Permute>("permute", std::vector<std::int64_t>{2, 1}));
+  // A layer that has not opted in (Conv3D) is refused by name.
+  auto m = std::make_unique<Sequential>("volumes");
+  m->set_input_shape(Shape{kUnknownDim, 4, 4, 3});
+  Conv3DOptions conv;
+  conv.filters = 2;
+  m->add(std::make_unique<Conv3D>("conv3d", conv));
   try {
     m->build();
     FAIL() << "built";
   } catch (const Unsupported& e) {
-    EXPECT_NE(std::string(e.what()).find("'permute' (Permute)"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("(None, 3)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'conv3d' (Conv3D)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(None, 4, 4, 3)"), std::string::npos) << e.what();
   }
   // Flatten gives (None), as Keras's; a Dense after it would need that size for its kernel.
   auto f = std::make_unique<Sequential>("flat");
