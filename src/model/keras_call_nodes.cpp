@@ -25,17 +25,34 @@ KerasHistory read_history(const Reader& r, const std::string& path, const json& 
   return {v[0].get<std::string>(), v[1].get<std::int64_t>(), v[2].get<std::int64_t>()};
 }
 
-// input_layers / output_layers: one reference, or a list of them (Keras 3 writes a single
-// reference for a single input).
+// input_layers / output_layers: one reference, a list of them (Keras 3 writes a single
+// reference for a single input), or a dict of them (Keras's dict inputs and outputs), taken
+// in the order of its sorted keys as Keras flattens a dict.
 std::vector<KerasHistory> read_endpoints(const Reader& r, const std::string& path, const json& config, const char* key) {
   const json* v = value(config, key);
-  if (!v || !v->is_array() || v->empty()) r.invalid(path, std::string("\"") + key + "\" must be a non-empty list");
+  if (v && v->is_object() && !v->empty()) {
+    std::vector<KerasHistory> out;
+    for (const std::string& k : endpoint_keys(config, key)) out.push_back(read_history(r, path + "." + key + "." + k, (*v)[k]));
+    return out;
+  }
+  if (!v || !v->is_array() || v->empty()) {
+    r.invalid(path, std::string("\"") + key + "\" must be a non-empty list (or a dict of tensor references)");
+  }
   if ((*v)[0].is_string()) return {read_history(r, path + "." + key, *v)};
   std::vector<KerasHistory> out;
   for (std::size_t i = 0; i < v->size(); ++i) {
     out.push_back(read_history(r, path + "." + key + "[" + std::to_string(i) + "]", (*v)[i]));
   }
   return out;
+}
+
+std::vector<std::string> endpoint_keys(const json& config, const char* key) {
+  const json* v = value(config, key);
+  std::vector<std::string> keys;
+  if (!v || !v->is_object()) return keys;
+  for (const auto& [k, _] : v->items()) keys.push_back(k);
+  std::sort(keys.begin(), keys.end());  // Python's sorted(): code point order, as std::string's for UTF-8
+  return keys;
 }
 
 namespace {

@@ -62,8 +62,12 @@ struct CallNode {
 
 // A tensor reference [name, node, tensor] (Keras 2 and input_layers/output_layers).
 KerasHistory read_history(const Reader& r, const std::string& path, const json& v);
-// input_layers or output_layers: one reference or a list of them.
+// input_layers or output_layers: one reference, a list of them, or a dict of them (in the
+// order of endpoint_keys).
 std::vector<KerasHistory> read_endpoints(const Reader& r, const std::string& path, const json& config, const char* key);
+// The keys of input_layers or output_layers given as a dict, sorted as Keras flattens a dict
+// (tree.flatten); empty for a reference or a list.
+std::vector<std::string> endpoint_keys(const json& config, const char* key);
 // Whether a layer entry is a Keras operation nnfit reads as an Operation (module
 // keras.src.ops.*; the four LogicalOp classes Keras writes for masks stay layers).
 bool is_operation_entry(const json& entry);

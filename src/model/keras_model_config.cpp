@@ -436,6 +436,8 @@ ReadModel read_functional(const Reader& r, const std::string& path, const json& 
     outputs.push_back(t->second);
   }
   m.graph.set_outputs(std::move(outputs));
+  m.graph.set_input_keys(endpoint_keys(config, "input_layers"));
+  m.graph.set_output_keys(endpoint_keys(config, "output_layers"));
   if (losses) {
     const std::string lpath = path.substr(0, path.rfind('.')) + ".nnfit_losses";
     expect_object(r, lpath, *losses);

@@ -163,6 +163,18 @@ class ModelWriter {
     return masks.size() == 1 ? out[0] : out;
   }
 
+  // input_layers / output_layers as Keras 3 writes them: a dict by key for dict inputs or
+  // outputs, one reference for one, else a list (Keras 2: always a list).
+  ojson endpoints(const ojson& refs, const std::vector<std::string>& keys) const {
+    if (w_.keras2) return refs;
+    if (!keys.empty()) {
+      ojson by_key = ojson::object();
+      for (std::size_t i = 0; i < keys.size(); ++i) by_key[keys[i]] = refs[i];
+      return by_key;
+    }
+    return refs.size() == 1 ? refs[0] : refs;
+  }
+
   ojson functional_object(const std::string& name, const LayerGraph& g, const std::vector<std::vector<Shape>>& shapes) {
     ojson layers = ojson::array();
     ojson input_layers = ojson::array();
@@ -244,8 +256,8 @@ class ModelWriter {
              {{"name", name},
               {"trainable", true},
               {"layers", layers},
-              {"input_layers", g.inputs().size() == 1 && !w_.keras2 ? input_layers[0] : input_layers},
-              {"output_layers", g.outputs().size() == 1 && !w_.keras2 ? output_layers[0] : output_layers}}},
+              {"input_layers", endpoints(input_layers, g.input_keys())},
+              {"output_layers", endpoints(output_layers, g.output_keys())}}},
             {"registered_name", "Functional"}};
   }
 

@@ -70,6 +70,7 @@ Shape Model::output_shape() const {
 }
 
 std::vector<std::string> Model::output_names() const {
+  if (!graph_.output_keys().empty()) return graph_.output_keys();  // a dict's keys, as Keras names its outputs
   std::vector<std::string> names;
   for (const TensorRef& r : graph_.outputs()) {
     const LayerNode& n = graph_.nodes()[static_cast<std::size_t>(r.node)];

@@ -87,6 +87,18 @@ void LayerGraph::set_outputs(std::vector<TensorRef> outputs) {
   outputs_ = std::move(outputs);
 }
 
+void LayerGraph::set_input_keys(std::vector<std::string> keys) {
+  NNFIT_CHECK(keys.empty() || keys.size() == inputs_.size(), InvalidArgument, "a model with ", inputs_.size(),
+              " inputs was given ", keys.size(), " input keys");
+  input_keys_ = std::move(keys);
+}
+
+void LayerGraph::set_output_keys(std::vector<std::string> keys) {
+  NNFIT_CHECK(keys.empty() || keys.size() == outputs_.size(), InvalidArgument, "a model with ", outputs_.size(),
+              " outputs was given ", keys.size(), " output keys");
+  output_keys_ = std::move(keys);
+}
+
 std::vector<std::vector<Shape>> LayerGraph::infer_shapes() const {
   std::vector<Shape> in;
   for (const InputSpec& spec : inputs_) in.push_back(spec.shape);

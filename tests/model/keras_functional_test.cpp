@@ -1,6 +1,7 @@
 // Functional configs as Keras writes them (fixtures/*.json, made by
 // fixtures/make_functional_json.py with Keras 3.15 and tf-keras 2.21): both generations
-// read to the same graph (shared layer, nested Sequential, merges, two outputs), and
+// read to the same graph (shared layer, nested Sequential, merges, two outputs, dict inputs
+// and outputs), and
 // every malformed connection is an error naming the layer and the reference.
 #include <gtest/gtest.h>
 
@@ -168,6 +169,31 @@ TEST(KerasFunctional, WhatNnfitWritesReadsBackToTheSameModel) {
   const std::string written = model_to_keras_json(*seq);
   EXPECT_EQ(model_to_keras_json(*model_from_keras_json(written, "w.json")), written);
   EXPECT_NE(written.find(R"("class_name":"Sequential")"), std::string::npos) << written;
+}
+
+// Keras's dict inputs and outputs: read in sorted-key order (as Keras flattens a dict), the
+// keys name the outputs (losses, metrics, logs), written back as dicts; a bad reference is
+// named by its key.
+TEST(KerasFunctional, DictInputsAndOutputsAreTakenBySortedKey) {
+  using nlohmann::json;
+  const std::string text = fixture("dict_structures_keras3.json");
+  auto m = model_from_keras_json(text, "dict.json");
+  EXPECT_EQ(connectivity(*m), "cat(p:0 q:0 ) d2(cat#0:0 ) d1(cat#0:0 ) -> d2#0:0 d1#0:0 ");
+  EXPECT_EQ(m->graph().inputs()[0].name, "p");
+  EXPECT_EQ(m->graph().input_keys(), (std::vector<std::string>{"p", "q"}));
+  EXPECT_EQ(m->output_names(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(m->output_shapes()[0], (Shape{2}));
+  const json written = json::parse(model_to_keras_json(*m));
+  EXPECT_EQ(written["config"]["output_layers"], json::parse(R"({"a": ["d2", 0, 0], "b": ["d1", 0, 0]})"));
+  EXPECT_EQ(written["config"]["input_layers"], json::parse(R"({"p": ["p", 0, 0], "q": ["q", 0, 0]})"));
+  EXPECT_EQ(connectivity(*model_from_keras_json(written.dump(), "w.json")), connectivity(*m));
+  json bad = json::parse(text);
+  bad["config"]["output_layers"]["b"] = {"d1", 3, 0};
+  EXPECT_NE(error_of(bad.dump()).find("output [\"d1\", 3, 0] is not made by any layer"), std::string::npos);
+  bad = json::parse(text);
+  bad["config"]["output_layers"]["a"] = "d2";
+  EXPECT_NE(error_of(bad.dump()).find("output_layers.a: expected a tensor reference"), std::string::npos)
+      << error_of(bad.dump());
 }
 
 }  // namespace

@@ -347,6 +347,52 @@ SCRIPT = textwrap.dedent("""
         out["rnn_cells_file"] = "within 1e-5" if diff <= 1e-5 else diff
         loaded.save(os.path.join(shared, "rnn_nnfit.keras"))
         out["rnn_cells_written"] = written(os.path.join(shared, "rnn_nnfit.keras"))
+
+    # 9. Dict inputs and outputs (Keras's structures): the outputs in sorted-key order,
+    # model.output and predict and model(x) as dicts, losses, metrics and logs by key, the
+    # config's dict references, a nested dict-output model, Keras's file of such a model.
+    d_p = keras.Input((4,), name="p")
+    d_q = keras.Input((3,), name="q")
+    d_h = layers.Concatenate()([d_p, d_q])
+    dm = keras.Model({"q": d_q, "p": d_p}, {"b": layers.Dense(1, name="d1")(d_h), "a": layers.Dense(2, name="d2")(d_h)})
+    fill(dm)
+    d_cfg = dm.get_config()
+    out["dict_structure"] = {"output": sorted(dm.output), "outputs": [list(t.shape) for t in dm.outputs],
+                             "inputs": [t.name for t in dm.inputs], "input": sorted(dm.input),
+                             "output_layers": sorted(d_cfg["output_layers"].items()),
+                             "input_layers": sorted(d_cfg["input_layers"].items())}
+    d_x = {"p": rng.normal(size=(16, 4)).astype("float32"), "q": rng.normal(size=(16, 3)).astype("float32")}
+    d_y = {"a": rng.normal(size=(16, 2)).astype("float32"), "b": rng.normal(size=(16, 1)).astype("float32")}
+    d_pred = dm.predict(d_x, verbose=0)
+    d_call = dm({k: v[:2] for k, v in d_x.items()})
+    out["dict_predict"] = [type(d_pred).__name__, sorted((k, list(v.shape)) for k, v in d_pred.items()),
+                           type(d_call).__name__, sorted(d_call)]
+    dm.compile(optimizer=keras.optimizers.SGD(0.05), loss={"a": "mse", "b": "mae"}, metrics={"a": ["mae"]},
+               loss_weights={"a": 1.0, "b": 0.5})
+    d_hist = dm.fit(d_x, d_y, epochs=2, batch_size=8, shuffle=False, verbose=0).history
+    d_eval = dm.evaluate(d_x, d_y, verbose=0, return_dict=True)
+    out["dict_logs"] = sorted(d_hist)
+    nest_in = keras.Input((4,), name="p2")
+    nest_q = keras.Input((3,), name="q2")
+    nested = dm({"p": nest_in, "q": nest_q})
+    out["dict_nested"] = [type(nested).__name__, sorted(nested), list(nested["a"].shape)]
+    if is_keras:
+        np.savez(os.path.join(shared, "dict.npz"), **{f"pred_{k}": v for k, v in d_pred.items()},
+                 hist=np.array([d_hist[k] for k in sorted(d_hist)]), eval=np.array([d_eval[k] for k in sorted(d_eval)]))
+        dm.save(os.path.join(shared, "dict.keras"))
+        out["dict_numbers"] = "within 1e-5"
+        out["dict_file"] = "within 1e-5"
+    else:
+        ref = np.load(os.path.join(shared, "dict.npz"))
+        diffs = [float(np.abs(d_pred[k] - ref[f"pred_{k}"]).max()) for k in d_pred]
+        diffs.append(float(np.abs(np.array([d_hist[k] for k in sorted(d_hist)]) - ref["hist"]).max()))
+        diffs.append(float(np.abs(np.array([d_eval[k] for k in sorted(d_eval)]) - ref["eval"]).max()))
+        out["dict_numbers"] = "within 1e-5" if max(diffs) <= 1e-5 else diffs
+        loaded = keras.models.load_model(os.path.join(shared, "dict.keras"))
+        l_pred = loaded.predict(d_x, verbose=0)
+        l_hist = loaded.evaluate(d_x, d_y, verbose=0, return_dict=True)
+        diff = max(float(np.abs(l_pred[k] - dm.predict(d_x, verbose=0)[k]).max()) for k in l_pred)
+        out["dict_file"] = "within 1e-5" if diff <= 1e-5 and sorted(l_hist) == sorted(d_eval) else [diff, sorted(l_hist)]
     print("PARITY " + json.dumps(out))
 """)
 

@@ -44,7 +44,7 @@ class Model {
   // The single input's / output's shape. throws: InvalidArgument for a model with several.
   const Shape& input_shape() const;
   Shape output_shape() const;
-  // Keras's model.output_names: the layer that makes each output.
+  // The name of each output in losses, metrics and logs: its layer, or its key in a dict.
   std::vector<std::string> output_names() const;
 
   // How the model's device memory is obtained (growth, preallocation, hard limit). The

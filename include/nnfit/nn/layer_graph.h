@@ -58,6 +58,13 @@ class LayerGraph {
   // throws: InvalidArgument naming the layer for an unknown layer or input reference.
   std::vector<TensorRef> call(Layer& layer, const std::vector<TensorRef>& inputs, std::vector<TensorRef> masks = {});
   void set_outputs(std::vector<TensorRef> outputs);
+  // Keras's dict inputs and outputs (Model({"a": x}, {"b": y})): one key per input or
+  // output, in their order (the keys sorted, as Keras flattens a dict); empty for a list.
+  // throws: InvalidArgument when the count differs from the inputs' or outputs'.
+  void set_input_keys(std::vector<std::string> keys);
+  void set_output_keys(std::vector<std::string> keys);
+  const std::vector<std::string>& input_keys() const { return input_keys_; }
+  const std::vector<std::string>& output_keys() const { return output_keys_; }
 
   const std::vector<InputSpec>& inputs() const { return inputs_; }
   const std::vector<TensorRef>& outputs() const { return outputs_; }
@@ -121,6 +128,7 @@ class LayerGraph {
   std::vector<LayerNode> nodes_;
   std::vector<int> calls_of_;  // by layer index: how many calls so far
   std::vector<TensorRef> outputs_;
+  std::vector<std::string> input_keys_, output_keys_;
   std::shared_ptr<const OperationGraph> added_losses_;  // null: none
   std::vector<TensorRef> added_loss_feeds_;
   std::string added_losses_json_;

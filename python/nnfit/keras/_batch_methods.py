@@ -110,4 +110,4 @@ class BatchMethods:
         xs = self._as_inputs(inputs)
         self._prepare_inference(xs)
         out = self._handle.predict(xs, _rows(inputs), 0, None, True)
-        return out[0] if len(out) == 1 else out
+        return self._structured(out, getattr(self, "_output_keys", None))

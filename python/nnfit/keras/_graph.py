@@ -236,8 +236,24 @@ def _keras_layer_order(inputs, outputs):
     return sorted(layer_depth, key=lambda layer: (-layer_depth[layer], first_seen[layer]))
 
 
-def functional_config(name, inputs, outputs, trainable=True):
-    """Keras 3's Functional config for the graph from `inputs` to `outputs` (KerasTensors)."""
+def sorted_structure(structure, what):
+    """Keras's dict inputs or outputs: (the tensors in the order of the sorted keys, as Keras's
+    tree.flatten takes a dict, and the keys); other structures: (flatten(structure), None)."""
+    if not isinstance(structure, dict):
+        return flatten(structure), None
+    keys = sorted(structure)
+    for k in keys:
+        if not isinstance(k, str):
+            raise TypeError(f"Model: the keys of dict {what} must be strings, got {k!r}")
+        if isinstance(structure[k], (list, tuple, dict)):
+            raise NotImplementedError(f"Model: {what}[{k!r}] is a {type(structure[k]).__name__}; nnfit takes dict "
+                                      f"{what} of one tensor per key")
+    return [structure[k] for k in keys], keys
+
+
+def functional_config(name, inputs, outputs, trainable=True, input_keys=None, output_keys=None):
+    """Keras 3's Functional config for the graph from `inputs` to `outputs` (KerasTensors);
+    with keys, input_layers/output_layers are dicts by key, as Keras writes dict structures."""
     nodes = _collect(outputs)
     for t in inputs:  # an input no output reads is still the graph's (Keras keeps it)
         layer, index, _ = t._history
@@ -277,13 +293,16 @@ def functional_config(name, inputs, outputs, trainable=True):
             raise ValueError(f"Model inputs must come from keras.Input(), got {t!r}")
     return {"module": "keras.src.models.functional", "class_name": "Functional",
             "config": {"name": name, "trainable": trainable, "layers": entries,
-                       "input_layers": _refs([out_ref(t) for t in inputs]),
-                       "output_layers": _refs([out_ref(t) for t in outputs])},
+                       "input_layers": _refs([out_ref(t) for t in inputs], input_keys),
+                       "output_layers": _refs([out_ref(t) for t in outputs], output_keys)},
             "registered_name": "Functional"}
 
 
-def _refs(refs):
-    """Keras 3 writes one input or output as its reference, several as a list of them."""
+def _refs(refs, keys=None):
+    """Keras 3 writes one input or output as its reference, several as a list of them, and a
+    dict structure as a dict of them."""
+    if keys is not None:
+        return dict(zip(keys, refs))
     return refs[0] if len(refs) == 1 else refs
 
 

@@ -73,6 +73,10 @@ def _from_engine(handle, custom_objects=None):
                          layers_module.InputLayer(batch_shape=e["config"].get("batch_shape"),
                                                   dtype=e["config"].get("dtype"), name=e["config"].get("name"))
                          for e in entries if not str(e.get("module", "")).startswith("keras.src.ops.")]
+        model._input_keys = sorted(config["config"]["input_layers"]) \
+            if isinstance(config["config"]["input_layers"], dict) else None
+        model._output_keys = sorted(config["config"]["output_layers"]) \
+            if isinstance(config["config"]["output_layers"], dict) else None
         names = [e[0] for e in _as_refs(config["config"]["input_layers"])]
         model.inputs = [l._nodes[0].outputs[0] for l in model._layers if l.name in names]
         model.outputs = []
@@ -87,6 +91,8 @@ def _from_engine(handle, custom_objects=None):
 
 
 def _as_refs(refs):
+    if isinstance(refs, dict):  # Keras's dict structure: the references in sorted-key order
+        return [refs[k] for k in sorted(refs)]
     return [refs] if refs and isinstance(refs[0], str) else refs
 
 

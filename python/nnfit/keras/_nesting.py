@@ -24,6 +24,12 @@ class NestedCalls:
         if args or kwargs or mask is not None:
             raise NotImplementedError(f"{where}: calling a model with arguments beyond its inputs and training= is "
                                       "not supported by nnfit")
+        if isinstance(inputs, dict) and not self._is_sequential and self._input_keys is not None:
+            missing = [k for k in self._input_keys if k not in inputs]
+            if missing or len(inputs) != len(self._input_keys):
+                raise ValueError(f"{where}: called with inputs {sorted(inputs)}; it takes {self._input_keys}")
+            if any(isinstance(t, _graph.KerasTensor) for t in inputs.values()):  # by key, as Keras
+                inputs = [inputs[k] for k in self._input_keys]
         flat = _graph.flatten(inputs)
         if not any(isinstance(t, _graph.KerasTensor) for t in flat):  # arrays: the inference program
             return self._call_on_arrays(inputs, training=training, mask=mask)
@@ -41,6 +47,8 @@ class NestedCalls:
         self._nodes.append(node)
         count = 1 if self._is_sequential else len(self.outputs)
         outputs = _graph.infer_outputs(self, node, count)
+        if not self._is_sequential and self._output_keys is not None:
+            return dict(zip(self._output_keys, outputs))
         return outputs[0] if count == 1 and (self._is_sequential or self._single_output) else outputs
 
     # As a layer of the outer graph.

@@ -62,10 +62,11 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
             return
         self._single_input = not isinstance(inputs, (list, tuple, dict))
         self._single_output = not isinstance(outputs, (list, tuple, dict))
-        self.inputs = _graph.flatten(inputs)
-        self.outputs = _graph.flatten(outputs)
+        self.inputs, self._input_keys = _graph.sorted_structure(inputs, "inputs")
+        self.outputs, self._output_keys = _graph.sorted_structure(outputs, "outputs")
         self.name = name or _state.unique_name("functional")
-        self._config = _graph.functional_config(self.name, self.inputs, self.outputs, trainable)
+        self._config = _graph.functional_config(self.name, self.inputs, self.outputs, trainable, self._input_keys,
+                                                self._output_keys)
         self._layers = _graph_layers(self.outputs)
         self._build()
 
@@ -87,8 +88,17 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
             return [l for l in self._layers if l._class_name != "InputLayer"]
         return list(self._layers)
 
-    input = property(lambda self: self.inputs[0] if len(self.inputs) == 1 else list(self.inputs))
-    output = property(lambda self: self.outputs[0] if len(self.outputs) == 1 else list(self.outputs))
+    _input_keys = None   # a dict's keys, sorted (Keras's dict inputs or outputs), else None
+    _output_keys = None
+    input = property(lambda self: self._structured(self.inputs, self._input_keys))
+    output = property(lambda self: self._structured(self.outputs, self._output_keys))
+
+    @staticmethod
+    def _structured(values, keys):
+        """Values in the model's input or output structure: a dict by key, one value, or a list."""
+        if keys is not None:
+            return dict(zip(keys, values))
+        return values[0] if len(values) == 1 else list(values)
 
     def get_layer(self, name=None, index=None):
         if index is not None:
@@ -109,7 +119,7 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
         return shapes[0] if len(shapes) == 1 else shapes
 
     def _input_names(self):
-        return [t.name for t in self.inputs]
+        return list(self._input_keys) if self._input_keys is not None else [t.name for t in self.inputs]
 
     def _output_names(self):
         return list(self._handle_or_build().output_names)
@@ -485,13 +495,13 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
             if not outs:
                 raise ValueError("predict: the dataset is empty")
             joined = [np.concatenate([o[i] for o in outs]) for i in range(len(outs[0]))]
-            return joined[0] if len(joined) == 1 else joined
+            return self._structured(joined, self._output_keys)
         xs = self._as_inputs(x)
         self._prepare_inference(xs)
         batch = _training.batch_size_of("predict", batch_size)
         bridge = self._inference_bridge(python_callbacks, verbose, _training.array_steps(xs, batch, steps), "predict")
         out = self._handle.predict(xs, batch, steps, bridge)
-        return out[0] if len(out) == 1 else out
+        return self._structured(out, self._output_keys)
 
     def _inference_bridge(self, callbacks, verbose, steps, kind):
         """The engine's callback for evaluate or predict: None when nothing listens."""
