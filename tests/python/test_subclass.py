@@ -471,3 +471,40 @@ def test_batch_size_from_ops_shape_in_shapes():
     model = keras.Model(inp, Probe()(inp))
     x = np.arange(24, dtype="float32").reshape(3, 2, 4)
     np.testing.assert_allclose(model.predict(x, verbose=0), x.reshape(3, 8))
+
+
+@keras.saving.register_keras_serializable(package="nnfit_tests")
+class DictHeads(keras.Model):
+    """A subclassed model whose call returns a dict (Keras's structure)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.hidden = layers.Dense(8, activation="relu")
+        self.score = layers.Dense(1)
+        self.classes = layers.Dense(3)
+
+    def call(self, inputs):
+        z = self.hidden(inputs)
+        return {"score": self.score(z), "classes": self.classes(z)}
+
+
+def test_a_call_returning_a_dict_gives_dicts_trains_by_key_and_survives_its_file(data, tmp_path):
+    x = data[0][:32, :5]
+    y = {"score": x[:, :1], "classes": x[:, :3]}
+    model = DictHeads()
+    model.compile(optimizer="sgd", loss={"score": "mse", "classes": "mae"})
+    history = model.fit(x, y, epochs=1, batch_size=8, verbose=0)
+    assert sorted(history.history) == ["classes_loss", "loss", "score_loss"]
+    assert sorted(model.output) == ["classes", "score"]
+    assert [tuple(t.shape) for t in model.outputs] == [(None, 3), (None, 1)]  # sorted by key, as Keras
+    pred = model.predict(x, verbose=0)
+    assert {k: v.shape for k, v in pred.items()} == {"classes": (32, 3), "score": (32, 1)}
+    called = model(x[:4])
+    np.testing.assert_allclose(called["score"], pred["score"][:4], rtol=1e-6)
+    model.save(tmp_path / "heads.keras")
+    loaded = keras.models.load_model(tmp_path / "heads.keras")
+    again = loaded.predict(x, verbose=0)
+    for k in pred:
+        np.testing.assert_array_equal(again[k], pred[k])
+    with pytest.raises(ValueError, match="which are not outputs of the model"):
+        loaded.compile(optimizer="sgd", loss={"score": "mse", "klasses": "mse"})

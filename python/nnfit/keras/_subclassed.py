@@ -127,17 +127,15 @@ def trace(model, specs, several):
         finally:
             record = _tracing._TRACES.pop()
             _state.pop_names(saved)
-        if isinstance(outputs, dict):
-            raise NotImplementedError(f"{where}: call() returns a dict; nnfit's subclassed models return a tensor "
-                                      "or a list of them")
-        outs = _graph.flatten(outputs)
+        outs, keys = _graph.sorted_structure(outputs, "outputs")  # a dict: Keras's structure, by sorted key
+        outs = _graph.flatten(outs)
         for o in outs:
             if isinstance(o, _tracing.LayerVariable) or not isinstance(o, _graph.KerasTensor):
                 raise TypeError(f"{where}: call() must return symbolic tensors computed from its inputs with layers "
                                 f"and keras.ops, got {o!r}")
-        config = _model_config(model, tensors, outs, record["losses"], where)
-        results.append((config, record["inference"], outputs, outs))
-    (config, inference, outputs, outs), (other, _, _, _) = results
+        config = _model_config(model, tensors, outs, record["losses"], where, keys)
+        results.append((config, record["inference"], outputs, outs, keys))
+    (config, inference, outputs, outs, keys), (other, _, _, _, _) = results
     if json.dumps(config, sort_keys=True) != json.dumps(other, sort_keys=True):
         raise NotImplementedError(
             f"{where}: call() makes different graphs with training=True and training=False (it branches on "
@@ -145,7 +143,8 @@ def trace(model, specs, several):
             "BatchNormalization, ...) instead of branching on it")
     model.inputs, model.outputs = tensors, outs
     model._single_input = not several
-    model._single_output = not isinstance(outputs, (list, tuple))
+    model._single_output = not isinstance(outputs, (list, tuple, dict))
+    model._output_keys = keys
     model._config = config
     model._layers = _graph_layers(outs)
     model._inference_layers = tuple(sorted(inference))
@@ -153,18 +152,18 @@ def trace(model, specs, several):
     model._build()
 
 
-def _model_config(model, tensors, outs, losses, where):
-    """The Functional config of the traced call; with add_loss, its "nnfit_losses": the
-    losses' operations and the values of the graph they read (Note [Traced losses and
-    metrics])."""
+def _model_config(model, tensors, outs, losses, where, keys=None):
+    """The Functional config of the traced call (output_layers a dict by `keys` for a call
+    returning a dict); with add_loss, its "nnfit_losses": the losses' operations and the
+    values of the graph they read (Note [Traced losses and metrics])."""
     if not losses:
-        return _graph.functional_config(model.name, tensors, outs, model.trainable)
+        return _graph.functional_config(model.name, tensors, outs, model.trainable, output_keys=keys)
     from nnfit.keras import _added_losses
     feeds = _added_losses.feeds(losses, f"{where}: add_loss")
     config = _graph.functional_config(model.name, tensors, outs + feeds, model.trainable)
     refs = config["config"]["output_layers"]
     refs = [refs] if refs and isinstance(refs[0], str) else refs
-    config["config"]["output_layers"] = _graph._refs(refs[:len(outs)])
+    config["config"]["output_layers"] = _graph._refs(refs[:len(outs)], keys)
     config["nnfit_losses"] = {"graph": _added_losses.loss_config(f"{model.name}_losses", feeds, losses),
                               "feeds": refs[len(outs):]}
     return config
