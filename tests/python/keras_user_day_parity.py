@@ -393,6 +393,37 @@ SCRIPT = textwrap.dedent("""
         l_hist = loaded.evaluate(d_x, d_y, verbose=0, return_dict=True)
         diff = max(float(np.abs(l_pred[k] - dm.predict(d_x, verbose=0)[k]).max()) for k in l_pred)
         out["dict_file"] = "within 1e-5" if diff <= 1e-5 and sorted(l_hist) == sorted(d_eval) else [diff, sorted(l_hist)]
+
+    # 10. A layer's Keras attributes: constructor arguments in Keras's form, weights by name
+    # (Variables that assign through to the model), trainable/non-trainable variables.
+    a_d = layers.Dense(3, activation="tanh", name="a_dense")
+    a_c = layers.Conv2D(4, 3, strides=(2, 2), padding="same", name="a_conv")
+    a_bn = layers.BatchNormalization(name="a_bn")
+    a_e = layers.Embedding(10, 4, name="a_emb")
+    a_m = keras.Sequential([keras.Input((8, 8, 1)), a_c, a_bn, layers.Flatten(), a_d])
+    keras.Sequential([keras.Input((5,), dtype="int32"), a_e])
+    fill(a_m)
+    out["layer_attrs"] = [a_d.units, a_d.use_bias, a_d.activation.__name__, a_c.filters, list(a_c.kernel_size),
+                          list(a_c.strides), a_c.padding, a_bn.momentum, a_bn.epsilon, a_e.input_dim, a_e.output_dim,
+                          a_d.variable_dtype, a_d.compute_dtype]
+    out["layer_weights_by_name"] = [[a_d.kernel.path.split("/")[-1], list(a_d.kernel.shape)], list(a_d.bias.shape),
+                                    list(a_c.kernel.shape), list(a_bn.moving_mean.shape), list(a_bn.gamma.shape),
+                                    list(a_e.embeddings.shape)]
+    a_bn.moving_variance.assign(np.ones((4,), "float32"))  # fill's sines would make it negative
+    a_x = np.linspace(-1, 1, 2 * 64).reshape(2, 8, 8, 1).astype("float32")
+    a_before = a_m.predict(a_x, verbose=0)
+    a_d.kernel.assign(np.full((64, 3), 0.01, "float32"))
+    a_d.bias.assign_add(np.full((3,), 0.5, "float32"))
+    a_after = a_m.predict(a_x, verbose=0)
+    out["layer_assign"] = [round(float(np.asarray(a_d.get_weights()[1]).sum()), 5),
+                           np.round(a_after, 4).tolist(), bool(np.abs(a_after - a_before).max() > 1e-3)]
+    out["layer_output_shapes"] = [list(layers.Conv2D(4, 3, strides=2).compute_output_shape((None, 28, 28, 1))),
+                                  list(layers.Dense(5).compute_output_shape((None, 7, 3))),
+                                  list(layers.Concatenate().compute_output_shape([(None, 3), (None, 4)])),
+                                  list(layers.LSTM(4, return_sequences=True).compute_output_shape((None, None, 3)))]
+    out["model_attrs"] = [[list(t.shape) for t in a_m.outputs], a_m.compiled, a_m.dtype, a_m.compute_dtype]
+    out["layer_variables"] = [len(a_m.trainable_variables), len(a_m.non_trainable_variables),
+                              len(a_bn.trainable_variables), len(a_bn.non_trainable_variables)]
     print("PARITY " + json.dumps(out))
 """)
 

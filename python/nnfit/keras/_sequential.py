@@ -55,6 +55,20 @@ class Sequential(Model):
     def inputs(self):
         return [self._input._nodes[0].outputs[0]] if self._input is not None else []
 
+    @property
+    def outputs(self):
+        """Keras's: the last layer's output, once the input is known."""
+        if self._input is None:
+            raise AttributeError(f"Sequential model {self.name!r} has no defined outputs yet.")
+        if not self._layers:
+            return list(self.inputs)
+        out = self._layers[-1].output
+        return list(out) if isinstance(out, list) else [out]
+
+    @outputs.setter
+    def outputs(self, value):  # Model.__init__ of a Sequential never sets it; kept for symmetry
+        raise AttributeError("Sequential: outputs follow from its layers")
+
     def _input_names(self):
         return [self._input.name] if self._input is not None else ["input_layer"]
 

@@ -18,20 +18,49 @@ from nnfit.keras import _state
 
 class Variable(np.ndarray):
     """A weight as Keras's ``layer.weights`` lists it: its value (a copy, an array) with
-    Keras's ``numpy()``, ``name`` ("kernel"), ``path`` ("dense/kernel") and ``trainable``."""
+    Keras's ``numpy()``, ``value``, ``name`` ("kernel"), ``path`` ("dense/kernel"),
+    ``trainable``, and ``assign``/``assign_add``/``assign_sub``, which write the new value to
+    the layer (wherever its weights are held) and to this copy."""
 
-    def __new__(cls, value, path, trainable):
+    def __new__(cls, value, path, trainable, owner=None, index=None):
         obj = np.array(value).view(cls)
         obj.path, obj.name, obj.trainable = path, path.rsplit("/", 1)[-1], bool(trainable)
+        obj._owner, obj._index = owner, index
         return obj
 
     def __array_finalize__(self, obj):
         self.path = getattr(obj, "path", None)
         self.name = getattr(obj, "name", None)
         self.trainable = getattr(obj, "trainable", None)
+        self._owner, self._index = None, None  # a view or result of arithmetic is a plain value
 
     def numpy(self):
         return np.array(self)
+
+    @property
+    def value(self):
+        return np.array(self)
+
+    def assign(self, value):
+        """Keras's Variable.assign: the layer's weight becomes `value` (same shape)."""
+        if self._owner is None:
+            raise ValueError(f"Variable {self.path!r}: this value is not a layer's weight (a copy or a result of "
+                             "arithmetic); assign to the weight from layer.weights")
+        new = np.asarray(value, dtype=self.dtype)
+        if new.shape != self.shape:
+            raise ValueError(f"Variable {self.path!r} has shape {self.shape}; cannot assign a value of shape "
+                             f"{new.shape}")
+        values = self._owner.get_weights()
+        values[self._index] = new
+        self._owner.set_weights(values)
+        np.copyto(self.view(np.ndarray), new)
+        return self
+
+    def assign_add(self, delta):
+        return self.assign(np.array(self) + np.asarray(delta))
+
+    def assign_sub(self, delta):
+        return self.assign(np.array(self) - np.asarray(delta))
 
     def __repr__(self):
         return f"<Variable path={self.path}, shape={self.shape}, dtype={self.dtype}>"
@@ -97,7 +126,7 @@ class LayerWeights:
         held = self._held()
         if held is None:
             return []
-        return [Variable(v, path, trains and self.trainable) for v, (path, trains) in zip(*held)]
+        return [Variable(v, path, trains and self.trainable, self, i) for i, (v, (path, trains)) in enumerate(zip(*held))]
 
     @property
     def trainable_weights(self):
@@ -110,6 +139,9 @@ class LayerWeights:
     @property
     def variables(self):
         return self.weights
+
+    trainable_variables = property(lambda self: self.trainable_weights)
+    non_trainable_variables = property(lambda self: self.non_trainable_weights)
 
     def get_weights(self):
         held = self._held()
@@ -238,6 +270,9 @@ class ModelWeights:
     @property
     def variables(self):
         return self.weights
+
+    trainable_variables = property(lambda self: self.trainable_weights)
+    non_trainable_variables = property(lambda self: self.non_trainable_weights)
 
     def _adopt_layers(self, handle):
         """Makes this model (just built into `handle`) the owner of its layers: a layer

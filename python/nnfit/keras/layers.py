@@ -11,6 +11,7 @@ from nnfit.keras import _argument_checks, _graph, _state, _traced_activation, _t
 from nnfit.keras._api_table import TABLE
 from nnfit.keras._object import KerasObject, make_classes, to_json_value
 from nnfit.keras._registration import registered_name_or_none
+from nnfit.keras._layer_attributes import LayerAttributes
 from nnfit.keras._weights import LayerWeights
 
 _LAYER_KWARGS = (("name", None), ("dtype", None), ("trainable", True), ("input_shape", None), ("input_dim", None),
@@ -31,7 +32,7 @@ def _policy_name(dtype):
     return str(dtype)
 
 
-class Layer(LayerWeights, KerasObject):
+class Layer(LayerAttributes, LayerWeights, KerasObject):
     """Base of nnfit.keras's layers (Keras's keras.layers.Layer). Subclass it as in Keras
     (``__init__(**kwargs)``, ``build(input_shape)`` with ``add_weight``, ``call(inputs,
     training=None)`` written with keras.ops and layers, ``get_config``): the call is traced
@@ -132,23 +133,6 @@ class Layer(LayerWeights, KerasObject):
             self._custom_built = True
             return
         LayerWeights.build(self, input_shape)
-
-    # Keras's attributes.
-    @property
-    def dtype_policy(self):
-        from nnfit.keras.mixed_precision import DTypePolicy
-        return DTypePolicy(self._policy)
-
-    @property
-    def dtype(self):
-        return self.dtype_policy.variable_dtype
-
-    @property
-    def compute_dtype(self):
-        return self._compute_dtype()
-
-    def _compute_dtype(self):
-        return self.dtype_policy.compute_dtype
 
     def _input_shape_arg(self):
         """The input shape given as a constructor argument (Keras's first-layer shortcut)."""

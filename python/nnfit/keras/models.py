@@ -100,6 +100,20 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
             return dict(zip(keys, values))
         return values[0] if len(values) == 1 else list(values)
 
+    # Keras's attributes of a compiled model that nnfit fixes (it always plans the whole step).
+    compiled = property(lambda self: self._compile_args is not None)
+    run_eagerly = property(lambda self: False)
+    jit_compile = property(lambda self: True)
+    steps_per_execution = property(lambda self: 1)
+    variable_dtype = property(lambda self: self.dtype_policy.variable_dtype)
+    dtype = property(lambda self: self.dtype_policy.variable_dtype)
+    compute_dtype = property(lambda self: self.dtype_policy.compute_dtype)
+
+    @property
+    def dtype_policy(self):
+        from nnfit.keras.mixed_precision import DTypePolicy, global_policy
+        return DTypePolicy(self.__dict__.get("_policy") or global_policy().name)
+
     def get_layer(self, name=None, index=None):
         if index is not None:
             return self.layers[index]
