@@ -401,6 +401,12 @@ def _metric_json(metric, where, shapes, weighted):
     (targets, predictions) shapes per sample (Note [Traced losses and metrics])."""
     from nnfit.keras import _custom_objects
     from nnfit.keras.metrics import MeanMetricWrapper, Metric
+    if isinstance(metric, str) and metric not in ("accuracy", "acc"):  # compile's own two; the rest as Keras's get
+        from nnfit.keras import metrics as metrics_module
+        named = metrics_module.get(metric)  # Keras's ValueError: "Could not interpret metric identifier: nope"
+        if _custom_objects.is_custom_metric(named):  # a metric nnfit.keras traces (KLDivergence, R2Score, ...)
+            named.name = metric  # logged under the string given, as Keras's compile names it
+            metric = named
     if not _custom_objects.is_custom_metric(metric):
         return resolve(metric, "metrics", where)
     y_shape, pred_shape = shapes
