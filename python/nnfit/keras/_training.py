@@ -453,6 +453,14 @@ def loss_json(loss, pred_shape):
     """A loss as the engine's reader takes it: nnfit's by name or config, a custom one traced
     for this output (Note [Traced losses and metrics])."""
     from nnfit.keras import _custom_objects
+    if isinstance(loss, str):  # a Keras name the engine lacks (dice, tversky, circle): Keras's function, traced
+        from nnfit.keras import losses as losses_module
+        try:
+            named = losses_module.get(loss)
+        except ValueError:
+            named = None  # the engine's reader names what it knows
+        if named is not None and _custom_objects.is_custom_loss(named):
+            loss = named
     if _custom_objects.is_custom_loss(loss):
         return json.dumps(_custom_objects.trace_loss(loss, pred_shape, pred_shape))
     return resolve(loss, "losses", "loss")

@@ -1,4 +1,4 @@
-# compile(metrics=[...]) with Keras's metric names as strings, as the Keras guides and API
+# compile(metrics=[...]) with Keras's metric names as strings (and loss="dice" / "tversky"), as the Keras guides and API
 # pages write them: the ones nnfit's engine computes (mse, AUC) and the ones nnfit.keras
 # traces into the step (kl_divergence, r2_score, poisson, ...), each logged under the
 # string given; an unknown name raises Keras's error.
@@ -22,6 +22,13 @@ try:
     error = None
 except ValueError as e:
     error = str(e)
+by_name = {}
+for loss in ("dice", "tversky"):
+    seg = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2, activation="sigmoid")])
+    seg.set_weights([np.linspace(-0.3, 0.3, 8).reshape(4, 2).astype("float32"), np.zeros(2, "float32")])
+    seg.compile(optimizer=keras.optimizers.SGD(0.1), loss=loss)
+    by_name[loss] = [float(v) for v in seg.fit(x, y, epochs=2, batch_size=4, shuffle=False, verbose=0).history["loss"]]
 print("RESULT " + json.dumps({"history": {k: [float(v) for v in vs] for k, vs in history.history.items()},
+                              "losses_by_name": by_name,
                               "evaluate": {k: float(v) for k, v in evaluated.items()}, "error": error,
                               "rtol": 1e-4, "atol": 1e-6}))
