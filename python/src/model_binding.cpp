@@ -13,6 +13,7 @@
 #include "nnfit/model/model_dot.h"
 #include "nnfit/model/onnx_export.h"
 #include "nnfit/model/saving.h"
+#include "nnfit/model/summary_options.h"
 #include "nnfit/nn/traced_layer.h"
 
 namespace nnfit::python {
@@ -218,7 +219,22 @@ void define_model(py::module_& m) {
         return d.type == DeviceType::cpu ? std::string("cpu") : d.to_string();
       })
       .def_property_readonly("device_reason", [](const ModelHandle& h) { return h.device_reason; })
-      .def("summary", [](ModelHandle& h, int columns) { return h.get().summary(columns); }, py::arg("columns") = 80)
+      .def(
+          "summary",
+          [](ModelHandle& h, int columns, int line_length, std::vector<double> positions, bool expand_nested,
+             bool show_trainable, std::size_t first_row, std::size_t last_row) {
+            SummaryOptions o;
+            o.line_length = line_length;
+            o.positions = std::move(positions);
+            o.expand_nested = expand_nested;
+            o.show_trainable = show_trainable;
+            o.first_row = first_row;
+            o.last_row = last_row;
+            return h.get().summary(columns, o);
+          },
+          py::arg("columns") = 80, py::arg("line_length") = 0, py::arg("positions") = std::vector<double>{},
+          py::arg("expand_nested") = false, py::arg("show_trainable") = false, py::arg("first_row") = 0,
+          py::arg("last_row") = 0)
       .def("build", [](ModelHandle& h) { h.get().build(); })
       .def("compile", &compile, py::arg("optimizer"), py::arg("losses"), py::arg("loss_weights"), py::arg("metrics"),
            py::arg("weighted_metrics") = std::vector<std::string>{},

@@ -1,10 +1,15 @@
 // Model::summary(): Keras 3's table, box-drawn, with parameter counts and sizes.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "nnfit/core/error.h"
 #include "nnfit/model/model.h"
+#include "nnfit/model/summary_options.h"
+#include "nnfit/nn/nested_model.h"
 
 namespace nnfit {
 
@@ -36,13 +41,12 @@ std::string repeat(const char* s, int n) {
   return out;
 }
 
-// Pads to `width` display columns (UTF-8: a column per code point; the text is ASCII but
-// for the box characters and a wrapped cell's "…").
-std::string pad(const std::string& s, int width, bool right) {
-  int n = 0;
+// Display columns of UTF-8 text: one per code point (the text is ASCII but for the box
+// characters, a nested row's "└" and a cut cell's "…").
+std::size_t columns_of(const std::string& s) {
+  std::size_t n = 0;
   for (unsigned char c : s) n += (c & 0xC0) != 0x80 ? 1 : 0;
-  if (n >= width) return s;
-  return right ? std::string(static_cast<std::size_t>(width - n), ' ') + s : s + std::string(static_cast<std::size_t>(width - n), ' ');
+  return n;
 }
 
 // The lines rich (Keras's summary table, whose columns overflow with an ellipsis) wraps
@@ -53,22 +57,22 @@ std::string pad(const std::string& s, int width, bool right) {
 std::vector<std::string> wrap_cell(const std::string& text, int width) {
   std::vector<std::size_t> breaks;
   std::size_t offset = 0;
+  const std::size_t w = static_cast<std::size_t>(width);
   for (std::size_t start = 0; start < text.size();) {
     std::size_t end = text.find_first_not_of(' ', start);
     end = end == std::string::npos ? text.size() : text.find(' ', end);
     end = end == std::string::npos ? text.size() : text.find_first_not_of(' ', end);
     if (end == std::string::npos) end = text.size();
     const std::string word = text.substr(start, end - start);
-    const std::size_t length = word.find_last_not_of(' ') + 1;
-    const std::size_t w = static_cast<std::size_t>(width);
+    const std::size_t length = columns_of(word.substr(0, word.find_last_not_of(' ') + 1)), size = columns_of(word);
     if (w - std::min(offset, w) >= length) {
-      offset += word.size();
+      offset += size;
     } else if (length > w) {  // alone on its line, cut below
       if (start) breaks.push_back(start);
-      offset = word.size();
+      offset = size;
     } else if (offset && start) {
       breaks.push_back(start);
-      offset = word.size();
+      offset = size;
     }
     start = end;
   }
@@ -78,11 +82,86 @@ std::vector<std::string> wrap_cell(const std::string& text, int width) {
   for (std::size_t b : breaks) {
     std::string line = text.substr(from, b - from);
     line.erase(line.find_last_not_of(' ') + 1);
-    if (line.size() > static_cast<std::size_t>(width)) line = line.substr(0, static_cast<std::size_t>(width - 1)) + "\u2026";
+    if (columns_of(line) > w) {  // cut to width - 1 columns and "…"
+      std::size_t bytes = 0;
+      for (std::size_t n = 0; n + 1 < w && bytes < line.size(); ++n) {
+        do ++bytes; while (bytes < line.size() && (static_cast<unsigned char>(line[bytes]) & 0xC0) == 0x80);
+      }
+      line = line.substr(0, bytes) + "\u2026";
+    }
     lines.push_back(line);
     from = b;
   }
   return lines;
+}
+
+// `text` in `width` columns, as rich justifies a cell: left, right, or centred with the odd
+// column on the right.
+std::string justify(const std::string& text, int width, bool right, bool centred) {
+  const int n = static_cast<int>(columns_of(text));
+  if (n >= width) return text;
+  const int excess = width - n;
+  const int before = right ? excess : centred ? excess / 2 : 0;
+  return std::string(static_cast<std::size_t>(before), ' ') + text + std::string(static_cast<std::size_t>(excess - before), ' ');
+}
+
+// The columns' widths (with their one-column padding on each side, between the borders) as
+// Keras's print_summary asks rich for them and rich gives them: Keras cuts line_length
+// (its layout's default, plus 12 with the Trainable column, narrowed to the terminal's
+// columns - 4) at `positions` (scaled by 0.9 to make room for Trainable); rich pads each by
+// 2 and, when the table would pass line_length, takes the excess off every column alike
+// (rich's ratio_reduce, Python's round: halves to even).
+std::vector<int> column_widths(bool functional, int columns, const SummaryOptions& options) {
+  int line_length = functional ? 108 : 88;
+  std::vector<double> positions = functional ? std::vector<double>{0.3, 0.56, 0.74, 1.0} : std::vector<double>{0.45, 0.80, 1.0};
+  if (!options.positions.empty()) positions = options.positions;
+  if (options.show_trainable) {
+    line_length += 12;
+    for (double& p : positions) p *= 0.90;
+    positions.push_back(1.0);
+  }
+  line_length = std::min(line_length, columns - 4);
+  if (options.line_length > 0) line_length = options.line_length;
+  std::vector<int> widths;
+  int current = 0;
+  for (double p : positions) {
+    const int width = static_cast<int>(p * line_length) - current;
+    NNFIT_CHECK(width >= 4, InvalidArgument, "summary: insufficient console width to print summary (a column of ",
+                width, " at line_length ", line_length, "; give a larger line_length)");
+    widths.push_back(width + 2);
+    current += width;
+  }
+  int excess = -(line_length - static_cast<int>(widths.size()) - 1);
+  for (int w : widths) excess += w;
+  if (excess > 0) {
+    int ratio_left = static_cast<int>(widths.size());
+    for (int& w : widths) {
+      const int take = std::min(w, static_cast<int>(std::nearbyint(static_cast<double>(excess) / ratio_left)));
+      w -= take;
+      excess -= take;
+      --ratio_left;
+    }
+  }
+  return widths;
+}
+
+// Each line of `text` cut to `columns` display columns, as rich's console prints a table
+// wider than itself.
+std::string cropped(const std::string& text, int columns) {
+  std::string out;
+  for (std::size_t from = 0; from < text.size();) {
+    std::size_t nl = text.find('\n', from);
+    if (nl == std::string::npos) nl = text.size();
+    const std::string line = text.substr(from, nl - from);
+    std::size_t bytes = 0;
+    for (int n = 0; n < columns && bytes < line.size(); ++n) {
+      do ++bytes; while (bytes < line.size() && (static_cast<unsigned char>(line[bytes]) & 0xC0) == 0x80);
+    }
+    out += line.substr(0, bytes);
+    if (nl < text.size()) out += '\n';
+    from = nl + 1;
+  }
+  return out;
 }
 
 // Keras 3's summary_utils: a Functional model whose graph is one chain (one input, one
@@ -101,27 +180,24 @@ bool sequential_like(const LayerGraph& graph) {
 
 }  // namespace
 
-std::string Model::summary(int columns) {
+std::string Model::summary(int columns) { return summary(columns, SummaryOptions{}); }
+
+std::string Model::summary(int columns, const SummaryOptions& options) {
   build();
   const bool functional = class_name() != "Sequential" && !sequential_like(graph_);
-  const bool wide = functional && columns - 4 >= 108;  // Keras's Functional line_length
   const bool input_rows = class_name() != "Sequential";
-  // Keras's widths without a terminal (80 columns: line_length 76 at summary_utils's
-  // positions, as rich lays the columns out).
-  const int w1 = wide ? 30 : functional ? 21 : 33, w2 = wide ? 22 : functional ? 19 : 24,
-            w3 = wide ? 11 : functional ? 12 : 15, w4 = wide ? 24 : 19;
-  const std::vector<int> widths = functional ? std::vector<int>{w1, w2, w3, w4} : std::vector<int>{w1, w2, w3};
-  auto rule = [&](const char* left, const char* fill, const char* mid, const char* right) {
+  const std::vector<int> widths = column_widths(functional, columns, options);
+  std::vector<bool> right(widths.size(), false), centred(widths.size(), false);
+  right[2] = true;
+  if (options.show_trainable) centred.back() = true;
+  auto rule = [&](const char* left, const char* fill, const char* mid, const char* end) {
     std::string out = left;
-    for (std::size_t i = 0; i < widths.size(); ++i) out += repeat(fill, widths[i]) + (i + 1 < widths.size() ? mid : right);
+    for (std::size_t i = 0; i < widths.size(); ++i) out += repeat(fill, widths[i]) + (i + 1 < widths.size() ? mid : end);
     return out + "\n";
   };
   auto row = [&](const std::vector<std::string>& cells, const char* bar) {
     std::string out;
-    for (std::size_t i = 0; i < widths.size(); ++i) {
-      const bool right = i == 2;
-      out += std::string(bar) + " " + pad(cells[i], widths[i] - (right ? 2 : 1), right) + (right ? " " : "");
-    }
+    for (std::size_t i = 0; i < widths.size(); ++i) out += std::string(bar) + " " + justify(cells[i], widths[i] - 2, right[i], centred[i]) + " ";
     return out + bar + "\n";
   };
   auto shape_text = [](const Shape& s) {
@@ -134,26 +210,81 @@ std::string Model::summary(int columns) {
   out += rule("\u250f", "\u2501", "\u2533", "\u2513");
   std::vector<std::string> head{"Layer (type)", "Output Shape", "Param #"};
   if (functional) head.push_back("Connected to");
-  out += row(head, "\u2503");
+  if (options.show_trainable) head.push_back("Trainable");
+  // Header cells wrap as body cells do ("Trai…"), aligned to the header row's bottom as rich does.
+  std::vector<std::vector<std::string>> head_lines(head.size());
+  std::size_t head_height = 1;
+  for (std::size_t c = 0; c < head.size(); ++c) {
+    head_lines[c] = wrap_cell(head[c], widths[c] - 2);
+    head_height = std::max(head_height, head_lines[c].size());
+  }
+  for (std::size_t h = 0; h < head_height; ++h) {
+    std::vector<std::string> line(head.size());
+    for (std::size_t c = 0; c < head.size(); ++c) {
+      const std::size_t blank = head_height - head_lines[c].size();
+      line[c] = h < blank ? "" : head_lines[c][h - blank];
+    }
+    out += row(line, "\u2503");
+  }
   out += rule("\u2521", "\u2501", "\u2547", "\u2529");
 
-  const auto shapes = graph_.infer_shapes();
-  const auto& nodes = graph_.nodes();
-  auto node_name = [&](const LayerNode& n) {
-    return n.layer ? n.layer->name() : graph_.inputs()[static_cast<std::size_t>(n.input_index)].name;
-  };
-  // One row per input (Functional) and per layer, with the first call's output shape; a
-  // shared layer lists the inputs of every call.
-  std::vector<std::vector<std::string>> rows;
-  for (std::size_t i = 0; i < nodes.size() && input_rows; ++i) {
-    if (!nodes[i].layer) rows.push_back({node_name(nodes[i]) + " (InputLayer)", shape_text(shapes[i][0]), "0", "-"});
-  }
   // Under a policy other than float32 each layer's type names the dtype it computes in.
   const auto compute_of = [&](const Layer& l) {
     return l.computes_in_float32() ? DType::f32 : l.dtype_policy().value_or(dtype_policy_).compute;
   };
   bool mixed = false;
   for (const auto& layer : graph_.layers()) mixed = mixed || compute_of(*layer) != DType::f32;
+  const auto trainable_cell = [](const Layer& l, bool trains) {
+    return const_cast<Layer&>(l).all_weights().empty() ? std::string("-") : std::string(trains ? "Y" : "N");
+  };
+  // One row per input (Functional) and per layer, with the first call's output shape; a
+  // shared layer lists the inputs of every call. With expand_nested, a nested model's layers
+  // follow it, indented as Keras's "   └ " per level, with "-" for their connections.
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::size_t> top_level;  // the top-level row each row belongs to (layer_range)
+  std::function<void(const NestedModel&, int, bool)> nested_rows = [&](const NestedModel& model, int level, bool trains) {
+    const LayerGraph& g = model.graph();
+    const auto inner_shapes = g.infer_shapes();
+    const std::string prefix = repeat("   ", level) + "\u2514 ";
+    for (std::size_t i = 0; i < g.nodes().size() && model.class_name() != "Sequential"; ++i) {
+      // Keras's model.layers of a nested Functional model lists its InputLayers first.
+      const LayerNode& n = g.nodes()[i];
+      if (n.layer) continue;
+      std::vector<std::string> r{prefix + g.inputs()[static_cast<std::size_t>(n.input_index)].name + " (InputLayer)",
+                                 shape_text(inner_shapes[i][0]), "0"};
+      if (functional) r.push_back("-");
+      if (options.show_trainable) r.push_back("-");
+      rows.push_back(std::move(r));
+      top_level.push_back(top_level.back());
+    }
+    for (const auto& layer : g.layers()) {
+      const bool t = trains && layer->trainable();
+      std::vector<std::string> r{prefix + layer->name() + " (" + layer->type_name() + ")", "", with_commas(layer->count_params())};
+      for (std::size_t i = 0; i < g.nodes().size(); ++i) {
+        if (g.nodes()[i].layer != layer.get() || !r[1].empty()) continue;
+        for (const Shape& s : inner_shapes[i]) r[1] += (r[1].empty() ? "" : ", ") + shape_text(s);
+      }
+      if (functional) r.push_back("-");
+      if (options.show_trainable) r.push_back(trainable_cell(*layer, t));
+      rows.push_back(std::move(r));
+      top_level.push_back(top_level.empty() ? 0 : top_level.back());
+      if (const auto* nested = dynamic_cast<const NestedModel*>(layer.get())) nested_rows(*nested, level + 1, t);
+    }
+  };
+  const auto shapes = graph_.infer_shapes();
+  const auto& nodes = graph_.nodes();
+  auto node_name = [&](const LayerNode& n) {
+    return n.layer ? n.layer->name() : graph_.inputs()[static_cast<std::size_t>(n.input_index)].name;
+  };
+  std::size_t top = 0;
+  for (std::size_t i = 0; i < nodes.size() && input_rows; ++i) {
+    if (nodes[i].layer) continue;
+    std::vector<std::string> r{node_name(nodes[i]) + " (InputLayer)", shape_text(shapes[i][0]), "0"};
+    if (functional) r.push_back("-");
+    if (options.show_trainable) r.push_back("-");
+    rows.push_back(std::move(r));
+    top_level.push_back(top++);
+  }
   for (const auto& layer : graph_.layers()) {
     const std::string type =
         layer->type_name() + (mixed ? ", " + std::string(dtype_name(compute_of(*layer))) : std::string());
@@ -170,40 +301,43 @@ std::string Model::summary(int columns) {
       for (const TensorRef& in : reads) {
         const LayerNode& src = nodes[static_cast<std::size_t>(in.node)];
         // Appended piece by piece (GCC 12 warns falsely, -Wrestrict, on the one-expression form).
-        if (!r[3].empty()) r[3] += wide ? "\n" : ", ";  // Keras's get_connections, wrapped by rich; wide: a row each
+        if (!r[3].empty()) r[3] += ", ";  // Keras's get_connections
         r[3] += node_name(src);
         r[3] += '[' + std::to_string(src.call_index) + "][" + std::to_string(in.index) + ']';
       }
     }
+    if (!functional) r.pop_back();
+    if (options.show_trainable) r.push_back(trainable_cell(*layer, layer->trainable()));
     rows.push_back(std::move(r));
+    top_level.push_back(top++);
+    if (const auto* nested = dynamic_cast<const NestedModel*>(layer.get()); nested && options.expand_nested) {
+      nested_rows(*nested, 1, layer->trainable());
+    }
   }
+  const std::size_t first = options.first_row, last = options.last_row ? options.last_row : top;
+  std::vector<std::size_t> shown;
   for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (top_level[i] >= first && top_level[i] < last) shown.push_back(i);
+  }
+  for (std::size_t k = 0; k < shown.size(); ++k) {
+    const std::vector<std::string>& cells_of_row = rows[shown[k]];
     // A cell wider than its column (Connected to's inputs, a long name) continues on rows of
     // its own, as rich's table wraps it.
     std::vector<std::vector<std::string>> cells(widths.size());
     std::size_t height = 1;
     for (std::size_t c = 0; c < widths.size(); ++c) {
-      const std::string& all = rows[i][c];
-      for (std::size_t at = 0;;) {
-        const std::size_t nl = all.find('\n', at);
-        const std::string part = all.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
-        // The wide layout's widths are not rich's, so a long cell there overflows its column, whole.
-        for (std::string& line : wide ? std::vector<std::string>{part} : wrap_cell(part, widths[c] - 2)) {
-          cells[c].push_back(std::move(line));
-        }
-        if (nl == std::string::npos) break;
-        at = nl + 1;
-      }
+      cells[c] = wrap_cell(cells_of_row[c], widths[c] - 2);
       height = std::max(height, cells[c].size());
     }
-    for (std::size_t k = 0; k < height; ++k) {
+    for (std::size_t h = 0; h < height; ++h) {
       std::vector<std::string> line(widths.size());
-      for (std::size_t c = 0; c < widths.size(); ++c) line[c] = k < cells[c].size() ? cells[c][k] : "";
+      for (std::size_t c = 0; c < widths.size(); ++c) line[c] = h < cells[c].size() ? cells[c][h] : "";
       out += row(line, "\u2502");
     }
-    if (i + 1 < rows.size()) out += rule("\u251c", "\u2500", "\u253c", "\u2524");
+    if (k + 1 < shown.size()) out += rule("\u251c", "\u2500", "\u253c", "\u2524");
   }
   out += rule("\u2514", "\u2500", "\u2534", "\u2518");
+  out = cropped(out, columns);  // a line_length past the terminal: rich's console cuts each line there
   // Bytes as Keras counts them, by each variable's dtype (a Normalization's int64 count is 8).
   std::int64_t trainable = 0, frozen = 0, trainable_bytes = 0, frozen_bytes = 0;
   for (const Weight* w : graph_.saved_weights()) {

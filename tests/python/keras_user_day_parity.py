@@ -424,6 +424,26 @@ SCRIPT = textwrap.dedent("""
     out["model_attrs"] = [[list(t.shape) for t in a_m.outputs], a_m.compiled, a_m.dtype, a_m.compute_dtype]
     out["layer_variables"] = [len(a_m.trainable_variables), len(a_m.non_trainable_variables),
                               len(a_bn.trainable_variables), len(a_bn.non_trainable_variables)]
+
+    # 11. summary()'s arguments: show_trainable, expand_nested (two levels), line_length past
+    # the terminal (cut there, as rich's console does), positions (a header wrapped to two
+    # lines), layer_range; the table lines as each framework prints them (80 columns).
+    def table(model, **kwargs):
+        lines = []
+        model.summary(print_fn=lambda line, *a, **k: lines.extend(line.split("\\n")), **kwargs)
+        return [l for l in lines if l.strip() and not l.startswith("Model:")]
+    s_inner2 = keras.Sequential([keras.Input((3,)), layers.Dense(2, name="s_deep")], name="s_inner2")
+    s_inner = keras.Sequential([keras.Input((4,)), layers.Dense(3, name="s_in"), s_inner2, layers.Dense(5, name="s_out")],
+                               name="s_inner")
+    s_x = keras.Input((4,), name="s_x")
+    s_model = keras.Model(s_x, layers.Add(name="s_add")([s_inner(s_x), layers.Dense(5, name="s_side")(s_x)]))
+    s_inner.trainable = False
+    s_seq = keras.Sequential([keras.Input((4,)), layers.Dense(3, name="s_a"), layers.Dense(2, name="s_b")])
+    s_seq.layers[0].trainable = False
+    out["summary_options"] = [table(s_model, show_trainable=True), table(s_model, expand_nested=True),
+                              table(s_model, expand_nested=True, show_trainable=True), table(s_model, line_length=100),
+                              table(s_model, layer_range=["s_inner", "s_side"]), table(s_seq, show_trainable=True),
+                              table(s_seq, positions=[0.5, 0.7, 1.0])]
     print("PARITY " + json.dumps(out))
 """)
 

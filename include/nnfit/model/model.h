@@ -21,6 +21,7 @@
 namespace nnfit {
 
 class StepEngine;  // src/engine/step_engine.h (private)
+struct SummaryOptions;  // nnfit/model/summary_options.h
 
 class Model {
  public:
@@ -139,13 +140,12 @@ class Model {
   Tensor predict(const Tensor& x, const InferenceOptions& options);
   // One output per model output, in order.
   std::vector<Tensor> predict(const std::vector<Tensor>& x, const InferenceOptions& options);
-  // Keras's summary table (with the "Connected to" column for a Functional model). Builds
-  // the model first (its weights, as Keras's layers have them once called), so the
-  // parameter counts are Keras's before compile too. `columns`: the terminal's width, which
-  // Keras's table narrows to (80 without a terminal: its widths are Keras's there, cells
-  // wrapped as rich wraps them); a Functional table on a terminal wide enough for Keras's
-  // full width (112 columns) is laid out wide with no cell wrapped.
+  // Keras's summary table (with the "Connected to" column for a Functional model), laid out
+  // as Keras's rich table is for a terminal of `columns` (80 without one). Builds the model
+  // first, so the parameter counts are Keras's before compile too. throws: InvalidArgument
+  // when a column would be narrower than 4, as Keras says.
   std::string summary(int columns = 80);
+  std::string summary(int columns, const SummaryOptions& options);
 
   std::int64_t count_params() const;
   // Every weight in Keras's order (layer by layer), trainable and not.

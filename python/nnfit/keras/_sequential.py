@@ -32,10 +32,20 @@ class Sequential(Model):
                 raise ValueError("Sequential: an InputLayer may only come first")
             self._input = layer
             return
-        if not isinstance(layer, layers_module.Layer):
+        if isinstance(layer, Model):  # a nested model (keras.io's Sequential([augmentation, base_model, ...]))
+            if layer is self:
+                raise ValueError("Sequential.add: a model cannot be a layer of itself")
+            if not self._layers and self._input is None and layer._input_known() and len(layer.inputs) == 1:
+                first = layer.inputs[0]  # Keras's Sequential takes a first model's input as its own
+                self._input = layers_module.InputLayer(batch_shape=tuple(first.shape), dtype=first.dtype)
+        elif not isinstance(layer, layers_module.Layer):
             raise TypeError(f"Sequential.add: expected a keras.layers.Layer, got {layer!r}")
-        if not self._layers and self._input is None and layer._input_shape_arg() is not None:
+        elif not self._layers and self._input is None and layer._input_shape_arg() is not None:
             self._input = layers_module.InputLayer(shape=layer._input_shape_arg())
+        if isinstance(layer, Model) and layer._is_sequential and layer._input is None and self._input is not None:
+            # Keras builds a nested Sequential on the shape reaching it when it is added.
+            x = self._stack_output()
+            layer._set_input_from(tuple(x.shape[1:]), str(x.dtype))
         layer._carried = layer._elsewhere(self)  # weights from a model it was built in
         layer._model = self
         self._layers.append(layer)
@@ -80,6 +90,8 @@ class Sequential(Model):
             raise ValueError(f"Sequential {self.name!r} has no input shape yet: start it with keras.Input(shape=...), "
                              "or call fit, predict or build(input_shape) first")
         self._trace_custom_layers()
+        if any(isinstance(l, Model) and l._is_sequential and l._input is None for l in self._layers):
+            self._stack_output()  # a nested Sequential without an Input takes the shape reaching it, as in Keras
         entries = [self._input._entry()] + [layer._entry() for layer in self._layers]
         return {"module": "keras", "class_name": "Sequential",
                 "config": {"name": self.name, "trainable": self.trainable, "layers": entries,
@@ -116,7 +128,7 @@ class Sequential(Model):
     def _trace_custom_layers(self):
         """Traces the subclassed layers of the stack (once), each on the output of the
         layers before it: the stack called on its input, as Keras builds a Sequential."""
-        if not any(layer._custom and layer._trace is None for layer in self._layers):
+        if not any(getattr(layer, "_custom", False) and layer._trace is None for layer in self._layers):
             return
         x = self._input._nodes[0].outputs[0]
         for layer in self._layers:

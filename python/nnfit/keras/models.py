@@ -5,12 +5,11 @@ A model is its Keras config until it is built: nnfit's engine builds it from tha
 (the reader that reads Keras's files), so what trains is exactly what ``to_json()`` says.
 """
 import json
-import shutil
 
 import numpy as np
 
-from nnfit.keras import (_cloning, _custom_objects, _export, _graph, _nesting, _prefix, _progbar, _py_batches,
-                         _state, _subclassed, _training, _weights)
+from nnfit.keras import (_cloning, _custom_objects, _export, _graph, _nesting, _prefix, _py_batches,
+                         _state, _subclassed, _summary, _training, _weights)
 from nnfit.keras._batch_methods import BatchMethods
 from nnfit.keras._cloning import clone_model  # noqa: F401  (keras.models.clone_model)
 from nnfit.keras import layers as layers_module
@@ -208,22 +207,9 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
 
     def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False, show_trainable=False,
                 layer_range=None):
-        """Prints Keras's summary table (or passes each line to print_fn)."""
-        if line_length or positions or expand_nested or show_trainable or layer_range:
-            raise NotImplementedError("summary: only print_fn is supported by nnfit")
-        if self._untraced:  # Keras shows a subclassed model's layers before it is built
-            text = _subclassed.unbuilt_summary(self)
-        else:
-            # Keras narrows its table to the terminal (shutil's: $COLUMNS, the terminal, else 80).
-            text = self._handle_or_build().summary(shutil.get_terminal_size().columns).rstrip("\n")
-            if self._prefix is not None:
-                text = _prefix.summary(text, self._prefix)
-        if _subclassed.is_subclassed(type(self)) and not self._untraced:  # Keras lists layers, not inputs
-            text = _subclassed.without_input_rows(text)
-        if print_fn is None:  # Keras prints through print_msg when interactive logging is off
-            print_fn = print if _progbar.is_interactive_logging_enabled() else _progbar.print_msg
-        for line in text.split("\n"):
-            print_fn(line)
+        """Prints Keras's summary table (or passes each line to print_fn), with Keras's
+        line_length, positions, expand_nested, show_trainable and layer_range."""
+        _summary.summary(self, line_length, positions, print_fn, expand_nested, show_trainable, layer_range)
 
     def _with_weights(self):
         """The engine's model with its weights made (Keras's build). A model nested in a
@@ -599,3 +585,4 @@ def _uses_float16(model):
 from nnfit.keras._sequential import Sequential  # noqa: E402
 from nnfit.keras._loading import load_model, model_from_json  # noqa: E402,F401
 from nnfit.keras.saving import save_model  # noqa: E402,F401  (keras.models.save_model, Keras's same function)
+
