@@ -444,6 +444,47 @@ SCRIPT = textwrap.dedent("""
                               table(s_model, expand_nested=True, show_trainable=True), table(s_model, line_length=100),
                               table(s_model, layer_range=["s_inner", "s_side"]), table(s_seq, show_trainable=True),
                               table(s_seq, positions=[0.5, 0.7, 1.0])]
+
+    # 12. A layer's get_config() before it is built, in Keras's standard form (initializers,
+    # regularizers and constraints as objects, per-axis sizes, padding pairs, defaults filled
+    # in), for 66 layers as commonly made; from_config of it gives the same config back.
+    specs = [("Conv2D", (4, 3), {}), ("Conv1D", (4, 3), {"strides": 2}), ("Conv2DTranspose", (4, 3), {}), ("SeparableConv2D", (4, 3), {}),
+             ("SeparableConv1D", (4, 3), {}), ("DepthwiseConv2D", (3,), {}), ("DepthwiseConv1D", (3,), {}), ("Conv1DTranspose", (2, 3), {}),
+             ("Conv3DTranspose", (2, 3), {}), ("MaxPooling2D", (), {}), ("AveragePooling1D", (2,), {}), ("MaxPooling2D", (3,), {"strides": 2}),
+             ("MaxPooling1D", (), {}), ("AveragePooling3D", (), {}), ("MaxPooling3D", (2,), {}),
+             ("UpSampling2D", (), {}), ("UpSampling1D", (), {}), ("UpSampling3D", (), {}), ("ZeroPadding2D", (1,), {}), ("ZeroPadding2D", ((1, 2),), {}),
+             ("ZeroPadding1D", (2,), {}), ("ZeroPadding3D", (1,), {}), ("Cropping2D", (1,), {}), ("Cropping1D", (1,), {}), ("Cropping3D", (1,), {}),
+             ("Dense", (3,), {}), ("Dense", (3,), {"kernel_regularizer": "l2", "kernel_constraint": "max_norm", "activation": "relu"}),
+             ("Dropout", (0.5,), {}), ("LSTM", (4,), {}), ("GRU", (4,), {}), ("SimpleRNN", (4,), {}), ("Embedding", (10, 4), {}),
+             ("BatchNormalization", (), {}), ("LayerNormalization", (), {}), ("GroupNormalization", (2,), {}), ("Conv3D", (2, 3), {}),
+             ("GlobalAveragePooling2D", (), {}), ("GlobalMaxPooling1D", (), {}), ("MultiHeadAttention", (2, 4), {}), ("Reshape", ((2, 3),), {}),
+             ("Flatten", (), {}), ("Rescaling", (0.5,), {}), ("Resizing", (4, 4), {}), ("Activation", ("relu",), {}), ("PReLU", (), {}),
+             ("EinsumDense", ("ab,bc->ac", 4), {}), ("Attention", (), {}), ("Concatenate", (), {}), ("Add", (), {}), ("Permute", ((2, 1),), {}),
+             ("RepeatVector", (3,), {}), ("Masking", (), {}), ("SpatialDropout2D", (0.2,), {}), ("GaussianNoise", (0.1,), {}),
+             ("LeakyReLU", (), {}), ("ReLU", (), {}), ("ELU", (), {}), ("Softmax", (), {}), ("UnitNormalization", (), {}), ("RMSNormalization", (), {}),
+             ("CenterCrop", (4, 4), {}), ("RandomFlip", (), {}), ("RandomRotation", (0.1,), {}), ("RandomZoom", (0.1,), {}),
+             ("TimeDistributed", (layers.Dense(2),), {}), ("Bidirectional", (layers.LSTM(2),), {})]
+    configs, round_trips = {}, []
+    for i, (cls, args, kw) in enumerate(specs):
+        key = f"{i}: {cls}"
+        try:
+            layer = getattr(layers, cls)(*args, **kw)
+            c = layer.get_config()
+        except Exception as e:
+            configs[key] = type(e).__name__ + ": " + str(e)[:80]
+            continue
+        again = type(layer).from_config(json.loads(json.dumps(c, default=str))).get_config()
+        if cls not in ("Bidirectional", "TimeDistributed"):  # Keras renames a wrapper's inner layers
+            round_trips.append(json.dumps(again, sort_keys=True, default=str) == json.dumps(c, sort_keys=True, default=str))
+        c.pop("name", None)
+        if isinstance(c.get("layer"), dict):
+            c["layer"]["config"].pop("name", None)
+        for k in ("forward_layer", "backward_layer"):
+            if isinstance(c.get(k), dict):
+                c[k]["config"].pop("name", None)
+        configs[key] = json.loads(json.dumps(c, default=str))
+    out["layer_configs"] = configs
+    out["layer_configs_round_trip"] = round_trips
     print("PARITY " + json.dumps(out))
 """)
 

@@ -8,6 +8,7 @@ is refused there with the reader's message.
 """
 import inspect
 import json
+import re
 
 import numpy as np
 
@@ -88,6 +89,10 @@ class KerasObject:
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as e:
+            missing = re.fullmatch(r"missing a required argument: ('\w+')", str(e))
+            if missing:  # Python's own words for a class's __init__, as Keras's classes give them
+                raise TypeError(f"{self._class_name}.__init__() missing 1 required positional argument: "
+                                f"{missing.group(1)}") from None
             raise TypeError(f"{self._class_name}: {e}") from None
         bound.apply_defaults()
         self._args = dict(bound.arguments)

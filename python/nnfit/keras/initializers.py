@@ -22,8 +22,15 @@ for _alias, _name in _ALIASES.items():
 __all__ += list(_ALIASES)
 
 
+# Names Keras's get and deserialize take that are not attributes of keras.initializers
+# (Embedding's default "uniform").
+_GET_ONLY = {"normal": "RandomNormal", "one": "Ones", "uniform": "RandomUniform", "zero": "Zeros"}
+
+
 def _all_objects():
-    return {name: globals()[name] for name in __all__ if name != "Initializer"}
+    objects = {name: globals()[name] for name in __all__ if name != "Initializer"}
+    objects.update({alias: globals()[name] for alias, name in _GET_ONLY.items()})
+    return objects
 
 
 def serialize(initializer):

@@ -155,6 +155,11 @@ class Layer(LayerAttributes, LayerWeights, KerasObject):
     def get_config(self):
         if self._custom:  # Keras's base Layer.get_config; a subclass adds its own arguments
             return {"name": self.name, "trainable": self.trainable, "dtype": _policy_json(self._policy)}
+        from nnfit.keras import _layer_config
+        return _layer_config.keras_form(self._class_name, self._config_as_given())
+
+    def _config_as_given(self):
+        """The layer's arguments as a config, as they were given (what the engine is sent)."""
         config = super().get_config()
         if _traced_activation.is_traced(self._args.get("activation")):  # Keras's form of a function
             config["activation"] = {k: v for k, v in _activation_form(self).items() if k != "nnfit_trace"}
@@ -186,7 +191,8 @@ class Layer(LayerAttributes, LayerWeights, KerasObject):
     def _entry(self):
         if self._custom:
             return _tracing.entry(self)
-        config = self.get_config()
+        # The arguments as given (the engine reads them); a class with its own get_config, its.
+        config = self._config_as_given() if type(self).get_config is Layer.get_config else self.get_config()
         for k in self._engine_args:
             if self._args.get(k) is not None:
                 config[k] = self._args[k]
