@@ -1,6 +1,7 @@
 // Loss names and aliases as Keras accepts them.
 #include "nnfit/nn/loss.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "nnfit/core/error.h"
@@ -105,7 +106,12 @@ TensorDesc Loss::target_desc(const TensorDesc& pred) const {
     dims.insert(dims.end(), target_shape.dims().begin(), target_shape.dims().end());
     return {Shape(dims), DType::f32};
   }
-  if (kind == "sparse_categorical_crossentropy") return {Shape{pred.shape[0]}, DType::i32};
+  if (kind == "sparse_categorical_crossentropy") {  // one class id per position: the predictions' shape but the classes
+    std::vector<std::int64_t> dims = pred.shape.dims();
+    if (!dims.empty()) dims.pop_back();
+    if (dims.empty()) dims.push_back(0);
+    return {Shape(dims), DType::i32};
+  }
   return {pred.shape, DType::f32};
 }
 
@@ -198,6 +204,26 @@ int Loss::emit(Graph& graph, int pred, int target, int sample_weight) const {
     a.set("alpha", alpha);
     a.set("gamma", gamma);
     a.set("apply_class_balancing", std::int64_t{apply_class_balancing ? 1 : 0});
+  }
+  const Shape p = graph.desc(pred).shape;
+  if ((kind == "categorical_crossentropy" || kind == "sparse_categorical_crossentropy") && p.rank() > 2) {
+    // Keras's crossentropy over the last axis at every position (a sequence's steps, an
+    // image's pixels), averaged over all of them: the positions as rows of (batch x
+    // positions, classes), each sample's weight given to each of its positions.
+    const std::int64_t n = p[0], classes = p.dim(-1), positions = p.numel() / std::max<std::int64_t>(n * classes, 1);
+    const std::string at = "loss/" + kind + "/positions";
+    pred = emit_reshape(graph, pred, {n * positions, classes}, at + "/pred");
+    target = emit_reshape(graph, target,
+                          kind == "categorical_crossentropy" ? std::vector<std::int64_t>{n * positions, classes}
+                                                             : std::vector<std::int64_t>{n * positions},
+                          at + "/target");
+    if (sample_weight >= 0) {
+      Attrs b;
+      b.set("shape", std::vector<std::int64_t>{n, positions});
+      const int column = emit_reshape(graph, sample_weight, {n, 1}, at + "/sample_weight");
+      sample_weight = emit_reshape(graph, graph.add("broadcast_to", {column}, b, at + "/sample_weight_each"),
+                                   {n * positions}, at + "/sample_weight_rows");
+    }
   }
   std::vector<int> in{pred, target};
   if (sample_weight >= 0) in.push_back(sample_weight);

@@ -280,23 +280,28 @@ void Metric::update(const float* pred, const void* target, std::int64_t rows, co
     update_fbeta(pred, t, rows, classes_, weights);
   } else {
     // Categorical kinds: argmax (or top k) of each row against the target class.
+    // Predictions with more axes than (batch, classes) (a sequence's steps, an image's
+    // pixels) are scored at each position, each a 1/positions share of its sample, as Keras
+    // averages the values of every position with the sample's weight broadcast over them.
     const bool top_k = resolved_ == "top_k_categorical_accuracy" || resolved_ == "sparse_top_k_categorical_accuracy";
     const bool ids = resolved_ == "sparse_categorical_accuracy" || resolved_ == "sparse_top_k_categorical_accuracy";
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const float* p = pred + r * per_row;
+    const std::int64_t classes = pred_desc.shape.dim(-1), positions = per_row / std::max<std::int64_t>(classes, 1);
+    for (std::int64_t r = 0; r < rows * positions; ++r) {
+      const float* p = pred + r * classes;
       std::int64_t label = 0;
       if (ids) {
         label = static_cast<const std::int32_t*>(target)[r];
       } else {
-        const float* tr = t + r * per_row;
-        for (std::int64_t c = 1; c < per_row; ++c) label = tr[c] > tr[label] ? c : label;
+        const float* tr = t + r * classes;
+        for (std::int64_t c = 1; c < classes; ++c) label = tr[c] > tr[label] ? c : label;
       }
+      const double share = weight(r / positions) / static_cast<double>(positions);
       if (top_k) {
-        sums_[0] += in_top_k(p, per_row, label, spec_.k) ? weight(r) : 0.0;
+        sums_[0] += in_top_k(p, classes, label, spec_.k) ? share : 0.0;
       } else {
         std::int64_t arg = 0;
-        for (std::int64_t c = 1; c < per_row; ++c) arg = p[c] > p[arg] ? c : arg;
-        sums_[0] += arg == label ? weight(r) : 0.0;
+        for (std::int64_t c = 1; c < classes; ++c) arg = p[c] > p[arg] ? c : arg;
+        sums_[0] += arg == label ? share : 0.0;
       }
     }
     sums_[1] += count;

@@ -476,7 +476,7 @@ def target_shape(loss_json, pred_shape):
     if name == "function":  # Keras's own function (keras.losses.sparse_categorical_crossentropy)
         name = str(loss.get("config", ""))
     if name.replace("_", "").lower() == "sparsecategoricalcrossentropy":
-        return ()
+        return tuple(pred_shape)[:-1]  # a class id per position
     return tuple(pred_shape)
 
 
