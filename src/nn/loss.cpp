@@ -108,8 +108,7 @@ TensorDesc Loss::target_desc(const TensorDesc& pred) const {
   }
   if (kind == "sparse_categorical_crossentropy") {  // one class id per position: the predictions' shape but the classes
     std::vector<std::int64_t> dims = pred.shape.dims();
-    if (!dims.empty()) dims.pop_back();
-    if (dims.empty()) dims.push_back(0);
+    if (dims.size() > 1) dims.pop_back();  // (batch,) predictions are refused by the loss itself, naming it
     return {Shape(dims), DType::i32};
   }
   return {pred.shape, DType::f32};
