@@ -166,6 +166,7 @@ py::dict run_fit(Model& model, FitOptions& o, const py::object& bridge,
     TensorBoardOptions to;
     to.learning_rate = model.compile_options().optimizer.learning_rate;
     to.initial_iteration = model.iterations();
+    to.histogram_freq = tb.contains("histogram_freq") ? tb["histogram_freq"].cast<std::int64_t>() : 0;
     o.log_dir = tb["log_dir"].cast<std::string>();
     o.profile_steps = tb["profile_steps"].cast<std::string>();
     owned.push_back(std::make_unique<TensorBoard>(o.log_dir, to));

@@ -81,23 +81,8 @@ Layer& layer_named(const Model& m, const std::string& name) {
   return *l;
 }
 
-// Keras's layer.weights: every weight the layer uses, but for a traced Layer subclass the
-// variables Keras gives it (its add_weight's and its sublayers'), not its operations' constants.
-// A layer whose weights are all constants (no saved weights: an operation, a Rescaling per
-// channel, a Normalization given its statistics) has no Keras variables either.
-// Otherwise the layer's weights in its own order, those a Keras file holds: not the
-// constants a layer keeps in place of a variable Keras does not make (BatchNormalization's
-// gamma with scale=False, LayerNormalization's beta with center=False).
-std::vector<Weight*> keras_weights(Layer& l) {
-  std::vector<Weight*> saved = l.saved_weights();
-  if (dynamic_cast<TracedLayer*>(&l) || saved.empty()) return saved;
-  const std::set<Weight*> kept(saved.begin(), saved.end());
-  std::vector<Weight*> out;
-  for (Weight* w : l.all_weights()) {
-    if (kept.count(w)) out.push_back(w);
-  }
-  return out;
-}
+// Keras's layer.weights (nnfit/nn/layer.h keras_variables).
+std::vector<Weight*> keras_weights(Layer& l) { return keras_variables(l); }
 
 // Which of the model's weights (Model::weights, in its order) Keras's model.get_weights
 // holds: each layer's keras_weights, so a traced layer's operation constants (`x * 2.0`)

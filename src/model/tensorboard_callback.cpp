@@ -2,6 +2,7 @@
 // with the run split and tag names of Keras 3 (keras/src/callbacks/tensorboard.py).
 #include "nnfit/model/tensorboard_callback.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -59,6 +60,29 @@ void TensorBoard::on_epoch_end(std::int64_t epoch, const Logs& logs) {
       const std::string gpu = "epoch_gpu" + std::to_string(g.index);
       if (g.utilization_percent >= 0) w.add_scalar(gpu + "_utilization_percent", g.utilization_percent, epoch);
       w.add_scalar(gpu + "_memory_used_bytes", static_cast<double>(g.memory_used_bytes), epoch);
+    }
+  }
+  if (options_.histogram_freq > 0 && epoch % options_.histogram_freq == 0 && model_ != nullptr) {
+    profile::EventFileWriter& w = writer(train_, train_dir());
+    for (const auto& layer : model_->graph().layers()) {
+      for (Weight* weight : keras_variables(*layer)) {
+        const Tensor host = model_->host_view(weight->value);
+        std::vector<double> values(static_cast<std::size_t>(host.numel()));
+        for (std::size_t i = 0; i < values.size(); ++i) {  // variables are float32; a count may be an integer
+          switch (host.dtype()) {
+            case DType::f32: values[i] = host.data<float>()[i]; break;
+            case DType::f16: values[i] = f16_to_float(host.data<std::uint16_t>()[i]); break;
+            case DType::bf16: values[i] = bf16_to_float(host.data<std::uint16_t>()[i]); break;
+            case DType::i32: values[i] = host.data<std::int32_t>()[i]; break;
+            case DType::i64: values[i] = static_cast<double>(host.data<std::int64_t>()[i]); break;
+            case DType::u8:
+            case DType::boolean: values[i] = host.data<std::uint8_t>()[i]; break;
+          }
+        }
+        std::string tag = weight->name;
+        std::replace(tag.begin(), tag.end(), ':', '_');
+        w.add_histogram(tag + "/histogram", values, epoch);
+      }
     }
   }
   if (!has_learning_rate && options_.learning_rate != nullptr) {

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 
 #include "nnfit/core/error.h"
 #include "nnfit/nn/nested_model.h"
@@ -288,6 +289,17 @@ void TracedLayer::attach_weight_options() {
     if (auto r = weight_regularizers().find(leaf); r != weight_regularizers().end()) w.regularizer = r->second;
     if (auto c = weight_constraints().find(leaf); c != weight_constraints().end()) w.constraint = c->second;
   }
+}
+
+std::vector<Weight*> keras_variables(Layer& layer) {
+  std::vector<Weight*> saved = layer.saved_weights();
+  if (dynamic_cast<TracedLayer*>(&layer) || saved.empty()) return saved;
+  const std::set<Weight*> kept(saved.begin(), saved.end());
+  std::vector<Weight*> out;
+  for (Weight* w : layer.all_weights()) {
+    if (kept.count(w)) out.push_back(w);
+  }
+  return out;
 }
 
 }  // namespace nnfit

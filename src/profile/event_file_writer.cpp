@@ -4,13 +4,16 @@
 //   Event   { double wall_time = 1; int64 step = 2;
 //             oneof what { string file_version = 3; ...; Summary summary = 5; ... } }
 //   Summary { repeated Value value = 1; }
-//   Summary.Value { string tag = 1; oneof value { float simple_value = 2; ... } }
+//   Summary.Value { string tag = 1; SummaryMetadata metadata = 9;
+//                   oneof value { float simple_value = 2; ...; TensorProto tensor = 8; } }
 // Framing and the CRC mask follow TF's record_writer / tsl crc32c.h (core/crc32c.h).
 #include "nnfit/profile/event_file_writer.h"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -26,7 +29,14 @@ namespace {
 
 constexpr std::uint32_t kEventWallTime = 1, kEventStep = 2, kEventFileVersion = 3, kEventSummary = 5;
 constexpr std::uint32_t kSummaryValue = 1;
-constexpr std::uint32_t kValueTag = 1, kValueSimpleValue = 2;
+constexpr std::uint32_t kValueTag = 1, kValueSimpleValue = 2, kValueTensor = 8, kValueMetadata = 9;
+// TensorProto { DataType dtype = 1; TensorShapeProto tensor_shape = 2; bytes tensor_content = 4; }
+// TensorShapeProto { repeated Dim dim = 2; }  Dim { int64 size = 1; }
+// SummaryMetadata { PluginData plugin_data = 1; }  PluginData { string plugin_name = 1; bytes content = 2; }
+constexpr std::uint32_t kTensorDtype = 1, kTensorShape = 2, kTensorContent = 4, kShapeDim = 2, kDimSize = 1;
+constexpr std::uint32_t kMetadataPluginData = 1, kPluginName = 1;
+constexpr std::int64_t kDtDouble = 2;
+constexpr std::int64_t kHistogramBuckets = 30;  // tf.summary.histogram's DEFAULT_BUCKET_COUNT
 constexpr std::string_view kFileVersion = "brain.Event:2";
 
 // Distinguishes writers opened by this process in the same second (TF's <uid>).
@@ -56,6 +66,70 @@ std::string encode_scalar_event(std::string_view tag, float value, std::int64_t 
   std::string e;
   wire::put_double(e, kEventWallTime, wall_time);
   if (step != 0) wire::put_int64(e, kEventStep, step);  // proto3: a zero scalar is not written
+  wire::put_bytes(e, kEventSummary, summary);
+  return e;
+}
+
+// TensorBoard's histogram summary (tensorboard/plugins/histogram/summary_v2.py _buckets, as
+// tf.summary.histogram computes it in float64): 30 buckets of equal width from the minimum
+// to the maximum (the last edge exactly the maximum), a value counted in bucket
+// floor((v - min) / width) clamped to the last; all values equal: every edge that value,
+// the count in the last bucket; no values: all zeros. The Summary.Value is a [30, 3] DT_DOUBLE
+// tensor with the "histograms" plugin's metadata (its HistogramPluginData{version 0} is empty).
+std::string encode_histogram_event(std::string_view tag, const std::vector<double>& values, std::int64_t step,
+                                   double wall_time) {
+  const std::int64_t k = kHistogramBuckets;
+  std::vector<double> rows(static_cast<std::size_t>(3 * k), 0.0);  // (left, right, count) per bucket
+  if (!values.empty()) {
+    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    const double min = *lo, max = *hi, range = max - min;
+    if (range == 0) {
+      for (std::int64_t b = 0; b < k; ++b) rows[static_cast<std::size_t>(3 * b)] = rows[static_cast<std::size_t>(3 * b + 1)] = max;
+      rows[static_cast<std::size_t>(3 * k - 1)] = static_cast<double>(values.size());
+    } else {
+      const double width = range / static_cast<double>(k);
+      std::vector<double> edges(static_cast<std::size_t>(k + 1));
+      const double step_size = range / static_cast<double>(k);  // tf.linspace: start + i * (stop - start) / (num - 1)
+      for (std::int64_t i = 0; i <= k; ++i) edges[static_cast<std::size_t>(i)] = min + step_size * static_cast<double>(i);
+      edges.back() = max;
+      for (double v : values) {
+        const auto b = std::min<std::int64_t>(static_cast<std::int64_t>(std::floor((v - min) / width)), k - 1);
+        rows[static_cast<std::size_t>(3 * b + 2)] += 1.0;
+      }
+      for (std::int64_t b = 0; b < k; ++b) {
+        rows[static_cast<std::size_t>(3 * b)] = edges[static_cast<std::size_t>(b)];
+        rows[static_cast<std::size_t>(3 * b + 1)] = edges[static_cast<std::size_t>(b + 1)];
+      }
+    }
+  }
+  std::string content;
+  for (double r : rows) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &r, sizeof bits);
+    for (int i = 0; i < 8; ++i) content.push_back(static_cast<char>(bits >> (8 * i)));
+  }
+  std::string shape, dim;
+  wire::put_int64(dim, kDimSize, k);
+  wire::put_bytes(shape, kShapeDim, dim);
+  dim.clear();
+  wire::put_int64(dim, kDimSize, 3);
+  wire::put_bytes(shape, kShapeDim, dim);
+  std::string tensor;
+  wire::put_int64(tensor, kTensorDtype, kDtDouble);
+  wire::put_bytes(tensor, kTensorShape, shape);
+  wire::put_bytes(tensor, kTensorContent, content);
+  std::string plugin, metadata;
+  wire::put_bytes(plugin, kPluginName, "histograms");
+  wire::put_bytes(metadata, kMetadataPluginData, plugin);
+  std::string v;
+  wire::put_bytes(v, kValueTag, tag);
+  wire::put_bytes(v, kValueTensor, tensor);
+  wire::put_bytes(v, kValueMetadata, metadata);
+  std::string summary;
+  wire::put_bytes(summary, kSummaryValue, v);
+  std::string e;
+  wire::put_double(e, kEventWallTime, wall_time);
+  if (step != 0) wire::put_int64(e, kEventStep, step);
   wire::put_bytes(e, kEventSummary, summary);
   return e;
 }
@@ -98,6 +172,11 @@ EventFileWriter::~EventFileWriter() {
 
 void EventFileWriter::add_scalar(std::string_view tag, double value, std::int64_t step, double wall_time) {
   write_record(encode_scalar_event(tag, static_cast<float>(value), step, wall_time < 0 ? wall_time_now() : wall_time));
+}
+
+void EventFileWriter::add_histogram(std::string_view tag, const std::vector<double>& values, std::int64_t step,
+                                    double wall_time) {
+  write_record(encode_histogram_event(tag, values, step, wall_time < 0 ? wall_time_now() : wall_time));
 }
 
 void EventFileWriter::write_record(std::string_view data) {

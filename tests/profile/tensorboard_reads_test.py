@@ -95,6 +95,30 @@ def expected_runs(out):
     return runs
 
 
+def check_histograms(pacc, tags, out):
+    """Keras 3's histogram_freq=1: each weight's "<path>/histogram" at every epoch, read by
+    TensorBoard's histograms plugin as a [30, 3] float64 tensor; the last epoch's equals what
+    TensorBoard's own histogram summary (summary_v2.histogram_pb) makes of the final weights."""
+    import numpy as np
+    from tensorboard.plugins.histogram import summary_v2
+    from tensorboard.util import tensor_util
+    want = sorted(f"{path}/histogram" for path in out["weights"])
+    check(sorted(tags) == want, f"train: histogram tags {sorted(tags)}, want {want}")
+    for path, values in out["weights"].items():
+        tag = f"{path}/histogram"
+        meta = pacc.SummaryMetadata(tag)
+        check(meta.plugin_data.plugin_name == "histograms", f"{tag}: plugin {meta.plugin_data.plugin_name!r}")
+        events = pacc.Tensors(tag)
+        check([e.step for e in events] == list(range(len(out["epochs"]))), f"{tag}: steps {[e.step for e in events]}")
+        got = tensor_util.make_ndarray(events[-1].tensor_proto)
+        ref = tensor_util.make_ndarray(summary_v2.histogram_pb(tag, np.asarray(values, np.float32)).value[0].tensor)
+        check(got.shape == (30, 3) and got.dtype == np.float64, f"{tag}: tensor {got.shape} {got.dtype}")
+        check(np.array_equal(got[:, 2], ref[:, 2]), f"{tag}: counts {got[:, 2]} != TensorBoard's {ref[:, 2]}")
+        check(np.allclose(got[:, :2], ref[:, :2], rtol=1e-12, atol=0), f"{tag}: edges differ from TensorBoard's")
+        check(got[:, 2].sum() == len(values), f"{tag}: {got[:, 2].sum()} values counted of {len(values)}")
+    log(f"train: {len(tags)} weight histograms x {len(out['epochs'])} epochs read back by TensorBoard")
+
+
 def check_logs(log_dir, out):
     from tensorboard.backend.event_processing import event_accumulator as ea
     from tensorboard.backend.event_processing import plugin_event_accumulator as pea
@@ -117,8 +141,13 @@ def check_logs(log_dir, out):
         # The data path `tensorboard --logdir` uses: values migrated to scalar tensors.
         pacc = pea.EventAccumulator(run_dir, size_guidance={pea.TENSORS: 0})
         pacc.Reload()
-        got = sorted(pacc.Tags()["tensors"])
+        histograms = [t for t in pacc.Tags()["tensors"] if t.endswith("/histogram")]
+        got = sorted(t for t in pacc.Tags()["tensors"] if t not in histograms)
         check(got == sorted(tags), f"{run}: tensor tags {got}, want {sorted(tags)}")
+        if run == "train":
+            check_histograms(pacc, histograms, out)
+        else:
+            check(not histograms, f"{run}: histograms {histograms}; Keras writes them to train only")
         for tag, values in tags.items():
             meta = pacc.SummaryMetadata(tag)
             check(meta.plugin_data.plugin_name == "scalars", f"{run}/{tag}: plugin {meta.plugin_data.plugin_name!r}")

@@ -1,5 +1,6 @@
 // Writes TensorBoard logs the way a user's training would, for tensorboard_reads_test.sh:
-// trains a tiny MLP for 3 epochs with validation and the TensorBoard callback into LOG_DIR,
+// trains a tiny MLP for 3 epochs with validation and the TensorBoard callback (weight
+// histograms every epoch) into LOG_DIR,
 // exports a Chrome trace of ranges placed around the epochs, and prints what TensorBoard
 // should find (History, learning rates, file paths) as JSON on stdout.
 //
@@ -51,7 +52,7 @@ int main(int argc, char** argv) {
     for (std::int64_t i = 0; i < n * 4; ++i) x.data<float>()[i] = static_cast<float>(rng() % 100) / 100.0f;
     for (std::int64_t i = 0; i < n; ++i) y.data<std::int32_t>()[i] = x.data<float>()[i * 4] > 0.5f;
 
-    TensorBoard tb(argv[1], {.learning_rate = model.compile_options().optimizer.learning_rate});
+    TensorBoard tb(argv[1], {.learning_rate = model.compile_options().optimizer.learning_rate, .histogram_freq = 1});
     EpochRanges ranges;
     FitOptions fo;
     fo.epochs = 3;
@@ -73,6 +74,13 @@ int main(int argc, char** argv) {
       const auto iterations = static_cast<std::int64_t>((e + 1) * 4);  // 64 rows / batch 16
       out["learning_rate"].push_back((*co.optimizer.learning_rate)(iterations));
       out["iterations"].push_back(iterations);  // the steps of the validation's evaluation_* scalars
+    }
+    // The weights after the last epoch: its histograms' data.
+    for (const auto& layer : model.graph().layers()) {
+      for (Weight* w : keras_variables(*layer)) {
+        const Tensor host = model.host_view(w->value);
+        out["weights"][w->name] = std::vector<float>(host.data<float>(), host.data<float>() + host.numel());
+      }
     }
     std::printf("%s\n", out.dump(2).c_str());
   } catch (const std::exception& e) {

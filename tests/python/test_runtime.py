@@ -311,8 +311,17 @@ def test_tensorboard_callback(tmp_path, blobs):
     steps = (tmp_path / "logs" / "steps.jsonl").read_text().splitlines()
     assert len(steps) == 2 * 15  # 480 training samples in batches of 32, two epochs
     assert list((tmp_path / "logs" / "train" / "plugins" / "profile").glob("*/*.trace.json.gz"))
-    with pytest.raises(NotImplementedError, match="histogram_freq"):
-        keras.callbacks.TensorBoard(histogram_freq=1)
+    with pytest.raises(NotImplementedError, match="write_images"):
+        keras.callbacks.TensorBoard(write_images=True)
+    with pytest.raises(ValueError, match="histogram_freq must be an integer >= 0"):
+        keras.callbacks.TensorBoard(histogram_freq=-1)
+    # histogram_freq=2 over 3 epochs: each weight's histogram at epochs 0 and 2, in train/ only
+    # (TensorBoard's own reader checks their values: TensorBoard.ReadsNnfitLogs).
+    model.fit(x, y, epochs=3, verbose=0, callbacks=[keras.callbacks.TensorBoard(log_dir=tmp_path / "h", histogram_freq=2)])
+    data = b"".join(p.read_bytes() for p in (tmp_path / "h" / "train").glob("events.out.tfevents.*"))
+    paths = [w.path for w in model.weights]
+    assert paths and all(data.count(f"{p}/histogram".encode()) == 2 for p in paths)
+    assert data.count(b"histograms") == 2 * len(paths)
     # evaluate with the callback: one more validation file (Keras 3's evaluation_* scalars).
     model.evaluate(x, y, callbacks=[keras.callbacks.TensorBoard(log_dir=tmp_path / "logs")], verbose=0)
     assert len(list((tmp_path / "logs" / "validation").glob("events.out.tfevents.*"))) == 2

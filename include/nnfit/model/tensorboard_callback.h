@@ -34,6 +34,10 @@ struct TensorBoardOptions {
   // epoch_host_cpu_percent (all cores, averaged over the epoch), epoch_host_ram_used_bytes,
   // and per NVIDIA GPU i epoch_gpu<i>_utilization_percent and epoch_gpu<i>_memory_used_bytes.
   bool monitor = false;
+  // Keras's histogram_freq: every that many epochs (0: never), a histogram of each layer's
+  // weights to train/, tagged "<weight path>/histogram" (dense/kernel/histogram) at the epoch,
+  // as Keras 3's _log_weights writes them with tf.summary.histogram.
+  std::int64_t histogram_freq = 0;
 };
 
 // Owns its event files (one per run directory, opened on first use, closed by

@@ -284,6 +284,15 @@ class Layer {
 
 // Emits a reshape of x to `dims` (the batch axis included); free, the planner aliases it.
 int emit_reshape(Graph& graph, int x, std::vector<std::int64_t> dims, const std::string& name);
+
+// Keras's layer.weights: every weight the layer uses, but for a traced Layer subclass the
+// variables Keras gives it (its add_weight's and its sublayers'), not its operations' constants.
+// A layer whose weights are all constants (no saved weights: an operation, a Rescaling per
+// channel, a Normalization given its statistics) has no Keras variables either.
+// Otherwise the layer's weights in its own order, those a Keras file holds: not the
+// constants a layer keeps in place of a variable Keras does not make (BatchNormalization's
+// gamma with scale=False, LayerNormalization's beta with center=False). (traced_layer.cpp)
+std::vector<Weight*> keras_variables(Layer& layer);
 // Emits `f` on x with `axes` (counting the batch axis, sorted, none of them 0) moved last
 // and flattened into one: x is transposed to [other axes..., axes...] and reshaped to
 // [rows, product of the axes], and f's result (of that shape) is reshaped and transposed

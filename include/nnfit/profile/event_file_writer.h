@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace nnfit::profile {
 
@@ -15,6 +16,10 @@ namespace nnfit::profile {
 std::string encode_file_version_event(double wall_time);
 // The serialized Event{wall_time, step, summary{value{tag, simple_value}}}.
 std::string encode_scalar_event(std::string_view tag, float value, std::int64_t step, double wall_time);
+// Event{wall_time, step, summary{value{tag, tensor: a [30, 3] float64 histogram of `values`,
+// metadata{plugin_data{plugin_name: "histograms"}}}}} (EventFileWriter::add_histogram).
+std::string encode_histogram_event(std::string_view tag, const std::vector<double>& values, std::int64_t step,
+                                   double wall_time);
 // One TFRecord: uint64 length, masked CRC-32C of it, data, masked CRC-32C of the data (LE).
 std::string frame_record(std::string_view data);
 // Seconds since the Unix epoch, fractional (Event.wall_time).
@@ -37,6 +42,9 @@ class EventFileWriter {
   // A scalar at `step`; stored as float32 (simple_value), so integers above 2^24 keep
   // about 7 significant digits. wall_time < 0: now. throws: DataError on a write error.
   void add_scalar(std::string_view tag, double value, std::int64_t step, double wall_time = -1);
+  // A histogram of `values` as TensorFlow 2's tf.summary.histogram writes it (TensorBoard's
+  // histograms plugin): a float64 [30, 3] tensor of (left edge, right edge, count).
+  void add_histogram(std::string_view tag, const std::vector<double>& values, std::int64_t step, double wall_time = -1);
   // Finishes the file; later add_scalar() calls throw. Errors are reported here; the
   // destructor closes too but swallows them.
   void close();

@@ -159,21 +159,25 @@ class TensorBoard(Callback):
     ``profile_batch`` (N or "N,M") traces those steps into a Chrome trace under
     LOG_DIR/train/plugins/profile. Each evaluation (fit's validation, or evaluate given the
     callback) adds evaluation_<name>_vs_iterations to LOG_DIR/validation, as Keras 3 writes
-    it. The model graph is not written (write_graph is
-    accepted for Keras's default); histograms, images, embeddings and per-batch scalars
+    it. With histogram_freq, a histogram of each layer's weights every that many epochs, as
+    Keras 3 writes them (train/, "<weight path>/histogram"). The model graph is not written
+    (write_graph is accepted for Keras's default); images, embeddings and per-batch scalars
     are not supported (NotImplementedError when asked for)."""
 
     def __init__(self, log_dir="logs", histogram_freq=0, write_graph=True, write_images=False,
                  write_steps_per_second=False, update_freq="epoch", profile_batch=0, embeddings_freq=0,
                  embeddings_metadata=None):
         super().__init__()
-        unsupported = {"histogram_freq": (histogram_freq, 0), "write_images": (write_images, False),
+        unsupported = {"write_images": (write_images, False),
                        "write_steps_per_second": (write_steps_per_second, False),
                        "update_freq": (update_freq, "epoch"), "embeddings_freq": (embeddings_freq, 0),
                        "embeddings_metadata": (embeddings_metadata, None)}
         for name, (value, default) in unsupported.items():
             if value != default:
                 raise NotImplementedError(f"TensorBoard: {name}={value!r} is not supported by nnfit")
+        if isinstance(histogram_freq, bool) or not isinstance(histogram_freq, int) or histogram_freq < 0:
+            raise ValueError(f"TensorBoard: histogram_freq must be an integer >= 0, got {histogram_freq!r}")
+        self.histogram_freq = histogram_freq
         self.log_dir = str(log_dir)
         if isinstance(profile_batch, (tuple, list)):
             profile_batch = f"{profile_batch[0]}-{profile_batch[1]}"
@@ -182,7 +186,7 @@ class TensorBoard(Callback):
         self.profile_batch = "" if profile_batch in (0, "0", None) else str(profile_batch)
 
     def _engine_settings(self):
-        return {"log_dir": self.log_dir, "profile_steps": self.profile_batch}
+        return {"log_dir": self.log_dir, "profile_steps": self.profile_batch, "histogram_freq": self.histogram_freq}
 
 
 class SwapEMAWeights(Callback):
