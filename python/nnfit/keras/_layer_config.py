@@ -54,8 +54,8 @@ def keras_form(class_name, config):
             out[key] = (value,) * rank
     if "pool_size" in out and rank is not None and isinstance(out["pool_size"], int):
         out["pool_size"] = (out["pool_size"],) * rank
-    if class_name in ("MultiHeadAttention", "GroupQueryAttention") and out.get("value_dim") is None:
-        out["value_dim"] = out.get("key_dim", out.get("head_dim"))
+    if class_name == "MultiHeadAttention" and out.get("value_dim") is None:
+        out["value_dim"] = out.get("key_dim")
     if class_name == "EinsumDense" and isinstance(out.get("output_shape"), int):
         out["output_shape"] = (out["output_shape"],)
     if class_name == "RandomRotation" and isinstance(out.get("factor"), (int, float)):
