@@ -6,11 +6,15 @@ a weight; weight @ weight, transpose, reshape, add of two weights, abs, square, 
 factor, mean over all axes; the same layers in a Sequential and in a subclassed
 keras.Model. Both frameworks start from the same weights (set_weights) and train a few
 steps with SGD and with Adam; History's losses, the predictions and every weight must agree
-within 1e-5 relative (|a - b| / max(|b|, 1)).
+within 1e-5 relative (|a - b| / max(|b|, 1)). The Adam-trained functional and Sequential
+models are saved as .keras files, and each framework loads the other's (custom_objects):
+its predictions must agree with the writer's within 1e-5 relative too.
 
 usage: keras_weight_ops_parity.py KERAS_PYTHON [NNFIT_PYTHON]
 """
+import os
 import sys
+import tempfile
 
 import parity_runs
 
@@ -58,6 +62,8 @@ class Net(keras.Model):  # a subclassed model around a weight-op layer
     def call(self, x):
         return self.head(ops.relu(self.pos(x)))
 
+import os
+custom = {"Positive": Positive, "WeightNorm": WeightNorm, "Mixing": Mixing}
 rng = np.random.default_rng(0)
 x = rng.normal(size=(24, 5)).astype("float32")
 y = (x[:, :1] * 0.7 - x[:, 1:2] * 0.3 + 0.1).astype("float32")
@@ -74,6 +80,12 @@ cases = {
     "positive_subclassed_model": lambda: Net(),
 }
 out = {}
+if os.environ.get("WOPS_LOAD"):  # predictions of the other framework's files
+    for name in sorted(os.listdir(os.environ["WOPS_LOAD"])):
+        model = keras.models.load_model(os.path.join(os.environ["WOPS_LOAD"], name), custom_objects=custom)
+        out[name] = model.predict(x, verbose=0).ravel().tolist()
+    print("PARITY " + json.dumps(out))
+    raise SystemExit(0)
 for name, make in cases.items():
     for opt in ("sgd", "adam"):
         model = make()
@@ -90,6 +102,8 @@ for name, make in cases.items():
                                 "shapes": [list(np.shape(w)) for w in model.get_weights()],
                                 "moved": max(float(np.abs(np.asarray(w) - s).max())
                                              for w, s in zip(model.get_weights(), start))}
+        if opt == "adam" and "subclassed" not in name:
+            model.save(os.path.join(os.environ["WOPS_SAVE"], name + ".keras"))
 print("PARITY " + json.dumps(out))
 """
 
@@ -99,8 +113,31 @@ def rel(a, b):
 
 
 def main():
-    want, got = parity_runs.run_both(SCRIPT, sys.argv, 900)
+    keras_python = sys.argv[1]
+    nnfit_python = sys.argv[2] if len(sys.argv) > 2 else sys.executable
+    keras_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    keras_env.update(KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3")
+    sides = {"Keras": (keras_python, "import keras", keras_env),
+             "nnfit": (nnfit_python, "from nnfit import keras", dict(os.environ))}
     failures = []
+    with tempfile.TemporaryDirectory() as where:
+        results, files = {}, {}
+        for side, (python, line, env) in sides.items():
+            files[side] = os.path.join(where, side)
+            os.mkdir(files[side])
+            results[side] = parity_runs.run(python, SCRIPT, line, dict(env, WOPS_SAVE=files[side]), 900)
+        for writer, reader in (("nnfit", "Keras"), ("Keras", "nnfit")):
+            python, line, env = sides[reader]
+            loaded = parity_runs.run(python, SCRIPT, line, dict(env, WOPS_LOAD=files[writer]), 900)
+            for name, pred in sorted(loaded.items()):
+                case = name[:-len(".keras")] + "/adam"
+                d = rel(pred, results[writer][case]["pred"])
+                print(f"{writer} saves {name}, {reader} loads it: predictions differ by {d:.1e} relative")
+                if not d <= 1e-5:
+                    failures.append(f"{writer} -> {reader} {name}: predictions differ by {d:.2e} (tolerance 1e-5)")
+            if len(loaded) != 3:
+                failures.append(f"{reader} loaded {sorted(loaded)} of {writer}'s files, expected 3")
+    want, got = results["Keras"], results["nnfit"]
     for case, k in want.items():
         n = got.get(case)
         if n is None:

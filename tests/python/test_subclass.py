@@ -472,3 +472,12 @@ def test_batch_size_from_ops_shape_in_shapes():
     model = keras.Model(inp, Probe()(inp))
     x = np.arange(24, dtype="float32").reshape(3, 2, 4)
     np.testing.assert_allclose(model.predict(x, verbose=0), x.reshape(3, 8))
+
+
+def test_keras_layer_arguments_of_a_saved_config_are_taken():
+    # Keras 3.15 writes activity_regularizer=None in a subclassed layer's config (a Sequential's
+    # file); Layer.__init__ takes it as Keras's does, and refuses a regularizer naming it.
+    layer = Affine(4, activity_regularizer=None, name="from_config")
+    assert layer.name == "from_config"
+    with pytest.raises(NotImplementedError, match=r"Affine: activity_regularizer on a subclassed layer is not supported"):
+        Affine(4, activity_regularizer="l2")
