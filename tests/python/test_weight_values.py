@@ -153,8 +153,16 @@ def test_what_stays_refused_names_the_op_and_what_to_do():
         def call(self, x):
             return ops.concatenate([x, ops.exp(self.w)], axis=0)
 
-    with pytest.raises(NotImplementedError, match=r"keras.ops.concatenate: a list mixing values computed from weights"):
+    with pytest.raises(NotImplementedError, match=r"keras.ops.concatenate: a list mixing weights \(or values computed "
+                                                   r"from weights alone\) with tensors computed from the inputs"):
         Listed(name="listed")(keras.Input((3,)))
+
+    class ListedWeight(Listed):
+        def call(self, x):
+            return ops.concatenate([x, self.w], axis=0)
+
+    with pytest.raises(NotImplementedError, match=r"keras.ops.concatenate: a list mixing weights"):
+        ListedWeight(name="listed_weight")(keras.Input((3,)))
 
     class Early(layers.Layer):
         def build(self, s):

@@ -132,11 +132,11 @@ def as_arguments(snake, args):
     out = []
     for a in args:
         if isinstance(a, list):
-            if any(is_value(t) for t in a):
+            if any(is_value(t) or hasattr(t, "_variable_json") for t in a):
                 raise NotImplementedError(
-                    f"keras.ops.{snake}: a list mixing values computed from weights alone with tensors computed from the "
-                    "inputs is not supported by nnfit; combine the weight-only value with the batch in an operation "
-                    "(ops.add, ops.multiply, ops.matmul, ...) before listing it")
+                    f"keras.ops.{snake}: a list mixing weights (or values computed from weights alone) with tensors "
+                    "computed from the inputs is not supported by nnfit; combine the weight with the batch in an "
+                    "operation (ops.add, ops.multiply, ops.matmul, ...) before listing it")
             out.append(a)
         else:
             out.append(ValueArgument(a._weight_trace, a) if is_value(a) else a)

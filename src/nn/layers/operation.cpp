@@ -13,7 +13,8 @@
 // inferred on scratch graphs of batch 2 and 3, and an operation that reduces or moves
 // axis 0 is refused, naming it, because a model's tensors are batched. Inside a traced
 // layer's graph an argument may be one of that layer's weights (`__variable__`), read
-// like a constant but bound to the layer's trainable weight (Note [Traced layers]).
+// like a constant but bound to the layer's trainable weight (Note [Traced layers]), or a
+// value the layer computes from its weights alone (Note [Weight-only values]).
 #include "nnfit/nn/operation.h"
 
 #include <algorithm>
