@@ -3,7 +3,7 @@ values] in src/nn/traced_layer.cpp), against real Keras: a reparametrised kernel
 (ops.softplus(w)) with a learned temperature (ops.exp(t)) and an add_loss weight penalty;
 a weight-normalised kernel (sum over an axis, sqrt, divide) with a bias that is a mean of
 a weight; weight @ weight, transpose, reshape, add of two weights, abs, square, a constant
-factor, mean over all axes; the same layers in a Sequential and in a subclassed
+factor, mean over all axes, a norm of a weight; the same layers in a Sequential and in a subclassed
 keras.Model. Both frameworks start from the same weights (set_weights) and train a few
 steps with SGD and with Adam; History's losses, the predictions and every weight must agree
 within 1e-5 relative (|a - b| / max(|b|, 1)). The Adam-trained functional and Sequential
@@ -43,7 +43,7 @@ class WeightNorm(layers.Layer):  # reductions over some axes and all, sqrt, abs,
         self.add_loss(0.01 * ops.mean(ops.abs(self.v)))
         return ops.matmul(x, kernel) + ops.mean(self.b, axis=0)
 
-class Mixing(layers.Layer):  # weight @ weight, transpose, reshape, add of two weights, a constant
+class Mixing(layers.Layer):  # weight @ weight, transpose, reshape, add of two weights, a norm
     def build(self, s):
         self.a = self.add_weight(shape=(3, s[-1]), name="a")
         self.m = self.add_weight(shape=(3, 3), name="m")
@@ -51,7 +51,7 @@ class Mixing(layers.Layer):  # weight @ weight, transpose, reshape, add of two w
         self.d = self.add_weight(shape=(3,), name="d")
     def call(self, x):
         kernel = ops.matmul(ops.transpose(self.a), 0.5 * ops.exp(self.m))  # (features, 3)
-        shift = ops.reshape(self.c, (3,)) + self.d
+        shift = ops.reshape(self.c, (3,)) + self.d - 0.1 * ops.norm(self.m)
         return ops.tanh(ops.matmul(x, kernel)) * ops.softplus(shift) + ops.add(x[:, :3], shift)
 
 class Net(keras.Model):  # a subclassed model around a weight-op layer

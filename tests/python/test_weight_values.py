@@ -26,7 +26,7 @@ class Positive(layers.Layer):
 
 
 class Shapes(layers.Layer):
-    """transpose, reshape, a weight @ weight, add of two weights, sqrt, abs, means."""
+    """transpose, reshape, a weight @ weight, add of two weights, sqrt, abs, means, norms."""
 
     def build(self, s):
         self.a = self.add_weight(shape=(2, s[-1]), name="a")
@@ -37,7 +37,8 @@ class Shapes(layers.Layer):
     def call(self, x):
         kernel = ops.matmul(ops.transpose(self.a), ops.sqrt(ops.abs(self.m) + 1.0))
         shift = ops.reshape(self.c, (3,)) + self.d
-        return ops.matmul(x, kernel) * ops.mean(self.d) + shift * 2.0 + ops.mean(self.m, axis=0)
+        return (ops.matmul(x, kernel) * ops.mean(self.d) + shift * 2.0 + ops.mean(self.m, axis=0)
+                - ops.norm(self.m) + ops.norm(self.c, axis=0))
 
 
 @pytest.fixture
@@ -76,7 +77,8 @@ def test_shapes_reductions_and_matmul_of_weights(x):
     a, m, c, d = (rng.normal(size=s).astype("float32") for s in ((2, 5), (2, 3), (3, 1), (3,)))
     model.set_weights([a, m, c, d])
     kernel = a.T @ np.sqrt(np.abs(m) + 1.0)
-    want = x @ kernel * d.mean() + (c.reshape(3) + d) * 2.0 + m.mean(axis=0)
+    want = (x @ kernel * d.mean() + (c.reshape(3) + d) * 2.0 + m.mean(axis=0)
+            - np.linalg.norm(m) + np.linalg.norm(c, axis=0))
     np.testing.assert_allclose(model.predict(x, verbose=0), want, rtol=1e-5, atol=1e-6)
 
 
