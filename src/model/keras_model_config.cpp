@@ -90,7 +90,7 @@ std::unique_ptr<Layer> read_traced_layer(const Reader& r, const Entry& e, const 
   expect_object(r, tpath, trace);
   check_keys(r, tpath, trace,
              {"weights", "sublayers", "inference_layers", "graph", "losses", "num_outputs", "mask_inputs", "output_masks",
-              "inference_outputs"});
+              "inference_outputs", "weight_values"});
   std::vector<TracedWeight> weights;
   json options = json::object();  // add_weight's regularizers and constraints, as "<weight>_..." keys
   if (const json* ws = value(trace, "weights")) {
@@ -147,6 +147,7 @@ std::unique_ptr<Layer> read_traced_layer(const Reader& r, const Entry& e, const 
   auto layer = std::make_unique<TracedLayer>(e.name, e.cls, object.dump(), std::move(weights), std::move(m.graph),
                                              std::move(sublayers));
   read_traced_masks(r, tpath, trace, *layer);
+  read_traced_weight_values(r, tpath, trace, *layer);
   if (const json* losses = value(trace, "losses")) {  // add_loss in call (Note [Traced losses and metrics])
     const std::int64_t outputs = get_int(r, tpath, trace, "num_outputs", std::nullopt);
     layer->set_added_losses(operation_graph_from_keras_json(losses->dump(), r.where + ": " + tpath + ".losses"),

@@ -164,6 +164,19 @@ void read_traced_masks(const Reader& r, const std::string& tpath, const json& tr
   }
 }
 
+void read_traced_weight_values(const Reader& r, const std::string& tpath, const json& trace, TracedLayer& layer) {
+  const json* w = value(trace, "weight_values");
+  if (!w) return;
+  const std::string wpath = tpath + ".weight_values";
+  expect_object(r, wpath, *w);
+  check_keys(r, wpath, *w, {"graph", "losses"});
+  const json* graph = find(*w, "graph");
+  if (!graph || !graph->is_object()) r.invalid(wpath, "missing \"graph\" (the operations on the layer's weights)");
+  const std::int64_t losses = get_int(r, wpath, *w, "losses", std::int64_t{0});
+  auto values = operation_graph_from_keras_json(graph->dump(), r.where + ": " + wpath + ".graph");
+  with_path(r, tpath, layer.name(), [&] { layer.set_weight_values(std::move(values), static_cast<int>(losses)); });
+}
+
 std::shared_ptr<const OperationGraph> read_traced_activation(const Reader& r, const std::string& path,
                                                              const std::string& layer_class, const json& activation) {
   static const char* const kApplied[] = {"Dense",           "EinsumDense",     "Activation",      "Conv1D",

@@ -25,6 +25,12 @@ std::shared_ptr<const TracedMetric> traced_metric_from_keras_json(const keras_js
 // outputs after the call's are its computed masks), set on `layer`.
 void read_traced_masks(const keras_json::Reader& r, const std::string& tpath, const keras_json::json& trace,
                        TracedLayer& layer);
+// A traced layer's values computed from its weights alone (Note [Weight-only values] in
+// src/nn/traced_layer.cpp): the trace's "weight_values", {"graph": the operations from one
+// input per weight to the values, then the add_loss values, "losses": how many of its
+// outputs are add_loss values}, set on `layer`.
+void read_traced_weight_values(const keras_json::Reader& r, const std::string& tpath, const keras_json::json& trace,
+                               TracedLayer& layer);
 
 // A layer's "activation" given as a Python function (Note [Traced activations] in
 // src/nn/layer_graph.cpp): Keras's object for it with nnfit.keras's trace under

@@ -53,14 +53,16 @@ std::vector<int> OperationGraph::emit(Graph& g, const std::vector<int>& inputs, 
 void emit_added_losses(GraphBuilder& builder, const OperationGraph& losses, const std::vector<int>& feeds,
                        const std::string& prefix) {
   if (!builder.collect_losses()) return;
+  for (const int v : losses.emit(builder.graph(), feeds, prefix)) add_summed_loss(builder, v, prefix);
+}
+
+void add_summed_loss(GraphBuilder& builder, int value, const std::string& prefix) {
   Graph& g = builder.graph();
-  for (int v : losses.emit(g, feeds, prefix)) {
-    if (g.desc(v).dtype != DType::f32) v = g.add("cast", {v}, Attrs{{"dtype", std::string("float32")}}, prefix);
-    if (g.desc(v).shape.rank() > 0) {
-      v = g.add("reduce", {v}, Attrs{{"kind", std::string("sum")}, {"keepdims", std::int64_t{0}}}, prefix);
-    }
-    builder.add_loss(v);
+  if (g.desc(value).dtype != DType::f32) value = g.add("cast", {value}, Attrs{{"dtype", std::string("float32")}}, prefix);
+  if (g.desc(value).shape.rank() > 0) {
+    value = g.add("reduce", {value}, Attrs{{"kind", std::string("sum")}, {"keepdims", std::int64_t{0}}}, prefix);
   }
+  builder.add_loss(value);
 }
 
 }  // namespace nnfit

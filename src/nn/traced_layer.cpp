@@ -150,6 +150,15 @@ void TracedLayer::set_added_losses(std::shared_ptr<const OperationGraph> losses,
   num_outputs_ = outputs;
 }
 
+void TracedLayer::set_weight_values(std::shared_ptr<const OperationGraph> values, int losses) {
+  NNFIT_CHECK(values->num_inputs() == specs_.size() && losses >= 0 && static_cast<std::size_t>(losses) <= values->num_outputs(),
+              InvalidArgument, name(), " (", class_name_, "): its weight-only values' graph takes ", values->num_inputs(),
+              " inputs and gives ", values->num_outputs(), " values, for ", specs_.size(), " weights and ", losses,
+              " added losses");
+  weight_values_ = std::move(values);
+  weight_losses_ = losses;
+}
+
 std::vector<Shape> TracedLayer::compute_output_shapes(const std::vector<Shape>& inputs) const {
   check_inputs(inputs);
   std::vector<Shape> out;
@@ -183,8 +192,9 @@ void TracedLayer::build_for(const std::vector<Shape>& inputs, WeightFactory& wei
   }
   std::vector<const Weight*> own;
   for (const Weight& w : weights_) own.push_back(&w);
+  const std::size_t values = weight_values_ ? weight_values_->num_outputs() - static_cast<std::size_t>(weight_losses_) : 0;
   for (const auto& l : graph_.layers()) {
-    if (auto* op = dynamic_cast<Operation*>(l.get())) op->bind_variables(own);
+    if (auto* op = dynamic_cast<Operation*>(l.get())) op->bind_variables(own, &weight_value_nodes_, values);
   }
   graph_.build(weights);
   built_ = true;
@@ -225,6 +235,7 @@ std::vector<int> TracedLayer::call_masked(GraphBuilder& builder, const std::vect
                                     : (inference_first_ >= 0 ? static_cast<std::size_t>(inference_first_)
                                                              : graph_.outputs().size());
   for (std::size_t k = first; k < end; ++k) selected.push_back(k);
+  emit_weight_values(builder);
   std::vector<int> graph_masks;
   std::vector<int> out = graph_.emit_outputs(builder, feed, std::vector<int>(feed.size(), -1), selected, graph_masks);
   if (inference) {
@@ -245,6 +256,34 @@ std::vector<int> TracedLayer::call_masked(GraphBuilder& builder, const std::vect
   out.resize(calls);
   emit_added_losses(builder, *losses_, feeds, name() + "/add_loss");
   return out;
+}
+
+// Note [Weight-only values]: Keras users compute from a layer's weights alone inside call()
+// (a penalty `add_loss(1e-3 * ops.sum(ops.square(self.w)))`, a reparametrised kernel
+// `ops.softplus(self.w)`, a temperature `ops.exp(self.t)`), and Keras runs those ops on the
+// variables on every step. nnfit's layer graph cannot hold such a value: its values carry
+// the batch axis, and an operation whose output lacks it is refused. So nnfit.keras traces
+// the ops whose operands are only weights (or such values) into a graph of their own
+// (python/nnfit/keras/_weight_values.py), an OperationGraph over one input per weight with
+// no batch axis reserved, and an operation of the call that reads one of its values names
+// it as a `__variable__` argument past the weights (index weights + k), so the value enters
+// the call's operations as a weight does. Each call emits that graph once, on the layer's
+// graph variables (GraphBuilder::variable), before the call's graph: its ops are ordinary
+// engine ops of the step, planned, differentiated (the gradients reach the weights through
+// them) and run with no Python, once per step as Keras runs them; its add_loss outputs are
+// summed and added to the loss as Keras's _aggregate_additional_loss does. The alternative,
+// broadcasting a weight-only value to the batch inside the layer's graph, would compute it
+// once per sample and sum gradients over the batch for nothing.
+void TracedLayer::emit_weight_values(GraphBuilder& builder) {
+  weight_value_nodes_.clear();
+  if (!weight_values_) return;
+  std::vector<int> weights;
+  for (const Weight& w : weights_) weights.push_back(builder.variable(w));
+  std::vector<int> values = weight_values_->emit(builder.graph(), weights, name() + "/weights");
+  const auto first_loss = values.end() - weight_losses_;
+  weight_value_nodes_.assign(values.begin(), first_loss);
+  if (weight_losses_ == 0 || !builder.collect_losses()) return;
+  for (auto it = first_loss; it != values.end(); ++it) add_summed_loss(builder, *it, name() + "/add_loss");
 }
 
 std::vector<Weight*> TracedLayer::all_weights() {

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nnfit/backend/attrs.h"
@@ -53,10 +54,14 @@ class Operation final : public Layer {
 
   // Inside a traced layer's graph (Note [Traced layers] in src/nn/traced_layer.cpp): the
   // traced layer's weights, by index, that the operation's `__variable__` arguments read.
-  // The layer owns them and binds them after making them, before the first call.
+  // The layer owns them and binds them after making them, before the first call. An index
+  // from weights.size() on reads the layer's weight-only value index - weights.size()
+  // (Note [Weight-only values] in src/nn/traced_layer.cpp): the graph value `*values`
+  // holds while the layer emits its call (the layer owns the vector).
   // throws: InvalidArgument naming the operation when an argument's index or shape does
-  // not fit `weights`.
-  void bind_variables(const std::vector<const Weight*>& weights);
+  // not fit `weights` (and `values`).
+  void bind_variables(const std::vector<const Weight*>& weights, const std::vector<int>* values = nullptr,
+                      std::size_t num_values = 0);
   bool reads_variables() const;
 
   // saved_weights: none. The constants an operation's arguments hold (a number, an array)
@@ -83,6 +88,10 @@ class Operation final : public Layer {
   std::map<std::string, std::size_t> constant_weights_;
   // The traced layer's weights its variable arguments read, by the argument's key.
   std::map<std::string, const Weight*> variables_;
+  // The weight-only values its variable arguments read: argument key -> (index in *values_,
+  // the argument's position).
+  std::map<std::string, std::pair<std::size_t, std::size_t>> value_args_;
+  const std::vector<int>* values_ = nullptr;
 };
 
 // Whether nnfit implements Keras's operation class `class_name` (of a keras.src.ops.*

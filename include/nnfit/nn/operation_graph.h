@@ -62,5 +62,8 @@ class OperationGraph {
 class GraphBuilder;
 void emit_added_losses(GraphBuilder& builder, const OperationGraph& losses, const std::vector<int>& feeds,
                        const std::string& prefix);
+// One add_loss value `value` of `builder`'s graph, as float32 and summed to a scalar, handed
+// to builder.add_loss. requires: builder.collect_losses().
+void add_summed_loss(GraphBuilder& builder, int value, const std::string& prefix);
 
 }  // namespace nnfit

@@ -54,6 +54,13 @@ class TracedLayer final : public Layer {
     int index = 0;
   };
   void set_masks(std::vector<int> mask_inputs, std::vector<MaskSource> output_masks, int mask_outputs);
+  // Values computed from the layer's weights alone (Note [Weight-only values] in
+  // src/nn/traced_layer.cpp): `values` takes the layer's weights (one input per weight, in
+  // their order) and gives, first, the values the graph's operations read as variable
+  // indices weights.size() + k, then `losses` add_loss values, each summed and added to the
+  // model's loss (as set_added_losses' are). Emitted once per call, before the call's graph.
+  // throws: InvalidArgument when the graph's inputs are not one per weight.
+  void set_weight_values(std::shared_ptr<const OperationGraph> values, int losses);
   // A call traced in both modes with different graphs (Note [Traced layers in two modes]):
   // the graph's outputs from `first` on are the inference call's, as many as the call's.
   // Set after set_masks and set_added_losses.
@@ -83,6 +90,8 @@ class TracedLayer final : public Layer {
  private:
   // throws: InvalidArgument naming the layer when `inputs` differ from the traced inputs.
   void check_inputs(const std::vector<Shape>& inputs) const;
+  // Emits the weight-only values' graph on the layer's weights (and adds its losses).
+  void emit_weight_values(GraphBuilder& builder);
   // The graph's layers: the tracked sublayers in their order, then the others (operations,
   // layers made inside call) in graph order.
   std::vector<Layer*> ordered_layers() const;
@@ -102,6 +111,9 @@ class TracedLayer final : public Layer {
   std::vector<MaskSource> output_masks_;          // per call output; empty: none
   int mask_outputs_ = 0;                          // graph outputs after the call's that are masks
   int inference_first_ = -1;                      // the inference call's first graph output; -1: one graph
+  std::shared_ptr<const OperationGraph> weight_values_;  // Note [Weight-only values], or null
+  int weight_losses_ = 0;                                // its outputs that are add_loss values (its last ones)
+  std::vector<int> weight_value_nodes_;                  // its values in the graph being emitted now
 };
 
 }  // namespace nnfit

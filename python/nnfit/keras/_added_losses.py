@@ -8,7 +8,8 @@ of their own: from the values it reads that a layer or the call's input makes (i
 loss and adds it to the model's, as Keras adds a layer's losses. While a layer is traced,
 an operation that reduces the batch axis is given its shape by running it on arrays
 (``local_outputs``); if such a value reaches the layer's outputs, the model's reader
-refuses it, naming the operation."""
+refuses it, naming the operation. A value computed from the layer's weights alone goes to
+the layer's weight graph instead (Note [Weight-only values]), added once per call."""
 import numpy as np
 
 from nnfit.keras import _graph
@@ -24,12 +25,25 @@ def add_loss(layer, loss):
     if trace is None or trace.get("losses") is None:
         raise NotImplementedError(f"{where} is traced inside the layer's call(); nnfit adds a loss only from there "
                                   "(for a fixed penalty, use a regularizer or compute_loss)")
+    from nnfit.keras import _weight_values
     for t in _graph.flatten(loss):
-        if not isinstance(t, _graph.KerasTensor) or hasattr(t, "_variable_json"):
+        if hasattr(t, "_variable_json"):  # a weight itself: Keras adds it as a tensor (summed)
+            t = _as_weight_value(t)
+        if not isinstance(t, _graph.KerasTensor):
             raise ValueError(f"`add_loss()` can only be called from inside `build()` or `call()`, on a tensor input. "
                              f"Received invalid value: {t!r} ({where}: nnfit traces a value computed from the call's "
-                             "inputs with keras.ops)")
-        trace["losses"].append(t)
+                             "inputs or weights with keras.ops)")
+        if _weight_values.is_value(t):  # Note [Weight-only values]: summed into the loss once per call
+            _weight_values.check("add_loss", [t])
+            trace["weight_values"].losses.append(t)
+        else:
+            trace["losses"].append(t)
+
+
+def _as_weight_value(variable):
+    """add_loss(self.w): the weight as a weight-only value (an identity operation on it)."""
+    from nnfit.keras import ops
+    return ops.multiply(variable, 1.0)
 
 
 def local_outputs(op, node, count, args, eager_graph, run):
@@ -81,8 +95,10 @@ def feeds(losses, where):
         seen.add(node.id)
         for a in node.call_args:
             if hasattr(a, "_variable_json"):
-                raise NotImplementedError(f"{where}: add_loss of a value computed from the layer's weights is not "
-                                          "supported by nnfit yet (a weight-only graph); use the weight's regularizer")
+                raise NotImplementedError(
+                    f"{where}: add_loss of a value computed from both the call's inputs and the layer's weights "
+                    f"({layer.name}) is not supported by nnfit yet; add the inputs' part and the weights' part as two "
+                    "add_loss calls (a value of the weights alone is supported)")
         for x in _graph.flatten(node.inputs):
             visit(x)
 

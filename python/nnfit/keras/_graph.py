@@ -343,6 +343,13 @@ def infer_outputs(layer, node, count, local=False):
     from nnfit import _engine  # the extension loads only when a model is built
     _nnfit = _engine.get()
 
+    if not hasattr(layer, "_inbound"):  # a layer on a value of weights alone (Note [Weight-only values])
+        from nnfit.keras import _weight_values
+        try:
+            _weight_values.refuse_layer(layer.name, node.input_tensors())
+        except NotImplementedError:
+            layer._nodes.pop()
+            raise
     if UNBATCHED and not hasattr(layer, "_inbound"):  # a layer, not an operation
         layer._nodes.pop()
         raise NotImplementedError(f"{type(layer).__name__} {layer.name!r} is called inside a custom loss or metric; "

@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 
-from nnfit.keras import _graph, _state
+from nnfit.keras import _graph, _state, _weight_values
 from nnfit.keras._object import KerasObject, to_json_value
 from nnfit.keras._registration import registered_name_or_none
 
@@ -215,6 +215,7 @@ def call_symbolic(layer, inputs, args, kwargs):
     if kwargs.pop("mask", None) is not None:
         raise NotImplementedError(f"{where}: a mask= argument is not supported by nnfit for subclassed layers")
     flat = _graph.flatten(inputs)
+    _weight_values.refuse_layer(layer.name, flat)
     if not flat or not all(isinstance(t, _graph.KerasTensor) and not isinstance(t, LayerVariable) for t in flat):
         raise NotImplementedError(f"{where}: nnfit calls layers on symbolic tensors (keras.Input(...) and layer "
                                   "outputs); build a model and use predict() for arrays")
@@ -321,7 +322,8 @@ def _trace(layer, flat, inputs, args, kwargs, masked=None):
         try:
             tensors = [InputLayer(batch_shape=(None,) + tuple(t.shape[1:]), dtype=t.dtype,
                                   name=f"{layer.name}_input_{i}")._nodes[0].outputs[0] for i, t in enumerate(flat)]
-            _TRACES.append({"training": training, "inference": set(), "layer": layer, "inputs": tensors, "losses": []})
+            _TRACES.append({"training": training, "inference": set(), "layer": layer, "inputs": tensors, "losses": [],
+                            "weight_values": _weight_values.WeightTrace(layer)})
             structured = list(tensors) if isinstance(inputs, (list, tuple)) else tensors[0]
             call_kwargs = dict(kwargs)
             if _takes(layer.call, "training"):
@@ -342,10 +344,7 @@ def _trace(layer, flat, inputs, args, kwargs, masked=None):
         if isinstance(outputs, dict):
             raise NotImplementedError(f"{where}: call() returns a dict; nnfit's subclassed layers return a tensor or "
                                       "a list of them")
-        for o in outs:
-            if isinstance(o, LayerVariable) or not isinstance(o, _graph.KerasTensor):
-                raise TypeError(f"{where}: call() must return symbolic tensors computed from its inputs with keras.ops "
-                                f"and layers, got {o!r}")
+        _check_outputs(outs, where)
         losses = None
         mask_info, mask_outs = _mask_entries(out_masks, masks, len(outs), where)
         feeds = _added_losses_feeds(trace, where)
@@ -359,17 +358,21 @@ def _trace(layer, flat, inputs, args, kwargs, masked=None):
             graph = _graph.functional_config(f"{layer.name}_call", tensors + fed, outs + mask_outs)
         if fed:
             mask_info["mask_inputs"] = [i for i, m in enumerate(masks) if any(m is f for f in fed)]
-        results.append(({"graph": graph, "losses": losses, **mask_info}, trace["inference"], outs, structure))
+        values = trace["weight_values"].config(f"{where}: call()")
+        results.append(({"graph": graph, "losses": losses, "weight_values": values, **mask_info}, trace["inference"],
+                        outs, structure))
     (both, inference, outs, structure), (other, _, _, _) = results
-    graph, losses = both["graph"], both["losses"]
+    graph, losses, values = both["graph"], both["losses"], both["weight_values"]
     two_modes = None
     if _canonical(both) != _canonical(other):
-        if losses is not None or other["losses"] is not None or "mask_inputs" in both or "output_masks" in both:
+        added = [v["losses"] for v in (values, other["weight_values"]) if v is not None]
+        if losses is not None or other["losses"] is not None or any(added) or "mask_inputs" in both or \
+                "output_masks" in both:
             raise NotImplementedError(
                 f"{where}: call() makes different graphs with training=True and training=False (it branches on "
                 "`training`) and uses masks or add_loss, which nnfit does not trace in two modes yet: pass training "
                 "to sublayers (Dropout, BatchNormalization, ...) instead of branching on it")
-        graph, inference, two_modes = _trace_two_modes(layer, flat, inputs, args, kwargs, outs)
+        graph, inference, two_modes, values = _trace_two_modes(layer, flat, inputs, args, kwargs, outs)
     paths = _sublayer_paths(layer)
     _adopt_sublayers(layer)
     trace = {"weights": [v._spec for v in layer._ordered_variables()],
@@ -380,15 +383,31 @@ def _trace(layer, flat, inputs, args, kwargs, masked=None):
         trace["inference_outputs"] = two_modes
     if losses is not None:
         trace.update(losses=losses, num_outputs=len(outs))
+    if values is not None:  # Note [Weight-only values]
+        trace["weight_values"] = values
     return trace, outs, structure
+
+
+def _check_outputs(outs, where):
+    for o in outs:
+        if _weight_values.is_value(o):
+            raise NotImplementedError(
+                f"{where}: call() returns {o.name!r}, a value computed from the layer's weights alone (no batch axis); "
+                "nnfit's layer outputs carry the batch: combine it with the inputs (ops.add, ops.multiply, "
+                "ops.matmul, ...), e.g. ops.zeros_like(x) + value for an input x")
+        if isinstance(o, LayerVariable) or not isinstance(o, _graph.KerasTensor):
+            raise TypeError(f"{where}: call() must return symbolic tensors computed from its inputs with keras.ops "
+                            f"and layers, got {o!r}")
 
 
 def _trace_two_modes(layer, flat, inputs, args, kwargs, training_outs):
     """A call that branches on `training` (Note [Traced layers in two modes] in
     src/nn/traced_layer.cpp): both calls on the same symbolic inputs, one graph whose outputs
     are the training call's, then the inference call's. Returns (graph, the sublayers called
-    with training=False in the training call, the first inference output's index)."""
+    with training=False in the training call, the first inference output's index, the
+    weight-only values both calls read)."""
     from nnfit.keras.layers import InputLayer
+    weights = _weight_values.WeightTrace(layer)
     where = f"{type(layer).__name__} {layer.name!r}"
     saved = _state.push_names()
     try:
@@ -397,7 +416,8 @@ def _trace_two_modes(layer, flat, inputs, args, kwargs, training_outs):
         structured = list(tensors) if isinstance(inputs, (list, tuple)) else tensors[0]
         made = []
         for training in (True, False):
-            _TRACES.append({"training": training, "inference": set(), "layer": layer, "inputs": tensors, "losses": []})
+            _TRACES.append({"training": training, "inference": set(), "layer": layer, "inputs": tensors, "losses": [],
+                            "weight_values": weights})
             try:
                 outputs = layer.call(structured, *args,
                                      **(dict(kwargs, training=training) if _takes(layer.call, "training") else kwargs))
@@ -406,16 +426,13 @@ def _trace_two_modes(layer, flat, inputs, args, kwargs, training_outs):
     finally:
         _state.pop_names(saved)
     (train, train_trace), (infer, _) = made
-    for o in train + infer:
-        if isinstance(o, LayerVariable) or not isinstance(o, _graph.KerasTensor):
-            raise TypeError(f"{where}: call() must return symbolic tensors computed from its inputs with keras.ops "
-                            f"and layers, got {o!r}")
+    _check_outputs(train + infer, where)
     shapes = [(tuple(o.shape), o.dtype) for o in train]
     if [(tuple(o.shape), o.dtype) for o in infer] != shapes or shapes != [(tuple(o.shape), o.dtype) for o in training_outs]:
         raise NotImplementedError(f"{where}: call() gives outputs of other shapes or dtypes with training=False than "
                                   f"with training=True ({[tuple(o.shape) for o in infer]} and {[s for s, _ in shapes]})")
     graph = _graph.functional_config(f"{layer.name}_call", tensors, train + infer)
-    return graph, train_trace["inference"], len(train)
+    return graph, train_trace["inference"], len(train), weights.config(f"{where}: call()")
 
 
 def _added_losses_feeds(trace, where):

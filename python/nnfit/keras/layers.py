@@ -58,9 +58,12 @@ class Layer(LayerAttributes, LayerWeights, KerasObject):
         self.trainable = bool(self._args.get("trainable", True))
 
     def _init_custom(self, *args, trainable=True, name=None, dtype=None, autocast=True, input_shape=None,
-                     input_dim=None, batch_input_shape=None, batch_size=None, **kwargs):
-        """Keras's Layer.__init__ for a user's subclass."""
+                     input_dim=None, batch_input_shape=None, batch_size=None, activity_regularizer=None, **kwargs):
+        """Keras's Layer.__init__ for a user's subclass (its config's activity_regularizer: None only)."""
         cls = type(self).__name__
+        if activity_regularizer is not None:
+            raise NotImplementedError(f"{cls}: activity_regularizer on a subclassed layer is not supported by nnfit "
+                                      "(add the penalty with self.add_loss in call())")
         if args or kwargs:
             raise TypeError(f"{cls}: unrecognized arguments to Layer.__init__: "
                             f"{list(args) + sorted(kwargs)} (pass your own arguments to your __init__)")

@@ -13,7 +13,8 @@
 // inferred on scratch graphs of batch 2 and 3, and an operation that reduces or moves
 // axis 0 is refused, naming it, because a model's tensors are batched. Inside a traced
 // layer's graph an argument may be one of that layer's weights (`__variable__`), read
-// like a constant but bound to the layer's trainable weight (Note [Traced layers]).
+// like a constant but bound to the layer's trainable weight (Note [Traced layers]), or a
+// value the layer computes from its weights alone (Note [Weight-only values]).
 #include "nnfit/nn/operation.h"
 
 #include <algorithm>
@@ -116,14 +117,21 @@ void Operation::build_for(const std::vector<Shape>& inputs, WeightFactory& weigh
   built_ = true;
 }
 
-void Operation::bind_variables(const std::vector<const Weight*>& weights) {
+void Operation::bind_variables(const std::vector<const Weight*>& weights, const std::vector<int>* values,
+                               std::size_t num_values) {
   variables_.clear();
+  value_args_.clear();
+  values_ = values;
   for (std::size_t k = 0; k < args_.size(); ++k) {
     const OperationArg& a = args_[k];
     if (a.kind != OperationArg::Kind::variable) continue;
-    NNFIT_CHECK(a.variable >= 0 && static_cast<std::size_t>(a.variable) < weights.size(), InvalidArgument, name(), " (",
-                class_name_, "): argument ", k, " reads weight ", a.variable, " of a traced layer that has ",
-                weights.size());
+    NNFIT_CHECK(a.variable >= 0 && static_cast<std::size_t>(a.variable) < weights.size() + num_values, InvalidArgument,
+                name(), " (", class_name_, "): argument ", k, " reads weight ", a.variable, " of a traced layer that has ",
+                weights.size(), num_values > 0 ? " weights and " + std::to_string(num_values) + " weight-only values" : "");
+    if (static_cast<std::size_t>(a.variable) >= weights.size()) {  // Note [Weight-only values]
+      value_args_["arg" + std::to_string(k)] = {static_cast<std::size_t>(a.variable) - weights.size(), k};
+      continue;
+    }
     const Weight* w = weights[static_cast<std::size_t>(a.variable)];
     NNFIT_CHECK(w->value.shape() == Shape(a.shape), InvalidArgument, name(), " (", class_name_, "): argument ", k,
                 " reads ", w->name, " as ", Shape(a.shape).to_string(), " but it is ", w->value.shape().to_string());
@@ -139,6 +147,16 @@ bool Operation::reads_variables() const {
 std::vector<int> Operation::call_on(GraphBuilder& builder, const std::vector<int>& inputs) {
   const ConstantFn constant = [&](const std::string& key) {
     if (auto v = variables_.find(key); v != variables_.end()) return builder.variable(*v->second);
+    if (auto v = value_args_.find(key); v != value_args_.end()) {  // Note [Weight-only values]
+      const auto [index, k] = v->second;
+      NNFIT_CHECK(values_ && index < values_->size(), InvalidArgument, name(), " (", class_name_,
+                  "): reads a weight-only value its traced layer has not emitted");
+      const int value = (*values_)[index];
+      NNFIT_CHECK(builder.graph().desc(value).shape == Shape(args_[k].shape), InvalidArgument, name(), " (",
+                  class_name_, "): argument ", k, " reads a weight-only value as ", Shape(args_[k].shape).to_string(),
+                  " but it is ", builder.graph().desc(value).shape.to_string());
+      return value;
+    }
     auto it = constant_weights_.find(key);
     NNFIT_CHECK(it != constant_weights_.end(), InvalidArgument, name(), " (", class_name_, "): no constant \"", key,
                 "\"", reads_variables() ? " (a traced layer's weight: the operation must be inside that layer)" : "");

@@ -197,10 +197,14 @@ def _symbolic_norm(x, ord, axis, keepdims):  # noqa: A002
     """A vector norm over one non-batch axis with the engine's reductions (exact): 2 (the
     default), 1, inf, -inf, 0 and other p; matrix norms are refused."""
     from nnfit.keras import ops
+    from nnfit.keras._weight_values import is_value
+    if axis is None and (ord is None or (ord == "fro" and x.ndim == 2)) and (hasattr(x, "_variable_json") or is_value(x)):
+        out = ops.sqrt(ops.sum(ops.square(x)))  # a weight's (Note [Weight-only values]): every entry, flattened
+        return ops.reshape(out, (1,) * x.ndim) if keepdims else out
     if axis is None or not isinstance(axis, int):
         raise NotImplementedError("keras.ops.norm on a symbolic tensor is supported by nnfit for one axis (a vector "
-                                  "norm over a non-batch axis); matrix norms and norms over every axis work on "
-                                  "arrays only")
+                                  "norm over a non-batch axis) and, on a layer's weights, over every entry; matrix "
+                                  "norms and norms over every axis of the batch work on arrays only")
     a = ops.abs(x)
     if ord is None or ord == 2:
         return ops.sqrt(ops.sum(ops.square(x), axis=axis, keepdims=keepdims))

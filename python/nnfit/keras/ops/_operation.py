@@ -181,7 +181,17 @@ def _unwrap_variables(args):
 
 
 def _symbolic(module, class_name, snake, args, config, kwargs, dtype, count=1):
+    from nnfit.keras import _weight_values
     _check_variables(snake, args)
+    _weight_values.check(snake, args)
+    if _weight_values.weight_only(args):  # Note [Weight-only values]
+        return _weight_values.record(snake, args,
+                                     lambda fixed: _record(module, class_name, snake, fixed, config, kwargs, dtype, count))
+    return _record(module, class_name, snake, _weight_values.as_arguments(snake, args), config, kwargs, dtype, count)
+
+
+def _record(module, class_name, snake, args, config, kwargs, dtype, count):
+    """The operation's node on `args` (symbolic tensors, weights, numbers, ...) and its outputs."""
     op = Operation(module, class_name, snake, config, dtype, count)
     fixed = []
     for a in args:
@@ -227,24 +237,17 @@ def _is_variable(a):
 
 
 def _check_variables(snake, args):
-    """A weight of a subclassed layer (add_weight's) is an operand inside that layer's call,
-    beside at least one tensor computed from the call's inputs."""
+    """A weight of a subclassed layer (add_weight's) is an operand inside that layer's call:
+    beside tensors computed from the call's inputs, or alone (Note [Weight-only values])."""
     from nnfit.keras import _tracing
     variables = [a for a in args if _is_variable(a)]
-    if not variables:
-        return
+    variables += [t for a in args if isinstance(a, list) for t in a if _is_variable(t)]
     trace = _tracing.current_trace()
     for v in variables:
         if trace is None or v._layer is not trace["layer"]:
             raise NotImplementedError(
                 f"keras.ops.{snake}: {v.path} is a weight of layer {v._layer.name!r}; nnfit reads a weight only in "
                 "its own layer's call (share a layer rather than its weights)")
-    flat = [t for a in args for t in (a if isinstance(a, list) else [a])]
-    if not any(is_symbolic(t) and not _is_variable(t) for t in flat):
-        raise NotImplementedError(
-            f"keras.ops.{snake}: an operation on weights alone ({', '.join(v.path for v in variables)}) is not "
-            "supported by nnfit, whose graph values carry the batch axis: combine the weight with a tensor computed "
-            "from the inputs in the same operation, or make the transformed value the weight itself")
 
 
 def _as_array(x, where):
