@@ -181,9 +181,9 @@ class StepEngine {
   // length); none when they vary per batch (Note [Shapes known per batch]).
   std::optional<SampleShapes> fixed_samples(const data::Dataset& data) const;
   // Whether a dataset's elements bring sample weights: a component after x and y, as
-  // (x, y, sample_weight).
+  // (x, y, sample_weight) (after x alone for a model that takes no targets).
   bool carries_sample_weights(const data::Dataset& data) const {
-    return data.element_spec().size() > model_.num_inputs() + model_.num_outputs();
+    return data.element_spec().size() > model_.num_inputs() + model_.num_targets();
   }
   // Called before each program a step runs; `update_only`: the program is all optimizer
   // update (an accumulated step's last one), whatever its nodes' names say.
