@@ -51,7 +51,9 @@ SampleShapes StepEngine::element_samples(const data::Element& element, const cha
 
 StepEngine::Entry& StepEngine::stage_element(const data::Element& element, const char* what, std::int64_t index) {
   const bool training = std::strcmp(what, "training") == 0;
-  const std::size_t n_in = model_.num_inputs(), n_out = model_.num_targets();
+  // Sample weights follow one target per output, read or not: Keras's (x, y, sample_weight),
+  // whose y a model that takes no targets ignores (carries_sample_weights).
+  const std::size_t n_in = model_.num_inputs(), n_out = model_.num_outputs();
   const SampleShapes samples = element_samples(element, what, index);
   const std::int64_t rows = element[0].shape()[0];
   Entry& e = entry_or_split(training, rows, what, samples);

@@ -35,6 +35,12 @@ class AE(keras.Model):
         return ops.mean(ops.square(x - y_pred))
 
 
+class WeightedAE(AE):
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        err = ops.mean(ops.square(x - y_pred), axis=-1)
+        return ops.mean(err if sample_weight is None else err * sample_weight)
+
+
 def built(model, x):
     model.predict(x[:1], verbose=0)
     rng = np.random.default_rng(1)
@@ -72,8 +78,28 @@ def test_a_dataset_of_inputs_alone_trains_an_autoencoder(data):
     x, _, _ = data
     m = built(AE(), x)
     m.compile(optimizer=keras.optimizers.SGD(0.1))
+    start = m.get_weights()
     h = m.fit(Dataset.from_tensor_slices(x).batch(10), epochs=2, verbose=0)
     assert len(h.history["loss"]) == 2 and h.history["loss"][1] < h.history["loss"][0]
+    # (x, y) batches as Keras reads them: y goes to compute_loss, which does not read it.
+    m.set_weights(start)
+    again = m.fit(Dataset.from_tensor_slices((x, x * 5.0)).batch(10), epochs=2, verbose=0)
+    np.testing.assert_allclose(again.history["loss"], h.history["loss"], rtol=1e-6)
+    # (x, y, sample_weight): the weights after the unread y.
+    m = built(WeightedAE(), x)
+    m.compile(optimizer=keras.optimizers.SGD(0.1))
+    weights = np.linspace(0.0, 2.0, len(x)).astype("float32")
+    weighted = m.evaluate(Dataset.from_tensor_slices((x, x, weights)).batch(40), verbose=0)
+    assert weighted == pytest.approx(m.evaluate(x, sample_weight=weights, batch_size=40, verbose=0), rel=1e-6)
+    assert weighted != pytest.approx(m.evaluate(x, batch_size=40, verbose=0), rel=1e-3)
+
+
+def test_validation_weights_without_targets_are_refused_by_name(data):
+    x, _, w = data
+    m = built(AE(), x)
+    m.compile(optimizer="sgd")
+    with pytest.raises(NotImplementedError, match=r"validation sample weights .* for AE, whose compute_loss reads no"):
+        m.fit(x, sample_weight=w, validation_split=0.25, verbose=0)
 
 
 class Mixed(keras.Model):

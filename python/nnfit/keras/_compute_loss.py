@@ -153,3 +153,13 @@ def targets(model, y, what, name="y"):
                          "from x and y_pred alone to train without targets)")
     raise ValueError(f"{what}: no targets y were given, and the compiled metrics read them ({cls}.compute_loss reads "
                      "none); pass y, or compile without metrics")
+
+
+def no_weights_without_targets(model, ys, sample_weight):
+    """Validation arrays become a dataset of (x, y, sample_weight) rows, where weights follow
+    one target per output: without targets there is no place for them."""
+    if not ys and sample_weight is not None:
+        raise NotImplementedError(
+            f"fit: validation sample weights (validation_data's third array or validation_split with sample_weight) "
+            f"for {type(model).__name__}, whose compute_loss reads no targets, are not supported by nnfit yet; "
+            "validate without weights, or pass validation_data as an nnfit.data.Dataset of (x, y, sample_weight)")

@@ -63,8 +63,6 @@ class Batches:
             if k == 0 and self._transform is not None:
                 parts += [_array(v, where) for v in self._transform(part)]
                 continue
-            if k == 1 and count == 0:  # a compute_loss reading no y: the model takes no targets
-                continue
             items = _graph.flatten(list(part.values()) if isinstance(part, dict) else part) \
                 if isinstance(part, (list, dict)) or (isinstance(part, tuple) and count > 1) else [part]
             if len(items) != count:

@@ -358,6 +358,7 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
             (xs, ys, sw), validation = _training.split_validation(xs, ys, sw, validation_split)
         if isinstance(validation, tuple):
             vx, vy, vsw = validation
+            _compute_loss.no_weights_without_targets(self, vy, vsw)
             if len(vx) == 1 and len(vy) == 1:
                 validation = (vx[0], vy[0], vsw)
             else:  # several inputs or outputs: the engine validates on a dataset of their rows
@@ -424,8 +425,7 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
         if self._prefix is not None:
             prefix = self._prefix
             transform = lambda part: prefix.run(prefix.user_arrays(part, what))  # noqa: E731
-        targets = len(self._output_names()) if self._takes_targets else 0
-        return _py_batches.Batches(x, len(self._input_names()), targets, what, transform=transform)
+        return _py_batches.Batches(x, len(self._input_names()), len(self._output_names()), what, transform=transform)
 
     def _input_names_for(self, x):
         if self._untraced:
