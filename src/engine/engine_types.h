@@ -276,7 +276,8 @@ struct StepEngine::Totals {
 
   explicit Totals(const Model& model)
       : metrics(fit_data::make_output_metrics(model.compile_options(), model.output_shapes(), model.output_names())) {
-    if (model.num_outputs() > 1) output_names = model.output_names();
+    // A compute_loss is one loss for the model: Keras logs no per-output losses with it.
+    if (model.num_outputs() > 1 && !model.compile_options().computes_loss()) output_names = model.output_names();
     output_loss_sums.assign(output_names.size(), 0.0);
   }
   void reset() {

@@ -18,11 +18,13 @@ namespace nnfit {
 using namespace fit_data;
 
 SampleShapes StepEngine::element_samples(const data::Element& element, const char* what, std::int64_t index) const {
-  const std::size_t n_in = model_.num_inputs(), n_out = model_.num_outputs();
+  // Targets: one per output, none for a compute_loss that reads no y (Model::num_targets).
+  const std::size_t n_in = model_.num_inputs(), n_out = model_.num_targets();
   NNFIT_CHECK(element.size() >= n_in + n_out, InvalidArgument, what, " batch ", index + 1, " has ", element.size(),
               " component(s); fit and evaluate need ",
-              n_in + n_out == 2 ? std::string("(x, y)")
-                                : std::to_string(n_in + n_out) + " (one per model input, then one target per output)");
+              n_in + n_out == 2   ? std::string("(x, y)")
+              : n_out == 0        ? std::to_string(n_in) + " (one per model input; its compute_loss reads no targets)"
+                                  : std::to_string(n_in + n_out) + " (one per model input, then one target per output)");
   const std::vector<Shape> in_shapes = model_.input_shapes();
   SampleShapes samples;
   const std::int64_t rows = element[0].shape().rank() >= 1 ? element[0].shape()[0] : 0;
@@ -49,6 +51,8 @@ SampleShapes StepEngine::element_samples(const data::Element& element, const cha
 
 StepEngine::Entry& StepEngine::stage_element(const data::Element& element, const char* what, std::int64_t index) {
   const bool training = std::strcmp(what, "training") == 0;
+  // Sample weights follow one target per output, read or not: Keras's (x, y, sample_weight),
+  // whose y a model that takes no targets ignores (carries_sample_weights).
   const std::size_t n_in = model_.num_inputs(), n_out = model_.num_outputs();
   const SampleShapes samples = element_samples(element, what, index);
   const std::int64_t rows = element[0].shape()[0];

@@ -329,6 +329,9 @@ struct StepEngine::WeightingScope {
     NNFIT_CHECK(!classes || m.model_.num_outputs() == 1, InvalidArgument,
                 "class_weight needs a model with one output; this one has ", m.model_.num_outputs(),
                 " (give sample weights instead)");
+    NNFIT_CHECK(!classes || m.model_.num_targets() == 1, InvalidArgument,
+                "class_weight reads the classes of the targets, and this model's compute_loss takes none (give "
+                "sample weights instead)");
     for (const auto& [cls, w] : options.class_weight) {
       NNFIT_CHECK(cls >= 0 && w >= 0.0, InvalidArgument, "class_weight: class ", cls, " has weight ", w,
                   "; classes and weights must be non-negative");
@@ -355,8 +358,8 @@ History StepEngine::fit(const std::vector<Tensor>& x_in, const std::vector<Tenso
   if (given_weights) check_sample_weights(options.sample_weight, n, "sample_weight");
   WeightingScope weighting(*this, options, given_weights);
   // The dataset of the first input and target fixes each epoch's order; every tensor is
-  // gathered in that order.
-  data::InMemoryDataset ds(d.x[0], d.y[0]);
+  // gathered in that order (the input alone orders a model that takes no targets).
+  data::InMemoryDataset ds(d.x[0], d.y.empty() ? d.x[0] : d.y[0]);
 
   const std::int64_t bs = std::min(options.batch_size, n);
   const std::int64_t steps = (n + bs - 1) / bs;

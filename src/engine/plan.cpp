@@ -59,8 +59,16 @@ std::unique_ptr<StepEngine::Entry> StepEngine::plan_entry(int mode_value, std::i
       e->sample_weight = g.add_input("sample_weight", {Shape{batch}, DType::f32});
     }
     std::vector<int> weighted;
-    for (std::size_t i = 0; i < e->preds.size(); ++i) {
-      const Loss& loss = model_.compile_options_.loss_for(i);
+    const CompileOptions& co = model_.compile_options_;
+    if (co.computes_loss()) {  // one loss over the whole model (Note [compute_loss in the step])
+      for (std::size_t i = 0; i < model_.num_targets(); ++i) {
+        const std::string prefix = e->preds.size() > 1 ? names[i] + "/" : "";
+        e->ys.push_back(g.add_input(prefix + "y", co.loss.target_desc(g.desc(e->preds[i]), i)));
+      }
+      weighted.push_back(co.loss.emit_compute_loss(g, e->xs, e->ys, e->preds, e->sample_weight));
+    }
+    for (std::size_t i = 0; i < e->preds.size() && !co.computes_loss(); ++i) {
+      const Loss& loss = co.loss_for(i);
       const std::string prefix = e->preds.size() > 1 ? names[i] + "/" : "";
       e->ys.push_back(g.add_input(prefix + "y", loss.target_desc(g.desc(e->preds[i]))));
       const int l = loss.emit(g, e->preds[i], e->ys.back(), e->sample_weight);

@@ -166,11 +166,27 @@ void StepEngine::compile(CompileOptions options) {
   model_.compile_options_.optimizer = optimizer_->options();
   // Validate the losses and metrics against the outputs now, not at the first step.
   const std::vector<Shape> outs = model_.output_shapes();
+  const CompileOptions& co = model_.compile_options_;
+  if (co.computes_loss()) {  // its graph over the model's inputs, targets and outputs
+    Graph probe;
+    std::vector<int> xs, ys, preds;
+    const std::vector<Shape> ins = model_.input_shapes();
+    for (std::size_t i = 0; i < ins.size(); ++i) {
+      xs.push_back(probe.add_input("x" + std::to_string(i), {fit_data::one_prediction(ins[i]).shape, DType::f32}));
+    }
+    for (std::size_t i = 0; i < outs.size(); ++i) {
+      preds.push_back(probe.add_input("pred" + std::to_string(i), fit_data::one_prediction(outs[i])));
+      if (model_.num_targets()) {
+        ys.push_back(probe.add_input("y" + std::to_string(i), co.loss.target_desc(probe.desc(preds.back()), i)));
+      }
+    }
+    co.loss.emit_compute_loss(probe, xs, ys, preds);
+  }
   for (std::size_t i = 0; i < outs.size(); ++i) {
     const TensorDesc pred = fit_data::one_prediction(outs[i]);
-    const Loss& loss = model_.compile_options_.loss_for(i);
+    const Loss& loss = co.loss_for(i);
     Graph probe;
-    loss.emit(probe, probe.add_input("pred", pred), probe.add_input("y", loss.target_desc(pred)));
+    if (!co.computes_loss()) loss.emit(probe, probe.add_input("pred", pred), probe.add_input("y", loss.target_desc(pred)));
     for (const bool weighted : {false, true}) {
       // Named by its place in the compile options: "metrics[k]", or "metrics[i][k]" per output.
       const auto& per = weighted ? model_.compile_options_.output_weighted_metrics : model_.compile_options_.output_metrics;
@@ -179,7 +195,7 @@ void StepEngine::compile(CompileOptions options) {
       const auto& specs = model_.compile_options_.metrics_for(i, weighted);
       for (std::size_t k = 0; k < specs.size(); ++k) {
         try {
-          Metric(specs[k], loss, pred);
+          Metric(specs[k], loss.for_output(i), pred);
         } catch (const InvalidArgument& e) {
           throw InvalidArgument(key + "[" + std::to_string(k) + "]: " + e.what(), e.hint());
         }

@@ -181,7 +181,8 @@ class StepEngine {
   // length); none when they vary per batch (Note [Shapes known per batch]).
   std::optional<SampleShapes> fixed_samples(const data::Dataset& data) const;
   // Whether a dataset's elements bring sample weights: a component after x and y, as
-  // (x, y, sample_weight).
+  // (x, y, sample_weight). A model that takes no targets (a compute_loss reading no y)
+  // takes (x), or (x, y) and (x, y, sample_weight) with y unread, as Keras reads a batch.
   bool carries_sample_weights(const data::Dataset& data) const {
     return data.element_spec().size() > model_.num_inputs() + model_.num_outputs();
   }

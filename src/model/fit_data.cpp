@@ -128,7 +128,7 @@ std::vector<OutputMetric> make_output_metrics(const CompileOptions& co, const st
   for (const bool weighted : {false, true}) {
     for (std::size_t i = 0; i < output_shapes.size(); ++i) {
       for (const MetricSpec& spec : co.metrics_for(i, weighted)) {
-        Metric m(spec, co.loss_for(i), one_prediction(output_shapes[i]));
+        Metric m(spec, co.loss_for(i).for_output(i), one_prediction(output_shapes[i]));
         const std::string prefix = several ? output_names[i] + "_" : "";
         std::string key = prefix + m.name();
         // Keras's CompileMetrics.result: a weighted metric whose name is taken becomes
@@ -229,11 +229,16 @@ PreparedData prepare_data(const std::vector<Tensor>& x_in, const std::vector<Ten
   const std::vector<Shape> output_shapes = model.output_shapes_for(d.samples);
   d.n = d.x[0].shape()[0];
   NNFIT_CHECK(d.n > 0, InvalidArgument, empty_message);
+  if (!co.takes_targets()) {  // a compute_loss that reads no y (Note [compute_loss in the step])
+    NNFIT_CHECK(y_in.empty(), InvalidArgument, "the model's compute_loss reads no targets and no metric does, but ",
+                y_in.size(), " target tensor(s) were given; give none");
+    return d;
+  }
   NNFIT_CHECK(y_in.size() == output_shapes.size(), InvalidArgument, "the model has ", output_shapes.size(),
               " output(s) but ", y_in.size(), " target tensor(s) were given");
   for (std::size_t i = 0; i < y_in.size(); ++i) {
     try {
-      d.y.push_back(prepare_targets(y_in[i], co.loss_for(i).target_desc(one_prediction(output_shapes[i])), d.n));
+      d.y.push_back(prepare_targets(y_in[i], co.loss_for(i).target_desc(one_prediction(output_shapes[i]), i), d.n));
     } catch (const InvalidArgument& e) {
       if (y_in.size() == 1) throw;
       throw InvalidArgument("targets " + std::to_string(i) + ": " + e.what(), e.hint());

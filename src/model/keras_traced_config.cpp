@@ -57,7 +57,8 @@ Loss traced_loss_from_keras_json(const Reader& r, const json& j, const std::stri
   const json& t = j["nnfit_trace"];
   const std::string p = "nnfit_trace";
   expect_object(r, p, t);
-  check_keys(r, p, t, {"name", "reduction", "y_true_shape", "graph", "weighted_graph", "keras_form"});
+  check_keys(r, p, t, {"name", "reduction", "y_true_shape", "graph", "weighted_graph", "keras_form", "x_inputs",
+                       "y_true_shapes"});
   Loss loss;
   loss.kind = "custom";
   loss.name = get_string(r, p, t, "name", "loss");
@@ -69,11 +70,29 @@ Loss traced_loss_from_keras_json(const Reader& r, const json& j, const std::stri
                   "use sum_over_batch_size (Keras's default), mean, sum or mean_with_sample_weight");
   }
   if (loss.reduction == "mean") loss.reduction = "sum_over_batch_size";  // Keras treats them alike
-  loss.target_shape = read_shape(r, p, t, "y_true_shape");
-  loss.traced = read_graph(r, p, t, "graph", where, 2, "a loss (y_true, y_pred)");
+  std::size_t inputs = 2;  // y_true, y_pred
+  const char* what = "a loss (y_true, y_pred)";
+  const char* weighted_what = "a loss (y_true, y_pred, sample_weight)";
+  if (loss.computes_loss()) {  // (x..., y..., y_pred...): Note [compute_loss in the step]
+    const json* x = find(t, "x_inputs");
+    const json* ys = find(t, "y_true_shapes");
+    if (!x || !x->is_number_integer() || x->get<std::int64_t>() < 0) r.invalid(p, "\"x_inputs\" must be a count");
+    if (!ys || !ys->is_array() || ys->empty()) r.invalid(p, "\"y_true_shapes\" must list one shape per output");
+    loss.compute_loss_inputs = x->get<std::size_t>();
+    for (std::size_t i = 0; i < ys->size(); ++i) {
+      loss.target_shapes.push_back(read_shape(r, p + ".y_true_shapes", json{{"shape", (*ys)[i]}}, "shape"));
+    }
+    loss.target_shape = loss.target_shapes[0];
+    inputs = loss.compute_loss_inputs + 2 * loss.target_shapes.size();
+    what = "compute_loss (x..., y..., y_pred...)";
+    weighted_what = "compute_loss (x..., y..., y_pred..., sample_weight)";
+  } else {
+    loss.target_shape = read_shape(r, p, t, "y_true_shape");
+  }
+  loss.traced = read_graph(r, p, t, "graph", where, inputs, what);
   if (loss.traced->num_outputs() != 1) r.invalid(p + ".graph", "a loss's graph gives one value");
   if (find(t, "weighted_graph")) {
-    loss.traced_weighted = read_graph(r, p, t, "weighted_graph", where, 3, "a loss (y_true, y_pred, sample_weight)");
+    loss.traced_weighted = read_graph(r, p, t, "weighted_graph", where, inputs + 1, weighted_what);
     if (loss.traced_weighted->num_outputs() != 1) r.invalid(p + ".weighted_graph", "a loss's graph gives one value");
   }
   // A compute_loss override is no object of Keras's compile_config: its file keeps what the

@@ -100,10 +100,11 @@ Loss Loss::from_name(const std::string& name, bool from_logits) {
                         " (or their Keras class names; mse, mae, mape, msle, kld, logcosh)");
 }
 
-TensorDesc Loss::target_desc(const TensorDesc& pred) const {
+TensorDesc Loss::target_desc(const TensorDesc& pred, std::size_t output) const {
   if (traced) {
+    const Shape& shape = target_shapes.empty() ? target_shape : target_shapes.at(output);
     std::vector<std::int64_t> dims{pred.shape[0]};
-    dims.insert(dims.end(), target_shape.dims().begin(), target_shape.dims().end());
+    dims.insert(dims.end(), shape.dims().begin(), shape.dims().end());
     return {Shape(dims), DType::f32};
   }
   if (kind == "sparse_categorical_crossentropy") {  // one class id per position: the predictions' shape but the classes
@@ -176,20 +177,60 @@ int keras_logits(const Graph& g, int pred, const std::string& kind) {
 
 }  // namespace
 
+// Note [compute_loss in the step]: Keras's train_step calls compute_loss(x, y, y_pred,
+// sample_weight) with the batch's inputs as given, its targets (None without them) and the
+// model's outputs, each in the model's structure. Traced once by nnfit.keras over inputs in
+// that order, it is emitted here on the step graph's own values: the model's inputs are
+// the program's x inputs, so nothing extra leaves the model's graph (unlike add_loss, whose
+// feeds are values inside a layer's graph and leave it as extra outputs). A compute_loss
+// that never reads y makes the model take no targets (CompileOptions::takes_targets): fit(x)
+// as Keras's autoencoders use it, with no target inputs planned, staged or copied.
+bool Loss::reads_targets() const {
+  if (!computes_loss()) return true;
+  const std::size_t outputs = target_shapes.size();
+  for (const OperationGraph* g : {traced.get(), traced_weighted.get()}) {
+    for (std::size_t i = 0; g && i < outputs; ++i) {
+      if (g->reads_input(compute_loss_inputs + i)) return true;
+    }
+  }
+  return false;
+}
+
+Loss Loss::for_output(std::size_t output) const {
+  Loss out = *this;
+  if (computes_loss() && output < target_shapes.size()) out.target_shape = target_shapes[output];
+  out.target_shapes.clear();
+  return out;
+}
+
+int Loss::emit_compute_loss(Graph& graph, const std::vector<int>& xs, const std::vector<int>& ys,
+                            const std::vector<int>& preds, int sample_weight) const {
+  NNFIT_CHECK(computes_loss() && traced && xs.size() == compute_loss_inputs && preds.size() == target_shapes.size() &&
+                  (ys.empty() || ys.size() == preds.size()),
+              InvalidArgument, name, ": traced for ", compute_loss_inputs, " input(s) and ", target_shapes.size(),
+              " output(s), the model has ", xs.size(), " and ", preds.size(), "; compile the model again");
+  const bool weighted = sample_weight >= 0 && traced_weighted;
+  std::vector<int> in = xs;
+  for (std::size_t i = 0; i < preds.size(); ++i) in.push_back(ys.empty() ? -1 : ys[i]);
+  in.insert(in.end(), preds.begin(), preds.end());
+  if (weighted) in.push_back(sample_weight);
+  const std::vector<int> out = (weighted ? traced_weighted : traced)->emit(graph, in, "loss/" + name);
+  NNFIT_CHECK(out.size() == 1 && graph.desc(out[0]).shape.numel() == 1, InvalidArgument, name,
+              " returns a value of shape ", graph.desc(out[0]).shape.to_string(),
+              "; Keras's compute_loss returns the loss, one number");
+  int v = out[0];
+  if (graph.desc(v).dtype != DType::f32) v = graph.add("cast", {v}, Attrs{{"dtype", std::string("float32")}}, "loss/cast");
+  return graph.desc(v).shape.rank() == 0 ? v : emit_reshape(graph, v, {}, "loss/" + name + "/scalar");
+}
+
 int Loss::emit(Graph& graph, int pred, int target, int sample_weight) const {
   NNFIT_CHECK(!kind.empty(), InvalidArgument, "no loss was given to compile()");
+  NNFIT_CHECK(!computes_loss(), InvalidArgument, name, " is emitted once for the whole model (emit_compute_loss)");
   if (traced) {
     const bool weighted = sample_weight >= 0 && traced_weighted;
     const std::vector<int> out = weighted ? traced_weighted->emit(graph, {target, pred, sample_weight}, "loss/" + name)
                                           : traced->emit(graph, {target, pred}, "loss/" + name);
     NNFIT_CHECK(out.size() == 1, InvalidArgument, "loss '", name, "' returns ", out.size(), " values; a loss returns one");
-    if (reduction == "compute_loss") {
-      NNFIT_CHECK(graph.desc(out[0]).shape.numel() == 1, InvalidArgument, name, " returns a value of shape ",
-                  graph.desc(out[0]).shape.to_string(), "; Keras's compute_loss returns the loss, one number");
-      int v = out[0];
-      if (graph.desc(v).dtype != DType::f32) v = graph.add("cast", {v}, Attrs{{"dtype", std::string("float32")}}, "loss/cast");
-      return graph.desc(v).shape.rank() == 0 ? v : emit_reshape(graph, v, {}, "loss/" + name + "/scalar");
-    }
     return reduce_traced(graph, *this, out[0], sample_weight);
   }
   Attrs a;

@@ -27,6 +27,19 @@ std::string OperationGraph::describe() const {
   return out;
 }
 
+bool OperationGraph::reads_input(std::size_t index) const {
+  const auto reads = [&](const Ref& r) { return r.node < 0 && static_cast<std::size_t>(r.index) == index; };
+  for (const Node& n : nodes_) {
+    for (const Ref& r : n.inputs) {
+      if (reads(r)) return true;
+    }
+  }
+  for (const Ref& r : outputs_) {
+    if (reads(r)) return true;
+  }
+  return false;
+}
+
 std::vector<int> OperationGraph::emit(Graph& g, const std::vector<int>& inputs, const std::string& prefix) const {
   NNFIT_CHECK(inputs.size() == num_inputs_, InvalidArgument, prefix, ": ", inputs.size(), " inputs for a graph of ",
               num_inputs_);

@@ -1,7 +1,8 @@
 // Traced losses and metrics (Note [Traced losses and metrics]): an OperationGraph emitted
 // on values of any shape; a traced loss reduced as Keras's Loss reduces it, with and without
-// sample weights; a traced metric's state accumulated by TracedMetricRunner over batches of
-// different sizes, its result, integer targets, and the errors naming the metric.
+// sample weights; a compute_loss over (x, y, y_pred) that takes no targets; a traced metric's state
+// accumulated by TracedMetricRunner over batches of different sizes, its result, integer targets,
+// and the errors naming the metric.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -95,6 +96,51 @@ TEST(TracedLoss, ReducesAsKerasLossWithAndWithoutSampleWeights) {
   EXPECT_NEAR(run_loss(loss, y, p, 3, &w), 3.0 / 7, 1e-6);
   loss.reduction = "none";
   EXPECT_THROW(run_loss(loss, y, p, 3, nullptr), Unsupported);
+}
+
+// Note [compute_loss in the step]: compute_loss's graph reads (x, y, y_pred); one reading x
+// and y_pred only takes no targets, and is emitted with none.
+TEST(TracedLoss, ComputeLossReadsTheModelsInputsAndMayTakeNoTargets) {
+  auto g = std::make_shared<OperationGraph>(3);  // x, y, y_pred
+  auto d = op(*g, "subtract", "Subtract", {tensor(0), tensor(1)}, {in(0), in(2)});
+  g->set_outputs({op(*g, "mean", "Mean", {tensor(0)}, {op(*g, "absolute", "Absolute", {tensor(0)}, {d})})});
+  Loss loss;
+  loss.kind = "custom";
+  loss.name = "AE.compute_loss";
+  loss.reduction = "compute_loss";
+  loss.traced = g;
+  loss.compute_loss_inputs = 1;
+  loss.target_shapes = {Shape{2}};
+  EXPECT_TRUE(g->reads_input(0) && g->reads_input(2));
+  EXPECT_FALSE(g->reads_input(1));
+  EXPECT_FALSE(loss.reads_targets());
+  Tensor x = Tensor::zeros(Shape{3, 2}), p = Tensor::zeros(Shape{3, 2});
+  const float xs[] = {0, 0, 1, 1, 2, 2}, ps[] = {1, 3, 1, 2, 2, 2};  // |x - p| sums to 5 over 6 values
+  std::memcpy(x.raw(), xs, sizeof xs);
+  std::memcpy(p.raw(), ps, sizeof ps);
+  Graph graph;
+  const int out = loss.emit_compute_loss(graph, {graph.add_variable("x", x)}, {}, {graph.add_variable("p", p)});
+  EXPECT_EQ(graph.desc(out).shape, Shape{});
+  PlanOptions po;
+  po.keep = {out};
+  Program program = plan(std::move(graph), po);
+  HostAllocator alloc;
+  Tensor arena = allocate_tensor(alloc, Shape{static_cast<std::int64_t>(std::max<std::size_t>(program.arena_bytes(), 1))},
+                                 DType::u8);
+  program.bind(arena.raw());
+  StepContext ctx;
+  program.run(ctx);
+  EXPECT_NEAR(*static_cast<const float*>(program.data(out)), 5.0 / 6, 1e-6);
+  // Its target shape per output, and the counts it was traced for.
+  EXPECT_EQ(loss.target_desc({Shape{3, 2}, DType::f32}, 0).shape, (Shape{3, 2}));
+  Graph other;
+  const int v = other.add_input("v", {Shape{3, 2}, DType::f32});
+  EXPECT_THROW(loss.emit_compute_loss(other, {v, v}, {}, {v}), InvalidArgument);  // two inputs, traced for one
+  EXPECT_THROW(loss.emit(other, v, v), InvalidArgument);  // one loss for the model, not per output
+  auto reads_y = std::make_shared<OperationGraph>(3);
+  reads_y->set_outputs({op(*reads_y, "mean", "Mean", {tensor(0)}, {in(1)})});
+  loss.traced = reads_y;
+  EXPECT_TRUE(loss.reads_targets());
 }
 
 // A metric like Keras's MeanAbsoluteError written as a Metric subclass: variables total and

@@ -63,6 +63,16 @@ struct CompileOptions {
   // The loss of output i (of n).
   const Loss& loss_for(std::size_t i) const { return losses.empty() ? loss : losses.at(i); }
   double loss_weight(std::size_t i) const { return loss_weights.empty() ? 1.0 : loss_weights.at(i); }
+  // A compute_loss override (Note [compute_loss in the step]): one loss for all outputs.
+  bool computes_loss() const { return losses.empty() && loss.computes_loss(); }
+  // Whether fit and evaluate take targets: unless a compute_loss that never reads y is the
+  // loss and no metric reads them either.
+  bool takes_targets() const {
+    if (!computes_loss() || loss.reads_targets() || !output_metrics.empty() || !output_weighted_metrics.empty()) {
+      return true;
+    }
+    return !metrics.empty() || !weighted_metrics.empty();
+  }
   // The metrics (weighted: the weighted metrics) of output i.
   const std::vector<MetricSpec>& metrics_for(std::size_t i, bool weighted = false) const {
     const auto& per = weighted ? output_weighted_metrics : output_metrics;

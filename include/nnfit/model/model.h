@@ -39,6 +39,9 @@ class Model {
   Layer* get_layer(const std::string& name) const { return graph_.find_layer(name); }
   std::size_t num_inputs() const { return graph_.inputs().size(); }
   std::size_t num_outputs() const { return graph_.outputs().size(); }
+  // The targets fit and evaluate take: one per output, or none for a compute_loss that
+  // reads no y (CompileOptions::takes_targets).
+  std::size_t num_targets() const { return compile_options_.takes_targets() ? num_outputs() : 0; }
   // Shapes without the batch axis, in input / output order.
   std::vector<Shape> input_shapes() const;
   std::vector<Shape> output_shapes() const;

@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "nnfit/core/tensor.h"
 #include "nnfit/graph/graph.h"
@@ -36,12 +37,16 @@ struct Loss {
   // batch axis); `object_json` is Keras's serialization of the loss with the trace, written
   // back unchanged; `name` names it in messages.
   std::shared_ptr<const OperationGraph> traced;
-  // Keras's Model.compute_loss override, traced: `traced` without sample weights,
-  // `traced_weighted` on (y_true, y_pred, sample_weight); each gives the loss, a scalar
-  // used as it is (reduction "compute_loss").
+  // Keras's Model.compute_loss override, traced (reduction "compute_loss"; Note [compute_loss
+  // in the step] in src/nn/loss.cpp): one loss for the whole model, whose graphs read
+  // (x..., y..., y_pred...) and `traced_weighted` also sample_weight: `compute_loss_inputs`
+  // model inputs, then a target and a prediction per output (`target_shapes`, one per
+  // output). Each gives the loss, a scalar used as it is.
   std::shared_ptr<const OperationGraph> traced_weighted;
   std::string reduction = "sum_over_batch_size";
   Shape target_shape;
+  std::size_t compute_loss_inputs = 0;
+  std::vector<Shape> target_shapes;
   std::string object_json;
   std::string name;
 
@@ -54,10 +59,23 @@ struct Loss {
   // Parses a Keras name or alias ("mse", "SparseCategoricalCrossentropy"); throws
   // InvalidArgument listing the known names.
   static Loss from_name(const std::string& name, bool from_logits = false);
-  // The target's description for a batch of predictions `pred`.
-  TensorDesc target_desc(const TensorDesc& pred) const;
+  // The target's description for a batch of predictions `pred` of output `output`.
+  TensorDesc target_desc(const TensorDesc& pred, std::size_t output = 0) const;
   // `sample_weight`: a [batch] value weighting each sample's loss, or -1.
+  // requires: not a compute_loss (emit_compute_loss).
   int emit(Graph& graph, int pred, int target, int sample_weight = -1) const;
+
+  bool computes_loss() const { return reduction == "compute_loss"; }
+  // This loss as output `output`'s metrics see it: a compute_loss with that output's
+  // target shape; any other loss as it is.
+  Loss for_output(std::size_t output) const;
+  // Whether the compute_loss override reads y (else the model takes no targets for it).
+  bool reads_targets() const;
+  // The compute_loss override's loss over the model's inputs `xs`, targets `ys` (one per
+  // output, or none when it reads no targets) and predictions `preds`.
+  // throws: InvalidArgument when it does not give one number.
+  int emit_compute_loss(Graph& graph, const std::vector<int>& xs, const std::vector<int>& ys,
+                        const std::vector<int>& preds, int sample_weight = -1) const;
 };
 
 }  // namespace nnfit

@@ -36,12 +36,16 @@ class OperationGraph {
   std::size_t num_inputs() const { return num_inputs_; }
   std::size_t num_outputs() const { return outputs_.size(); }
   std::size_t size() const { return nodes_.size(); }
+  // Whether an operation or an output reads graph input `index` (an input it does not
+  // read may be emitted as -1: a compute_loss that never reads y takes no targets).
+  bool reads_input(std::size_t index) const;
   // The operations' class names, for messages ("Mean, Square, Subtract").
   std::string describe() const;
 
   // Emits every operation into `g` on the values `inputs` (one per graph input), names
   // prefixed by `prefix`; the constants enter as variables bound to the graph's host
   // tensors (the step engine copies them to the model's device). Returns the outputs.
+  // An input that is not read may be -1.
   // throws: InvalidArgument or Unsupported from an operation, naming it.
   std::vector<int> emit(Graph& g, const std::vector<int>& inputs, const std::string& prefix) const;
 

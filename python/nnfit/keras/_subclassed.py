@@ -34,8 +34,8 @@ class SubclassedModel:
         """Keras's hook for custom training logic: a subclass's override, written with
         keras.ops, is traced into the step when the model compiles (Note [Traced losses and
         metrics]); this default, called from an override, is the compiled loss."""
-        from nnfit.keras import _custom_objects
-        return _custom_objects.compiled_loss(self, y, y_pred, sample_weight)
+        from nnfit.keras import _compute_loss
+        return _compute_loss.compiled_loss(self, y, y_pred, sample_weight)
 
     def add_loss(self, loss):
         """Keras's add_loss inside call(): the value (computed with keras.ops from what the

@@ -8,8 +8,8 @@ import json
 
 import numpy as np
 
-from nnfit.keras import (_cloning, _custom_objects, _export, _graph, _nesting, _prefix, _py_batches,
-                         _state, _subclassed, _summary, _training, _weights)
+from nnfit.keras import (_cloning, _compute_loss, _export, _graph, _nesting, _prefix, _py_batches, _state,
+                         _subclassed, _summary, _training, _weights)
 from nnfit.keras._batch_methods import BatchMethods
 from nnfit.keras._cloning import clone_model  # noqa: F401  (keras.models.clone_model)
 from nnfit.keras import layers as layers_module
@@ -61,6 +61,7 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
             return
         self._single_input = not isinstance(inputs, (list, tuple, dict))
         self._single_output = not isinstance(outputs, (list, tuple, dict))
+        # Keras's dict structures (also compute_loss's x, y and y_pred): the tensors by sorted key.
         self.inputs, self._input_keys = _graph.sorted_structure(inputs, "inputs")
         self.outputs, self._output_keys = _graph.sorted_structure(outputs, "outputs")
         self.name = name or _state.unique_name("functional")
@@ -256,7 +257,7 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
             raise NotImplementedError("compile: run_eagerly=True is not supported by nnfit (it runs planned steps)")
         if steps_per_execution != 1:
             raise NotImplementedError("compile: steps_per_execution other than 1 is not supported by nnfit")
-        if loss is None and not _custom_objects.overrides_compute_loss(self):
+        if loss is None and not _compute_loss.overrides_compute_loss(self):
             raise ValueError("compile: nnfit needs a loss (or a compute_loss override); losses added with add_loss "
                              "are added to it")
         if isinstance(optimizer, str):
@@ -285,23 +286,25 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
                         "config": {"name": "loss_scale_optimizer", "inner_optimizer": opt_json,
                                    "initial_scale": 32768.0, "dynamic_growth_steps": 2000}, "registered_name": None}
         pred_shapes = [tuple(s)[1:] for s in handle.output_shapes]  # without the batch axis
-        if _custom_objects.overrides_compute_loss(self):
-            if len(outputs) != 1:
-                raise NotImplementedError(f"{type(self).__name__}.compute_loss: nnfit traces compute_loss for models "
-                                          "with one output")
-            y_shape = _training.target_shape(_training.loss_json(loss, pred_shapes[0]), pred_shapes[0]) if loss is not None \
-                else pred_shapes[0]
-            losses_json = [json.dumps(_custom_objects.trace_compute_loss(self, loss, y_shape, pred_shapes[0]))]
+        reads = None
+        if _compute_loss.overrides_compute_loss(self):  # Note [compute_loss in the step]
+            losses_json, targets, reads = _compute_loss.engine_loss(self, loss, handle, pred_shapes)
             weights = []
         else:
             losses = _training.per_output(loss, outputs, "loss")
             weights = _training.per_output(loss_weights, outputs, "loss_weights") if loss_weights is not None else []
             losses_json = [_training.loss_json(l, pred_shapes[i if len(losses) > 1 else 0]) for i, l in enumerate(losses)]
-        targets = [_training.target_shape(losses_json[i if len(losses_json) > 1 else 0], p) for i, p in enumerate(pred_shapes)]
+            targets = [_training.target_shape(losses_json[i if len(losses_json) > 1 else 0], p)
+                       for i, p in enumerate(pred_shapes)]
         shapes = list(zip(targets, pred_shapes))
         shared, per_output = _training.metrics_json(metrics, outputs, "metrics", shapes)
         weighted_shared, weighted_per_output = _training.metrics_json(weighted_metrics, outputs, "weighted_metrics",
                                                                       shapes)
+        # The engine's CompileOptions::takes_targets: none for a compute_loss reading no y
+        # when no metric reads them either.
+        self._compute_loss_reads = reads
+        self._takes_targets = reads is None or reads["y"] or bool(shared or per_output or weighted_shared or
+                                                                   weighted_per_output)
         handle.compile(json.dumps(opt_json), losses_json,
                        [float(w) for w in weights], shared, weighted_shared, per_output, weighted_per_output)
         optimizer._model = self
@@ -340,12 +343,10 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
             # Keras ignores validation_batch_size with a dataset too: its batches are its own.
             return self._fit_dataset(x, y, batch_size, epochs, verbose, callbacks, validation_split, validation_data,
                                      class_weight, sample_weight, initial_epoch, spe, schedule)
-        if y is None:
-            raise ValueError("fit: targets y are needed with array inputs (or pass an nnfit.data.Dataset of (x, y))")
         xs = self._as_inputs(x)
         self._prepare(xs)
+        ys = self._targets(y, "fit")
         self._before_fit()
-        ys = _training.as_arrays(y, self._output_names(), "y", target=True)
         sw = None if sample_weight is None else _training._array(sample_weight, "sample_weight", False)
         batch = _training.batch_size_of("fit", batch_size)
         validation_batch = _training.count_or_none("fit: validation_batch_size", validation_batch_size)
@@ -353,16 +354,19 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
         if _is_dataset(validation_data):  # its own batches (Keras ignores validation_batch_size then)
             validation, validation_batch = validation_data._build(_state.next_seed()), 0
         elif validation_data is not None:
-            if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
+            sizes = (2, 3) if self._takes_targets else (1, 2, 3)
+            if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in sizes:
                 raise ValueError("fit: validation_data must be (x, y) or (x, y, sample_weight) with arrays")
             vx = self._as_inputs(validation_data[0], "validation x")
-            vy = _training.as_arrays(validation_data[1], self._output_names(), "validation y", target=True)
+            vy = self._targets(validation_data[1] if len(validation_data) > 1 else None, "fit: validation_data",
+                               "validation y")
             vsw = validation_data[2] if len(validation_data) == 3 else None
             validation = (vx, vy, None if vsw is None else _training._array(vsw, "validation sample_weight", False))
         elif validation_split:
             (xs, ys, sw), validation = _training.split_validation(xs, ys, sw, validation_split)
         if isinstance(validation, tuple):
             vx, vy, vsw = validation
+            _compute_loss.no_weights_without_targets(self, vy, vsw)
             if len(vx) == 1 and len(vy) == 1:
                 validation = (vx[0], vy[0], vsw)
             else:  # several inputs or outputs: the engine validates on a dataset of their rows
@@ -411,6 +415,12 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
                                           int(initial_epoch), steps_per_epoch, *schedule)
         return _finish(history, bridge, result)
 
+    def _targets(self, y, what, name="y"):
+        return _compute_loss.targets(self, y, what, name)
+
+    _takes_targets = True  # until compiled (_compile_engine)
+    _compute_loss_reads = None
+
     def _batches(self, x, what):
         """x as the engine reads it: a keras.utils.PyDataset or another iterable of batches
         (Note [Batches from Python]) wrapped, anything else as it is."""
@@ -455,7 +465,7 @@ class Model(_nesting.NestedCalls, _subclassed.SubclassedModel, BatchMethods, _we
         else:
             xs = self._as_inputs(x)
             self._prepare(xs)
-            ys = _training.as_arrays(y, self._output_names(), "y", target=True)
+            ys = self._targets(y, "evaluate")
             sw = None if sample_weight is None else _training._array(sample_weight, "sample_weight", False)
             batch = _training.batch_size_of("evaluate", batch_size)
             bridge = self._inference_bridge(python_callbacks, verbose, _training.array_steps(xs, batch, steps), "test")
