@@ -163,7 +163,8 @@ def test_two_outputs_as_a_dict_give_compute_loss_dicts(data):
     inp = keras.Input((4,))
     m = Heads(inp, {"a": layers.Dense(2, name="a")(inp), "b": layers.Dense(1, name="b")(inp)})
     m.compile(optimizer="sgd")
-    pa, pb = (p.astype("float64") for p in m.predict(x, verbose=0))
+    pred = m.predict(x, verbose=0)  # a dict by output key, as Keras's
+    pa, pb = pred["a"].astype("float64"), pred["b"].astype("float64")
     want = (((y - pa) ** 2).mean(axis=-1) * w).mean() + np.abs(y[:, :1] - pb).mean() + 0.01 * x.mean()
     targets = {"a": y, "b": y[:, :1]}
     assert m.evaluate(x, targets, sample_weight=w, batch_size=40, verbose=0) == pytest.approx(want, rel=1e-5)
