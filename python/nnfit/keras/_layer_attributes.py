@@ -1,5 +1,5 @@
 """Keras's attributes of a layer that nnfit keeps in other forms (mixed into
-keras.layers.Layer): its dtype policy's dtypes, a weight by its name (``dense.kernel``,
+keras.layers.Layer): its dtype policy's dtypes, its activation function, a weight by its name (``dense.kernel``,
 ``bn.moving_mean``), and a built-in layer's constructor arguments (``dense.units``,
 ``conv.kernel_size`` as Keras's tuple, ``dense.activation`` as the function)."""
 import re
@@ -33,6 +33,21 @@ class LayerAttributes:
     @property
     def variable_dtype(self):
         return self.dtype_policy.variable_dtype
+
+    @property
+    def activation(self):
+        """Keras's layer.activation: the activation function."""
+        from nnfit.keras._traced_activation import function_of
+        if "_activation_attr" in self.__dict__ or self._custom or "activation" not in self._args:
+            try:
+                return self.__dict__["_activation_attr"]
+            except KeyError:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute 'activation'") from None
+        return function_of(self._args["activation"])
+
+    @activation.setter
+    def activation(self, value):
+        self.__dict__["_activation_attr"] = value
 
     @property
     def path(self):

@@ -204,20 +204,6 @@ class Layer(LayerAttributes, LayerWeights, KerasObject):
         return {"module": "keras.layers", "class_name": self._class_name, "config": config,
                 "registered_name": None}
 
-    @property
-    def activation(self):
-        """Keras's layer.activation: the activation function."""
-        if "_activation_attr" in self.__dict__ or self._custom or "activation" not in self._args:
-            try:
-                return self.__dict__["_activation_attr"]
-            except KeyError:
-                raise AttributeError(f"{type(self).__name__!r} object has no attribute 'activation'") from None
-        return _traced_activation.function_of(self._args["activation"])
-
-    @activation.setter
-    def activation(self, value):
-        self.__dict__["_activation_attr"] = value
-
     def _output_count(self):
         if self._class_name == "Bidirectional":
             # Keras: the merged output (merge_mode=None: forward's and backward's), then each
