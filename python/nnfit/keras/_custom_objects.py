@@ -424,7 +424,8 @@ def deserialize(entry, custom_objects, safe_mode):
     if not _untraced_custom(entry):
         return entry
     if entry["class_name"] == "__lambda__":
-        if safe_mode:
+        from nnfit.keras._serialization import UNSAFE_DESERIALIZATION
+        if safe_mode and not UNSAFE_DESERIALIZATION[0]:
             raise ValueError("Requested the deserialization of a Python lambda. This carries a potential risk of "
                              "arbitrary code execution and thus it is disallowed by default. If you trust the source "
                              "of the artifact, you can override this error by passing `safe_mode=False` to the "

@@ -24,6 +24,10 @@ PLAIN_TYPES = (str, int, float, bool)
 BUILTIN_MODULES = ("activations", "constraints", "initializers", "losses", "metrics", "optimizers", "regularizers")
 
 
+
+# keras.config.enable_unsafe_deserialization() sets it: safe_mode is then off everywhere.
+UNSAFE_DESERIALIZATION = [False]
+
 def _standardize_dtype(dtype):
     from nnfit.keras._dtypes import standardize_dtype
     return standardize_dtype(dtype)
@@ -198,7 +202,7 @@ def deserialize_keras_object(config, custom_objects=None, safe_mode=True, **kwar
         return slice(*(deserialize_keras_object(inner[k], custom_objects=custom_objects, safe_mode=safe_mode)
                        for k in ("start", "stop", "step")))
     if class_name == "__lambda__":
-        if safe_mode:
+        if safe_mode and not UNSAFE_DESERIALIZATION[0]:
             raise ValueError("Requested the deserialization of a Python lambda. This carries a potential risk of "
                              "arbitrary code execution and thus it is disallowed by default. If you trust the source "
                              "of the artifact, you can override this error by passing `safe_mode=False` to the "

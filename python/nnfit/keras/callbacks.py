@@ -251,3 +251,15 @@ __all__.append("SwapEMAWeights")
 from nnfit.keras._callback_list import CallbackList, ProgbarLogger, RemoteMonitor  # noqa: E402
 
 __all__ += ["CallbackList", "ProgbarLogger", "RemoteMonitor"]
+
+
+class OrbaxCheckpoint(Callback):
+    """Keras 3.15's OrbaxCheckpoint (checkpoints through JAX's Orbax library): not supported
+    by nnfit, which saves with ModelCheckpoint and resumes with BackupAndRestore."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("keras.callbacks.OrbaxCheckpoint is not supported by nnfit (Orbax is JAX's); use "
+                                  "ModelCheckpoint to save and BackupAndRestore to resume")
+
+
+__all__.append("OrbaxCheckpoint")

@@ -55,3 +55,12 @@ def set_dtype_policy(policy):
 
 def dtype_policy():
     return global_policy()
+
+
+def __getattr__(name):
+    """keras.mixed_precision.LossScaleOptimizer: keras.optimizers' (imported on use: the
+    optimizers import this module)."""
+    if name == "LossScaleOptimizer":
+        from nnfit.keras.optimizers import LossScaleOptimizer
+        return LossScaleOptimizer
+    raise AttributeError(f"module 'nnfit.keras.mixed_precision' has no attribute {name!r}")

@@ -120,3 +120,29 @@ class LossScaleOptimizer(Optimizer):
 
 
 __all__.append("LossScaleOptimizer")
+
+
+class _NotInNnfit:
+    """Keras 3.15's optimizers nnfit's update kernels do not implement: they exist, so code
+    that names them imports, and refuse to be made, saying what to use."""
+
+    _why = ""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError(f"keras.optimizers.{type(self).__name__} is not supported by nnfit: {self._why}")
+
+
+class Muon(_NotInNnfit):
+    _why = ("its Newton-Schulz orthogonalisation of each matrix's update has no fused kernel in nnfit's engine; "
+            "use AdamW, Lion or Lamb")
+
+
+class MultiOptimizer(_NotInNnfit):
+    _why = "nnfit's engine updates every weight of a model with one optimizer; freeze layers or use one optimizer"
+
+
+class OptimizerMap(_NotInNnfit):
+    _why = "it maps weights to optimizers for MultiOptimizer, which nnfit does not support"
+
+
+__all__ += ["Muon", "MultiOptimizer", "OptimizerMap"]

@@ -9,3 +9,19 @@ class LearningRateSchedule(KerasObject):
 
 
 __all__ = ["LearningRateSchedule"] + make_classes("schedules", LearningRateSchedule, globals())
+
+
+def serialize(learning_rate_schedule):
+    """Keras's: serialize_keras_object(learning_rate_schedule)."""
+    from nnfit.keras._serialization import serialize_keras_object
+    return serialize_keras_object(learning_rate_schedule)
+
+
+def deserialize(config, custom_objects=None):
+    """Keras's: a schedule from its config."""
+    from nnfit.keras._serialization import deserialize_keras_object
+    objects = {name: globals()[name] for name in __all__}
+    return deserialize_keras_object(config, module_objects=objects, custom_objects=custom_objects)
+
+
+__all__ += ["serialize", "deserialize"]
