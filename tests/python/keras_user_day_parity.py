@@ -485,6 +485,31 @@ SCRIPT = textwrap.dedent("""
         configs[key] = json.loads(json.dumps(c, default=str))
     out["layer_configs"] = configs
     out["layer_configs_round_trip"] = round_trips
+
+    # 13. keras.tree (optree's semantics: dicts by sorted key, None a leaf, namedtuples and
+    # OrderedDicts as nodes): flatten, paths, map_structure, pack_sequence_as, traverse, errors.
+    import collections
+    tree = keras.tree
+    P = collections.namedtuple("P", ["b", "a"])
+    S = {"z": [1, (2, None)], "a": {"y": 3, "x": P(4, [5])}, "m": collections.OrderedDict([("q", 6), ("p", 7)])}
+    def r(v): return repr(v)
+    out["tree_flatten"] = r(tree.flatten(S))
+    out["tree_paths"] = r(tree.flatten_with_path(S))
+    out["tree_is_nested"] = [tree.is_nested(x) for x in (1, None, [1], (), {}, P(1, 2), "s")]
+    out["tree_map"] = r(tree.map_structure(lambda x: None if x is None else x * 10, S))
+    out["tree_map2"] = r(tree.map_structure(lambda a, b: (a, b), [1, {"b": 2, "a": 3}], [4, {"a": 5, "b": 6}]))
+    out["tree_pack"] = r(tree.pack_sequence_as(S, list(range(100, 108))))
+    out["tree_l2t"] = r(tree.lists_to_tuples({"a": [1, [2, 3]], "b": (4, [5])}))
+    out["tree_shape"] = r(tree.map_shape_structure(lambda s: len(s), {"a": (None, 3), "b": [(1, 2), [4]]}))
+    out["tree_upto"] = r(tree.map_structure_up_to([1, 2], lambda a, b: (a, b), [[1, 2], 3], [4, 5]))
+    out["tree_traverse"] = r(tree.traverse(lambda x: tree.MAP_TO_NONE if x == 2 else None, [1, [2, 3]]))
+    errs = []
+    for f in (lambda: tree.map_structure(lambda a, b: a, [1, 2], [1, [2]]), lambda: tree.assert_same_structure([1], (1,)),
+              lambda: tree.assert_same_structure({"a": 1}, {"b": 1}), lambda: tree.pack_sequence_as([1, 2], [1]),
+              lambda: tree.assert_same_paths([1, 2], [1, 2, 3]), lambda: tree.assert_same_structure([1, 2], [3, 4])):
+        try: f(); errs.append("ok")
+        except Exception as e: errs.append(type(e).__name__)
+    out["tree_errors"] = errs
     print("PARITY " + json.dumps(out))
 """)
 

@@ -2,7 +2,7 @@
 ``import keras``: the same classes, arguments and defaults, trained by nnfit."""
 from nnfit.keras import (activations, backend, callbacks, config, constraints, datasets, initializers, layers,  # noqa: F401
                          losses, metrics, mixed_precision, models, ops, optimizers, preprocessing, random, regularizers,
-                         saving, utils)
+                         saving, tree, utils)
 from nnfit.keras._export import InputSpec  # noqa: F401
 from nnfit.keras._graph import KerasTensor  # noqa: F401
 from nnfit.keras.layers import Input, InputLayer, Layer  # noqa: F401
