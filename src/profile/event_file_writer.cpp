@@ -57,17 +57,26 @@ std::string encode_file_version_event(double wall_time) {
   return e;
 }
 
-std::string encode_scalar_event(std::string_view tag, float value, std::int64_t step, double wall_time) {
-  std::string v;
-  wire::put_bytes(v, kValueTag, tag);
-  wire::put_float(v, kValueSimpleValue, value);
+namespace {
+
+// Event{wall_time, step, summary{value}} around one serialized Summary.Value.
+std::string encode_summary_event(std::string_view value, std::int64_t step, double wall_time) {
   std::string summary;
-  wire::put_bytes(summary, kSummaryValue, v);
+  wire::put_bytes(summary, kSummaryValue, value);
   std::string e;
   wire::put_double(e, kEventWallTime, wall_time);
   if (step != 0) wire::put_int64(e, kEventStep, step);  // proto3: a zero scalar is not written
   wire::put_bytes(e, kEventSummary, summary);
   return e;
+}
+
+}  // namespace
+
+std::string encode_scalar_event(std::string_view tag, float value, std::int64_t step, double wall_time) {
+  std::string v;
+  wire::put_bytes(v, kValueTag, tag);
+  wire::put_float(v, kValueSimpleValue, value);
+  return encode_summary_event(v, step, wall_time);
 }
 
 // TensorBoard's histogram summary (tensorboard/plugins/histogram/summary_v2.py _buckets, as
@@ -125,13 +134,7 @@ std::string encode_histogram_event(std::string_view tag, const std::vector<doubl
   wire::put_bytes(v, kValueTag, tag);
   wire::put_bytes(v, kValueTensor, tensor);
   wire::put_bytes(v, kValueMetadata, metadata);
-  std::string summary;
-  wire::put_bytes(summary, kSummaryValue, v);
-  std::string e;
-  wire::put_double(e, kEventWallTime, wall_time);
-  if (step != 0) wire::put_int64(e, kEventStep, step);
-  wire::put_bytes(e, kEventSummary, summary);
-  return e;
+  return encode_summary_event(v, step, wall_time);
 }
 
 std::string frame_record(std::string_view data) {
