@@ -8,6 +8,7 @@
 #include <map>
 
 #include "engine/engine_types.h"
+#include "nnfit/backend/kernel_registry.h"
 #include "nnfit/core/env_flags.h"
 #include "nnfit/core/error.h"
 #include "nnfit/graph/autodiff.h"
@@ -159,11 +160,14 @@ std::unique_ptr<StepEngine::Entry> StepEngine::plan_entry(int mode_value, std::i
       keep.push_back(e->nonfinite);
     }
   }
-  fuse_all(g);
-  place_constants(g);
   PlanOptions po;
   po.device = backend_->device().type;
   po.registry = backend_->kernels();
+  FusionOptions fusions;
+  const std::vector<std::string> ops = (po.registry ? *po.registry : kernel_registry()).ops(po.device);
+  fusions.pool_bias_grad = std::find(ops.begin(), ops.end(), "max_pool2d_grad_bias") != ops.end();
+  fuse_all(g, fusions);
+  place_constants(g);
   po.keep = keep;
   e->program = plan(std::move(g), po);
   return e;

@@ -188,6 +188,15 @@ Descs infer_max_pool_grad(const Descs& in, const Attrs&) {
   return {in[0]};
 }
 
+// dx, and the bias gradient of the layer before the pool: dx summed over N, H, W
+// (fuse_bias_grad_into_pool_grad).
+Descs infer_max_pool_grad_bias(const Descs& in, const Attrs& a) {
+  Descs out = infer_max_pool_grad(in, a);
+  expect_rank(in[0], 4, "pooling input (NHWC)");
+  out.push_back(f32(Shape{in[0].shape.dim(-1)}));
+  return out;
+}
+
 Descs infer_avg_pool_grad(const Descs& in, const Attrs& a) {
   expect_count(in, 1);
   return {f32(shape_attr(a, "input_shape"))};

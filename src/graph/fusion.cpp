@@ -1,4 +1,5 @@
-// Bias + activation fusion. A chain  p = matmul|conv2d|conv3d(x, w); z = bias_add(p, b);
+// The planner's fusions (include/nnfit/graph/fusion.h says what each rewrites). Bias +
+// activation: a chain  p = matmul|conv2d|conv3d(x, w); z = bias_add(p, b);
 // [y = activation(z) with kind relu|sigmoid|tanh]  is fused when p is read only by the
 // bias_add and z only by the activation. gelu is not fused: its gradient reads z.
 #include "nnfit/graph/fusion.h"
@@ -115,8 +116,32 @@ int fuse_output_casts(Graph& graph) {
   return fused;
 }
 
-int fuse_all(Graph& graph) {
-  return fuse_bias_activation(graph) + fuse_relu_into_max_pool_grad(graph) + fuse_output_casts(graph);
+int fuse_bias_grad_into_pool_grad(Graph& graph) {
+  int fused = 0;
+  for (int b = 0; b < graph.num_nodes(); ++b) {
+    Node& bias = graph.node(b);
+    if (bias.removed || bias.op != "bias_add_grad" || bias.outputs.size() != 1) continue;
+    const int p = graph.value(bias.inputs[0]).producer;
+    if (p < 0) continue;
+    Node& pool = graph.node(p);
+    if (pool.removed || pool.op != "max_pool2d_grad" || pool.outputs.size() != 1) continue;
+    // The pool gradient runs before the bias gradient (which reads its dx), so the fused
+    // node can run in its place: db's readers all come after the bias gradient.
+    pool.op = "max_pool2d_grad_bias";
+    pool.outputs.push_back(bias.outputs[0]);
+    pool.name += "+bias_grad";
+    graph.value(bias.outputs[0]).producer = p;
+    graph.value(bias.outputs[0]).output_index = 1;
+    bias.removed = true;
+    ++fused;
+  }
+  return fused;
+}
+
+int fuse_all(Graph& graph, const FusionOptions& options) {
+  int fused = fuse_bias_activation(graph) + fuse_relu_into_max_pool_grad(graph) + fuse_output_casts(graph);
+  if (options.pool_bias_grad) fused += fuse_bias_grad_into_pool_grad(graph);
+  return fused;
 }
 
 }  // namespace nnfit

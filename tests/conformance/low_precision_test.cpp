@@ -239,6 +239,11 @@ TEST(LowPrecision, ConvolutionAndPooling) {
           const int native = expect_low_precision_matches_reference(desc("max_pool2d_grad", pr, {x, py, py}, {x}),
                                                                     {xt, yt, random_tensor(py, 23)}, dt);
           EXPECT_EQ(native, 1) << "omp:max_pool2d_grad takes bf16 and f16";
+          // With the bias gradient (max_pool2d_grad_bias), db in the low type.
+          EXPECT_EQ(expect_low_precision_matches_reference(desc("max_pool2d_grad_bias", pr, {x, py, py}, {x, Shape{3}}),
+                                                           {xt, yt, random_tensor(py, 24)}, dt),
+                    1)
+              << "omp:max_pool2d_grad_bias takes bf16 and f16";
         }
         Attrs pg = p;
         pg.set("input_shape", x.dims());

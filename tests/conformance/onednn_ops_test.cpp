@@ -356,6 +356,12 @@ TEST(OmpMaxPoolGrad, MatchesReferenceIncludingTies) {
       fused.set("relu", std::int64_t{1});
       expect_matches_reference(make_desc("max_pool2d_grad", fused, {x, pool_out(p), pool_out(p)}, {x}),
                                {xr, yr, random_tensor(pool_out(p), 34)});
+      // With the bias gradient of the layer before (dx summed per channel), both ways.
+      const Shape db{p.c};
+      expect_matches_reference(make_desc("max_pool2d_grad_bias", pool_attrs(p), {x, pool_out(p), pool_out(p)}, {x, db}),
+                               {xt, y, random_tensor(pool_out(p), 35)});
+      expect_matches_reference(make_desc("max_pool2d_grad_bias", fused, {x, pool_out(p), pool_out(p)}, {x, db}),
+                               {xr, yr, random_tensor(pool_out(p), 36)});
     }
   }
 }

@@ -148,6 +148,81 @@ TEST(Fusion, ReluGradientFoldsIntoMaxPoolGradient) {
   EXPECT_EQ(fused_pool_grads, 1);
 }
 
+// conv -> bias_add -> relu -> max_pool -> mse with the gradients of w and b kept: the
+// graph of Keras's Conv2D(activation="relu") + MaxPooling2D.
+struct ConvPoolGraph {
+  Graph g;
+  int x = -1, loss = -1, dw = -1, db = -1;
+  ConvPoolGraph() {
+    using Ints = std::vector<std::int64_t>;
+    Tensor w = filled(Shape{3, 3, 2, 4}, 0.0f), b = filled(Shape{4}, 0.05f), one = filled(Shape{}, 1.0f);
+    for (std::int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] = 0.03f * static_cast<float>((i * 7) % 11) - 0.15f;
+    Tensor t = filled(Shape{2, 3, 3, 4}, 0.1f);
+    x = g.add_input("x", {Shape{2, 8, 8, 2}, DType::f32});
+    int wv = g.add_variable("w", w), bv = g.add_variable("b", b);
+    int c = g.add("conv2d", {x, wv}, {{"strides", Ints{1, 1}}, {"padding", std::string("valid")}}, "conv");
+    int z = g.add("bias_add", {c, bv}, {}, "bias");
+    int r = g.add("activation", {z}, {{"kind", std::string("relu")}}, "relu");
+    Attrs pool{{"pool_size", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"padding", std::string("valid")}};
+    int p = g.add("max_pool2d", {r}, pool, "pool");
+    loss = g.add("loss", {p, g.add_variable("t", t)},
+                 {{"kind", std::string("mean_squared_error")}, {"from_logits", std::int64_t{0}}}, "loss");
+    std::vector<int> grads = gradients(g, loss, g.add_variable("one", one), {wv, bv});
+    dw = grads[0];
+    db = grads[1];
+  }
+  // The loss and both gradients after one run on a fixed x.
+  std::vector<std::vector<float>> run(const FusionOptions& options) {
+    fuse_all(g, options);
+    HostAllocator alloc;
+    Program p = plan(std::move(g), {DeviceType::cpu, {loss, dw, db}, 64});
+    Tensor arena = allocate_tensor(alloc, Shape{static_cast<std::int64_t>(p.arena_bytes())}, DType::u8);
+    p.bind(arena.raw());
+    float* xs = static_cast<float*>(p.data(x));
+    for (int i = 0; i < 2 * 8 * 8 * 2; ++i) xs[i] = 0.1f * static_cast<float>((i * 5) % 13) - 0.6f;
+    p.run(StepContext{});
+    std::vector<std::vector<float>> out;
+    for (int v : {loss, dw, db}) {
+      const float* d = static_cast<const float*>(p.data(v));
+      out.emplace_back(d, d + (v == loss ? 1 : v == dw ? 3 * 3 * 2 * 4 : 4));
+    }
+    return out;
+  }
+};
+
+TEST(Fusion, BiasGradientJoinsTheMaxPoolGradientWithTheSameValues) {
+  ConvPoolGraph fused_graph;
+  EXPECT_EQ(fuse_all(fused_graph.g, {.pool_bias_grad = true}), 3) << "conv+bias+relu, the relu gradient, the bias gradient";
+  int bias_grads = 0, pool_bias = 0;
+  for (int n = 0; n < fused_graph.g.num_nodes(); ++n) {
+    const Node& node = fused_graph.g.node(n);
+    if (node.removed) continue;
+    bias_grads += node.op == "bias_add_grad";
+    if (node.op == "max_pool2d_grad_bias") {
+      ++pool_bias;
+      EXPECT_EQ(node.attrs.i_or("relu", 0), 1);
+      ASSERT_EQ(node.outputs.size(), 2u);
+      EXPECT_EQ(node.outputs[1], fused_graph.db);
+      EXPECT_EQ(fused_graph.g.value(fused_graph.db).producer, n);
+    }
+  }
+  EXPECT_EQ(bias_grads, 0);
+  EXPECT_EQ(pool_bias, 1);
+
+  ConvPoolGraph a, b;
+  const auto fused = a.run({.pool_bias_grad = true});
+  const auto plain = b.run({});
+  for (std::size_t k = 0; k < fused.size(); ++k) {
+    ASSERT_EQ(fused[k].size(), plain[k].size());
+    for (std::size_t i = 0; i < fused[k].size(); ++i) {
+      EXPECT_NEAR(fused[k][i], plain[k][i], 1e-6f * (1.0f + std::fabs(plain[k][i]))) << "output " << k << " [" << i << "]";
+    }
+  }
+  float sum = 0.0f;
+  for (float v : fused[2]) sum += std::fabs(v);
+  EXPECT_GT(sum, 0.0f) << "the bias gradient is not all zeros: the check compares something";
+}
+
 TEST(Fusion, CastsToFloat32FoldIntoTheOpBefore) {
   // x, w cast to bfloat16 -> matmul -> cast to float32 -> mse, SGD on w: the output cast
   // and the weight gradient's cast back to float32 fold into their matmuls (which then

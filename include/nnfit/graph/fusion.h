@@ -25,7 +25,24 @@ int fuse_relu_into_max_pool_grad(Graph& graph);
 // variables. Returns the number of casts folded.
 int fuse_output_casts(Graph& graph);
 
+// Gives the max-pool gradient the bias gradient of the layer before the pool: for
+//   dx = max_pool2d_grad(x, y, dy);  db = bias_add_grad(dx)
+// the two become max_pool2d_grad_bias(x, y, dy) -> (dx, db), which sums each image's dx
+// while it is still in cache: the bias gradient's own pass over dx (a convnet's largest
+// gradient, written just before) is gone. oneDNN's filter gradient with a bias was tried
+// first and was 3x slower on channels-last tensors (docs/design/kernels.md). Run after
+// fuse_relu_into_max_pool_grad (conv -> relu -> pool is the chain it serves) and
+// fuse_output_casts (it keeps the float32 db a folded cast gave). Only for backends that
+// register the fused op (FusionOptions). Returns the number of pairs fused.
+int fuse_bias_grad_into_pool_grad(Graph& graph);
+
+// The rewrites whose fused op a backend may lack, off unless the planner finds the op in
+// the backend's kernels (StepEngine::plan): the CUDA plugin has no max_pool2d_grad_bias.
+struct FusionOptions {
+  bool pool_bias_grad = false;  // max_pool2d_grad_bias (fuse_bias_grad_into_pool_grad)
+};
+
 // Every rewrite above, in order.
-int fuse_all(Graph& graph);
+int fuse_all(Graph& graph, const FusionOptions& options = {});
 
 }  // namespace nnfit

@@ -214,12 +214,14 @@ Window2d checked_window(const KernelDesc& desc) {
     expect_arity_f32(desc, 1, 1);
     g = pool_window(desc, desc.inputs[0].shape);
     expect_shape(desc, desc.outputs[0].shape, g.output_shape(), "output 0 (y)");
-  } else if (op == "max_pool2d_grad") {
-    expect_arity_f32(desc, 3, 1);
+  } else if (op == "max_pool2d_grad" || op == "max_pool2d_grad_bias") {
+    const bool bias = op == "max_pool2d_grad_bias";
+    expect_arity_f32(desc, 3, bias ? 2 : 1);
     g = pool_window(desc, desc.inputs[0].shape);
     expect_shape(desc, desc.inputs[1].shape, g.output_shape(), "input 1 (y)");
     expect_shape(desc, desc.inputs[2].shape, g.output_shape(), "input 2 (dy)");
     expect_shape(desc, desc.outputs[0].shape, g.input_shape(), "output 0 (dx)");
+    if (bias) expect_shape(desc, desc.outputs[1].shape, Shape{g.c}, "output 1 (db)");
   } else if (op == "avg_pool2d_grad") {
     expect_arity_f32(desc, 1, 1);
     g = pool_window(desc, shape_attr(desc, "input_shape"));

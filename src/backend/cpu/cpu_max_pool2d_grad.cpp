@@ -1,12 +1,16 @@
-// omp:max_pool2d_grad. oneDNN's max-pool backward needs the opaque workspace of a training
-// forward pass, so this kernel recomputes each window's argmax from x instead: the first
-// position in row-major window order that holds the maximum gets dy (docs/design/ops.md).
-// Threads split the batch, so overlapping windows accumulate into dx without races. NaN inputs are not given TF's treatment.
+// omp:max_pool2d_grad and max_pool2d_grad_bias. oneDNN's max-pool backward needs the opaque
+// workspace of a training forward pass, so this kernel recomputes each window's argmax from
+// x instead: the first position in row-major window order that holds the maximum gets dy
+// (docs/design/ops.md). Threads split the batch, so overlapping windows accumulate into dx
+// without races. NaN inputs are not given TF's treatment. max_pool2d_grad_bias also sums
+// each image's dx per channel right after writing it (still in L2), for the bias gradient
+// of the layer before the pool (fuse_bias_grad_into_pool_grad).
 #include <omp.h>
 
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <optional>
 
 #include "backend/common/low_precision.h"
 #include "backend/common/nn_op_geometry.h"
@@ -168,16 +172,53 @@ void image_grad_2x2(const Window2d& g, const T* xn, const T* dyn, T* dxn) {
   }
 }
 
+// The per-thread column sums of max_pool2d_grad_bias: thread t's double[C] at acc(t),
+// with a float[C] block beside it. Positions are summed in float by blocks of
+// kBiasBlockRows within each image, each block added in double, as omp:bias_add_grad does:
+// an image is never split between threads, so the float sums do not depend on the
+// thread count, only the order of the double partials does.
+struct BiasSums {
+  double* partial = nullptr;  // null: no bias gradient (max_pool2d_grad)
+  float* blocks = nullptr;
+  std::int64_t channels = 0;
+  double* acc(int t) const { return partial + static_cast<std::int64_t>(t) * channels; }
+  float* block(int t) const { return blocks + static_cast<std::int64_t>(t) * channels; }
+};
+
+constexpr std::int64_t kBiasBlockRows = 16;
+
+// Adds the column sums of one image's dx ([positions, C]) into thread t's partials.
 template <typename T>
-void batch_grad_2x2(const Window2d& g, bool relu, const void* x, const void* dy, void* dx) {
+void add_image_sums(const BiasSums& b, int t, const T* dx, std::int64_t positions) {
+  const std::int64_t C = b.channels;
+  double* acc = b.acc(t);
+  float* block = b.block(t);
+  for (std::int64_t r0 = 0; r0 < positions; r0 += kBiasBlockRows) {
+    const std::int64_t r1 = std::min(positions, r0 + kBiasBlockRows);
+#pragma omp simd
+    for (std::int64_t c = 0; c < C; ++c) block[c] = as_float(dx[r0 * C + c]);
+    for (std::int64_t r = r0 + 1; r < r1; ++r) {
+      const T* row = dx + r * C;
+#pragma omp simd
+      for (std::int64_t c = 0; c < C; ++c) block[c] += as_float(row[c]);
+    }
+#pragma omp simd
+    for (std::int64_t c = 0; c < C; ++c) acc[c] += block[c];
+  }
+}
+
+template <typename T>
+void batch_grad_2x2(const Window2d& g, bool relu, const void* x, const void* dy, void* dx, const BiasSums& bias,
+                    int threads) {
   const std::int64_t image = g.h * g.w * g.c, out_image = g.oh * g.ow * g.c;
   const T* xs = static_cast<const T*>(x);
   const T* dys = static_cast<const T*>(dy);
   T* dxs = static_cast<T*>(dx);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t n = 0; n < g.n; ++n) {
     if (relu) image_grad_2x2<T, true>(g, xs + n * image, dys + n * out_image, dxs + n * image);
     else image_grad_2x2<T, false>(g, xs + n * image, dys + n * out_image, dxs + n * image);
+    if (bias.partial) add_image_sums(bias, omp_get_thread_num(), dxs + n * image, g.h * g.w);
   }
 }
 
@@ -235,29 +276,45 @@ inline void image_grad(const Window2d& g, bool relu, const float* xn, const floa
 // the rounded inputs, with half the memory traffic and no whole-tensor copies.
 class OmpMaxPool2dGrad final : public Kernel {
  public:
-  OmpMaxPool2dGrad(const Window2d& g, bool relu, DType dtype)
-      : g_(g), relu_(relu), dtype_(dtype), threads_(omp_get_max_threads()) {}
+  // db_dtype: the bias gradient's type (max_pool2d_grad_bias), or none.
+  OmpMaxPool2dGrad(const Window2d& g, bool relu, DType dtype, std::optional<DType> db_dtype)
+      : g_(g), relu_(relu), dtype_(dtype), db_dtype_(db_dtype), threads_(omp_get_max_threads()) {}
 
   std::size_t workspace_bytes() const override {
-    if (dtype_ == DType::f32 || (dtype_ == DType::bf16 && whole_2x2_windows(g_))) return 0;
-    return static_cast<std::size_t>(threads_) * per_thread() * sizeof(float);
+    return convert_bytes() + (db_dtype_ ? static_cast<std::size_t>(threads_ * g_.c) * (sizeof(double) + sizeof(float)) : 0);
   }
 
   void run(const KernelArgs& args) override {
     const Window2d g = g_;
     const bool relu = relu_;
     const std::int64_t image = g.h * g.w * g.c, out_image = g.oh * g.ow * g.c;
+    BiasSums bias;
+    if (db_dtype_) {
+      bias.partial = reinterpret_cast<double*>(static_cast<char*>(args.workspace) + convert_bytes());
+      bias.blocks = reinterpret_cast<float*>(bias.partial + threads_ * g.c);
+      bias.channels = g.c;
+      std::fill(bias.partial, bias.partial + threads_ * g.c, 0.0);
+    }
+    const int threads = threads_;
     if (whole_2x2_windows(g) && dtype_ != DType::f16) {
-      if (dtype_ == DType::f32) batch_grad_2x2<float>(g, relu, args.inputs[0], args.inputs[2], args.outputs[0]);
-      else batch_grad_2x2<std::uint16_t>(g, relu, args.inputs[0], args.inputs[2], args.outputs[0]);
+      if (dtype_ == DType::f32) {
+        batch_grad_2x2<float>(g, relu, args.inputs[0], args.inputs[2], args.outputs[0], bias, threads);
+      } else {
+        batch_grad_2x2<std::uint16_t>(g, relu, args.inputs[0], args.inputs[2], args.outputs[0], bias, threads);
+      }
+      finish_bias(bias, args);
       return;
     }
     if (dtype_ == DType::f32) {
       const float* x = static_cast<const float*>(args.inputs[0]);
       const float* dy = static_cast<const float*>(args.inputs[2]);
       float* dx = static_cast<float*>(args.outputs[0]);
-#pragma omp parallel for schedule(static)
-      for (std::int64_t n = 0; n < g.n; ++n) image_grad(g, relu, x + n * image, dy + n * out_image, dx + n * image);
+#pragma omp parallel for schedule(static) num_threads(threads)
+      for (std::int64_t n = 0; n < g.n; ++n) {
+        image_grad(g, relu, x + n * image, dy + n * out_image, dx + n * image);
+        if (bias.partial) add_image_sums(bias, omp_get_thread_num(), dx + n * image, g.h * g.w);
+      }
+      finish_bias(bias, args);
       return;
     }
     const auto* x = static_cast<const std::uint16_t*>(args.inputs[0]);
@@ -274,16 +331,36 @@ class OmpMaxPool2dGrad final : public Kernel {
       low_precision::to_f32(t, x + n * image, xf, image);
       low_precision::to_f32(t, dy + n * out_image, dyf, out_image);
       image_grad(g, relu, xf, dyf, dxf);
+      if (bias.partial) add_image_sums(bias, omp_get_thread_num(), dxf, g.h * g.w);
       low_precision::from_f32(t, dxf, dx + n * image, image);
     }
+    finish_bias(bias, args);
   }
 
  private:
   std::size_t per_thread() const { return static_cast<std::size_t>(2 * g_.h * g_.w * g_.c + g_.oh * g_.ow * g_.c); }
+  // The float32 copies the paths without a native loop use (a multiple of 8 bytes).
+  std::size_t convert_bytes() const {
+    if (dtype_ == DType::f32 || (dtype_ == DType::bf16 && whole_2x2_windows(g_))) return 0;
+    return static_cast<std::size_t>(threads_) * per_thread() * sizeof(float) / 8 * 8 + 8;
+  }
+
+  // db = the threads' partials summed, rounded once to its type.
+  void finish_bias(const BiasSums& bias, const KernelArgs& args) const {
+    if (!bias.partial) return;
+    for (std::int64_t c = 0; c < g_.c; ++c) {
+      double total = 0.0;
+      for (int t = 0; t < threads_; ++t) total += bias.acc(t)[c];
+      bias.blocks[c] = static_cast<float>(total);
+    }
+    if (*db_dtype_ == DType::f32) std::memcpy(args.outputs[1], bias.blocks, static_cast<std::size_t>(g_.c) * sizeof(float));
+    else low_precision::from_f32(*db_dtype_, bias.blocks, args.outputs[1], g_.c);
+  }
 
   Window2d g_;
   bool relu_;
   DType dtype_;
+  std::optional<DType> db_dtype_;
   int threads_;
 };
 
@@ -295,12 +372,19 @@ std::unique_ptr<Kernel> make_omp_max_pool2d_grad(const KernelDesc& desc, std::st
     return nullptr;
   }
   const DType dtype = desc.inputs.at(0).dtype;
-  for (const auto* list : {&desc.inputs, &desc.outputs}) {
-    for (const TensorDesc& t : *list) {
-      if (t.dtype != dtype || !is_floating(dtype)) {
-        if (why_not) *why_not = "x, y, dy and dx must share one floating type";
-        return nullptr;
-      }
+  const bool bias = desc.op == "max_pool2d_grad_bias";
+  for (const TensorDesc& t : desc.inputs) {
+    if (t.dtype != dtype || !is_floating(dtype) || desc.outputs.at(0).dtype != dtype) {
+      if (why_not) *why_not = "x, y, dy and dx must share one floating type";
+      return nullptr;
+    }
+  }
+  std::optional<DType> db_dtype;
+  if (bias) {
+    db_dtype = desc.outputs.at(1).dtype;
+    if (*db_dtype != dtype && *db_dtype != DType::f32) {
+      if (why_not) *why_not = "db must be float32 or dx's type";
+      return nullptr;
     }
   }
   const Window2d g = checked_window(widened(desc));
@@ -308,7 +392,7 @@ std::unique_ptr<Kernel> make_omp_max_pool2d_grad(const KernelDesc& desc, std::st
     if (why_not) *why_not = "a pooling window spans 2^31 elements or more";
     return nullptr;
   }
-  return std::make_unique<OmpMaxPool2dGrad>(g, desc.attrs.i_or("relu", 0) != 0, dtype);
+  return std::make_unique<OmpMaxPool2dGrad>(g, desc.attrs.i_or("relu", 0) != 0, dtype, db_dtype);
 }
 
 }  // namespace nnfit

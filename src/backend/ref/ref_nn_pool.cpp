@@ -77,12 +77,15 @@ std::unique_ptr<Kernel> make_ref_max_pool2d(const KernelDesc& desc, std::string*
   });
 }
 
+// max_pool2d_grad, and max_pool2d_grad_bias: the same dx, and db[c] = dx[..., c] summed
+// over N, H, W in double.
 std::unique_ptr<Kernel> make_ref_max_pool2d_grad(const KernelDesc& desc, std::string* why_not) {
   // attr relu=1 (set by the fusion pass): x is a relu output and the relu's gradient is
   // folded in, dx *= [x > 0].
   const bool relu = desc.attrs.i_or("relu", 0) != 0;
-  return decline_or(desc, why_not, [relu](const Window2d& g) -> std::unique_ptr<Kernel> {
-    return std::make_unique<RefKernel>([g, relu](const KernelArgs& args) {
+  const bool bias = desc.op == "max_pool2d_grad_bias";
+  return decline_or(desc, why_not, [relu, bias](const Window2d& g) -> std::unique_ptr<Kernel> {
+    return std::make_unique<RefKernel>([g, relu, bias](const KernelArgs& args) {
       const float* x = static_cast<const float*>(args.inputs[0]);
       const float* dy = static_cast<const float*>(args.inputs[2]);
       float* dx = static_cast<float*>(args.outputs[0]);
@@ -92,6 +95,12 @@ std::unique_ptr<Kernel> make_ref_max_pool2d_grad(const KernelDesc& desc, std::st
       });
       for (std::size_t i = 0; i < acc.size(); ++i) {
         dx[i] = relu && !(x[i] > 0.0f) ? 0.0f : static_cast<float>(acc[i]);
+      }
+      if (!bias) return;
+      for (std::int64_t c = 0; c < g.c; ++c) {
+        double sum = 0.0;
+        for (std::int64_t p = 0; p < g.n * g.h * g.w; ++p) sum += dx[p * g.c + c];
+        args.out(1)[c] = static_cast<float>(sum);
       }
     });
   });
