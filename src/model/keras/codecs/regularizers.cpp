@@ -4,7 +4,7 @@
 // writers put there. Keras 3 writes {"module": "keras.regularizers", "class_name": "L2",
 // "config": {"l2": 0.01}, "registered_name": null}; tf.keras the same without "module"
 // or "registered_name"; both accept the short names ("l2", "max_norm").
-#include "model/keras_codecs/codec.h"
+#include "model/keras/codecs/codec.h"
 
 #include "nnfit/nn/layers.h"
 

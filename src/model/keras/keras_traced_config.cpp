@@ -1,5 +1,6 @@
-// Traced losses, metrics and activations from their Keras JSON (src/model/keras_traced_config.h).
-#include "model/keras_traced_config.h"
+// Traced losses, metrics and activations from their Keras JSON
+// (src/model/keras/keras_traced_config.h).
+#include "model/keras/keras_traced_config.h"
 
 #include <algorithm>
 #include <iterator>

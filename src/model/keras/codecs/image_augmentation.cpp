@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "model/keras_codecs/codec.h"
+#include "model/keras/codecs/codec.h"
 #include "nnfit/nn/image_augmentation_layers.h"
 #include "nnfit/nn/random_crop_layer.h"
 

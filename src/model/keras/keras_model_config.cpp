@@ -10,10 +10,10 @@
 #include <set>
 #include <tuple>
 
-#include "model/keras_call_nodes.h"
-#include "model/keras_codecs/codec.h"
-#include "model/keras_layers.h"
-#include "model/keras_traced_config.h"
+#include "model/keras/keras_call_nodes.h"
+#include "model/keras/codecs/codec.h"
+#include "model/keras/keras_layers.h"
+#include "model/keras/keras_traced_config.h"
 #include "nnfit/core/error.h"
 #include "nnfit/model/eager_operations.h"
 #include "nnfit/model/keras_config.h"

@@ -2,7 +2,7 @@
 // (MultiHeadAttention with fewer key/value heads: Note [Grouped-query attention]), Attention
 // and AdditiveAttention. Their call arguments (key=, attention_mask=, use_causal_mask=) are a
 // Functional node's kwargs, read by keras_model_config.cpp into Layer::set_call_arguments.
-#include "model/keras_codecs/codec.h"
+#include "model/keras/codecs/codec.h"
 
 #include "nnfit/nn/attention_layers.h"
 

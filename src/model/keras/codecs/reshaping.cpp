@@ -1,6 +1,6 @@
 // Keras codecs of the reshaping layers: ZeroPadding1D/2D/3D, Cropping1D/2D/3D,
 // UpSampling1D/2D/3D, Permute, RepeatVector (Flatten and Reshape are core layers).
-#include "model/keras_codecs/codec.h"
+#include "model/keras/codecs/codec.h"
 
 #include "backend/common/resize_taps.h"
 #include "nnfit/nn/reshaping_layers.h"

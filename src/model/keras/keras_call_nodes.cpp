@@ -1,11 +1,11 @@
-// The call nodes of a Functional config (model/keras_call_nodes.h): Keras 3's {"args",
+// The call nodes of a Functional config (model/keras/keras_call_nodes.h): Keras 3's {"args",
 // "kwargs"} nodes (positional tensors, keyword tensors and flags, masks, the numbers after
 // an operation's tensors; an operation's whole argument list) and Keras 2's lists.
-#include "model/keras_call_nodes.h"
+#include "model/keras/keras_call_nodes.h"
 
 #include <algorithm>
 
-#include "model/keras_codecs/codec.h"
+#include "model/keras/codecs/codec.h"
 
 namespace nnfit::keras_json {
 

@@ -1,5 +1,5 @@
 // Keras JSON → layers: finds a layer class's reader among the families' codecs
-// (keras_codecs/, one file per family) and reads input layers; keras_model_config.cpp reads
+// (codecs/, one file per family) and reads input layers; keras_model_config.cpp reads
 // the models. Each Keras object is read against the list of keys Keras 2 or Keras 3 writes
 // for it: a key outside that list is a typo or a feature we would silently drop, so it is
 // an error; a known key whose value nnfit does not implement (regularizers, dilation,
@@ -9,9 +9,9 @@
 
 #include <string>
 
-#include "model/keras_codecs/codec.h"
-#include "model/keras_json.h"
-#include "model/keras_layers.h"
+#include "model/keras/codecs/codec.h"
+#include "model/keras/keras_json.h"
+#include "model/keras/keras_layers.h"
 #include "nnfit/core/error.h"
 
 namespace nnfit::keras_json {

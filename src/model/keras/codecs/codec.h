@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "model/keras_json.h"
+#include "model/keras/keras_json.h"
 #include "nnfit/nn/layer.h"
 #include "nnfit/nn/operation.h"
 

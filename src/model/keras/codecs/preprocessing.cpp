@@ -1,13 +1,13 @@
 // Keras codecs of the preprocessing layers that run inside a model: Rescaling,
 // Normalization, Resizing, CenterCrop, and Pipeline (its layers read one after the other,
 // each with the previous one's output shape).
-#include "model/keras_codecs/codec.h"
+#include "model/keras/codecs/codec.h"
 
 #include <map>
 #include <tuple>
 
 #include "backend/common/resize_taps.h"
-#include "model/keras_layers.h"
+#include "model/keras/keras_layers.h"
 #include "nnfit/nn/layers.h"
 #include "nnfit/nn/pipeline_layer.h"
 

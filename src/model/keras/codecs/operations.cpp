@@ -9,7 +9,7 @@
 #include <cmath>
 #include <limits>
 
-#include "model/keras_codecs/codec.h"
+#include "model/keras/codecs/codec.h"
 #include "nnfit/core/error.h"
 #include "nnfit/nn/operation.h"
 

@@ -1,7 +1,7 @@
 // A model's variables in Keras 3's and the legacy HDF5 layouts (keras_weights.h). Reading
 // checks every count and shape before anything is copied, so a file that does not fit
 // leaves the model as it was.
-#include "model/keras_weights.h"
+#include "model/keras/keras_weights.h"
 
 #include <cmath>
 #include <cstring>
@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "backend/common/slot_update.h"
-#include "model/keras_json.h"
+#include "model/keras/keras_json.h"
 #include "nnfit/core/error.h"
 #include "nnfit/nn/lr_schedule.h"
 #include "nnfit/nn/nested_model.h"

@@ -1,5 +1,5 @@
 // The helpers the Keras layer codecs share, and the list of families (codec.h).
-#include "model/keras_codecs/codec.h"
+#include "model/keras/codecs/codec.h"
 
 #include <cctype>
 #include <iomanip>

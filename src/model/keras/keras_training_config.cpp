@@ -6,8 +6,8 @@
 #include <optional>
 #include <vector>
 
-#include "model/keras_json.h"
-#include "model/keras_traced_config.h"
+#include "model/keras/keras_json.h"
+#include "model/keras/keras_traced_config.h"
 #include "nnfit/model/keras_config.h"
 
 namespace nnfit {

@@ -1,6 +1,6 @@
-// The JSON reading helpers of src/model/keras_json.h: typed getters whose errors name
+// The JSON reading helpers of src/model/keras/keras_json.h: typed getters whose errors name
 // the config path, key checks against what Keras writes, and JSON parsing with line/column.
-#include "model/keras_json.h"
+#include "model/keras/keras_json.h"
 
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // Keras codecs of the core layers: Dense, Flatten, Reshape, Dropout (and SpatialDropout1D/2D/3D),
 // Embedding, Masking, ActivityRegularization, Identity, GaussianNoise, GaussianDropout, AlphaDropout, and Keras's NotEqual,
 // LogicalOr, LogicalAnd and ConvertToTensor operations.
-#include "model/keras_codecs/codec.h"
+#include "model/keras/codecs/codec.h"
 
 #include "nnfit/nn/layers.h"
 

@@ -1,6 +1,6 @@
 // Keras codecs of the activation layers: Activation, ReLU (max_value, negative_slope,
 // threshold), LeakyReLU, ELU, PReLU (shared_axes) and Softmax (any axis).
-#include "model/keras_codecs/codec.h"
+#include "model/keras/codecs/codec.h"
 
 #include "nnfit/nn/layers.h"
 

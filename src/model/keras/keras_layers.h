@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "model/keras_json.h"
+#include "model/keras/keras_json.h"
 #include "nnfit/nn/layer.h"
 
 namespace nnfit::keras_json {

@@ -1,6 +1,6 @@
 // Keras codecs of the merge layers: Add, Subtract, Multiply, Average, Maximum, Minimum,
 // Concatenate (any axis), Dot.
-#include "model/keras_codecs/codec.h"
+#include "model/keras/codecs/codec.h"
 
 #include <array>
 

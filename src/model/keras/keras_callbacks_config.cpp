@@ -3,7 +3,7 @@
 // typo or an argument nnfit cannot honour is an error naming the entry and key. Paths
 // (filepath, backup_dir, filename) are used as given, relative to the working folder, as
 // Keras uses them.
-#include "model/keras_json.h"
+#include "model/keras/keras_json.h"
 #include "nnfit/core/error.h"
 #include "nnfit/model/checkpoint_callbacks.h"
 #include "nnfit/model/keras_config.h"

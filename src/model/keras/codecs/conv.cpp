@@ -2,7 +2,7 @@
 // dilation_rate and groups, DepthwiseConv1D/2D, SeparableConv1D/2D, Conv1DTranspose,
 // Conv2DTranspose and Conv3DTranspose. Keras 2 writes the base Conv's keys into every subclass's config
 // (groups, kernel_initializer in a SeparableConv2D): they are accepted where harmless.
-#include "model/keras_codecs/codec.h"
+#include "model/keras/codecs/codec.h"
 
 #include "nnfit/nn/layers.h"
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "model/keras_json.h"
+#include "model/keras/keras_json.h"
 #include "nnfit/nn/loss.h"
 #include "nnfit/nn/traced_layer.h"
 #include "nnfit/nn/traced_metric.h"

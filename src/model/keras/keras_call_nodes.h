@@ -8,7 +8,7 @@
 #include <tuple>
 #include <vector>
 
-#include "model/keras_json.h"
+#include "model/keras/keras_json.h"
 #include "nnfit/nn/layer.h"
 
 namespace nnfit::keras_json {

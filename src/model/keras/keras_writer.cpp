@@ -1,13 +1,13 @@
 // Model → Keras 3 JSON: what Keras's model.to_json() writes for the same model, so Keras
 // and nnfit load each other's files. Every layer is written by its family's codec
-// (keras_codecs/) with the keys Keras 3.15 writes (defaults included), Functional graphs
+// (codecs/) with the keys Keras 3.15 writes (defaults included), Functional graphs
 // with Keras 3's `args` nodes; the optimizer and loss as Keras serializes them in
 // compile_config.
 #include <cmath>
 #include <utility>
 #include <nlohmann/json.hpp>
 
-#include "model/keras_codecs/codec.h"
+#include "model/keras/codecs/codec.h"
 #include "nnfit/core/error.h"
 #include "nnfit/model/keras_config.h"
 #include "nnfit/nn/traced_metric.h"

@@ -1,6 +1,6 @@
 // Keras codecs of the normalization layers: BatchNormalization, LayerNormalization,
 // GroupNormalization, UnitNormalization.
-#include "model/keras_codecs/codec.h"
+#include "model/keras/codecs/codec.h"
 
 #include "nnfit/nn/layers.h"
 

@@ -1,7 +1,7 @@
 // Keras codecs of the pooling layers: MaxPooling1D/2D/3D, AveragePooling1D/2D/3D (channels
 // last), the global poolings (1D/2D/3D, either data format, keepdims) and the adaptive
 // poolings (AdaptiveAverage/MaxPooling1D/2D/3D: output_size, either data format).
-#include "model/keras_codecs/codec.h"
+#include "model/keras/codecs/codec.h"
 
 #include "nnfit/nn/layers.h"
 

@@ -3,7 +3,7 @@
 // Keras wrote them (a number or a pair) and written back the same, in Keras 3.15's key
 // order. tf.keras's versions of these layers differ in keys and semantics (no data_format,
 // RandomContrast without value_range): those files are refused, and so is writing them.
-#include "model/keras_codecs/codec.h"
+#include "model/keras/codecs/codec.h"
 
 #include <algorithm>
 

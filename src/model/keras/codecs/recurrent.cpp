@@ -2,9 +2,9 @@
 // time_major and implementation), RNN around the built-in cells (SimpleRNNCell, LSTMCell,
 // GRUCell, StackedRNNCells of them) and the Bidirectional and TimeDistributed wrappers.
 // What nnfit does not run yet (stateful, a custom cell) is refused by name.
-#include "model/keras_codecs/codec.h"
+#include "model/keras/codecs/codec.h"
 
-#include "model/keras_layers.h"
+#include "model/keras/keras_layers.h"
 #include "nnfit/nn/layers.h"
 
 namespace nnfit::keras_json {

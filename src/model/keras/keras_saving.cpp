@@ -10,8 +10,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "model/keras_json.h"
-#include "model/keras_weights.h"
+#include "model/keras/keras_json.h"
+#include "model/keras/keras_weights.h"
 #include "nnfit/core/error.h"
 #include "nnfit/io/atomic_file.h"
 #include "nnfit/io/hdf5_file.h"

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "model/keras_codecs/codec.h"
+#include "model/keras/codecs/codec.h"
 #include "nnfit/nn/color_augmentation_layers.h"
 
 namespace nnfit::keras_json {
