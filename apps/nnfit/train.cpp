@@ -30,6 +30,7 @@
 #include "nnfit/backend/device_placement.h"
 #include "nnfit/model/keras_config.h"
 #include "nnfit/model/saving.h"
+#include "nnfit/model/targets.h"
 #include "nnfit/model/tensorboard_callback.h"
 #include "nnfit/model/training_callbacks.h"
 #include "nnfit/profile/step_log.h"
@@ -82,8 +83,10 @@ int default_threads() {
 // A row count that an IDX header promises, for error messages.
 std::string rows(std::int64_t n, const char* what) { return std::to_string(n) + " " + what; }
 
-// Targets as the loss wants them: class ids (i32) for sparse losses, else f32 values
-// shaped like one prediction.
+// Targets as the loss wants them (convert_targets, as fit converts them): class ids (i32)
+// for sparse losses, else f32 values shaped like one prediction. A refused label becomes a
+// DataError naming the file and, for uint8 labels (one byte each after the IDX header),
+// its byte offset.
 Tensor load_targets(const Tensor& labels, const std::string& file, const Model& model, const Loss& loss) {
   const std::int64_t n = labels.shape()[0];
   std::vector<std::int64_t> pred_dims{n};
@@ -95,27 +98,20 @@ Tensor load_targets(const Tensor& labels, const std::string& file, const Model& 
                     "labels of shape " + labels.shape().to_string() + " do not fit the model's output " +
                         out.to_string() + " under " + loss.kind + " (expected " + want.shape.to_string() + ")");
   }
-  if (want.dtype != DType::i32) return data::InMemoryDataset::to_float(labels, 1.0f).reshape(want.shape);
-
-  Tensor y = Tensor::zeros(want.shape, DType::i32);
+  Tensor y = Tensor::zeros(want.shape, want.dtype);
   const std::int64_t classes = out.rank() > 0 ? out.dim(-1) : 0;
-  const std::int64_t header = 4 + 4 * static_cast<std::int64_t>(labels.shape().rank());
-  for (std::int64_t i = 0; i < n; ++i) {
-    double v = 0;
-    switch (labels.dtype()) {
-      case DType::u8: v = labels.data<std::uint8_t>()[i]; break;
-      case DType::i32: v = labels.data<std::int32_t>()[i]; break;
-      case DType::f32: v = labels.data<float>()[i]; break;
-      default: throw DataError(file, -1, std::string("labels of type ") + std::string(dtype_name(labels.dtype())) + " are not supported");
-    }
-    if (v < 0 || v != static_cast<double>(static_cast<std::int64_t>(v)) || (classes > 1 && v >= classes)) {
-      const std::int64_t offset = labels.dtype() == DType::u8 ? header + i : -1;
-      throw DataError(file, offset,
-                      "label " + std::to_string(v) + " of example " + std::to_string(i) + " is not a class id in [0, " +
-                          std::to_string(classes) + ")",
-                      "the model's last layer has " + std::to_string(classes) + " units; labels must be below that");
-    }
-    y.data<std::int32_t>()[i] = static_cast<std::int32_t>(v);
+  // With one unit (or none) the CLI bounds class ids only below: any non-negative integer
+  // that fits the int32 target.
+  const std::int64_t bound = classes > 1 ? classes : std::int64_t{1} << 31;
+  try {
+    convert_targets(labels, want, n, y.raw(), bound);
+  } catch (const BadClassId& e) {
+    const std::int64_t header = 4 + 4 * static_cast<std::int64_t>(labels.shape().rank());
+    const std::int64_t offset = labels.dtype() == DType::u8 ? header + e.row() : -1;
+    throw DataError(file, offset,
+                    "label " + std::to_string(e.value()) + " of example " + std::to_string(e.row()) +
+                        " is not a class id in [0, " + std::to_string(classes) + ")",
+                    "the model's last layer has " + std::to_string(classes) + " units; labels must be below that");
   }
   return y;
 }

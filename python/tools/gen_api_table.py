@@ -8,7 +8,7 @@ a class or Keras changes a signature:
     KERAS_BACKEND=tensorflow $(scripts/keras_venv.sh) python/tools/gen_api_table.py
 
 The class lists below are nnfit's: the Keras classes its JSON readers accept
-(src/model/keras_codecs, keras_training_config.cpp, keras_callbacks_config.cpp), and the
+(src/model/keras/codecs, keras_training_config.cpp, keras_callbacks_config.cpp), and the
 preprocessing layers of strings and categories that run in Python before the engine's graph
 (python/nnfit/keras/_prefix.py).
 """

@@ -1,6 +1,7 @@
 // Device placement (nnfit/backend/device_placement.h): parse the request, look at the NVIDIA
-// driver's /proc files, and only then (Note [Placement without the plugin]) ask the CUDA
-// plugin's runtime how many devices it sees.
+// driver's /proc files (nnfit/core/nvidia_proc.h, the probe `nnfit doctor` uses too), and
+// only then (Note [Placement without the plugin]) ask the CUDA plugin's runtime how many
+// devices it sees.
 #include "nnfit/backend/device_placement.h"
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "nnfit/backend/backend.h"
 #include "nnfit/core/env_flags.h"
 #include "nnfit/core/error.h"
+#include "nnfit/core/nvidia_proc.h"
 
 namespace nnfit {
 
@@ -62,17 +64,16 @@ GpuDriverProbe probe_gpu_driver(const std::string& root_in) {
   }();
   const fs::path base(root);
   GpuDriverProbe p;
-  const fs::path gpus = base / "proc/driver/nvidia/gpus";
-  p.path = (root == "/" ? fs::path("/proc/driver/nvidia/gpus") : gpus).string();
-  std::error_code ec;
-  if (fs::is_directory(gpus, ec)) {
+  const fs::path gpus = base / fs::path(kNvidiaProcGpusDir).relative_path();
+  p.path = (root == "/" ? fs::path(kNvidiaProcGpusDir) : gpus).string();
+  const NvidiaGpuFolders listed = list_nvidia_gpu_folders(gpus.string());
+  if (listed.present) {
     p.driver = true;
-    for (const auto& entry : fs::directory_iterator(gpus, ec)) {
-      if (entry.is_directory(ec)) ++p.gpus;
-    }
+    p.gpus = listed.folders;
     return p;
   }
   // WSL 2: the Windows driver serves the GPU through /dev/dxg; nothing lists it in /proc.
+  std::error_code ec;
   if (fs::exists(base / "dev/dxg", ec)) p.driver = p.wsl = true;
   return p;
 }

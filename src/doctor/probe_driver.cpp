@@ -1,14 +1,16 @@
 // Driver probe. NVML is loaded with dlopen so nnfit has no link dependency on the driver;
 // without it (no driver, or --root) the kernel module version comes from
-// /proc/driver/nvidia/version and GPUs from /proc/driver/nvidia/gpus/*/information.
+// /proc/driver/nvidia/version and GPUs from /proc/driver/nvidia/gpus/*/information (the
+// folders listed by nnfit/core/nvidia_proc.h, the probe device placement uses too).
 // Note [Driver version sources]: the /proc file is the *kernel module*; the
 // libnvidia-ml.so.<ver> suffix is the *user-space* driver. They differ after a driver
 // upgrade without reboot, which is its own finding.
 #include <dlfcn.h>
 
 
-#include "probes.h"
+#include "nnfit/core/nvidia_proc.h"
 #include "pattern.h"
+#include "probes.h"
 
 namespace nnfit::doctor {
 namespace {
@@ -87,7 +89,7 @@ void probe_nvml(Facts& facts) {
 }
 
 void probe_proc(const RootFs& fs, Facts& facts) {
-  const std::string path = "/proc/driver/nvidia/version";
+  const std::string path = kNvidiaProcVersionFile;
   if (auto text = fs.read(path)) {
     std::string version = driver_version_in(split(*text, '\n')[0]);
     if (version.empty()) {
@@ -105,9 +107,11 @@ void probe_proc(const RootFs& fs, Facts& facts) {
     }
   }
   if (!facts.gpus.empty()) return;
-  const std::string gpus = "/proc/driver/nvidia/gpus";
+  const std::string gpus = kNvidiaProcGpusDir;
+  const NvidiaGpuFolders listed = list_nvidia_gpu_folders(fs.host(gpus));
+  if (!listed.error.empty()) fs.problem(gpus, "directory cannot be listed: " + listed.error);
   int index = 0;
-  for (const auto& bus : fs.list(gpus)) {
+  for (const auto& bus : listed.entries) {
     std::string file = gpus + "/" + bus + "/information";
     auto text = fs.read(file);
     if (!text) continue;

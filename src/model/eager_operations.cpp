@@ -8,7 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "model/keras_codecs/codec.h"
+#include "model/keras/codecs/codec.h"
 #include "nnfit/core/error.h"
 #include "nnfit/graph/autodiff.h"
 #include "nnfit/graph/program.h"

@@ -7,11 +7,9 @@
 
 #include "nnfit/core/error.h"
 
-namespace nnfit::fit_data {
+namespace nnfit {
 
-// Writes n samples of targets y into dst in the dtype and shape the loss wants (`want`,
-// whose first axis is the batch): class ids -> int32, else float32. With classes > 0,
-// class ids must lie in [0, classes).
+// nnfit/model/targets.h
 void convert_targets(const Tensor& y, const TensorDesc& want, std::int64_t n, void* dst, std::int64_t classes) {
   NNFIT_CHECK(y.shape().rank() >= 1 && y.shape()[0] == n, InvalidArgument, "targets have shape ",
               y.shape().to_string(), " but the inputs have ", n, " samples");
@@ -28,9 +26,14 @@ void convert_targets(const Tensor& y, const TensorDesc& want, std::int64_t n, vo
     for (std::int64_t i = 0; i < total; ++i) {
       double v = read(i);
       if (want.dtype == DType::i32) {
-        NNFIT_CHECK(v == std::floor(v), InvalidArgument, "class id ", v, " at row ", i, " is not an integer");
-        NNFIT_CHECK(classes <= 0 || (v >= 0 && v < static_cast<double>(classes)), InvalidArgument, "class id ", v,
-                    " at row ", i, " is outside [0, ", classes, "): the model's output has ", classes, " classes");
+        if (v != std::floor(v)) {
+          throw BadClassId(detail::concat("class id ", v, " at row ", i, " is not an integer"), i, v);
+        }
+        if (classes > 0 && !(v >= 0 && v < static_cast<double>(classes))) {
+          throw BadClassId(detail::concat("class id ", v, " at row ", i, " is outside [0, ", classes,
+                                          "): the model's output has ", classes, " classes"),
+                           i, v);
+        }
         static_cast<std::int32_t*>(dst)[i] = static_cast<std::int32_t>(v);
       } else {
         static_cast<float*>(dst)[i] = static_cast<float>(v);
@@ -45,6 +48,10 @@ void convert_targets(const Tensor& y, const TensorDesc& want, std::int64_t n, vo
     default: throw InvalidArgument("targets of dtype " + std::string(dtype_name(y.dtype())) + " are not supported");
   }
 }
+
+}  // namespace nnfit
+
+namespace nnfit::fit_data {
 
 // Targets for all n samples in a fresh tensor (the in-memory path converts once).
 Tensor prepare_targets(const Tensor& y, const TensorDesc& want, std::int64_t n) {

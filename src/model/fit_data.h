@@ -9,14 +9,13 @@
 
 #include "nnfit/core/tensor.h"
 #include "nnfit/model/model.h"
+#include "nnfit/model/targets.h"
 #include "nnfit/nn/metrics.h"
 
 namespace nnfit::fit_data {
 
-// Writes n samples of targets y into dst in the dtype and shape the loss wants (`want`,
-// whose first axis is the batch): class ids -> int32, else float32. With classes > 0,
-// class ids must lie in [0, classes). throws: InvalidArgument naming the row.
-void convert_targets(const Tensor& y, const TensorDesc& want, std::int64_t n, void* dst, std::int64_t classes = 0);
+// convert_targets: nnfit/model/targets.h (the CLI converts its label files with it too).
+using ::nnfit::convert_targets;
 // Writes x's values into dst as float32, as Keras casts a model input (uint8, int32,
 // int64 and bool exactly; int64 beyond 2^24 rounds). requires: dst holds x.numel() floats.
 // throws: InvalidArgument for a dtype that has no such cast (f16, bf16 for now).

@@ -25,6 +25,11 @@ Model::~Model() {
   engine_.reset();
 }
 
+void Model::limit_weight_elements(std::uint64_t elements, std::string source) {
+  weight_budget_elements_ = elements;
+  weight_budget_source_ = std::move(source);
+}
+
 Sequential::Sequential(std::string name) : Model(std::move(name)) {}
 
 void Sequential::set_input_shape(Shape shape) {

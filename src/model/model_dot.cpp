@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "model/keras_codecs/codec.h"
+#include "model/keras/codecs/codec.h"
 #include "nnfit/core/error.h"
 #include "nnfit/nn/nested_model.h"
 

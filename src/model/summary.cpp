@@ -1,8 +1,8 @@
-// Model::summary(): Keras 3's table, box-drawn, with parameter counts and sizes.
+// Model::summary(): Keras 3's table, box-drawn (Table) over its rows (SummaryRows), with
+// parameter counts and sizes.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -178,6 +178,206 @@ bool sequential_like(const LayerGraph& graph) {
   return true;
 }
 
+// Keras's shape text: "(None, 28, 28, 1)", None for the batch and a dimension known per batch.
+std::string shape_text(const Shape& s) {
+  std::string out = "(None";
+  for (std::int64_t d : s.dims()) out += ", " + (d < 0 ? std::string("None") : std::to_string(d));  // known per batch
+  return out + ")";
+}
+
+// The box drawing of one summary table, as rich draws Keras's: the columns' widths (with
+// their padding) and alignments.
+struct Table {
+  std::vector<int> widths;
+  std::vector<bool> right, centred;
+
+  Table(std::vector<int> w, bool show_trainable)
+      : widths(std::move(w)), right(widths.size(), false), centred(widths.size(), false) {
+    right[2] = true;
+    if (show_trainable) centred.back() = true;
+  }
+  std::string rule(const char* left, const char* fill, const char* mid, const char* end) const {
+    std::string out = left;
+    for (std::size_t i = 0; i < widths.size(); ++i) out += repeat(fill, widths[i]) + (i + 1 < widths.size() ? mid : end);
+    return out + "\n";
+  }
+  std::string row(const std::vector<std::string>& cells, const char* bar) const {
+    std::string out;
+    for (std::size_t i = 0; i < widths.size(); ++i) out += std::string(bar) + " " + justify(cells[i], widths[i] - 2, right[i], centred[i]) + " ";
+    return out + bar + "\n";
+  }
+  // Header cells wrap as body cells do ("Trai…"), aligned to the header row's bottom as rich does.
+  std::string header(const std::vector<std::string>& head) const {
+    std::vector<std::vector<std::string>> head_lines(head.size());
+    std::size_t head_height = 1;
+    for (std::size_t c = 0; c < head.size(); ++c) {
+      head_lines[c] = wrap_cell(head[c], widths[c] - 2);
+      head_height = std::max(head_height, head_lines[c].size());
+    }
+    std::string out;
+    for (std::size_t h = 0; h < head_height; ++h) {
+      std::vector<std::string> line(head.size());
+      for (std::size_t c = 0; c < head.size(); ++c) {
+        const std::size_t blank = head_height - head_lines[c].size();
+        line[c] = h < blank ? "" : head_lines[c][h - blank];
+      }
+      out += row(line, "\u2503");
+    }
+    return out;
+  }
+  // A cell wider than its column (Connected to's inputs, a long name) continues on rows of
+  // its own, as rich's table wraps it.
+  std::string body_row(const std::vector<std::string>& cells_of_row) const {
+    std::vector<std::vector<std::string>> cells(widths.size());
+    std::size_t height = 1;
+    for (std::size_t c = 0; c < widths.size(); ++c) {
+      cells[c] = wrap_cell(cells_of_row[c], widths[c] - 2);
+      height = std::max(height, cells[c].size());
+    }
+    std::string out;
+    for (std::size_t h = 0; h < height; ++h) {
+      std::vector<std::string> line(widths.size());
+      for (std::size_t c = 0; c < widths.size(); ++c) line[c] = h < cells[c].size() ? cells[c][h] : "";
+      out += row(line, "\u2502");
+    }
+    return out;
+  }
+};
+
+// The table's body: one row per input (Functional) and per layer, with the first call's
+// output shape; a shared layer lists the inputs of every call. With expand_nested, a nested
+// model's layers follow it, indented as Keras's "   └ " per level, with "-" for their
+// connections. `top_level[i]`: the top-level row row i belongs to (layer_range).
+class SummaryRows {
+ public:
+  SummaryRows(const LayerGraph& graph, const DTypePolicy& policy, bool functional, bool show_trainable)
+      : graph_(graph), policy_(policy), functional_(functional), show_trainable_(show_trainable) {
+    for (const auto& layer : graph_.layers()) mixed_ = mixed_ || compute_of(*layer) != DType::f32;
+  }
+  // Under a policy other than float32 each layer's type names the dtype it computes in.
+  bool mixed() const { return mixed_; }
+  // Fills the rows; returns the number of top-level rows.
+  std::size_t add_model(bool input_rows, bool expand_nested);
+
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::size_t> top_level;
+
+ private:
+  DType compute_of(const Layer& l) const {
+    return l.computes_in_float32() ? DType::f32 : l.dtype_policy().value_or(policy_).compute;
+  }
+  static std::string trainable_cell(const Layer& l, bool trains) {
+    return const_cast<Layer&>(l).all_weights().empty() ? std::string("-") : std::string(trains ? "Y" : "N");
+  }
+  std::string node_name(const LayerNode& n) const {
+    return n.layer ? n.layer->name() : graph_.inputs()[static_cast<std::size_t>(n.input_index)].name;
+  }
+  void add_layer(const Layer& layer, const std::vector<std::vector<Shape>>& shapes);
+  void add_nested(const NestedModel& model, int level, bool trains);
+
+  const LayerGraph& graph_;
+  const DTypePolicy& policy_;
+  bool functional_, show_trainable_, mixed_ = false;
+};
+
+std::size_t SummaryRows::add_model(bool input_rows, bool expand_nested) {
+  const auto shapes = graph_.infer_shapes();
+  const auto& nodes = graph_.nodes();
+  std::size_t top = 0;
+  for (std::size_t i = 0; i < nodes.size() && input_rows; ++i) {
+    if (nodes[i].layer) continue;
+    std::vector<std::string> r{node_name(nodes[i]) + " (InputLayer)", shape_text(shapes[i][0]), "0"};
+    if (functional_) r.push_back("-");
+    if (show_trainable_) r.push_back("-");
+    rows.push_back(std::move(r));
+    top_level.push_back(top++);
+  }
+  for (const auto& layer : graph_.layers()) {
+    add_layer(*layer, shapes);
+    top_level.push_back(top++);
+    if (const auto* nested = dynamic_cast<const NestedModel*>(layer.get()); nested && expand_nested) {
+      add_nested(*nested, 1, layer->trainable());
+    }
+  }
+  return top;
+}
+
+void SummaryRows::add_layer(const Layer& layer, const std::vector<std::vector<Shape>>& shapes) {
+  const auto& nodes = graph_.nodes();
+  const std::string type = layer.type_name() + (mixed_ ? ", " + std::string(dtype_name(compute_of(layer))) : std::string());
+  std::vector<std::string> r{layer.name() + " (" + type + ")", "", with_commas(layer.count_params()), ""};
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].layer != &layer) continue;
+    if (r[1].empty()) {
+      for (const Shape& s : shapes[i]) r[1] += (r[1].empty() ? "" : ", ") + shape_text(s);
+    }
+    std::vector<TensorRef> reads = nodes[i].inputs;
+    for (const TensorRef& m : nodes[i].masks) {
+      if (m.node >= 0) reads.push_back(m);  // Keras lists a mask= argument too
+    }
+    for (const TensorRef& in : reads) {
+      const LayerNode& src = nodes[static_cast<std::size_t>(in.node)];
+      // Appended piece by piece (GCC 12 warns falsely, -Wrestrict, on the one-expression form).
+      if (!r[3].empty()) r[3] += ", ";  // Keras's get_connections
+      r[3] += node_name(src);
+      r[3] += '[' + std::to_string(src.call_index) + "][" + std::to_string(in.index) + ']';
+    }
+  }
+  if (!functional_) r.pop_back();
+  if (show_trainable_) r.push_back(trainable_cell(layer, layer.trainable()));
+  rows.push_back(std::move(r));
+}
+
+void SummaryRows::add_nested(const NestedModel& model, int level, bool trains) {
+  const LayerGraph& g = model.graph();
+  const auto inner_shapes = g.infer_shapes();
+  const std::string prefix = repeat("   ", level) + "\u2514 ";
+  for (std::size_t i = 0; i < g.nodes().size() && model.class_name() != "Sequential"; ++i) {
+    // Keras's model.layers of a nested Functional model lists its InputLayers first.
+    const LayerNode& n = g.nodes()[i];
+    if (n.layer) continue;
+    std::vector<std::string> r{prefix + g.inputs()[static_cast<std::size_t>(n.input_index)].name + " (InputLayer)",
+                               shape_text(inner_shapes[i][0]), "0"};
+    if (functional_) r.push_back("-");
+    if (show_trainable_) r.push_back("-");
+    rows.push_back(std::move(r));
+    top_level.push_back(top_level.back());
+  }
+  for (const auto& layer : g.layers()) {
+    const bool t = trains && layer->trainable();
+    std::vector<std::string> r{prefix + layer->name() + " (" + layer->type_name() + ")", "", with_commas(layer->count_params())};
+    for (std::size_t i = 0; i < g.nodes().size(); ++i) {
+      if (g.nodes()[i].layer != layer.get() || !r[1].empty()) continue;
+      for (const Shape& s : inner_shapes[i]) r[1] += (r[1].empty() ? "" : ", ") + shape_text(s);
+    }
+    if (functional_) r.push_back("-");
+    if (show_trainable_) r.push_back(trainable_cell(*layer, t));
+    rows.push_back(std::move(r));
+    top_level.push_back(top_level.empty() ? 0 : top_level.back());
+    if (const auto* nested = dynamic_cast<const NestedModel*>(layer.get())) add_nested(*nested, level + 1, t);
+  }
+}
+
+// The lines under the table: parameter counts with bytes as Keras counts them, by each
+// variable's dtype (a Normalization's int64 count is 8), and the dtype policy when it matters.
+std::string params_footer(const LayerGraph& graph, const DTypePolicy& policy, bool mixed) {
+  std::int64_t trainable = 0, frozen = 0, trainable_bytes = 0, frozen_bytes = 0;
+  for (const Weight* w : graph.saved_weights()) {
+    const std::int64_t n = w->value.numel(), bytes = n * static_cast<std::int64_t>(dtype_size(w->value.dtype()));
+    (w->trains() ? trainable : frozen) += n;
+    (w->trains() ? trainable_bytes : frozen_bytes) += bytes;
+  }
+  std::string out;
+  out += " Total params: " + with_commas(trainable + frozen) + " (" + human_bytes(trainable_bytes + frozen_bytes) + ")\n";
+  out += " Trainable params: " + with_commas(trainable) + " (" + human_bytes(trainable_bytes) + ")\n";
+  out += " Non-trainable params: " + with_commas(frozen) + " (" + human_bytes(frozen_bytes) + ")\n";
+  if (mixed || policy.name != "float32") {
+    out += " Dtype policy: " + policy.name + " (variables float32; each layer computes in the dtype beside "
+           "its type; nnfit plan --dtype-policy shows the memory it saves)\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string Model::summary(int columns) { return summary(columns, SummaryOptions{}); }
@@ -185,174 +385,30 @@ std::string Model::summary(int columns) { return summary(columns, SummaryOptions
 std::string Model::summary(int columns, const SummaryOptions& options) {
   build();
   const bool functional = class_name() != "Sequential" && !sequential_like(graph_);
-  const bool input_rows = class_name() != "Sequential";
-  const std::vector<int> widths = column_widths(functional, columns, options);
-  std::vector<bool> right(widths.size(), false), centred(widths.size(), false);
-  right[2] = true;
-  if (options.show_trainable) centred.back() = true;
-  auto rule = [&](const char* left, const char* fill, const char* mid, const char* end) {
-    std::string out = left;
-    for (std::size_t i = 0; i < widths.size(); ++i) out += repeat(fill, widths[i]) + (i + 1 < widths.size() ? mid : end);
-    return out + "\n";
-  };
-  auto row = [&](const std::vector<std::string>& cells, const char* bar) {
-    std::string out;
-    for (std::size_t i = 0; i < widths.size(); ++i) out += std::string(bar) + " " + justify(cells[i], widths[i] - 2, right[i], centred[i]) + " ";
-    return out + bar + "\n";
-  };
-  auto shape_text = [](const Shape& s) {
-    std::string out = "(None";
-    for (std::int64_t d : s.dims()) out += ", " + (d < 0 ? std::string("None") : std::to_string(d));  // known per batch
-    return out + ")";
-  };
+  const Table table(column_widths(functional, columns, options), options.show_trainable);
 
   std::string out = "Model: \"" + name_ + "\"\n";
-  out += rule("\u250f", "\u2501", "\u2533", "\u2513");
+  out += table.rule("\u250f", "\u2501", "\u2533", "\u2513");
   std::vector<std::string> head{"Layer (type)", "Output Shape", "Param #"};
   if (functional) head.push_back("Connected to");
   if (options.show_trainable) head.push_back("Trainable");
-  // Header cells wrap as body cells do ("Trai…"), aligned to the header row's bottom as rich does.
-  std::vector<std::vector<std::string>> head_lines(head.size());
-  std::size_t head_height = 1;
-  for (std::size_t c = 0; c < head.size(); ++c) {
-    head_lines[c] = wrap_cell(head[c], widths[c] - 2);
-    head_height = std::max(head_height, head_lines[c].size());
-  }
-  for (std::size_t h = 0; h < head_height; ++h) {
-    std::vector<std::string> line(head.size());
-    for (std::size_t c = 0; c < head.size(); ++c) {
-      const std::size_t blank = head_height - head_lines[c].size();
-      line[c] = h < blank ? "" : head_lines[c][h - blank];
-    }
-    out += row(line, "\u2503");
-  }
-  out += rule("\u2521", "\u2501", "\u2547", "\u2529");
+  out += table.header(head);
+  out += table.rule("\u2521", "\u2501", "\u2547", "\u2529");
 
-  // Under a policy other than float32 each layer's type names the dtype it computes in.
-  const auto compute_of = [&](const Layer& l) {
-    return l.computes_in_float32() ? DType::f32 : l.dtype_policy().value_or(dtype_policy_).compute;
-  };
-  bool mixed = false;
-  for (const auto& layer : graph_.layers()) mixed = mixed || compute_of(*layer) != DType::f32;
-  const auto trainable_cell = [](const Layer& l, bool trains) {
-    return const_cast<Layer&>(l).all_weights().empty() ? std::string("-") : std::string(trains ? "Y" : "N");
-  };
-  // One row per input (Functional) and per layer, with the first call's output shape; a
-  // shared layer lists the inputs of every call. With expand_nested, a nested model's layers
-  // follow it, indented as Keras's "   └ " per level, with "-" for their connections.
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::size_t> top_level;  // the top-level row each row belongs to (layer_range)
-  std::function<void(const NestedModel&, int, bool)> nested_rows = [&](const NestedModel& model, int level, bool trains) {
-    const LayerGraph& g = model.graph();
-    const auto inner_shapes = g.infer_shapes();
-    const std::string prefix = repeat("   ", level) + "\u2514 ";
-    for (std::size_t i = 0; i < g.nodes().size() && model.class_name() != "Sequential"; ++i) {
-      // Keras's model.layers of a nested Functional model lists its InputLayers first.
-      const LayerNode& n = g.nodes()[i];
-      if (n.layer) continue;
-      std::vector<std::string> r{prefix + g.inputs()[static_cast<std::size_t>(n.input_index)].name + " (InputLayer)",
-                                 shape_text(inner_shapes[i][0]), "0"};
-      if (functional) r.push_back("-");
-      if (options.show_trainable) r.push_back("-");
-      rows.push_back(std::move(r));
-      top_level.push_back(top_level.back());
-    }
-    for (const auto& layer : g.layers()) {
-      const bool t = trains && layer->trainable();
-      std::vector<std::string> r{prefix + layer->name() + " (" + layer->type_name() + ")", "", with_commas(layer->count_params())};
-      for (std::size_t i = 0; i < g.nodes().size(); ++i) {
-        if (g.nodes()[i].layer != layer.get() || !r[1].empty()) continue;
-        for (const Shape& s : inner_shapes[i]) r[1] += (r[1].empty() ? "" : ", ") + shape_text(s);
-      }
-      if (functional) r.push_back("-");
-      if (options.show_trainable) r.push_back(trainable_cell(*layer, t));
-      rows.push_back(std::move(r));
-      top_level.push_back(top_level.empty() ? 0 : top_level.back());
-      if (const auto* nested = dynamic_cast<const NestedModel*>(layer.get())) nested_rows(*nested, level + 1, t);
-    }
-  };
-  const auto shapes = graph_.infer_shapes();
-  const auto& nodes = graph_.nodes();
-  auto node_name = [&](const LayerNode& n) {
-    return n.layer ? n.layer->name() : graph_.inputs()[static_cast<std::size_t>(n.input_index)].name;
-  };
-  std::size_t top = 0;
-  for (std::size_t i = 0; i < nodes.size() && input_rows; ++i) {
-    if (nodes[i].layer) continue;
-    std::vector<std::string> r{node_name(nodes[i]) + " (InputLayer)", shape_text(shapes[i][0]), "0"};
-    if (functional) r.push_back("-");
-    if (options.show_trainable) r.push_back("-");
-    rows.push_back(std::move(r));
-    top_level.push_back(top++);
-  }
-  for (const auto& layer : graph_.layers()) {
-    const std::string type =
-        layer->type_name() + (mixed ? ", " + std::string(dtype_name(compute_of(*layer))) : std::string());
-    std::vector<std::string> r{layer->name() + " (" + type + ")", "", with_commas(layer->count_params()), ""};
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      if (nodes[i].layer != layer.get()) continue;
-      if (r[1].empty()) {
-        for (const Shape& s : shapes[i]) r[1] += (r[1].empty() ? "" : ", ") + shape_text(s);
-      }
-      std::vector<TensorRef> reads = nodes[i].inputs;
-      for (const TensorRef& m : nodes[i].masks) {
-        if (m.node >= 0) reads.push_back(m);  // Keras lists a mask= argument too
-      }
-      for (const TensorRef& in : reads) {
-        const LayerNode& src = nodes[static_cast<std::size_t>(in.node)];
-        // Appended piece by piece (GCC 12 warns falsely, -Wrestrict, on the one-expression form).
-        if (!r[3].empty()) r[3] += ", ";  // Keras's get_connections
-        r[3] += node_name(src);
-        r[3] += '[' + std::to_string(src.call_index) + "][" + std::to_string(in.index) + ']';
-      }
-    }
-    if (!functional) r.pop_back();
-    if (options.show_trainable) r.push_back(trainable_cell(*layer, layer->trainable()));
-    rows.push_back(std::move(r));
-    top_level.push_back(top++);
-    if (const auto* nested = dynamic_cast<const NestedModel*>(layer.get()); nested && options.expand_nested) {
-      nested_rows(*nested, 1, layer->trainable());
-    }
-  }
+  SummaryRows rows(graph_, dtype_policy_, functional, options.show_trainable);
+  const std::size_t top = rows.add_model(class_name() != "Sequential", options.expand_nested);
   const std::size_t first = options.first_row, last = options.last_row ? options.last_row : top;
   std::vector<std::size_t> shown;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (top_level[i] >= first && top_level[i] < last) shown.push_back(i);
+  for (std::size_t i = 0; i < rows.rows.size(); ++i) {
+    if (rows.top_level[i] >= first && rows.top_level[i] < last) shown.push_back(i);
   }
   for (std::size_t k = 0; k < shown.size(); ++k) {
-    const std::vector<std::string>& cells_of_row = rows[shown[k]];
-    // A cell wider than its column (Connected to's inputs, a long name) continues on rows of
-    // its own, as rich's table wraps it.
-    std::vector<std::vector<std::string>> cells(widths.size());
-    std::size_t height = 1;
-    for (std::size_t c = 0; c < widths.size(); ++c) {
-      cells[c] = wrap_cell(cells_of_row[c], widths[c] - 2);
-      height = std::max(height, cells[c].size());
-    }
-    for (std::size_t h = 0; h < height; ++h) {
-      std::vector<std::string> line(widths.size());
-      for (std::size_t c = 0; c < widths.size(); ++c) line[c] = h < cells[c].size() ? cells[c][h] : "";
-      out += row(line, "\u2502");
-    }
-    if (k + 1 < shown.size()) out += rule("\u251c", "\u2500", "\u253c", "\u2524");
+    out += table.body_row(rows.rows[shown[k]]);
+    if (k + 1 < shown.size()) out += table.rule("\u251c", "\u2500", "\u253c", "\u2524");
   }
-  out += rule("\u2514", "\u2500", "\u2534", "\u2518");
+  out += table.rule("\u2514", "\u2500", "\u2534", "\u2518");
   out = cropped(out, columns);  // a line_length past the terminal: rich's console cuts each line there
-  // Bytes as Keras counts them, by each variable's dtype (a Normalization's int64 count is 8).
-  std::int64_t trainable = 0, frozen = 0, trainable_bytes = 0, frozen_bytes = 0;
-  for (const Weight* w : graph_.saved_weights()) {
-    const std::int64_t n = w->value.numel(), bytes = n * static_cast<std::int64_t>(dtype_size(w->value.dtype()));
-    (w->trains() ? trainable : frozen) += n;
-    (w->trains() ? trainable_bytes : frozen_bytes) += bytes;
-  }
-  out += " Total params: " + with_commas(trainable + frozen) + " (" + human_bytes(trainable_bytes + frozen_bytes) + ")\n";
-  out += " Trainable params: " + with_commas(trainable) + " (" + human_bytes(trainable_bytes) + ")\n";
-  out += " Non-trainable params: " + with_commas(frozen) + " (" + human_bytes(frozen_bytes) + ")\n";
-  if (mixed || dtype_policy_.name != "float32") {
-    out += " Dtype policy: " + dtype_policy_.name + " (variables float32; each layer computes in the dtype beside "
-           "its type; nnfit plan --dtype-policy shows the memory it saves)\n";
-  }
-  return out;
+  return out + params_footer(graph_, dtype_policy_, rows.mixed());
 }
 
 }  // namespace nnfit

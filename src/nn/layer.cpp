@@ -64,7 +64,7 @@ void orthogonal(std::mt19937_64& rng, const Shape& shape, float* p) {
 }
 
 // Keras's VarianceScaling spelled "variance_scaling(<scale>,<mode>,<distribution>)"
-// (Note [VarianceScaling spelling] in src/model/keras_codecs/codec.cpp).
+// (Note [VarianceScaling spelling] in src/model/keras/codecs/codec.cpp).
 void fill_variance_scaling(std::mt19937_64& rng, const std::string& spelled, double fi, double fo, float* p,
                            std::int64_t n) {
   const std::string args = spelled.substr(17, spelled.size() - 18);

@@ -1,6 +1,6 @@
 // LearningRateSchedule::keras_json: each schedule as Keras 3 serializes it, so a model
 // saved by nnfit resumes on the same schedule in Keras and in nnfit
-// (model/keras_training_config.cpp reads these objects).
+// (model/keras/keras_training_config.cpp reads these objects).
 #include <cstdio>
 
 #include "nnfit/nn/lr_schedule.h"

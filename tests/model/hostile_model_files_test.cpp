@@ -20,7 +20,7 @@
 #include "nnfit/model/training_callbacks.h"
 #include "nnfit/nn/layers.h"
 #include "nnfit/nn/lr_schedule.h"
-#include "model/keras_json.h"
+#include "model/keras/keras_json.h"
 
 namespace nnfit {
 namespace {

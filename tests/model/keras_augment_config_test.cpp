@@ -1,4 +1,4 @@
-// The Keras codecs of the random augmentation layers (keras_codecs/augmentation.cpp:
+// The Keras codecs of the random augmentation layers (src/model/keras/codecs/augmentation.cpp:
 // RandomFlip, RandomTranslation, RandomRotation, RandomZoom, RandomShear, RandomContrast):
 // Keras 3.15's configs (as its get_config() printed them) read and are written back key
 // for key in Keras's order; bad factors, fill modes, interpolations and modes are refused

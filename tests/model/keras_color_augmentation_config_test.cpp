@@ -1,4 +1,4 @@
-// The Keras codecs of the colour augmentation layers (keras_codecs/color_augmentation.cpp):
+// The Keras codecs of the colour augmentation layers (src/model/keras/codecs/color_augmentation.cpp):
 // Keras 3.15's configs (as its get_config() printed them) read and are written back key for
 // key; a single factor reads as Keras's _set_factor reads it; bad factors, kernel sizes and
 // value ranges are refused naming the layer, the key and the value; channels_first and

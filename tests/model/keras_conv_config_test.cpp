@@ -1,4 +1,4 @@
-// The Keras codecs of the convolutions (src/model/keras_codecs/conv.cpp): Conv1D/2D/3D with
+// The Keras codecs of the convolutions (src/model/keras/codecs/conv.cpp): Conv1D/2D/3D with
 // dilation and groups, depthwise, separable and transposed convolutions read in both
 // generations' forms, give Keras's shapes and parameter counts, round-trip through the
 // writer, and bad values are named with the layer's path.

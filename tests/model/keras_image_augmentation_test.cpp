@@ -1,5 +1,5 @@
 // The element-wise augmentation layers, MixUp and CutMix (ImageAugmentation,
-// keras_codecs/image_augmentation.cpp):
+// src/model/keras/codecs/image_augmentation.cpp):
 // Keras 3.15's configs (as its get_config() printed them) read and written back key for
 // key; single factors read as Keras's constructors read them; bad values refused naming
 // the layer and key; the random ones the identity at inference, AutoContrast's stretch in

@@ -1,5 +1,5 @@
 // The Keras codecs of the image resizing layers: Resizing and CenterCrop
-// (keras_codecs/preprocessing.cpp) and UpSampling2D's interpolation (reshaping.cpp).
+// (src/model/keras/codecs/preprocessing.cpp) and UpSampling2D's interpolation (reshaping.cpp).
 // Keras 3.15's configs read and are written back key for key, in Keras's order; tf.keras's
 // form where it has one; bad or unimplemented values are refused naming the layer, the key
 // and the value; and the layers predict the numbers Keras 3 (TensorFlow backend) printed.

@@ -1,4 +1,4 @@
-// The Keras readers and writers of the layer families (src/model/keras_codecs/): each
+// The Keras readers and writers of the layer families (src/model/keras/codecs/): each
 // family's Keras config forms read, round-trip through the writer in both generations,
 // and bad values named with the layer's path.
 #include <gtest/gtest.h>

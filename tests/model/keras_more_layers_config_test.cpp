@@ -1,4 +1,4 @@
-// The Keras codecs of the layer classes added for issue 36 (src/model/keras_codecs): the
+// The Keras codecs of the layer classes added for issue 36 (src/model/keras/codecs): the
 // adaptive poolings (pooling.cpp), Conv3DTranspose (conv.cpp) and GroupQueryAttention
 // (attention.cpp, on the attention fixture's cross-attention call) read Keras 3's configs,
 // give Keras's shapes and parameter counts, round-trip through the writer, and bad values

@@ -1,4 +1,4 @@
-// The Keras codecs of the sequence layers (keras_codecs/recurrent.cpp and core.cpp's
+// The Keras codecs of the sequence layers (src/model/keras/codecs/recurrent.cpp and core.cpp's
 // Embedding): SimpleRNN, LSTM, GRU and Embedding as Keras 3.15 and tf.keras 2 write them give Keras's shapes,
 // parameter counts and weight layout, round-trip through the writer, and what nnfit does
 // not run is refused with the layer's path, the location said once.

@@ -1,7 +1,6 @@
 // Model: Keras's Model, a graph of layer calls (LayerGraph: the Functional API) with
-// compile / fit / evaluate / predict / summary; Sequential is the chain built on it. What
-// runs the steps (backend, optimizer, one Program per batch size over one arena planned
-// before the first step, the loops) is the step engine's (docs/design/step_engine.md).
+// compile / fit / evaluate / predict / summary; Sequential is the chain built on it. The
+// step engine runs the steps (programs, arena, loops: docs/design/step_engine.md).
 // Several inputs and outputs are given in Keras's order; a dataset element is the flat
 // tuple (x_1..x_n, y_1..y_m); logs name per-output values as Keras does ("dense_1_loss").
 // What compile/fit/evaluate/predict take and give: nnfit/model/fit_options.h.
@@ -59,33 +58,28 @@ class Model {
   void set_memory_policy(const MemoryPolicy& policy);
   const MemoryPolicy& memory_policy() const;
 
-  // The device the model trains on (docs/design/cuda.md, "Device placement"); the CPU
-  // unless set; place_device() (nnfit/backend/device_placement.h) finds the default.
-  // requires: before compile(). throws: InvalidArgument after compile(); Unsupported for a
-  // device this build cannot use, naming why; the model then stays on its device.
+  // The device the model trains on (docs/design/cuda.md, "Device placement"), the CPU
+  // unless set (place_device() finds the default). requires: before compile(). throws:
+  // InvalidArgument after compile(); Unsupported, naming why, for a device this build
+  // cannot use (the model then stays on its device).
   void set_device(Device device);
-  // A backend made elsewhere, in place of set_device's: a simulated device with its own
-  // kernels and memory (tests/cuda_host/sim_device.h). requires: before build(), while
-  // nothing is allocated. throws: InvalidArgument otherwise.
+  // A backend made elsewhere in place of set_device's (tests/cuda_host/sim_device.h's
+  // simulated device). requires: before build(), nothing allocated; else InvalidArgument.
   void set_backend(std::unique_ptr<Backend> backend);
-  // The distribution strategy (TensorFlow's tf.distribute; docs/design/distributed.md),
-  // chosen before compile, as Keras builds a model in strategy.scope():
-  // MultiWorkerMirroredStrategy trains one replica per process (set_communicator below
-  // with its communicator and options), MirroredStrategy one replica on the model's device.
-  // null: the default, one replica. throws: InvalidArgument after compile().
+  // The distribution strategy (tf.distribute; docs/design/distributed.md), chosen before
+  // compile as Keras builds a model in strategy.scope(); null: one replica (the default).
+  // throws: InvalidArgument after compile().
   void set_strategy(std::shared_ptr<dist::Strategy> strategy);
   const dist::Strategy* strategy() const;
   // Replicas each step's gradients are summed over: the global batch splits evenly
   // across them (Keras's strategy.num_replicas_in_sync; 1 without a strategy).
   int num_replicas_in_sync() const;
 
-  // Data-parallel training, one replica per rank of `comm` (Keras's
-  // MultiWorkerMirroredStrategy; docs/design/distributed.md): fit's batch_size is the
-  // global batch, split evenly across the ranks (InvalidArgument naming both when it does
-  // not divide); each rank trains on its slice of the global batches one process would
-  // see, gradients summed across ranks, validation sharded; rank 0's state is broadcast
-  // when fit starts, moving statistics averaged at each epoch end. A communicator of one
-  // rank (or null) trains alone. requires: every rank makes the same fit calls.
+  // Data-parallel training, one replica per rank of `comm` (MultiWorkerMirroredStrategy;
+  // docs/design/distributed.md, "Batch semantics"): fit's batch_size is the global batch,
+  // split evenly (InvalidArgument naming both when it does not divide), each rank training
+  // its slice; rank 0's state is broadcast when fit starts. One rank (or null) trains alone.
+  // requires: every rank makes the same fit calls.
   void set_communicator(std::shared_ptr<dist::Communicator> comm, DataParallelOptions options = {});
   dist::Communicator* communicator() const;
 
@@ -108,10 +102,7 @@ class Model {
   // Before build: the weights build() makes may hold at most `elements` values in all, or
   // it throws InvalidArgument naming the layer and `source` (load_model: what the file's
   // datasets can fill, so a config asking for larger layers is refused before allocating).
-  void limit_weight_elements(std::uint64_t elements, std::string source) {
-    weight_budget_elements_ = elements;
-    weight_budget_source_ = std::move(source);
-  }
+  void limit_weight_elements(std::uint64_t elements, std::string source);
   // Builds the model and its optimizer for training; throws InvalidArgument naming the
   // layer whose shapes do not fit, or a loss list that does not match the outputs.
   void compile(CompileOptions options);
@@ -122,12 +113,11 @@ class Model {
   // input and per output, in order.
   History fit(const Tensor& x, const Tensor& y, const FitOptions& options);
   History fit(const std::vector<Tensor>& x, const std::vector<Tensor>& y, const FitOptions& options);
-  // requires: compiled. Trains on a dataset whose elements are (x, y) batches: x
-  // [B, input_shape...] f32, y as above; one pass of the dataset is one epoch (tf.data's
-  // model: shuffle and repeat belong to the pipeline). The pipeline runs its own threads
-  // (prefetch, parallel map) beside the compute threads; the time the loop waits for a
-  // batch is reported as "input_wait_fraction". throws: InvalidArgument naming the
-  // element that does not fit the model, DataError from the pipeline.
+  // requires: compiled. Trains on a dataset of (x, y) batches (x [B, input_shape...] f32, y
+  // as above), one pass an epoch (shuffle and repeat belong to the pipeline, as in tf.data).
+  // The pipeline's threads run beside the compute threads; the loop's wait for batches is
+  // "input_wait_fraction". throws: InvalidArgument naming the element that does not fit
+  // the model, DataError from the pipeline.
   History fit(const data::Dataset& train, const FitOptions& options);
   // Loss and metrics over (x, y), like Keras's evaluate(return_dict=True).
   Logs evaluate(const Tensor& x, const Tensor& y, std::int64_t batch_size = 32);
@@ -143,10 +133,9 @@ class Model {
   Tensor predict(const Tensor& x, const InferenceOptions& options);
   // One output per model output, in order.
   std::vector<Tensor> predict(const std::vector<Tensor>& x, const InferenceOptions& options);
-  // Keras's summary table (with the "Connected to" column for a Functional model), laid out
-  // as Keras's rich table is for a terminal of `columns` (80 without one). Builds the model
-  // first, so the parameter counts are Keras's before compile too. throws: InvalidArgument
-  // when a column would be narrower than 4, as Keras says.
+  // Keras's summary table ("Connected to" for a Functional model) as rich lays it out for
+  // a terminal of `columns`. Builds the model first, so the counts are Keras's before
+  // compile too. throws: InvalidArgument when a column would be narrower than 4, as Keras.
   std::string summary(int columns = 80);
   std::string summary(int columns, const SummaryOptions& options);
 
@@ -172,10 +161,9 @@ class Model {
   // when the rate is a schedule (Keras refuses that too) or not positive.
   double learning_rate() const;
   void set_learning_rate(double learning_rate);
-  // Resuming (BackupAndRestore calls these from on_train_begin): fit starts at `epoch`
-  // (epochs complete), skips the first `step` batches of it, and continues the epoch's
-  // running loss and metrics from `progress` (training_progress() of the interrupted run;
-  // "" when resuming at an epoch boundary).
+  // Resuming (BackupAndRestore, in on_train_begin): fit starts at `epoch` (epochs
+  // complete), skips the epoch's first `step` batches and continues its running loss and
+  // metrics from `progress` (training_progress() of the interrupted run; "" at an epoch end).
   void set_resume_point(std::int64_t epoch, std::int64_t step, const std::string& progress = "");
   // The running epoch's loss and metric sums as JSON, "" outside an epoch.
   std::string training_progress() const;
@@ -194,18 +182,16 @@ class Model {
   double loss_scale() const;
   std::int64_t loss_scale_good_steps() const;
   void set_loss_scale_state(double scale, std::int64_t good_steps);
-  // The optimizer's slots in the order Keras 3 lists them in optimizer.variables (after
-  // the iteration count and a constant learning rate): per trainable weight for Adam and
-  // AdamW (momentum, velocity), slot kind by slot kind for RMSprop (every velocity, then
-  // every momentum), one momentum per weight for SGD. The tensors share the model's
-  // buffers, so writing into them restores a state. requires: compiled.
+  // The optimizer's slots in Keras 3's optimizer.variables order (after the iteration count
+  // and a constant rate): per weight for Adam and AdamW (momentum, velocity), kind by kind
+  // for RMSprop (every velocity, then every momentum), one momentum per weight for SGD.
+  // They share the model's buffers: writing into them restores a state. requires: compiled.
   std::vector<Tensor> optimizer_slots() const;
-  // A weight, optimizer slot or other tensor of this model as host memory: the tensor
-  // itself where the model's memory is the host's (the CPU), else a host copy made with
-  // Backend::copy (a GPU's). Writers use write_tensor.
+  // A tensor of this model (weight, slot) as host memory: itself on the CPU, else a host
+  // copy (Backend::copy). Writers use write_tensor.
   Tensor host_view(const Tensor& t) const;
-  // Writes host tensor `src` into the model's tensor `dst` (same bytes): a memcpy on the
-  // CPU, Backend::copy to a device. throws: InvalidArgument when the sizes differ.
+  // Writes host tensor `src` into the model's `dst` (a memcpy on the CPU, Backend::copy to
+  // a device). throws: InvalidArgument when the sizes differ.
   void write_tensor(const Tensor& dst, const Tensor& src) const;
   // The planner's memory figures for training at `batch_size` (plans; allocates nothing).
   // `samples`: the inputs' per-sample shapes (empty: input_shapes(), which must then be

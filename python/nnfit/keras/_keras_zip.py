@@ -12,7 +12,7 @@ import os
 import stat
 import zipfile
 
-# The engine's cap on config.json (kMaxConfigJsonBytes in src/model/keras_saving.cpp).
+# The engine's cap on config.json (kMaxConfigJsonBytes in src/model/keras/keras_saving.cpp).
 MAX_CONFIG_BYTES = 64 << 20
 # Deflate's largest ratio (io::ZipArchive::kMaxZipRatio): a member claiming more is damaged.
 _MAX_RATIO = 1032

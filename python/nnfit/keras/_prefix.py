@@ -20,7 +20,7 @@ bit, kept with the vocabulary it reads; the cost is a NumPy pass over a batch's 
 next to a training step; and an engine layer would need an op, a CUDA kernel and their
 tests for no gain in speed. The cost is the CLI: it runs the engine alone, so a file whose
 model starts with one of these layers is refused by `nnfit train` naming the layer, with the
-way round (train on the layer's outputs; src/model/keras_config.cpp).
+way round (train on the layer's outputs; src/model/keras/keras_config.cpp).
 
 Files are Keras's: config.json holds the whole graph (the engine's config with the
 stand-ins put back as the layers they stand for), a lookup's vocabulary goes to

@@ -169,7 +169,7 @@ def _functional(body, custom_objects, Model):
 def _node_offset(entry):
     """Where a layer's calls start in Keras's node numbering: a nested model built on its own
     Input already has node 0 when the outer model calls it, so Keras refers to its first call
-    as node 1 (Note [Keras 2 node indices] in src/model/keras_model_config.cpp: Keras 3's
+    as node 1 (Note [Keras 2 node indices] in src/model/keras/keras_model_config.cpp: Keras 3's
     files do the same)."""
     if entry["class_name"] == "Functional":
         return 1

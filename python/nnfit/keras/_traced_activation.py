@@ -10,7 +10,7 @@ from nnfit.keras import _graph
 
 
 # The layers that apply their activation to their output (the engine's list too:
-# src/model/keras_traced_config.cpp); a recurrent cell applies it inside.
+# src/model/keras/keras_traced_config.cpp); a recurrent cell applies it inside.
 APPLIED = ("Dense", "EinsumDense", "Activation", "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
            "Conv3DTranspose", "SeparableConv1D", "SeparableConv2D", "DepthwiseConv1D", "DepthwiseConv2D")
 

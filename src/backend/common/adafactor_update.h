@@ -13,6 +13,7 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 #include "backend/common/hd.h"
@@ -146,5 +147,28 @@ NNFIT_HD AdafactorWorkspace adafactor_workspace(const AdafactorShape& sh, double
 // The variable's geometry from the update's KernelDesc (check_optimizer has checked the
 // slots' shapes against it).
 AdafactorShape adafactor_shape_of(const Shape& variable);
+
+// One update's constants and, per run, its operands, as SlotUpdateState is for the element
+// rules: the reference and OpenMP kernels unpack their arguments here and differ only in
+// their loops. Inputs: param, grad, r, c, v (the update op's order).
+struct AdafactorState {
+  struct Run {
+    float* param;
+    const float* grad;
+    float* r;
+    float* c;
+    float* v;
+    AdafactorWorkspace ws;  // in the kernel's workspace (workspace_bytes())
+    AdafactorStep step;
+  };
+  AdafactorState(OptimizerParams p, AdafactorShape sh) : params(p), shape(sh) {}
+  std::size_t workspace_bytes() const {
+    return static_cast<std::size_t>(adafactor_workspace_doubles(shape)) * sizeof(double);
+  }
+  Run operands(const KernelArgs& args) const;
+
+  OptimizerParams params;
+  AdafactorShape shape;
+};
 
 }  // namespace nnfit

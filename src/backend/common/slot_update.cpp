@@ -41,6 +41,16 @@ SlotUpdateState::Run SlotUpdateState::operands(const KernelArgs& args) const {
           slot_step(rule, params, nadam, *args.ctx)};
 }
 
+AdafactorState::Run AdafactorState::operands(const KernelArgs& args) const {
+  return {mutable_input(args, 0),
+          input(args, 1),
+          mutable_input(args, 2),
+          mutable_input(args, 3),
+          mutable_input(args, 4),
+          adafactor_workspace(shape, static_cast<double*>(args.workspace)),
+          adafactor_step_at(params.beta_2_decay, args.ctx->learning_rate, args.ctx->step)};
+}
+
 AdafactorShape adafactor_shape_of(const Shape& v) {
   AdafactorShape sh;
   sh.n = v.numel();

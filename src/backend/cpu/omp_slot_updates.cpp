@@ -92,20 +92,19 @@ class OmpLambUpdate final : public Kernel {
 // bit-identical (Note [Adafactor's passes]).
 class OmpAdafactorUpdate final : public Kernel {
  public:
-  OmpAdafactorUpdate(OptimizerParams p, AdafactorShape sh) : p_(p), sh_(sh) {}
-  std::size_t workspace_bytes() const override {
-    return static_cast<std::size_t>(adafactor_workspace_doubles(sh_)) * sizeof(double);
-  }
+  explicit OmpAdafactorUpdate(AdafactorState state) : s_(state) {}
+  std::size_t workspace_bytes() const override { return s_.workspace_bytes(); }
   void run(const KernelArgs& args) override {
-    float* param = mutable_input(args, 0);
-    const float* grad = input(args, 1);
-    float* r = mutable_input(args, 2);
-    float* c = mutable_input(args, 3);
-    float* v = mutable_input(args, 4);
-    const AdafactorWorkspace ws = adafactor_workspace(sh_, static_cast<double*>(args.workspace));
-    const AdafactorStep s = adafactor_step_at(p_.beta_2_decay, args.ctx->learning_rate, args.ctx->step);
-    const OptimizerParams p = p_;
-    const AdafactorShape sh = sh_;
+    const auto operands = s_.operands(args);  // named references, not a binding: clang 14 cannot capture one
+    float* param = operands.param;
+    const float* grad = operands.grad;
+    float* r = operands.r;
+    float* c = operands.c;
+    float* v = operands.v;
+    const AdafactorWorkspace ws = operands.ws;
+    const AdafactorStep s = operands.step;
+    const OptimizerParams p = s_.params;
+    const AdafactorShape sh = s_.shape;
     const std::int64_t n = sh.n, chunks = adafactor_chunks(n), rows = sh.batch * sh.rows, cols = sh.batch * sh.cols;
     const bool wide = n >= kOmpMinParallelElements;
 #pragma omp parallel for schedule(static) if (chunks > 1)
@@ -128,8 +127,7 @@ class OmpAdafactorUpdate final : public Kernel {
   }
 
  private:
-  OptimizerParams p_;
-  AdafactorShape sh_;
+  AdafactorState s_;
 };
 
 // Keras's use_ema (ref_train_optimizers.cpp's RefEmaUpdate, the same expressions).
@@ -270,7 +268,7 @@ std::unique_ptr<Kernel> make_omp_slot_update(const KernelDesc& desc, std::string
   if (desc.op == "decay_weights") return std::make_unique<OmpDecayWeights>(p);
   if (desc.op == "ema_update") return std::make_unique<OmpEmaUpdate>(p);
   if (desc.op == "adafactor_update") {
-    return std::make_unique<OmpAdafactorUpdate>(p, adafactor_shape_of(desc.inputs[0].shape));
+    return std::make_unique<OmpAdafactorUpdate>(AdafactorState(p, adafactor_shape_of(desc.inputs[0].shape)));
   }
   SlotRule rule = SlotRule::adagrad;
   NNFIT_CHECK(slot_rule_of(desc.op, &rule), InvalidArgument, "internal: make_omp_slot_update has no rule for op '",

@@ -157,34 +157,27 @@ class RefLambUpdate final : public Kernel {
 // Keras's Adafactor: its passes in order (Note [Adafactor's passes]).
 class RefAdafactorUpdate final : public Kernel {
  public:
-  RefAdafactorUpdate(OptimizerParams p, AdafactorShape sh) : p_(p), sh_(sh) {}
-  std::size_t workspace_bytes() const override {
-    return static_cast<std::size_t>(adafactor_workspace_doubles(sh_)) * sizeof(double);
-  }
+  explicit RefAdafactorUpdate(AdafactorState state) : s_(state) {}
+  std::size_t workspace_bytes() const override { return s_.workspace_bytes(); }
   void run(const KernelArgs& args) override {
-    float* param = mutable_input(args, 0);
-    const float* grad = input(args, 1);
-    float* r = mutable_input(args, 2);
-    float* c = mutable_input(args, 3);
-    float* v = mutable_input(args, 4);
-    const AdafactorWorkspace ws = adafactor_workspace(sh_, static_cast<double*>(args.workspace));
-    const AdafactorStep s = adafactor_step_at(p_.beta_2_decay, args.ctx->learning_rate, args.ctx->step);
-    const std::int64_t n = sh_.n, chunks = adafactor_chunks(n);
+    const auto [param, grad, r, c, v, ws, s] = s_.operands(args);
+    const OptimizerParams& p = s_.params;
+    const AdafactorShape& sh = s_.shape;
+    const std::int64_t n = sh.n, chunks = adafactor_chunks(n);
     for (std::int64_t k = 0; k < chunks; ++k) adafactor_square_chunk(param, n, k, ws.w_partial);
-    if (sh_.factored) {
-      for (std::int64_t q = 0; q < sh_.batch * sh_.rows; ++q) adafactor_row(p_, sh_, s, grad, r, q);
-      for (std::int64_t q = 0; q < sh_.batch * sh_.cols; ++q) adafactor_col(p_, sh_, s, grad, c, q);
-      for (std::int64_t b = 0; b < sh_.batch; ++b) adafactor_row_mean(sh_, r, b, ws.mean_r);
+    if (sh.factored) {
+      for (std::int64_t q = 0; q < sh.batch * sh.rows; ++q) adafactor_row(p, sh, s, grad, r, q);
+      for (std::int64_t q = 0; q < sh.batch * sh.cols; ++q) adafactor_col(p, sh, s, grad, c, q);
+      for (std::int64_t b = 0; b < sh.batch; ++b) adafactor_row_mean(sh, r, b, ws.mean_r);
     }
-    for (std::int64_t i = 0; i < n; ++i) adafactor_velocity(p_, sh_, s, grad, r, c, ws.mean_r, v, i);
+    for (std::int64_t i = 0; i < n; ++i) adafactor_velocity(p, sh, s, grad, r, c, ws.mean_r, v, i);
     for (std::int64_t k = 0; k < chunks; ++k) adafactor_u_square_chunk(grad, v, n, k, ws.u_partial);
-    adafactor_factors(p_, s, ws.w_partial, ws.u_partial, n, ws.factors);
+    adafactor_factors(p, s, ws.w_partial, ws.u_partial, n, ws.factors);
     for (std::int64_t i = 0; i < n; ++i) adafactor_apply(param, grad, v, ws.factors, i);
   }
 
  private:
-  OptimizerParams p_;
-  AdafactorShape sh_;
+  AdafactorState s_;
 };
 
 // Keras's use_ema after an update: avg = m·avg + (1 − m)·p, m = 0 on the first step (step
@@ -309,7 +302,7 @@ std::unique_ptr<Kernel> make_ref_slot_update(const KernelDesc& desc, std::string
   if (desc.op == "decay_weights") return std::make_unique<RefDecayWeights>(p);
   if (desc.op == "ema_update") return std::make_unique<RefEmaUpdate>(p);
   if (desc.op == "adafactor_update") {
-    return std::make_unique<RefAdafactorUpdate>(p, adafactor_shape_of(desc.inputs[0].shape));
+    return std::make_unique<RefAdafactorUpdate>(AdafactorState(p, adafactor_shape_of(desc.inputs[0].shape)));
   }
   SlotRule rule = SlotRule::adagrad;
   NNFIT_CHECK(slot_rule_of(desc.op, &rule), InvalidArgument, "internal: make_ref_slot_update has no rule for op '",

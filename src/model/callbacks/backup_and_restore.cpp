@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <typeinfo>
 
-#include "model/keras_weights.h"
+#include "model/keras/keras_weights.h"
 #include "nnfit/core/error.h"
 #include "nnfit/io/atomic_file.h"
 #include "nnfit/io/hdf5_file.h"

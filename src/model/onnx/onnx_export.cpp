@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "model/keras_codecs/codec.h"
+#include "model/keras/codecs/codec.h"
 #include "model/onnx/layer_converters.h"
 #include "nnfit/core/error.h"
 #include "nnfit/nn/layers.h"
