@@ -19,6 +19,18 @@
 
 namespace nnfit {
 
+namespace {
+
+// The fusions whose fused op the kernels `po` plans with have (FusionOptions).
+FusionOptions fusions_for(const PlanOptions& po) {
+  const std::vector<std::string> ops = (po.registry ? *po.registry : kernel_registry()).ops(po.device);
+  FusionOptions fusions;
+  fusions.pool_bias_grad = std::find(ops.begin(), ops.end(), "max_pool2d_grad_bias") != ops.end();
+  return fusions;
+}
+
+}  // namespace
+
 std::unique_ptr<StepEngine::Entry> StepEngine::plan_entry(int mode_value, std::int64_t batch,
                                                           const SampleShapes& samples) {
   Programs& p = *programs_;
@@ -163,10 +175,7 @@ std::unique_ptr<StepEngine::Entry> StepEngine::plan_entry(int mode_value, std::i
   PlanOptions po;
   po.device = backend_->device().type;
   po.registry = backend_->kernels();
-  FusionOptions fusions;
-  const std::vector<std::string> ops = (po.registry ? *po.registry : kernel_registry()).ops(po.device);
-  fusions.pool_bias_grad = std::find(ops.begin(), ops.end(), "max_pool2d_grad_bias") != ops.end();
-  fuse_all(g, fusions);
+  fuse_all(g, fusions_for(po));
   place_constants(g);
   po.keep = keep;
   e->program = plan(std::move(g), po);
