@@ -12,6 +12,7 @@
 #include <cstring>
 #include <optional>
 
+#include "backend/common/column_sums.h"
 #include "backend/common/low_precision.h"
 #include "backend/common/nn_op_geometry.h"
 #include "backend/widened_kernel.h"
@@ -183,7 +184,7 @@ inline void image_grad_2x2(const Window2d& g, const T* xn, const T* dyn, T* dxn,
 
 // The per-thread column sums of max_pool2d_grad_bias: thread t's double[C] at acc(t),
 // with a float[C] block beside it. Positions are summed in float by blocks (a row of
-// windows on the 2x2 path, kBiasBlockRows positions of dx on the others) within one
+// windows on the 2x2 path, add_column_sums' blocks of dx on the others) within one
 // image, each block added in double, as omp:bias_add_grad does: an image is never split
 // between threads, so the float sums do not depend on the thread count, only the order
 // of the double partials does.
@@ -195,26 +196,10 @@ struct BiasSums {
   float* block(int t) const { return blocks + static_cast<std::int64_t>(t) * channels; }
 };
 
-constexpr std::int64_t kBiasBlockRows = 16;
-
 // Adds the column sums of one image's dx ([positions, C]) into thread t's partials.
 template <typename T>
 inline void add_image_sums(const BiasSums& b, int t, const T* dx, std::int64_t positions) {
-  const std::int64_t C = b.channels;
-  double* acc = b.acc(t);
-  float* block = b.block(t);
-  for (std::int64_t r0 = 0; r0 < positions; r0 += kBiasBlockRows) {
-    const std::int64_t r1 = std::min(positions, r0 + kBiasBlockRows);
-#pragma omp simd
-    for (std::int64_t c = 0; c < C; ++c) block[c] = as_float(dx[r0 * C + c]);
-    for (std::int64_t r = r0 + 1; r < r1; ++r) {
-      const T* row = dx + r * C;
-#pragma omp simd
-      for (std::int64_t c = 0; c < C; ++c) block[c] += as_float(row[c]);
-    }
-#pragma omp simd
-    for (std::int64_t c = 0; c < C; ++c) acc[c] += block[c];
-  }
+  add_column_sums(dx, 0, positions, b.channels, b.block(t), b.acc(t));
 }
 
 // One image of the 2x2 path, and its column sums for thread t (bias.partial set), compiled
