@@ -9,7 +9,7 @@
 #include "nnfit/core/error.h"
 #include "nnfit/model/keras_config.h"
 #include "nnfit/model/saving.h"
-#include "nnfit/train_config.h"
+#include "nnfit/config/train_config.h"
 
 namespace nnfit::fuzz {
 
@@ -40,7 +40,7 @@ std::string fuzz_keras_json(const std::uint8_t* data, std::size_t size) {
 std::string fuzz_train_config(const std::uint8_t* data, std::size_t size) {
   try {
     const std::string path = write_file("config.json", {reinterpret_cast<const char*>(data), size});
-    const cli::TrainConfig cfg = cli::read_train_config(path);
+    const config::TrainConfig cfg = config::read_train_config(path);
     if (!cfg.model_json.empty()) (void)model_from_keras_json(cfg.model_json, cfg.model_where);
     if (!cfg.callbacks_json.empty()) (void)callbacks_from_keras_json(cfg.callbacks_json, path + ": fit.callbacks");
   } catch (const Error& e) {

@@ -15,7 +15,7 @@ const std::vector<Target>& targets() {
       {"image", fuzz_image, "io::decode_image (JPEG, PNG; as stored and as RGB)"},
       {"keras_json", fuzz_keras_json, "model_from_keras_json (Sequential and Functional)"},
       {"train_config", fuzz_train_config,
-       "cli::read_train_config (pipelines included), then model_from_keras_json and callbacks_from_keras_json"},
+       "config::read_train_config (pipelines included), then model_from_keras_json and callbacks_from_keras_json"},
       {"tfevents", fuzz_tfevents, "profile::read_event_file"},
       {"profile", fuzz_profile, "`nnfit profile LOGDIR --html` on steps.jsonl, ops.json, pipeline.json, train/ events"},
       {"doctor_root", fuzz_doctor_root, "doctor::probe on a fake --root, then run_rules, format_text, format_json"},

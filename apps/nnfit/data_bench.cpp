@@ -11,7 +11,7 @@
 #include "nnfit/core/error.h"
 #include "nnfit/data/autotune.h"
 #include "nnfit/config/pipeline.h"
-#include "train_config.h"
+#include "nnfit/config/train_config.h"
 
 namespace nnfit::cli {
 namespace {
@@ -29,15 +29,15 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 int run_bench(const BenchArgs& args) {
-  const TrainConfig cfg = read_train_config(args.config);
-  const DataSpec* spec = args.split == "train" ? &cfg.train : cfg.validation ? &*cfg.validation : nullptr;
+  const config::TrainConfig cfg = config::read_train_config(args.config);
+  const config::DataSpec* spec = args.split == "train" ? &cfg.train : cfg.validation ? &*cfg.validation : nullptr;
   if (!spec) throw InvalidArgument(args.config + ": has no data.validation");
   if (!spec->pipeline) {
     throw InvalidArgument(args.config + ": data." + args.split + " is the IDX shorthand, not a pipeline",
                           "describe it as {\"source\": ..., \"pipeline\": [...]} (docs/config.md) to benchmark it");
   }
-  PipelineProbe probe;
-  const data::Dataset ds = build_pipeline(*spec->pipeline, cfg.batch_size, cfg.seed, &probe);
+  config::PipelineProbe probe;
+  const data::Dataset ds = config::build_pipeline(*spec->pipeline, cfg.batch_size, cfg.seed, &probe);
   data::AutotuneOptions ao;
   ao.compute_threads = args.compute_threads;
   if (!args.json) ao.log = [](const std::string& line) { std::printf("  autotune: %s\n", line.c_str()); };

@@ -14,7 +14,7 @@
 #include "nnfit/model/keras_config.h"
 #include "nnfit/model/onnx_export.h"
 #include "nnfit/model/saving.h"
-#include "train_config.h"
+#include "nnfit/config/train_config.h"
 
 namespace nnfit::cli {
 namespace {
@@ -40,7 +40,7 @@ std::unique_ptr<Model> open_for_export(const ExportArgs& args, bool& initial) {
   const nlohmann::json root = nlohmann::json::parse(io::read_file_bytes(args.model, "JSON file"), nullptr, false);
   std::string text, where = args.model;
   if (root.is_object() && root.contains("model")) {  // an nnfit train config
-    const TrainConfig cfg = read_train_config(args.model);
+    const config::TrainConfig cfg = config::read_train_config(args.model);
     if (!cfg.model_file.empty()) {
       LoadOptions lo;
       lo.compile = false;

@@ -18,7 +18,7 @@
 #include "nnfit/core/error.h"
 #include "nnfit/model/keras_config.h"
 #include "nnfit/model/saving.h"
-#include "train_config.h"
+#include "nnfit/config/train_config.h"
 
 namespace nnfit::cli {
 namespace {
@@ -108,7 +108,7 @@ std::string mib(std::int64_t b) {
 }
 
 // The config's model, compiled, under `policy` (none: the config's own).
-std::unique_ptr<Model> compiled_model(const TrainConfig& cfg, const std::optional<DTypePolicy>& policy) {
+std::unique_ptr<Model> compiled_model(const config::TrainConfig& cfg, const std::optional<DTypePolicy>& policy) {
   auto configure = [&](Model& m) {
     m.set_memory_policy(MemoryPolicy{});  // the budget is what we compare to, not a cap on planning
     m.set_seed(cfg.seed);
@@ -136,7 +136,7 @@ std::unique_ptr<Model> compiled_model(const TrainConfig& cfg, const std::optiona
 }
 
 int run_plan(const PlanArgs& args) {
-  const TrainConfig cfg = read_train_config(args.config);
+  const config::TrainConfig cfg = config::read_train_config(args.config);
   const MemoryPolicy budget = resolve_memory_policy(cfg.memory, cfg.path, args.memory);
   std::optional<DTypePolicy> policy;
   if (!args.dtype_policy.empty()) policy = DTypePolicy::from_name(args.dtype_policy);

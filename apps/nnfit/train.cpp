@@ -35,7 +35,7 @@
 #include "nnfit/model/training_callbacks.h"
 #include "nnfit/profile/step_log.h"
 #include "stop_signals.h"
-#include "train_config.h"
+#include "nnfit/config/train_config.h"
 
 namespace nnfit::cli {
 namespace {
@@ -116,7 +116,7 @@ Tensor load_targets(const Tensor& labels, const std::string& file, const Model& 
   return y;
 }
 
-std::pair<Tensor, Tensor> load_split(const DataFiles& files, const Model& model, const Loss& loss) {
+std::pair<Tensor, Tensor> load_split(const config::DataFiles& files, const Model& model, const Loss& loss) {
   Tensor images = io::read_idx(files.images);
   Tensor labels = io::read_idx(files.labels);
   const std::int64_t n = images.shape()[0];
@@ -167,7 +167,7 @@ int run_train(const TrainArgs& args, dist::Communicator& comm) {
     }
     profile::parse_step_range(args.profile_steps);  // a malformed range fails before any work
   }
-  TrainConfig cfg = read_train_config(args.config);
+  config::TrainConfig cfg = config::read_train_config(args.config);
   // Before any kernel is made: results independent of the thread count.
   if (args.deterministic || cfg.deterministic) set_op_determinism(true);
   if (*args.epochs_opt) cfg.epochs = args.epochs;
@@ -245,8 +245,8 @@ int run_train(const TrainArgs& args, dist::Communicator& comm) {
     train_tensors = load_split(*cfg.train.files, *model, loss);
   } else {
     // With a log dir the stages are measured for LOGDIR/pipeline.json (nnfit profile).
-    PipelineProbe probe;
-    train_dataset = build_pipeline(*cfg.train.pipeline, cfg.batch_size, cfg.seed, args.logdir.empty() ? nullptr : &probe);
+    config::PipelineProbe probe;
+    train_dataset = config::build_pipeline(*cfg.train.pipeline, cfg.batch_size, cfg.seed, args.logdir.empty() ? nullptr : &probe);
     if (train_dataset->cardinality() == data::kInfiniteCardinality && cfg.steps_per_epoch == 0) {
       throw InvalidArgument(cfg.path + ": data.train's pipeline repeats forever and fit.steps_per_epoch is not set, so "
                             "no epoch would end",
@@ -259,7 +259,7 @@ int run_train(const TrainArgs& args, dist::Communicator& comm) {
     fit.validation_data = load_split(*cfg.validation->files, *model, loss);
     fit.validation_batch_size = cfg.validation_batch_size;
   } else if (cfg.validation) {
-    fit.validation_dataset = build_pipeline(*cfg.validation->pipeline,
+    fit.validation_dataset = config::build_pipeline(*cfg.validation->pipeline,
                                             cfg.validation_batch_size > 0 ? cfg.validation_batch_size : cfg.batch_size,
                                             cfg.seed);
     if (fit.validation_dataset->cardinality() == data::kInfiniteCardinality && cfg.validation_steps == 0) {

@@ -2,6 +2,7 @@
 // object), `data`, `compile` and `fit`. Reading it resolves every path (relative to the
 // config file, `${FASHION_MNIST_DIR}`-style variables from the env-flag registry) and
 // checks every key, so a typo fails before any data is read. Format: docs/config.md.
+// Read by `nnfit train`, `plan`, `export` and `data-bench`, and by the train_config fuzzer.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -13,13 +14,7 @@
 #include "nnfit/model/model.h"
 #include "nnfit/config/pipeline.h"
 
-namespace nnfit::cli {
-
-// The library's config readers (include/nnfit/config), as the CLI's commands name them.
-using config::build_pipeline;
-using config::PipelineProbe;
-using config::PipelineSpec;
-using config::read_pipeline;
+namespace nnfit::config {
 
 struct DataFiles {
   std::string images;  // IDX file, raw or .gz, resolved path
@@ -68,4 +63,4 @@ struct TrainConfig {
 //   ill-typed key named by its path such as `fit.epochz`) or Unsupported.
 TrainConfig read_train_config(const std::string& path);
 
-}  // namespace nnfit::cli
+}  // namespace nnfit::config

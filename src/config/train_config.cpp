@@ -1,20 +1,15 @@
 // Reads the `nnfit train` config. Every section nnfit defines is checked key by key; the
 // embedded Keras objects (model, optimizer, loss) are handed to the Keras readers of
 // model/keras_config.h, which check them against what Keras writes.
-#include "train_config.h"
+#include "nnfit/config/train_config.h"
 
 #include "nnfit/config/section.h"
 #include "nnfit/backend/device_placement.h"
 #include "nnfit/model/keras_config.h"
 #include "nnfit/model/saving.h"
 
-namespace nnfit::cli {
+namespace nnfit::config {
 
-using config::json;
-using config::parse_file;
-using config::read_text;
-using config::resolve;
-using config::Section;
 namespace {
 
 // fit.memory: {"limit": SIZE (string or integer bytes), "preallocate": FRACTION (number
@@ -216,4 +211,4 @@ TrainConfig read_train_config(const std::string& path) {
   return cfg;
 }
 
-}  // namespace nnfit::cli
+}  // namespace nnfit::config
