@@ -30,7 +30,7 @@ int fuse_output_casts(Graph& graph);
 // the two become max_pool2d_grad_bias(x, y, dy) -> (dx, db), which sums each image's dx
 // while it is still in cache: the bias gradient's own pass over dx (a convnet's largest
 // gradient, written just before) is gone. oneDNN's filter gradient with a bias was tried
-// first and was 3x slower on channels-last tensors (docs/design/kernels.md). Run after
+// first and was slower on channels-last tensors (docs/design/kernels.md). Run after
 // fuse_relu_into_max_pool_grad (conv -> relu -> pool is the chain it serves) and
 // fuse_output_casts (it keeps the float32 db a folded cast gave). Only for backends that
 // register the fused op (FusionOptions). Returns the number of pairs fused.
