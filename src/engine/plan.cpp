@@ -25,7 +25,9 @@ namespace {
 FusionOptions fusions_for(const PlanOptions& po) {
   const std::vector<std::string> ops = (po.registry ? *po.registry : kernel_registry()).ops(po.device);
   FusionOptions fusions;
-  fusions.pool_bias_grad = std::find(ops.begin(), ops.end(), "max_pool2d_grad_bias") != ops.end();
+  const auto has = [&](const char* op) { return std::find(ops.begin(), ops.end(), op) != ops.end(); };
+  fusions.pool_bias_grad = has("max_pool2d_grad_bias");
+  fusions.pool_argmax = has("max_pool2d_argmax") && has("max_pool2d_argmax_grad") && has("max_pool2d_argmax_grad_bias");
   return fusions;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "nnfit/core/error.h"
+#include "nnfit/core/pool_argmax.h"
 #include "nnfit/graph/graph.h"
 #include "nnfit/graph/op_def.h"
 
@@ -194,6 +195,40 @@ Descs infer_max_pool_grad_bias(const Descs& in, const Attrs& a) {
   Descs out = infer_max_pool_grad(in, a);
   expect_rank(in[0], 4, "pooling input (NHWC)");
   out.push_back(f32(Shape{in[0].shape.dim(-1)}));
+  return out;
+}
+
+// max_pool2d's y and, per element of y, where its window's maximum is
+// (fuse_pool_argmax): a byte, the position of the first maximum in the row-major order of
+// the whole window (padding included), with bit 7 set when that maximum is not > 0 (for a
+// relu gradient folded into the pool's). So windows of up to kMaxArgmaxWindow positions.
+Descs infer_max_pool_argmax(const Descs& in, const Attrs& a) {
+  Descs out = infer_pool(in, a);
+  const auto& ps = a.ints("pool_size");
+  NNFIT_CHECK(ps[0] * ps[1] <= kMaxArgmaxWindow, InvalidArgument, "a ", ps[0], "x", ps[1],
+              " window has more positions than the ", kMaxArgmaxWindow, " an argmax byte holds");
+  out.push_back({out[0].shape, DType::u8});
+  return out;
+}
+
+// dx from dy and the argmax of max_pool2d_argmax; attr input_shape is x's.
+Descs infer_max_pool_argmax_grad(const Descs& in, const Attrs& a) {
+  expect_count(in, 2);
+  NNFIT_CHECK(in[1].dtype == DType::u8, InvalidArgument, "the argmax must be uint8 (max_pool2d_argmax's), got ",
+              dtype_name(in[1].dtype));
+  NNFIT_CHECK(in[0].shape == in[1].shape, InvalidArgument, "dy ", in[0].shape.to_string(), " and the argmax ",
+              in[1].shape.to_string(), " must have one shape");
+  Shape xs = shape_attr(a, "input_shape");
+  Descs pooled = infer_pool({f32(xs)}, a);
+  NNFIT_CHECK(pooled[0].shape == in[0].shape, InvalidArgument, "dy ", in[0].shape.to_string(),
+              " is not the pooling of input_shape ", xs.to_string());
+  return {f32(xs)};
+}
+
+// ... and the bias gradient of the layer before the pool (fuse_bias_grad_into_pool_grad).
+Descs infer_max_pool_argmax_grad_bias(const Descs& in, const Attrs& a) {
+  Descs out = infer_max_pool_argmax_grad(in, a);
+  out.push_back(f32(Shape{out[0].shape.dim(-1)}));
   return out;
 }
 

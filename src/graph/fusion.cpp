@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <iterator>
 
+#include "nnfit/core/pool_argmax.h"
+
 namespace nnfit {
 
 int fuse_bias_activation(Graph& graph) {
@@ -138,9 +140,34 @@ int fuse_bias_grad_into_pool_grad(Graph& graph) {
   return fused;
 }
 
+int fuse_pool_argmax(Graph& graph) {
+  int fused = 0;
+  for (int b = 0; b < graph.num_nodes(); ++b) {
+    Node& grad = graph.node(b);
+    if (grad.removed || (grad.op != "max_pool2d_grad" && grad.op != "max_pool2d_grad_bias")) continue;
+    const int x = grad.inputs[0], y = grad.inputs[1], dy = grad.inputs[2];
+    const int f = graph.value(y).producer;
+    if (f < 0 || graph.node(f).removed || graph.node(f).op != "max_pool2d" || graph.node(f).inputs[0] != x) continue;
+    const auto& ps = grad.attrs.ints("pool_size");
+    if (ps.size() != 2 || ps[0] * ps[1] > kMaxArgmaxWindow) continue;
+    Node& forward = graph.node(f);
+    const std::vector<int> outs = graph.rewrite_node(f, "max_pool2d_argmax", forward.inputs, forward.attrs,
+                                                     forward.name + "+argmax");
+    Attrs attrs = graph.node(b).attrs;
+    attrs.set("input_shape", graph.desc(x).shape.dims());
+    const bool bias = graph.node(b).op == "max_pool2d_grad_bias";
+    Node& g = graph.node(b);
+    graph.rewrite_node(b, bias ? "max_pool2d_argmax_grad_bias" : "max_pool2d_argmax_grad", {dy, outs[1]}, attrs,
+                       g.name + "+argmax");
+    ++fused;
+  }
+  return fused;
+}
+
 int fuse_all(Graph& graph, const FusionOptions& options) {
   int fused = fuse_bias_activation(graph) + fuse_relu_into_max_pool_grad(graph) + fuse_output_casts(graph);
   if (options.pool_bias_grad) fused += fuse_bias_grad_into_pool_grad(graph);
+  if (options.pool_argmax) fused += fuse_pool_argmax(graph);
   return fused;
 }
 

@@ -25,8 +25,8 @@ int Graph::add_variable(const std::string& name, Tensor tensor) {
   return num_values() - 1;
 }
 
-std::vector<int> Graph::add_node(const std::string& op, const std::vector<int>& inputs, Attrs attrs,
-                                 const std::string& name) {
+std::vector<TensorDesc> Graph::infer_outputs(const std::string& op, const std::vector<int>& inputs,
+                                             const Attrs& attrs, const std::string& name) const {
   const OpDef& def = op_def(op);
   std::vector<TensorDesc> in;
   for (int id : inputs) {
@@ -62,23 +62,52 @@ std::vector<int> Graph::add_node(const std::string& op, const std::vector<int>& 
       }
     }
   }
+  return out;
+}
+
+void Graph::add_outputs(int node_id, const std::vector<TensorDesc>& out) {
+  Node& n = nodes_.at(static_cast<std::size_t>(node_id));
+  for (std::size_t i = n.outputs.size(); i < out.size(); ++i) {
+    Value v;
+    v.desc = out[i];
+    v.producer = node_id;
+    v.output_index = static_cast<int>(i);
+    v.name = n.name + (out.size() > 1 ? ":" + std::to_string(i) : std::string());
+    values_.push_back(std::move(v));
+    nodes_[static_cast<std::size_t>(node_id)].outputs.push_back(num_values() - 1);
+  }
+}
+
+std::vector<int> Graph::add_node(const std::string& op, const std::vector<int>& inputs, Attrs attrs,
+                                 const std::string& name) {
+  std::vector<TensorDesc> out = infer_outputs(op, inputs, attrs, name);
   Node n;
   n.op = op;
   n.attrs = std::move(attrs);
   n.inputs = inputs;
   n.name = name;
-  int node_id = num_nodes();
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    Value v;
-    v.desc = out[i];
-    v.producer = node_id;
-    v.output_index = static_cast<int>(i);
-    v.name = name + (out.size() > 1 ? ":" + std::to_string(i) : std::string());
-    values_.push_back(std::move(v));
-    n.outputs.push_back(num_values() - 1);
-  }
   nodes_.push_back(std::move(n));
+  add_outputs(num_nodes() - 1, out);
   return nodes_.back().outputs;
+}
+
+std::vector<int> Graph::rewrite_node(int id, const std::string& op, const std::vector<int>& inputs, Attrs attrs,
+                                     const std::string& name) {
+  std::vector<TensorDesc> out = infer_outputs(op, inputs, attrs, name);
+  Node& n = node(id);
+  NNFIT_CHECK(out.size() >= n.outputs.size(), InvalidArgument, name, ": op ", op, " has ", out.size(),
+              " outputs, fewer than the ", n.outputs.size(), " of the node it rewrites (", n.op, ")");
+  for (std::size_t i = 0; i < n.outputs.size(); ++i) {
+    const Shape& kept = desc(n.outputs[i]).shape;
+    NNFIT_CHECK(out[i].shape == kept, InvalidArgument, name, ": op ", op, "'s output ", i, " would have shape ",
+                out[i].shape.to_string(), ", not the ", kept.to_string(), " its readers were built for");
+  }
+  n.op = op;
+  n.attrs = std::move(attrs);
+  n.inputs = inputs;
+  n.name = name;
+  add_outputs(id, out);
+  return node(id).outputs;
 }
 
 int Graph::add(const std::string& op, const std::vector<int>& inputs, Attrs attrs,

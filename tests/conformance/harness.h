@@ -47,11 +47,11 @@ inline std::vector<Tensor> run_kernel(Kernel& kernel, const KernelDesc& desc,
   for (const TensorDesc& d : desc.outputs) {
     outs.push_back(Tensor::zeros(d.shape, d.dtype));
     // Poison outputs so a kernel that skips elements is caught (0xffff is a NaN in both
-    // float16 and bfloat16).
+    // float16 and bfloat16; 0xff is no argmax byte, Note [Pool argmax]).
     if (d.dtype == DType::f32) {
       float* p = outs.back().data<float>();
       for (std::int64_t i = 0; i < outs.back().numel(); ++i) p[i] = std::nanf("");
-    } else if (d.dtype == DType::f16 || d.dtype == DType::bf16) {
+    } else if (d.dtype == DType::f16 || d.dtype == DType::bf16 || d.dtype == DType::u8) {
       std::memset(outs.back().raw(), 0xff, outs.back().nbytes());
     }
     out_ptrs.push_back(outs.back().raw());

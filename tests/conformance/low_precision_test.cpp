@@ -245,6 +245,27 @@ TEST(LowPrecision, ConvolutionAndPooling) {
                     1)
               << "omp:max_pool2d_grad_bias takes bf16 and f16";
         }
+        // The argmax pair (Note [Pool argmax]): omp's native bfloat16 kernels; float16 widened.
+        KernelDesc fa = desc("max_pool2d_argmax", p, {x}, {py, py});
+        fa.outputs[1].dtype = DType::u8;
+        EXPECT_EQ(expect_low_precision_matches_reference(fa, {xt}, dt), dt == DType::bf16 ? 1 : 0);
+        std::string why;
+        const std::vector<Tensor> yat = testing::run_kernel(
+            *kernel_registry().create("ref:max_pool2d_argmax", fa, DeviceType::cpu, &why), fa,
+            {to_f32(to_dtype(xt, dt))}, StepContext{});
+        for (std::int64_t relu : {0, 1}) {
+          Attrs pa = p;
+          pa.set("relu", relu);
+          pa.set("input_shape", x.dims());
+          for (const char* op : {"max_pool2d_argmax_grad", "max_pool2d_argmax_grad_bias"}) {
+            const bool bias = std::string(op) == "max_pool2d_argmax_grad_bias";
+            KernelDesc fg = bias ? desc(op, pa, {py, py}, {x, Shape{3}}) : desc(op, pa, {py, py}, {x});
+            fg.inputs[1].dtype = DType::u8;
+            EXPECT_EQ(expect_low_precision_matches_reference(fg, {random_tensor(py, 25), yat[1]}, dt),
+                      dt == DType::bf16 ? 1 : 0)
+                << op;
+          }
+        }
         Attrs pg = p;
         pg.set("input_shape", x.dims());
         expect_low_precision_matches_reference(desc("avg_pool2d_grad", pg, {py}, {x}), {random_tensor(py, 21)}, dt);

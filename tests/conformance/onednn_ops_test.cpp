@@ -2,10 +2,12 @@
 // softmax): every fast kernel against ref:<op> on random inputs, plus hand-computed cases
 // that check the reference kernels themselves, so the oracle is not trusted blindly.
 #include <cmath>
+#include <cstring>
 
 #include "backend/cpu/onednn_kernels.h"
 #include "conformance/harness.h"
 #include "nnfit/core/error.h"
+#include "nnfit/core/pool_argmax.h"
 
 namespace nnfit {
 namespace {
@@ -364,6 +366,92 @@ TEST(OmpMaxPoolGrad, MatchesReferenceIncludingTies) {
                                {xr, yr, random_tensor(pool_out(p), 36)});
     }
   }
+}
+
+// A float32 desc but for the argmax byte: max_pool2d_argmax's output 1, its gradients' input 1.
+KernelDesc argmax_desc(const std::string& op, Attrs a, std::vector<Shape> ins, std::vector<Shape> outs) {
+  KernelDesc d = make_desc(op, std::move(a), std::move(ins), std::move(outs));
+  (op == "max_pool2d_argmax" ? d.outputs[1] : d.inputs[1]).dtype = DType::u8;
+  return d;
+}
+
+// Every output of the reference kernel of `desc` on `inputs`.
+std::vector<Tensor> run_ref_outputs(const KernelDesc& desc, const std::vector<Tensor>& inputs) {
+  std::string why;
+  auto ref = kernel_registry().create("ref:" + desc.op, desc, DeviceType::cpu, &why);
+  EXPECT_NE(ref, nullptr) << why;
+  std::vector<Tensor> all = testing::run_kernel(*ref, desc, inputs, StepContext{});
+  all.resize(desc.outputs.size());
+  return all;
+}
+
+// Note [Pool argmax]: the forward's y and argmax bytes, and the gradients from them, by the
+// OpenMP kernels against the reference; and the reference's dx and db from the bytes equal
+// to max_pool2d_grad(_bias)'s from x, the path the argmax replaces (relu both ways: with
+// relu=1 both zero the gradient where the window's max is not > 0).
+TEST(OmpMaxPoolArgmax, MatchesReferenceAndTheGradientFromX) {
+  for (const PoolCase& p : pool_cases()) {
+    for (bool ties : {false, true}) {
+      for (bool relu_input : {false, true}) {
+        SCOPED_TRACE(trace(p) + (ties ? " with ties" : "") + (relu_input ? ", x a relu output" : ""));
+        const Shape x{p.n, p.h, p.w, p.c}, y = pool_out(p), db{p.c};
+        Tensor xt = random_tensor(x, 42, -2.0f, 2.0f);
+        for (std::int64_t i = 0; i < xt.numel(); ++i) {
+          float& v = xt.data<float>()[i];
+          if (ties) v = std::round(v);
+          if (relu_input) v = std::max(0.0f, v);
+        }
+        const KernelDesc forward = argmax_desc("max_pool2d_argmax", pool_attrs(p), {x}, {y, y});
+        expect_matches_reference(forward, {xt});
+        const std::vector<Tensor> yat = run_ref_outputs(forward, {xt});
+        const Tensor plain_y = run_ref(make_desc("max_pool2d", pool_attrs(p), {x}, {y}), {xt});
+        EXPECT_EQ(0, std::memcmp(yat[0].raw(), plain_y.raw(), plain_y.nbytes())) << "y is max_pool2d's, bit for bit";
+        const Tensor dy = random_tensor(y, 43);
+        for (std::int64_t relu : {0, 1}) {
+          Attrs a = pool_attrs(p);
+          a.set("relu", relu);
+          Attrs with_shape = a;
+          with_shape.set("input_shape", x.dims());
+          const KernelDesc grad = argmax_desc("max_pool2d_argmax_grad", with_shape, {y, y}, {x});
+          const KernelDesc grad_bias = argmax_desc("max_pool2d_argmax_grad_bias", with_shape, {y, y}, {x, db});
+          expect_matches_reference(grad, {dy, yat[1]});
+          expect_matches_reference(grad_bias, {dy, yat[1]});
+          const std::vector<Tensor> from_argmax = run_ref_outputs(grad_bias, {dy, yat[1]});
+          const std::vector<Tensor> from_x =
+              run_ref_outputs(make_desc("max_pool2d_grad_bias", a, {x, y, y}, {x, db}), {xt, plain_y, dy});
+          testing::expect_close(from_x[0], from_argmax[0], 0.0f, 0.0f, "dx against max_pool2d_grad's");
+          testing::expect_close(from_x[1], from_argmax[1], 1e-6f, 1e-6f, "db against max_pool2d_grad_bias's");
+        }
+      }
+    }
+  }
+}
+
+TEST(RefMaxPool, ArgmaxBytesSayWhereTheFirstMaximumIs) {
+  // 3x3 windows at stride 2 with same padding on a 3x4 image: TensorFlow pads one row above
+  // and one below, no column before and one after, so window (oh, ow) spans rows
+  // 2*oh-1 .. 2*oh+1 and columns 2*ow .. 2*ow+2, and a position counts the padding.
+  Attrs a{{"pool_size", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"padding", std::string("same")}};
+  const KernelDesc d = argmax_desc("max_pool2d_argmax", a, {{1, 3, 4, 1}}, {{1, 2, 2, 1}, {1, 2, 2, 1}});
+  const Tensor x = from_values({1, 3, 4, 1}, {1, 7, 2, 7,  //
+                                              0, 7, -1, 4,  //
+                                              -5, -2, -3, -4});
+  const std::vector<Tensor> out = run_ref_outputs(d, {x});
+  expect_values(out[0], {7, 7, 7, 4});
+  const auto* at = static_cast<const std::uint8_t*>(out[1].raw());
+  // (0,0): the 7s at image (0,1) and (1,1) tie; the first, window row 1 column 1, is 1*3+1 = 4.
+  // (0,1): the 7 at image (0,3) is window row 1, column 1: 4.
+  // (1,0): the 7 at image (1,1) is window row 0, column 1: 1.
+  // (1,1): the 4 at image (1,3) is window row 0, column 1: 1.
+  EXPECT_EQ(at[0], 4);
+  EXPECT_EQ(at[1], 4);
+  EXPECT_EQ(at[2], 1);
+  EXPECT_EQ(at[3], 1);
+  const Tensor negative = from_values({1, 3, 4, 1}, {-1, -7, -2, -7, -9, -3, -1, -4, -5, -2, -3, -4});
+  const std::vector<Tensor> neg = run_ref_outputs(d, {negative});
+  const auto* nat = static_cast<const std::uint8_t*>(neg[1].raw());
+  for (int i = 0; i < 4; ++i) EXPECT_NE(nat[i] & kArgmaxNotPositive, 0) << "window " << i << ": the max is not > 0";
+  EXPECT_EQ(at[0] & kArgmaxNotPositive, 0);
 }
 
 TEST(RefMaxPool, TieSendsGradToFirstPosition) {

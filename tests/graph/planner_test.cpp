@@ -223,6 +223,93 @@ TEST(Fusion, BiasGradientJoinsTheMaxPoolGradientWithTheSameValues) {
   EXPECT_GT(sum, 0.0f) << "the bias gradient is not all zeros: the check compares something";
 }
 
+// Note [Pool argmax]: with the argmax rewrite the pool gradient reads dy and the forward's
+// bytes instead of x, and the step's loss, dw and db are those of the plain program.
+TEST(Fusion, PoolArgmaxTakesXOffTheGradientWithTheSameValues) {
+  for (bool bias : {false, true}) {
+    SCOPED_TRACE(bias ? "with the bias gradient fused" : "alone");
+    ConvPoolGraph fused_graph;
+    const FusionOptions options{.pool_bias_grad = bias, .pool_argmax = true};
+    EXPECT_EQ(fuse_all(fused_graph.g, options), bias ? 4 : 3);
+    const Graph& g = fused_graph.g;
+    int forwards = 0, grads = 0, pool_input = -1;
+    for (int n = 0; n < g.num_nodes(); ++n) {
+      const Node& node = g.node(n);
+      if (node.removed) continue;
+      EXPECT_NE(node.op, "max_pool2d_grad");
+      EXPECT_NE(node.op, "max_pool2d_grad_bias");
+      if (node.op == "max_pool2d_argmax") {
+        ++forwards;
+        pool_input = node.inputs[0];
+        ASSERT_EQ(node.outputs.size(), 2u);
+        EXPECT_EQ(g.desc(node.outputs[1]).dtype, DType::u8);
+        EXPECT_EQ(g.desc(node.outputs[1]).shape, g.desc(node.outputs[0]).shape);
+      }
+      if (node.op == (bias ? "max_pool2d_argmax_grad_bias" : "max_pool2d_argmax_grad")) {
+        ++grads;
+        EXPECT_EQ(node.attrs.i_or("relu", 0), 1);
+        ASSERT_EQ(node.inputs.size(), 2u);
+        EXPECT_EQ(g.desc(node.inputs[1]).dtype, DType::u8);
+        EXPECT_EQ(node.attrs.ints("input_shape"), (std::vector<std::int64_t>{2, 6, 6, 4}));
+        if (bias) EXPECT_EQ(node.outputs[1], fused_graph.db);
+      }
+    }
+    EXPECT_EQ(forwards, 1);
+    EXPECT_EQ(grads, 1);
+    ASSERT_GE(pool_input, 0);
+    EXPECT_EQ(g.consumers()[static_cast<std::size_t>(pool_input)].size(), 1u)
+        << "the relu output is read by the forward pool alone";
+
+    ConvPoolGraph a, b;
+    const auto fused = a.run(options);
+    const auto plain = b.run({});
+    for (std::size_t k = 0; k < fused.size(); ++k) {
+      ASSERT_EQ(fused[k].size(), plain[k].size());
+      for (std::size_t i = 0; i < fused[k].size(); ++i) {
+        EXPECT_NEAR(fused[k][i], plain[k][i], 1e-6f * (1.0f + std::fabs(plain[k][i]))) << "output " << k << " [" << i << "]";
+      }
+    }
+    float sum = 0.0f;
+    for (float v : fused[1]) sum += std::fabs(v);
+    EXPECT_GT(sum, 0.0f) << "the kernel gradient is not all zeros: the check compares something";
+  }
+}
+
+TEST(Graph, RewriteNodeKeepsItsOutputsAndRefusesANewShape) {
+  Graph g;
+  int x = g.add_input("x", {Shape{2, 8, 8, 3}, DType::f32});
+  using Ints = std::vector<std::int64_t>;
+  Attrs pool{{"pool_size", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"padding", std::string("valid")}};
+  int y = g.add("max_pool2d", {x}, pool, "pool");
+  const int node = g.value(y).producer;
+  const std::vector<int> outs = g.rewrite_node(node, "max_pool2d_argmax", {x}, pool, "pool+argmax");
+  ASSERT_EQ(outs.size(), 2u);
+  EXPECT_EQ(outs[0], y) << "the kept output keeps its value id";
+  EXPECT_EQ(g.value(outs[1]).producer, node);
+  EXPECT_EQ(g.value(outs[1]).output_index, 1);
+  Attrs bigger = pool;
+  bigger.set("strides", Ints{1, 1});
+  try {
+    g.rewrite_node(node, "max_pool2d_argmax", {x}, bigger, "pool+argmax");
+    ADD_FAILURE() << "a rewrite that changes y's shape was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("would have shape (2, 7, 7, 3), not the (2, 4, 4, 3)"), std::string::npos)
+        << e.what();
+  }
+  Attrs huge = pool;
+  huge.set("pool_size", Ints{9, 8});
+  huge.set("strides", Ints{9, 8});
+  const int wide = g.add_input("wide", {Shape{1, 18, 16, 1}, DType::f32});
+  EXPECT_NO_THROW(g.add("max_pool2d", {wide}, huge, "plain_pool")) << "the window itself is fine";
+  try {
+    g.add_node("max_pool2d_argmax", {wide}, huge, "too_big");
+    ADD_FAILURE() << "a 9x8 window (72 positions) got an argmax byte";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("more positions than the 64 an argmax byte holds"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Fusion, CastsToFloat32FoldIntoTheOpBefore) {
   // x, w cast to bfloat16 -> matmul -> cast to float32 -> mse, SGD on w: the output cast
   // and the weight gradient's cast back to float32 fold into their matmuls (which then

@@ -36,10 +36,23 @@ int fuse_output_casts(Graph& graph);
 // register the fused op (FusionOptions). Returns the number of pairs fused.
 int fuse_bias_grad_into_pool_grad(Graph& graph);
 
+// Gives a max pool's gradient the argmax its forward found (Note [Pool argmax],
+// nnfit/core/pool_argmax.h): for
+//   y = max_pool2d(x);  dx = max_pool2d_grad[_bias](x, y, dy)
+// the forward becomes max_pool2d_argmax(x) -> (y, argmax), a byte per element of y, and
+// the gradient max_pool2d_argmax_grad[_bias](dy, argmax), keeping its attrs (relu) and
+// outputs. The gradient no longer reads x, a convnet's largest activation, which then
+// dies after the forward: one read of it less per step and that much less memory at
+// the step's peak. Windows of up to kMaxArgmaxWindow positions. Run after the pool
+// gradient's other rewrites. Only for backends that register the ops (FusionOptions).
+// Returns the number of pools rewritten.
+int fuse_pool_argmax(Graph& graph);
+
 // The rewrites whose fused op a backend may lack, off unless the planner finds the op in
-// the backend's kernels (StepEngine::plan): the CUDA plugin has no max_pool2d_grad_bias.
+// the backend's kernels (StepEngine::plan): the CUDA plugin has neither.
 struct FusionOptions {
   bool pool_bias_grad = false;  // max_pool2d_grad_bias (fuse_bias_grad_into_pool_grad)
+  bool pool_argmax = false;     // max_pool2d_argmax and its gradients (fuse_pool_argmax)
 };
 
 // Every rewrite above, in order.

@@ -41,6 +41,14 @@ class Graph {
   // when shape inference rejects the inputs.
   std::vector<int> add_node(const std::string& op, const std::vector<int>& inputs, Attrs attrs,
                             const std::string& name);
+  // Rewrites node `id` as `op` over `inputs` (a fusion pass), running the op's shape
+  // inference again: the node keeps its output values with their descs (shapes must not
+  // change, their readers were built for them; a dtype stays as an earlier rewrite may
+  // have left it, e.g. float32 where a cast was folded in), and the outputs the new op
+  // adds become new values. Returns the node's output value ids; throws InvalidArgument
+  // as add_node.
+  std::vector<int> rewrite_node(int id, const std::string& op, const std::vector<int>& inputs, Attrs attrs,
+                                const std::string& name);
   // add_node for single-output ops.
   int add(const std::string& op, const std::vector<int>& inputs, Attrs attrs, const std::string& name);
 
@@ -56,6 +64,11 @@ class Graph {
   std::vector<std::vector<int>> consumers() const;
 
  private:
+  std::vector<TensorDesc> infer_outputs(const std::string& op, const std::vector<int>& inputs, const Attrs& attrs,
+                                        const std::string& name) const;
+  // Appends out[k] for k past node_id's present outputs as values it produces.
+  void add_outputs(int node_id, const std::vector<TensorDesc>& out);
+
   std::vector<Value> values_;
   std::vector<Node> nodes_;
 };

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "nnfit/core/error.h"
+#include "nnfit/core/pool_argmax.h"
 
 namespace nnfit {
 
@@ -222,6 +223,32 @@ Window2d checked_window(const KernelDesc& desc) {
     expect_shape(desc, desc.inputs[2].shape, g.output_shape(), "input 2 (dy)");
     expect_shape(desc, desc.outputs[0].shape, g.input_shape(), "output 0 (dx)");
     if (bias) expect_shape(desc, desc.outputs[1].shape, Shape{g.c}, "output 1 (db)");
+  } else if (op == "max_pool2d_argmax") {
+    NNFIT_CHECK(desc.inputs.size() == 1 && desc.inputs[0].dtype == DType::f32 && desc.outputs.size() == 2 &&
+                    desc.outputs[0].dtype == DType::f32 && desc.outputs[1].dtype == DType::u8,
+                InvalidArgument, desc.where(), ": expected x (f32) in and y (f32) and the argmax (u8) out");
+    g = pool_window(desc, desc.inputs[0].shape);
+    expect_shape(desc, desc.outputs[0].shape, g.output_shape(), "output 0 (y)");
+    expect_shape(desc, desc.outputs[1].shape, g.output_shape(), "output 1 (argmax)");
+    NNFIT_CHECK(g.kh * g.kw <= kMaxArgmaxWindow, InvalidArgument, desc.where(), ": a ", g.kh, "x", g.kw,
+                " window has more positions than an argmax byte holds (", kMaxArgmaxWindow, ")");
+  } else if (op == "max_pool2d_argmax_grad" || op == "max_pool2d_argmax_grad_bias") {
+    const bool bias = op == "max_pool2d_argmax_grad_bias";
+    NNFIT_CHECK(desc.inputs.size() == 2 && desc.outputs.size() == (bias ? 2u : 1u), InvalidArgument, desc.where(),
+                ": expected 2 inputs (dy, argmax) and ", bias ? 2 : 1, " outputs, got ", desc.inputs.size(), " and ",
+                desc.outputs.size());
+    NNFIT_CHECK(desc.inputs[0].dtype == DType::f32 && desc.inputs[1].dtype == DType::u8, InvalidArgument,
+                desc.where(), ": dy must be f32 and the argmax u8");
+    for (const TensorDesc& t : desc.outputs) {
+      NNFIT_CHECK(t.dtype == DType::f32, InvalidArgument, desc.where(), ": every output must be f32");
+    }
+    g = pool_window(desc, shape_attr(desc, "input_shape"));
+    expect_shape(desc, desc.inputs[0].shape, g.output_shape(), "input 0 (dy)");
+    expect_shape(desc, desc.inputs[1].shape, g.output_shape(), "input 1 (argmax)");
+    expect_shape(desc, desc.outputs[0].shape, g.input_shape(), "output 0 (dx)");
+    if (bias) expect_shape(desc, desc.outputs[1].shape, Shape{g.c}, "output 1 (db)");
+    NNFIT_CHECK(g.kh * g.kw <= kMaxArgmaxWindow, InvalidArgument, desc.where(), ": a ", g.kh, "x", g.kw,
+                " window has more positions than an argmax byte holds (", kMaxArgmaxWindow, ")");
   } else if (op == "avg_pool2d_grad") {
     expect_arity_f32(desc, 1, 1);
     g = pool_window(desc, shape_attr(desc, "input_shape"));

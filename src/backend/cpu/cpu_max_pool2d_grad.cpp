@@ -8,7 +8,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <optional>
 #include <type_traits>
@@ -16,14 +15,17 @@
 #include "backend/common/column_sums.h"
 #include "backend/common/low_precision.h"
 #include "backend/common/nn_op_geometry.h"
-#include "backend/widened_kernel.h"
 #include "backend/cpu/onednn_kernels.h"
+#include "backend/cpu/pool_grad_common.h"
+#include "backend/widened_kernel.h"
 
 namespace nnfit {
 
 namespace {
 
-constexpr std::int64_t kChannelBlock = 16;
+using pool_grad::as_float;
+using pool_grad::BiasSums;
+using pool_grad::kChannelBlock;
 
 // One window's gradient for channels [c0, c0 + nc) of one image, vectorized over the
 // channels: pass 1 finds the max, pass 2 the first row-major window position holding it
@@ -112,22 +114,16 @@ inline void disjoint_window_grad(const Window2d& g, const float* xn, float* dxn,
   }
 }
 
-// Keras's default MaxPooling2D: every window a whole 2x2 window at stride 2 (valid
-// padding, or same on even sizes). One straight-line pass per window, vectorized over 16
-// channels, for float32 and for bfloat16 read as its bits (a bfloat16's float is its bits
-// shifted up; dx takes dy's bits or zero, so nothing is rounded): no workspace, no
-// conversion passes. The winner is the first of a, b, c, d (row-major) equal to the max.
-bool whole_2x2_windows(const Window2d& g) {
-  return g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.pad_top == 0 && g.pad_left == 0 &&
-         2 * g.oh <= g.h && 2 * g.ow <= g.w;
-}
-
-inline float as_float(float v) { return v; }
-inline float as_float(std::uint16_t bf16) { return std::bit_cast<float>(static_cast<std::uint32_t>(bf16) << 16); }
+// Keras's default MaxPooling2D (whole_2x2_windows): one straight-line pass per window,
+// vectorized over 16 channels, for float32 and for bfloat16 read as its bits (a bfloat16's
+// float is its bits shifted up; dx takes dy's bits or zero, so nothing is rounded): no
+// workspace, no conversion passes. The winner is the first of a, b, c, d (row-major)
+// equal to the max.
+using pool_grad::whole_2x2_windows;
 
 // kBias: also adds the value handed out (the window's one nonzero dx) to sum[0..nc).
 template <typename T, bool kRelu, bool kBias>
-inline void window2x2_grad(const Window2d& g, const T* a, const T* dyp, T* da, std::int64_t nc, float* sum) {
+[[gnu::always_inline]] inline void window2x2_grad(const Window2d& g, const T* a, const T* dyp, T* da, std::int64_t nc, float* sum) {
   const T* b = a + g.c;
   const T* c = a + g.w * g.c;
   const T* d = c + g.c;
@@ -163,7 +159,7 @@ inline void window2x2_grad(const Window2d& g, const T* a, const T* dyp, T* da, s
 // kBias: dx's column sums (the values handed out) in float per row of windows, each row's
 // added in double to acc[0..C) (`row` is float[C] scratch).
 template <typename T, bool kRelu, bool kBias>
-inline void image_grad_2x2(const Window2d& g, const T* xn, const T* dyn, T* dxn, float* row, double* acc) {
+[[gnu::always_inline]] inline void image_grad_2x2(const Window2d& g, const T* xn, const T* dyn, T* dxn, float* row, double* acc) {
   if (2 * g.oh < g.h || 2 * g.ow < g.w) {  // an odd size leaves a last row or column uncovered
     std::memset(dxn, 0, static_cast<std::size_t>(g.h * g.w * g.c) * sizeof(T));
   }
@@ -183,20 +179,6 @@ inline void image_grad_2x2(const Window2d& g, const T* xn, const T* dyn, T* dxn,
   }
 }
 
-// The per-thread column sums of max_pool2d_grad_bias: thread t's double[C] at acc(t),
-// with a float[C] block beside it. Positions are summed in float by blocks (a row of
-// windows on the 2x2 path, add_column_sums' blocks of dx on the others) within one
-// image, each block added in double, as omp:bias_add_grad does: an image is never split
-// between threads, so the float sums do not depend on the thread count, only the order
-// of the double partials does.
-struct BiasSums {
-  double* partial = nullptr;  // null: no bias gradient (max_pool2d_grad)
-  float* blocks = nullptr;
-  std::int64_t channels = 0;
-  double* acc(int t) const { return partial + static_cast<std::int64_t>(t) * channels; }
-  float* block(int t) const { return blocks + static_cast<std::int64_t>(t) * channels; }
-};
-
 // Adds the column sums of one image's dx ([positions, C]) into thread t's partials.
 template <typename T>
 inline void add_image_sums(const BiasSums& b, int t, const T* dx, std::int64_t positions) {
@@ -205,10 +187,10 @@ inline void add_image_sums(const BiasSums& b, int t, const T* dx, std::int64_t p
 
 // One image of the 2x2 path, and its column sums for thread t (bias.partial set), compiled
 // for the widest vectors the CPU has (the build's baseline is x86-64, SSE2; the clones do
-// the same arithmetic): the Fashion-MNIST convnet's first pool gradient at float32 took
-// 890 µs against 1,040 on the Intel AMX host; bfloat16 did not change.
+// the same arithmetic; the helpers are always inlined, as GCC otherwise left some as
+// calls to their SSE2 copies).
 template <typename T>
-inline void image_2x2(const Window2d& g, bool relu, const T* xn, const T* dyn, T* dxn, const BiasSums& bias, int t) {
+[[gnu::always_inline]] inline void image_2x2(const Window2d& g, bool relu, const T* xn, const T* dyn, T* dxn, const BiasSums& bias, int t) {
   if (bias.partial) {
     if (relu) image_grad_2x2<T, true, true>(g, xn, dyn, dxn, bias.block(t), bias.acc(t));
     else image_grad_2x2<T, false, true>(g, xn, dyn, dxn, bias.block(t), bias.acc(t));
@@ -305,20 +287,15 @@ class OmpMaxPool2dGrad final : public Kernel {
       : g_(g), relu_(relu), dtype_(dtype), db_dtype_(db_dtype), threads_(omp_get_max_threads()) {}
 
   std::size_t workspace_bytes() const override {
-    return convert_bytes() + (db_dtype_ ? static_cast<std::size_t>(threads_ * g_.c) * (sizeof(double) + sizeof(float)) : 0);
+    return convert_bytes() + (db_dtype_ ? BiasSums::bytes(threads_, g_.c) : 0);
   }
 
   void run(const KernelArgs& args) override {
     const Window2d g = g_;
     const bool relu = relu_;
     const std::int64_t image = g.h * g.w * g.c, out_image = g.oh * g.ow * g.c;
-    BiasSums bias;
-    if (db_dtype_) {
-      bias.partial = reinterpret_cast<double*>(static_cast<char*>(args.workspace) + convert_bytes());
-      bias.blocks = reinterpret_cast<float*>(bias.partial + threads_ * g.c);
-      bias.channels = g.c;
-      std::fill(bias.partial, bias.partial + threads_ * g.c, 0.0);
-    }
+    const BiasSums bias =
+        db_dtype_ ? BiasSums::at(static_cast<char*>(args.workspace) + convert_bytes(), threads_, g.c) : BiasSums{};
     const int threads = threads_;
     if (whole_2x2_windows(g) && dtype_ != DType::f16) {
       if (dtype_ == DType::f32) {
@@ -369,16 +346,8 @@ class OmpMaxPool2dGrad final : public Kernel {
     return (static_cast<std::size_t>(threads_) * per_thread() * sizeof(float) + 7) / 8 * 8;
   }
 
-  // db = the threads' partials summed, rounded once to its type.
   void finish_bias(const BiasSums& bias, const KernelArgs& args) const {
-    if (!bias.partial) return;
-    for (std::int64_t c = 0; c < g_.c; ++c) {
-      double total = 0.0;
-      for (int t = 0; t < threads_; ++t) total += bias.acc(t)[c];
-      bias.blocks[c] = static_cast<float>(total);
-    }
-    if (*db_dtype_ == DType::f32) std::memcpy(args.outputs[1], bias.blocks, static_cast<std::size_t>(g_.c) * sizeof(float));
-    else low_precision::from_f32(*db_dtype_, bias.blocks, args.outputs[1], g_.c);
+    if (bias.partial) bias.finish(*db_dtype_, args.outputs[1]);
   }
 
   Window2d g_;

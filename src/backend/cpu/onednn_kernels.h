@@ -29,6 +29,9 @@ std::unique_ptr<Kernel> make_onednn_softmax_grad(const KernelDesc& desc, std::st
 // rnn, rnn_grad (onednn_rnn.cpp): the shared scan over dnnl_sgemm.
 std::unique_ptr<Kernel> make_onednn_rnn(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_omp_max_pool2d_grad(const KernelDesc& desc, std::string* why_not);
+// max_pool2d_argmax, max_pool2d_argmax_grad(_bias) (cpu_max_pool2d_argmax.cpp).
+std::unique_ptr<Kernel> make_omp_max_pool2d_argmax(const KernelDesc& desc, std::string* why_not);
+std::unique_ptr<Kernel> make_omp_max_pool2d_argmax_grad(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_omp_max_pool3d_grad(const KernelDesc& desc, std::string* why_not);
 
 }  // namespace nnfit

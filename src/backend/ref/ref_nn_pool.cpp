@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backend/ref/ref_nn_kernel.h"
+#include "nnfit/core/pool_argmax.h"
 
 namespace nnfit {
 
@@ -96,6 +97,57 @@ std::unique_ptr<Kernel> make_ref_max_pool2d_grad(const KernelDesc& desc, std::st
       for (std::size_t i = 0; i < acc.size(); ++i) {
         dx[i] = relu && !(x[i] > 0.0f) ? 0.0f : static_cast<float>(acc[i]);
       }
+      if (!bias) return;
+      for (std::int64_t c = 0; c < g.c; ++c) {
+        double sum = 0.0;
+        for (std::int64_t p = 0; p < g.n * g.h * g.w; ++p) sum += dx[p * g.c + c];
+        args.out(1)[c] = static_cast<float>(sum);
+      }
+    });
+  });
+}
+
+// max_pool2d_argmax: y as max_pool2d's, and each window's first argmax as a byte (Note
+// [Pool argmax]): its position in the whole window, bit 7 when y is not > 0.
+std::unique_ptr<Kernel> make_ref_max_pool2d_argmax(const KernelDesc& desc, std::string* why_not) {
+  return decline_or(desc, why_not, [](const Window2d& g) -> std::unique_ptr<Kernel> {
+    return std::make_unique<RefKernel>([g](const KernelArgs& args) {
+      const float* x = static_cast<const float*>(args.inputs[0]);
+      float* y = static_cast<float*>(args.outputs[0]);
+      auto* at = static_cast<std::uint8_t*>(args.outputs[1]);
+      for_each_output(g, [&](std::int64_t yi, const Span&, std::int64_t n, std::int64_t c) {
+        const std::int64_t oh = yi / g.c / g.ow % g.oh, ow = yi / g.c % g.ow;
+        const Span s = window_span(g, oh, ow);
+        const std::int64_t best = first_argmax(g, x, s, n, c);
+        const std::int64_t h = best / g.c / g.w % g.h, w = best / g.c % g.w;
+        const std::int64_t position = (h - (oh * g.sh - g.pad_top)) * g.kw + (w - (ow * g.sw - g.pad_left));
+        y[yi] = x[best];
+        at[yi] = static_cast<std::uint8_t>(position | (y[yi] > 0.0f ? 0 : kArgmaxNotPositive));
+      });
+    });
+  });
+}
+
+// max_pool2d_argmax_grad(_bias): dy added at each window's argmax (0 there with the relu
+// gradient folded in, attr relu=1, when bit 7 says the max was not > 0); db[c] = dx[..., c]
+// summed over N, H, W in double.
+std::unique_ptr<Kernel> make_ref_max_pool2d_argmax_grad(const KernelDesc& desc, std::string* why_not) {
+  const bool relu = desc.attrs.i_or("relu", 0) != 0;
+  const bool bias = desc.op == "max_pool2d_argmax_grad_bias";
+  return decline_or(desc, why_not, [relu, bias](const Window2d& g) -> std::unique_ptr<Kernel> {
+    return std::make_unique<RefKernel>([g, relu, bias](const KernelArgs& args) {
+      const float* dy = static_cast<const float*>(args.inputs[0]);
+      const auto* at = static_cast<const std::uint8_t*>(args.inputs[1]);
+      float* dx = static_cast<float*>(args.outputs[0]);
+      std::vector<double> acc(static_cast<std::size_t>(g.n * g.h * g.w * g.c), 0.0);
+      for_each_output(g, [&](std::int64_t yi, const Span&, std::int64_t n, std::int64_t c) {
+        const std::int64_t oh = yi / g.c / g.ow % g.oh, ow = yi / g.c % g.ow;
+        const std::int64_t position = at[yi] & kArgmaxPosition;
+        const std::int64_t h = oh * g.sh - g.pad_top + position / g.kw, w = ow * g.sw - g.pad_left + position % g.kw;
+        if (relu && (at[yi] & kArgmaxNotPositive)) return;
+        acc[static_cast<std::size_t>(x_index(g, n, h, w, c))] += dy[yi];
+      });
+      for (std::size_t i = 0; i < acc.size(); ++i) dx[i] = static_cast<float>(acc[i]);
       if (!bias) return;
       for (std::int64_t c = 0; c < g.c; ++c) {
         double sum = 0.0;
