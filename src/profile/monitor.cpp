@@ -14,7 +14,10 @@
 #include <sstream>
 
 namespace nnfit::profile {
-namespace {
+
+// NVML's structs, named (not in the anonymous namespace): Monitor::Nvml's members use them,
+// and GCC warns (-Wsubobject-linkage) when a unity batch puts this file after another.
+namespace nvml_abi {
 
 struct NvmlMemory {
   unsigned long long total, free, used;
@@ -31,6 +34,11 @@ struct NvmlProcessInfoV1 {
   unsigned pid;
   unsigned long long used;
 };
+
+}  // namespace nvml_abi
+
+namespace {
+
 constexpr unsigned long long kNotAvailable = ~0ull;  // NVML_VALUE_NOT_AVAILABLE
 constexpr int kInsufficientSize = 7;                  // NVML_ERROR_INSUFFICIENT_SIZE
 
@@ -50,10 +58,10 @@ struct Monitor::Nvml {
   int (*count)(unsigned*) = nullptr;
   int (*handle)(unsigned, void**) = nullptr;
   int (*name)(void*, char*, unsigned) = nullptr;
-  int (*memory)(void*, NvmlMemory*) = nullptr;
-  int (*utilization)(void*, NvmlUtilization*) = nullptr;
-  int (*procs_v2)(void*, unsigned*, NvmlProcessInfoV2*) = nullptr;  // _v3 or _v2
-  int (*procs_v1)(void*, unsigned*, NvmlProcessInfoV1*) = nullptr;
+  int (*memory)(void*, nvml_abi::NvmlMemory*) = nullptr;
+  int (*utilization)(void*, nvml_abi::NvmlUtilization*) = nullptr;
+  int (*procs_v2)(void*, unsigned*, nvml_abi::NvmlProcessInfoV2*) = nullptr;  // _v3 or _v2
+  int (*procs_v1)(void*, unsigned*, nvml_abi::NvmlProcessInfoV1*) = nullptr;
 
   template <typename F>
   void load(F& f, const char* symbol) {
@@ -150,12 +158,12 @@ MonitorSample Monitor::sample() {
     g.index = i;
     char name[96] = {};
     if (nvml_->name && nvml_->name(dev, name, sizeof name) == 0) g.name = name;
-    NvmlMemory m{};
+    nvml_abi::NvmlMemory m{};
     if (nvml_->memory && nvml_->memory(dev, &m) == 0) {
       g.memory_used_bytes = static_cast<std::int64_t>(m.used);
       g.memory_total_bytes = static_cast<std::int64_t>(m.total);
     }
-    NvmlUtilization u{};
+    nvml_abi::NvmlUtilization u{};
     if (nvml_->utilization && nvml_->utilization(dev, &u) == 0) {
       g.utilization_percent = static_cast<int>(u.gpu);
       g.memory_utilization_percent = static_cast<int>(u.memory);
@@ -164,7 +172,7 @@ MonitorSample Monitor::sample() {
       g.processes.push_back({pid, used == kNotAvailable ? -1 : static_cast<std::int64_t>(used), comm_of(pid)});
     };
     if (nvml_->procs_v2) {
-      std::vector<NvmlProcessInfoV2> p(64);
+      std::vector<nvml_abi::NvmlProcessInfoV2> p(64);
       unsigned n = static_cast<unsigned>(p.size());
       int rc = nvml_->procs_v2(dev, &n, p.data());
       if (rc == kInsufficientSize) {
@@ -176,7 +184,7 @@ MonitorSample Monitor::sample() {
         for (unsigned k = 0; k < n; ++k) add(p[k].pid, p[k].used);
       }
     } else if (nvml_->procs_v1) {
-      std::vector<NvmlProcessInfoV1> p(64);
+      std::vector<nvml_abi::NvmlProcessInfoV1> p(64);
       unsigned n = static_cast<unsigned>(p.size());
       if (nvml_->procs_v1(dev, &n, p.data()) == 0) {
         for (unsigned k = 0; k < n; ++k) add(p[k].pid, p[k].used);
