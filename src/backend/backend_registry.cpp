@@ -30,6 +30,7 @@ const CudaPlugin& cuda_plugin(const std::string& request) {
 #endif
 }
 
+#if NNFIT_WITH_CUDA
 // The CUDA kernels, registered once from the plugin when first asked for; on failure the
 // loader's message, kept (the plugin does not appear during a run).
 struct CudaKernels {
@@ -51,6 +52,7 @@ const CudaKernels& cuda_kernels() {
   }();
   return kKernels;
 }
+#endif
 
 }  // namespace
 

@@ -274,6 +274,36 @@ TEST(LowPrecision, ConvolutionAndPooling) {
   }
 }
 
+// The argmax pair at the Fashion-MNIST convnet's pool shapes (whole 16-channel blocks, an
+// odd size's uncovered last row and column), x a relu output rounded to tenths so windows
+// tie, at both types: bfloat16 runs omp's native kernels (its forward widens row pairs).
+TEST(LowPrecision, PoolArgmaxAtTheConvnetsShapes) {
+  for (DType dt : kLow) {
+    for (const Shape& x : {Shape{2, 26, 26, 32}, Shape{2, 11, 11, 64}}) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " x=" + x.to_string());
+      const Shape py{x[0], x[1] / 2, x[2] / 2, x[3]};
+      Tensor xt = random_tensor(x, 26, -1.0f, 1.0f);
+      for (std::int64_t i = 0; i < xt.numel(); ++i) {
+        xt.data<float>()[i] = std::max(0.0f, std::round(xt.data<float>()[i] * 10.0f) / 10.0f);
+      }
+      Attrs p{{"pool_size", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"padding", std::string("valid")}};
+      KernelDesc fa = desc("max_pool2d_argmax", p, {x}, {py, py});
+      fa.outputs[1].dtype = DType::u8;
+      EXPECT_EQ(expect_low_precision_matches_reference(fa, {xt}, dt), dt == DType::bf16 ? 1 : 0);
+      std::string why;
+      const std::vector<Tensor> yat = testing::run_kernel(
+          *kernel_registry().create("ref:max_pool2d_argmax", fa, DeviceType::cpu, &why), fa, {to_f32(to_dtype(xt, dt))},
+          StepContext{});
+      Attrs pa = p;
+      pa.set("relu", std::int64_t{1});
+      pa.set("input_shape", x.dims());
+      KernelDesc fg = desc("max_pool2d_argmax_grad_bias", pa, {py, py}, {x, Shape{x[3]}});
+      fg.inputs[1].dtype = DType::u8;
+      EXPECT_EQ(expect_low_precision_matches_reference(fg, {random_tensor(py, 27), yat[1]}, dt), dt == DType::bf16 ? 1 : 0);
+    }
+  }
+}
+
 TEST(LowPrecision, ActivationsAndSoftmax) {
   const Shape s{6, 37};
   for (DType dt : kLow) {
