@@ -32,6 +32,11 @@ inline Tensor random_labels(std::int64_t n, std::int64_t classes, std::uint64_t 
   return t;
 }
 
+// TensorFlow's output size along one axis: "same" padding ceil(in / s), "valid" (in - k) / s + 1.
+inline std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, const std::string& pad) {
+  return pad == "same" ? (in + s - 1) / s : (in - k) / s + 1;
+}
+
 // Runs one kernel on copies of `inputs`; returns outputs followed by every input (the
 // inputs after the run, so in-place updates are compared too).
 inline std::vector<Tensor> run_kernel(Kernel& kernel, const KernelDesc& desc,
