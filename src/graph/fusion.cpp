@@ -143,22 +143,20 @@ int fuse_bias_grad_into_pool_grad(Graph& graph) {
 int fuse_pool_argmax(Graph& graph) {
   int fused = 0;
   for (int b = 0; b < graph.num_nodes(); ++b) {
-    Node& grad = graph.node(b);
+    const Node& grad = graph.node(b);
     if (grad.removed || (grad.op != "max_pool2d_grad" && grad.op != "max_pool2d_grad_bias")) continue;
     const int x = grad.inputs[0], y = grad.inputs[1], dy = grad.inputs[2];
     const int f = graph.value(y).producer;
     if (f < 0 || graph.node(f).removed || graph.node(f).op != "max_pool2d" || graph.node(f).inputs[0] != x) continue;
     const auto& ps = grad.attrs.ints("pool_size");
     if (ps.size() != 2 || ps[0] * ps[1] > kMaxArgmaxWindow) continue;
-    Node& forward = graph.node(f);
-    const std::vector<int> outs = graph.rewrite_node(f, "max_pool2d_argmax", forward.inputs, forward.attrs,
-                                                     forward.name + "+argmax");
-    Attrs attrs = graph.node(b).attrs;
+    // Rewriting adds values, never nodes: the references into the node list stay valid.
+    const Node& forward = graph.node(f);
+    const int argmax = graph.rewrite_node(f, "max_pool2d_argmax", forward.inputs, forward.attrs, forward.name + "+argmax")[1];
+    Attrs attrs = grad.attrs;
     attrs.set("input_shape", graph.desc(x).shape.dims());
-    const bool bias = graph.node(b).op == "max_pool2d_grad_bias";
-    Node& g = graph.node(b);
-    graph.rewrite_node(b, bias ? "max_pool2d_argmax_grad_bias" : "max_pool2d_argmax_grad", {dy, outs[1]}, attrs,
-                       g.name + "+argmax");
+    const char* op = grad.op == "max_pool2d_grad_bias" ? "max_pool2d_argmax_grad_bias" : "max_pool2d_argmax_grad";
+    graph.rewrite_node(b, op, {dy, argmax}, std::move(attrs), grad.name + "+argmax");
     ++fused;
   }
   return fused;

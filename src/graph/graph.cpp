@@ -74,7 +74,7 @@ void Graph::add_outputs(int node_id, const std::vector<TensorDesc>& out) {
     v.output_index = static_cast<int>(i);
     v.name = n.name + (out.size() > 1 ? ":" + std::to_string(i) : std::string());
     values_.push_back(std::move(v));
-    nodes_[static_cast<std::size_t>(node_id)].outputs.push_back(num_values() - 1);
+    n.outputs.push_back(num_values() - 1);
   }
 }
 
