@@ -17,6 +17,7 @@
 
 #include <omp.h>
 
+#include "kernel_timing.h"
 #include "nnfit/backend/kernel_registry.h"
 #include "nnfit/core/tensor.h"
 
@@ -109,16 +110,10 @@ Bound bind_kernel(const std::string& impl, const Case& c) {
 }
 
 double time_us(Bound& b, const StepContext& ctx) {
-  const KernelArgs args{b.in_ptrs.data(), b.out_ptrs.data(), b.workspace.raw(), &ctx};
-  const auto t0 = std::chrono::steady_clock::now();
-  b.kernel->run(args);
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  return bench::time_us(*b.kernel, KernelArgs{b.in_ptrs.data(), b.out_ptrs.data(), b.workspace.raw(), &ctx});
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
+using bench::median;
 
 }  // namespace
 }  // namespace nnfit

@@ -19,6 +19,7 @@
 
 #include <omp.h>
 
+#include "kernel_timing.h"
 #include "nnfit/backend/kernel_registry.h"
 #include "nnfit/core/tensor.h"
 
@@ -51,16 +52,10 @@ Bound bind(const std::string& impl, const KernelDesc& desc, const std::vector<Te
 
 double time_us(Bound& b) {
   const StepContext ctx;
-  const KernelArgs args{b.in.data(), b.out.data(), b.workspace.raw(), &ctx};
-  const auto t0 = std::chrono::steady_clock::now();
-  b.kernel->run(args);
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  return bench::time_us(*b.kernel, KernelArgs{b.in.data(), b.out.data(), b.workspace.raw(), &ctx});
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
+using bench::median;
 
 // x a relu output (about half zeros), at `dtype` (float32 or bfloat16).
 Tensor relu_input(const Shape& s, DType dtype, std::uint64_t seed) {
