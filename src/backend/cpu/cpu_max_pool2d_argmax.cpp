@@ -30,8 +30,8 @@ using pool_grad::whole_2x2_windows;
 
 // --- forward ---
 
-// A float32's or a bfloat16's bits, for selecting values without touching them (bitwise
-// selects vectorize where GCC turned the ternaries of mixed-width lanes into branches).
+// A float32's or a bfloat16's bits, for the gradient's selects without touching the values
+// (bitwise selects vectorize where GCC turned the ternaries of mixed-width lanes into branches).
 template <typename T>
 using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint16_t>;
 
@@ -51,20 +51,21 @@ template <typename U>
 // One 2x2 window (a at its top left) for nc <= kChannelBlock channels: y and the argmax
 // byte. The winner is the first of a, b, c, d (row-major) equal to the max; a NaN max
 // (only a NaN a can be one: a later NaN never compares greater) leaves it at a. kWidth >
-// 0 fixes nc, so the loop and the stores compile to whole vectors.
-template <typename T, std::int64_t kWidth>
-[[gnu::always_inline]] inline void window2x2_argmax(const Window2d& g, const T* a, T* y, std::uint8_t* at,
+// 0 fixes nc, so the loop and the stores compile to whole vectors. Float only: the
+// bfloat16 path runs it on rows widened to float.
+template <std::int64_t kWidth>
+[[gnu::always_inline]] inline void window2x2_argmax(const Window2d& g, const float* a, float* y, std::uint8_t* at,
                                                     std::int64_t nc_runtime) {
   using U = std::uint32_t;  // a float compare's lane: computing in it, then narrowing, vectorizes best
   const std::int64_t nc = kWidth > 0 ? kWidth : nc_runtime;
-  const T* b = a + g.c;
-  const T* c = a + g.w * g.c;
-  const T* d = c + g.c;
-  U yb[kChannelBlock], code[kChannelBlock];
+  const float* b = a + g.c;
+  const float* c = a + g.w * g.c;
+  const float* d = c + g.c;
+  U code[kChannelBlock];
   for (std::int64_t i = 0; i < nc; ++i) {
-    const float fa = as_float(a[i]), fb = as_float(b[i]), fc = as_float(c[i]), fd = as_float(d[i]);
+    const float fa = a[i], fb = b[i], fc = c[i], fd = d[i];
     // m changes only to a strictly greater value, so it is the first maximum's own value,
-    // bits and all (a -0 before a +0 stays -0; a NaN a stays): y takes its bits.
+    // bits and all (a -0 before a +0 stays -0; a NaN a stays): y is m.
     float m = fa;
     m = fb > m ? fb : m;
     m = fc > m ? fc : m;
@@ -74,26 +75,25 @@ template <typename T, std::int64_t kWidth>
     const U mb = ~ma & mask_if<U>(fb == m);
     const U mc = ~(ma | mb) & mask_if<U>(fc == m);
     const U md = ~(ma | mb | mc);
-    yb[i] = std::bit_cast<U>(m) >> (sizeof(T) == 4 ? 0 : 16);
+    y[i] = m;
     code[i] = (mb & 1u) | (mc & 2u) | (md & 3u) | (m > 0.0f ? 0u : U{kArgmaxNotPositive});
   }
-  // Narrowed in loops of their own: within the one above GCC shuffled words per element.
-  for (std::int64_t i = 0; i < nc; ++i) y[i] = std::bit_cast<T>(static_cast<Bits<T>>(yb[i]));
+  // Narrowed in a loop of its own: within the one above GCC shuffled words per element.
   for (std::int64_t i = 0; i < nc; ++i) at[i] = static_cast<std::uint8_t>(code[i]);
 }
 
 // One row of 2x2 windows: `rows` the two input rows it reads (row stride g.w * g.c), y and
 // the bytes of output row `oh` at yrow and atrow.
-template <typename T>
-[[gnu::always_inline]] inline void row_argmax_2x2(const Window2d& g, const T* rows, T* yrow, std::uint8_t* atrow) {
+[[gnu::always_inline]] inline void row_argmax_2x2(const Window2d& g, const float* rows, float* yrow,
+                                                  std::uint8_t* atrow) {
   for (std::int64_t ow = 0; ow < g.ow; ++ow) {
-    const T* a = rows + 2 * ow * g.c;
+    const float* a = rows + 2 * ow * g.c;
     const std::int64_t out = ow * g.c;
     std::int64_t c0 = 0;
     for (; c0 + kChannelBlock <= g.c; c0 += kChannelBlock) {
-      window2x2_argmax<T, kChannelBlock>(g, a + c0, yrow + out + c0, atrow + out + c0, kChannelBlock);
+      window2x2_argmax<kChannelBlock>(g, a + c0, yrow + out + c0, atrow + out + c0, kChannelBlock);
     }
-    if (c0 < g.c) window2x2_argmax<T, 0>(g, a + c0, yrow + out + c0, atrow + out + c0, g.c - c0);
+    if (c0 < g.c) window2x2_argmax<0>(g, a + c0, yrow + out + c0, atrow + out + c0, g.c - c0);
   }
 }
 
