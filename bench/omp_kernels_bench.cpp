@@ -85,33 +85,9 @@ std::vector<Case> cases() {
   return out;
 }
 
-struct Bound {
-  std::unique_ptr<Kernel> kernel;
-  std::vector<Tensor> inputs, outputs;
-  Tensor workspace;
-  std::vector<const void*> in_ptrs;
-  std::vector<void*> out_ptrs;
-};
+using bench::BoundKernel;
 
-Bound bind_kernel(const std::string& impl, const Case& c) {
-  Bound b;
-  std::string why;
-  b.kernel = kernel_registry().create(impl, c.desc, DeviceType::cpu, &why);
-  if (!b.kernel) {
-    std::fprintf(stderr, "%s declined: %s\n", impl.c_str(), why.c_str());
-    std::exit(1);
-  }
-  for (const Tensor& t : c.inputs) b.inputs.push_back(t.clone());
-  for (const TensorDesc& d : c.desc.outputs) b.outputs.push_back(Tensor::zeros(d.shape, d.dtype));
-  for (Tensor& t : b.inputs) b.in_ptrs.push_back(t.raw());
-  for (Tensor& t : b.outputs) b.out_ptrs.push_back(t.raw());
-  b.workspace = Tensor::zeros(Shape{static_cast<std::int64_t>(b.kernel->workspace_bytes()) + 1}, DType::u8);
-  return b;
-}
-
-double time_us(Bound& b, const StepContext& ctx) {
-  return bench::time_us(*b.kernel, KernelArgs{b.in_ptrs.data(), b.out_ptrs.data(), b.workspace.raw(), &ctx});
-}
+BoundKernel bind_kernel(const std::string& impl, const Case& c) { return bench::bind(impl, c.desc, c.inputs); }
 
 using bench::median;
 
@@ -129,17 +105,17 @@ int main(int argc, char** argv) {
               rounds, reps);
   std::printf("| op | ref µs | omp µs | ref/omp |\n|---|---:|---:|---:|\n");
   for (const Case& c : cases()) {
-    Bound ref = bind_kernel("ref:" + c.desc.op, c), omp = bind_kernel("omp:" + c.desc.op, c);
+    BoundKernel ref = bind_kernel("ref:" + c.desc.op, c), omp = bind_kernel("omp:" + c.desc.op, c);
     for (int w = 0; w < 2; ++w) {  // warm-up: page in buffers, start the team
-      time_us(ref, c.ctx);
-      time_us(omp, c.ctx);
+      ref.time_us(c.ctx);
+      omp.time_us(c.ctx);
     }
     std::vector<double> ref_med, omp_med, ratio;
     for (int r = 0; r < rounds; ++r) {
       std::vector<double> a, b;
       for (int k = 0; k < reps; ++k) {
-        a.push_back(time_us(ref, c.ctx));
-        b.push_back(time_us(omp, c.ctx));
+        a.push_back(ref.time_us(c.ctx));
+        b.push_back(omp.time_us(c.ctx));
       }
       ref_med.push_back(median(a));
       omp_med.push_back(median(b));

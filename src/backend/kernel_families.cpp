@@ -14,10 +14,9 @@ const char* kernel_family_name(KernelFamily family) {
 }
 
 void register_cpu_kernels(KernelRegistry& registry) {
-  register_table_kernels(registry, KernelFamily::onednn);
-  register_table_kernels(registry, KernelFamily::omp);
+  register_table_kernels(registry, {KernelFamily::onednn, KernelFamily::omp});
 }
 
-void register_ref_kernels(KernelRegistry& registry) { register_table_kernels(registry, KernelFamily::ref); }
+void register_ref_kernels(KernelRegistry& registry) { register_table_kernels(registry, {KernelFamily::ref}); }
 
 }  // namespace nnfit
