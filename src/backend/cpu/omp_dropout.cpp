@@ -44,8 +44,8 @@ __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) vo
 // of group j / 4, i.e. the j-th 16-bit word of `bits` (little-endian, as
 // dropout_lane_uniform shifts them out).
 template <typename T>
-inline void apply_groups(const std::uint64_t* bits, std::int64_t groups, float rate, float scale, const T* x, T* y,
-                         std::uint8_t* mask) {
+[[gnu::always_inline]] inline void apply_groups(const std::uint64_t* bits, std::int64_t groups, float rate,
+                                                float scale, const T* x, T* y, std::uint8_t* mask) {
   std::uint16_t words[4 * kBlockGroups];
   static_assert(std::endian::native == std::endian::little, "lane j of a group is its j-th 16-bit word");
   std::memcpy(words, bits, static_cast<std::size_t>(groups) * sizeof(std::uint64_t));
@@ -55,6 +55,45 @@ inline void apply_groups(const std::uint64_t* bits, std::int64_t groups, float r
     store(keep_or_zero(load(x[j]) * scale, keep), &y[j]);
     mask[j] = static_cast<std::uint8_t>(keep);
   }
+}
+
+// dx = keep ? dy * scale : +0 over [0, n).
+template <typename T>
+[[gnu::always_inline]] inline void grad_run(const T* dy, const std::uint8_t* mask, float scale, T* dx, std::int64_t n) {
+#pragma omp simd
+  for (std::int64_t i = 0; i < n; ++i) store(keep_or_zero(load(dy[i]) * scale, mask[i] != 0), &dx[i]);
+}
+
+// Both loops per instruction set and type: at the build's SSE2 baseline the bfloat16
+// rounding had no vector narrowing and ran 2.5x the float32 loops' time.
+#define NNFIT_DROPOUT_CLONES(T, SUFFIX)                                                                          \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void apply_groups_##SUFFIX(      \
+      const std::uint64_t* bits, std::int64_t groups, float rate, float scale, const T* x, T* y,                \
+      std::uint8_t* mask) {                                                                                     \
+    apply_groups(bits, groups, rate, scale, x, y, mask);                                                        \
+  }                                                                                                             \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void grad_run_##SUFFIX(          \
+      const T* dy, const std::uint8_t* mask, float scale, T* dx, std::int64_t n) {                              \
+    grad_run(dy, mask, scale, dx, n);                                                                           \
+  }
+NNFIT_DROPOUT_CLONES(float, f32)
+NNFIT_DROPOUT_CLONES(std::uint16_t, bf16)
+#undef NNFIT_DROPOUT_CLONES
+
+inline void apply_groups_cloned(const std::uint64_t* bits, std::int64_t groups, float rate, float scale,
+                                const float* x, float* y, std::uint8_t* mask) {
+  apply_groups_f32(bits, groups, rate, scale, x, y, mask);
+}
+inline void apply_groups_cloned(const std::uint64_t* bits, std::int64_t groups, float rate, float scale,
+                                const std::uint16_t* x, std::uint16_t* y, std::uint8_t* mask) {
+  apply_groups_bf16(bits, groups, rate, scale, x, y, mask);
+}
+inline void grad_run_cloned(const float* dy, const std::uint8_t* mask, float scale, float* dx, std::int64_t n) {
+  grad_run_f32(dy, mask, scale, dx, n);
+}
+inline void grad_run_cloned(const std::uint16_t* dy, const std::uint8_t* mask, float scale, std::uint16_t* dx,
+                            std::int64_t n) {
+  grad_run_bf16(dy, mask, scale, dx, n);
 }
 
 template <typename T>
@@ -97,7 +136,7 @@ void dropout(const DropoutParams& p, const KernelArgs& args) {
     const std::int64_t g0 = b * kBlockGroups, groups = std::min(kBlockGroups, full - g0);
     draw_groups(key, first_group + static_cast<std::uint64_t>(g0), groups, bits);
     const std::int64_t i0 = head + g0 * 4;
-    apply_groups(bits, groups, rate, scale, x + i0, y + i0, mask + i0);
+    apply_groups_cloned(bits, groups, rate, scale, x + i0, y + i0, mask + i0);
   }
   for (std::int64_t i = head + full * 4; i < n; ++i) one(i);
 }
@@ -109,8 +148,13 @@ void dropout_grad(const DropoutParams& p, const KernelArgs& args) {
   T* dx = static_cast<T*>(args.outputs[0]);
   const float scale = 1.0f / (1.0f - p.rate);
   const std::int64_t n = p.numel;
-#pragma omp parallel for simd schedule(static) if (n >= kOmpMinParallelElements)
-  for (std::int64_t i = 0; i < n; ++i) store(keep_or_zero(load(dy[i]) * scale, mask[i] != 0), &dx[i]);
+  constexpr std::int64_t kBlock = 4 * kBlockGroups;
+  const std::int64_t blocks = (n + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (n >= kOmpMinParallelElements)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const std::int64_t i0 = b * kBlock;
+    grad_run_cloned(dy + i0, mask + i0, scale, dx + i0, std::min(kBlock, n - i0));
+  }
 }
 
 class OmpDropout final : public Kernel {
