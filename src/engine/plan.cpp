@@ -28,6 +28,7 @@ FusionOptions fusions_for(const PlanOptions& po) {
   const auto has = [&](const char* op) { return std::find(ops.begin(), ops.end(), op) != ops.end(); };
   fusions.pool_bias_grad = has("max_pool2d_grad_bias");
   fusions.pool_argmax = has("max_pool2d_argmax") && has("max_pool2d_argmax_grad") && has("max_pool2d_argmax_grad_bias");
+  fusions.conv_pool = fusions.pool_argmax && has("fused_conv2d_max_pool_argmax");
   return fusions;
 }
 
@@ -177,7 +178,9 @@ std::unique_ptr<StepEngine::Entry> StepEngine::plan_entry(int mode_value, std::i
   PlanOptions po;
   po.device = backend_->device().type;
   po.registry = backend_->kernels();
-  fuse_all(g, fusions_for(po));
+  FusionOptions fusions = fusions_for(po);
+  fusions.keep = keep;
+  fuse_all(g, fusions);
   place_constants(g);
   po.keep = keep;
   e->program = plan(std::move(g), po);

@@ -211,6 +211,19 @@ Descs infer_max_pool_argmax(const Descs& in, const Attrs& a) {
   return out;
 }
 
+// fused_conv2d followed by max_pool2d_argmax as one op (fuse_conv_into_pool_argmax): the
+// convolution's output is never written. Attrs: the convolution's (strides, padding,
+// dilations, groups, activation), and the pool's pool_size, pool_strides, pool_padding.
+Descs infer_conv_max_pool_argmax(const Descs& in, const Attrs& a) {
+  expect_count(in, 3);
+  const Descs conv = infer_conv2d(in, a);
+  Attrs pool;
+  pool.set("pool_size", a.ints("pool_size"));
+  pool.set("strides", a.ints("pool_strides"));
+  pool.set("padding", a.s("pool_padding"));
+  return infer_max_pool_argmax(conv, pool);
+}
+
 // dx from dy and the argmax of max_pool2d_argmax; attr input_shape is x's.
 Descs infer_max_pool_argmax_grad(const Descs& in, const Attrs& a) {
   expect_count(in, 2);

@@ -162,10 +162,48 @@ int fuse_pool_argmax(Graph& graph) {
   return fused;
 }
 
+int fuse_conv_into_pool_argmax(Graph& graph, const std::vector<int>& keep) {
+  const std::vector<std::vector<int>> readers = graph.consumers();
+  int fused = 0;
+  for (int p = 0; p < graph.num_nodes(); ++p) {
+    const Node& pool = graph.node(p);
+    if (pool.removed || pool.op != "max_pool2d_argmax") continue;
+    const int y1 = pool.inputs[0];
+    const int c = graph.value(y1).producer;
+    if (c < 0 || graph.node(c).removed || graph.node(c).op != "fused_conv2d") continue;
+    if (readers[static_cast<std::size_t>(y1)].size() != 1 || std::find(keep.begin(), keep.end(), y1) != keep.end()) {
+      continue;
+    }
+    const Node& conv = graph.node(c);
+    const std::string activation = conv.attrs.s_or("activation", "linear");
+    if (conv.attrs.i_or("groups", 1) != 1 || (activation != "relu" && activation != "linear")) continue;
+    if (graph.desc(conv.inputs[1]).shape[2] != 1) continue;  // one input channel (see fusion.h)
+    const DType dtype = graph.desc(y1).dtype;
+    if (dtype != DType::f32 && dtype != DType::bf16) continue;
+    bool one_type = true;
+    for (int in : conv.inputs) one_type = one_type && graph.desc(in).dtype == dtype;
+    if (!one_type) continue;
+    Attrs attrs = conv.attrs;
+    attrs.set("activation", activation);
+    attrs.set("pool_size", pool.attrs.ints("pool_size"));
+    attrs.set("pool_strides", pool.attrs.ints("strides"));
+    attrs.set("pool_padding", pool.attrs.s("padding"));
+    const std::vector<int> inputs = conv.inputs;
+    const std::string name = conv.name + "+" + pool.name;
+    graph.node(c).removed = true;
+    // Rewriting adds values, never nodes: `pool` stays valid; it runs where the pool ran,
+    // after x, w and b (they precede the convolution).
+    graph.rewrite_node(p, "fused_conv2d_max_pool_argmax", inputs, std::move(attrs), name);
+    ++fused;
+  }
+  return fused;
+}
+
 int fuse_all(Graph& graph, const FusionOptions& options) {
   int fused = fuse_bias_activation(graph) + fuse_relu_into_max_pool_grad(graph) + fuse_output_casts(graph);
   if (options.pool_bias_grad) fused += fuse_bias_grad_into_pool_grad(graph);
   if (options.pool_argmax) fused += fuse_pool_argmax(graph);
+  if (options.conv_pool) fused += fuse_conv_into_pool_argmax(graph, options.keep);
   return fused;
 }
 

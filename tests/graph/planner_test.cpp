@@ -152,13 +152,14 @@ TEST(Fusion, ReluGradientFoldsIntoMaxPoolGradient) {
 // graph of Keras's Conv2D(activation="relu") + MaxPooling2D.
 struct ConvPoolGraph {
   Graph g;
+  std::int64_t c = 2;  // input channels
   int x = -1, loss = -1, dw = -1, db = -1;
-  ConvPoolGraph() {
+  explicit ConvPoolGraph(std::int64_t channels = 2) : c(channels) {
     using Ints = std::vector<std::int64_t>;
-    Tensor w = filled(Shape{3, 3, 2, 4}, 0.0f), b = filled(Shape{4}, 0.05f), one = filled(Shape{}, 1.0f);
+    Tensor w = filled(Shape{3, 3, c, 4}, 0.0f), b = filled(Shape{4}, 0.05f), one = filled(Shape{}, 1.0f);
     for (std::int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] = 0.03f * static_cast<float>((i * 7) % 11) - 0.15f;
     Tensor t = filled(Shape{2, 3, 3, 4}, 0.1f);
-    x = g.add_input("x", {Shape{2, 8, 8, 2}, DType::f32});
+    x = g.add_input("x", {Shape{2, 8, 8, c}, DType::f32});
     int wv = g.add_variable("w", w), bv = g.add_variable("b", b);
     int c = g.add("conv2d", {x, wv}, {{"strides", Ints{1, 1}}, {"padding", std::string("valid")}}, "conv");
     int z = g.add("bias_add", {c, bv}, {}, "bias");
@@ -179,12 +180,12 @@ struct ConvPoolGraph {
     Tensor arena = allocate_tensor(alloc, Shape{static_cast<std::int64_t>(p.arena_bytes())}, DType::u8);
     p.bind(arena.raw());
     float* xs = static_cast<float*>(p.data(x));
-    for (int i = 0; i < 2 * 8 * 8 * 2; ++i) xs[i] = 0.1f * static_cast<float>((i * 5) % 13) - 0.6f;
+    for (int i = 0; i < 2 * 8 * 8 * c; ++i) xs[i] = 0.1f * static_cast<float>((i * 5) % 13) - 0.6f;
     p.run(StepContext{});
     std::vector<std::vector<float>> out;
     for (int v : {loss, dw, db}) {
       const float* d = static_cast<const float*>(p.data(v));
-      out.emplace_back(d, d + (v == loss ? 1 : v == dw ? 3 * 3 * 2 * 4 : 4));
+      out.emplace_back(d, d + (v == loss ? 1 : v == dw ? 3 * 3 * c * 4 : 4));
     }
     return out;
   }
@@ -193,8 +194,8 @@ struct ConvPoolGraph {
 // The loss, dw and db of ConvPoolGraph's step with `options`' rewrites equal the unfused
 // program's within 1e-6 (relative), and neither gradient is all zeros (so the check compares
 // something).
-void expect_same_step_as_unfused(const FusionOptions& options) {
-  ConvPoolGraph a, b;
+void expect_same_step_as_unfused(const FusionOptions& options, std::int64_t channels = 2) {
+  ConvPoolGraph a(channels), b(channels);
   const auto fused = a.run(options);
   const auto plain = b.run({});
   for (std::size_t k = 0; k < fused.size(); ++k) {
@@ -553,6 +554,43 @@ TEST(Autodiff, AComparisonPassesNoGradientAndAMissingRuleIsAnError) {
   } catch (const Unsupported& e) {
     EXPECT_NE(std::string(e.what()).find("'slice' has no gradient rule"), std::string::npos) << e.what();
   }
+}
+
+// fuse_conv_into_pool_argmax: over one input channel the convolution joins the pool, its
+// output is gone from the program, and the step's loss, dw and db are the plain program's;
+// over two channels, or with the convolution's output kept, nothing is joined.
+TEST(Fusion, OneChannelConvolutionJoinsThePoolWithTheSameValues) {
+  const FusionOptions options{.pool_bias_grad = true, .pool_argmax = true, .conv_pool = true};
+  ConvPoolGraph one(1);
+  EXPECT_EQ(fuse_all(one.g, options), 5);
+  int joined = 0, convs = 0;
+  for (int n = 0; n < one.g.num_nodes(); ++n) {
+    const Node& node = one.g.node(n);
+    if (node.removed) continue;
+    convs += node.op == "fused_conv2d";
+    if (node.op == "fused_conv2d_max_pool_argmax") {
+      ++joined;
+      EXPECT_EQ(node.inputs[0], one.x);
+      EXPECT_EQ(node.attrs.s("activation"), "relu");
+      EXPECT_EQ(node.attrs.ints("pool_strides"), (std::vector<std::int64_t>{2, 2}));
+      ASSERT_EQ(node.outputs.size(), 2u);
+      EXPECT_EQ(one.g.desc(node.outputs[1]).dtype, DType::u8);
+    }
+  }
+  EXPECT_EQ(joined, 1);
+  EXPECT_EQ(convs, 0) << "the convolution's own node is gone";
+  expect_same_step_as_unfused(options, 1);
+
+  ConvPoolGraph two(2);
+  EXPECT_EQ(fuse_all(two.g, options), 4) << "two input channels: oneDNN's convolution stays";
+
+  ConvPoolGraph kept(1);
+  FusionOptions keep = options;
+  for (int n = 0; n < kept.g.num_nodes(); ++n) {
+    if (kept.g.node(n).op == "activation") keep.keep.push_back(kept.g.node(n).outputs[0]);
+  }
+  ASSERT_EQ(keep.keep.size(), 1u);
+  EXPECT_EQ(fuse_all(kept.g, keep), 4) << "a kept convolution output is still made";
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // whose intermediates have no other reader by fused_matmul / fused_conv2d / fused_conv3d
 // with the activation as a post-op.
 #pragma once
+#include <vector>
+
 #include "nnfit/graph/graph.h"
 
 namespace nnfit {
@@ -48,11 +50,25 @@ int fuse_bias_grad_into_pool_grad(Graph& graph);
 // Returns the number of pools rewritten.
 int fuse_pool_argmax(Graph& graph);
 
+// Joins a convolution over one input channel to the max pool after it: for
+//   y1 = fused_conv2d(x, w, b) (relu or no activation);  (y, argmax) = max_pool2d_argmax(y1)
+// with y1 read by the pool alone and not in `keep`, the two become
+// fused_conv2d_max_pool_argmax(x, w, b) -> (y, argmax), keeping the pool's outputs: y1, a
+// convnet's largest activation, is never written or read. After fuse_pool_argmax nothing
+// else reads it (the pool gradient reads the argmax). One input channel only (a grayscale
+// image's first layer): there the kernel's direct loop is a few taps per output, where
+// oneDNN's convolution over more channels is the faster (docs/design/kernels.md). float32
+// and bfloat16 (x, w, b and y1 of one type). Run after fuse_pool_argmax. Only for
+// backends that register the op (FusionOptions). Returns the number of pairs joined.
+int fuse_conv_into_pool_argmax(Graph& graph, const std::vector<int>& keep);
+
 // The rewrites whose fused op a backend may lack, off unless the planner finds the op in
-// the backend's kernels (StepEngine::plan): the CUDA plugin has neither.
+// the backend's kernels (StepEngine::plan): the CUDA plugin has none of them.
 struct FusionOptions {
   bool pool_bias_grad = false;  // max_pool2d_grad_bias (fuse_bias_grad_into_pool_grad)
   bool pool_argmax = false;     // max_pool2d_argmax and its gradients (fuse_pool_argmax)
+  bool conv_pool = false;       // fused_conv2d_max_pool_argmax (fuse_conv_into_pool_argmax)
+  std::vector<int> keep;        // values the program must still produce (its fetches)
 };
 
 // Every rewrite above, in order.

@@ -7,6 +7,7 @@
 
 #include "nnfit/core/error.h"
 #include "nnfit/core/pool_argmax.h"
+#include "backend/widened_kernel.h"
 
 namespace nnfit {
 
@@ -190,6 +191,27 @@ void expect_arity_f32(const KernelDesc& desc, std::size_t inputs, std::size_t ou
 
 Shape shape_attr(const KernelDesc& desc, const std::string& key) {
   return Shape(ints_attr(desc, key));
+}
+
+ConvPoolDescs split_conv_pool(const KernelDesc& fused) {
+  NNFIT_CHECK(fused.inputs.size() == 3 && fused.outputs.size() == 2, InvalidArgument, fused.where(),
+              ": expected 3 inputs (x, w, bias) and 2 outputs (y, argmax)");
+  ConvPoolDescs d;
+  Attrs conv, pool;
+  for (const char* key : {"strides", "padding", "dilations", "groups", "activation"}) {
+    if (fused.attrs.has(key)) conv.set(key, fused.attrs.items().at(key));
+  }
+  pool.set("pool_size", fused.attrs.ints("pool_size"));
+  pool.set("strides", fused.attrs.ints("pool_strides"));
+  pool.set("padding", fused.attrs.s("pool_padding"));
+  const DType y_dtype = fused.outputs[0].dtype;
+  const Window2d cg = conv_window(fused, fused.inputs[0].shape, fused.inputs[1].shape);
+  const TensorDesc y1{cg.output_shape(), y_dtype};
+  d.conv = KernelDesc{"fused_conv2d", conv, fused.inputs, {y1}, fused.node_name};
+  d.pool = KernelDesc{"max_pool2d_argmax", pool, {y1}, fused.outputs, fused.node_name};
+  checked_window(widened(d.conv));
+  checked_window(widened(d.pool));
+  return d;
 }
 
 Window2d checked_window(const KernelDesc& desc) {

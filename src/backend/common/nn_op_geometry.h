@@ -91,6 +91,17 @@ Shape shape_attr(const KernelDesc& desc, const std::string& key);
 // max_pool2d, max_pool2d_grad, avg_pool2d, avg_pool2d_grad.
 Window2d checked_window(const KernelDesc& desc);
 
+// fused_conv2d_max_pool_argmax (fuse_conv_into_pool_argmax) as the two ops it stands for:
+// the convolution fused_conv2d(x, w, bias) -> y1 (attrs strides, padding, dilations,
+// groups, activation) and max_pool2d_argmax(y1) -> (y, argmax) (attrs pool_size and the
+// fused op's pool_strides and pool_padding as strides and padding). y1 has the type of y.
+// Both descs are checked (checked_window on their float32 forms); InvalidArgument names
+// the fused node.
+struct ConvPoolDescs {
+  KernelDesc conv, pool;
+};
+ConvPoolDescs split_conv_pool(const KernelDesc& fused);
+
 // Geometry of a 3-D window op in NDHWC: Window2d with a depth axis. The spatial arrays hold
 // depth, height and width in that order; `c`, `o`, dilation and groups mean what they mean
 // in Window2d (pooling: o == c, no dilation, one group).

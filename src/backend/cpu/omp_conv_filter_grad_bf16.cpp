@@ -21,6 +21,7 @@
 
 #include "backend/common/low_precision.h"
 #include "backend/common/nn_op_geometry.h"
+#include "backend/cpu/lanes16.h"
 #include "backend/cpu/onednn_kernels.h"
 #include "backend/widened_kernel.h"
 
@@ -30,29 +31,12 @@ namespace {
 
 using low_precision::load;
 
-constexpr std::int64_t kLanes = 16;     // output channels per block: one AVX-512 float vector
-constexpr std::int64_t kMaxBlocks = 4;  // blocks per pass: up to 64 channels of sums in registers
-constexpr std::int64_t kChunk = kLanes * kMaxBlocks;
-constexpr std::int64_t kSlices = 64;    // the batch's slices (fixed: determinism)
+using namespace lanes16;
+
+constexpr std::int64_t kSlices = 64;  // the batch's slices (fixed: determinism)
 // dy's floats per band: every tap's pass over a band reads it from L1 (passes over a whole
 // image's dy read it from L2, or memory for a large image, several times slower).
 constexpr std::int64_t kBandFloats = 4096;
-
-// 16 lanes as GCC vector extensions: AVX-512 registers in the x86-64-v4 clone, pairs of
-// AVX2 ones in the v3 clone. Written out because GCC kept float[16] sums on the stack,
-// where each multiply-add waited on the store of the one before.
-using F16 = float __attribute__((vector_size(64)));
-// GCC warns that such a type changes the ABI of a function that passes it without AVX-512:
-// these are inlined into each clone, never called across an ABI boundary.
-#pragma GCC diagnostic ignored "-Wpsabi"
-
-[[gnu::always_inline]] inline F16 splat(float v) { return F16{} + v; }
-[[gnu::always_inline]] inline F16 load16(const float* p) {
-  F16 r;
-  std::memcpy(&r, p, sizeof r);
-  return r;
-}
-[[gnu::always_inline]] inline void store16(F16 v, float* p) { std::memcpy(p, &v, sizeof v); }
 
 // The first and one-past-last output index whose input index o * stride - pad + tap lies
 // in [0, size): the outputs a tap reaches along one axis.
@@ -106,13 +90,13 @@ template <std::int64_t kBlocks>
       for (; ow + kSpan <= ow1; ow += kSpan) {
 #pragma GCC unroll 16
         for (std::int64_t p = 0; p < kSpan; ++p) {
-          const F16 v = splat(xn[xrow + (ow + p) * g.sw]);
+          const float v = xn[xrow + (ow + p) * g.sw];  // scalar * vector: an FMA with an embedded broadcast
 #pragma GCC unroll 16
           for (std::int64_t b = 0; b < kBlocks; ++b) acc[p][b] += v * load16(dyrow + (ow + p) * g.o + b * kLanes);
         }
       }
       for (; ow < ow1; ++ow) {
-        const F16 v = splat(xn[xrow + ow * g.sw]);
+        const float v = xn[xrow + ow * g.sw];
 #pragma GCC unroll 16
         for (std::int64_t b = 0; b < kBlocks; ++b) acc[0][b] += v * load16(dyrow + ow * g.o + b * kLanes);
       }

@@ -2,6 +2,7 @@
 // input take part: padding never wins a max and is not counted in an average (TensorFlow).
 // A max tie sends the gradient to the first position in row-major window order.
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "backend/ref/ref_nn_kernel.h"
@@ -125,6 +126,22 @@ std::unique_ptr<Kernel> make_ref_max_pool2d_argmax(const KernelDesc& desc, std::
         at[yi] = static_cast<std::uint8_t>(position | (y[yi] > 0.0f ? 0 : kArgmaxNotPositive));
       });
     });
+  });
+}
+
+// fused_conv2d_max_pool_argmax: the reference convolution into a buffer of its own, then
+// the reference max_pool2d_argmax over it (split_conv_pool).
+std::unique_ptr<Kernel> make_ref_conv2d_max_pool_argmax(const KernelDesc& desc, std::string* why_not) {
+  const ConvPoolDescs d = split_conv_pool(desc);
+  std::shared_ptr<Kernel> conv = make_ref_conv2d(d.conv, why_not), pool = make_ref_max_pool2d_argmax(d.pool, why_not);
+  if (!conv || !pool) return nullptr;
+  const std::int64_t y1_size = d.conv.outputs[0].shape.numel();
+  return std::make_unique<RefKernel>([conv, pool, y1_size](const KernelArgs& args) {
+    std::vector<float> y1(static_cast<std::size_t>(y1_size));
+    void* conv_out[] = {y1.data()};
+    conv->run(KernelArgs{args.inputs, conv_out, nullptr, args.ctx});
+    const void* pool_in[] = {y1.data()};
+    pool->run(KernelArgs{pool_in, args.outputs, nullptr, args.ctx});
   });
 }
 
