@@ -190,10 +190,10 @@ int fuse_conv_into_pool_argmax(Graph& graph, const std::vector<int>& keep) {
     attrs.set("pool_padding", pool.attrs.s("padding"));
     const std::vector<int> inputs = conv.inputs;
     const std::string name = conv.name + "+" + pool.name;
-    graph.node(c).removed = true;
-    // Rewriting adds values, never nodes: `pool` stays valid; it runs where the pool ran,
-    // after x, w and b (they precede the convolution).
+    // Rewriting adds values, never nodes: the pool's node runs where the pool ran, after x,
+    // w and b (they precede the convolution). The convolution goes only once that succeeded.
     graph.rewrite_node(p, "fused_conv2d_max_pool_argmax", inputs, std::move(attrs), name);
+    graph.node(c).removed = true;
     ++fused;
   }
   return fused;

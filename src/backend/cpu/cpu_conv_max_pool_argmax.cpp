@@ -13,8 +13,6 @@
 // bfloat16 before the max, as fused_conv2d then max_pool2d_argmax at bfloat16 would see
 // it). Pool windows may overlap or pad; each output of the convolution a window covers is
 // computed for that window.
-#include <omp.h>
-
 #include <algorithm>
 #include <bit>
 #include <cstring>
