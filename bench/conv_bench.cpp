@@ -8,6 +8,10 @@
 //
 // cmake --build build/release --target nnfit_conv_bench
 // OMP_NUM_THREADS=2 build/release/nnfit_conv_bench [--rounds 7] [--reps 15] [--shape I (0: Fashion-MNIST, 1, 2)]
+//
+// --forward: instead, the first layer's forward and its pool at the convnet's shapes, joined
+// (omp:fused_conv2d_max_pool_argmax) against the pair it replaces (oneDNN's fused_conv2d,
+// then omp:max_pool2d_argmax), at float32 and bfloat16.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -46,19 +50,63 @@ std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, const std
   return padding == "same" ? (in + s - 1) / s : (in - k) / s + 1;
 }
 
+// The first layer's forward and pool, joined and apart, alternating as above.
+int forward_bench(int rounds, int reps) {
+  std::printf("| dtype | joined µs | oneDNN conv + omp pool µs | apart / joined |\n|---|---:|---:|---:|\n");
+  for (DType dtype : {DType::f32, DType::bf16}) {
+    const Shape xs{128, 28, 28, 1}, ws{3, 3, 1, 32}, bs{32}, ys{128, 26, 26, 32}, ps{128, 13, 13, 32};
+    const Tensor x = uniform(xs, dtype, 1), w = uniform(ws, dtype, 2), b = uniform(bs, dtype, 3);
+    Attrs conv{{"strides", Ints{1, 1}}, {"padding", std::string("valid")}, {"dilations", Ints{1, 1}},
+               {"activation", std::string("relu")}};
+    Attrs joined = conv;
+    joined.set("pool_size", Ints{2, 2});
+    joined.set("pool_strides", Ints{2, 2});
+    joined.set("pool_padding", std::string("valid"));
+    const Attrs pool{{"pool_size", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"padding", std::string("valid")}};
+    const KernelDesc jd{"fused_conv2d_max_pool_argmax", joined, {x.desc(), w.desc(), b.desc()},
+                        {TensorDesc{ps, dtype}, TensorDesc{ps, DType::u8}}, "bench/joined"};
+    const KernelDesc cd{"fused_conv2d", conv, {x.desc(), w.desc(), b.desc()}, {TensorDesc{ys, dtype}}, "bench/conv"};
+    const KernelDesc pd{"max_pool2d_argmax", pool, {TensorDesc{ys, dtype}}, {TensorDesc{ps, dtype}, TensorDesc{ps, DType::u8}},
+                        "bench/pool"};
+    bench::BoundKernel j = bench::bind("omp:" + jd.op, jd, {x, w, b});
+    bench::BoundKernel c = bench::bind("onednn:" + cd.op, cd, {x, w, b});
+    bench::BoundKernel p = bench::bind("omp:" + pd.op, pd, {Tensor::zeros(ys, dtype)});
+    p.in_ptrs[0] = c.out_ptrs[0];  // the pool reads the convolution's output
+    std::vector<double> joined_med, apart_med;
+    for (int i = 0; i < 2; ++i) (void)(j.time_us() + c.time_us() + p.time_us());
+    for (int r = 0; r < rounds; ++r) {
+      std::vector<double> tj, ta;
+      for (int k = 0; k < reps; ++k) {
+        tj.push_back(j.time_us());
+        ta.push_back(c.time_us() + p.time_us());
+      }
+      joined_med.push_back(bench::median(tj));
+      apart_med.push_back(bench::median(ta));
+    }
+    const double uj = bench::median(joined_med), ua = bench::median(apart_med);
+    std::printf("| %s | %.0f | %.0f | %.2f |\n", dtype == DType::f32 ? "float32" : "bfloat16", uj, ua, ua / uj);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 }  // namespace
 }  // namespace nnfit
 
 int main(int argc, char** argv) {
   using namespace nnfit;
   int rounds = 7, reps = 15, only = -1;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--shape")) only = std::atoi(argv[i + 1]);
+  bool forward = false;
+  for (int i = 1; i < argc; ++i) {
+    const bool has_value = i + 1 < argc;
+    if (!std::strcmp(argv[i], "--forward")) forward = true;
+    else if (has_value && !std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[++i]);
+    else if (has_value && !std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[++i]);
+    else if (has_value && !std::strcmp(argv[i], "--shape")) only = std::atoi(argv[++i]);
   }
   std::printf("threads %d, %d rounds of %d runs each (median per round, then over rounds)\n\n", omp_get_max_threads(),
               rounds, reps);
+  if (forward) return forward_bench(rounds, reps);
   std::printf("| shape | omp bf16 µs | oneDNN bf16 µs | oneDNN f32 µs | oneDNN bf16 / omp bf16 |\n|---|---:|---:|---:|---:|\n");
   const std::vector<ConvShape> shapes = {
       {"Fashion-MNIST convnet, 28x28x1->32 3x3", Shape{128, 28, 28, 1}, Shape{3, 3, 1, 32}, 1, "valid"},

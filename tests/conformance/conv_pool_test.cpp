@@ -57,6 +57,10 @@ const ConvPoolCase kCases[] = {
     {2, 10, 10, 3, 3, 16, 2, 1, "same", 3, 2, "valid", "linear"}, // overlapping windows, stride 2, three channels
     {2, 12, 12, 1, 3, 80, 1, 2, "valid", 2, 2, "valid", "relu"},  // dilation 2, two chunks
     {1, 7, 7, 2, 2, 5, 1, 1, "valid", 3, 3, "same", "relu"},      // scalar-width channels, partial windows
+    // The 3x3 path (3x3 at stride 1 over one channel, pooled 2x2 at stride 2) beside the
+    // general one in a row: padded edge windows, three blocks; then partial windows.
+    {2, 30, 29, 1, 3, 48, 1, 1, "same", 2, 2, "valid", "linear"},
+    {1, 11, 11, 1, 3, 16, 1, 1, "valid", 2, 2, "same", "relu"},
 };
 
 // Small integers over 4: every product and sum of the convolution is exact in float32 and

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "backend/common/low_precision.h"
@@ -45,6 +46,50 @@ struct Taps {
 struct Output {
   std::int64_t oh, ow, position;
 };
+
+// Folds one convolution output's sums v (16 channels, the window's first when `first`) into
+// the window's running maximum m and its position pos: the first output sets them, a later
+// one replaces them only where strictly greater (a NaN never replaces, and a NaN first
+// stays), as the reference's first argmax. With relu, v is clamped first; at bfloat16 it is
+// rounded as the convolution would have stored it.
+template <bool kBf16>
+[[gnu::always_inline]] inline void fold_output(bool first, std::int64_t position, F16 v, bool relu, F16& m, U16& pos) {
+  if (relu) v = select(std::bit_cast<U16>(v < 0.0f), F16{}, v);  // NaN stays NaN
+  if constexpr (kBf16) v = round_bf16(v);
+  const U16 here = U16{} + static_cast<std::uint32_t>(position);
+  if (first) {
+    m = v;
+    pos = here;
+  } else {
+    const U16 gt = std::bit_cast<U16>(v > m);
+    m = select(gt, v, m);
+    pos = (here & gt) | (pos & ~gt);
+  }
+}
+
+// Writes one window's 16 channels (`lanes` of them valid): y is m itself (at bfloat16
+// already rounded: its top half); the byte is the position, bit 7 where m is not > 0.
+template <typename T>
+[[gnu::always_inline]] inline void store_block(F16 m, U16 pos, std::int64_t lanes, T* yb, std::uint8_t* ab) {
+  constexpr bool kBf16 = !std::is_same_v<T, float>;
+  const U16 code = pos | (~std::bit_cast<U16>(m > 0.0f) & kArgmaxNotPositive);
+  if (lanes == kLanes) {
+    if constexpr (kBf16) {
+      const U16x16h h = __builtin_convertvector(std::bit_cast<U16>(m) >> 16, U16x16h);
+      std::memcpy(yb, &h, sizeof h);
+    } else {
+      std::memcpy(yb, &m, sizeof m);
+    }
+    const U8x16 bytes = __builtin_convertvector(code, U8x16);
+    std::memcpy(ab, &bytes, sizeof bytes);
+  } else {
+    for (std::int64_t j = 0; j < lanes; ++j) {
+      if constexpr (kBf16) yb[j] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(m[j]) >> 16);
+      else yb[j] = m[j];
+      ab[j] = static_cast<std::uint8_t>(code[j]);
+    }
+  }
+}
 
 // Sums of kG convolution outputs (at[p]) for output channels of one chunk: bias, then
 // each tap's input value times its filter row (wf: [taps][kChunk] floats, zero past the
@@ -83,12 +128,13 @@ template <std::int64_t kBlocks, std::int64_t kG>
   }
 }
 
-// One pooled row (n, py), output channels [o0, o0 + width) (kBlocks = width / 16 rounded up).
+// One pooled row (n, py), windows [px_begin, px_end), output channels [o0, o0 + width)
+// (kBlocks = width / 16 rounded up).
 template <std::int64_t kBlocks, typename T>
 [[gnu::always_inline]] inline void pooled_row(const Window2d& cg, const Window2d& pg, const Taps& taps, const float* x,
-                                              std::int64_t n, std::int64_t py, const float* wf, const float* bias,
-                                              bool relu, std::int64_t o0, std::int64_t width, T* y,
-                                              std::uint8_t* argmax) {
+                                              std::int64_t n, std::int64_t py, std::int64_t px_begin,
+                                              std::int64_t px_end, const float* wf, const float* bias, bool relu,
+                                              std::int64_t o0, std::int64_t width, T* y, std::uint8_t* argmax) {
   constexpr bool kBf16 = !std::is_same_v<T, float>;
   const float* xn = x + n * cg.h * cg.w * cg.c;
   // Whether the convolution at output (oh, ow) reads padding.
@@ -97,7 +143,7 @@ template <std::int64_t kBlocks, typename T>
     return ih0 < 0 || iw0 < 0 || ih0 + (cg.kh - 1) * cg.dh >= cg.h || iw0 + (cg.kw - 1) * cg.dw >= cg.w;
   };
   Output outs[kMaxArgmaxWindow];
-  for (std::int64_t px = 0; px < pg.ow; ++px) {
+  for (std::int64_t px = px_begin; px < px_end; ++px) {
     // The window's convolution outputs inside the convolution's output, in row-major
     // order (padding positions never win, so they are left out).
     std::int64_t count = 0;
@@ -115,25 +161,9 @@ template <std::int64_t kBlocks, typename T>
     }
     F16 m[kBlocks] = {};  // every window holds an output (set by its first): zero only for the compiler
     U16 pos[kBlocks] = {};
-    // Folds output k's values v into the running maximum: the first output sets it, a later
-    // one replaces it only where strictly greater (a NaN never replaces, and a NaN first
-    // stays), as the reference's first argmax.
     const auto fold = [&](std::int64_t k, const F16 (&sums)[kBlocks]) {
 #pragma GCC unroll 8
-      for (std::int64_t b = 0; b < kBlocks; ++b) {
-        F16 v = sums[b];
-        if (relu) v = select(std::bit_cast<U16>(v < 0.0f), F16{}, v);  // NaN stays NaN
-        if constexpr (kBf16) v = round_bf16(v);
-        const U16 here = U16{} + static_cast<std::uint32_t>(outs[k].position);
-        if (k == 0) {
-          m[b] = v;
-          pos[b] = here;
-        } else {
-          const U16 gt = std::bit_cast<U16>(v > m[b]);
-          m[b] = select(gt, v, m[b]);
-          pos[b] = (here & gt) | (pos[b] & ~gt);
-        }
-      }
+      for (std::int64_t b = 0; b < kBlocks; ++b) fold_output<kBf16>(k == 0, outs[k].position, sums[b], relu, m[b], pos[b]);
     };
     std::int64_t k = 0;
     for (; k + kGroup <= count; k += kGroup) {
@@ -150,28 +180,58 @@ template <std::int64_t kBlocks, typename T>
     const std::int64_t yi = ((n * pg.oh + py) * pg.ow + px) * cg.o + o0;
 #pragma GCC unroll 8
     for (std::int64_t b = 0; b < kBlocks; ++b) {
-      // y: m itself (at bfloat16 already rounded: its top half); the byte: the position,
-      // bit 7 where m is not > 0.
-      const U16 code = pos[b] | (~std::bit_cast<U16>(m[b] > 0.0f) & kArgmaxNotPositive);
-      const std::int64_t lanes = std::min(kLanes, width - b * kLanes);
-      T* yb = y + yi + b * kLanes;
-      std::uint8_t* ab = argmax + yi + b * kLanes;
-      if (lanes == kLanes) {
-        if constexpr (kBf16) {
-          const U16x16h h = __builtin_convertvector(std::bit_cast<U16>(m[b]) >> 16, U16x16h);
-          std::memcpy(yb, &h, sizeof h);
-        } else {
-          std::memcpy(yb, &m[b], sizeof m[b]);
-        }
-        const U8x16 bytes = __builtin_convertvector(code, U8x16);
-        std::memcpy(ab, &bytes, sizeof bytes);
-      } else {
-        for (std::int64_t j = 0; j < lanes; ++j) {
-          if constexpr (kBf16) yb[j] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(m[b][j]) >> 16);
-          else yb[j] = m[b][j];
-          ab[j] = static_cast<std::uint8_t>(code[j]);
+      store_block(m[b], pos[b], std::min(kLanes, width - b * kLanes), y + yi + b * kLanes, argmax + yi + b * kLanes);
+    }
+  }
+}
+
+// The common first layer (Fashion-MNIST's, MNIST's): a 3x3 convolution at stride 1 over
+// one channel, pooled 2x2 at stride 2 without padding, on windows whose four outputs read
+// no padding. The four outputs read a 4x4 patch of x; each of its 16 values multiplies the
+// filter rows of the taps that reach it, added in pooled_row's tap order (the same sums,
+// bit for bit). One block of 16 channels at a time, its nine filter rows in registers
+// across the row's windows: about twice as many multiply-adds per instruction as the
+// general path, which recomputes each window's geometry and reads its taps from a table.
+inline bool is_3x3_pooled_2x2(const Window2d& cg, const Window2d& pg) {
+  return cg.c == 1 && cg.kh == 3 && cg.kw == 3 && cg.sh == 1 && cg.sw == 1 && cg.dh == 1 && cg.dw == 1 &&
+         pg.kh == 2 && pg.kw == 2 && pg.sh == 2 && pg.sw == 2 && pg.pad_top == 0 && pg.pad_left == 0;
+}
+
+template <typename T>
+[[gnu::always_inline]] inline void pooled_row_3x3_2x2(const Window2d& cg, const Window2d& pg, const float* x,
+                                                      std::int64_t n, std::int64_t py, std::int64_t px_begin,
+                                                      std::int64_t px_end, const float* wf, const float* bias,
+                                                      bool relu, std::int64_t o0, std::int64_t width, T* y,
+                                                      std::uint8_t* argmax) {
+  constexpr bool kBf16 = !std::is_same_v<T, float>;
+  const float* row = x + (n * cg.h + 2 * py - cg.pad_top) * cg.w - cg.pad_left;
+  for (std::int64_t b = 0; b * kLanes < width; ++b) {
+    F16 w[9];
+#pragma GCC unroll 9
+    for (int t = 0; t < 9; ++t) w[t] = load16(wf + t * kChunk + b * kLanes);
+    const F16 bv = load16(bias + b * kLanes);
+    const std::int64_t lanes = std::min(kLanes, width - b * kLanes);
+    for (std::int64_t px = px_begin; px < px_end; ++px) {
+      const float* patch = row + 2 * px;
+      F16 acc[4] = {bv, bv, bv, bv};  // outputs (0,0), (0,1), (1,0), (1,1): the window's positions
+#pragma GCC unroll 4
+      for (int r = 0; r < 4; ++r) {
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) {
+          const float v = patch[r * cg.w + c];
+#pragma GCC unroll 4
+          for (int p = 0; p < 4; ++p) {
+            const int kr = r - p / 2, kc = c - p % 2;
+            if (kr >= 0 && kr < 3 && kc >= 0 && kc < 3) acc[p] += v * w[kr * 3 + kc];
+          }
         }
       }
+      F16 m;
+      U16 pos;
+#pragma GCC unroll 4
+      for (int p = 0; p < 4; ++p) fold_output<kBf16>(p == 0, p, acc[p], relu, m, pos);
+      const std::int64_t yi = ((n * pg.oh + py) * pg.ow + px) * cg.o + o0 + b * kLanes;
+      store_block(m, pos, lanes, y + yi, argmax + yi);
     }
   }
 }
@@ -181,15 +241,28 @@ template <typename T>
                                                   const float* x, std::int64_t n, std::int64_t py, const float* wf,
                                                   const float* bias, bool relu, T* y, std::uint8_t* argmax) {
   const std::int64_t n_taps = static_cast<std::int64_t>(taps.off.size());
+  // The windows the 3x3 path takes: [fx0, fx1), none when the row or layer is not its case.
+  std::int64_t fx0 = 0, fx1 = 0;
+  const std::int64_t top = 2 * py - cg.pad_top;
+  const std::int64_t last_left = cg.w - 4 + cg.pad_left;  // 2 px at most this: the patch's 4 columns inside x
+  if (is_3x3_pooled_2x2(cg, pg) && top >= 0 && top + 3 < cg.h && 2 * py + 1 < cg.oh && last_left >= 0) {
+    fx0 = (cg.pad_left + 1) / 2;                                   // 2 px - pad_left >= 0
+    fx1 = std::max(fx0, std::min(last_left / 2 + 1, cg.ow / 2));  // and 2 px + 1 < ow: both outputs inside
+  }
   for (std::int64_t o0 = 0, k = 0; o0 < cg.o; o0 += kChunk, ++k) {
     const std::int64_t width = std::min(kChunk, cg.o - o0);
     const float* wk = wf + k * n_taps * kChunk;
     const float* bk = bias + k * kChunk;
-    switch ((width + kLanes - 1) / kLanes) {
-      case 1: pooled_row<1>(cg, pg, taps, x, n, py, wk, bk, relu, o0, width, y, argmax); break;
-      case 2: pooled_row<2>(cg, pg, taps, x, n, py, wk, bk, relu, o0, width, y, argmax); break;
-      case 3: pooled_row<3>(cg, pg, taps, x, n, py, wk, bk, relu, o0, width, y, argmax); break;
-      default: pooled_row<4>(cg, pg, taps, x, n, py, wk, bk, relu, o0, width, y, argmax); break;
+    if (fx1 > fx0) pooled_row_3x3_2x2(cg, pg, x, n, py, fx0, fx1, wk, bk, relu, o0, width, y, argmax);
+    // The rest (all of the row when the 3x3 path does not apply), windows [0, fx0) and [fx1, pg.ow).
+    for (const auto& [begin, end] : {std::pair{std::int64_t{0}, fx0}, std::pair{fx1, pg.ow}}) {
+      if (begin >= end) continue;
+      switch ((width + kLanes - 1) / kLanes) {
+        case 1: pooled_row<1>(cg, pg, taps, x, n, py, begin, end, wk, bk, relu, o0, width, y, argmax); break;
+        case 2: pooled_row<2>(cg, pg, taps, x, n, py, begin, end, wk, bk, relu, o0, width, y, argmax); break;
+        case 3: pooled_row<3>(cg, pg, taps, x, n, py, begin, end, wk, bk, relu, o0, width, y, argmax); break;
+        default: pooled_row<4>(cg, pg, taps, x, n, py, begin, end, wk, bk, relu, o0, width, y, argmax); break;
+      }
     }
   }
 }
@@ -250,6 +323,8 @@ class OmpConvMaxPoolArgmax final : public Kernel {
     const Taps& taps = taps_;
     auto* argmax = static_cast<std::uint8_t*>(args.outputs[1]);
     float* xf = static_cast<float*>(args.workspace) + filter_floats();
+    // x widened on one thread: widening image by image in the parallel loop was 9% slower
+    // (an extra barrier), alternating in nnfit_conv_bench --forward.
     if (!f32) low_precision::to_f32(DType::bf16, args.inputs[0], xf, cg.n * cg.h * cg.w * cg.c);
 #pragma omp parallel for schedule(static)
     for (std::int64_t r = 0; r < pg.n * pg.oh; ++r) {
