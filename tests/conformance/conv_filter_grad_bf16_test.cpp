@@ -47,6 +47,7 @@ const FilterCase kCases[] = {
     {5, 7, 6, 2, 20, 1, 1, "valid"},      // a vector and a scalar tail (second chunk of 4)
     {1, 6, 6, 3, 5, 2, 1, "same"},        // scalar only, one image
     {70, 40, 40, 3, 32, 1, 1, "valid"},   // several bands per image; 70 images in 64 slices
+    {3, 12, 9, 3, 48, 1, 1, "valid"},     // the valid 3x3 path: a pair of vectors and one
 };
 
 TEST(OmpConvFilterGradBf16, MatchesTheReferenceOnRoundedInputs) {

@@ -31,6 +31,12 @@ using U8x16 = std::uint8_t __attribute__((vector_size(16)));
   std::memcpy(&r, p, sizeof r);
   return r;
 }
+// 16 bfloat16 values widened to float.
+[[gnu::always_inline]] inline F16 load16_bf16(const std::uint16_t* p) {
+  U16x16h h;
+  std::memcpy(&h, p, sizeof h);
+  return std::bit_cast<F16>(__builtin_convertvector(h, U16) << 16);
+}
 [[gnu::always_inline]] inline void store16(F16 v, float* p) { std::memcpy(p, &v, sizeof v); }
 // v rounded to bfloat16 and back: low_precision::f32_to_bf16 (nearest even, NaN kept quiet)
 // on 16 lanes, the low half of each lane zero.
