@@ -12,6 +12,9 @@
 // --forward: instead, the first layer's forward and its pool at the convnet's shapes, joined
 // (omp:fused_conv2d_max_pool_argmax) against the pair it replaces (oneDNN's fused_conv2d,
 // then omp:max_pool2d_argmax), at float32 and bfloat16.
+// --backward: the same layer's filter and bias gradients, joined
+// (omp:fused_conv2d_max_pool_argmax_grad) against the pair it replaces (the registry's
+// max_pool2d_argmax_grad_bias, then its conv2d_backprop_filter), dw and db float32.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +24,7 @@
 
 #include <omp.h>
 
+#include "backend/common/nn_op_geometry.h"
 #include "kernel_timing.h"
 
 namespace nnfit {
@@ -90,16 +94,60 @@ int forward_bench(int rounds, int reps) {
   return 0;
 }
 
+// The first layer's filter and bias gradients from the pool's dy and argmax, joined and
+// apart, alternating as above.
+int backward_bench(int rounds, int reps) {
+  std::printf("| dtype | joined µs | pool grad + filter grad µs | apart / joined | apart's kernels |\n|---|---:|---:|---:|---|\n");
+  for (DType dtype : {DType::f32, DType::bf16}) {
+    const Shape xs{128, 28, 28, 1}, ys{128, 26, 26, 32}, ps{128, 13, 13, 32};
+    const Tensor x = uniform(xs, dtype, 1), dy = uniform(ps, dtype, 2);
+    Tensor argmax = Tensor::zeros(ps, DType::u8);
+    std::mt19937_64 rng(3);
+    for (std::int64_t i = 0; i < argmax.numel(); ++i) {
+      static_cast<std::uint8_t*>(argmax.raw())[i] = static_cast<std::uint8_t>(rng() % 4 | (rng() % 4 == 0 ? 0x80 : 0));
+    }
+    Attrs a{{"strides", Ints{1, 1}}, {"padding", std::string("valid")}, {"dilations", Ints{1, 1}},
+            {"filter_shape", Ints{3, 3, 1, 32}}, {"pool_size", Ints{2, 2}}, {"pool_strides", Ints{2, 2}},
+            {"pool_padding", std::string("valid")}, {"relu", std::int64_t{1}}, {"input_shape", ys.dims()}};
+    const KernelDesc jd{"fused_conv2d_max_pool_argmax_grad", a, {x.desc(), dy.desc(), argmax.desc()},
+                        {TensorDesc{Shape{3, 3, 1, 32}, DType::f32}, TensorDesc{Shape{32}, DType::f32}}, "bench/joined"};
+    const ConvPoolGradDescs parts = split_conv_pool_grad(jd);
+    const std::string pool_impl = kernel_registry().select(parts.pool, DeviceType::cpu).impl_name;
+    const std::string filter_impl = kernel_registry().select(parts.filter, DeviceType::cpu).impl_name;
+    bench::BoundKernel j = bench::bind("omp:" + jd.op, jd, {x, dy, argmax});
+    bench::BoundKernel p = bench::bind(pool_impl, parts.pool, {dy, argmax});
+    bench::BoundKernel f = bench::bind(filter_impl, parts.filter, {x, Tensor::zeros(ys, dtype)});
+    f.in_ptrs[1] = p.out_ptrs[0];  // the filter gradient reads the pool gradient's dy1
+    std::vector<double> joined_med, apart_med;
+    for (int i = 0; i < 2; ++i) (void)(j.time_us() + p.time_us() + f.time_us());
+    for (int r = 0; r < rounds; ++r) {
+      std::vector<double> tj, ta;
+      for (int k = 0; k < reps; ++k) {
+        tj.push_back(j.time_us());
+        ta.push_back(p.time_us() + f.time_us());
+      }
+      joined_med.push_back(bench::median(tj));
+      apart_med.push_back(bench::median(ta));
+    }
+    const double uj = bench::median(joined_med), ua = bench::median(apart_med);
+    std::printf("| %s | %.0f | %.0f | %.2f | %s, %s |\n", dtype == DType::f32 ? "float32" : "bfloat16", uj, ua, ua / uj,
+                pool_impl.c_str(), filter_impl.c_str());
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 }  // namespace
 }  // namespace nnfit
 
 int main(int argc, char** argv) {
   using namespace nnfit;
   int rounds = 7, reps = 15, only = -1;
-  bool forward = false;
+  bool forward = false, backward = false;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (!std::strcmp(argv[i], "--forward")) forward = true;
+    else if (!std::strcmp(argv[i], "--backward")) backward = true;
     else if (has_value && !std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[++i]);
     else if (has_value && !std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[++i]);
     else if (has_value && !std::strcmp(argv[i], "--shape")) only = std::atoi(argv[++i]);
@@ -107,6 +155,7 @@ int main(int argc, char** argv) {
   std::printf("threads %d, %d rounds of %d runs each (median per round, then over rounds)\n\n", omp_get_max_threads(),
               rounds, reps);
   if (forward) return forward_bench(rounds, reps);
+  if (backward) return backward_bench(rounds, reps);
   std::printf("| shape | omp bf16 µs | oneDNN bf16 µs | oneDNN f32 µs | oneDNN bf16 / omp bf16 |\n|---|---:|---:|---:|---:|\n");
   const std::vector<ConvShape> shapes = {
       {"Fashion-MNIST convnet, 28x28x1->32 3x3", Shape{128, 28, 28, 1}, Shape{3, 3, 1, 32}, 1, "valid"},

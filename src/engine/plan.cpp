@@ -29,6 +29,7 @@ FusionOptions fusions_for(const PlanOptions& po) {
   fusions.pool_bias_grad = has("max_pool2d_grad_bias");
   fusions.pool_argmax = has("max_pool2d_argmax") && has("max_pool2d_argmax_grad") && has("max_pool2d_argmax_grad_bias");
   fusions.conv_pool = fusions.pool_argmax && has("fused_conv2d_max_pool_argmax");
+  fusions.conv_pool_grad = fusions.conv_pool && has("fused_conv2d_max_pool_argmax_grad");
   return fusions;
 }
 

@@ -245,6 +245,26 @@ Descs infer_max_pool_argmax_grad_bias(const Descs& in, const Attrs& a) {
   return out;
 }
 
+// A one-channel convolution's filter and bias gradients joined to the gradient of the max
+// pool after it (fuse_pool_grad_into_filter_grad): max_pool2d_argmax_grad_bias(dy, argmax)
+// -> (dy1, db), then conv2d_backprop_filter(x, dy1) -> dw, as (x, dy, argmax) -> (dw, db);
+// dy1, the convolution's output gradient, is never written. Attrs: the filter gradient's
+// (strides, padding, dilations, groups, filter_shape) and the pool gradient's pool_size,
+// relu and input_shape (the convolution's output), with its strides and padding as
+// pool_strides and pool_padding.
+Descs infer_conv_max_pool_argmax_grad(const Descs& in, const Attrs& a) {
+  expect_count(in, 3);
+  Attrs pool;
+  pool.set("pool_size", a.ints("pool_size"));
+  pool.set("strides", a.ints("pool_strides"));
+  pool.set("padding", a.s("pool_padding"));
+  pool.set("input_shape", a.ints("input_shape"));
+  const Descs dy1 = infer_max_pool_argmax_grad({in[1], in[2]}, pool);
+  Descs out = infer_conv2d_backprop_filter({in[0], dy1[0]}, a);
+  out.push_back(f32(Shape{dy1[0].shape.dim(-1)}));
+  return out;
+}
+
 Descs infer_avg_pool_grad(const Descs& in, const Attrs& a) {
   expect_count(in, 1);
   return {f32(shape_attr(a, "input_shape"))};

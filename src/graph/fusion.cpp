@@ -199,11 +199,60 @@ int fuse_conv_into_pool_argmax(Graph& graph, const std::vector<int>& keep) {
   return fused;
 }
 
+int fuse_pool_grad_into_filter_grad(Graph& graph, const std::vector<int>& keep) {
+  const std::vector<std::vector<int>> readers = graph.consumers();
+  int fused = 0;
+  for (int f = 0; f < graph.num_nodes(); ++f) {
+    Node& filter = graph.node(f);
+    if (filter.removed || filter.op != "conv2d_backprop_filter") continue;
+    const int x = filter.inputs[0], dy1 = filter.inputs[1];
+    const int p = graph.value(dy1).producer;
+    if (p < 0 || graph.node(p).removed || graph.node(p).op != "max_pool2d_argmax_grad_bias") continue;
+    if (graph.value(dy1).output_index != 0 || readers[static_cast<std::size_t>(dy1)].size() != 1 ||
+        std::find(keep.begin(), keep.end(), dy1) != keep.end()) {
+      continue;
+    }
+    Node& pool = graph.node(p);
+    const int dy = pool.inputs[0], argmax = pool.inputs[1];
+    const int forward = graph.value(argmax).producer;
+    if (forward < 0 || graph.node(forward).op != "fused_conv2d_max_pool_argmax" || graph.node(forward).inputs[0] != x) {
+      continue;
+    }
+    if (filter.attrs.i_or("groups", 1) != 1 || graph.desc(x).shape[3] != 1) continue;  // one input channel
+    const DType dtype = graph.desc(x).dtype;
+    if ((dtype != DType::f32 && dtype != DType::bf16) || graph.desc(dy).dtype != dtype) continue;
+    Attrs attrs = filter.attrs;
+    attrs.set("pool_size", pool.attrs.ints("pool_size"));
+    attrs.set("pool_strides", pool.attrs.ints("strides"));
+    attrs.set("pool_padding", pool.attrs.s("padding"));
+    attrs.set("relu", pool.attrs.i_or("relu", 0));
+    attrs.set("input_shape", pool.attrs.ints("input_shape"));
+    // The filter gradient's node becomes the joined op, its dw kept as output 0 and the pool
+    // gradient's db moved to it as output 1 (their readers and the step's gradient lists
+    // keep their value ids). It reads x, dy and the argmax, all made before the pool
+    // gradient ran; db's readers follow it in the schedule (data edges).
+    const int db = pool.outputs[1];
+    const std::string name = pool.name + "+" + filter.name;
+    graph.rewrite_node(f, "fused_conv2d_max_pool_argmax_grad", {x, dy, argmax}, std::move(attrs), name);
+    Node& joined = graph.node(f);
+    NNFIT_CHECK(joined.outputs.size() == 2 && graph.desc(joined.outputs[1]).shape == graph.desc(db).shape,
+                InvalidArgument, name, ": the joined op's db does not have the pool gradient's shape");
+    graph.value(joined.outputs[1]).producer = -1;  // the value the rewrite added, left unread
+    joined.outputs[1] = db;
+    graph.value(db).producer = f;
+    graph.value(db).output_index = 1;
+    graph.node(p).removed = true;
+    ++fused;
+  }
+  return fused;
+}
+
 int fuse_all(Graph& graph, const FusionOptions& options) {
   int fused = fuse_bias_activation(graph) + fuse_relu_into_max_pool_grad(graph) + fuse_output_casts(graph);
   if (options.pool_bias_grad) fused += fuse_bias_grad_into_pool_grad(graph);
   if (options.pool_argmax) fused += fuse_pool_argmax(graph);
   if (options.conv_pool) fused += fuse_conv_into_pool_argmax(graph, options.keep);
+  if (options.conv_pool_grad) fused += fuse_pool_grad_into_filter_grad(graph, options.keep);
   return fused;
 }
 

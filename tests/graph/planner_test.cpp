@@ -153,12 +153,13 @@ TEST(Fusion, ReluGradientFoldsIntoMaxPoolGradient) {
 struct ConvPoolGraph {
   Graph g;
   std::int64_t c = 2;  // input channels
+  std::int64_t o = 4;  // filters
   int x = -1, loss = -1, dw = -1, db = -1;
-  explicit ConvPoolGraph(std::int64_t channels = 2) : c(channels) {
+  explicit ConvPoolGraph(std::int64_t channels = 2, std::int64_t filters = 4) : c(channels), o(filters) {
     using Ints = std::vector<std::int64_t>;
-    Tensor w = filled(Shape{3, 3, c, 4}, 0.0f), b = filled(Shape{4}, 0.05f), one = filled(Shape{}, 1.0f);
+    Tensor w = filled(Shape{3, 3, c, o}, 0.0f), b = filled(Shape{o}, 0.05f), one = filled(Shape{}, 1.0f);
     for (std::int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] = 0.03f * static_cast<float>((i * 7) % 11) - 0.15f;
-    Tensor t = filled(Shape{2, 3, 3, 4}, 0.1f);
+    Tensor t = filled(Shape{2, 3, 3, o}, 0.1f);
     x = g.add_input("x", {Shape{2, 8, 8, c}, DType::f32});
     int wv = g.add_variable("w", w), bv = g.add_variable("b", b);
     int c = g.add("conv2d", {x, wv}, {{"strides", Ints{1, 1}}, {"padding", std::string("valid")}}, "conv");
@@ -188,7 +189,7 @@ struct ConvPoolGraph {
     std::vector<std::vector<float>> out;
     for (int v : {loss, dw, db}) {
       const float* d = static_cast<const float*>(p.data(v));
-      out.emplace_back(d, d + (v == loss ? 1 : v == dw ? 3 * 3 * c * 4 : 4));
+      out.emplace_back(d, d + (v == loss ? 1 : v == dw ? 3 * 3 * c * o : o));
     }
     return out;
   }
@@ -197,8 +198,8 @@ struct ConvPoolGraph {
 // The loss, dw and db of ConvPoolGraph's step with `options`' rewrites equal the unfused
 // program's within 1e-6 (relative), and neither gradient is all zeros (so the check compares
 // something).
-void expect_same_step_as_unfused(const FusionOptions& options, std::int64_t channels = 2) {
-  ConvPoolGraph a(channels), b(channels);
+void expect_same_step_as_unfused(const FusionOptions& options, std::int64_t channels = 2, std::int64_t filters = 4) {
+  ConvPoolGraph a(channels, filters), b(channels, filters);
   const auto fused = a.run(options);
   const auto plain = b.run({});
   for (std::size_t k = 0; k < fused.size(); ++k) {
@@ -594,6 +595,53 @@ TEST(Fusion, OneChannelConvolutionJoinsThePoolWithTheSameValues) {
   }
   ASSERT_EQ(keep.keep.size(), 1u);
   EXPECT_EQ(fuse_all(kept.g, keep), 4) << "a kept convolution output is still made";
+}
+
+// fuse_pool_grad_into_filter_grad: over one input channel the filter gradient joins the
+// pool gradient, taking its db (same value id, now made by the joined node), the
+// convolution's output gradient is gone from the program, and the step's loss, dw and db
+// are the plain program's: with 4 filters (the two ops back to back inside the kernel) and
+// with 16 (its 3x3 loop). Over two channels, or with the output gradient kept, nothing is
+// joined.
+TEST(Fusion, OneChannelFilterGradientJoinsThePoolGradientWithTheSameValues) {
+  const FusionOptions options{.pool_bias_grad = true, .pool_argmax = true, .conv_pool = true, .conv_pool_grad = true};
+  for (std::int64_t filters : {4, 16}) {
+    SCOPED_TRACE(std::to_string(filters) + " filters");
+    ConvPoolGraph one(1, filters);
+    EXPECT_EQ(fuse_all(one.g, options), 6);
+    int joined = 0, left = 0;
+    for (int n = 0; n < one.g.num_nodes(); ++n) {
+      const Node& node = one.g.node(n);
+      if (node.removed) continue;
+      left += node.op == "conv2d_backprop_filter" || node.op == "max_pool2d_argmax_grad_bias";
+      if (node.op == "fused_conv2d_max_pool_argmax_grad") {
+        ++joined;
+        ASSERT_EQ(node.inputs.size(), 3u);
+        EXPECT_EQ(node.inputs[0], one.x);
+        EXPECT_EQ(one.g.node(one.g.value(node.inputs[2]).producer).op, "fused_conv2d_max_pool_argmax");
+        EXPECT_EQ(node.attrs.i_or("relu", 0), 1);
+        ASSERT_EQ(node.outputs.size(), 2u);
+        EXPECT_EQ(node.outputs[0], one.dw);
+        EXPECT_EQ(node.outputs[1], one.db);
+        EXPECT_EQ(one.g.value(one.db).producer, n);
+        EXPECT_EQ(one.g.value(one.db).output_index, 1);
+      }
+    }
+    EXPECT_EQ(joined, 1);
+    EXPECT_EQ(left, 0) << "the pool gradient and the filter gradient are gone";
+    expect_same_step_as_unfused(options, 1, filters);
+  }
+
+  ConvPoolGraph two(2);
+  EXPECT_EQ(fuse_all(two.g, options), 4) << "two input channels: nothing joined";
+
+  ConvPoolGraph kept(1);
+  FusionOptions keep = options;
+  for (int n = 0; n < kept.g.num_nodes(); ++n) {
+    if (kept.g.node(n).op == "conv2d_backprop_filter") keep.keep.push_back(kept.g.node(n).inputs[1]);
+  }
+  ASSERT_EQ(keep.keep.size(), 1u);
+  EXPECT_EQ(fuse_all(kept.g, keep), 5) << "a kept output gradient is still made";
 }
 
 }  // namespace

@@ -62,12 +62,24 @@ int fuse_pool_argmax(Graph& graph);
 // backends that register the op (FusionOptions). Returns the number of pairs joined.
 int fuse_conv_into_pool_argmax(Graph& graph, const std::vector<int>& keep);
 
+// Joins the filter gradient of a convolution over one input channel to the gradient of
+// the max pool after it: for
+//   (dy1, db) = max_pool2d_argmax_grad_bias(dy, argmax);  dw = conv2d_backprop_filter(x, dy1)
+// with dy1 read by the filter gradient alone (no input gradient: a first layer) and not in
+// `keep`, and argmax made by fused_conv2d_max_pool_argmax, the two become
+// fused_conv2d_max_pool_argmax_grad(x, dy, argmax) -> (dw, db), keeping their output
+// values: dy1, the convolution's output gradient (a convnet's largest), is never written.
+// float32 and bfloat16 (x and dy of one type). Run after fuse_conv_into_pool_argmax. Only
+// for backends that register the op (FusionOptions). Returns the number of pairs joined.
+int fuse_pool_grad_into_filter_grad(Graph& graph, const std::vector<int>& keep);
+
 // The rewrites whose fused op a backend may lack, off unless the planner finds the op in
 // the backend's kernels (StepEngine::plan): the CUDA plugin has none of them.
 struct FusionOptions {
   bool pool_bias_grad = false;  // max_pool2d_grad_bias (fuse_bias_grad_into_pool_grad)
   bool pool_argmax = false;     // max_pool2d_argmax and its gradients (fuse_pool_argmax)
   bool conv_pool = false;       // fused_conv2d_max_pool_argmax (fuse_conv_into_pool_argmax)
+  bool conv_pool_grad = false;  // fused_conv2d_max_pool_argmax_grad (fuse_pool_grad_into_filter_grad)
   std::vector<int> keep;        // values the program must still produce (its fetches)
 };
 

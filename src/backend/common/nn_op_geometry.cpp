@@ -214,6 +214,28 @@ ConvPoolDescs split_conv_pool(const KernelDesc& fused) {
   return d;
 }
 
+ConvPoolGradDescs split_conv_pool_grad(const KernelDesc& fused) {
+  NNFIT_CHECK(fused.inputs.size() == 3 && fused.outputs.size() == 2, InvalidArgument, fused.where(),
+              ": expected 3 inputs (x, dy, argmax) and 2 outputs (dw, db)");
+  ConvPoolGradDescs d;
+  Attrs filter, pool;
+  for (const char* key : {"strides", "padding", "dilations", "groups", "filter_shape"}) {
+    if (fused.attrs.has(key)) filter.set(key, fused.attrs.items().at(key));
+  }
+  pool.set("pool_size", fused.attrs.ints("pool_size"));
+  pool.set("strides", fused.attrs.ints("pool_strides"));
+  pool.set("padding", fused.attrs.s("pool_padding"));
+  pool.set("relu", fused.attrs.i_or("relu", 0));
+  pool.set("input_shape", fused.attrs.ints("input_shape"));
+  const TensorDesc dy1{Shape(fused.attrs.ints("input_shape")), fused.inputs[1].dtype};
+  d.pool = KernelDesc{"max_pool2d_argmax_grad_bias", pool, {fused.inputs[1], fused.inputs[2]}, {dy1, fused.outputs[1]},
+                      fused.node_name};
+  d.filter = KernelDesc{"conv2d_backprop_filter", filter, {fused.inputs[0], dy1}, {fused.outputs[0]}, fused.node_name};
+  checked_window(widened(d.pool));
+  checked_window(widened(d.filter));
+  return d;
+}
+
 Window2d checked_window(const KernelDesc& desc) {
   const std::string& op = desc.op;
   Window2d g;

@@ -102,6 +102,16 @@ struct ConvPoolDescs {
 };
 ConvPoolDescs split_conv_pool(const KernelDesc& fused);
 
+// fused_conv2d_max_pool_argmax_grad(x, dy, argmax) -> (dw, db) as the two ops it joins:
+// max_pool2d_argmax_grad_bias(dy, argmax) -> (dy1, db) (attrs pool_size, relu, input_shape
+// and the fused op's pool_strides and pool_padding as strides and padding; dy1 of dy's
+// type) and conv2d_backprop_filter(x, dy1) -> dw (attrs strides, padding, dilations,
+// groups, filter_shape). Both descs are checked; InvalidArgument names the fused node.
+struct ConvPoolGradDescs {
+  KernelDesc pool, filter;
+};
+ConvPoolGradDescs split_conv_pool_grad(const KernelDesc& fused);
+
 // Geometry of a 3-D window op in NDHWC: Window2d with a depth axis. The spatial arrays hold
 // depth, height and width in that order; `c`, `o`, dilation and groups mean what they mean
 // in Window2d (pooling: o == c, no dilation, one group).

@@ -37,6 +37,13 @@ using U8x16 = std::uint8_t __attribute__((vector_size(16)));
   std::memcpy(&h, p, sizeof h);
   return std::bit_cast<F16>(__builtin_convertvector(h, U16) << 16);
 }
+// 16 bytes widened to 32-bit lanes. In two steps: GCC 12 turns the direct byte-to-word
+// conversion into 16 scalar loads and inserts.
+[[gnu::always_inline]] inline U16 load16_u8(const std::uint8_t* p) {
+  U8x16 b;
+  std::memcpy(&b, p, sizeof b);
+  return __builtin_convertvector(__builtin_convertvector(b, U16x16h), U16);
+}
 [[gnu::always_inline]] inline void store16(F16 v, float* p) { std::memcpy(p, &v, sizeof v); }
 // v rounded to bfloat16 and back: low_precision::f32_to_bf16 (nearest even, NaN kept quiet)
 // on 16 lanes, the low half of each lane zero.

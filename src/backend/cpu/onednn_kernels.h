@@ -37,6 +37,8 @@ std::unique_ptr<Kernel> make_omp_max_pool2d_argmax_grad(const KernelDesc& desc, 
 std::unique_ptr<Kernel> make_omp_conv2d_backprop_filter_bf16(const KernelDesc& desc, std::string* why_not);
 // fused_conv2d_max_pool_argmax (cpu_conv_max_pool_argmax.cpp).
 std::unique_ptr<Kernel> make_omp_conv2d_max_pool_argmax(const KernelDesc& desc, std::string* why_not);
+// fused_conv2d_max_pool_argmax_grad (cpu_conv_max_pool_argmax_grad.cpp).
+std::unique_ptr<Kernel> make_omp_conv2d_max_pool_argmax_grad(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_omp_max_pool3d_grad(const KernelDesc& desc, std::string* why_not);
 
 }  // namespace nnfit

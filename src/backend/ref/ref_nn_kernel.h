@@ -40,6 +40,7 @@ std::unique_ptr<Kernel> make_ref_max_pool2d_grad(const KernelDesc& desc, std::st
 std::unique_ptr<Kernel> make_ref_max_pool2d_argmax(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_max_pool2d_argmax_grad(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_conv2d_max_pool_argmax(const KernelDesc& desc, std::string* why_not);
+std::unique_ptr<Kernel> make_ref_conv2d_max_pool_argmax_grad(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_avg_pool2d(const KernelDesc& desc, std::string* why_not);
 std::unique_ptr<Kernel> make_ref_avg_pool2d_grad(const KernelDesc& desc, std::string* why_not);
 // The 3-D forms (ref_nn_conv3d.cpp, ref_nn_pool3d.cpp).

@@ -145,6 +145,25 @@ std::unique_ptr<Kernel> make_ref_conv2d_max_pool_argmax(const KernelDesc& desc, 
   });
 }
 
+// fused_conv2d_max_pool_argmax_grad: the reference max_pool2d_argmax_grad_bias into a
+// buffer of its own (dy1) and db, then the reference filter gradient over x and dy1
+// (split_conv_pool_grad).
+std::unique_ptr<Kernel> make_ref_conv2d_max_pool_argmax_grad(const KernelDesc& desc, std::string* why_not) {
+  const ConvPoolGradDescs d = split_conv_pool_grad(desc);
+  std::shared_ptr<Kernel> pool = make_ref_max_pool2d_argmax_grad(d.pool, why_not),
+                          filter = make_ref_conv2d_backprop_filter(d.filter, why_not);
+  if (!pool || !filter) return nullptr;
+  const std::int64_t dy1_size = d.pool.outputs[0].shape.numel();
+  return std::make_unique<RefKernel>([pool, filter, dy1_size](const KernelArgs& args) {
+    std::vector<float> dy1(static_cast<std::size_t>(dy1_size));
+    const void* pool_in[] = {args.inputs[1], args.inputs[2]};
+    void* pool_out[] = {dy1.data(), args.outputs[1]};
+    pool->run(KernelArgs{pool_in, pool_out, nullptr, args.ctx});
+    const void* filter_in[] = {args.inputs[0], dy1.data()};
+    filter->run(KernelArgs{filter_in, args.outputs, nullptr, args.ctx});
+  });
+}
+
 // max_pool2d_argmax_grad(_bias): dy added at each window's argmax (0 there with the relu
 // gradient folded in, attr relu=1, when bit 7 says the max was not > 0); db[c] = dx[..., c]
 // summed over N, H, W in double.
