@@ -2,14 +2,15 @@
 // layer of a grayscale image model), where oneDNN 2.6 does poorly: its bfloat16 kernels
 // take input channels in pairs (VNNI), so one channel runs them half empty. At the
 // Fashion-MNIST convnet's first layer (28x28x1 -> 32, 3x3, batch 128) its filter gradient
-// took 1,426 µs, 2.7x its float32 one, and this loop 706 µs (bench/conv_bench.cpp, the table
-// in docs/design/kernels.md "The first layer's filter gradient at bfloat16"). Listed before
-// oneDNN in the op table; every other desc is declined and goes to oneDNN (which is the
-// faster from three input channels on, and at float32).
+// took 1,426 µs, 2.7x its float32 one, this file's tap loop 706 µs and its valid 3x3 path
+// about 330 µs (bench/conv_bench.cpp, docs/design/kernels.md "The first layer's filter
+// gradient at bfloat16"). Listed before oneDNN in the op table; every other desc is declined
+// and goes to oneDNN (which is the faster from three input channels on, and at float32).
 //
 // dw[kh, kw, 0, :] = the sum over the batch and the output pixels the tap reaches of
 // x[n, ih, iw, 0] * dy[n, oh, ow, :]: per tap, a broadcast of one input value times a row
-// of dy, the output channels in vector registers. Each image of x is widened to float once,
+// of dy, the output channels in vector registers (the valid 3x3 path: per pixel, its dy row
+// times the nine values its taps see). Each image of x is widened to float once,
 // and dy in bands of rows, which every tap's pass then reads from L1. Sums are float; each fixed slice
 // of the batch sums into a partial of its own and the partials are added in slice order,
 // so the result does not depend on the thread count (op determinism holds without a
