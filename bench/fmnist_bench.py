@@ -5,9 +5,11 @@ For each model (mlp, cnn) and each round, runs nnfit, PyTorch and Keras one afte
 other (the starting framework rotates per round), so that the shared machine's drift hits
 all three alike. Throughput per run = median samples/s over the epochs after the first
 (the first includes warm-up: Keras traces its graph there); per framework = median over
-rounds. Ratios are nnfit / peer. In each round oneDNN alone also does the model's
-convolutions and matrix products at its shapes and precision (bench/step_ceiling.cpp), and
-the report gives each framework's step as a fraction of that ceiling, the spread of the
+rounds. Ratios are nnfit / peer. Just before and just after each nnfit run oneDNN alone
+also does the model's convolutions and matrix products at its shapes and precision
+(bench/step_ceiling.cpp), and the report gives nnfit's step as a fraction of that ceiling
+(per round against the mean of the two, which brackets the run: the shared host's speed
+swings between minutes), PyTorch's against the median ceiling, the spread of the
 steady epochs (min / median / max) and the host's CPU model. Writes a Markdown report
 (default bench/RESULTS.md).
 
@@ -292,7 +294,7 @@ def fmt_acc(x):
     return "—" if x is None else f"{100 * x:.1f}%"
 
 
-def write_report(args, results, versions, notes, started, load_before, command, ceilings=None):
+def write_report(args, results, versions, notes, started, load_before, command, ceilings=None, brackets=None):
     lines = ["# Fashion-MNIST training throughput: nnfit vs PyTorch vs Keras", ""]
     measured = [f for f in FRAMEWORKS if f in args.frameworks]
     if "nnfit" not in measured:
@@ -370,13 +372,18 @@ def write_report(args, results, versions, notes, started, load_before, command, 
             lines.append(f"| {model} | " + " | ".join(cells) + " |")
     if ceilings:
         lines += ["", "nnfit's step against oneDNN alone doing the same step's convolutions and matrix products at the "
-                  "model's shapes (bench/step_ceiling.cpp, run in each round before the frameworks: forward, backward "
-                  "data except for the first layer, backward weights, each in the faster of channels-last and "
-                  "oneDNN's own layout; pooling, activations, loss and optimizer left out, so the ceiling is above "
-                  "what any framework can reach). Ceiling samples/s = 128 / its milliseconds; the fraction is nnfit's "
-                  "samples/s over it (medians over rounds).", "",
-                  "| model | oneDNN alone ms/step | ceiling samples/s | nnfit samples/s | nnfit / ceiling | "
-                  "PyTorch / ceiling |", "|---|---:|---:|---:|---:|---:|"]
+                  "model's shapes (bench/step_ceiling.cpp, run just before and just after each nnfit run: forward, "
+                  "backward data except for the first layer, backward weights, each in the faster of channels-last "
+                  "and oneDNN's own layout; pooling, activations, loss and optimizer left out). Ceiling samples/s = "
+                  "128 / its milliseconds. nnfit / ceiling: per round, nnfit's samples/s over the ceiling at the mean "
+                  "of the two measurements that bracket its run, median over rounds; the swing is the largest "
+                  "after/before ratio of those pairs (far from 1: the host changed speed during the run, and the "
+                  "round's fraction is uncertain by as much). PyTorch / ceiling uses the median of all of them. "
+                  "nnfit's own kernels may beat oneDNN's at a layer (its first layer's joined ops do), so the "
+                  "fraction can pass 1.", "",
+                  "| model | oneDNN alone ms/step (median) | ceiling samples/s | nnfit samples/s | nnfit / ceiling "
+                  "(per round) | ceiling swing across an nnfit run | PyTorch / ceiling |",
+                  "|---|---:|---:|---:|---:|---:|---:|"]
         for job in args.jobs:
             if job not in ceilings:
                 continue
@@ -384,10 +391,15 @@ def write_report(args, results, versions, notes, started, load_before, command, 
             top = 128 / (ms / 1e3)
             rate = {f: (statistics.median(steady_throughput(r) for r in results[(job, f)])
                         if results.get((job, f)) else None) for f in ("nnfit", "pytorch")}
-            lines.append(f"| {job} | {ms:.2f} | {top:,.0f} | {fmt_rate(rate['nnfit'])} | "
-                         f"{fmt_ratio(rate['nnfit'], top) if rate['nnfit'] else '—'} | "
+            pairs = (brackets or {}).get(job, [])
+            fractions = [b["samples_per_s"] / (128 / ((b["before_ms"] + b["after_ms"]) / 2 / 1e3)) for b in pairs]
+            per_round = ", ".join(f"{x:.2f}" for x in fractions)
+            fraction = f"{statistics.median(fractions):.2f}× ({per_round})" if fractions else "—"
+            swing = (f"{max(max(b['before_ms'], b['after_ms']) / min(b['before_ms'], b['after_ms']) for b in pairs):.2f}"
+                     if pairs else "—")
+            lines.append(f"| {job} | {ms:.2f} | {top:,.0f} | {fmt_rate(rate['nnfit'])} | {fraction} | {swing} | "
                          f"{fmt_ratio(rate['pytorch'], top) if rate['pytorch'] else '—'} |")
-        lines += ["", "The ceiling's parts (first round), with oneDNN's implementation:", "",
+        lines += ["", "The ceiling's parts (its first measurement), with oneDNN's implementation:", "",
                   "| model | primitive | ms | implementation |", "|---|---|---:|---|"]
         for job in args.jobs:
             for op in (ceilings.get(job) or [{"ops": []}])[0]["ops"]:
@@ -502,19 +514,27 @@ def main():
 
     started = datetime.datetime.now().astimezone()
     load_before = os.getloadavg()
-    results, versions, ceilings, failed = {}, {}, {}, False
+    results, versions, ceilings, brackets, failed = {}, {}, {}, {}, False
+
+    def ceiling_now(rnd, job, model, precision, when):
+        """oneDNN alone at the job's shapes now (kept in `ceilings`), or None with a note."""
+        print(f"round {rnd + 1}/{args.rounds} {job} oneDNN alone ({when}) ...", file=sys.stderr, flush=True)
+        try:
+            c = measure_ceiling(args, model, precision)
+        except (RunError, json.JSONDecodeError, IndexError) as e:
+            print(f"  ✗ oneDNN ceiling {job}: {e}", file=sys.stderr)
+            notes.append(f"oneDNN ceiling {job} round {rnd + 1} ({when}) failed: {str(e).splitlines()[0]}")
+            return None
+        ceilings.setdefault(job, []).append(c)
+        return c
+
     for rnd in range(args.rounds):
         order = args.frameworks[rnd % len(args.frameworks):] + args.frameworks[:rnd % len(args.frameworks)]
         for model, precision in [(m, p) for m in args.models for p in args.precisions]:
             job = job_label(model, precision)
-            if not args.no_ceiling:
-                print(f"round {rnd + 1}/{args.rounds} {job} oneDNN alone ...", file=sys.stderr, flush=True)
-                try:
-                    ceilings.setdefault(job, []).append(measure_ceiling(args, model, precision))
-                except (RunError, json.JSONDecodeError, IndexError) as e:
-                    print(f"  ✗ oneDNN ceiling {job}: {e}", file=sys.stderr)
-                    notes.append(f"oneDNN ceiling {job} round {rnd + 1} failed: {str(e).splitlines()[0]}")
             for f in order:
+                bracket = f == "nnfit" and not args.no_ceiling
+                before = ceiling_now(rnd, job, model, precision, "before nnfit") if bracket else None
                 print(f"round {rnd + 1}/{args.rounds} {job} {LABELS[f]} ...", file=sys.stderr, flush=True)
                 try:
                     epochs, version = (run_nnfit(args, model, precision) if f == "nnfit"
@@ -524,12 +544,17 @@ def main():
                     notes.append(f"{LABELS[f]} {job} round {rnd + 1} failed: {str(e).splitlines()[0]}")
                     failed = True
                     continue
+                after = ceiling_now(rnd, job, model, precision, "after nnfit") if bracket else None
+                if before and after:
+                    brackets.setdefault(job, []).append(
+                        {"before_ms": before["total_ms"], "after_ms": after["total_ms"],
+                         "samples_per_s": steady_throughput(epochs)})
                 results.setdefault((job, f), []).append(epochs)
                 if version:
                     versions[f] = version
                 print(f"  ✓ {LABELS[f]} {job}: {fmt_rate(steady_throughput(epochs))} samples/s, "
                       f"test acc {fmt_acc(epochs[-1]['test_acc'])}", file=sys.stderr)
-    out = write_report(args, results, versions, notes, started, load_before, command, ceilings)
+    out = write_report(args, results, versions, notes, started, load_before, command, ceilings, brackets)
     print(out.read_text())
     print(f"fmnist_bench: wrote {out}", file=sys.stderr)
     return 1 if failed else 0
