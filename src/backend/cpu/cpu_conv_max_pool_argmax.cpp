@@ -255,13 +255,17 @@ template <typename T>
     const float* bk = bias + k * kChunk;
     if (fx1 > fx0) pooled_row_3x3_2x2(cg, pg, x, n, py, fx0, fx1, wk, bk, relu, o0, width, y, argmax);
     // The rest (all of the row when the 3x3 path does not apply), windows [0, fx0) and [fx1, pg.ow).
+    // Two vectors of channels a pass at most: two instantiations per type and clone, not four
+    // (each is a large unrolled function; four made this file 45 s of the build).
     for (const auto& [begin, end] : {std::pair{std::int64_t{0}, fx0}, std::pair{fx1, pg.ow}}) {
       if (begin >= end) continue;
-      switch ((width + kLanes - 1) / kLanes) {
-        case 1: pooled_row<1>(cg, pg, taps, x, n, py, begin, end, wk, bk, relu, o0, width, y, argmax); break;
-        case 2: pooled_row<2>(cg, pg, taps, x, n, py, begin, end, wk, bk, relu, o0, width, y, argmax); break;
-        case 3: pooled_row<3>(cg, pg, taps, x, n, py, begin, end, wk, bk, relu, o0, width, y, argmax); break;
-        default: pooled_row<4>(cg, pg, taps, x, n, py, begin, end, wk, bk, relu, o0, width, y, argmax); break;
+      for (std::int64_t s0 = 0; s0 < width; s0 += 2 * kLanes) {
+        const std::int64_t part = std::min(2 * kLanes, width - s0);
+        if (part > kLanes) {
+          pooled_row<2>(cg, pg, taps, x, n, py, begin, end, wk + s0, bk + s0, relu, o0 + s0, part, y, argmax);
+        } else {
+          pooled_row<1>(cg, pg, taps, x, n, py, begin, end, wk + s0, bk + s0, relu, o0 + s0, part, y, argmax);
+        }
       }
     }
   }
