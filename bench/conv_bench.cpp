@@ -54,6 +54,25 @@ std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, const std
   return padding == "same" ? (in + s - 1) / s : (in - k) / s + 1;
 }
 
+// Microseconds of `joined` and of `apart` (each a callable timing one run), alternating:
+// per round the median of `reps` runs of each, then the median over rounds; two untimed
+// runs of each first.
+template <typename Joined, typename Apart>
+std::pair<double, double> joined_and_apart(int rounds, int reps, Joined joined, Apart apart) {
+  for (int i = 0; i < 2; ++i) (void)(joined() + apart());
+  std::vector<double> joined_med, apart_med;
+  for (int r = 0; r < rounds; ++r) {
+    std::vector<double> tj, ta;
+    for (int k = 0; k < reps; ++k) {
+      tj.push_back(joined());
+      ta.push_back(apart());
+    }
+    joined_med.push_back(bench::median(tj));
+    apart_med.push_back(bench::median(ta));
+  }
+  return {bench::median(joined_med), bench::median(apart_med)};
+}
+
 // The first layer's forward and pool, joined and apart, alternating as above.
 int forward_bench(int rounds, int reps) {
   std::printf("| dtype | joined µs | oneDNN conv + omp pool µs | apart / joined |\n|---|---:|---:|---:|\n");
@@ -76,18 +95,8 @@ int forward_bench(int rounds, int reps) {
     bench::BoundKernel c = bench::bind("onednn:" + cd.op, cd, {x, w, b});
     bench::BoundKernel p = bench::bind("omp:" + pd.op, pd, {Tensor::zeros(ys, dtype)});
     p.in_ptrs[0] = c.out_ptrs[0];  // the pool reads the convolution's output
-    std::vector<double> joined_med, apart_med;
-    for (int i = 0; i < 2; ++i) (void)(j.time_us() + c.time_us() + p.time_us());
-    for (int r = 0; r < rounds; ++r) {
-      std::vector<double> tj, ta;
-      for (int k = 0; k < reps; ++k) {
-        tj.push_back(j.time_us());
-        ta.push_back(c.time_us() + p.time_us());
-      }
-      joined_med.push_back(bench::median(tj));
-      apart_med.push_back(bench::median(ta));
-    }
-    const double uj = bench::median(joined_med), ua = bench::median(apart_med);
+    const auto [uj, ua] = joined_and_apart(rounds, reps, [&] { return j.time_us(); },
+                                           [&] { return c.time_us() + p.time_us(); });
     std::printf("| %s | %.0f | %.0f | %.2f |\n", dtype == DType::f32 ? "float32" : "bfloat16", uj, ua, ua / uj);
     std::fflush(stdout);
   }
@@ -118,18 +127,8 @@ int backward_bench(int rounds, int reps) {
     bench::BoundKernel p = bench::bind(pool_impl, parts.pool, {dy, argmax});
     bench::BoundKernel f = bench::bind(filter_impl, parts.filter, {x, Tensor::zeros(ys, dtype)});
     f.in_ptrs[1] = p.out_ptrs[0];  // the filter gradient reads the pool gradient's dy1
-    std::vector<double> joined_med, apart_med;
-    for (int i = 0; i < 2; ++i) (void)(j.time_us() + p.time_us() + f.time_us());
-    for (int r = 0; r < rounds; ++r) {
-      std::vector<double> tj, ta;
-      for (int k = 0; k < reps; ++k) {
-        tj.push_back(j.time_us());
-        ta.push_back(p.time_us() + f.time_us());
-      }
-      joined_med.push_back(bench::median(tj));
-      apart_med.push_back(bench::median(ta));
-    }
-    const double uj = bench::median(joined_med), ua = bench::median(apart_med);
+    const auto [uj, ua] = joined_and_apart(rounds, reps, [&] { return j.time_us(); },
+                                           [&] { return p.time_us() + f.time_us(); });
     std::printf("| %s | %.0f | %.0f | %.2f | %s, %s |\n", dtype == DType::f32 ? "float32" : "bfloat16", uj, ua, ua / uj,
                 pool_impl.c_str(), filter_impl.c_str());
     std::fflush(stdout);

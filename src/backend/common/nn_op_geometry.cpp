@@ -3,7 +3,9 @@
 #include "backend/common/nn_op_geometry.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <limits>
+#include <utility>
 
 #include "nnfit/core/error.h"
 #include "nnfit/core/pool_argmax.h"
@@ -193,17 +195,28 @@ Shape shape_attr(const KernelDesc& desc, const std::string& key) {
   return Shape(ints_attr(desc, key));
 }
 
-ConvPoolDescs split_conv_pool(const KernelDesc& fused) {
-  NNFIT_CHECK(fused.inputs.size() == 3 && fused.outputs.size() == 2, InvalidArgument, fused.where(),
-              ": expected 3 inputs (x, w, bias) and 2 outputs (y, argmax)");
-  ConvPoolDescs d;
+namespace {
+
+// A conv-pool join's attrs split in two: the convolution's `conv_keys` as they are, and the
+// pool's pool_size with pool_strides and pool_padding as strides and padding.
+std::pair<Attrs, Attrs> split_join_attrs(const KernelDesc& fused, std::initializer_list<const char*> conv_keys) {
   Attrs conv, pool;
-  for (const char* key : {"strides", "padding", "dilations", "groups", "activation"}) {
+  for (const char* key : conv_keys) {
     if (fused.attrs.has(key)) conv.set(key, fused.attrs.items().at(key));
   }
   pool.set("pool_size", fused.attrs.ints("pool_size"));
   pool.set("strides", fused.attrs.ints("pool_strides"));
   pool.set("padding", fused.attrs.s("pool_padding"));
+  return {std::move(conv), std::move(pool)};
+}
+
+}  // namespace
+
+ConvPoolDescs split_conv_pool(const KernelDesc& fused) {
+  NNFIT_CHECK(fused.inputs.size() == 3 && fused.outputs.size() == 2, InvalidArgument, fused.where(),
+              ": expected 3 inputs (x, w, bias) and 2 outputs (y, argmax)");
+  ConvPoolDescs d;
+  const auto [conv, pool] = split_join_attrs(fused, {"strides", "padding", "dilations", "groups", "activation"});
   const DType y_dtype = fused.outputs[0].dtype;
   const Window2d cg = conv_window(fused, fused.inputs[0].shape, fused.inputs[1].shape);
   const TensorDesc y1{cg.output_shape(), y_dtype};
@@ -218,13 +231,7 @@ ConvPoolGradDescs split_conv_pool_grad(const KernelDesc& fused) {
   NNFIT_CHECK(fused.inputs.size() == 3 && fused.outputs.size() == 2, InvalidArgument, fused.where(),
               ": expected 3 inputs (x, dy, argmax) and 2 outputs (dw, db)");
   ConvPoolGradDescs d;
-  Attrs filter, pool;
-  for (const char* key : {"strides", "padding", "dilations", "groups", "filter_shape"}) {
-    if (fused.attrs.has(key)) filter.set(key, fused.attrs.items().at(key));
-  }
-  pool.set("pool_size", fused.attrs.ints("pool_size"));
-  pool.set("strides", fused.attrs.ints("pool_strides"));
-  pool.set("padding", fused.attrs.s("pool_padding"));
+  auto [filter, pool] = split_join_attrs(fused, {"strides", "padding", "dilations", "groups", "filter_shape"});
   pool.set("relu", fused.attrs.i_or("relu", 0));
   pool.set("input_shape", fused.attrs.ints("input_shape"));
   const TensorDesc dy1{Shape(fused.attrs.ints("input_shape")), fused.inputs[1].dtype};
