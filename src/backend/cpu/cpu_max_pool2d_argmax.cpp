@@ -265,13 +265,15 @@ template <typename T, bool kRelu, bool kBias>
     if constexpr (kBias) std::fill(row, row + g.c, 0.0f);
     for (std::int64_t ow = 0; ow < g.ow; ++ow) {
       const std::int64_t base = (2 * oh * g.w + 2 * ow) * g.c, out = (oh * g.ow + ow) * g.c;
+      // row is null without a bias gradient: no offset applied to it then (UB on null).
+      const auto row_at = [row](std::int64_t c) { return kBias ? row + c : nullptr; };
       std::int64_t c0 = 0;
       for (; c0 + kChannelBlock <= g.c; c0 += kChannelBlock) {
         window2x2_grad<T, kRelu, kBias, kChannelBlock>(g, dyn + out + c0, atn + out + c0, dxn + base + c0,
-                                                       kChannelBlock, row + c0);
+                                                       kChannelBlock, row_at(c0));
       }
       if (c0 < g.c) {
-        window2x2_grad<T, kRelu, kBias, 0>(g, dyn + out + c0, atn + out + c0, dxn + base + c0, g.c - c0, row + c0);
+        window2x2_grad<T, kRelu, kBias, 0>(g, dyn + out + c0, atn + out + c0, dxn + base + c0, g.c - c0, row_at(c0));
       }
     }
     if constexpr (kBias) {

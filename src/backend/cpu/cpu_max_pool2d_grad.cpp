@@ -169,8 +169,9 @@ template <typename T, bool kRelu, bool kBias>
       const std::int64_t base = (2 * oh * g.w + 2 * ow) * g.c;
       const T* dyp = dyn + (oh * g.ow + ow) * g.c;
       for (std::int64_t c0 = 0; c0 < g.c; c0 += kChannelBlock) {
+        // row is null without a bias gradient: no offset applied to it then (UB on null).
         window2x2_grad<T, kRelu, kBias>(g, xn + base + c0, dyp + c0, dxn + base + c0,
-                                        std::min(kChannelBlock, g.c - c0), row + c0);
+                                        std::min(kChannelBlock, g.c - c0), kBias ? row + c0 : nullptr);
       }
     }
     if constexpr (kBias) {
