@@ -192,10 +192,20 @@ TEST(Trace, BadStartThrows) {
   EXPECT_FALSE(trace::running());
 }
 
+// Whether this build is instrumented: g++ says so with __SANITIZE_ADDRESS__ and
+// __SANITIZE_THREAD__, clang (the fuzz preset's sanitizer build) only through __has_feature.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define NNFIT_TEST_INSTRUMENTED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define NNFIT_TEST_INSTRUMENTED 1
+#endif
+#endif
+
 TEST(Trace, OffCostsAboutALoad) {
   // Not a benchmark: a guard against the off path growing a clock read or a lock. A
   // steady_clock read alone is ~20 ns; 10 M ranges off take ~10 ms in release builds.
-#if !defined(NDEBUG) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if !defined(NDEBUG) || defined(NNFIT_TEST_INSTRUMENTED)
   GTEST_SKIP() << "timing guard only meaningful in optimized, uninstrumented builds";
 #endif
   ASSERT_FALSE(trace::enabled());
