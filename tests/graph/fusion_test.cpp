@@ -16,6 +16,14 @@ namespace {
 
 using graph_test::filled;
 
+// The live nodes of g for which `is` holds.
+template <typename Pred>
+int count_nodes(const Graph& g, Pred is) {
+  int count = 0;
+  for (int n = 0; n < g.num_nodes(); ++n) count += !g.node(n).removed && is(g.node(n));
+  return count;
+}
+
 TEST(Fusion, ReluGradientFoldsIntoMaxPoolGradient) {
   // conv -> relu -> max_pool -> mse; the relu gradient joins the pool gradient.
   Graph g;
@@ -30,15 +38,8 @@ TEST(Fusion, ReluGradientFoldsIntoMaxPoolGradient) {
   int loss = g.add("loss", {p, g.add_variable("t", t)}, {{"kind", std::string("mean_squared_error")}, {"from_logits", std::int64_t{0}}}, "loss");
   gradients(g, loss, g.add_variable("one", one), {wv});
   EXPECT_EQ(fuse_relu_into_max_pool_grad(g), 1);
-  int relu_grads = 0, fused_pool_grads = 0;
-  for (int n = 0; n < g.num_nodes(); ++n) {
-    const Node& node = g.node(n);
-    if (node.removed) continue;
-    relu_grads += node.op == "activation_grad";
-    fused_pool_grads += node.op == "max_pool2d_grad" && node.attrs.i_or("relu", 0) == 1;
-  }
-  EXPECT_EQ(relu_grads, 0);
-  EXPECT_EQ(fused_pool_grads, 1);
+  EXPECT_EQ(count_nodes(g, [](const Node& n) { return n.op == "activation_grad"; }), 0);
+  EXPECT_EQ(count_nodes(g, [](const Node& n) { return n.op == "max_pool2d_grad" && n.attrs.i_or("relu", 0) == 1; }), 1);
 }
 
 // conv -> bias_add -> relu -> max_pool -> mse with the gradients of w and b kept: the
@@ -232,15 +233,8 @@ TEST(Fusion, Conv3dBiasReluAndItsMaxPool3dGradient) {
   int loss = g.add("loss", {p, g.add_variable("t", t)}, {{"kind", std::string("mean_squared_error")}, {"from_logits", std::int64_t{0}}}, "loss");
   gradients(g, loss, g.add_variable("one", one), {wv, bv});
   EXPECT_EQ(fuse_relu_into_max_pool_grad(g), 1);
-  int relu_grads = 0, fused_pool_grads = 0;
-  for (int n = 0; n < g.num_nodes(); ++n) {
-    const Node& node = g.node(n);
-    if (node.removed) continue;
-    relu_grads += node.op == "activation_grad";
-    fused_pool_grads += node.op == "max_pool3d_grad" && node.attrs.i_or("relu", 0) == 1;
-  }
-  EXPECT_EQ(relu_grads, 0);
-  EXPECT_EQ(fused_pool_grads, 1);
+  EXPECT_EQ(count_nodes(g, [](const Node& n) { return n.op == "activation_grad"; }), 0);
+  EXPECT_EQ(count_nodes(g, [](const Node& n) { return n.op == "max_pool3d_grad" && n.attrs.i_or("relu", 0) == 1; }), 1);
   Graph f;
   int fx = f.add_input("x", {Shape{1, 4, 4, 4, 2}, DType::f32});
   int fc = f.add("conv3d", {fx, f.add_variable("w", w)}, {{"strides", Ints{1, 1, 1}}, {"padding", std::string("same")}}, "conv");
